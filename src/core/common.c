@@ -1,0 +1,161 @@
+/*
+ * common.c — error records, the memory budget and the clock shared by every
+ * engine module.
+ */
+#include "xxl_common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <string.h>
+#include <time.h>
+
+xxl_status
+xxl_error_set(xxl_error *err, xxl_status code, int sys_errno, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (err == NULL || err->code != XXL_OK)
+		return err ? err->code : code;
+	err->code = code;
+	err->sys_errno = sys_errno;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void
+xxl_error_clear(xxl_error *err)
+{
+	err->code = XXL_OK;
+	err->sys_errno = 0;
+	err->message[0] = '\0';
+}
+
+const char *
+xxl_status_name(xxl_status code)
+{
+	switch (code)
+	{
+		case XXL_OK:
+			return "ok";
+		case XXL_ENOMEM:
+			return "out of memory";
+		case XXL_EIO:
+			return "I/O error";
+		case XXL_ENOSPC:
+			return "disk full";
+		case XXL_ELIMIT:
+			return "spill limit exceeded";
+		case XXL_EOPEN:
+			return "cannot create spill file";
+		case XXL_EINVAL:
+			return "invalid argument";
+		case XXL_ECANCELED:
+			return "canceled";
+	}
+	return "unknown error";
+}
+
+void
+xxl_budget_init(xxl_budget *budget, size_t limit)
+{
+	budget->limit = limit;
+	budget->used = 0;
+	budget->peak = 0;
+}
+
+size_t
+xxl_budget_available(const xxl_budget *budget)
+{
+	return budget->used >= budget->limit ? 0 : budget->limit - budget->used;
+}
+
+/*
+ * Large allocations are page-aligned (O_DIRECT buffers) and charged in whole
+ * pages; small ones (run metadata, structs) come from malloc and are charged
+ * to the next 16 bytes, so that many small runs do not eat the budget.
+ */
+#define XXL_HUGE_PAGE (2 * 1024 * 1024)
+
+static size_t
+charged_size(size_t size)
+{
+	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
+}
+
+void *
+xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err)
+{
+	size_t		charge = charged_size(size);
+	void	   *ptr = NULL;
+	int			rc;
+
+	if (charge > xxl_budget_available(budget))
+	{
+		xxl_error_set(err, XXL_ENOMEM, 0,
+					  "memory budget of %zu bytes exhausted (%zu in use, %zu more requested)",
+					  budget->limit, budget->used, charge);
+		return NULL;
+	}
+	if (charge < XXL_ALIGN)
+		rc = (ptr = malloc(charge)) ? 0 : ENOMEM;
+	else if (charge >= XXL_HUGE_PAGE)
+	{
+		/* sort loads are scattered over: huge pages save TLB misses */
+		rc = posix_memalign(&ptr, XXL_HUGE_PAGE, charge);
+		if (rc == 0)
+			madvise(ptr, charge, MADV_HUGEPAGE);
+	}
+	else
+		rc = posix_memalign(&ptr, XXL_ALIGN, charge);
+	if (rc != 0)
+	{
+		xxl_error_set(err, XXL_ENOMEM, rc, "could not allocate %zu bytes", charge);
+		return NULL;
+	}
+	budget->used += charge;
+	if (budget->used > budget->peak)
+		budget->peak = budget->used;
+	return ptr;
+}
+
+void
+xxl_budget_free(xxl_budget *budget, void *ptr, size_t size)
+{
+	if (ptr == NULL)
+		return;
+	free(ptr);
+	budget->used -= charged_size(size);
+}
+
+void *
+xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size, size_t new_size,
+				   xxl_error *err)
+{
+	void	   *fresh;
+
+	if (ptr != NULL && charged_size(old_size) == charged_size(new_size))
+		return ptr;
+	fresh = xxl_budget_alloc(budget, new_size, err);
+	if (fresh == NULL)
+		return NULL;
+	if (ptr != NULL)
+	{
+		memcpy(fresh, ptr, old_size < new_size ? old_size : new_size);
+		xxl_budget_free(budget, ptr, old_size);
+	}
+	return fresh;
+}
+
+uint64_t
+xxl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}

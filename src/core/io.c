@@ -1,0 +1,508 @@
+/*
+ * io.c — the asynchronous I/O layer and block manager.
+ *
+ * Like STXXL (thesis §3.2) this uses synchronous pread/pwrite in threads
+ * instead of POSIX AIO: the threads are started once per disk set, serve
+ * their disk's FIFO queue, and mark requests done under one completion lock.
+ * Unlike STXXL, a disk may have two threads: today's SSDs and virtual disks
+ * only reach their bandwidth with more than one request in flight.
+ * Spill files are opened with O_DIRECT when the filesystem accepts it; if it
+ * refuses (at open, or with EINVAL at the first transfer), the file falls
+ * back to buffered I/O.
+ */
+#define _GNU_SOURCE
+#include "xxl_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct xxl_disk
+{
+	struct xxl_disks *set;
+	int			index;
+	int			fd;
+	bool		direct;
+	int			nthreads;		/* started so far */
+	char		path[PATH_MAX];
+	pthread_t	thread[XXL_MAX_THREADS_PER_DISK];
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	xxl_io_request *head;
+	xxl_io_request *tail;
+	bool		stop;
+
+	/* block manager state (owner thread only) */
+	uint64_t	high_water;		/* file size handed out so far */
+	uint64_t   *free_offsets;
+	size_t		nfree;
+	size_t		free_capacity;
+
+	/* counters, updated by the I/O thread with atomics */
+	xxl_disk_stats stats;
+} xxl_disk;
+
+struct xxl_disks
+{
+	int			ndisks;
+	size_t		block_size;
+	xxl_alloc_strategy strategy;
+	uint64_t	max_spill_bytes;
+	uint64_t	fail_write_after;
+	uint64_t	bytes_written_total;	/* atomic; for fail_write_after */
+	uint64_t	spill_bytes;	/* sum of high waters */
+	uint64_t	spill_bytes_peak;
+	uint64_t	wait_read_ns;
+	uint64_t	wait_write_ns;
+
+	/* allocation cursor */
+	uint64_t	alloc_count;
+	int			cycle[XXL_MAX_DISKS];
+	unsigned	rng;
+
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+	xxl_disk	disk[];
+};
+
+bool
+xxl_io_direct_supported(void)
+{
+#ifdef O_DIRECT
+	return true;
+#else
+	return false;
+#endif
+}
+
+static int
+open_spill_file(xxl_disk *d, bool try_direct)
+{
+	int			flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
+
+#ifdef O_DIRECT
+	if (try_direct)
+	{
+		d->fd = open(d->path, flags | O_DIRECT, 0600);
+		if (d->fd >= 0)
+		{
+			d->direct = true;
+			return 0;
+		}
+		if (errno != EINVAL)
+			return errno;
+	}
+#else
+	(void) try_direct;
+#endif
+	d->fd = open(d->path, flags, 0600);
+	d->direct = false;
+	return d->fd >= 0 ? 0 : errno;
+}
+
+/* Some filesystems accept O_DIRECT at open but refuse the transfer. */
+static void
+drop_direct(xxl_disk *d)
+{
+#ifdef O_DIRECT
+	int			fl = fcntl(d->fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(d->fd, F_SETFL, fl & ~O_DIRECT);
+#endif
+	d->direct = false;
+}
+
+static int
+transfer(xxl_disk *d, xxl_io_request *req)
+{
+	uint64_t	off = XXL_BID_OFFSET(req->bid);
+	char	   *p = req->buf;
+	size_t		left = req->len;
+
+	if (req->is_write && d->set->fail_write_after > 0)
+	{
+		uint64_t	total = __atomic_add_fetch(&d->set->bytes_written_total, req->len,
+											   __ATOMIC_RELAXED);
+
+		if (total > d->set->fail_write_after)
+			return ENOSPC;
+	}
+
+	while (left > 0)
+	{
+		ssize_t		n = req->is_write ? pwrite(d->fd, p, left, (off_t) off)
+			: pread(d->fd, p, left, (off_t) off);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			if (errno == EINVAL && d->direct)
+			{
+				drop_direct(d);
+				continue;
+			}
+			return errno;
+		}
+		if (n == 0)
+			return EIO;			/* read past the end: a bug or a truncated file */
+		p += n;
+		off += (uint64_t) n;
+		left -= (size_t) n;
+	}
+	if (req->is_write)
+	{
+		__atomic_add_fetch(&d->stats.bytes_written, req->len, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->stats.writes, 1, __ATOMIC_RELAXED);
+	}
+	else
+	{
+		__atomic_add_fetch(&d->stats.bytes_read, req->len, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->stats.reads, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+static void *
+disk_thread(void *arg)
+{
+	xxl_disk   *d = arg;
+
+	for (;;)
+	{
+		xxl_io_request *req;
+		int			rc;
+
+		pthread_mutex_lock(&d->lock);
+		while (d->head == NULL && !d->stop)
+			pthread_cond_wait(&d->wake, &d->lock);
+		req = d->head;
+		if (req == NULL)
+		{
+			pthread_mutex_unlock(&d->lock);
+			break;				/* stop requested and queue drained */
+		}
+		d->head = req->next;
+		if (d->head == NULL)
+			d->tail = NULL;
+		pthread_mutex_unlock(&d->lock);
+
+		rc = transfer(d, req);
+
+		pthread_mutex_lock(&d->set->done_lock);
+		req->sys_errno = rc;
+		req->state = 2;
+		pthread_cond_broadcast(&d->set->done_cond);
+		pthread_mutex_unlock(&d->set->done_lock);
+	}
+	return NULL;
+}
+
+/* Start a thread that can never receive a signal meant for the process. */
+static int
+start_thread(xxl_disk *d)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&d->thread[d->nthreads], NULL, disk_thread, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		d->nthreads++;
+	return rc;
+}
+
+xxl_disks *
+xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
+{
+	static unsigned file_counter = 0;
+	xxl_disks  *set;
+	int			n = config->ndisks;
+	int			threads_per_disk = config->threads_per_disk > 0 ? config->threads_per_disk : 2;
+
+	if (n < 1 || n > XXL_MAX_DISKS || config->dirs == NULL)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "between 1 and %d spill directories are needed, got %d",
+					  XXL_MAX_DISKS, n);
+		return NULL;
+	}
+	if (threads_per_disk > XXL_MAX_THREADS_PER_DISK)
+		threads_per_disk = XXL_MAX_THREADS_PER_DISK;
+	if (config->block_size < XXL_ALIGN || config->block_size % XXL_ALIGN != 0)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "block size %zu is not a positive multiple of %d",
+					  config->block_size, XXL_ALIGN);
+		return NULL;
+	}
+	set = calloc(1, sizeof(xxl_disks) + (size_t) n * sizeof(xxl_disk));
+	if (set == NULL)
+	{
+		xxl_error_set(err, XXL_ENOMEM, errno, "could not allocate disk set");
+		return NULL;
+	}
+	set->ndisks = n;
+	set->block_size = config->block_size;
+	set->strategy = config->strategy;
+	set->max_spill_bytes = config->max_spill_bytes;
+	set->fail_write_after = config->fail_write_after;
+	set->rng = config->seed ? config->seed : (unsigned) (xxl_now_ns() ^ (uintptr_t) set);
+	pthread_mutex_init(&set->done_lock, NULL);
+	pthread_cond_init(&set->done_cond, NULL);
+
+	for (int i = 0; i < n; i++)
+	{
+		xxl_disk   *d = &set->disk[i];
+		unsigned	id = __atomic_add_fetch(&file_counter, 1, __ATOMIC_RELAXED);
+		int			rc;
+
+		d->set = set;
+		d->index = i;
+		d->fd = -1;
+		pthread_mutex_init(&d->lock, NULL);
+		pthread_cond_init(&d->wake, NULL);
+		snprintf(d->path, sizeof(d->path), "%s/%s.%u.%d",
+				 config->dirs[i], config->file_prefix ? config->file_prefix : "xxl",
+				 id, i);
+		rc = open_spill_file(d, config->try_direct);
+		if (rc != 0)
+		{
+			xxl_error_set(err, rc == ENOSPC ? XXL_ENOSPC : XXL_EOPEN, rc,
+						  "could not create spill file \"%s\": %s", d->path, strerror(rc));
+			d->path[0] = '\0';
+			xxl_disks_close(set);
+			return NULL;
+		}
+		for (int t = 0; t < threads_per_disk; t++)
+		{
+			rc = start_thread(d);
+			if (rc != 0)
+			{
+				xxl_error_set(err, XXL_ENOMEM, rc, "could not start I/O thread: %s", strerror(rc));
+				xxl_disks_close(set);
+				return NULL;
+			}
+		}
+	}
+	return set;
+}
+
+void
+xxl_disks_close(xxl_disks *set)
+{
+	if (set == NULL)
+		return;
+	for (int i = 0; i < set->ndisks; i++)
+	{
+		xxl_disk   *d = &set->disk[i];
+
+		if (d->nthreads > 0)
+		{
+			pthread_mutex_lock(&d->lock);
+			d->stop = true;
+			pthread_cond_broadcast(&d->wake);
+			pthread_mutex_unlock(&d->lock);
+			for (int t = 0; t < d->nthreads; t++)
+				pthread_join(d->thread[t], NULL);
+		}
+		if (d->fd >= 0)
+			close(d->fd);
+		if (d->path[0] != '\0' && d->fd >= 0)
+			unlink(d->path);
+		free(d->free_offsets);
+		pthread_mutex_destroy(&d->lock);
+		pthread_cond_destroy(&d->wake);
+	}
+	pthread_mutex_destroy(&set->done_lock);
+	pthread_cond_destroy(&set->done_cond);
+	free(set);
+}
+
+size_t
+xxl_disks_block_size(const xxl_disks *set)
+{
+	return set->block_size;
+}
+
+int
+xxl_disks_count(const xxl_disks *set)
+{
+	return set->ndisks;
+}
+
+bool
+xxl_disks_direct(const xxl_disks *set)
+{
+	for (int i = 0; i < set->ndisks; i++)
+		if (!set->disk[i].direct)
+			return false;
+	return true;
+}
+
+void
+xxl_disks_stats(const xxl_disks *set, xxl_io_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	stats->ndisks = set->ndisks;
+	for (int i = 0; i < set->ndisks; i++)
+	{
+		const xxl_disk_stats *s = &set->disk[i].stats;
+
+		stats->disk[i].bytes_read = __atomic_load_n(&s->bytes_read, __ATOMIC_RELAXED);
+		stats->disk[i].bytes_written = __atomic_load_n(&s->bytes_written, __ATOMIC_RELAXED);
+		stats->disk[i].reads = __atomic_load_n(&s->reads, __ATOMIC_RELAXED);
+		stats->disk[i].writes = __atomic_load_n(&s->writes, __ATOMIC_RELAXED);
+	}
+	stats->wait_read_ns = set->wait_read_ns;
+	stats->wait_write_ns = set->wait_write_ns;
+	stats->spill_bytes_peak = set->spill_bytes_peak;
+	stats->direct = xxl_disks_direct(set);
+}
+
+/* Block manager --------------------------------------------------------- */
+
+static unsigned
+next_random(xxl_disks *set)
+{
+	set->rng = set->rng * 1103515245u + 12345u;
+	return set->rng >> 8;
+}
+
+/* The disk the next block goes to. */
+static int
+choose_disk(xxl_disks *set)
+{
+	int			n = set->ndisks;
+	int			pos = (int) (set->alloc_count % (uint64_t) n);
+
+	if (set->strategy == XXL_ALLOC_RANDOM_CYCLING && pos == 0)
+	{
+		for (int i = 0; i < n; i++)
+			set->cycle[i] = i;
+		for (int i = n - 1; i > 0; i--)
+		{
+			int			j = (int) (next_random(set) % (unsigned) (i + 1));
+			int			t = set->cycle[i];
+
+			set->cycle[i] = set->cycle[j];
+			set->cycle[j] = t;
+		}
+	}
+	set->alloc_count++;
+	return set->strategy == XXL_ALLOC_RANDOM_CYCLING ? set->cycle[pos] : pos;
+}
+
+xxl_status
+xxl_block_alloc(xxl_disks *set, xxl_bid *bid, xxl_error *err)
+{
+	int			di = choose_disk(set);
+	xxl_disk   *d = &set->disk[di];
+
+	if (d->nfree > 0)
+	{
+		*bid = XXL_BID_MAKE(di, d->free_offsets[--d->nfree]);
+		return XXL_OK;
+	}
+	if (set->max_spill_bytes > 0 && set->spill_bytes + set->block_size > set->max_spill_bytes)
+		return xxl_error_set(err, XXL_ELIMIT, 0,
+							 "spill files would exceed the limit of %llu bytes",
+							 (unsigned long long) set->max_spill_bytes);
+	*bid = XXL_BID_MAKE(di, d->high_water);
+	d->high_water += set->block_size;
+	set->spill_bytes += set->block_size;
+	if (set->spill_bytes > set->spill_bytes_peak)
+		set->spill_bytes_peak = set->spill_bytes;
+	return XXL_OK;
+}
+
+void
+xxl_block_free(xxl_disks *set, xxl_bid bid)
+{
+	xxl_disk   *d = &set->disk[XXL_BID_DISK(bid)];
+
+	if (d->nfree == d->free_capacity)
+	{
+		size_t		cap = d->free_capacity ? d->free_capacity * 2 : 64;
+		uint64_t   *grown = realloc(d->free_offsets, cap * sizeof(uint64_t));
+
+		if (grown == NULL)
+			return;				/* the block is leaked in the file, not in memory */
+		d->free_offsets = grown;
+		d->free_capacity = cap;
+	}
+	d->free_offsets[d->nfree++] = XXL_BID_OFFSET(bid);
+}
+
+/* Requests -------------------------------------------------------------- */
+
+void
+xxl_io_post(xxl_disks *set, xxl_io_request *req)
+{
+	xxl_disk   *d = &set->disk[XXL_BID_DISK(req->bid)];
+
+	req->state = 1;
+	req->sys_errno = 0;
+	req->next = NULL;
+	pthread_mutex_lock(&d->lock);
+	if (d->tail)
+		d->tail->next = req;
+	else
+		d->head = req;
+	d->tail = req;
+	pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->lock);
+}
+
+bool
+xxl_io_done(const xxl_io_request *req)
+{
+	return __atomic_load_n(&req->state, __ATOMIC_ACQUIRE) != 1;
+}
+
+xxl_status
+xxl_io_wait(xxl_disks *set, xxl_io_request *req, xxl_error *err)
+{
+	int			rc;
+
+	if (req->state == 0)
+		return XXL_OK;
+	if (__atomic_load_n(&req->state, __ATOMIC_ACQUIRE) != 2)
+	{
+		uint64_t	t0 = xxl_now_ns();
+
+		pthread_mutex_lock(&set->done_lock);
+		while (req->state != 2)
+			pthread_cond_wait(&set->done_cond, &set->done_lock);
+		pthread_mutex_unlock(&set->done_lock);
+		if (req->is_write)
+			set->wait_write_ns += xxl_now_ns() - t0;
+		else
+			set->wait_read_ns += xxl_now_ns() - t0;
+	}
+	else
+	{
+		/* pair with the I/O thread's unlock so the buffer contents are visible */
+		pthread_mutex_lock(&set->done_lock);
+		pthread_mutex_unlock(&set->done_lock);
+	}
+	req->state = 0;
+	rc = req->sys_errno;
+	if (rc == 0)
+		return XXL_OK;
+	{
+		xxl_disk   *d = &set->disk[XXL_BID_DISK(req->bid)];
+		xxl_status	code = (rc == ENOSPC || rc == EDQUOT) ? XXL_ENOSPC : XXL_EIO;
+
+		return xxl_error_set(err, code, rc, "could not %s spill file \"%s\": %s",
+							 req->is_write ? "write" : "read", d->path, strerror(rc));
+	}
+}

@@ -1,0 +1,260 @@
+/*
+ * radix.c — run formation's in-memory sorts (see radix.h).
+ *
+ * OpenMP threads are started with every signal blocked: the backend that
+ * hosts the engine must never have a signal handler run on one of them.
+ */
+#include "radix.h"
+#include "xxl_stream.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RT_SUFFIX r8
+#define RT_RECORD_SIZE 8
+#include "radix_template.h"
+#define RT_SUFFIX r12
+#define RT_RECORD_SIZE 12
+#include "radix_template.h"
+#define RT_SUFFIX r16
+#define RT_RECORD_SIZE 16
+#include "radix_template.h"
+#define RT_SUFFIX r24
+#define RT_RECORD_SIZE 24
+#include "radix_template.h"
+#define RT_SUFFIX r32
+#define RT_RECORD_SIZE 32
+#include "radix_template.h"
+#define RT_SUFFIX any
+#define RT_RECORD_SIZE 0
+#include "radix_template.h"
+
+void
+xxl_radix_sort_fixed(char *records, char *scratch, size_t n, size_t record_size,
+					 size_t key_size, int threads, bool into_scratch)
+{
+	sigset_t	all,
+				old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	switch (record_size)
+	{
+		case 8:
+			rt_sort_r8(records, scratch, n, record_size, key_size, threads, into_scratch);
+			break;
+		case 12:
+			rt_sort_r12(records, scratch, n, record_size, key_size, threads, into_scratch);
+			break;
+		case 16:
+			rt_sort_r16(records, scratch, n, record_size, key_size, threads, into_scratch);
+			break;
+		case 24:
+			rt_sort_r24(records, scratch, n, record_size, key_size, threads, into_scratch);
+			break;
+		case 32:
+			rt_sort_r32(records, scratch, n, record_size, key_size, threads, into_scratch);
+			break;
+		default:
+			rt_sort_any(records, scratch, n, record_size, key_size, threads, into_scratch);
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Entries of variable-length records ------------------------------------ */
+
+typedef struct entry_ctx
+{
+	const char *arena;
+	size_t		key_offset;
+} entry_ctx;
+
+static inline const unsigned char *
+entry_key(const entry_ctx *cx, const xxl_sort_entry *e)
+{
+	return (const unsigned char *) cx->arena + (size_t) e->ref * 8 + cx->key_offset;
+}
+
+/* 0 when the key ends before depth, else 1 + the key byte at depth. */
+static inline unsigned
+entry_digit(const xxl_sort_entry *e, size_t depth)
+{
+	if (depth >= e->key_len)
+		return 0;
+	return 1 + (unsigned) ((e->prefix >> (56 - 8 * (depth & 7))) & 0xFF);
+}
+
+static void
+refresh_prefixes(const entry_ctx *cx, xxl_sort_entry *e, size_t n, size_t depth)
+{
+	for (size_t i = 0; i < n; i++)
+		e[i].prefix = depth < e[i].key_len
+			? xxl_key_prefix(entry_key(cx, &e[i]) + depth, e[i].key_len - depth)
+			: 0;
+}
+
+static int
+entry_compare(const entry_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry *b,
+			  size_t depth)
+{
+	size_t		common = a->key_len < b->key_len ? a->key_len : b->key_len;
+	int			c = 0;
+
+	if (common > depth)
+		c = memcmp(entry_key(cx, a) + depth, entry_key(cx, b) + depth, common - depth);
+	if (c != 0)
+		return c;
+	return (a->key_len > b->key_len) - (a->key_len < b->key_len);
+}
+
+static void
+entry_insertion(const entry_ctx *cx, xxl_sort_entry *a, size_t n, size_t depth)
+{
+	for (size_t i = 1; i < n; i++)
+	{
+		xxl_sort_entry tmp = a[i];
+		size_t		j = i;
+
+		while (j > 0 && entry_compare(cx, &a[j - 1], &tmp, depth) > 0)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = tmp;
+	}
+}
+
+static void
+entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t n,
+		  size_t depth, bool fresh, bool want_dst)
+{
+	size_t		count[257];
+
+	for (;;)
+	{
+		size_t		pos;
+		unsigned	d0;
+
+		if (n <= XXL_RADIX_SMALL)
+		{
+			if (want_dst)
+				memcpy(dst, src, n * sizeof(*src));
+			entry_insertion(cx, want_dst ? dst : src, n, depth);
+			return;
+		}
+		if (depth > 0 && (depth & 7) == 0 && !fresh)
+			refresh_prefixes(cx, src, n, depth);
+		fresh = false;
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[entry_digit(&src[i], depth)]++;
+		d0 = entry_digit(&src[0], depth);
+		if (count[d0] == n)
+		{
+			if (d0 == 0)
+			{
+				/* every key ended: all equal, input order stands */
+				if (want_dst)
+					memcpy(dst, src, n * sizeof(*src));
+				return;
+			}
+			depth++;
+			continue;
+		}
+		pos = 0;
+		for (int b = 0; b < 257; b++)
+		{
+			size_t		c = count[b];
+
+			count[b] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[entry_digit(&src[i], depth)]++] = src[i];
+		pos = 0;
+		for (int b = 0; b < 257; b++)
+		{
+			size_t		end = count[b];
+
+			if (end > pos)
+				entry_rec(cx, dst + pos, src + pos, end - pos, depth + 1, false, !want_dst);
+			pos = end;
+		}
+		return;
+	}
+}
+
+void
+xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t n,
+					   const char *arena, size_t key_offset, int threads)
+{
+	entry_ctx	cx = {arena, key_offset};
+	size_t		(*counts)[257] = NULL;
+	size_t		bucket_start[258];
+	sigset_t	all,
+				old;
+
+	if (threads > 1 && n >= XXL_RADIX_PARALLEL_MIN)
+		counts = calloc((size_t) threads, sizeof(*counts));
+	if (counts == NULL)
+	{
+		entry_rec(&cx, entries, scratch, n, 0, true, false);
+		return;
+	}
+
+	/* parallel distribution on the first byte, as in radix_template.h */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+#pragma omp parallel num_threads(threads)
+	{
+		int			t = omp_get_thread_num();
+		int			nt = omp_get_num_threads();
+		size_t		lo = n * (size_t) t / (size_t) nt;
+		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+
+		for (size_t i = lo; i < hi; i++)
+			counts[t][entry_digit(&entries[i], 0)]++;
+	}
+	{
+		size_t		pos = 0;
+
+		for (int b = 0; b < 257; b++)
+		{
+			bucket_start[b] = pos;
+			for (int t = 0; t < threads; t++)
+			{
+				size_t		c = counts[t][b];
+
+				counts[t][b] = pos;
+				pos += c;
+			}
+		}
+		bucket_start[257] = pos;
+	}
+#pragma omp parallel num_threads(threads)
+	{
+		int			t = omp_get_thread_num();
+		int			nt = omp_get_num_threads();
+		size_t		lo = n * (size_t) t / (size_t) nt;
+		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+
+		for (size_t i = lo; i < hi; i++)
+			scratch[counts[t][entry_digit(&entries[i], 0)]++] = entries[i];
+	}
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+	for (int b = 0; b < 257; b++)
+	{
+		size_t		lo = bucket_start[b];
+		size_t		hi = bucket_start[b + 1];
+
+		if (hi > lo)
+			entry_rec(&cx, scratch + lo, entries + lo, hi - lo, 1, false, true);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(counts);
+}

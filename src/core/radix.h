@@ -1,0 +1,55 @@
+/*
+ * radix.h — in-memory sorting for run formation: a stable MSD radix sort on
+ * the key bytes, for fixed-size records (moved whole) and for the
+ * (prefix, length, reference) entries that stand for variable-length records.
+ * The top level is split over OpenMP threads.
+ */
+#ifndef XXL_RADIX_H
+#define XXL_RADIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Buckets this small are finished by insertion sort. */
+#define XXL_RADIX_SMALL 24
+/* Fixed records with short keys compare as integers: larger buckets pay. */
+#define XXL_RADIX_SMALL_FIXED 64
+/* Integer keys: buckets this small get insertion sort; digits up to this wide. */
+#define XXL_RADIX_SMALL_INT 16
+#define XXL_RADIX_MAX_BITS 11
+#define XXL_RADIX_CACHE_BYTES (512 * 1024)
+/* Below this many records one thread is faster than starting a team. */
+#define XXL_RADIX_PARALLEL_MIN 65536
+/* Largest fixed record size the sorter accepts (record moves use the stack). */
+#define XXL_RADIX_MAX_FIXED 1024
+
+/*
+ * Entry for a variable-length record: the 8 key bytes starting at the
+ * current radix depth (big-endian, zero padded), the key length and the
+ * record's position in the arena in units of 8 bytes.
+ */
+typedef struct xxl_sort_entry
+{
+	uint64_t	prefix;
+	uint32_t	key_len;
+	uint32_t	ref;
+} xxl_sort_entry;
+
+/*
+ * Sort n records of record_size bytes by their first key_size bytes.  The
+ * result is in scratch if into_scratch, else in records.
+ */
+void		xxl_radix_sort_fixed(char *records, char *scratch, size_t n,
+								 size_t record_size, size_t key_size, int threads,
+								 bool into_scratch);
+
+/*
+ * Sort entries; arena + 8*ref points at the record whose key starts
+ * key_offset bytes later.  On return every entry's prefix is unspecified.
+ */
+void		xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,
+								   size_t n, const char *arena, size_t key_offset,
+								   int threads);
+
+#endif							/* XXL_RADIX_H */

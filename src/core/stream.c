@@ -1,0 +1,411 @@
+/*
+ * stream.c — runs, the write-behind block writer and the prefetching block
+ * reader.  Both keep a ring of block buffers drawn from the budget: the
+ * writer posts a full block and moves on to the next buffer, waiting only
+ * when the ring has wrapped onto a write still in flight; the reader keeps
+ * the next blocks of the run in flight while the caller consumes one.
+ */
+#include "xxl_stream.h"
+
+#include <string.h>
+
+void
+xxl_run_init(xxl_run *run)
+{
+	memset(run, 0, sizeof(*run));
+}
+
+void
+xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget)
+{
+	for (size_t i = 0; i < run->nblocks; i++)
+		xxl_block_free(disks, run->bids[i]);
+	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
+	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+	xxl_run_init(run);
+}
+
+xxl_status
+xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err)
+{
+	if (nblocks > run->capacity)
+	{
+		size_t		cap = nblocks;
+		xxl_bid    *bids = xxl_budget_alloc(budget, cap * sizeof(xxl_bid), err);
+		uint64_t   *keys = bids ? xxl_budget_alloc(budget, cap * sizeof(uint64_t), err) : NULL;
+
+		if (keys == NULL)
+		{
+			xxl_budget_free(budget, bids, cap * sizeof(xxl_bid));
+			return err->code;
+		}
+		if (run->nblocks > 0)
+		{
+			memcpy(bids, run->bids, run->nblocks * sizeof(xxl_bid));
+			memcpy(keys, run->block_keys, run->nblocks * sizeof(uint64_t));
+		}
+		xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
+		xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+		run->bids = bids;
+		run->block_keys = keys;
+		run->capacity = cap;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+xxl_run_append_block(xxl_run *run, xxl_bid bid, uint64_t key, xxl_budget *budget, xxl_error *err)
+{
+	if (run->nblocks == run->capacity &&
+		xxl_run_reserve(run, run->capacity ? run->capacity * 2 : 8, budget, err) != XXL_OK)
+		return err->code;
+	run->bids[run->nblocks] = bid;
+	run->block_keys[run->nblocks] = key;
+	run->nblocks++;
+	return XXL_OK;
+}
+
+typedef struct xxl_stream_buffer
+{
+	char	   *data;
+	xxl_io_request req;
+} xxl_stream_buffer;
+
+static xxl_stream_buffer *
+alloc_ring(xxl_budget *budget, int n, size_t block_size, xxl_error *err)
+{
+	xxl_stream_buffer *ring = xxl_budget_alloc(budget, (size_t) n * sizeof(*ring), err);
+
+	if (ring == NULL)
+		return NULL;
+	memset(ring, 0, (size_t) n * sizeof(*ring));
+	for (int i = 0; i < n; i++)
+	{
+		ring[i].data = xxl_budget_alloc(budget, block_size, err);
+		if (ring[i].data == NULL)
+		{
+			for (int j = 0; j < i; j++)
+				xxl_budget_free(budget, ring[j].data, block_size);
+			xxl_budget_free(budget, ring, (size_t) n * sizeof(*ring));
+			return NULL;
+		}
+	}
+	return ring;
+}
+
+/* Wait for every request still in flight, then free the ring. */
+static void
+free_ring(xxl_disks *disks, xxl_budget *budget, xxl_stream_buffer *ring, int n,
+		  size_t block_size)
+{
+	xxl_error	ignored = {0};
+
+	if (ring == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		xxl_io_wait(disks, &ring[i].req, &ignored);
+		xxl_budget_free(budget, ring[i].data, block_size);
+	}
+	xxl_budget_free(budget, ring, (size_t) n * sizeof(*ring));
+}
+
+/* Writer ---------------------------------------------------------------- */
+
+struct xxl_bwriter
+{
+	xxl_disks  *disks;
+	xxl_budget *budget;
+	xxl_run    *run;
+	xxl_error	err;
+	size_t		block_size;
+	int			nbuf;
+	xxl_stream_buffer *ring;
+	int			cur;
+	size_t		fill;
+	uint64_t	record_prefix;
+};
+
+xxl_bwriter *
+xxl_bwriter_create(xxl_disks *disks, xxl_budget *budget, int nbuffers, xxl_run *run,
+				   xxl_error *err)
+{
+	xxl_bwriter *w;
+
+	if (nbuffers < 1)
+		nbuffers = 1;
+	w = xxl_budget_alloc(budget, sizeof(*w), err);
+	if (w == NULL)
+		return NULL;
+	memset(w, 0, sizeof(*w));
+	w->disks = disks;
+	w->budget = budget;
+	w->run = run;
+	w->block_size = xxl_disks_block_size(disks);
+	w->nbuf = nbuffers;
+	w->ring = alloc_ring(budget, nbuffers, w->block_size, err);
+	if (w->ring == NULL)
+	{
+		xxl_budget_free(budget, w, sizeof(*w));
+		return NULL;
+	}
+	return w;
+}
+
+void
+xxl_bwriter_begin_record(xxl_bwriter *w, uint64_t key_prefix)
+{
+	w->record_prefix = key_prefix;
+}
+
+static xxl_status
+post_current(xxl_bwriter *w)
+{
+	xxl_stream_buffer *b = &w->ring[w->cur];
+
+	b->req.bid = w->run->bids[w->run->nblocks - 1];
+	b->req.buf = b->data;
+	b->req.len = XXL_ROUND_UP(w->fill, XXL_ALIGN);
+	b->req.is_write = true;
+	xxl_io_post(w->disks, &b->req);
+	w->cur = (w->cur + 1) % w->nbuf;
+	w->fill = 0;
+	/* the next buffer may still be on its way to disk */
+	return xxl_io_wait(w->disks, &w->ring[w->cur].req, &w->err);
+}
+
+xxl_status
+xxl_bwriter_write(xxl_bwriter *w, const void *data, size_t len)
+{
+	const char *src = data;
+
+	if (w->err.code != XXL_OK)
+		return w->err.code;
+	while (len > 0)
+	{
+		size_t		n;
+
+		if (w->fill == 0)
+		{
+			xxl_bid		bid;
+
+			if (xxl_block_alloc(w->disks, &bid, &w->err) != XXL_OK ||
+				xxl_run_append_block(w->run, bid, w->record_prefix, w->budget, &w->err) != XXL_OK)
+				return w->err.code;
+		}
+		n = w->block_size - w->fill;
+		if (n > len)
+			n = len;
+		memcpy(w->ring[w->cur].data + w->fill, src, n);
+		w->fill += n;
+		w->run->nbytes += n;
+		src += n;
+		len -= n;
+		if (w->fill == w->block_size && post_current(w) != XXL_OK)
+			return w->err.code;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+xxl_bwriter_finish(xxl_bwriter *w)
+{
+	if (w->err.code != XXL_OK)
+		return w->err.code;
+	if (w->fill > 0 && post_current(w) != XXL_OK)
+		return w->err.code;
+	for (int i = 0; i < w->nbuf; i++)
+		if (xxl_io_wait(w->disks, &w->ring[i].req, &w->err) != XXL_OK)
+			return w->err.code;
+	return XXL_OK;
+}
+
+void
+xxl_bwriter_destroy(xxl_bwriter *w)
+{
+	if (w == NULL)
+		return;
+	free_ring(w->disks, w->budget, w->ring, w->nbuf, w->block_size);
+	xxl_budget_free(w->budget, w, sizeof(*w));
+}
+
+const xxl_error *
+xxl_bwriter_error(const xxl_bwriter *w)
+{
+	return &w->err;
+}
+
+/* Reader ---------------------------------------------------------------- */
+
+struct xxl_breader
+{
+	xxl_disks  *disks;
+	xxl_budget *budget;
+	const xxl_run *run;
+	xxl_error	err;
+	size_t		block_size;
+	int			nbuf;
+	xxl_stream_buffer *ring;
+	size_t		next_issue;		/* next block to post */
+	size_t		cur;			/* block being consumed */
+	bool		cur_ready;
+	size_t		pos;			/* offset in the current block */
+	uint64_t	remaining;
+	char	   *scratch;
+	size_t		scratch_size;
+};
+
+static size_t
+block_length(const xxl_run *run, size_t block, size_t block_size)
+{
+	uint64_t	start = (uint64_t) block * block_size;
+	uint64_t	left = run->nbytes - start;
+
+	return left < block_size ? (size_t) left : block_size;
+}
+
+static void
+issue_next(xxl_breader *r)
+{
+	xxl_stream_buffer *b;
+
+	if (r->next_issue >= r->run->nblocks)
+		return;
+	b = &r->ring[r->next_issue % (size_t) r->nbuf];
+	b->req.bid = r->run->bids[r->next_issue];
+	b->req.buf = b->data;
+	b->req.len = XXL_ROUND_UP(block_length(r->run, r->next_issue, r->block_size), XXL_ALIGN);
+	b->req.is_write = false;
+	xxl_io_post(r->disks, &b->req);
+	r->next_issue++;
+}
+
+xxl_breader *
+xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers, const xxl_run *run,
+				   xxl_error *err)
+{
+	xxl_breader *r;
+
+	if (nbuffers < 1)
+		nbuffers = 1;
+	r = xxl_budget_alloc(budget, sizeof(*r), err);
+	if (r == NULL)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->disks = disks;
+	r->budget = budget;
+	r->run = run;
+	r->block_size = xxl_disks_block_size(disks);
+	r->nbuf = nbuffers;
+	r->remaining = run->nbytes;
+	r->ring = alloc_ring(budget, nbuffers, r->block_size, err);
+	if (r->ring == NULL)
+	{
+		xxl_budget_free(budget, r, sizeof(*r));
+		return NULL;
+	}
+	for (int i = 0; i < nbuffers; i++)
+		issue_next(r);
+	return r;
+}
+
+/* Make the current block's bytes available. */
+static xxl_status
+ensure_current(xxl_breader *r)
+{
+	if (r->cur_ready)
+		return XXL_OK;
+	if (xxl_io_wait(r->disks, &r->ring[r->cur % (size_t) r->nbuf].req, &r->err) != XXL_OK)
+		return r->err.code;
+	r->cur_ready = true;
+	return XXL_OK;
+}
+
+static void
+advance_block(xxl_breader *r)
+{
+	r->cur++;
+	r->pos = 0;
+	r->cur_ready = false;
+	issue_next(r);				/* reuses the buffer just consumed */
+}
+
+xxl_status
+xxl_breader_next(xxl_breader *r, size_t len, const void **data)
+{
+	size_t		copied = 0;
+
+	if (r->err.code != XXL_OK)
+		return r->err.code;
+	if (len > r->remaining)
+		return xxl_error_set(&r->err, XXL_EINVAL, 0, "read of %zu bytes past the end of a run", len);
+	if (len == 0)
+	{
+		*data = "";
+		return XXL_OK;
+	}
+	if (r->pos == r->block_size)
+		advance_block(r);
+	if (ensure_current(r) != XXL_OK)
+		return r->err.code;
+	if (r->block_size - r->pos >= len)
+	{
+		*data = r->ring[r->cur % (size_t) r->nbuf].data + r->pos;
+		r->pos += len;
+		r->remaining -= len;
+		return XXL_OK;
+	}
+
+	/* the record spans blocks: gather it */
+	if (len > r->scratch_size)
+	{
+		char	   *s = xxl_budget_realloc(r->budget, r->scratch, r->scratch_size, len, &r->err);
+
+		if (s == NULL)
+			return r->err.code;
+		r->scratch = s;
+		r->scratch_size = len;
+	}
+	while (copied < len)
+	{
+		size_t		n;
+
+		if (r->pos == r->block_size)
+		{
+			advance_block(r);
+			if (ensure_current(r) != XXL_OK)
+				return r->err.code;
+		}
+		n = r->block_size - r->pos;
+		if (n > len - copied)
+			n = len - copied;
+		memcpy(r->scratch + copied, r->ring[r->cur % (size_t) r->nbuf].data + r->pos, n);
+		r->pos += n;
+		copied += n;
+	}
+	r->remaining -= len;
+	*data = r->scratch;
+	return XXL_OK;
+}
+
+uint64_t
+xxl_breader_remaining(const xxl_breader *r)
+{
+	return r->remaining;
+}
+
+void
+xxl_breader_destroy(xxl_breader *r)
+{
+	if (r == NULL)
+		return;
+	free_ring(r->disks, r->budget, r->ring, r->nbuf, r->block_size);
+	xxl_budget_free(r->budget, r->scratch, r->scratch_size);
+	xxl_budget_free(r->budget, r, sizeof(*r));
+}
+
+const xxl_error *
+xxl_breader_error(const xxl_breader *r)
+{
+	return &r->err;
+}

@@ -1,0 +1,72 @@
+/*
+ * xxl_common.h — shared vocabulary of the pgxxl engine: status codes and the
+ * error record every core call fills, the memory budget every buffer is drawn
+ * from, and small time helpers.
+ *
+ * The engine never includes a PostgreSQL header and never aborts: a failing
+ * call returns a non-zero xxl_status and describes the problem in an
+ * xxl_error, which the PostgreSQL glue turns into an ereport.
+ */
+#ifndef XXL_COMMON_H
+#define XXL_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum xxl_status
+{
+	XXL_OK = 0,
+	XXL_ENOMEM,		/* the memory budget (or malloc) is exhausted */
+	XXL_EIO,		/* a read or write failed */
+	XXL_ENOSPC,		/* a disk is full */
+	XXL_ELIMIT,		/* the spill-size limit (temp_file_limit) is exceeded */
+	XXL_EOPEN,		/* a spill file could not be created */
+	XXL_EINVAL,		/* bad argument or configuration */
+	XXL_ECANCELED	/* the caller's cancel hook asked to stop */
+} xxl_status;
+
+typedef struct xxl_error
+{
+	xxl_status	code;
+	int			sys_errno;		/* errno of the failing system call, or 0 */
+	char		message[256];
+} xxl_error;
+
+/* Record an error; keeps the first one if an error is already recorded. */
+xxl_status	xxl_error_set(xxl_error *err, xxl_status code, int sys_errno,
+						  const char *fmt,...) __attribute__((format(printf, 4, 5)));
+void		xxl_error_clear(xxl_error *err);
+const char *xxl_status_name(xxl_status code);
+
+/*
+ * A memory budget.  Every engine structure that may grow with the input
+ * allocates through it, so peak usage is known and bounded.  Only the thread
+ * that owns the operator allocates; I/O threads never do.
+ */
+typedef struct xxl_budget
+{
+	size_t		limit;			/* bytes the operator may use */
+	size_t		used;
+	size_t		peak;
+} xxl_budget;
+
+void		xxl_budget_init(xxl_budget *budget, size_t limit);
+size_t		xxl_budget_available(const xxl_budget *budget);
+/* Page-aligned (O_DIRECT-safe) allocation charged to the budget. */
+void	   *xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err);
+void		xxl_budget_free(xxl_budget *budget, void *ptr, size_t size);
+/* Grow or shrink a previous allocation; contents preserved. */
+void	   *xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size,
+							   size_t new_size, xxl_error *err);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t	xxl_now_ns(void);
+
+/* Polled by long-running operators between blocks; return true to stop. */
+typedef bool (*xxl_cancel_fn) (void *arg);
+
+#define XXL_ALIGN 4096
+#define XXL_ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+#endif							/* XXL_COMMON_H */

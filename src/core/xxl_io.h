@@ -1,0 +1,113 @@
+/*
+ * xxl_io.h — asynchronous block I/O over several disks (thesis §3.2) and the
+ * block manager on top of it (thesis §3.3).
+ *
+ * A disk set is a list of directories, one per physical disk.  Opening it
+ * creates one spill file per directory (O_DIRECT where the filesystem allows
+ * it, buffered otherwise) and starts I/O threads (two by default) serving one
+ * FIFO request queue per disk.  Requests are posted without waiting and completed by the disk's
+ * thread; the caller waits for them when it needs the data, and the time it
+ * waits is counted.  I/O threads block all signals, never allocate from the
+ * budget and never call back into the caller.
+ *
+ * Blocks are fixed-size extents of a spill file, named by an xxl_bid.  The
+ * block manager hands them out across the disks (striping or randomized
+ * cycling), recycles freed ones, and enforces an optional limit on the total
+ * spill size.
+ */
+#ifndef XXL_IO_H
+#define XXL_IO_H
+
+#include "xxl_common.h"
+
+#define XXL_MAX_DISKS 64
+#define XXL_MAX_THREADS_PER_DISK 8
+
+typedef enum xxl_alloc_strategy
+{
+	XXL_ALLOC_STRIPING,			/* round robin over the disks */
+	XXL_ALLOC_RANDOM_CYCLING	/* a fresh random permutation per cycle */
+} xxl_alloc_strategy;
+
+typedef struct xxl_disk_config
+{
+	const char *const *dirs;	/* spill directories, one per disk */
+	int			ndisks;
+	const char *file_prefix;	/* e.g. "pgsql_tmp1234.xxl"; a counter is appended */
+	size_t		block_size;		/* multiple of XXL_ALIGN */
+	bool		try_direct;		/* use O_DIRECT where the filesystem accepts it */
+	xxl_alloc_strategy strategy;
+	uint64_t	max_spill_bytes;	/* 0 = unlimited; exceeding it gives XXL_ELIMIT */
+	uint64_t	fail_write_after;	/* testing: writes past this many bytes fail
+									 * with ENOSPC; 0 = never */
+	unsigned	seed;			/* for randomized cycling */
+	int			threads_per_disk;	/* I/O threads (requests in flight) per disk; 0 = 2 */
+} xxl_disk_config;
+
+/* Per-disk counters. */
+typedef struct xxl_disk_stats
+{
+	uint64_t	bytes_read;
+	uint64_t	bytes_written;
+	uint64_t	reads;
+	uint64_t	writes;
+} xxl_disk_stats;
+
+typedef struct xxl_io_stats
+{
+	int			ndisks;
+	xxl_disk_stats disk[XXL_MAX_DISKS];
+	uint64_t	wait_read_ns;	/* time the caller blocked waiting for reads */
+	uint64_t	wait_write_ns;	/* ... and for writes */
+	uint64_t	spill_bytes_peak;	/* largest total allocated spill space */
+	bool		direct;			/* every file is opened with O_DIRECT */
+} xxl_io_stats;
+
+/* A block id: disk number in the top 8 bits, byte offset below. */
+typedef uint64_t xxl_bid;
+#define XXL_BID_DISK(bid) ((int) ((bid) >> 56))
+#define XXL_BID_OFFSET(bid) ((bid) & ((UINT64_C(1) << 56) - 1))
+#define XXL_BID_MAKE(disk, off) (((uint64_t) (disk) << 56) | (off))
+#define XXL_BID_NONE UINT64_MAX
+
+/*
+ * One asynchronous request.  The caller owns the struct (usually embedded in
+ * a buffer descriptor) and must not touch it or its buffer until
+ * xxl_io_wait() has returned.
+ */
+typedef struct xxl_io_request
+{
+	xxl_bid		bid;
+	void	   *buf;
+	size_t		len;			/* multiple of XXL_ALIGN */
+	bool		is_write;
+	/* completion, set by the I/O thread */
+	volatile int state;			/* 0 idle, 1 queued, 2 done */
+	int			sys_errno;
+	struct xxl_io_request *next;
+} xxl_io_request;
+
+typedef struct xxl_disks xxl_disks;
+
+xxl_disks  *xxl_disks_open(const xxl_disk_config *config, xxl_error *err);
+/* Stop the threads (after finishing queued requests), close and remove files. */
+void		xxl_disks_close(xxl_disks *disks);
+size_t		xxl_disks_block_size(const xxl_disks *disks);
+int			xxl_disks_count(const xxl_disks *disks);
+bool		xxl_disks_direct(const xxl_disks *disks);
+void		xxl_disks_stats(const xxl_disks *disks, xxl_io_stats *stats);
+
+/* Block manager. */
+xxl_status	xxl_block_alloc(xxl_disks *disks, xxl_bid *bid, xxl_error *err);
+void		xxl_block_free(xxl_disks *disks, xxl_bid bid);
+
+/* Post a request; the request's bid, buf, len and is_write must be set. */
+void		xxl_io_post(xxl_disks *disks, xxl_io_request *req);
+/* Wait for one request; returns its error as an xxl_status. */
+xxl_status	xxl_io_wait(xxl_disks *disks, xxl_io_request *req, xxl_error *err);
+bool		xxl_io_done(const xxl_io_request *req);
+
+/* Whether O_DIRECT is compiled in on this platform. */
+bool		xxl_io_direct_supported(void);
+
+#endif							/* XXL_IO_H */

@@ -1,0 +1,82 @@
+/*
+ * xxl_sort.h — the external sorter: records with a memcmp-comparable key go
+ * in (push), sorted records come out (pull), within a fixed memory budget.
+ *
+ * Two record shapes:
+ *  - fixed: every record is record_size bytes, the first key_size of which
+ *    are the key (graph and text algorithms);
+ *  - variable: each record is a key of any length plus a payload of any
+ *    length (SQL rows: a normalized sort key and the encoded tuple).
+ * Keys compare as unsigned byte strings (memcmp, shorter key first on a tie).
+ * The sort is stable: records with equal keys come out in input order.
+ *
+ * Run formation sorts memory loads with an MSD radix sort on the key bytes
+ * (parallel with OpenMP) and writes runs through the block writer; the merge
+ * is a loser tree fed by a prefetcher that follows the prediction sequence.
+ * When the runs exceed the fan-in the budget allows, intermediate merge
+ * passes combine them first.  An input that fits the budget is never written.
+ *
+ * The cancel hook is polled between blocks; when it says stop, the current
+ * call returns XXL_ECANCELED and xxl_sorter_destroy() cleans up.
+ */
+#ifndef XXL_SORT_H
+#define XXL_SORT_H
+
+#include "xxl_io.h"
+
+typedef struct xxl_sort_config
+{
+	size_t		memory;			/* budget in bytes for every buffer */
+	size_t		record_size;	/* fixed-size records; 0 = variable length */
+	size_t		key_size;		/* fixed: key bytes at the record's start */
+	int			threads;		/* OpenMP threads for run formation; 0 = default */
+	xxl_disk_config disk;		/* where runs spill */
+	xxl_cancel_fn cancel;		/* may be NULL */
+	void	   *cancel_arg;
+} xxl_sort_config;
+
+typedef struct xxl_sort_stats
+{
+	uint64_t	records;
+	uint64_t	bytes;			/* record bytes put (variable: key + payload) */
+	uint64_t	runs;			/* runs formed (0 when sorted in memory) */
+	int			merge_passes;	/* including the final one; 0 if in memory */
+	int			fan_in;			/* largest number of runs merged at once */
+	uint64_t	run_formation_ns;
+	uint64_t	merge_ns;		/* intermediate passes + final merge so far */
+	uint64_t	memory_peak;
+	uint64_t	memory_limit;
+	xxl_io_stats io;
+} xxl_sort_stats;
+
+typedef struct xxl_sorter xxl_sorter;
+
+xxl_sorter *xxl_sorter_create(const xxl_sort_config *config, xxl_error *err);
+
+/* Fixed-size records: rec points at record_size bytes. */
+xxl_status	xxl_sorter_put(xxl_sorter *s, const void *rec);
+/* Variable-length records. */
+xxl_status	xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
+							   const void *payload, uint32_t payload_len);
+
+/* End of input: form the last run and merge down to one final merge. */
+xxl_status	xxl_sorter_sort(xxl_sorter *s);
+
+/*
+ * Next record in key order.  Return 1 with a record, 0 at the end, or a
+ * negative value on error (see xxl_sorter_error).  Pointers stay valid until
+ * the next call.
+ */
+int			xxl_sorter_next(xxl_sorter *s, const void **rec);
+int			xxl_sorter_next_var(xxl_sorter *s, const void **key, uint32_t *key_len,
+								const void **payload, uint32_t *payload_len);
+
+const xxl_error *xxl_sorter_error(const xxl_sorter *s);
+void		xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats);
+/* Joins threads, removes spill files, frees all memory.  Safe at any point. */
+void		xxl_sorter_destroy(xxl_sorter *s);
+
+/* The smallest budget the sorter accepts for a given block size. */
+size_t		xxl_sort_min_memory(size_t block_size);
+
+#endif							/* XXL_SORT_H */
