@@ -1,5 +1,6 @@
 /*
- * sort.c — the external sorter (see xxl_sort.h).
+ * sort.c — the external sorter (see xxl_sort.h): run formation, the choice
+ * of merge passes, and the public API.  The merging itself is merge.c.
  *
  * Memory: during run formation the budget holds one load region plus the run
  * writer's block ring.  Fixed records fill half the region and are radix
@@ -7,15 +8,11 @@
  * grows up from the region's start while their 16-byte sort entries grow down
  * from its end, leaving room for the entries' radix scratch in between.  At
  * the end of input the region is freed and the whole budget goes to merging:
- * one frame per run being merged, the rest as prefetch frames.
- *
- * Merge: every run contributes its current block; free frames are filled in
- * the order given by the prediction sequence (each block's first key, merged
- * over all runs, thesis §3.5.2).  If a run needs a block that was not
- * prefetched (key prefixes can tie), it is read into the frame the run has
- * just emptied, so the merge can never stall on a full pool.
+ * one frame per run being merged, the rest as prefetch frames.  With more
+ * than one thread the final merge runs asynchronously (merge.h).
  */
 #include "xxl_sort.h"
+#include "merge.h"
 #include "radix.h"
 #include "xxl_stream.h"
 
@@ -23,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VAR_HEADER 8			/* u32 key_len, u32 payload_len */
+#define VAR_HEADER 8			/* u32 key_len, u32 payload_len; as in merge.c */
 #define POLL_EVERY 65536
 #define WRITE_BUFFERS 2
 /* structs, trees and run lists: they grow with N/B, so scale with the budget */
@@ -38,56 +35,6 @@ typedef enum sorter_phase
 	PHASE_DONE,
 	PHASE_FAILED
 } sorter_phase;
-
-typedef struct merge_frame
-{
-	char	   *data;
-	xxl_io_request req;
-	size_t		block;
-	int			next;			/* free list or a run's pending list */
-} merge_frame;
-
-typedef struct merge_source
-{
-	xxl_run    *run;
-	size_t		next_unissued;	/* first block not yet posted */
-	int			cur_frame;		/* frame holding the current block, or -1 */
-	size_t		cur_block;
-	size_t		cur_len;
-	size_t		pos;
-	uint64_t	remaining;		/* bytes not yet consumed */
-	int			pend_head;		/* prefetched frames, in block order */
-	int			pend_tail;
-	char	   *scratch;		/* for records that span blocks */
-	size_t		scratch_size;
-	/* current record */
-	bool		done;
-	uint64_t	prefix;
-	const unsigned char *key;
-	uint32_t	key_len;
-	const unsigned char *payload;
-	uint32_t	payload_len;
-} merge_source;
-
-typedef struct merger
-{
-	struct xxl_sorter *s;
-	int			k;
-	merge_source *src;
-	int			nframes;		/* frames with a buffer */
-	int			frame_capacity;
-	merge_frame *frames;
-	int			free_head;
-	/* loser tree: node 0 is the winner, nodes 1..k-1 hold losers with their key prefix */
-	struct tree_node
-	{
-		uint64_t	prefix;
-		int			rank;		/* source index (+ k when done, prefix_decides only) */
-	}		   *tree;
-	bool		release_blocks; /* intermediate pass: recycle consumed blocks */
-	bool		prefix_decides; /* fixed keys of <= 8 bytes */
-	int			advance_pending;	/* source whose record was handed out */
-} merger;
 
 struct xxl_sorter
 {
@@ -122,7 +69,7 @@ struct xxl_sorter
 
 	/* output */
 	size_t		out_index;
-	merger	   *final;
+	xxl_merger *final;
 
 	/* statistics */
 	xxl_sort_stats stats;
@@ -514,542 +461,84 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 
 /* Merging --------------------------------------------------------------- */
 
+static xxl_merge_env
+merge_env(xxl_sorter *s)
+{
+	xxl_merge_env env = {
+		.disks = s->disks,
+		.budget = &s->budget,
+		.err = &s->err,
+		.fixed = s->fixed,
+		.rec_size = s->rec_size,
+		.key_size = s->key_size,
+		.block_size = s->block_size,
+		.max_record = s->max_record
+	};
+
+	return env;
+}
+
+/* The final merge runs on its own thread when there is a second core for it. */
+static bool
+use_async_merge(const xxl_sorter *s)
+{
+	return s->cfg.async_merge > 0 || (s->cfg.async_merge == 0 && s->threads > 1);
+}
+
+/* What an intermediate merge sets aside besides its frames: the writer. */
 static size_t
-run_block_length(const xxl_run *run, size_t block, size_t block_size)
+writer_reserve(const xxl_sorter *s)
 {
-	uint64_t	left = run->nbytes - (uint64_t) block * block_size;
-
-	return left < block_size ? (size_t) left : block_size;
+	return SLACK_BYTES + WRITE_BUFFERS * s->block_size;
 }
 
-static void
-post_block(merger *m, int f, int r, size_t block)
-{
-	merge_frame *fr = &m->frames[f];
-	xxl_run    *run = m->src[r].run;
-
-	fr->block = block;
-	fr->req.bid = run->bids[block];
-	fr->req.buf = fr->data;
-	fr->req.len = XXL_ROUND_UP(run_block_length(run, block, m->s->block_size), XXL_ALIGN);
-	fr->req.is_write = false;
-	xxl_io_post(m->s->disks, &fr->req);
-}
-
-static int
-pop_free(merger *m)
-{
-	int			f = m->free_head;
-
-	if (f >= 0)
-		m->free_head = m->frames[f].next;
-	return f;
-}
-
-static void
-push_free(merger *m, int f)
-{
-	m->frames[f].next = m->free_head;
-	m->free_head = f;
-}
-
-/* Fill free frames with the next blocks of the prediction sequence. */
-static void
-prefetch(merger *m)
-{
-	while (m->free_head >= 0)
-	{
-		int			best = -1;
-		uint64_t	best_key = 0;
-		int			f;
-		merge_source *src;
-
-		for (int r = 0; r < m->k; r++)
-		{
-			merge_source *c = &m->src[r];
-
-			if (c->next_unissued < c->run->nblocks &&
-				(best < 0 || c->run->block_keys[c->next_unissued] < best_key))
-			{
-				best = r;
-				best_key = c->run->block_keys[c->next_unissued];
-			}
-		}
-		if (best < 0)
-			return;
-		src = &m->src[best];
-		f = pop_free(m);
-		post_block(m, f, best, src->next_unissued++);
-		m->frames[f].next = -1;
-		if (src->pend_tail >= 0)
-			m->frames[src->pend_tail].next = f;
-		else
-			src->pend_head = f;
-		src->pend_tail = f;
-	}
-}
-
-/* Give up the current block of a source (recycling it in intermediate passes). */
-static void
-release_current(merger *m, merge_source *src)
-{
-	if (src->cur_frame < 0)
-		return;
-	if (m->release_blocks)
-		xxl_block_free(m->s->disks, src->run->bids[src->cur_block]);
-	push_free(m, src->cur_frame);
-	src->cur_frame = -1;
-}
-
-/* Move a source to its next block, waiting for it if needed. */
-static xxl_status
-next_block(merger *m, merge_source *src)
-{
-	int			f;
-	int			r = (int) (src - m->src);
-
-	release_current(m, src);
-	if (src->pend_head >= 0)
-	{
-		f = src->pend_head;
-		src->pend_head = m->frames[f].next;
-		if (src->pend_head < 0)
-			src->pend_tail = -1;
-	}
-	else
-	{
-		/* not prefetched: read it into the frame just released */
-		f = pop_free(m);
-		post_block(m, f, r, src->next_unissued++);
-	}
-	src->cur_frame = f;
-	src->cur_block = m->frames[f].block;
-	src->cur_len = run_block_length(src->run, src->cur_block, m->s->block_size);
-	src->pos = 0;
-	prefetch(m);
-	return xxl_io_wait(m->s->disks, &m->frames[f].req, &m->s->err);
-}
-
-/* Contiguous pointer to the source's next len bytes. */
-static xxl_status
-source_read(merger *m, merge_source *src, size_t len, const unsigned char **out)
-{
-	size_t		copied = 0;
-
-	if (len == 0)
-	{
-		*out = (const unsigned char *) "";
-		return XXL_OK;
-	}
-	if (len > src->remaining)
-		return xxl_error_set(&m->s->err, XXL_EIO, 0, "run is shorter than its record headers say");
-	if (src->pos == src->cur_len && next_block(m, src) != XXL_OK)
-		return m->s->err.code;
-	if (src->cur_len - src->pos >= len)
-	{
-		*out = (unsigned char *) m->frames[src->cur_frame].data + src->pos;
-		src->pos += len;
-		src->remaining -= len;
-		return XXL_OK;
-	}
-	if (len > src->scratch_size)
-	{
-		size_t		size = XXL_ROUND_UP(len, 64);
-		char	   *grown = xxl_budget_realloc(&m->s->budget, src->scratch, src->scratch_size,
-											   size, &m->s->err);
-
-		if (grown == NULL)
-			return m->s->err.code;
-		src->scratch = grown;
-		src->scratch_size = size;
-	}
-	while (copied < len)
-	{
-		size_t		n;
-
-		if (src->pos == src->cur_len && next_block(m, src) != XXL_OK)
-			return m->s->err.code;
-		n = src->cur_len - src->pos;
-		if (n > len - copied)
-			n = len - copied;
-		memcpy(src->scratch + copied, m->frames[src->cur_frame].data + src->pos, n);
-		src->pos += n;
-		copied += n;
-	}
-	src->remaining -= len;
-	*out = (unsigned char *) src->scratch;
-	return XXL_OK;
-}
-
-/* Load the source's next record, or mark it done. */
-static xxl_status
-source_advance(merger *m, merge_source *src)
-{
-	xxl_sorter *s = m->s;
-
-	if (src->remaining == 0)
-	{
-		src->done = true;
-		src->prefix = UINT64_MAX;
-		release_current(m, src);
-		prefetch(m);
-		return XXL_OK;
-	}
-	if (s->fixed)
-	{
-		if (src->cur_len - src->pos >= s->rec_size && src->cur_frame >= 0)
-		{
-			/* the common case: the record lies inside the current block */
-			src->key = (unsigned char *) m->frames[src->cur_frame].data + src->pos;
-			src->pos += s->rec_size;
-			src->remaining -= s->rec_size;
-		}
-		else if (source_read(m, src, s->rec_size, &src->key) != XXL_OK)
-			return s->err.code;
-		src->key_len = (uint32_t) s->key_size;
-		src->payload = src->key;
-		src->payload_len = (uint32_t) s->rec_size;
-	}
-	else
-	{
-		const unsigned char *p;
-		uint32_t	hdr[2];
-
-		if (source_read(m, src, VAR_HEADER, &p) != XXL_OK)
-			return s->err.code;
-		memcpy(hdr, p, VAR_HEADER);
-		if (source_read(m, src, (size_t) hdr[0] + hdr[1], &p) != XXL_OK)
-			return s->err.code;
-		src->key = p;
-		src->key_len = hdr[0];
-		src->payload = p + hdr[0];
-		src->payload_len = hdr[1];
-	}
-	src->prefix = xxl_key_prefix(src->key, src->key_len);
-	return XXL_OK;
-}
-
-/*
- * Is source a's record before source b's?  Ties go to the earlier run.  A
- * finished source has prefix UINT64_MAX, so the prefix comparison decides
- * most cases before "done" needs a look.
- */
-static inline bool
-source_less(const merger *m, int a, int b)
-{
-	const merge_source *x = &m->src[a];
-	const merge_source *y = &m->src[b];
-
-	if (x->prefix != y->prefix)
-		return x->prefix < y->prefix;
-	if (x->done || y->done)
-		return y->done && (!x->done || a < b);
-	if (!m->prefix_decides)
-	{
-		uint32_t	common = x->key_len < y->key_len ? x->key_len : y->key_len;
-		int			c = memcmp(x->key, y->key, common);
-
-		if (c != 0)
-			return c < 0;
-		if (x->key_len != y->key_len)
-			return x->key_len < y->key_len;
-	}
-	return a < b;
-}
-
-static inline int
-tree_src(const merger *m, int node)
-{
-	return m->tree[node].rank % m->k;
-}
-
-static inline int
-tree_rank(const merger *m, int src)
-{
-	return src + (m->prefix_decides && m->src[src].done ? m->k : 0);
-}
-
-static int
-tree_build(merger *m, int node)
-{
-	int			l,
-				r;
-
-	if (node >= m->k)
-		return node - m->k;
-	l = tree_build(m, 2 * node);
-	r = tree_build(m, 2 * node + 1);
-	if (source_less(m, r, l))
-	{
-		m->tree[node].rank = tree_rank(m, l);
-		m->tree[node].prefix = m->src[l].prefix;
-		return r;
-	}
-	m->tree[node].rank = tree_rank(m, r);
-	m->tree[node].prefix = m->src[r].prefix;
-	return l;
-}
-
-/*
- * Replay the winner's path after its source advanced.  When the prefix
- * decides (fixed keys of at most 8 bytes), nodes compare as (prefix, rank)
- * pairs, rank being the source index, plus k once a source is done; the
- * loop is then branch-free, which matters because on random keys every
- * comparison is a coin toss for the branch predictor.
- */
-static inline void
-tree_replay(merger *m, int leaf)
-{
-	int			winner = leaf;
-	uint64_t	wkey = m->src[leaf].prefix;
-	struct tree_node *t = m->tree;
-
-	if (m->prefix_decides)
-	{
-		int			wrank = leaf + (m->src[leaf].done ? m->k : 0);
-
-		for (int node = (leaf + m->k) / 2; node >= 1; node /= 2)
-		{
-			uint64_t	nkey = t[node].prefix;
-			int			nrank = t[node].rank;
-			uint64_t	swap = (uint64_t) 0 - (uint64_t) ((nkey < wkey) | ((nkey == wkey) & (nrank < wrank)));
-			uint64_t	dkey = (nkey ^ wkey) & swap;
-			int			drank = (nrank ^ wrank) & (int) swap;
-
-			/* swap: the node keeps the old winner, the node's entry wins */
-			t[node].prefix = nkey ^ dkey;
-			t[node].rank = nrank ^ drank;
-			wkey ^= dkey;
-			wrank ^= drank;
-		}
-		t[0].prefix = wkey;
-		t[0].rank = wrank;
-		return;
-	}
-	for (int node = (leaf + m->k) / 2; node >= 1; node /= 2)
-	{
-		if (t[node].prefix < wkey ||
-			(t[node].prefix == wkey && source_less(m, tree_src(m, node), winner)))
-		{
-			struct tree_node loser = {wkey, winner};
-
-			winner = tree_src(m, node);
-			wkey = t[node].prefix;
-			t[node] = loser;
-		}
-	}
-	t[0].rank = winner;
-	t[0].prefix = wkey;
-}
-
-/* Bytes a merge of k runs needs beyond its prefetch frames. */
+/* ... and the final merge: the batch ring when it runs asynchronously. */
 static size_t
-per_source_bytes(const xxl_sorter *s)
+final_reserve(xxl_sorter *s)
 {
-	return s->block_size + XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
-		+ sizeof(merge_frame) + sizeof(struct tree_node);
+	xxl_merge_env env = merge_env(s);
+
+	return SLACK_BYTES + (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
 }
 
-/* Largest number of runs one merge can take, leaving room for a writer. */
-static int
-max_fan_in(const xxl_sorter *s, bool with_writer)
-{
-	size_t		avail = xxl_budget_available(&s->budget);
-	size_t		reserve = SLACK_BYTES + (size_t) (1 + (with_writer ? WRITE_BUFFERS : 0)) * s->block_size;
-
-	if (avail <= reserve)
-		return 0;
-	return (int) ((avail - reserve) / per_source_bytes(s));
-}
-
-static void merger_destroy(merger *m);
-
-static merger *
-merger_create(xxl_sorter *s, xxl_run *runs, int k, bool release_blocks, bool with_writer)
-{
-	merger	   *m;
-	size_t		avail;
-	size_t		reserve;
-	int			nframes;
-
-	m = xxl_budget_alloc(&s->budget, sizeof(*m), &s->err);
-	if (m == NULL)
-		return NULL;
-	memset(m, 0, sizeof(*m));
-	m->s = s;
-	m->k = k;
-	m->release_blocks = release_blocks;
-	m->prefix_decides = s->fixed && s->key_size <= 8;
-	m->advance_pending = -1;
-	m->free_head = -1;
-
-	/* all memory not needed elsewhere becomes frames */
-	avail = xxl_budget_available(&s->budget);
-	reserve = SLACK_BYTES / 2 + (with_writer ? WRITE_BUFFERS * s->block_size : 0)
-		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
-						+ sizeof(struct tree_node));
-	nframes = avail > reserve ? (int) ((avail - reserve) / (s->block_size + sizeof(merge_frame))) : 0;
-	if (nframes < k + 1)
-		nframes = k + 1;		/* max_fan_in() made sure this fits */
-
-	m->src = xxl_budget_alloc(&s->budget, (size_t) k * sizeof(merge_source), &s->err);
-	m->tree = m->src ? xxl_budget_alloc(&s->budget, (size_t) k * sizeof(struct tree_node), &s->err) : NULL;
-	m->frames = m->tree ? xxl_budget_alloc(&s->budget, (size_t) nframes * sizeof(merge_frame), &s->err) : NULL;
-	if (m->frames == NULL)
-	{
-		merger_destroy(m);
-		return NULL;
-	}
-	m->frame_capacity = nframes;
-	memset(m->frames, 0, (size_t) nframes * sizeof(merge_frame));
-	for (int f = 0; f < nframes; f++)
-	{
-		m->frames[f].data = xxl_budget_alloc(&s->budget, s->block_size, &s->err);
-		if (m->frames[f].data == NULL)
-		{
-			if (f < k + 1)
-			{
-				merger_destroy(m);
-				return NULL;
-			}
-			xxl_error_clear(&s->err);	/* fewer prefetch frames will do */
-			break;
-		}
-		m->nframes = f + 1;
-		push_free(m, f);
-	}
-
-	for (int r = 0; r < k; r++)
-	{
-		merge_source *src = &m->src[r];
-
-		memset(src, 0, sizeof(*src));
-		src->run = &runs[r];
-		src->cur_frame = -1;
-		src->pend_head = src->pend_tail = -1;
-		src->remaining = runs[r].nbytes;
-	}
-	/* every run's first block first, then prefetch in σ order */
-	for (int r = 0; r < k; r++)
-	{
-		merge_source *src = &m->src[r];
-
-		if (src->run->nblocks > 0)
-		{
-			int			f = pop_free(m);
-
-			post_block(m, f, r, src->next_unissued++);
-			m->frames[f].next = -1;
-			src->pend_head = src->pend_tail = f;
-		}
-	}
-	prefetch(m);
-	for (int r = 0; r < k; r++)
-	{
-		if (source_advance(m, &m->src[r]) != XXL_OK)
-		{
-			merger_destroy(m);
-			return NULL;
-		}
-	}
-	m->tree[0].rank = k == 1 ? 0 : tree_build(m, 1);
-	return m;
-}
-
-/* Next record of the merge: the winning source, or -1 at the end. */
-static int
-merger_next(merger *m, xxl_status *rc)
-{
-	int			w;
-
-	*rc = XXL_OK;
-	if (m->advance_pending >= 0)
-	{
-		*rc = source_advance(m, &m->src[m->advance_pending]);
-		if (*rc != XXL_OK)
-			return -1;
-		if (m->k > 1)
-			tree_replay(m, m->advance_pending);
-		m->advance_pending = -1;
-	}
-	w = tree_src(m, 0);
-	if (m->src[w].done)
-		return -1;
-	m->advance_pending = w;
-	return w;
-}
-
-static void
-merger_destroy(merger *m)
-{
-	xxl_sorter *s;
-
-	if (m == NULL)
-		return;
-	s = m->s;
-	if (m->frames)
-	{
-		xxl_error	ignored = {0};
-
-		/* no buffer may be freed while its read is in flight */
-		for (int f = 0; f < m->nframes; f++)
-		{
-			xxl_io_wait(s->disks, &m->frames[f].req, &ignored);
-			xxl_budget_free(&s->budget, m->frames[f].data, s->block_size);
-		}
-		xxl_budget_free(&s->budget, m->frames, (size_t) m->frame_capacity * sizeof(merge_frame));
-	}
-	if (m->src)
-	{
-		for (int r = 0; r < m->k; r++)
-			xxl_budget_free(&s->budget, m->src[r].scratch, m->src[r].scratch_size);
-		xxl_budget_free(&s->budget, m->src, (size_t) m->k * sizeof(merge_source));
-	}
-	xxl_budget_free(&s->budget, m->tree, (size_t) m->k * sizeof(struct tree_node));
-	xxl_budget_free(&s->budget, m, sizeof(*m));
-}
-
-/* Merge runs[first .. first+k) into one new run written to *out. */
+/* Merge group[0..k) into one new run written to *out. */
 static xxl_status
 merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 {
-	merger	   *m;
+	xxl_merge_env env = merge_env(s);
+	xxl_merger *m;
 	xxl_bwriter *w;
+	xxl_merge_record rec;
 	xxl_status	rc = XXL_OK;
 	uint64_t	n = 0;
 	size_t		nblocks = 0;
+	int			got;
 
 	for (int i = 0; i < k; i++)
 		nblocks += group[i].nblocks;
 	if (xxl_run_reserve(out, nblocks, &s->budget, &s->err) != XXL_OK)
 		return s->err.code;
-	m = merger_create(s, group, k, true, true);
+	m = xxl_merger_create(&env, group, k, true, writer_reserve(s));
 	if (m == NULL)
 		return s->err.code;
 	w = xxl_bwriter_create(s->disks, &s->budget, WRITE_BUFFERS, out, &s->err);
 	if (w == NULL)
 	{
-		merger_destroy(m);
+		xxl_merger_destroy(m);
 		return s->err.code;
 	}
-	for (;;)
+	while ((got = xxl_merger_next(m, &rec)) > 0)
 	{
-		int			i = merger_next(m, &rc);
-		merge_source *src;
-
-		if (i < 0)
-			break;
-		src = &m->src[i];
-		xxl_bwriter_begin_record(w, src->prefix);
+		xxl_bwriter_begin_record(w, rec.prefix);
 		if (s->fixed)
-			rc = xxl_bwriter_write(w, src->key, s->rec_size);
+			rc = xxl_bwriter_write(w, rec.key, s->rec_size);
 		else
 		{
-			uint32_t	hdr[2] = {src->key_len, src->payload_len};
+			uint32_t	hdr[2] = {rec.key_len, rec.payload_len};
 
 			rc = xxl_bwriter_write(w, hdr, VAR_HEADER);
 			if (rc == XXL_OK)
-				rc = xxl_bwriter_write(w, src->key, (size_t) src->key_len + src->payload_len);
+				rc = xxl_bwriter_write(w, rec.key, (size_t) rec.key_len + rec.payload_len);
 		}
 		if (rc != XXL_OK)
 			break;
@@ -1059,6 +548,8 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 			break;
 		}
 	}
+	if (got < 0)
+		rc = s->err.code;
 	if (rc == XXL_OK)
 		rc = xxl_bwriter_finish(w);
 	if (rc != XXL_OK && s->err.code == XXL_OK)
@@ -1066,7 +557,7 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 					  xxl_bwriter_error(w)->message);
 	out->nrecords = n;
 	xxl_bwriter_destroy(w);
-	merger_destroy(m);
+	xxl_merger_destroy(m);
 	return rc;
 }
 
@@ -1079,19 +570,21 @@ reduce_runs(xxl_sorter *s)
 {
 	for (;;)
 	{
-		int			final_fan_in = max_fan_in(s, false);
-		int			fan_in = max_fan_in(s, true);
+		xxl_merge_env env = merge_env(s);
+		int			final_fan_in = xxl_merge_max_fan_in(&env, final_reserve(s));
+		int			fan_in = xxl_merge_max_fan_in(&env, writer_reserve(s));
 		size_t		excess;
 		size_t		in = 0,
 					out = 0;
 
-		if (final_fan_in >= 2 && s->nruns <= (size_t) final_fan_in)
+		if (final_fan_in >= 1 && s->nruns <= (size_t) final_fan_in)
 			return XXL_OK;
-		if (fan_in < 2)
+		if (fan_in < 2 || final_fan_in < 1)
 			return xxl_error_set(&s->err, XXL_ENOMEM, 0,
 								 "memory budget of %zu bytes is too small to merge %zu-byte records",
 								 s->cfg.memory, s->max_record);
-		excess = s->nruns - (size_t) (final_fan_in >= 2 ? final_fan_in : 1);
+		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
+		excess = s->nruns - (size_t) final_fan_in;
 		/* merge just enough groups this pass; later runs stay as they are */
 		while (in < s->nruns)
 		{
@@ -1153,9 +646,15 @@ xxl_sorter_sort(xxl_sorter *s)
 	s->t_merge_start = xxl_now_ns();
 	if (reduce_runs(s) != XXL_OK)
 		return fail(s);
-	s->final = merger_create(s, s->runs, (int) s->nruns, false, false);
-	if (s->final == NULL)
-		return fail(s);
+	{
+		xxl_merge_env env = merge_env(s);
+
+		s->final = xxl_merger_create(&env, s->runs, (int) s->nruns, false, final_reserve(s));
+		if (s->final == NULL)
+			return fail(s);
+		if (use_async_merge(s) && xxl_merger_start_async(s->final) != XXL_OK)
+			return fail(s);
+	}
 	if ((int) s->nruns > s->stats.fan_in)
 		s->stats.fan_in = (int) s->nruns;
 	s->stats.merge_passes++;
@@ -1203,23 +702,21 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 	}
 	if (s->phase == PHASE_MERGE_OUTPUT)
 	{
-		xxl_status	rc;
-		int			i = merger_next(s->final, &rc);
-		merge_source *src;
+		xxl_merge_record rec;
+		int			got = xxl_merger_next(s->final, &rec);
 
-		if (rc != XXL_OK)
+		if (got < 0)
 			return -fail(s);
-		if (i < 0)
+		if (got == 0)
 		{
 			s->phase = PHASE_DONE;
 			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
 			return 0;
 		}
-		src = &s->final->src[i];
-		*key = src->key;
-		*key_len = src->key_len;
-		*payload = src->payload;
-		*payload_len = src->payload_len;
+		*key = rec.key;
+		*key_len = rec.key_len;
+		*payload = rec.payload;
+		*payload_len = rec.payload_len;
 		if ((++s->out_index & (POLL_EVERY - 1)) == 0 && poll_cancel(s))
 			return -fail(s);
 		return 1;
@@ -1300,7 +797,7 @@ xxl_sorter_destroy(xxl_sorter *s)
 
 	if (s == NULL)
 		return;
-	merger_destroy(s->final);
+	xxl_merger_destroy(s->final);
 	if (s->disks)
 	{
 		xxl_error	ignored = {0};

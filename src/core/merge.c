@@ -1,0 +1,840 @@
+/*
+ * merge.c — the k-way merger of sorted runs (see merge.h).
+ *
+ * Every run contributes its current block; free frames are filled in the
+ * order given by the prediction sequence (each block's first key, merged
+ * over all runs, thesis §3.5.2).  If a run needs a block that was not
+ * prefetched (key prefixes can tie), it is read into the frame the run has
+ * just emptied, so the merge can never stall on a full pool.
+ */
+#include "merge.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#define VAR_HEADER 8			/* u32 key_len, u32 payload_len */
+#define MERGE_BATCHES 3
+#define MERGE_BATCH_MAX (512 * 1024)
+#define MERGE_BATCH_MIN (16 * 1024)
+
+typedef struct merge_batch
+{
+	char	   *data;
+	size_t		used;
+	bool		full;			/* filled by the worker, not yet consumed */
+	bool		last;			/* the merge ends after this batch */
+	xxl_status	status;			/* the worker's error, if it stopped on one */
+} merge_batch;
+
+typedef struct merge_frame
+{
+	char	   *data;
+	xxl_io_request req;
+	size_t		block;
+	int			next;			/* free list or a run's pending list */
+} merge_frame;
+
+typedef struct merge_source
+{
+	xxl_run    *run;
+	size_t		next_unissued;	/* first block not yet posted */
+	int			cur_frame;		/* frame holding the current block, or -1 */
+	size_t		cur_block;
+	size_t		cur_len;
+	size_t		pos;
+	uint64_t	remaining;		/* bytes not yet consumed */
+	int			pend_head;		/* prefetched frames, in block order */
+	int			pend_tail;
+	char	   *scratch;		/* for records that span blocks */
+	size_t		scratch_size;
+	/* current record */
+	bool		done;
+	uint64_t	prefix;
+	const unsigned char *key;
+	uint32_t	key_len;
+	const unsigned char *payload;
+	uint32_t	payload_len;
+} merge_source;
+
+struct xxl_merger
+{
+	xxl_merge_env env;
+	int			k;
+	merge_source *src;
+	int			nframes;		/* frames with a buffer */
+	int			frame_capacity;
+	merge_frame *frames;
+	int			free_head;
+	/* loser tree: node 0 is the winner, nodes 1..k-1 hold losers with their key prefix */
+	struct tree_node
+	{
+		uint64_t	prefix;
+		int			rank;		/* source index (+ k when done, prefix_decides only) */
+	}		   *tree;
+	bool		release_blocks; /* intermediate pass: recycle consumed blocks */
+	bool		prefix_decides; /* fixed keys of <= 8 bytes */
+	int			advance_pending;	/* source whose record was handed out */
+
+	/* asynchronous mode */
+	bool		async;
+	xxl_error  *caller_err;		/* where the worker's error is reported */
+	xxl_error	worker_err;
+	pthread_t	worker;
+	bool		worker_started;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool		stop;
+	size_t		batch_size;
+	merge_batch batch[MERGE_BATCHES];
+	int			fill_index;		/* next batch the worker fills */
+	int			read_index;		/* batch the caller reads */
+	size_t		read_pos;
+	bool		reading;		/* the caller holds batch[read_index] */
+};
+
+
+static void stop_worker(xxl_merger *m);
+static void free_batches(xxl_merger *m);
+
+static size_t
+run_block_length(const xxl_run *run, size_t block, size_t block_size)
+{
+	uint64_t	left = run->nbytes - (uint64_t) block * block_size;
+
+	return left < block_size ? (size_t) left : block_size;
+}
+
+static void
+post_block(xxl_merger *m, int f, int r, size_t block)
+{
+	merge_frame *fr = &m->frames[f];
+	xxl_run    *run = m->src[r].run;
+
+	fr->block = block;
+	fr->req.bid = run->bids[block];
+	fr->req.buf = fr->data;
+	fr->req.len = XXL_ROUND_UP(run_block_length(run, block, m->env.block_size), XXL_ALIGN);
+	fr->req.is_write = false;
+	xxl_io_post(m->env.disks, &fr->req);
+}
+
+static int
+pop_free(xxl_merger *m)
+{
+	int			f = m->free_head;
+
+	if (f >= 0)
+		m->free_head = m->frames[f].next;
+	return f;
+}
+
+static void
+push_free(xxl_merger *m, int f)
+{
+	m->frames[f].next = m->free_head;
+	m->free_head = f;
+}
+
+/* Fill free frames with the next blocks of the prediction sequence. */
+static void
+prefetch(xxl_merger *m)
+{
+	while (m->free_head >= 0)
+	{
+		int			best = -1;
+		uint64_t	best_key = 0;
+		int			f;
+		merge_source *src;
+
+		for (int r = 0; r < m->k; r++)
+		{
+			merge_source *c = &m->src[r];
+
+			if (c->next_unissued < c->run->nblocks &&
+				(best < 0 || c->run->block_keys[c->next_unissued] < best_key))
+			{
+				best = r;
+				best_key = c->run->block_keys[c->next_unissued];
+			}
+		}
+		if (best < 0)
+			return;
+		src = &m->src[best];
+		f = pop_free(m);
+		post_block(m, f, best, src->next_unissued++);
+		m->frames[f].next = -1;
+		if (src->pend_tail >= 0)
+			m->frames[src->pend_tail].next = f;
+		else
+			src->pend_head = f;
+		src->pend_tail = f;
+	}
+}
+
+/* Give up the current block of a source (recycling it in intermediate passes). */
+static void
+release_current(xxl_merger *m, merge_source *src)
+{
+	if (src->cur_frame < 0)
+		return;
+	if (m->release_blocks)
+		xxl_block_free(m->env.disks, src->run->bids[src->cur_block]);
+	push_free(m, src->cur_frame);
+	src->cur_frame = -1;
+}
+
+/* Move a source to its next block, waiting for it if needed. */
+static xxl_status
+next_block(xxl_merger *m, merge_source *src)
+{
+	int			f;
+	int			r = (int) (src - m->src);
+
+	release_current(m, src);
+	if (src->pend_head >= 0)
+	{
+		f = src->pend_head;
+		src->pend_head = m->frames[f].next;
+		if (src->pend_head < 0)
+			src->pend_tail = -1;
+	}
+	else
+	{
+		/* not prefetched: read it into the frame just released */
+		f = pop_free(m);
+		post_block(m, f, r, src->next_unissued++);
+	}
+	src->cur_frame = f;
+	src->cur_block = m->frames[f].block;
+	src->cur_len = run_block_length(src->run, src->cur_block, m->env.block_size);
+	src->pos = 0;
+	prefetch(m);
+	return xxl_io_wait(m->env.disks, &m->frames[f].req, m->env.err);
+}
+
+/* Contiguous pointer to the source's next len bytes. */
+static xxl_status
+source_read(xxl_merger *m, merge_source *src, size_t len, const unsigned char **out)
+{
+	size_t		copied = 0;
+
+	if (len == 0)
+	{
+		*out = (const unsigned char *) "";
+		return XXL_OK;
+	}
+	if (len > src->remaining)
+		return xxl_error_set(m->env.err, XXL_EIO, 0, "run is shorter than its record headers say");
+	if (src->pos == src->cur_len && next_block(m, src) != XXL_OK)
+		return m->env.err->code;
+	if (src->cur_len - src->pos >= len)
+	{
+		*out = (unsigned char *) m->frames[src->cur_frame].data + src->pos;
+		src->pos += len;
+		src->remaining -= len;
+		return XXL_OK;
+	}
+	if (len > src->scratch_size)
+	{
+		size_t		size = XXL_ROUND_UP(len, 64);
+		char	   *grown = xxl_budget_realloc(m->env.budget, src->scratch, src->scratch_size,
+											   size, m->env.err);
+
+		if (grown == NULL)
+			return m->env.err->code;
+		src->scratch = grown;
+		src->scratch_size = size;
+	}
+	while (copied < len)
+	{
+		size_t		n;
+
+		if (src->pos == src->cur_len && next_block(m, src) != XXL_OK)
+			return m->env.err->code;
+		n = src->cur_len - src->pos;
+		if (n > len - copied)
+			n = len - copied;
+		memcpy(src->scratch + copied, m->frames[src->cur_frame].data + src->pos, n);
+		src->pos += n;
+		copied += n;
+	}
+	src->remaining -= len;
+	*out = (unsigned char *) src->scratch;
+	return XXL_OK;
+}
+
+/* Load the source's next record, or mark it done. */
+static xxl_status
+source_advance(xxl_merger *m, merge_source *src)
+{
+	const xxl_merge_env *s = &m->env;
+
+	if (src->remaining == 0)
+	{
+		src->done = true;
+		src->prefix = UINT64_MAX;
+		release_current(m, src);
+		prefetch(m);
+		return XXL_OK;
+	}
+	if (s->fixed)
+	{
+		if (src->cur_len - src->pos >= s->rec_size && src->cur_frame >= 0)
+		{
+			/* the common case: the record lies inside the current block */
+			src->key = (unsigned char *) m->frames[src->cur_frame].data + src->pos;
+			src->pos += s->rec_size;
+			src->remaining -= s->rec_size;
+		}
+		else if (source_read(m, src, s->rec_size, &src->key) != XXL_OK)
+			return s->err->code;
+		src->key_len = (uint32_t) s->key_size;
+		src->payload = src->key;
+		src->payload_len = (uint32_t) s->rec_size;
+	}
+	else
+	{
+		const unsigned char *p;
+		uint32_t	hdr[2];
+
+		if (source_read(m, src, VAR_HEADER, &p) != XXL_OK)
+			return s->err->code;
+		memcpy(hdr, p, VAR_HEADER);
+		if (source_read(m, src, (size_t) hdr[0] + hdr[1], &p) != XXL_OK)
+			return s->err->code;
+		src->key = p;
+		src->key_len = hdr[0];
+		src->payload = p + hdr[0];
+		src->payload_len = hdr[1];
+	}
+	src->prefix = xxl_key_prefix(src->key, src->key_len);
+	return XXL_OK;
+}
+
+/*
+ * Is source a's record before source b's?  Ties go to the earlier run.  A
+ * finished source has prefix UINT64_MAX, so the prefix comparison decides
+ * most cases before "done" needs a look.
+ */
+static inline bool
+source_less(const xxl_merger *m, int a, int b)
+{
+	const merge_source *x = &m->src[a];
+	const merge_source *y = &m->src[b];
+
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix;
+	if (x->done || y->done)
+		return y->done && (!x->done || a < b);
+	if (!m->prefix_decides)
+	{
+		uint32_t	common = x->key_len < y->key_len ? x->key_len : y->key_len;
+		int			c = memcmp(x->key, y->key, common);
+
+		if (c != 0)
+			return c < 0;
+		if (x->key_len != y->key_len)
+			return x->key_len < y->key_len;
+	}
+	return a < b;
+}
+
+static inline int
+tree_src(const xxl_merger *m, int node)
+{
+	return m->tree[node].rank % m->k;
+}
+
+static inline int
+tree_rank(const xxl_merger *m, int src)
+{
+	return src + (m->prefix_decides && m->src[src].done ? m->k : 0);
+}
+
+static int
+tree_build(xxl_merger *m, int node)
+{
+	int			l,
+				r;
+
+	if (node >= m->k)
+		return node - m->k;
+	l = tree_build(m, 2 * node);
+	r = tree_build(m, 2 * node + 1);
+	if (source_less(m, r, l))
+	{
+		m->tree[node].rank = tree_rank(m, l);
+		m->tree[node].prefix = m->src[l].prefix;
+		return r;
+	}
+	m->tree[node].rank = tree_rank(m, r);
+	m->tree[node].prefix = m->src[r].prefix;
+	return l;
+}
+
+/*
+ * Replay the winner's path after its source advanced.  When the prefix
+ * decides (fixed keys of at most 8 bytes), nodes compare as (prefix, rank)
+ * pairs, rank being the source index, plus k once a source is done; the
+ * loop is then branch-free, which matters because on random keys every
+ * comparison is a coin toss for the branch predictor.
+ */
+static inline void
+tree_replay(xxl_merger *m, int leaf)
+{
+	int			winner = leaf;
+	uint64_t	wkey = m->src[leaf].prefix;
+	struct tree_node *t = m->tree;
+
+	if (m->prefix_decides)
+	{
+		int			wrank = leaf + (m->src[leaf].done ? m->k : 0);
+
+		for (int node = (leaf + m->k) / 2; node >= 1; node /= 2)
+		{
+			uint64_t	nkey = t[node].prefix;
+			int			nrank = t[node].rank;
+			uint64_t	swap = (uint64_t) 0 - (uint64_t) ((nkey < wkey) | ((nkey == wkey) & (nrank < wrank)));
+			uint64_t	dkey = (nkey ^ wkey) & swap;
+			int			drank = (nrank ^ wrank) & (int) swap;
+
+			/* swap: the node keeps the old winner, the node's entry wins */
+			t[node].prefix = nkey ^ dkey;
+			t[node].rank = nrank ^ drank;
+			wkey ^= dkey;
+			wrank ^= drank;
+		}
+		t[0].prefix = wkey;
+		t[0].rank = wrank;
+		return;
+	}
+	for (int node = (leaf + m->k) / 2; node >= 1; node /= 2)
+	{
+		if (t[node].prefix < wkey ||
+			(t[node].prefix == wkey && source_less(m, tree_src(m, node), winner)))
+		{
+			struct tree_node loser = {wkey, winner};
+
+			winner = tree_src(m, node);
+			wkey = t[node].prefix;
+			t[node] = loser;
+		}
+	}
+	t[0].rank = winner;
+	t[0].prefix = wkey;
+}
+
+/* Bytes a merge needs per run beyond its share of prefetch frames. */
+static size_t
+per_source_bytes(const xxl_merge_env *env)
+{
+	return env->block_size + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
+		+ sizeof(merge_frame) + sizeof(struct tree_node);
+}
+
+int
+xxl_merge_max_fan_in(const xxl_merge_env *env, size_t reserve_bytes)
+{
+	size_t		avail = xxl_budget_available(env->budget);
+	size_t		reserve = reserve_bytes + env->block_size;	/* at least one prefetch frame */
+
+	if (avail <= reserve)
+		return 0;
+	return (int) ((avail - reserve) / per_source_bytes(env));
+}
+
+xxl_merger *
+xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_blocks,
+				  size_t reserve_bytes)
+{
+	const xxl_merge_env *s = env;
+	xxl_merger *m;
+	size_t		avail;
+	size_t		reserve;
+	int			nframes;
+
+	m = xxl_budget_alloc(s->budget, sizeof(*m), s->err);
+	if (m == NULL)
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->env = *env;
+	m->k = k;
+	m->release_blocks = release_blocks;
+	m->prefix_decides = s->fixed && s->key_size <= 8;
+	m->advance_pending = -1;
+	m->free_head = -1;
+
+	/* all memory not needed elsewhere becomes frames */
+	avail = xxl_budget_available(s->budget);
+	reserve = reserve_bytes
+		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
+						+ sizeof(struct tree_node));
+	nframes = avail > reserve ? (int) ((avail - reserve) / (s->block_size + sizeof(merge_frame))) : 0;
+	if (nframes < k + 1)
+		nframes = k + 1;		/* max_fan_in() made sure this fits */
+
+	m->src = xxl_budget_alloc(s->budget, (size_t) k * sizeof(merge_source), s->err);
+	m->tree = m->src ? xxl_budget_alloc(s->budget, (size_t) k * sizeof(struct tree_node), s->err) : NULL;
+	m->frames = m->tree ? xxl_budget_alloc(s->budget, (size_t) nframes * sizeof(merge_frame), s->err) : NULL;
+	if (m->frames == NULL)
+	{
+		xxl_merger_destroy(m);
+		return NULL;
+	}
+	m->frame_capacity = nframes;
+	memset(m->frames, 0, (size_t) nframes * sizeof(merge_frame));
+	for (int f = 0; f < nframes; f++)
+	{
+		m->frames[f].data = xxl_budget_alloc(s->budget, s->block_size, s->err);
+		if (m->frames[f].data == NULL)
+		{
+			if (f < k + 1)
+			{
+				xxl_merger_destroy(m);
+				return NULL;
+			}
+			xxl_error_clear(s->err);	/* fewer prefetch frames will do */
+			break;
+		}
+		m->nframes = f + 1;
+		push_free(m, f);
+	}
+
+	for (int r = 0; r < k; r++)
+	{
+		merge_source *src = &m->src[r];
+
+		memset(src, 0, sizeof(*src));
+		src->run = &runs[r];
+		src->cur_frame = -1;
+		src->pend_head = src->pend_tail = -1;
+		src->remaining = runs[r].nbytes;
+	}
+	/* every run's first block first, then prefetch in σ order */
+	for (int r = 0; r < k; r++)
+	{
+		merge_source *src = &m->src[r];
+
+		if (src->run->nblocks > 0)
+		{
+			int			f = pop_free(m);
+
+			post_block(m, f, r, src->next_unissued++);
+			m->frames[f].next = -1;
+			src->pend_head = src->pend_tail = f;
+		}
+	}
+	prefetch(m);
+	for (int r = 0; r < k; r++)
+	{
+		if (source_advance(m, &m->src[r]) != XXL_OK)
+		{
+			xxl_merger_destroy(m);
+			return NULL;
+		}
+	}
+	m->tree[0].rank = k == 1 ? 0 : tree_build(m, 1);
+	return m;
+}
+
+/* Next record of the merge: the winning source, or -1 at the end. */
+static int
+merge_step(xxl_merger *m, xxl_status *rc)
+{
+	int			w;
+
+	*rc = XXL_OK;
+	if (m->advance_pending >= 0)
+	{
+		*rc = source_advance(m, &m->src[m->advance_pending]);
+		if (*rc != XXL_OK)
+			return -1;
+		if (m->k > 1)
+			tree_replay(m, m->advance_pending);
+		m->advance_pending = -1;
+	}
+	w = tree_src(m, 0);
+	if (m->src[w].done)
+		return -1;
+	m->advance_pending = w;
+	return w;
+}
+
+void
+xxl_merger_destroy(xxl_merger *m)
+{
+	const xxl_merge_env *s;
+
+	if (m == NULL)
+		return;
+	stop_worker(m);
+	free_batches(m);
+	s = &m->env;
+	if (m->frames)
+	{
+		xxl_error	ignored = {0};
+
+		/* no buffer may be freed while its read is in flight */
+		for (int f = 0; f < m->nframes; f++)
+		{
+			xxl_io_wait(s->disks, &m->frames[f].req, &ignored);
+			xxl_budget_free(s->budget, m->frames[f].data, s->block_size);
+		}
+		xxl_budget_free(s->budget, m->frames, (size_t) m->frame_capacity * sizeof(merge_frame));
+	}
+	if (m->src)
+	{
+		for (int r = 0; r < m->k; r++)
+			xxl_budget_free(s->budget, m->src[r].scratch, m->src[r].scratch_size);
+		xxl_budget_free(s->budget, m->src, (size_t) m->k * sizeof(merge_source));
+	}
+	xxl_budget_free(s->budget, m->tree, (size_t) m->k * sizeof(struct tree_node));
+	xxl_budget_free(s->budget, m, sizeof(*m));
+}
+
+
+/* Asynchronous mode ----------------------------------------------------- */
+
+size_t
+xxl_merge_async_bytes(const xxl_merge_env *env)
+{
+	/* a small share of the budget, but room for the largest record */
+	size_t		batch = env->budget->limit / 64;
+
+	if (batch > MERGE_BATCH_MAX)
+		batch = MERGE_BATCH_MAX;
+	if (batch < MERGE_BATCH_MIN)
+		batch = MERGE_BATCH_MIN;
+	batch = XXL_ROUND_UP(batch, XXL_ALIGN);
+	if (batch < XXL_ROUND_UP(env->max_record + VAR_HEADER, XXL_ALIGN))
+		batch = XXL_ROUND_UP(env->max_record + VAR_HEADER, XXL_ALIGN);
+	return MERGE_BATCHES * batch;
+}
+
+/* Append the record to the batch; false if it does not fit. */
+static bool
+batch_append(xxl_merger *m, merge_batch *b, const xxl_merge_record *r)
+{
+	size_t		len = m->env.fixed ? m->env.rec_size
+		: VAR_HEADER + (size_t) r->key_len + r->payload_len;
+
+	if (b->used + len > m->batch_size)
+		return false;
+	if (m->env.fixed)
+		memcpy(b->data + b->used, r->key, len);
+	else
+	{
+		uint32_t	hdr[2] = {r->key_len, r->payload_len};
+
+		memcpy(b->data + b->used, hdr, VAR_HEADER);
+		memcpy(b->data + b->used + VAR_HEADER, r->key, r->key_len);
+		memcpy(b->data + b->used + VAR_HEADER + r->key_len, r->payload, r->payload_len);
+	}
+	b->used += len;
+	return true;
+}
+
+static int merge_next_sync(xxl_merger *m, xxl_merge_record *rec);
+
+static void *
+merge_worker(void *arg)
+{
+	xxl_merger *m = arg;
+	xxl_merge_record rec;
+	bool		holding = false;	/* rec did not fit the previous batch */
+
+	for (;;)
+	{
+		merge_batch *b = &m->batch[m->fill_index];
+		xxl_status	status = XXL_OK;
+		bool		last = false;
+
+		pthread_mutex_lock(&m->lock);
+		while (b->full && !m->stop)
+			pthread_cond_wait(&m->changed, &m->lock);
+		if (m->stop)
+		{
+			pthread_mutex_unlock(&m->lock);
+			break;
+		}
+		pthread_mutex_unlock(&m->lock);
+
+		b->used = 0;
+		for (;;)
+		{
+			int			rc;
+
+			if (!holding)
+			{
+				rc = merge_next_sync(m, &rec);
+				if (rc <= 0)
+				{
+					last = true;
+					status = rc < 0 ? m->worker_err.code : XXL_OK;
+					break;
+				}
+				holding = true;
+			}
+			if (!batch_append(m, b, &rec))
+				break;
+			holding = false;
+		}
+
+		pthread_mutex_lock(&m->lock);
+		b->full = true;
+		b->last = last;
+		b->status = status;
+		pthread_cond_broadcast(&m->changed);
+		pthread_mutex_unlock(&m->lock);
+		m->fill_index = (m->fill_index + 1) % MERGE_BATCHES;
+		if (last)
+			break;
+	}
+	return NULL;
+}
+
+xxl_status
+xxl_merger_start_async(xxl_merger *m)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	m->batch_size = xxl_merge_async_bytes(&m->env) / MERGE_BATCHES;
+	for (int i = 0; i < MERGE_BATCHES; i++)
+	{
+		m->batch[i].data = xxl_budget_alloc(m->env.budget, m->batch_size, m->env.err);
+		if (m->batch[i].data == NULL)
+			return m->env.err->code;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->changed, NULL);
+	m->async = true;
+	/* from now on the worker reports into its own record */
+	m->caller_err = m->env.err;
+	xxl_error_clear(&m->worker_err);
+	m->env.err = &m->worker_err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&m->worker, NULL, merge_worker, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+	{
+		m->env.err = m->caller_err;
+		m->async = false;
+		return xxl_error_set(m->env.err, XXL_ENOMEM, rc, "could not start the merge thread");
+	}
+	m->worker_started = true;
+	return XXL_OK;
+}
+
+static void
+stop_worker(xxl_merger *m)
+{
+	if (!m->worker_started)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_broadcast(&m->changed);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->worker, NULL);
+	m->worker_started = false;
+	m->env.err = m->caller_err;
+}
+
+static void
+free_batches(xxl_merger *m)
+{
+	for (int i = 0; i < MERGE_BATCHES; i++)
+		xxl_budget_free(m->env.budget, m->batch[i].data, m->batch_size);
+	if (m->async)
+	{
+		pthread_mutex_destroy(&m->lock);
+		pthread_cond_destroy(&m->changed);
+	}
+}
+
+static int
+merge_next_async(xxl_merger *m, xxl_merge_record *rec)
+{
+	merge_batch *b = &m->batch[m->read_index];
+
+	if (m->reading && m->read_pos == b->used)
+	{
+		bool		last = b->last;
+
+		/* hand the consumed batch back to the worker */
+		pthread_mutex_lock(&m->lock);
+		b->full = false;
+		pthread_cond_broadcast(&m->changed);
+		pthread_mutex_unlock(&m->lock);
+		m->reading = false;
+		if (last)
+			return 0;
+		m->read_index = (m->read_index + 1) % MERGE_BATCHES;
+		b = &m->batch[m->read_index];
+	}
+	if (!m->reading)
+	{
+		pthread_mutex_lock(&m->lock);
+		while (!b->full)
+			pthread_cond_wait(&m->changed, &m->lock);
+		pthread_mutex_unlock(&m->lock);
+		if (b->status != XXL_OK)
+		{
+			xxl_error_set(m->caller_err, m->worker_err.code, m->worker_err.sys_errno, "%s",
+						  m->worker_err.message);
+			return -1;
+		}
+		m->reading = true;
+		m->read_pos = 0;
+		if (b->used == 0)
+			return merge_next_async(m, rec);	/* an empty last batch */
+	}
+	if (m->env.fixed)
+	{
+		rec->key = (unsigned char *) b->data + m->read_pos;
+		rec->key_len = (uint32_t) m->env.key_size;
+		rec->payload = rec->key;
+		rec->payload_len = (uint32_t) m->env.rec_size;
+		m->read_pos += m->env.rec_size;
+	}
+	else
+	{
+		uint32_t	hdr[2];
+
+		memcpy(hdr, b->data + m->read_pos, VAR_HEADER);
+		rec->key = (unsigned char *) b->data + m->read_pos + VAR_HEADER;
+		rec->key_len = hdr[0];
+		rec->payload = rec->key + hdr[0];
+		rec->payload_len = hdr[1];
+		m->read_pos += VAR_HEADER + (size_t) hdr[0] + hdr[1];
+	}
+	return 1;
+}
+
+static int
+merge_next_sync(xxl_merger *m, xxl_merge_record *rec)
+{
+	xxl_status	rc;
+	int			i = merge_step(m, &rc);
+	const merge_source *src;
+
+	if (i < 0)
+		return rc == XXL_OK ? 0 : -1;
+	src = &m->src[i];
+	rec->key = src->key;
+	rec->key_len = src->key_len;
+	rec->payload = src->payload;
+	rec->payload_len = src->payload_len;
+	rec->prefix = src->prefix;
+	return 1;
+}
+
+int
+xxl_merger_next(xxl_merger *m, xxl_merge_record *rec)
+{
+	return m->async ? merge_next_async(m, rec) : merge_next_sync(m, rec);
+}
