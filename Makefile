@@ -1,0 +1,122 @@
+# Makefile — builds pgxxl: the PostgreSQL extension through PGXS, the engine's
+# standalone unit tests (no PostgreSQL needed), and the entry points a person
+# uses: `make demo`, `make test`, `make bench-core`.
+#
+# Source and test lists are discovered with $(wildcard) so that adding a file
+# under src/core, src/pg, sql/ or test/ never needs an edit here.
+
+EXTENSION = pgxxl
+MODULE_big = pgxxl
+PGFILEDESC = "pgxxl - external-memory algorithms for PostgreSQL"
+
+CORE_SRCS := $(sort $(wildcard src/core/*.c))
+PG_SRCS := $(sort $(wildcard src/pg/*.c))
+OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
+
+# sql/ holds both the extension scripts and the pg_regress tests: only
+# sql/pgxxl--*.sql are installed, every other sql/*.sql is a test.
+DATA = $(sort $(wildcard sql/pgxxl--*.sql))
+REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard sql/*.sql)))))
+
+PG_CPPFLAGS = -I$(srcdir)/src/core
+PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread
+SHLIB_LINK += -fopenmp -pthread
+
+# Debian's PostgreSQL 15 lives here; /usr/bin/pg_config may describe libpq only.
+PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) \
+	$(shell command -v pg_config 2>/dev/null))
+PGXS := $(if $(PG_CONFIG),$(shell $(PG_CONFIG) --pgxs 2>/dev/null))
+
+# Benchmarks are someone else's makefile; these are its defaults.
+N ?= 50000000
+MEM ?= 64
+
+.PHONY: test demo deps deps-bench core-tests bench-core bench
+
+ifneq ($(and $(PGXS),$(wildcard $(PGXS))),)
+
+# JIT bitcode for the engine is of no use (it never runs inside an expression)
+# and would only add a dependency on clang.
+override with_llvm = no
+
+include $(PGXS)
+
+# PGXS warns about C99-style declarations; the engine is written in C11.
+$(CORE_SRCS:.c=.o): CFLAGS += -Wno-declaration-after-statement
+
+else
+
+# Bare machine: no PostgreSQL server headers yet.  Install them, then start over.
+all:
+	@echo "pgxxl: PostgreSQL 15 server development files are missing;" \
+		"run 'make deps' (or 'make test' / 'make demo', which do it)" >&2
+	@exit 1
+
+# (Once only: if the headers are still missing after deps.sh, stop.)
+install installcheck:
+ifdef PGXXL_AFTER_DEPS
+	@echo "pgxxl: PGXS not found even after scripts/deps.sh (PG_CONFIG=$(PG_CONFIG))" >&2
+	@exit 1
+else
+	bash scripts/deps.sh
+	$(MAKE) $@ PGXXL_AFTER_DEPS=1
+endif
+
+clean:
+	rm -rf $(BUILD) tmp_check results regression.diffs regression.out log \
+		src/*/*.o src/*/*.bc pgxxl.so
+
+endif
+
+# --- entry points ----------------------------------------------------------
+
+test:
+	@bash scripts/test.sh
+
+demo:
+	@bash scripts/demo.sh
+
+deps:
+	bash scripts/deps.sh
+
+deps-bench:
+	bash scripts/deps.sh --bench
+
+# --- engine unit tests (plain C, no PostgreSQL) ----------------------------
+
+BUILD = build
+CORE_CC ?= gcc
+CORE_CFLAGS = -std=gnu11 -O2 -g -fopenmp -pthread -Wall -Wextra -Wno-unused-parameter \
+	-Wno-sign-compare -Isrc/core -Itest/core
+CORE_LDLIBS = -fopenmp -pthread -lm
+CORE_TEST_SRCS := $(sort $(wildcard test/core/test_*.c))
+CORE_TEST_BINS := $(patsubst test/core/%.c,$(BUILD)/%,$(CORE_TEST_SRCS))
+CORE_STANDALONE_OBJS := $(patsubst src/core/%.c,$(BUILD)/core/%.o,$(CORE_SRCS))
+
+$(BUILD)/core/%.o: src/core/%.c $(wildcard src/core/*.h) | $(BUILD)/core
+	$(CORE_CC) $(CORE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/test_%: test/core/test_%.c $(CORE_STANDALONE_OBJS) $(wildcard src/core/*.h test/core/*.h) | $(BUILD)
+	$(CORE_CC) $(CORE_CFLAGS) -o $@ $< $(CORE_STANDALONE_OBJS) $(CORE_LDLIBS)
+
+$(BUILD) $(BUILD)/core:
+	mkdir -p $@
+
+core-tests-build: $(CORE_TEST_BINS)
+
+core-tests: core-tests-build
+	@bash scripts/core-tests.sh $(CORE_TEST_BINS)
+
+.PHONY: core-tests-build
+
+# --- benchmarks (bench/bench.mk) -------------------------------------------
+
+bench-core:
+	bash scripts/deps.sh --bench
+	$(MAKE) -f bench/bench.mk bench-core N=$(N) MEM=$(MEM)
+
+bench:
+	bash scripts/deps.sh --bench
+	$(MAKE) -f bench/bench.mk bench N=$(N) MEM=$(MEM)
+
+EXTRA_CLEAN = $(BUILD) tmp_check

@@ -1,0 +1,119 @@
+# lib.sh — shared by test.sh and demo.sh: finding PostgreSQL 15, running
+# things as the postgres OS user (the server refuses root), and a throwaway
+# cluster that lives in a directory of its own and listens only on a unix
+# socket, so it never collides with another server on the machine.
+# Source it; it does not run anything by itself.
+
+PGBIN=/usr/lib/postgresql/15/bin
+PG_CONFIG=$PGBIN/pg_config
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+
+# Re-run the calling script as root: installing into PostgreSQL's directories
+# and switching to the postgres user both need it.
+require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		if command -v sudo >/dev/null; then
+			exec sudo -E bash "$0" "$@"
+		fi
+		echo "$(basename "$0"): must run as root (or with sudo available)" >&2
+		exit 1
+	fi
+}
+
+as_pg() {
+	runuser -u postgres -- "$@"
+}
+
+# The postgres user must reach the repository (TAP tests and server-side
+# reads of test files); a clone under /root, say, is not reachable by default.
+# Open only the search bit on the ancestors that lack it.
+make_repo_reachable() {
+	local d="" part
+	if as_pg test -r "$REPO/Makefile" -a -x "$REPO/test"; then
+		return 0
+	fi
+	# from the root down: access to a directory is only known once its
+	# parent is passable
+	IFS=/ read -ra parts <<<"${REPO#/}"
+	for part in "${parts[@]}"; do
+		d=$d/$part
+		if ! as_pg test -x "$d"; then
+			echo "note: chmod o+x $d (so the postgres user can reach the repository)"
+			chmod o+x "$d"
+		fi
+	done
+	if ! as_pg test -r "$REPO/Makefile"; then
+		echo "note: chmod -R o+rX $REPO"
+		chmod -R o+rX "$REPO"
+	fi
+}
+
+# make_workdir NAME: a fresh tmp_check/NAME under the repository, owned by
+# the postgres user (a test run and a demo each have their own).
+make_workdir() {
+	WORK=$REPO/tmp_check/$1
+	rm -rf "$WORK"
+	mkdir -p "$WORK"
+	chmod 755 "$REPO/tmp_check"
+	chown postgres: "$WORK"
+}
+
+# start_cluster NAME: initdb + start in $WORK/NAME, socket in a short private
+# directory (unix socket paths are limited to about 100 bytes, and the
+# repository path may be long).  Sets PGHOST, PGPORT, PGUSER for clients.
+start_cluster() {
+	local name=$1
+	CLUSTER_DIR=$WORK/$name
+	SOCKDIR=$(mktemp -d /tmp/pgxxl-sock.XXXXXX)
+	chown postgres: "$SOCKDIR"
+	chmod 700 "$SOCKDIR"
+	export PGHOST=$SOCKDIR PGUSER=postgres
+	export PGPORT=$((50000 + RANDOM % 10000))
+	as_pg "$PGBIN/initdb" -D "$CLUSTER_DIR/data" -A trust -E UTF8 --no-locale --no-sync \
+		>"$WORK/$name-initdb.log" 2>&1 || {
+		cat "$WORK/$name-initdb.log"
+		return 1
+	}
+	cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
+
+# pgxxl throwaway cluster
+listen_addresses = ''
+unix_socket_directories = '$SOCKDIR'
+port = $PGPORT
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 20
+shared_buffers = 128MB
+CONF
+	# Settings other tests need go into test/pg_regress.conf.
+	if [ -f "$REPO/test/pg_regress.conf" ]; then
+		cat "$REPO/test/pg_regress.conf" >>"$CLUSTER_DIR/data/postgresql.conf"
+	fi
+	if ! as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/$name.log" -w -t 60 start >/dev/null; then
+		echo "could not start the $name cluster; server log:" >&2
+		cat "$WORK/$name.log" >&2 || true
+		return 1
+	fi
+	CLUSTER_STARTED=$CLUSTER_DIR
+}
+
+stop_cluster() {
+	if [ -n "${CLUSTER_STARTED:-}" ]; then
+		as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_STARTED/data" -m fast -w stop >/dev/null 2>&1 ||
+			as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_STARTED/data" -m immediate -w stop >/dev/null 2>&1 || true
+		CLUSTER_STARTED=
+	fi
+	if [ -n "${SOCKDIR:-}" ]; then
+		rm -rf "$SOCKDIR"
+		SOCKDIR=
+	fi
+}
+
+# Build and install the extension (deps first: a bare machine has no PGXS).
+build_and_install() {
+	bash "$REPO/scripts/deps.sh"
+	make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" all
+	make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+}

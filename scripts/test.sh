@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test.sh — what `make test` runs: install what is missing, build and install
+# the extension, then run every test suite against throwaway servers and close
+# with one "N passed, N failed" line adding up all of them:
+#   - engine unit tests (test/core/test_*.c; each test case counts)
+#   - pg_regress tests (sql/*.sql against expected/*.out; each file counts)
+#   - TAP tests (test/t/*.pl; each assertion counts, a file that dies counts
+#     as one failure)
+# Exits non-zero if anything failed.
+set -uo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_root "$@"
+cd "$REPO"
+
+PASSED=0
+FAILED=0
+add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); }
+
+finish() {
+	trap - EXIT
+	stop_cluster
+	echo
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ] && exit 0
+	exit 1
+}
+trap 'add 0 1; finish' EXIT
+
+# --- build ---------------------------------------------------------------
+echo "=== build and install"
+if ! build_and_install; then
+	echo "build or install failed"
+	add 0 1
+	finish
+fi
+
+# --- engine unit tests ---------------------------------------------------
+echo "=== engine unit tests"
+log=$(mktemp)
+make -s core-tests 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
+rm -f "$log"
+if [ -n "$line" ]; then
+	p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
+	add "$p" "$f"
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && add 0 1
+else
+	echo "engine unit tests did not build or run"
+	add 0 1
+fi
+
+# --- pg_regress ----------------------------------------------------------
+make_repo_reachable
+make_workdir test
+echo "=== pg_regress"
+if start_cluster server; then
+	log=$WORK/installcheck.log
+	make -s PG_CONFIG="$PG_CONFIG" installcheck \
+		EXTRA_REGRESS_OPTS="--outputdir=$WORK/regress --host=$PGHOST --port=$PGPORT --user=postgres" \
+		2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -cE ' \.\.\. ok' "$log" || true)
+	f=$(grep -cE ' \.\.\. (FAILED|failed)' "$log" || true)
+	add "$p" "$f"
+	if [ "$rc" -ne 0 ]; then
+		[ "$f" -eq 0 ] && add 0 1
+		if [ -s "$WORK/regress/regression.diffs" ]; then
+			echo "--- $WORK/regress/regression.diffs"
+			cat "$WORK/regress/regression.diffs"
+		fi
+		echo "--- server log (last 50 lines)"
+		tail -n 50 "$WORK/server.log" || true
+	fi
+else
+	add 0 1
+fi
+stop_cluster
+unset PGHOST PGPORT PGUSER
+
+# --- TAP -----------------------------------------------------------------
+echo "=== TAP tests"
+PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
+PGXS_DIR=$(cd "$PGXS_DIR" && pwd -P)
+# initdb takes its locale from LANG: make it one every Debian has
+TAP_LANG=C
+[ -d /usr/lib/locale/C.utf8 ] && TAP_LANG=C.UTF-8
+shopt -s nullglob
+taps=("$REPO"/test/t/*.pl)
+if [ ${#taps[@]} -eq 0 ]; then
+	echo "no TAP tests"
+fi
+for t in "${taps[@]}"; do
+	name=$(basename "$t" .pl)
+	dir=$WORK/tap/$name
+	as_pg mkdir -p "$dir"
+	log=$WORK/tap-$name.out
+	(cd "$dir" && as_pg env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+		LANG="$TAP_LANG" TESTDIR="$dir" PATH="$PGBIN:$PATH" PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
+		PGXXL_REPO="$REPO" \
+		prove -I "$PGXS_DIR/test/perl" -I "$REPO/test/perl" "$t") 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	tests=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n 1)
+	tests=${tests:-0}
+	bad=$(sed -nE 's/.*Failed ([0-9]+)\/([0-9]+) subtests.*/\1/p' "$log" | tail -n 1)
+	if [ "$rc" -eq 0 ]; then
+		add "$tests" 0
+	elif [ -n "$bad" ]; then
+		add $((tests - bad)) "$bad"
+	else
+		add "$tests" 1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		for f in "$dir"/tmp_check/log/regress_log_*; do
+			echo "--- $f (last 80 lines)"
+			tail -n 80 "$f"
+		done
+	fi
+done
+
+if [ "$FAILED" -eq 0 ]; then
+	rm -rf "$WORK"/server "$WORK"/tap/*/tmp_check/t_*_data
+fi
+finish

@@ -1,0 +1,60 @@
+/*
+ * pgxxl.c — the module's entry point: the magic block PostgreSQL checks when
+ * it loads the library, _PG_init (run once per backend on first use), and
+ * xxl.version(), which tells which build is installed and what the machine
+ * gives it (OpenMP threads, O_DIRECT).
+ *
+ * PG_MODULE_MAGIC must appear in exactly one file of the library: here.
+ */
+#include "postgres.h"
+
+#include <omp.h>
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "xxl_io.h"
+
+PG_MODULE_MAGIC;
+
+#define PGXXL_VERSION "0.1.0"
+
+/* STXXL's default; the block size the engine uses unless told otherwise. */
+#ifndef XXL_DEFAULT_BLOCK_SIZE
+#define XXL_DEFAULT_BLOCK_SIZE ((size_t) 2 * 1024 * 1024)
+#endif
+
+void		_PG_init(void);
+
+PG_FUNCTION_INFO_V1(pgxxl_version);
+
+void
+_PG_init(void)
+{
+	/* nothing yet: settings (GUCs) are defined here once they exist */
+}
+
+/* "2MiB", "512KiB", or bytes when the size is not a round unit. */
+static void
+format_size(char *buf, size_t len, size_t bytes)
+{
+	if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0)
+		snprintf(buf, len, "%zuMiB", bytes / (1024 * 1024));
+	else if (bytes >= 1024 && bytes % 1024 == 0)
+		snprintf(buf, len, "%zuKiB", bytes / 1024);
+	else
+		snprintf(buf, len, "%zuB", bytes);
+}
+
+Datum
+pgxxl_version(PG_FUNCTION_ARGS)
+{
+	char		block[32];
+
+	format_size(block, sizeof(block), XXL_DEFAULT_BLOCK_SIZE);
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf("pgxxl %s (openmp threads=%d, o_direct=%s, block_size=%s)",
+											  PGXXL_VERSION,
+											  omp_get_max_threads(),
+											  xxl_io_direct_supported() ? "yes" : "no",
+											  block)));
+}
