@@ -78,6 +78,7 @@ xxl_budget_available(const xxl_budget *budget)
  * Large allocations are page-aligned (O_DIRECT buffers) and charged in whole
  * pages; small ones (run metadata, structs) come from malloc and are charged
  * to the next 16 bytes, so that many small runs do not eat the budget.
+ * Sizes that round to a whole page are always mapped (see map_pages).
  */
 #define XXL_HUGE_PAGE (2 * 1024 * 1024)
 
@@ -85,6 +86,34 @@ static size_t
 charged_size(size_t size)
 {
 	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
+}
+
+/*
+ * Large buffers are mapped directly rather than taken from malloc: freeing
+ * them returns the memory to the system at once, so the process's resident
+ * memory follows the budget (glibc would keep them on its heap once its mmap
+ * threshold has adapted).  Buffers of 2 MiB and more are 2 MiB aligned and
+ * marked for huge pages: the radix scatter over a load is TLB-bound
+ * otherwise.
+ */
+static void *
+map_pages(size_t size)
+{
+	size_t		align = size >= XXL_HUGE_PAGE ? XXL_HUGE_PAGE : XXL_ALIGN;
+	size_t		span = size + (align > XXL_ALIGN ? align : 0);
+	char	   *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char	   *aligned;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	aligned = (char *) XXL_ROUND_UP((uintptr_t) p, align);
+	if (aligned > p)
+		munmap(p, (size_t) (aligned - p));
+	if (p + span > aligned + size)
+		munmap(aligned + size, (size_t) (p + span - (aligned + size)));
+	if (align == XXL_HUGE_PAGE)
+		madvise(aligned, size, MADV_HUGEPAGE);
+	return aligned;
 }
 
 void *
@@ -103,15 +132,8 @@ xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err)
 	}
 	if (charge < XXL_ALIGN)
 		rc = (ptr = malloc(charge)) ? 0 : ENOMEM;
-	else if (charge >= XXL_HUGE_PAGE)
-	{
-		/* sort loads are scattered over: huge pages save TLB misses */
-		rc = posix_memalign(&ptr, XXL_HUGE_PAGE, charge);
-		if (rc == 0)
-			madvise(ptr, charge, MADV_HUGEPAGE);
-	}
 	else
-		rc = posix_memalign(&ptr, XXL_ALIGN, charge);
+		rc = (ptr = map_pages(charge)) ? 0 : ENOMEM;
 	if (rc != 0)
 	{
 		xxl_error_set(err, XXL_ENOMEM, rc, "could not allocate %zu bytes", charge);
@@ -126,10 +148,15 @@ xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err)
 void
 xxl_budget_free(xxl_budget *budget, void *ptr, size_t size)
 {
+	size_t		charge = charged_size(size);
+
 	if (ptr == NULL)
 		return;
-	free(ptr);
-	budget->used -= charged_size(size);
+	if (charge < XXL_ALIGN)
+		free(ptr);
+	else
+		munmap(ptr, charge);
+	budget->used -= charge;
 }
 
 void *

@@ -10,7 +10,9 @@
  * refuses (at open, or with EINVAL at the first transfer), the file falls
  * back to buffered I/O.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "xxl_io.h"
 
 #include <errno.h>

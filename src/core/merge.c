@@ -237,13 +237,14 @@ source_read(xxl_merger *m, merge_source *src, size_t len, const unsigned char **
 	}
 	if (len > src->scratch_size)
 	{
+		/* the old contents are not needed: free first, so the budget never holds both */
 		size_t		size = XXL_ROUND_UP(len, 64);
-		char	   *grown = xxl_budget_realloc(m->env.budget, src->scratch, src->scratch_size,
-											   size, m->env.err);
 
-		if (grown == NULL)
+		xxl_budget_free(m->env.budget, src->scratch, src->scratch_size);
+		src->scratch_size = 0;
+		src->scratch = xxl_budget_alloc(m->env.budget, size, m->env.err);
+		if (src->scratch == NULL)
 			return m->env.err->code;
-		src->scratch = grown;
 		src->scratch_size = size;
 	}
 	while (copied < len)

@@ -25,6 +25,8 @@
 #define WRITE_BUFFERS 2
 /* structs, trees and run lists: they grow with N/B, so scale with the budget */
 #define SLACK_BYTES (64 * 1024)
+#define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
+#define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
 #define SLACK_FOR(memory) ((memory) / 32 > SLACK_BYTES ? (memory) / 32 : SLACK_BYTES)
 
 typedef enum sorter_phase
@@ -478,18 +480,22 @@ merge_env(xxl_sorter *s)
 	return env;
 }
 
-/* The final merge runs on its own thread when there is a second core for it. */
+/*
+ * The final merge runs on its own thread when there is a second core for it
+ * and the budget is large enough that its batch ring costs little fan-in.
+ */
 static bool
 use_async_merge(const xxl_sorter *s)
 {
-	return s->cfg.async_merge > 0 || (s->cfg.async_merge == 0 && s->threads > 1);
+	return s->cfg.async_merge > 0 ||
+		(s->cfg.async_merge == 0 && s->threads > 1 && s->cfg.memory >= ASYNC_MERGE_MIN_MEMORY);
 }
 
 /* What an intermediate merge sets aside besides its frames: the writer. */
 static size_t
 writer_reserve(const xxl_sorter *s)
 {
-	return SLACK_BYTES + WRITE_BUFFERS * s->block_size;
+	return MERGE_SLACK + WRITE_BUFFERS * s->block_size;
 }
 
 /* ... and the final merge: the batch ring when it runs asynchronously. */
@@ -498,7 +504,7 @@ final_reserve(xxl_sorter *s)
 {
 	xxl_merge_env env = merge_env(s);
 
-	return SLACK_BYTES + (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
+	return MERGE_SLACK + (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
 }
 
 /* Merge group[0..k) into one new run written to *out. */
