@@ -30,8 +30,8 @@ typedef struct xxl_sort_config
 	size_t		record_size;	/* fixed-size records; 0 = variable length */
 	size_t		key_size;		/* fixed: key bytes at the record's start */
 	int			threads;		/* OpenMP threads for run formation; 0 = default */
-	int			async_merge;	/* final merge on a worker thread: 0 = when threads > 1,
-								 * 1 = always, -1 = never */
+	bool		async_merge;	/* run the final merge on a worker thread (pays off when
+								 * the consumer is heavy; needs >= 4 MiB) */
 	xxl_disk_config disk;		/* where runs spill */
 	xxl_cancel_fn cancel;		/* may be NULL */
 	void	   *cancel_arg;
