@@ -319,12 +319,13 @@ write_fixed_run(xxl_sorter *s, xxl_run *run)
 		req->bid = bid;
 		req->buf = (void *) (data + start);
 		req->len = XXL_ROUND_UP(len, XXL_ALIGN);
+		/* the sorted half has room to the page: pad with zeros, not stale bytes */
+		memset((char *) data + start + len, 0, req->len - len);
 		req->is_write = true;
 		xxl_io_post(s->disks, req);
 		s->nrun_writes++;
 	}
 	run->nbytes = bytes;
-	run->nrecords = s->nloaded;
 	s->stats.runs++;
 	s->nloaded = 0;
 	return XXL_OK;
@@ -563,7 +564,6 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	if (rc != XXL_OK && s->err.code == XXL_OK)
 		xxl_error_set(&s->err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
 					  xxl_bwriter_error(w)->message);
-	out->nrecords = n;
 	xxl_bwriter_destroy(w);
 	xxl_merger_destroy(m);
 	return rc;

@@ -156,6 +156,7 @@ void
 xxl_bwriter_begin_record(xxl_bwriter *w, uint64_t key_prefix)
 {
 	w->record_prefix = key_prefix;
+	w->run->nrecords++;
 }
 
 static xxl_status
@@ -166,6 +167,8 @@ post_current(xxl_bwriter *w)
 	b->req.bid = w->run->bids[w->run->nblocks - 1];
 	b->req.buf = b->data;
 	b->req.len = XXL_ROUND_UP(w->fill, XXL_ALIGN);
+	/* a partial last block is padded to the page: no stale bytes on disk */
+	memset(b->data + w->fill, 0, b->req.len - w->fill);
 	b->req.is_write = true;
 	xxl_io_post(w->disks, &b->req);
 	w->cur = (w->cur + 1) % w->nbuf;

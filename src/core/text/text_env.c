@@ -1,0 +1,542 @@
+/*
+ * text_env.c — the environment of a text operator: how its budget is split
+ * (own stream buffers, an allowance for in-memory spools, a pool for sorters
+ * and in-memory phases), which block size it uses, sorters charged to the
+ * budget, byte spools and their readers.
+ *
+ * Each sorter owns its memory share for its whole life (the core sorter
+ * allocates its load region at creation), so the operator reserves the share
+ * in its own budget while the sorter lives: the budget's high-water mark is
+ * then an upper bound of what the operator really used.
+ */
+#include "text_internal.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_BLOCK (2 * 1024 * 1024)
+#define OWN_SLACK (64 * 1024)
+/* sorters alive at once (stage 4 of DC3: two rank sorters and S0, S1, S2) */
+#define MIN_SHARE_DIVISOR 6
+
+/* Buffers for own streams: one writer and one reader, two blocks each. */
+static size_t
+own_reserve(size_t block)
+{
+	return 4 * block + OWN_SLACK;
+}
+
+static size_t
+pool_for(size_t memory, size_t block)
+{
+	size_t		fixed = own_reserve(block) + memory / 16;
+
+	return memory > fixed ? memory - fixed : 0;
+}
+
+size_t
+text_env_min_memory(void)
+{
+	size_t		need = xxl_sort_min_memory(XXL_ALIGN) * MIN_SHARE_DIVISOR + own_reserve(XXL_ALIGN);
+
+	/* invert pool_for: the spool allowance is memory / 16 */
+	return XXL_ROUND_UP(need * 16 / 15 + 1, XXL_ALIGN);
+}
+
+size_t
+xxl_sa_min_memory(void)
+{
+	return text_env_min_memory();
+}
+
+xxl_status
+text_env_init(text_env *env, const xxl_sa_config *cfg)
+{
+	size_t		block = cfg->disk.block_size ? cfg->disk.block_size : DEFAULT_BLOCK;
+	size_t		memory = cfg->memory;
+
+	memset(env, 0, sizeof(*env));
+	if (block < XXL_ALIGN || block % XXL_ALIGN != 0)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "block size %zu is not a positive multiple of %d", block, XXL_ALIGN);
+	if (memory < text_env_min_memory())
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "memory budget of %zu bytes is below the minimum of %zu for text operators",
+							 memory, text_env_min_memory());
+
+	/*
+	 * The smallest sorter share must merge with a useful fan-in: shrink the
+	 * block until it holds about 16 blocks.
+	 */
+	while (block > XXL_ALIGN &&
+		   pool_for(memory, block) / MIN_SHARE_DIVISOR < 16 * block + OWN_SLACK)
+	{
+		block /= 2;
+		block -= block % XXL_ALIGN;
+		if (block < XXL_ALIGN)
+			block = XXL_ALIGN;
+	}
+	if (pool_for(memory, block) / MIN_SHARE_DIVISOR < xxl_sort_min_memory(block))
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "memory budget of %zu bytes is too small for text operators", memory);
+	xxl_budget_init(&env->budget, memory);
+	env->disk = cfg->disk;
+	env->disk.block_size = block;
+	env->threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
+	env->cancel = cfg->cancel;
+	env->cancel_arg = cfg->cancel_arg;
+	env->pool = pool_for(memory, block);
+	env->spool_allowance = memory / 16;
+	return XXL_OK;
+}
+
+void
+text_env_close(text_env *env)
+{
+	xxl_disks_close(env->disks);
+	env->disks = NULL;
+}
+
+bool
+text_env_canceled(text_env *env)
+{
+	if (env->cancel && env->cancel(env->cancel_arg))
+	{
+		xxl_error_set(&env->err, XXL_ECANCELED, 0, "canceled");
+		return true;
+	}
+	return false;
+}
+
+xxl_status
+text_env_open_disks(text_env *env)
+{
+	if (env->disks == NULL)
+	{
+		env->disks = xxl_disks_open(&env->disk, &env->err);
+		if (env->disks == NULL)
+			return env->err.code;
+	}
+	return XXL_OK;
+}
+
+void
+text_env_io(const text_env *env, uint64_t *read, uint64_t *written)
+{
+	*read = env->sort_read;
+	*written = env->sort_written;
+	if (env->disks)
+	{
+		xxl_io_stats io;
+
+		xxl_disks_stats(env->disks, &io);
+		for (int i = 0; i < io.ndisks; i++)
+		{
+			*read += io.disk[i].bytes_read;
+			*written += io.disk[i].bytes_written;
+		}
+	}
+}
+
+/* Sorters ---------------------------------------------------------------- */
+
+xxl_status
+tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size)
+{
+	xxl_sort_config c;
+	xxl_budget *b = &env->budget;
+
+	memset(ts, 0, sizeof(*ts));
+	memory -= memory % XXL_ALIGN;
+	if (memory > xxl_budget_available(b))
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes exhausted (%zu in use, %zu more for a sorter)",
+							 b->limit, b->used, memory);
+	memset(&c, 0, sizeof(c));
+	c.memory = memory;
+	c.record_size = rec_size;
+	c.key_size = key_size;
+	c.threads = env->threads;
+	c.disk = env->disk;
+	c.cancel = env->cancel;
+	c.cancel_arg = env->cancel_arg;
+	ts->s = xxl_sorter_create(&c, &env->err);
+	if (ts->s == NULL)
+		return env->err.code;
+	ts->memory = memory;
+	ts->rec_size = rec_size;
+	b->used += memory;
+	if (b->used > b->peak)
+		b->peak = b->used;
+	return XXL_OK;
+}
+
+xxl_status
+tsort_sort(text_env *env, text_sorter *ts)
+{
+	if (xxl_sorter_sort(ts->s) != XXL_OK)
+	{
+		const xxl_error *e = xxl_sorter_error(ts->s);
+
+		return xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+	}
+	return XXL_OK;
+}
+
+int
+tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec)
+{
+	const void *r;
+	int			got = xxl_sorter_next(ts->s, &r);
+
+	if (got > 0)
+	{
+		*rec = r;
+		return 1;
+	}
+	if (got < 0)
+	{
+		const xxl_error *e = xxl_sorter_error(ts->s);
+
+		xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+		return -1;
+	}
+	return 0;
+}
+
+void
+tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc)
+{
+	xxl_sort_stats st;
+	uint64_t	io = 0;
+
+	if (ts->s == NULL)
+		return;
+	xxl_sorter_stats(ts->s, &st);
+	for (int i = 0; i < st.io.ndisks; i++)
+	{
+		env->sort_read += st.io.disk[i].bytes_read;
+		env->sort_written += st.io.disk[i].bytes_written;
+		io += st.io.disk[i].bytes_read + st.io.disk[i].bytes_written;
+	}
+	env->sorted_bytes += ts->pushed * ts->rec_size;
+	env->runs += st.runs;
+	if (st.merge_passes > env->max_passes)
+		env->max_passes = st.merge_passes;
+	if (io_acc)
+		*io_acc += io;
+	if (sorted_acc)
+		*sorted_acc += ts->pushed * ts->rec_size;
+	xxl_sorter_destroy(ts->s);
+	env->budget.used -= ts->memory;
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* Spools ----------------------------------------------------------------- */
+
+void
+spool_init(spool *sp, text_env *env, size_t mem_limit)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->env = env;
+	sp->mem_limit = mem_limit;
+	sp->chunk_size = SPOOL_CHUNK;
+	xxl_run_init(&sp->run);
+}
+
+static void
+spool_free_chunks(spool *sp)
+{
+	text_env   *env = sp->env;
+
+	for (size_t i = 0; i < sp->nchunks; i++)
+		xxl_budget_free(&env->budget, sp->chunks[i], sp->chunk_size);
+	xxl_budget_free(&env->budget, sp->chunks, sp->chunks_cap * sizeof(unsigned char *));
+	env->spool_mem -= sp->mem_used;
+	sp->mem_used = 0;
+	sp->chunks = NULL;
+	sp->nchunks = 0;
+	sp->chunks_cap = 0;
+}
+
+static xxl_status
+spool_open_writer(spool *sp)
+{
+	text_env   *env = sp->env;
+
+	if (text_env_open_disks(env) != XXL_OK)
+		return env->err.code;
+	sp->w = xxl_bwriter_create(env->disks, &env->budget, 2, &sp->run, &env->err);
+	if (sp->w == NULL)
+		return env->err.code;
+	sp->on_disk = true;
+	return XXL_OK;
+}
+
+static xxl_status
+writer_status(spool *sp, xxl_status rc)
+{
+	if (rc != XXL_OK)
+	{
+		const xxl_error *e = xxl_bwriter_error(sp->w);
+
+		xxl_error_set(&sp->env->err, e->code ? e->code : rc, e->sys_errno, "%s", e->message);
+		return sp->env->err.code;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+spool_spill(spool *sp)
+{
+	uint64_t	total = sp->nbytes;
+
+	if (sp->on_disk)
+		return XXL_OK;
+	if (spool_open_writer(sp) != XXL_OK)
+		return sp->env->err.code;
+	for (size_t i = 0; i < sp->nchunks; i++)
+	{
+		size_t		len = total - (uint64_t) i * sp->chunk_size;
+
+		if (len > sp->chunk_size)
+			len = sp->chunk_size;
+		if (writer_status(sp, xxl_bwriter_write(sp->w, sp->chunks[i], len)) != XXL_OK)
+			return sp->env->err.code;
+	}
+	sp->env->spool_bytes += total;
+	spool_free_chunks(sp);
+	if (sp->finished)
+	{
+		xxl_status	rc = writer_status(sp, xxl_bwriter_finish(sp->w));
+
+		xxl_bwriter_destroy(sp->w);
+		sp->w = NULL;
+		return rc;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+spool_write(spool *sp, const void *data, size_t len)
+{
+	text_env   *env = sp->env;
+	const unsigned char *src = data;
+
+	if (len == 0)
+		return XXL_OK;
+	if (!sp->on_disk)
+	{
+		uint64_t	need = sp->nbytes + len;
+		size_t		have = sp->nchunks * sp->chunk_size;
+
+		if (need > sp->mem_limit)
+		{
+			if (spool_spill(sp) != XXL_OK)
+				return env->err.code;
+		}
+		else
+		{
+			while (have < need)
+			{
+				unsigned char *c;
+
+				if (sp->nchunks == sp->chunks_cap)
+				{
+					size_t		cap = sp->chunks_cap ? sp->chunks_cap * 2 : 16;
+					unsigned char **grown = xxl_budget_realloc(&env->budget, sp->chunks,
+															   sp->chunks_cap * sizeof(unsigned char *),
+															   cap * sizeof(unsigned char *),
+															   &env->err);
+
+					if (grown == NULL)
+						return env->err.code;
+					sp->chunks = grown;
+					sp->chunks_cap = cap;
+				}
+				c = xxl_budget_alloc(&env->budget, sp->chunk_size, &env->err);
+				if (c == NULL)
+					return env->err.code;
+				sp->chunks[sp->nchunks++] = c;
+				sp->mem_used += sp->chunk_size;
+				env->spool_mem += sp->chunk_size;
+				have += sp->chunk_size;
+			}
+			while (len > 0)
+			{
+				size_t		ci = sp->nbytes / sp->chunk_size;
+				size_t		off = sp->nbytes % sp->chunk_size;
+				size_t		n = sp->chunk_size - off;
+
+				if (n > len)
+					n = len;
+				memcpy(sp->chunks[ci] + off, src, n);
+				sp->nbytes += n;
+				src += n;
+				len -= n;
+			}
+			return XXL_OK;
+		}
+	}
+	if (writer_status(sp, xxl_bwriter_write(sp->w, src, len)) != XXL_OK)
+		return env->err.code;
+	sp->nbytes += len;
+	env->spool_bytes += len;
+	return XXL_OK;
+}
+
+xxl_status
+spool_finish(spool *sp)
+{
+	xxl_status	rc = XXL_OK;
+
+	sp->finished = true;
+	if (sp->w)
+	{
+		rc = writer_status(sp, xxl_bwriter_finish(sp->w));
+		xxl_bwriter_destroy(sp->w);
+		sp->w = NULL;
+	}
+	return rc;
+}
+
+void
+spool_free(spool *sp)
+{
+	if (sp->env == NULL)
+		return;
+	if (sp->w)
+		xxl_bwriter_destroy(sp->w);
+	sp->w = NULL;
+	spool_free_chunks(sp);
+	if (sp->env->disks)
+		xxl_run_release(&sp->run, sp->env->disks, &sp->env->budget);
+	sp->env = NULL;
+}
+
+xxl_status
+spool_reader_open(spool_reader *rd, spool *sp, bool consume)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->sp = sp;
+	rd->left = sp->nbytes;
+	rd->consume = consume;
+	if (sp->on_disk && sp->nbytes > 0)
+	{
+		rd->r = xxl_breader_create(sp->env->disks, &sp->env->budget, 2, &sp->run, &sp->env->err);
+		if (rd->r == NULL)
+			return sp->env->err.code;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+spool_reader_piece(spool_reader *rd, const unsigned char **p, size_t *len)
+{
+	spool	   *sp = rd->sp;
+
+	if (rd->left == 0)
+	{
+		*len = 0;
+		return XXL_OK;
+	}
+	if (!sp->on_disk)
+	{
+		size_t		n = sp->chunk_size;
+
+		if (rd->consume && rd->chunk > 0)
+		{
+			/* the previous chunk has been handed out completely */
+			xxl_budget_free(&sp->env->budget, sp->chunks[rd->chunk - 1], sp->chunk_size);
+			sp->chunks[rd->chunk - 1] = NULL;
+			sp->mem_used -= sp->chunk_size;
+			sp->env->spool_mem -= sp->chunk_size;
+		}
+		if (n > rd->left)
+			n = rd->left;
+		*p = sp->chunks[rd->chunk++];
+		*len = n;
+		rd->left -= n;
+		return XXL_OK;
+	}
+	else
+	{
+		size_t		bs = sp->env->disk.block_size;
+		size_t		n = rd->left < bs ? (size_t) rd->left : bs;
+		const void *data;
+
+		/* whole blocks from the start of the run never span two blocks */
+		if (xxl_breader_next(rd->r, n, &data) != XXL_OK)
+		{
+			const xxl_error *e = xxl_breader_error(rd->r);
+
+			return xxl_error_set(&sp->env->err, e->code, e->sys_errno, "%s", e->message);
+		}
+		sp->env->spool_bytes += n;
+		*p = data;
+		*len = n;
+		rd->left -= n;
+		return XXL_OK;
+	}
+}
+
+void
+spool_reader_close(spool_reader *rd)
+{
+	if (rd->r)
+		xxl_breader_destroy(rd->r);
+	rd->r = NULL;
+	if (rd->consume && rd->sp && !rd->sp->on_disk)
+	{
+		/* chunks freed while reading are NULL: free the rest */
+		spool	   *sp = rd->sp;
+
+		for (size_t i = 0; i < sp->nchunks; i++)
+			if (sp->chunks[i])
+			{
+				xxl_budget_free(&sp->env->budget, sp->chunks[i], sp->chunk_size);
+				sp->chunks[i] = NULL;
+				sp->mem_used -= sp->chunk_size;
+				sp->env->spool_mem -= sp->chunk_size;
+			}
+		sp->nchunks = 0;
+		sp->nbytes = 0;
+	}
+	rd->sp = NULL;
+}
+
+xxl_status
+value_reader_open(value_reader *vr, spool *sp, int w, bool consume)
+{
+	memset(vr, 0, sizeof(*vr));
+	vr->w = w;
+	return spool_reader_open(&vr->rd, sp, consume);
+}
+
+xxl_status
+value_reader_slow(value_reader *vr, uint64_t *v)
+{
+	uint64_t	x = 0;
+	int			got = 0;
+
+	while (got < vr->w)
+	{
+		if (vr->avail == 0)
+		{
+			xxl_status	rc = spool_reader_piece(&vr->rd, &vr->p, &vr->avail);
+
+			if (rc != XXL_OK)
+				return rc;
+			if (vr->avail == 0)
+				return xxl_error_set(&vr->rd.sp->env->err, XXL_EINVAL, 0,
+									 "read past the end of a spool");
+		}
+		x = (x << 8) | *vr->p;
+		vr->p++;
+		vr->avail--;
+		got++;
+	}
+	*v = x;
+	return XXL_OK;
+}

@@ -1,0 +1,203 @@
+/*
+ * text_internal.h — what the text operators (DC3 builder, checker) share:
+ * the operator environment (one memory budget, lazily opened spill files of
+ * its own, sorters whose memory shares are charged to that budget, I/O
+ * accounting), byte spools (a sequence kept in memory while it is small and
+ * spilled to blocks when not), big-endian field packing and the in-memory
+ * suffix sorter (SA-IS).
+ */
+#ifndef XXL_TEXT_INTERNAL_H
+#define XXL_TEXT_INTERNAL_H
+
+#include "xxl_suffix.h"
+#include "xxl_sort.h"
+#include "xxl_stream.h"
+
+#define POLL_MASK 0xffff
+
+/* Big-endian fields of 1..8 bytes: memcmp order is numeric order. */
+static inline void
+put_be(unsigned char *p, uint64_t v, int w)
+{
+	for (int i = w - 1; i >= 0; i--)
+	{
+		p[i] = (unsigned char) v;
+		v >>= 8;
+	}
+}
+
+static inline uint64_t
+get_be(const unsigned char *p, int w)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < w; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Bytes needed to store values 0..max. */
+static inline int
+width_for(uint64_t max)
+{
+	int			w = 1;
+
+	while (w < 8 && (max >> (8 * w)) != 0)
+		w++;
+	return w;
+}
+
+/* The operator environment ------------------------------------------------ */
+
+typedef struct text_env
+{
+	xxl_budget	budget;			/* the operator's whole budget */
+	xxl_error	err;
+	xxl_disk_config disk;		/* block_size is the effective one */
+	xxl_disks  *disks;			/* own spill files, opened at the first spill */
+	int			threads;
+	xxl_cancel_fn cancel;
+	void	   *cancel_arg;
+	size_t		pool;			/* for sorters and in-memory phases */
+	size_t		spool_allowance;	/* in-memory spool bytes, all spools together */
+	size_t		spool_mem;		/* ... currently used */
+	uint64_t	polls;
+	/* accounting of finished sorters */
+	uint64_t	sort_read;
+	uint64_t	sort_written;
+	uint64_t	sorted_bytes;
+	uint64_t	spool_bytes;
+	uint64_t	runs;
+	int			max_passes;
+} text_env;
+
+/* Memory a text operator needs at least, and how it splits its budget. */
+size_t		text_env_min_memory(void);
+xxl_status	text_env_init(text_env *env, const xxl_sa_config *cfg);
+void		text_env_close(text_env *env);
+bool		text_env_canceled(text_env *env);
+xxl_status	text_env_open_disks(text_env *env);
+/* I/O of the environment: finished sorters plus the own spill files. */
+void		text_env_io(const text_env *env, uint64_t *read, uint64_t *written);
+
+/*
+ * A sorter with memory bytes of the budget reserved for it.  Its I/O is
+ * added to the environment (and to *io_acc, if not NULL) when it is closed.
+ */
+typedef struct text_sorter
+{
+	xxl_sorter *s;
+	size_t		memory;
+	size_t		rec_size;
+	uint64_t	pushed;
+} text_sorter;
+
+xxl_status	tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size,
+					   size_t key_size);
+static inline xxl_status
+tsort_put(text_env *env, text_sorter *ts, const void *rec)
+{
+	ts->pushed++;
+	if (xxl_sorter_put(ts->s, rec) != XXL_OK)
+	{
+		const xxl_error *e = xxl_sorter_error(ts->s);
+
+		return xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+	}
+	return XXL_OK;
+}
+xxl_status	tsort_sort(text_env *env, text_sorter *ts);
+/* 1 with *rec, 0 at the end, -1 on error (copied into env->err). */
+int			tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec);
+void		tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc);
+
+/* Spools ----------------------------------------------------------------- */
+
+#define SPOOL_CHUNK (256 * 1024)
+
+typedef struct spool
+{
+	text_env   *env;
+	/* in memory: a list of chunks */
+	unsigned char **chunks;
+	size_t		nchunks;
+	size_t		chunks_cap;
+	size_t		chunk_size;
+	size_t		mem_limit;		/* spill beyond this many bytes */
+	size_t		mem_used;		/* bytes charged for chunks */
+	/* on disk */
+	bool		on_disk;
+	xxl_run		run;
+	xxl_bwriter *w;
+	uint64_t	nbytes;
+	bool		finished;
+} spool;
+
+void		spool_init(spool *sp, text_env *env, size_t mem_limit);
+xxl_status	spool_write(spool *sp, const void *data, size_t len);
+xxl_status	spool_finish(spool *sp);
+/* Move an in-memory spool to disk (frees its memory). */
+xxl_status	spool_spill(spool *sp);
+void		spool_free(spool *sp);
+
+typedef struct spool_reader
+{
+	spool	   *sp;
+	xxl_breader *r;
+	size_t		chunk;			/* memory: next chunk index */
+	uint64_t	left;			/* bytes not yet handed out */
+	/* the current piece */
+	const unsigned char *p;
+	size_t		avail;
+	bool		consume;		/* memory: free chunks as they are read */
+} spool_reader;
+
+xxl_status	spool_reader_open(spool_reader *rd, spool *sp, bool consume);
+/* The next contiguous piece: *len > 0 bytes, or 0 at the end. */
+xxl_status	spool_reader_piece(spool_reader *rd, const unsigned char **p, size_t *len);
+void		spool_reader_close(spool_reader *rd);
+
+/* Fixed-width big-endian values from a spool (values may span pieces). */
+typedef struct value_reader
+{
+	spool_reader rd;
+	int			w;
+	const unsigned char *p;
+	size_t		avail;
+} value_reader;
+
+xxl_status	value_reader_open(value_reader *vr, spool *sp, int w, bool consume);
+xxl_status	value_reader_slow(value_reader *vr, uint64_t *v);
+
+static inline xxl_status
+value_reader_next(value_reader *vr, uint64_t *v)
+{
+	if (vr->avail >= (size_t) vr->w)
+	{
+		*v = vr->w == 1 ? *vr->p : get_be(vr->p, vr->w);
+		vr->p += vr->w;
+		vr->avail -= vr->w;
+		return XXL_OK;
+	}
+	return value_reader_slow(vr, v);
+}
+
+static inline void
+value_reader_close(value_reader *vr)
+{
+	spool_reader_close(&vr->rd);
+}
+
+/* In-memory suffix sorting (sais.c) ---------------------------------------- */
+
+/*
+ * Suffix array of s[0..n) whose last character s[n-1] is 0 and unique, all
+ * others in 1..K; characters are cs = 1, 2 or 4 bytes wide.  n < 2^31 - 1.
+ * Scratch memory is drawn from the budget.
+ */
+xxl_status	text_sais(const void *s, int cs, int32_t *SA, int64_t n, uint32_t K,
+					  xxl_budget *budget, xxl_error *err);
+/* Bytes text_sais needs besides s and SA, at most. */
+size_t		text_sais_scratch(int64_t n, uint32_t K);
+
+#endif							/* XXL_TEXT_INTERNAL_H */
