@@ -326,6 +326,7 @@ write_fixed_run(xxl_sorter *s, xxl_run *run)
 		s->nrun_writes++;
 	}
 	run->nbytes = bytes;
+	run->nrecords = s->nloaded;
 	s->stats.runs++;
 	s->nloaded = 0;
 	return XXL_OK;
@@ -368,7 +369,6 @@ flush_run(xxl_sorter *s)
 		xxl_error_set(&s->err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
 					  xxl_bwriter_error(w)->message);
 	xxl_bwriter_destroy(w);
-	run->nrecords = s->nloaded;
 	s->stats.runs++;
 	s->nloaded = 0;
 	s->arena_used = 0;
