@@ -6,9 +6,18 @@
  * over all runs, thesis §3.5.2).  If a run needs a block that was not
  * prefetched (key prefixes can tie), it is read into the frame the run has
  * just emptied, so the merge can never stall on a full pool.
+ *
+ * Fixed records with keys of at most 8 bytes (graph and text records, the
+ * benchmark) are merged in batches, as MCSTL's multiway merge in [P2] §2:
+ * every run offers a window of its current block; the smallest last key of
+ * a window that does not end its run bounds what can be output safely;
+ * binary searches count each run's share below the bound; a splitter key cuts
+ * the batch in two halves that two threads merge into the output buffer at
+ * once.  Other records go through the loser tree one at a time.
  */
 #include "merge.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -17,6 +26,15 @@
 #define MERGE_BATCHES 3
 #define MERGE_BATCH_MAX (512 * 1024)
 #define MERGE_BATCH_MIN (16 * 1024)
+#define OUTPUT_BATCH_MAX (1024 * 1024)
+#define OUTPUT_BATCH_MIN (16 * 1024)
+#define PARALLEL_BATCH_MIN 4096	/* records; below, one thread merges */
+
+typedef struct segment
+{
+	const unsigned char *p;
+	const unsigned char *end;
+} segment;
 
 typedef struct merge_batch
 {
@@ -76,6 +94,17 @@ struct xxl_merger
 	bool		prefix_decides; /* fixed keys of <= 8 bytes */
 	int			advance_pending;	/* source whose record was handed out */
 
+	/* batched mode */
+	bool		batched;
+	unsigned char *out;			/* the output batch */
+	size_t		out_bytes;
+	size_t		out_capacity;	/* records */
+	size_t		out_count;
+	size_t		out_pos;
+	size_t	   *take;			/* per run: records in the current batch */
+	struct tree_node *thread_tree[2];	/* one loser tree per merging thread */
+	struct segment *split_seg[2];	/* each thread's share of every run */
+
 	/* asynchronous mode */
 	bool		async;
 	xxl_error  *caller_err;		/* where the worker's error is reported */
@@ -96,6 +125,9 @@ struct xxl_merger
 
 static void stop_worker(xxl_merger *m);
 static void free_batches(xxl_merger *m);
+static bool batch_eligible(const xxl_merge_env *env);
+static xxl_status setup_batched(xxl_merger *m);
+static int merge_next_batched(xxl_merger *m, xxl_merge_record *rec);
 
 static size_t
 run_block_length(const xxl_run *run, size_t block, size_t block_size)
@@ -431,7 +463,7 @@ static size_t
 per_source_bytes(const xxl_merge_env *env)
 {
 	return env->block_size + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
-		+ sizeof(merge_frame) + sizeof(struct tree_node);
+		+ sizeof(merge_frame) + 3 * sizeof(struct tree_node) + sizeof(size_t) + 2 * sizeof(segment);
 }
 
 int
@@ -470,7 +502,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	avail = xxl_budget_available(s->budget);
 	reserve = reserve_bytes
 		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
-						+ sizeof(struct tree_node));
+						+ 3 * sizeof(struct tree_node) + sizeof(size_t) + 2 * sizeof(segment));
 	nframes = avail > reserve ? (int) ((avail - reserve) / (s->block_size + sizeof(merge_frame))) : 0;
 	if (nframes < k + 1)
 		nframes = k + 1;		/* max_fan_in() made sure this fits */
@@ -527,6 +559,16 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		}
 	}
 	prefetch(m);
+	if (batch_eligible(env))
+	{
+		/* blocks are loaded by the first batch */
+		if (setup_batched(m) != XXL_OK)
+		{
+			xxl_merger_destroy(m);
+			return NULL;
+		}
+		return m;
+	}
 	for (int r = 0; r < k; r++)
 	{
 		if (source_advance(m, &m->src[r]) != XXL_OK)
@@ -572,6 +614,13 @@ xxl_merger_destroy(xxl_merger *m)
 	stop_worker(m);
 	free_batches(m);
 	s = &m->env;
+	xxl_budget_free(s->budget, m->out, m->out_bytes);
+	xxl_budget_free(s->budget, m->take, (size_t) m->k * sizeof(size_t));
+	for (int t = 0; t < 2; t++)
+	{
+		xxl_budget_free(s->budget, m->thread_tree[t], (size_t) m->k * sizeof(struct tree_node));
+		xxl_budget_free(s->budget, m->split_seg[t], (size_t) m->k * sizeof(segment));
+	}
 	if (m->frames)
 	{
 		xxl_error	ignored = {0};
@@ -594,6 +643,337 @@ xxl_merger_destroy(xxl_merger *m)
 	xxl_budget_free(s->budget, m, sizeof(*m));
 }
 
+
+/* Batched merge --------------------------------------------------------- */
+
+static bool
+batch_eligible(const xxl_merge_env *env)
+{
+	return env->fixed && env->key_size <= 8 && env->rec_size > 0 &&
+		env->block_size % env->rec_size == 0;
+}
+
+size_t
+xxl_merge_output_bytes(const xxl_merge_env *env)
+{
+	size_t		bytes;
+
+	if (!batch_eligible(env))
+		return 0;
+	bytes = env->budget->limit / 64;
+	if (bytes > OUTPUT_BATCH_MAX)
+		bytes = OUTPUT_BATCH_MAX;
+	if (bytes < OUTPUT_BATCH_MIN)
+		bytes = OUTPUT_BATCH_MIN;
+	if (bytes < env->rec_size)
+		bytes = env->rec_size;
+	return XXL_ROUND_UP(bytes, XXL_ALIGN);
+}
+
+static xxl_status
+setup_batched(xxl_merger *m)
+{
+	const xxl_merge_env *env = &m->env;
+
+	m->batched = true;
+	m->out_bytes = xxl_merge_output_bytes(env);
+	m->out_capacity = m->out_bytes / env->rec_size;
+	m->out = xxl_budget_alloc(env->budget, m->out_bytes, env->err);
+	m->take = m->out ? xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(size_t), env->err) : NULL;
+	if (m->take == NULL)
+		return env->err->code;
+	for (int t = 0; t < 2; t++)
+	{
+		m->thread_tree[t] = xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(struct tree_node),
+											 env->err);
+		m->split_seg[t] = m->thread_tree[t] ?
+			xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(segment), env->err) : NULL;
+		if (m->split_seg[t] == NULL)
+			return env->err->code;
+	}
+	return XXL_OK;
+}
+
+static inline uint64_t
+record_key(size_t key_size, const unsigned char *p)
+{
+	if (key_size == 8)
+	{
+		uint64_t	v;
+
+		memcpy(&v, p, 8);
+		return __builtin_bswap64(v);
+	}
+	return xxl_key_prefix(p, key_size);
+}
+
+/* Records in base[0..n) whose key is below key (or equal, if inclusive). */
+static size_t
+count_below(const unsigned char *base, size_t n, size_t rec_size, size_t key_size, uint64_t key,
+			bool inclusive)
+{
+	size_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		uint64_t	k = record_key(key_size, base + mid * rec_size);
+
+		if (k < key || (inclusive && k == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+
+static int
+segment_tree_build(struct tree_node *t, const segment *seg, int k, size_t key_size, int node)
+{
+	int			l,
+				r;
+	uint64_t	lk,
+				rk;
+	int			lr,
+				rr;
+
+	if (node >= k)
+		return node - k;
+	l = segment_tree_build(t, seg, k, key_size, 2 * node);
+	r = segment_tree_build(t, seg, k, key_size, 2 * node + 1);
+	lk = seg[l].p < seg[l].end ? record_key(key_size, seg[l].p) : UINT64_MAX;
+	rk = seg[r].p < seg[r].end ? record_key(key_size, seg[r].p) : UINT64_MAX;
+	lr = l + (seg[l].p < seg[l].end ? 0 : k);
+	rr = r + (seg[r].p < seg[r].end ? 0 : k);
+	if (rk < lk || (rk == lk && rr < lr))
+	{
+		t[node].prefix = lk;
+		t[node].rank = lr;
+		return r;
+	}
+	t[node].prefix = rk;
+	t[node].rank = rr;
+	return l;
+}
+
+/*
+ * Merge k sorted in-memory segments into out (n records in all), ties to the
+ * lower segment.  Runs on an OpenMP thread: touches nothing but its arguments.
+ */
+static void
+merge_segments(struct tree_node *t, segment *seg, int k, size_t rec_size, size_t key_size,
+			   unsigned char *out, size_t n)
+{
+	int			w;
+	uint64_t	wkey;
+	int			wrank;
+
+	if (n == 0)
+		return;
+	w = k == 1 ? 0 : segment_tree_build(t, seg, k, key_size, 1);
+	wkey = record_key(key_size, seg[w].p);
+	wrank = w;
+	for (size_t i = 0; i < n; i++)
+	{
+		memcpy(out, seg[w].p, rec_size);
+		out += rec_size;
+		seg[w].p += rec_size;
+		if (seg[w].p < seg[w].end)
+		{
+			wkey = record_key(key_size, seg[w].p);
+			wrank = w;
+		}
+		else
+		{
+			wkey = UINT64_MAX;
+			wrank = w + k;
+		}
+		for (int node = (w + k) / 2; node >= 1; node /= 2)
+		{
+			uint64_t	nkey = t[node].prefix;
+			int			nrank = t[node].rank;
+			uint64_t	swap = (uint64_t) 0 - (uint64_t) ((nkey < wkey) | ((nkey == wkey) & (nrank < wrank)));
+			uint64_t	dkey = (nkey ^ wkey) & swap;
+			int			drank = (nrank ^ wrank) & (int) swap;
+
+			t[node].prefix = nkey ^ dkey;
+			t[node].rank = nrank ^ drank;
+			wkey ^= dkey;
+			wrank ^= drank;
+		}
+		w = wrank % k;
+	}
+}
+
+/* A live run's unconsumed records in its current block. */
+static inline const unsigned char *
+run_window(const xxl_merger *m, int r)
+{
+	return (unsigned char *) m->frames[m->src[r].cur_frame].data + m->src[r].pos;
+}
+
+/* Fill the output buffer with the next records: 1, or 0 at the end, -1 on error. */
+static int
+fill_batch(xxl_merger *m)
+{
+	const size_t R = m->env.rec_size;
+	const size_t K = m->env.key_size;
+	size_t		window = m->out_capacity / (size_t) m->k;
+	bool		bounded = false;
+	uint64_t	bound_key = 0;
+	int			bound_src = 0;
+	size_t		total = 0;
+
+	if (window == 0)
+		window = 1;
+	/* every live run needs records in its current block */
+	for (int r = 0; r < m->k; r++)
+	{
+		merge_source *src = &m->src[r];
+
+		if (!src->done && src->pos == src->cur_len && next_block(m, src) != XXL_OK)
+			return -1;
+	}
+	/* windows, and the bound: the smallest last key of a window not ending its run */
+	for (int r = 0; r < m->k; r++)
+	{
+		merge_source *src = &m->src[r];
+		size_t		avail;
+		uint64_t	last;
+
+		m->take[r] = 0;
+		if (src->done)
+			continue;
+		avail = (src->cur_len - src->pos) / R;
+		m->take[r] = avail < window ? avail : window;
+		if (m->take[r] * R == src->remaining)
+			continue;			/* the window ends the run: no bound from it */
+		last = record_key(K, run_window(m, r) + (m->take[r] - 1) * R);
+		if (!bounded || last < bound_key)
+		{
+			bounded = true;
+			bound_key = last;
+			bound_src = r;
+		}
+	}
+	/* each run's share: below (key, run) = (bound_key, bound_src) */
+	for (int r = 0; r < m->k; r++)
+	{
+		merge_source *src = &m->src[r];
+
+		if (src->done)
+			continue;
+		if (bounded && r != bound_src)
+			m->take[r] = count_below(run_window(m, r), m->take[r], R, K, bound_key, r < bound_src);
+		total += m->take[r];
+	}
+	if (total == 0)
+		return 0;
+
+	/* the segments to merge, split in two halves at a splitter key */
+	{
+		bool		parallel = m->env.threads > 1 && total >= PARALLEL_BATCH_MIN;
+		segment    *left_seg = m->split_seg[0];
+		segment    *right_seg = m->split_seg[1];
+		size_t		left_total = 0;
+		uint64_t	split_key = 0;
+		int			g = 0;
+
+		if (parallel)
+		{
+			/* the middle record of the largest share splits the batch */
+			for (int r = 1; r < m->k; r++)
+				if (m->take[r] > m->take[g])
+					g = r;
+			split_key = record_key(K, run_window(m, g) + (m->take[g] / 2) * R);
+		}
+		for (int r = 0; r < m->k; r++)
+		{
+			const unsigned char *base;
+			size_t		left;
+
+			if (m->take[r] == 0)
+			{
+				left_seg[r].p = left_seg[r].end = right_seg[r].p = right_seg[r].end = NULL;
+				continue;
+			}
+			base = run_window(m, r);
+			if (!parallel)
+				left = m->take[r];
+			else if (r == g)
+				left = m->take[g] / 2;	/* (key, run, position) order: earlier positions left */
+			else
+				left = count_below(base, m->take[r], R, K, split_key, r < g);
+			left_seg[r].p = base;
+			left_seg[r].end = right_seg[r].p = base + left * R;
+			right_seg[r].end = base + m->take[r] * R;
+			left_total += left;
+		}
+		if (parallel)
+		{
+			sigset_t	all,
+						old;
+
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+#pragma omp parallel num_threads(2)
+			{
+				if (omp_get_thread_num() == 0)
+					merge_segments(m->thread_tree[0], left_seg, m->k, R, K, m->out, left_total);
+				else
+					merge_segments(m->thread_tree[1], right_seg, m->k, R, K,
+								   m->out + left_total * R, total - left_total);
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		}
+		else
+			merge_segments(m->thread_tree[0], left_seg, m->k, R, K, m->out, total);
+	}
+
+	/* consume what was merged */
+	for (int r = 0; r < m->k; r++)
+	{
+		merge_source *src = &m->src[r];
+
+		if (src->done)
+			continue;
+		src->pos += m->take[r] * R;
+		src->remaining -= m->take[r] * R;
+		if (src->remaining == 0)
+		{
+			src->done = true;
+			release_current(m, src);
+			prefetch(m);
+		}
+	}
+	m->out_count = total;
+	m->out_pos = 0;
+	return 1;
+}
+
+static int
+merge_next_batched(xxl_merger *m, xxl_merge_record *rec)
+{
+	const unsigned char *p;
+
+	if (m->out_pos == m->out_count)
+	{
+		int			rc = fill_batch(m);
+
+		if (rc <= 0)
+			return rc;
+	}
+	p = m->out + m->out_pos * m->env.rec_size;
+	m->out_pos++;
+	rec->key = p;
+	rec->key_len = (uint32_t) m->env.key_size;
+	rec->payload = p;
+	rec->payload_len = (uint32_t) m->env.rec_size;
+	rec->prefix = record_key(m->env.key_size, p);
+	return 1;
+}
 
 /* Asynchronous mode ----------------------------------------------------- */
 
@@ -837,5 +1217,7 @@ merge_next_sync(xxl_merger *m, xxl_merge_record *rec)
 int
 xxl_merger_next(xxl_merger *m, xxl_merge_record *rec)
 {
-	return m->async ? merge_next_async(m, rec) : merge_next_sync(m, rec);
+	if (m->async)
+		return merge_next_async(m, rec);
+	return m->batched ? merge_next_batched(m, rec) : merge_next_sync(m, rec);
 }

@@ -28,6 +28,7 @@ typedef struct xxl_merge_env
 	size_t		key_size;
 	size_t		block_size;
 	size_t		max_record;		/* largest record in bytes on disk */
+	int			threads;		/* for the batched merge */
 } xxl_merge_env;
 
 typedef struct xxl_merge_record
@@ -40,6 +41,13 @@ typedef struct xxl_merge_record
 } xxl_merge_record;
 
 typedef struct xxl_merger xxl_merger;
+
+/*
+ * Bytes of output buffer a merge of these records takes (see merge.c:
+ * fixed records with keys of at most 8 bytes are merged in batches, in
+ * parallel when there are threads); 0 when they are merged one by one.
+ */
+size_t		xxl_merge_output_bytes(const xxl_merge_env *env);
 
 /* Largest number of runs one merge can take with reserve_bytes set aside. */
 int			xxl_merge_max_fan_in(const xxl_merge_env *env, size_t reserve_bytes);

@@ -475,7 +475,8 @@ merge_env(xxl_sorter *s)
 		.rec_size = s->rec_size,
 		.key_size = s->key_size,
 		.block_size = s->block_size,
-		.max_record = s->max_record
+		.max_record = s->max_record,
+		.threads = s->threads
 	};
 
 	return env;
@@ -498,7 +499,9 @@ use_async_merge(const xxl_sorter *s)
 static size_t
 writer_reserve(const xxl_sorter *s)
 {
-	return MERGE_SLACK + WRITE_BUFFERS * s->block_size;
+	xxl_merge_env env = merge_env((xxl_sorter *) s);
+
+	return MERGE_SLACK + WRITE_BUFFERS * s->block_size + xxl_merge_output_bytes(&env);
 }
 
 /* ... and the final merge: the batch ring when it runs asynchronously. */
@@ -507,7 +510,8 @@ final_reserve(xxl_sorter *s)
 {
 	xxl_merge_env env = merge_env(s);
 
-	return MERGE_SLACK + (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
+	return MERGE_SLACK + xxl_merge_output_bytes(&env)
+		+ (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
 }
 
 /* Merge group[0..k) into one new run written to *out. */

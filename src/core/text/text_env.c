@@ -241,7 +241,14 @@ spool_init(spool *sp, text_env *env, size_t mem_limit)
 	memset(sp, 0, sizeof(*sp));
 	sp->env = env;
 	sp->mem_limit = mem_limit;
+	/* small allowances get small chunks, so that they can be used at all */
 	sp->chunk_size = SPOOL_CHUNK;
+	if (mem_limit < 4 * (size_t) SPOOL_CHUNK)
+	{
+		sp->chunk_size = mem_limit / 4 - (mem_limit / 4) % XXL_ALIGN;
+		if (sp->chunk_size < XXL_ALIGN)
+			sp->chunk_size = XXL_ALIGN;
+	}
 	xxl_run_init(&sp->run);
 }
 
@@ -331,7 +338,7 @@ spool_write(spool *sp, const void *data, size_t len)
 		uint64_t	need = sp->nbytes + len;
 		size_t		have = sp->nchunks * sp->chunk_size;
 
-		if (need > sp->mem_limit)
+		if (XXL_ROUND_UP(need, sp->chunk_size) > sp->mem_limit)
 		{
 			if (spool_spill(sp) != XXL_OK)
 				return env->err.code;

@@ -1,0 +1,325 @@
+/*
+ * sa_check.c — the external suffix-array checker of [T] §5.7 (Fig. 5.8,
+ * Lemma 14 from [BK03]): SA is the suffix array of T iff it is a
+ * permutation of [0,n) and, with r_i the rank of suffix i (r_n = 0), the
+ * pairs (T[i], r_{i+1}) increase with r_i.
+ *
+ *  1. P = (SA[j], j+1) sorted by SA[j]: the positions must come out as
+ *     exactly 0..n-1, which also gives r_i in text order;
+ *  2. one scan of P with T builds S = (r_i | T[i], r_{i+1});
+ *  3. S sorted by r_i: the pairs must increase strictly.
+ *
+ * Fields are 5 bytes (texts up to 2^40), so the I/O is sort(10n) + sort(11n)
+ * bytes plus the text written once and read once.  Entries may arrive before
+ * the text is complete: nothing depends on n until xxl_sa_check_run.
+ */
+#include "text_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FW 5					/* bytes per position or rank */
+
+struct xxl_sa_checker
+{
+	text_env	env;
+	spool		text;
+	uint64_t	n;
+	text_sorter P;
+	text_sorter S;
+	uint64_t	entries;
+	bool		out_of_range;
+	uint64_t	bad_index;
+	uint64_t	bad_value;
+	bool		ran;
+	uint64_t	t_start;
+	uint64_t	check_ns;
+};
+
+xxl_sa_checker *
+xxl_sa_check_create(const xxl_sa_config *cfg, xxl_error *err)
+{
+	xxl_sa_checker *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+	{
+		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the suffix array checker");
+		return NULL;
+	}
+	if (text_env_init(&c->env, cfg) != XXL_OK ||
+		tsort_open(&c->env, &c->P, c->env.pool / 2, 2 * FW, FW) != XXL_OK)
+	{
+		*err = c->env.err;
+		text_env_close(&c->env);
+		free(c);
+		return NULL;
+	}
+	spool_init(&c->text, &c->env, c->env.spool_allowance);
+	c->t_start = xxl_now_ns();
+	return c;
+}
+
+static xxl_status
+check_usable(xxl_sa_checker *c)
+{
+	if (c->env.err.code != XXL_OK)
+		return c->env.err.code;
+	if (c->ran)
+		return xxl_error_set(&c->env.err, XXL_EINVAL, 0, "the check has already run");
+	return XXL_OK;
+}
+
+xxl_status
+xxl_sa_check_put_text(xxl_sa_checker *c, const void *bytes, size_t len)
+{
+	if (check_usable(c) != XXL_OK)
+		return c->env.err.code;
+	if (c->n + len >= XXL_SA_MAX_TEXT)
+		return xxl_error_set(&c->env.err, XXL_EINVAL, 0, "text longer than 2^40 bytes");
+	c->n += len;
+	if (spool_write(&c->text, bytes, len) != XXL_OK || text_env_canceled(&c->env))
+		return c->env.err.code;
+	return XXL_OK;
+}
+
+xxl_status
+xxl_sa_check_put_sa(xxl_sa_checker *c, const uint64_t *pos, size_t count)
+{
+	unsigned char rec[2 * FW];
+
+	if (check_usable(c) != XXL_OK)
+		return c->env.err.code;
+	for (size_t k = 0; k < count; k++)
+	{
+		uint64_t	j = c->entries++;
+
+		if (pos[k] >= XXL_SA_MAX_TEXT || j + 1 >= XXL_SA_MAX_TEXT)
+		{
+			/* cannot be a suffix array of any text we accept */
+			if (!c->out_of_range)
+			{
+				c->out_of_range = true;
+				c->bad_index = j;
+				c->bad_value = pos[k];
+			}
+			continue;
+		}
+		put_be(rec, pos[k], FW);
+		put_be(rec + FW, j + 1, FW);
+		if (tsort_put(&c->env, &c->P, rec) != XXL_OK)
+			return c->env.err.code;
+		if ((c->entries & POLL_MASK) == 0 && text_env_canceled(&c->env))
+			return c->env.err.code;
+	}
+	return XXL_OK;
+}
+
+/* Next P record: position and rank; false at the end. */
+static int
+next_p(xxl_sa_checker *c, uint64_t *pos, uint64_t *rank)
+{
+	const unsigned char *r;
+	int			got = tsort_next(&c->env, &c->P, &r);
+
+	if (got > 0)
+	{
+		*pos = get_be(r, FW);
+		*rank = get_be(r + FW, FW);
+	}
+	return got;
+}
+
+static xxl_status
+check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
+{
+	text_env   *env = &c->env;
+	uint64_t	n = c->n;
+	value_reader vr;
+	unsigned char rec[2 * FW + 1];
+	uint64_t	pos,
+				r,
+				npos = 0,
+				nr = 0;
+	int			got;
+	xxl_status	rc = XXL_OK;
+
+#define VERDICT(...) \
+	do { \
+		*ok = false; \
+		if (why && why_len) \
+			snprintf(why, why_len, __VA_ARGS__); \
+		return XXL_OK; \
+	} while (0)
+
+	*ok = true;
+	if (why && why_len)
+		why[0] = '\0';
+	if (spool_finish(&c->text) != XXL_OK)
+		return env->err.code;
+	if (c->out_of_range)
+		VERDICT("entry %llu holds position %llu, beyond any text",
+				(unsigned long long) c->bad_index, (unsigned long long) c->bad_value);
+	if (c->entries != n)
+		VERDICT("the suffix array has %llu entries but the text %llu bytes",
+				(unsigned long long) c->entries, (unsigned long long) n);
+	if (n == 0)
+		return XXL_OK;
+
+	/* 1 + 2: permutation, and S = (r_i | T[i], r_{i+1}) */
+	if (tsort_sort(env, &c->P) != XXL_OK ||
+		tsort_open(env, &c->S, env->pool / 2, 2 * FW + 1, FW) != XXL_OK)
+		return env->err.code;
+	if (value_reader_open(&vr, &c->text, 1, true) != XXL_OK)
+		return env->err.code;
+	got = next_p(c, &pos, &r);
+	for (uint64_t i = 0; i < n && rc == XXL_OK; i++)
+	{
+		uint64_t	t;
+
+		if (got < 0)
+		{
+			rc = env->err.code;
+			break;
+		}
+		if (pos != i)
+		{
+			value_reader_close(&vr);
+			if (pos < i)
+				VERDICT("position %llu occurs more than once", (unsigned long long) pos);
+			VERDICT("position %llu is missing", (unsigned long long) i);
+		}
+		if (i + 1 < n)
+		{
+			got = next_p(c, &npos, &nr);
+			if (got == 0)
+			{
+				got = -1;
+				rc = xxl_error_set(&env->err, XXL_EINVAL, 0, "checker: entries ran short");
+				break;
+			}
+		}
+		else
+			nr = 0;
+		if ((rc = value_reader_next(&vr, &t)) != XXL_OK)
+			break;
+		put_be(rec, r, FW);
+		rec[FW] = (unsigned char) t;
+		put_be(rec + FW + 1, nr, FW);
+		rc = tsort_put(env, &c->S, rec);
+		pos = npos;
+		r = nr;
+		if ((i & POLL_MASK) == POLL_MASK && text_env_canceled(env))
+			rc = env->err.code;
+	}
+	value_reader_close(&vr);
+	if (rc != XXL_OK)
+		return rc;
+	tsort_close(env, &c->P, NULL, NULL);
+	spool_free(&c->text);
+
+	/* 3: in rank order the pairs (T[i], r_{i+1}) must increase */
+	if (tsort_sort(env, &c->S) != XXL_OK)
+		return env->err.code;
+	{
+		const unsigned char *s;
+		unsigned char last[FW + 1];
+		uint64_t	k = 0,
+					last_rank = 0;
+
+		while ((got = tsort_next(env, &c->S, &s)) > 0)
+		{
+			if (k > 0 && memcmp(s + FW, last, FW + 1) <= 0)
+				VERDICT("suffixes at ranks %llu and %llu are out of order",
+						(unsigned long long) last_rank, (unsigned long long) get_be(s, FW));
+			memcpy(last, s + FW, FW + 1);
+			last_rank = get_be(s, FW);
+			k++;
+			if ((k & POLL_MASK) == 0 && text_env_canceled(env))
+				return env->err.code;
+		}
+		if (got < 0)
+			return env->err.code;
+	}
+	tsort_close(env, &c->S, NULL, NULL);
+	return XXL_OK;
+#undef VERDICT
+}
+
+xxl_status
+xxl_sa_check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
+{
+	xxl_status	rc;
+
+	*ok = false;
+	if (check_usable(c) != XXL_OK)
+		return c->env.err.code;
+	c->ran = true;
+	rc = check_run(c, ok, why, why_len);
+	if (rc != XXL_OK)
+		*ok = false;
+	/* the verdict is in: give the disk space back now */
+	tsort_close(&c->env, &c->P, NULL, NULL);
+	tsort_close(&c->env, &c->S, NULL, NULL);
+	spool_free(&c->text);
+	c->check_ns = xxl_now_ns() - c->t_start;
+	return rc;
+}
+
+const xxl_error *
+xxl_sa_check_error(const xxl_sa_checker *c)
+{
+	return &c->env.err;
+}
+
+void
+xxl_sa_check_stats_get(const xxl_sa_checker *c, xxl_sa_check_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->n = c->n;
+	st->entries = c->entries;
+	text_env_io(&c->env, &st->bytes_read, &st->bytes_written);
+	st->sorted_bytes = c->env.sorted_bytes;
+	st->memory_peak = c->env.budget.peak;
+	st->check_ns = c->check_ns;
+}
+
+void
+xxl_sa_check_destroy(xxl_sa_checker *c)
+{
+	if (c == NULL)
+		return;
+	tsort_close(&c->env, &c->P, NULL, NULL);
+	tsort_close(&c->env, &c->S, NULL, NULL);
+	spool_free(&c->text);
+	text_env_close(&c->env);
+	free(c);
+}
+
+xxl_status
+xxl_sa_check(const xxl_sa_config *cfg, xxl_sa_text_fn text, void *text_arg,
+			 xxl_sa_pos_fn sa, void *sa_arg, bool *ok, char *why, size_t why_len,
+			 xxl_error *err)
+{
+	xxl_sa_checker *c = xxl_sa_check_create(cfg, err);
+	unsigned char tbuf[16384];
+	uint64_t	pbuf[2048];
+	long		got;
+	xxl_status	rc = XXL_OK;
+
+	*ok = false;
+	if (c == NULL)
+		return err->code;
+	while (rc == XXL_OK && (got = text(text_arg, tbuf, sizeof(tbuf))) != 0)
+		rc = got < 0 ? xxl_error_set(&c->env.err, XXL_EINVAL, 0, "text source failed")
+			: xxl_sa_check_put_text(c, tbuf, (size_t) got);
+	while (rc == XXL_OK && (got = sa(sa_arg, pbuf, sizeof(pbuf) / sizeof(pbuf[0]))) != 0)
+		rc = got < 0 ? xxl_error_set(&c->env.err, XXL_EINVAL, 0, "suffix array source failed")
+			: xxl_sa_check_put_sa(c, pbuf, (size_t) got);
+	if (rc == XXL_OK)
+		rc = xxl_sa_check_run(c, ok, why, why_len);
+	if (rc != XXL_OK)
+		*err = c->env.err;
+	xxl_sa_check_destroy(c);
+	return rc;
+}
