@@ -9,7 +9,7 @@ EXTENSION = pgxxl
 MODULE_big = pgxxl
 PGFILEDESC = "pgxxl - external-memory algorithms for PostgreSQL"
 
-CORE_SRCS := $(sort $(wildcard src/core/*.c))
+CORE_SRCS := $(sort $(wildcard src/core/*.c src/core/*/*.c))
 PG_SRCS := $(sort $(wildcard src/pg/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
@@ -18,7 +18,7 @@ OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/pgxxl--*.sql))
 REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard sql/*.sql)))))
 
-PG_CPPFLAGS = -I$(srcdir)/src/core
+PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/core/graph -I$(srcdir)/src/core/text
 PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread
 SHLIB_LINK += -fopenmp -pthread
 
@@ -64,7 +64,7 @@ endif
 
 clean:
 	rm -rf $(BUILD) tmp_check results regression.diffs regression.out log \
-		src/*/*.o src/*/*.bc pgxxl.so
+		src/*/*.o src/*/*/*.o src/*/*.bc src/*/*/*.bc pgxxl.so
 
 endif
 
@@ -87,16 +87,19 @@ deps-bench:
 BUILD = build
 CORE_CC ?= gcc
 CORE_CFLAGS = -std=gnu11 -O2 -g -fopenmp -pthread -Wall -Wextra -Wno-unused-parameter \
-	-Wno-sign-compare -Isrc/core -Itest/core
+	-Wno-sign-compare -Isrc/core -Isrc/core/graph -Isrc/core/text -Itest/core
 CORE_LDLIBS = -fopenmp -pthread -lm
 CORE_TEST_SRCS := $(sort $(wildcard test/core/test_*.c))
 CORE_TEST_BINS := $(patsubst test/core/%.c,$(BUILD)/%,$(CORE_TEST_SRCS))
 CORE_STANDALONE_OBJS := $(patsubst src/core/%.c,$(BUILD)/core/%.o,$(CORE_SRCS))
 
-$(BUILD)/core/%.o: src/core/%.c $(wildcard src/core/*.h) | $(BUILD)/core
+CORE_HDRS := $(wildcard src/core/*.h src/core/*/*.h)
+
+$(BUILD)/core/%.o: src/core/%.c $(CORE_HDRS) | $(BUILD)/core
+	@mkdir -p $(@D)
 	$(CORE_CC) $(CORE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/test_%: test/core/test_%.c $(CORE_STANDALONE_OBJS) $(wildcard src/core/*.h test/core/*.h) | $(BUILD)
+$(BUILD)/test_%: test/core/test_%.c $(CORE_STANDALONE_OBJS) $(CORE_HDRS) $(wildcard test/core/*.h) | $(BUILD)
 	$(CORE_CC) $(CORE_CFLAGS) -o $@ $< $(CORE_STANDALONE_OBJS) $(CORE_LDLIBS)
 
 $(BUILD) $(BUILD)/core:
