@@ -12,21 +12,25 @@
  *     block of the recursive string then ends with a unique name, so no
  *     comparison of recursive suffixes runs on into the mod-2 block.  For the
  *     other n the last mod-1 triple already contains a $.
- *  2. naming scan of the sorted triples: dense names 1..D go to two sorters
- *     keyed by i div 3, one per class (P1, P2).  Sorted, P1 followed by P2 is
- *     the recursive string (the thesis sorts by (i mod 3, i div 3)); read in
- *     alternation, they give the names in text order.  So the two sorters
- *     serve whichever way the naming turns out (unique or not), and the
- *     "undo the sort" technicality of [T] §5.2 does not arise.
- *  3. names not unique: recurse on P1·P2 (n' = 2n/3 characters over 1..D);
- *     the child's suffix array, entry j = k, gives rank j+1 to recursive
- *     position k, pushed into Q1 / Q2 keyed by the parent position div 3
- *     (the inverse suffix array of the sample, [T] line 7).
- *  4. one scan of T with the ranks in text order (R = P or Q): merge tuples
- *     S0 (T[i], r[i+1] | T[i+1], r[i+2], i), S1 (r[i] | T[i], r[i+1], i),
- *     S2 (r[i] | T[i], T[i+1], r[i+2], i), sorted by the fields before |.
- *  5. three-way merge of S0, S1, S2 with [T]'s comparisons, pulled by the
- *     consumer: the caller at the top level, the parent's Q1/Q2 below.
+ *  2. naming scan of the sorted triples: dense names 1..D go to sorter P
+ *     keyed by position.  Sorted by position, P serves both outcomes: if the
+ *     names are unique they are the ranks in text order that step 4 needs
+ *     (so the "undo the sort" technicality of [T] §5.2 does not arise); if
+ *     not, the recursive string (mod-1 names, then mod-2 names; the thesis
+ *     sorts by (i mod 3, i div 3) instead) is read from P with the mod-2
+ *     names set aside in a spool, a scan of n/3 names instead of a sort.
+ *  3. names not unique: recurse (n' = 2n/3 characters over 1..D); entry j
+ *     of the child's suffix array, recursive position k, gives rank j+1 to
+ *     the parent position of k, into sorter Q keyed by that position (the
+ *     inverse suffix array of the sample, [T] line 7).
+ *  4. one scan of T with the ranks in text order (R = P or Q) produces the
+ *     merge tuples S0 = (T[i], r[i+1] | T[i+1], r[i+2], i) for i mod 3 = 0
+ *     and S12 = (r[i] | T[i], T[i+1], r', i) for the sample, where r' is
+ *     r[i+1] for i mod 3 = 1 and r[i+2] for i mod 3 = 2, each sorted by the
+ *     fields before |.  [T]'s S1 and S2 are both sorted by rank, so one
+ *     sorter holds them (one byte more per mod-1 tuple, one sorter less).
+ *  5. two-way merge of S0 and S12 with [T]'s comparisons, pulled by the
+ *     consumer: the caller at the top level, the parent's Q below.
  *
  * Records are byte-packed big-endian fields sized for the level: characters
  * take 1 byte at level 0 (bytes are renamed to 1..d, d <= 255 distinct; 2
@@ -35,9 +39,10 @@
  * T[i-1], which yields the BWT straight out of the final merge.
  *
  * Memory: sorters own their share for life, so shares follow the stages'
- * overlap (P = the pool): TS P/2 next to the parent's P1, P2 (P/4 each);
- * P1, P2 next to TS; Q1, Q2 (P/4) next to the child's S0..S2 (P/6 each);
- * S0..S2 next to R1, R2.  An in-memory subproblem gets P/2 (P at level 0).
+ * overlap (of the pool: TS 72 % next to the parent's P 28 %; P next to TS;
+ * Q 28 % next to the child's S0 24 % and S12 48 %; S0 and S12 next to R).
+ * An in-memory subproblem gets 72 % (all of it at level 0).  At most three
+ * sorters live at once.
  */
 #include "text_internal.h"
 
@@ -70,7 +75,6 @@ typedef struct dc3_level
 	uint64_t	K;				/* characters are 1..K */
 	int			cw,				/* bytes per character */
 				pw,				/* bytes per position (0..n) */
-				kw,				/* bytes per position div 3 */
 				rw;				/* bytes per name or rank (0..n12) */
 	uint64_t	n1,				/* mod-1 samples, the dummy included */
 				n2,
@@ -89,16 +93,38 @@ typedef struct dc3_level
 
 	/* external */
 	spool		own;			/* this level's copy of T (depth > 0) */
+	spool		mod2;			/* mod-2 names on their way to the child */
 	text_sorter TS;
-	text_sorter P[2];
-	text_sorter Q[2];
-	text_sorter S[3];
+	text_sorter P;
+	text_sorter Q;
+	text_sorter S[2];			/* S0, S12 */
 	struct dc3_level *child;
 	bool		primed;
-	bool		have[3];
-	merge_head	h[3];
+	bool		have[2];
+	merge_head	h[2];
 	uint64_t	emitted;
 } dc3_level;
+
+/* Buffered writes of fixed-width values to a spool. */
+typedef struct char_out
+{
+	unsigned char buf[4096];
+	size_t		fill;
+} char_out;
+
+static xxl_status
+char_out_put(spool *sp, char_out *o, uint64_t c, int w)
+{
+	if (o->fill + (size_t) w > sizeof(o->buf))
+	{
+		if (spool_write(sp, o->buf, o->fill) != XXL_OK)
+			return sp->env->err.code;
+		o->fill = 0;
+	}
+	put_be(o->buf + o->fill, c, w);
+	o->fill += w;
+	return XXL_OK;
+}
 
 /* Where a level reads its text from. */
 typedef struct text_src
@@ -108,8 +134,9 @@ typedef struct text_src
 	value_reader vr;
 	bool		open;
 	const uint16_t *map;
-	dc3_level  *parent;			/* names: the parent's P1 then P2 */
-	int			cur;
+	dc3_level  *parent;			/* names: mod-1 from the parent's P, then mod-2 */
+	bool		second;			/* reading the mod-2 names back */
+	char_out	co;				/* the mod-2 names on their way to the spool */
 	xxl_sa_level_stats *pstats;
 } text_src;
 
@@ -151,6 +178,31 @@ poll(xxl_sa *sa)
 
 /* Sizes -------------------------------------------------------------------- */
 
+/*
+ * Memory shares of the sorters, roughly in proportion to what they take
+ * (the core sorter's capacity grows with its memory): P and Q (2n/3 pairs)
+ * 28 %, S0 (n/3 tuples) 24 %, S12 (2n/3 tuples) the remaining 48 %, TS
+ * whatever P leaves.  Live together: TS + P, R + S0 + S12, and the child's
+ * S0 + S12 + the parent's Q.
+ */
+static inline size_t
+share_p(const xxl_sa *sa)
+{
+	return sa->env.pool / 100 * 28;
+}
+
+static inline size_t
+share_s0(const xxl_sa *sa)
+{
+	return sa->env.pool / 100 * 24;
+}
+
+static inline size_t
+share_s12(const xxl_sa *sa)
+{
+	return sa->env.pool - share_p(sa) - share_s0(sa);
+}
+
 static int
 mem_char_bytes(uint64_t K)
 {
@@ -170,7 +222,7 @@ internal_need(uint64_t n, uint64_t K)
 static bool
 fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, int depth)
 {
-	uint64_t	avail = depth == 0 ? sa->env.pool : sa->env.pool / 2;
+	uint64_t	avail = depth == 0 ? sa->env.pool : sa->env.pool - share_p(sa);
 
 	if (n <= 1)
 		return true;
@@ -208,24 +260,37 @@ src_next(xxl_sa *sa, text_src *src, uint64_t *c)
 		*c = src->map[b];
 		return XXL_OK;
 	}
-	for (;;)
+	if (!src->second)
 	{
+		dc3_level  *p = src->parent;
 		const unsigned char *rec;
 		int			got;
-		dc3_level  *p = src->parent;
 
-		if (src->cur > 1)
-			return xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "DC3: recursive text ran short");
-		got = tsort_next(&sa->env, &p->P[src->cur], &rec);
+		while ((got = tsort_next(&sa->env, &p->P, &rec)) > 0)
+		{
+			uint64_t	i = get_be(rec, p->pw);
+			uint64_t	name = get_be(rec + p->pw, p->rw);
+
+			if (i % 3 == 1)
+			{
+				*c = name;
+				return XXL_OK;
+			}
+			if (char_out_put(&p->mod2, &src->co, name, p->rw) != XXL_OK)
+				return sa->env.err.code;
+		}
 		if (got < 0)
 			return sa->env.err.code;
-		if (got > 0)
-		{
-			*c = get_be(rec + p->kw, p->rw);
-			return XXL_OK;
-		}
-		src->cur++;
+		/* the mod-1 names are through: the mod-2 names follow */
+		if ((src->co.fill > 0 && spool_write(&p->mod2, src->co.buf, src->co.fill) != XXL_OK) ||
+			spool_finish(&p->mod2) != XXL_OK ||
+			value_reader_open(&src->vr, &p->mod2, p->rw, true) != XXL_OK)
+			return sa->env.err.code;
+		src->co.fill = 0;
+		src->open = true;
+		src->second = true;
 	}
+	return value_reader_next(&src->vr, c);
 }
 
 static void
@@ -239,9 +304,12 @@ src_close(xxl_sa *sa, text_src *src)
 	}
 	else if (src->parent)
 	{
-		for (int k = 0; k < 2; k++)
-			tsort_close(&sa->env, &src->parent->P[k], &src->pstats->io_bytes,
-						&src->pstats->sorted_bytes);
+		if (src->open)
+			value_reader_close(&src->vr);
+		src->open = false;
+		tsort_close(&sa->env, &src->parent->P, &src->pstats->io_bytes,
+					&src->pstats->sorted_bytes);
+		spool_free(&src->parent->mod2);
 	}
 }
 
@@ -301,27 +369,6 @@ build_internal(xxl_sa *sa, dc3_level *lv, text_src *src)
 
 /* External levels ---------------------------------------------------------- */
 
-/* Buffered writes of characters to the level's spool. */
-typedef struct char_out
-{
-	unsigned char buf[4096];
-	size_t		fill;
-} char_out;
-
-static inline xxl_status
-char_out_put(spool *sp, char_out *o, uint64_t c, int w)
-{
-	if (o->fill + (size_t) w > sizeof(o->buf))
-	{
-		if (spool_write(sp, o->buf, o->fill) != XXL_OK)
-			return sp->env->err.code;
-		o->fill = 0;
-	}
-	put_be(o->buf + o->fill, c, w);
-	o->fill += w;
-	return XXL_OK;
-}
-
 /* Steps 1 and 2: triples, naming.  Returns the number of names in *D. */
 static xxl_status
 sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
@@ -341,7 +388,7 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 	int			got;
 
 	/* 1: the triples of the sample, and the copy of T */
-	if (tsort_open(env, &lv->TS, env->pool / 2, trec, 3 * cw) != XXL_OK)
+	if (tsort_open(env, &lv->TS, env->pool - share_p(sa), trec, 3 * cw, lv->n12) != XXL_OK)
 		return env->err.code;
 	if (src_open(sa, src, false) != XXL_OK)
 		return env->err.code;
@@ -399,22 +446,19 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 	if (tsort_sort(env, &lv->TS) != XXL_OK)
 		return env->err.code;
 
-	/* 2: dense names into P1 / P2 keyed by position div 3 */
-	for (int k = 0; k < 2; k++)
-		if (tsort_open(env, &lv->P[k], env->pool / 4, lv->kw + lv->rw, lv->kw) != XXL_OK)
-			return env->err.code;
+	/* 2: dense names into P, keyed by position */
+	if (tsort_open(env, &lv->P, share_p(sa), pw + lv->rw, pw, lv->n12) != XXL_OK)
+		return env->err.code;
 	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
 	{
-		uint64_t	pos = get_be(r + 3 * cw, pw);
-
 		if (name == 0 || memcmp(r, last, 3 * cw) != 0)
 		{
 			name++;
 			memcpy(last, r, 3 * cw);
 		}
-		put_be(rec, pos / 3, lv->kw);
-		put_be(rec + lv->kw, name, lv->rw);
-		if (tsort_put(env, &lv->P[pos % 3 == 1 ? 0 : 1], rec) != XXL_OK)
+		memcpy(rec, r + 3 * cw, pw);
+		put_be(rec + pw, name, lv->rw);
+		if (tsort_put(env, &lv->P, rec) != XXL_OK)
 			return env->err.code;
 		if (poll(sa))
 			return env->err.code;
@@ -422,14 +466,13 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 	if (got < 0)
 		return env->err.code;
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
-	for (int k = 0; k < 2; k++)
-		if (tsort_sort(env, &lv->P[k]) != XXL_OK)
-			return env->err.code;
+	if (tsort_sort(env, &lv->P) != XXL_OK)
+		return env->err.code;
 	*D = name;
 	return XXL_OK;
 }
 
-/* Step 3: recursion; leaves the ranks of the sample in Q1, Q2. */
+/* Step 3: recursion; leaves the ranks of the sample in Q. */
 static xxl_status
 recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 {
@@ -441,6 +484,8 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	uint64_t	k,
 				j = 0;
 	int			got;
+	xxl_status	rc;
+	size_t		left = env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "DC3: recursion deeper than %d levels",
@@ -455,27 +500,25 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->K = D;
 	child->cw = width_for(D);
 
+	spool_init(&lv->mod2, env, left / 2);
 	memset(&src, 0, sizeof(src));
 	src.parent = lv;
 	src.pstats = st;
-	if (level_build(sa, child, &src) != XXL_OK)
-	{
-		src_close(sa, &src);
-		return env->err.code;
-	}
+	rc = level_build(sa, child, &src);
 	src_close(sa, &src);
+	if (rc != XXL_OK)
+		return rc;
 
-	/* rank j+1 for recursive position k = SA12[j] */
-	for (int c = 0; c < 2; c++)
-		if (tsort_open(env, &lv->Q[c], env->pool / 4, lv->kw + lv->rw, lv->kw) != XXL_OK)
-			return env->err.code;
+	/* rank j+1 for recursive position k = SA12[j], keyed by k's position here */
+	if (tsort_open(env, &lv->Q, share_p(sa), lv->pw + lv->rw, lv->pw, lv->n12) != XXL_OK)
+		return env->err.code;
 	while ((got = level_next(sa, child, &k, NULL)) > 0)
 	{
-		int			c = k < lv->n1 ? 0 : 1;
+		uint64_t	i = k < lv->n1 ? 3 * k + 1 : 3 * (k - lv->n1) + 2;
 
-		put_be(rec, c == 0 ? k : k - lv->n1, lv->kw);
-		put_be(rec + lv->kw, ++j, lv->rw);
-		if (tsort_put(env, &lv->Q[c], rec) != XXL_OK)
+		put_be(rec, i, lv->pw);
+		put_be(rec + lv->pw, ++j, lv->rw);
+		if (tsort_put(env, &lv->Q, rec) != XXL_OK)
 			return env->err.code;
 		if (poll(sa))
 			return env->err.code;
@@ -489,10 +532,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	level_free(sa, child);
 	xxl_budget_free(&env->budget, child, sizeof(*child));
 	lv->child = NULL;
-	for (int c = 0; c < 2; c++)
-		if (tsort_sort(env, &lv->Q[c]) != XXL_OK)
-			return env->err.code;
-	return XXL_OK;
+	return tsort_sort(env, &lv->Q);
 }
 
 /* Rank of sample position j (0 for j >= n), read in increasing j. */
@@ -507,14 +547,14 @@ next_rank(xxl_sa *sa, dc3_level *lv, text_sorter *R, uint64_t j, uint64_t *rank)
 		*rank = 0;
 		return XXL_OK;
 	}
-	got = tsort_next(&sa->env, &R[j % 3 == 1 ? 0 : 1], &rec);
+	got = tsort_next(&sa->env, R, &rec);
 	if (got < 0)
 		return sa->env.err.code;
-	if (got == 0 || get_be(rec, lv->kw) != j / 3)
+	if (got == 0 || get_be(rec, lv->pw) != j)
 		return xxl_error_set(&sa->env.err, XXL_EINVAL, 0,
 							 "DC3: rank of position %llu missing at level %d",
 							 (unsigned long long) j, lv->depth);
-	*rank = get_be(rec + lv->kw, lv->rw);
+	*rank = get_be(rec + lv->pw, lv->rw);
 	return XXL_OK;
 }
 
@@ -530,8 +570,8 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 				pw = lv->pw;
 	int			pb = lv->prev ? 1 : 0;
 	size_t		size0 = 2 * cw + 2 * rw + pw + pb,
-				size1 = cw + 2 * rw + pw + pb,
-				size2 = 2 * cw + 2 * rw + pw + pb;
+				size12 = 2 * cw + 2 * rw + pw + pb;
+	uint64_t	n0 = (n + 2) / 3;
 	spool	   *tsp = lv->depth == 0 ? &sa->text : &lv->own;
 	value_reader vr;
 	bool		vr_open = false;
@@ -546,9 +586,8 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 				ri2 = 0;
 	xxl_status	rc = XXL_OK;
 
-	if (tsort_open(env, &lv->S[0], env->pool / 6, size0, cw + rw) != XXL_OK ||
-		tsort_open(env, &lv->S[1], env->pool / 6, size1, rw) != XXL_OK ||
-		tsort_open(env, &lv->S[2], env->pool / 6, size2, rw) != XXL_OK)
+	if (tsort_open(env, &lv->S[0], share_s0(sa), size0, cw + rw, n0) != XXL_OK ||
+		tsort_open(env, &lv->S[1], share_s12(sa), size12, rw, n - n0) != XXL_OK)
 		return env->err.code;
 	if (value_reader_open(&vr, tsp, lv->depth == 0 ? 1 : cw, false) != XXL_OK)
 		return env->err.code;
@@ -572,30 +611,24 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 		unsigned char *p = rec;
 		int			cls = (int) (i % 3);
 
-		switch (cls)
+		if (cls == 0)
 		{
-			case 0:
-				put_be(p, t0, cw), p += cw;
-				put_be(p, ri1, rw), p += rw;
-				put_be(p, t1, cw), p += cw;
-				put_be(p, ri2, rw), p += rw;
-				break;
-			case 1:
-				put_be(p, ri, rw), p += rw;
-				put_be(p, t0, cw), p += cw;
-				put_be(p, ri1, rw), p += rw;
-				break;
-			default:
-				put_be(p, ri, rw), p += rw;
-				put_be(p, t0, cw), p += cw;
-				put_be(p, t1, cw), p += cw;
-				put_be(p, ri2, rw), p += rw;
-				break;
+			put_be(p, t0, cw), p += cw;
+			put_be(p, ri1, rw), p += rw;
+			put_be(p, t1, cw), p += cw;
+			put_be(p, ri2, rw), p += rw;
+		}
+		else
+		{
+			put_be(p, ri, rw), p += rw;
+			put_be(p, t0, cw), p += cw;
+			put_be(p, cls == 1 ? 0 : t1, cw), p += cw;
+			put_be(p, cls == 1 ? ri1 : ri2, rw), p += rw;
 		}
 		put_be(p, i, pw), p += pw;
 		if (pb)
 			*p = (unsigned char) rprev;
-		if ((rc = tsort_put(env, &lv->S[cls], rec)) != XXL_OK)
+		if ((rc = tsort_put(env, &lv->S[cls == 0 ? 0 : 1], rec)) != XXL_OK)
 			goto out;
 
 		/* slide the window: T[i+1], T[i+2] and r[i+1], r[i+2], r[i+3] */
@@ -624,12 +657,35 @@ out:
 		value_reader_close(&vr);
 	if (rc != XXL_OK)
 		return rc;
-	for (int k = 0; k < 2; k++)
-		tsort_close(env, &R[k], &st->io_bytes, &st->sorted_bytes);
+	tsort_close(env, R, &st->io_bytes, &st->sorted_bytes);
 	spool_free(tsp);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 2; k++)
 		if (tsort_sort(env, &lv->S[k]) != XXL_OK)
 			return env->err.code;
+	return XXL_OK;
+}
+
+/*
+ * Fail fast if the budget cannot carry an external level: check its sorters
+ * before any work is done.
+ */
+static xxl_status
+check_plan(xxl_sa *sa, const dc3_level *lv)
+{
+	text_env   *env = &sa->env;
+	uint64_t	n = lv->n,
+				n0 = (n + 2) / 3;
+	int			cw = lv->cw,
+				pw = lv->pw,
+				rw = lv->rw;
+	size_t		s12 = 2 * cw + 2 * rw + pw + (lv->prev ? 1 : 0);
+	size_t		block;
+
+	if (tsort_pick_block(env, env->pool - share_p(sa), 3 * cw + pw, lv->n12, &block) != XXL_OK ||
+		tsort_pick_block(env, share_p(sa), pw + rw, lv->n12, &block) != XXL_OK ||
+		tsort_pick_block(env, share_s0(sa), s12, n0, &block) != XXL_OK ||
+		tsort_pick_block(env, share_s12(sa), s12, n - n0, &block) != XXL_OK)
+		return env->err.code;
 	return XXL_OK;
 }
 
@@ -645,14 +701,15 @@ build_external(xxl_sa *sa, dc3_level *lv, text_src *src)
 	lv->n1 = (n + 2) / 3;
 	lv->n2 = n / 3;
 	lv->n12 = lv->n1 + lv->n2;
-	lv->kw = width_for(lv->n1 > lv->n2 ? lv->n1 : lv->n2);
 	lv->rw = width_for(lv->n12);
+	if (check_plan(sa, lv) != XXL_OK)
+		return env->err.code;
 	if (lv->depth > 0)
 	{
 		size_t		left = env->spool_allowance > env->spool_mem
 			? env->spool_allowance - env->spool_mem : 0;
 
-		spool_init(&lv->own, env, left);
+		spool_init(&lv->own, env, left / 2);
 	}
 	if (sample_and_name(sa, lv, src, &D) != XXL_OK)
 		return env->err.code;
@@ -661,9 +718,9 @@ build_external(xxl_sa *sa, dc3_level *lv, text_src *src)
 	{
 		if (recurse(sa, lv, D) != XXL_OK)
 			return env->err.code;
-		return merge_tuples(sa, lv, lv->Q);
+		return merge_tuples(sa, lv, &lv->Q);
 	}
-	return merge_tuples(sa, lv, lv->P);
+	return merge_tuples(sa, lv, &lv->P);
 }
 
 static xxl_status
@@ -691,30 +748,24 @@ level_build(xxl_sa *sa, dc3_level *lv, text_src *src)
 /* Step 5: the merge --------------------------------------------------------- */
 
 static void
-decode(const dc3_level *lv, int cls, const unsigned char *p, merge_head *h)
+decode(const dc3_level *lv, int which, const unsigned char *p, merge_head *h)
 {
 	int			cw = lv->cw,
 				rw = lv->rw;
 
-	switch (cls)
+	if (which == 0)
 	{
-		case 0:
-			h->t = get_be(p, cw), p += cw;
-			h->r1 = get_be(p, rw), p += rw;
-			h->t1 = get_be(p, cw), p += cw;
-			h->r2 = get_be(p, rw), p += rw;
-			break;
-		case 1:
-			h->r = get_be(p, rw), p += rw;
-			h->t = get_be(p, cw), p += cw;
-			h->r1 = get_be(p, rw), p += rw;
-			break;
-		default:
-			h->r = get_be(p, rw), p += rw;
-			h->t = get_be(p, cw), p += cw;
-			h->t1 = get_be(p, cw), p += cw;
-			h->r2 = get_be(p, rw), p += rw;
-			break;
+		h->t = get_be(p, cw), p += cw;
+		h->r1 = get_be(p, rw), p += rw;
+		h->t1 = get_be(p, cw), p += cw;
+		h->r2 = get_be(p, rw), p += rw;
+	}
+	else
+	{
+		h->r = get_be(p, rw), p += rw;
+		h->t = get_be(p, cw), p += cw;
+		h->t1 = get_be(p, cw), p += cw;
+		h->r2 = get_be(p, rw), p += rw;	/* r[i+1] or r[i+2] */
 	}
 	h->i = get_be(p, lv->pw);
 	p += lv->pw;
@@ -722,37 +773,41 @@ decode(const dc3_level *lv, int cls, const unsigned char *p, merge_head *h)
 }
 
 static int
-fetch(xxl_sa *sa, dc3_level *lv, int cls)
+fetch(xxl_sa *sa, dc3_level *lv, int which)
 {
 	const unsigned char *rec;
-	int			got = tsort_next(&sa->env, &lv->S[cls], &rec);
+	int			got = tsort_next(&sa->env, &lv->S[which], &rec);
 
 	if (got < 0)
 		return -1;
-	lv->have[cls] = got > 0;
+	lv->have[which] = got > 0;
 	if (got > 0)
-		decode(lv, cls, rec, &lv->h[cls]);
+		decode(lv, which, rec, &lv->h[which]);
 	return 0;
 }
 
-/* Is suffix a (class ca) smaller than suffix b (class cb)? */
+/*
+ * Is the mod-0 suffix a smaller than the sample suffix b?  [T]'s rules: a
+ * mod-1 b compares by (T[i], r[i+1]), a mod-2 b by (T[i], T[i+1], r[i+2]).
+ * No ties: the ranks of different sample positions differ, and r = 0 only
+ * past the end.
+ */
 static inline bool
-less(const merge_head *a, int ca, const merge_head *b, int cb)
+less0(const merge_head *a, const merge_head *b)
 {
-	if (ca > cb)
-		return !less(b, cb, a, ca);
-	if (ca == 0 && cb == 1)
-		return a->t < b->t || (a->t == b->t && a->r1 < b->r1);
-	if (ca == 0 && cb == 2)
-		return a->t < b->t || (a->t == b->t && (a->t1 < b->t1 ||
-												(a->t1 == b->t1 && a->r2 < b->r2)));
-	return a->r < b->r;			/* 1 and 2: both in the sample */
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (b->i % 3 == 1)
+		return a->r1 < b->r2;
+	if (a->t1 != b->t1)
+		return a->t1 < b->t1;
+	return a->r2 < b->r2;
 }
 
 static int
 level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev)
 {
-	int			best = -1;
+	int			best;
 
 	if (lv->internal)
 	{
@@ -780,15 +835,16 @@ level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev)
 	}
 	if (!lv->primed)
 	{
-		for (int c = 0; c < 3; c++)
+		for (int c = 0; c < 2; c++)
 			if (fetch(sa, lv, c) < 0)
 				return -1;
 		lv->primed = true;
 	}
-	for (int c = 0; c < 3; c++)
-		if (lv->have[c] && (best < 0 || less(&lv->h[c], c, &lv->h[best], best)))
-			best = c;
-	if (best < 0)
+	if (lv->have[0] && lv->have[1])
+		best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
+	else if (lv->have[0] || lv->have[1])
+		best = lv->have[0] ? 0 : 1;
+	else
 	{
 		if (lv->emitted != lv->n)
 		{
@@ -820,15 +876,13 @@ level_free(xxl_sa *sa, dc3_level *lv)
 		lv->child = NULL;
 	}
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
+	tsort_close(env, &lv->P, &st->io_bytes, &st->sorted_bytes);
+	tsort_close(env, &lv->Q, &st->io_bytes, &st->sorted_bytes);
 	for (int k = 0; k < 2; k++)
-	{
-		tsort_close(env, &lv->P[k], &st->io_bytes, &st->sorted_bytes);
-		tsort_close(env, &lv->Q[k], &st->io_bytes, &st->sorted_bytes);
-	}
-	for (int k = 0; k < 3; k++)
 		tsort_close(env, &lv->S[k], &st->io_bytes, &st->sorted_bytes);
 	if (lv->depth > 0)
 		spool_free(&lv->own);
+	spool_free(&lv->mod2);
 	if (lv->text)
 		xxl_budget_free(&env->budget, lv->text, lv->text_bytes);
 	lv->text = NULL;
@@ -1153,6 +1207,7 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 	st->memory_peak = env->budget.peak;
 	st->memory_limit = env->budget.limit;
 	st->block_size = env->disk.block_size;
+	st->sorter_block_max = env->largest_block;
 	st->build_ns = sa->build_ns;
 }
 

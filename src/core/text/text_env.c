@@ -17,20 +17,24 @@
 
 #define DEFAULT_BLOCK (2 * 1024 * 1024)
 #define OWN_SLACK (64 * 1024)
-/* sorters alive at once (stage 4 of DC3: two rank sorters and S0, S1, S2) */
-#define MIN_SHARE_DIVISOR 6
+/* the smallest sorter share is 24 % of the pool (S0 of DC3) */
+#define MIN_SHARE_DIVISOR 5
 
-/* Buffers for own streams: one writer and one reader, two blocks each. */
+/*
+ * Buffers for own streams (two of them at once, two blocks each) and slack
+ * for what grows with the recursion depth and with n / B (level structs,
+ * block lists of spools).
+ */
 static size_t
-own_reserve(size_t block)
+own_reserve(size_t memory, size_t block)
 {
-	return 4 * block + OWN_SLACK;
+	return 4 * block + OWN_SLACK + memory / 32;
 }
 
 static size_t
 pool_for(size_t memory, size_t block)
 {
-	size_t		fixed = own_reserve(block) + memory / 16;
+	size_t		fixed = own_reserve(memory, block) + memory / 16;
 
 	return memory > fixed ? memory - fixed : 0;
 }
@@ -38,10 +42,10 @@ pool_for(size_t memory, size_t block)
 size_t
 text_env_min_memory(void)
 {
-	size_t		need = xxl_sort_min_memory(XXL_ALIGN) * MIN_SHARE_DIVISOR + own_reserve(XXL_ALIGN);
+	size_t		need = xxl_sort_min_memory(XXL_ALIGN) * MIN_SHARE_DIVISOR + own_reserve(0, XXL_ALIGN);
 
-	/* invert pool_for: the spool allowance is memory / 16 */
-	return XXL_ROUND_UP(need * 16 / 15 + 1, XXL_ALIGN);
+	/* invert pool_for: the spool allowance is memory / 16, the slack memory / 32 */
+	return XXL_ROUND_UP(need * 32 / 29 + 1, XXL_ALIGN);
 }
 
 size_t
@@ -66,11 +70,13 @@ text_env_init(text_env *env, const xxl_sa_config *cfg)
 							 memory, text_env_min_memory());
 
 	/*
-	 * The smallest sorter share must merge with a useful fan-in: shrink the
-	 * block until it holds about 16 blocks.
+	 * The block of the own spools (sorters choose their own): sequential
+	 * streams need no large blocks, so their four buffers stay within 1/32
+	 * of the budget and the smallest sorter share holds 16 of them.
 	 */
 	while (block > XXL_ALIGN &&
-		   pool_for(memory, block) / MIN_SHARE_DIVISOR < 16 * block + OWN_SLACK)
+		   (pool_for(memory, block) / MIN_SHARE_DIVISOR < 16 * block + OWN_SLACK ||
+			4 * block > memory / 32))
 	{
 		block /= 2;
 		block -= block % XXL_ALIGN;
@@ -83,6 +89,7 @@ text_env_init(text_env *env, const xxl_sa_config *cfg)
 	xxl_budget_init(&env->budget, memory);
 	env->disk = cfg->disk;
 	env->disk.block_size = block;
+	env->max_block = cfg->disk.block_size ? cfg->disk.block_size : DEFAULT_BLOCK;
 	env->threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
 	env->cancel = cfg->cancel;
 	env->cancel_arg = cfg->cancel_arg;
@@ -141,11 +148,113 @@ text_env_io(const text_env *env, uint64_t *read, uint64_t *written)
 
 /* Sorters ---------------------------------------------------------------- */
 
+static size_t
+charged(size_t size)
+{
+	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
+}
+
+/*
+ * Does run formation of nbytes in a sorter of the given memory and block
+ * size keep its run metadata within the sorter's slack?  The core sorter
+ * keeps two 8-byte entries per block of every run, the run array and the
+ * write requests of one load in the slack that its load region leaves
+ * (max(memory/32, 64 KB), sort.c): this mirrors that accounting with
+ * margin.  So a sorter takes at most about memory * block / 512 bytes.
+ */
+static bool
+sorter_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
+{
+	size_t		slack = memory / 32 > 64 * 1024 ? memory / 32 : 64 * 1024;
+	size_t		region,
+				half;
+	uint64_t	per_run,
+				runs,
+				cap = 16,
+				run_meta,
+				meta;
+	size_t		nb;
+
+	if (memory < xxl_sort_min_memory(block))
+		return false;
+	region = memory - XXL_ALIGN - slack;
+	half = (region / 2) & ~(size_t) (XXL_ALIGN - 1);
+	per_run = half / rec_size * rec_size;
+	if (per_run == 0)
+		return false;
+	if (nbytes <= per_run)
+		return true;			/* sorted in memory: no runs */
+	runs = nbytes / per_run + 1;
+	nb = (size_t) ((per_run + block - 1) / block);
+	run_meta = 2 * charged(nb * sizeof(uint64_t));
+	while (cap < runs)
+		cap *= 2;
+	/* at the end, and when the run array last doubled (old and new copy) */
+	meta = runs * run_meta + charged(cap * sizeof(xxl_run));
+	if (cap > 16)
+	{
+		uint64_t	at_growth = cap / 2 * run_meta + charged(cap / 2 * sizeof(xxl_run)) +
+			charged(cap * sizeof(xxl_run));
+
+		if (at_growth > meta)
+			meta = at_growth;
+	}
+	meta += charged((half / block + 1) * sizeof(xxl_io_request));
+	return meta + XXL_ALIGN <= slack;
+}
+
 xxl_status
-tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size)
+tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records, size_t *block_out)
+{
+	size_t		block = env->max_block;
+	uint64_t	nbytes = records * rec_size;
+
+	/*
+	 * As large as allowed while the merge keeps a fan-in of about 16, larger
+	 * if the run metadata needs it (then the budget is tight for this input
+	 * and the fan-in drops).
+	 */
+	memory -= memory % XXL_ALIGN;
+	if (records == 0)
+	{
+		/* size unknown: the largest block, which takes the most data */
+		block = (memory - xxl_sort_min_memory(0)) / 8;
+		block -= block % XXL_ALIGN;
+		if (block > env->max_block)
+			block = env->max_block - env->max_block % XXL_ALIGN;
+		*block_out = block < XXL_ALIGN ? XXL_ALIGN : block;
+		return XXL_OK;
+	}
+	while (block > XXL_ALIGN && block * 16 + 64 * 1024 > memory)
+		block /= 2;
+	block = block < XXL_ALIGN ? XXL_ALIGN : block - block % XXL_ALIGN;
+	while (!sorter_fits(nbytes, memory, block, rec_size))
+	{
+		size_t		largest = (memory - xxl_sort_min_memory(0)) / 8;
+
+		largest -= largest % XXL_ALIGN;
+		if (block < largest && block * 2 > largest)
+			block = largest;	/* the last resort need not be a power of 2 */
+		else
+			block *= 2;
+		if (xxl_sort_min_memory(block) > memory)
+			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+								 "memory budget of %zu bytes is too small for this text: a sorter "
+								 "of %zu bytes cannot take %llu bytes (the sorter keeps its run "
+								 "list in memory)", env->budget.limit, memory,
+								 (unsigned long long) nbytes);
+	}
+	*block_out = block;
+	return XXL_OK;
+}
+
+xxl_status
+tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size,
+		   uint64_t records)
 {
 	xxl_sort_config c;
 	xxl_budget *b = &env->budget;
+	size_t		block;
 
 	memset(ts, 0, sizeof(*ts));
 	memory -= memory % XXL_ALIGN;
@@ -153,12 +262,15 @@ tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
 							 "memory budget of %zu bytes exhausted (%zu in use, %zu more for a sorter)",
 							 b->limit, b->used, memory);
+	if (tsort_pick_block(env, memory, rec_size, records, &block) != XXL_OK)
+		return env->err.code;
 	memset(&c, 0, sizeof(c));
 	c.memory = memory;
 	c.record_size = rec_size;
 	c.key_size = key_size;
 	c.threads = env->threads;
 	c.disk = env->disk;
+	c.disk.block_size = block;
 	c.cancel = env->cancel;
 	c.cancel_arg = env->cancel_arg;
 	ts->s = xxl_sorter_create(&c, &env->err);
@@ -166,6 +278,8 @@ tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_
 		return env->err.code;
 	ts->memory = memory;
 	ts->rec_size = rec_size;
+	if (block > env->largest_block)
+		env->largest_block = block;
 	b->used += memory;
 	if (b->used > b->peak)
 		b->peak = b->used;

@@ -53,7 +53,9 @@ typedef struct text_env
 {
 	xxl_budget	budget;			/* the operator's whole budget */
 	xxl_error	err;
-	xxl_disk_config disk;		/* block_size is the effective one */
+	xxl_disk_config disk;		/* block_size: of the own spools */
+	size_t		max_block;		/* the configured block size: sorters' preference */
+	size_t		largest_block;	/* largest block a sorter used */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */
 	int			threads;
 	xxl_cancel_fn cancel;
@@ -92,8 +94,15 @@ typedef struct text_sorter
 	uint64_t	pushed;
 } text_sorter;
 
+/*
+ * The block size for a sorter of the given memory that will take records
+ * records; XXL_ENOMEM if no block size lets the core sorter take them.
+ */
+xxl_status	tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records,
+							 size_t *block);
+/* records: how many will be put (sizes the blocks); 0 = unknown. */
 xxl_status	tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size,
-					   size_t key_size);
+					   size_t key_size, uint64_t records);
 static inline xxl_status
 tsort_put(text_env *env, text_sorter *ts, const void *rec)
 {

@@ -53,6 +53,11 @@ typedef struct xxl_sa_config
 	xxl_sa_mode mode;
 	bool		with_prev;		/* positions mode: also carry T[pos-1]
 								 * (xxl_sa_next_prev) */
+	uint64_t	size_hint;		/* checker: expected text length, 0 = unknown
+								 * (sizes the blocks of its first sort; when
+								 * unknown, the largest blocks are used, which
+								 * take the most data but merge with a lower
+								 * fan-in) */
 	uint64_t	internal_max;	/* testing: 0 = the budget decides which
 								 * (sub)texts are sorted in memory; k > 0 =
 								 * additionally only texts of at most k
@@ -88,7 +93,8 @@ typedef struct xxl_sa_stats
 	uint64_t	memory_peak;	/* budget high-water mark (sorter shares
 								 * count in full) */
 	uint64_t	memory_limit;
-	size_t		block_size;		/* block size actually used */
+	size_t		block_size;		/* block size of the own spools */
+	size_t		sorter_block_max;	/* largest block size a sorter used */
 	uint64_t	build_ns;
 	xxl_sa_level_stats level[XXL_SA_MAX_LEVELS];
 } xxl_sa_stats;

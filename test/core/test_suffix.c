@@ -1,0 +1,925 @@
+/*
+ * test_suffix.c — unit tests of the text engine (xxl_suffix.h): suffix
+ * arrays by external DC3 / in-memory SA-IS, the BWT mode and the §5.7
+ * checker.
+ *
+ * Oracles: a naive suffix sort (qsort of positions with memcmp) on small
+ * texts; on texts too long for it (unary and periodic texts make naive
+ * comparisons quadratic) the in-memory build, itself checked against the
+ * naive sort on the small cases, plus the external checker.  Every small
+ * case runs three ways: a roomy budget (in memory), a roomy budget with
+ * external DC3 forced at every level, and the smallest budget with external
+ * DC3 forced; longer texts run at a tiny budget where sorters really spill
+ * and the recursion really goes deep.  The statistics must show which path
+ * ran, the budget must hold, and the spill directories must be empty after
+ * every test (the framework checks).
+ */
+#include "xxl_test.h"
+
+#include "xxl_suffix.h"
+
+#define KB 1024
+#define MB (1024 * 1024)
+
+typedef enum run_mode
+{
+	RUN_ROOMY,					/* in memory */
+	RUN_FORCED,					/* roomy budget, external DC3 everywhere */
+	RUN_TINY_FORCED,			/* smallest budget, external DC3 everywhere */
+	RUN_TINY					/* smallest budget, the budget decides */
+} run_mode;
+
+static const char *const mode_names[] = {"roomy", "forced", "tiny-forced", "tiny"};
+
+static xxl_sa_config
+sa_config(run_mode mode)
+{
+	xxl_sa_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.memory = (mode == RUN_ROOMY || mode == RUN_FORCED) ? 64 * MB : xxl_sa_min_memory();
+	c.threads = 2;
+	c.disk.dirs = xt_dirs;
+	c.disk.ndisks = 2;
+	c.disk.file_prefix = "test_suffix";
+	c.disk.block_size = 64 * KB;
+	c.disk.try_direct = false;
+	c.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.disk.seed = 77;
+	c.internal_max = (mode == RUN_FORCED || mode == RUN_TINY_FORCED) ? 1 : 0;
+	return c;
+}
+
+/* Naive oracle ------------------------------------------------------------ */
+
+static const unsigned char *naive_text;
+static uint64_t naive_n;
+
+static int
+naive_cmp(const void *a, const void *b)
+{
+	uint64_t	i = *(const uint64_t *) a,
+				j = *(const uint64_t *) b;
+	uint64_t	li = naive_n - i,
+				lj = naive_n - j;
+	int			c = memcmp(naive_text + i, naive_text + j, li < lj ? li : lj);
+
+	if (c != 0)
+		return c;
+	return li < lj ? -1 : li > lj ? 1 : 0;
+}
+
+static uint64_t *
+naive_sa(const unsigned char *t, uint64_t n)
+{
+	uint64_t   *sa = malloc((n + 1) * sizeof(uint64_t));
+
+	for (uint64_t i = 0; i < n; i++)
+		sa[i] = i;
+	naive_text = t;
+	naive_n = n;
+	qsort(sa, n, sizeof(uint64_t), naive_cmp);
+	return sa;
+}
+
+/* divbwt's convention: T[n-1], then T[SA[j]-1] for SA[j] != 0. */
+static unsigned char *
+bwt_from_sa(const unsigned char *t, const uint64_t *sa, uint64_t n, uint64_t *primary)
+{
+	unsigned char *b = malloc(n + 1);
+	uint64_t	k = 0;
+
+	*primary = 0;
+	if (n == 0)
+		return b;
+	b[k++] = t[n - 1];
+	for (uint64_t j = 0; j < n; j++)
+	{
+		if (sa[j] == 0)
+			*primary = j + 1;
+		else
+			b[k++] = t[sa[j] - 1];
+	}
+	return b;
+}
+
+/* Texts -------------------------------------------------------------------- */
+
+typedef struct text
+{
+	char		name[64];
+	unsigned char *data;
+	uint64_t	n;
+} text;
+
+#define MAX_TEXTS 400
+static text corpus[MAX_TEXTS];
+static int	ncorpus;
+
+static text *
+add_text(const char *name, uint64_t n)
+{
+	text	   *t = &corpus[ncorpus++];
+
+	snprintf(t->name, sizeof(t->name), "%s/%llu", name, (unsigned long long) n);
+	t->data = malloc(n + 1);
+	t->n = n;
+	return t;
+}
+
+static void
+gen_random(unsigned char *d, uint64_t n, int sigma, uint64_t seed)
+{
+	xt_rng		r = {seed};
+
+	for (uint64_t i = 0; i < n; i++)
+		d[i] = (unsigned char) (sigma == 256 ? xt_below(&r, 256) : 'a' + xt_below(&r, sigma));
+}
+
+static void
+gen_fibonacci(unsigned char *d, uint64_t n)
+{
+	/* S1 = b, S2 = a, Sk = S(k-1) S(k-2): the prefix of length n */
+	unsigned char *prev = malloc(n + 2),
+			   *cur = malloc(n + 2);
+	uint64_t	lp = 1,
+				lc = 1;
+
+	prev[0] = 'b';
+	cur[0] = 'a';
+	while (lc < n)
+	{
+		unsigned char *next = malloc(n + 2);
+		uint64_t	take = lp < n - lc ? lp : n - lc;
+
+		memcpy(next, cur, lc);
+		memcpy(next + lc, prev, take);
+		free(prev);
+		prev = cur;
+		lp = lc;
+		cur = next;
+		lc += take;
+	}
+	memcpy(d, cur, n);
+	free(prev);
+	free(cur);
+}
+
+static void
+gen_periodic(unsigned char *d, uint64_t n, const char *unit)
+{
+	size_t		u = unit[0] ? strlen(unit) : 1;	/* "" stands for "\0" */
+
+	for (uint64_t i = 0; i < n; i++)
+		d[i] = (unsigned char) unit[i % u];
+}
+
+static void
+build_corpus(void)
+{
+	static const uint64_t lens[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 31, 32, 33,
+	100, 101, 102, 257, 1000, 1001, 1002, 3000};
+	text	   *t;
+
+	if (ncorpus > 0)
+		return;
+	add_text("empty", 0);
+	t = add_text("byte00", 1), t->data[0] = 0x00;
+	t = add_text("byteFF", 1), t->data[0] = 0xFF;
+	t = add_text("a", 1), t->data[0] = 'a';
+	t = add_text("00ff00", 3), memcpy(t->data, "\0\xff\0", 3);
+	t = add_text("ff00ff00", 4), memcpy(t->data, "\xff\0\xff\0", 4);
+	t = add_text("0000ff", 3), memcpy(t->data, "\0\0\xff", 3);
+	t = add_text("ffff00", 3), memcpy(t->data, "\xff\xff\0", 3);
+	t = add_text("banana", 6), memcpy(t->data, "banana", 6);
+	t = add_text("mississippi", 11), memcpy(t->data, "mississippi", 11);
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+	{
+		uint64_t	n = lens[k];
+
+		gen_random(add_text("rand2", n)->data, n, 2, 11 + n);
+		gen_random(add_text("rand4", n)->data, n, 4, 22 + n);
+		gen_random(add_text("rand256", n)->data, n, 256, 33 + n);
+		gen_periodic(add_text("unary", n)->data, n, "a");
+		gen_periodic(add_text("zeros", n)->data, n, "");
+		if (n >= 3)
+		{
+			gen_periodic(add_text("abc", n)->data, n, "abc");
+			gen_periodic(add_text("ab", n)->data, n, "ab");
+			gen_fibonacci(add_text("fib", n)->data, n);
+			t = add_text("00ff", n);
+			for (uint64_t i = 0; i < n; i++)
+				t->data[i] = (i % 5 == 2) ? 0xFF : 0x00;
+			/* a random text that uses all 256 byte values (2-byte characters) */
+			t = add_text("all256", n + 256);
+			gen_random(t->data, n + 256, 256, 44 + n);
+			for (int b = 0; b < 256; b++)
+				t->data[(b * 7919) % (n + 256)] = (unsigned char) b;
+			for (int b = 0; b < 256; b++)
+				t->data[b] = (unsigned char) b;
+			/* random with long repeats: Random2-like */
+			t = add_text("random2x", 2 * n);
+			gen_random(t->data, n, 3, 55 + n);
+			memcpy(t->data + n, t->data, n);
+		}
+	}
+}
+
+/* Running the builder ------------------------------------------------------- */
+
+typedef struct built
+{
+	uint64_t   *sa;
+	uint64_t	count;
+	int		   *prev;
+	xxl_sa_stats st;
+	xxl_status	rc;
+} built;
+
+/* Push the text in chunks of chunk bytes (0: one piece; -1: random sizes). */
+static built
+run_sa(const xxl_sa_config *cfg, const unsigned char *t, uint64_t n, long chunk)
+{
+	built		b;
+	xxl_error	err = {0};
+	xxl_sa	   *sa;
+	uint64_t	pos;
+	int			prev;
+	int			got;
+	xt_rng		r = {n * 31 + 7};
+
+	memset(&b, 0, sizeof(b));
+	b.sa = malloc((n + 1) * sizeof(uint64_t));
+	b.prev = malloc((n + 1) * sizeof(int));
+	sa = xxl_sa_create(cfg, &err);
+	if (sa == NULL)
+	{
+		b.rc = err.code;
+		printf("  # create: %s\n", err.message);
+		return b;
+	}
+	for (uint64_t off = 0; off < n;)
+	{
+		uint64_t	len = chunk == 0 ? n - off : chunk > 0 ? (uint64_t) chunk : 1 + xt_below(&r, 300);
+
+		if (len > n - off)
+			len = n - off;
+		if ((b.rc = xxl_sa_put(sa, t + off, len)) != XXL_OK)
+			goto out;
+		off += len;
+	}
+	if ((b.rc = xxl_sa_build(sa)) != XXL_OK)
+		goto out;
+	while ((got = cfg->with_prev ? xxl_sa_next_prev(sa, &pos, &prev) : xxl_sa_next(sa, &pos)) > 0)
+	{
+		if (b.count <= n)
+		{
+			b.sa[b.count] = pos;
+			b.prev[b.count] = cfg->with_prev ? prev : -2;
+		}
+		b.count++;
+	}
+	if (got < 0)
+		b.rc = xxl_sa_error(sa)->code;
+out:
+	if (b.rc != XXL_OK)
+		printf("  # error: %s\n", xxl_sa_error(sa)->message);
+	xxl_sa_stats_get(sa, &b.st);
+	xxl_sa_destroy(sa);
+	return b;
+}
+
+static void
+built_free(built *b)
+{
+	free(b->sa);
+	free(b->prev);
+}
+
+static bool
+same_sa(const uint64_t *a, const uint64_t *b, uint64_t n, uint64_t *where)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+		{
+			*where = i;
+			return false;
+		}
+	return true;
+}
+
+/* Checks every finished build must pass. */
+static void
+check_stats(const built *b, run_mode mode, uint64_t n, const char *name)
+{
+	const xxl_sa_stats *st = &b->st;
+
+	CHECK_EQ(st->n, n);
+	CHECK_LE(st->memory_peak, st->memory_limit);
+	CHECK_GE(st->levels, 1);
+	CHECK_EQ(st->recursion_depth, st->levels - 1);
+	if (mode == RUN_ROOMY)
+	{
+		CHECK_MSG(st->levels == 1 && st->external_levels == 0,
+				  "%s: roomy build used %d levels, %d external", name, st->levels,
+				  st->external_levels);
+		CHECK_EQ(st->bytes_written, 0);
+	}
+	if ((mode == RUN_FORCED || mode == RUN_TINY_FORCED) && n >= 2)
+		CHECK_MSG(st->external_levels >= 1 && !st->level[0].internal,
+				  "%s: forced build did not run external DC3", name);
+	if (mode == RUN_FORCED && st->external_levels > 0)
+		CHECK_EQ(st->bytes_written, 0);	/* everything fits the sorters */
+	/* sorters read what they write; the text spool is read twice at level 0 */
+	CHECK_GE(st->bytes_read, st->bytes_written);
+	CHECK_LE(st->bytes_read, st->bytes_written + 2 * n + 2 * st->block_size);
+}
+
+/* Tests ---------------------------------------------------------------------- */
+
+static void
+run_corpus(run_mode mode, long chunk, bool with_prev)
+{
+	xxl_sa_config cfg = sa_config(mode);
+	int			deep = 0;
+
+	cfg.with_prev = with_prev;
+	build_corpus();
+	for (int k = 0; k < ncorpus; k++)
+	{
+		text	   *t = &corpus[k];
+		uint64_t   *oracle = naive_sa(t->data, t->n);
+		built		b = run_sa(&cfg, t->data, t->n, chunk);
+		uint64_t	where = 0;
+
+		CHECK_MSG(b.rc == XXL_OK, "%s [%s]: status %s", t->name, mode_names[mode],
+				  xxl_status_name(b.rc));
+		CHECK_MSG(b.count == t->n, "%s [%s]: %llu suffixes for n = %llu", t->name,
+				  mode_names[mode], (unsigned long long) b.count, (unsigned long long) t->n);
+		if (b.rc == XXL_OK && b.count == t->n)
+			CHECK_MSG(same_sa(b.sa, oracle, t->n, &where),
+					  "%s [%s]: SA[%llu] = %llu, naive %llu", t->name, mode_names[mode],
+					  (unsigned long long) where, (unsigned long long) b.sa[where],
+					  (unsigned long long) oracle[where]);
+		if (with_prev && b.count == t->n)
+			for (uint64_t j = 0; j < t->n; j++)
+			{
+				int			want = b.sa[j] == 0 ? -1 : t->data[b.sa[j] - 1];
+
+				if (b.prev[j] != want)
+				{
+					CHECK_MSG(false, "%s [%s]: prev at %llu is %d, want %d", t->name,
+							  mode_names[mode], (unsigned long long) j, b.prev[j], want);
+					break;
+				}
+			}
+		check_stats(&b, mode, t->n, t->name);
+		if (b.st.levels > 2)
+			deep++;
+		built_free(&b);
+		free(oracle);
+	}
+	if (mode == RUN_FORCED || mode == RUN_TINY_FORCED)
+		CHECK_MSG(deep > 20, "only %d texts recursed more than once", deep);
+	printf("  # %d texts, %d with recursion depth >= 2\n", ncorpus, deep);
+}
+
+XT_TEST(sa_naive_roomy)
+{
+	run_corpus(RUN_ROOMY, 0, false);
+}
+
+XT_TEST(sa_naive_forced_external)
+{
+	run_corpus(RUN_FORCED, 0, false);
+}
+
+XT_TEST(sa_naive_tiny_forced_external)
+{
+	run_corpus(RUN_TINY_FORCED, 0, false);
+}
+
+XT_TEST(sa_naive_small_chunks)
+{
+	/* one byte at a time, then random chunk sizes, with the preceding bytes */
+	run_corpus(RUN_ROOMY, 1, true);
+	run_corpus(RUN_FORCED, -1, true);
+}
+
+/* Long texts at a tiny budget ------------------------------------------------ */
+
+typedef struct big_case
+{
+	const char *name;
+	uint64_t	n;
+	int			min_levels;		/* recursion expected */
+} big_case;
+
+static unsigned char *
+make_big(const char *name, uint64_t n)
+{
+	unsigned char *d = malloc(n + 1);
+
+	if (strcmp(name, "rand4") == 0)
+		gen_random(d, n, 4, 1234);
+	else if (strcmp(name, "rand256") == 0)
+		gen_random(d, n, 256, 99);
+	else if (strcmp(name, "unary") == 0)
+		gen_periodic(d, n, "a");
+	else if (strcmp(name, "fib") == 0)
+		gen_fibonacci(d, n);
+	else if (strcmp(name, "abc") == 0)
+		gen_periodic(d, n, "abc");
+	else
+	{
+		/* random2x: a random string twice */
+		gen_random(d, n / 2, 2, 4321);
+		memcpy(d + n / 2, d, n - n / 2);
+	}
+	return d;
+}
+
+static bool
+run_check(const xxl_sa_config *cfg, const unsigned char *t, uint64_t n, const uint64_t *sa,
+		  uint64_t count, char *why, size_t why_len, xxl_sa_check_stats *st)
+{
+	xxl_error	err = {0};
+	xxl_sa_checker *c = xxl_sa_check_create(cfg, &err);
+	bool		ok = false;
+
+	if (c == NULL)
+	{
+		snprintf(why, why_len, "create: %s", err.message);
+		return false;
+	}
+	/* interleave the two inputs the way a caller may */
+	for (uint64_t off = 0, j = 0; off < n || j < count;)
+	{
+		if (off < n)
+		{
+			uint64_t	len = n - off < 7777 ? n - off : 7777;
+
+			if (xxl_sa_check_put_text(c, t + off, len) != XXL_OK)
+				break;
+			off += len;
+		}
+		if (j < count)
+		{
+			uint64_t	len = count - j < 5000 ? count - j : 5000;
+
+			if (xxl_sa_check_put_sa(c, sa + j, len) != XXL_OK)
+				break;
+			j += len;
+		}
+	}
+	if (xxl_sa_check_error(c)->code == XXL_OK)
+	{
+		xxl_status	rc = xxl_sa_check_run(c, &ok, why, why_len);
+
+		if (rc != XXL_OK)
+		{
+			snprintf(why, why_len, "error: %s", xxl_sa_check_error(c)->message);
+			ok = false;
+		}
+	}
+	else
+		snprintf(why, why_len, "error: %s", xxl_sa_check_error(c)->message);
+	if (st)
+		xxl_sa_check_stats_get(c, st);
+	xxl_sa_check_destroy(c);
+	return ok;
+}
+
+XT_TEST(sa_tiny_budget_long_texts)
+{
+	static const big_case cases[] = {
+		{"rand4", 300000, 2},
+		{"rand256", 300000, 1},
+		{"unary", 120000, 3},
+		{"fib", 150000, 3},
+		{"abc", 100000, 3},
+		{"random2x", 200000, 3},
+		/* texts larger than the whole budget */
+		{"rand4", 1200000, 3},
+		{"random2x", 1000000, 4},
+	};
+	xxl_sa_config roomy = sa_config(RUN_ROOMY);
+	xxl_sa_config tiny = sa_config(RUN_TINY);
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+	{
+		const big_case *c = &cases[k];
+		uint64_t	n = xt_quick() ? c->n / 4 : c->n;
+		unsigned char *t = make_big(c->name, n);
+		built		ref = run_sa(&roomy, t, n, 0);
+		built		b = run_sa(&tiny, t, n, 65536 + 17);
+		uint64_t	where = 0;
+		char		why[256];
+		xxl_sa_check_stats cst;
+
+		CHECK_STATUS(ref.rc, XXL_OK);
+		CHECK_STATUS(b.rc, XXL_OK);
+		CHECK_EQ(ref.count, n);
+		CHECK_EQ(b.count, n);
+		if (b.count == n && ref.count == n)
+			CHECK_MSG(same_sa(b.sa, ref.sa, n, &where), "%s: SA[%llu] differs", c->name,
+					  (unsigned long long) where);
+		check_stats(&ref, RUN_ROOMY, n, c->name);
+		check_stats(&b, RUN_TINY, n, c->name);
+		/* the tiny budget really went external: runs on disk, recursion */
+		CHECK_MSG(b.st.external_levels >= 1 && b.st.bytes_written > 0 && b.st.runs > 0,
+				  "%s: tiny budget stayed in memory", c->name);
+		CHECK_MSG(b.st.levels >= c->min_levels, "%s: %d levels, expected >= %d", c->name,
+				  b.st.levels, c->min_levels);
+		CHECK_GE(b.st.max_merge_passes, 1);
+		if (n >= 1000000 && !xt_quick())
+			CHECK_MSG(n > b.st.memory_limit, "%s: the budget is not below n", c->name);
+		CHECK_MSG(run_check(&tiny, t, n, b.sa, b.count, why, sizeof(why), &cst),
+				  "%s: checker rejected: %s", c->name, why);
+		CHECK(cst.bytes_written > 0);
+		printf("  # %s n=%llu: %d levels (%d external), blocks %zu..%zu, io %.1f B/char "
+			   "(thesis %.0f), sorted %.1f B/char, runs %llu, passes %d, peak %llu/%llu\n",
+			   c->name, (unsigned long long) n, b.st.levels, b.st.external_levels,
+			   b.st.block_size, b.st.sorter_block_max, (double) (b.st.bytes_read + b.st.bytes_written) / n,
+			   (double) b.st.thesis_bytes / n, (double) b.st.sorted_bytes / n,
+			   (unsigned long long) b.st.runs, b.st.max_merge_passes,
+			   (unsigned long long) b.st.memory_peak, (unsigned long long) b.st.memory_limit);
+		built_free(&ref);
+		built_free(&b);
+		free(t);
+	}
+}
+
+/* BWT ---------------------------------------------------------------------- */
+
+static void
+run_bwt(const xxl_sa_config *base, const unsigned char *t, uint64_t n, const char *name,
+		const uint64_t *oracle_sa)
+{
+	xxl_sa_config cfg = *base;
+	xxl_error	err = {0};
+	xxl_sa	   *sa;
+	uint64_t	want_primary;
+	unsigned char *want = bwt_from_sa(t, oracle_sa, n, &want_primary);
+	unsigned char *got = malloc(n + 1);
+	unsigned char *back = malloc(n + 1);
+	uint64_t	len = 0;
+	unsigned char buf[1000];
+	size_t		l;
+	int			rc;
+
+	cfg.mode = XXL_SA_BWT;
+	sa = xxl_sa_create(&cfg, &err);
+	REQUIRE(sa != NULL);
+	CHECK_STATUS(xxl_sa_put(sa, t, n), XXL_OK);
+	CHECK_STATUS(xxl_sa_build(sa), XXL_OK);
+	CHECK_MSG(xxl_sa_bwt_primary(sa) == want_primary, "%s: primary %llu, want %llu", name,
+			  (unsigned long long) xxl_sa_bwt_primary(sa), (unsigned long long) want_primary);
+	while ((rc = xxl_sa_bwt_read(sa, buf, 1 + (len % sizeof(buf)), &l)) > 0)
+	{
+		if (len + l <= n)
+			memcpy(got + len, buf, l);
+		len += l;
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_MSG(len == n, "%s: BWT of %llu bytes for n = %llu", name, (unsigned long long) len,
+			  (unsigned long long) n);
+	if (len == n)
+	{
+		CHECK_MSG(memcmp(got, want, n) == 0, "%s: BWT differs", name);
+		CHECK_STATUS(xxl_bwt_inverse(got, n, xxl_sa_bwt_primary(sa), back, &err), XXL_OK);
+		CHECK_MSG(n == 0 || memcmp(back, t, n) == 0, "%s: inverse BWT differs", name);
+	}
+	xxl_sa_destroy(sa);
+	free(want);
+	free(got);
+	free(back);
+}
+
+XT_TEST(bwt_vs_naive)
+{
+	const run_mode modes[] = {RUN_ROOMY, RUN_FORCED, RUN_TINY_FORCED};
+
+	build_corpus();
+	for (int m = 0; m < 3; m++)
+	{
+		xxl_sa_config cfg = sa_config(modes[m]);
+
+		for (int k = 0; k < ncorpus; k += (m == 0 ? 1 : 3))
+		{
+			uint64_t   *oracle = naive_sa(corpus[k].data, corpus[k].n);
+
+			run_bwt(&cfg, corpus[k].data, corpus[k].n, corpus[k].name, oracle);
+			free(oracle);
+		}
+	}
+}
+
+XT_TEST(bwt_tiny_budget)
+{
+	uint64_t	n = xt_quick() ? 50000 : 250000;
+	unsigned char *t = make_big("rand4", n);
+	xxl_sa_config roomy = sa_config(RUN_ROOMY);
+	built		ref = run_sa(&roomy, t, n, 0);
+
+	REQUIRE(ref.count == n);
+	run_bwt(&roomy, t, n, "rand4-roomy", ref.sa);
+	{
+		xxl_sa_config tiny = sa_config(RUN_TINY);
+
+		run_bwt(&tiny, t, n, "rand4-tiny", ref.sa);
+	}
+	built_free(&ref);
+	free(t);
+}
+
+/* Checker ------------------------------------------------------------------- */
+
+XT_TEST(checker_accepts_and_rejects)
+{
+	xxl_sa_config cfgs[2] = {sa_config(RUN_ROOMY), sa_config(RUN_TINY)};
+	const char *const names[] = {"rand4", "unary", "fib", "rand256"};
+
+	for (int m = 0; m < 2; m++)
+		for (int k = 0; k < 4; k++)
+		{
+			uint64_t	n = m == 0 ? 2000 : 150000;
+			unsigned char *t = make_big(names[k], n);
+			xxl_sa_config roomy = sa_config(RUN_ROOMY);
+			built		ref = run_sa(&roomy, t, n, 0);
+			uint64_t   *bad = malloc((n + 1) * sizeof(uint64_t));
+			char		why[256];
+			xt_rng		r = {k + 100 * m};
+			uint64_t	a,
+						b,
+						tmp;
+
+			REQUIRE(ref.count == n);
+			CHECK_MSG(run_check(&cfgs[m], t, n, ref.sa, n, why, sizeof(why), NULL),
+					  "%s: correct SA rejected: %s", names[k], why);
+
+			/* swap two adjacent entries */
+			memcpy(bad, ref.sa, n * sizeof(uint64_t));
+			a = xt_below(&r, n - 1);
+			tmp = bad[a], bad[a] = bad[a + 1], bad[a + 1] = tmp;
+			CHECK_MSG(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL),
+					  "%s: adjacent swap accepted", names[k]);
+			printf("  # %s swap: %s\n", names[k], why);
+
+			/* swap two distant entries */
+			memcpy(bad, ref.sa, n * sizeof(uint64_t));
+			a = xt_below(&r, n / 2);
+			b = n / 2 + xt_below(&r, n / 2);
+			tmp = bad[a], bad[a] = bad[b], bad[b] = tmp;
+			CHECK_MSG(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL),
+					  "%s: distant swap accepted", names[k]);
+
+			/* duplicate an entry */
+			memcpy(bad, ref.sa, n * sizeof(uint64_t));
+			a = xt_below(&r, n);
+			b = (a + 1 + xt_below(&r, n - 1)) % n;
+			bad[b] = bad[a];
+			CHECK_MSG(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL),
+					  "%s: duplicate accepted", names[k]);
+			printf("  # %s duplicate: %s\n", names[k], why);
+
+			/* off by one: every position + 1 (n becomes out of range) ... */
+			for (uint64_t i = 0; i < n; i++)
+				bad[i] = ref.sa[i] + 1;
+			CHECK_MSG(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL),
+					  "%s: shifted SA accepted", names[k]);
+			/* ... and 1-based positions taken for 0-based: one entry off */
+			memcpy(bad, ref.sa, n * sizeof(uint64_t));
+			a = xt_below(&r, n);
+			bad[a] = bad[a] + 1 < n ? bad[a] + 1 : bad[a] - 1;
+			CHECK_MSG(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL),
+					  "%s: one entry off by one accepted", names[k]);
+
+			/* the SA rotated by one rank: a permutation, wrong order */
+			for (uint64_t i = 0; i < n; i++)
+				bad[i] = ref.sa[(i + 1) % n];
+			CHECK_MSG(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL),
+					  "%s: rotated SA accepted", names[k]);
+			printf("  # %s rotated: %s\n", names[k], why);
+
+			/* wrong lengths, out of range */
+			CHECK(!run_check(&cfgs[m], t, n, ref.sa, n - 1, why, sizeof(why), NULL));
+			memcpy(bad, ref.sa, n * sizeof(uint64_t));
+			bad[n] = 0;
+			CHECK(!run_check(&cfgs[m], t, n, bad, n + 1, why, sizeof(why), NULL));
+			bad[n / 3] = UINT64_MAX;
+			CHECK(!run_check(&cfgs[m], t, n, bad, n, why, sizeof(why), NULL));
+			printf("  # %s out of range: %s\n", names[k], why);
+
+			built_free(&ref);
+			free(bad);
+			free(t);
+		}
+}
+
+XT_TEST(checker_small_texts)
+{
+	xxl_sa_config cfg = sa_config(RUN_ROOMY);
+	char		why[256];
+
+	build_corpus();
+	for (int k = 0; k < ncorpus; k++)
+	{
+		text	   *t = &corpus[k];
+		uint64_t   *oracle = naive_sa(t->data, t->n);
+
+		CHECK_MSG(run_check(&cfg, t->data, t->n, oracle, t->n, why, sizeof(why), NULL),
+				  "%s: correct SA rejected: %s", t->name, why);
+		if (t->n >= 2)
+		{
+			/* any transposition of a correct suffix array is wrong */
+			uint64_t	tmp = oracle[0];
+
+			oracle[0] = oracle[t->n - 1];
+			oracle[t->n - 1] = tmp;
+			CHECK_MSG(!run_check(&cfg, t->data, t->n, oracle, t->n, why, sizeof(why), NULL),
+					  "%s: swapped SA accepted", t->name);
+		}
+		free(oracle);
+	}
+}
+
+/* Callback form of the checker. */
+typedef struct feed
+{
+	const unsigned char *t;
+	const uint64_t *sa;
+	uint64_t	n,
+				toff,
+				soff;
+} feed;
+
+static long
+feed_text(void *arg, unsigned char *buf, size_t cap)
+{
+	feed	   *f = arg;
+	size_t		k = f->n - f->toff < cap ? f->n - f->toff : cap;
+
+	memcpy(buf, f->t + f->toff, k);
+	f->toff += k;
+	return (long) k;
+}
+
+static long
+feed_sa(void *arg, uint64_t *buf, size_t cap)
+{
+	feed	   *f = arg;
+	size_t		k = f->n - f->soff < cap ? f->n - f->soff : cap;
+
+	memcpy(buf, f->sa + f->soff, k * sizeof(uint64_t));
+	f->soff += k;
+	return (long) k;
+}
+
+XT_TEST(checker_callbacks)
+{
+	uint64_t	n = 40000;
+	unsigned char *t = make_big("fib", n);
+	uint64_t   *sa = naive_sa(t, 2000);	/* a wrong array for the full text */
+	xxl_sa_config cfg = sa_config(RUN_TINY);
+	built		ref = run_sa(&cfg, t, n, 0);
+	feed		f = {t, ref.sa, n, 0, 0};
+	xxl_error	err = {0};
+	bool		ok = false;
+	char		why[200];
+
+	CHECK_STATUS(xxl_sa_check(&cfg, feed_text, &f, feed_sa, &f, &ok, why, sizeof(why), &err), XXL_OK);
+	CHECK(ok);
+	f = (feed) {t, sa, 2000, 0, 0};
+	CHECK_STATUS(xxl_sa_check(&cfg, feed_text, &f, feed_sa, &f, &ok, why, sizeof(why), &err), XXL_OK);
+	CHECK(ok);
+	f = (feed) {t, ref.sa, 2000, 0, 0};
+	CHECK_STATUS(xxl_sa_check(&cfg, feed_text, &f, feed_sa, &f, &ok, why, sizeof(why), &err), XXL_OK);
+	CHECK(!ok);
+	built_free(&ref);
+	free(sa);
+	free(t);
+}
+
+/* Errors, cancel, limits ------------------------------------------------------ */
+
+static int	cancel_after;
+
+static bool
+cancel_hook(void *arg)
+{
+	(void) arg;
+	return --cancel_after < 0;
+}
+
+XT_TEST(sa_errors)
+{
+	xxl_sa_config cfg = sa_config(RUN_ROOMY);
+	xxl_error	err = {0};
+	xxl_sa	   *sa;
+	uint64_t	pos;
+
+	/* too small a budget */
+	cfg.memory = xxl_sa_min_memory() - 1;
+	CHECK(xxl_sa_create(&cfg, &err) == NULL);
+	CHECK_STATUS(err.code, XXL_EINVAL);
+	CHECK(xxl_sa_check_create(&cfg, &err) == NULL);
+
+	/* wrong call order */
+	cfg = sa_config(RUN_ROOMY);
+	sa = xxl_sa_create(&cfg, &err);
+	REQUIRE(sa != NULL);
+	CHECK(xxl_sa_next(sa, &pos) < 0);
+	xxl_sa_destroy(sa);
+	sa = xxl_sa_create(&cfg, &err);
+	REQUIRE(sa != NULL);
+	CHECK_STATUS(xxl_sa_put(sa, "abc", 3), XXL_OK);
+	CHECK_STATUS(xxl_sa_build(sa), XXL_OK);
+	CHECK(xxl_sa_put(sa, "d", 1) != XXL_OK);
+	xxl_sa_destroy(sa);
+
+	/* destroy in the middle of the output of a spilled build */
+	{
+		uint64_t	n = 200000;
+		unsigned char *t = make_big("rand4", n);
+		xxl_sa_config tiny = sa_config(RUN_TINY);
+
+		sa = xxl_sa_create(&tiny, &err);
+		REQUIRE(sa != NULL);
+		CHECK_STATUS(xxl_sa_put(sa, t, n), XXL_OK);
+		CHECK_STATUS(xxl_sa_build(sa), XXL_OK);
+		for (int i = 0; i < 1000; i++)
+			CHECK_EQ(xxl_sa_next(sa, &pos), 1);
+		CHECK(xt_spill_files() > 0);
+		xxl_sa_destroy(sa);
+		CHECK_EQ(xt_spill_files(), 0);
+		free(t);
+	}
+}
+
+XT_TEST(sa_cancel_and_limits)
+{
+	uint64_t	n = 200000;
+	unsigned char *t = make_big("unary", n);
+	xxl_sa_config cfg = sa_config(RUN_TINY);
+	xxl_error	err = {0};
+	xxl_sa	   *sa;
+
+	/* cancel at several points of the build */
+	for (int after = 0; after < 40; after += 7)
+	{
+		xxl_status	rc;
+
+		cfg.cancel = cancel_hook;
+		cancel_after = after;
+		sa = xxl_sa_create(&cfg, &err);
+		REQUIRE(sa != NULL);
+		rc = xxl_sa_put(sa, t, n);
+		if (rc == XXL_OK)
+			rc = xxl_sa_build(sa);
+		CHECK_STATUS(rc, XXL_ECANCELED);
+		xxl_sa_destroy(sa);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+
+	/* the spill limit */
+	cfg = sa_config(RUN_TINY);
+	cfg.disk.max_spill_bytes = 256 * KB;
+	sa = xxl_sa_create(&cfg, &err);
+	REQUIRE(sa != NULL);
+	{
+		xxl_status	rc = xxl_sa_put(sa, t, n);
+
+		if (rc == XXL_OK)
+			rc = xxl_sa_build(sa);
+		CHECK_STATUS(rc, XXL_ELIMIT);
+		printf("  # limit: %s\n", xxl_sa_error(sa)->message);
+	}
+	xxl_sa_destroy(sa);
+
+	/* injected write failure */
+	cfg = sa_config(RUN_TINY);
+	cfg.disk.fail_write_after = 300 * KB;
+	sa = xxl_sa_create(&cfg, &err);
+	REQUIRE(sa != NULL);
+	{
+		xxl_status	rc = xxl_sa_put(sa, t, n);
+
+		if (rc == XXL_OK)
+			rc = xxl_sa_build(sa);
+		CHECK(rc == XXL_ENOSPC || rc == XXL_EIO);
+		printf("  # write failure: %s\n", xxl_sa_error(sa)->message);
+	}
+	xxl_sa_destroy(sa);
+	free(t);
+}
+
+int
+main(int argc, char **argv)
+{
+	int			rc = xt_main(argc, argv);
+
+	for (int k = 0; k < ncorpus; k++)
+		free(corpus[k].data);
+	return rc;
+}
