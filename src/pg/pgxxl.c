@@ -13,6 +13,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
+#include "xxl_guc.h"
 #include "xxl_io.h"
 
 PG_MODULE_MAGIC;
@@ -31,7 +32,7 @@ PG_FUNCTION_INFO_V1(pgxxl_version);
 void
 _PG_init(void)
 {
-	/* nothing yet: settings (GUCs) are defined here once they exist */
+	xxl_define_gucs();
 }
 
 /* "2MiB", "512KiB", or bytes when the size is not a round unit. */

@@ -1,0 +1,339 @@
+/*
+ * xxl_input.c — opening a source and iterating its rows (see xxl_input.h
+ * for the table-or-query rule and the privilege model).
+ *
+ * A query is read through a read-only SPI cursor in batches of up to
+ * FETCH_BATCH rows: big enough that the per-fetch overhead vanishes.  A
+ * batch of wide rows shrinks the next one towards FETCH_BYTES, so the rows
+ * held outside the operator's budget stay a modest amount of memory.  SPI leaves CurrentMemoryContext pointing at its
+ * own context after most calls, so every function here restores the
+ * context that was current when it was called.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "parser/scansup.h"
+#include "utils/plancache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+
+#include "xxl_input.h"
+
+#define FETCH_BATCH 1000
+#define FETCH_BYTES (4 * 1024 * 1024)	/* shrink batches of wide rows to about this */
+
+typedef enum InputKind
+{
+	INPUT_TABLE,
+	INPUT_QUERY
+} InputKind;
+
+struct XxlInput
+{
+	InputKind	kind;
+	char	   *description;
+	MemoryContext cxt;			/* the caller's, at open */
+	TupleDesc	desc;
+	TupleTableSlot *slot;
+	uint64		rows;
+	bool		done;
+
+	/* table */
+	Relation	rel;
+	TableScanDesc scan;
+	Snapshot	snapshot;
+
+	/* query */
+	bool		spi_connected;
+	Portal		portal;
+	SPITupleTable *batch;
+	uint64		batch_pos;
+	uint64		batch_rows;
+	long		batch_size;		/* rows to ask for next */
+};
+
+static XxlInput *open_query(const char *query, char *description);
+
+/* Whole text is one to three dot-separated identifiers: a table name. */
+static bool
+looks_like_name(const char *source)
+{
+	char	   *copy = pstrdup(source);
+	List	   *names = NIL;
+	bool		ok;
+
+	ok = SplitIdentifierString(copy, '.', &names) &&
+		list_length(names) >= 1 && list_length(names) <= 3;
+	list_free(names);
+	pfree(copy);
+	return ok;
+}
+
+static XxlInput *
+open_relation(Oid relid)
+{
+	XxlInput   *in;
+	Relation	rel = table_open(relid, NoLock);	/* caller locked it */
+	char		relkind = rel->rd_rel->relkind;
+	AclResult	acl;
+	char	   *qualified;
+
+	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, get_relkind_objtype(relkind), RelationGetRelationName(rel));
+
+	qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+										   RelationGetRelationName(rel));
+
+	if (relkind == RELKIND_MATVIEW && !RelationIsPopulated(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized view \"%s\" has not been populated",
+						RelationGetRelationName(rel)),
+				 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
+
+	/*
+	 * Only a plain heap whose rows are all the answer may be scanned
+	 * directly: views need their rule, partitioned and inheritance parents
+	 * their children, and row-level security its policies.
+	 */
+	if ((relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW) ||
+		rel->rd_rel->relhassubclass ||
+		check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+	{
+		char	   *description = psprintf("%s \"%s\"",
+										   relkind == RELKIND_VIEW ? "view" : "table",
+										   RelationGetRelationName(rel));
+
+		table_close(rel, NoLock);
+		return open_query(psprintf("SELECT * FROM %s", qualified), description);
+	}
+
+	in = palloc0(sizeof(XxlInput));
+	in->kind = INPUT_TABLE;
+	in->cxt = CurrentMemoryContext;
+	in->description = psprintf("table %s", qualified);
+	in->rel = rel;
+	in->desc = RelationGetDescr(rel);
+	in->snapshot = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot()
+									: GetTransactionSnapshot());
+	in->scan = table_beginscan(rel, in->snapshot, 0, NULL);
+	in->slot = table_slot_create(rel, NULL);
+	return in;
+}
+
+static XxlInput *
+open_query(const char *query, char *description)
+{
+	XxlInput   *in = palloc0(sizeof(XxlInput));
+	MemoryContext cxt = CurrentMemoryContext;
+	SPIPlanPtr	plan;
+	List	   *sources;
+	CachedPlanSource *ps;
+	Node	   *stmt;
+
+	in->kind = INPUT_QUERY;
+	in->cxt = cxt;
+	in->description = description;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	in->spi_connected = true;
+	MemoryContextSwitchTo(cxt);
+
+	plan = SPI_prepare(query, 0, NULL);
+	MemoryContextSwitchTo(cxt);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source query must be a single statement"),
+				 errdetail("The source was: %s", query)));
+	ps = (CachedPlanSource *) linitial(sources);
+	stmt = ps->raw_parse_tree ? ps->raw_parse_tree->stmt : NULL;
+	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause != NULL ||
+		ps->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source must be a table name or a query that returns rows"),
+				 errdetail("The source query is of type %s.", GetCommandTagName(ps->commandTag)),
+				 errhint("Use SELECT, TABLE or VALUES.")));
+	{
+		ListCell   *lc;
+
+		foreach(lc, ps->query_list)
+		{
+			Query	   *q = lfirst_node(Query, lc);
+
+			if (q->hasModifyingCTE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("source query must not modify data"),
+						 errdetail("It has a data-modifying WITH clause.")));
+		}
+	}
+
+	/* read-only: the statement's snapshot, and no writes */
+	in->portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	MemoryContextSwitchTo(cxt);
+	if (in->portal == NULL)
+		elog(ERROR, "SPI_cursor_open failed: %s", SPI_result_code_string(SPI_result));
+	in->desc = CreateTupleDescCopy(in->portal->tupDesc);
+	in->slot = MakeSingleTupleTableSlot(in->desc, &TTSOpsHeapTuple);
+	in->batch_size = FETCH_BATCH;
+	return in;
+}
+
+XxlInput *
+xxl_input_open(const char *source)
+{
+	const char *p = source;
+
+	while (*p && scanner_isspace(*p))
+		p++;
+	if (*p == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source must not be empty"),
+				 errhint("Pass a table name or a query.")));
+
+	if (looks_like_name(source))
+	{
+		RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(source));
+		Oid			relid = RangeVarGetRelidExtended(rv, AccessShareLock, 0, NULL, NULL);
+
+		return open_relation(relid);
+	}
+	return open_query(source, "query");
+}
+
+XxlInput *
+xxl_input_open_relid(Oid relid)
+{
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	return open_relation(relid);
+}
+
+TupleDesc
+xxl_input_desc(XxlInput *in)
+{
+	return in->desc;
+}
+
+const char *
+xxl_input_describe(XxlInput *in)
+{
+	return in->description;
+}
+
+TupleTableSlot *
+xxl_input_next(XxlInput *in)
+{
+	if (in->done)
+		return NULL;
+	if (in->kind == INPUT_TABLE)
+	{
+		if (table_scan_getnextslot(in->scan, ForwardScanDirection, in->slot))
+		{
+			in->rows++;
+			return in->slot;
+		}
+		in->done = true;
+		return NULL;
+	}
+
+	if (in->batch_pos >= in->batch_rows)
+	{
+		MemoryContext cur = CurrentMemoryContext;
+
+		if (in->batch)
+			SPI_freetuptable(in->batch);
+		in->batch = NULL;
+		SPI_cursor_fetch(in->portal, true, in->batch_size);
+		MemoryContextSwitchTo(cur);
+		in->batch = SPI_tuptable;
+		in->batch_rows = SPI_processed;
+		in->batch_pos = 0;
+		if (in->batch_rows == 0)
+		{
+			in->done = true;
+			return NULL;
+		}
+		else
+		{
+			uint64		bytes = 0;
+
+			for (uint64 i = 0; i < in->batch_rows; i++)
+				bytes += in->batch->vals[i]->t_len;
+			in->batch_size = (long) Max(1, Min(FETCH_BATCH, FETCH_BYTES * in->batch_rows / Max(bytes, 1)));
+		}
+	}
+	ExecStoreHeapTuple(in->batch->vals[in->batch_pos++], in->slot, false);
+	in->rows++;
+	return in->slot;
+}
+
+HeapTuple
+xxl_input_heap_tuple(XxlInput *in)
+{
+	if (TTS_EMPTY(in->slot))
+		return NULL;
+	if (TTS_IS_BUFFERTUPLE(in->slot) || TTS_IS_HEAPTUPLE(in->slot))
+		return ExecFetchSlotHeapTuple(in->slot, false, NULL);
+	return NULL;
+}
+
+uint64
+xxl_input_rows(XxlInput *in)
+{
+	return in->rows;
+}
+
+void
+xxl_input_close(XxlInput *in)
+{
+	if (in->kind == INPUT_TABLE)
+	{
+		ExecDropSingleTupleTableSlot(in->slot);
+		table_endscan(in->scan);
+		UnregisterSnapshot(in->snapshot);
+		table_close(in->rel, NoLock);
+	}
+	else
+	{
+		MemoryContext cur = CurrentMemoryContext;
+
+		ExecDropSingleTupleTableSlot(in->slot);
+		if (in->batch)
+			SPI_freetuptable(in->batch);
+		in->batch = NULL;
+		SPI_cursor_close(in->portal);
+		if (in->spi_connected)
+			SPI_finish();
+		in->spi_connected = false;
+		MemoryContextSwitchTo(cur);
+	}
+	in->slot = NULL;
+}

@@ -1,0 +1,61 @@
+/*
+ * xxl_input.h — rows from a source: a table read directly, or any query
+ * streamed through an SPI cursor.  Every operator that reads user data
+ * (sorting, graphs, text) opens its input through here.
+ *
+ * Which one a source text is: if the whole text is a possibly qualified
+ * name (one to three dot-separated identifiers, quoted or not, exactly as
+ * regclass input reads it: unquoted names fold to lower case), it names a
+ * table; anything else is a query.  So 'edges', 'public.edges' and
+ * '"Edges"' are tables, and 'SELECT * FROM edges WHERE w > 0', 'TABLE edges'
+ * and 'VALUES (1), (2)' are queries.
+ *
+ * Tables are read with a heap scan under the statement's snapshot after a
+ * SELECT privilege check, which is much cheaper than SPI.  A name that is
+ * not a plain table (a view, a foreign or partitioned table, a table with
+ * inheritance children or with row-level security in force) is read as
+ * "SELECT * FROM name" instead, so that rules, policies and children apply.
+ * Queries run read-only with the caller's privileges.
+ */
+#ifndef XXL_PG_INPUT_H
+#define XXL_PG_INPUT_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "executor/tuptable.h"
+
+typedef struct XxlInput XxlInput;
+
+/* Open a source given as text (see the rule above). */
+extern XxlInput *xxl_input_open(const char *source);
+
+/* Open a relation known by OID (e.g. from a composite type). */
+extern XxlInput *xxl_input_open_relid(Oid relid);
+
+/* The rows' descriptor (a table's includes its dropped columns). */
+extern TupleDesc xxl_input_desc(XxlInput *in);
+
+/* "table t", "view v" or "query": for messages. */
+extern const char *xxl_input_describe(XxlInput *in);
+
+/*
+ * The next row, or NULL at the end.  Nothing is deformed yet: use
+ * slot_getsomeattrs/slot_getallattrs.  The slot is valid until the next
+ * call.
+ */
+extern TupleTableSlot *xxl_input_next(XxlInput *in);
+
+/*
+ * The current row as a heap tuple without copying, when the source has one
+ * at hand (heap tables and SPI rows), else NULL.  For fast paths that copy
+ * the row's bytes as they are.
+ */
+extern HeapTuple xxl_input_heap_tuple(XxlInput *in);
+
+/* Rows read so far. */
+extern uint64 xxl_input_rows(XxlInput *in);
+
+/* End the scan or cursor; the table stays locked until transaction end. */
+extern void xxl_input_close(XxlInput *in);
+
+#endif							/* XXL_PG_INPUT_H */

@@ -1,0 +1,101 @@
+/*
+ * xxl_operator.h — the lifecycle every SQL-level operator shares: settings
+ * read once at the start, an engine object that is destroyed (threads
+ * joined, spill files removed, memory freed) however the operator ends —
+ * normally, by error, by cancel, or by the backend exiting — and the
+ * statistics xxl.last_stats() and xxl.log_stats report.
+ *
+ * Usage:
+ *     op = xxl_operator_begin("sort");
+ *     sorter = xxl_operator_new_sorter(op, 0, 0);
+ *     ... feed it ...;  xxl_operator_phase(op, XXL_PHASE_MERGE);
+ *     ... sort ...;     xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+ *     ... drain it ...; op->rows_out = n;
+ *     xxl_operator_end(op);
+ * On error nothing needs to be done: the operator's memory context dies
+ * with the failed statement and its reset callback destroys the engine.
+ */
+#ifndef XXL_PG_OPERATOR_H
+#define XXL_PG_OPERATOR_H
+
+#include "lib/ilist.h"
+#include "utils/palloc.h"
+
+#include "xxl_guc.h"
+#include "xxl_sort.h"
+
+typedef enum XxlPhase
+{
+	XXL_PHASE_INPUT,			/* reading the source (sorters: run formation) */
+	XXL_PHASE_MERGE,			/* work between input and output (merge passes) */
+	XXL_PHASE_OUTPUT,			/* producing rows (sorters: the final merge) */
+	XXL_PHASE_DONE
+} XxlPhase;
+
+/* What xxl.last_stats() shows about one operator run. */
+typedef struct XxlStats
+{
+	char		operator_name[NAMEDATALEN];
+	bool		completed;		/* false: ended by an error or cancel */
+	uint64		rows_in;
+	uint64		rows_out;
+	uint64		record_bytes;	/* bytes handed to the engine */
+	uint64		runs;
+	int			merge_passes;
+	int			fan_in;
+	uint64		memory_limit;
+	uint64		memory_peak;	/* the engine's budget high-water mark */
+	uint64		block_size;
+	int			threads;
+	int			ndisks;
+	char		disks[XXL_MAX_DISKS][MAXPGPATH];
+	xxl_io_stats io;
+	uint64		phase_ns[XXL_PHASE_DONE];
+	uint64		total_ns;
+} XxlStats;
+
+typedef struct XxlOperator XxlOperator;
+typedef void (*XxlCoreDestroy) (void *core);
+typedef void (*XxlCoreStats) (void *core, XxlStats *stats);
+
+struct XxlOperator
+{
+	const char *name;
+	MemoryContext cxt;			/* holds this struct; dies with the statement */
+	MemoryContextCallback reset_cb;
+	dlist_node	node;			/* in the backend's list of live operators */
+	void	   *core;
+	XxlCoreDestroy destroy;
+	XxlCoreStats collect;
+
+	/* settings, fixed at the start */
+	size_t		memory;
+	size_t		block_size;
+	int			threads;
+	XxlDiskSetup disk;
+
+	XxlPhase	phase;
+	uint64		t_start;
+	uint64		t_phase;
+	uint64		phase_ns[XXL_PHASE_DONE];
+	uint64		rows_in;
+	uint64		rows_out;
+};
+
+/* Start an operator in a new child of CurrentMemoryContext. */
+extern XxlOperator *xxl_operator_begin(const char *name);
+
+/* Hand the operator its engine object; it destroys it at the end. */
+extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy destroy,
+								XxlCoreStats collect);
+
+/* A sorter under the operator's settings (record_size 0: variable length). */
+extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
+										   size_t key_size);
+
+extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
+
+/* Normal end: record statistics, NOTICE them if asked, destroy everything. */
+extern void xxl_operator_end(XxlOperator *op);
+
+#endif							/* XXL_PG_OPERATOR_H */

@@ -1,0 +1,62 @@
+/*
+ * xxl_sortkey.h — ORDER BY lists turned into memcmp-comparable byte keys.
+ *
+ * xxl_parse_order_by() reads the text that would follow ORDER BY with
+ * PostgreSQL's own parser; xxl_sortkey_create() resolves it against a row
+ * descriptor; xxl_sortkey_encode() maps a row to a byte string whose
+ * unsigned lexicographic order (shorter first on a tie) is exactly the order
+ * ORDER BY gives, NULLS FIRST/LAST, DESC and collations included.  The
+ * engine can then sort rows without ever calling back into PostgreSQL.
+ *
+ * Per key column: one null-flag byte (0x00 sorts first: NULL under NULLS
+ * FIRST, a value under NULLS LAST), then, for a value, its encoding, every
+ * byte inverted under DESC (the flag is not).  Encodings are prefix-free, so
+ * columns simply concatenate.
+ */
+#ifndef XXL_PG_SORTKEY_H
+#define XXL_PG_SORTKEY_H
+
+#include "access/tupdesc.h"
+#include "nodes/pg_list.h"
+
+/* One ORDER BY item as written, before it is matched to a column. */
+typedef struct XxlSortItem
+{
+	char	   *colname;		/* column name, or NULL for a position */
+	int			position;		/* 1-based column position ("ORDER BY 2") */
+	bool		desc;
+	bool		nulls_first;
+	Oid			collation;		/* explicit COLLATE, else InvalidOid */
+} XxlSortItem;
+
+/*
+ * Parse order_by ("a DESC NULLS LAST, b COLLATE \"C\", 3") into a List of
+ * XxlSortItem.  Errors: ERRCODE_SYNTAX_ERROR for malformed text,
+ * ERRCODE_FEATURE_NOT_SUPPORTED for expressions and USING.
+ */
+extern List *xxl_parse_order_by(const char *order_by);
+
+typedef struct XxlSortKey XxlSortKey;
+
+/*
+ * Match the items to desc's columns (ERRCODE_UNDEFINED_COLUMN,
+ * ERRCODE_AMBIGUOUS_COLUMN) and check that every key type can be encoded
+ * (ERRCODE_FEATURE_NOT_SUPPORTED).  Lives in the current memory context.
+ */
+extern XxlSortKey *xxl_sortkey_create(TupleDesc desc, List *items);
+
+/* Highest attribute number a key reads (for slot_getsomeattrs). */
+extern AttrNumber xxl_sortkey_max_attno(const XxlSortKey *key);
+
+/*
+ * The key of one row, given its deformed attributes.  The result points
+ * into the key's own buffer and stays valid until the next call.
+ * Detoasted copies go into CurrentMemoryContext (reset it per row or batch).
+ */
+extern const unsigned char *xxl_sortkey_encode(XxlSortKey *key, const Datum *values,
+											   const bool *isnull, uint32 *len);
+
+/* The key types xxl_sortkey_create accepts, for messages and docs. */
+extern const char *xxl_sortkey_supported_types(void);
+
+#endif							/* XXL_PG_SORTKEY_H */
