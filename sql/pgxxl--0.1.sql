@@ -54,7 +54,8 @@ COMMENT ON FUNCTION xxl.sort(anyelement, text) IS
 
 -- Statistics of the last operator (sort, ...) run in this session: zero rows
 -- before the first one.  Times in milliseconds, sizes in bytes; the arrays
--- have one element per spill directory.
+-- have one element per spill directory; details holds what only some
+-- operators have (a graph's path, a suffix array's recursion depth, ...).
 CREATE FUNCTION xxl.last_stats(
 	OUT operator text,
 	OUT completed boolean,
@@ -76,7 +77,8 @@ CREATE FUNCTION xxl.last_stats(
 	OUT input_ms double precision,
 	OUT merge_ms double precision,
 	OUT output_ms double precision,
-	OUT total_ms double precision)
+	OUT total_ms double precision,
+	OUT details jsonb)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'xxl_last_stats'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;

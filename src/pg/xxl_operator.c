@@ -20,6 +20,7 @@
 #include "storage/ipc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -75,6 +76,23 @@ record_stats(XxlOperator *op, bool completed)
 	memcpy(st->phase_ns, op->phase_ns, sizeof(st->phase_ns));
 	st->total_ns = xxl_now_ns() - op->t_start;
 	have_last_stats = true;
+}
+
+void
+xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
+{
+	char		value[256];
+	size_t		used = strlen(stats->details);
+	va_list		ap;
+	int			n;
+
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	n = snprintf(stats->details + used, sizeof(stats->details) - used, "%s\"%s\": %s",
+				 used > 0 ? ", " : "", key, value);
+	if (n < 0 || (size_t) n >= sizeof(stats->details) - used)
+		stats->details[used] = '\0';
 }
 
 /* The operator's context is going away: normal end, error or abandonment. */
@@ -224,24 +242,31 @@ notice_stats(const XxlStats *st)
 {
 	uint64		rd = 0,
 				wr = 0;
+	StringInfoData detail;
 
 	for (int i = 0; i < st->io.ndisks; i++)
 	{
 		rd += st->io.disk[i].bytes_read;
 		wr += st->io.disk[i].bytes_written;
 	}
+
+	initStringInfo(&detail);
+	appendStringInfo(&detail,
+					 "memory peak %s of %s, block %s, %d threads; read %s, written %s on %d disks, "
+					 "I/O wait %.3f s; input %.3f s, merge %.3f s, output %.3f s, total %.3f s",
+					 pretty_bytes(st->memory_peak), pretty_bytes(st->memory_limit),
+					 pretty_bytes(st->block_size), st->threads,
+					 pretty_bytes(rd), pretty_bytes(wr), st->ndisks,
+					 (st->io.wait_read_ns + st->io.wait_write_ns) / 1e9,
+					 st->phase_ns[XXL_PHASE_INPUT] / 1e9, st->phase_ns[XXL_PHASE_MERGE] / 1e9,
+					 st->phase_ns[XXL_PHASE_OUTPUT] / 1e9, st->total_ns / 1e9);
+	if (st->details[0] != '\0')
+		appendStringInfo(&detail, "; %s", st->details);
 	/* the message is stable for tests; everything that varies is detail */
 	ereport(NOTICE,
 			(errmsg("xxl %s: " UINT64_FORMAT " rows, " UINT64_FORMAT " runs, %d merge passes",
 					st->operator_name, st->rows_in, st->runs, st->merge_passes),
-			 errdetail("memory peak %s of %s, block %s, %d threads; read %s, written %s on %d disks, "
-					   "I/O wait %.3f s; input %.3f s, merge %.3f s, output %.3f s, total %.3f s",
-					   pretty_bytes(st->memory_peak), pretty_bytes(st->memory_limit),
-					   pretty_bytes(st->block_size), st->threads,
-					   pretty_bytes(rd), pretty_bytes(wr), st->ndisks,
-					   (st->io.wait_read_ns + st->io.wait_write_ns) / 1e9,
-					   st->phase_ns[XXL_PHASE_INPUT] / 1e9, st->phase_ns[XXL_PHASE_MERGE] / 1e9,
-					   st->phase_ns[XXL_PHASE_OUTPUT] / 1e9, st->total_ns / 1e9)));
+			 errdetail_internal("%s", detail.data)));
 }
 
 void
@@ -264,8 +289,8 @@ xxl_last_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	const XxlStats *st = &last_stats;
-	Datum		values[21];
-	bool		nulls[21];
+	Datum		values[22];
+	bool		nulls[22];
 	Datum	   *dirs,
 			   *rd,
 			   *wr;
@@ -309,6 +334,8 @@ xxl_last_stats(PG_FUNCTION_ARGS)
 	values[n++] = Float8GetDatum(st->phase_ns[XXL_PHASE_MERGE] / 1e6);
 	values[n++] = Float8GetDatum(st->phase_ns[XXL_PHASE_OUTPUT] / 1e6);
 	values[n++] = Float8GetDatum(st->total_ns / 1e6);
+	values[n++] = DirectFunctionCall1(jsonb_in,
+									  CStringGetDatum(psprintf("{%s}", st->details)));
 	Assert(n == lengthof(values));
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -52,6 +52,12 @@ typedef struct XxlStats
 	xxl_io_stats io;
 	uint64		phase_ns[XXL_PHASE_DONE];
 	uint64		total_ns;
+	/*
+	 * Operator-specific facts (a graph's path, a suffix array's recursion
+	 * depth, ...) as the members of a JSON object, without the braces:
+	 * fill with xxl_stats_detail().  Shown by last_stats() as "details".
+	 */
+	char		details[1024];
 } XxlStats;
 
 typedef struct XxlOperator XxlOperator;
@@ -94,6 +100,14 @@ extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
 										   size_t key_size);
 
 extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
+
+/*
+ * Add "key": value to stats->details.  value is a JSON literal (a number,
+ * true/false, or a string with its quotes), formatted printf-style; what
+ * does not fit is left out.
+ */
+extern void xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
+			pg_attribute_printf(3, 4);
 
 /* Normal end: record statistics, NOTICE them if asked, destroy everything. */
 extern void xxl_operator_end(XxlOperator *op);
