@@ -114,12 +114,21 @@ core-tests: core-tests-build
 
 # --- benchmarks (bench/bench.mk) -------------------------------------------
 
+# Each benchmark installs what it compares against (apt, only when missing).
+BENCH_MAKE = $(MAKE) --no-print-directory -f bench/bench.mk N=$(N) MEM=$(MEM)
+
 bench-core:
 	bash scripts/deps.sh --bench
-	$(MAKE) -f bench/bench.mk bench-core N=$(N) MEM=$(MEM)
+	@$(BENCH_MAKE) bench-core
+
+bench-sort-sql bench-graph bench-suffix:
+	bash scripts/deps.sh --bench
+	@$(BENCH_MAKE) $@
 
 bench:
 	bash scripts/deps.sh --bench
-	$(MAKE) -f bench/bench.mk bench N=$(N) MEM=$(MEM)
+	@$(BENCH_MAKE) bench
+
+.PHONY: bench-sort-sql bench-graph bench-suffix
 
 EXTRA_CLEAN = $(BUILD) tmp_check
