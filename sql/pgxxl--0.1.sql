@@ -85,3 +85,100 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION xxl.last_stats() IS
 	'statistics of the last xxl operator in this session: rows, runs, merge passes, I/O per disk, times, memory';
+
+-- Text: suffix arrays, BWT, locate (src/pg/xxl_text_sql.c) -------------------
+-- corpus: a table name or a query returning one column of type text, varchar
+-- or bytea; its rows are concatenated in the order they come (give a query
+-- an ORDER BY; a table is read in its physical order), as raw bytes, into one
+-- text that may exceed 1 GB.  data: one bytea value.  Positions and ranks are
+-- 1-based.  An untyped literal resolves to the text (corpus) form: write
+-- 'abc'::bytea or convert_to('abc', 'UTF8') for a value.  Details in
+-- docs/text.md.
+
+CREATE FUNCTION xxl.suffix_array(data bytea)
+RETURNS TABLE(rank bigint, pos bigint)
+AS 'MODULE_PATHNAME', 'xxl_suffix_array_bytea'
+LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION xxl.suffix_array(bytea) IS
+	'the suffix array of a bytea value: rank 1..n in suffix order, pos the 1-based start of the suffix';
+
+CREATE FUNCTION xxl.suffix_array(corpus text)
+RETURNS TABLE(rank bigint, pos bigint)
+AS 'MODULE_PATHNAME', 'xxl_suffix_array_corpus'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.suffix_array(text) IS
+	'the suffix array of the concatenated rows of a table or query (one text or bytea column)';
+
+CREATE FUNCTION xxl.suffix_array_into(corpus text, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_suffix_array_into_corpus'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.suffix_array_into(text, text) IS
+	'the suffix array of a corpus into a new table target (rank, pos), in rank order; returns n';
+
+CREATE FUNCTION xxl.suffix_array_into(data bytea, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_suffix_array_into_bytea'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.suffix_array_into(bytea, text) IS
+	'the suffix array of a bytea value into a new table target (rank, pos), in rank order; returns n';
+
+CREATE FUNCTION xxl.suffix_array_check(corpus text, sa text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'xxl_suffix_array_check_corpus'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.suffix_array_check(text, text) IS
+	'whether sa (a table or query of rank, pos, in any order) is the suffix array of the corpus';
+
+CREATE FUNCTION xxl.suffix_array_check(data bytea, sa text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'xxl_suffix_array_check_bytea'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.suffix_array_check(bytea, text) IS
+	'whether sa (a table or query of rank, pos, in any order) is the suffix array of data';
+
+CREATE FUNCTION xxl.bwt(data bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'xxl_bwt_bytea'
+LANGUAGE C IMMUTABLE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION xxl.bwt(bytea) IS
+	'Burrows-Wheeler transform of data (libdivsufsort''s divbwt convention); the primary index is in xxl.last_stats().details';
+
+CREATE FUNCTION xxl.bwt_into(corpus text, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_bwt_into_corpus'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.bwt_into(text, text) IS
+	'Burrows-Wheeler transform of a corpus into a new table target (ordinal, chunk bytea); returns the primary index';
+
+CREATE FUNCTION xxl.bwt_into(data bytea, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_bwt_into_bytea'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.bwt_into(bytea, text) IS
+	'Burrows-Wheeler transform of data into a new table target (ordinal, chunk bytea); returns the primary index';
+
+CREATE FUNCTION xxl.bwt_inverse(bwt bytea, primary_index bigint)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'xxl_bwt_inverse_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION xxl.bwt_inverse(bytea, bigint) IS
+	'the text whose Burrows-Wheeler transform is bwt with this primary index (in memory: 9 bytes per byte within xxl.memory)';
+
+CREATE FUNCTION xxl.locate(corpus text, sa text, pattern bytea)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'xxl_locate'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.locate(text, text, bytea) IS
+	'every 1-based position where pattern occurs in the corpus, in suffix order, by binary search over the suffix array table sa';

@@ -87,8 +87,11 @@ xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
 	int			n;
 
 	va_start(ap, fmt);
-	vsnprintf(value, sizeof(value), fmt, ap);
+	n = vsnprintf(value, sizeof(value), fmt, ap);
 	va_end(ap);
+	/* a value cut short would no longer be valid JSON: leave it out */
+	if (n < 0 || (size_t) n >= sizeof(value))
+		return;
 	n = snprintf(stats->details + used, sizeof(stats->details) - used, "%s\"%s\": %s",
 				 used > 0 ? ", " : "", key, value);
 	if (n < 0 || (size_t) n >= sizeof(stats->details) - used)

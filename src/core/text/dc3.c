@@ -665,6 +665,82 @@ out:
 	return XXL_OK;
 }
 
+/* Budget charge of one spool's block list of b blocks (xxl_run). */
+static uint64_t
+list_bytes(uint64_t b)
+{
+	/* two arrays (ids, keys) of up to 2b entries; page-rounded from 4 kB on */
+	uint64_t	bytes = 2 * b * 8;
+
+	return 2 * (bytes >= XXL_ALIGN ? XXL_ROUND_UP(bytes, XXL_ALIGN) : XXL_ROUND_UP(bytes, 16));
+}
+
+/*
+ * An upper bound of what the spools' block lists take at once: a capacity
+ * of up to twice the blocks, and one list in the middle of doubling.  The
+ * text spool and every level's copy of its text live until that level's
+ * merge, next to one spool of mod-2 names; characters below level 0 are
+ * names of up to width_for(n12) bytes.  Plus the level structs.
+ */
+static uint64_t
+lists_bound(const xxl_sa *sa, uint64_t n)
+{
+	uint64_t	B = sa->env.disk.block_size;
+	uint64_t	b = n / B + 1;
+	uint64_t	total = list_bytes(b),
+				largest = b,
+				mod2 = 0,
+				m = n;
+	uint64_t	levels = 1;
+
+	/* down to the first level that is solved in memory (it keeps no copy) */
+	while (levels < XXL_SA_MAX_LEVELS)
+	{
+		uint64_t	m12 = (m + 2) / 3 + m / 3;
+		uint64_t	b2 = list_bytes((m / 3) * width_for(m12) / B + 1);
+
+		if (b2 > mod2)
+			mod2 = b2;
+		levels++;
+		if (fits_internal((xxl_sa *) sa, m12, m12, 1))
+			break;
+		b = m12 * width_for(m12) / B + 1;
+		total += list_bytes(b);
+		if (b > largest)
+			largest = b;
+		m = m12;
+	}
+	/* the largest list doubling: its old arrays next to the new ones */
+	return total + mod2 + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
+}
+
+/*
+ * The block lists come out of the environment's slack.  A long text at a
+ * small budget needs more: then the sorters' pool gives it up, before any
+ * sorter exists (shares are computed from the pool when they are opened),
+ * so that the build does not run out of memory halfway; check_plan then
+ * judges the smaller pool.
+ */
+static xxl_status
+reserve_lists(xxl_sa *sa, uint64_t n)
+{
+	text_env   *env = &sa->env;
+	uint64_t	need = lists_bound(sa, n);
+	size_t		slack = text_env_slack(env);
+	uint64_t	extra;
+
+	if (need <= slack)
+		return XXL_OK;
+	extra = XXL_ROUND_UP(need - slack, XXL_ALIGN);
+	if (extra >= env->pool / 2)
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: the spools' "
+							 "block lists need about %llu bytes", env->budget.limit,
+							 (unsigned long long) need);
+	env->pool -= (size_t) extra;
+	return XXL_OK;
+}
+
 /*
  * Fail fast if the budget cannot carry an external level: check its sorters
  * before any work is done.
@@ -702,6 +778,8 @@ build_external(xxl_sa *sa, dc3_level *lv, text_src *src)
 	lv->n2 = n / 3;
 	lv->n12 = lv->n1 + lv->n2;
 	lv->rw = width_for(lv->n12);
+	if (lv->depth == 0 && reserve_lists(sa, n) != XXL_OK)
+		return env->err.code;
 	if (check_plan(sa, lv) != XXL_OK)
 		return env->err.code;
 	if (lv->depth > 0)
@@ -1199,6 +1277,8 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 			st->external_levels++;
 	}
 	text_env_io(env, &st->bytes_read, &st->bytes_written);
+	st->io_wait_ns = text_env_io_wait(env);
+	st->io_direct = text_env_io_direct(env);
 	st->sorted_bytes = env->sorted_bytes;
 	st->spool_bytes = env->spool_bytes;
 	st->runs = env->runs;

@@ -5,9 +5,11 @@
  * pairs (T[i], r_{i+1}) increase with r_i.
  *
  *  1. P = (SA[j], j+1) sorted by SA[j]: the positions must come out as
- *     exactly 0..n-1, which also gives r_i in text order;
+ *     exactly 0..n-1, which also gives r_i in text order (entries may
+ *     instead come with explicit ranks, in any order: xxl_sa_check_put_ranked);
  *  2. one scan of P with T builds S = (r_i | T[i], r_{i+1});
- *  3. S sorted by r_i: the pairs must increase strictly.
+ *  3. S sorted by r_i: the ranks must be exactly 1..n (always true for
+ *     implicit ranks) and the pairs must increase strictly.
  *
  * Fields are 5 bytes (texts up to 2^40), so the I/O is sort(10n) + sort(11n)
  * bytes plus the text written once and read once.  Entries may arrive before
@@ -32,6 +34,8 @@ struct xxl_sa_checker
 	bool		out_of_range;
 	uint64_t	bad_index;
 	uint64_t	bad_value;
+	uint64_t	bad_rank;
+	uint64_t	base;			/* added to positions and entry numbers in reasons */
 	bool		ran;
 	uint64_t	t_start;
 	uint64_t	check_ns;
@@ -56,6 +60,7 @@ xxl_sa_check_create(const xxl_sa_config *cfg, xxl_error *err)
 		return NULL;
 	}
 	spool_init(&c->text, &c->env, c->env.spool_allowance);
+	c->base = cfg->report_base;
 	c->t_start = xxl_now_ns();
 	return c;
 }
@@ -83,35 +88,58 @@ xxl_sa_check_put_text(xxl_sa_checker *c, const void *bytes, size_t len)
 	return XXL_OK;
 }
 
+/*
+ * One entry: position pos has rank r (1-based).  Entries pushed in suffix
+ * order have r = their index + 1; entries with explicit ranks may come in
+ * any order, and step 3 checks that the ranks are exactly 1..n.
+ */
+static inline xxl_status
+put_entry(xxl_sa_checker *c, uint64_t pos, uint64_t r)
+{
+	unsigned char rec[2 * FW];
+	uint64_t	j = c->entries++;
+
+	if (pos >= XXL_SA_MAX_TEXT || r == 0 || r >= XXL_SA_MAX_TEXT)
+	{
+		/* cannot be a suffix array of any text we accept */
+		if (!c->out_of_range)
+		{
+			c->out_of_range = true;
+			c->bad_index = j;
+			c->bad_value = pos;
+			c->bad_rank = r;
+		}
+		return XXL_OK;
+	}
+	put_be(rec, pos, FW);
+	put_be(rec + FW, r, FW);
+	if (tsort_put(&c->env, &c->P, rec) != XXL_OK)
+		return c->env.err.code;
+	if ((c->entries & POLL_MASK) == 0 && text_env_canceled(&c->env))
+		return c->env.err.code;
+	return XXL_OK;
+}
+
 xxl_status
 xxl_sa_check_put_sa(xxl_sa_checker *c, const uint64_t *pos, size_t count)
 {
-	unsigned char rec[2 * FW];
-
 	if (check_usable(c) != XXL_OK)
 		return c->env.err.code;
 	for (size_t k = 0; k < count; k++)
-	{
-		uint64_t	j = c->entries++;
+		if (put_entry(c, pos[k], c->entries + 1) != XXL_OK)
+			return c->env.err.code;
+	return XXL_OK;
+}
 
-		if (pos[k] >= XXL_SA_MAX_TEXT || j + 1 >= XXL_SA_MAX_TEXT)
-		{
-			/* cannot be a suffix array of any text we accept */
-			if (!c->out_of_range)
-			{
-				c->out_of_range = true;
-				c->bad_index = j;
-				c->bad_value = pos[k];
-			}
-			continue;
-		}
-		put_be(rec, pos[k], FW);
-		put_be(rec + FW, j + 1, FW);
-		if (tsort_put(&c->env, &c->P, rec) != XXL_OK)
+xxl_status
+xxl_sa_check_put_ranked(xxl_sa_checker *c, const uint64_t *rank, const uint64_t *pos,
+						size_t count)
+{
+	if (check_usable(c) != XXL_OK)
+		return c->env.err.code;
+	for (size_t k = 0; k < count; k++)
+		if (put_entry(c, pos[k], rank[k]) != XXL_OK)
 			return c->env.err.code;
-		if ((c->entries & POLL_MASK) == 0 && text_env_canceled(&c->env))
-			return c->env.err.code;
-	}
 	return XXL_OK;
 }
 
@@ -158,8 +186,14 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 	if (spool_finish(&c->text) != XXL_OK)
 		return env->err.code;
 	if (c->out_of_range)
-		VERDICT("entry %llu holds position %llu, beyond any text",
-				(unsigned long long) c->bad_index, (unsigned long long) c->bad_value);
+	{
+		if (c->bad_value >= XXL_SA_MAX_TEXT)
+			VERDICT("entry %llu holds position %llu, beyond any text",
+					(unsigned long long) (c->bad_index + c->base),
+					(unsigned long long) (c->bad_value + c->base));
+		VERDICT("entry %llu holds rank %llu, outside 1..2^40",
+				(unsigned long long) (c->bad_index + c->base), (unsigned long long) c->bad_rank);
+	}
 	if (c->entries != n)
 		VERDICT("the suffix array has %llu entries but the text %llu bytes",
 				(unsigned long long) c->entries, (unsigned long long) n);
@@ -186,8 +220,9 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 		{
 			value_reader_close(&vr);
 			if (pos < i)
-				VERDICT("position %llu occurs more than once", (unsigned long long) pos);
-			VERDICT("position %llu is missing", (unsigned long long) i);
+				VERDICT("position %llu occurs more than once",
+						(unsigned long long) (pos + c->base));
+			VERDICT("position %llu is missing", (unsigned long long) (i + c->base));
 		}
 		if (i + 1 < n)
 		{
@@ -229,11 +264,20 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 
 		while ((got = tsort_next(env, &c->S, &s)) > 0)
 		{
+			uint64_t	rank = get_be(s, FW);
+
+			/* explicit ranks must be exactly 1..n (implicit ones are) */
+			if (rank != k + 1)
+			{
+				if (rank == last_rank)
+					VERDICT("rank %llu occurs more than once", (unsigned long long) rank);
+				VERDICT("rank %llu is missing", (unsigned long long) (k + 1));
+			}
 			if (k > 0 && memcmp(s + FW, last, FW + 1) <= 0)
 				VERDICT("suffixes at ranks %llu and %llu are out of order",
-						(unsigned long long) last_rank, (unsigned long long) get_be(s, FW));
+						(unsigned long long) last_rank, (unsigned long long) rank);
 			memcpy(last, s + FW, FW + 1);
-			last_rank = get_be(s, FW);
+			last_rank = rank;
 			k++;
 			if ((k & POLL_MASK) == 0 && text_env_canceled(env))
 				return env->err.code;
@@ -279,6 +323,8 @@ xxl_sa_check_stats_get(const xxl_sa_checker *c, xxl_sa_check_stats *st)
 	st->n = c->n;
 	st->entries = c->entries;
 	text_env_io(&c->env, &st->bytes_read, &st->bytes_written);
+	st->io_wait_ns = text_env_io_wait(&c->env);
+	st->io_direct = text_env_io_direct(&c->env);
 	st->sorted_bytes = c->env.sorted_bytes;
 	st->memory_peak = c->env.budget.peak;
 	st->check_ns = c->check_ns;

@@ -49,6 +49,12 @@ text_env_min_memory(void)
 }
 
 size_t
+text_env_slack(const text_env *env)
+{
+	return OWN_SLACK + env->budget.limit / 32;
+}
+
+size_t
 xxl_sa_min_memory(void)
 {
 	return text_env_min_memory();
@@ -144,6 +150,31 @@ text_env_io(const text_env *env, uint64_t *read, uint64_t *written)
 			*written += io.disk[i].bytes_written;
 		}
 	}
+}
+
+uint64_t
+text_env_io_wait(const text_env *env)
+{
+	uint64_t	ns = env->sort_wait_ns;
+
+	if (env->disks)
+	{
+		xxl_io_stats io;
+
+		xxl_disks_stats(env->disks, &io);
+		ns += io.wait_read_ns + io.wait_write_ns;
+	}
+	return ns;
+}
+
+bool
+text_env_io_direct(const text_env *env)
+{
+	int			state = env->sort_direct;
+
+	if (env->disks)
+		state = !xxl_disks_direct(env->disks) ? -1 : state == 0 ? 1 : state;
+	return state == 1;
 }
 
 /* Sorters ---------------------------------------------------------------- */
@@ -334,6 +365,9 @@ tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_a
 		env->sort_written += st.io.disk[i].bytes_written;
 		io += st.io.disk[i].bytes_read + st.io.disk[i].bytes_written;
 	}
+	env->sort_wait_ns += st.io.wait_read_ns + st.io.wait_write_ns;
+	if (st.io.ndisks > 0 && (st.io.disk[0].bytes_written > 0 || st.io.disk[0].bytes_read > 0))
+		env->sort_direct = !st.io.direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
 	env->sorted_bytes += ts->pushed * ts->rec_size;
 	env->runs += st.runs;
 	if (st.merge_passes > env->max_passes)

@@ -67,6 +67,8 @@ typedef struct text_env
 	/* accounting of finished sorters */
 	uint64_t	sort_read;
 	uint64_t	sort_written;
+	uint64_t	sort_wait_ns;	/* time finished sorters waited for I/O */
+	int			sort_direct;	/* their files: 0 none yet, 1 all O_DIRECT, -1 not all */
 	uint64_t	sorted_bytes;
 	uint64_t	spool_bytes;
 	uint64_t	runs;
@@ -75,12 +77,18 @@ typedef struct text_env
 
 /* Memory a text operator needs at least, and how it splits its budget. */
 size_t		text_env_min_memory(void);
+/* The part of the budget kept for structures that grow (block lists, level structs). */
+size_t		text_env_slack(const text_env *env);
 xxl_status	text_env_init(text_env *env, const xxl_sa_config *cfg);
 void		text_env_close(text_env *env);
 bool		text_env_canceled(text_env *env);
 xxl_status	text_env_open_disks(text_env *env);
 /* I/O of the environment: finished sorters plus the own spill files. */
 void		text_env_io(const text_env *env, uint64_t *read, uint64_t *written);
+/* Time spent waiting for I/O: finished sorters plus the own spill files. */
+uint64_t	text_env_io_wait(const text_env *env);
+/* Whether every spill file so far was opened with O_DIRECT (false if none). */
+bool		text_env_io_direct(const text_env *env);
 
 /*
  * A sorter with memory bytes of the budget reserved for it.  Its I/O is

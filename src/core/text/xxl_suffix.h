@@ -58,6 +58,8 @@ typedef struct xxl_sa_config
 								 * unknown, the largest blocks are used, which
 								 * take the most data but merge with a lower
 								 * fan-in) */
+	int			report_base;	/* checker: positions and entry numbers in
+								 * its reasons count from this (0 or 1) */
 	uint64_t	internal_max;	/* testing: 0 = the budget decides which
 								 * (sub)texts are sorted in memory; k > 0 =
 								 * additionally only texts of at most k
@@ -84,6 +86,8 @@ typedef struct xxl_sa_stats
 	int			external_levels;	/* levels done by external DC3 */
 	uint64_t	bytes_read;		/* all spill I/O: sorters and own spools */
 	uint64_t	bytes_written;
+	uint64_t	io_wait_ns;		/* time the builder waited for that I/O */
+	bool		io_direct;		/* every spill file used O_DIRECT */
 	uint64_t	sorted_bytes;	/* record bytes pushed into sorters */
 	uint64_t	spool_bytes;	/* bytes written to and read from spools */
 	uint64_t	runs;			/* runs formed by all sorters */
@@ -145,6 +149,8 @@ typedef struct xxl_sa_check_stats
 	uint64_t	entries;		/* suffix array entries pushed */
 	uint64_t	bytes_read;
 	uint64_t	bytes_written;
+	uint64_t	io_wait_ns;
+	bool		io_direct;
 	uint64_t	sorted_bytes;
 	uint64_t	memory_peak;
 	uint64_t	check_ns;
@@ -155,6 +161,13 @@ xxl_sa_checker *xxl_sa_check_create(const xxl_sa_config *cfg, xxl_error *err);
 xxl_status	xxl_sa_check_put_text(xxl_sa_checker *c, const void *bytes, size_t len);
 /* Append suffix-array entries (0-based positions) in suffix order. */
 xxl_status	xxl_sa_check_put_sa(xxl_sa_checker *c, const uint64_t *pos, size_t count);
+/*
+ * Or entries with explicit ranks, in any order: rank[k] (1-based) is the
+ * rank of the suffix at 0-based position pos[k].  The check then also
+ * demands that the ranks be exactly 1..n.  Use one form or the other.
+ */
+xxl_status	xxl_sa_check_put_ranked(xxl_sa_checker *c, const uint64_t *rank,
+									const uint64_t *pos, size_t count);
 /*
  * Decide.  *ok is the verdict; on false, why (if not NULL) names the first
  * violation found.  Returns a non-OK status only when the check itself could
