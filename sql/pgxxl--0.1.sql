@@ -86,6 +86,63 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION xxl.last_stats() IS
 	'statistics of the last xxl operator in this session: rows, runs, merge passes, I/O per disk, times, memory';
 
+-- Graphs (src/pg/xxl_graph_sql.c) -------------------------------------------
+-- edges: a table name or a query, as pgRouting's edges SQL.  Columns are
+-- found by name: source and target (smallint, integer or bigint; any ids),
+-- and for the minimum spanning forest id (an integer type) and cost (real,
+-- double precision, numeric or an integer type).  Other columns are ignored.
+-- Edges are undirected.  The ..._into forms write the result into a new
+-- table target (created in the calling transaction) and return its row
+-- count.  See docs/graph.md.
+
+CREATE FUNCTION xxl.connected_components(edges text)
+RETURNS TABLE(node bigint, component bigint)
+AS 'MODULE_PATHNAME', 'xxl_connected_components'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.connected_components(text) IS
+	'every node of the undirected edges with its component: the smallest node id in it';
+
+CREATE FUNCTION xxl.connected_components_into(edges text, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_connected_components_into'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.connected_components_into(text, text) IS
+	'connected components into a new table target (node, component); returns the node count';
+
+CREATE FUNCTION xxl.spanning_forest(edges text)
+RETURNS TABLE(source bigint, target bigint)
+AS 'MODULE_PATHNAME', 'xxl_spanning_forest'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.spanning_forest(text) IS
+	'a spanning forest of the undirected edges: one tree per component, edges as given';
+
+CREATE FUNCTION xxl.spanning_forest_into(edges text, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_spanning_forest_into'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.spanning_forest_into(text, text) IS
+	'a spanning forest into a new table target (source, target); returns the edge count';
+
+CREATE FUNCTION xxl.minimum_spanning_forest(edges text)
+RETURNS TABLE(id bigint, source bigint, target bigint, cost double precision)
+AS 'MODULE_PATHNAME', 'xxl_minimum_spanning_forest'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.minimum_spanning_forest(text) IS
+	'the minimum spanning forest of the undirected edges (ties broken by id, then input order), by ascending (cost, id)';
+
+CREATE FUNCTION xxl.minimum_spanning_forest_into(edges text, target text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_minimum_spanning_forest_into'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.minimum_spanning_forest_into(text, text) IS
+	'the minimum spanning forest into a new table target (id, source, target, cost); returns the edge count';
+
 -- Text: suffix arrays, BWT, locate (src/pg/xxl_text_sql.c) -------------------
 -- corpus: a table name or a query returning one column of type text, varchar
 -- or bytea; its rows are concatenated in the order they come (give a query

@@ -1286,22 +1286,22 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->sort_passes = env->sort_passes;
 	st->sort_passes_max = env->sort_passes_max;
 	st->sorted_bytes = env->sorted_bytes;
-	st->bytes_read = env->io_read;
-	st->bytes_written = env->io_written;
+	st->io = env->io;
 	for (size_t i = 0; i < sizeof(sorters) / sizeof(sorters[0]); i++)
-		gsort_io(sorters[i], &st->bytes_read, &st->bytes_written);
-	gpq_io(&g->pq, &st->bytes_read, &st->bytes_written);
-	gpq_io(&g->msg, &st->bytes_read, &st->bytes_written);
+		gsort_io(sorters[i], &st->io);
+	gpq_io(&g->pq, &st->io);
+	gpq_io(&g->msg, &st->io);
 	if (env->disks)
 	{
 		xxl_io_stats io;
 
 		xxl_disks_stats(env->disks, &io);
-		for (int i = 0; i < io.ndisks; i++)
-		{
-			st->bytes_read += io.disk[i].bytes_read;
-			st->bytes_written += io.disk[i].bytes_written;
-		}
+		graph_io_add(&st->io, &io);
+	}
+	for (int i = 0; i < st->io.ndisks; i++)
+	{
+		st->bytes_read += st->io.disk[i].bytes_read;
+		st->bytes_written += st->io.disk[i].bytes_written;
 	}
 	st->memory_peak = env->budget.peak;
 	st->memory_limit = env->budget.limit;

@@ -342,25 +342,35 @@ gsort_next(graph_env *env, gsorter *gs, const unsigned char **rec)
 	return 0;
 }
 
-static void
-io_sum(const xxl_io_stats *io, uint64_t *read, uint64_t *written)
+void
+graph_io_add(xxl_io_stats *acc, const xxl_io_stats *io)
 {
+	if (io->ndisks == 0)
+		return;					/* never spilled: no files, nothing to say */
+	acc->direct = acc->ndisks == 0 ? io->direct : acc->direct && io->direct;
+	if (io->ndisks > acc->ndisks)
+		acc->ndisks = io->ndisks;
 	for (int i = 0; i < io->ndisks; i++)
 	{
-		*read += io->disk[i].bytes_read;
-		*written += io->disk[i].bytes_written;
+		acc->disk[i].bytes_read += io->disk[i].bytes_read;
+		acc->disk[i].bytes_written += io->disk[i].bytes_written;
+		acc->disk[i].reads += io->disk[i].reads;
+		acc->disk[i].writes += io->disk[i].writes;
 	}
+	acc->wait_read_ns += io->wait_read_ns;
+	acc->wait_write_ns += io->wait_write_ns;
+	acc->spill_bytes_peak += io->spill_bytes_peak;
 }
 
 void
-gsort_io(const gsorter *gs, uint64_t *read, uint64_t *written)
+gsort_io(const gsorter *gs, xxl_io_stats *acc)
 {
 	xxl_sort_stats st;
 
 	if (gs->s == NULL)
 		return;
 	xxl_sorter_stats(gs->s, &st);
-	io_sum(&st.io, read, written);
+	graph_io_add(acc, &st.io);
 }
 
 void
@@ -371,7 +381,7 @@ gsort_close(graph_env *env, gsorter *gs)
 	if (gs->s == NULL)
 		return;
 	xxl_sorter_stats(gs->s, &st);
-	io_sum(&st.io, &env->io_read, &env->io_written);
+	graph_io_add(&env->io, &st.io);
 	env->sorts++;
 	env->sort_runs += st.runs;
 	env->sort_passes += st.merge_passes;
@@ -480,14 +490,14 @@ gpq_pop(graph_env *env, gqueue *gq, void *out)
 }
 
 void
-gpq_io(const gqueue *gq, uint64_t *read, uint64_t *written)
+gpq_io(const gqueue *gq, xxl_io_stats *acc)
 {
 	xxl_pq_stats st;
 
 	if (gq->q == NULL)
 		return;
 	xxl_pq_get_stats(gq->q, &st);
-	io_sum(&st.io, read, written);
+	graph_io_add(acc, &st.io);
 }
 
 void
@@ -498,7 +508,7 @@ gpq_close(graph_env *env, gqueue *gq)
 	if (gq->q == NULL)
 		return;
 	xxl_pq_get_stats(gq->q, &st);
-	io_sum(&st.io, &env->io_read, &env->io_written);
+	graph_io_add(&env->io, &st.io);
 	env->pq_pushes += st.pushes;
 	env->pq_merges += st.merges;
 	xxl_pq_destroy(gq->q);

@@ -99,8 +99,7 @@ typedef struct graph_env
 	size_t		spool_allowance;	/* in-memory spool bytes, all spools together */
 	size_t		spool_mem;
 	/* accounting of finished sorters and queues */
-	uint64_t	io_read;
-	uint64_t	io_written;
+	xxl_io_stats io;
 	uint64_t	sorts;
 	uint64_t	sort_runs;
 	uint64_t	sort_passes;
@@ -143,7 +142,7 @@ xxl_status	gsort_sort(graph_env *env, gsorter *gs);
 /* 1 with *rec, 0 at the end, -1 on error (copied into env->err). */
 int			gsort_next(graph_env *env, gsorter *gs, const unsigned char **rec);
 /* I/O so far of an open sorter. */
-void		gsort_io(const gsorter *gs, uint64_t *read, uint64_t *written);
+void		gsort_io(const gsorter *gs, xxl_io_stats *acc);
 void		gsort_close(graph_env *env, gsorter *gs);
 
 /* A priority queue with memory bytes of the budget reserved for it. */
@@ -160,7 +159,14 @@ xxl_status	gpq_push(graph_env *env, gqueue *gq, const void *rec);
 /* 1 with *rec (valid until the next push or pop), 0 if empty, -1 on error. */
 int			gpq_top(graph_env *env, gqueue *gq, const unsigned char **rec);
 int			gpq_pop(graph_env *env, gqueue *gq, void *out);
-void		gpq_io(const gqueue *gq, uint64_t *read, uint64_t *written);
+void		gpq_io(const gqueue *gq, xxl_io_stats *acc);
+
+/*
+ * Add one file set's I/O counters to acc, disk by disk (every set of the
+ * operator uses the same directories in the same order).  Spill peaks add
+ * up: the sets' peaks need not coincide, so the sum is an upper bound.
+ */
+void		graph_io_add(xxl_io_stats *acc, const xxl_io_stats *io);
 void		gpq_close(graph_env *env, gqueue *gq);
 
 /* Spools: a byte sequence written once, read any number of times. --------- */

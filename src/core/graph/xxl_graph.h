@@ -113,6 +113,8 @@ typedef struct xxl_graph_stats
 	uint64_t	sorted_bytes;	/* record bytes put into sorters */
 	uint64_t	bytes_read;		/* all spill I/O: sorters, queues, own streams */
 	uint64_t	bytes_written;
+	xxl_io_stats io;			/* the same per disk, with wait times; spill peak:
+								 * the sum of each file set's peak (an upper bound) */
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
 	uint64_t	run_ns;			/* put + run */

@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# run_graph.sh — drives the graph benchmark: pgxxl's graph functions against
+# pgRouting 3.4 on the same random graphs, in one run, on a throwaway server.
+#
+# For each graph size (GRAPH_SIZES, default "small big": 1M nodes / 5M edges
+# and 10M nodes / 50M edges, random source and target in 1..n, random cost,
+# sequential id, an UNLOGGED table, vacuumed before the runs) it measures,
+# each in a fresh connection:
+#   connected components     pgr_connectedComponents | xxl.connected_components
+#   minimum spanning forest  pgr_kruskal             | xxl.minimum_spanning_forest
+#   spanning forest          (no pgRouting function) | xxl.spanning_forest
+# Every measured statement materializes its result the same way
+# (CREATE UNLOGGED TABLE ... AS SELECT * FROM f(...)), so both sides pay the
+# same for their rows.  pgxxl reads the edges by table name (a direct heap
+# scan) and gets xxl.memory = GRAPH_MEM (default 256MB); extra pgxxl rows
+# show the query form of the edges (SPI), the _into form (straight into a
+# table) and the fully external path (xxl.memory = EXT_MEM_<size>).
+# pgRouting gets the edges SQL it needs; on the big graph it needs more than
+# 15 GB, so it runs there only with BIG_PGR=1 (and a PGR_TIMEOUT), and
+# otherwise is reported as skipped.
+#
+# The server restarts after each graph is generated, so that shared_buffers
+# start empty (a backend's VmHWM counts the shared pages it touches).
+# Reported per run: time (server clock around the statement), peak backend
+# memory (VmHWM of the backend, read right after the statement), and for
+# pgxxl the path, spill bytes read and written and the budget's peak, from
+# xxl.last_stats().  Then the answers are compared (untimed): the same
+# components node by node, the same minimum spanning forest edge by edge
+# (costs are random doubles, so it is unique), equal weights, and
+# nodes - components forest edges.  A failed check fails the benchmark.
+#
+# Files: bench/out/graph.csv (every run), graph.dat + graph.png (chart:
+# time and peak memory per function and size), graph.log (psql output).
+#
+# Environment: GRAPH_SIZES, GRAPH_MEM, EXT_MEM_small (16MB), EXT_MEM_big
+# (64MB), BIG_PGR (0), PGR_TIMEOUT (seconds, 3600), SEED (0.42),
+# KEEP_CLUSTER=1 (leave the server's directory, with the graphs, behind).
+# GRAPH_OMP_WAIT (passive): the OpenMP wait policy of the server, which
+# pgxxl's threads inherit: passive (threads sleep when idle), active, or
+# default (leave OMP_WAIT_POLICY unset: libgomp spins for a while before it
+# sleeps, which costs pgxxl up to 2.5x when other processes compete for the
+# cores; see docs/graph.md).
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+require_root "$@"
+cd "$REPO"
+
+GRAPH_SIZES=${GRAPH_SIZES:-small big}
+GRAPH_OMP_WAIT=${GRAPH_OMP_WAIT:-passive}
+case $GRAPH_OMP_WAIT in
+	default) unset OMP_WAIT_POLICY ;;
+	passive | active) export OMP_WAIT_POLICY=$GRAPH_OMP_WAIT ;;
+	*) echo "bench-graph: GRAPH_OMP_WAIT must be passive, active or default" >&2; exit 2 ;;
+esac
+GRAPH_MEM=${GRAPH_MEM:-256MB}
+EXT_MEM_small=${EXT_MEM_small:-16MB}
+EXT_MEM_big=${EXT_MEM_big:-64MB}
+EXT_MEM_tiny=${EXT_MEM_tiny:-1MB}
+BIG_PGR=${BIG_PGR:-0}
+PGR_TIMEOUT=${PGR_TIMEOUT:-3600}
+SEED=${SEED:-0.42}
+OUT=bench/out
+CSV=$OUT/graph.csv
+DAT=$OUT/graph.dat
+LOG=$OUT/graph.log
+PNG=$OUT/graph.png
+mkdir -p "$OUT"
+: >"$LOG"
+
+# (tiny: a quick smoke test of the benchmark itself)
+nodes_of() { case $1 in tiny) echo 100000 ;; small) echo 1000000 ;; big) echo 10000000 ;; esac; }
+edges_of() { case $1 in tiny) echo 500000 ;; small) echo 5000000 ;; big) echo 50000000 ;; esac; }
+
+# --- what the comparison needs ------------------------------------------------
+
+echo "bench-graph: build and install pgxxl"
+build_and_install >>"$LOG" 2>&1 || { echo "bench-graph: build failed, see $LOG" >&2; exit 1; }
+missing=()
+for p in postgresql-15-pgrouting postgresql-15-postgis-3 gnuplot-nox; do
+	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$s" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "bench-graph: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+	apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1 ||
+		{ apt-get update -q </dev/null >>"$LOG" 2>&1 && apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1; }
+fi
+
+# --- a throwaway server ---------------------------------------------------------
+
+make_repo_reachable
+make_workdir bench-graph
+cleanup() {
+	stop_cluster
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || rm -rf "$WORK/server"
+}
+trap cleanup EXIT
+start_cluster server
+# new tables filled in their creating transaction skip WAL, for both sides
+cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
+wal_level = minimal
+max_wal_senders = 0
+max_wal_size = 16GB
+checkpoint_timeout = 1h
+CONF
+# A restart empties shared_buffers.  A backend's VmHWM counts every page of
+# shared memory it has touched: a scan through the buffer ring touches few,
+# but pages still cached from generating the graph would all count.
+restart_server() {
+	as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w -t 300 restart >/dev/null
+}
+restart_server
+
+psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
+psql_ -c "CREATE EXTENSION pgxxl" -c "CREATE EXTENSION pgrouting CASCADE" >>"$LOG" 2>&1
+echo "bench-graph: $(psql_ -c 'SELECT xxl.version()'), pgRouting $(psql_ -c 'SELECT pgr_version()'), $(nproc) cores"
+echo "bench-graph: xxl.memory = $GRAPH_MEM (external rows: small $EXT_MEM_small, big $EXT_MEM_big); spill and tables in $WORK"
+omp=$(tr '\0' '\n' <"/proc/$(head -n 1 "$CLUSTER_DIR/data/postmaster.pid")/environ" | sed -n 's/^OMP_WAIT_POLICY=//p')
+echo "bench-graph: load at start:$(uptime | sed 's/.*load average//'); the server's OMP_WAIT_POLICY: ${omp:-unset, libgomp default: spin, then sleep}"
+
+# --- measuring ----------------------------------------------------------------------
+
+echo "size,function,tool,variant,memory,status,secs,vmhwm_kb,path,bytes_read,bytes_written,budget_peak,input_ms,merge_ms,output_ms" >"$CSV"
+
+# measure_pgr SIZE FUNCTION TIMEOUT STATEMENT
+# One fresh connection: the statement, the server-side time around it and
+# the backend's VmHWM right after it.  Appends a CSV row.
+measure_pgr() {
+	local size=$1 fn=$2 timeout=$3 stmt=$4
+	local out rc=0 line secs= vm= status=ok
+	echo "== $size $fn pgrouting: $stmt" >>"$LOG"
+	out=$(psql_ 2>&1 <<SQL
+SET statement_timeout = '${timeout}s';
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+$stmt;
+SELECT format('RESULT secs=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1]);
+SQL
+	) || rc=$?
+	printf '%s\n' "$out" >>"$LOG"
+	if [ $rc -ne 0 ]; then
+		status=failed
+		echo "   pgRouting $fn failed: $(printf '%s\n' "$out" | grep -m1 -E 'ERROR|FATAL|terminated|closed' || echo "exit $rc")" | tee -a "$LOG"
+	else
+		line=$(printf '%s\n' "$out" | grep '^RESULT ')
+		secs=${line#*secs=}; secs=${secs%% *}
+		vm=${line##*vmhwm_kb=}
+	fi
+	echo "$size,$fn,pgrouting,srf,-,$status,$secs,$vm,,,,,,," >>"$CSV"
+}
+
+# The same for pgxxl, with its statistics from the measured session.
+measure_xxl() {
+	local size=$1 fn=$2 variant=$3 mem=$4 stmt=$5
+	local out rc=0 status=ok line
+	echo "== $size $fn pgxxl $variant (xxl.memory=$mem): $stmt" >>"$LOG"
+	out=$(psql_ 2>&1 <<SQL
+SET xxl.memory = '$mem';
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+$stmt;
+SELECT format('RESULT secs=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1]);
+SELECT format('STATS path=%s read=%s written=%s peak=%s input_ms=%s merge_ms=%s output_ms=%s',
+	details->>'path', (SELECT sum(b) FROM unnest(bytes_read) b), (SELECT sum(b) FROM unnest(bytes_written) b),
+	memory_peak, round(input_ms), round(merge_ms), round(output_ms))
+FROM xxl.last_stats();
+SQL
+	) || rc=$?
+	printf '%s\n' "$out" >>"$LOG"
+	if [ $rc -ne 0 ]; then
+		echo "bench-graph: pgxxl $fn ($variant) failed: $(printf '%s\n' "$out" | grep -m1 -E 'ERROR|FATAL' || echo "exit $rc"); see $LOG" >&2
+		exit 1
+	fi
+	line=$(printf '%s\n' "$out" | grep '^RESULT ')
+	local secs=${line#*secs=}; secs=${secs%% *}
+	local vm=${line##*vmhwm_kb=}
+	line=$(printf '%s\n' "$out" | grep '^STATS ')
+	kv() { printf '%s\n' "$line" | sed -nE "s/.* $1=([^ ]*).*/\1/p"; }
+	echo "$size,$fn,pgxxl,$variant,$mem,$status,$secs,$vm,$(kv path),$(kv read),$(kv written),$(kv peak),$(kv input_ms),$(kv merge_ms),$(kv output_ms)" >>"$CSV"
+}
+
+fresh() { psql_ -c "DROP TABLE IF EXISTS $*" >>"$LOG" 2>&1; }
+
+# SQL giving one row (problem) when the row sets of a and b differ
+differ() {
+	echo "SELECT '$3' AS problem WHERE EXISTS ((SELECT * FROM $1 EXCEPT ALL SELECT * FROM $2)
+		UNION ALL (SELECT * FROM $2 EXCEPT ALL SELECT * FROM $1))"
+}
+
+for size in $GRAPH_SIZES; do
+	n=$(nodes_of "$size"); m=$(edges_of "$size"); g=g_$size
+	[ -n "$n" ] || { echo "bench-graph: unknown size $size (small, big)" >&2; exit 2; }
+	echo "bench-graph: generating $g: $n nodes, $m edges"
+	t0=$(date +%s)
+	psql_ >>"$LOG" 2>&1 <<SQL
+SELECT setseed($SEED);
+CREATE UNLOGGED TABLE $g AS
+SELECT i::bigint AS id, (1 + floor(random() * $n))::bigint AS source,
+	(1 + floor(random() * $n))::bigint AS target, random() AS cost
+FROM generate_series(1, $m) i;
+VACUUM (FREEZE, ANALYZE) $g;
+CHECKPOINT;
+SQL
+	restart_server
+	echo "bench-graph: $g ready in $(( $(date +%s) - t0 )) s, $(psql_ -c "SELECT pg_size_pretty(pg_relation_size('$g'))")"
+	edges_sql="SELECT id, source, target, cost FROM $g"
+	ext=EXT_MEM_$size; ext=${!ext}
+	run_pgr=1
+	[ "$size" = big ] && [ "$BIG_PGR" != 1 ] && run_pgr=0
+
+	# connected components
+	fresh "r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc"
+	if [ $run_pgr = 1 ]; then
+		echo "bench-graph: $size: pgr_connectedComponents"
+		measure_pgr "$size" cc "$PGR_TIMEOUT" \
+			"CREATE UNLOGGED TABLE r_pgr_cc AS SELECT * FROM pgr_connectedComponents('$edges_sql')"
+	else
+		echo "$size,cc,pgrouting,srf,-,skipped,,,,,,,,," >>"$CSV"
+	fi
+	echo "bench-graph: $size: xxl.connected_components"
+	measure_xxl "$size" cc srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_cc AS SELECT * FROM xxl.connected_components('$g')"
+	measure_xxl "$size" cc query "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxlq_cc AS SELECT * FROM xxl.connected_components('$edges_sql')"
+	measure_xxl "$size" cc into "$GRAPH_MEM" "SELECT xxl.connected_components_into('$g', 'r_xxli_cc')"
+	measure_xxl "$size" cc external "$ext" "CREATE UNLOGGED TABLE r_xxle_cc AS SELECT * FROM xxl.connected_components('$g')"
+
+	# minimum spanning forest
+	fresh "r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf"
+	if [ $run_pgr = 1 ]; then
+		echo "bench-graph: $size: pgr_kruskal"
+		measure_pgr "$size" msf "$PGR_TIMEOUT" \
+			"CREATE UNLOGGED TABLE r_pgr_msf AS SELECT * FROM pgr_kruskal('$edges_sql')"
+	else
+		echo "$size,msf,pgrouting,srf,-,skipped,,,,,,,,," >>"$CSV"
+	fi
+	echo "bench-graph: $size: xxl.minimum_spanning_forest"
+	measure_xxl "$size" msf srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_msf AS SELECT * FROM xxl.minimum_spanning_forest('$g')"
+	measure_xxl "$size" msf into "$GRAPH_MEM" "SELECT xxl.minimum_spanning_forest_into('$g', 'r_xxli_msf')"
+	measure_xxl "$size" msf external "$ext" "CREATE UNLOGGED TABLE r_xxle_msf AS SELECT * FROM xxl.minimum_spanning_forest('$g')"
+
+	# spanning forest (pgRouting has no such function)
+	fresh "r_xxl_sf, r_xxli_sf, r_xxle_sf"
+	echo "bench-graph: $size: xxl.spanning_forest"
+	echo "$size,sf,pgrouting,srf,-,none,,,,,,,,," >>"$CSV"
+	measure_xxl "$size" sf srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_sf AS SELECT * FROM xxl.spanning_forest('$g')"
+	measure_xxl "$size" sf into "$GRAPH_MEM" "SELECT xxl.spanning_forest_into('$g', 'r_xxli_sf')"
+	measure_xxl "$size" sf external "$ext" "CREATE UNLOGGED TABLE r_xxle_sf AS SELECT * FROM xxl.spanning_forest('$g')"
+
+	# --- the answers, untimed -------------------------------------------------
+	echo "bench-graph: $size: checking the answers"
+	checks="$(differ r_xxlq_cc r_xxl_cc 'components: query form and table form differ')
+		UNION ALL $(differ r_xxli_cc r_xxl_cc 'components: _into and the rows differ')
+		UNION ALL $(differ r_xxle_cc r_xxl_cc 'components: external and semi-external paths differ')
+		UNION ALL $(differ r_xxli_msf r_xxl_msf 'minimum spanning forest: _into and the rows differ')
+		UNION ALL $(differ r_xxle_msf r_xxl_msf 'minimum spanning forest: external and semi-external paths differ')
+		UNION ALL SELECT t || ' has ' || k || ' edges, not nodes - components = ' || (n - c)
+			FROM f, (VALUES ('r_xxl_msf', (SELECT count(*) FROM r_xxl_msf)), ('r_xxl_sf', (SELECT count(*) FROM r_xxl_sf)),
+				('r_xxli_sf', (SELECT count(*) FROM r_xxli_sf)), ('r_xxle_sf', (SELECT count(*) FROM r_xxle_sf))) v(t, k)
+			WHERE k <> n - c
+		UNION ALL SELECT 'the external spanning forest does not connect the components'
+			WHERE EXISTS (SELECT * FROM xxl.connected_components('r_xxle_sf') EXCEPT ALL TABLE r_xxl_cc)"
+	with_pgr=""
+	if psql_ -c "SELECT 1 FROM r_pgr_cc LIMIT 1" >/dev/null 2>&1 && psql_ -c "SELECT 1 FROM r_pgr_msf LIMIT 1" >/dev/null 2>&1; then
+		with_pgr=", and with pgRouting's"
+		checks="$checks
+		UNION ALL $(differ '(SELECT node, component FROM r_pgr_cc) p' r_xxl_cc 'components: pgRouting and pgxxl differ')
+		UNION ALL $(differ '(SELECT edge FROM r_pgr_msf) p' '(SELECT id FROM r_xxl_msf) x' 'minimum spanning forest: pgRouting and pgxxl differ')
+		UNION ALL SELECT format('minimum spanning forest: pgRouting weight %s, pgxxl %s', a, b)
+			FROM (SELECT (SELECT sum(cost) FROM r_pgr_msf) a, (SELECT sum(cost) FROM r_xxl_msf) b) w
+			WHERE abs(a - b) > 1e-9 * greatest(abs(a), 1)"
+	fi
+	summary=$(psql_ 2>>"$LOG" <<SQL
+SET xxl.memory = '$GRAPH_MEM';
+CREATE TEMP TABLE f AS SELECT (SELECT count(*) FROM r_xxl_cc) AS n, (SELECT count(DISTINCT component) FROM r_xxl_cc) AS c;
+SELECT format('SUMMARY %s nodes, %s components, minimum spanning forest of %s edges, weight %s', n, c,
+	(SELECT count(*) FROM r_xxl_msf), (SELECT round(sum(cost)::numeric, 6) FROM r_xxl_msf)) FROM f;
+SELECT 'CHECK ' || problem FROM ($checks) p;
+SQL
+	) || { echo "bench-graph: the checks could not run, see $LOG" >&2; exit 1; }
+	printf '%s\n' "$summary" >>"$LOG"
+	echo "   $(printf '%s\n' "$summary" | sed -n 's/^SUMMARY //p')"
+	if printf '%s\n' "$summary" | grep -q '^CHECK '; then
+		printf '%s\n' "$summary" | sed -n 's/^CHECK /   FAILED: /p' >&2
+		exit 1
+	fi
+	echo "   answers agree: pgxxl's variants with each other$with_pgr"
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf"
+done
+
+# --- report -------------------------------------------------------------------------
+
+echo
+awk -F, -v mem="$GRAPH_MEM" '
+	function mb(kb) { return kb == "" ? "" : sprintf("%.0f", kb / 1024) }
+	function gb(b) { return b == "" ? "" : sprintf("%.2f", b / 1073741824) }
+	function budget_mb(s,    b) { b = s + 0; if (s ~ /GB$/) b *= 1024; if (s ~ /kB$/) b /= 1024; return b }
+	NR == 1 { next }
+	{
+		key = $1 "," $2
+		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+		if ($3 == "pgrouting") { pst[key] = $6; pt[key] = $7; pm[key] = $8; next }
+		v = $4; rows[key, v] = $0; vt[key, v] = $7; vm[key, v] = $8; vs[key, v] = $6
+		vio[key, v] = ($10 == "" ? "" : gb($10) "/" gb($11)); vpath[key, v] = $9; vmem[key, v] = $5
+	}
+	END {
+		name["cc"] = "connected components"; name["msf"] = "min. spanning forest"; name["sf"] = "spanning forest"
+		title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
+		printf "%-8s %-21s %10s %10s %7s %9s %9s %8s %-13s %s\n", "graph", "function", "pgRouting", "pgxxl", "ratio",
+			"pgr peak", "xxl peak", "limit", "xxl path", "xxl spill read/written GB"
+		for (i = 1; i <= nk; i++) {
+			split(order[i], k, ",")
+			key = order[i]
+			p = (pst[key] == "ok" ? sprintf("%.2f s", pt[key]) : pst[key])
+			x = (vs[key, "srf"] == "ok" ? sprintf("%.2f s", vt[key, "srf"]) : vs[key, "srf"])
+			r = (pst[key] == "ok" && vs[key, "srf"] == "ok" && pt[key] > 0 ? sprintf("%.3f", vt[key, "srf"] / pt[key]) : "-")
+			lim = budget_mb(vmem[key, "srf"]) + 32
+			printf "%-8s %-21s %10s %10s %7s %6s MB %6s MB %5d MB%s %-13s %s\n", title[k[1]], name[k[2]], p, x, r,
+				(pm[key] == "" ? "-" : mb(pm[key])), mb(vm[key, "srf"]), lim,
+				(vm[key, "srf"] / 1024 > lim ? "!" : " "), vpath[key, "srf"], vio[key, "srf"]
+			split("query into external", vv, " ")
+			for (j = 1; j <= 3; j++) {
+				v = vv[j]
+				if (!((key, v) in vt)) continue
+				x = (vs[key, v] == "ok" ? sprintf("%.2f s", vt[key, v]) : vs[key, v])
+				r = (pst[key] == "ok" && vs[key, v] == "ok" && pt[key] > 0 ? sprintf("%.3f", vt[key, v] / pt[key]) : "-")
+				lim = budget_mb(vmem[key, v]) + 32
+				printf "%-8s %-21s %10s %10s %7s %9s %6s MB %5d MB%s %-13s %s\n", "", "  " v " (" vmem[key, v] ")", "", x, r, "",
+					mb(vm[key, v]), lim, (vm[key, v] / 1024 > lim ? "!" : " "), vpath[key, v], vio[key, v]
+			}
+		}
+	}' "$CSV"
+
+# chart data: one line per (size, function) with both tools' time and peak memory
+awk -F, '
+	NR == 1 { next }
+	{ key = $1 " " $2; if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
+	  if ($3 == "pgrouting") { pt[key] = ($6 == "ok" ? $7 : "NaN"); pm[key] = ($6 == "ok" ? $8 / 1024 : "NaN") }
+	  else if ($4 == "srf") { xt[key] = ($6 == "ok" ? $7 : "NaN"); xm[key] = ($6 == "ok" ? $8 / 1024 : "NaN"); lim[key] = $5 + 32 }
+	  else if ($4 == "external") { et[key] = ($6 == "ok" ? $7 : "NaN"); em[key] = ($6 == "ok" ? $8 / 1024 : "NaN") } }
+	END {
+		name["cc"] = "CC"; name["msf"] = "MSF"; name["sf"] = "SF"; title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
+		print "# label pgr_s xxl_s xxl_ext_s pgr_mb xxl_mb xxl_ext_mb limit_mb"
+		for (i = 1; i <= nk; i++) { split(order[i], k, " ")
+			printf "\"%s %s\" %s %s %s %s %s %s %s\n", name[k[2]], title[k[1]], pt[order[i]], xt[order[i]],
+				et[order[i]], pm[order[i]], xm[order[i]], em[order[i]], lim[order[i]] }
+	}' "$CSV" >"$DAT"
+if command -v gnuplot >/dev/null; then
+	gnuplot -e "datafile='$DAT'; outfile='$PNG'; mem='$GRAPH_MEM'" bench/plot_graph.gp 2>>"$LOG" &&
+		echo "chart: $PNG"
+fi
+echo "load at end:$(uptime | sed 's/.*load average//'); '!' marks a peak above its limit"
+echo "data: $CSV; log: $LOG"
+awk -F, 'NR > 1 && $3 == "pgrouting" && $6 == "ok" { pt[$1 "," $2] = $7 }
+	NR > 1 && $3 == "pgxxl" && $4 == "srf" && $6 == "ok" { xt[$1 "," $2] = $7 }
+	END { for (k in pt) if (k in xt) { n++; s = s sprintf("%s%s %.3f", n > 1 ? ", " : "", k, xt[k] / pt[k]) }
+	      print "ratio pgxxl/pgRouting (time): " (n ? s : "none measured") }' "$CSV" | sed 's/tiny,/100k\/500k /g; s/small,/1M\/5M /g; s/big,/10M\/50M /g'

@@ -1,0 +1,536 @@
+/*
+ * xxl_graph_sql.c — the SQL graph functions: xxl.connected_components,
+ * xxl.spanning_forest and xxl.minimum_spanning_forest, each returning rows
+ * or, as ..._into, writing them straight into a new table; plus what every
+ * graph function shares (xxl_graph_sql.h): the edge reader, the result
+ * destination and the graph settings.
+ *
+ * One driver serves all three: edges go from the reader into the engine
+ * (src/core/graph/xxl_graph.h), the engine runs under an XxlOperator (so it
+ * is destroyed, spill files and all, however the statement ends), and its
+ * result rows go to one XxlOutput.  Only the engine's operation, the
+ * columns read and the result's layout differ.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/regproc.h"
+#include "utils/varlena.h"
+
+#include "xxl_error.h"
+#include "xxl_graph.h"
+#include "xxl_graph_sql.h"
+#include "xxl_operator.h"
+
+/* the node permutation of the external path: fixed, so results repeat */
+#define GRAPH_SEED UINT64_C(0x9e3779b97f4a7c15)
+
+int			xxl_graph_max_semi_nodes = 0;
+
+void
+xxl_graph_define_gucs(void)
+{
+	DefineCustomIntVariable("xxl.graph_max_semi_nodes",
+							"Testing only: most nodes the graph functions handle semi-externally.",
+							"Graphs with more nodes take the fully external path (edge "
+							"contraction) even when xxl.memory would hold them.  0: no cap.",
+							&xxl_graph_max_semi_nodes,
+							0, 0, INT_MAX,
+							PGC_USERSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+}
+
+/* Reading edges ----------------------------------------------------------- */
+
+typedef enum EdgeColumn
+{
+	COL_SOURCE,
+	COL_TARGET,
+	COL_ID,
+	COL_COST,
+	NUM_COLS
+} EdgeColumn;
+
+static const char *const column_names[NUM_COLS] = {"source", "target", "id", "cost"};
+
+struct XxlEdgeReader
+{
+	const char *fname;
+	const char *source_text;
+	XxlInput   *in;
+	int			needs;
+	int			attno[NUM_COLS];	/* 0-based, -1 when not read */
+	Oid			type[NUM_COLS];		/* base type */
+	AttrNumber	maxatt;			/* deform this many */
+	MemoryContext rowcxt;		/* numeric costs allocate while converting */
+	ErrorContextCallback errcb;
+	bool		errcb_pushed;
+};
+
+static void
+edges_error_context(void *arg)
+{
+	XxlEdgeReader *r = (XxlEdgeReader *) arg;
+
+	if (r->in != NULL)
+		errcontext("%s reading its edges from %s", r->fname, xxl_input_describe(r->in));
+	else
+		errcontext("%s opening its edges", r->fname);
+}
+
+static bool
+is_int_type(Oid t)
+{
+	return t == INT2OID || t == INT4OID || t == INT8OID;
+}
+
+static bool
+is_cost_type(Oid t)
+{
+	return is_int_type(t) || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
+}
+
+/* Find the needed columns of desc by name (dropped columns do not count). */
+static void
+find_columns(XxlEdgeReader *r, TupleDesc desc)
+{
+	for (int c = 0; c < NUM_COLS; c++)
+	{
+		r->attno[c] = -1;
+		if ((c == COL_ID && !(r->needs & XXL_EDGE_ID)) ||
+			(c == COL_COST && !(r->needs & XXL_EDGE_COST)))
+			continue;
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (att->attisdropped || strcmp(NameStr(att->attname), column_names[c]) != 0)
+				continue;
+			if (r->attno[c] >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+						 errmsg("%s: the edges have more than one column named \"%s\"",
+								r->fname, column_names[c]),
+						 errhint("Rename or drop the extra column in the edges query.")));
+			r->attno[c] = i;
+			r->type[c] = getBaseType(att->atttypid);
+		}
+		if (r->attno[c] < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("%s: the edges have no column \"%s\"", r->fname, column_names[c]),
+					 errhint("%s needs the columns %s; name them so in the edges query, e.g. "
+							 "SELECT a AS source, b AS target%s FROM ...", r->fname,
+							 (r->needs & XXL_EDGE_COST) ? "id, source, target and cost" :
+							 "source and target",
+							 (r->needs & XXL_EDGE_COST) ? ", edge_id AS id, w AS cost" : "")));
+		if (c == COL_COST ? !is_cost_type(r->type[c]) : !is_int_type(r->type[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s: column \"%s\" of the edges has type %s, but it must be %s",
+							r->fname, column_names[c],
+							format_type_be(TupleDescAttr(desc, r->attno[c])->atttypid),
+							c == COL_COST ?
+							"double precision, real, numeric, bigint, integer or smallint" :
+							"bigint, integer or smallint"),
+					 errhint("Cast it in the edges query, e.g. SELECT %s::%s AS %s ...",
+							 column_names[c], c == COL_COST ? "float8" : "bigint",
+							 column_names[c])));
+		if (r->attno[c] + 1 > r->maxatt)
+			r->maxatt = r->attno[c] + 1;
+	}
+}
+
+XxlEdgeReader *
+xxl_edges_open(const char *edges, const char *fname, int needs)
+{
+	XxlEdgeReader *r = palloc0(sizeof(XxlEdgeReader));
+
+	r->fname = fname;
+	r->source_text = edges;
+	r->needs = needs;
+	r->errcb.callback = edges_error_context;
+	r->errcb.arg = r;
+	r->errcb.previous = error_context_stack;
+	error_context_stack = &r->errcb;
+	r->errcb_pushed = true;
+
+	r->in = xxl_input_open(edges);
+	find_columns(r, xxl_input_desc(r->in));
+	if ((needs & XXL_EDGE_COST) && r->type[COL_COST] == NUMERICOID)
+		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl graph numeric cost",
+										  ALLOCSET_SMALL_SIZES);
+	return r;
+}
+
+static int64
+int_value(Oid type, Datum d)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+static double
+cost_value(XxlEdgeReader *r, Datum d)
+{
+	switch (r->type[COL_COST])
+	{
+		case FLOAT8OID:
+			return DatumGetFloat8(d);
+		case FLOAT4OID:
+			return (double) DatumGetFloat4(d);
+		case NUMERICOID:
+			{
+				MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+				Numeric		num = DatumGetNumeric(d);
+				double		c = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																  NumericGetDatum(num)));
+				bool		overflow = isinf(c) && !numeric_is_inf(num);
+
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(r->rowcxt);
+				if (overflow)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("%s: column \"cost\" of the edges is out of range for double precision in row " UINT64_FORMAT,
+									r->fname, xxl_input_rows(r->in))));
+				return c;
+			}
+		default:
+			return (double) int_value(r->type[COL_COST], d);
+	}
+}
+
+static void
+null_error(XxlEdgeReader *r, EdgeColumn c)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("%s: column \"%s\" of the edges is null in row " UINT64_FORMAT,
+					r->fname, column_names[c], xxl_input_rows(r->in)),
+			 errhint("Leave such edges out in the edges query, e.g. WHERE %s IS NOT NULL.",
+					 column_names[c])));
+}
+
+bool
+xxl_edges_next(XxlEdgeReader *r, XxlEdge *e)
+{
+	TupleTableSlot *slot;
+	Datum	   *values;
+	bool	   *isnull;
+
+	CHECK_FOR_INTERRUPTS();
+	slot = xxl_input_next(r->in);
+	if (slot == NULL)
+		return false;
+	slot_getsomeattrs(slot, r->maxatt);
+	values = slot->tts_values;
+	isnull = slot->tts_isnull;
+
+	for (int c = 0; c < NUM_COLS; c++)
+		if (r->attno[c] >= 0 && isnull[r->attno[c]])
+			null_error(r, c);
+	e->source = int_value(r->type[COL_SOURCE], values[r->attno[COL_SOURCE]]);
+	e->target = int_value(r->type[COL_TARGET], values[r->attno[COL_TARGET]]);
+	e->id = r->attno[COL_ID] >= 0 ? int_value(r->type[COL_ID], values[r->attno[COL_ID]]) : 0;
+	e->cost = 0;
+	if (r->attno[COL_COST] >= 0)
+	{
+		e->cost = cost_value(r, values[r->attno[COL_COST]]);
+		if (isnan(e->cost))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: column \"cost\" of the edges is NaN in row " UINT64_FORMAT
+							" (edge id " INT64_FORMAT ")",
+							r->fname, xxl_input_rows(r->in), e->id),
+					 errhint("Costs must be numbers; leave such edges out with WHERE cost <> 'NaN'.")));
+	}
+	return true;
+}
+
+uint64
+xxl_edges_count(XxlEdgeReader *r)
+{
+	return xxl_input_rows(r->in);
+}
+
+uint64
+xxl_edges_estimate(XxlEdgeReader *r)
+{
+	char	   *copy = pstrdup(r->source_text);
+	List	   *names = NIL;
+	Oid			relid;
+	Relation	rel;
+	BlockNumber pages;
+	double		tuples = 0,
+				allvisfrac;
+
+	/* the same test as xxl_input's: a table name, not a query */
+	if (!SplitIdentifierString(copy, '.', &names) || list_length(names) < 1 ||
+		list_length(names) > 3)
+		return 0;
+	relid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(r->source_text)),
+							 NoLock, true);
+	if (!OidIsValid(relid))
+		return 0;
+	rel = table_open(relid, NoLock);	/* the input holds its lock */
+	if (rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW)
+		estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+	table_close(rel, NoLock);
+	return tuples > 0 ? (uint64) tuples : 0;
+}
+
+void
+xxl_edges_close(XxlEdgeReader *r)
+{
+	xxl_input_close(r->in);
+	if (r->rowcxt)
+		MemoryContextDelete(r->rowcxt);
+	r->rowcxt = NULL;
+	if (r->errcb_pushed)
+		error_context_stack = r->errcb.previous;
+	r->errcb_pushed = false;
+}
+
+/* Results ------------------------------------------------------------------ */
+
+TupleDesc
+xxl_graph_desc(int n, const char *const *names, const Oid *types)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(n);
+
+	for (int i = 0; i < n; i++)
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), names[i], types[i], -1, 0);
+	return desc;
+}
+
+XxlOutput *
+xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
+{
+	if (target != NULL)
+		return xxl_output_into_table(target, desc);
+	return xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo));
+}
+
+/* The three functions ------------------------------------------------------ */
+
+typedef struct GraphFunction
+{
+	const char *sql_name;		/* for messages */
+	const char *op_name;		/* for xxl.last_stats() */
+	xxl_graph_op op;
+	int			needs;
+	int			ncols;
+	const char *const *cols;
+	const Oid  *types;
+} GraphFunction;
+
+static const char *const cc_cols[] = {"node", "component"};
+static const Oid cc_types[] = {INT8OID, INT8OID};
+static const char *const sf_cols[] = {"source", "target"};
+static const Oid sf_types[] = {INT8OID, INT8OID};
+static const char *const msf_cols[] = {"id", "source", "target", "cost"};
+static const Oid msf_types[] = {INT8OID, INT8OID, INT8OID, FLOAT8OID};
+
+static const GraphFunction graph_cc = {
+	"xxl.connected_components", "connected_components", XXL_GRAPH_CC, 0, 2, cc_cols, cc_types
+};
+static const GraphFunction graph_sf = {
+	"xxl.spanning_forest", "spanning_forest", XXL_GRAPH_SF, 0, 2, sf_cols, sf_types
+};
+static const GraphFunction graph_msf = {
+	"xxl.minimum_spanning_forest", "minimum_spanning_forest", XXL_GRAPH_MSF,
+	XXL_EDGE_ID | XXL_EDGE_COST, 4, msf_cols, msf_types
+};
+
+static void
+graph_destroy(void *core)
+{
+	xxl_graph_destroy((xxl_graph *) core);
+}
+
+static void
+graph_collect(void *core, XxlStats *st)
+{
+	xxl_graph_stats s;
+
+	xxl_graph_stats_get((const xxl_graph *) core, &s);
+	if (st->rows_in == 0)
+		st->rows_in = s.edges;
+	st->record_bytes = s.sorted_bytes;
+	st->runs = s.sort_runs;
+	st->merge_passes = s.sort_passes_max;
+	st->memory_peak = s.memory_peak;
+	st->memory_limit = s.memory_limit;
+	st->io = s.io;
+
+	xxl_stats_detail(st, "path", "\"%s\"", xxl_graph_path_name(s.path));
+	xxl_stats_detail(st, "edges", UINT64_FORMAT, s.edges);
+	xxl_stats_detail(st, "self_loops", UINT64_FORMAT, s.self_loops);
+	xxl_stats_detail(st, "nodes", UINT64_FORMAT, s.nodes);
+	xxl_stats_detail(st, "components", UINT64_FORMAT, s.components);
+	xxl_stats_detail(st, "forest_edges", UINT64_FORMAT, s.forest_edges);
+	xxl_stats_detail(st, "semi_nodes_max", UINT64_FORMAT, s.semi_nodes_max);
+	xxl_stats_detail(st, "base_nodes", UINT64_FORMAT, s.base_nodes);
+	xxl_stats_detail(st, "contracted_nodes", UINT64_FORMAT, s.contracted_nodes);
+	xxl_stats_detail(st, "relinked_edges", UINT64_FORMAT, s.relinked_edges);
+	xxl_stats_detail(st, "contraction_passes", UINT64_FORMAT, s.contraction_passes);
+	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
+	xxl_stats_detail(st, "sorts", UINT64_FORMAT, s.sorts);
+	xxl_stats_detail(st, "sort_passes", UINT64_FORMAT, s.sort_passes);
+	xxl_stats_detail(st, "sorted_bytes", UINT64_FORMAT, s.sorted_bytes);
+	xxl_stats_detail(st, "bytes_read", UINT64_FORMAT, s.bytes_read);
+	xxl_stats_detail(st, "bytes_written", UINT64_FORMAT, s.bytes_written);
+	xxl_stats_detail(st, "run_ms", "%.3f", s.run_ns / 1e6);
+}
+
+static char *
+text_arg(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
+{
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s: %s must not be null", fname, name)));
+	return text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
+/* Read the edges, run the engine, write its rows; returns the rows written. */
+static uint64
+run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
+{
+	char	   *edges = text_arg(fcinfo, 0, f->sql_name, "edges");
+	char	   *target = into ? text_arg(fcinfo, 1, f->sql_name, "target") : NULL;
+	/* the target first: a name taken is said before any work is done */
+	XxlOutput  *out = xxl_graph_output(fcinfo, target,
+									   xxl_graph_desc(f->ncols, f->cols, f->types));
+	XxlEdgeReader *reader = xxl_edges_open(edges, f->sql_name, f->needs);
+	XxlOperator *op = xxl_operator_begin(f->op_name);
+	xxl_graph_config cfg;
+	xxl_error	err;
+	xxl_graph  *g;
+	XxlEdge		e;
+	uint64		n = 0;
+	Datum		values[4];
+	bool		isnull[4] = {false, false, false, false};
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.memory = op->memory;
+	cfg.threads = op->threads;
+	cfg.disk = op->disk.config;
+	cfg.cancel = xxl_cancel_requested;
+	cfg.cancel_arg = NULL;
+	cfg.expected_edges = xxl_edges_estimate(reader);
+	cfg.seed = GRAPH_SEED;
+	cfg.max_semi_nodes = (uint64) xxl_graph_max_semi_nodes;
+	if (cfg.memory < xxl_graph_min_memory())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs xxl.memory of at least %zu kB", f->sql_name,
+						(xxl_graph_min_memory() + 1023) / 1024),
+				 errhint("SET xxl.memory = '%zukB';", (xxl_graph_min_memory() + 1023) / 1024)));
+	xxl_error_clear(&err);
+	g = xxl_graph_create(&cfg, f->op, &err);
+	if (g == NULL)
+		xxl_raise_error(&err, f->sql_name);
+	xxl_operator_attach(op, g, graph_destroy, graph_collect);
+
+	while (xxl_edges_next(reader, &e))
+		if (xxl_graph_put_edge(g, e.source, e.target, e.id, e.cost) != XXL_OK)
+			xxl_raise_error(xxl_graph_error(g), f->sql_name);
+	op->rows_in = xxl_edges_count(reader);
+	xxl_edges_close(reader);
+
+	xxl_operator_phase(op, XXL_PHASE_MERGE);
+	if (xxl_graph_run(g) != XXL_OK)
+		xxl_raise_error(xxl_graph_error(g), f->sql_name);
+
+	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	for (;;)
+	{
+		int			got;
+
+		if (f->op == XXL_GRAPH_CC)
+		{
+			int64		node,
+						component;
+
+			got = xxl_graph_next_node(g, &node, &component);
+			values[0] = Int64GetDatum(node);
+			values[1] = Int64GetDatum(component);
+		}
+		else
+		{
+			int64		id,
+						source,
+						target_node;
+			double		cost;
+
+			got = xxl_graph_next_edge(g, &id, &source, &target_node, &cost);
+			if (f->op == XXL_GRAPH_SF)
+			{
+				values[0] = Int64GetDatum(source);
+				values[1] = Int64GetDatum(target_node);
+			}
+			else
+			{
+				values[0] = Int64GetDatum(id);
+				values[1] = Int64GetDatum(source);
+				values[2] = Int64GetDatum(target_node);
+				values[3] = Float8GetDatum(cost);
+			}
+		}
+		if (got < 0)
+			xxl_raise_error(xxl_graph_error(g), f->sql_name);
+		if (got == 0)
+			break;
+		xxl_output_put_values(out, values, isnull);
+		CHECK_FOR_INTERRUPTS();
+	}
+	n = xxl_output_finish(out);
+	op->rows_out = n;
+	xxl_operator_end(op);
+	return n;
+}
+
+#define GRAPH_ENTRY(cname, fn) \
+PG_FUNCTION_INFO_V1(cname); \
+Datum cname(PG_FUNCTION_ARGS) \
+{ \
+	run_graph(fcinfo, &(fn), false); \
+	return (Datum) 0; \
+} \
+PG_FUNCTION_INFO_V1(cname##_into); \
+Datum cname##_into(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_INT64((int64) run_graph(fcinfo, &(fn), true)); \
+}
+
+/* xxl.connected_components(edges text) RETURNS TABLE(node, component) and _into */
+GRAPH_ENTRY(xxl_connected_components, graph_cc)
+/* xxl.spanning_forest(edges text) RETURNS TABLE(source, target) and _into */
+GRAPH_ENTRY(xxl_spanning_forest, graph_sf)
+/* xxl.minimum_spanning_forest(edges text) RETURNS TABLE(id, source, target, cost) and _into */
+GRAPH_ENTRY(xxl_minimum_spanning_forest, graph_msf)

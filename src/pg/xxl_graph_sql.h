@@ -1,0 +1,71 @@
+/*
+ * xxl_graph_sql.h — what every SQL graph function shares: reading an edge
+ * list (pgRouting's convention: a table name or a query, columns found by
+ * name), the result's row layout and destination (rows to the caller or a
+ * new table), and the graph settings.
+ *
+ * Edges come from xxl_input (a table read directly, or a query through an
+ * SPI cursor).  Columns are matched by name: source and target (smallint,
+ * integer or bigint), id (the same types) and cost (real, double precision,
+ * numeric, smallint, integer or bigint) when the function needs them;
+ * other columns are ignored.  NULL ids, a NULL or NaN cost, a missing or
+ * mistyped column are errors with an SQLSTATE that names the problem (see
+ * docs/graph.md).
+ */
+#ifndef XXL_PG_GRAPH_SQL_H
+#define XXL_PG_GRAPH_SQL_H
+
+#include "fmgr.h"
+#include "access/tupdesc.h"
+
+#include "xxl_input.h"
+#include "xxl_output.h"
+
+/* Testing: cap on the nodes the semi-external path may take (0 = none). */
+extern int	xxl_graph_max_semi_nodes;
+
+/* Called from _PG_init: defines xxl.graph_max_semi_nodes. */
+extern void xxl_graph_define_gucs(void);
+
+/* Which columns a graph function reads besides source and target. */
+#define XXL_EDGE_ID		0x01
+#define XXL_EDGE_COST	0x02
+
+typedef struct XxlEdge
+{
+	int64		source;
+	int64		target;
+	int64		id;				/* 0 unless XXL_EDGE_ID */
+	double		cost;			/* 0 unless XXL_EDGE_COST */
+} XxlEdge;
+
+typedef struct XxlEdgeReader XxlEdgeReader;
+
+/*
+ * Open the edges argument of function fname (for messages) and find its
+ * columns; needs: XXL_EDGE_* flags.  While the reader is open, errors get a
+ * context line naming the function and the source.
+ */
+extern XxlEdgeReader *xxl_edges_open(const char *edges, const char *fname, int needs);
+
+/* The next edge; false at the end.  Checks for interrupts. */
+extern bool xxl_edges_next(XxlEdgeReader *r, XxlEdge *e);
+
+/* Edges read so far. */
+extern uint64 xxl_edges_count(XxlEdgeReader *r);
+
+/* The planner's row estimate of a table source, 0 if unknown (a query). */
+extern uint64 xxl_edges_estimate(XxlEdgeReader *r);
+
+extern void xxl_edges_close(XxlEdgeReader *r);
+
+/*
+ * Result destination: into the new table target when it is not NULL (the
+ * columns of desc), else rows to the calling set-returning function.
+ */
+extern XxlOutput *xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc);
+
+/* A descriptor of n bigint/double columns named names, typed types. */
+extern TupleDesc xxl_graph_desc(int n, const char *const *names, const Oid *types);
+
+#endif							/* XXL_PG_GRAPH_SQL_H */

@@ -1,0 +1,162 @@
+# 031_graph.pl — the graph functions at a scale the regress tests avoid
+# (a random graph of 1M edges over 500k ids): the semi-external and the
+# fully external path give the same components and the same minimum
+# spanning forest; peak backend memory stays within xxl.memory plus 32 MB;
+# a cancel or a termination in the middle of the engine's work stops it
+# quickly and leaves no spill file.  Run by `make test` (scripts/test.sh).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('graph');
+$node->init;
+# small shared buffers: a scan of the edges then goes through a ring and
+# hardly touches shared memory, so VmHWM shows the backend's own memory
+$node->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
+$node->start;
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION pgxxl;
+	SELECT setseed(0.5);
+	CREATE TABLE edges AS
+	SELECT i::bigint AS id, (random() * 500000)::bigint AS source,
+		(random() * 500000)::bigint AS target, random() AS cost
+	FROM generate_series(1, 1000000) i;
+	VACUUM ANALYZE edges;
+});
+
+# --- both paths, same answers --------------------------------------------------
+
+sub run_into
+{
+	my ($memory, $suffix) = @_;
+	return $node->safe_psql('postgres', qq{
+		SET xxl.memory = '$memory';
+		SELECT xxl.connected_components_into('edges', 'cc_$suffix');
+		SELECT details->>'path' FROM xxl.last_stats();
+		SELECT xxl.minimum_spanning_forest_into('edges', 'msf_$suffix');
+		SELECT details->>'path' FROM xxl.last_stats();
+		SELECT xxl.spanning_forest_into('edges', 'sf_$suffix');
+		SELECT details->>'path' FROM xxl.last_stats();
+	});
+}
+
+my @semi = split /\n/, run_into('256MB', 'semi');
+my @ext = split /\n/, run_into('4MB', 'ext');
+is_deeply([ @semi[ 1, 3, 5 ] ], [ ('semi-external') x 3 ], 'roomy budget: semi-external path');
+is_deeply([ @ext[ 1, 3, 5 ] ], [ ('external') x 3 ], '4MB: fully external path');
+is($ext[0], $semi[0], 'both paths see the same nodes');
+
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM ((TABLE cc_semi EXCEPT ALL TABLE cc_ext)
+		UNION ALL (TABLE cc_ext EXCEPT ALL TABLE cc_semi)) d}),
+	'0', 'components: the paths agree on every node');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM ((TABLE msf_semi EXCEPT ALL TABLE msf_ext)
+		UNION ALL (TABLE msf_ext EXCEPT ALL TABLE msf_semi)) d}),
+	'0', 'minimum spanning forest: the paths agree on every edge');
+
+my $components = $node->safe_psql('postgres', 'SELECT count(DISTINCT component) FROM cc_semi');
+cmp_ok($components, '>', 1, "the graph has several components ($components)");
+is($node->safe_psql('postgres', q{
+	SELECT format('%s %s %s', (SELECT count(*) FROM msf_semi), (SELECT count(*) FROM sf_semi),
+		(SELECT count(*) FROM sf_ext))}),
+	join(' ', ($ext[0] - $components) x 3),
+	'every forest has nodes - components edges');
+# the external spanning forest spans: its components are the graph's
+is($node->safe_psql('postgres', q{
+	SET xxl.memory = '256MB';
+	SELECT count(*) FROM ((SELECT * FROM xxl.connected_components('sf_ext') EXCEPT ALL TABLE cc_semi)) d}),
+	'0', 'the external spanning forest connects exactly the components');
+# input edges only, no duplicates
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT source, target FROM sf_ext EXCEPT ALL SELECT source, target FROM edges) d}),
+	'0', 'the external spanning forest consists of input edges');
+
+# --- peak memory ----------------------------------------------------------------
+
+sub vmhwm_after
+{
+	my ($memory, $query) = @_;
+	my $out = $node->safe_psql('postgres', qq{
+		SET xxl.memory = '$memory';
+		$query;
+		SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'),
+			'VmHWM:\\s+(\\d+) kB'))[1];
+	});
+	my @lines = split /\n/, $out;
+	return $lines[-1];
+}
+
+for my $case (
+	[ '32MB', 32, q{SELECT count(*) FROM xxl.connected_components('edges')} ],
+	[ '32MB', 32, q{SELECT count(*) FROM xxl.minimum_spanning_forest('edges')} ],
+	[ '8MB', 8, q{SELECT xxl.connected_components_into('edges', 'cc_mem')} ])
+{
+	my ($setting, $mb, $query) = @$case;
+	my $kb = vmhwm_after($setting, $query);
+	cmp_ok($kb, '<=', ($mb + 32) * 1024,
+		"VmHWM $kb kB within xxl.memory = $setting plus 32 MB: $query");
+}
+
+# --- cancel and terminate inside the engine --------------------------------------
+
+sub leftovers
+{
+	my ($pid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
+}
+
+# Start a long external run in the background, wait until it has run for a
+# while (reading the edges takes a small part of it), then stop it.
+sub start_long_run
+{
+	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$bg->query_safe("SET xxl.memory = '4MB'");
+	$bg->query_until(qr/started/,
+		"\\echo started\nSELECT count(*) FROM xxl.minimum_spanning_forest('edges');\n");
+	$node->poll_query_until('postgres', qq{
+		SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $pid AND state = 'active'
+			AND now() - query_start > interval '1500 ms'
+			AND query LIKE '%minimum_spanning_forest%')})
+	  or die 'the long run did not start';
+	return ($bg, $pid);
+}
+
+my ($bg, $pid) = start_long_run();
+cmp_ok(leftovers($pid), '>', 0, 'the running operator has spill files');
+my $t0 = time;
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$node->poll_query_until('postgres',
+	"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+  or die 'the canceled query did not end';
+my $latency = time - $t0;
+cmp_ok($latency, '<', 5, sprintf('cancel took effect after %.2f s', $latency));
+my $stats = $bg->query('SELECT completed, merge_ms > 0, output_ms = 0 FROM xxl.last_stats()');
+like($bg->{stderr}, qr/canceling statement due to user request/, 'the cancel error reaches the client');
+$bg->{stderr} = '';
+is($stats, 'f|t|t', 'canceled inside the engine (after reading the edges, before any output)');
+is(leftovers($pid), '0', 'no spill files after the cancel');
+is($bg->query_safe("SELECT count(*) FROM xxl.connected_components('SELECT 1 AS source, 2 AS target')"),
+	'2', 'the session works after the cancel');
+$bg->quit;
+
+($bg, $pid) = start_long_run();
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+$node->poll_query_until('postgres',
+	"SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $pid)")
+  or die 'the terminated backend did not exit';
+is(leftovers($pid), '0', 'no spill files after a termination');
+# psql has lost its connection and may already be gone (EPIPE on \q)
+eval { $bg->quit; };
+
+ok($node->log_contains('terminating connection due to administrator command'),
+	'the termination was logged');
+$node->stop;
+done_testing();
