@@ -91,7 +91,11 @@ CONF
 	if [ -f "$REPO/test/pg_regress.conf" ]; then
 		cat "$REPO/test/pg_regress.conf" >>"$CLUSTER_DIR/data/postgresql.conf"
 	fi
-	if ! as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/$name.log" -w -t 60 start >/dev/null; then
+	# libgomp's idle threads spin before they sleep, taking the core from the
+	# thread they wait for when other work competes for it (docs/graph.md);
+	# it reads the policy once, when the server loads the library.
+	if ! OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} \
+		as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/$name.log" -w -t 60 start >/dev/null; then
 		echo "could not start the $name cluster; server log:" >&2
 		cat "$WORK/$name.log" >&2 || true
 		return 1

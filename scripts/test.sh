@@ -98,7 +98,7 @@ for t in "${taps[@]}"; do
 	log=$WORK/tap-$name.out
 	(cd "$dir" && as_pg env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
 		LANG="$TAP_LANG" TESTDIR="$dir" PATH="$PGBIN:$PATH" PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
-		PGXXL_REPO="$REPO" \
+		PGXXL_REPO="$REPO" OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" \
 		prove -I "$PGXS_DIR/test/perl" -I "$REPO/test/perl" "$t") 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	tests=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n 1)
