@@ -27,7 +27,7 @@
 #define SLACK_BYTES (64 * 1024)
 #define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
 #define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
-#define SLACK_FOR(memory) ((memory) / 32 > SLACK_BYTES ? (memory) / 32 : SLACK_BYTES)
+#define SLACK_FOR(memory) xxl_sort_slack(memory)
 
 typedef enum sorter_phase
 {
@@ -79,10 +79,32 @@ struct xxl_sorter
 	uint64_t	t_merge_start;
 };
 
+/*
+ * Run metadata (block ids and keys, about 24 bytes per block plus 48 per
+ * run) lives in the slack the load region leaves, so the slack bounds how
+ * much input one sorter takes.  A fixed 1/32 let a 1 MB sorter hold only
+ * about 200 runs (some 90x its memory); small budgets get up to 1/8.
+ */
+size_t
+xxl_sort_slack(size_t memory)
+{
+	size_t		slack = memory / 32;
+	size_t		small_budget_slack = memory / 8 < 256 * 1024 ? memory / 8 : 256 * 1024;
+
+	if (memory >= 1024 * 1024 && slack < small_budget_slack)
+		slack = small_budget_slack;
+	return slack > SLACK_BYTES ? slack : SLACK_BYTES;
+}
+
 size_t
 xxl_sort_min_memory(size_t block_size)
 {
-	return 8 * block_size + SLACK_BYTES;
+	size_t		memory = 8 * block_size + SLACK_BYTES;
+
+	/* what the load region needs must be left after a larger slack too */
+	while (memory - xxl_sort_slack(memory) < 8 * block_size)
+		memory += XXL_ALIGN;
+	return memory;
 }
 
 static bool

@@ -81,4 +81,11 @@ void		xxl_sorter_destroy(xxl_sorter *s);
 /* The smallest budget the sorter accepts for a given block size. */
 size_t		xxl_sort_min_memory(size_t block_size);
 
+/*
+ * The part of a budget of this size that the sorter keeps for run metadata
+ * and small structures (the rest is its load region); operators that plan
+ * how much input a sorter can take use it.
+ */
+size_t		xxl_sort_slack(size_t memory);
+
 #endif							/* XXL_SORT_H */

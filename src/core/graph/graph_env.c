@@ -168,13 +168,13 @@ charged(size_t size)
  * size keep its run list within the sorter's slack?  The core sorter keeps
  * two 8-byte entries per block of every run, the run array and the write
  * requests of one load in the slack its load region leaves
- * (max(memory/32, 64 KB), sort.c); this mirrors that accounting with margin
+ * (xxl_sort_slack(), sort.c); this mirrors that accounting with margin
  * (as the text operators do).
  */
 static bool
 sorter_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
 {
-	size_t		slack = memory / 32 > 64 * 1024 ? memory / 32 : 64 * 1024;
+	size_t		slack = xxl_sort_slack(memory);
 	size_t		region,
 				half;
 	uint64_t	per_run,
