@@ -1,0 +1,18 @@
+# bench/sort_sql.mk — the SQL sort benchmark: xxl.sort / xxl.sort_into
+# against ORDER BY and CREATE TABLE AS ... ORDER BY on the same table and
+# budget, in one run, on a throwaway server.  Included by bench/bench.mk.
+#
+#   make bench-sort-sql                       # from the repository root
+#   make -f bench/bench.mk bench-sort-sql ROWS=5000000 MEM=64
+#
+# Output: a side-by-side table (time, ratios, peak backend memory, spill
+# I/O) and bench/out/sort_sql.{csv,log,dat,png}.  See bench/run_sort_sql.sh.
+
+ROWS ?= 50000000
+
+.PHONY: bench-sort-sql
+
+bench: bench-sort-sql
+
+bench-sort-sql:
+	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_sql.sh
