@@ -91,28 +91,7 @@ fi
 
 # --- a throwaway server ---------------------------------------------------------
 
-make_repo_reachable
-make_workdir bench-graph
-cleanup() {
-	stop_cluster
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || rm -rf "$WORK/server"
-}
-trap cleanup EXIT
-start_cluster server
-# new tables filled in their creating transaction skip WAL, for both sides
-cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
-wal_level = minimal
-max_wal_senders = 0
-max_wal_size = 16GB
-checkpoint_timeout = 1h
-CONF
-# A restart empties shared_buffers.  A backend's VmHWM counts every page of
-# shared memory it has touched: a scan through the buffer ring touches few,
-# but pages still cached from generating the graph would all count.
-restart_server() {
-	as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w -t 300 restart >/dev/null
-}
-restart_server
+start_bench_server bench-graph
 
 psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" -c "CREATE EXTENSION pgrouting CASCADE" >>"$LOG" 2>&1

@@ -42,26 +42,8 @@ echo "bench-sort-sql: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-sort-sql: build failed, see $LOG" >&2; exit 1; }
 bash scripts/deps.sh --bench >>"$LOG" 2>&1
 
-make_repo_reachable
-make_workdir bench-sort-sql
-cleanup() {
-	stop_cluster
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || rm -rf "$WORK/server"
-}
-trap cleanup EXIT
-start_cluster server
-cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
-wal_level = minimal
-max_wal_senders = 0
-max_wal_size = 16GB
-checkpoint_timeout = 1h
-max_worker_processes = 8
-max_parallel_workers = 8
-CONF
-restart_server() {
-	as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w -t 300 restart >/dev/null
-}
-restart_server
+start_bench_server bench-sort-sql "max_worker_processes = 8
+max_parallel_workers = 8"
 
 psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1

@@ -101,24 +101,8 @@ chmod 644 "$TEXT"
 
 # --- a throwaway server ------------------------------------------------------------
 
-make_repo_reachable
-make_workdir bench-suffix
-cleanup() {
-	stop_cluster
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || rm -rf "$WORK/server"
-}
-trap cleanup EXIT
-start_cluster server
-# new tables filled in their creating transaction skip WAL; small shared
-# buffers, so that the backends' VmHWM is mostly their own memory
-cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
-shared_buffers = 16MB
-wal_level = minimal
-max_wal_senders = 0
-max_wal_size = 16GB
-checkpoint_timeout = 1h
-CONF
-as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w -t 120 restart >/dev/null
+# small shared buffers, so that the backends' VmHWM is mostly their own memory
+start_bench_server bench-suffix "shared_buffers = 16MB"
 cp "$TEXT" "$WORK/text.bin"
 chown postgres: "$WORK/text.bin"
 

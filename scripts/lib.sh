@@ -121,3 +121,30 @@ build_and_install() {
 	make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" all
 	make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 }
+
+# --- benchmarks ------------------------------------------------------------
+
+# start_bench_server NAME [EXTRA_CONF]: a throwaway cluster in tmp_check/NAME
+# tuned for benchmarks (new tables filled in their creating transaction skip
+# WAL, for pgxxl and its peers alike; no checkpoints midway), removed on exit
+# unless KEEP_CLUSTER=1.  EXTRA_CONF lines are appended to postgresql.conf.
+start_bench_server() {
+	make_repo_reachable
+	make_workdir "$1"
+	trap 'stop_cluster; [ "${KEEP_CLUSTER:-0}" = 1 ] || rm -rf "$WORK/server"' EXIT
+	start_cluster server
+	cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
+wal_level = minimal
+max_wal_senders = 0
+max_wal_size = 16GB
+checkpoint_timeout = 1h
+${2:-}
+CONF
+	restart_server
+}
+
+# A restart empties shared_buffers: a backend's VmHWM counts every page of
+# shared memory it has touched, so measurements start from a cold cache.
+restart_server() {
+	as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w -t 300 restart >/dev/null
+}
