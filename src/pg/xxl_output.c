@@ -10,6 +10,8 @@
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "access/heaptoast.h"
+#include "access/xloginsert.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -26,6 +28,10 @@
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "storage/smgr.h"
 #include "utils/ruleutils.h"
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
@@ -54,13 +60,26 @@ struct XxlOutput
 
 	/* table */
 	Relation	rel;
-	MemoryContext batch_cxt;	/* the buffered rows and what inserting them allocates */
-	BulkInsertState bistate;
 	CommandId	cid;
+	MemoryContext batch_cxt;	/* per-row allocations (toasting, forming) */
+
+	/* table through its access method (table_multi_insert) */
+	BulkInsertState bistate;
 	int			options;
 	TupleTableSlot **slots;
 	int			nbuffered;
 	size_t		buffered_bytes;
+
+	/* table written page by page (heap_pages_*) */
+	bool		direct;
+	TransactionId xid;
+	char	   *pages;			/* PAGE_BATCH pages, the last one being filled */
+	int			npages;			/* pages in the batch, the one being filled included */
+	BlockNumber first_block;	/* block number of pages[0] */
+	Size		save_free;		/* fillfactor: bytes each page keeps free */
+	bool		use_wal;
+	bool		skip_fsync;
+	bool		has_toast;
 
 	/* caller */
 	Tuplestorestate *tupstore;
@@ -190,6 +209,233 @@ create_table_ddl(const char *nspname, const char *relname, TupleDesc desc)
 	return ddl.data;
 }
 
+/*
+ * Pages can be written directly when nothing but us can see the table and
+ * nothing expects to hear of each row: a heap with no indexes (an event
+ * trigger could have added some) in a relfilenode of this transaction.
+ */
+static bool
+direct_pages_allowed(Relation rel)
+{
+	return rel->rd_tableam == GetHeapamTableAmRoutine() &&
+		rel->rd_rel->relkind == RELKIND_RELATION &&
+		!rel->rd_rel->relhasindex &&
+		rel->rd_createSubid != InvalidSubTransactionId &&
+		RelationGetNumberOfBlocks(rel) == 0;
+}
+
+/*
+ * Direct page writing.  A table created in this transaction is invisible to
+ * everyone else, so its pages can be built in local memory and appended to
+ * the relation file with smgrextend(), the way CREATE INDEX and CLUSTER
+ * write theirs: no shared buffer, lock, free-space lookup or per-row WAL
+ * record.  Rows get this transaction's xmin and the call's command id,
+ * exactly what heap_insert() would give them.  When the relation needs WAL
+ * (wal_level above minimal) the pages are logged as full-page images in
+ * batches and the file is synced at the end, because a checkpoint during
+ * the call cannot flush pages that never were in shared buffers; at
+ * wal_level = minimal the commit's pending sync of new relfilenodes covers
+ * them.
+ */
+#define PAGE_BATCH XLR_MAX_BLOCK_ID	/* pages per log_newpages() record */
+
+static inline Page
+batch_page(XxlOutput *out, int i)
+{
+	return (Page) (out->pages + (Size) i * BLCKSZ);
+}
+
+static void
+pages_begin(XxlOutput *out)
+{
+	Relation	rel = out->rel;
+
+	out->direct = true;
+	out->xid = GetCurrentTransactionId();
+	out->pages = MemoryContextAlloc(out->cxt, (Size) PAGE_BATCH * BLCKSZ);
+	out->npages = 0;
+	out->first_block = RelationGetNumberOfBlocks(rel);
+	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
+	out->use_wal = RelationNeedsWAL(rel);
+	/* an unlogged table's file must be synced by the next checkpoint */
+	out->skip_fsync = rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED;
+	out->has_toast = OidIsValid(rel->rd_rel->reltoastrelid);
+}
+
+static void
+pages_flush(XxlOutput *out)
+{
+	BlockNumber blknos[PAGE_BATCH];
+	Page		pages[PAGE_BATCH];
+
+	if (out->npages == 0)
+		return;
+	for (int i = 0; i < out->npages; i++)
+	{
+		blknos[i] = out->first_block + i;
+		pages[i] = batch_page(out, i);
+	}
+	if (out->use_wal)
+		log_newpages(&out->rel->rd_node, MAIN_FORKNUM, out->npages, blknos, pages, true);
+	for (int i = 0; i < out->npages; i++)
+	{
+		PageSetChecksumInplace(pages[i], blknos[i]);
+		smgrextend(RelationGetSmgr(out->rel), MAIN_FORKNUM, blknos[i], (char *) pages[i],
+				   out->skip_fsync);
+	}
+	out->first_block += out->npages;
+	out->npages = 0;
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * Room for a tuple of len bytes: its header, ready for the caller to fill
+ * from t_infomask2 on, with system fields and t_ctid set.
+ */
+static HeapTupleHeader
+pages_reserve(XxlOutput *out, Size len)
+{
+	Size		aligned = MAXALIGN(len);
+	Page		page;
+	PageHeader	ph;
+	OffsetNumber off;
+	HeapTupleHeader tup;
+
+	if (len > MaxHeapTupleSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row is too big: size %zu, maximum size %zu",
+						(size_t) len, (size_t) MaxHeapTupleSize)));
+	if (out->npages > 0)
+	{
+		page = batch_page(out, out->npages - 1);
+		ph = (PageHeader) page;
+		off = PageGetMaxOffsetNumber(page) + 1;
+		/* as heap_multi_insert: keep the fillfactor's space, but never leave a page empty */
+		if (off > MaxHeapTuplesPerPage ||
+			(Size) (ph->pd_upper - ph->pd_lower) < aligned + sizeof(ItemIdData) +
+			(off > FirstOffsetNumber ? out->save_free : 0))
+		{
+			if (out->npages == PAGE_BATCH)
+				pages_flush(out);
+			out->npages++;
+			PageInit(batch_page(out, out->npages - 1), BLCKSZ, 0);
+		}
+	}
+	else
+	{
+		out->npages = 1;
+		PageInit(batch_page(out, 0), BLCKSZ, 0);
+	}
+	page = batch_page(out, out->npages - 1);
+	ph = (PageHeader) page;
+	off = PageGetMaxOffsetNumber(page) + 1;
+	ph->pd_upper -= aligned;
+	ItemIdSetNormal(PageGetItemId(page, off), ph->pd_upper, len);
+	ph->pd_lower += sizeof(ItemIdData);
+
+	tup = (HeapTupleHeader) ((char *) page + ph->pd_upper);
+	HeapTupleHeaderSetXmin(tup, out->xid);
+	HeapTupleHeaderSetCmin(tup, out->cid);
+	HeapTupleHeaderSetXmax(tup, InvalidTransactionId);
+	ItemPointerSet(&tup->t_ctid, out->first_block + out->npages - 1, off);
+	return tup;
+}
+
+/* Clear what a copied header may carry over and mark xmax invalid, as heap_insert does. */
+static inline void
+pages_fix_infomask(HeapTupleHeader tup)
+{
+	tup->t_infomask &= ~HEAP_XACT_MASK;
+	tup->t_infomask2 &= ~HEAP2_XACT_MASK;
+	tup->t_infomask |= HEAP_XMAX_INVALID;
+}
+
+/* A formed heap tuple: toasted first if heap_insert would toast it. */
+static void
+pages_put_tuple(XxlOutput *out, HeapTuple tuple)
+{
+	HeapTupleHeader tup;
+
+	if (out->has_toast && (HeapTupleHasExternal(tuple) || tuple->t_len > TOAST_TUPLE_THRESHOLD))
+	{
+		HeapTupleHeaderSetXmin(tuple->t_data, out->xid);
+		HeapTupleHeaderSetCmin(tuple->t_data, out->cid);
+		HeapTupleHeaderSetXmax(tuple->t_data, InvalidTransactionId);
+		pages_fix_infomask(tuple->t_data);
+		tuple->t_tableOid = RelationGetRelid(out->rel);
+		tuple = heap_toast_insert_or_update(out->rel, tuple, NULL, 0);
+	}
+	tup = pages_reserve(out, tuple->t_len);
+	memcpy((char *) tup + HEAP_SKIP, (char *) tuple->t_data + HEAP_SKIP,
+		   tuple->t_len - HEAP_SKIP);
+	pages_fix_infomask(tup);
+	out->rows++;
+}
+
+/*
+ * A row given as values, formed straight into its page (heap_form_tuple's
+ * work without the palloc and the copy), unless the toaster must see it.
+ */
+static void
+pages_put_values(XxlOutput *out, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = out->desc;
+	int			natts = desc->natts;
+	bool		hasnull = false;
+	Size		hoff;
+	Size		data_len;
+	Size		len;
+	HeapTupleHeader tup;
+
+	for (int i = 0; i < natts; i++)
+	{
+		if (isnull[i])
+			hasnull = true;
+		else if (out->has_toast && TupleDescAttr(desc, i)->attlen == -1 &&
+				 VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
+			goto toaster;
+	}
+	hoff = MAXALIGN(SizeofHeapTupleHeader + (hasnull ? BITMAPLEN(natts) : 0));
+	data_len = heap_compute_data_size(desc, values, isnull);
+	len = hoff + data_len;
+	if (out->has_toast && len > TOAST_TUPLE_THRESHOLD)
+		goto toaster;
+
+	/* a reserved tuple lies in never-used, zeroed page space */
+	tup = pages_reserve(out, len);
+	tup->t_infomask = 0;
+	HeapTupleHeaderSetNatts(tup, natts);
+	tup->t_hoff = hoff;
+	heap_fill_tuple(desc, values, isnull, (char *) tup + hoff, data_len, &tup->t_infomask,
+					hasnull ? tup->t_bits : NULL);
+	pages_fix_infomask(tup);
+	out->rows++;
+	return;
+
+toaster:
+	{
+		MemoryContext old = MemoryContextSwitchTo(out->batch_cxt);
+
+		pages_put_tuple(out, heap_form_tuple(desc, values, isnull));
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(out->batch_cxt);
+	}
+}
+
+static void
+pages_finish(XxlOutput *out)
+{
+	pages_flush(out);
+	/* pages that bypassed shared buffers and a checkpoint: sync them now */
+	if (out->use_wal)
+		smgrimmedsync(RelationGetSmgr(out->rel), MAIN_FORKNUM);
+	pgstat_count_heap_insert(out->rel, (PgStat_Counter) out->rows);
+	pfree(out->pages);
+	out->pages = NULL;
+}
+
+
 XxlOutput *
 xxl_output_into_table(const char *target, TupleDesc desc)
 {
@@ -239,14 +485,26 @@ xxl_output_into_table(const char *target, TupleDesc desc)
 	out->cxt = cxt;
 	out->rel = table_open(relid, RowExclusiveLock);
 	out->desc = RelationGetDescr(out->rel);
-	out->bistate = GetBulkInsertState();
 	out->cid = GetCurrentCommandId(true);
-	/* the table is new: its free space map has nothing to offer */
-	out->options = TABLE_INSERT_SKIP_FSM;
 	out->batch_cxt = AllocSetContextCreate(cxt, "xxl insert batch", ALLOCSET_DEFAULT_SIZES);
-	out->slots = palloc(sizeof(TupleTableSlot *) * INSERT_BATCH);
-	for (int i = 0; i < INSERT_BATCH; i++)
-		out->slots[i] = MakeSingleTupleTableSlot(out->desc, &TTSOpsHeapTuple);
+	if (direct_pages_allowed(out->rel))
+		pages_begin(out);
+	else
+	{
+		if (out->rel->rd_rel->relhasindex)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("target table \"%s\" has indexes right after its creation",
+							RelationGetRelationName(out->rel)),
+					 errdetail("An event trigger probably added them; the rows are written without index maintenance."),
+					 errhint("Create the indexes after the call.")));
+		out->bistate = GetBulkInsertState();
+		/* the table is new: its free space map has nothing to offer */
+		out->options = TABLE_INSERT_SKIP_FSM;
+		out->slots = palloc(sizeof(TupleTableSlot *) * INSERT_BATCH);
+		for (int i = 0; i < INSERT_BATCH; i++)
+			out->slots[i] = MakeSingleTupleTableSlot(out->desc, &TTSOpsHeapTuple);
+	}
 	return out;
 }
 
@@ -313,7 +571,31 @@ xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc)
 void
 xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len)
 {
-	if (out->kind == OUTPUT_TABLE)
+	if (out->kind == OUTPUT_TABLE && out->direct)
+	{
+		HeapTupleHeader tup;
+
+		if (out->has_toast && HEAP_SKIP + len > TOAST_TUPLE_THRESHOLD)
+		{
+			/* wide rows take the toaster's path (rare: needs a formed tuple) */
+			MemoryContext old = MemoryContextSwitchTo(out->batch_cxt);
+			HeapTupleData tuple;
+
+			tuple.t_len = HEAP_SKIP + len;
+			tuple.t_data = palloc0(tuple.t_len);
+			ItemPointerSetInvalid(&tuple.t_self);
+			memcpy((char *) tuple.t_data + HEAP_SKIP, row, len);
+			pages_put_tuple(out, &tuple);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(out->batch_cxt);
+			return;
+		}
+		tup = pages_reserve(out, HEAP_SKIP + len);
+		memcpy((char *) tup + HEAP_SKIP, row, len);
+		pages_fix_infomask(tup);
+		out->rows++;
+	}
+	else if (out->kind == OUTPUT_TABLE)
 	{
 		HeapTuple	tup = MemoryContextAlloc(out->batch_cxt, HEAPTUPLESIZE + HEAP_SKIP + len);
 
@@ -360,7 +642,9 @@ xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len)
 void
 xxl_output_put_values(XxlOutput *out, Datum *values, bool *isnull)
 {
-	if (out->kind == OUTPUT_TABLE)
+	if (out->kind == OUTPUT_TABLE && out->direct)
+		pages_put_values(out, values, isnull);
+	else if (out->kind == OUTPUT_TABLE)
 	{
 		MemoryContext old = MemoryContextSwitchTo(out->batch_cxt);
 		HeapTuple	tup = heap_form_tuple(out->desc, values, isnull);
@@ -383,11 +667,16 @@ xxl_output_finish(XxlOutput *out)
 {
 	if (out->kind == OUTPUT_TABLE)
 	{
-		flush_batch(out);
-		FreeBulkInsertState(out->bistate);
-		table_finish_bulk_insert(out->rel, out->options);
-		for (int i = 0; i < INSERT_BATCH; i++)
-			ExecDropSingleTupleTableSlot(out->slots[i]);
+		if (out->direct)
+			pages_finish(out);
+		else
+		{
+			flush_batch(out);
+			FreeBulkInsertState(out->bistate);
+			table_finish_bulk_insert(out->rel, out->options);
+			for (int i = 0; i < INSERT_BATCH; i++)
+				ExecDropSingleTupleTableSlot(out->slots[i]);
+		}
 		table_close(out->rel, NoLock);
 		MemoryContextDelete(out->batch_cxt);
 		/* later statements of this transaction see the rows */

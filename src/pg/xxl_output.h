@@ -4,10 +4,13 @@
  * emits rows through here.
  *
  * A new table gets the given descriptor's column names, types, typmods
- * and collations, is created in the calling transaction (so an error later
- * leaves nothing behind), and is filled with table_multi_insert() and a
- * bulk-insert state, in batches of up to 1000 rows or 64 kB as COPY does,
- * never through a tuplestore.
+ * and collations and is created in the calling transaction (so an error
+ * later leaves nothing behind).  Being invisible to everyone else, a heap
+ * is filled page by page: tuples are formed straight into pages in local
+ * memory, which are appended to the relation file (WAL-logged as full-page
+ * images when the relation needs WAL), never through a tuplestore or
+ * shared buffers.  Other table access methods get table_multi_insert()
+ * with a bulk-insert state.
  *
  * Rows for the caller go into the tuplestore of SFRM_Materialize.  A
  * function in FROM is materialized by the executor in any case
@@ -15,10 +18,8 @@
  * composite datum and a second copy per row on top; materialize mode puts
  * each row into the tuplestore with a single copy.  Measured on 5M rows of
  * (bigint, bigint) with 64MB: count(*) over xxl.sort in FROM took 1.74-1.85 s
- * materialized against 1.90 s value-per-call.  Only in a select list
- * (ProjectSet) would value-per-call stream without a tuplestore (1.31 s
- * against 1.80 s), a rare way to call it; results too big for a tuplestore
- * belong in xxl.sort_into.
+ * materialized against 1.90 s value-per-call.  xxl.sort() avoids the
+ * tuplestore in FROM altogether with a custom scan (xxl_sort_scan.c).
  *
  * Rows travel through engines in "compact" form: a MinimalTuple without its
  * leading length word and padding, i.e. its bytes from
