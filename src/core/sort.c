@@ -29,6 +29,9 @@
 #define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
 #define SLACK_FOR(memory) xxl_sort_slack(memory)
 
+_Static_assert(XXL_SORT_MAX_FIXED_RECORD == XXL_RADIX_MAX_FIXED,
+			   "the public record limit is the radix sort's");
+
 typedef enum sorter_phase
 {
 	PHASE_INPUT,

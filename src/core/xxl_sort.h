@@ -24,6 +24,9 @@
 
 #include "xxl_io.h"
 
+/* Largest fixed-size record the sorter takes. */
+#define XXL_SORT_MAX_FIXED_RECORD 1024
+
 typedef struct xxl_sort_config
 {
 	size_t		memory;			/* budget in bytes for every buffer */

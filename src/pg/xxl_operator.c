@@ -71,6 +71,7 @@ record_stats(XxlOperator *op, bool completed)
 	st->ndisks = op->disk.ndisks;
 	for (int i = 0; i < op->disk.ndisks; i++)
 		strlcpy(st->disks[i], op->disk.dirs[i], MAXPGPATH);
+	strlcpy(st->details, op->details, sizeof(st->details));
 	if (op->core != NULL && op->collect != NULL)
 		op->collect(op->core, st);
 	memcpy(st->phase_ns, op->phase_ns, sizeof(st->phase_ns));
@@ -78,24 +79,47 @@ record_stats(XxlOperator *op, bool completed)
 	have_last_stats = true;
 }
 
-void
-xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
+const XxlStats *
+xxl_operator_last_stats(void)
+{
+	return have_last_stats ? &last_stats : NULL;
+}
+
+/* Append "key": value (value formatted from fmt) to a details buffer. */
+static void
+append_detail(char *details, size_t size, const char *key, const char *fmt, va_list ap)
 {
 	char		value[256];
-	size_t		used = strlen(stats->details);
-	va_list		ap;
+	size_t		used = strlen(details);
 	int			n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(value, sizeof(value), fmt, ap);
-	va_end(ap);
 	/* a value cut short would no longer be valid JSON: leave it out */
 	if (n < 0 || (size_t) n >= sizeof(value))
 		return;
-	n = snprintf(stats->details + used, sizeof(stats->details) - used, "%s\"%s\": %s",
-				 used > 0 ? ", " : "", key, value);
-	if (n < 0 || (size_t) n >= sizeof(stats->details) - used)
-		stats->details[used] = '\0';
+	n = snprintf(details + used, size - used, "%s\"%s\": %s", used > 0 ? ", " : "", key, value);
+	if (n < 0 || (size_t) n >= size - used)
+		details[used] = '\0';
+}
+
+void
+xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	append_detail(stats->details, sizeof(stats->details), key, fmt, ap);
+	va_end(ap);
+}
+
+void
+xxl_operator_detail(XxlOperator *op, const char *key, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	append_detail(op->details, sizeof(op->details), key, fmt, ap);
+	va_end(ap);
 }
 
 /* The operator's context is going away: normal end, error or abandonment. */

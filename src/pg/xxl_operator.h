@@ -86,6 +86,7 @@ struct XxlOperator
 	uint64		phase_ns[XXL_PHASE_DONE];
 	uint64		rows_in;
 	uint64		rows_out;
+	char		details[256];	/* the operator's own facts (xxl_operator_detail) */
 };
 
 /* Start an operator in a new child of CurrentMemoryContext. */
@@ -107,6 +108,13 @@ extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
  * does not fit is left out.
  */
 extern void xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
+			pg_attribute_printf(3, 4);
+
+/* The statistics of this backend's last operator, or NULL before the first. */
+extern const XxlStats *xxl_operator_last_stats(void);
+
+/* Like xxl_stats_detail, for facts the operator knows before it ends. */
+extern void xxl_operator_detail(XxlOperator *op, const char *key, const char *fmt,...)
 			pg_attribute_printf(3, 4);
 
 /* Normal end: record statistics, NOTICE them if asked, destroy everything. */

@@ -66,6 +66,8 @@ typedef struct KeyColumn
 	KeyKind		kind;
 	bool		desc;
 	bool		nulls_first;
+	int			fixed_width;	/* bytes of every encoded value, or 0 */
+	int			fixed_offset;	/* fixed keys: where the null flag is */
 	bool		collate_c;		/* text-like: compare bytes */
 	pg_locale_t locale;			/* text-like, not C: libc locale, or NULL for
 								 * the database default (global LC_COLLATE) */
@@ -76,6 +78,7 @@ struct XxlSortKey
 	int			ncols;
 	KeyColumn  *cols;
 	AttrNumber	max_attno;
+	int			fixed_size;		/* bytes of every key, or 0 if they vary */
 	unsigned char *buf;
 	size_t		cap;
 	size_t		len;
@@ -371,6 +374,31 @@ resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 	col->locale = locale;
 }
 
+/* Bytes of every encoded value of a kind, or 0 if the length varies. */
+static int
+fixed_width_of(KeyKind kind)
+{
+	switch (kind)
+	{
+		case KEY_CHAR:
+		case KEY_BOOL:
+			return 1;
+		case KEY_INT2:
+			return 2;
+		case KEY_INT4:
+		case KEY_UINT4:
+		case KEY_FLOAT4:
+			return 4;
+		case KEY_INT8:
+		case KEY_FLOAT8:
+			return 8;
+		case KEY_UUID:
+			return UUID_LEN;
+		default:
+			return 0;
+	}
+}
+
 XxlSortKey *
 xxl_sortkey_create(TupleDesc desc, List *items)
 {
@@ -410,6 +438,20 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 							  OidIsValid(item->collation) ? item->collation : att->attcollation);
 		if (col->attno > key->max_attno)
 			key->max_attno = col->attno;
+	}
+	key->fixed_size = 0;
+	for (int c = 0; c < key->ncols; c++)
+	{
+		KeyColumn  *col = &key->cols[c];
+
+		col->fixed_width = fixed_width_of(col->kind);
+		if (col->fixed_width == 0)
+		{
+			key->fixed_size = 0;
+			break;
+		}
+		col->fixed_offset = key->fixed_size;
+		key->fixed_size += 1 + col->fixed_width;
 	}
 	key->cap = 256;
 	key->buf = palloc(key->cap);
@@ -777,4 +819,152 @@ xxl_sortkey_encode(XxlSortKey *key, const Datum *values, const bool *isnull, uin
 				 errmsg("sort key of %zu bytes is too long", key->len)));
 	*len = (uint32) key->len;
 	return key->buf;
+}
+
+/* Fixed-size keys ---------------------------------------------------------- */
+
+int
+xxl_sortkey_fixed_size(const XxlSortKey *key)
+{
+	return key->fixed_size;
+}
+
+static inline void
+store_be16(unsigned char *p, uint16 v)
+{
+	v = pg_hton16(v);
+	memcpy(p, &v, 2);
+}
+
+static inline void
+store_be32(unsigned char *p, uint32 v)
+{
+	v = pg_hton32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline void
+store_be64(unsigned char *p, uint64 v)
+{
+	v = pg_hton64(v);
+	memcpy(p, &v, 8);
+}
+
+void
+xxl_sortkey_encode_fixed(const XxlSortKey *key, const Datum *values, const bool *isnull,
+						 unsigned char *dst)
+{
+	Assert(key->fixed_size > 0);
+	for (int i = 0; i < key->ncols; i++)
+	{
+		const KeyColumn *col = &key->cols[i];
+		int			a = col->attno - 1;
+		unsigned char *p = dst + col->fixed_offset + 1;
+		Datum		value = values[a];
+
+		if (isnull[a])
+		{
+			/* every NULL the same bytes, so NULLs tie with each other */
+			dst[col->fixed_offset] = col->nulls_first ? 0x00 : 0x01;
+			memset(p, 0, col->fixed_width);
+			continue;
+		}
+		dst[col->fixed_offset] = col->nulls_first ? 0x01 : 0x00;
+		switch (col->kind)
+		{
+			case KEY_INT2:
+				store_be16(p, (uint16) DatumGetInt16(value) ^ 0x8000);
+				break;
+			case KEY_INT4:
+				store_be32(p, (uint32) DatumGetInt32(value) ^ 0x80000000u);
+				break;
+			case KEY_INT8:
+				store_be64(p, (uint64) DatumGetInt64(value) ^ UINT64CONST(0x8000000000000000));
+				break;
+			case KEY_UINT4:
+				store_be32(p, DatumGetObjectId(value));
+				break;
+			case KEY_CHAR:
+				*p = (unsigned char) DatumGetChar(value);
+				break;
+			case KEY_BOOL:
+				*p = DatumGetBool(value) ? 1 : 0;
+				break;
+			case KEY_FLOAT4:
+				store_be32(p, float4_key(DatumGetFloat4(value)));
+				break;
+			case KEY_FLOAT8:
+				store_be64(p, float8_key(DatumGetFloat8(value)));
+				break;
+			case KEY_UUID:
+				memcpy(p, DatumGetUUIDP(value)->data, UUID_LEN);
+				break;
+			default:
+				elog(ERROR, "sort key kind %d has no fixed-size encoding", (int) col->kind);
+		}
+		if (col->desc)
+			for (int j = 0; j < col->fixed_width; j++)
+				p[j] = (unsigned char) ~p[j];
+	}
+}
+
+int
+xxl_sortkey_restorable_column(const XxlSortKey *key, AttrNumber attno)
+{
+	if (key->fixed_size == 0)
+		return -1;
+	for (int i = 0; i < key->ncols; i++)
+	{
+		const KeyColumn *col = &key->cols[i];
+
+		if (col->attno != attno)
+			continue;
+		switch (col->kind)
+		{
+			case KEY_INT2:
+			case KEY_INT4:
+			case KEY_INT8:
+			case KEY_UINT4:
+			case KEY_CHAR:
+			case KEY_BOOL:
+				return i;
+			default:
+				/* floats fold -0 and NaNs; a uuid would need memory of its own */
+				return -1;
+		}
+	}
+	return -1;
+}
+
+Datum
+xxl_sortkey_restore(const XxlSortKey *key, int column, const unsigned char *keybytes,
+					bool *isnull)
+{
+	const KeyColumn *col = &key->cols[column];
+	const unsigned char *p = keybytes + col->fixed_offset + 1;
+	uint64		v = 0;
+
+	*isnull = keybytes[col->fixed_offset] == (col->nulls_first ? 0x00 : 0x01);
+	if (*isnull)
+		return (Datum) 0;
+	for (int j = 0; j < col->fixed_width; j++)
+		v = (v << 8) | (col->desc ? (unsigned char) ~p[j] : p[j]);
+	switch (col->kind)
+	{
+		case KEY_INT2:
+			return Int16GetDatum((int16) (uint16) (v ^ 0x8000));
+		case KEY_INT4:
+			return Int32GetDatum((int32) (uint32) (v ^ 0x80000000u));
+		case KEY_INT8:
+			return Int64GetDatum((int64) (v ^ UINT64CONST(0x8000000000000000)));
+		case KEY_UINT4:
+			return ObjectIdGetDatum((Oid) v);
+		case KEY_CHAR:
+			return CharGetDatum((char) v);
+		case KEY_BOOL:
+			return BoolGetDatum(v != 0);
+		default:
+			elog(ERROR, "sort key kind %d cannot be restored", (int) col->kind);
+	}
+	return (Datum) 0;
 }

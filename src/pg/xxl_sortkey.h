@@ -56,6 +56,27 @@ extern AttrNumber xxl_sortkey_max_attno(const XxlSortKey *key);
 extern const unsigned char *xxl_sortkey_encode(XxlSortKey *key, const Datum *values,
 											   const bool *isnull, uint32 *len);
 
+/*
+ * Fixed-size keys: when every key column has a fixed-width encoding
+ * (integers, floats, boolean, "char", oid, uuid and types based on them),
+ * every key is xxl_sortkey_fixed_size() bytes (0 otherwise): a NULL keeps
+ * its column's width, padded with zeros.  xxl_sortkey_encode_fixed() writes
+ * one key to dst, with no allocation.
+ */
+extern int	xxl_sortkey_fixed_size(const XxlSortKey *key);
+extern void xxl_sortkey_encode_fixed(const XxlSortKey *key, const Datum *values,
+									 const bool *isnull, unsigned char *dst);
+
+/*
+ * Columns whose value a fixed-size key holds losslessly (integer kinds,
+ * boolean, "char", oid) need not travel a second time: the key column
+ * index that restores attribute attno, or -1; and the value restored from
+ * a key.
+ */
+extern int	xxl_sortkey_restorable_column(const XxlSortKey *key, AttrNumber attno);
+extern Datum xxl_sortkey_restore(const XxlSortKey *key, int column,
+								 const unsigned char *keybytes, bool *isnull);
+
 /* The key types xxl_sortkey_create accepts, for messages and docs. */
 extern const char *xxl_sortkey_supported_types(void);
 

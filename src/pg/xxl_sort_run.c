@@ -1,0 +1,546 @@
+/*
+ * xxl_sort_run.c — one sort from source rows to sorted rows (see
+ * xxl_sort_run.h for the two record shapes).
+ *
+ * Fixed record layout, all fields unaligned:
+ *     key (xxl_sortkey_fixed_size bytes) | null bitmap of the stored columns |
+ *     the stored columns' bytes, each attlen long
+ * A result column is either restored from the key, stored, or NULL (a
+ * dropped column of the result type).  By-value columns are copied through
+ * integers of their width; by-reference fixed-width values (uuid, name,
+ * interval, ...) are copied to an aligned scratch area on the way out,
+ * because a Datum must point at memory aligned for its type.
+ *
+ * Per-row allocations of the variable path (detoasted values) go into a
+ * small context reset every row, which costs nothing when nothing was
+ * allocated.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "xxl_error.h"
+#include "xxl_operator.h"
+#include "xxl_sort_run.h"
+
+typedef enum ColumnSource
+{
+	COLUMN_NULL,				/* dropped in the result type */
+	COLUMN_KEY,					/* restored from the key */
+	COLUMN_STORED				/* stored after the key */
+} ColumnSource;
+
+typedef struct ResultColumn
+{
+	ColumnSource source;
+	int			key_column;		/* COLUMN_KEY: which key column */
+	int			stored;			/* COLUMN_STORED: index among the stored */
+} ResultColumn;
+
+typedef struct StoredColumn
+{
+	AttrNumber	in_attno;		/* where the value comes from */
+	int16		len;
+	bool		byval;
+	int			offset;			/* in the record */
+	int			scratch_offset; /* by reference: where it goes out aligned */
+} StoredColumn;
+
+struct XxlSortRun
+{
+	MemoryContext cxt;
+	XxlOperator *op;
+	xxl_sorter *sorter;
+	XxlSortKey *key;
+	TupleDesc	out_desc;
+	AttrNumber *map;
+	bool		fixed;
+	bool		exhausted;		/* the sorter has handed out its last record */
+	bool		finished;		/* ... and the operator recorded its statistics */
+	uint64		rows_out;
+
+	/* the row handed out */
+	Datum	   *values;
+	bool	   *isnull;
+
+	/* fixed records */
+	size_t		key_size;
+	size_t		record_size;
+	int			bitmap_offset;
+	int			nstored;
+	StoredColumn *stored;
+	ResultColumn *result;
+	AttrNumber	max_in_attno;	/* deform the input up to here */
+	unsigned char *record;		/* the record being put */
+	char	   *scratch;		/* aligned by-reference values going out */
+
+	/* variable records */
+	char	   *tuple;			/* MAXALIGNed MinimalTuple being handed out */
+	size_t		tuple_size;
+};
+
+/* Record layout ---------------------------------------------------------- */
+
+/*
+ * Plan the fixed layout; false if the rows do not allow one (a key or a
+ * column of variable width, or records too large for the engine).
+ */
+static bool
+plan_fixed(XxlSortRun *run, TupleDesc in_desc)
+{
+	TupleDesc	out = run->out_desc;
+	int			key_size = xxl_sortkey_fixed_size(run->key);
+	size_t		size;
+	size_t		scratch = 0;
+
+	if (key_size <= 0)
+		return false;
+	run->result = palloc0(sizeof(ResultColumn) * Max(out->natts, 1));
+	run->stored = palloc0(sizeof(StoredColumn) * Max(out->natts, 1));
+	run->max_in_attno = xxl_sortkey_max_attno(run->key);
+	for (int i = 0; i < out->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(out, i);
+		AttrNumber	in_attno = run->map ? run->map[i] : i + 1;
+		int			key_column;
+
+		if (att->attisdropped || in_attno == 0)
+		{
+			run->result[i].source = COLUMN_NULL;
+			continue;
+		}
+		if (att->attlen <= 0)
+			return false;
+		key_column = xxl_sortkey_restorable_column(run->key, in_attno);
+		if (key_column >= 0)
+		{
+			run->result[i].source = COLUMN_KEY;
+			run->result[i].key_column = key_column;
+			continue;
+		}
+		run->result[i].source = COLUMN_STORED;
+		run->result[i].stored = run->nstored;
+		run->stored[run->nstored].in_attno = in_attno;
+		run->stored[run->nstored].len = att->attlen;
+		run->stored[run->nstored].byval = att->attbyval;
+		if (!att->attbyval)
+		{
+			run->stored[run->nstored].scratch_offset = scratch;
+			scratch += MAXALIGN(att->attlen);
+		}
+		run->nstored++;
+		run->max_in_attno = Max(run->max_in_attno, in_attno);
+	}
+	(void) in_desc;
+
+	run->key_size = key_size;
+	run->bitmap_offset = key_size;
+	size = key_size + (run->nstored + 7) / 8;
+	for (int s = 0; s < run->nstored; s++)
+	{
+		run->stored[s].offset = size;
+		size += run->stored[s].len;
+	}
+	if (size > XXL_SORT_MAX_FIXED_RECORD)
+		return false;
+	run->record_size = size;
+	run->record = palloc0(size);
+	run->scratch = scratch > 0 ? palloc(scratch) : NULL;
+	return true;
+}
+
+static void
+encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull)
+{
+	unsigned char *rec = run->record;
+	unsigned char *bitmap = rec + run->bitmap_offset;
+
+	xxl_sortkey_encode_fixed(run->key, values, isnull, rec);
+	memset(bitmap, 0, (run->nstored + 7) / 8);
+	for (int s = 0; s < run->nstored; s++)
+	{
+		const StoredColumn *c = &run->stored[s];
+		int			a = c->in_attno - 1;
+		unsigned char *p = rec + c->offset;
+
+		if (isnull[a])
+		{
+			bitmap[s / 8] |= (unsigned char) (1 << (s % 8));
+			memset(p, 0, c->len);
+			continue;
+		}
+		if (!c->byval)
+			memcpy(p, DatumGetPointer(values[a]), c->len);
+		else
+			switch (c->len)
+			{
+				case 1:
+					*p = (unsigned char) DatumGetChar(values[a]);
+					break;
+				case 2:
+					{
+						int16		v = DatumGetInt16(values[a]);
+
+						memcpy(p, &v, 2);
+						break;
+					}
+				case 4:
+					{
+						int32		v = DatumGetInt32(values[a]);
+
+						memcpy(p, &v, 4);
+						break;
+					}
+				default:
+					{
+						Datum		v = values[a];
+
+						memcpy(p, &v, sizeof(Datum));
+						break;
+					}
+			}
+	}
+}
+
+static void
+decode_fixed(XxlSortRun *run, const unsigned char *rec)
+{
+	TupleDesc	out = run->out_desc;
+	const unsigned char *bitmap = rec + run->bitmap_offset;
+
+	for (int i = 0; i < out->natts; i++)
+	{
+		const ResultColumn *r = &run->result[i];
+		const StoredColumn *c;
+		const unsigned char *p;
+
+		switch (r->source)
+		{
+			case COLUMN_NULL:
+				run->values[i] = (Datum) 0;
+				run->isnull[i] = true;
+				continue;
+			case COLUMN_KEY:
+				run->values[i] = xxl_sortkey_restore(run->key, r->key_column, rec,
+													 &run->isnull[i]);
+				continue;
+			case COLUMN_STORED:
+				break;
+		}
+		c = &run->stored[r->stored];
+		if (bitmap[r->stored / 8] & (1 << (r->stored % 8)))
+		{
+			run->values[i] = (Datum) 0;
+			run->isnull[i] = true;
+			continue;
+		}
+		run->isnull[i] = false;
+		p = rec + c->offset;
+		if (!c->byval)
+		{
+			char	   *dst = run->scratch + c->scratch_offset;
+
+			memcpy(dst, p, c->len);
+			run->values[i] = PointerGetDatum(dst);
+			continue;
+		}
+		switch (c->len)
+		{
+			case 1:
+				run->values[i] = CharGetDatum((char) *p);
+				break;
+			case 2:
+				{
+					int16		v;
+
+					memcpy(&v, p, 2);
+					run->values[i] = Int16GetDatum(v);
+					break;
+				}
+			case 4:
+				{
+					int32		v;
+
+					memcpy(&v, p, 4);
+					run->values[i] = Int32GetDatum(v);
+					break;
+				}
+			default:
+				{
+					Datum		v;
+
+					memcpy(&v, p, sizeof(Datum));
+					run->values[i] = v;
+					break;
+				}
+		}
+	}
+}
+
+/* Input ----------------------------------------------------------------------- */
+
+static void
+put_failed(XxlSortRun *run)
+{
+	xxl_raise_error(xxl_sorter_error(run->sorter), "xxl sort");
+}
+
+static void
+read_fixed(XxlSortRun *run, XxlInput *in)
+{
+	TupleTableSlot *slot;
+
+	while ((slot = xxl_input_next(in)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(slot, run->max_in_attno);
+		encode_fixed(run, slot->tts_values, slot->tts_isnull);
+		if (xxl_sorter_put(run->sorter, run->record) != XXL_OK)
+			put_failed(run);
+	}
+}
+
+static void
+read_variable(XxlSortRun *run, XxlInput *in)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext rowcxt = AllocSetContextCreate(cxt, "xxl sort row", ALLOCSET_DEFAULT_SIZES);
+	TupleDesc	out_desc = run->out_desc;
+	int			natts = out_desc->natts;
+	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(natts, 1));
+	AttrNumber	maxkey = xxl_sortkey_max_attno(run->key);
+	StringInfoData rowbuf;
+
+	initStringInfo(&rowbuf);
+	for (;;)
+	{
+		TupleTableSlot *slot;
+		const unsigned char *k;
+		uint32		klen;
+		const char *row = NULL;
+		uint32		rlen;
+		HeapTuple	tuple;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(rowcxt);
+		MemoryContextSwitchTo(rowcxt);
+		slot = xxl_input_next(in);
+		if (slot == NULL)
+			break;
+		slot_getsomeattrs(slot, maxkey);
+		k = xxl_sortkey_encode(run->key, slot->tts_values, slot->tts_isnull, &klen);
+
+		/* a heap row whose bytes can be taken as they are is not re-formed */
+		if (run->map == NULL && (tuple = xxl_input_heap_tuple(in)) != NULL)
+			row = xxl_compact_from_heap(tuple, out_desc, &rlen);
+		if (row == NULL)
+		{
+			slot_getallattrs(slot);
+			if (run->map == NULL)
+				row = xxl_compact_form(&rowbuf, out_desc, slot->tts_values, slot->tts_isnull,
+									   &rlen);
+			else
+			{
+				for (int i = 0; i < natts; i++)
+				{
+					values[i] = run->map[i] ? slot->tts_values[run->map[i] - 1] : (Datum) 0;
+					isnull[i] = run->map[i] ? slot->tts_isnull[run->map[i] - 1] : true;
+				}
+				row = xxl_compact_form(&rowbuf, out_desc, values, isnull, &rlen);
+			}
+		}
+		if (xxl_sorter_put_var(run->sorter, k, klen, row, rlen) != XXL_OK)
+			put_failed(run);
+		MemoryContextSwitchTo(cxt);
+	}
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(rowcxt);
+	pfree(rowbuf.data);
+	pfree(values);
+	pfree(isnull);
+}
+
+XxlSortRun *
+xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl sort run",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	XxlSortRun *run = palloc0(sizeof(XxlSortRun));
+
+	run->cxt = cxt;
+	run->key = key;
+	run->out_desc = out_desc;
+	run->map = map;
+	run->values = palloc0(sizeof(Datum) * Max(out_desc->natts, 1));
+	run->isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
+	run->fixed = plan_fixed(run, xxl_input_desc(in));
+
+	run->op = xxl_operator_begin("sort");
+	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
+	if (run->fixed)
+		xxl_operator_detail(run->op, "record_bytes", "%zu", run->record_size);
+	if (run->fixed)
+	{
+		run->sorter = xxl_operator_new_sorter(run->op, run->record_size, run->key_size);
+		read_fixed(run, in);
+	}
+	else
+	{
+		run->sorter = xxl_operator_new_sorter(run->op, 0, 0);
+		read_variable(run, in);
+	}
+	run->op->rows_in = xxl_input_rows(in);
+	xxl_input_close(in);
+
+	xxl_operator_phase(run->op, XXL_PHASE_MERGE);
+	if (xxl_sorter_sort(run->sorter) != XXL_OK)
+		xxl_raise_error(xxl_sorter_error(run->sorter), "xxl sort");
+	xxl_operator_phase(run->op, XXL_PHASE_OUTPUT);
+	MemoryContextSwitchTo(old);
+	return run;
+}
+
+bool
+xxl_sort_run_fixed(const XxlSortRun *run)
+{
+	return run->fixed;
+}
+
+/* Output ------------------------------------------------------------------------ */
+
+static void
+finish(XxlSortRun *run)
+{
+	if (run->finished)
+		return;
+	run->finished = true;
+	run->op->rows_out = run->rows_out;
+	xxl_operator_end(run->op);
+	run->sorter = NULL;
+}
+
+/* The next record: 1, 0 at the end, with the pieces set. */
+static int
+next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payload, uint32 *plen)
+{
+	int			got;
+
+	if (run->exhausted)
+		return 0;
+	if (run->fixed)
+	{
+		got = xxl_sorter_next(run->sorter, key);
+		*payload = *key;
+	}
+	else
+		got = xxl_sorter_next_var(run->sorter, key, klen, payload, plen);
+	if (got < 0)
+		xxl_raise_error(xxl_sorter_error(run->sorter), "xxl sort");
+	if (got == 0)
+	{
+		run->exhausted = true;
+		return 0;
+	}
+	run->rows_out++;
+	return 1;
+}
+
+/* The compact row as a MinimalTuple in the run's buffer. */
+static MinimalTuple
+compact_to_tuple(XxlSortRun *run, const void *row, uint32 len)
+{
+	size_t		size = MINIMAL_TUPLE_DATA_OFFSET + (size_t) len;
+	MinimalTuple mt;
+
+	if (size > run->tuple_size)
+	{
+		size_t		cap = Max(run->tuple_size, 1024);
+
+		while (cap < size)
+			cap *= 2;
+		if (run->tuple)
+			pfree(run->tuple);
+		run->tuple = MemoryContextAlloc(run->cxt, cap);
+		run->tuple_size = cap;
+	}
+	mt = (MinimalTuple) run->tuple;
+	memset(mt, 0, MINIMAL_TUPLE_DATA_OFFSET);
+	mt->t_len = size;
+	memcpy(run->tuple + MINIMAL_TUPLE_DATA_OFFSET, row, len);
+	return mt;
+}
+
+bool
+xxl_sort_run_next(XxlSortRun *run, Datum **values, bool **isnull)
+{
+	const void *key,
+			   *payload;
+	uint32		klen = 0,
+				plen = 0;
+
+	if (!next_record(run, &key, &klen, &payload, &plen))
+	{
+		finish(run);
+		return false;
+	}
+	if (run->fixed)
+		decode_fixed(run, payload);
+	else
+	{
+		MinimalTuple mt = compact_to_tuple(run, payload, plen);
+		HeapTupleData htup;
+
+		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+		heap_deform_tuple(&htup, run->out_desc, run->values, run->isnull);
+	}
+	*values = run->values;
+	*isnull = run->isnull;
+	return true;
+}
+
+uint64
+xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out)
+{
+	const void *key,
+			   *payload;
+	uint32		klen = 0,
+				plen = 0;
+	uint64		n;
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!next_record(run, &key, &klen, &payload, &plen))
+			break;
+		if (run->fixed)
+		{
+			decode_fixed(run, payload);
+			xxl_output_put_values(out, run->values, run->isnull);
+		}
+		else
+			xxl_output_put_compact(out, payload, plen);
+	}
+	/* the table is complete before the operator reports itself done */
+	n = xxl_output_finish(out);
+	finish(run);
+	return n;
+}
+
+uint64
+xxl_sort_run_rows_out(const XxlSortRun *run)
+{
+	return run->rows_out;
+}
+
+void
+xxl_sort_run_free(XxlSortRun *run)
+{
+	if (run != NULL)
+		MemoryContextDelete(run->cxt);
+}

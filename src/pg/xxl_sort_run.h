@@ -1,0 +1,57 @@
+/*
+ * xxl_sort_run.h — one sort, from source rows to sorted rows: how a row
+ * becomes a sorter record and how a record becomes a row again.  The SQL
+ * functions (xxl_sort_sql.c) drain a run into an XxlOutput (a new table or
+ * a tuplestore); the custom scan that replaces xxl.sort() in FROM
+ * (xxl_sort_scan.c) pulls its rows one at a time.
+ *
+ * Two record shapes, chosen per sort:
+ *  - fixed: when the key has a fixed-size encoding (xxl_sortkey.h) and every
+ *    result column has a fixed width, a record is the key, a null bitmap of
+ *    the other columns and their raw bytes.  Columns the key holds
+ *    losslessly (integers, boolean, "char", oid) are not stored again:
+ *    (bigint a, bigint b) sorted by a is an 18-byte record.  Such records
+ *    take the engine's fixed-record paths (radix-sorted runs, batched
+ *    merge) and come back as values without forming a tuple.
+ *  - variable: key + the row in compact form (xxl_output.h), with
+ *    out-of-line values fetched, for every other row type.
+ */
+#ifndef XXL_PG_SORT_RUN_H
+#define XXL_PG_SORT_RUN_H
+
+#include "access/tupdesc.h"
+
+#include "xxl_input.h"
+#include "xxl_output.h"
+#include "xxl_sortkey.h"
+
+typedef struct XxlSortRun XxlSortRun;
+
+/*
+ * Read every row of in (closing it), sort by key and get ready to hand out
+ * rows laid out as out_desc (map: see xxl_output_map_columns).  Lives in a
+ * new child of CurrentMemoryContext; an error at any point leaves nothing
+ * behind once that context goes.
+ */
+extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
+									  AttrNumber *map);
+
+/* Whether the run uses fixed-size records (for EXPLAIN and tests). */
+extern bool xxl_sort_run_fixed(const XxlSortRun *run);
+
+/*
+ * The next row as out_desc's values and nulls, valid until the next call;
+ * false at the end (the run then records its statistics).
+ */
+extern bool xxl_sort_run_next(XxlSortRun *run, Datum **values, bool **isnull);
+
+/* Every remaining row into out, finished; returns the rows written. */
+extern uint64 xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out);
+
+/* Rows handed out so far. */
+extern uint64 xxl_sort_run_rows_out(const XxlSortRun *run);
+
+/* Free everything (threads joined, spill files removed); safe at any point. */
+extern void xxl_sort_run_free(XxlSortRun *run);
+
+#endif							/* XXL_PG_SORT_RUN_H */
