@@ -36,10 +36,20 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION xxl.sort_into(text, text, text) IS
 	'sort a table or query by order_by into a new table target; returns the row count';
 
+-- xxl.sort() in FROM runs as a custom scan that streams its rows instead of
+-- collecting them in a tuplestore first (xxl.sort_scan, src/pg/xxl_sort_scan.c).
+-- The support function estimates the row count and, by being called while
+-- the query is planned, makes sure the planner hook is installed in time.
+CREATE FUNCTION xxl.sort_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'xxl_sort_support'
+LANGUAGE C STRICT;
+
 CREATE FUNCTION xxl.sort(source text, order_by text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'xxl_sort_record'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SUPPORT xxl.sort_support;
 
 COMMENT ON FUNCTION xxl.sort(text, text) IS
 	'rows of a table or query sorted by order_by (needs a column definition list)';
@@ -47,7 +57,8 @@ COMMENT ON FUNCTION xxl.sort(text, text) IS
 CREATE FUNCTION xxl.sort(source anyelement, order_by text)
 RETURNS SETOF anyelement
 AS 'MODULE_PATHNAME', 'xxl_sort_typed'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SUPPORT xxl.sort_support;
 
 COMMENT ON FUNCTION xxl.sort(anyelement, text) IS
 	'rows of the table whose row type source has (e.g. NULL::my_table), sorted by order_by';

@@ -16,6 +16,7 @@
 #include "xxl_graph_sql.h"
 #include "xxl_guc.h"
 #include "xxl_io.h"
+#include "xxl_sort_scan.h"
 
 PG_MODULE_MAGIC;
 
@@ -36,6 +37,7 @@ _PG_init(void)
 	/* before xxl_define_gucs reserves the prefix, so early SETs are kept */
 	xxl_graph_define_gucs();
 	xxl_define_gucs();
+	xxl_sort_scan_init();
 }
 
 /* "2MiB", "512KiB", or bytes when the size is not a round unit. */

@@ -32,6 +32,7 @@ int			xxl_block_size_kb = 2048;
 int			xxl_threads = 0;
 bool		xxl_log_stats = false;
 bool		xxl_direct_io = true;
+bool		xxl_sort_scan = true;
 int			xxl_debug_fail_writes_after_kb = 0;
 
 /* operators started by this backend: part of each spill file's name */
@@ -136,6 +137,14 @@ xxl_define_gucs(void)
 							 "Open spill files with O_DIRECT where the filesystem allows it.",
 							 NULL,
 							 &xxl_direct_io,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.sort_scan",
+							 "Run xxl.sort() in FROM as a custom scan that streams its rows.",
+							 "Off: PostgreSQL's function scan, which collects all rows in a "
+							 "tuplestore (spilled beyond work_mem) before passing them on.",
+							 &xxl_sort_scan,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

@@ -15,6 +15,7 @@ extern int	xxl_block_size_kb;
 extern int	xxl_threads;
 extern bool xxl_log_stats;
 extern bool xxl_direct_io;
+extern bool xxl_sort_scan;	/* xxl.sort() in FROM as a custom scan */
 extern int	xxl_debug_fail_writes_after_kb;	/* tests: simulate a full disk */
 
 /* Called from _PG_init. */

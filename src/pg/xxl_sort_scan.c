@@ -1,0 +1,562 @@
+/*
+ * xxl_sort_scan.c — xxl.sort() in FROM without a tuplestore.
+ *
+ * PostgreSQL runs a set-returning function in FROM through a FunctionScan,
+ * which puts the whole result into a tuplestore before the first row moves
+ * on; beyond work_mem that tuplestore spills, i.e. a second round of I/O of
+ * the size of the sort itself.  For a call of either form of xxl.sort() that
+ * is the only item of its FROM entry (no ORDINALITY, no LATERAL reference),
+ * the planner hook below replaces the FunctionScan by a custom scan that
+ * runs the same sort (xxl_sort_sql.h) and hands each row to its parent as it
+ * leaves the final merge.  Arguments are evaluated once at the first fetch,
+ * as FunctionScan evaluates them; a rescan sorts again (the planner costs a
+ * rescan as the whole path and puts a Material above it where that is
+ * cheaper).  xxl.sort_scan = off keeps the FunctionScan.
+ *
+ * The hook exists only once the library is loaded, and parsing a call does
+ * not load it.  The functions' planner support function (xxl.sort_support)
+ * is called while the FROM entry's size is estimated, before paths are
+ * built, so the first query of a session that calls xxl.sort() already
+ * plans with the hook.  The support function also estimates the row count
+ * from the source table's statistics.
+ *
+ * Rows leave as virtual tuples: for fixed-size records the values come
+ * straight from the record, otherwise from the deformed compact row.  They
+ * stay valid until the next fetch, as a scan's rows do.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parse_type.h"
+#include "parser/parsetree.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+#include "utils/varlena.h"
+
+#include "xxl_guc.h"
+#include "xxl_operator.h"
+#include "xxl_sort_scan.h"
+#include "xxl_sort_sql.h"
+
+#define SCAN_NAME "xxl sort"
+
+/* Which xxl.sort() a call is: its C symbol. */
+typedef enum SortForm
+{
+	FORM_NONE,
+	FORM_QUERY,					/* xxl.sort(text, text) AS s(...) */
+	FORM_TYPED					/* xxl.sort(NULL::tbl, text) */
+} SortForm;
+
+typedef struct SortScanState
+{
+	CustomScanState css;
+	SortForm	form;
+	Oid			funcid;
+	List	   *args;			/* ExprStates of source and order_by */
+	TupleDesc	result_desc;	/* the function's result type */
+	bool		whole_row;		/* the row is also wanted as one composite value */
+	MemoryContext run_cxt;		/* lives as long as the node */
+	XxlSortRun *run;
+	/* what EXPLAIN ANALYZE shows, kept when the run ends */
+	bool		have_stats;
+	bool		fixed;
+	XxlStats	stats;
+} SortScanState;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+
+static Plan *plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							List *tlist, List *clauses, List *custom_plans);
+static Node *create_sort_scan_state(CustomScan *cscan);
+static void begin_sort_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_sort_scan(CustomScanState *node);
+static void end_sort_scan(CustomScanState *node);
+static void rescan_sort_scan(CustomScanState *node);
+static void explain_sort_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods sort_path_methods = {
+	.CustomName = SCAN_NAME,
+	.PlanCustomPath = plan_sort_path,
+};
+
+static const CustomScanMethods sort_scan_methods = {
+	.CustomName = SCAN_NAME,
+	.CreateCustomScanState = create_sort_scan_state,
+};
+
+static const CustomExecMethods sort_exec_methods = {
+	.CustomName = SCAN_NAME,
+	.BeginCustomScan = begin_sort_scan,
+	.ExecCustomScan = exec_sort_scan,
+	.EndCustomScan = end_sort_scan,
+	.ReScanCustomScan = rescan_sort_scan,
+	.ExplainCustomScan = explain_sort_scan,
+};
+
+/* Which form of xxl.sort() funcid is, by the C symbol it runs. */
+static SortForm
+sort_form(Oid funcid)
+{
+	HeapTuple	tp = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	SortForm	form = FORM_NONE;
+
+	if (!HeapTupleIsValid(tp))
+		return FORM_NONE;
+	if (((Form_pg_proc) GETSTRUCT(tp))->prolang == ClanguageId)
+	{
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_prosrc, &isnull);
+		Datum		bin = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_probin, &isnull);
+
+		if (!isnull && strstr(TextDatumGetCString(bin), "pgxxl") != NULL)
+		{
+			char	   *symbol = TextDatumGetCString(src);
+
+			if (strcmp(symbol, "xxl_sort_record") == 0)
+				form = FORM_QUERY;
+			else if (strcmp(symbol, "xxl_sort_typed") == 0)
+				form = FORM_TYPED;
+		}
+	}
+	ReleaseSysCache(tp);
+	return form;
+}
+
+/* Planning ------------------------------------------------------------------ */
+
+static void
+sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	RangeTblFunction *rtfunc;
+	FuncExpr   *fexpr;
+	CustomPath *cpath;
+	SortForm	form;
+
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+
+	if (!xxl_sort_scan || rte->rtekind != RTE_FUNCTION || IS_DUMMY_REL(rel) ||
+		list_length(rte->functions) != 1 || rte->funcordinality ||
+		!bms_is_empty(rel->lateral_relids))
+		return;
+	rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	if (!IsA(rtfunc->funcexpr, FuncExpr))
+		return;
+	fexpr = (FuncExpr *) rtfunc->funcexpr;
+	if (list_length(fexpr->args) != 2 || contain_subplans((Node *) fexpr->args))
+		return;
+	form = sort_form(fexpr->funcid);
+	if (form == FORM_NONE)
+		return;
+	/* a call that cannot return rows (NULL::int) fails in the function, as usual */
+	{
+		Oid			rettype;
+		TupleDesc	desc;
+		TypeFuncClass cls = get_expr_result_type((Node *) fexpr, &rettype, &desc);
+
+		if (cls != TYPEFUNC_COMPOSITE && !(cls == TYPEFUNC_RECORD && rtfunc->funccolnames != NIL))
+			return;
+	}
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = rel->rows;
+	/* the same work as the FunctionScan it replaces, less the tuplestore */
+	if (rel->pathlist != NIL)
+	{
+		Path	   *fs = (Path *) linitial(rel->pathlist);
+
+		cpath->path.startup_cost = fs->startup_cost;
+		cpath->path.total_cost = fs->total_cost;
+	}
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_private = list_make2(makeInteger((int) form), fexpr);
+	cpath->methods = &sort_path_methods;
+
+	/*
+	 * The same rows in the same order, without the tuplestore: no reason to
+	 * keep the FunctionScan.
+	 */
+	rel->pathlist = NIL;
+	add_path(rel, &cpath->path);
+}
+
+/* The function's result type (column definition list or polymorphic row type). */
+static TupleDesc
+result_desc_of(FuncExpr *fexpr, RangeTblFunction *rtfunc)
+{
+	TupleDesc	desc;
+	Oid			rettype;
+	TypeFuncClass cls = get_expr_result_type((Node *) fexpr, &rettype, &desc);
+
+	if (cls == TYPEFUNC_COMPOSITE)
+		return CreateTupleDescCopy(desc);
+	if (cls == TYPEFUNC_RECORD && rtfunc != NULL && rtfunc->funccolnames != NIL)
+		return BuildDescFromLists(rtfunc->funccolnames, rtfunc->funccoltypes,
+								  rtfunc->funccoltypmods, rtfunc->funccolcollations);
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("function returning record called in context that cannot accept type record"),
+			 errhint("Add a column definition list, e.g. AS s(a int, b text).")));
+	return NULL;
+}
+
+static Plan *
+plan_sort_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+			   List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	RangeTblFunction *rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	FuncExpr   *fexpr = (FuncExpr *) lsecond(best_path->custom_private);
+	TupleDesc	desc = result_desc_of(fexpr, rtfunc);
+	List	   *scan_tlist = NIL;
+	Bitmapset  *attrs = NULL;
+	bool		whole_row;
+
+	/* does anything above refer to the row as a whole? */
+	pull_varattnos((Node *) tlist, rel->relid, &attrs);
+	pull_varattnos((Node *) extract_actual_clauses(clauses, false), rel->relid, &attrs);
+	whole_row = bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs);
+
+	/*
+	 * The scan tuple is the function's whole row, plus the row as one
+	 * composite value if that is referenced; upper references are resolved
+	 * against it (scanrelid 0: there is no relation to open).
+	 */
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Expr	   *col;
+
+		if (att->attisdropped)
+			col = (Expr *) makeNullConst(INT4OID, -1, InvalidOid);
+		else
+			col = (Expr *) makeVar(rel->relid, i + 1, att->atttypid, att->atttypmod,
+								   att->attcollation, 0);
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(col, i + 1, pstrdup(NameStr(att->attname)), false));
+	}
+	if (whole_row)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) makeWholeRowVar(rte, rel->relid, 0, false),
+											 desc->natts + 1, pstrdup(rte->eref->aliasname),
+											 false));
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_scan_tlist = scan_tlist;
+	/* the arguments, so that setrefs resolves their parameters */
+	cscan->custom_exprs = copyObject(fexpr->args);
+	cscan->custom_private = list_make3(copyObject(linitial(best_path->custom_private)),
+									   copyObject(rtfunc), makeBoolean(whole_row));
+	cscan->methods = &sort_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* Execution ----------------------------------------------------------------- */
+
+static Node *
+create_sort_scan_state(CustomScan *cscan)
+{
+	SortScanState *state = palloc0(sizeof(SortScanState));
+
+	NodeSetTag(state, T_CustomScanState);
+	state->css.flags = cscan->flags;
+	state->css.methods = &sort_exec_methods;
+	state->form = (SortForm) intVal(linitial(cscan->custom_private));
+	return (Node *) state;
+}
+
+static void
+begin_sort_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	SortScanState *state = (SortScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	RangeTblFunction *rtfunc = lsecond_node(RangeTblFunction, cscan->custom_private);
+	FuncExpr   *fexpr = (FuncExpr *) rtfunc->funcexpr;
+	AclResult	acl;
+
+	/* what ExecInitFunc checks before a function may run */
+	state->funcid = fexpr->funcid;
+	acl = pg_proc_aclcheck(state->funcid, GetUserId(), ACL_EXECUTE);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_FUNCTION, get_func_name(state->funcid));
+	InvokeFunctionExecuteHook(state->funcid);
+
+	state->args = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+	state->result_desc = result_desc_of(fexpr, rtfunc);
+	state->whole_row = boolVal(lthird(cscan->custom_private));
+	/* composite values of a column definition list need a registered typmod */
+	if (state->whole_row && state->result_desc->tdtypeid == RECORDOID)
+		BlessTupleDesc(state->result_desc);
+	state->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl sort scan",
+										   ALLOCSET_SMALL_SIZES);
+}
+
+static char *
+text_argument(SortScanState *state, ExprContext *econtext, int n, const char *name,
+			  Datum *value)
+{
+	ExprState  *arg = (ExprState *) list_nth(state->args, n);
+	bool		isnull;
+
+	*value = ExecEvalExpr(arg, econtext, &isnull);
+	if (isnull && name != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+	return isnull || name == NULL ? NULL : TextDatumGetCString(*value);
+}
+
+/* Evaluate the arguments and sort: everything before the first row. */
+static void
+start_run(SortScanState *state)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
+	Datum		value;
+	char	   *order_by;
+
+	ResetExprContext(econtext);
+	order_by = text_argument(state, econtext, 1, "order_by", &value);
+	if (state->form == FORM_QUERY)
+	{
+		char	   *source = text_argument(state, econtext, 0, "source", &value);
+
+		state->run = xxl_sort_start_query(source, order_by, state->result_desc);
+	}
+	else
+	{
+		ExprState  *arg = (ExprState *) linitial(state->args);
+
+		state->run = xxl_sort_start_typed(exprType((Node *) arg->expr), order_by,
+										  state->result_desc);
+	}
+	state->fixed = xxl_sort_run_fixed(state->run);
+	MemoryContextSwitchTo(old);
+}
+
+static TupleTableSlot *
+next_sorted_row(ScanState *ss)
+{
+	SortScanState *state = (SortScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	Datum	   *values;
+	bool	   *isnull;
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	if (state->run == NULL)
+		start_run(state);
+	ExecClearTuple(slot);
+	if (!xxl_sort_run_next(state->run, &values, &isnull))
+	{
+		const XxlStats *st = xxl_operator_last_stats();
+
+		if (st != NULL)
+		{
+			state->stats = *st;
+			state->have_stats = true;
+		}
+		return slot;
+	}
+	if (state->whole_row)
+	{
+		/* as ExecEvalWholeRowVar would build it, in the per-row context */
+		MemoryContext old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
+
+		natts--;
+		slot->tts_values[natts] = HeapTupleGetDatum(heap_form_tuple(state->result_desc,
+																	values, isnull));
+		slot->tts_isnull[natts] = false;
+		MemoryContextSwitchTo(old);
+	}
+	memcpy(slot->tts_values, values, natts * sizeof(Datum));
+	memcpy(slot->tts_isnull, isnull, natts * sizeof(bool));
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+recheck_sorted_row(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+exec_sort_scan(CustomScanState *node)
+{
+	return ExecScan(&node->ss, next_sorted_row, recheck_sorted_row);
+}
+
+static void
+drop_run(SortScanState *state)
+{
+	if (state->run != NULL)
+	{
+		xxl_sort_run_free(state->run);
+		state->run = NULL;
+	}
+	MemoryContextReset(state->run_cxt);
+}
+
+static void
+end_sort_scan(CustomScanState *node)
+{
+	drop_run((SortScanState *) node);
+}
+
+static void
+rescan_sort_scan(CustomScanState *node)
+{
+	drop_run((SortScanState *) node);
+	ExecScanReScan(&node->ss);
+}
+
+static void
+explain_sort_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	SortScanState *state = (SortScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Node	   *order_by = lsecond(cscan->custom_exprs);
+
+	if (IsA(order_by, Const) && !((Const *) order_by)->constisnull)
+		ExplainPropertyText("Order By",
+							TextDatumGetCString(((Const *) order_by)->constvalue), es);
+	if (es->analyze && state->have_stats)
+	{
+		const XxlStats *st = &state->stats;
+
+		ExplainPropertyText("Records", state->fixed ? "fixed" : "variable", es);
+		ExplainPropertyInteger("Runs", NULL, (int64) st->runs, es);
+		ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
+		ExplainPropertyInteger("Peak Memory", "kB", (int64) (st->memory_peak / 1024), es);
+		ExplainPropertyInteger("Spilled", "kB", (int64) (st->io.spill_bytes_peak / 1024), es);
+	}
+}
+
+/* Planner support ------------------------------------------------------------- */
+
+/* The table a constant source argument names, if it names one. */
+static Oid
+source_table(SortForm form, Node *arg)
+{
+	if (form == FORM_TYPED)
+	{
+		Oid			relid = typeidTypeRelid(getBaseType(exprType(arg)));
+
+		return OidIsValid(relid) && get_rel_relkind(relid) == RELKIND_RELATION ? relid : InvalidOid;
+	}
+	if (IsA(arg, Const) && !((Const *) arg)->constisnull)
+	{
+		char	   *source = TextDatumGetCString(((Const *) arg)->constvalue);
+		List	   *names;
+
+		/* the input's rule: a name is a table; don't raise errors here */
+		if (!SplitIdentifierString(pstrdup(source), '.', &names) ||
+			list_length(names) < 1 || list_length(names) > 3)
+			return InvalidOid;
+		PG_TRY();
+		{
+			names = stringToQualifiedNameList(source);
+		}
+		PG_CATCH();
+		{
+			FlushErrorState();
+			names = NIL;
+		}
+		PG_END_TRY();
+		if (names != NIL)
+			return RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
+	}
+	return InvalidOid;
+}
+
+PG_FUNCTION_INFO_V1(xxl_sort_support);
+
+/*
+ * xxl.sort_support(internal) RETURNS internal: rows estimate for
+ * SupportRequestRows; being called at all loads the library, which
+ * installs the planner hook in time for the query being planned.
+ */
+Datum
+xxl_sort_support(PG_FUNCTION_ARGS)
+{
+	Node	   *req = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(req, SupportRequestRows))
+	{
+		SupportRequestRows *rr = (SupportRequestRows *) req;
+		FuncExpr   *fexpr = (FuncExpr *) rr->node;
+		SortForm	form;
+		Oid			relid;
+
+		if (fexpr == NULL || !IsA(fexpr, FuncExpr) || list_length(fexpr->args) != 2)
+			PG_RETURN_POINTER(NULL);
+		form = sort_form(fexpr->funcid);
+		if (form == FORM_NONE)
+			PG_RETURN_POINTER(NULL);
+		relid = source_table(form, linitial(fexpr->args));
+		if (OidIsValid(relid))
+		{
+			HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+			if (HeapTupleIsValid(tp))
+			{
+				float4		reltuples = ((Form_pg_class) GETSTRUCT(tp))->reltuples;
+
+				ReleaseSysCache(tp);
+				if (reltuples >= 0)
+				{
+					rr->rows = Max(reltuples, 1);
+					PG_RETURN_POINTER(req);
+				}
+			}
+		}
+	}
+	PG_RETURN_POINTER(NULL);
+}
+
+void
+xxl_sort_scan_init(void)
+{
+	RegisterCustomScanMethods(&sort_scan_methods);
+	prev_set_rel_pathlist = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = sort_set_rel_pathlist;
+}
