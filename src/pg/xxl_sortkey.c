@@ -942,27 +942,46 @@ xxl_sortkey_restore(const XxlSortKey *key, int column, const unsigned char *keyb
 {
 	const KeyColumn *col = &key->cols[column];
 	const unsigned char *p = keybytes + col->fixed_offset + 1;
-	uint64		v = 0;
+	/* DESC inverted every value byte: invert them back */
+	uint64		flip = col->desc ? ~UINT64CONST(0) : 0;
 
 	*isnull = keybytes[col->fixed_offset] == (col->nulls_first ? 0x00 : 0x01);
 	if (*isnull)
 		return (Datum) 0;
-	for (int j = 0; j < col->fixed_width; j++)
-		v = (v << 8) | (col->desc ? (unsigned char) ~p[j] : p[j]);
 	switch (col->kind)
 	{
-		case KEY_INT2:
-			return Int16GetDatum((int16) (uint16) (v ^ 0x8000));
-		case KEY_INT4:
-			return Int32GetDatum((int32) (uint32) (v ^ 0x80000000u));
 		case KEY_INT8:
-			return Int64GetDatum((int64) (v ^ UINT64CONST(0x8000000000000000)));
+			{
+				uint64		v;
+
+				memcpy(&v, p, 8);
+				return Int64GetDatum((int64) ((pg_ntoh64(v) ^ flip) ^ UINT64CONST(0x8000000000000000)));
+			}
+		case KEY_INT4:
+			{
+				uint32		v;
+
+				memcpy(&v, p, 4);
+				return Int32GetDatum((int32) ((pg_ntoh32(v) ^ (uint32) flip) ^ 0x80000000u));
+			}
 		case KEY_UINT4:
-			return ObjectIdGetDatum((Oid) v);
+			{
+				uint32		v;
+
+				memcpy(&v, p, 4);
+				return ObjectIdGetDatum((Oid) (pg_ntoh32(v) ^ (uint32) flip));
+			}
+		case KEY_INT2:
+			{
+				uint16		v;
+
+				memcpy(&v, p, 2);
+				return Int16GetDatum((int16) ((pg_ntoh16(v) ^ (uint16) flip) ^ 0x8000));
+			}
 		case KEY_CHAR:
-			return CharGetDatum((char) v);
+			return CharGetDatum((char) (*p ^ (unsigned char) flip));
 		case KEY_BOOL:
-			return BoolGetDatum(v != 0);
+			return BoolGetDatum((*p ^ (unsigned char) flip) != 0);
 		default:
 			elog(ERROR, "sort key kind %d cannot be restored", (int) col->kind);
 	}
