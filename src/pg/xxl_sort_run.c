@@ -89,7 +89,7 @@ struct XxlSortRun
  * column of variable width, or records too large for the engine).
  */
 static bool
-plan_fixed(XxlSortRun *run, TupleDesc in_desc)
+plan_fixed(XxlSortRun *run)
 {
 	TupleDesc	out = run->out_desc;
 	int			key_size = xxl_sortkey_fixed_size(run->key);
@@ -134,7 +134,6 @@ plan_fixed(XxlSortRun *run, TupleDesc in_desc)
 		run->nstored++;
 		run->max_in_attno = Max(run->max_in_attno, in_attno);
 	}
-	(void) in_desc;
 
 	run->key_size = key_size;
 	run->bitmap_offset = key_size;
@@ -378,7 +377,7 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	run->map = map;
 	run->values = palloc0(sizeof(Datum) * Max(out_desc->natts, 1));
 	run->isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
-	run->fixed = plan_fixed(run, xxl_input_desc(in));
+	run->fixed = plan_fixed(run);
 
 	run->op = xxl_operator_begin("sort");
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
