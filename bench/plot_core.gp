@@ -7,7 +7,7 @@
 # datafile columns: impl push_s sort_s consume_s total_s read_mib write_mib
 # vmhwm_mib engine_peak_mib (NaN when unknown).
 
-set terminal pngcairo size 1500,560 font "sans,11"
+set terminal pngcairo size 1500,560 font "sans,11" noenhanced
 set output outfile
 set datafile missing "NaN"
 set style data histograms

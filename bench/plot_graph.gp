@@ -7,7 +7,7 @@
 # gnuplot -e "datafile='bench/out/graph.dat'; outfile='bench/out/graph.png'; mem='256MB'" bench/plot_graph.gp
 # Columns: label pgr_s xxl_s xxl_ext_s pgr_mb xxl_mb xxl_ext_mb limit_mb
 
-set terminal pngcairo size 1400,560 font "sans,10"
+set terminal pngcairo size 1400,560 font "sans,10" noenhanced
 set output outfile
 set datafile missing "NaN"
 set multiplot layout 1,2 title sprintf("pgxxl vs pgRouting 3.4: random graphs (nodes/edges), xxl.memory = %s", mem)

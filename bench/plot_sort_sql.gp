@@ -5,7 +5,7 @@
 # gnuplot -e "datafile='bench/out/sort_sql.dat'; outfile='bench/out/sort_sql.png'; rows='50000000'; mem='64MB'" bench/plot_sort_sql.gp
 # Columns: label orderby0_s orderby2_s pgxxl_s
 
-set terminal pngcairo size 900,520 font "sans,10"
+set terminal pngcairo size 900,520 font "sans,10" noenhanced
 set output outfile
 set title sprintf("xxl.sort / xxl.sort_into vs ORDER BY: %s rows of (bigint, bigint), xxl.memory = work_mem = %s", rows, mem)
 set style data histograms
@@ -20,4 +20,5 @@ plot datafile using 2:xtic(1) title "ORDER BY, no parallel workers" lc rgb "#c05
 	'' using 3 title "ORDER BY, 2 workers" lc rgb "#f79646", \
 	'' using 4 title "pgxxl" lc rgb "#4f81bd", \
 	'' using 0:2:(sprintf("%.1f", $2)) with labels offset -4,0.7 notitle, \
+	'' using 0:3:(sprintf("%.1f", $3)) with labels offset 0,0.7 notitle, \
 	'' using 0:4:(sprintf("%.1f", $4)) with labels offset 4,0.7 notitle
