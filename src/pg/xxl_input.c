@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
@@ -19,6 +20,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -57,6 +59,11 @@ struct XxlInput
 	Relation	rel;
 	TableScanDesc scan;
 	Snapshot	snapshot;
+	/* heap tables: page at a time (see next_heap_row) */
+	bool		pagewise;
+	BlockNumber next_block;
+	int			next_index;		/* in the current page's visible tuples */
+	HeapTupleData tuple;
 
 	/* query */
 	bool		spi_connected;
@@ -132,8 +139,19 @@ open_relation(Oid relid)
 	in->desc = RelationGetDescr(rel);
 	in->snapshot = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot()
 									: GetTransactionSnapshot());
-	in->scan = table_beginscan(rel, in->snapshot, 0, NULL);
-	in->slot = table_slot_create(rel, NULL);
+	/* from the first block: a synchronized scan would start anywhere */
+	in->scan = table_beginscan_strat(rel, in->snapshot, 0, NULL, true, false);
+	in->pagewise = rel->rd_tableam == GetHeapamTableAmRoutine() &&
+		(in->scan->rs_flags & SO_ALLOW_PAGEMODE) != 0;
+	if (in->pagewise)
+	{
+		in->slot = MakeSingleTupleTableSlot(in->desc, &TTSOpsHeapTuple);
+		in->tuple.t_tableOid = RelationGetRelid(rel);
+		in->next_index = 0;
+		in->next_block = 0;
+	}
+	else
+		in->slot = table_slot_create(rel, NULL);
 	return in;
 }
 
@@ -248,11 +266,48 @@ xxl_input_describe(XxlInput *in)
 	return in->description;
 }
 
+/*
+ * The next visible row of a heap, a page at a time as a heap scan in page
+ * mode does (heapgetpage() collects the page's visible tuples and keeps it
+ * pinned), but handing out the tuples from the pinned page directly instead
+ * of through a buffer slot: no pin and unpin per row.
+ */
+static TupleTableSlot *
+next_heap_row(XxlInput *in)
+{
+	HeapScanDesc hscan = (HeapScanDesc) in->scan;
+	Page		page;
+	OffsetNumber off;
+	ItemId		lp;
+
+	while (!BufferIsValid(hscan->rs_cbuf) || in->next_index >= hscan->rs_ntuples)
+	{
+		if (in->next_block >= hscan->rs_nblocks)
+		{
+			in->done = true;
+			return NULL;
+		}
+		heapgetpage(in->scan, in->next_block++);
+		in->next_index = 0;
+	}
+	page = BufferGetPage(hscan->rs_cbuf);
+	off = hscan->rs_vistuples[in->next_index++];
+	lp = PageGetItemId(page, off);
+	in->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	in->tuple.t_len = ItemIdGetLength(lp);
+	ItemPointerSet(&in->tuple.t_self, hscan->rs_cblock, off);
+	ExecStoreHeapTuple(&in->tuple, in->slot, false);
+	in->rows++;
+	return in->slot;
+}
+
 TupleTableSlot *
 xxl_input_next(XxlInput *in)
 {
 	if (in->done)
 		return NULL;
+	if (in->kind == INPUT_TABLE && in->pagewise)
+		return next_heap_row(in);
 	if (in->kind == INPUT_TABLE)
 	{
 		if (table_scan_getnextslot(in->scan, ForwardScanDirection, in->slot))

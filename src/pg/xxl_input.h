@@ -11,7 +11,8 @@
  * and 'VALUES (1), (2)' are queries.
  *
  * Tables are read with a heap scan under the statement's snapshot after a
- * SELECT privilege check, which is much cheaper than SPI.  A name that is
+ * SELECT privilege check, which is much cheaper than SPI; heaps a page at a
+ * time, handing out tuples straight from the pinned page.  A name that is
  * not a plain table (a view, a foreign or partitioned table, a table with
  * inheritance children or with row-level security in force) is read as
  * "SELECT * FROM name" instead, so that rules, policies and children apply.
