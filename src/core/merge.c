@@ -580,7 +580,8 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		}
 	}
 	prefetch(m);
-	if (batch_eligible(env))
+	/* a batch takes a record or more from every run: the buffer must hold k */
+	if (batch_eligible(env) && xxl_merge_output_bytes(env) / env->rec_size >= (size_t) k)
 	{
 		/* blocks are loaded by the first batch */
 		if (setup_batched(m) != XXL_OK)
@@ -762,16 +763,18 @@ prepare_window(xxl_merger *m, merge_source *src)
 	return XXL_OK;
 }
 
-/* Fill the output buffer with the next records: 1, or 0 at the end, -1 on error. */
+/*
+ * Merge the next records into out, which has room for capacity records
+ * (at least k: every run's window holds one record or more).  Returns 1
+ * with *count records, 0 at the end, -1 on error.
+ */
 static int
-fill_batch(xxl_merger *m)
+fill_batch(xxl_merger *m, unsigned char *out, size_t capacity, size_t *count)
 {
 	const size_t R = m->env.rec_size;
-	size_t		window = m->out_capacity / (size_t) m->k;
+	size_t		window = capacity / (size_t) m->k;
 	size_t		total;
 
-	if (window == 0)
-		window = 1;
 	/* every live run needs a record in its window */
 	for (int r = 0; r < m->k; r++)
 		if (prepare_window(m, &m->src[r]) != XXL_OK)
@@ -779,13 +782,13 @@ fill_batch(xxl_merger *m)
 	switch (m->key_kind)
 	{
 		case KEYS_64:
-			total = mt_merge_batch_k64(m, window);
+			total = mt_merge_batch_k64(m, window, out);
 			break;
 		case KEYS_128_FOLDED:
-			total = mt_merge_batch_k128f(m, window);
+			total = mt_merge_batch_k128f(m, window, out);
 			break;
 		default:
-			total = mt_merge_batch_k128(m, window);
+			total = mt_merge_batch_k128(m, window, out);
 			break;
 	}
 	if (total == 0)
@@ -810,8 +813,7 @@ fill_batch(xxl_merger *m)
 			prefetch(m);
 		}
 	}
-	m->out_count = total;
-	m->out_pos = 0;
+	*count = total;
 	return 1;
 }
 
@@ -822,10 +824,11 @@ merge_next_batched(xxl_merger *m, xxl_merge_record *rec)
 
 	if (m->out_pos == m->out_count)
 	{
-		int			rc = fill_batch(m);
+		int			rc = fill_batch(m, m->out, m->out_capacity, &m->out_count);
 
 		if (rc <= 0)
 			return rc;
+		m->out_pos = 0;
 	}
 	p = m->out + m->out_pos * m->env.rec_size;
 	m->out_pos++;
@@ -881,6 +884,38 @@ batch_append(xxl_merger *m, merge_batch *b, const xxl_merge_record *r)
 
 static int merge_next_sync(xxl_merger *m, xxl_merge_record *rec);
 
+/*
+ * Fill a ring batch of a batched merger by merging straight into it: no
+ * record-by-record hand-over, no second copy.  Returns 1 with the batch
+ * filled (partly, if the rest cannot hold a record per run), 0 when the
+ * merge has ended (the batch may hold its last records), -1 on error.
+ */
+static int
+fill_ring_batch(xxl_merger *m, merge_batch *b)
+{
+	const size_t R = m->env.rec_size;
+
+	for (;;)
+	{
+		size_t		room = (m->batch_size - b->used) / R;
+		size_t		count = 0;
+		int			rc;
+
+		if (room < (size_t) m->k)
+			return 1;
+		rc = fill_batch(m, (unsigned char *) b->data + b->used, room, &count);
+		if (rc <= 0)
+			return rc;
+		b->used += count * R;
+	}
+}
+
+/*
+ * The worker fills the ring's batches in turn: a batched merger merges into
+ * them (fill_ring_batch), the others copy records from the loser tree.  The
+ * two must not be mixed: a batched merger's loser tree is never built and
+ * its runs' current records are never loaded.
+ */
 static void *
 merge_worker(void *arg)
 {
@@ -905,7 +940,17 @@ merge_worker(void *arg)
 		pthread_mutex_unlock(&m->lock);
 
 		b->used = 0;
-		for (;;)
+		if (m->batched)
+		{
+			int			rc = fill_ring_batch(m, b);
+
+			if (rc <= 0)
+			{
+				last = true;
+				status = rc < 0 ? m->worker_err.code : XXL_OK;
+			}
+		}
+		while (!m->batched)
 		{
 			int			rc;
 
@@ -946,6 +991,8 @@ xxl_merger_start_async(xxl_merger *m)
 	int			rc;
 
 	m->batch_size = xxl_merge_async_bytes(&m->env) / MERGE_BATCHES;
+	if (m->batched && m->batch_size / m->env.rec_size < (size_t) m->k)
+		return XXL_OK;			/* a ring batch must hold a record per run: stay synchronous */
 	for (int i = 0; i < MERGE_BATCHES; i++)
 	{
 		m->batch[i].data = xxl_budget_alloc(m->env.budget, m->batch_size, m->env.err);

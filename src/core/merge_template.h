@@ -15,11 +15,12 @@
  *              0 (MT_WIDE 1 only): (hi, lo, run) compare as three words.
  * Included by merge.c after the merger's struct (the planner reads it).
  *
- * Generated: static size_t mt_merge_batch_<suffix>(xxl_merger *m, size_t window)
+ * Generated: static size_t mt_merge_batch_<suffix>(xxl_merger *m, size_t window,
+ *                                                 unsigned char *out)
  * plans the next batch from every live run's window (at most `window`
  * records of its current block, or its spanning record), merges it into
- * m->out, on two threads when it is large, and returns its record count
- * (take[] holds each run's share).
+ * out, on two threads when it is large, and returns its record count
+ * (take[] holds each run's share; at most k * window records).
  */
 #define MT_CAT_(a, b) a##b
 #define MT_CAT(a, b) MT_CAT_(a, b)
@@ -281,7 +282,7 @@ MT_FN(merge_segments) (void *tree_memory, segment *seg, int k, size_t R, size_t 
 }
 
 static size_t
-MT_FN(merge_batch) (xxl_merger *m, size_t window)
+MT_FN(merge_batch) (xxl_merger *m, size_t window, unsigned char *out)
 {
 	const size_t R = m->env.rec_size;
 	const size_t K = m->env.key_size;
@@ -381,16 +382,16 @@ MT_FN(merge_batch) (xxl_merger *m, size_t window)
 				int			t = omp_get_thread_num();
 
 				if (t == 0)
-					MT_FN(merge_segments) (t0, left_seg, m->k, R, K, shift, rank_mask, m->out, left_total);
+					MT_FN(merge_segments) (t0, left_seg, m->k, R, K, shift, rank_mask, out, left_total);
 				if (t == 1 || omp_get_num_threads() == 1)
 					MT_FN(merge_segments) (t1, right_seg, m->k, R, K, shift, rank_mask,
-										   m->out + left_total * R, total - left_total);
+										   out + left_total * R, total - left_total);
 			}
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 		}
 		else
 			MT_FN(merge_segments) (m->thread_tree[0], left_seg, m->k, R, K, shift,
-								   rank_mask, m->out, total);
+								   rank_mask, out, total);
 	}
 	return total;
 }
