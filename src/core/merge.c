@@ -7,15 +7,18 @@
  * prefetched (key prefixes can tie), it is read into the frame the run has
  * just emptied, so the merge can never stall on a full pool.
  *
- * Fixed records with keys of at most 8 bytes (graph and text records, the
- * benchmark) are merged in batches, as MCSTL's multiway merge in [P2] §2:
- * every run offers a window of its current block; the smallest last key of
- * a window that does not end its run bounds what can be output safely;
- * binary searches count each run's share below the bound; a splitter key cuts
- * the batch in two halves that two threads merge into the output buffer at
- * once.  Other records go through the loser tree one at a time.
+ * Fixed records with keys of at most 16 bytes (graph and text records, SQL
+ * keys of a few columns, the benchmark) are merged in batches, as MCSTL's
+ * multiway merge in [P2] §2: every run offers a window of its current block
+ * (or the one record that spans into its next block, copied whole); the
+ * smallest last key of a window that does not end its run bounds what can be
+ * output safely; binary searches count each run's share below the bound; a
+ * splitter key cuts the batch in two halves that two threads merge into the
+ * output buffer at once.  Keys are integers there (merge_template.h).  Other
+ * records go through the loser tree one at a time.
  */
 #include "merge.h"
+#include "record.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -66,6 +69,8 @@ typedef struct merge_source
 	int			pend_tail;
 	char	   *scratch;		/* for records that span blocks */
 	size_t		scratch_size;
+	const unsigned char *span;	/* batched: a spanning record assembled in scratch,
+								 * the run's window until it is merged */
 	/* current record */
 	bool		done;
 	uint64_t	prefix;
@@ -88,21 +93,29 @@ struct xxl_merger
 	struct tree_node
 	{
 		uint64_t	prefix;
-		int			rank;		/* source index (+ k when done, prefix_decides only) */
+		int			rank;		/* source index */
 	}		   *tree;
 	bool		release_blocks; /* intermediate pass: recycle consumed blocks */
-	bool		prefix_decides; /* fixed keys of <= 8 bytes */
 	int			advance_pending;	/* source whose record was handed out */
 
 	/* batched mode */
 	bool		batched;
+	enum
+	{
+		KEYS_64,				/* keys of <= 8 bytes */
+		KEYS_128_FOLDED,		/* 9..16 bytes, the run index fits the low word */
+		KEYS_128				/* 9..16 bytes, the run index compared apart */
+	}			key_kind;		/* which merge_template.h instance merges */
+	int			fold_shift;		/* KEYS_128_FOLDED: low key word << this | run */
+	uint64_t	rank_mask;		/* the run-index bits of a folded low word */
 	unsigned char *out;			/* the output batch */
 	size_t		out_bytes;
 	size_t		out_capacity;	/* records */
 	size_t		out_count;
 	size_t		out_pos;
 	size_t	   *take;			/* per run: records in the current batch */
-	struct tree_node *thread_tree[2];	/* one loser tree per merging thread */
+	void	   *thread_tree[2]; /* one loser tree per merging thread (merge_template.h) */
+	size_t		thread_tree_bytes;
 	struct segment *split_seg[2];	/* each thread's share of every run */
 
 	/* asynchronous mode */
@@ -122,6 +135,35 @@ struct xxl_merger
 	bool		reading;		/* the caller holds batch[read_index] */
 };
 
+/* A live run's unconsumed records in its current block, or its spanning record. */
+static inline const unsigned char *
+run_window(const xxl_merger *m, int r)
+{
+	const merge_source *src = &m->src[r];
+
+	if (src->span)
+		return src->span;
+	return (unsigned char *) m->frames[src->cur_frame].data + src->pos;
+}
+
+static inline size_t
+run_window_records(const xxl_merger *m, const merge_source *src)
+{
+	return src->span ? 1 : (src->cur_len - src->pos) / m->env.rec_size;
+}
+
+#define MT_SUFFIX k64
+#define MT_WIDE 0
+#define MT_FOLD 1
+#include "merge_template.h"
+#define MT_SUFFIX k128f
+#define MT_WIDE 1
+#define MT_FOLD 1
+#include "merge_template.h"
+#define MT_SUFFIX k128
+#define MT_WIDE 1
+#define MT_FOLD 0
+#include "merge_template.h"
 
 static void stop_worker(xxl_merger *m);
 static void free_batches(xxl_merger *m);
@@ -245,6 +287,24 @@ next_block(xxl_merger *m, merge_source *src)
 	return xxl_io_wait(m->env.disks, &m->frames[f].req, m->env.err);
 }
 
+/* Make sure the source's scratch holds len bytes (its old contents are lost). */
+static xxl_status
+ensure_scratch(xxl_merger *m, merge_source *src, size_t len)
+{
+	size_t		size = XXL_ROUND_UP(len, 64);
+
+	if (len <= src->scratch_size)
+		return XXL_OK;
+	/* free first, so the budget never holds both */
+	xxl_budget_free(m->env.budget, src->scratch, src->scratch_size);
+	src->scratch_size = 0;
+	src->scratch = xxl_budget_alloc(m->env.budget, size, m->env.err);
+	if (src->scratch == NULL)
+		return m->env.err->code;
+	src->scratch_size = size;
+	return XXL_OK;
+}
+
 /* Contiguous pointer to the source's next len bytes. */
 static xxl_status
 source_read(xxl_merger *m, merge_source *src, size_t len, const unsigned char **out)
@@ -267,18 +327,8 @@ source_read(xxl_merger *m, merge_source *src, size_t len, const unsigned char **
 		src->remaining -= len;
 		return XXL_OK;
 	}
-	if (len > src->scratch_size)
-	{
-		/* the old contents are not needed: free first, so the budget never holds both */
-		size_t		size = XXL_ROUND_UP(len, 64);
-
-		xxl_budget_free(m->env.budget, src->scratch, src->scratch_size);
-		src->scratch_size = 0;
-		src->scratch = xxl_budget_alloc(m->env.budget, size, m->env.err);
-		if (src->scratch == NULL)
-			return m->env.err->code;
-		src->scratch_size = size;
-	}
+	if (ensure_scratch(m, src, len) != XXL_OK)
+		return m->env.err->code;
 	while (copied < len)
 	{
 		size_t		n;
@@ -360,7 +410,6 @@ source_less(const xxl_merger *m, int a, int b)
 		return x->prefix < y->prefix;
 	if (x->done || y->done)
 		return y->done && (!x->done || a < b);
-	if (!m->prefix_decides)
 	{
 		uint32_t	common = x->key_len < y->key_len ? x->key_len : y->key_len;
 		int			c = memcmp(x->key, y->key, common);
@@ -376,13 +425,7 @@ source_less(const xxl_merger *m, int a, int b)
 static inline int
 tree_src(const xxl_merger *m, int node)
 {
-	return m->tree[node].rank % m->k;
-}
-
-static inline int
-tree_rank(const xxl_merger *m, int src)
-{
-	return src + (m->prefix_decides && m->src[src].done ? m->k : 0);
+	return m->tree[node].rank;
 }
 
 static int
@@ -397,21 +440,20 @@ tree_build(xxl_merger *m, int node)
 	r = tree_build(m, 2 * node + 1);
 	if (source_less(m, r, l))
 	{
-		m->tree[node].rank = tree_rank(m, l);
+		m->tree[node].rank = l;
 		m->tree[node].prefix = m->src[l].prefix;
 		return r;
 	}
-	m->tree[node].rank = tree_rank(m, r);
+	m->tree[node].rank = r;
 	m->tree[node].prefix = m->src[r].prefix;
 	return l;
 }
 
 /*
- * Replay the winner's path after its source advanced.  When the prefix
- * decides (fixed keys of at most 8 bytes), nodes compare as (prefix, rank)
- * pairs, rank being the source index, plus k once a source is done; the
- * loop is then branch-free, which matters because on random keys every
- * comparison is a coin toss for the branch predictor.
+ * Replay the winner's path after its source advanced.  The prefix decides
+ * most comparisons; keys that share it are compared in full (records that
+ * reach this tree have long or variable keys: short fixed keys are merged in
+ * batches, with integer keys).
  */
 static inline void
 tree_replay(xxl_merger *m, int leaf)
@@ -420,28 +462,6 @@ tree_replay(xxl_merger *m, int leaf)
 	uint64_t	wkey = m->src[leaf].prefix;
 	struct tree_node *t = m->tree;
 
-	if (m->prefix_decides)
-	{
-		int			wrank = leaf + (m->src[leaf].done ? m->k : 0);
-
-		for (int node = (leaf + m->k) / 2; node >= 1; node /= 2)
-		{
-			uint64_t	nkey = t[node].prefix;
-			int			nrank = t[node].rank;
-			uint64_t	swap = (uint64_t) 0 - (uint64_t) ((nkey < wkey) | ((nkey == wkey) & (nrank < wrank)));
-			uint64_t	dkey = (nkey ^ wkey) & swap;
-			int			drank = (nrank ^ wrank) & (int) swap;
-
-			/* swap: the node keeps the old winner, the node's entry wins */
-			t[node].prefix = nkey ^ dkey;
-			t[node].rank = nrank ^ drank;
-			wkey ^= dkey;
-			wrank ^= drank;
-		}
-		t[0].prefix = wkey;
-		t[0].rank = wrank;
-		return;
-	}
 	for (int node = (leaf + m->k) / 2; node >= 1; node /= 2)
 	{
 		if (t[node].prefix < wkey ||
@@ -463,7 +483,8 @@ static size_t
 per_source_bytes(const xxl_merge_env *env)
 {
 	return env->block_size + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
-		+ sizeof(merge_frame) + 3 * sizeof(struct tree_node) + sizeof(size_t) + 2 * sizeof(segment);
+		+ sizeof(merge_frame) + sizeof(struct tree_node) + 2 * sizeof(mt_node_k128)
+		+ sizeof(size_t) + 2 * sizeof(segment);
 }
 
 int
@@ -494,7 +515,6 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	m->env = *env;
 	m->k = k;
 	m->release_blocks = release_blocks;
-	m->prefix_decides = s->fixed && s->key_size <= 8;
 	m->advance_pending = -1;
 	m->free_head = -1;
 
@@ -502,7 +522,8 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	avail = xxl_budget_available(s->budget);
 	reserve = reserve_bytes
 		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
-						+ 3 * sizeof(struct tree_node) + sizeof(size_t) + 2 * sizeof(segment));
+						+ sizeof(struct tree_node) + 2 * sizeof(mt_node_k128) + sizeof(size_t)
+						+ 2 * sizeof(segment));
 	nframes = avail > reserve ? (int) ((avail - reserve) / (s->block_size + sizeof(merge_frame))) : 0;
 	if (nframes < k + 1)
 		nframes = k + 1;		/* max_fan_in() made sure this fits */
@@ -559,7 +580,8 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		}
 	}
 	prefetch(m);
-	if (batch_eligible(env))
+	/* a batch takes a record or more from every run: the buffer must hold k */
+	if (batch_eligible(env) && xxl_merge_output_bytes(env) / env->rec_size >= (size_t) k)
 	{
 		/* blocks are loaded by the first batch */
 		if (setup_batched(m) != XXL_OK)
@@ -618,7 +640,7 @@ xxl_merger_destroy(xxl_merger *m)
 	xxl_budget_free(s->budget, m->take, (size_t) m->k * sizeof(size_t));
 	for (int t = 0; t < 2; t++)
 	{
-		xxl_budget_free(s->budget, m->thread_tree[t], (size_t) m->k * sizeof(struct tree_node));
+		xxl_budget_free(s->budget, m->thread_tree[t], m->thread_tree_bytes);
 		xxl_budget_free(s->budget, m->split_seg[t], (size_t) m->k * sizeof(segment));
 	}
 	if (m->frames)
@@ -649,8 +671,7 @@ xxl_merger_destroy(xxl_merger *m)
 static bool
 batch_eligible(const xxl_merge_env *env)
 {
-	return env->fixed && env->key_size <= 8 && env->rec_size > 0 &&
-		env->block_size % env->rec_size == 0;
+	return env->fixed && env->key_size <= XXL_INT_KEY_MAX && env->rec_size > 0;
 }
 
 size_t
@@ -676,270 +697,114 @@ setup_batched(xxl_merger *m)
 	const xxl_merge_env *env = &m->env;
 
 	m->batched = true;
+	m->key_kind = KEYS_64;
+	m->rank_mask = ~UINT64_C(0);
+	if (env->key_size > 8)
+	{
+		/* run indexes go up to 2k - 1 (+ k marks an empty segment) */
+		int			rank_bits = 64 - __builtin_clzll((unsigned long long) (2 * m->k - 1));
+
+		m->fold_shift = (int) (8 * (XXL_INT_KEY_MAX - env->key_size));
+		m->key_kind = rank_bits <= m->fold_shift ? KEYS_128_FOLDED : KEYS_128;
+		if (m->key_kind == KEYS_128_FOLDED)
+			m->rank_mask = (UINT64_C(1) << m->fold_shift) - 1;
+	}
 	m->out_bytes = xxl_merge_output_bytes(env);
 	m->out_capacity = m->out_bytes / env->rec_size;
 	m->out = xxl_budget_alloc(env->budget, m->out_bytes, env->err);
 	m->take = m->out ? xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(size_t), env->err) : NULL;
 	if (m->take == NULL)
 		return env->err->code;
+	m->thread_tree_bytes = (size_t) m->k * (m->key_kind == KEYS_128 ? sizeof(mt_node_k128)
+											: m->key_kind == KEYS_128_FOLDED ? sizeof(mt_node_k128f)
+											: sizeof(mt_node_k64));
 	for (int t = 0; t < 2; t++)
 	{
-		m->thread_tree[t] = xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(struct tree_node),
-											 env->err);
+		m->thread_tree[t] = xxl_budget_alloc(env->budget, m->thread_tree_bytes, env->err);
 		m->split_seg[t] = m->thread_tree[t] ?
 			xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(segment), env->err) : NULL;
 		if (m->split_seg[t] == NULL)
 			return env->err->code;
 	}
+	/* an empty run offers nothing from the start */
+	for (int r = 0; r < m->k; r++)
+		if (m->src[r].remaining == 0)
+			m->src[r].done = true;
 	return XXL_OK;
 }
 
-static inline uint64_t
-record_key(size_t key_size, const unsigned char *p)
+/*
+ * Give a live run a window: its next block when the current one is used up,
+ * or, when a record straddles the two (the record size need not divide the
+ * block size), that record copied whole into the run's scratch.
+ */
+static xxl_status
+prepare_window(xxl_merger *m, merge_source *src)
 {
-	if (key_size == 8)
-	{
-		uint64_t	v;
+	const size_t R = m->env.rec_size;
+	size_t		left = src->cur_len - src->pos;
 
-		memcpy(&v, p, 8);
-		return __builtin_bswap64(v);
-	}
-	return xxl_key_prefix(p, key_size);
-}
-
-/* Records in base[0..n) whose key is below key (or equal, if inclusive). */
-static size_t
-count_below(const unsigned char *base, size_t n, size_t rec_size, size_t key_size, uint64_t key,
-			bool inclusive)
-{
-	size_t		lo = 0,
-				hi = n;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-		uint64_t	k = record_key(key_size, base + mid * rec_size);
-
-		if (k < key || (inclusive && k == key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-
-static int
-segment_tree_build(struct tree_node *t, const segment *seg, int k, size_t key_size, int node)
-{
-	int			l,
-				r;
-	uint64_t	lk,
-				rk;
-	int			lr,
-				rr;
-
-	if (node >= k)
-		return node - k;
-	l = segment_tree_build(t, seg, k, key_size, 2 * node);
-	r = segment_tree_build(t, seg, k, key_size, 2 * node + 1);
-	lk = seg[l].p < seg[l].end ? record_key(key_size, seg[l].p) : UINT64_MAX;
-	rk = seg[r].p < seg[r].end ? record_key(key_size, seg[r].p) : UINT64_MAX;
-	lr = l + (seg[l].p < seg[l].end ? 0 : k);
-	rr = r + (seg[r].p < seg[r].end ? 0 : k);
-	if (rk < lk || (rk == lk && rr < lr))
-	{
-		t[node].prefix = lk;
-		t[node].rank = lr;
-		return r;
-	}
-	t[node].prefix = rk;
-	t[node].rank = rr;
-	return l;
+	if (src->done || src->span != NULL || left >= R)
+		return XXL_OK;
+	if (left == 0)
+		return next_block(m, src);
+	if (src->remaining < R)
+		return xxl_error_set(m->env.err, XXL_EIO, 0, "run ends inside a record");
+	if (ensure_scratch(m, src, R) != XXL_OK)
+		return m->env.err->code;
+	memcpy(src->scratch, m->frames[src->cur_frame].data + src->pos, left);
+	if (next_block(m, src) != XXL_OK)
+		return m->env.err->code;
+	if (src->cur_len < R - left)
+		return xxl_error_set(m->env.err, XXL_EIO, 0, "run ends inside a record");
+	memcpy(src->scratch + left, m->frames[src->cur_frame].data, R - left);
+	src->pos = R - left;
+	src->span = (unsigned char *) src->scratch;
+	return XXL_OK;
 }
 
 /*
- * Merge k sorted in-memory segments into out (n records in all), ties to the
- * lower segment.  Runs on an OpenMP thread: touches nothing but its arguments.
+ * Merge the next records into out, which has room for capacity records
+ * (at least k: every run's window holds one record or more).  Returns 1
+ * with *count records, 0 at the end, -1 on error.
  */
-static void
-merge_segments(struct tree_node *t, segment *seg, int k, size_t rec_size, size_t key_size,
-			   unsigned char *out, size_t n)
-{
-	int			w;
-	uint64_t	wkey;
-	int			wrank;
-
-	if (n == 0)
-		return;
-	w = k == 1 ? 0 : segment_tree_build(t, seg, k, key_size, 1);
-	wkey = record_key(key_size, seg[w].p);
-	wrank = w;
-	for (size_t i = 0; i < n; i++)
-	{
-		memcpy(out, seg[w].p, rec_size);
-		out += rec_size;
-		seg[w].p += rec_size;
-		if (seg[w].p < seg[w].end)
-		{
-			wkey = record_key(key_size, seg[w].p);
-			wrank = w;
-		}
-		else
-		{
-			wkey = UINT64_MAX;
-			wrank = w + k;
-		}
-		for (int node = (w + k) / 2; node >= 1; node /= 2)
-		{
-			uint64_t	nkey = t[node].prefix;
-			int			nrank = t[node].rank;
-			uint64_t	swap = (uint64_t) 0 - (uint64_t) ((nkey < wkey) | ((nkey == wkey) & (nrank < wrank)));
-			uint64_t	dkey = (nkey ^ wkey) & swap;
-			int			drank = (nrank ^ wrank) & (int) swap;
-
-			t[node].prefix = nkey ^ dkey;
-			t[node].rank = nrank ^ drank;
-			wkey ^= dkey;
-			wrank ^= drank;
-		}
-		w = wrank % k;
-	}
-}
-
-/* A live run's unconsumed records in its current block. */
-static inline const unsigned char *
-run_window(const xxl_merger *m, int r)
-{
-	return (unsigned char *) m->frames[m->src[r].cur_frame].data + m->src[r].pos;
-}
-
-/* Fill the output buffer with the next records: 1, or 0 at the end, -1 on error. */
 static int
-fill_batch(xxl_merger *m)
+fill_batch(xxl_merger *m, unsigned char *out, size_t capacity, size_t *count)
 {
 	const size_t R = m->env.rec_size;
-	const size_t K = m->env.key_size;
-	size_t		window = m->out_capacity / (size_t) m->k;
-	bool		bounded = false;
-	uint64_t	bound_key = 0;
-	int			bound_src = 0;
-	size_t		total = 0;
+	size_t		window = capacity / (size_t) m->k;
+	size_t		total;
 
-	if (window == 0)
-		window = 1;
-	/* every live run needs records in its current block */
+	/* every live run needs a record in its window */
 	for (int r = 0; r < m->k; r++)
-	{
-		merge_source *src = &m->src[r];
-
-		if (!src->done && src->pos == src->cur_len && next_block(m, src) != XXL_OK)
+		if (prepare_window(m, &m->src[r]) != XXL_OK)
 			return -1;
-	}
-	/* windows, and the bound: the smallest last key of a window not ending its run */
-	for (int r = 0; r < m->k; r++)
+	switch (m->key_kind)
 	{
-		merge_source *src = &m->src[r];
-		size_t		avail;
-		uint64_t	last;
-
-		m->take[r] = 0;
-		if (src->done)
-			continue;
-		avail = (src->cur_len - src->pos) / R;
-		m->take[r] = avail < window ? avail : window;
-		if (m->take[r] * R == src->remaining)
-			continue;			/* the window ends the run: no bound from it */
-		last = record_key(K, run_window(m, r) + (m->take[r] - 1) * R);
-		if (!bounded || last < bound_key)
-		{
-			bounded = true;
-			bound_key = last;
-			bound_src = r;
-		}
-	}
-	/* each run's share: below (key, run) = (bound_key, bound_src) */
-	for (int r = 0; r < m->k; r++)
-	{
-		merge_source *src = &m->src[r];
-
-		if (src->done)
-			continue;
-		if (bounded && r != bound_src)
-			m->take[r] = count_below(run_window(m, r), m->take[r], R, K, bound_key, r < bound_src);
-		total += m->take[r];
+		case KEYS_64:
+			total = mt_merge_batch_k64(m, window, out);
+			break;
+		case KEYS_128_FOLDED:
+			total = mt_merge_batch_k128f(m, window, out);
+			break;
+		default:
+			total = mt_merge_batch_k128(m, window, out);
+			break;
 	}
 	if (total == 0)
 		return 0;
-
-	/* the segments to merge, split in two halves at a splitter key */
-	{
-		bool		parallel = m->env.threads > 1 && total >= PARALLEL_BATCH_MIN;
-		segment    *left_seg = m->split_seg[0];
-		segment    *right_seg = m->split_seg[1];
-		size_t		left_total = 0;
-		uint64_t	split_key = 0;
-		int			g = 0;
-
-		if (parallel)
-		{
-			/* the middle record of the largest share splits the batch */
-			for (int r = 1; r < m->k; r++)
-				if (m->take[r] > m->take[g])
-					g = r;
-			split_key = record_key(K, run_window(m, g) + (m->take[g] / 2) * R);
-		}
-		for (int r = 0; r < m->k; r++)
-		{
-			const unsigned char *base;
-			size_t		left;
-
-			if (m->take[r] == 0)
-			{
-				left_seg[r].p = left_seg[r].end = right_seg[r].p = right_seg[r].end = NULL;
-				continue;
-			}
-			base = run_window(m, r);
-			if (!parallel)
-				left = m->take[r];
-			else if (r == g)
-				left = m->take[g] / 2;	/* (key, run, position) order: earlier positions left */
-			else
-				left = count_below(base, m->take[r], R, K, split_key, r < g);
-			left_seg[r].p = base;
-			left_seg[r].end = right_seg[r].p = base + left * R;
-			right_seg[r].end = base + m->take[r] * R;
-			left_total += left;
-		}
-		if (parallel)
-		{
-			sigset_t	all,
-						old;
-
-			sigfillset(&all);
-			pthread_sigmask(SIG_SETMASK, &all, &old);
-#pragma omp parallel num_threads(2)
-			{
-				if (omp_get_thread_num() == 0)
-					merge_segments(m->thread_tree[0], left_seg, m->k, R, K, m->out, left_total);
-				else
-					merge_segments(m->thread_tree[1], right_seg, m->k, R, K,
-								   m->out + left_total * R, total - left_total);
-			}
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		}
-		else
-			merge_segments(m->thread_tree[0], left_seg, m->k, R, K, m->out, total);
-	}
 
 	/* consume what was merged */
 	for (int r = 0; r < m->k; r++)
 	{
 		merge_source *src = &m->src[r];
 
-		if (src->done)
+		if (src->done || m->take[r] == 0)
 			continue;
-		src->pos += m->take[r] * R;
+		if (src->span)
+			src->span = NULL;	/* its tail was consumed when it was assembled */
+		else
+			src->pos += m->take[r] * R;
 		src->remaining -= m->take[r] * R;
 		if (src->remaining == 0)
 		{
@@ -948,8 +813,7 @@ fill_batch(xxl_merger *m)
 			prefetch(m);
 		}
 	}
-	m->out_count = total;
-	m->out_pos = 0;
+	*count = total;
 	return 1;
 }
 
@@ -960,10 +824,11 @@ merge_next_batched(xxl_merger *m, xxl_merge_record *rec)
 
 	if (m->out_pos == m->out_count)
 	{
-		int			rc = fill_batch(m);
+		int			rc = fill_batch(m, m->out, m->out_capacity, &m->out_count);
 
 		if (rc <= 0)
 			return rc;
+		m->out_pos = 0;
 	}
 	p = m->out + m->out_pos * m->env.rec_size;
 	m->out_pos++;
@@ -971,7 +836,8 @@ merge_next_batched(xxl_merger *m, xxl_merge_record *rec)
 	rec->key_len = (uint32_t) m->env.key_size;
 	rec->payload = p;
 	rec->payload_len = (uint32_t) m->env.rec_size;
-	rec->prefix = record_key(m->env.key_size, p);
+	rec->prefix = m->key_kind == KEYS_64 ? xxl_key64(p, m->env.rec_size, m->env.key_size)
+		: xxl_load_be64(p);
 	return 1;
 }
 
@@ -1018,6 +884,38 @@ batch_append(xxl_merger *m, merge_batch *b, const xxl_merge_record *r)
 
 static int merge_next_sync(xxl_merger *m, xxl_merge_record *rec);
 
+/*
+ * Fill a ring batch of a batched merger by merging straight into it: no
+ * record-by-record hand-over, no second copy.  Returns 1 with the batch
+ * filled (partly, if the rest cannot hold a record per run), 0 when the
+ * merge has ended (the batch may hold its last records), -1 on error.
+ */
+static int
+fill_ring_batch(xxl_merger *m, merge_batch *b)
+{
+	const size_t R = m->env.rec_size;
+
+	for (;;)
+	{
+		size_t		room = (m->batch_size - b->used) / R;
+		size_t		count = 0;
+		int			rc;
+
+		if (room < (size_t) m->k)
+			return 1;
+		rc = fill_batch(m, (unsigned char *) b->data + b->used, room, &count);
+		if (rc <= 0)
+			return rc;
+		b->used += count * R;
+	}
+}
+
+/*
+ * The worker fills the ring's batches in turn: a batched merger merges into
+ * them (fill_ring_batch), the others copy records from the loser tree.  The
+ * two must not be mixed: a batched merger's loser tree is never built and
+ * its runs' current records are never loaded.
+ */
 static void *
 merge_worker(void *arg)
 {
@@ -1042,7 +940,17 @@ merge_worker(void *arg)
 		pthread_mutex_unlock(&m->lock);
 
 		b->used = 0;
-		for (;;)
+		if (m->batched)
+		{
+			int			rc = fill_ring_batch(m, b);
+
+			if (rc <= 0)
+			{
+				last = true;
+				status = rc < 0 ? m->worker_err.code : XXL_OK;
+			}
+		}
+		while (!m->batched)
 		{
 			int			rc;
 
@@ -1083,6 +991,8 @@ xxl_merger_start_async(xxl_merger *m)
 	int			rc;
 
 	m->batch_size = xxl_merge_async_bytes(&m->env) / MERGE_BATCHES;
+	if (m->batched && m->batch_size / m->env.rec_size < (size_t) m->k)
+		return XXL_OK;			/* a ring batch must hold a record per run: stay synchronous */
 	for (int i = 0; i < MERGE_BATCHES; i++)
 	{
 		m->batch[i].data = xxl_budget_alloc(m->env.budget, m->batch_size, m->env.err);

@@ -44,7 +44,7 @@ typedef struct xxl_merger xxl_merger;
 
 /*
  * Bytes of output buffer a merge of these records takes (see merge.c:
- * fixed records with keys of at most 8 bytes are merged in batches, in
+ * fixed records with keys of at most 16 bytes are merged in batches, in
  * parallel when there are threads); 0 when they are merged one by one.
  */
 size_t		xxl_merge_output_bytes(const xxl_merge_env *env);

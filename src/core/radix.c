@@ -5,6 +5,7 @@
  * hosts the engine must never have a signal handler run on one of them.
  */
 #include "radix.h"
+#include "record.h"
 #include "xxl_stream.h"
 
 #include <omp.h>

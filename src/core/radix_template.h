@@ -9,6 +9,8 @@
  *
  * Generated: static void rt_sort_<suffix>(records, scratch, n, record_size,
  *                                         key_size, threads, into_scratch)
+ *
+ * Needs record.h (word loads, run-time-size record copies).
  */
 #define RT_CAT_(a, b) a##b
 #define RT_CAT(a, b) RT_CAT_(a, b)
@@ -18,8 +20,10 @@
 #define RT_REC_INT RT_CAT(rt_rec_int_, RT_SUFFIX)
 #if RT_RECORD_SIZE > 0
 #define RT_R ((size_t) RT_RECORD_SIZE)
+#define RT_COPY(d, s) memcpy((d), (s), RT_R)
 #else
 #define RT_R r_param
+#define RT_COPY(d, s) xxl_record_copy((d), (s), r_param)
 #endif
 
 #ifndef RT_WORD_DEFINED
@@ -27,14 +31,37 @@
 static inline uint64_t
 rt_word(const char *p)
 {
-	uint64_t	v;
+	return xxl_load_be64(p);
+}
 
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
+/*
+ * Does byte depth look the same in every record?  64 samples decide;
+ * wrong guesses cost nothing but a second counter per record.
+ */
+static inline bool
+rt_byte_looks_constant(const char *records, size_t n, size_t rec_size, size_t depth)
+{
+	char		first = records[depth];
+
+	for (size_t s = 1; s <= 64; s++)
+		if (records[(n - 1) * s / 64 * rec_size + depth] != first)
+			return false;
+	return true;
+}
+
+/* Whether the thread-split counts say every record has byte value first. */
+static inline bool
+rt_counts_single(size_t (*counts)[256], int threads, unsigned char first, size_t n)
+{
+	size_t		total = 0;
+
+	for (int t = 0; t < threads; t++)
+		total += counts[t][first];
+	return total == n;
 }
 #endif
 
-/* Stable insertion sort on key bytes [depth, key_size). */
+/* Stable insertion sort on key bytes [depth, key_size): keys too long for RT_REC_INT. */
 static void
 RT_INSERTION(char *a, size_t n, size_t r_param, size_t key_size, size_t depth)
 {
@@ -42,29 +69,6 @@ RT_INSERTION(char *a, size_t n, size_t r_param, size_t key_size, size_t depth)
 	size_t		klen = key_size - depth;
 
 	(void) r_param;
-	if (key_size <= 8 && RT_R >= 8)
-	{
-		/* the whole key is one masked big-endian word (earlier bytes are equal) */
-		uint64_t	mask = key_size ? ~UINT64_C(0) << (64 - 8 * key_size) : 0;
-
-		for (size_t i = 1; i < n; i++)
-		{
-			char	   *cur = a + i * RT_R;
-			uint64_t	key = rt_word(cur) & mask;
-			size_t		j = i;
-
-			if ((rt_word(cur - RT_R) & mask) <= key)
-				continue;
-			memcpy(tmp, cur, RT_R);
-			while (j > 0 && (rt_word(a + (j - 1) * RT_R) & mask) > key)
-			{
-				memcpy(a + j * RT_R, a + (j - 1) * RT_R, RT_R);
-				j--;
-			}
-			memcpy(a + j * RT_R, tmp, RT_R);
-		}
-		return;
-	}
 	for (size_t i = 1; i < n; i++)
 	{
 		char	   *cur = a + i * RT_R;
@@ -72,13 +76,13 @@ RT_INSERTION(char *a, size_t n, size_t r_param, size_t key_size, size_t depth)
 
 		if (memcmp(cur - RT_R + depth, cur + depth, klen) <= 0)
 			continue;
-		memcpy(tmp, cur, RT_R);
+		RT_COPY(tmp, cur);
 		while (j > 0 && memcmp(a + (j - 1) * RT_R + depth, tmp + depth, klen) > 0)
 		{
-			memcpy(a + j * RT_R, a + (j - 1) * RT_R, RT_R);
+			RT_COPY(a + j * RT_R, a + (j - 1) * RT_R);
 			j--;
 		}
-		memcpy(a + j * RT_R, tmp, RT_R);
+		RT_COPY(a + j * RT_R, tmp);
 	}
 }
 
@@ -125,7 +129,7 @@ RT_REC(char *src, char *dst, size_t n, size_t r_param, size_t key_size, size_t d
 		{
 			const char *r = src + i * RT_R;
 
-			memcpy(dst + (count[(unsigned char) r[depth]]++) * RT_R, r, RT_R);
+			RT_COPY(dst + (count[(unsigned char) r[depth]]++) * RT_R, r);
 		}
 		/* count[b] is now the end of bucket b */
 		pos = 0;
@@ -143,13 +147,18 @@ RT_REC(char *src, char *dst, size_t n, size_t r_param, size_t key_size, size_t d
 }
 
 /*
- * Keys of at most 8 bytes, records of at least 8: the key is an integer
- * (right-aligned, kbits wide) and the digit width adapts to the bucket so
- * that buckets end small (about 4 records) after few passes.  rem is the
- * number of low key bits not yet distributed on.
+ * Keys of at most 16 bytes, records of at least 8: the key is sorted as
+ * integers, digit by digit, with a digit width that adapts to the bucket so
+ * that buckets end small (about 4 records) after few passes.  The current
+ * key word is rt_word(p + koff) >> (64 - kbits), kbits wide, of which the
+ * low rem bits are not yet distributed on.  A key of 9..16 bytes is two
+ * words (record.h): first the 8 bytes at its start (koff 0), with next_bits
+ * the low bits of the word ending the key still to come, then that word
+ * (koff key_size - 8, next_bits 0).  A digit never straddles the two.
  */
 static void
-RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, bool want_dst)
+RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, size_t key_size, size_t koff,
+		   int kbits, int rem, int next_bits, bool want_dst)
 {
 	size_t		count[1 << XXL_RADIX_MAX_BITS];
 	char		tmp[XXL_RADIX_MAX_FIXED];
@@ -162,6 +171,15 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 		size_t		pos;
 		uint64_t	first;
 
+		if (rem == 0 && next_bits > 0 && n > XXL_RADIX_SMALL_INT)
+		{
+			/* the first word is used up: go on with the word ending the key */
+			koff = key_size - 8;
+			kbits = 64;
+			rem = next_bits;
+			next_bits = 0;
+			continue;
+		}
 		if (n <= XXL_RADIX_SMALL_INT || rem == 0)
 		{
 			char	   *a = want_dst ? dst : src;
@@ -169,21 +187,51 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 
 			if (want_dst)
 				memcpy(dst, src, n * RT_R);
+			if (next_bits > 0)
+			{
+				/* both words: (first, last) pairs; distributed bits are equal */
+				size_t		lo_off = key_size - 8;
+
+				for (size_t i = 1; i < n; i++)
+				{
+					char	   *cur = a + i * RT_R;
+					uint64_t	hi = rt_word(cur);
+					uint64_t	lo = rt_word(cur + lo_off);
+					uint64_t	phi = rt_word(cur - RT_R);
+					size_t		j = i;
+
+					if (phi < hi || (phi == hi && rt_word(cur - RT_R + lo_off) <= lo))
+						continue;
+					RT_COPY(tmp, cur);
+					while (j > 0)
+					{
+						const char *q = a + (j - 1) * RT_R;
+						uint64_t	qhi = rt_word(q);
+
+						if (qhi < hi || (qhi == hi && rt_word(q + lo_off) <= lo))
+							break;
+						RT_COPY(a + j * RT_R, q);
+						j--;
+					}
+					RT_COPY(a + j * RT_R, tmp);
+				}
+				return;
+			}
 			for (size_t i = 1; rem > 0 && i < n; i++)
 			{
 				char	   *cur = a + i * RT_R;
-				uint64_t	key = (rt_word(cur) >> (64 - kbits)) & mask;
+				uint64_t	key = (rt_word(cur + koff) >> (64 - kbits)) & mask;
 				size_t		j = i;
 
-				if (((rt_word(cur - RT_R) >> (64 - kbits)) & mask) <= key)
+				if (((rt_word(cur - RT_R + koff) >> (64 - kbits)) & mask) <= key)
 					continue;
-				memcpy(tmp, cur, RT_R);
-				while (j > 0 && ((rt_word(a + (j - 1) * RT_R) >> (64 - kbits)) & mask) > key)
+				RT_COPY(tmp, cur);
+				while (j > 0 && ((rt_word(a + (j - 1) * RT_R + koff) >> (64 - kbits)) & mask) > key)
 				{
-					memcpy(a + j * RT_R, a + (j - 1) * RT_R, RT_R);
+					RT_COPY(a + j * RT_R, a + (j - 1) * RT_R);
 					j--;
 				}
-				memcpy(a + j * RT_R, tmp, RT_R);
+				RT_COPY(a + j * RT_R, tmp);
 			}
 			return;
 		}
@@ -198,7 +246,7 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 		if (bits > rem)
 			bits = rem;
 		nb = (size_t) 1 << bits;
-#define RT_DIGIT(p) ((size_t) ((rt_word(p) >> (64 - kbits + rem - bits)) & (nb - 1)))
+#define RT_DIGIT(p) ((size_t) ((rt_word((p) + koff) >> (64 - kbits + rem - bits)) & (nb - 1)))
 		memset(count, 0, nb * sizeof(size_t));
 		for (size_t i = 0; i < n; i++)
 			count[RT_DIGIT(src + i * RT_R)]++;
@@ -220,7 +268,7 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 		{
 			const char *r = src + i * RT_R;
 
-			memcpy(dst + (count[RT_DIGIT(r)]++) * RT_R, r, RT_R);
+			RT_COPY(dst + (count[RT_DIGIT(r)]++) * RT_R, r);
 		}
 #undef RT_DIGIT
 		pos = 0;
@@ -229,24 +277,30 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 			size_t		end = count[b];
 
 			if (end > pos)
-				RT_REC_INT(dst + pos * RT_R, src + pos * RT_R, end - pos, r_param, kbits,
-						   rem - bits, !want_dst);
+				RT_REC_INT(dst + pos * RT_R, src + pos * RT_R, end - pos, r_param, key_size, koff,
+						   kbits, rem - bits, next_bits, !want_dst);
 			pos = end;
 		}
 		return;
 	}
 }
 
-/* Sort src from byte depth on, choosing the integer path when it applies. */
+/* Sort src from byte depth on, choosing an integer path when one applies. */
 static inline void
 RT_CAT(rt_rest_, RT_SUFFIX) (char *src, char *dst, size_t n, size_t r_param, size_t key_size,
 							 size_t depth, bool want_dst)
 {
-	if (key_size <= 8 && RT_R >= 8)
-		RT_REC_INT(src, dst, n, r_param, (int) (8 * key_size), (int) (8 * (key_size - depth)),
-				   want_dst);
-	else
+	if (RT_R < 8 || key_size > XXL_INT_KEY_MAX)
 		RT_REC(src, dst, n, r_param, key_size, depth, want_dst);
+	else if (key_size <= 8)
+		RT_REC_INT(src, dst, n, r_param, key_size, 0, (int) (8 * key_size),
+				   (int) (8 * (key_size - depth)), 0, want_dst);
+	else if (depth < 8)
+		RT_REC_INT(src, dst, n, r_param, key_size, 0, 64, (int) (64 - 8 * depth),
+				   (int) (8 * (key_size - 8)), want_dst);
+	else
+		RT_REC_INT(src, dst, n, r_param, key_size, key_size - 8, 64, (int) (8 * (key_size - depth)),
+				   0, want_dst);
 }
 
 /*
@@ -260,28 +314,39 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 {
 	size_t		depth = 0;
 	size_t		(*counts)[256];
+	size_t		(*next_counts)[256];
 	size_t		bucket_start[257];
 
 	(void) r_param;
 	if (threads <= 1 || n < XXL_RADIX_PARALLEL_MIN ||
-		(counts = calloc((size_t) threads, sizeof(*counts))) == NULL)
+		(counts = calloc(2 * (size_t) threads, sizeof(*counts))) == NULL)
 	{
 		RT_CAT(rt_rest_, RT_SUFFIX) (records, scratch, n, r_param, key_size, 0, into_scratch);
 		return;
 	}
-	for (;; depth++)
+	next_counts = counts + threads;
+	for (;;)
 	{
-		bool		single = false;
+		/*
+		 * A leading byte that is the same everywhere (a null flag, a small
+		 * first column) gives nothing to distribute on: when it looks like
+		 * one, the pass counts the next byte too, so that it need not be
+		 * read again.
+		 */
+		bool		pair;
 
 		if (depth >= key_size)
 		{
 			/* all keys equal: input order is the sorted order */
 			if (into_scratch)
 				memcpy(scratch, records, n * RT_R);
-			free(counts);
+			free(counts < next_counts ? counts : next_counts);
 			return;
 		}
+		pair = depth + 1 < key_size && rt_byte_looks_constant(records, n, RT_R, depth);
 		memset(counts, 0, (size_t) threads * sizeof(*counts));
+		if (pair)
+			memset(next_counts, 0, (size_t) threads * sizeof(*counts));
 #pragma omp parallel num_threads(threads)
 		{
 			int			t = omp_get_thread_num();
@@ -289,19 +354,29 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 			size_t		lo = n * (size_t) t / (size_t) nt;
 			size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
 
-			for (size_t i = lo; i < hi; i++)
-				counts[t][(unsigned char) records[i * RT_R + depth]]++;
+			if (pair)
+				for (size_t i = lo; i < hi; i++)
+				{
+					counts[t][(unsigned char) records[i * RT_R + depth]]++;
+					next_counts[t][(unsigned char) records[i * RT_R + depth + 1]]++;
+				}
+			else
+				for (size_t i = lo; i < hi; i++)
+					counts[t][(unsigned char) records[i * RT_R + depth]]++;
 		}
-		{
-			unsigned char first = (unsigned char) records[depth];
-			size_t		total = 0;
-
-			for (int t = 0; t < threads; t++)
-				total += counts[t][first];
-			single = (total == n);
-		}
-		if (!single)
+		if (!rt_counts_single(counts, threads, (unsigned char) records[depth], n))
 			break;
+		depth++;
+		if (pair)
+		{
+			size_t		(*t)[256] = counts;
+
+			counts = next_counts;
+			next_counts = t;
+			if (!rt_counts_single(counts, threads, (unsigned char) records[depth], n))
+				break;
+			depth++;
+		}
 	}
 
 	/* offsets: bucket-major, thread-minor, which keeps the sort stable */
@@ -333,7 +408,7 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 		{
 			const char *r = records + i * RT_R;
 
-			memcpy(scratch + (pos[(unsigned char) r[depth]]++) * RT_R, r, RT_R);
+			RT_COPY(scratch + (pos[(unsigned char) r[depth]]++) * RT_R, r);
 		}
 	}
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -346,10 +421,11 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 			RT_CAT(rt_rest_, RT_SUFFIX) (scratch + lo * RT_R, records + lo * RT_R, hi - lo,
 										 r_param, key_size, depth + 1, !into_scratch);
 	}
-	free(counts);
+	free(counts < next_counts ? counts : next_counts);
 }
 
 #undef RT_R
+#undef RT_COPY
 #undef RT_REC
 #undef RT_INSERTION
 #undef RT_SORT

@@ -14,6 +14,7 @@
 #include "xxl_sort.h"
 #include "merge.h"
 #include "radix.h"
+#include "record.h"
 #include "xxl_stream.h"
 
 #include <omp.h>
@@ -433,10 +434,7 @@ xxl_sorter_put(xxl_sorter *s, const void *rec)
 													  "xxl_sorter_put needs fixed-size records");
 	if (s->nloaded == s->fixed_capacity && flush_run(s) != XXL_OK)
 		return fail(s);
-	if (s->rec_size == 16)
-		memcpy(s->region + s->nloaded * 16, rec, 16);
-	else
-		memcpy(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
+	xxl_record_copy(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
 	return count_put(s, s->rec_size);
 }
 

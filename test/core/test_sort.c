@@ -142,6 +142,9 @@ typedef struct fixed_case
 	int			async_merge;	/* as in xxl_sort_config */
 } fixed_case;
 
+/* xxl_sort.h: the final merge runs on a worker from a 4 MiB budget on */
+#define ASYNC_MERGE_MIN_MEMORY (4 * MB)
+
 /* Write v big-endian into the first len (<= 8) bytes. */
 static void
 put_be(unsigned char *p, size_t len, uint64_t v)
@@ -300,6 +303,10 @@ run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
 		xxl_sorter_destroy(s);
 		return;
 	}
+	if (fc->async_merge > 0 && cfg.memory >= ASYNC_MERGE_MIN_MEMORY && threads_after_warmup > 0)
+		CHECK_MSG(xt_thread_count() > threads_after_warmup,
+				  "[%s] no merge worker: %d threads, %d before", label, xt_thread_count(),
+				  threads_after_warmup);
 	while ((rc = xxl_sorter_next(s, &p)) == 1)
 	{
 		const unsigned char *r = p;
@@ -527,20 +534,23 @@ XT_TEST(fixed12_key4_three_passes)
 	print_stats("fixed12 3 passes", &st);
 }
 
-/* The final merge on a worker thread or on the caller's, whatever the thread count. */
+/*
+ * The final merge on a worker thread or on the caller's, whatever the thread
+ * count; 4 MiB is the smallest budget that really runs it asynchronously.
+ */
 XT_TEST(fixed_async_merge_modes)
 {
 	for (int mode = 0; mode < 4; mode++)
 	{
-		fixed_case	fc = {16, 8, P_SMALLRANGE, 300000, 0, 0, 2, 0, false, 0, 2, 0};
+		fixed_case	fc = {16, 8, P_SMALLRANGE, 1500000, 4 * MB, 0, 2, 0, false, 0, 1, 0};
 
 		fc.threads = mode < 2 ? 1 : 2;
-		fc.async_merge = mode % 2 ? 1 : -1;
+		fc.async_merge = mode % 2;
 		fc.pat = mode % 2 ? P_SMALLRANGE : P_RANDOM;
 		if (xt_quick())
 		{
 			fc.block_size = QUICK_BS;
-			fc.n = 60000;
+			fc.n = 400000;
 		}
 		run_fixed_case(&fc, NULL);
 		/* with a key longer than 8 bytes the merge compares beyond the prefix */
@@ -549,6 +559,45 @@ XT_TEST(fixed_async_merge_modes)
 		fc.pat = P_PREFIX_TIES;
 		fc.n /= 2;
 		run_fixed_case(&fc, NULL);
+	}
+}
+
+/*
+ * The final merge on a worker thread (async_merge) for every merge flavour:
+ * batched records whose size divides the block size and ones that span
+ * blocks, keys of up to 8 and of 9..16 bytes, a long key (one-record loser
+ * tree), tiny blocks and dozens of runs.  The worker once took records
+ * from a batched merger as if it were a loser tree that had never been
+ * built (crash in batch_append, or records lost).  The budget is the
+ * smallest that runs the merge asynchronously (4 MiB).
+ */
+XT_TEST(async_merge_every_record_shape)
+{
+	static const size_t shapes[][2] = {
+		{16, 8}, {13, 9}, {12, 9}, {7, 3}, {15, 3}, {18, 9}, {24, 16}, {40, 24}
+	};
+	int			baseline = thread_baseline();
+
+	for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+	{
+		fixed_case	fc = {0};
+		xxl_sort_stats st;
+
+		fc.rec_size = shapes[sh][0];
+		fc.key_size = shapes[sh][1];
+		fc.pat = sh % 2 ? P_SMALLRANGE : P_RANDOM;
+		/* some 30 MB: ~16 runs of the 4 MiB budget's half-region loads */
+		fc.n = (xt_quick() ? 6 : 30) * (uint64_t) MB / fc.rec_size;
+		fc.memory = 4 * MB;
+		fc.block_size = sh % 2 ? QUICK_BS : 16 * KB;
+		fc.threads = 1 + (int) (sh % 2);
+		fc.expect_passes = 1;
+		fc.async_merge = 1;
+		memset(&st, 0, sizeof(st));
+		run_fixed_case(&fc, &st);
+		CHECK_MSG(st.runs >= (xt_quick() ? 3 : 10), "%zu/%zu: only %" PRIu64 " runs", fc.rec_size,
+				  fc.key_size, st.runs);
+		CHECK_LE(xt_thread_count(), baseline);
 	}
 }
 
@@ -944,12 +993,13 @@ XT_TEST(var_three_merge_passes)
 
 XT_TEST(var_async_merge_modes)
 {
-	var_spec	vs = {K_MIXED, xt_quick() ? 20000 : 100000, 40, 300, 0, 12};
+	/* ~20 MB: several runs of a 4 MiB budget, the smallest that merges asynchronously */
+	var_spec	vs = {K_MIXED, xt_quick() ? 80000 : 300000, 40, 300, 0, 12};
 	var_rec    *recs = gen_var_records(&vs);
 
 	for (int mode = 0; mode < 4; mode++)
 	{
-		var_run_opts o = {0, BS, 2, mode < 2 ? 1 : 2, XXL_ALLOC_STRIPING, 2, mode % 2 ? 1 : -1};
+		var_run_opts o = {4 * MB, BS, 2, mode < 2 ? 1 : 2, XXL_ALLOC_STRIPING, 1, mode % 2};
 
 		if (xt_quick())
 			o.block_size = QUICK_BS;
@@ -1000,7 +1050,7 @@ XT_TEST(min_memory_is_enough)
 		{
 			bool		var = mode & 1;
 			int			threads = mode & 2 ? 2 : 1;
-			int			async = mode & 4 ? 1 : -1;
+			bool		async = mode & 4;
 			xxl_sort_config cfg = sort_config(0, bs, 1, var ? 0 : 16, var ? 0 : 8);
 			xxl_error	err = {0};
 			xxl_sorter *s;
@@ -1042,7 +1092,7 @@ XT_TEST(min_memory_is_enough)
 			CHECK_MSG(rc == XXL_OK && count == n,
 					  "block size %zu, %s records, %d thread(s), %s merge, budget %zu (the minimum): "
 					  "%s after %" PRIu64 " runs: %s", bs, var ? "variable" : "fixed", threads,
-					  async > 0 ? "async" : "synchronous", cfg.memory, xxl_status_name(rc), st.runs,
+					  async ? "async" : "synchronous", cfg.memory, xxl_status_name(rc), st.runs,
 					  xxl_sorter_error(s)->message);
 			CHECK_LE(st.memory_peak, st.memory_limit);
 			xxl_sorter_destroy(s);
@@ -1528,11 +1578,17 @@ XT_TEST(cancel_external_fixed)
 		cfg.memory = xxl_sort_min_memory(QUICK_BS);
 	}
 	cancel_series("external", &fc, cfg);
-	cfg.async_merge = -1;
-	cancel_series("external, synchronous merge", &fc, cfg);
-	cfg.async_merge = 1;
 	cfg.threads = 1;
+	cancel_series("external, 1 thread", &fc, cfg);
+	/* a budget large enough for the merge to run on its worker */
+	cfg.async_merge = true;
+	cfg.memory = 4 * MB;
+	fc.expect_passes = 1;
+	if (fc.n < 600000)
+		fc.n = 600000;			/* ~10 MB: several runs */
 	cancel_series("external, async merge, 1 thread", &fc, cfg);
+	cfg.threads = 2;
+	cancel_series("external, async merge, 2 threads", &fc, cfg);
 }
 
 XT_TEST(cancel_in_memory_fixed)
