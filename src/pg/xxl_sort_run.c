@@ -62,7 +62,7 @@ struct XxlSortRun
 	bool		finished;		/* ... and the operator recorded its statistics */
 	uint64		rows_out;
 
-	/* the row handed out */
+	/* the row handed to an output */
 	Datum	   *values;
 	bool	   *isnull;
 
@@ -205,7 +205,7 @@ encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull)
 }
 
 static void
-decode_fixed(XxlSortRun *run, const unsigned char *rec)
+decode_fixed(XxlSortRun *run, const unsigned char *rec, Datum *values, bool *isnull)
 {
 	TupleDesc	out = run->out_desc;
 	const unsigned char *bitmap = rec + run->bitmap_offset;
@@ -219,12 +219,12 @@ decode_fixed(XxlSortRun *run, const unsigned char *rec)
 		switch (r->source)
 		{
 			case COLUMN_NULL:
-				run->values[i] = (Datum) 0;
-				run->isnull[i] = true;
+				values[i] = (Datum) 0;
+				isnull[i] = true;
 				continue;
 			case COLUMN_KEY:
-				run->values[i] = xxl_sortkey_restore(run->key, r->key_column, rec,
-													 &run->isnull[i]);
+				values[i] = xxl_sortkey_restore(run->key, r->key_column, rec,
+													 &isnull[i]);
 				continue;
 			case COLUMN_STORED:
 				break;
@@ -232,31 +232,31 @@ decode_fixed(XxlSortRun *run, const unsigned char *rec)
 		c = &run->stored[r->stored];
 		if (bitmap[r->stored / 8] & (1 << (r->stored % 8)))
 		{
-			run->values[i] = (Datum) 0;
-			run->isnull[i] = true;
+			values[i] = (Datum) 0;
+			isnull[i] = true;
 			continue;
 		}
-		run->isnull[i] = false;
+		isnull[i] = false;
 		p = rec + c->offset;
 		if (!c->byval)
 		{
 			char	   *dst = run->scratch + c->scratch_offset;
 
 			memcpy(dst, p, c->len);
-			run->values[i] = PointerGetDatum(dst);
+			values[i] = PointerGetDatum(dst);
 			continue;
 		}
 		switch (c->len)
 		{
 			case 1:
-				run->values[i] = CharGetDatum((char) *p);
+				values[i] = CharGetDatum((char) *p);
 				break;
 			case 2:
 				{
 					int16		v;
 
 					memcpy(&v, p, 2);
-					run->values[i] = Int16GetDatum(v);
+					values[i] = Int16GetDatum(v);
 					break;
 				}
 			case 4:
@@ -264,7 +264,7 @@ decode_fixed(XxlSortRun *run, const unsigned char *rec)
 					int32		v;
 
 					memcpy(&v, p, 4);
-					run->values[i] = Int32GetDatum(v);
+					values[i] = Int32GetDatum(v);
 					break;
 				}
 			default:
@@ -272,7 +272,7 @@ decode_fixed(XxlSortRun *run, const unsigned char *rec)
 					Datum		v;
 
 					memcpy(&v, p, sizeof(Datum));
-					run->values[i] = v;
+					values[i] = v;
 					break;
 				}
 		}
@@ -475,7 +475,7 @@ compact_to_tuple(XxlSortRun *run, const void *row, uint32 len)
 }
 
 bool
-xxl_sort_run_next(XxlSortRun *run, Datum **values, bool **isnull)
+xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 {
 	const void *key,
 			   *payload;
@@ -488,7 +488,7 @@ xxl_sort_run_next(XxlSortRun *run, Datum **values, bool **isnull)
 		return false;
 	}
 	if (run->fixed)
-		decode_fixed(run, payload);
+		decode_fixed(run, payload, values, isnull);
 	else
 	{
 		MinimalTuple mt = compact_to_tuple(run, payload, plen);
@@ -496,10 +496,8 @@ xxl_sort_run_next(XxlSortRun *run, Datum **values, bool **isnull)
 
 		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
 		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-		heap_deform_tuple(&htup, run->out_desc, run->values, run->isnull);
+		heap_deform_tuple(&htup, run->out_desc, values, isnull);
 	}
-	*values = run->values;
-	*isnull = run->isnull;
 	return true;
 }
 
@@ -519,7 +517,7 @@ xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out)
 			break;
 		if (run->fixed)
 		{
-			decode_fixed(run, payload);
+			decode_fixed(run, payload, run->values, run->isnull);
 			xxl_output_put_values(out, run->values, run->isnull);
 		}
 		else

@@ -40,10 +40,11 @@ extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc o
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
 
 /*
- * The next row as out_desc's values and nulls, valid until the next call;
- * false at the end (the run then records its statistics).
+ * The next row into values and isnull (out_desc's columns); by-reference
+ * values point into the run's memory and stay valid until the next call.
+ * False at the end (the run then records its statistics).
  */
-extern bool xxl_sort_run_next(XxlSortRun *run, Datum **values, bool **isnull);
+extern bool xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull);
 
 /* Every remaining row into out, finished; returns the rows written. */
 extern uint64 xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out);

@@ -379,14 +379,12 @@ next_sorted_row(ScanState *ss)
 {
 	SortScanState *state = (SortScanState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	Datum	   *values;
-	bool	   *isnull;
 	int			natts = slot->tts_tupleDescriptor->natts;
 
 	if (state->run == NULL)
 		start_run(state);
 	ExecClearTuple(slot);
-	if (!xxl_sort_run_next(state->run, &values, &isnull))
+	if (!xxl_sort_run_next(state->run, slot->tts_values, slot->tts_isnull))
 	{
 		const XxlStats *st = xxl_operator_last_stats();
 
@@ -404,12 +402,11 @@ next_sorted_row(ScanState *ss)
 
 		natts--;
 		slot->tts_values[natts] = HeapTupleGetDatum(heap_form_tuple(state->result_desc,
-																	values, isnull));
+																	slot->tts_values,
+																	slot->tts_isnull));
 		slot->tts_isnull[natts] = false;
 		MemoryContextSwitchTo(old);
 	}
-	memcpy(slot->tts_values, values, natts * sizeof(Datum));
-	memcpy(slot->tts_isnull, isnull, natts * sizeof(bool));
 	return ExecStoreVirtualTuple(slot);
 }
 
@@ -422,6 +419,14 @@ recheck_sorted_row(ScanState *ss, TupleTableSlot *slot)
 static TupleTableSlot *
 exec_sort_scan(CustomScanState *node)
 {
+	/*
+	 * With nothing to filter or project, no per-row allocation and no
+	 * EvalPlanQual recheck in progress, skip ExecScan's per-row context
+	 * reset: rows go up as they come.
+	 */
+	if (node->ss.ps.qual == NULL && node->ss.ps.ps_ProjInfo == NULL &&
+		!((SortScanState *) node)->whole_row && node->ss.ps.state->es_epq_active == NULL)
+		return next_sorted_row(&node->ss);
 	return ExecScan(&node->ss, next_sorted_row, recheck_sorted_row);
 }
 
