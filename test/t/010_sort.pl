@@ -145,6 +145,32 @@ like($err, qr/canceling statement due to statement timeout/, 'statement_timeout 
 is(spill_files(), '0', 'no spill files after the timeout');
 is(table_exists('sorted'), 'f', 'no target table after the timeout');
 
+# xxl.sort() in FROM (the custom scan) cleans up the same way when canceled
+# while its rows stream out, or when the consumer stops early
+{
+	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$bg->query_safe("SET xxl.memory = '2MB'");
+	$bg->query_until(qr/started/,
+		"\\echo started\nSELECT count(pg_sleep(0.00001)) FROM xxl.sort('src', 'a, b') AS s(a int, b text);\n");
+	$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp$pid.%'")
+	  or die 'the scan made no spill files';
+	# well into the output phase: the merge streams rows to the slow consumer
+	sleep(($input_ms + $merge_ms) / 1000.0 + 1);
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	$node->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+	  or die 'the canceled scan did not end';
+	# the next query collects the canceled one's error
+	is($bg->query('SELECT 1'), '1', 'custom scan: the session works after the cancel');
+	like($bg->{stderr}, qr/canceling statement due to user request/, 'custom scan: the cancel reaches the client');
+	$bg->{stderr} = '';
+	is(spill_files($pid), '0', 'custom scan: no spill files after a cancel while rows stream out');
+	is($bg->query_safe(q{SELECT a FROM xxl.sort('src', 'a DESC') AS s(a int, b text) LIMIT 1}),
+		$node->safe_psql('postgres', 'SELECT max(a) FROM src'), 'custom scan: a LIMIT takes the first row');
+	is(spill_files($pid), '0', 'custom scan: no spill files after a LIMIT');
+	$bg->quit;
+}
+
 # --- temp_file_limit ----------------------------------------------------------------
 
 ($rc, $out, $err) = $node->psql('postgres', qq{
