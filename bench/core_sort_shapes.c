@@ -1,8 +1,8 @@
 /*
  * core_sort_shapes.c — the core sorter on fixed records of any shape (record
  * and key size), with an optional producer that does real work per record:
- * the measurement behind the sorter's fast paths for short keys
- * (docs/engine.md).  core_sort_bench.c stays the 16/8 benchmark against
+ * the measurement behind the sorter's fast paths for short keys and its
+ * asynchronous run formation (docs/engine.md).  core_sort_bench.c stays the 16/8 benchmark against
  * STXXL; this one asks "what does this shape cost".
  *
  *   core_sort_shapes N MEM_MIB DIR [BLOCK_KB]
@@ -14,7 +14,8 @@
  *   DISTINCT [0]          > 0: keys drawn from this many values (duplicates)
  *   WORK_NS [0]           busy work per record in the producer (calibrated
  *                         spin), standing in for a heap scan + key encoding
- *   SEED [42], XXL_THREADS [0], XXL_ASYNC_MERGE [0]
+ *   WORK_ITERS [0]        > 0: that many spin iterations instead (no calibration)
+ *   SEED [42], XXL_THREADS [0], XXL_ASYNC_MERGE [0], XXL_ASYNC_RUNS [0]
  *
  * Keys are random big-endian bytes (splitmix64), the payload starts with
  * the input index.  The output is checked: keys non-decreasing (memcmp),
@@ -187,7 +188,8 @@ main(int argc, char **argv)
 	uint64_t	distinct = env_u64("DISTINCT", 0);
 	uint64_t	work_ns = env_u64("WORK_NS", 0);
 	uint64_t	seed = env_u64("SEED", 42);
-	uint64_t	spin_iters = calibrate(work_ns);
+	/* WORK_ITERS pins the spin (comparisons across runs on a busy machine) */
+	uint64_t	spin_iters = env_u64("WORK_ITERS", 0) ? env_u64("WORK_ITERS", 0) : calibrate(work_ns);
 	char		prefix[64];
 	xxl_sort_config cfg;
 	xxl_error	err;
@@ -222,6 +224,7 @@ main(int argc, char **argv)
 	cfg.key_size = key_size;
 	cfg.threads = (int) env_u64("XXL_THREADS", 0);
 	cfg.async_merge = env_u64("XXL_ASYNC_MERGE", 0) != 0;
+	cfg.async_runs = env_u64("XXL_ASYNC_RUNS", 0) != 0;
 	cfg.disk.dirs = dirs;
 	cfg.disk.ndisks = 1;
 	cfg.disk.file_prefix = prefix;
@@ -322,10 +325,11 @@ main(int argc, char **argv)
 		out_xor == in_xor;
 
 	printf("shapes: %" PRIu64 " records of %zu bytes, key %zu%s, %zu MiB, block %zu KiB, threads %d, "
-		   "work %" PRIu64 " ns/record, async merge %s\n",
+		   "work %" PRIu64 " ns/record (%" PRIu64 " spins), async runs %s, async merge %s\n",
 		   n, rec_size, key_size, null_flag ? " (constant first byte)" : "", mem >> 20,
 		   cfg.disk.block_size >> 10, cfg.threads > 0 ? cfg.threads : omp_get_max_threads(), work_ns,
-		   cfg.async_merge ? "on" : "off");
+		   spin_iters,
+		   cfg.async_runs ? "on" : "off", cfg.async_merge ? "on" : "off");
 	printf("shapes: push %.3f s, sort %.3f s, consume %.3f s, total %.3f s; %" PRIu64
 		   " runs, %d passes, fan-in %d; read %.0f MiB, written %.0f MiB; peak %.1f of %.1f MiB\n",
 		   (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, st.runs,
@@ -334,9 +338,9 @@ main(int argc, char **argv)
 	printf("shapes: check %s (%" PRIu64 " out, %" PRIu64 " unsorted, %" PRIu64 " unstable)\n",
 		   ok ? "ok" : "FAILED", out_n, unsorted, unstable);
 	printf("RESULT rec=%zu key=%zu null_flag=%d n=%" PRIu64 " mem_mib=%zu block_kb=%zu work_ns=%" PRIu64
-		   " push_s=%.6f sort_s=%.6f consume_s=%.6f total_s=%.6f runs=%" PRIu64 " passes=%d ok=%d\n",
+		   " async_runs=%d push_s=%.6f sort_s=%.6f consume_s=%.6f total_s=%.6f runs=%" PRIu64 " passes=%d ok=%d\n",
 		   rec_size, key_size, null_flag, n, mem >> 20, cfg.disk.block_size >> 10, work_ns,
-		   (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, st.runs,
+		   cfg.async_runs, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, st.runs,
 		   st.merge_passes, ok);
 	free(gen);
 	free(prev);

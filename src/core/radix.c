@@ -34,6 +34,18 @@
 #define RT_RECORD_SIZE 0
 #include "radix_template.h"
 
+/* Record sizes with their own instance; anything else goes through rt_*_any. */
+#define RT_DISPATCH(record_size, fn, args) \
+	switch (record_size) \
+	{ \
+		case 8: fn##_r8 args; break; \
+		case 12: fn##_r12 args; break; \
+		case 16: fn##_r16 args; break; \
+		case 24: fn##_r24 args; break; \
+		case 32: fn##_r32 args; break; \
+		default: fn##_any args; break; \
+	}
+
 void
 xxl_radix_sort_fixed(char *records, char *scratch, size_t n, size_t record_size,
 					 size_t key_size, int threads, bool into_scratch)
@@ -43,28 +55,49 @@ xxl_radix_sort_fixed(char *records, char *scratch, size_t n, size_t record_size,
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	switch (record_size)
-	{
-		case 8:
-			rt_sort_r8(records, scratch, n, record_size, key_size, threads, into_scratch);
-			break;
-		case 12:
-			rt_sort_r12(records, scratch, n, record_size, key_size, threads, into_scratch);
-			break;
-		case 16:
-			rt_sort_r16(records, scratch, n, record_size, key_size, threads, into_scratch);
-			break;
-		case 24:
-			rt_sort_r24(records, scratch, n, record_size, key_size, threads, into_scratch);
-			break;
-		case 32:
-			rt_sort_r32(records, scratch, n, record_size, key_size, threads, into_scratch);
-			break;
-		default:
-			rt_sort_any(records, scratch, n, record_size, key_size, threads, into_scratch);
-			break;
-	}
+	RT_DISPATCH(record_size, rt_sort,
+				(records, scratch, n, record_size, key_size, threads, into_scratch));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+size_t
+xxl_radix_distribute_fixed(char *records, char *dst, size_t n, size_t record_size,
+						   size_t key_size, int threads, size_t bucket_start[257])
+{
+	sigset_t	all,
+				old;
+	size_t		depth = 0;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	RT_DISPATCH(record_size, depth = rt_distribute,
+				(records, dst, n, record_size, key_size, threads, bucket_start));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return depth;
+}
+
+void
+xxl_radix_sort_large_buckets(char *dist, char *scratch, const size_t bucket_start[257],
+							 size_t record_size, size_t key_size, size_t depth, int threads,
+							 size_t min_bytes)
+{
+	sigset_t	all,
+				old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	RT_DISPATCH(record_size, rt_sort_buckets,
+				(dist, scratch, bucket_start, record_size, key_size, depth, threads, min_bytes,
+				 false));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void
+xxl_radix_sort_bucket(char *bucket, char *scratch, size_t n, size_t record_size,
+					  size_t key_size, size_t depth)
+{
+	RT_DISPATCH(record_size, rt_sort_bucket,
+				(bucket, scratch, n, record_size, key_size, depth));
 }
 
 /* Entries of variable-length records ------------------------------------ */

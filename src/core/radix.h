@@ -45,6 +45,27 @@ void		xxl_radix_sort_fixed(char *records, char *scratch, size_t n,
 								 bool into_scratch);
 
 /*
+ * The same sort in two steps, for run formation that hands the rest of the
+ * work to another thread and wants its input buffer back early:
+ *
+ * xxl_radix_distribute_fixed moves records into dst by the first key byte
+ * that varies (threads share the pass) and returns that byte's depth, with
+ * bucket_start[b]..bucket_start[b + 1] the records of bucket b; it returns
+ * key_size if every key is equal, and then moves nothing.
+ * xxl_radix_sort_large_buckets sorts, in parallel and in place, the buckets
+ * of dst larger than min_bytes, with scratch (as large as dst) as scratch.
+ * xxl_radix_sort_bucket sorts one bucket in place on the calling thread
+ * (no OpenMP), scratch holding at least n records.
+ */
+size_t		xxl_radix_distribute_fixed(char *records, char *dst, size_t n, size_t record_size,
+									   size_t key_size, int threads, size_t bucket_start[257]);
+void		xxl_radix_sort_large_buckets(char *dst, char *scratch, const size_t bucket_start[257],
+										 size_t record_size, size_t key_size, size_t depth,
+										 int threads, size_t min_bytes);
+void		xxl_radix_sort_bucket(char *bucket, char *scratch, size_t n, size_t record_size,
+								  size_t key_size, size_t depth);
+
+/*
  * Sort entries; arena + 8*ref points at the record whose key starts
  * key_offset bytes later.  On return every entry's prefix is unspecified.
  */

@@ -9,6 +9,9 @@
  *
  * Generated: static void rt_sort_<suffix>(records, scratch, n, record_size,
  *                                         key_size, threads, into_scratch)
+ * and its two halves for callers that want the input buffer back after the
+ * first distribution: rt_distribute_<suffix>, rt_sort_buckets_<suffix> (the
+ * large buckets, in parallel) and rt_sort_bucket_<suffix> (one bucket).
  *
  * Needs record.h (word loads, run-time-size record copies).
  */
@@ -18,6 +21,9 @@
 #define RT_INSERTION RT_CAT(rt_insertion_, RT_SUFFIX)
 #define RT_SORT RT_CAT(rt_sort_, RT_SUFFIX)
 #define RT_REC_INT RT_CAT(rt_rec_int_, RT_SUFFIX)
+#define RT_DISTRIBUTE RT_CAT(rt_distribute_, RT_SUFFIX)
+#define RT_SORT_BUCKETS RT_CAT(rt_sort_buckets_, RT_SUFFIX)
+#define RT_SORT_BUCKET RT_CAT(rt_sort_bucket_, RT_SUFFIX)
 #if RT_RECORD_SIZE > 0
 #define RT_R ((size_t) RT_RECORD_SIZE)
 #define RT_COPY(d, s) memcpy((d), (s), RT_R)
@@ -304,25 +310,28 @@ RT_CAT(rt_rest_, RT_SUFFIX) (char *src, char *dst, size_t n, size_t r_param, siz
 }
 
 /*
- * Top level: the distribution on the first byte that varies is split over
- * threads (each thread counts and moves a contiguous slice, so the order of
- * equal keys is kept), then the buckets are sorted in parallel.
+ * Top level, first half: distribute records into dst on the first key byte
+ * that varies, split over threads (each thread counts and moves a contiguous
+ * slice, offsets bucket-major, thread-minor: the order of equal keys is
+ * kept).  Returns that byte's depth with bucket_start[0..256] filled, or
+ * key_size when every key is equal (then nothing moves).
  */
-static void
-RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size, int threads,
-		bool into_scratch)
+static size_t
+RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_size, int threads,
+			  size_t bucket_start[257])
 {
 	size_t		depth = 0;
-	size_t		(*counts)[256];
+	size_t		local[2][256];
+	size_t		(*counts)[256] = NULL;
 	size_t		(*next_counts)[256];
-	size_t		bucket_start[257];
 
 	(void) r_param;
-	if (threads <= 1 || n < XXL_RADIX_PARALLEL_MIN ||
-		(counts = calloc(2 * (size_t) threads, sizeof(*counts))) == NULL)
+	if (threads > 1)
+		counts = calloc(2 * (size_t) threads, sizeof(*counts));
+	if (counts == NULL)
 	{
-		RT_CAT(rt_rest_, RT_SUFFIX) (records, scratch, n, r_param, key_size, 0, into_scratch);
-		return;
+		threads = 1;
+		counts = local;
 	}
 	next_counts = counts + threads;
 	for (;;)
@@ -336,13 +345,7 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 		bool		pair;
 
 		if (depth >= key_size)
-		{
-			/* all keys equal: input order is the sorted order */
-			if (into_scratch)
-				memcpy(scratch, records, n * RT_R);
-			free(counts < next_counts ? counts : next_counts);
-			return;
-		}
+			goto out;			/* all keys equal: input order is the sorted order */
 		pair = depth + 1 < key_size && rt_byte_looks_constant(records, n, RT_R, depth);
 		memset(counts, 0, (size_t) threads * sizeof(*counts));
 		if (pair)
@@ -379,7 +382,6 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 		}
 	}
 
-	/* offsets: bucket-major, thread-minor, which keeps the sort stable */
 	{
 		size_t		pos = 0;
 
@@ -408,20 +410,69 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 		{
 			const char *r = records + i * RT_R;
 
-			RT_COPY(scratch + (pos[(unsigned char) r[depth]]++) * RT_R, r);
+			RT_COPY(dst + (pos[(unsigned char) r[depth]]++) * RT_R, r);
 		}
 	}
+out:
+	if (counts != local && next_counts != local)
+		free(counts < next_counts ? counts : next_counts);
+	return depth;
+}
+
+/*
+ * Top level, second half: sort (in parallel) every bucket of dist larger
+ * than min_bytes by the key bytes after depth; other is as large as dist and
+ * serves as scratch at the same offsets.  The result is in other if
+ * result_in_other, else in dist.
+ */
+static void
+RT_SORT_BUCKETS(char *dist, char *other, const size_t bucket_start[257], size_t r_param,
+				size_t key_size, size_t depth, int threads, size_t min_bytes, bool result_in_other)
+{
+	(void) r_param;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 	for (int b = 0; b < 256; b++)
 	{
 		size_t		lo = bucket_start[b];
 		size_t		hi = bucket_start[b + 1];
 
-		if (hi > lo)
-			RT_CAT(rt_rest_, RT_SUFFIX) (scratch + lo * RT_R, records + lo * RT_R, hi - lo,
-										 r_param, key_size, depth + 1, !into_scratch);
+		if (hi > lo && (hi - lo) * RT_R > min_bytes)
+			RT_CAT(rt_rest_, RT_SUFFIX) (dist + lo * RT_R, other + lo * RT_R, hi - lo, r_param,
+										 key_size, depth + 1, result_in_other);
 	}
-	free(counts < next_counts ? counts : next_counts);
+}
+
+/* A bucket left by RT_DISTRIBUTE, sorted in place on one thread. */
+static void
+RT_SORT_BUCKET(char *bucket, char *scratch, size_t n, size_t r_param, size_t key_size,
+			   size_t depth)
+{
+	if (depth + 1 < key_size && n > 1)
+		RT_CAT(rt_rest_, RT_SUFFIX) (bucket, scratch, n, r_param, key_size, depth + 1, false);
+}
+
+/* Both halves: the whole sort. */
+static void
+RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size, int threads,
+		bool into_scratch)
+{
+	size_t		bucket_start[257];
+	size_t		depth;
+
+	if (threads <= 1 || n < XXL_RADIX_PARALLEL_MIN)
+	{
+		RT_CAT(rt_rest_, RT_SUFFIX) (records, scratch, n, r_param, key_size, 0, into_scratch);
+		return;
+	}
+	depth = RT_DISTRIBUTE(records, scratch, n, r_param, key_size, threads, bucket_start);
+	if (depth >= key_size)
+	{
+		if (into_scratch)
+			memcpy(scratch, records, n * RT_R);
+		return;
+	}
+	RT_SORT_BUCKETS(scratch, records, bucket_start, r_param, key_size, depth, threads, 0,
+					!into_scratch);
 }
 
 #undef RT_R
@@ -430,5 +481,8 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 #undef RT_INSERTION
 #undef RT_SORT
 #undef RT_REC_INT
+#undef RT_DISTRIBUTE
+#undef RT_SORT_BUCKETS
+#undef RT_SORT_BUCKET
 #undef RT_SUFFIX
 #undef RT_RECORD_SIZE

@@ -8,8 +8,20 @@
  * grows up from the region's start while their 16-byte sort entries grow down
  * from its end, leaving room for the entries' radix scratch in between.  At
  * the end of input the region is freed and the whole budget goes to merging:
- * one frame per run being merged, the rest as prefetch frames.  With more
- * than one thread the final merge runs asynchronously (merge.h).
+ * one frame per run being merged, the rest as prefetch frames.  On request
+ * the final merge runs asynchronously (merge.h).
+ *
+ * Asynchronous run formation (async_runs, fixed records): when a load is
+ * full, the caller distributes it on its first varying key byte into the
+ * sorted half (all threads) and sorts the buckets too large for the worker's
+ * bucket scratch; then a worker thread sorts the other buckets one by one,
+ * in key order, and posts each block of the run as soon as the records
+ * before its end are sorted, while the caller refills the input half.  At
+ * the next full load the caller waits for the worker and the writes, as it
+ * waits for the writes alone in synchronous mode.  During a job the worker
+ * owns the sorted half, the run being written, run_writes and the block
+ * manager; it never allocates from the budget (the run's block list is
+ * reserved up front) and never calls back into the caller.
  */
 #include "xxl_sort.h"
 #include "merge.h"
@@ -18,6 +30,8 @@
 #include "xxl_stream.h"
 
 #include <omp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +42,9 @@
 #define SLACK_BYTES (64 * 1024)
 #define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
 #define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
+/* the run worker's bucket scratch: region / 32 within these bounds */
+#define BUCKET_SCRATCH_MIN XXL_ALIGN
+#define BUCKET_SCRATCH_MAX (4 * 1024 * 1024)
 #define SLACK_FOR(memory) xxl_sort_slack(memory)
 
 _Static_assert(XXL_SORT_MAX_FIXED_RECORD == XXL_RADIX_MAX_FIXED,
@@ -41,6 +58,23 @@ typedef enum sorter_phase
 	PHASE_DONE,
 	PHASE_FAILED
 } sorter_phase;
+
+/* The run formation thread and its job (async_runs); from the budget. */
+typedef struct run_worker
+{
+	pthread_t	thread;
+	bool		started;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool		job_pending;	/* the worker has a load to finish */
+	bool		stop;			/* destroy: abandon the job and exit */
+	xxl_run    *run;
+	size_t		records;
+	size_t		depth;			/* the distribution's key byte */
+	size_t		buckets[257];
+	char	   *scratch;		/* for one bucket: bucket_scratch_size bytes */
+	xxl_error	err;			/* the worker's error, taken over at the next hand-off */
+} run_worker;
 
 struct xxl_sorter
 {
@@ -67,6 +101,11 @@ struct xxl_sorter
 	size_t		arena_used;		/* variable: arena bytes */
 	size_t		max_record;		/* largest record seen (bytes on disk) */
 	uint64_t	puts_since_poll;
+
+	/* asynchronous run formation (fixed records, see the head of this file) */
+	bool		async_runs;
+	size_t		bucket_scratch_size;
+	struct run_worker *rw;		/* while loads are formed */
 
 	/* runs on disk */
 	xxl_run    *runs;
@@ -190,13 +229,21 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	 */
 	s->region_size = config->memory - s->budget.used - SLACK_FOR(config->memory)
 		- (s->fixed ? 0 : WRITE_BUFFERS * block_size);
+	s->async_runs = s->fixed && config->async_runs;
+	if (s->async_runs)
+	{
+		size_t		scratch = s->region_size / 32;
+
+		scratch = scratch < BUCKET_SCRATCH_MIN ? BUCKET_SCRATCH_MIN
+			: scratch > BUCKET_SCRATCH_MAX ? BUCKET_SCRATCH_MAX : scratch;
+		s->bucket_scratch_size = XXL_ROUND_UP(scratch, XXL_ALIGN);
+		s->region_size -= s->bucket_scratch_size;
+	}
 	s->region_size -= s->region_size % 64;
+	/* (the failure paths go through destroy: s holds the budget it frees s from) */
 	s->region = xxl_budget_alloc(&s->budget, s->region_size, err);
 	if (s->region == NULL)
-	{
-		xxl_budget_free(&s->budget, s, sizeof(*s));
-		return NULL;
-	}
+		goto fail;
 	if (s->fixed)
 	{
 		s->half = (s->region_size / 2) & ~(size_t) (XXL_ALIGN - 1);
@@ -204,15 +251,29 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 		s->run_writes_capacity = s->half / block_size + 1;
 		s->run_writes = xxl_budget_alloc(&s->budget, s->run_writes_capacity * sizeof(xxl_io_request), err);
 		if (s->run_writes == NULL)
-		{
-			xxl_budget_free(&s->budget, s->region, s->region_size);
-			xxl_budget_free(&s->budget, s, sizeof(*s));
-			return NULL;
-		}
+			goto fail;
 		memset(s->run_writes, 0, s->run_writes_capacity * sizeof(xxl_io_request));
+	}
+	if (s->async_runs)
+	{
+		run_worker *rw = xxl_budget_alloc(&s->budget, sizeof(run_worker), err);
+
+		if (rw == NULL)
+			goto fail;
+		memset(rw, 0, sizeof(*rw));
+		pthread_mutex_init(&rw->lock, NULL);
+		pthread_cond_init(&rw->changed, NULL);
+		s->rw = rw;
+		rw->scratch = xxl_budget_alloc(&s->budget, s->bucket_scratch_size, err);
+		if (rw->scratch == NULL)
+			goto fail;
 	}
 	s->t_start = xxl_now_ns();
 	return s;
+
+fail:
+	xxl_sorter_destroy(s);
+	return NULL;
 }
 
 /* Run formation --------------------------------------------------------- */
@@ -318,6 +379,51 @@ loaded_record(xxl_sorter *s, size_t i, size_t *len, uint64_t *prefix)
 }
 
 /*
+ * Post the write of block b of a sorted fixed-record load of bytes bytes,
+ * straight from the sorted half.  The run's block list must have room (it
+ * is reserved up front: the run worker must not allocate).
+ */
+static xxl_status
+post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err)
+{
+	const unsigned char *data = (unsigned char *) fixed_sorted(s);
+	size_t		start = b * s->block_size;
+	size_t		len = bytes - start < s->block_size ? bytes - start : s->block_size;
+	const unsigned char *first = data + (start / s->rec_size) * s->rec_size;
+	xxl_io_request *req = &s->run_writes[s->nrun_writes];
+	xxl_bid		bid;
+
+	if (xxl_block_alloc(s->disks, &bid, err) != XXL_OK ||
+		xxl_run_append_block(run, bid, xxl_key_prefix(first, s->key_size), &s->budget,
+							 err) != XXL_OK)
+		return err->code;
+	req->bid = bid;
+	req->buf = (void *) (data + start);
+	req->len = XXL_ROUND_UP(len, XXL_ALIGN);
+	/* the sorted half has room to the page: pad with zeros, not stale bytes */
+	memset((char *) data + start + len, 0, req->len - len);
+	req->is_write = true;
+	xxl_io_post(s->disks, req);
+	s->nrun_writes++;
+	return XXL_OK;
+}
+
+/* A new run for the current load, its block list reserved. */
+static xxl_status
+add_load_run(xxl_sorter *s, xxl_run **run)
+{
+	size_t		bytes = s->nloaded * s->rec_size;
+
+	if (add_run(s, run) != XXL_OK ||
+		xxl_run_reserve(*run, (bytes + s->block_size - 1) / s->block_size, &s->budget,
+						&s->err) != XXL_OK)
+		return s->err.code;
+	(*run)->nbytes = bytes;
+	(*run)->nrecords = s->nloaded;
+	return XXL_OK;
+}
+
+/*
  * Post the writes of a sorted fixed-record load straight from the sorted
  * half; they complete while the caller fills the other half.
  */
@@ -326,41 +432,186 @@ write_fixed_run(xxl_sorter *s, xxl_run *run)
 {
 	size_t		bytes = s->nloaded * s->rec_size;
 	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
-	const unsigned char *data = (unsigned char *) fixed_sorted(s);
 
-	if (xxl_run_reserve(run, nblocks, &s->budget, &s->err) != XXL_OK)
-		return s->err.code;
 	for (size_t b = 0; b < nblocks; b++)
-	{
-		size_t		start = b * s->block_size;
-		size_t		len = bytes - start < s->block_size ? bytes - start : s->block_size;
-		const unsigned char *first = data + (start / s->rec_size) * s->rec_size;
-		xxl_io_request *req = &s->run_writes[s->nrun_writes];
-		xxl_bid		bid;
-
-		if (xxl_block_alloc(s->disks, &bid, &s->err) != XXL_OK ||
-			xxl_run_append_block(run, bid, xxl_key_prefix(first, s->key_size), &s->budget,
-								 &s->err) != XXL_OK)
+		if (post_run_block(s, run, bytes, b, &s->err) != XXL_OK)
 			return s->err.code;
-		req->bid = bid;
-		req->buf = (void *) (data + start);
-		req->len = XXL_ROUND_UP(len, XXL_ALIGN);
-		/* the sorted half has room to the page: pad with zeros, not stale bytes */
-		memset((char *) data + start + len, 0, req->len - len);
-		req->is_write = true;
-		xxl_io_post(s->disks, req);
-		s->nrun_writes++;
-	}
-	run->nbytes = bytes;
-	run->nrecords = s->nloaded;
 	s->stats.runs++;
 	s->nloaded = 0;
 	return XXL_OK;
 }
 
-/* Sort the load and write it as a new run. */
+/* Asynchronous run formation -------------------------------------------- */
+
+static bool
+runs_stopping(run_worker *rw)
+{
+	return __atomic_load_n(&rw->stop, __ATOMIC_RELAXED);
+}
+
+/*
+ * The worker's half of a load: sort the buckets the caller left, in key
+ * order, posting every block whose bytes are all sorted.
+ */
+static void
+finish_load(xxl_sorter *s, run_worker *rw)
+{
+	const size_t R = s->rec_size;
+	size_t		bytes = rw->records * R;
+	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
+	size_t		next = 0;		/* first block not yet posted */
+	char	   *data = fixed_sorted(s);
+
+	for (int b = 0; b < 256 && !runs_stopping(rw); b++)
+	{
+		size_t		lo = rw->buckets[b];
+		size_t		hi = rw->buckets[b + 1];
+
+		/* larger buckets were sorted by the caller */
+		if (hi - lo > 1 && (hi - lo) * R <= s->bucket_scratch_size)
+			xxl_radix_sort_bucket(data + lo * R, rw->scratch, hi - lo, R, s->key_size, rw->depth);
+		while (next < nblocks && (next + 1) * s->block_size <= hi * R)
+			if (post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
+				return;
+	}
+	while (next < nblocks && !runs_stopping(rw))
+		if (post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
+			return;
+}
+
+static void *
+runs_worker_main(void *arg)
+{
+	xxl_sorter *s = arg;
+	run_worker *rw = s->rw;
+
+	for (;;)
+	{
+		pthread_mutex_lock(&rw->lock);
+		while (!rw->job_pending && !rw->stop)
+			pthread_cond_wait(&rw->changed, &rw->lock);
+		if (!rw->job_pending)
+		{
+			pthread_mutex_unlock(&rw->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&rw->lock);
+
+		finish_load(s, rw);
+
+		pthread_mutex_lock(&rw->lock);
+		rw->job_pending = false;
+		pthread_cond_broadcast(&rw->changed);
+		pthread_mutex_unlock(&rw->lock);
+	}
+}
+
+/* Wait until the worker is idle; take over its error, if it had one. */
 static xxl_status
-flush_run(xxl_sorter *s)
+wait_runs_worker(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+
+	if (rw == NULL || !rw->started)
+		return XXL_OK;
+	pthread_mutex_lock(&rw->lock);
+	while (rw->job_pending)
+		pthread_cond_wait(&rw->changed, &rw->lock);
+	pthread_mutex_unlock(&rw->lock);
+	if (rw->err.code != XXL_OK)
+		return xxl_error_set(&s->err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
+	return XXL_OK;
+}
+
+/* Stop and join the worker (abandoning its job), free what it had. */
+static void
+end_runs_worker(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+
+	if (rw == NULL)
+		return;
+	if (rw->started)
+	{
+		pthread_mutex_lock(&rw->lock);
+		__atomic_store_n(&rw->stop, true, __ATOMIC_RELAXED);
+		pthread_cond_broadcast(&rw->changed);
+		pthread_mutex_unlock(&rw->lock);
+		pthread_join(rw->thread, NULL);
+	}
+	pthread_mutex_destroy(&rw->lock);
+	pthread_cond_destroy(&rw->changed);
+	xxl_budget_free(&s->budget, rw->scratch, s->bucket_scratch_size);
+	xxl_budget_free(&s->budget, rw, sizeof(*rw));
+	s->rw = NULL;
+}
+
+static xxl_status
+start_runs_worker(xxl_sorter *s)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	if (s->rw->started)
+		return XXL_OK;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&s->rw->thread, NULL, runs_worker_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return xxl_error_set(&s->err, XXL_ENOMEM, rc, "could not start the run formation thread");
+	s->rw->started = true;
+	return XXL_OK;
+}
+
+/*
+ * The caller's half of a full load: distribute it into the sorted half,
+ * sort the buckets too large for the worker, hand the rest over.  The
+ * input half is free again when this returns.
+ */
+static xxl_status
+flush_run_async(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+	xxl_run    *run = NULL;
+	size_t		depth;
+
+	if (poll_cancel(s) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
+		wait_run_writes(s) != XXL_OK || start_runs_worker(s) != XXL_OK ||
+		add_load_run(s, &run) != XXL_OK)
+		return s->err.code;
+	depth = xxl_radix_distribute_fixed(s->region, fixed_sorted(s), s->nloaded, s->rec_size,
+									   s->key_size, s->threads, rw->buckets);
+	if (depth >= s->key_size)
+	{
+		/* every key equal: input order is the order; one bucket, nothing to sort */
+		memcpy(fixed_sorted(s), s->region, s->nloaded * s->rec_size);
+		rw->buckets[0] = 0;
+		for (int b = 1; b <= 256; b++)
+			rw->buckets[b] = s->nloaded;
+	}
+	else
+		xxl_radix_sort_large_buckets(fixed_sorted(s), s->region, rw->buckets, s->rec_size,
+									 s->key_size, depth, s->threads, s->bucket_scratch_size);
+	rw->run = run;
+	rw->records = s->nloaded;
+	rw->depth = depth;
+	pthread_mutex_lock(&rw->lock);
+	rw->job_pending = true;
+	pthread_cond_broadcast(&rw->changed);
+	pthread_mutex_unlock(&rw->lock);
+	s->stats.runs++;
+	s->nloaded = 0;
+	return XXL_OK;
+}
+
+/*
+ * Sort the load and write it as a new run.  With async_runs, every load but
+ * the last is finished by the worker; the last one here, with all threads.
+ */
+static xxl_status
+flush_run(xxl_sorter *s, bool last)
 {
 	xxl_run    *run = NULL;
 	xxl_bwriter *w;
@@ -368,13 +619,20 @@ flush_run(xxl_sorter *s)
 
 	if (s->nloaded == 0)
 		return XXL_OK;
-	if (poll_cancel(s) || ensure_disks(s) != XXL_OK || wait_run_writes(s) != XXL_OK)
+	if (s->async_runs && !last)
+		return flush_run_async(s);
+	if (poll_cancel(s) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
+		wait_run_writes(s) != XXL_OK)
 		return s->err.code;
 	sort_load(s);
+	if (s->fixed)
+	{
+		if (add_load_run(s, &run) != XXL_OK)
+			return s->err.code;
+		return write_fixed_run(s, run);
+	}
 	if (add_run(s, &run) != XXL_OK)
 		return s->err.code;
-	if (s->fixed)
-		return write_fixed_run(s, run);
 	w = xxl_bwriter_create(s->disks, &s->budget, WRITE_BUFFERS, run, &s->err);
 	if (w == NULL)
 		return s->err.code;
@@ -432,7 +690,7 @@ xxl_sorter_put(xxl_sorter *s, const void *rec)
 	if (!check_input_phase(s) || !s->fixed)
 		return s->fixed ? s->err.code : xxl_error_set(&s->err, XXL_EINVAL, 0,
 													  "xxl_sorter_put needs fixed-size records");
-	if (s->nloaded == s->fixed_capacity && flush_run(s) != XXL_OK)
+	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
 		return fail(s);
 	xxl_record_copy(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
 	return count_put(s, s->rec_size);
@@ -461,7 +719,7 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 						  len, s->cfg.memory);
 			return fail(s);
 		}
-		if (flush_run(s) != XXL_OK)
+		if (flush_run(s, false) != XXL_OK)
 			return fail(s);
 	}
 	if ((s->arena_used >> 3) > UINT32_MAX)
@@ -673,8 +931,10 @@ xxl_sorter_sort(xxl_sorter *s)
 		s->phase = PHASE_MEMORY_OUTPUT;
 		return XXL_OK;
 	}
-	if (flush_run(s) != XXL_OK || wait_run_writes(s) != XXL_OK)
+	if (flush_run(s, true) != XXL_OK || wait_run_writes(s) != XXL_OK)
 		return fail(s);
+	/* run formation is over: its thread and buffers give way to merging */
+	end_runs_worker(s);
 	xxl_budget_free(&s->budget, s->region, s->region_size);
 	s->region = NULL;
 	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
@@ -832,6 +1092,7 @@ xxl_sorter_destroy(xxl_sorter *s)
 
 	if (s == NULL)
 		return;
+	end_runs_worker(s);			/* before the writes it posted are waited for */
 	xxl_merger_destroy(s->final);
 	if (s->disks)
 	{

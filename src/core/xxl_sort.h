@@ -16,8 +16,13 @@
  * When the runs exceed the fan-in the budget allows, intermediate merge
  * passes combine them first.  An input that fits the budget is never written.
  *
+ * With async_runs, a worker thread sorts and writes a full load of fixed
+ * records while the caller fills the next one; the caller is held only for
+ * the load's first radix pass (see docs/engine.md).
+ *
  * The cancel hook is polled between blocks; when it says stop, the current
- * call returns XXL_ECANCELED and xxl_sorter_destroy() cleans up.
+ * call returns XXL_ECANCELED and xxl_sorter_destroy() cleans up.  The hook
+ * and every other caller callback run on the caller's thread only.
  */
 #ifndef XXL_SORT_H
 #define XXL_SORT_H
@@ -35,6 +40,9 @@ typedef struct xxl_sort_config
 	int			threads;		/* OpenMP threads for run formation; 0 = default */
 	bool		async_merge;	/* run the final merge on a worker thread (pays off when
 								 * the consumer is heavy; needs >= 4 MiB) */
+	bool		async_runs;		/* sort and write each load on a worker thread while the
+								 * caller fills the next (fixed-size records; pays off
+								 * when the producer works per record) */
 	xxl_disk_config disk;		/* where runs spill */
 	xxl_cancel_fn cancel;		/* may be NULL */
 	void	   *cancel_arg;

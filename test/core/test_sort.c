@@ -1067,6 +1067,7 @@ XT_TEST(min_memory_is_enough)
 
 			cfg.threads = threads;
 			cfg.async_merge = async;
+			cfg.async_runs = async;		/* its bucket scratch comes out of the load region */
 			s = xxl_sorter_create(&cfg, &err);
 			REQUIRE_MSG(s != NULL, "block size %zu: create with the minimum budget: %s", bs,
 						err.message);
@@ -1092,7 +1093,7 @@ XT_TEST(min_memory_is_enough)
 			CHECK_MSG(rc == XXL_OK && count == n,
 					  "block size %zu, %s records, %d thread(s), %s merge, budget %zu (the minimum): "
 					  "%s after %" PRIu64 " runs: %s", bs, var ? "variable" : "fixed", threads,
-					  async ? "async" : "synchronous", cfg.memory, xxl_status_name(rc), st.runs,
+					  async ? "async runs and" : "synchronous", cfg.memory, xxl_status_name(rc), st.runs,
 					  xxl_sorter_error(s)->message);
 			CHECK_LE(st.memory_peak, st.memory_limit);
 			xxl_sorter_destroy(s);
@@ -1394,6 +1395,72 @@ XT_TEST(spill_limit_surfaces)
 	expect_failure("spill limit", &cfg, &fc, XXL_ELIMIT, 1);
 }
 
+/*
+ * Asynchronous run formation: the worker posts the writes and allocates the
+ * blocks, so a full disk or the spill limit hits it; the error must reach
+ * the caller (at the next hand-off or in xxl_sorter_sort) with its status,
+ * and destroy must still join the worker and remove every file.
+ */
+XT_TEST(async_runs_failures)
+{
+	fixed_case	fc = {16, 8, P_RANDOM, 300000, 0, 0, 2, 0, false, 0, 1, 0};
+	xxl_sort_config cfg = sort_config(0, BS, 2, 16, 8);
+	int			baseline = thread_baseline();
+
+	/* ~20 loads: each error strikes early and must surface while records go in */
+	cfg.async_runs = true;
+	cfg.disk.fail_write_after = 5 * BS;
+	expect_failure("async runs: ENOSPC in run formation", &cfg, &fc, XXL_ENOSPC, 1);
+	cfg.disk.fail_write_after = 1;
+	cfg.threads = 1;
+	expect_failure("async runs: ENOSPC at the first write", &cfg, &fc, XXL_ENOSPC, 1);
+	cfg.disk.fail_write_after = 0;
+	cfg.disk.max_spill_bytes = 1 * MB;
+	cfg.threads = 2;
+	expect_failure("async runs: spill limit", &cfg, &fc, XXL_ELIMIT, 1);
+	CHECK_LE(xt_thread_count(), baseline);
+}
+
+/* Destroy at every point of asynchronous run formation, the worker busy or not. */
+XT_TEST(async_runs_destroy_anywhere)
+{
+	int			baseline = thread_baseline();
+	/* loads of some 15K records at the minimum budget: a hand-off every 15K puts */
+	static const uint64_t puts[] = {0, 1000, 15000, 16000, 31000, 100000, 150000};
+
+	for (size_t i = 0; i < sizeof(puts) / sizeof(puts[0]); i++)
+		for (int then = 0; then < 3; then++)
+		{
+			xxl_sort_config cfg = sort_config(0, BS, 2, 16, 8);
+			xxl_error	err = {0};
+			xxl_sorter *s;
+			unsigned char rec[16];
+			const void *p;
+
+			cfg.async_runs = true;
+			cfg.threads = 1 + (int) (i % 2);
+			s = xxl_sorter_create(&cfg, &err);
+			REQUIRE_MSG(s != NULL, "%s", err.message);
+			for (uint64_t r = 0; r < puts[i]; r++)
+			{
+				put_be(rec, 8, xt_mix64(r));
+				memcpy(rec + 8, &r, 8);
+				CHECK_STATUS(xxl_sorter_put(s, rec), XXL_OK);
+			}
+			/* then: 0 destroy at once, 1 after sort, 2 after reading a little */
+			if (then >= 1)
+				CHECK_STATUS(xxl_sorter_sort(s), XXL_OK);
+			for (int r = 0; then == 2 && r < 1000; r++)
+				if (xxl_sorter_next(s, &p) != 1)
+					break;
+			xxl_sorter_destroy(s);
+			CHECK_MSG(xt_spill_files() == 0, "%" PRIu64 " puts, then %d: spill files left",
+					  puts[i], then);
+			CHECK_MSG(xt_thread_count() <= baseline, "%" PRIu64 " puts, then %d: %d threads, %d before",
+					  puts[i], then, xt_thread_count(), baseline);
+		}
+}
+
 XT_TEST(missing_spill_directory)
 {
 	fixed_case	fc = {16, 8, P_RANDOM, 200000, 0, 0, 1, 0, false, 0, 1, 0};
@@ -1580,6 +1647,9 @@ XT_TEST(cancel_external_fixed)
 	cancel_series("external", &fc, cfg);
 	cfg.threads = 1;
 	cancel_series("external, 1 thread", &fc, cfg);
+	cfg.async_runs = true;
+	cancel_series("external, async runs, minimum budget", &fc, cfg);
+	cfg.async_runs = false;
 	/* a budget large enough for the merge to run on its worker */
 	cfg.async_merge = true;
 	cfg.memory = 4 * MB;
@@ -1589,6 +1659,8 @@ XT_TEST(cancel_external_fixed)
 	cancel_series("external, async merge, 1 thread", &fc, cfg);
 	cfg.threads = 2;
 	cancel_series("external, async merge, 2 threads", &fc, cfg);
+	cfg.async_runs = true;
+	cancel_series("external, async runs and merge", &fc, cfg);
 }
 
 XT_TEST(cancel_in_memory_fixed)

@@ -10,6 +10,12 @@
  * merge passes; the budget peak, spill files and threads are checked after
  * each sort.  A guard page after the records catches reads past the end of
  * a short record (a 16-byte key load from a 9-byte record).
+ *
+ * The same oracle checks asynchronous run formation (async_runs), where a
+ * worker thread sorts a load's buckets and writes its blocks while the
+ * caller fills the next load, on patterns whose buckets stay with the
+ * worker and ones whose buckets are too large for it (the caller sorts
+ * those first).
  */
 #include "xxl_test.h"
 
@@ -49,6 +55,7 @@ typedef struct keys_case
 	int			ndisks;
 	int			min_passes;		/* 0: must stay in memory; else at least this many */
 	bool		async_merge;
+	bool		async_runs;
 } keys_case;
 
 /* Key i of the case, written to out (key_size bytes). */
@@ -146,10 +153,11 @@ oracle_cmp(const void *a, const void *b)
 static void
 label_case(const keys_case *kc, char *buf, size_t len)
 {
-	snprintf(buf, len, "%zu/%zu %s n=%zu mem=%zuK bs=%zuK threads=%d%s", kc->rec_size,
+	snprintf(buf, len, "%zu/%zu %s n=%zu mem=%zuK bs=%zuK threads=%d%s%s", kc->rec_size,
 			 kc->key_size, kp_names[kc->pat], kc->n,
 			 (kc->memory ? kc->memory : xxl_sort_min_memory(kc->block_size)) / KB,
-			 kc->block_size / KB, kc->threads, kc->async_merge ? " async" : "");
+			 kc->block_size / KB, kc->threads, kc->async_merge ? " async merge" : "",
+			 kc->async_runs ? " async runs" : "");
 }
 
 static int	thread_baseline = -1;
@@ -190,6 +198,7 @@ run_keys_case(const keys_case *kc)
 	cfg.key_size = kc->key_size;
 	cfg.threads = kc->threads;
 	cfg.async_merge = kc->async_merge;
+	cfg.async_runs = kc->async_runs;
 	cfg.disk.dirs = xt_dirs;
 	cfg.disk.ndisks = kc->ndisks ? kc->ndisks : 1;
 	cfg.disk.file_prefix = "test_sort_keys";
@@ -208,6 +217,9 @@ run_keys_case(const keys_case *kc)
 			CHECK_MSG(false, "[%s] put %zu: %s", label, i, xxl_sorter_error(s)->message);
 			goto out_destroy;
 		}
+	/* a load or more was handed over: the run formation thread exists */
+	if (kc->async_runs && thread_baseline > 0 && kc->n * R > 2 * cfg.memory)
+		CHECK_MSG(xt_thread_count() > thread_baseline, "[%s] no run formation thread", label);
 	if (xxl_sorter_sort(s) != XXL_OK)
 	{
 		CHECK_MSG(false, "[%s] sort: %s", label, xxl_sorter_error(s)->message);
@@ -269,14 +281,15 @@ XT_TEST(wide_keys_in_memory)
 			for (int pat = 0; pat < KP_COUNT; pat++)
 			{
 				keys_case	kc = {K + payloads[pl], K, (key_pattern) pat, scaled(20000), 64 * MB,
-					64 * KB, 0, 1, 0, false};
+					64 * KB, 0, 1, 0, false, false};
 
 				run_keys_case(&kc);
 			}
 	/* large enough for the parallel top level and out-of-cache digits */
 	for (int pat = 0; pat < KP_COUNT; pat++)
 	{
-		keys_case	kc = {18, 9, (key_pattern) pat, scaled(400000), 64 * MB, 64 * KB, 2, 1, 0, false};
+		keys_case	kc = {18, 9, (key_pattern) pat, scaled(400000), 64 * MB, 64 * KB, 2, 1, 0,
+			false, false};
 
 		run_keys_case(&kc);
 		kc.rec_size = 20;
@@ -303,7 +316,7 @@ XT_TEST(wide_keys_external_spanning)
 		{
 			size_t		R = shapes[sh][0];
 			keys_case	kc = {R, shapes[sh][1], (key_pattern) pat, 0, 0, 16 * KB,
-				1 + (int) ((sh + pat) % 2), 1 + (int) (pat % 2), 2, false};
+				1 + (int) ((sh + pat) % 2), 1 + (int) (pat % 2), 2, false, false};
 
 			/* about 2 MB: some 20 runs at the minimum budget */
 			kc.n = scaled(2 * MB / R);
@@ -328,7 +341,7 @@ XT_TEST(short_keys_external_spanning)
 		{
 			size_t		R = shapes[sh][0];
 			keys_case	kc = {R, shapes[sh][1], (key_pattern) pat, 0, 0, 16 * KB,
-				1 + (int) (pat % 2), 1, 2, false};
+				1 + (int) (pat % 2), 1, 2, false, false};
 
 			if (pat == KP_LO_ONLY)
 				continue;		/* needs keys of more than 8 bytes */
@@ -351,11 +364,49 @@ XT_TEST(wide_keys_parallel_batches)
 		for (int pat = 0; pat < 2; pat++)
 		{
 			keys_case	kc = {shapes[sh][0], shapes[sh][1], (key_pattern) (sh % 2 + pat), 0, 8 * MB,
-				64 * KB, 2, 2, 1, false};
+				64 * KB, 2, 2, 1, false, false};
 
 			kc.n = scaled(16 * MB / kc.rec_size);
 			run_keys_case(&kc);
 		}
+}
+
+/*
+ * Asynchronous run formation against the oracle: record shapes with and
+ * without their own radix instance, keys for the integer and the byte-wise
+ * radix, one and two threads; random keys (every bucket goes to the worker)
+ * and few distinct bytes or equal keys (buckets too large for the worker's
+ * scratch, or one bucket holding the whole load).
+ */
+XT_TEST(async_runs_against_oracle)
+{
+	static const size_t shapes[][2] = {
+		{16, 8}, {18, 9}, {13, 9}, {24, 16}, {12, 4}, {40, 24}, {7, 3}
+	};
+
+	for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+		for (int pat = 0; pat < KP_COUNT; pat++)
+		{
+			size_t		R = shapes[sh][0];
+			keys_case	kc = {R, shapes[sh][1], (key_pattern) pat, 0, 2 * MB, 64 * KB,
+				1 + (int) ((sh + pat) % 2), 1 + (int) (sh % 2), 1, false, true};
+
+			if (pat == KP_LO_ONLY && kc.key_size <= 8)
+				continue;
+			/* ~5 MB: half a dozen loads of the 2 MiB budget's half-region */
+			kc.n = (xt_quick() ? 3 : 5) * MB / R;
+			run_keys_case(&kc);
+		}
+	/* many runs and intermediate passes: the minimum budget, small blocks */
+	for (int pat = 0; pat < 3; pat++)
+	{
+		keys_case	kc = {18, 9, (key_pattern) pat, scaled(2 * MB / 18), 0, 16 * KB, 2, 1, 2,
+			false, true};
+
+		if (xt_quick())
+			kc.block_size = 4 * KB;
+		run_keys_case(&kc);
+	}
 }
 
 /*
@@ -376,7 +427,7 @@ XT_TEST(radix_short_records_at_guard_page)
 			{
 				size_t		R = shapes[sh][0];
 				size_t		n = pat == KP_RANDOM_DUPS ? 100000 : 3000;
-				keys_case	kc = {R, shapes[sh][1], (key_pattern) pat, n, 0, 0, threads, 1, 0, false};
+				keys_case	kc = {R, shapes[sh][1], (key_pattern) pat, n, 0, 0, threads, 1, 0, false, false};
 				size_t		bytes = n * R;
 				size_t		map = XXL_ROUND_UP(bytes, (size_t) page) + (size_t) page;
 				unsigned char *a = mmap(NULL, map, PROT_READ | PROT_WRITE,
