@@ -233,8 +233,13 @@ xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size)
 	cfg.record_size = record_size;
 	cfg.key_size = key_size;
 	cfg.threads = op->threads;
-	/* the consumer of a SQL operator's output (heap inserts, tuplestore) is heavy */
+	/*
+	 * A SQL operator's producer (a scan plus key encoding) and consumer
+	 * (forming rows, inserting them) are heavy: overlap them with run
+	 * formation and the final merge on another core.
+	 */
 	cfg.async_merge = op->threads > 1;
+	cfg.async_runs = op->threads > 1;
 	cfg.disk = op->disk.config;
 	cfg.cancel = xxl_cancel_requested;
 	cfg.cancel_arg = NULL;
