@@ -7,6 +7,14 @@
  * prefetched (key prefixes can tie), it is read into the frame the run has
  * just emptied, so the merge can never stall on a full pool.
  *
+ * Frames may read less than a block (env.read_size, a power-of-two
+ * fraction): a run's bytes are then read as consecutive "units", each
+ * inside one block, and a merge can take several times more runs in the
+ * same memory.  A unit's prediction key is its block's first key, a lower
+ * bound of its own, which keeps the prefetch order safe.  Smaller frames
+ * make batches smaller, so the sorter uses them only when full blocks
+ * would cost a merge pass.
+ *
  * Fixed records with keys of at most 16 bytes (graph and text records, SQL
  * keys of a few columns, the benchmark) are merged in batches, as MCSTL's
  * multiway merge in [P2] §2: every run offers a window of its current block
@@ -59,9 +67,10 @@ typedef struct merge_frame
 typedef struct merge_source
 {
 	xxl_run    *run;
-	size_t		next_unissued;	/* first block not yet posted */
-	int			cur_frame;		/* frame holding the current block, or -1 */
-	size_t		cur_block;
+	size_t		next_unissued;	/* first unit not yet posted */
+	size_t		nunits;			/* units of the run (blocks, with full-size reads) */
+	int			cur_frame;		/* frame holding the current unit, or -1 */
+	size_t		cur_block;		/* the current unit */
 	size_t		cur_len;
 	size_t		pos;
 	uint64_t	remaining;		/* bytes not yet consumed */
@@ -171,24 +180,54 @@ static bool batch_eligible(const xxl_merge_env *env);
 static xxl_status setup_batched(xxl_merger *m);
 static int merge_next_batched(xxl_merger *m, xxl_merge_record *rec);
 
-static size_t
-run_block_length(const xxl_run *run, size_t block, size_t block_size)
+static inline size_t
+read_unit(const xxl_merge_env *env)
 {
-	uint64_t	left = run->nbytes - (uint64_t) block * block_size;
+	return env->read_size ? env->read_size : env->block_size;
+}
 
-	return left < block_size ? (size_t) left : block_size;
+/* Bytes of unit u of a run (units of unit_size, the last one shorter). */
+static size_t
+unit_length(const xxl_run *run, size_t u, size_t unit_size)
+{
+	uint64_t	left = run->nbytes - (uint64_t) u * unit_size;
+
+	return left < unit_size ? (size_t) left : unit_size;
+}
+
+/* The block unit u lies in. */
+static inline size_t
+unit_block(const xxl_merger *m, size_t u)
+{
+	return (size_t) ((uint64_t) u * read_unit(&m->env) / m->env.block_size);
+}
+
+/* Whether unit u is the last one of its block (or of the run). */
+static inline bool
+unit_ends_block(const xxl_merger *m, const merge_source *src, size_t u)
+{
+	return u + 1 == src->nunits || unit_block(m, u + 1) != unit_block(m, u);
+}
+
+static inline uint64_t
+unit_key(const xxl_merger *m, const merge_source *src, size_t u)
+{
+	return src->run->block_keys[unit_block(m, u)];
 }
 
 static void
-post_block(xxl_merger *m, int f, int r, size_t block)
+post_block(xxl_merger *m, int f, int r, size_t u)
 {
 	merge_frame *fr = &m->frames[f];
 	xxl_run    *run = m->src[r].run;
+	size_t		unit = read_unit(&m->env);
+	uint64_t	offset = (uint64_t) u * unit;
 
-	fr->block = block;
-	fr->req.bid = run->bids[block];
+	fr->block = u;
+	/* a bid is a byte offset on its disk: a unit inside the block is one too */
+	fr->req.bid = run->bids[offset / m->env.block_size] + offset % m->env.block_size;
 	fr->req.buf = fr->data;
-	fr->req.len = XXL_ROUND_UP(run_block_length(run, block, m->env.block_size), XXL_ALIGN);
+	fr->req.len = XXL_ROUND_UP(unit_length(run, u, unit), XXL_ALIGN);
 	fr->req.is_write = false;
 	xxl_io_post(m->env.disks, &fr->req);
 }
@@ -225,11 +264,11 @@ prefetch(xxl_merger *m)
 		{
 			merge_source *c = &m->src[r];
 
-			if (c->next_unissued < c->run->nblocks &&
-				(best < 0 || c->run->block_keys[c->next_unissued] < best_key))
+			if (c->next_unissued < c->nunits &&
+				(best < 0 || unit_key(m, c, c->next_unissued) < best_key))
 			{
 				best = r;
-				best_key = c->run->block_keys[c->next_unissued];
+				best_key = unit_key(m, c, c->next_unissued);
 			}
 		}
 		if (best < 0)
@@ -252,8 +291,8 @@ release_current(xxl_merger *m, merge_source *src)
 {
 	if (src->cur_frame < 0)
 		return;
-	if (m->release_blocks)
-		xxl_block_free(m->env.disks, src->run->bids[src->cur_block]);
+	if (m->release_blocks && unit_ends_block(m, src, src->cur_block))
+		xxl_block_free(m->env.disks, src->run->bids[unit_block(m, src->cur_block)]);
 	push_free(m, src->cur_frame);
 	src->cur_frame = -1;
 }
@@ -281,7 +320,7 @@ next_block(xxl_merger *m, merge_source *src)
 	}
 	src->cur_frame = f;
 	src->cur_block = m->frames[f].block;
-	src->cur_len = run_block_length(src->run, src->cur_block, m->env.block_size);
+	src->cur_len = unit_length(src->run, src->cur_block, read_unit(&m->env));
 	src->pos = 0;
 	prefetch(m);
 	return xxl_io_wait(m->env.disks, &m->frames[f].req, m->env.err);
@@ -482,7 +521,7 @@ tree_replay(xxl_merger *m, int leaf)
 static size_t
 per_source_bytes(const xxl_merge_env *env)
 {
-	return env->block_size + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
+	return read_unit(env) + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
 		+ sizeof(merge_frame) + sizeof(struct tree_node) + 2 * sizeof(mt_node_k128)
 		+ sizeof(size_t) + 2 * sizeof(segment);
 }
@@ -491,7 +530,7 @@ int
 xxl_merge_max_fan_in(const xxl_merge_env *env, size_t reserve_bytes)
 {
 	size_t		avail = xxl_budget_available(env->budget);
-	size_t		reserve = reserve_bytes + env->block_size;	/* at least one prefetch frame */
+	size_t		reserve = reserve_bytes + read_unit(env);	/* at least one prefetch frame */
 
 	if (avail <= reserve)
 		return 0;
@@ -524,7 +563,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
 						+ sizeof(struct tree_node) + 2 * sizeof(mt_node_k128) + sizeof(size_t)
 						+ 2 * sizeof(segment));
-	nframes = avail > reserve ? (int) ((avail - reserve) / (s->block_size + sizeof(merge_frame))) : 0;
+	nframes = avail > reserve ? (int) ((avail - reserve) / (read_unit(s) + sizeof(merge_frame))) : 0;
 	if (nframes < k + 1)
 		nframes = k + 1;		/* max_fan_in() made sure this fits */
 
@@ -540,7 +579,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	memset(m->frames, 0, (size_t) nframes * sizeof(merge_frame));
 	for (int f = 0; f < nframes; f++)
 	{
-		m->frames[f].data = xxl_budget_alloc(s->budget, s->block_size, s->err);
+		m->frames[f].data = xxl_budget_alloc(s->budget, read_unit(s), s->err);
 		if (m->frames[f].data == NULL)
 		{
 			if (f < k + 1)
@@ -564,13 +603,14 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		src->cur_frame = -1;
 		src->pend_head = src->pend_tail = -1;
 		src->remaining = runs[r].nbytes;
+		src->nunits = (size_t) ((runs[r].nbytes + read_unit(s) - 1) / read_unit(s));
 	}
 	/* every run's first block first, then prefetch in σ order */
 	for (int r = 0; r < k; r++)
 	{
 		merge_source *src = &m->src[r];
 
-		if (src->run->nblocks > 0)
+		if (src->nunits > 0)
 		{
 			int			f = pop_free(m);
 
@@ -651,7 +691,7 @@ xxl_merger_destroy(xxl_merger *m)
 		for (int f = 0; f < m->nframes; f++)
 		{
 			xxl_io_wait(s->disks, &m->frames[f].req, &ignored);
-			xxl_budget_free(s->budget, m->frames[f].data, s->block_size);
+			xxl_budget_free(s->budget, m->frames[f].data, read_unit(s));
 		}
 		xxl_budget_free(s->budget, m->frames, (size_t) m->frame_capacity * sizeof(merge_frame));
 	}

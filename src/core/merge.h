@@ -27,6 +27,8 @@ typedef struct xxl_merge_env
 	size_t		rec_size;
 	size_t		key_size;
 	size_t		block_size;
+	size_t		read_size;		/* bytes a frame reads: block_size (0) or a power-of-two
+								 * fraction of it, for a higher fan-in (see merge.c) */
 	size_t		max_record;		/* largest record in bytes on disk */
 	int			threads;		/* for the batched merge */
 } xxl_merge_env;

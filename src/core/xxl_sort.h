@@ -55,6 +55,8 @@ typedef struct xxl_sort_stats
 	uint64_t	runs;			/* runs formed (0 when sorted in memory) */
 	int			merge_passes;	/* including the final one; 0 if in memory */
 	int			fan_in;			/* largest number of runs merged at once */
+	size_t		read_size;		/* bytes a frame of the last merge reads (a block, or
+								 * a fraction of one where that saves a pass) */
 	uint64_t	run_formation_ns;
 	uint64_t	merge_ns;		/* intermediate passes + final merge so far */
 	uint64_t	memory_peak;

@@ -535,6 +535,47 @@ XT_TEST(fixed12_key4_three_passes)
 }
 
 /*
+ * More runs than a merge of full blocks takes: the final merge reads
+ * fractions of blocks instead of adding a pass; records of 24 bytes span
+ * the fractions' boundaries; with still more runs, intermediate passes
+ * read fractions too and recycle a block after its last fraction.
+ */
+XT_TEST(merge_reads_partial_blocks)
+{
+	struct
+	{
+		size_t		rec,
+					key;
+		uint64_t	n;
+		int			passes;
+	}			cases[] = {
+		{16, 8, 2500000, 1},
+		{24, 9, 1600000, 1},
+		{16, 8, 9000000, 2},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		fixed_case	fc = {cases[c].rec, cases[c].key, P_RANDOM, cases[c].n, 4 * MB, 256 * KB, 1,
+		1, false, 0, cases[c].passes, 0};
+		xxl_sort_stats st;
+
+		if (xt_quick())
+			fc.n /= 4;
+		memset(&st, 0, sizeof(st));
+		run_fixed_case(&fc, &st);
+		print_stats("partial blocks", &st);
+		if (xt_quick())
+			continue;
+		/* full 256 kB blocks take about 13 runs at 4 MiB */
+		CHECK_GE(st.runs, 20);
+		CHECK_EQ(st.merge_passes, cases[c].passes);
+		CHECK_MSG(st.read_size < 256 * KB && st.read_size >= 64 * KB,
+				  "final merge read %zu-byte frames", st.read_size);
+	}
+}
+
+/*
  * The final merge on a worker thread or on the caller's, whatever the thread
  * count; 4 MiB is the smallest budget that really runs it asynchronously.
  */
@@ -988,6 +1029,26 @@ XT_TEST(var_three_merge_passes)
 	memset(&st, 0, sizeof(st));
 	run_var_case("var 3 passes", recs, vs.n, &o, &st);
 	print_stats("var 3 passes", &st);
+	free_var_records(recs, vs.n);
+}
+
+/* Variable records: the final merge reads block fractions instead of a pass. */
+XT_TEST(var_merge_reads_partial_blocks)
+{
+	var_spec	vs = {K_MIXED, xt_quick() ? 100000 : 800000, 40, 100, 0, 7};
+	var_rec    *recs = gen_var_records(&vs);
+	var_run_opts o = {4 * MB, 256 * KB, 1, 1, 0, 1, 0};
+	xxl_sort_stats st;
+
+	memset(&st, 0, sizeof(st));
+	run_var_case("var partial blocks", recs, vs.n, &o, &st);
+	print_stats("var partial blocks", &st);
+	if (!xt_quick())
+	{
+		CHECK_GE(st.runs, 20);
+		CHECK_EQ(st.merge_passes, 1);
+		CHECK(st.read_size < 256 * KB);
+	}
 	free_var_records(recs, vs.n);
 }
 
