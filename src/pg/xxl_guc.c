@@ -114,7 +114,7 @@ xxl_define_gucs(void)
 							   check_disks, NULL, NULL);
 	DefineCustomIntVariable("xxl.block_size",
 							"Size of the blocks xxl operators read and write.",
-							"A multiple of 4kB; capped at 1/64 of the operator's memory, but not below 64kB (nor above 1/16).",
+							"A multiple of 4kB; capped at 1/16 of the operator's memory.",
 							&xxl_block_size_kb,
 							2048, XXL_ALIGN / 1024, 256 * 1024,
 							PGC_USERSET, GUC_UNIT_KB,
@@ -176,18 +176,8 @@ size_t
 xxl_effective_block_size(size_t memory)
 {
 	size_t		block = (size_t) xxl_block_size_kb * 1024;
-	/*
-	 * Blocks of at most 1/64 of the budget keep a merge's fan-in near 60,
-	 * enough for one pass over the runs a budget forms from inputs many
-	 * times its size (2 MiB blocks at 16 MB merged 20 runs in two passes:
-	 * 1.23 s against 1.02 s with 256 kB blocks for 2M (bigint, text) rows).
-	 * Not below 64 kB, where requests get too small, unless the budget is
-	 * so small that 1/16 of it is less.
-	 */
-	size_t		cap = Max(memory / 64, (size_t) 64 * 1024);
+	size_t		cap = memory / 16;
 
-	if (cap > memory / 16)
-		cap = memory / 16;
 	if (block > cap)
 		block = cap;
 	block -= block % XXL_ALIGN;

@@ -29,9 +29,8 @@ extern int	xxl_thread_count(void);
 
 /*
  * Block size for an operator with the given budget: xxl.block_size, but
- * at most 1/64 of the budget (so merges take some 60 runs at once), not
- * below 64 kB unless that is more than 1/16 of the budget, rounded down to
- * the engine's 4 kB alignment.
+ * never more than 1/16 of the budget (so small budgets still merge many
+ * runs at once), rounded down to the engine's 4 kB alignment.
  */
 extern size_t xxl_effective_block_size(size_t memory);
 
