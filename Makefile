@@ -44,6 +44,11 @@ include $(PGXS)
 # PGXS warns about C99-style declarations; the engine is written in C11.
 $(CORE_SRCS:.c=.o): CFLAGS += -Wno-declaration-after-statement
 
+# PGXS tracks no header dependencies: a struct that grows in an engine
+# header must rebuild every object that embeds it, or the library mixes
+# two layouts (a stack smash in the glue, seen once).
+$(OBJS): $(wildcard src/core/*.h src/core/*/*.h src/pg/*.h)
+
 else
 
 # Bare machine: no PostgreSQL server headers yet.  Install them, then start over.

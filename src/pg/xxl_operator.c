@@ -215,6 +215,8 @@ sorter_collect(void *core, XxlStats *st)
 	st->runs = s.runs;
 	st->merge_passes = s.merge_passes;
 	st->fan_in = s.fan_in;
+	if (s.read_size > 0 && s.read_size < st->block_size)
+		xxl_stats_detail(st, "merge_read_bytes", "%zu", s.read_size);
 	st->memory_peak = s.memory_peak;
 	st->memory_limit = s.memory_limit;
 	st->io = s.io;
