@@ -1171,3 +1171,35 @@ xxl_merger_next(xxl_merger *m, xxl_merge_record *rec)
 		return merge_next_async(m, rec);
 	return m->batched ? merge_next_batched(m, rec) : merge_next_sync(m, rec);
 }
+
+int
+xxl_merger_next_many(xxl_merger *m, const unsigned char **recs, size_t max, size_t *n)
+{
+	xxl_merge_record rec;
+	int			got = xxl_merger_next(m, &rec);
+	size_t		more = 0;
+
+	if (got <= 0)
+		return got;
+	*recs = rec.key;
+	/* the records after it in the same batch lie right behind it */
+	if (m->env.fixed && max > 1)
+	{
+		if (m->async)
+		{
+			more = (m->batch[m->read_index].used - m->read_pos) / m->env.rec_size;
+			if (more > max - 1)
+				more = max - 1;
+			m->read_pos += more * m->env.rec_size;
+		}
+		else if (m->batched)
+		{
+			more = m->out_count - m->out_pos;
+			if (more > max - 1)
+				more = max - 1;
+			m->out_pos += more;
+		}
+	}
+	*n = 1 + more;
+	return 1;
+}

@@ -72,6 +72,14 @@ xxl_status	xxl_merger_start_async(xxl_merger *m);
  */
 int			xxl_merger_next(xxl_merger *m, xxl_merge_record *rec);
 
+/*
+ * Fixed records: the next *n (1..max) records, contiguous from *recs (a
+ * batch's worth where the merge makes batches).  Returns as
+ * xxl_merger_next; the records stay valid until the next call.
+ */
+int			xxl_merger_next_many(xxl_merger *m, const unsigned char **recs, size_t max,
+								 size_t *n);
+
 /* Stops the worker, waits for reads in flight and frees every buffer. */
 void		xxl_merger_destroy(xxl_merger *m);
 

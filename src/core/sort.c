@@ -698,6 +698,49 @@ xxl_sorter_put(xxl_sorter *s, const void *rec)
 	return count_put(s, s->rec_size);
 }
 
+void *
+xxl_sorter_reserve(xxl_sorter *s, size_t *n)
+{
+	size_t		room;
+
+	if (!check_input_phase(s) || !s->fixed)
+	{
+		if (!s->fixed)
+			xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_reserve needs fixed-size records");
+		return NULL;
+	}
+	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
+	{
+		fail(s);
+		return NULL;
+	}
+	room = s->fixed_capacity - s->nloaded;
+	if (*n > room)
+		*n = room;
+	return s->region + s->nloaded * s->rec_size;
+}
+
+xxl_status
+xxl_sorter_commit(xxl_sorter *s, size_t n)
+{
+	if (!check_input_phase(s))
+		return s->err.code;
+	if (n > s->fixed_capacity - s->nloaded)
+		return xxl_error_set(&s->err, XXL_EINVAL, 0,
+							 "committed %zu records, more than were reserved", n);
+	s->nloaded += n;
+	s->stats.records += n;
+	s->stats.bytes += n * s->rec_size;
+	s->puts_since_poll += n;
+	if (s->puts_since_poll >= POLL_EVERY)
+	{
+		s->puts_since_poll = 0;
+		if (poll_cancel(s))
+			return fail(s);
+	}
+	return XXL_OK;
+}
+
 xxl_status
 xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 				   const void *payload, uint32_t payload_len)
@@ -1073,6 +1116,67 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 	if (s->phase == PHASE_INPUT)
 		xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_sort must be called before reading");
 	return -(int) fail(s);
+}
+
+int
+xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
+{
+	uint64_t	before = s->out_index;
+
+	if (!s->fixed)
+	{
+		xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_next_many needs fixed-size records");
+		return -fail(s);
+	}
+	if (max == 0)
+		max = 1;
+	if (s->phase == PHASE_MEMORY_OUTPUT)
+	{
+		if (s->out_index == s->nloaded)
+		{
+			s->phase = PHASE_DONE;
+			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
+			return 0;
+		}
+		*recs = fixed_sorted(s) + s->out_index * s->rec_size;
+		*n = s->nloaded - s->out_index < max ? s->nloaded - s->out_index : max;
+		s->out_index += *n;
+	}
+	else if (s->phase == PHASE_MERGE_OUTPUT)
+	{
+		const unsigned char *p;
+		int			got = xxl_merger_next_many(s->final, &p, max, n);
+
+		if (got < 0)
+			return -fail(s);
+		if (got == 0)
+		{
+			s->phase = PHASE_DONE;
+			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
+			return 0;
+		}
+		*recs = p;
+		s->out_index += *n;
+	}
+	else
+	{
+		const unsigned char *key,
+				   *payload;
+		uint32_t	key_len,
+					payload_len;
+		int			rc = next_record(s, &key, &key_len, &payload, &payload_len);
+
+		if (rc == 1)
+		{
+			*recs = key;
+			*n = 1;
+		}
+		return rc;
+	}
+	/* poll as often as record by record: whenever a multiple of POLL_EVERY is passed */
+	if (before / POLL_EVERY != s->out_index / POLL_EVERY && poll_cancel(s))
+		return -fail(s);
+	return 1;
 }
 
 int

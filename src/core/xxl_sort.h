@@ -70,6 +70,15 @@ xxl_sorter *xxl_sorter_create(const xxl_sort_config *config, xxl_error *err);
 
 /* Fixed-size records: rec points at record_size bytes. */
 xxl_status	xxl_sorter_put(xxl_sorter *s, const void *rec);
+/*
+ * Fixed-size records, filled in place: room for up to *n records (*n is
+ * lowered to what the current load has left, at least 1) to be written at
+ * the returned address, then handed over with xxl_sorter_commit(s, k), k
+ * <= *n.  Saves a copy and a call per record for producers that build
+ * records themselves.  NULL on error.
+ */
+void	   *xxl_sorter_reserve(xxl_sorter *s, size_t *n);
+xxl_status	xxl_sorter_commit(xxl_sorter *s, size_t n);
 /* Variable-length records. */
 xxl_status	xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 							   const void *payload, uint32_t payload_len);
@@ -85,6 +94,12 @@ xxl_status	xxl_sorter_sort(xxl_sorter *s);
 int			xxl_sorter_next(xxl_sorter *s, const void **rec);
 int			xxl_sorter_next_var(xxl_sorter *s, const void **key, uint32_t *key_len,
 								const void **payload, uint32_t *payload_len);
+
+/*
+ * Fixed-size records: the next *n records (1..max, contiguous from *recs),
+ * as many as the current output batch holds.  Returns as xxl_sorter_next.
+ */
+int			xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n);
 
 const xxl_error *xxl_sorter_error(const xxl_sorter *s);
 void		xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats);

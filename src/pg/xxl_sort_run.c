@@ -26,6 +26,9 @@
 #include "xxl_operator.h"
 #include "xxl_sort_run.h"
 
+#define PUT_BATCH 256			/* records encoded per xxl_sorter_reserve */
+#define GET_BATCH 1024			/* records taken per xxl_sorter_next_many */
+
 typedef enum ColumnSource
 {
 	COLUMN_NULL,				/* dropped in the result type */
@@ -74,8 +77,9 @@ struct XxlSortRun
 	StoredColumn *stored;
 	ResultColumn *result;
 	AttrNumber	max_in_attno;	/* deform the input up to here */
-	unsigned char *record;		/* the record being put */
 	char	   *scratch;		/* aligned by-reference values going out */
+	const unsigned char *batch; /* records taken out, not yet handed on */
+	size_t		batch_left;
 
 	/* variable records */
 	char	   *tuple;			/* MAXALIGNed MinimalTuple being handed out */
@@ -146,15 +150,13 @@ plan_fixed(XxlSortRun *run)
 	if (size > XXL_SORT_MAX_FIXED_RECORD)
 		return false;
 	run->record_size = size;
-	run->record = palloc0(size);
 	run->scratch = scratch > 0 ? palloc(scratch) : NULL;
 	return true;
 }
 
 static void
-encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull)
+encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull, unsigned char *rec)
 {
-	unsigned char *rec = run->record;
 	unsigned char *bitmap = rec + run->bitmap_offset;
 
 	xxl_sortkey_encode_fixed(run->key, values, isnull, rec);
@@ -287,18 +289,34 @@ put_failed(XxlSortRun *run)
 	xxl_raise_error(xxl_sorter_error(run->sorter), "xxl sort");
 }
 
+/*
+ * Records are encoded straight into the sorter's load, a batch of slots at
+ * a time (xxl_sorter_reserve), with no copy and no call per record.
+ */
 static void
 read_fixed(XxlSortRun *run, XxlInput *in)
 {
-	TupleTableSlot *slot;
-
-	while ((slot = xxl_input_next(in)) != NULL)
+	for (;;)
 	{
-		CHECK_FOR_INTERRUPTS();
-		slot_getsomeattrs(slot, run->max_in_attno);
-		encode_fixed(run, slot->tts_values, slot->tts_isnull);
-		if (xxl_sorter_put(run->sorter, run->record) != XXL_OK)
+		size_t		room = PUT_BATCH;
+		unsigned char *dst = xxl_sorter_reserve(run->sorter, &room);
+		size_t		filled = 0;
+		TupleTableSlot *slot = NULL;
+
+		if (dst == NULL)
 			put_failed(run);
+		while (filled < room && (slot = xxl_input_next(in)) != NULL)
+		{
+			CHECK_FOR_INTERRUPTS();
+			slot_getsomeattrs(slot, run->max_in_attno);
+			encode_fixed(run, slot->tts_values, slot->tts_isnull,
+						 dst + filled * run->record_size);
+			filled++;
+		}
+		if (xxl_sorter_commit(run->sorter, filled) != XXL_OK)
+			put_failed(run);
+		if (slot == NULL)
+			break;
 	}
 }
 
@@ -433,8 +451,22 @@ next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payloa
 		return 0;
 	if (run->fixed)
 	{
-		got = xxl_sorter_next(run->sorter, key);
-		*payload = *key;
+		/* a batch at a time from the sorter, handed on record by record */
+		if (run->batch_left == 0)
+		{
+			const void *recs;
+
+			got = xxl_sorter_next_many(run->sorter, &recs, GET_BATCH, &run->batch_left);
+			run->batch = recs;
+		}
+		else
+			got = 1;
+		if (got == 1)
+		{
+			*key = *payload = run->batch;
+			run->batch += run->record_size;
+			run->batch_left--;
+		}
 	}
 	else
 		got = xxl_sorter_next_var(run->sorter, key, klen, payload, plen);

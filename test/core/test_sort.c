@@ -535,6 +535,112 @@ XT_TEST(fixed12_key4_three_passes)
 }
 
 /*
+ * Records filled in place (reserve/commit, in chunks of varying size) and
+ * taken out many at a time (next_many, varying max) give the same sorted,
+ * stable output as put/next: in memory, through a batched merge on the
+ * caller's thread and on a worker, and through the loser tree (key > 16).
+ */
+XT_TEST(fixed_reserve_and_next_many)
+{
+	struct
+	{
+		size_t		rec,
+					key;
+		uint64_t	n;
+		size_t		memory;
+		int			async_merge;
+		int			threads;
+	}			cases[] = {
+		{16, 8, 20000, 4 * MB, 0, 1},		/* in memory */
+		{18, 9, 600000, 4 * MB, 0, 1},		/* batched merge, caller */
+		{18, 9, 600000, 4 * MB, 1, 2},		/* batched merge, worker */
+		{40, 24, 200000, 4 * MB, 0, 1},		/* loser tree */
+		{24, 9, 300000, 4 * MB, 1, 2},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		fixed_case	fc = {.rec_size = cases[c].rec, .key_size = cases[c].key, .pat = P_SMALLRANGE, .n = cases[c].n};
+		xxl_sort_config cfg = sort_config(cases[c].memory, 256 * KB, 1, fc.rec_size, fc.key_size);
+		xxl_error	err = {0};
+		xxl_sorter *srt;
+		xt_multiset in = {0},
+					out = {0};
+		xt_rng		r = {c + 99};
+		unsigned char prev[256];
+		uint64_t	i = 0,
+					count = 0,
+					bad = 0;
+		size_t		largest = 0;
+		int			rc;
+
+		if (xt_quick())
+			fc.n /= 4;
+		cfg.async_merge = cases[c].async_merge;
+		cfg.threads = cases[c].threads;
+		srt = xxl_sorter_create(&cfg, &err);
+		REQUIRE_MSG(srt != NULL, "create: %s", err.message);
+		while (i < fc.n)
+		{
+			size_t		want = 1 + xt_below(&r, 300);
+			unsigned char *dst;
+
+			if (want > fc.n - i)
+				want = fc.n - i;
+			dst = xxl_sorter_reserve(srt, &want);
+			REQUIRE_MSG(dst != NULL && want >= 1, "reserve: %s", xxl_sorter_error(srt)->message);
+			for (size_t k = 0; k < want; k++, i++)
+			{
+				gen_fixed(&fc, i, dst + k * fc.rec_size);
+				xt_multiset_add(&in, dst + k * fc.rec_size, fc.rec_size);
+			}
+			REQUIRE(xxl_sorter_commit(srt, want) == XXL_OK);
+		}
+		REQUIRE_MSG(xxl_sorter_sort(srt) == XXL_OK, "sort: %s", xxl_sorter_error(srt)->message);
+		for (;;)
+		{
+			const void *recs;
+			size_t		n = 0,
+						max = 1 + xt_below(&r, 2000);
+
+			rc = xxl_sorter_next_many(srt, &recs, max, &n);
+			if (rc != 1)
+				break;
+			CHECK(n >= 1 && n <= max);
+			if (n > largest)
+				largest = n;
+			for (size_t k = 0; k < n; k++)
+			{
+				const unsigned char *p = (const unsigned char *) recs + k * fc.rec_size;
+				uint64_t	idx,
+							pidx;
+
+				xt_multiset_add(&out, p, fc.rec_size);
+				if (count > 0)
+				{
+					int			cmp = memcmp(prev, p, fc.key_size);
+
+					if (cmp > 0 || (cmp == 0 && fixed_index(&fc, p, &idx) &&
+									fixed_index(&fc, prev, &pidx) && pidx >= idx))
+						bad++;
+				}
+				memcpy(prev, p, fc.rec_size);
+				count++;
+			}
+		}
+		CHECK_MSG(rc == 0, "case %zu: next_many returned %d", c, rc);
+		CHECK_MSG(count == fc.n, "case %zu: %" PRIu64 " of %" PRIu64 " records", c, count, fc.n);
+		CHECK_MSG(bad == 0, "case %zu: %" PRIu64 " order or stability violations", c, bad);
+		CHECK_MSG(xt_multiset_equal(&in, &out), "case %zu: not a permutation of the input", c);
+		/* batches hand out more than a record at a time, the loser tree one */
+		if (fc.key_size <= 16)
+			CHECK_MSG(largest > 1, "case %zu: never more than one record at a time", c);
+		xxl_sorter_destroy(srt);
+		CHECK(xt_spill_files() == 0);
+	}
+}
+
+/*
  * More runs than a merge of full blocks takes: the final merge reads
  * fractions of blocks instead of adding a pass; records of 24 bytes span
  * the fractions' boundaries; with still more runs, intermediate passes
