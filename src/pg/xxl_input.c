@@ -275,11 +275,31 @@ xxl_input_describe(XxlInput *in)
 static TupleTableSlot *
 next_heap_row(XxlInput *in)
 {
+	HeapTuple	tuple = xxl_input_next_tuple(in);
+
+	if (tuple == NULL)
+		return NULL;
+	ExecStoreHeapTuple(tuple, in->slot, false);
+	return in->slot;
+}
+
+bool
+xxl_input_has_tuples(XxlInput *in)
+{
+	return in->kind == INPUT_TABLE && in->pagewise;
+}
+
+HeapTuple
+xxl_input_next_tuple(XxlInput *in)
+{
 	HeapScanDesc hscan = (HeapScanDesc) in->scan;
 	Page		page;
 	OffsetNumber off;
 	ItemId		lp;
 
+	Assert(xxl_input_has_tuples(in));
+	if (in->done)
+		return NULL;
 	while (!BufferIsValid(hscan->rs_cbuf) || in->next_index >= hscan->rs_ntuples)
 	{
 		if (in->next_block >= hscan->rs_nblocks)
@@ -296,9 +316,8 @@ next_heap_row(XxlInput *in)
 	in->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
 	in->tuple.t_len = ItemIdGetLength(lp);
 	ItemPointerSet(&in->tuple.t_self, hscan->rs_cblock, off);
-	ExecStoreHeapTuple(&in->tuple, in->slot, false);
 	in->rows++;
-	return in->slot;
+	return &in->tuple;
 }
 
 TupleTableSlot *

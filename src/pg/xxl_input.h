@@ -47,6 +47,14 @@ extern const char *xxl_input_describe(XxlInput *in);
 extern TupleTableSlot *xxl_input_next(XxlInput *in);
 
 /*
+ * Heap tables can hand out their rows as tuples on the pinned page, without
+ * a slot: xxl_input_next_tuple() then replaces xxl_input_next() (never mix
+ * the two); the tuple is valid until the next call, NULL at the end.
+ */
+extern bool xxl_input_has_tuples(XxlInput *in);
+extern HeapTuple xxl_input_next_tuple(XxlInput *in);
+
+/*
  * The current row as a heap tuple without copying, when the source has one
  * at hand (heap tables and SPI rows), else NULL.  For fast paths that copy
  * the row's bytes as they are.

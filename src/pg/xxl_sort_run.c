@@ -296,28 +296,50 @@ put_failed(XxlSortRun *run)
 static void
 read_fixed(XxlSortRun *run, XxlInput *in)
 {
-	for (;;)
+	/* heap rows are deformed straight from their page, without a slot */
+	bool		tuples = xxl_input_has_tuples(in);
+	TupleDesc	in_desc = xxl_input_desc(in);
+	Datum	   *values = palloc(sizeof(Datum) * Max(in_desc->natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(in_desc->natts, 1));
+	bool		more = true;
+
+	while (more)
 	{
 		size_t		room = PUT_BATCH;
 		unsigned char *dst = xxl_sorter_reserve(run->sorter, &room);
 		size_t		filled = 0;
-		TupleTableSlot *slot = NULL;
 
 		if (dst == NULL)
 			put_failed(run);
-		while (filled < room && (slot = xxl_input_next(in)) != NULL)
+		for (; filled < room; filled++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			slot_getsomeattrs(slot, run->max_in_attno);
-			encode_fixed(run, slot->tts_values, slot->tts_isnull,
-						 dst + filled * run->record_size);
-			filled++;
+			if (tuples)
+			{
+				HeapTuple	tuple = xxl_input_next_tuple(in);
+
+				if (tuple == NULL)
+					break;
+				heap_deform_tuple(tuple, in_desc, values, isnull);
+				encode_fixed(run, values, isnull, dst + filled * run->record_size);
+			}
+			else
+			{
+				TupleTableSlot *slot = xxl_input_next(in);
+
+				if (slot == NULL)
+					break;
+				slot_getsomeattrs(slot, run->max_in_attno);
+				encode_fixed(run, slot->tts_values, slot->tts_isnull,
+							 dst + filled * run->record_size);
+			}
 		}
+		more = filled == room;
 		if (xxl_sorter_commit(run->sorter, filled) != XXL_OK)
 			put_failed(run);
-		if (slot == NULL)
-			break;
 	}
+	pfree(values);
+	pfree(isnull);
 }
 
 static void
