@@ -138,6 +138,25 @@ SELECT fixed_check('b, i2 DESC, id', 'b, i2, id');
 SELECT fixed_check('ch NULLS FIRST, f4 DESC, i8', 'ch, f4, i8');
 SELECT fixed_check('d DESC, u, i4 DESC NULLS LAST', 'd, u, i4');
 
+-- inputs around the 256-record batches the rows are encoded in
+CREATE TABLE fx_sizes (n int, sorted_rows bigint, in_order bool);
+DO $$
+DECLARE
+  n int;
+BEGIN
+  FOREACH n IN ARRAY ARRAY[0, 1, 255, 256, 257, 511, 512, 513, 4096] LOOP
+    EXECUTE format('CREATE TABLE fx_n AS SELECT id, i8 FROM fx ORDER BY id LIMIT %s', n);
+    PERFORM xxl.sort_into('fx_n', 'i8 DESC, id', 'fx_n_out');
+    INSERT INTO fx_sizes
+      SELECT n, count(*), count(*) = count(*) FILTER (WHERE x.id = y.id)
+        FROM (SELECT row_number() OVER (ORDER BY ctid) r, id FROM fx_n_out) x
+        FULL JOIN (SELECT row_number() OVER (ORDER BY i8 DESC, id) r, id FROM fx_n) y USING (r);
+    DROP TABLE fx_n, fx_n_out;
+  END LOOP;
+END $$;
+SELECT * FROM fx_sizes ORDER BY n;
+DROP TABLE fx_sizes;
+
 -- the record form reads the same rows through a query
 SELECT count(*) AS misplaced FROM
   (SELECT row_number() OVER () n, i4, id FROM
