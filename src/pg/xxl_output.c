@@ -80,6 +80,11 @@ struct XxlOutput
 	bool		use_wal;
 	bool		skip_fsync;
 	bool		has_toast;
+	/* every column of fixed width: a row without nulls has one layout */
+	bool		fixed_layout;
+	Size		fixed_hoff;
+	Size		fixed_len;		/* hoff + data */
+	int32	   *fixed_offsets;	/* of each column in the data */
 
 	/* caller */
 	Tuplestorestate *tupstore;
@@ -245,6 +250,39 @@ batch_page(XxlOutput *out, int i)
 	return (Page) (out->pages + (Size) i * BLCKSZ);
 }
 
+/*
+ * When every column has a fixed width, a row without nulls always has the
+ * same layout: where each value goes and how long the tuple is can be
+ * worked out once (as heap_compute_data_size and heap_fill_tuple would).
+ */
+static void
+plan_fixed_layout(XxlOutput *out)
+{
+	TupleDesc	desc = out->desc;
+	Size		off = 0;
+
+	out->fixed_layout = false;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || att->attlen <= 0)
+			return;
+	}
+	out->fixed_offsets = MemoryContextAlloc(out->cxt, sizeof(int32) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		off = att_align_nominal(off, att->attalign);
+		out->fixed_offsets[i] = (int32) off;
+		off += att->attlen;
+	}
+	out->fixed_hoff = MAXALIGN(SizeofHeapTupleHeader);
+	out->fixed_len = out->fixed_hoff + off;
+	out->fixed_layout = out->fixed_len <= MaxHeapTupleSize;
+}
+
 static void
 pages_begin(XxlOutput *out)
 {
@@ -260,6 +298,7 @@ pages_begin(XxlOutput *out)
 	/* an unlogged table's file must be synced by the next checkpoint */
 	out->skip_fsync = rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED;
 	out->has_toast = OidIsValid(rel->rd_rel->reltoastrelid);
+	plan_fixed_layout(out);
 }
 
 static void
@@ -395,6 +434,29 @@ pages_put_values(XxlOutput *out, Datum *values, bool *isnull)
 		else if (out->has_toast && TupleDescAttr(desc, i)->attlen == -1 &&
 				 VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
 			goto toaster;
+	}
+	if (out->fixed_layout && !hasnull)
+	{
+		char	   *data;
+
+		/* heap_fill_tuple's work with the layout known: values into place */
+		tup = pages_reserve(out, out->fixed_len);
+		tup->t_infomask = 0;
+		HeapTupleHeaderSetNatts(tup, natts);
+		tup->t_hoff = out->fixed_hoff;
+		data = (char *) tup + out->fixed_hoff;
+		for (int i = 0; i < natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (att->attbyval)
+				store_att_byval(data + out->fixed_offsets[i], values[i], att->attlen);
+			else
+				memcpy(data + out->fixed_offsets[i], DatumGetPointer(values[i]), att->attlen);
+		}
+		pages_fix_infomask(tup);
+		out->rows++;
+		return;
 	}
 	hoff = MAXALIGN(SizeofHeapTupleHeader + (hasnull ? BITMAPLEN(natts) : 0));
 	data_len = heap_compute_data_size(desc, values, isnull);
