@@ -53,6 +53,28 @@ SELECT count(*) AS differing FROM
 SELECT * FROM xxl.sort(NULL::ss, 'k DESC, id') LIMIT 3;
 SELECT s.*, s IS NOT NULL AS whole FROM xxl.sort(NULL::ss, 'id') s WHERE id <= 2;
 
+-- fixed records (no variable-width column): the scan decodes only the
+-- columns the plan reads and picks them itself when that is all the
+-- projection does; picked, repeated, computed and filtered columns, a key
+-- column restored from the key, no column at all
+CREATE TABLE sf AS
+SELECT g AS id, (g * 7919) % 1000 AS k, CASE WHEN g % 7 = 0 THEN NULL ELSE g::float8 / 3 END AS f
+  FROM generate_series(1, 20000) g;
+ANALYZE sf;
+SELECT count(*) AS differing FROM
+  (SELECT row_number() OVER () n, (f1, k, f2, id)::text r FROM (SELECT f AS f1, k, f AS f2, id FROM xxl.sort(NULL::sf, 'k DESC, id') s) q) a
+  FULL JOIN (SELECT row_number() OVER (ORDER BY k DESC, id) n, (f, k, f, id)::text r FROM sf) b
+  USING (n) WHERE a.r IS DISTINCT FROM b.r;
+SELECT count(*) AS differing FROM
+  (SELECT row_number() OVER () n, (k2, f2)::text r FROM (SELECT k * 2 AS k2, coalesce(f, -1) AS f2 FROM xxl.sort(NULL::sf, 'f NULLS FIRST, id') s) q) a
+  FULL JOIN (SELECT row_number() OVER (ORDER BY f NULLS FIRST, id) n, (k * 2, coalesce(f, -1))::text r FROM sf) b
+  USING (n) WHERE a.r IS DISTINCT FROM b.r;
+SELECT count(*), sum(k), sum(id) FILTER (WHERE f IS NULL) FROM xxl.sort(NULL::sf, 'k') s WHERE id % 3 = 0;
+SELECT count(*), sum(k), sum(id) FILTER (WHERE f IS NULL) FROM sf WHERE id % 3 = 0;
+SELECT count(*) FROM xxl.sort(NULL::sf, 'id');
+SELECT k FROM xxl.sort(NULL::sf, 'k DESC, id') LIMIT 3;
+SELECT id FROM xxl.sort('sf', 'k, id DESC') AS s(id int, k int, f float8) LIMIT 3;
+
 -- parameters: a prepared statement (custom and generic plans) and PL/pgSQL
 PREPARE by_order(text, int) AS SELECT id FROM xxl.sort(NULL::ss, $1) OFFSET $2 LIMIT 1;
 EXECUTE by_order('k', 0);

@@ -444,6 +444,16 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	return run;
 }
 
+void
+xxl_sort_run_only_columns(XxlSortRun *run, const bool *needed)
+{
+	/* the stored layout stays as planned: only decoding looks at result */
+	if (run->fixed)
+		for (int i = 0; i < run->out_desc->natts; i++)
+			if (!needed[i])
+				run->result[i].source = COLUMN_NULL;
+}
+
 bool
 xxl_sort_run_fixed(const XxlSortRun *run)
 {

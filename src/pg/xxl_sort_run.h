@@ -36,6 +36,13 @@ typedef struct XxlSortRun XxlSortRun;
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
 									  AttrNumber *map);
 
+/*
+ * Only the result columns flagged in needed (out_desc's columns) are wanted
+ * from now on; the others come out as NULL.  Fixed records then skip them
+ * (a key column is not restored); variable records deform whole rows anyway.
+ */
+extern void xxl_sort_run_only_columns(XxlSortRun *run, const bool *needed);
+
 /* Whether the run uses fixed-size records (for EXPLAIN and tests). */
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
 

@@ -84,6 +84,9 @@ typedef struct SortScanState
 	bool		whole_row;		/* the row is also wanted as one composite value */
 	MemoryContext run_cxt;		/* lives as long as the node */
 	XxlSortRun *run;
+	bool	   *needed;			/* result columns the plan references */
+	AttrNumber *pick;			/* simple projection: result slot column i is
+								 * scan column pick[i] (0-based), or NULL */
 	/* what EXPLAIN ANALYZE shows, kept when the run ends */
 	bool		have_stats;
 	bool		fixed;
@@ -305,6 +308,49 @@ create_sort_scan_state(CustomScan *cscan)
 	return (Node *) state;
 }
 
+/*
+ * Which result columns the plan reads (the sort need not decode the others)
+ * and whether its projection only picks columns, which exec_sort_scan then
+ * does itself, without ExecScan's per-row expression machinery.
+ */
+static void
+plan_columns(SortScanState *state, CustomScan *cscan)
+{
+	int			natts = state->result_desc->natts;
+	Bitmapset  *used = NULL;
+	bool		all;
+	ListCell   *lc;
+	int			i = 0;
+
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, INDEX_VAR, &used);
+	pull_varattnos((Node *) cscan->scan.plan.qual, INDEX_VAR, &used);
+	/* a whole-row reference (attno 0, or the appended composite) needs all */
+	all = state->whole_row ||
+		bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used);
+	state->needed = palloc(sizeof(bool) * Max(natts, 1));
+	for (int a = 0; a < natts; a++)
+		state->needed[a] = all ||
+			bms_is_member(a + 1 - FirstLowInvalidHeapAttributeNumber, used);
+
+	if (state->whole_row || state->css.ss.ps.ps_ProjInfo == NULL)
+		return;
+	state->pick = palloc(sizeof(AttrNumber) * Max(list_length(cscan->scan.plan.targetlist), 1));
+	foreach(lc, cscan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != INDEX_VAR || var->varattno < 1 ||
+			var->varattno > natts)
+		{
+			pfree(state->pick);
+			state->pick = NULL;
+			return;
+		}
+		state->pick[i++] = var->varattno - 1;
+	}
+}
+
 static void
 begin_sort_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -329,6 +375,7 @@ begin_sort_scan(CustomScanState *node, EState *estate, int eflags)
 		BlessTupleDesc(state->result_desc);
 	state->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl sort scan",
 										   ALLOCSET_SMALL_SIZES);
+	plan_columns(state, cscan);
 }
 
 static char *
@@ -371,6 +418,7 @@ start_run(SortScanState *state)
 										  state->result_desc);
 	}
 	state->fixed = xxl_sort_run_fixed(state->run);
+	xxl_sort_run_only_columns(state->run, state->needed);
 	MemoryContextSwitchTo(old);
 }
 
@@ -419,14 +467,39 @@ recheck_sorted_row(ScanState *ss, TupleTableSlot *slot)
 static TupleTableSlot *
 exec_sort_scan(CustomScanState *node)
 {
+	SortScanState *state = (SortScanState *) node;
+
 	/*
-	 * With nothing to filter or project, no per-row allocation and no
-	 * EvalPlanQual recheck in progress, skip ExecScan's per-row context
-	 * reset: rows go up as they come.
+	 * With nothing to filter, at most columns to pick, no per-row allocation
+	 * and no EvalPlanQual recheck in progress, skip ExecScan's per-row
+	 * context reset and expression evaluation: rows go up as they come.
 	 */
-	if (node->ss.ps.qual == NULL && node->ss.ps.ps_ProjInfo == NULL &&
-		!((SortScanState *) node)->whole_row && node->ss.ps.state->es_epq_active == NULL)
-		return next_sorted_row(&node->ss);
+	if (node->ss.ps.qual == NULL && !state->whole_row &&
+		node->ss.ps.state->es_epq_active == NULL)
+	{
+		TupleTableSlot *row;
+		TupleTableSlot *out;
+		int			n;
+
+		if (node->ss.ps.ps_ProjInfo == NULL)
+			return next_sorted_row(&node->ss);
+		if (state->pick != NULL)
+		{
+			/* a projection that only picks columns of the row */
+			row = next_sorted_row(&node->ss);
+			out = node->ss.ps.ps_ResultTupleSlot;
+			ExecClearTuple(out);
+			if (TupIsNull(row))
+				return out;
+			n = out->tts_tupleDescriptor->natts;
+			for (int i = 0; i < n; i++)
+			{
+				out->tts_values[i] = row->tts_values[state->pick[i]];
+				out->tts_isnull[i] = row->tts_isnull[state->pick[i]];
+			}
+			return ExecStoreVirtualTuple(out);
+		}
+	}
 	return ExecScan(&node->ss, next_sorted_row, recheck_sorted_row);
 }
 
