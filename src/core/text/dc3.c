@@ -1,48 +1,51 @@
 /*
  * dc3.c — the suffix-array builder (xxl_suffix.h): pipelined external DC3
- * ([T] Fig. 5.6/5.7, [KSB06]) on the core sorter, recursing on the names of
- * the sample suffixes until a subtext fits the budget, where SA-IS (sais.c)
- * takes over; plus the BWT mode and an in-memory inverse BWT.
+ * ([T] Fig. 5.6/5.7, [KSB06]) whose reorderings by a known index are
+ * external permutations (xxl_scatter.h) instead of sorts, recursing on the
+ * names of the sample suffixes until a subtext fits the budget, where SA-IS
+ * (sais.c) takes over; plus the BWT mode and an in-memory inverse BWT.
  *
- * One level, text T[0,n) over characters 1..K (0 is the end marker $):
- *  1. one scan of T: the triples of the sample positions i mod 3 != 0 go to
- *     sorter TS; deeper levels also copy T to a spool (it is needed again
- *     in step 4 and arrives as a stream, [T] §5.5).  If n mod 3 = 1 a dummy
- *     sample at position n with triple ($,$,$) is added ([KSB06]): the mod-1
- *     block of the recursive string then ends with a unique name, so no
- *     comparison of recursive suffixes runs on into the mod-2 block.  For the
- *     other n the last mod-1 triple already contains a $.
- *  2. naming scan of the sorted triples: dense names 1..D go to sorter P
- *     keyed by position.  Sorted by position, P serves both outcomes: if the
- *     names are unique they are the ranks in text order that step 4 needs
- *     (so the "undo the sort" technicality of [T] §5.2 does not arise); if
- *     not, the recursive string (mod-1 names, then mod-2 names; the thesis
- *     sorts by (i mod 3, i div 3) instead) is read from P with the mod-2
- *     names set aside in a spool, a scan of n/3 names instead of a sort.
- *  3. names not unique: recurse (n' = 2n/3 characters over 1..D); entry j
- *     of the child's suffix array, recursive position k, gives rank j+1 to
- *     the parent position of k, into sorter Q keyed by that position (the
- *     inverse suffix array of the sample, [T] line 7).
- *  4. one scan of T with the ranks in text order (R = P or Q) produces the
- *     merge tuples S0 = (T[i], r[i+1] | T[i+1], r[i+2], i) for i mod 3 = 0
- *     and S12 = (r[i] | T[i], T[i+1], r', i) for the sample, where r' is
- *     r[i+1] for i mod 3 = 1 and r[i+2] for i mod 3 = 2, each sorted by the
- *     fields before |.  [T]'s S1 and S2 are both sorted by rank, so one
- *     sorter holds them (one byte more per mod-1 tuple, one sorter less).
+ * One level, text T[0,n) over characters 1..K (0 is the end marker $), kept
+ * in a spool (level 0: the caller's bytes, renamed on the fly; below: the
+ * names the parent wrote).  The sample are the positions i mod 3 != 0; if
+ * n mod 3 = 1 a dummy sample at position n with triple ($,$,$) is added
+ * ([KSB06]): the mod-1 block of the recursive string then ends with a unique
+ * name, so no comparison of recursive suffixes runs on into the mod-2 block
+ * (for the other n the last mod-1 triple already contains a $).  Two orders
+ * of the sample have dense indexes: the recursive string R (mod-1 positions,
+ * then mod-2: index i/3 resp. n1 + i/3) and text order (index 2(i/3) +
+ * i mod 3 - 1), and the ranks of the sample suffixes are a permutation of
+ * 1..n12 (the dummy, if any, has rank 1: its name is the smallest and unique).
+ *  1. one scan of T: the triples of the sample, each with its R index, go to
+ *     sorter TS.
+ *  2. naming scan of the sorted triples: dense names 1..D are permuted into R
+ *     order (scatter NAMES), which is the child's text.  If D = n12 the names
+ *     are the ranks and are spooled as they come, mod-1 and mod-2 apart.
+ *  3. otherwise recurse (n12 characters over 1..D); entry j of the child's
+ *     suffix array, R index k, gives rank j+1 to k's text-order index
+ *     (scatter ISA, the inverse suffix array of the sample, [T] line 7).
+ *  4. one scan of T with the ranks in text order produces the merge tuples
+ *     S0 = (T[i], r[i+1] | T[i+1], r[i+2], i) for i mod 3 = 0, sorted by the
+ *     fields before | (sorter S0), and S12 = (T[i], T[i+1], r', i) for the
+ *     sample, r' being r[i+1] for i mod 3 = 1 and r[i+2] for i mod 3 = 2,
+ *     permuted by rank (scatter S12: [T]'s S1 and S2 together are sorted by
+ *     rank, which is a permutation).
  *  5. two-way merge of S0 and S12 with [T]'s comparisons, pulled by the
- *     consumer: the caller at the top level, the parent's Q below.
+ *     consumer: the caller at the top level, the parent's ISA below.
+ * So a level sorts 2n/3 + n/3 records and permutes 3 * 2n/3; the thesis
+ * sorts all of them (sort(30n) + scan(6n) in all).
  *
  * Records are byte-packed big-endian fields sized for the level: characters
  * take 1 byte at level 0 (bytes are renamed to 1..d, d <= 255 distinct; 2
- * bytes if all 256 occur), names and positions as few bytes as their range
- * needs (at most 5 for 2^40).  At level 0 every merge tuple may also carry
- * T[i-1], which yields the BWT straight out of the final merge.
+ * bytes if all 256 occur), names, ranks and positions as few bytes as their
+ * range needs (at most 5 for 2^40).  At level 0 every merge tuple may also
+ * carry T[i-1], which yields the BWT straight out of the final merge.
  *
- * Memory: sorters own their share for life, so shares follow the stages'
- * overlap (of the pool: TS 72 % next to the parent's P 28 %; P next to TS;
- * Q 28 % next to the child's S0 24 % and S12 48 %; S0 and S12 next to R).
- * An in-memory subproblem gets 72 % (all of it at level 0).  At most three
- * sorters live at once.
+ * Memory: sorters and scatters own their share for life (a scatter only what
+ * its plan needs), so shares follow the stages' overlap (of the pool: TS 72 %
+ * next to NAMES 28 %; S0 24 % and S12 48 % next to ISA 28 % while they are
+ * filled, and next to the parent's ISA while they are merged).  An in-memory
+ * subproblem gets 72 % (all of it at level 0).  At most three live at once.
  */
 #include "text_internal.h"
 
@@ -61,7 +64,6 @@ typedef struct merge_head
 {
 	uint64_t	t,
 				t1,
-				r,
 				r1,
 				r2,
 				i;
@@ -75,12 +77,20 @@ typedef struct dc3_level
 	uint64_t	K;				/* characters are 1..K */
 	int			cw,				/* bytes per character */
 				pw,				/* bytes per position (0..n) */
-				rw;				/* bytes per name or rank (0..n12) */
-	uint64_t	n1,				/* mod-1 samples, the dummy included */
+				rw;				/* bytes per name, rank or sample index (0..n12) */
+	uint64_t	n0,				/* mod-0 positions */
+				n1,				/* mod-1 samples, the dummy included */
 				n2,
 				n12;
+	bool		dummy;			/* n mod 3 = 1: sample n with triple ($,$,$) */
 	bool		prev;			/* carry T[i-1] (top level, BWT) */
 	bool		internal;
+
+	/* where the text is: the caller's bytes at level 0, own names below */
+	spool	   *tsp;
+	int			tw;				/* bytes per character in tsp */
+	const uint16_t *map;		/* level 0: byte -> character */
+	spool		own;
 
 	/* internal */
 	void	   *text;
@@ -92,12 +102,14 @@ typedef struct dc3_level
 	const uint8_t *unmap;
 
 	/* external */
-	spool		own;			/* this level's copy of T (depth > 0) */
-	spool		mod2;			/* mod-2 names on their way to the child */
 	text_sorter TS;
-	text_sorter P;
-	text_sorter Q;
-	text_sorter S[2];			/* S0, S12 */
+	text_scatter names;
+	bool		unique;			/* names are ranks: rank1, rank2 hold them */
+	spool		rank1,
+				rank2;
+	text_scatter isa;
+	text_sorter S0;
+	text_scatter S12;
 	struct dc3_level *child;
 	bool		primed;
 	bool		have[2];
@@ -112,7 +124,7 @@ typedef struct char_out
 	size_t		fill;
 } char_out;
 
-static xxl_status
+static inline xxl_status
 char_out_put(spool *sp, char_out *o, uint64_t c, int w)
 {
 	if (o->fill + (size_t) w > sizeof(o->buf))
@@ -126,19 +138,50 @@ char_out_put(spool *sp, char_out *o, uint64_t c, int w)
 	return XXL_OK;
 }
 
-/* Where a level reads its text from. */
-typedef struct text_src
+static xxl_status
+char_out_flush(spool *sp, char_out *o)
 {
-	bool		bytes;			/* level 0: raw bytes of a spool, renamed */
-	spool	   *sp;
+	if (o->fill > 0 && spool_write(sp, o->buf, o->fill) != XXL_OK)
+		return sp->env->err.code;
+	o->fill = 0;
+	return XXL_OK;
+}
+
+/* Characters of a level's text, in order. */
+typedef struct char_reader
+{
 	value_reader vr;
-	bool		open;
 	const uint16_t *map;
-	dc3_level  *parent;			/* names: mod-1 from the parent's P, then mod-2 */
-	bool		second;			/* reading the mod-2 names back */
-	char_out	co;				/* the mod-2 names on their way to the spool */
-	xxl_sa_level_stats *pstats;
-} text_src;
+	bool		open;
+} char_reader;
+
+static xxl_status
+char_reader_open(dc3_level *lv, char_reader *cr, bool consume)
+{
+	cr->map = lv->map;
+	if (value_reader_open(&cr->vr, lv->tsp, lv->tw, consume) != XXL_OK)
+		return lv->tsp->env->err.code;
+	cr->open = true;
+	return XXL_OK;
+}
+
+static inline xxl_status
+char_reader_next(char_reader *cr, uint64_t *c)
+{
+	xxl_status	rc = value_reader_next(&cr->vr, c);
+
+	if (cr->map)
+		*c = cr->map[*c];
+	return rc;
+}
+
+static void
+char_reader_close(char_reader *cr)
+{
+	if (cr->open)
+		value_reader_close(&cr->vr);
+	cr->open = false;
+}
 
 struct xxl_sa
 {
@@ -166,7 +209,7 @@ struct xxl_sa
 	uint64_t	build_ns;
 };
 
-static xxl_status level_build(xxl_sa *sa, dc3_level *lv, text_src *src);
+static xxl_status level_build(xxl_sa *sa, dc3_level *lv);
 static int	level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev);
 static void level_free(xxl_sa *sa, dc3_level *lv);
 
@@ -179,11 +222,10 @@ poll(xxl_sa *sa)
 /* Sizes -------------------------------------------------------------------- */
 
 /*
- * Memory shares of the sorters, roughly in proportion to what they take
- * (the core sorter's capacity grows with its memory): P and Q (2n/3 pairs)
- * 28 %, S0 (n/3 tuples) 24 %, S12 (2n/3 tuples) the remaining 48 %, TS
- * whatever P leaves.  Live together: TS + P, R + S0 + S12, and the child's
- * S0 + S12 + the parent's Q.
+ * Memory shares, roughly in proportion to what they take: NAMES and ISA
+ * (2n/3 names or ranks) 28 %, S0 (n/3 tuples) 24 %, S12 (2n/3 tuples) the
+ * remaining 48 %, TS whatever NAMES leaves.  Live together: TS + NAMES,
+ * ISA + S0 + S12, and the child's S0 + S12 + the parent's ISA.
  */
 static inline size_t
 share_p(const xxl_sa *sa)
@@ -233,123 +275,79 @@ fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, int depth)
 	return internal_need(n, K) <= avail;
 }
 
-/* Text sources ------------------------------------------------------------- */
-
-static xxl_status
-src_open(xxl_sa *sa, text_src *src, bool consume)
+/* Record sizes of a level. */
+static inline size_t
+ts_size(const dc3_level *lv)
 {
-	if (src->bytes && !src->open)
-	{
-		if (value_reader_open(&src->vr, src->sp, 1, consume) != XXL_OK)
-			return sa->env.err.code;
-		src->open = true;
-	}
-	return XXL_OK;
+	return 3 * lv->cw + lv->rw;
 }
 
-/* Next character of the source (the caller knows how many there are). */
-static inline xxl_status
-src_next(xxl_sa *sa, text_src *src, uint64_t *c)
+static inline size_t
+s0_size(const dc3_level *lv)
 {
-	if (src->bytes)
-	{
-		uint64_t	b;
-
-		if (value_reader_next(&src->vr, &b) != XXL_OK)
-			return sa->env.err.code;
-		*c = src->map[b];
-		return XXL_OK;
-	}
-	if (!src->second)
-	{
-		dc3_level  *p = src->parent;
-		const unsigned char *rec;
-		int			got;
-
-		while ((got = tsort_next(&sa->env, &p->P, &rec)) > 0)
-		{
-			uint64_t	i = get_be(rec, p->pw);
-			uint64_t	name = get_be(rec + p->pw, p->rw);
-
-			if (i % 3 == 1)
-			{
-				*c = name;
-				return XXL_OK;
-			}
-			if (char_out_put(&p->mod2, &src->co, name, p->rw) != XXL_OK)
-				return sa->env.err.code;
-		}
-		if (got < 0)
-			return sa->env.err.code;
-		/* the mod-1 names are through: the mod-2 names follow */
-		if ((src->co.fill > 0 && spool_write(&p->mod2, src->co.buf, src->co.fill) != XXL_OK) ||
-			spool_finish(&p->mod2) != XXL_OK ||
-			value_reader_open(&src->vr, &p->mod2, p->rw, true) != XXL_OK)
-			return sa->env.err.code;
-		src->co.fill = 0;
-		src->open = true;
-		src->second = true;
-	}
-	return value_reader_next(&src->vr, c);
+	return 2 * lv->cw + 2 * lv->rw + lv->pw + (lv->prev ? 1 : 0);
 }
 
-static void
-src_close(xxl_sa *sa, text_src *src)
+static inline size_t
+s12_size(const dc3_level *lv)
 {
-	if (src->bytes)
-	{
-		if (src->open)
-			value_reader_close(&src->vr);
-		src->open = false;
-	}
-	else if (src->parent)
-	{
-		if (src->open)
-			value_reader_close(&src->vr);
-		src->open = false;
-		tsort_close(&sa->env, &src->parent->P, &src->pstats->io_bytes,
-					&src->pstats->sorted_bytes);
-		spool_free(&src->parent->mod2);
-	}
+	return 2 * lv->cw + lv->rw + lv->pw + (lv->prev ? 1 : 0);
+}
+
+/* Sample indexes: R order and text order of sample position i. */
+static inline uint64_t
+r_index(const dc3_level *lv, uint64_t i)
+{
+	return i % 3 == 1 ? i / 3 : lv->n1 + i / 3;
+}
+
+static inline uint64_t
+text_index_of_r(const dc3_level *lv, uint64_t k)
+{
+	return k < lv->n1 ? 2 * k : 2 * (k - lv->n1) + 1;
 }
 
 /* Internal levels ---------------------------------------------------------- */
 
 static xxl_status
-build_internal(xxl_sa *sa, dc3_level *lv, text_src *src)
+build_internal(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	int			ts = mem_char_bytes(lv->K);
+	char_reader cr = {0};
 	xxl_status	rc;
 
 	lv->internal = true;
 	lv->ts = ts;
 	lv->text_bytes = (size_t) ((n + 1) * ts);
-	if (src_open(sa, src, true) != XXL_OK)
+	if (char_reader_open(lv, &cr, true) != XXL_OK)
 		return env->err.code;
 	lv->text = xxl_budget_alloc(&env->budget, lv->text_bytes, &env->err);
 	if (lv->text == NULL)
+	{
+		char_reader_close(&cr);
 		return env->err.code;
+	}
 	for (uint64_t i = 0; i < n; i++)
 	{
 		uint64_t	c = 0;
 
-		if (src_next(sa, src, &c) != XXL_OK)
+		if (char_reader_next(&cr, &c) != XXL_OK || poll(sa))
+		{
+			char_reader_close(&cr);
 			return env->err.code;
+		}
 		if (ts == 1)
 			((uint8_t *) lv->text)[i] = (uint8_t) c;
 		else if (ts == 2)
 			((uint16_t *) lv->text)[i] = (uint16_t) c;
 		else
 			((uint32_t *) lv->text)[i] = (uint32_t) c;
-		if (poll(sa))
-			return env->err.code;
 	}
 	memset((char *) lv->text + n * ts, 0, ts);
-	src_close(sa, src);
-	if (lv->depth == 0)
-		spool_free(&sa->text);
+	char_reader_close(&cr);
+	spool_free(lv->tsp);
 
 	lv->sa_bytes = (size_t) ((n + 1) * 4);
 	lv->SA = xxl_budget_alloc(&env->budget, lv->sa_bytes, &env->err);
@@ -369,41 +367,33 @@ build_internal(xxl_sa *sa, dc3_level *lv, text_src *src)
 
 /* External levels ---------------------------------------------------------- */
 
-/* Steps 1 and 2: triples, naming.  Returns the number of names in *D. */
+static size_t
+spool_room(const text_env *env)
+{
+	return env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
+}
+
+/*
+ * Step 1: the triples of the sample, keyed by their characters, each with
+ * its R index.
+ */
 static xxl_status
-sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
+sample_triples(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
-	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 	uint64_t	n = lv->n;
 	int			cw = lv->cw,
-				pw = lv->pw;
-	size_t		trec = 3 * cw + pw;
+				rw = lv->rw;
 	unsigned char rec[64];
-	unsigned char last[32];
-	uint64_t	a[3];
-	uint64_t	name = 0;
-	char_out	co;
-	const unsigned char *r;
-	int			got;
+	uint64_t	a[3] = {0, 0, 0};
+	char_reader cr = {0};
 
-	/* 1: the triples of the sample, and the copy of T */
-	if (tsort_open(env, &lv->TS, env->pool - share_p(sa), trec, 3 * cw, lv->n12) != XXL_OK)
+	if (tsort_open(env, &lv->TS, env->pool - share_p(sa), ts_size(lv), 3 * cw, lv->n12) != XXL_OK ||
+		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
-	if (src_open(sa, src, false) != XXL_OK)
-		return env->err.code;
-	co.fill = 0;
-	for (int k = 0; k < 3; k++)
-	{
-		a[k] = 0;
-		if ((uint64_t) k < n)
-		{
-			if (src_next(sa, src, &a[k]) != XXL_OK)
-				return env->err.code;
-			if (lv->depth > 0 && char_out_put(&lv->own, &co, a[k], cw) != XXL_OK)
-				return env->err.code;
-		}
-	}
+	for (uint64_t k = 0; k < 3 && k < n; k++)
+		if (char_reader_next(&cr, &a[k]) != XXL_OK)
+			goto failed;
 	for (uint64_t i = 0; i < n; i++)
 	{
 		if (i % 3 != 0)
@@ -411,43 +401,51 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 			put_be(rec, a[0], cw);
 			put_be(rec + cw, a[1], cw);
 			put_be(rec + 2 * cw, a[2], cw);
-			put_be(rec + 3 * cw, i, pw);
+			put_be(rec + 3 * cw, r_index(lv, i), rw);
 			if (tsort_put(env, &lv->TS, rec) != XXL_OK)
-				return env->err.code;
+				goto failed;
 		}
 		a[0] = a[1];
 		a[1] = a[2];
 		a[2] = 0;
-		if (i + 3 < n)
-		{
-			if (src_next(sa, src, &a[2]) != XXL_OK)
-				return env->err.code;
-			if (lv->depth > 0 && char_out_put(&lv->own, &co, a[2], cw) != XXL_OK)
-				return env->err.code;
-		}
+		if (i + 3 < n && char_reader_next(&cr, &a[2]) != XXL_OK)
+			goto failed;
 		if (poll(sa))
-			return env->err.code;
+			goto failed;
 	}
-	if (n % 3 == 1)
+	char_reader_close(&cr);
+	if (lv->dummy)
 	{
 		memset(rec, 0, 3 * cw);
-		put_be(rec + 3 * cw, n, pw);
+		put_be(rec + 3 * cw, lv->n1 - 1, rw);
 		if (tsort_put(env, &lv->TS, rec) != XXL_OK)
 			return env->err.code;
 	}
-	src_close(sa, src);
-	if (lv->depth > 0)
-	{
-		if (co.fill > 0 && spool_write(&lv->own, co.buf, co.fill) != XXL_OK)
-			return env->err.code;
-		if (spool_finish(&lv->own) != XXL_OK)
-			return env->err.code;
-	}
-	if (tsort_sort(env, &lv->TS) != XXL_OK)
-		return env->err.code;
+	return tsort_sort(env, &lv->TS);
 
-	/* 2: dense names into P, keyed by position */
-	if (tsort_open(env, &lv->P, share_p(sa), pw + lv->rw, pw, lv->n12) != XXL_OK)
+failed:
+	char_reader_close(&cr);
+	return env->err.code;
+}
+
+/*
+ * Step 2: dense names of the sorted triples, permuted into R order.  Returns
+ * the number of names in *D.
+ */
+static xxl_status
+name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
+{
+	text_env   *env = &sa->env;
+	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
+	int			cw = lv->cw,
+				rw = lv->rw;
+	unsigned char last[32];
+	unsigned char rec[8];
+	uint64_t	name = 0;
+	const unsigned char *r;
+	int			got;
+
+	if (tscat_open(env, &lv->names, share_p(sa), rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
 	{
@@ -456,36 +454,60 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 			name++;
 			memcpy(last, r, 3 * cw);
 		}
-		memcpy(rec, r + 3 * cw, pw);
-		put_be(rec + pw, name, lv->rw);
-		if (tsort_put(env, &lv->P, rec) != XXL_OK)
-			return env->err.code;
-		if (poll(sa))
+		put_be(rec, name, rw);
+		if (tscat_put(env, &lv->names, get_be(r + 3 * cw, rw), rec) != XXL_OK || poll(sa))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
-	if (tsort_sort(env, &lv->P) != XXL_OK)
-		return env->err.code;
 	*D = name;
+	return tscat_finish(env, &lv->names);
+}
+
+/*
+ * The names in R order go to spools: the child's text (w bytes each), or,
+ * when they are unique and so the ranks, the mod-1 and the mod-2 ranks apart.
+ */
+static xxl_status
+spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+{
+	text_env   *env = &sa->env;
+	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
+	char_out	co;
+	const unsigned char *r;
+	uint64_t	k = 0;
+	int			got;
+
+	co.fill = 0;
+	while ((got = tscat_next(env, &lv->names, &r)) > 0)
+	{
+		spool	   *sp = second && k >= lv->n1 ? second : first;
+
+		if (second && k == lv->n1 && char_out_flush(first, &co) != XXL_OK)
+			return env->err.code;
+		if (char_out_put(sp, &co, get_be(r, lv->rw), w) != XXL_OK || poll(sa))
+			return env->err.code;
+		k++;
+	}
+	if (got < 0 || char_out_flush(second && k > lv->n1 ? second : first, &co) != XXL_OK ||
+		spool_finish(first) != XXL_OK || (second && spool_finish(second) != XXL_OK))
+		return env->err.code;
+	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
 	return XXL_OK;
 }
 
-/* Step 3: recursion; leaves the ranks of the sample in Q. */
+/* Step 3: recursion; leaves the ranks of the sample in text order in ISA. */
 static xxl_status
 recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 {
 	text_env   *env = &sa->env;
-	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 	dc3_level  *child;
-	text_src	src;
-	unsigned char rec[32];
+	unsigned char rec[8];
 	uint64_t	k,
 				j = 0;
 	int			got;
 	xxl_status	rc;
-	size_t		left = env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "DC3: recursion deeper than %d levels",
@@ -499,28 +521,22 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->n = lv->n12;
 	child->K = D;
 	child->cw = width_for(D);
-
-	spool_init(&lv->mod2, env, left / 2);
-	memset(&src, 0, sizeof(src));
-	src.parent = lv;
-	src.pstats = st;
-	rc = level_build(sa, child, &src);
-	src_close(sa, &src);
+	child->tsp = &child->own;
+	child->tw = child->cw;
+	spool_init(&child->own, env, spool_room(env) / 2);
+	if (spool_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
+		return env->err.code;
+	rc = level_build(sa, child);
 	if (rc != XXL_OK)
 		return rc;
 
-	/* rank j+1 for recursive position k = SA12[j], keyed by k's position here */
-	if (tsort_open(env, &lv->Q, share_p(sa), lv->pw + lv->rw, lv->pw, lv->n12) != XXL_OK)
+	/* rank j+1 for R index k = SA12[j], at k's text-order index */
+	if (tscat_open(env, &lv->isa, share_p(sa), lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = level_next(sa, child, &k, NULL)) > 0)
 	{
-		uint64_t	i = k < lv->n1 ? 3 * k + 1 : 3 * (k - lv->n1) + 2;
-
-		put_be(rec, i, lv->pw);
-		put_be(rec + lv->pw, ++j, lv->rw);
-		if (tsort_put(env, &lv->Q, rec) != XXL_OK)
-			return env->err.code;
-		if (poll(sa))
+		put_be(rec, ++j, lv->rw);
+		if (tscat_put(env, &lv->isa, text_index_of_r(lv, k), rec) != XXL_OK || poll(sa))
 			return env->err.code;
 	}
 	if (got < 0)
@@ -532,13 +548,40 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	level_free(sa, child);
 	xxl_budget_free(&env->budget, child, sizeof(*child));
 	lv->child = NULL;
-	return tsort_sort(env, &lv->Q);
+	return tscat_finish(env, &lv->isa);
 }
 
-/* Rank of sample position j (0 for j >= n), read in increasing j. */
-static inline xxl_status
-next_rank(xxl_sa *sa, dc3_level *lv, text_sorter *R, uint64_t j, uint64_t *rank)
+/* The ranks of the sample positions in increasing order (0 from n on). */
+typedef struct rank_reader
 {
+	dc3_level  *lv;
+	value_reader r[2];			/* names unique: mod-1 and mod-2 ranks */
+	bool		open;
+} rank_reader;
+
+static xxl_status
+rank_reader_open(xxl_sa *sa, dc3_level *lv, rank_reader *rr)
+{
+	memset(rr, 0, sizeof(*rr));
+	rr->lv = lv;
+	if (lv->unique)
+	{
+		if (value_reader_open(&rr->r[0], &lv->rank1, lv->rw, true) != XXL_OK)
+			return sa->env.err.code;
+		if (value_reader_open(&rr->r[1], &lv->rank2, lv->rw, true) != XXL_OK)
+		{
+			value_reader_close(&rr->r[0]);
+			return sa->env.err.code;
+		}
+		rr->open = true;
+	}
+	return XXL_OK;
+}
+
+static inline xxl_status
+rank_reader_next(xxl_sa *sa, rank_reader *rr, uint64_t j, uint64_t *rank)
+{
+	dc3_level  *lv = rr->lv;
 	const unsigned char *rec;
 	int			got;
 
@@ -547,20 +590,33 @@ next_rank(xxl_sa *sa, dc3_level *lv, text_sorter *R, uint64_t j, uint64_t *rank)
 		*rank = 0;
 		return XXL_OK;
 	}
-	got = tsort_next(&sa->env, R, &rec);
+	if (lv->unique)
+		return value_reader_next(&rr->r[j % 3 == 1 ? 0 : 1], rank);
+	got = tscat_next(&sa->env, &lv->isa, &rec);
 	if (got < 0)
 		return sa->env.err.code;
-	if (got == 0 || get_be(rec, lv->pw) != j)
+	if (got == 0)
 		return xxl_error_set(&sa->env.err, XXL_EINVAL, 0,
 							 "DC3: rank of position %llu missing at level %d",
 							 (unsigned long long) j, lv->depth);
-	*rank = get_be(rec + lv->pw, lv->rw);
+	*rank = get_be(rec, lv->rw);
 	return XXL_OK;
+}
+
+static void
+rank_reader_close(rank_reader *rr)
+{
+	if (rr->open)
+	{
+		value_reader_close(&rr->r[0]);
+		value_reader_close(&rr->r[1]);
+	}
+	rr->open = false;
 }
 
 /* Step 4: merge tuples from T and the ranks. */
 static xxl_status
-merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
+merge_tuples(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
@@ -569,12 +625,9 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 				rw = lv->rw,
 				pw = lv->pw;
 	int			pb = lv->prev ? 1 : 0;
-	size_t		size0 = 2 * cw + 2 * rw + pw + pb,
-				size12 = 2 * cw + 2 * rw + pw + pb;
-	uint64_t	n0 = (n + 2) / 3;
-	spool	   *tsp = lv->depth == 0 ? &sa->text : &lv->own;
-	value_reader vr;
-	bool		vr_open = false;
+	uint64_t	base = lv->dummy ? 2 : 1;	/* the smallest rank of a real sample */
+	char_reader cr = {0};
+	rank_reader rr;
 	unsigned char rec[64];
 	uint64_t	t0,
 				t1 = 0,
@@ -586,25 +639,32 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 				ri2 = 0;
 	xxl_status	rc = XXL_OK;
 
-	if (tsort_open(env, &lv->S[0], share_s0(sa), size0, cw + rw, n0) != XXL_OK ||
-		tsort_open(env, &lv->S[1], share_s12(sa), size12, rw, n - n0) != XXL_OK)
+	if (tsort_open(env, &lv->S0, share_s0(sa), s0_size(lv), cw + rw, lv->n0) != XXL_OK ||
+		tscat_open(env, &lv->S12, share_s12(sa), s12_size(lv), n - lv->n0) != XXL_OK)
 		return env->err.code;
-	if (value_reader_open(&vr, tsp, lv->depth == 0 ? 1 : cw, false) != XXL_OK)
+	if (rank_reader_open(sa, lv, &rr) != XXL_OK)
 		return env->err.code;
-	vr_open = true;
+	/* raw characters (the BWT wants bytes), renamed here */
+	cr.map = NULL;
+	if (value_reader_open(&cr.vr, lv->tsp, lv->tw, true) != XXL_OK)
+	{
+		rank_reader_close(&rr);
+		return env->err.code;
+	}
+	cr.open = true;
 
 #define READ_CHAR(raw, c) \
 	do { \
-		if ((rc = value_reader_next(&vr, &(raw))) != XXL_OK) \
+		if ((rc = value_reader_next(&cr.vr, &(raw))) != XXL_OK) \
 			goto out; \
-		(c) = lv->depth == 0 ? sa->map[(raw)] : (raw); \
+		(c) = lv->map ? lv->map[(raw)] : (raw); \
 	} while (0)
 
 	READ_CHAR(raw0, t0);
 	if (n > 1)
 		READ_CHAR(raw1, t1);
-	if ((rc = next_rank(sa, lv, R, 1, &ri1)) != XXL_OK ||
-		(rc = next_rank(sa, lv, R, 2, &ri2)) != XXL_OK)
+	if ((rc = rank_reader_next(sa, &rr, 1, &ri1)) != XXL_OK ||
+		(rc = rank_reader_next(sa, &rr, 2, &ri2)) != XXL_OK)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
 	{
@@ -617,19 +677,30 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 			put_be(p, ri1, rw), p += rw;
 			put_be(p, t1, cw), p += cw;
 			put_be(p, ri2, rw), p += rw;
+			put_be(p, i, pw), p += pw;
+			if (pb)
+				*p = (unsigned char) rprev;
+			if ((rc = tsort_put(env, &lv->S0, rec)) != XXL_OK)
+				goto out;
 		}
 		else
 		{
-			put_be(p, ri, rw), p += rw;
 			put_be(p, t0, cw), p += cw;
 			put_be(p, cls == 1 ? 0 : t1, cw), p += cw;
 			put_be(p, cls == 1 ? ri1 : ri2, rw), p += rw;
+			put_be(p, i, pw), p += pw;
+			if (pb)
+				*p = (unsigned char) rprev;
+			if (ri < base || ri - base >= n - lv->n0)
+			{
+				rc = xxl_error_set(&env->err, XXL_EINVAL, 0,
+								   "DC3: rank %llu of position %llu out of range at level %d",
+								   (unsigned long long) ri, (unsigned long long) i, lv->depth);
+				goto out;
+			}
+			if ((rc = tscat_put(env, &lv->S12, ri - base, rec)) != XXL_OK)
+				goto out;
 		}
-		put_be(p, i, pw), p += pw;
-		if (pb)
-			*p = (unsigned char) rprev;
-		if ((rc = tsort_put(env, &lv->S[cls == 0 ? 0 : 1], rec)) != XXL_OK)
-			goto out;
 
 		/* slide the window: T[i+1], T[i+2] and r[i+1], r[i+2], r[i+3] */
 		rprev = raw0;
@@ -642,7 +713,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 		ri = ri1;
 		ri1 = ri2;
 		ri2 = 0;
-		if ((i + 3) % 3 != 0 && (rc = next_rank(sa, lv, R, i + 3, &ri2)) != XXL_OK)
+		if ((i + 3) % 3 != 0 && (rc = rank_reader_next(sa, &rr, i + 3, &ri2)) != XXL_OK)
 			goto out;
 		if (poll(sa))
 		{
@@ -653,15 +724,16 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 #undef READ_CHAR
 
 out:
-	if (vr_open)
-		value_reader_close(&vr);
+	char_reader_close(&cr);
+	rank_reader_close(&rr);
 	if (rc != XXL_OK)
 		return rc;
-	tsort_close(env, R, &st->io_bytes, &st->sorted_bytes);
-	spool_free(tsp);
-	for (int k = 0; k < 2; k++)
-		if (tsort_sort(env, &lv->S[k]) != XXL_OK)
-			return env->err.code;
+	tscat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
+	spool_free(&lv->rank1);
+	spool_free(&lv->rank2);
+	spool_free(lv->tsp);
+	if (tsort_sort(env, &lv->S0) != XXL_OK || tscat_finish(env, &lv->S12) != XXL_OK)
+		return env->err.code;
 	return XXL_OK;
 }
 
@@ -679,8 +751,9 @@ list_bytes(uint64_t b)
  * An upper bound of what the spools' block lists take at once: a capacity
  * of up to twice the blocks, and one list in the middle of doubling.  The
  * text spool and every level's copy of its text live until that level's
- * merge, next to one spool of mod-2 names; characters below level 0 are
- * names of up to width_for(n12) bytes.  Plus the level structs.
+ * merge; the deepest external level may spool its unique names as ranks
+ * (mod-1 and mod-2 apart); characters below level 0 are names of up to
+ * width_for(n12) bytes.  Plus the level structs.
  */
 static uint64_t
 lists_bound(const xxl_sa *sa, uint64_t n)
@@ -689,7 +762,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 	uint64_t	b = n / B + 1;
 	uint64_t	total = list_bytes(b),
 				largest = b,
-				mod2 = 0,
+				ranks = 0,
 				m = n;
 	uint64_t	levels = 1;
 
@@ -697,10 +770,10 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 	while (levels < XXL_SA_MAX_LEVELS)
 	{
 		uint64_t	m12 = (m + 2) / 3 + m / 3;
-		uint64_t	b2 = list_bytes((m / 3) * width_for(m12) / B + 1);
+		uint64_t	r2 = 2 * list_bytes(m12 * width_for(m12) / B / 2 + 1);
 
-		if (b2 > mod2)
-			mod2 = b2;
+		if (r2 > ranks)
+			ranks = r2;
 		levels++;
 		if (fits_internal((xxl_sa *) sa, m12, m12, 1))
 			break;
@@ -711,7 +784,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 		m = m12;
 	}
 	/* the largest list doubling: its old arrays next to the new ones */
-	return total + mod2 + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
+	return total + ranks + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
 }
 
 /*
@@ -743,66 +816,65 @@ reserve_lists(xxl_sa *sa, uint64_t n)
 
 /*
  * Fail fast if the budget cannot carry an external level: check its sorters
- * before any work is done.
+ * and permutations before any work is done.
  */
 static xxl_status
 check_plan(xxl_sa *sa, const dc3_level *lv)
 {
 	text_env   *env = &sa->env;
-	uint64_t	n = lv->n,
-				n0 = (n + 2) / 3;
-	int			cw = lv->cw,
-				pw = lv->pw,
-				rw = lv->rw;
-	size_t		s12 = 2 * cw + 2 * rw + pw + (lv->prev ? 1 : 0);
 	size_t		block;
 
-	if (tsort_pick_block(env, env->pool - share_p(sa), 3 * cw + pw, lv->n12, &block) != XXL_OK ||
-		tsort_pick_block(env, share_p(sa), pw + rw, lv->n12, &block) != XXL_OK ||
-		tsort_pick_block(env, share_s0(sa), s12, n0, &block) != XXL_OK ||
-		tsort_pick_block(env, share_s12(sa), s12, n - n0, &block) != XXL_OK)
+	if (tsort_pick_block(env, env->pool - share_p(sa), ts_size(lv), lv->n12, &block) != XXL_OK ||
+		tsort_pick_block(env, share_s0(sa), s0_size(lv), lv->n0, &block) != XXL_OK)
 		return env->err.code;
+	if (!tscat_fits(env, share_p(sa), lv->rw, lv->n12) ||
+		!tscat_fits(env, share_s12(sa), s12_size(lv), lv->n - lv->n0))
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: the "
+							 "permutations of %llu records do not fit", env->budget.limit,
+							 (unsigned long long) lv->n12);
 	return XXL_OK;
 }
 
 static xxl_status
-build_external(xxl_sa *sa, dc3_level *lv, text_src *src)
+build_external(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
 	uint64_t	n = lv->n;
-	uint64_t	D;
+	uint64_t	D = 0;
 
 	lv->internal = false;
 	lv->pw = width_for(n);
+	lv->n0 = (n + 2) / 3;
 	lv->n1 = (n + 2) / 3;
 	lv->n2 = n / 3;
 	lv->n12 = lv->n1 + lv->n2;
+	lv->dummy = n % 3 == 1;
 	lv->rw = width_for(lv->n12);
 	if (lv->depth == 0 && reserve_lists(sa, n) != XXL_OK)
 		return env->err.code;
 	if (check_plan(sa, lv) != XXL_OK)
 		return env->err.code;
-	if (lv->depth > 0)
-	{
-		size_t		left = env->spool_allowance > env->spool_mem
-			? env->spool_allowance - env->spool_mem : 0;
-
-		spool_init(&lv->own, env, left / 2);
-	}
-	if (sample_and_name(sa, lv, src, &D) != XXL_OK)
+	if (sample_triples(sa, lv) != XXL_OK || name_triples(sa, lv, &D) != XXL_OK)
 		return env->err.code;
-	sa->lstats[lv->depth].names_unique = (D == lv->n12);
-	if (D < lv->n12)
+	lv->unique = D == lv->n12;
+	sa->lstats[lv->depth].names_unique = lv->unique;
+	if (lv->unique)
 	{
-		if (recurse(sa, lv, D) != XXL_OK)
+		size_t		room = spool_room(env) / 2;
+
+		spool_init(&lv->rank1, env, room / 2);
+		spool_init(&lv->rank2, env, room / 2);
+		if (spool_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
 			return env->err.code;
-		return merge_tuples(sa, lv, &lv->Q);
 	}
-	return merge_tuples(sa, lv, &lv->P);
+	else if (recurse(sa, lv, D) != XXL_OK)
+		return env->err.code;
+	return merge_tuples(sa, lv);
 }
 
 static xxl_status
-level_build(xxl_sa *sa, dc3_level *lv, text_src *src)
+level_build(xxl_sa *sa, dc3_level *lv)
 {
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 
@@ -814,13 +886,13 @@ level_build(xxl_sa *sa, dc3_level *lv, text_src *src)
 	if (fits_internal(sa, lv->n, lv->K, lv->depth))
 	{
 		st->internal = true;
-		return build_internal(sa, lv, src);
+		return build_internal(sa, lv);
 	}
 	/* an external level 0 keeps at most the spool allowance of text in memory */
 	if (lv->depth == 0 && !sa->text.on_disk && sa->text.mem_used > sa->env.spool_allowance &&
 		spool_spill(&sa->text) != XXL_OK)
 		return sa->env.err.code;
-	return build_external(sa, lv, src);
+	return build_external(sa, lv);
 }
 
 /* Step 5: the merge --------------------------------------------------------- */
@@ -831,20 +903,15 @@ decode(const dc3_level *lv, int which, const unsigned char *p, merge_head *h)
 	int			cw = lv->cw,
 				rw = lv->rw;
 
+	h->t = get_be(p, cw), p += cw;
 	if (which == 0)
 	{
-		h->t = get_be(p, cw), p += cw;
 		h->r1 = get_be(p, rw), p += rw;
 		h->t1 = get_be(p, cw), p += cw;
-		h->r2 = get_be(p, rw), p += rw;
 	}
 	else
-	{
-		h->r = get_be(p, rw), p += rw;
-		h->t = get_be(p, cw), p += cw;
 		h->t1 = get_be(p, cw), p += cw;
-		h->r2 = get_be(p, rw), p += rw;	/* r[i+1] or r[i+2] */
-	}
+	h->r2 = get_be(p, rw), p += rw;	/* S12: r[i+1] or r[i+2] */
 	h->i = get_be(p, lv->pw);
 	p += lv->pw;
 	h->prev = lv->prev ? (h->i == 0 ? -1 : *p) : -1;
@@ -854,7 +921,8 @@ static int
 fetch(xxl_sa *sa, dc3_level *lv, int which)
 {
 	const unsigned char *rec;
-	int			got = tsort_next(&sa->env, &lv->S[which], &rec);
+	int			got = which == 0 ? tsort_next(&sa->env, &lv->S0, &rec)
+		: tscat_next(&sa->env, &lv->S12, &rec);
 
 	if (got < 0)
 		return -1;
@@ -954,13 +1022,14 @@ level_free(xxl_sa *sa, dc3_level *lv)
 		lv->child = NULL;
 	}
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
-	tsort_close(env, &lv->P, &st->io_bytes, &st->sorted_bytes);
-	tsort_close(env, &lv->Q, &st->io_bytes, &st->sorted_bytes);
-	for (int k = 0; k < 2; k++)
-		tsort_close(env, &lv->S[k], &st->io_bytes, &st->sorted_bytes);
+	tsort_close(env, &lv->S0, &st->io_bytes, &st->sorted_bytes);
+	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
+	tscat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
+	tscat_close(env, &lv->S12, &st->io_bytes, &st->scattered_bytes);
 	if (lv->depth > 0)
 		spool_free(&lv->own);
-	spool_free(&lv->mod2);
+	spool_free(&lv->rank1);
+	spool_free(&lv->rank2);
 	if (lv->text)
 		xxl_budget_free(&env->budget, lv->text, lv->text_bytes);
 	lv->text = NULL;
@@ -1130,7 +1199,6 @@ xxl_sa_build(xxl_sa *sa)
 {
 	text_env   *env = &sa->env;
 	dc3_level  *top;
-	text_src	src;
 	int			cw;
 	uint64_t	K;
 
@@ -1151,16 +1219,11 @@ xxl_sa_build(xxl_sa *sa)
 	top->cw = cw;
 	top->prev = sa->cfg.with_prev || sa->cfg.mode == XXL_SA_BWT;
 	top->unmap = cw == 1 ? sa->unmap : NULL;
-	memset(&src, 0, sizeof(src));
-	src.bytes = true;
-	src.sp = &sa->text;
-	src.map = sa->map;
-	if (level_build(sa, top, &src) != XXL_OK)
-	{
-		src_close(sa, &src);
+	top->tsp = &sa->text;
+	top->tw = 1;
+	top->map = sa->map;
+	if (level_build(sa, top) != XXL_OK)
 		return sa_fail(sa);
-	}
-	src_close(sa, &src);
 	if (sa->cfg.mode == XXL_SA_BWT && build_bwt(sa) != XXL_OK)
 		return sa_fail(sa);
 	sa->build_ns = xxl_now_ns() - sa->t_build;
@@ -1280,6 +1343,7 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 	st->io_wait_ns = text_env_io_wait(env);
 	st->io_direct = text_env_io_direct(env);
 	st->sorted_bytes = env->sorted_bytes;
+	st->scattered_bytes = env->scattered_bytes;
 	st->spool_bytes = env->spool_bytes;
 	st->runs = env->runs;
 	st->max_merge_passes = env->max_passes;

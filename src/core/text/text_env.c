@@ -404,6 +404,151 @@ tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_a
 	memset(ts, 0, sizeof(*ts));
 }
 
+/* Scatters --------------------------------------------------------------- */
+
+static xxl_scatter_config
+scatter_config(text_env *env, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c;
+	size_t		block = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.memory = memory - memory % XXL_ALIGN;
+	c.record_size = rec_size;
+	c.slots = slots;
+	c.disk = env->disk;
+	c.disk.block_size = env->max_block;
+	/* small write buffers go through the page cache (see tsort_open) */
+	if (c.disk.try_direct)
+	{
+		c.disk.try_direct = false;
+		if (xxl_scatter_fits(&c, &block) && block >= DIRECT_BLOCK_MIN)
+		{
+			c.disk.try_direct = true;
+			if (!xxl_scatter_fits(&c, &block) || block < DIRECT_BLOCK_MIN)
+				c.disk.try_direct = false;
+		}
+	}
+	c.cancel = env->cancel;
+	c.cancel_arg = env->cancel_arg;
+	return c;
+}
+
+bool
+tscat_fits(text_env *env, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c = scatter_config(env, memory, rec_size, slots);
+
+	return xxl_scatter_fits(&c, NULL);
+}
+
+xxl_status
+tscat_error(text_env *env, text_scatter *ts)
+{
+	const xxl_error *e = xxl_scatter_error(ts->s);
+
+	return xxl_error_set(&env->err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
+}
+
+xxl_status
+tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c = scatter_config(env, memory, rec_size, slots);
+	xxl_budget *b = &env->budget;
+	xxl_scatter_stats st;
+
+	memset(ts, 0, sizeof(*ts));
+	if (!xxl_scatter_fits(&c, NULL))
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: a permutation "
+							 "of %llu records of %zu bytes does not fit %zu bytes", b->limit,
+							 (unsigned long long) slots, rec_size, c.memory);
+	ts->s = xxl_scatter_create(&c, &env->err);
+	if (ts->s == NULL)
+		return env->err.code;
+	ts->memory = XXL_ROUND_UP(xxl_scatter_memory(ts->s), XXL_ALIGN);
+	if (ts->memory > xxl_budget_available(b))
+	{
+		xxl_scatter_destroy(ts->s);
+		ts->s = NULL;
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes exhausted (%zu in use, %zu more for a "
+							 "permutation)", b->limit, b->used, ts->memory);
+	}
+	ts->rec_size = rec_size;
+	xxl_scatter_stats_get(ts->s, &st);
+	if (st.block_size > env->largest_block)
+		env->largest_block = st.block_size;
+	b->used += ts->memory;
+	if (b->used > b->peak)
+		b->peak = b->used;
+	return XXL_OK;
+}
+
+xxl_status
+tscat_finish(text_env *env, text_scatter *ts)
+{
+	if (xxl_scatter_finish(ts->s) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+int
+tscat_refill(text_env *env, text_scatter *ts)
+{
+	const void *recs;
+	size_t		count;
+	int			got = xxl_scatter_read(ts->s, &recs, &count);
+
+	if (got < 0)
+	{
+		tscat_error(env, ts);
+		return -1;
+	}
+	if (got == 0)
+		return 0;
+	ts->p = recs;
+	ts->left = count;
+	return 1;
+}
+
+xxl_status
+tscat_rewind(text_env *env, text_scatter *ts)
+{
+	ts->left = 0;
+	if (xxl_scatter_rewind(ts->s) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+void
+tscat_close(text_env *env, text_scatter *ts, uint64_t *io_acc, uint64_t *bytes_acc)
+{
+	xxl_scatter_stats st;
+	uint64_t	io = 0;
+
+	if (ts->s == NULL)
+		return;
+	xxl_scatter_stats_get(ts->s, &st);
+	for (int i = 0; i < st.io.ndisks; i++)
+	{
+		env->sort_read += st.io.disk[i].bytes_read;
+		env->sort_written += st.io.disk[i].bytes_written;
+		io += st.io.disk[i].bytes_read + st.io.disk[i].bytes_written;
+	}
+	env->sort_wait_ns += st.io.wait_read_ns + st.io.wait_write_ns;
+	if (st.io.ndisks > 0 && (st.io.disk[0].bytes_written > 0 || st.io.disk[0].bytes_read > 0))
+		env->sort_direct = !st.io.direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
+	env->scattered_bytes += ts->pushed * ts->rec_size;
+	if (io_acc)
+		*io_acc += io;
+	if (bytes_acc)
+		*bytes_acc += ts->pushed * ts->rec_size;
+	xxl_scatter_destroy(ts->s);
+	env->budget.used -= ts->memory;
+	memset(ts, 0, sizeof(*ts));
+}
+
 /* Spools ----------------------------------------------------------------- */
 
 void

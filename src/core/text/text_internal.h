@@ -4,12 +4,15 @@
  * its own, sorters whose memory shares are charged to that budget, I/O
  * accounting), byte spools (a sequence kept in memory while it is small and
  * spilled to blocks when not), big-endian field packing and the in-memory
- * suffix sorter (SA-IS).
+ * suffix sorter (SA-IS).  Sorters and scatters (external permutations)
+ * are opened through the environment, which charges their memory to the
+ * operator's budget and adds up their I/O.
  */
 #ifndef XXL_TEXT_INTERNAL_H
 #define XXL_TEXT_INTERNAL_H
 
 #include "xxl_suffix.h"
+#include "xxl_scatter.h"
 #include "xxl_sort.h"
 #include "xxl_stream.h"
 
@@ -70,6 +73,7 @@ typedef struct text_env
 	uint64_t	sort_wait_ns;	/* time finished sorters waited for I/O */
 	int			sort_direct;	/* their files: 0 none yet, 1 all O_DIRECT, -1 not all */
 	uint64_t	sorted_bytes;
+	uint64_t	scattered_bytes;
 	uint64_t	spool_bytes;
 	uint64_t	runs;
 	int			max_passes;
@@ -127,6 +131,60 @@ xxl_status	tsort_sort(text_env *env, text_sorter *ts);
 /* 1 with *rec, 0 at the end, -1 on error (copied into env->err). */
 int			tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec);
 void		tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc);
+
+/*
+ * A scatter (external permutation, xxl_scatter.h) charged to the budget with
+ * the memory its plan needs (at most the share it was given), read record by
+ * record.
+ */
+typedef struct text_scatter
+{
+	xxl_scatter *s;
+	size_t		memory;
+	size_t		rec_size;
+	uint64_t	pushed;
+	const unsigned char *p;		/* the array being read */
+	size_t		left;
+} text_scatter;
+
+/* Whether a scatter of the given share can take slots records. */
+bool		tscat_fits(text_env *env, size_t memory, size_t rec_size, uint64_t slots);
+xxl_status	tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec_size,
+					   uint64_t slots);
+xxl_status	tscat_error(text_env *env, text_scatter *ts);
+
+static inline xxl_status
+tscat_put(text_env *env, text_scatter *ts, uint64_t slot, const void *rec)
+{
+	ts->pushed++;
+	if (xxl_scatter_put(ts->s, slot, rec) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+xxl_status	tscat_finish(text_env *env, text_scatter *ts);
+int			tscat_refill(text_env *env, text_scatter *ts);
+
+/* The next record in slot order: 1 with *rec, 0 at the end, -1 on error. */
+static inline int
+tscat_next(text_env *env, text_scatter *ts, const unsigned char **rec)
+{
+	if (ts->left == 0)
+	{
+		int			got = tscat_refill(env, ts);
+
+		if (got <= 0)
+			return got;
+	}
+	*rec = ts->p;
+	ts->p += ts->rec_size;
+	ts->left--;
+	return 1;
+}
+
+/* Read the output again from the first slot. */
+xxl_status	tscat_rewind(text_env *env, text_scatter *ts);
+void		tscat_close(text_env *env, text_scatter *ts, uint64_t *io_acc, uint64_t *bytes_acc);
 
 /* Spools ----------------------------------------------------------------- */
 
