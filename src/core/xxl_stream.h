@@ -64,6 +64,8 @@ xxl_breader *xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffe
  */
 xxl_status	xxl_breader_next(xxl_breader *r, size_t len, const void **data);
 uint64_t	xxl_breader_remaining(const xxl_breader *r);
+/* Bytes the next xxl_breader_next can return without gathering across blocks. */
+size_t		xxl_breader_contiguous(const xxl_breader *r);
 void		xxl_breader_destroy(xxl_breader *r);
 
 /* Shared with the writer: the error that ended the stream, if any. */
