@@ -17,7 +17,7 @@
  * i mod 3 - 1), and the ranks of the sample suffixes are a permutation of
  * 1..n12 (the dummy, if any, has rank 1: its name is the smallest and unique).
  *  1. one scan of T: the triples of the sample, each with its R index, go to
- *     sorter TS.
+ *     sort TS.
  *  2. naming scan of the sorted triples: dense names 1..D are permuted into R
  *     order (scatter NAMES), which is the child's text.  If D = n12 the names
  *     are the ranks and are spooled as they come, mod-1 and mod-2 apart.
@@ -26,7 +26,7 @@
  *     (scatter ISA, the inverse suffix array of the sample, [T] line 7).
  *  4. one scan of T with the ranks in text order produces the merge tuples
  *     S0 = (T[i], r[i+1] | T[i+1], r[i+2], i) for i mod 3 = 0, sorted by the
- *     fields before | (sorter S0), and S12 = (T[i], T[i+1], r', i) for the
+ *     fields before | (sort S0), and S12 = (T[i], T[i+1], r', i) for the
  *     sample, r' being r[i+1] for i mod 3 = 1 and r[i+2] for i mod 3 = 2,
  *     permuted by rank (scatter S12: [T]'s S1 and S2 together are sorted by
  *     rank, which is a permutation).
@@ -41,11 +41,12 @@
  * range needs (at most 5 for 2^40).  At level 0 every merge tuple may also
  * carry T[i-1], which yields the BWT straight out of the final merge.
  *
- * Memory: sorters and scatters own their share for life (a scatter only what
- * its plan needs), so shares follow the stages' overlap (of the pool: TS 72 %
- * next to NAMES 28 %; S0 24 % and S12 48 % next to ISA 28 % while they are
- * filled, and next to the parent's ISA while they are merged).  An in-memory
- * subproblem gets 72 % (all of it at level 0).  At most three live at once.
+ * The sorts are distribution sorts where they fit (text_sorter): they stage
+ * their records while other parts work and distribute when those are gone.
+ *
+ * Memory: see "Memory shares" below.  An in-memory subproblem gets what the
+ * consumer of its output (the parent's ISA) leaves, all of the pool at level
+ * 0.  At most three sorts and permutations live at once.
  */
 #include "text_internal.h"
 
@@ -85,6 +86,9 @@ typedef struct dc3_level
 	bool		dummy;			/* n mod 3 = 1: sample n with triple ($,$,$) */
 	bool		prev;			/* carry T[i-1] (top level, BWT) */
 	bool		internal;
+	size_t		share_a,		/* memory of NAMES and ISA */
+				share_12,		/* of S12 */
+				share_cons;		/* of the consumer of the output (the parent's ISA) */
 
 	/* where the text is: the caller's bytes at level 0, own names below */
 	spool	   *tsp;
@@ -222,27 +226,43 @@ poll(xxl_sa *sa)
 /* Sizes -------------------------------------------------------------------- */
 
 /*
- * Memory shares, roughly in proportion to what they take: NAMES and ISA
- * (2n/3 names or ranks) 28 %, S0 (n/3 tuples) 24 %, S12 (2n/3 tuples) the
- * remaining 48 %, TS whatever NAMES leaves.  Live together: TS + NAMES,
- * ISA + S0 + S12, and the child's S0 + S12 + the parent's ISA.
+ * Memory shares.  A scatter holds its share for life; a sort that is a
+ * distribution sort holds little while it is filled, and then gets what is
+ * free when it distributes (see text_sorter): TS all of the pool (nothing
+ * else lives then), S0 what S12 leaves; once sorted they keep what the parts
+ * that outlive the sort leave them (a core sorter has that for life).  Live
+ * together: TS + NAMES; ISA + S12 (+ S0 filling); S12 + S0 sorting; S0 + S12
+ * + the consumer (the parent's ISA) when merging.  The scatters get
+ * SHARE_A_PCT and SHARE_S12_PCT of the pool, or what they need at the least
+ * if that is more (small budgets), which S0 then does without.
  */
+#define SHARE_A_PCT 25			/* NAMES, ISA */
+#define SHARE_S12_PCT 40
+
 static inline size_t
-share_p(const xxl_sa *sa)
+ts_memory(const xxl_sa *sa, const dc3_level *lv)
 {
-	return sa->env.pool / 100 * 28;
+	return sa->env.pool;
 }
 
 static inline size_t
-share_s0(const xxl_sa *sa)
+ts_output(const xxl_sa *sa, const dc3_level *lv)
 {
-	return sa->env.pool / 100 * 24;
+	return sa->env.pool - lv->share_a;
 }
 
 static inline size_t
-share_s12(const xxl_sa *sa)
+s0_memory(const xxl_sa *sa, const dc3_level *lv)
 {
-	return sa->env.pool - share_p(sa) - share_s0(sa);
+	return sa->env.pool - lv->share_12;
+}
+
+static inline size_t
+s0_output(const xxl_sa *sa, const dc3_level *lv)
+{
+	size_t		taken = lv->share_12 + lv->share_cons;
+
+	return sa->env.pool > taken ? sa->env.pool - taken : 0;
 }
 
 static int
@@ -261,10 +281,11 @@ internal_need(uint64_t n, uint64_t K)
 		+ text_sais_scratch((int64_t) m, (uint32_t) K) + 64 * 1024;
 }
 
+/* Whether n characters over 1..K are sorted in memory next to a consumer of the given share. */
 static bool
-fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, int depth)
+fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, size_t consumer)
 {
-	uint64_t	avail = depth == 0 ? sa->env.pool : sa->env.pool - share_p(sa);
+	uint64_t	avail = sa->env.pool - consumer;
 
 	if (n <= 1)
 		return true;
@@ -388,7 +409,8 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	uint64_t	a[3] = {0, 0, 0};
 	char_reader cr = {0};
 
-	if (tsort_open(env, &lv->TS, env->pool - share_p(sa), ts_size(lv), 3 * cw, lv->n12) != XXL_OK ||
+	if (tsort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
+				   lv->n12, true) != XXL_OK ||
 		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t k = 0; k < 3 && k < n; k++)
@@ -445,7 +467,7 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	const unsigned char *r;
 	int			got;
 
-	if (tscat_open(env, &lv->names, share_p(sa), rw, lv->n12) != XXL_OK)
+	if (tscat_open(env, &lv->names, lv->share_a, rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
 	{
@@ -523,6 +545,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->cw = width_for(D);
 	child->tsp = &child->own;
 	child->tw = child->cw;
+	child->share_cons = lv->share_a;
 	spool_init(&child->own, env, spool_room(env) / 2);
 	if (spool_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
 		return env->err.code;
@@ -531,7 +554,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 		return rc;
 
 	/* rank j+1 for R index k = SA12[j], at k's text-order index */
-	if (tscat_open(env, &lv->isa, share_p(sa), lv->rw, lv->n12) != XXL_OK)
+	if (tscat_open(env, &lv->isa, lv->share_a, lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = level_next(sa, child, &k, NULL)) > 0)
 	{
@@ -639,8 +662,9 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 				ri2 = 0;
 	xxl_status	rc = XXL_OK;
 
-	if (tsort_open(env, &lv->S0, share_s0(sa), s0_size(lv), cw + rw, lv->n0) != XXL_OK ||
-		tscat_open(env, &lv->S12, share_s12(sa), s12_size(lv), n - lv->n0) != XXL_OK)
+	if (tscat_open(env, &lv->S12, lv->share_12, s12_size(lv), n - lv->n0) != XXL_OK ||
+		tsort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), cw + rw,
+				   lv->n0, true) != XXL_OK)
 		return env->err.code;
 	if (rank_reader_open(sa, lv, &rr) != XXL_OK)
 		return env->err.code;
@@ -732,6 +756,7 @@ out:
 	spool_free(&lv->rank1);
 	spool_free(&lv->rank2);
 	spool_free(lv->tsp);
+	/* ISA is gone: S0 distributes in what S12 leaves */
 	if (tsort_sort(env, &lv->S0) != XXL_OK || tscat_finish(env, &lv->S12) != XXL_OK)
 		return env->err.code;
 	return XXL_OK;
@@ -775,7 +800,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 		if (r2 > ranks)
 			ranks = r2;
 		levels++;
-		if (fits_internal((xxl_sa *) sa, m12, m12, 1))
+		if (fits_internal((xxl_sa *) sa, m12, m12, sa->env.pool / 100 * SHARE_A_PCT))
 			break;
 		b = m12 * width_for(m12) / B + 1;
 		total += list_bytes(b);
@@ -791,7 +816,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
  * The block lists come out of the environment's slack.  A long text at a
  * small budget needs more: then the sorters' pool gives it up, before any
  * sorter exists (shares are computed from the pool when they are opened),
- * so that the build does not run out of memory halfway; check_plan then
+ * so that the build does not run out of memory halfway; plan_level then
  * judges the smaller pool.
  */
 static xxl_status
@@ -818,21 +843,52 @@ reserve_lists(xxl_sa *sa, uint64_t n)
  * Fail fast if the budget cannot carry an external level: check its sorters
  * and permutations before any work is done.
  */
+/* The least memory a scatter of these records needs (0 if none is enough). */
+static size_t
+scatter_need(text_env *env, size_t rec_size, uint64_t slots)
+{
+	size_t		lo = XXL_ALIGN,
+				hi = env->pool;
+
+	if (!tscat_fits(env, hi, rec_size, slots))
+		return 0;
+	while (hi - lo > XXL_ALIGN)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (tscat_fits(env, mid, rec_size, slots))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * The level's shares, and a check that the budget carries its sorts and
+ * permutations before any work is done.
+ */
 static xxl_status
-check_plan(xxl_sa *sa, const dc3_level *lv)
+plan_level(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
-	size_t		block;
+	size_t		need_a = scatter_need(env, lv->rw, lv->n12),
+				need_12 = scatter_need(env, s12_size(lv), lv->n - lv->n0);
 
-	if (tsort_pick_block(env, env->pool - share_p(sa), ts_size(lv), lv->n12, &block) != XXL_OK ||
-		tsort_pick_block(env, share_s0(sa), s0_size(lv), lv->n0, &block) != XXL_OK)
-		return env->err.code;
-	if (!tscat_fits(env, share_p(sa), lv->rw, lv->n12) ||
-		!tscat_fits(env, share_s12(sa), s12_size(lv), lv->n - lv->n0))
+	lv->share_a = env->pool / 100 * SHARE_A_PCT;
+	lv->share_12 = env->pool / 100 * SHARE_S12_PCT;
+	/* a little more than the least, so that the blocks are not all minimal */
+	if (need_a && lv->share_a < need_a + need_a / 8)
+		lv->share_a = need_a + need_a / 8;
+	if (need_12 && lv->share_12 < need_12 + need_12 / 8)
+		lv->share_12 = need_12 + need_12 / 8;
+	if (need_a == 0 || need_12 == 0 || lv->share_a + lv->share_12 + lv->share_cons >= env->pool ||
+		!tsort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
+		!tsort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
-							 "memory budget of %zu bytes is too small for this text: the "
-							 "permutations of %llu records do not fit", env->budget.limit,
-							 (unsigned long long) lv->n12);
+							 "memory budget of %zu bytes is too small for this text: the sorts "
+							 "and permutations of level %d (%llu characters) do not fit",
+							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
 	return XXL_OK;
 }
 
@@ -853,7 +909,7 @@ build_external(xxl_sa *sa, dc3_level *lv)
 	lv->rw = width_for(lv->n12);
 	if (lv->depth == 0 && reserve_lists(sa, n) != XXL_OK)
 		return env->err.code;
-	if (check_plan(sa, lv) != XXL_OK)
+	if (plan_level(sa, lv) != XXL_OK)
 		return env->err.code;
 	if (sample_triples(sa, lv) != XXL_OK || name_triples(sa, lv, &D) != XXL_OK)
 		return env->err.code;
@@ -883,7 +939,7 @@ level_build(xxl_sa *sa, dc3_level *lv)
 	st->n = lv->n;
 	st->alphabet = lv->K;
 	st->char_bytes = lv->cw;
-	if (fits_internal(sa, lv->n, lv->K, lv->depth))
+	if (fits_internal(sa, lv->n, lv->K, lv->share_cons))
 	{
 		st->internal = true;
 		return build_internal(sa, lv);

@@ -287,15 +287,92 @@ tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records
 	return XXL_OK;
 }
 
-xxl_status
-tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size,
+static xxl_dsort_config
+dsort_config(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
+			 uint64_t records)
+{
+	xxl_dsort_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.memory = memory - memory % XXL_ALIGN;
+	c.output_memory = output_memory - output_memory % XXL_ALIGN;
+	c.record_size = rec_size;
+	c.key_size = key_size;
+	c.records = records;
+	c.disk = env->disk;
+	c.disk.block_size = env->max_block;
+	c.cancel = env->cancel;
+	c.cancel_arg = env->cancel_arg;
+	return c;
+}
+
+static bool
+dsort_usable(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
+			 uint64_t records)
+{
+	xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records);
+
+	return records > 0 && key_size <= XXL_DSORT_MAX_KEY && rec_size <= XXL_DSORT_MAX_RECORD &&
+		xxl_dsort_fits(&c);
+}
+
+bool
+tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
 		   uint64_t records)
+{
+	size_t		block;
+	xxl_error	saved = env->err;
+	bool		ok;
+
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	if (dsort_usable(env, memory, output_memory, rec_size, key_size, records))
+		return true;
+	ok = tsort_pick_block(env, output_memory - output_memory % XXL_ALIGN, rec_size, records,
+						  &block) == XXL_OK;
+	env->err = saved;
+	return ok;
+}
+
+xxl_status
+tsort_error(text_env *env, text_sorter *ts)
+{
+	const xxl_error *e = ts->d ? xxl_dsort_error(ts->d) : xxl_sorter_error(ts->s);
+
+	return xxl_error_set(&env->err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
+}
+
+/* Hold `want` bytes of the budget for the sort from now on. */
+static xxl_status
+tsort_charge(text_env *env, text_sorter *ts, size_t want)
+{
+	xxl_budget *b = &env->budget;
+
+	want = XXL_ROUND_UP(want, XXL_ALIGN);
+	if (want > ts->memory)
+	{
+		if (want - ts->memory > xxl_budget_available(b))
+			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+								 "memory budget of %zu bytes exhausted (%zu in use, %zu more for "
+								 "a sort)", b->limit, b->used, want - ts->memory);
+		b->used += want - ts->memory;
+		if (b->used > b->peak)
+			b->peak = b->used;
+	}
+	else
+		b->used -= ts->memory - want;
+	ts->memory = want;
+	return XXL_OK;
+}
+
+static xxl_status
+open_core_sorter(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size,
+				 uint64_t records)
 {
 	xxl_sort_config c;
 	xxl_budget *b = &env->budget;
 	size_t		block;
 
-	memset(ts, 0, sizeof(*ts));
 	memory -= memory % XXL_ALIGN;
 	if (memory > xxl_budget_available(b))
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
@@ -330,76 +407,122 @@ tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_
 	ts->s = xxl_sorter_create(&c, &env->err);
 	if (ts->s == NULL)
 		return env->err.code;
-	ts->memory = memory;
-	ts->rec_size = rec_size;
 	if (block > env->largest_block)
 		env->largest_block = block;
-	b->used += memory;
-	if (b->used > b->peak)
-		b->peak = b->used;
-	return XXL_OK;
+	return tsort_charge(env, ts, memory);
+}
+
+xxl_status
+tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory, size_t rec_size,
+		   size_t key_size, uint64_t records, bool bounded)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->rec_size = rec_size;
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	if (bounded && dsort_usable(env, memory, output_memory, rec_size, key_size, records))
+	{
+		xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records);
+		size_t		input;
+
+		ts->d = xxl_dsort_create(&c, &env->err);
+		if (ts->d == NULL)
+			return env->err.code;
+		xxl_dsort_phase_memory(ts->d, &input, &ts->distribute, &ts->output);
+		return tsort_charge(env, ts, input);
+	}
+	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records);
 }
 
 xxl_status
 tsort_sort(text_env *env, text_sorter *ts)
 {
-	if (xxl_sorter_sort(ts->s) != XXL_OK)
+	if (ts->s)
 	{
-		const xxl_error *e = xxl_sorter_error(ts->s);
-
-		return xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+		if (xxl_sorter_sort(ts->s) != XXL_OK)
+			return tsort_error(env, ts);
+		return XXL_OK;
 	}
-	return XXL_OK;
+	else
+	{
+		xxl_dsort_stats st;
+
+		if (tsort_charge(env, ts, ts->distribute) != XXL_OK)
+			return env->err.code;
+		if (xxl_dsort_sort(ts->d) != XXL_OK)
+			return tsort_error(env, ts);
+		xxl_dsort_stats_get(ts->d, &st);
+		if (st.block_size > env->largest_block)
+			env->largest_block = st.block_size;
+		return tsort_charge(env, ts, ts->output);
+	}
 }
 
 int
-tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec)
+tsort_refill(text_env *env, text_sorter *ts)
 {
-	const void *r;
-	int			got = xxl_sorter_next(ts->s, &r);
+	const void *recs;
+	size_t		count = 1;
+	int			got = ts->d ? xxl_dsort_read(ts->d, &recs, &count) : xxl_sorter_next(ts->s, &recs);
 
-	if (got > 0)
-	{
-		*rec = r;
-		return 1;
-	}
 	if (got < 0)
 	{
-		const xxl_error *e = xxl_sorter_error(ts->s);
-
-		xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+		tsort_error(env, ts);
 		return -1;
 	}
-	return 0;
+	if (got == 0)
+		return 0;
+	ts->p = recs;
+	ts->left = count;
+	return 1;
+}
+
+static void
+add_io(text_env *env, const xxl_io_stats *io, uint64_t *acc)
+{
+	for (int i = 0; i < io->ndisks; i++)
+	{
+		env->sort_read += io->disk[i].bytes_read;
+		env->sort_written += io->disk[i].bytes_written;
+		if (acc)
+			*acc += io->disk[i].bytes_read + io->disk[i].bytes_written;
+	}
+	env->sort_wait_ns += io->wait_read_ns + io->wait_write_ns;
+	if (io->ndisks > 0 && (io->disk[0].bytes_written > 0 || io->disk[0].bytes_read > 0))
+		env->sort_direct = !io->direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
 }
 
 void
 tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc)
 {
-	xxl_sort_stats st;
-	uint64_t	io = 0;
-
-	if (ts->s == NULL)
+	if (ts->s == NULL && ts->d == NULL)
 		return;
-	xxl_sorter_stats(ts->s, &st);
-	for (int i = 0; i < st.io.ndisks; i++)
+	if (ts->s)
 	{
-		env->sort_read += st.io.disk[i].bytes_read;
-		env->sort_written += st.io.disk[i].bytes_written;
-		io += st.io.disk[i].bytes_read + st.io.disk[i].bytes_written;
+		xxl_sort_stats st;
+
+		xxl_sorter_stats(ts->s, &st);
+		add_io(env, &st.io, io_acc);
+		env->runs += st.runs;
+		if (st.merge_passes > env->max_passes)
+			env->max_passes = st.merge_passes;
+		xxl_sorter_destroy(ts->s);
 	}
-	env->sort_wait_ns += st.io.wait_read_ns + st.io.wait_write_ns;
-	if (st.io.ndisks > 0 && (st.io.disk[0].bytes_written > 0 || st.io.disk[0].bytes_read > 0))
-		env->sort_direct = !st.io.direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
+	else
+	{
+		xxl_dsort_stats st;
+
+		xxl_dsort_stats_get(ts->d, &st);
+		add_io(env, &st.io, io_acc);
+		/* buckets are its runs; each record is distributed once */
+		env->runs += st.buckets;
+		if (st.buckets > 0 && env->max_passes < 1)
+			env->max_passes = 1;
+		xxl_dsort_destroy(ts->d);
+	}
 	env->sorted_bytes += ts->pushed * ts->rec_size;
-	env->runs += st.runs;
-	if (st.merge_passes > env->max_passes)
-		env->max_passes = st.merge_passes;
-	if (io_acc)
-		*io_acc += io;
 	if (sorted_acc)
 		*sorted_acc += ts->pushed * ts->rec_size;
-	xxl_sorter_destroy(ts->s);
 	env->budget.used -= ts->memory;
 	memset(ts, 0, sizeof(*ts));
 }
@@ -530,15 +653,7 @@ tscat_close(text_env *env, text_scatter *ts, uint64_t *io_acc, uint64_t *bytes_a
 	if (ts->s == NULL)
 		return;
 	xxl_scatter_stats_get(ts->s, &st);
-	for (int i = 0; i < st.io.ndisks; i++)
-	{
-		env->sort_read += st.io.disk[i].bytes_read;
-		env->sort_written += st.io.disk[i].bytes_written;
-		io += st.io.disk[i].bytes_read + st.io.disk[i].bytes_written;
-	}
-	env->sort_wait_ns += st.io.wait_read_ns + st.io.wait_write_ns;
-	if (st.io.ndisks > 0 && (st.io.disk[0].bytes_written > 0 || st.io.disk[0].bytes_read > 0))
-		env->sort_direct = !st.io.direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
+	add_io(env, &st.io, &io);
 	env->scattered_bytes += ts->pushed * ts->rec_size;
 	if (io_acc)
 		*io_acc += io;

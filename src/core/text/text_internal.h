@@ -4,14 +4,15 @@
  * its own, sorters whose memory shares are charged to that budget, I/O
  * accounting), byte spools (a sequence kept in memory while it is small and
  * spilled to blocks when not), big-endian field packing and the in-memory
- * suffix sorter (SA-IS).  Sorters and scatters (external permutations)
- * are opened through the environment, which charges their memory to the
- * operator's budget and adds up their I/O.
+ * suffix sorter (SA-IS).  Sorters, distribution sorts and scatters
+ * (external permutations) are opened through the environment, which charges
+ * their memory to the operator's budget and adds up their I/O.
  */
 #ifndef XXL_TEXT_INTERNAL_H
 #define XXL_TEXT_INTERNAL_H
 
 #include "xxl_suffix.h"
+#include "xxl_dsort.h"
 #include "xxl_scatter.h"
 #include "xxl_sort.h"
 #include "xxl_stream.h"
@@ -95,41 +96,76 @@ uint64_t	text_env_io_wait(const text_env *env);
 bool		text_env_io_direct(const text_env *env);
 
 /*
- * A sorter with memory bytes of the budget reserved for it.  Its I/O is
- * added to the environment (and to *io_acc, if not NULL) when it is closed.
+ * A sort charged to the budget.  It is a distribution sort (xxl_dsort.h)
+ * when the records are bounded, the key has at most 16 bytes and it fits:
+ * then it is charged phase by phase — little while records are put (they
+ * are staged), `memory` while it distributes, `output_memory` afterwards —
+ * so an operator lends it the shares of parts that are idle or gone when it
+ * distributes.  Otherwise it is the core sorter (xxl_sort.h) with
+ * output_memory for its whole life.  Its I/O is added to the environment
+ * (and to *io_acc, if not NULL) when it is closed.
  */
 typedef struct text_sorter
 {
-	xxl_sorter *s;
-	size_t		memory;
+	xxl_sorter *s;				/* the core sorter, or */
+	xxl_dsort  *d;				/* the distribution sort */
+	size_t		memory;			/* what the budget holds for it now */
+	size_t		distribute,		/* distribution sort: its phases' memory */
+				output;
 	size_t		rec_size;
 	uint64_t	pushed;
+	const unsigned char *p;		/* records being handed out */
+	size_t		left;
 } text_sorter;
 
 /*
- * The block size for a sorter of the given memory that will take records
- * records; XXL_ENOMEM if no block size lets the core sorter take them.
+ * The block size for a core sorter of the given memory that will take
+ * records records; XXL_ENOMEM if no block size lets the core sorter take
+ * them.
  */
 xxl_status	tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records,
 							 size_t *block);
-/* records: how many will be put (sizes the blocks); 0 = unknown. */
-xxl_status	tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size,
+/*
+ * records: how many will be put (sizes the blocks; 0 = unknown); bounded:
+ * no more than that will come (a distribution sort may be used).
+ * output_memory <= memory (0 = memory).
+ */
+xxl_status	tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory,
+					   size_t rec_size, size_t key_size, uint64_t records, bool bounded);
+/* Whether tsort_open with these figures (bounded) would succeed. */
+bool		tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
 					   size_t key_size, uint64_t records);
+xxl_status	tsort_error(text_env *env, text_sorter *ts);
+
 static inline xxl_status
 tsort_put(text_env *env, text_sorter *ts, const void *rec)
 {
 	ts->pushed++;
-	if (xxl_sorter_put(ts->s, rec) != XXL_OK)
-	{
-		const xxl_error *e = xxl_sorter_error(ts->s);
-
-		return xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
-	}
+	if ((ts->d ? xxl_dsort_put(ts->d, rec) : xxl_sorter_put(ts->s, rec)) != XXL_OK)
+		return tsort_error(env, ts);
 	return XXL_OK;
 }
+
 xxl_status	tsort_sort(text_env *env, text_sorter *ts);
-/* 1 with *rec, 0 at the end, -1 on error (copied into env->err). */
-int			tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec);
+int			tsort_refill(text_env *env, text_sorter *ts);
+
+/* The next record in key order: 1 with *rec, 0 at the end, -1 on error (in env->err). */
+static inline int
+tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec)
+{
+	if (ts->left == 0)
+	{
+		int			got = tsort_refill(env, ts);
+
+		if (got <= 0)
+			return got;
+	}
+	*rec = ts->p;
+	ts->p += ts->rec_size;
+	ts->left--;
+	return 1;
+}
+
 void		tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc);
 
 /*
