@@ -328,6 +328,11 @@ check_stats(const built *b, run_mode mode, uint64_t n, const char *name)
 	if ((mode == RUN_FORCED || mode == RUN_TINY_FORCED) && n >= 2)
 		CHECK_MSG(st->external_levels >= 1 && !st->level[0].internal,
 				  "%s: forced build did not run external DC3", name);
+	/* level 0 names its triples by a table when it fits, else by a sort */
+	if (mode == RUN_FORCED && n >= 2)
+		CHECK_MSG(st->level[0].names_by_table, "%s: roomy level 0 sorted its triples", name);
+	if (mode == RUN_TINY_FORCED && n >= 2 && st->level[0].alphabet >= 255)
+		CHECK_MSG(!st->level[0].names_by_table, "%s: a table of 2 MB at a tiny budget", name);
 	if (mode == RUN_FORCED && st->external_levels > 0)
 		CHECK_EQ(st->bytes_written, 0);	/* everything fits the sorters */
 	/*

@@ -106,6 +106,10 @@ typedef struct dc3_level
 	const uint8_t *unmap;
 
 	/* external */
+	uint64_t   *tbits;			/* naming by table (level 0): a bit per triple */
+	uint32_t   *tdir;			/* names below each word of tbits */
+	size_t		tbits_bytes,
+				tdir_bytes;
 	text_sorter TS;
 	text_scatter names;
 	bool		unique;			/* names are ranks: rank1, rank2 hold them */
@@ -519,6 +523,173 @@ spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 	return XXL_OK;
 }
 
+/*
+ * Steps 1 and 2 at level 0 without a sort: the characters are at most 256
+ * renamed bytes, so every possible triple over 0..K has a bit in a table of
+ * (K+1)^3 bits (at most 2.1 MB): one scan marks the triples of the sample, a
+ * directory of the bits below each word makes the names dense (a triple's
+ * name is 1 + the marked triples below it), and two more scans write the
+ * names of the mod-1 and then of the mod-2 positions (table_names).
+ * Returns false (and uses no memory) if the table does not fit.
+ */
+static uint64_t
+table_cells(const dc3_level *lv)
+{
+	uint64_t	k = lv->K + 1;
+
+	return k * k * k;
+}
+
+static bool
+table_fits(xxl_sa *sa, const dc3_level *lv)
+{
+	uint64_t	cells = table_cells(lv);
+	uint64_t	bytes = XXL_ROUND_UP(cells / 8 + 8, XXL_ALIGN) + XXL_ROUND_UP((cells / 64 + 1) * 4, XXL_ALIGN);
+
+	return lv->depth == 0 && lv->K <= 256 && bytes <= sa->env.pool &&
+		bytes <= xxl_budget_available(&sa->env.budget);
+}
+
+static xxl_status
+table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
+{
+	text_env   *env = &sa->env;
+	uint64_t	n = lv->n,
+				k = lv->K + 1,
+				kk = k * k,
+				words,
+				v = 0,
+				names = 0;
+	char_reader cr = {0};
+
+	lv->tbits_bytes = (size_t) (table_cells(lv) / 64 + 1) * 8;
+	words = lv->tbits_bytes / 8;
+	lv->tdir_bytes = (size_t) words * 4;
+	lv->tbits = xxl_budget_alloc(&env->budget, lv->tbits_bytes, &env->err);
+	lv->tdir = lv->tbits ? xxl_budget_alloc(&env->budget, lv->tdir_bytes, &env->err) : NULL;
+	if (lv->tdir == NULL || char_reader_open(lv, &cr, false) != XXL_OK)
+		return env->err.code;
+	memset(lv->tbits, 0, lv->tbits_bytes);
+	/* v is the triple at i: T[i] * k^2 + T[i+1] * k + T[i+2] */
+	for (uint64_t i = 0; i < 2 && i < n; i++)
+	{
+		uint64_t	c;
+
+		if (char_reader_next(&cr, &c) != XXL_OK)
+			goto failed;
+		v = v * k + c;
+	}
+	v *= n >= 2 ? k : k * k;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	c = 0;
+
+		if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
+			goto failed;
+		v += c;
+		if (i % 3 != 0)
+			lv->tbits[v >> 6] |= UINT64_C(1) << (v & 63);
+		v = (v % kk) * k;
+		if (poll(sa))
+			goto failed;
+	}
+	char_reader_close(&cr);
+	if (lv->dummy)
+		lv->tbits[0] |= 1;
+	for (uint64_t w = 0; w < words; w++)
+	{
+		lv->tdir[w] = (uint32_t) names;
+		names += (uint64_t) __builtin_popcountll(lv->tbits[w]);
+	}
+	*D = names;
+	return XXL_OK;
+
+failed:
+	char_reader_close(&cr);
+	return env->err.code;
+}
+
+static inline uint64_t
+table_name(const dc3_level *lv, uint64_t v)
+{
+	uint64_t	below = lv->tbits[v >> 6] & ((UINT64_C(1) << (v & 63)) - 1);
+
+	return lv->tdir[v >> 6] + (uint64_t) __builtin_popcountll(below) + 1;
+}
+
+/* The names in R order, w bytes each: mod-1 positions to first, mod-2 to second. */
+static xxl_status
+table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+{
+	text_env   *env = &sa->env;
+	uint64_t	n = lv->n,
+				k = lv->K + 1,
+				kk = k * k;
+	char_out	co;
+
+	for (int cls = 1; cls <= 2; cls++)
+	{
+		spool	   *sp = cls == 1 ? first : second;
+		char_reader cr = {0};
+		uint64_t	v = 0;
+
+		co.fill = 0;
+		if (char_reader_open(lv, &cr, false) != XXL_OK)
+			return env->err.code;
+		for (uint64_t i = 0; i < 2 && i < n; i++)
+		{
+			uint64_t	c;
+
+			if (char_reader_next(&cr, &c) != XXL_OK)
+				goto failed;
+			v = v * k + c;
+		}
+		v *= n >= 2 ? k : k * k;
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint64_t	c = 0;
+
+			if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
+				goto failed;
+			v += c;
+			if (i % 3 == (uint64_t) cls && char_out_put(sp, &co, table_name(lv, v), w) != XXL_OK)
+				goto failed;
+			v = (v % kk) * k;
+			if (poll(sa))
+				goto failed;
+		}
+		char_reader_close(&cr);
+		if (cls == 1 && lv->dummy && char_out_put(sp, &co, table_name(lv, 0), w) != XXL_OK)
+			return env->err.code;
+		if (char_out_flush(sp, &co) != XXL_OK)
+			return env->err.code;
+		if (sp != first || first != second)
+			if (spool_finish(sp) != XXL_OK)
+				return env->err.code;
+		continue;
+
+failed:
+		char_reader_close(&cr);
+		return env->err.code;
+	}
+	if (first == second && spool_finish(first) != XXL_OK)
+		return env->err.code;
+	xxl_budget_free(&env->budget, lv->tbits, lv->tbits_bytes);
+	xxl_budget_free(&env->budget, lv->tdir, lv->tdir_bytes);
+	lv->tbits = NULL;
+	lv->tdir = NULL;
+	return XXL_OK;
+}
+
+/* The names in R order to spools, from the table or from NAMES. */
+static xxl_status
+write_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+{
+	if (lv->tbits)
+		return table_names(sa, lv, first, second ? second : first, w);
+	return spool_names(sa, lv, first, second, w);
+}
+
 /* Step 3: recursion; leaves the ranks of the sample in text order in ISA. */
 static xxl_status
 recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
@@ -547,7 +718,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->tw = child->cw;
 	child->share_cons = lv->share_a;
 	spool_init(&child->own, env, spool_room(env) / 2);
-	if (spool_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
+	if (write_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
 		return env->err.code;
 	rc = level_build(sa, child);
 	if (rc != XXL_OK)
@@ -911,7 +1082,13 @@ build_external(xxl_sa *sa, dc3_level *lv)
 		return env->err.code;
 	if (plan_level(sa, lv) != XXL_OK)
 		return env->err.code;
-	if (sample_triples(sa, lv) != XXL_OK || name_triples(sa, lv, &D) != XXL_OK)
+	if (table_fits(sa, lv))
+	{
+		sa->lstats[0].names_by_table = true;
+		if (table_mark(sa, lv, &D) != XXL_OK)
+			return env->err.code;
+	}
+	else if (sample_triples(sa, lv) != XXL_OK || name_triples(sa, lv, &D) != XXL_OK)
 		return env->err.code;
 	lv->unique = D == lv->n12;
 	sa->lstats[lv->depth].names_unique = lv->unique;
@@ -921,7 +1098,7 @@ build_external(xxl_sa *sa, dc3_level *lv)
 
 		spool_init(&lv->rank1, env, room / 2);
 		spool_init(&lv->rank2, env, room / 2);
-		if (spool_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
+		if (write_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
 			return env->err.code;
 	}
 	else if (recurse(sa, lv, D) != XXL_OK)
@@ -1086,6 +1263,12 @@ level_free(xxl_sa *sa, dc3_level *lv)
 		spool_free(&lv->own);
 	spool_free(&lv->rank1);
 	spool_free(&lv->rank2);
+	if (lv->tbits)
+		xxl_budget_free(&env->budget, lv->tbits, lv->tbits_bytes);
+	if (lv->tdir)
+		xxl_budget_free(&env->budget, lv->tdir, lv->tdir_bytes);
+	lv->tbits = NULL;
+	lv->tdir = NULL;
 	if (lv->text)
 		xxl_budget_free(&env->budget, lv->text, lv->text_bytes);
 	lv->text = NULL;

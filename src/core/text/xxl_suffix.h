@@ -74,6 +74,8 @@ typedef struct xxl_sa_level_stats
 	int			char_bytes;		/* bytes per character in records */
 	bool		internal;		/* solved in memory (SA-IS) */
 	bool		names_unique;	/* external: no recursion needed below */
+	bool		names_by_table;	/* external level 0: triples named by a table
+								 * of all triples, not sorted */
 	uint64_t	sorted_bytes;	/* record bytes pushed into this level's sorters */
 	uint64_t	io_bytes;		/* bytes read + written by this level's sorters
 								 * and permutations */
