@@ -336,9 +336,11 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		meta = meta_bound(2 * N * rec, nsp + 2);
 		tables = tables_charge(nsp);
 		input = Bs + sample + meta;
-		/* the smallest blocks; equality buckets only where they fit (see distribute) */
+		/* the smallest blocks; equality buckets only where they fit (see open_buckets) */
 		distribute = (nsp + 1) * XXL_ALIGN + Bs + tables + meta;
 		output = charge((size_t) (2 * cap * rec)) + Bs + tables + meta;
+		if (c->presampled)
+			input = distribute += sample;	/* the sample, then the buckets; no stage */
 		if (input > avail || distribute > avail || output > out_avail)
 			continue;
 		p->cap = cap;
@@ -347,8 +349,8 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		p->sample_cap = (size_t) (osamp * nb + 1);
 		p->stride = N / (osamp * nb) > 0 ? N / (osamp * nb) : 1;
 		p->meta = meta;
-		p->input = input + OVERHEAD;
 		/* distribution takes the largest blocks that fit */
+		p->input = c->presampled ? c->memory : input + OVERHEAD;
 		p->distribute = c->memory;
 		p->output = output_limit(c);
 		return true;
@@ -539,9 +541,14 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 	else
 	{
 		s->sample = xxl_budget_alloc(&s->budget, p.sample_cap * sizeof(dkey), &s->err);
-		s->sbuf = s->sample ? xxl_budget_alloc(&s->budget, p.stage_block, &s->err) : NULL;
-		if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block) != XXL_OK)
+		if (s->sample == NULL)
 			goto failed;
+		if (!config->presampled)
+		{
+			s->sbuf = xxl_budget_alloc(&s->budget, p.stage_block, &s->err);
+			if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block) != XXL_OK)
+				goto failed;
+		}
 	}
 	return s;
 
@@ -569,6 +576,9 @@ xxl_dsort_phase_memory(const xxl_dsort *s, size_t *input, size_t *distribute, si
 
 /* Input ----------------------------------------------------------------------- */
 
+static xxl_status start_distribution(xxl_dsort *s);
+static inline xxl_status distribute_one(xxl_dsort *s, const unsigned char *p);
+
 xxl_status
 xxl_dsort_put(xxl_dsort *s, const void *rec)
 {
@@ -595,6 +605,14 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 		copy_rec(s->area + (s->puts - 1) * s->rec, rec, s->rec);
 		return XXL_OK;
 	}
+	if (s->cfg.presampled)
+	{
+		if (s->bk == NULL && start_distribution(s) != XXL_OK)
+			return fail(s);
+		if (distribute_one(s, rec) != XXL_OK)
+			return fail(s);
+		return XXL_OK;
+	}
 	if ((s->puts - 1) % s->p.stride == 0 && s->nsample < s->p.sample_cap)
 		s->sample[s->nsample++] = key_of(rec, s->ks);
 	copy_rec(s->sbuf + (size_t) s->stage.fill * s->rec, rec, s->rec);
@@ -605,6 +623,28 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 			return fail(s);
 		s->stage.fill = 0;
 	}
+	return XXL_OK;
+}
+
+uint64_t
+xxl_dsort_sample_stride(const xxl_dsort *s)
+{
+	return s->cfg.presampled && !s->p.in_memory ? s->p.stride : 0;
+}
+
+xxl_status
+xxl_dsort_sample(xxl_dsort *s, const void *key)
+{
+	if (s->phase != DS_INPUT || !s->cfg.presampled || s->puts > 0)
+	{
+		if (s->phase != DS_FAILED)
+			xxl_error_set(&s->err, XXL_EINVAL, 0,
+						  "distribution sort: a sample is offered before the first record, and "
+						  "only to a presampled sort");
+		return fail(s);
+	}
+	if (!s->p.in_memory && s->nsample < s->p.sample_cap)
+		s->sample[s->nsample++] = key_of(key, s->ks);
 	return XXL_OK;
 }
 
@@ -710,7 +750,9 @@ bucket_of(const xxl_dsort *s, dkey k)
 static xxl_status
 choose_splitters(xxl_dsort *s)
 {
-	uint64_t	nb = (s->puts + s->p.target - 1) / s->p.target;
+	/* presampled, the records are still to come: as many as announced */
+	uint64_t	total = s->cfg.presampled ? s->cfg.records : s->puts;
+	uint64_t	nb = (total + s->p.target - 1) / s->p.target;
 	size_t		S = s->nsample;
 	size_t		share;
 
@@ -754,14 +796,17 @@ choose_splitters(xxl_dsort *s)
 	return build_index(s, s->sample[0], s->sample[S - 1]);
 }
 
+/*
+ * The buckets and their write buffers: the largest block with which both
+ * the distribution and the output fit.
+ */
 static xxl_status
-distribute(xxl_dsort *s)
+open_buckets(xxl_dsort *s)
 {
 	size_t		used = 0;
 	size_t		fixed,
 				room,
 				B;
-	unsigned char *sblock = s->sbuf;
 
 	s->nbk = 2 * s->nsp + 1;
 	s->bk = xxl_budget_alloc(&s->budget, s->nbk * sizeof(ds_chain), &s->err);
@@ -779,13 +824,13 @@ distribute(xxl_dsort *s)
 			s->bk[b].buf = (uint32_t) used++;
 	s->nwbuf = used;
 
-	/* the largest block with which distribution and output both fit */
 	B = room / s->nwbuf;
 	if (B > max_block_of(&s->cfg))
 		B = max_block_of(&s->cfg);
 	{
-		/* the output holds the areas and one block of them next to the tables */
-		size_t		out_fixed = fixed - s->p.stage_block + charge((size_t) (2 * s->p.cap * s->rec));
+		/* the output holds the areas and one block next to the tables (no stage) */
+		size_t		out_fixed = fixed - (s->sbuf ? s->p.stage_block : 0) +
+			charge((size_t) (2 * s->p.cap * s->rec));
 		size_t		out_room = s->p.output > out_fixed ? s->p.output - out_fixed : 0;
 
 		if (B > out_room)
@@ -799,52 +844,80 @@ distribute(xxl_dsort *s)
 	if (open_disk(s, &s->bd, B) != XXL_OK)
 		return s->err.code;
 	s->wbuf = xxl_budget_alloc(&s->budget, s->nwbuf * B, &s->err);
-	if (s->wbuf == NULL)
-		return s->err.code;
+	return s->wbuf ? XXL_OK : s->err.code;
+}
 
-	for (uint64_t k = 0; k < s->stage.blocks; k++)
+static inline xxl_status
+distribute_one(xxl_dsort *s, const unsigned char *p)
+{
+	dkey		key = key_of(p, s->ks);
+	ds_chain   *b = &s->bk[bucket_of(s, key)];
+	unsigned char *w = s->wbuf + (size_t) b->buf * s->bd.block;
+
+	if (b->count == 0 || key_less(key, b->min))
+		b->min = key;
+	if (b->count == 0 || key_less(b->max, key))
+		b->max = key;
+	b->count++;
+	copy_rec(w + (size_t) b->fill * s->rec, p, s->rec);
+	if (++b->fill == s->bd.per)
 	{
-		size_t		n;
-		const unsigned char *p = sblock;
-
-		if (read_block(s, &s->sd, &s->stage, k, sblock, &n) != XXL_OK)
-			return s->err.code;
-		for (size_t i = 0; i < n; i++, p += s->rec)
-		{
-			dkey		key = key_of(p, s->ks);
-			ds_chain   *b = &s->bk[bucket_of(s, key)];
-
-			if (b->count == 0 || key_less(key, b->min))
-				b->min = key;
-			if (b->count == 0 || key_less(b->max, key))
-				b->max = key;
-			b->count++;
-			copy_rec(s->wbuf + (size_t) b->buf * B + (size_t) b->fill * s->rec, p, s->rec);
-			if (++b->fill == s->bd.per)
-			{
-				if (write_block(s, &s->bd, b, s->wbuf + (size_t) b->buf * B, s->bd.per) != XXL_OK)
-					return s->err.code;
-				b->fill = 0;
-			}
-		}
-		if (poll_cancel(s))
-			return s->err.code;
+		b->fill = 0;
+		return write_block(s, &s->bd, b, w, s->bd.per);
 	}
+	return XXL_OK;
+}
+
+/* The last blocks of the buckets; their write buffers are given back. */
+static xxl_status
+close_buckets(xxl_dsort *s)
+{
 	for (size_t b = 0; b < s->nbk; b++)
 	{
 		ds_chain   *bk = &s->bk[b];
 
 		if (bk->fill > 0 &&
-			write_block(s, &s->bd, bk, s->wbuf + (size_t) bk->buf * B, bk->fill) != XXL_OK)
+			write_block(s, &s->bd, bk, s->wbuf + (size_t) bk->buf * s->bd.block, bk->fill) != XXL_OK)
 			return s->err.code;
 		if (bk->count > s->largest)
 			s->largest = bk->count;
 	}
-	xxl_budget_free(&s->budget, s->wbuf, s->nwbuf * B);
+	xxl_budget_free(&s->budget, s->wbuf, s->nwbuf * s->bd.block);
 	s->wbuf = NULL;
+	return XXL_OK;
+}
+
+/* Staged records to their buckets. */
+static xxl_status
+distribute_stage(xxl_dsort *s)
+{
+	for (uint64_t k = 0; k < s->stage.blocks; k++)
+	{
+		size_t		n;
+		const unsigned char *p = s->sbuf;
+
+		if (read_block(s, &s->sd, &s->stage, k, s->sbuf, &n) != XXL_OK)
+			return s->err.code;
+		for (size_t i = 0; i < n; i++, p += s->rec)
+			if (distribute_one(s, p) != XXL_OK)
+				return s->err.code;
+		if (poll_cancel(s))
+			return s->err.code;
+	}
 	/* the stage is read: give its space back */
 	free_chain(s, &s->sd, &s->stage);
 	return XXL_OK;
+}
+
+/* Splitters from the sample, then the buckets. */
+static xxl_status
+start_distribution(xxl_dsort *s)
+{
+	if (choose_splitters(s) != XXL_OK)
+		return s->err.code;
+	xxl_budget_free(&s->budget, s->sample, s->p.sample_cap * sizeof(dkey));
+	s->sample = NULL;
+	return open_buckets(s);
 }
 
 xxl_status
@@ -865,18 +938,24 @@ xxl_dsort_sort(xxl_dsort *s)
 		return XXL_OK;
 	}
 	s->budget.limit = s->p.distribute;
-	/* the last stage block; the stage block buffer becomes the read buffer */
-	if (s->stage.fill > 0 && write_block(s, &s->sd, &s->stage, s->sbuf, s->stage.fill) != XXL_OK)
+	if (s->cfg.presampled)
+	{
+		if (s->bk == NULL && start_distribution(s) != XXL_OK)
+			return fail(s);
+	}
+	else
+	{
+		/* the last stage block; the stage block buffer then reads the stage */
+		if (s->stage.fill > 0 && write_block(s, &s->sd, &s->stage, s->sbuf, s->stage.fill) != XXL_OK)
+			return fail(s);
+		s->stage.fill = 0;
+		if (start_distribution(s) != XXL_OK || distribute_stage(s) != XXL_OK)
+			return fail(s);
+		xxl_budget_free(&s->budget, s->sbuf, s->p.stage_block);
+		s->sbuf = NULL;
+	}
+	if (close_buckets(s) != XXL_OK)
 		return fail(s);
-	s->stage.fill = 0;
-	if (choose_splitters(s) != XXL_OK)
-		return fail(s);
-	xxl_budget_free(&s->budget, s->sample, s->p.sample_cap * sizeof(dkey));
-	s->sample = NULL;
-	if (distribute(s) != XXL_OK)
-		return fail(s);
-	xxl_budget_free(&s->budget, s->sbuf, s->p.stage_block);
-	s->sbuf = NULL;
 	s->budget.limit = s->p.output;
 	s->peak_before_output = s->budget.peak;
 	s->budget.peak = s->budget.used;

@@ -4,7 +4,8 @@
  * merge.
  *
  * The input is staged on disk as it comes (in memory if it all fits) while
- * every k-th key is kept as a sample; at the end the sample gives splitters
+ * every k-th key is kept as a sample — or, when the caller can offer the
+ * sample beforehand (presampled), distributed as it comes; the sample gives splitters
  * (a key that fills a bucket of the sample on its own gets an equality
  * bucket, which needs no sorting), the staged records are distributed to
  * their buckets (one write buffer each, block chains on disk), and each
@@ -40,7 +41,10 @@ typedef struct xxl_dsort_config
 	xxl_disk_config disk;		/* block_size: the largest buffer (0 = 1 MB) */
 	xxl_cancel_fn cancel;		/* may be NULL */
 	void	   *cancel_arg;
-	int			oversample;		/* sample keys per bucket; 0 = the default (32);
+	bool		presampled;		/* the caller offers a sample of the keys first
+								 * (xxl_dsort_sample): records are then
+								 * distributed as they are put, not staged */
+	int			oversample;		/* sample keys per bucket; 0 = the default (64);
 								 * tests use 1 to provoke overfull buckets */
 } xxl_dsort_config;
 
@@ -75,6 +79,14 @@ size_t		xxl_dsort_memory(const xxl_dsort *s);
  */
 void		xxl_dsort_phase_memory(const xxl_dsort *s, size_t *input, size_t *distribute,
 								   size_t *output);
+
+/*
+ * Presampled sorts: offer the key (key_size bytes) of every stride-th
+ * record of the coming input, before the first record; a stride of 0 means
+ * no sample is needed (the input is sorted in memory).
+ */
+uint64_t	xxl_dsort_sample_stride(const xxl_dsort *s);
+xxl_status	xxl_dsort_sample(xxl_dsort *s, const void *key);
 
 xxl_status	xxl_dsort_put(xxl_dsort *s, const void *rec);
 /* End of input. */
