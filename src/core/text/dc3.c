@@ -399,6 +399,61 @@ spool_room(const text_env *env)
 }
 
 /*
+ * A sort of the triples distributes them as they come if it has a sample of
+ * them first: every stride-th triple (in the order they are put) from a scan
+ * of T, which costs less than staging them.
+ */
+static xxl_status
+sample_triple_keys(xxl_sa *sa, dc3_level *lv)
+{
+	text_env   *env = &sa->env;
+	uint64_t	stride = tsort_sample_stride(&lv->TS),
+				n = lv->n,
+				put = 0;
+	int			cw = lv->cw;
+	unsigned char key[64];
+	uint64_t	a[3] = {0, 0, 0};
+	char_reader cr = {0};
+
+	if (stride == 0)
+		return XXL_OK;
+	if (char_reader_open(lv, &cr, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t k = 0; k < 3 && k < n; k++)
+		if (char_reader_next(&cr, &a[k]) != XXL_OK)
+			goto failed;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		if (i % 3 != 0 && put++ % stride == 0)
+		{
+			put_be(key, a[0], cw);
+			put_be(key + cw, a[1], cw);
+			put_be(key + 2 * cw, a[2], cw);
+			if (tsort_sample(env, &lv->TS, key) != XXL_OK)
+				goto failed;
+		}
+		a[0] = a[1];
+		a[1] = a[2];
+		a[2] = 0;
+		if (i + 3 < n && char_reader_next(&cr, &a[2]) != XXL_OK)
+			goto failed;
+		if (poll(sa))
+			goto failed;
+	}
+	char_reader_close(&cr);
+	if (lv->dummy && put % stride == 0)
+	{
+		memset(key, 0, 3 * cw);
+		return tsort_sample(env, &lv->TS, key);
+	}
+	return XXL_OK;
+
+failed:
+	char_reader_close(&cr);
+	return env->err.code;
+}
+
+/*
  * Step 1: the triples of the sample, keyed by their characters, each with
  * its R index.
  */
@@ -414,7 +469,8 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	char_reader cr = {0};
 
 	if (tsort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
-				   lv->n12, true) != XXL_OK ||
+				   lv->n12, TSORT_PRESAMPLED) != XXL_OK ||
+		sample_triple_keys(sa, lv) != XXL_OK ||
 		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t k = 0; k < 3 && k < n; k++)
@@ -835,7 +891,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 
 	if (tscat_open(env, &lv->S12, lv->share_12, s12_size(lv), n - lv->n0) != XXL_OK ||
 		tsort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), cw + rw,
-				   lv->n0, true) != XXL_OK)
+				   lv->n0, TSORT_BOUNDED) != XXL_OK)
 		return env->err.code;
 	if (rank_reader_open(sa, lv, &rr) != XXL_OK)
 		return env->err.code;

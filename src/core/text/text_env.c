@@ -289,7 +289,7 @@ tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records
 
 static xxl_dsort_config
 dsort_config(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
-			 uint64_t records)
+			 uint64_t records, bool presampled)
 {
 	xxl_dsort_config c;
 
@@ -299,6 +299,7 @@ dsort_config(text_env *env, size_t memory, size_t output_memory, size_t rec_size
 	c.record_size = rec_size;
 	c.key_size = key_size;
 	c.records = records;
+	c.presampled = presampled;
 	c.disk = env->disk;
 	c.disk.block_size = env->max_block;
 	c.cancel = env->cancel;
@@ -308,9 +309,10 @@ dsort_config(text_env *env, size_t memory, size_t output_memory, size_t rec_size
 
 static bool
 dsort_usable(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
-			 uint64_t records)
+			 uint64_t records, bool presampled)
 {
-	xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records);
+	xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records,
+									  presampled);
 
 	return records > 0 && key_size <= XXL_DSORT_MAX_KEY && rec_size <= XXL_DSORT_MAX_RECORD &&
 		xxl_dsort_fits(&c);
@@ -326,7 +328,7 @@ tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size, 
 
 	if (output_memory == 0 || output_memory > memory)
 		output_memory = memory;
-	if (dsort_usable(env, memory, output_memory, rec_size, key_size, records))
+	if (dsort_usable(env, memory, output_memory, rec_size, key_size, records, false))
 		return true;
 	ok = tsort_pick_block(env, output_memory - output_memory % XXL_ALIGN, rec_size, records,
 						  &block) == XXL_OK;
@@ -414,15 +416,22 @@ open_core_sorter(text_env *env, text_sorter *ts, size_t memory, size_t rec_size,
 
 xxl_status
 tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory, size_t rec_size,
-		   size_t key_size, uint64_t records, bool bounded)
+		   size_t key_size, uint64_t records, tsort_input in)
 {
+	bool		presampled = in == TSORT_PRESAMPLED;
+
 	memset(ts, 0, sizeof(*ts));
 	ts->rec_size = rec_size;
 	if (output_memory == 0 || output_memory > memory)
 		output_memory = memory;
-	if (bounded && dsort_usable(env, memory, output_memory, rec_size, key_size, records))
+	/* a presampled sort that does not fit is tried staged */
+	if (presampled && !dsort_usable(env, memory, output_memory, rec_size, key_size, records, true))
+		presampled = false;
+	if (in != TSORT_UNBOUNDED &&
+		dsort_usable(env, memory, output_memory, rec_size, key_size, records, presampled))
 	{
-		xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records);
+		xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records,
+										  presampled);
 		size_t		input;
 
 		ts->d = xxl_dsort_create(&c, &env->err);

@@ -125,13 +125,41 @@ typedef struct text_sorter
  */
 xxl_status	tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records,
 							 size_t *block);
+xxl_status	tsort_error(text_env *env, text_sorter *ts);
+
+/* What the caller of tsort_open promises. */
+typedef enum tsort_input
+{
+	TSORT_UNBOUNDED,			/* maybe more than `records`: the core sorter */
+	TSORT_BOUNDED,				/* at most `records` */
+	TSORT_PRESAMPLED			/* at most `records`, and a sample first when
+								 * tsort_sample_stride says so */
+} tsort_input;
+
 /*
- * records: how many will be put (sizes the blocks; 0 = unknown); bounded:
- * no more than that will come (a distribution sort may be used).
+ * records: how many will be put (sizes the blocks; 0 = unknown).
  * output_memory <= memory (0 = memory).
  */
 xxl_status	tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory,
-					   size_t rec_size, size_t key_size, uint64_t records, bool bounded);
+					   size_t rec_size, size_t key_size, uint64_t records, tsort_input input);
+
+/*
+ * A presampled sort wants the key of every stride-th record of its coming
+ * input (tsort_sample) before the first record; 0: no sample.
+ */
+static inline uint64_t
+tsort_sample_stride(const text_sorter *ts)
+{
+	return ts->d ? xxl_dsort_sample_stride(ts->d) : 0;
+}
+
+static inline xxl_status
+tsort_sample(text_env *env, text_sorter *ts, const void *key)
+{
+	if (xxl_dsort_sample(ts->d, key) != XXL_OK)
+		return tsort_error(env, ts);
+	return XXL_OK;
+}
 /* Whether tsort_open with these figures (bounded) would succeed. */
 bool		tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
 					   size_t key_size, uint64_t records);
