@@ -321,6 +321,7 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 	{
 		uint64_t	target = (uint64_t) (cap * TARGET_FILL);
 		uint64_t	nb = target ? (N + target - 1) / target : 0;
+		uint64_t	stride;
 		size_t		nsp,
 					sample,
 					meta,
@@ -332,7 +333,9 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		if (target < 1)
 			break;
 		nsp = (size_t) nb - 1;
-		sample = charge((size_t) (osamp * nb + 1) * sizeof(dkey));
+		stride = N / (osamp * nb) > 0 ? N / (osamp * nb) : 1;
+		/* every stride-th record: up to twice osamp * nb when the stride is short */
+		sample = charge((size_t) (N / stride + 2) * sizeof(dkey));
 		meta = meta_bound(2 * N * rec, nsp + 2);
 		tables = tables_charge(nsp);
 		input = Bs + sample + meta;
@@ -346,8 +349,8 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		p->cap = cap;
 		p->target = target;
 		p->stage_block = Bs;
-		p->sample_cap = (size_t) (osamp * nb + 1);
-		p->stride = N / (osamp * nb) > 0 ? N / (osamp * nb) : 1;
+		p->sample_cap = (size_t) (N / stride + 2);
+		p->stride = stride;
 		p->meta = meta;
 		/* distribution takes the largest blocks that fit */
 		p->input = c->presampled ? c->memory : input + OVERHEAD;
@@ -630,6 +633,16 @@ uint64_t
 xxl_dsort_sample_stride(const xxl_dsort *s)
 {
 	return s->cfg.presampled && !s->p.in_memory ? s->p.stride : 0;
+}
+
+uint64_t
+xxl_dsort_plan_stride(const xxl_dsort_config *config)
+{
+	ds_plan		p;
+
+	if (!config->presampled || !shape_ok(config) || !make_plan(config, &p) || p.in_memory)
+		return 0;
+	return p.stride;
 }
 
 xxl_status

@@ -86,6 +86,8 @@ void		xxl_dsort_phase_memory(const xxl_dsort *s, size_t *input, size_t *distribu
  * no sample is needed (the input is sorted in memory).
  */
 uint64_t	xxl_dsort_sample_stride(const xxl_dsort *s);
+/* The stride a sort so configured will ask for (0 if none or if it does not fit). */
+uint64_t	xxl_dsort_plan_stride(const xxl_dsort_config *config);
 xxl_status	xxl_dsort_sample(xxl_dsort *s, const void *key);
 
 xxl_status	xxl_dsort_put(xxl_dsort *s, const void *rec);

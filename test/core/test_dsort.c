@@ -177,6 +177,7 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled)
 		uint64_t	every = xxl_dsort_sample_stride(s);
 		xt_rng		r0 = r;
 
+		CHECK_EQ(every, xxl_dsort_plan_stride(&cfg));
 		CHECK(every > 0 || !c->external);
 		for (uint64_t i = 0; i < c->n && every > 0; i++)
 		{

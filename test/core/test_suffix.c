@@ -501,6 +501,8 @@ run_check(const xxl_sa_config *cfg, const unsigned char *t, uint64_t n, const ui
 
 XT_TEST(sa_tiny_budget_long_texts)
 {
+	int			presampled = 0;
+
 	static const big_case cases[] = {
 		{"rand4", 300000, 2},
 		{"rand256", 300000, 1},
@@ -540,6 +542,13 @@ XT_TEST(sa_tiny_budget_long_texts)
 				  "%s: tiny budget stayed in memory", c->name);
 		CHECK_MSG(b.st.levels >= c->min_levels, "%s: %d levels, expected >= %d", c->name,
 				  b.st.levels, c->min_levels);
+		/* the sorts' samples, gathered ahead where possible, represent their input */
+		for (int l = 0; l < b.st.levels; l++)
+		{
+			CHECK_MSG(b.st.level[l].overfull_buckets == 0, "%s: level %d overfilled %llu buckets",
+					  c->name, l, (unsigned long long) b.st.level[l].overfull_buckets);
+			presampled += b.st.level[l].s0_presampled;
+		}
 		CHECK_GE(b.st.max_merge_passes, 1);
 		if (n >= 1000000 && !xt_quick())
 			CHECK_MSG(n > b.st.memory_limit, "%s: the budget is not below n", c->name);
@@ -557,6 +566,7 @@ XT_TEST(sa_tiny_budget_long_texts)
 		built_free(&b);
 		free(t);
 	}
+	CHECK_MSG(presampled >= 8, "only %d levels presampled S0", presampled);
 }
 
 /* BWT ---------------------------------------------------------------------- */

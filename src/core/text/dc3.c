@@ -86,9 +86,23 @@ typedef struct dc3_level
 	bool		dummy;			/* n mod 3 = 1: sample n with triple ($,$,$) */
 	bool		prev;			/* carry T[i-1] (top level, BWT) */
 	bool		internal;
-	size_t		share_a,		/* memory of NAMES and ISA */
+	size_t		share_a,		/* memory of NAMES and ISA (with s0_r) */
 				share_12,		/* of S12 */
 				share_cons;		/* of the consumer of the output (the parent's ISA) */
+
+	/*
+	 * A sample of S0's keys (T[i], r[i+1]) gathered before S0 exists: T[i]
+	 * when step 1 scans T, r[i+1] when the child's output becomes ISA (or
+	 * the names are the ranks); then S0 distributes its tuples as they come
+	 * in step 4 instead of staging them.
+	 */
+	uint64_t	s0_stride;		/* every s0_stride-th mod-0 position; 0: S0 is staged */
+	uint64_t	s0_count;
+	size_t		s0_mem,			/* S0's memory when presampled, and its output's */
+				s0_out;
+	spool		s0_t;			/* T[i] of the sampled positions, in order */
+	uint64_t   *s0_r;			/* r[i+1] of the sampled positions */
+	size_t		s0_r_bytes;
 
 	/* where the text is: the caller's bytes at level 0, own names below */
 	spool	   *tsp;
@@ -332,6 +346,51 @@ text_index_of_r(const dc3_level *lv, uint64_t k)
 	return k < lv->n1 ? 2 * k : 2 * (k - lv->n1) + 1;
 }
 
+/* What NAMES and ISA get: share_a less S0's ranks, which live next to them. */
+static inline size_t
+share_scatter_a(const dc3_level *lv)
+{
+	return lv->share_a - lv->s0_r_bytes;
+}
+
+/* Step 1 sees T[i] of mod-0 position i: keep it if i is sampled for S0. */
+static inline xxl_status
+s0_sample_char(dc3_level *lv, char_out *co, uint64_t i, uint64_t c)
+{
+	if (lv->s0_stride && (i / 3) % lv->s0_stride == 0)
+		return char_out_put(&lv->s0_t, co, c, lv->cw);
+	return XXL_OK;
+}
+
+/* The rank of mod-1 position 3k+1 (R index k) is known: keep it if 3k is sampled. */
+static inline void
+s0_sample_rank(dc3_level *lv, uint64_t k, uint64_t rank)
+{
+	if (lv->s0_r && k < lv->n1 && k % lv->s0_stride == 0)
+		lv->s0_r[k / lv->s0_stride] = lv->dummy && k == lv->n1 - 1 ? 0 : rank;	/* r[n] = 0 */
+}
+
+static xxl_status
+s0_ranks_alloc(xxl_sa *sa, dc3_level *lv)
+{
+	if (lv->s0_stride == 0)
+		return XXL_OK;
+	lv->s0_r = xxl_budget_alloc(&sa->env.budget, lv->s0_r_bytes, &sa->env.err);
+	if (lv->s0_r == NULL)
+		return sa->env.err.code;
+	memset(lv->s0_r, 0, lv->s0_r_bytes);
+	return XXL_OK;
+}
+
+static void
+s0_sample_free(xxl_sa *sa, dc3_level *lv)
+{
+	if (lv->s0_r)
+		xxl_budget_free(&sa->env.budget, lv->s0_r, lv->s0_r_bytes);
+	lv->s0_r = NULL;
+	spool_free(&lv->s0_t);
+}
+
 /* Internal levels ---------------------------------------------------------- */
 
 static xxl_status
@@ -467,6 +526,7 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	unsigned char rec[64];
 	uint64_t	a[3] = {0, 0, 0};
 	char_reader cr = {0};
+	char_out	co;
 
 	if (tsort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
 				   lv->n12, TSORT_PRESAMPLED) != XXL_OK ||
@@ -476,6 +536,7 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	for (uint64_t k = 0; k < 3 && k < n; k++)
 		if (char_reader_next(&cr, &a[k]) != XXL_OK)
 			goto failed;
+	co.fill = 0;
 	for (uint64_t i = 0; i < n; i++)
 	{
 		if (i % 3 != 0)
@@ -487,6 +548,8 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 			if (tsort_put(env, &lv->TS, rec) != XXL_OK)
 				goto failed;
 		}
+		else if (s0_sample_char(lv, &co, i, a[0]) != XXL_OK)
+			goto failed;
 		a[0] = a[1];
 		a[1] = a[2];
 		a[2] = 0;
@@ -496,6 +559,8 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 			goto failed;
 	}
 	char_reader_close(&cr);
+	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
+		return env->err.code;
 	if (lv->dummy)
 	{
 		memset(rec, 0, 3 * cw);
@@ -527,7 +592,7 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	const unsigned char *r;
 	int			got;
 
-	if (tscat_open(env, &lv->names, lv->share_a, rw, lv->n12) != XXL_OK)
+	if (tscat_open(env, &lv->names, share_scatter_a(lv), rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
 	{
@@ -542,6 +607,7 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	}
 	if (got < 0)
 		return env->err.code;
+	st->overfull_buckets += tsort_overfull(&lv->TS);
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
 	*D = name;
 	return tscat_finish(env, &lv->names);
@@ -566,6 +632,8 @@ spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 	{
 		spool	   *sp = second && k >= lv->n1 ? second : first;
 
+		if (second)
+			s0_sample_rank(lv, k, get_be(r, lv->rw));	/* the names are the ranks */
 		if (second && k == lv->n1 && char_out_flush(first, &co) != XXL_OK)
 			return env->err.code;
 		if (char_out_put(sp, &co, get_be(r, lv->rw), w) != XXL_OK || poll(sa))
@@ -617,7 +685,9 @@ table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 				v = 0,
 				names = 0;
 	char_reader cr = {0};
+	char_out	co;
 
+	co.fill = 0;
 	lv->tbits_bytes = (size_t) (table_cells(lv) / 64 + 1) * 8;
 	words = lv->tbits_bytes / 8;
 	lv->tdir_bytes = (size_t) words * 4;
@@ -645,11 +715,15 @@ table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 		v += c;
 		if (i % 3 != 0)
 			lv->tbits[v >> 6] |= UINT64_C(1) << (v & 63);
+		else if (s0_sample_char(lv, &co, i, v / kk) != XXL_OK)
+			goto failed;
 		v = (v % kk) * k;
 		if (poll(sa))
 			goto failed;
 	}
 	char_reader_close(&cr);
+	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
+		return env->err.code;
 	if (lv->dummy)
 		lv->tbits[0] |= 1;
 	for (uint64_t w = 0; w < words; w++)
@@ -708,15 +782,26 @@ table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 			if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
 				goto failed;
 			v += c;
-			if (i % 3 == (uint64_t) cls && char_out_put(sp, &co, table_name(lv, v), w) != XXL_OK)
-				goto failed;
+			if (i % 3 == (uint64_t) cls)
+			{
+				uint64_t	name = table_name(lv, v);
+
+				if (cls == 1)
+					s0_sample_rank(lv, i / 3, name);
+				if (char_out_put(sp, &co, name, w) != XXL_OK)
+					goto failed;
+			}
 			v = (v % kk) * k;
 			if (poll(sa))
 				goto failed;
 		}
 		char_reader_close(&cr);
-		if (cls == 1 && lv->dummy && char_out_put(sp, &co, table_name(lv, 0), w) != XXL_OK)
-			return env->err.code;
+		if (cls == 1 && lv->dummy)
+		{
+			s0_sample_rank(lv, lv->n1 - 1, table_name(lv, 0));
+			if (char_out_put(sp, &co, table_name(lv, 0), w) != XXL_OK)
+				return env->err.code;
+		}
 		if (char_out_flush(sp, &co) != XXL_OK)
 			return env->err.code;
 		if (sp != first || first != second)
@@ -781,10 +866,12 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 		return rc;
 
 	/* rank j+1 for R index k = SA12[j], at k's text-order index */
-	if (tscat_open(env, &lv->isa, lv->share_a, lv->rw, lv->n12) != XXL_OK)
+	if (s0_ranks_alloc(sa, lv) != XXL_OK ||
+		tscat_open(env, &lv->isa, share_scatter_a(lv), lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = level_next(sa, child, &k, NULL)) > 0)
 	{
+		s0_sample_rank(lv, k, j + 1);
 		put_be(rec, ++j, lv->rw);
 		if (tscat_put(env, &lv->isa, text_index_of_r(lv, k), rec) != XXL_OK || poll(sa))
 			return env->err.code;
@@ -864,6 +951,53 @@ rank_reader_close(rank_reader *rr)
 	rr->open = false;
 }
 
+/*
+ * S0, presampled from what steps 1 to 3 kept (distributed in step 4 next to
+ * ISA and S12), or staged (distributed once ISA is gone).
+ */
+static xxl_status
+open_s0(xxl_sa *sa, dc3_level *lv)
+{
+	text_env   *env = &sa->env;
+	value_reader vr;
+	unsigned char key[16];
+
+	if (lv->s0_stride == 0)
+		return tsort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv),
+						  lv->cw + lv->rw, lv->n0, TSORT_BOUNDED);
+	if (tsort_open(env, &lv->S0, lv->s0_mem, lv->s0_out, s0_size(lv), lv->cw + lv->rw, lv->n0,
+				   TSORT_PRESAMPLED) != XXL_OK)
+		return env->err.code;
+	sa->lstats[lv->depth].s0_presampled = true;
+	if (tsort_sample_stride(&lv->S0) != lv->s0_stride)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "DC3: S0 at level %d wants a sample every %llu, planned %llu",
+							 lv->depth, (unsigned long long) tsort_sample_stride(&lv->S0),
+							 (unsigned long long) lv->s0_stride);
+	if (value_reader_open(&vr, &lv->s0_t, lv->cw, true) != XXL_OK)
+		return env->err.code;
+	for (uint64_t c = 0; c < lv->s0_count; c++)
+	{
+		uint64_t	t;
+
+		if (value_reader_next(&vr, &t) != XXL_OK)
+		{
+			value_reader_close(&vr);
+			return env->err.code;
+		}
+		put_be(key, t, lv->cw);
+		put_be(key + lv->cw, lv->s0_r[c], lv->rw);
+		if (tsort_sample(env, &lv->S0, key) != XXL_OK)
+		{
+			value_reader_close(&vr);
+			return env->err.code;
+		}
+	}
+	value_reader_close(&vr);
+	s0_sample_free(sa, lv);
+	return XXL_OK;
+}
+
 /* Step 4: merge tuples from T and the ranks. */
 static xxl_status
 merge_tuples(xxl_sa *sa, dc3_level *lv)
@@ -890,8 +1024,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 	xxl_status	rc = XXL_OK;
 
 	if (tscat_open(env, &lv->S12, lv->share_12, s12_size(lv), n - lv->n0) != XXL_OK ||
-		tsort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), cw + rw,
-				   lv->n0, TSORT_BOUNDED) != XXL_OK)
+		open_s0(sa, lv) != XXL_OK)
 		return env->err.code;
 	if (rank_reader_open(sa, lv, &rr) != XXL_OK)
 		return env->err.code;
@@ -1092,6 +1225,43 @@ scatter_need(text_env *env, size_t rec_size, uint64_t slots)
 }
 
 /*
+ * Whether S0 can be presampled: it then distributes in step 4 next to ISA
+ * and S12, and keeps that memory for its output unless the consumer needs
+ * more; its sample's ranks come out of share_a (they live next to ISA).
+ */
+static void
+plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
+{
+	text_env   *env = &sa->env;
+	size_t		rec = s0_size(lv),
+				key = lv->cw + lv->rw;
+	size_t		taken = lv->share_a + lv->share_12,
+				mem,
+				out,
+				bytes;
+	uint64_t	stride;
+
+	lv->s0_stride = 0;
+	if (taken >= env->pool)
+		return;
+	mem = env->pool - taken;
+	out = mem < s0_output(sa, lv) ? mem : s0_output(sa, lv);
+	stride = tsort_plan_stride(env, mem, out, rec, key, lv->n0);
+	if (stride == 0)
+		return;
+	/* room for the ranks: at most this many samples, for a stride at least this long */
+	bytes = XXL_ROUND_UP(((lv->n0 + stride - 1) / stride) * sizeof(uint64_t), XXL_ALIGN);
+	if (lv->share_a < need_a + bytes)
+		return;
+	lv->s0_stride = stride;
+	lv->s0_count = (lv->n0 + stride - 1) / stride;
+	lv->s0_r_bytes = bytes;
+	lv->s0_mem = mem;
+	lv->s0_out = out;
+	spool_init(&lv->s0_t, env, spool_room(env) / 8);
+}
+
+/*
  * The level's shares, and a check that the budget carries its sorts and
  * permutations before any work is done.
  */
@@ -1116,6 +1286,7 @@ plan_level(xxl_sa *sa, dc3_level *lv)
 							 "memory budget of %zu bytes is too small for this text: the sorts "
 							 "and permutations of level %d (%llu characters) do not fit",
 							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
+	plan_s0_sample(sa, lv, need_a);
 	return XXL_OK;
 }
 
@@ -1154,7 +1325,8 @@ build_external(xxl_sa *sa, dc3_level *lv)
 
 		spool_init(&lv->rank1, env, room / 2);
 		spool_init(&lv->rank2, env, room / 2);
-		if (write_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
+		if (s0_ranks_alloc(sa, lv) != XXL_OK ||
+			write_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
 			return env->err.code;
 	}
 	else if (recurse(sa, lv, D) != XXL_OK)
@@ -1310,6 +1482,7 @@ level_free(xxl_sa *sa, dc3_level *lv)
 		xxl_budget_free(&env->budget, lv->child, sizeof(*lv->child));
 		lv->child = NULL;
 	}
+	st->overfull_buckets += tsort_overfull(&lv->TS) + tsort_overfull(&lv->S0);
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
 	tsort_close(env, &lv->S0, &st->io_bytes, &st->sorted_bytes);
 	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
@@ -1317,6 +1490,7 @@ level_free(xxl_sa *sa, dc3_level *lv)
 	tscat_close(env, &lv->S12, &st->io_bytes, &st->scattered_bytes);
 	if (lv->depth > 0)
 		spool_free(&lv->own);
+	s0_sample_free(sa, lv);
 	spool_free(&lv->rank1);
 	spool_free(&lv->rank2);
 	if (lv->tbits)

@@ -318,6 +318,20 @@ dsort_usable(text_env *env, size_t memory, size_t output_memory, size_t rec_size
 		xxl_dsort_fits(&c);
 }
 
+uint64_t
+tsort_plan_stride(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
+				  size_t key_size, uint64_t records)
+{
+	xxl_dsort_config c;
+
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	if (!dsort_usable(env, memory, output_memory, rec_size, key_size, records, true))
+		return 0;
+	c = dsort_config(env, memory, output_memory, rec_size, key_size, records, true);
+	return xxl_dsort_plan_stride(&c);
+}
+
 bool
 tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
 		   uint64_t records)
@@ -499,6 +513,17 @@ add_io(text_env *env, const xxl_io_stats *io, uint64_t *acc)
 	env->sort_wait_ns += io->wait_read_ns + io->wait_write_ns;
 	if (io->ndisks > 0 && (io->disk[0].bytes_written > 0 || io->disk[0].bytes_read > 0))
 		env->sort_direct = !io->direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
+}
+
+uint64_t
+tsort_overfull(const text_sorter *ts)
+{
+	xxl_dsort_stats st;
+
+	if (ts->d == NULL)
+		return 0;
+	xxl_dsort_stats_get(ts->d, &st);
+	return st.overflows;
 }
 
 void

@@ -160,6 +160,12 @@ tsort_sample(text_env *env, text_sorter *ts, const void *key)
 		return tsort_error(env, ts);
 	return XXL_OK;
 }
+/*
+ * The sample stride tsort_open(..., TSORT_PRESAMPLED) with these figures
+ * will ask for (0: it will not want a sample).
+ */
+uint64_t	tsort_plan_stride(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
+							  size_t key_size, uint64_t records);
 /* Whether tsort_open with these figures (bounded) would succeed. */
 bool		tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
 					   size_t key_size, uint64_t records);
@@ -195,6 +201,8 @@ tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec)
 }
 
 void		tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc);
+/* Buckets of a distribution sort that were too full for memory (0 for the core sorter). */
+uint64_t	tsort_overfull(const text_sorter *ts);
 
 /*
  * A scatter (external permutation, xxl_scatter.h) charged to the budget with

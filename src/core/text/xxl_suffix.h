@@ -76,6 +76,10 @@ typedef struct xxl_sa_level_stats
 	bool		names_unique;	/* external: no recursion needed below */
 	bool		names_by_table;	/* external level 0: triples named by a table
 								 * of all triples, not sorted */
+	bool		s0_presampled;	/* external: the mod-0 tuples' sort had its
+								 * sample before its input (not staged) */
+	uint64_t	overfull_buckets;	/* buckets of its distribution sorts that
+									 * sampling noise overfilled */
 	uint64_t	sorted_bytes;	/* record bytes pushed into this level's sorters */
 	uint64_t	io_bytes;		/* bytes read + written by this level's sorters
 								 * and permutations */
