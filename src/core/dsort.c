@@ -156,30 +156,68 @@ charge(size_t size)
 	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
 }
 
+static inline uint64_t
+load_be64(const unsigned char *p)
+{
+	uint64_t	v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
+/*
+ * The key as a 128-bit number, left aligned.  Records of at least 8 bytes
+ * load their first 8 bytes at once; the rest of a longer key is read by its
+ * length, so that nothing past the record is touched.
+ */
 static inline dkey
-key_of(const unsigned char *p, size_t ks)
+key_of_rec(const unsigned char *p, size_t ks, size_t rec)
 {
 	dkey		k = {0, 0};
-	size_t		h = ks < 8 ? ks : 8;
 
-	if (h == 8)
+	if (rec >= 8)
 	{
-		memcpy(&k.hi, p, 8);
-		k.hi = __builtin_bswap64(k.hi);
+		k.hi = load_be64(p);
+		if (ks < 8)
+			k.hi &= ~UINT64_C(0) << (64 - 8 * ks);
 	}
 	else
 	{
-		for (size_t i = 0; i < h; i++)
+		for (size_t i = 0; i < ks; i++)
 			k.hi = (k.hi << 8) | p[i];
-		k.hi <<= 8 * (8 - h);
+		k.hi <<= 8 * (8 - ks);
 	}
-	if (ks > 8)
+	switch (ks > 8 ? ks - 8 : 0)
 	{
-		for (size_t i = 8; i < ks; i++)
-			k.lo = (k.lo << 8) | p[i];
-		k.lo <<= 8 * (16 - ks);
+		case 0:
+			break;
+		case 1:
+			k.lo = (uint64_t) p[8] << 56;
+			break;
+		case 2:
+			k.lo = ((uint64_t) p[8] << 56) | ((uint64_t) p[9] << 48);
+			break;
+		case 8:
+			k.lo = load_be64(p + 8);
+			break;
+		default:
+			if (rec >= 16)
+				k.lo = load_be64(p + 8) & (~UINT64_C(0) << (128 - 8 * ks));
+			else
+			{
+				for (size_t i = 8; i < ks; i++)
+					k.lo = (k.lo << 8) | p[i];
+				k.lo <<= 8 * (16 - ks);
+			}
+			break;
 	}
 	return k;
+}
+
+static inline dkey
+key_of(const unsigned char *p, size_t ks)
+{
+	return key_of_rec(p, ks, ks);
 }
 
 static inline bool
@@ -603,6 +641,8 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 		if (poll_cancel(s))
 			return fail(s);
 	}
+	if (s->bk)
+		return distribute_one(s, rec) == XXL_OK ? XXL_OK : fail(s);
 	if (s->p.in_memory)
 	{
 		copy_rec(s->area + (s->puts - 1) * s->rec, rec, s->rec);
@@ -617,7 +657,7 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 		return XXL_OK;
 	}
 	if ((s->puts - 1) % s->p.stride == 0 && s->nsample < s->p.sample_cap)
-		s->sample[s->nsample++] = key_of(rec, s->ks);
+		s->sample[s->nsample++] = key_of_rec(rec, s->ks, s->rec);
 	copy_rec(s->sbuf + (size_t) s->stage.fill * s->rec, rec, s->rec);
 	s->stage.count++;
 	if (++s->stage.fill == s->sd.per)
@@ -863,14 +903,18 @@ open_buckets(xxl_dsort *s)
 static inline xxl_status
 distribute_one(xxl_dsort *s, const unsigned char *p)
 {
-	dkey		key = key_of(p, s->ks);
+	dkey		key = key_of_rec(p, s->ks, s->rec);
 	ds_chain   *b = &s->bk[bucket_of(s, key)];
 	unsigned char *w = s->wbuf + (size_t) b->buf * s->bd.block;
 
-	if (b->count == 0 || key_less(key, b->min))
-		b->min = key;
-	if (b->count == 0 || key_less(b->max, key))
-		b->max = key;
+	/* the range of a bucket's keys matters only for keys longer than 8 bytes */
+	if (s->ks > 8)
+	{
+		if (b->count == 0 || key_less(key, b->min))
+			b->min = key;
+		if (b->count == 0 || key_less(b->max, key))
+			b->max = key;
+	}
 	b->count++;
 	copy_rec(w + (size_t) b->fill * s->rec, p, s->rec);
 	if (++b->fill == s->bd.per)

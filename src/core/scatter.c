@@ -47,6 +47,7 @@ typedef struct sc_bucket
 	uint32_t	buf;			/* index of the buffer being filled */
 	uint32_t	fill;			/* entries in it */
 	uint64_t	count;			/* entries put */
+	uint64_t	size;			/* its slots */
 	uint64_t	blocks;			/* blocks written */
 	xxl_bid		region;			/* XXL_BID_NONE until the first write */
 } sc_bucket;
@@ -144,22 +145,53 @@ copy_small(unsigned char *dst, const unsigned char *src, size_t n)
 		memcpy(dst, &a, 4);
 		memcpy(dst + n - 4, &b, 4);
 	}
+	else if (n >= 2 && n < 4)
+	{
+		uint16_t	a,
+					b;
+
+		memcpy(&a, src, 2);
+		memcpy(&b, src + n - 2, 2);
+		memcpy(dst, &a, 2);
+		memcpy(dst + n - 2, &b, 2);
+	}
+	else if (n == 1)
+		*dst = *src;
 	else
 		memcpy(dst, src, n);
 }
 
+/*
+ * An entry's slot offset: ow little-endian bytes, written and read as a
+ * whole word where the entry has room for one (the record follows it and
+ * is written afterwards; the read masks what is not offset).
+ */
 static inline void
-put_offset(unsigned char *p, uint64_t off, int ow)
+put_offset(unsigned char *p, uint64_t off, int ow, size_t entry)
 {
+	if (entry >= 4 && ow <= 4)
+	{
+		uint32_t	x = (uint32_t) off;
+
+		memcpy(p, &x, 4);
+		return;
+	}
 	for (int i = 0; i < ow; i++)
 		p[i] = (unsigned char) (off >> (8 * i));
 }
 
 static inline uint64_t
-get_offset(const unsigned char *p, int ow)
+get_offset(const unsigned char *p, int ow, size_t entry)
 {
 	uint64_t	v = 0;
 
+	if (entry >= 4 && ow <= 4)
+	{
+		uint32_t	x;
+
+		memcpy(&x, p, 4);
+		return ow == 4 ? x : x & ((UINT32_C(1) << (8 * ow)) - 1);
+	}
 	for (int i = ow - 1; i >= 0; i--)
 		v = (v << 8) | p[i];
 	return v;
@@ -316,6 +348,14 @@ alloc_chunk(xxl_scatter *s)
 	return XXL_OK;
 }
 
+static uint64_t
+bucket_slots(const xxl_scatter *s, uint64_t b)
+{
+	uint64_t	first = b * s->p.chunk;
+
+	return s->slots - first < s->p.chunk ? s->slots - first : s->p.chunk;
+}
+
 static xxl_status
 alloc_distribution(xxl_scatter *s)
 {
@@ -339,6 +379,7 @@ alloc_distribution(xxl_scatter *s)
 		s->buckets[b].count = 0;
 		s->buckets[b].blocks = 0;
 		s->buckets[b].region = XXL_BID_NONE;
+		s->buckets[b].size = bucket_slots(s, b);
 	}
 	s->nfree = 0;
 	for (size_t i = nb; i < s->nbufs; i++)
@@ -431,13 +472,6 @@ submit(xxl_scatter *s, sc_buffer *buf)
 }
 
 
-static uint64_t
-bucket_slots(const xxl_scatter *s, uint64_t b)
-{
-	uint64_t	first = b * s->p.chunk;
-
-	return s->slots - first < s->p.chunk ? s->slots - first : s->p.chunk;
-}
 
 /* Wait for the oldest write in flight and return its buffer to the free list. */
 static xxl_status
@@ -528,13 +562,13 @@ xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
 			off += s->p.chunk;
 		}
 		bk = &s->buckets[b];
-		if (bk->count == bucket_slots(s, b))
+		if (bk->count == bk->size)
 			return bad_slot(s, slot, "is put twice (its bucket is full)");
 		bk->count++;
 		e = s->bufs[bk->buf].data + (size_t) bk->fill * s->p.entry;
-		put_offset(e, off, s->p.ow);
+		put_offset(e, off, s->p.ow, s->p.entry);
 		copy_small(e + s->p.ow, rec, s->rec);
-		if (++bk->fill == s->p.per && flush_bucket(s, b, bk->count == bucket_slots(s, b)) != XXL_OK)
+		if (++bk->fill == s->p.per && flush_bucket(s, b, bk->count == bk->size) != XXL_OK)
 			return fail(s);
 		return XXL_OK;
 	}
@@ -683,7 +717,7 @@ place_bucket(xxl_scatter *s, uint64_t b)
 
 			for (uint64_t j = 0; j < cnt; j++, e += s->p.entry)
 			{
-				uint64_t	off = get_offset(e, ow);
+				uint64_t	off = get_offset(e, ow, s->p.entry);
 				uint64_t	bit = UINT64_C(1) << (off & 63);
 
 				if (off >= n || (s->bits[off >> 6] & bit))

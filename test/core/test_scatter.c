@@ -206,6 +206,7 @@ XT_TEST(scatter_external)
 {
 	static const scatter_case cases[] = {
 		{1, 3000000, 512 * KB, true},
+		{2, 1500000, 512 * KB, true},
 		{4, 1000000, 256 * KB, true},
 		{8, 1000003, 512 * KB, true},
 		{11, 777777, 300 * KB, true},

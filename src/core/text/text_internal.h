@@ -19,25 +19,80 @@
 
 #define POLL_MASK 0xffff
 
-/* Big-endian fields of 1..8 bytes: memcmp order is numeric order. */
+/*
+ * Big-endian fields of 1..8 bytes: memcmp order is numeric order.  A field's
+ * width is fixed per level, so the switch predicts well; the byte loop it
+ * replaces was a tenth of all instructions.
+ */
 static inline void
 put_be(unsigned char *p, uint64_t v, int w)
 {
-	for (int i = w - 1; i >= 0; i--)
+	switch (w)
 	{
-		p[i] = (unsigned char) v;
-		v >>= 8;
+		case 1:
+			p[0] = (unsigned char) v;
+			return;
+		case 2:
+			p[0] = (unsigned char) (v >> 8);
+			p[1] = (unsigned char) v;
+			return;
+		case 3:
+			p[0] = (unsigned char) (v >> 16);
+			p[1] = (unsigned char) (v >> 8);
+			p[2] = (unsigned char) v;
+			return;
+		case 4:
+			{
+				uint32_t	x = __builtin_bswap32((uint32_t) v);
+
+				__builtin_memcpy(p, &x, 4);
+				return;
+			}
+		case 5:
+			{
+				uint32_t	x = __builtin_bswap32((uint32_t) v);
+
+				p[0] = (unsigned char) (v >> 32);
+				__builtin_memcpy(p + 1, &x, 4);
+				return;
+			}
+		default:
+			for (int i = w - 1; i >= 0; i--)
+			{
+				p[i] = (unsigned char) v;
+				v >>= 8;
+			}
 	}
 }
 
 static inline uint64_t
 get_be(const unsigned char *p, int w)
 {
-	uint64_t	v = 0;
+	uint32_t	x;
 
-	for (int i = 0; i < w; i++)
-		v = (v << 8) | p[i];
-	return v;
+	switch (w)
+	{
+		case 1:
+			return p[0];
+		case 2:
+			return ((uint64_t) p[0] << 8) | p[1];
+		case 3:
+			return ((uint64_t) p[0] << 16) | ((uint64_t) p[1] << 8) | p[2];
+		case 4:
+			__builtin_memcpy(&x, p, 4);
+			return __builtin_bswap32(x);
+		case 5:
+			__builtin_memcpy(&x, p + 1, 4);
+			return ((uint64_t) p[0] << 32) | __builtin_bswap32(x);
+		default:
+			{
+				uint64_t	v = 0;
+
+				for (int i = 0; i < w; i++)
+					v = (v << 8) | p[i];
+				return v;
+			}
+	}
 }
 
 /* Bytes needed to store values 0..max. */
