@@ -23,8 +23,10 @@
  * scatter: small ones cost less than an I/O thread's wake-ups.
  */
 #include "xxl_dsort.h"
+#include "xxl_pipe.h"
 #include "xxl_sort.h"
 #include "xxl_dsort.h"
+#include "xxl_pipe.h"
 #include "xxl_sort.h"
 #include "radix.h"
 
@@ -39,6 +41,10 @@
 #define OVERHEAD (2 * XXL_ALIGN)
 #define POLL_EVERY 65536
 #define TABLE_BITS_MAX 12
+/* asynchronous sorts: the pipe to the worker */
+#define PIPE_BATCH (64 * 1024)
+#define PIPE_BATCHES 3
+#define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
 
 typedef struct dkey
 {
@@ -87,6 +93,7 @@ typedef struct ds_plan
 	size_t		input,			/* the most held in each phase */
 				distribute,
 				output;
+	bool		pipe;			/* puts go through a pipe to a worker */
 } ds_plan;
 
 struct xxl_dsort
@@ -100,6 +107,9 @@ struct xxl_dsort
 	ds_plan		p;
 	uint64_t	puts;
 	uint64_t	next_poll;
+	xxl_pipe   *pipe;			/* asynchronous: the worker takes the records */
+	xxl_error	werr;			/* the worker's errors */
+	uint64_t	wait_ns;		/* the caller waited for the worker */
 	uint64_t	overflows;
 	uint64_t	short_keys;
 	uint64_t	largest;
@@ -345,6 +355,12 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		p->input = p->distribute = p->output = charge((size_t) (2 * N * rec)) + OVERHEAD;
 		return true;
 	}
+	/* a pipe pays where its batches are a small part of the input's memory */
+	if (c->async && avail >= 8 * PIPE_MEMORY && rec <= PIPE_BATCH)
+	{
+		p->pipe = true;
+		avail -= PIPE_MEMORY;
+	}
 	Bs = avail / 16;
 	if (Bs > STAGE_BLOCK_MAX)
 		Bs = STAGE_BLOCK_MAX;
@@ -390,8 +406,8 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		p->sample_cap = (size_t) (N / stride + 2);
 		p->stride = stride;
 		p->meta = meta;
-		/* distribution takes the largest blocks that fit */
-		p->input = c->presampled ? c->memory : input + OVERHEAD;
+		/* distribution takes the largest blocks that fit (the pipe is gone by then) */
+		p->input = c->presampled ? c->memory : input + OVERHEAD + (p->pipe ? PIPE_MEMORY : 0);
 		p->distribute = c->memory;
 		p->output = output_limit(c);
 		return true;
@@ -410,7 +426,7 @@ xxl_dsort_fits(const xxl_dsort_config *config)
 /* Chains of blocks ------------------------------------------------------------ */
 
 static xxl_status
-open_disk(xxl_dsort *s, ds_disk *d, size_t block)
+open_disk(xxl_dsort *s, ds_disk *d, size_t block, xxl_error *err)
 {
 	xxl_disk_config dc = s->cfg.disk;
 
@@ -421,24 +437,24 @@ open_disk(xxl_dsort *s, ds_disk *d, size_t block)
 	/* small blocks go through the page cache (see xxl_dsort.h) */
 	if (block < 128 * 1024)
 		dc.try_direct = false;
-	d->disks = xxl_disks_open(&dc, &s->err);
-	return d->disks ? XXL_OK : s->err.code;
+	d->disks = xxl_disks_open(&dc, err);
+	return d->disks ? XXL_OK : err->code;
 }
 
 static xxl_status
-transfer(xxl_dsort *s, ds_disk *d, xxl_io_request *req)
+transfer(ds_disk *d, xxl_io_request *req, xxl_error *err)
 {
 	if (xxl_disks_direct(d->disks))
 	{
 		xxl_io_post(d->disks, req);
-		return xxl_io_wait(d->disks, req, &s->err);
+		return xxl_io_wait(d->disks, req, err);
 	}
-	return xxl_io_sync(d->disks, req, &s->err);
+	return xxl_io_sync(d->disks, req, err);
 }
 
 /* Append a block of n records to a chain. */
 static xxl_status
-write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n)
+write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n, xxl_error *err)
 {
 	xxl_io_request req;
 	uint64_t	k = c->blocks;
@@ -447,18 +463,18 @@ write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n
 	{
 		xxl_bid		bid;
 
-		if (xxl_block_alloc(d->disks, &bid, &s->err) != XXL_OK)
-			return s->err.code;
+		if (xxl_block_alloc(d->disks, &bid, err) != XXL_OK)
+			return err->code;
 		if (c->next == c->ext_cap)
 		{
 			size_t		cap = c->ext_cap ? 2 * c->ext_cap : 4;
 			xxl_bid    *grown = xxl_budget_realloc(&s->budget, c->ext, c->ext_cap * sizeof(xxl_bid),
-												   cap * sizeof(xxl_bid), &s->err);
+												   cap * sizeof(xxl_bid), err);
 
 			if (grown == NULL)
 			{
 				xxl_block_free(d->disks, bid);
-				return s->err.code;
+				return err->code;
 			}
 			c->ext = grown;
 			c->ext_cap = cap;
@@ -471,7 +487,7 @@ write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n
 	req.len = XXL_ROUND_UP(n * s->rec, XXL_ALIGN);
 	req.is_write = true;
 	c->blocks++;
-	return transfer(s, d, &req);
+	return transfer(d, &req, err);
 }
 
 /* Read block k of a chain into buf; *n gets its records. */
@@ -488,7 +504,7 @@ read_block(xxl_dsort *s, ds_disk *d, const ds_chain *c, uint64_t k, unsigned cha
 	req.len = XXL_ROUND_UP((size_t) cnt * s->rec, XXL_ALIGN);
 	req.is_write = false;
 	*n = (size_t) cnt;
-	return transfer(s, d, &req);
+	return transfer(d, &req, &s->err);
 }
 
 static void
@@ -503,6 +519,8 @@ free_chain(xxl_dsort *s, ds_disk *d, ds_chain *c)
 }
 
 /* Creation --------------------------------------------------------------------- */
+
+static xxl_status take_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err);
 
 static xxl_status
 fail(xxl_dsort *s)
@@ -587,7 +605,14 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 		if (!config->presampled)
 		{
 			s->sbuf = xxl_budget_alloc(&s->budget, p.stage_block, &s->err);
-			if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block) != XXL_OK)
+			if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block, &s->err) != XXL_OK)
+				goto failed;
+		}
+		if (p.pipe)
+		{
+			s->pipe = xxl_pipe_create(PIPE_BATCH / config->record_size * config->record_size,
+									  PIPE_BATCHES, take_batch, s, &s->budget, &s->err);
+			if (s->pipe == NULL)
 				goto failed;
 		}
 	}
@@ -617,8 +642,52 @@ xxl_dsort_phase_memory(const xxl_dsort *s, size_t *input, size_t *distribute, si
 
 /* Input ----------------------------------------------------------------------- */
 
-static xxl_status start_distribution(xxl_dsort *s);
-static inline xxl_status distribute_one(xxl_dsort *s, const unsigned char *p);
+static xxl_status start_distribution(xxl_dsort *s, xxl_error *err);
+static inline xxl_status distribute_one(xxl_dsort *s, const unsigned char *p, xxl_error *err);
+
+/*
+ * One record into the sort: distributed (presampled) or staged.  Runs on the
+ * caller's thread, or on the pipe's worker when the sort is asynchronous:
+ * it reports errors in the record it is given, never polls the cancel hook
+ * and never changes the phase.
+ */
+static inline xxl_status
+take(xxl_dsort *s, const unsigned char *rec, xxl_error *err)
+{
+	if (s->bk)
+		return distribute_one(s, rec, err);
+	if (s->cfg.presampled)
+	{
+		if (start_distribution(s, err) != XXL_OK)
+			return err->code;
+		return distribute_one(s, rec, err);
+	}
+	if (s->stage.count % s->p.stride == 0 && s->nsample < s->p.sample_cap)
+		s->sample[s->nsample++] = key_of_rec(rec, s->ks, s->rec);
+	copy_rec(s->sbuf + (size_t) s->stage.fill * s->rec, rec, s->rec);
+	s->stage.count++;
+	if (++s->stage.fill == s->sd.per)
+	{
+		s->stage.fill = 0;
+		return write_block(s, &s->sd, &s->stage, s->sbuf, s->sd.per, err);
+	}
+	return XXL_OK;
+}
+
+/* The worker's side of an asynchronous sort: batches of records. */
+static xxl_status
+take_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
+{
+	xxl_dsort  *s = arg;
+
+	for (size_t at = 0; at < len; at += s->rec)
+		if (take(s, batch + at, &s->werr) != XXL_OK)
+		{
+			*err = s->werr;
+			return err->code;
+		}
+	return XXL_OK;
+}
 
 xxl_status
 xxl_dsort_put(xxl_dsort *s, const void *rec)
@@ -641,31 +710,22 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 		if (poll_cancel(s))
 			return fail(s);
 	}
-	if (s->bk)
-		return distribute_one(s, rec) == XXL_OK ? XXL_OK : fail(s);
 	if (s->p.in_memory)
 	{
 		copy_rec(s->area + (s->puts - 1) * s->rec, rec, s->rec);
 		return XXL_OK;
 	}
-	if (s->cfg.presampled)
+	if (s->pipe)
 	{
-		if (s->bk == NULL && start_distribution(s) != XXL_OK)
+		unsigned char *at = xxl_pipe_space(s->pipe, s->rec, &s->err);
+
+		if (at == NULL)
 			return fail(s);
-		if (distribute_one(s, rec) != XXL_OK)
-			return fail(s);
+		copy_rec(at, rec, s->rec);
 		return XXL_OK;
 	}
-	if ((s->puts - 1) % s->p.stride == 0 && s->nsample < s->p.sample_cap)
-		s->sample[s->nsample++] = key_of_rec(rec, s->ks, s->rec);
-	copy_rec(s->sbuf + (size_t) s->stage.fill * s->rec, rec, s->rec);
-	s->stage.count++;
-	if (++s->stage.fill == s->sd.per)
-	{
-		if (write_block(s, &s->sd, &s->stage, s->sbuf, s->sd.per) != XXL_OK)
-			return fail(s);
-		s->stage.fill = 0;
-	}
+	if (take(s, rec, &s->err) != XXL_OK)
+		return fail(s);
 	return XXL_OK;
 }
 
@@ -741,7 +801,7 @@ count_below(const dkey *sp, size_t a, size_t b, dkey k)
  * or one, so most keys find their bucket with one comparison.
  */
 static xxl_status
-build_index(xxl_dsort *s, dkey min, dkey max)
+build_index(xxl_dsort *s, dkey min, dkey max, xxl_error *err)
 {
 	unsigned __int128 lo = key_u128(min),
 				diff = lo ^ key_u128(max);
@@ -754,9 +814,9 @@ build_index(xxl_dsort *s, dkey min, dkey max)
 		s->tbits = 128 - s->gbits;
 	s->gprefix = s->gbits == 0 ? 0 : lo >> (128 - s->gbits);
 	ncell = ((size_t) 1 << s->tbits) + 1;
-	s->cell = xxl_budget_alloc(&s->budget, ncell * sizeof(uint32_t), &s->err);
+	s->cell = xxl_budget_alloc(&s->budget, ncell * sizeof(uint32_t), err);
 	if (s->cell == NULL)
-		return s->err.code;
+		return err->code;
 	for (size_t t = 0; t < ncell; t++)
 	{
 		unsigned __int128 start;
@@ -801,7 +861,7 @@ bucket_of(const xxl_dsort *s, dkey k)
  * bucket.
  */
 static xxl_status
-choose_splitters(xxl_dsort *s)
+choose_splitters(xxl_dsort *s, xxl_error *err)
 {
 	/* presampled, the records are still to come: as many as announced */
 	uint64_t	total = s->cfg.presampled ? s->cfg.records : s->puts;
@@ -812,10 +872,10 @@ choose_splitters(xxl_dsort *s)
 	if (nb < 1)
 		nb = 1;
 	s->sp_cap = (size_t) nb;
-	s->sp = xxl_budget_alloc(&s->budget, s->sp_cap * sizeof(dkey), &s->err);
-	s->heavy = s->sp ? xxl_budget_alloc(&s->budget, s->sp_cap, &s->err) : NULL;
+	s->sp = xxl_budget_alloc(&s->budget, s->sp_cap * sizeof(dkey), err);
+	s->heavy = s->sp ? xxl_budget_alloc(&s->budget, s->sp_cap, err) : NULL;
 	if (s->heavy == NULL)
-		return s->err.code;
+		return err->code;
 	qsort(s->sample, S, sizeof(dkey), cmp_dkey);
 	share = S / nb > 0 ? S / nb : 1;
 	s->nsp = 0;
@@ -844,9 +904,9 @@ choose_splitters(xxl_dsort *s)
 	{
 		dkey		zero = {0, 0};
 
-		return build_index(s, zero, zero);
+		return build_index(s, zero, zero, err);
 	}
-	return build_index(s, s->sample[0], s->sample[S - 1]);
+	return build_index(s, s->sample[0], s->sample[S - 1], err);
 }
 
 /*
@@ -854,7 +914,7 @@ choose_splitters(xxl_dsort *s)
  * the distribution and the output fit.
  */
 static xxl_status
-open_buckets(xxl_dsort *s)
+open_buckets(xxl_dsort *s, xxl_error *err)
 {
 	size_t		used = 0;
 	size_t		fixed,
@@ -862,9 +922,9 @@ open_buckets(xxl_dsort *s)
 				B;
 
 	s->nbk = 2 * s->nsp + 1;
-	s->bk = xxl_budget_alloc(&s->budget, s->nbk * sizeof(ds_chain), &s->err);
+	s->bk = xxl_budget_alloc(&s->budget, s->nbk * sizeof(ds_chain), err);
 	if (s->bk == NULL)
-		return s->err.code;
+		return err->code;
 	memset(s->bk, 0, s->nbk * sizeof(ds_chain));
 	fixed = s->budget.used + s->p.meta + OVERHEAD;
 	room = s->budget.limit > fixed ? s->budget.limit - fixed : 0;
@@ -894,14 +954,14 @@ open_buckets(xxl_dsort *s)
 		B = XXL_ALIGN;
 	if (B < s->rec)
 		B = XXL_ROUND_UP(s->rec, XXL_ALIGN);
-	if (open_disk(s, &s->bd, B) != XXL_OK)
-		return s->err.code;
-	s->wbuf = xxl_budget_alloc(&s->budget, s->nwbuf * B, &s->err);
-	return s->wbuf ? XXL_OK : s->err.code;
+	if (open_disk(s, &s->bd, B, err) != XXL_OK)
+		return err->code;
+	s->wbuf = xxl_budget_alloc(&s->budget, s->nwbuf * B, err);
+	return s->wbuf ? XXL_OK : err->code;
 }
 
 static inline xxl_status
-distribute_one(xxl_dsort *s, const unsigned char *p)
+distribute_one(xxl_dsort *s, const unsigned char *p, xxl_error *err)
 {
 	dkey		key = key_of_rec(p, s->ks, s->rec);
 	ds_chain   *b = &s->bk[bucket_of(s, key)];
@@ -920,7 +980,7 @@ distribute_one(xxl_dsort *s, const unsigned char *p)
 	if (++b->fill == s->bd.per)
 	{
 		b->fill = 0;
-		return write_block(s, &s->bd, b, w, s->bd.per);
+		return write_block(s, &s->bd, b, w, s->bd.per, err);
 	}
 	return XXL_OK;
 }
@@ -934,7 +994,8 @@ close_buckets(xxl_dsort *s)
 		ds_chain   *bk = &s->bk[b];
 
 		if (bk->fill > 0 &&
-			write_block(s, &s->bd, bk, s->wbuf + (size_t) bk->buf * s->bd.block, bk->fill) != XXL_OK)
+			write_block(s, &s->bd, bk, s->wbuf + (size_t) bk->buf * s->bd.block, bk->fill,
+						&s->err) != XXL_OK)
 			return s->err.code;
 		if (bk->count > s->largest)
 			s->largest = bk->count;
@@ -956,7 +1017,7 @@ distribute_stage(xxl_dsort *s)
 		if (read_block(s, &s->sd, &s->stage, k, s->sbuf, &n) != XXL_OK)
 			return s->err.code;
 		for (size_t i = 0; i < n; i++, p += s->rec)
-			if (distribute_one(s, p) != XXL_OK)
+			if (distribute_one(s, p, &s->err) != XXL_OK)
 				return s->err.code;
 		if (poll_cancel(s))
 			return s->err.code;
@@ -968,13 +1029,13 @@ distribute_stage(xxl_dsort *s)
 
 /* Splitters from the sample, then the buckets. */
 static xxl_status
-start_distribution(xxl_dsort *s)
+start_distribution(xxl_dsort *s, xxl_error *err)
 {
-	if (choose_splitters(s) != XXL_OK)
-		return s->err.code;
+	if (choose_splitters(s, err) != XXL_OK)
+		return err->code;
 	xxl_budget_free(&s->budget, s->sample, s->p.sample_cap * sizeof(dkey));
 	s->sample = NULL;
-	return open_buckets(s);
+	return open_buckets(s, err);
 }
 
 xxl_status
@@ -994,19 +1055,31 @@ xxl_dsort_sort(xxl_dsort *s)
 		s->phase = DS_OUTPUT;
 		return XXL_OK;
 	}
+	if (s->pipe)
+	{
+		/* what the worker has not taken yet, then the pipe's memory back */
+		xxl_status	rc = xxl_pipe_drain(s->pipe, &s->err);
+
+		s->wait_ns += xxl_pipe_wait_ns(s->pipe);
+		xxl_pipe_destroy(s->pipe);
+		s->pipe = NULL;
+		if (rc != XXL_OK)
+			return fail(s);
+	}
 	s->budget.limit = s->p.distribute;
 	if (s->cfg.presampled)
 	{
-		if (s->bk == NULL && start_distribution(s) != XXL_OK)
+		if (s->bk == NULL && start_distribution(s, &s->err) != XXL_OK)
 			return fail(s);
 	}
 	else
 	{
 		/* the last stage block; the stage block buffer then reads the stage */
-		if (s->stage.fill > 0 && write_block(s, &s->sd, &s->stage, s->sbuf, s->stage.fill) != XXL_OK)
+		if (s->stage.fill > 0 &&
+			write_block(s, &s->sd, &s->stage, s->sbuf, s->stage.fill, &s->err) != XXL_OK)
 			return fail(s);
 		s->stage.fill = 0;
-		if (start_distribution(s) != XXL_OK || distribute_stage(s) != XXL_OK)
+		if (start_distribution(s, &s->err) != XXL_OK || distribute_stage(s) != XXL_OK)
 			return fail(s);
 		xxl_budget_free(&s->budget, s->sbuf, s->p.stage_block);
 		s->sbuf = NULL;
@@ -1289,6 +1362,8 @@ xxl_dsort_stats_get(const xxl_dsort *s, xxl_dsort_stats *st)
 	}
 	st->overflows = s->overflows;
 	st->short_keys = s->short_keys;
+	st->async = s->p.pipe;
+	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	st->largest_bucket = s->largest;
 	st->bucket_capacity = s->p.cap;
 	st->block_size = s->bd.block;
@@ -1306,6 +1381,7 @@ xxl_dsort_destroy(xxl_dsort *s)
 {
 	if (s == NULL)
 		return;
+	xxl_pipe_destroy(s->pipe);
 	end_overflow(s);
 	free_chain(s, &s->sd, &s->stage);
 	if (s->bk)

@@ -18,6 +18,7 @@
  * keeps both within the budget.
  */
 #include "xxl_scatter.h"
+#include "xxl_pipe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,10 @@
 #define READ_PIECE_MIN (128 * 1024)
 #define OVERHEAD (2 * XXL_ALIGN)
 #define POLL_EVERY 65536
+/* asynchronous scatters: the pipe to the worker */
+#define PIPE_BATCH (64 * 1024)
+#define PIPE_BATCHES 3
+#define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
 
 typedef enum scatter_phase
 {
@@ -61,6 +66,7 @@ typedef struct sc_plan
 	size_t		piece;			/* read request size, a multiple of B */
 	int			ow;				/* offset bytes per entry */
 	int			spares;			/* buffers for writes in flight */
+	bool		pipe;			/* puts go through a pipe to a worker */
 	size_t		entry;
 	size_t		per;			/* entries per block */
 	size_t		write_mem;
@@ -79,6 +85,9 @@ struct xxl_scatter
 	uint64_t	inv;			/* reciprocal of p.chunk for the bucket index */
 	uint64_t	puts;
 	uint64_t	next_poll;
+	xxl_pipe   *pipe;			/* asynchronous: the worker places the records */
+	xxl_error	werr;			/* the worker's errors */
+	uint64_t	wait_ns;		/* the caller waited for the worker */
 
 	xxl_disks  *disks;
 	uint64_t	region_bytes;
@@ -213,7 +222,8 @@ chunk_charge(uint64_t C, size_t rec)
 }
 
 static bool
-make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool direct, sc_plan *p)
+make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool direct, bool async,
+		  sc_plan *p)
 {
 	size_t		avail;
 	int			spares = direct ? SPARE_BUFFERS : 0;
@@ -222,7 +232,14 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 	if (memory <= OVERHEAD || rec == 0)
 		return false;
 	avail = memory - OVERHEAD;
-	if (slots <= avail / rec && chunk_charge(slots, rec) <= avail)
+	/* a pipe pays where its batches are a small part of the memory */
+	if (async && avail >= 8 * PIPE_MEMORY && rec + 8 <= PIPE_BATCH &&
+		slots > avail / rec)
+	{
+		p->pipe = true;
+		avail -= PIPE_MEMORY;
+	}
+	if (!p->pipe && slots <= avail / rec && chunk_charge(slots, rec) <= avail)
 	{
 		p->in_memory = true;
 		p->chunk = slots;
@@ -293,8 +310,10 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 static size_t
 plan_memory(const sc_plan *p)
 {
-	size_t		m = p->write_mem > p->read_mem ? p->write_mem : p->read_mem;
+	size_t		m = p->write_mem + (p->pipe ? PIPE_MEMORY : 0);
 
+	if (p->read_mem > m)
+		m = p->read_mem;
 	return m + OVERHEAD;
 }
 
@@ -304,7 +323,7 @@ xxl_scatter_fits(const xxl_scatter_config *config, size_t *block)
 	sc_plan		p;
 
 	if (!make_plan(config->memory, config->record_size, config->slots, config->disk.block_size,
-				   config->disk.try_direct, &p))
+				   config->disk.try_direct, config->async, &p))
 		return false;
 	if (block)
 		*block = p.in_memory ? 0 : p.block;
@@ -312,6 +331,8 @@ xxl_scatter_fits(const xxl_scatter_config *config, size_t *block)
 }
 
 /* Creation ------------------------------------------------------------- */
+
+static xxl_status place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err);
 
 static xxl_status
 fail(xxl_scatter *s)
@@ -402,7 +423,7 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 		return NULL;
 	}
 	if (!make_plan(config->memory, config->record_size, config->slots, config->disk.block_size,
-				   config->disk.try_direct, &p))
+				   config->disk.try_direct, config->async, &p))
 	{
 		xxl_error_set(err, XXL_ENOMEM, 0,
 					  "memory budget of %zu bytes is too small to permute %llu records of %zu bytes",
@@ -437,6 +458,12 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 		s->disks = xxl_disks_open(&dc, &s->err);
 		if (s->disks == NULL || alloc_distribution(s) != XXL_OK)
 			goto failed;
+		if (p.pipe)
+		{
+			s->pipe = xxl_pipe_create(PIPE_BATCH, PIPE_BATCHES, place_batch, s, &s->budget, &s->err);
+			if (s->pipe == NULL)
+				goto failed;
+		}
 	}
 	return s;
 
@@ -473,28 +500,35 @@ submit(xxl_scatter *s, sc_buffer *buf)
 
 
 
+/*
+ * The distribution below runs on the caller's thread, or on the pipe's
+ * worker when the scatter is asynchronous; it reports errors in the record
+ * it is given (s->werr on the worker), never polls the cancel hook and
+ * never changes the phase.
+ */
+
 /* Wait for the oldest write in flight and return its buffer to the free list. */
 static xxl_status
-reclaim_oldest(xxl_scatter *s)
+reclaim_oldest(xxl_scatter *s, xxl_error *err)
 {
 	uint32_t	i = s->flight[s->flight_head];
 
 	s->flight_head = (s->flight_head + 1) % s->nbufs;
 	s->flight_count--;
 	s->free_list[s->nfree++] = i;
-	return xxl_io_wait(s->disks, &s->bufs[i].req, &s->err);
+	return xxl_io_wait(s->disks, &s->bufs[i].req, err);
 }
 
 /* Post bucket b's current buffer (fill entries) and give it a fresh one. */
 static xxl_status
-flush_bucket(xxl_scatter *s, uint64_t b, bool last)
+flush_bucket(xxl_scatter *s, uint64_t b, bool last, xxl_error *err)
 {
 	sc_bucket  *bk = &s->buckets[b];
 	sc_buffer  *buf = &s->bufs[bk->buf];
 	size_t		len = (size_t) bk->fill * s->p.entry;
 
-	if (bk->region == XXL_BID_NONE && xxl_block_alloc(s->disks, &bk->region, &s->err) != XXL_OK)
-		return s->err.code;
+	if (bk->region == XXL_BID_NONE && xxl_block_alloc(s->disks, &bk->region, err) != XXL_OK)
+		return err->code;
 	buf->req.bid = bk->region + bk->blocks * s->p.block;
 	buf->req.buf = buf->data;
 	buf->req.len = XXL_ROUND_UP(len, XXL_ALIGN);
@@ -503,48 +537,34 @@ flush_bucket(xxl_scatter *s, uint64_t b, bool last)
 	bk->blocks++;
 	bk->fill = 0;
 	if (!xxl_disks_direct(s->disks))
-		return xxl_io_sync(s->disks, &buf->req, &s->err);	/* done: the buffer is free */
+		return xxl_io_sync(s->disks, &buf->req, err);	/* done: the buffer is free */
 	xxl_io_post(s->disks, &buf->req);
 	s->flight[(s->flight_head + s->flight_count) % s->nbufs] = bk->buf;
 	s->flight_count++;
 	if (last)
 		return XXL_OK;
-	if (s->nfree == 0 && reclaim_oldest(s) != XXL_OK)
-		return s->err.code;
+	if (s->nfree == 0 && reclaim_oldest(s, err) != XXL_OK)
+		return err->code;
 	bk->buf = s->free_list[--s->nfree];
 	return XXL_OK;
 }
 
 static xxl_status
-bad_slot(xxl_scatter *s, uint64_t slot, const char *what)
+bad_slot(uint64_t slot, const char *what, xxl_error *err)
 {
-	xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: slot %llu %s", (unsigned long long) slot, what);
-	return fail(s);
+	return xxl_error_set(err, XXL_EINVAL, 0, "scatter: slot %llu %s", (unsigned long long) slot, what);
 }
 
-xxl_status
-xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
+/* One record to its slot (in memory) or to its bucket. */
+static inline xxl_status
+place(xxl_scatter *s, uint64_t slot, const void *rec, xxl_error *err)
 {
-	if (s->phase != SC_PUT)
-	{
-		if (s->phase != SC_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: put after finish");
-		return fail(s);
-	}
-	if (slot >= s->slots)
-		return bad_slot(s, slot, "is out of range");
-	if (++s->puts >= s->next_poll)
-	{
-		s->next_poll += POLL_EVERY;
-		if (poll_cancel(s))
-			return fail(s);
-	}
 	if (s->p.in_memory)
 	{
 		uint64_t	bit = UINT64_C(1) << (slot & 63);
 
 		if (s->bits[slot >> 6] & bit)
-			return bad_slot(s, slot, "is put twice");
+			return bad_slot(slot, "is put twice", err);
 		s->bits[slot >> 6] |= bit;
 		copy_small(s->chunk + slot * s->rec, rec, s->rec);
 		return XXL_OK;
@@ -563,15 +583,71 @@ xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
 		}
 		bk = &s->buckets[b];
 		if (bk->count == bk->size)
-			return bad_slot(s, slot, "is put twice (its bucket is full)");
+			return bad_slot(slot, "is put twice (its bucket is full)", err);
 		bk->count++;
 		e = s->bufs[bk->buf].data + (size_t) bk->fill * s->p.entry;
 		put_offset(e, off, s->p.ow, s->p.entry);
 		copy_small(e + s->p.ow, rec, s->rec);
-		if (++bk->fill == s->p.per && flush_bucket(s, b, bk->count == bk->size) != XXL_OK)
-			return fail(s);
+		if (++bk->fill == s->p.per)
+			return flush_bucket(s, b, bk->count == bk->size, err);
 		return XXL_OK;
 	}
+}
+
+/* The worker's side of an asynchronous scatter: batches of (slot, record). */
+static xxl_status
+place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
+{
+	xxl_scatter *s = arg;
+	size_t		step = 8 + s->rec;
+
+	for (size_t at = 0; at < len; at += step)
+	{
+		uint64_t	slot;
+
+		memcpy(&slot, batch + at, 8);
+		if (place(s, slot, batch + at + 8, &s->werr) != XXL_OK)
+		{
+			*err = s->werr;
+			return err->code;
+		}
+	}
+	return XXL_OK;
+}
+
+xxl_status
+xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
+{
+	if (s->phase != SC_PUT)
+	{
+		if (s->phase != SC_FAILED)
+			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: put after finish");
+		return fail(s);
+	}
+	if (slot >= s->slots)
+	{
+		bad_slot(slot, "is out of range", &s->err);
+		return fail(s);
+	}
+	if (++s->puts >= s->next_poll)
+	{
+		s->next_poll += POLL_EVERY;
+		if (poll_cancel(s))
+			return fail(s);
+	}
+	if (s->pipe)
+	{
+		unsigned char *at = xxl_pipe_space(s->pipe, 8 + s->rec, &s->err);
+
+		if (at == NULL)
+			return fail(s);
+		memcpy(at, &slot, 8);
+		copy_small(at + 8, rec, s->rec);
+		return XXL_OK;
+	}
+	if (place(s, slot, rec, &s->err) != XXL_OK)
+		return fail(s);
+	return XXL_OK;
 }
 
 static void
@@ -603,6 +679,17 @@ xxl_scatter_finish(xxl_scatter *s)
 			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: finish called twice");
 		return fail(s);
 	}
+	if (s->pipe)
+	{
+		/* what the worker has not placed yet, then the pipe's memory back */
+		xxl_status	rc = xxl_pipe_drain(s->pipe, &s->err);
+
+		s->wait_ns += xxl_pipe_wait_ns(s->pipe);
+		xxl_pipe_destroy(s->pipe);
+		s->pipe = NULL;
+		if (rc != XXL_OK)
+			return fail(s);
+	}
 	if (s->puts != s->slots)
 	{
 		xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: %llu records put for %llu slots",
@@ -613,10 +700,10 @@ xxl_scatter_finish(xxl_scatter *s)
 	{
 		/* every bucket is complete (puts == slots, none overfull): flush the partial blocks */
 		for (uint64_t b = 0; b < s->p.nb; b++)
-			if (s->buckets[b].fill > 0 && flush_bucket(s, b, true) != XXL_OK)
+			if (s->buckets[b].fill > 0 && flush_bucket(s, b, true, &s->err) != XXL_OK)
 				return fail(s);
 		while (s->flight_count > 0)
-			if (reclaim_oldest(s) != XXL_OK)
+			if (reclaim_oldest(s, &s->err) != XXL_OK)
 				return fail(s);
 		free_distribution(s);
 		if (alloc_chunk(s) != XXL_OK)
@@ -811,6 +898,8 @@ xxl_scatter_stats_get(const xxl_scatter *s, xxl_scatter_stats *st)
 	st->block_size = s->p.in_memory ? 0 : s->p.block;
 	st->memory_peak = s->budget.peak;
 	st->memory_limit = s->budget.limit;
+	st->async = s->pipe != NULL || s->wait_ns > 0 || s->p.pipe;
+	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	if (s->disks)
 		xxl_disks_stats(s->disks, &st->io);
 }
@@ -828,6 +917,7 @@ xxl_scatter_destroy(xxl_scatter *s)
 			if (s->rd[k].data)
 				xxl_io_wait(s->disks, &s->rd[k].req, &ignored);
 	}
+	xxl_pipe_destroy(s->pipe);
 	free_distribution(s);
 	xxl_budget_free(&s->budget, s->buckets, (size_t) s->p.nb * sizeof(sc_bucket));
 	if (s->rd[0].data)

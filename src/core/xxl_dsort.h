@@ -44,6 +44,10 @@ typedef struct xxl_dsort_config
 	bool		presampled;		/* the caller offers a sample of the keys first
 								 * (xxl_dsort_sample): records are then
 								 * distributed as they are put, not staged */
+	bool		async;			/* stage or distribute on a worker thread
+								 * (xxl_pipe.h) while the caller puts; taken
+								 * where the pipe's 192 kB are at most an
+								 * eighth of the memory */
 	int			oversample;		/* sample keys per bucket; 0 = the default (64);
 								 * tests use 1 to provoke overfull buckets */
 } xxl_dsort_config;
@@ -55,6 +59,8 @@ typedef struct xxl_dsort_stats
 	uint64_t	equal_buckets;	/* buckets of one key */
 	uint64_t	overflows;		/* buckets sorted by the core sorter */
 	uint64_t	short_keys;		/* buckets of 9..16-byte keys sorted on 8 bytes */
+	bool		async;			/* records were taken by a worker */
+	uint64_t	pipe_wait_ns;	/* the caller waited for the worker */
 	uint64_t	largest_bucket;	/* records */
 	uint64_t	bucket_capacity;	/* records a bucket can take in memory */
 	size_t		block_size;		/* write buffer of each bucket */

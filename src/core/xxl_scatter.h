@@ -35,6 +35,10 @@ typedef struct xxl_scatter_config
 								 * the budget needs them */
 	xxl_cancel_fn cancel;		/* may be NULL */
 	void	   *cancel_arg;
+	bool		async;			/* distribute on a worker thread (xxl_pipe.h)
+								 * while the caller produces records; taken
+								 * where the pipe's 192 kB are at most an eighth
+								 * of the memory */
 } xxl_scatter_config;
 
 typedef struct xxl_scatter_stats
@@ -45,6 +49,8 @@ typedef struct xxl_scatter_stats
 	size_t		block_size;		/* write buffer of each bucket */
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
+	bool		async;			/* records were distributed by a worker */
+	uint64_t	pipe_wait_ns;	/* the caller waited for the worker */
 	xxl_io_stats io;
 } xxl_scatter_stats;
 

@@ -110,12 +110,12 @@ typedef struct dcase
 	size_t		output_memory;	/* 0: all of memory */
 } dcase;
 
-static void run_mode(const dcase *c, shape sh, int oversample, bool presampled);
+static void run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async);
 
 static void
 run(const dcase *c, shape sh, int oversample)
 {
-	run_mode(c, sh, oversample, false);
+	run_mode(c, sh, oversample, false, false);
 }
 
 /* The record of input index i (the generator advances the same way every time). */
@@ -129,7 +129,7 @@ make_rec(unsigned char *buf, const dcase *c, shape sh, uint64_t i, uint64_t stri
 }
 
 static void
-run_mode(const dcase *c, shape sh, int oversample, bool presampled)
+run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 {
 	size_t		rec = c->ks + c->payload;
 	xxl_dsort_config cfg = config(c->memory, rec, c->ks, c->n);
@@ -151,6 +151,7 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled)
 	cfg.oversample = oversample;
 	cfg.output_memory = c->output_memory;
 	cfg.presampled = presampled;
+	cfg.async = async;
 	if (sh == ADVERSARIAL)
 		stride = c->n / ((c->n * rec * 4) / c->memory + 1) / (oversample ? oversample : 32);
 	if (stride == 0)
@@ -233,6 +234,8 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled)
 	CHECK_EQ(k, c->n);
 	xxl_dsort_stats_get(s, &st);
 	CHECK_LE(st.output_peak, c->output_memory ? c->output_memory : c->memory);
+	/* a worker only where its pipe is small next to the memory */
+	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * MB);
 	CHECK_EQ(st.records, c->n);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	if (c->external)
@@ -332,7 +335,23 @@ XT_TEST(dsort_presampled)
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		for (int sh = 0; sh < ADVERSARIAL; sh++)
-			run_mode(&cases[k], (shape) sh, 0, true);
+			run_mode(&cases[k], (shape) sh, 0, true, false);
+}
+
+/* Records staged or distributed by a worker thread while the caller puts. */
+XT_TEST(dsort_async)
+{
+	static const dcase cases[] = {
+		{8, 5, 1500000, 2 * MB, true, 0},
+		{9, 6, 1200000, 3 * MB, true, 1 * MB},
+		{8, 5, 5000, 2 * MB, false, 0},	/* in memory: no worker */
+		{8, 5, 400000, 512 * KB, true, 0},	/* the pipe would not pay */
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (int pre = 0; pre < 2; pre++)
+			for (int sh = 0; sh < ADVERSARIAL; sh += 2)
+				run_mode(&cases[k], (shape) sh, 0, pre, true);
 }
 
 /* A sample that misses the data overfills a bucket: the core sorter takes it. */
@@ -416,9 +435,10 @@ XT_TEST(dsort_cancel_and_limits)
 {
 	uint64_t	n = 600000;
 
-	for (int where = 0; where < 4; where++)
+	for (int where = 0; where < 7; where++)
 	{
-		xxl_dsort_config cfg = config(1 * MB, 12, 8, n);
+		/* 4..6: asynchronous, the worker meets the limit or the failure */
+		xxl_dsort_config cfg = config(where >= 4 ? 2 * MB : 1 * MB, 12, 8, n);
 		xxl_error	err = {0};
 		xxl_dsort  *s;
 		xxl_status	rc = XXL_OK;
@@ -434,12 +454,25 @@ XT_TEST(dsort_cancel_and_limits)
 			cfg.cancel = cancel_hook;
 			cancel_after = where == 0 ? 3 : 14;
 		}
-		else if (where == 2)
+		else if (where == 2 || where == 4)
 			cfg.disk.max_spill_bytes = 4 * MB;
 		else
 			cfg.disk.fail_write_after = 5 * MB;
+		cfg.async = where >= 4;
+		cfg.presampled = where == 6;
 		s = xxl_dsort_create(&cfg, &err);
 		REQUIRE(s != NULL);
+		if (cfg.presampled)
+		{
+			xt_rng		g0 = g;
+
+			for (uint64_t i = 0; i < n; i++)
+			{
+				xt_put_be64(r, xt_next(&g0));
+				if (i % xxl_dsort_sample_stride(s) == 0)
+					CHECK_STATUS(xxl_dsort_sample(s, r), XXL_OK);
+			}
+		}
 		for (uint64_t i = 0; i < n && rc == XXL_OK; i++)
 		{
 			xt_put_be64(r, xt_next(&g));
@@ -451,7 +484,7 @@ XT_TEST(dsort_cancel_and_limits)
 			;
 		if (rc == XXL_OK && got < 0)
 			rc = xxl_dsort_error(s)->code;
-		CHECK_STATUS(rc, where <= 1 ? XXL_ECANCELED : where == 2 ? XXL_ELIMIT : XXL_ENOSPC);
+		CHECK_STATUS(rc, where <= 1 ? XXL_ECANCELED : where == 2 || where == 4 ? XXL_ELIMIT : XXL_ENOSPC);
 		printf("  # %s\n", xxl_dsort_error(s)->message);
 		xxl_dsort_destroy(s);
 		CHECK_EQ(xt_spill_files(), 0);

@@ -104,11 +104,11 @@ typedef struct scatter_case
 } scatter_case;
 
 static void
-run_case(const scatter_case *c, uint64_t seed)
+run_case_mode(const scatter_case *c, uint64_t seed, bool async)
 {
 	xxl_scatter_config cfg = config(c->memory, c->rec, c->n);
 	xxl_error	err = {0};
-	xxl_scatter *s = xxl_scatter_create(&cfg, &err);
+	xxl_scatter *s;
 	uint64_t   *perm = permutation(c->n, seed);
 	unsigned char r[XXL_SCATTER_MAX_RECORD];
 	xxl_scatter_stats st;
@@ -116,6 +116,8 @@ run_case(const scatter_case *c, uint64_t seed)
 				pieces2;
 	size_t		block = 0;
 
+	cfg.async = async;
+	s = xxl_scatter_create(&cfg, &err);
 	REQUIRE_MSG(s != NULL, "create rec %zu n %llu memory %zu: %s", c->rec,
 				(unsigned long long) c->n, c->memory, err.message);
 	CHECK(xxl_scatter_fits(&cfg, &block));
@@ -147,6 +149,8 @@ run_case(const scatter_case *c, uint64_t seed)
 
 	xxl_scatter_stats_get(s, &st);
 	CHECK_EQ(st.records, c->n);
+	/* a worker only where its pipe is small next to the memory */
+	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * 1024 * 1024);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	CHECK_LE(st.memory_peak, xxl_scatter_memory(s));
 	if (c->external)
@@ -186,6 +190,12 @@ run_case(const scatter_case *c, uint64_t seed)
 	free(perm);
 }
 
+static void
+run_case(const scatter_case *c, uint64_t seed)
+{
+	run_case_mode(c, seed, false);
+}
+
 XT_TEST(scatter_in_memory)
 {
 	static const scatter_case cases[] = {
@@ -223,6 +233,22 @@ XT_TEST(scatter_external)
 	}
 }
 
+/* Records distributed by a worker thread while the caller puts. */
+XT_TEST(scatter_async)
+{
+	static const scatter_case cases[] = {
+		{1, 3000000, 2 * MB, true},
+		{7, 2000000, 2 * MB, true},
+		{13, 3000000, 3 * MB, true},
+		{24, 500000, 2 * MB, true},
+		{13, 3000, 2 * MB, false},	/* in memory: no worker */
+		{13, 300000, 512 * KB, true},	/* the pipe would not pay */
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		run_case_mode(&cases[k], 200 + k, true);
+}
+
 /* The slots in order, in reverse and interleaved from both ends. */
 XT_TEST(scatter_ordered_inputs)
 {
@@ -255,15 +281,18 @@ XT_TEST(scatter_ordered_inputs)
 /* Every way a permutation can be wrong is reported, in memory and spilled. */
 XT_TEST(scatter_errors)
 {
-	for (int ext = 0; ext < 2; ext++)
+	for (int ext = 0; ext < 3; ext++)
 	{
-		uint64_t	n = ext ? 400000 : 1000;
-		size_t		memory = ext ? 256 * KB : 1 * MB;
+		/* 2: spilled and asynchronous (the worker finds the duplicate) */
+		uint64_t	n = ext == 2 ? 4000000 : ext ? 400000 : 1000;
+		size_t		memory = ext == 2 ? 2 * MB : ext ? 256 * KB : 1 * MB;
 		unsigned char r[8] = {0};
 		xxl_error	err = {0};
 		xxl_scatter_config cfg = config(memory, sizeof(r), n);
 		xxl_scatter *s;
 		const void *recs;
+
+		cfg.async = ext == 2;
 		size_t		count;
 		int			got;
 
@@ -349,9 +378,9 @@ XT_TEST(scatter_cancel_and_limits)
 	uint64_t	n = 1000000;
 	unsigned char r[12] = {0};
 
-	for (int where = 0; where < 3; where++)
+	for (int where = 0; where < 5; where++)
 	{
-		xxl_scatter_config cfg = config(512 * KB, sizeof(r), n);
+		xxl_scatter_config cfg = config(where >= 3 ? 2 * MB : 512 * KB, sizeof(r), n);
 		xxl_error	err = {0};
 		xxl_scatter *s;
 		xxl_status	rc = XXL_OK;
@@ -364,10 +393,12 @@ XT_TEST(scatter_cancel_and_limits)
 			cfg.cancel = cancel_hook;
 			cancel_after = 5;
 		}
-		else if (where == 1)
+		else if (where == 1 || where == 3)
 			cfg.disk.max_spill_bytes = 2 * MB;
 		else
 			cfg.disk.fail_write_after = 3 * MB;
+		/* 3, 4: the worker meets the error */
+		cfg.async = where >= 3;
 		s = xxl_scatter_create(&cfg, &err);
 		REQUIRE(s != NULL);
 		for (uint64_t i = 0; i < n && rc == XXL_OK; i++)
@@ -378,7 +409,7 @@ XT_TEST(scatter_cancel_and_limits)
 			;
 		if (rc == XXL_OK && got < 0)
 			rc = xxl_scatter_error(s)->code;
-		CHECK_STATUS(rc, where == 0 ? XXL_ECANCELED : where == 1 ? XXL_ELIMIT : XXL_ENOSPC);
+		CHECK_STATUS(rc, where == 0 ? XXL_ECANCELED : where == 1 || where == 3 ? XXL_ELIMIT : XXL_ENOSPC);
 		printf("  # %s\n", xxl_scatter_error(s)->message);
 		CHECK(xt_spill_files() > 0);
 		xxl_scatter_destroy(s);
