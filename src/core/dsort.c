@@ -105,8 +105,6 @@ struct xxl_dsort
 	size_t		rec,
 				ks;
 	ds_plan		p;
-	uint64_t	puts;
-	uint64_t	next_poll;
 	xxl_pipe   *pipe;			/* asynchronous: the worker takes the records */
 	xxl_error	werr;			/* the worker's errors */
 	uint64_t	wait_ns;		/* the caller waited for the worker */
@@ -158,6 +156,14 @@ struct xxl_dsort
 	xxl_sorter *over;			/* an overfull bucket */
 	size_t		over_memory;
 	bool		memory_done;
+
+	/*
+	 * The caller's counters, written at every put, on a cache line of their
+	 * own, away from what an asynchronous worker reads at every record.
+	 */
+	uint64_t	puts __attribute__((aligned(64)));
+	uint64_t	next_poll;
+	char		pad_end[48];
 };
 
 static size_t

@@ -19,9 +19,6 @@ struct xxl_pipe
 	int			n;
 	unsigned char *mem;			/* n batches */
 	size_t	   *len;
-	int			cur;			/* the caller's batch (head + count, kept apart: the
-								 * worker moves head and count together) */
-	size_t		fill;			/* bytes in it */
 
 	/* shared with the worker, under mu */
 	pthread_mutex_t mu;
@@ -35,6 +32,13 @@ struct xxl_pipe
 	pthread_t	thread;
 	bool		started;
 	uint64_t	wait_ns;
+
+	/* the caller's, written at every call: a cache line apart from the worker's */
+	int			cur __attribute__((aligned(64)));	/* the caller's batch (head + count,
+													 * kept apart: the worker moves
+													 * head and count together) */
+	size_t		fill;			/* bytes in it */
+	char		pad_end[48];
 };
 
 static unsigned char *

@@ -83,8 +83,6 @@ struct xxl_scatter
 	uint64_t	slots;
 	sc_plan		p;
 	uint64_t	inv;			/* reciprocal of p.chunk for the bucket index */
-	uint64_t	puts;
-	uint64_t	next_poll;
 	xxl_pipe   *pipe;			/* asynchronous: the worker places the records */
 	xxl_error	werr;			/* the worker's errors */
 	uint64_t	wait_ns;		/* the caller waited for the worker */
@@ -112,6 +110,14 @@ struct xxl_scatter
 	uint64_t	next_bucket;	/* the bucket the next read call hands out */
 	uint64_t	prefetched;		/* bucket whose first pieces are in flight, or UINT64_MAX */
 	bool		memory_done;
+
+	/*
+	 * The caller's counters, written at every put, on a cache line of their
+	 * own, away from what an asynchronous worker reads at every record.
+	 */
+	uint64_t	puts __attribute__((aligned(64)));
+	uint64_t	next_poll;
+	char		pad_end[48];
 };
 
 static int
