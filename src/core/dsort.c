@@ -42,8 +42,8 @@
 #define POLL_EVERY 65536
 #define TABLE_BITS_MAX 12
 /* asynchronous sorts: the pipe to the worker */
-#define PIPE_BATCH (64 * 1024)
-#define PIPE_BATCHES 3
+#define PIPE_BATCH (256 * 1024)
+#define PIPE_BATCHES 2
 #define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
 
 typedef struct dkey

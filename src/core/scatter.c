@@ -29,8 +29,8 @@
 #define OVERHEAD (2 * XXL_ALIGN)
 #define POLL_EVERY 65536
 /* asynchronous scatters: the pipe to the worker */
-#define PIPE_BATCH (64 * 1024)
-#define PIPE_BATCHES 3
+#define PIPE_BATCH (256 * 1024)
+#define PIPE_BATCHES 2
 #define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
 
 typedef enum scatter_phase

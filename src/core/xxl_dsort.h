@@ -46,7 +46,7 @@ typedef struct xxl_dsort_config
 								 * distributed as they are put, not staged */
 	bool		async;			/* stage or distribute on a worker thread
 								 * (xxl_pipe.h) while the caller puts; taken
-								 * where the pipe's 192 kB are at most an
+								 * where the pipe's 512 kB are at most an
 								 * eighth of the memory */
 	int			oversample;		/* sample keys per bucket; 0 = the default (64);
 								 * tests use 1 to provoke overfull buckets */

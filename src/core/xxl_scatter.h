@@ -37,7 +37,7 @@ typedef struct xxl_scatter_config
 	void	   *cancel_arg;
 	bool		async;			/* distribute on a worker thread (xxl_pipe.h)
 								 * while the caller produces records; taken
-								 * where the pipe's 192 kB are at most an eighth
+								 * where the pipe's 512 kB are at most an eighth
 								 * of the memory */
 } xxl_scatter_config;
 

@@ -235,7 +235,7 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	xxl_dsort_stats_get(s, &st);
 	CHECK_LE(st.output_peak, c->output_memory ? c->output_memory : c->memory);
 	/* a worker only where its pipe is small next to the memory */
-	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * MB);
+	CHECK_EQ(st.async, async && c->external && c->memory >= 5 * MB);
 	CHECK_EQ(st.records, c->n);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	if (c->external)
@@ -342,9 +342,9 @@ XT_TEST(dsort_presampled)
 XT_TEST(dsort_async)
 {
 	static const dcase cases[] = {
-		{8, 5, 1500000, 2 * MB, true, 0},
-		{9, 6, 1200000, 3 * MB, true, 1 * MB},
-		{8, 5, 5000, 2 * MB, false, 0},	/* in memory: no worker */
+		{8, 5, 3000000, 5 * MB, true, 0},
+		{9, 6, 2400000, 6 * MB, true, 2 * MB},
+		{8, 5, 5000, 5 * MB, false, 0},	/* in memory: no worker */
 		{8, 5, 400000, 512 * KB, true, 0},	/* the pipe would not pay */
 	};
 
@@ -438,7 +438,7 @@ XT_TEST(dsort_cancel_and_limits)
 	for (int where = 0; where < 7; where++)
 	{
 		/* 4..6: asynchronous, the worker meets the limit or the failure */
-		xxl_dsort_config cfg = config(where >= 4 ? 2 * MB : 1 * MB, 12, 8, n);
+		xxl_dsort_config cfg = config(where >= 4 ? 5 * MB : 1 * MB, 12, 8, n);
 		xxl_error	err = {0};
 		xxl_dsort  *s;
 		xxl_status	rc = XXL_OK;

@@ -150,7 +150,7 @@ run_case_mode(const scatter_case *c, uint64_t seed, bool async)
 	xxl_scatter_stats_get(s, &st);
 	CHECK_EQ(st.records, c->n);
 	/* a worker only where its pipe is small next to the memory */
-	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * 1024 * 1024);
+	CHECK_EQ(st.async, async && c->external && c->memory >= 4 * 1024 * 1024);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	CHECK_LE(st.memory_peak, xxl_scatter_memory(s));
 	if (c->external)
@@ -237,10 +237,10 @@ XT_TEST(scatter_external)
 XT_TEST(scatter_async)
 {
 	static const scatter_case cases[] = {
-		{1, 3000000, 2 * MB, true},
-		{7, 2000000, 2 * MB, true},
-		{13, 3000000, 3 * MB, true},
-		{24, 500000, 2 * MB, true},
+		{1, 6000000, 5 * MB, true},
+		{7, 4000000, 5 * MB, true},
+		{13, 5000000, 6 * MB, true},
+		{24, 1000000, 5 * MB, true},
 		{13, 3000, 2 * MB, false},	/* in memory: no worker */
 		{13, 300000, 512 * KB, true},	/* the pipe would not pay */
 	};
@@ -284,8 +284,8 @@ XT_TEST(scatter_errors)
 	for (int ext = 0; ext < 3; ext++)
 	{
 		/* 2: spilled and asynchronous (the worker finds the duplicate) */
-		uint64_t	n = ext == 2 ? 4000000 : ext ? 400000 : 1000;
-		size_t		memory = ext == 2 ? 2 * MB : ext ? 256 * KB : 1 * MB;
+		uint64_t	n = ext == 2 ? 8000000 : ext ? 400000 : 1000;
+		size_t		memory = ext == 2 ? 5 * MB : ext ? 256 * KB : 1 * MB;
 		unsigned char r[8] = {0};
 		xxl_error	err = {0};
 		xxl_scatter_config cfg = config(memory, sizeof(r), n);
@@ -380,7 +380,7 @@ XT_TEST(scatter_cancel_and_limits)
 
 	for (int where = 0; where < 5; where++)
 	{
-		xxl_scatter_config cfg = config(where >= 3 ? 2 * MB : 512 * KB, sizeof(r), n);
+		xxl_scatter_config cfg = config(where >= 3 ? 5 * MB : 512 * KB, sizeof(r), n);
 		xxl_error	err = {0};
 		xxl_scatter *s;
 		xxl_status	rc = XXL_OK;
