@@ -742,6 +742,8 @@ spool_open_writer(spool *sp)
 	sp->w = xxl_bwriter_create(env->disks, &env->budget, 2, &sp->run, &env->err);
 	if (sp->w == NULL)
 		return env->err.code;
+	/* spool blocks are small: through the page cache in place (see xxl_bwriter_inline) */
+	xxl_bwriter_inline(sp->w, true);
 	sp->on_disk = true;
 	return XXL_OK;
 }
@@ -899,6 +901,7 @@ spool_reader_open(spool_reader *rd, spool *sp, bool consume)
 		rd->r = xxl_breader_create(sp->env->disks, &sp->env->budget, 2, &sp->run, &sp->env->err);
 		if (rd->r == NULL)
 			return sp->env->err.code;
+		xxl_breader_inline(rd->r, true);
 	}
 	return XXL_OK;
 }
