@@ -876,6 +876,48 @@ XT_TEST(sa_errors)
 	}
 }
 
+/*
+ * A budget too small for some level is refused before any work: just below
+ * the smallest budget that builds, the build fails with XXL_ENOMEM having
+ * written nothing but the text.
+ */
+XT_TEST(sa_budget_fails_before_work)
+{
+	const char *const names[] = {"rand4", "rand256", "random2x"};
+
+	for (int k = 0; k < 3; k++)
+	{
+		uint64_t	n = xt_quick() ? 400000 : 1500000;
+		unsigned char *t = make_big(names[k], n);
+		size_t		lo = xxl_sa_min_memory(),
+					hi = 8 * MB;
+		xxl_sa_config cfg = sa_config(RUN_TINY);
+		built		b;
+
+		while (hi - lo > 16 * KB)
+		{
+			size_t		mid = lo + (hi - lo) / 2;
+
+			cfg.memory = mid;
+			b = run_sa(&cfg, t, n, 0);
+			if (b.rc == XXL_OK)
+				hi = mid;
+			else
+			{
+				CHECK_STATUS(b.rc, XXL_ENOMEM);
+				/* the text may have been spilled, nothing else */
+				CHECK_MSG(b.st.bytes_written <= n + 2 * b.st.block_size && b.st.runs == 0,
+						  "%s at %zu bytes: failed after %llu bytes of work", names[k], mid,
+						  (unsigned long long) b.st.bytes_written);
+				lo = mid;
+			}
+			built_free(&b);
+		}
+		printf("  # %s n=%llu: builds from %zu kB\n", names[k], (unsigned long long) n, hi / KB);
+		free(t);
+	}
+}
+
 XT_TEST(sa_cancel_and_limits)
 {
 	uint64_t	n = 200000;

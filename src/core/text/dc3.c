@@ -1290,6 +1290,47 @@ plan_level(xxl_sa *sa, dc3_level *lv)
 	return XXL_OK;
 }
 
+/*
+ * Fail before any work if a deeper level would not fit: plan every level
+ * below the top one as it may come, with as many names as it can have (the
+ * names are unknown until then): a level's names are distinct triples of
+ * its parent's characters, so at most min(n, (K + 1)^3).
+ */
+static xxl_status
+plan_below(xxl_sa *sa, const dc3_level *top)
+{
+	uint64_t	m = top->n12,
+				K = top->K;
+	size_t		consumer = top->share_a;
+	xxl_status	rc = XXL_OK;
+
+	for (int depth = 1; depth < XXL_SA_MAX_LEVELS && m > 1 && rc == XXL_OK; depth++)
+	{
+		dc3_level	lv;
+
+		K = K + 1 < (UINT64_C(1) << 21) && (K + 1) * (K + 1) * (K + 1) < m ? (K + 1) * (K + 1) * (K + 1) : m;
+		if (fits_internal(sa, m, K, consumer))
+			break;
+		memset(&lv, 0, sizeof(lv));
+		lv.depth = depth;
+		lv.n = m;
+		lv.K = K;
+		lv.cw = width_for(K);
+		lv.share_cons = consumer;
+		lv.pw = width_for(m);
+		lv.n0 = lv.n1 = (m + 2) / 3;
+		lv.n2 = m / 3;
+		lv.n12 = lv.n1 + lv.n2;
+		lv.dummy = m % 3 == 1;
+		lv.rw = width_for(lv.n12);
+		rc = plan_level(sa, &lv);
+		spool_free(&lv.s0_t);
+		consumer = lv.share_a;
+		m = lv.n12;
+	}
+	return rc;
+}
+
 static xxl_status
 build_external(xxl_sa *sa, dc3_level *lv)
 {
@@ -1307,7 +1348,7 @@ build_external(xxl_sa *sa, dc3_level *lv)
 	lv->rw = width_for(lv->n12);
 	if (lv->depth == 0 && reserve_lists(sa, n) != XXL_OK)
 		return env->err.code;
-	if (plan_level(sa, lv) != XXL_OK)
+	if (plan_level(sa, lv) != XXL_OK || (lv->depth == 0 && plan_below(sa, lv) != XXL_OK))
 		return env->err.code;
 	if (table_fits(sa, lv))
 	{
