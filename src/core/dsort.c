@@ -735,6 +735,33 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 	return XXL_OK;
 }
 
+xxl_status
+xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
+{
+	const unsigned char *r = recs;
+
+	/* (with a pipe, the buckets belong to the worker) */
+	if (s->phase != DS_INPUT || s->pipe || !s->bk || s->puts + n > s->cfg.records)
+	{
+		/* the general path (the stage, the pipe, errors) record by record */
+		for (size_t i = 0; i < n; i++)
+			if (xxl_dsort_put(s, r + i * s->rec) != XXL_OK)
+				return s->err.code;
+		return XXL_OK;
+	}
+	s->puts += n;
+	if (s->puts >= s->next_poll)
+	{
+		s->next_poll = s->puts + POLL_EVERY;
+		if (poll_cancel(s))
+			return fail(s);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (distribute_one(s, r + i * s->rec, &s->err) != XXL_OK)
+			return fail(s);
+	return XXL_OK;
+}
+
 uint64_t
 xxl_dsort_sample_stride(const xxl_dsort *s)
 {

@@ -656,6 +656,39 @@ xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
 	return XXL_OK;
 }
 
+xxl_status
+xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, size_t n)
+{
+	const unsigned char *r = recs;
+
+	if (s->phase != SC_PUT || s->pipe)
+	{
+		/* the general path (errors, the pipe) record by record */
+		for (size_t i = 0; i < n; i++)
+			if (xxl_scatter_put(s, slots[i], r + i * s->rec) != XXL_OK)
+				return s->err.code;
+		return XXL_OK;
+	}
+	s->puts += n;
+	if (s->puts >= s->next_poll)
+	{
+		s->next_poll = s->puts + POLL_EVERY;
+		if (poll_cancel(s))
+			return fail(s);
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		if (slots[i] >= s->slots)
+		{
+			bad_slot(slots[i], "is out of range", &s->err);
+			return fail(s);
+		}
+		if (place(s, slots[i], r + i * s->rec, &s->err) != XXL_OK)
+			return fail(s);
+	}
+	return XXL_OK;
+}
+
 static void
 free_distribution(xxl_scatter *s)
 {

@@ -97,6 +97,8 @@ uint64_t	xxl_dsort_plan_stride(const xxl_dsort_config *config);
 xxl_status	xxl_dsort_sample(xxl_dsort *s, const void *key);
 
 xxl_status	xxl_dsort_put(xxl_dsort *s, const void *rec);
+/* n records at once (back to back): one call, one check. */
+xxl_status	xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n);
 /* End of input. */
 xxl_status	xxl_dsort_sort(xxl_dsort *s);
 

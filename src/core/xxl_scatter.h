@@ -62,6 +62,8 @@ xxl_scatter *xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err
 size_t		xxl_scatter_memory(const xxl_scatter *s);
 
 xxl_status	xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec);
+/* n records at once (recs holds them back to back): one call, one check. */
+xxl_status	xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, size_t n);
 
 /* End of input: every slot must have been put. */
 xxl_status	xxl_scatter_finish(xxl_scatter *s);

@@ -53,6 +53,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* suffixes a level hands its consumer at once */
+#define OUT_BATCH 1024
+
 typedef enum sa_phase
 {
 	SA_PUT,
@@ -217,6 +220,11 @@ struct xxl_sa
 	uint16_t	map[256];
 	uint8_t		unmap[257];
 	dc3_level  *top;
+	/* the top level's output, handed out one by one */
+	uint64_t	out_pos[OUT_BATCH];
+	int			out_prev[OUT_BATCH];
+	int64_t		out_n,
+				out_at;
 	/* BWT */
 	spool		bwt;
 	spool_reader bwt_rd;
@@ -232,7 +240,7 @@ struct xxl_sa
 };
 
 static xxl_status level_build(xxl_sa *sa, dc3_level *lv);
-static int	level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev);
+static int64_t level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);
 static void level_free(xxl_sa *sa, dc3_level *lv);
 
 static inline bool
@@ -839,8 +847,9 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	dc3_level  *child;
 	unsigned char rec[8];
 	uint64_t	k,
-				j = 0;
-	int			got;
+				j = 0,
+				out[OUT_BATCH];
+	int64_t		got;
 	xxl_status	rc;
 
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
@@ -869,13 +878,15 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	if (s0_ranks_alloc(sa, lv) != XXL_OK ||
 		tscat_open(env, &lv->isa, share_scatter_a(lv), lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
-	while ((got = level_next(sa, child, &k, NULL)) > 0)
-	{
-		s0_sample_rank(lv, k, j + 1);
-		put_be(rec, ++j, lv->rw);
-		if (tscat_put(env, &lv->isa, text_index_of_r(lv, k), rec) != XXL_OK || poll(sa))
-			return env->err.code;
-	}
+	while ((got = level_fill(sa, child, out, NULL, OUT_BATCH)) > 0)
+		for (int64_t x = 0; x < got; x++)
+		{
+			k = out[x];
+			s0_sample_rank(lv, k, j + 1);
+			put_be(rec, ++j, lv->rw);
+			if (tscat_put(env, &lv->isa, text_index_of_r(lv, k), rec) != XXL_OK)
+				return env->err.code;
+		}
 	if (got < 0)
 		return env->err.code;
 	if (j != lv->n12)
@@ -1452,34 +1463,40 @@ less0(const merge_head *a, const merge_head *b)
 	return a->r2 < b->r2;
 }
 
-static int
-level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev)
+/*
+ * The next suffixes of a level in order, up to cap of them: their positions
+ * and, if prev is not NULL, the bytes before them.  Returns how many, 0 at
+ * the end, -1 on error.  The consumers (the parent's ISA, the caller) take
+ * them in batches: one call per suffix cost a tenth of the build.
+ */
+static int64_t
+level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 {
-	int			best;
+	size_t		k = 0;
 
+	if (sa->env.cancel && text_env_canceled(&sa->env))
+		return -1;
 	if (lv->internal)
 	{
-		int32_t		p;
-
-		if (lv->out > lv->n)
-			return 0;
-		p = lv->SA[lv->out++];
-		*pos = (uint64_t) p;
-		if (prev)
+		for (; k < cap && lv->out <= lv->n; k++)
 		{
-			if (p == 0 || lv->text == NULL)
-				*prev = -1;
-			else
-			{
-				uint32_t	c = lv->ts == 1 ? ((uint8_t *) lv->text)[p - 1]
-					: ((uint16_t *) lv->text)[p - 1];
+			int32_t		p = lv->SA[lv->out++];
 
-				*prev = lv->unmap ? lv->unmap[c] : (int) c - 1;
+			pos[k] = (uint64_t) p;
+			if (prev)
+			{
+				if (p == 0 || lv->text == NULL)
+					prev[k] = -1;
+				else
+				{
+					uint32_t	c = lv->ts == 1 ? ((uint8_t *) lv->text)[p - 1]
+						: ((uint16_t *) lv->text)[p - 1];
+
+					prev[k] = lv->unmap ? lv->unmap[c] : (int) c - 1;
+				}
 			}
 		}
-		if (poll(sa))
-			return -1;
-		return 1;
+		return (int64_t) k;
 	}
 	if (!lv->primed)
 	{
@@ -1488,27 +1505,33 @@ level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev)
 				return -1;
 		lv->primed = true;
 	}
-	if (lv->have[0] && lv->have[1])
-		best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
-	else if (lv->have[0] || lv->have[1])
-		best = lv->have[0] ? 0 : 1;
-	else
+	while (k < cap)
 	{
-		if (lv->emitted != lv->n)
+		int			best;
+
+		if (lv->have[0] && lv->have[1])
+			best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
+		else if (lv->have[0] || lv->have[1])
+			best = lv->have[0] ? 0 : 1;
+		else
 		{
-			xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "DC3: merge produced %llu of %llu suffixes",
-						  (unsigned long long) lv->emitted, (unsigned long long) lv->n);
-			return -1;
+			if (lv->emitted != lv->n)
+			{
+				xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "DC3: merge produced %llu of %llu suffixes",
+							  (unsigned long long) lv->emitted, (unsigned long long) lv->n);
+				return -1;
+			}
+			break;
 		}
-		return 0;
+		pos[k] = lv->h[best].i;
+		if (prev)
+			prev[k] = lv->h[best].prev;
+		k++;
+		lv->emitted++;
+		if (fetch(sa, lv, best) < 0)
+			return -1;
 	}
-	*pos = lv->h[best].i;
-	if (prev)
-		*prev = lv->h[best].prev;
-	lv->emitted++;
-	if (fetch(sa, lv, best) < 0 || poll(sa))
-		return -1;
-	return 1;
+	return (int64_t) k;
 }
 
 static void
@@ -1665,32 +1688,31 @@ build_bwt(xxl_sa *sa)
 	text_env   *env = &sa->env;
 	unsigned char buf[4096];
 	size_t		fill = 0;
-	uint64_t	pos,
-				j = 0;
-	int			prev,
-				got;
+	uint64_t	j = 0;
+	int64_t		got;
 	size_t		left = env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 
 	spool_init(&sa->bwt, env, left);
 	if (sa->n == 0)
 		return spool_finish(&sa->bwt);
 	buf[fill++] = (unsigned char) sa->last_byte;
-	while ((got = level_next(sa, sa->top, &pos, &prev)) > 0)
-	{
-		if (pos == 0)
-			sa->primary = j + 1;
-		else
+	while ((got = level_fill(sa, sa->top, sa->out_pos, sa->out_prev, OUT_BATCH)) > 0)
+		for (int64_t x = 0; x < got; x++)
 		{
-			buf[fill++] = (unsigned char) prev;
-			if (fill == sizeof(buf))
+			if (sa->out_pos[x] == 0)
+				sa->primary = j + 1;
+			else
 			{
-				if (spool_write(&sa->bwt, buf, fill) != XXL_OK)
-					return env->err.code;
-				fill = 0;
+				buf[fill++] = (unsigned char) sa->out_prev[x];
+				if (fill == sizeof(buf))
+				{
+					if (spool_write(&sa->bwt, buf, fill) != XXL_OK)
+						return env->err.code;
+					fill = 0;
+				}
 			}
+			j++;
 		}
-		j++;
-	}
 	if (got < 0)
 		return env->err.code;
 	if (fill > 0 && spool_write(&sa->bwt, buf, fill) != XXL_OK)
@@ -1744,8 +1766,6 @@ xxl_sa_build(xxl_sa *sa)
 int
 xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 {
-	int			got;
-
 	if (sa->phase == SA_DONE)
 		return 0;
 	if (sa->phase != SA_OUTPUT || sa->cfg.mode != XXL_SA_POSITIONS)
@@ -1761,17 +1781,29 @@ xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 		xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "preceding bytes need with_prev");
 		return -(int) sa_fail(sa);
 	}
-	got = level_next(sa, sa->top, pos, prev);
-	if (got < 0)
-		return -(int) sa_fail(sa);
-	if (got == 0)
+	if (sa->out_at == sa->out_n)
 	{
-		/* release the sorters and their spill files as soon as possible */
-		level_free(sa, sa->top);
-		sa->build_ns = xxl_now_ns() - sa->t_build;
-		sa->phase = SA_DONE;
+		int64_t		got = level_fill(sa, sa->top, sa->out_pos, sa->top->prev ? sa->out_prev : NULL,
+									 OUT_BATCH);
+
+		if (got < 0)
+			return -(int) sa_fail(sa);
+		if (got == 0)
+		{
+			/* release the sorts and their spill files as soon as possible */
+			level_free(sa, sa->top);
+			sa->build_ns = xxl_now_ns() - sa->t_build;
+			sa->phase = SA_DONE;
+			return 0;
+		}
+		sa->out_n = got;
+		sa->out_at = 0;
 	}
-	return got;
+	*pos = sa->out_pos[sa->out_at];
+	if (prev)
+		*prev = sa->out_prev[sa->out_at];
+	sa->out_at++;
+	return 1;
 }
 
 int

@@ -451,6 +451,14 @@ tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory, 
 		ts->d = xxl_dsort_create(&c, &env->err);
 		if (ts->d == NULL)
 			return env->err.code;
+		ts->batch_recs = xxl_budget_alloc(&env->budget, TEXT_BATCH_BYTES, &env->err);
+		if (ts->batch_recs == NULL)
+		{
+			xxl_dsort_destroy(ts->d);
+			ts->d = NULL;
+			return env->err.code;
+		}
+		ts->batch_cap = TEXT_BATCH_BYTES / rec_size;
 		xxl_dsort_phase_memory(ts->d, &input, &ts->distribute, &ts->output);
 		return tsort_charge(env, ts, input);
 	}
@@ -458,8 +466,21 @@ tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory, 
 }
 
 xxl_status
+tsort_flush(text_env *env, text_sorter *ts)
+{
+	size_t		n = ts->batch;
+
+	ts->batch = 0;
+	if (n > 0 && xxl_dsort_put_many(ts->d, ts->batch_recs, n) != XXL_OK)
+		return tsort_error(env, ts);
+	return XXL_OK;
+}
+
+xxl_status
 tsort_sort(text_env *env, text_sorter *ts)
 {
+	if (ts->batch > 0 && tsort_flush(env, ts) != XXL_OK)
+		return env->err.code;
 	if (ts->s)
 	{
 		if (xxl_sorter_sort(ts->s) != XXL_OK)
@@ -557,6 +578,7 @@ tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_a
 	env->sorted_bytes += ts->pushed * ts->rec_size;
 	if (sorted_acc)
 		*sorted_acc += ts->pushed * ts->rec_size;
+	xxl_budget_free(&env->budget, ts->batch_recs, TEXT_BATCH_BYTES);
 	env->budget.used -= ts->memory;
 	memset(ts, 0, sizeof(*ts));
 }
@@ -633,6 +655,18 @@ tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec_size, uint
 							 "permutation)", b->limit, b->used, ts->memory);
 	}
 	ts->rec_size = rec_size;
+	ts->batch_slots = xxl_budget_alloc(b, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t), &env->err);
+	ts->batch_recs = ts->batch_slots ? xxl_budget_alloc(b, TEXT_BATCH_BYTES, &env->err) : NULL;
+	if (ts->batch_recs == NULL)
+	{
+		xxl_budget_free(b, ts->batch_slots, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t));
+		xxl_scatter_destroy(ts->s);
+		memset(ts, 0, sizeof(*ts));
+		return env->err.code;
+	}
+	ts->batch_cap = TEXT_BATCH_BYTES / rec_size;
+	if (ts->batch_cap > TEXT_BATCH_BYTES / 4)
+		ts->batch_cap = TEXT_BATCH_BYTES / 4;
 	xxl_scatter_stats_get(ts->s, &st);
 	if (st.block_size > env->largest_block)
 		env->largest_block = st.block_size;
@@ -643,8 +677,21 @@ tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec_size, uint
 }
 
 xxl_status
+tscat_flush(text_env *env, text_scatter *ts)
+{
+	size_t		n = ts->batch;
+
+	ts->batch = 0;
+	if (n > 0 && xxl_scatter_put_many(ts->s, ts->batch_slots, ts->batch_recs, n) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+xxl_status
 tscat_finish(text_env *env, text_scatter *ts)
 {
+	if (ts->batch > 0 && tscat_flush(env, ts) != XXL_OK)
+		return env->err.code;
 	if (xxl_scatter_finish(ts->s) != XXL_OK)
 		return tscat_error(env, ts);
 	return XXL_OK;
@@ -694,6 +741,8 @@ tscat_close(text_env *env, text_scatter *ts, uint64_t *io_acc, uint64_t *bytes_a
 	if (bytes_acc)
 		*bytes_acc += ts->pushed * ts->rec_size;
 	xxl_scatter_destroy(ts->s);
+	xxl_budget_free(&env->budget, ts->batch_slots, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t));
+	xxl_budget_free(&env->budget, ts->batch_recs, TEXT_BATCH_BYTES);
 	env->budget.used -= ts->memory;
 	memset(ts, 0, sizeof(*ts));
 }

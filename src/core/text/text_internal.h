@@ -160,10 +160,16 @@ bool		text_env_io_direct(const text_env *env);
  * output_memory for its whole life.  Its I/O is added to the environment
  * (and to *io_acc, if not NULL) when it is closed.
  */
+/* Puts are collected in batches of this many bytes of records (one call each). */
+#define TEXT_BATCH_BYTES 2048
+
 typedef struct text_sorter
 {
 	xxl_sorter *s;				/* the core sorter, or */
 	xxl_dsort  *d;				/* the distribution sort */
+	size_t		batch,			/* records collected, and room for that many */
+				batch_cap;
+	unsigned char *batch_recs;	/* TEXT_BATCH_BYTES from the budget */
 	size_t		memory;			/* what the budget holds for it now */
 	size_t		distribute,		/* distribution sort: its phases' memory */
 				output;
@@ -226,10 +232,19 @@ bool		tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_
 					   size_t key_size, uint64_t records);
 xxl_status	tsort_error(text_env *env, text_sorter *ts);
 
+xxl_status	tsort_flush(text_env *env, text_sorter *ts);
+
 static inline xxl_status
 tsort_put(text_env *env, text_sorter *ts, const void *rec)
 {
 	ts->pushed++;
+	if (ts->batch_cap > 0)
+	{
+		__builtin_memcpy(ts->batch_recs + ts->batch * ts->rec_size, rec, ts->rec_size);
+		if (++ts->batch == ts->batch_cap)
+			return tsort_flush(env, ts);
+		return XXL_OK;
+	}
 	if ((ts->d ? xxl_dsort_put(ts->d, rec) : xxl_sorter_put(ts->s, rec)) != XXL_OK)
 		return tsort_error(env, ts);
 	return XXL_OK;
@@ -270,6 +285,10 @@ typedef struct text_scatter
 	size_t		memory;
 	size_t		rec_size;
 	uint64_t	pushed;
+	size_t		batch,			/* records collected, and room for that many */
+				batch_cap;
+	uint64_t   *batch_slots;	/* TEXT_BATCH_BYTES / 4 slots and */
+	unsigned char *batch_recs;	/* TEXT_BATCH_BYTES of records, from the budget */
 	const unsigned char *p;		/* the array being read */
 	size_t		left;
 } text_scatter;
@@ -280,12 +299,16 @@ xxl_status	tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec
 					   uint64_t slots);
 xxl_status	tscat_error(text_env *env, text_scatter *ts);
 
+xxl_status	tscat_flush(text_env *env, text_scatter *ts);
+
 static inline xxl_status
 tscat_put(text_env *env, text_scatter *ts, uint64_t slot, const void *rec)
 {
 	ts->pushed++;
-	if (xxl_scatter_put(ts->s, slot, rec) != XXL_OK)
-		return tscat_error(env, ts);
+	ts->batch_slots[ts->batch] = slot;
+	__builtin_memcpy(ts->batch_recs + ts->batch * ts->rec_size, rec, ts->rec_size);
+	if (++ts->batch == ts->batch_cap)
+		return tscat_flush(env, ts);
 	return XXL_OK;
 }
 
