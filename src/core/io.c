@@ -470,6 +470,29 @@ xxl_io_done(const xxl_io_request *req)
 	return __atomic_load_n(&req->state, __ATOMIC_ACQUIRE) != 1;
 }
 
+/* The error of a finished request as an xxl_status. */
+static xxl_status
+request_status(xxl_disks *set, xxl_io_request *req, int rc, xxl_error *err)
+{
+	xxl_disk   *d = &set->disk[XXL_BID_DISK(req->bid)];
+	xxl_status	code = (rc == ENOSPC || rc == EDQUOT) ? XXL_ENOSPC : XXL_EIO;
+
+	if (rc == 0)
+		return XXL_OK;
+	return xxl_error_set(err, code, rc, "could not %s spill file \"%s\": %s",
+						 req->is_write ? "write" : "read", d->path, strerror(rc));
+}
+
+xxl_status
+xxl_io_sync(xxl_disks *set, xxl_io_request *req, xxl_error *err)
+{
+	int			rc = transfer(&set->disk[XXL_BID_DISK(req->bid)], req);
+
+	req->state = 0;
+	req->sys_errno = rc;
+	return request_status(set, req, rc, err);
+}
+
 xxl_status
 xxl_io_wait(xxl_disks *set, xxl_io_request *req, xxl_error *err)
 {
@@ -498,13 +521,5 @@ xxl_io_wait(xxl_disks *set, xxl_io_request *req, xxl_error *err)
 	}
 	req->state = 0;
 	rc = req->sys_errno;
-	if (rc == 0)
-		return XXL_OK;
-	{
-		xxl_disk   *d = &set->disk[XXL_BID_DISK(req->bid)];
-		xxl_status	code = (rc == ENOSPC || rc == EDQUOT) ? XXL_ENOSPC : XXL_EIO;
-
-		return xxl_error_set(err, code, rc, "could not %s spill file \"%s\": %s",
-							 req->is_write ? "write" : "read", d->path, strerror(rc));
-	}
+	return request_status(set, req, rc, err);
 }

@@ -114,6 +114,7 @@ free_ring(xxl_disks *disks, xxl_budget *budget, xxl_stream_buffer *ring, int n,
 
 struct xxl_bwriter
 {
+	bool		inline_io;		/* buffered files: write in the caller's thread */
 	xxl_disks  *disks;
 	xxl_budget *budget;
 	xxl_run    *run;
@@ -170,6 +171,11 @@ post_current(xxl_bwriter *w)
 	/* a partial last block is padded to the page: no stale bytes on disk */
 	memset(b->data + w->fill, 0, b->req.len - w->fill);
 	b->req.is_write = true;
+	if (w->inline_io && !xxl_disks_direct(w->disks))
+	{
+		w->fill = 0;
+		return xxl_io_sync(w->disks, &b->req, &w->err);	/* the buffer is free again */
+	}
 	xxl_io_post(w->disks, &b->req);
 	w->cur = (w->cur + 1) % w->nbuf;
 	w->fill = 0;
@@ -232,6 +238,12 @@ xxl_bwriter_destroy(xxl_bwriter *w)
 	xxl_budget_free(w->budget, w, sizeof(*w));
 }
 
+void
+xxl_bwriter_inline(xxl_bwriter *w, bool on)
+{
+	w->inline_io = on;
+}
+
 const xxl_error *
 xxl_bwriter_error(const xxl_bwriter *w)
 {
@@ -242,6 +254,7 @@ xxl_bwriter_error(const xxl_bwriter *w)
 
 struct xxl_breader
 {
+	bool		inline_io;		/* buffered files: read in the caller's thread */
 	xxl_disks  *disks;
 	xxl_budget *budget;
 	const xxl_run *run;
@@ -272,7 +285,7 @@ issue_next(xxl_breader *r)
 {
 	xxl_stream_buffer *b;
 
-	if (r->next_issue >= r->run->nblocks)
+	if (r->inline_io || r->next_issue >= r->run->nblocks)
 		return;
 	b = &r->ring[r->next_issue % (size_t) r->nbuf];
 	b->req.bid = r->run->bids[r->next_issue];
@@ -316,12 +329,32 @@ xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers, const xxl
 static xxl_status
 ensure_current(xxl_breader *r)
 {
+	xxl_stream_buffer *b = &r->ring[r->cur % (size_t) r->nbuf];
+
 	if (r->cur_ready)
 		return XXL_OK;
-	if (xxl_io_wait(r->disks, &r->ring[r->cur % (size_t) r->nbuf].req, &r->err) != XXL_OK)
+	if (xxl_io_wait(r->disks, &b->req, &r->err) != XXL_OK)
 		return r->err.code;
+	if (r->inline_io && r->cur >= r->next_issue)
+	{
+		/* not prefetched: read it now, here */
+		b->req.bid = r->run->bids[r->cur];
+		b->req.buf = b->data;
+		b->req.len = XXL_ROUND_UP(block_length(r->run, r->cur, r->block_size), XXL_ALIGN);
+		b->req.is_write = false;
+		if (xxl_io_sync(r->disks, &b->req, &r->err) != XXL_OK)
+			return r->err.code;
+		r->next_issue = r->cur + 1;
+	}
 	r->cur_ready = true;
 	return XXL_OK;
+}
+
+void
+xxl_breader_inline(xxl_breader *r, bool on)
+{
+	/* blocks already posted are waited for as before */
+	r->inline_io = on && !xxl_disks_direct(r->disks);
 }
 
 static void
@@ -389,6 +422,14 @@ xxl_breader_next(xxl_breader *r, size_t len, const void **data)
 	r->remaining -= len;
 	*data = r->scratch;
 	return XXL_OK;
+}
+
+size_t
+xxl_breader_contiguous(const xxl_breader *r)
+{
+	size_t		n = r->pos == r->block_size ? r->block_size : r->block_size - r->pos;
+
+	return r->remaining < n ? (size_t) r->remaining : n;
 }
 
 uint64_t

@@ -106,6 +106,13 @@ void		xxl_io_post(xxl_disks *disks, xxl_io_request *req);
 /* Wait for one request; returns its error as an xxl_status. */
 xxl_status	xxl_io_wait(xxl_disks *disks, xxl_io_request *req, xxl_error *err);
 bool		xxl_io_done(const xxl_io_request *req);
+/*
+ * Carry a request out in the calling thread, now, and return its error.  A
+ * small transfer to or from a buffered file is a copy into or out of the
+ * page cache, cheaper than the two thread wake-ups an asynchronous request
+ * costs.
+ */
+xxl_status	xxl_io_sync(xxl_disks *disks, xxl_io_request *req, xxl_error *err);
 
 /* Whether O_DIRECT is compiled in on this platform. */
 bool		xxl_io_direct_supported(void);

@@ -45,6 +45,12 @@ xxl_bwriter *xxl_bwriter_create(xxl_disks *disks, xxl_budget *budget, int nbuffe
 /* Announce a record whose key starts with the given big-endian prefix. */
 void		xxl_bwriter_begin_record(xxl_bwriter *w, uint64_t key_prefix);
 xxl_status	xxl_bwriter_write(xxl_bwriter *w, const void *data, size_t len);
+/*
+ * Write blocks in the caller's thread (xxl_io_sync) when the files are
+ * buffered: a copy into the page cache costs less than an I/O thread's
+ * wake-ups.  O_DIRECT files keep the write-behind.
+ */
+void		xxl_bwriter_inline(xxl_bwriter *w, bool on);
 /* Write the last partial block and wait for every write. */
 xxl_status	xxl_bwriter_finish(xxl_bwriter *w);
 /* Free buffers (waiting for writes in flight); does not release the run. */
@@ -64,6 +70,13 @@ xxl_breader *xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffe
  */
 xxl_status	xxl_breader_next(xxl_breader *r, size_t len, const void **data);
 uint64_t	xxl_breader_remaining(const xxl_breader *r);
+/*
+ * Read the next blocks in the caller's thread, when they are needed, if the
+ * files are buffered (the blocks already prefetched are used first).
+ */
+void		xxl_breader_inline(xxl_breader *r, bool on);
+/* Bytes the next xxl_breader_next can return without gathering across blocks. */
+size_t		xxl_breader_contiguous(const xxl_breader *r);
 void		xxl_breader_destroy(xxl_breader *r);
 
 /* Shared with the writer: the error that ended the stream, if any. */

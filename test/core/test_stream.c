@@ -83,6 +83,7 @@ typedef struct stream_case
 	int			nrecords;
 	uint32_t	max_len;
 	int			pieces;			/* write each record in up to this many calls */
+	bool		inline_io;		/* writer and reader in the caller's thread */
 } stream_case;
 
 /*
@@ -118,6 +119,7 @@ run_stream_case(const stream_case *sc)
 	w = xxl_bwriter_create(d, &budget, sc->write_buffers, &run, &err);
 	REQUIRE_MSG(w != NULL, "%s", err.message);
 	CHECK_GE(budget.used, (size_t) sc->write_buffers * BS);
+	xxl_bwriter_inline(w, sc->inline_io);
 
 	for (int i = 0; i < sc->nrecords; i++)
 	{
@@ -202,6 +204,7 @@ run_stream_case(const stream_case *sc)
 	/* read back */
 	r = xxl_breader_create(d, &budget, sc->read_buffers, &run, &err);
 	REQUIRE_MSG(r != NULL, "%s", err.message);
+	xxl_breader_inline(r, sc->inline_io);
 	CHECK_EQ(xxl_breader_remaining(r), total);
 	for (int i = 0; i < sc->nrecords; i++)
 	{
@@ -254,36 +257,47 @@ run_stream_case(const stream_case *sc)
 
 XT_TEST(records_one_disk)
 {
-	stream_case sc = {1, XXL_ALLOC_STRIPING, true, 2, 2, xt_quick() ? 1000 : 5000, 3 * BS, 1};
+	stream_case sc = {1, XXL_ALLOC_STRIPING, true, 2, 2, xt_quick() ? 1000 : 5000, 3 * BS, 1, false};
 
+	run_stream_case(&sc);
+}
+
+/* Transfers in the caller's thread: buffered files, and O_DIRECT ones (which keep the threads). */
+XT_TEST(records_inline_io)
+{
+	stream_case sc = {2, XXL_ALLOC_STRIPING, false, 2, 3, xt_quick() ? 1000 : 5000, 3 * BS, 3, true};
+
+	run_stream_case(&sc);
+	sc.direct = true;
+	sc.read_buffers = 1;
 	run_stream_case(&sc);
 }
 
 XT_TEST(records_split_writes_three_disks)
 {
-	stream_case sc = {3, XXL_ALLOC_STRIPING, false, 3, 8, xt_quick() ? 1000 : 5000, 3 * BS, 4};
+	stream_case sc = {3, XXL_ALLOC_STRIPING, false, 3, 8, xt_quick() ? 1000 : 5000, 3 * BS, 4, false};
 
 	run_stream_case(&sc);
 }
 
 XT_TEST(records_random_cycling_one_buffer_reader)
 {
-	stream_case sc = {2, XXL_ALLOC_RANDOM_CYCLING, true, 4, 1, xt_quick() ? 1000 : 4000, 5 * BS / 2, 3};
+	stream_case sc = {2, XXL_ALLOC_RANDOM_CYCLING, true, 4, 1, xt_quick() ? 1000 : 4000, 5 * BS / 2, 3, false};
 
 	run_stream_case(&sc);
 }
 
 XT_TEST(small_records_only)
 {
-	stream_case sc = {3, XXL_ALLOC_RANDOM_CYCLING, false, 2, 3, xt_quick() ? 5000 : 50000, 100, 2};
+	stream_case sc = {3, XXL_ALLOC_RANDOM_CYCLING, false, 2, 3, xt_quick() ? 5000 : 50000, 100, 2, false};
 
 	run_stream_case(&sc);
 }
 
 XT_TEST(single_record_and_empty_stream)
 {
-	stream_case one = {1, XXL_ALLOC_STRIPING, false, 2, 2, 1, 10, 1};
-	stream_case none = {2, XXL_ALLOC_STRIPING, false, 2, 2, 0, 10, 1};
+	stream_case one = {1, XXL_ALLOC_STRIPING, false, 2, 2, 1, 10, 1, false};
+	stream_case none = {2, XXL_ALLOC_STRIPING, false, 2, 2, 0, 10, 1, false};
 
 	run_stream_case(&one);
 	run_stream_case(&none);

@@ -328,11 +328,20 @@ check_stats(const built *b, run_mode mode, uint64_t n, const char *name)
 	if ((mode == RUN_FORCED || mode == RUN_TINY_FORCED) && n >= 2)
 		CHECK_MSG(st->external_levels >= 1 && !st->level[0].internal,
 				  "%s: forced build did not run external DC3", name);
+	/* level 0 names its triples by a table when it fits, else by a sort */
+	if (mode == RUN_FORCED && n >= 2)
+		CHECK_MSG(st->level[0].names_by_table, "%s: roomy level 0 sorted its triples", name);
+	if (mode == RUN_TINY_FORCED && n >= 2 && st->level[0].alphabet >= 255)
+		CHECK_MSG(!st->level[0].names_by_table, "%s: a table of 2 MB at a tiny budget", name);
 	if (mode == RUN_FORCED && st->external_levels > 0)
 		CHECK_EQ(st->bytes_written, 0);	/* everything fits the sorters */
-	/* sorters read what they write; the text spool is read twice at level 0 */
+	/*
+	 * sorters and permutations read what they write; spools of text are
+	 * read up to four times (spool_bytes counts their writes and reads)
+	 */
 	CHECK_GE(st->bytes_read, st->bytes_written);
-	CHECK_LE(st->bytes_read, st->bytes_written + 2 * n + 2 * st->block_size);
+	CHECK_LE(st->bytes_read,
+			 st->bytes_written + st->spool_bytes / 4 * 3 + 2 * st->levels * st->block_size);
 }
 
 /* Tests ---------------------------------------------------------------------- */
@@ -492,6 +501,8 @@ run_check(const xxl_sa_config *cfg, const unsigned char *t, uint64_t n, const ui
 
 XT_TEST(sa_tiny_budget_long_texts)
 {
+	int			presampled = 0;
+
 	static const big_case cases[] = {
 		{"rand4", 300000, 2},
 		{"rand256", 300000, 1},
@@ -531,6 +542,13 @@ XT_TEST(sa_tiny_budget_long_texts)
 				  "%s: tiny budget stayed in memory", c->name);
 		CHECK_MSG(b.st.levels >= c->min_levels, "%s: %d levels, expected >= %d", c->name,
 				  b.st.levels, c->min_levels);
+		/* the sorts' samples, gathered ahead where possible, represent their input */
+		for (int l = 0; l < b.st.levels; l++)
+		{
+			CHECK_MSG(b.st.level[l].overfull_buckets == 0, "%s: level %d overfilled %llu buckets",
+					  c->name, l, (unsigned long long) b.st.level[l].overfull_buckets);
+			presampled += b.st.level[l].s0_presampled;
+		}
 		CHECK_GE(b.st.max_merge_passes, 1);
 		if (n >= 1000000 && !xt_quick())
 			CHECK_MSG(n > b.st.memory_limit, "%s: the budget is not below n", c->name);
@@ -548,6 +566,7 @@ XT_TEST(sa_tiny_budget_long_texts)
 		built_free(&b);
 		free(t);
 	}
+	CHECK_MSG(presampled >= 8, "only %d levels presampled S0", presampled);
 }
 
 /* BWT ---------------------------------------------------------------------- */
@@ -853,6 +872,48 @@ XT_TEST(sa_errors)
 		CHECK(xt_spill_files() > 0);
 		xxl_sa_destroy(sa);
 		CHECK_EQ(xt_spill_files(), 0);
+		free(t);
+	}
+}
+
+/*
+ * A budget too small for some level is refused before any work: just below
+ * the smallest budget that builds, the build fails with XXL_ENOMEM having
+ * written nothing but the text.
+ */
+XT_TEST(sa_budget_fails_before_work)
+{
+	const char *const names[] = {"rand4", "rand256", "random2x"};
+
+	for (int k = 0; k < 3; k++)
+	{
+		uint64_t	n = xt_quick() ? 400000 : 1500000;
+		unsigned char *t = make_big(names[k], n);
+		size_t		lo = xxl_sa_min_memory(),
+					hi = 8 * MB;
+		xxl_sa_config cfg = sa_config(RUN_TINY);
+		built		b;
+
+		while (hi - lo > 16 * KB)
+		{
+			size_t		mid = lo + (hi - lo) / 2;
+
+			cfg.memory = mid;
+			b = run_sa(&cfg, t, n, 0);
+			if (b.rc == XXL_OK)
+				hi = mid;
+			else
+			{
+				CHECK_STATUS(b.rc, XXL_ENOMEM);
+				/* the text may have been spilled, nothing else */
+				CHECK_MSG(b.st.bytes_written <= n + 2 * b.st.block_size && b.st.runs == 0,
+						  "%s at %zu bytes: failed after %llu bytes of work", names[k], mid,
+						  (unsigned long long) b.st.bytes_written);
+				lo = mid;
+			}
+			built_free(&b);
+		}
+		printf("  # %s n=%llu: builds from %zu kB\n", names[k], (unsigned long long) n, hi / KB);
 		free(t);
 	}
 }

@@ -1,53 +1,60 @@
 /*
  * dc3.c — the suffix-array builder (xxl_suffix.h): pipelined external DC3
- * ([T] Fig. 5.6/5.7, [KSB06]) on the core sorter, recursing on the names of
- * the sample suffixes until a subtext fits the budget, where SA-IS (sais.c)
- * takes over; plus the BWT mode and an in-memory inverse BWT.
+ * ([T] Fig. 5.6/5.7, [KSB06]) whose reorderings by a known index are
+ * external permutations (xxl_scatter.h) instead of sorts, recursing on the
+ * names of the sample suffixes until a subtext fits the budget, where SA-IS
+ * (sais.c) takes over; plus the BWT mode and an in-memory inverse BWT.
  *
- * One level, text T[0,n) over characters 1..K (0 is the end marker $):
- *  1. one scan of T: the triples of the sample positions i mod 3 != 0 go to
- *     sorter TS; deeper levels also copy T to a spool (it is needed again
- *     in step 4 and arrives as a stream, [T] §5.5).  If n mod 3 = 1 a dummy
- *     sample at position n with triple ($,$,$) is added ([KSB06]): the mod-1
- *     block of the recursive string then ends with a unique name, so no
- *     comparison of recursive suffixes runs on into the mod-2 block.  For the
- *     other n the last mod-1 triple already contains a $.
- *  2. naming scan of the sorted triples: dense names 1..D go to sorter P
- *     keyed by position.  Sorted by position, P serves both outcomes: if the
- *     names are unique they are the ranks in text order that step 4 needs
- *     (so the "undo the sort" technicality of [T] §5.2 does not arise); if
- *     not, the recursive string (mod-1 names, then mod-2 names; the thesis
- *     sorts by (i mod 3, i div 3) instead) is read from P with the mod-2
- *     names set aside in a spool, a scan of n/3 names instead of a sort.
- *  3. names not unique: recurse (n' = 2n/3 characters over 1..D); entry j
- *     of the child's suffix array, recursive position k, gives rank j+1 to
- *     the parent position of k, into sorter Q keyed by that position (the
- *     inverse suffix array of the sample, [T] line 7).
- *  4. one scan of T with the ranks in text order (R = P or Q) produces the
- *     merge tuples S0 = (T[i], r[i+1] | T[i+1], r[i+2], i) for i mod 3 = 0
- *     and S12 = (r[i] | T[i], T[i+1], r', i) for the sample, where r' is
- *     r[i+1] for i mod 3 = 1 and r[i+2] for i mod 3 = 2, each sorted by the
- *     fields before |.  [T]'s S1 and S2 are both sorted by rank, so one
- *     sorter holds them (one byte more per mod-1 tuple, one sorter less).
+ * One level, text T[0,n) over characters 1..K (0 is the end marker $), kept
+ * in a spool (level 0: the caller's bytes, renamed on the fly; below: the
+ * names the parent wrote).  The sample are the positions i mod 3 != 0; if
+ * n mod 3 = 1 a dummy sample at position n with triple ($,$,$) is added
+ * ([KSB06]): the mod-1 block of the recursive string then ends with a unique
+ * name, so no comparison of recursive suffixes runs on into the mod-2 block
+ * (for the other n the last mod-1 triple already contains a $).  Two orders
+ * of the sample have dense indexes: the recursive string R (mod-1 positions,
+ * then mod-2: index i/3 resp. n1 + i/3) and text order (index 2(i/3) +
+ * i mod 3 - 1), and the ranks of the sample suffixes are a permutation of
+ * 1..n12 (the dummy, if any, has rank 1: its name is the smallest and unique).
+ *  1. one scan of T: the triples of the sample, each with its R index, go to
+ *     sort TS.
+ *  2. naming scan of the sorted triples: dense names 1..D are permuted into R
+ *     order (scatter NAMES), which is the child's text.  If D = n12 the names
+ *     are the ranks and are spooled as they come, mod-1 and mod-2 apart.
+ *  3. otherwise recurse (n12 characters over 1..D); entry j of the child's
+ *     suffix array, R index k, gives rank j+1 to k's text-order index
+ *     (scatter ISA, the inverse suffix array of the sample, [T] line 7).
+ *  4. one scan of T with the ranks in text order produces the merge tuples
+ *     S0 = (T[i], r[i+1] | T[i+1], r[i+2], i) for i mod 3 = 0, sorted by the
+ *     fields before | (sort S0), and S12 = (T[i], T[i+1], r', i) for the
+ *     sample, r' being r[i+1] for i mod 3 = 1 and r[i+2] for i mod 3 = 2,
+ *     permuted by rank (scatter S12: [T]'s S1 and S2 together are sorted by
+ *     rank, which is a permutation).
  *  5. two-way merge of S0 and S12 with [T]'s comparisons, pulled by the
- *     consumer: the caller at the top level, the parent's Q below.
+ *     consumer: the caller at the top level, the parent's ISA below.
+ * So a level sorts 2n/3 + n/3 records and permutes 3 * 2n/3; the thesis
+ * sorts all of them (sort(30n) + scan(6n) in all).
  *
  * Records are byte-packed big-endian fields sized for the level: characters
  * take 1 byte at level 0 (bytes are renamed to 1..d, d <= 255 distinct; 2
- * bytes if all 256 occur), names and positions as few bytes as their range
- * needs (at most 5 for 2^40).  At level 0 every merge tuple may also carry
- * T[i-1], which yields the BWT straight out of the final merge.
+ * bytes if all 256 occur), names, ranks and positions as few bytes as their
+ * range needs (at most 5 for 2^40).  At level 0 every merge tuple may also
+ * carry T[i-1], which yields the BWT straight out of the final merge.
  *
- * Memory: sorters own their share for life, so shares follow the stages'
- * overlap (of the pool: TS 72 % next to the parent's P 28 %; P next to TS;
- * Q 28 % next to the child's S0 24 % and S12 48 %; S0 and S12 next to R).
- * An in-memory subproblem gets 72 % (all of it at level 0).  At most three
- * sorters live at once.
+ * The sorts are distribution sorts where they fit (text_sorter): they stage
+ * their records while other parts work and distribute when those are gone.
+ *
+ * Memory: see "Memory shares" below.  An in-memory subproblem gets what the
+ * consumer of its output (the parent's ISA) leaves, all of the pool at level
+ * 0.  At most three sorts and permutations live at once.
  */
 #include "text_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* suffixes a level hands its consumer at once */
+#define OUT_BATCH 1024
 
 typedef enum sa_phase
 {
@@ -61,7 +68,6 @@ typedef struct merge_head
 {
 	uint64_t	t,
 				t1,
-				r,
 				r1,
 				r2,
 				i;
@@ -75,12 +81,37 @@ typedef struct dc3_level
 	uint64_t	K;				/* characters are 1..K */
 	int			cw,				/* bytes per character */
 				pw,				/* bytes per position (0..n) */
-				rw;				/* bytes per name or rank (0..n12) */
-	uint64_t	n1,				/* mod-1 samples, the dummy included */
+				rw;				/* bytes per name, rank or sample index (0..n12) */
+	uint64_t	n0,				/* mod-0 positions */
+				n1,				/* mod-1 samples, the dummy included */
 				n2,
 				n12;
+	bool		dummy;			/* n mod 3 = 1: sample n with triple ($,$,$) */
 	bool		prev;			/* carry T[i-1] (top level, BWT) */
 	bool		internal;
+	size_t		share_a,		/* memory of NAMES and ISA (with s0_r) */
+				share_12,		/* of S12 */
+				share_cons;		/* of the consumer of the output (the parent's ISA) */
+
+	/*
+	 * A sample of S0's keys (T[i], r[i+1]) gathered before S0 exists: T[i]
+	 * when step 1 scans T, r[i+1] when the child's output becomes ISA (or
+	 * the names are the ranks); then S0 distributes its tuples as they come
+	 * in step 4 instead of staging them.
+	 */
+	uint64_t	s0_stride;		/* every s0_stride-th mod-0 position; 0: S0 is staged */
+	uint64_t	s0_count;
+	size_t		s0_mem,			/* S0's memory when presampled, and its output's */
+				s0_out;
+	spool		s0_t;			/* T[i] of the sampled positions, in order */
+	uint64_t   *s0_r;			/* r[i+1] of the sampled positions */
+	size_t		s0_r_bytes;
+
+	/* where the text is: the caller's bytes at level 0, own names below */
+	spool	   *tsp;
+	int			tw;				/* bytes per character in tsp */
+	const uint16_t *map;		/* level 0: byte -> character */
+	spool		own;
 
 	/* internal */
 	void	   *text;
@@ -92,12 +123,18 @@ typedef struct dc3_level
 	const uint8_t *unmap;
 
 	/* external */
-	spool		own;			/* this level's copy of T (depth > 0) */
-	spool		mod2;			/* mod-2 names on their way to the child */
+	uint64_t   *tbits;			/* naming by table (level 0): a bit per triple */
+	uint32_t   *tdir;			/* names below each word of tbits */
+	size_t		tbits_bytes,
+				tdir_bytes;
 	text_sorter TS;
-	text_sorter P;
-	text_sorter Q;
-	text_sorter S[2];			/* S0, S12 */
+	text_scatter names;
+	bool		unique;			/* names are ranks: rank1, rank2 hold them */
+	spool		rank1,
+				rank2;
+	text_scatter isa;
+	text_sorter S0;
+	text_scatter S12;
 	struct dc3_level *child;
 	bool		primed;
 	bool		have[2];
@@ -112,7 +149,7 @@ typedef struct char_out
 	size_t		fill;
 } char_out;
 
-static xxl_status
+static inline xxl_status
 char_out_put(spool *sp, char_out *o, uint64_t c, int w)
 {
 	if (o->fill + (size_t) w > sizeof(o->buf))
@@ -126,19 +163,50 @@ char_out_put(spool *sp, char_out *o, uint64_t c, int w)
 	return XXL_OK;
 }
 
-/* Where a level reads its text from. */
-typedef struct text_src
+static xxl_status
+char_out_flush(spool *sp, char_out *o)
 {
-	bool		bytes;			/* level 0: raw bytes of a spool, renamed */
-	spool	   *sp;
+	if (o->fill > 0 && spool_write(sp, o->buf, o->fill) != XXL_OK)
+		return sp->env->err.code;
+	o->fill = 0;
+	return XXL_OK;
+}
+
+/* Characters of a level's text, in order. */
+typedef struct char_reader
+{
 	value_reader vr;
-	bool		open;
 	const uint16_t *map;
-	dc3_level  *parent;			/* names: mod-1 from the parent's P, then mod-2 */
-	bool		second;			/* reading the mod-2 names back */
-	char_out	co;				/* the mod-2 names on their way to the spool */
-	xxl_sa_level_stats *pstats;
-} text_src;
+	bool		open;
+} char_reader;
+
+static xxl_status
+char_reader_open(dc3_level *lv, char_reader *cr, bool consume)
+{
+	cr->map = lv->map;
+	if (value_reader_open(&cr->vr, lv->tsp, lv->tw, consume) != XXL_OK)
+		return lv->tsp->env->err.code;
+	cr->open = true;
+	return XXL_OK;
+}
+
+static inline xxl_status
+char_reader_next(char_reader *cr, uint64_t *c)
+{
+	xxl_status	rc = value_reader_next(&cr->vr, c);
+
+	if (cr->map)
+		*c = cr->map[*c];
+	return rc;
+}
+
+static void
+char_reader_close(char_reader *cr)
+{
+	if (cr->open)
+		value_reader_close(&cr->vr);
+	cr->open = false;
+}
 
 struct xxl_sa
 {
@@ -152,6 +220,11 @@ struct xxl_sa
 	uint16_t	map[256];
 	uint8_t		unmap[257];
 	dc3_level  *top;
+	/* the top level's output, handed out one by one */
+	uint64_t	out_pos[OUT_BATCH];
+	int			out_prev[OUT_BATCH];
+	int64_t		out_n,
+				out_at;
 	/* BWT */
 	spool		bwt;
 	spool_reader bwt_rd;
@@ -166,8 +239,8 @@ struct xxl_sa
 	uint64_t	build_ns;
 };
 
-static xxl_status level_build(xxl_sa *sa, dc3_level *lv, text_src *src);
-static int	level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev);
+static xxl_status level_build(xxl_sa *sa, dc3_level *lv);
+static int64_t level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);
 static void level_free(xxl_sa *sa, dc3_level *lv);
 
 static inline bool
@@ -179,28 +252,43 @@ poll(xxl_sa *sa)
 /* Sizes -------------------------------------------------------------------- */
 
 /*
- * Memory shares of the sorters, roughly in proportion to what they take
- * (the core sorter's capacity grows with its memory): P and Q (2n/3 pairs)
- * 28 %, S0 (n/3 tuples) 24 %, S12 (2n/3 tuples) the remaining 48 %, TS
- * whatever P leaves.  Live together: TS + P, R + S0 + S12, and the child's
- * S0 + S12 + the parent's Q.
+ * Memory shares.  A scatter holds its share for life; a sort that is a
+ * distribution sort holds little while it is filled, and then gets what is
+ * free when it distributes (see text_sorter): TS all of the pool (nothing
+ * else lives then), S0 what S12 leaves; once sorted they keep what the parts
+ * that outlive the sort leave them (a core sorter has that for life).  Live
+ * together: TS + NAMES; ISA + S12 (+ S0 filling); S12 + S0 sorting; S0 + S12
+ * + the consumer (the parent's ISA) when merging.  The scatters get
+ * SHARE_A_PCT and SHARE_S12_PCT of the pool, or what they need at the least
+ * if that is more (small budgets), which S0 then does without.
  */
+#define SHARE_A_PCT 25			/* NAMES, ISA */
+#define SHARE_S12_PCT 40
+
 static inline size_t
-share_p(const xxl_sa *sa)
+ts_memory(const xxl_sa *sa, const dc3_level *lv)
 {
-	return sa->env.pool / 100 * 28;
+	return sa->env.pool;
 }
 
 static inline size_t
-share_s0(const xxl_sa *sa)
+ts_output(const xxl_sa *sa, const dc3_level *lv)
 {
-	return sa->env.pool / 100 * 24;
+	return sa->env.pool - lv->share_a;
 }
 
 static inline size_t
-share_s12(const xxl_sa *sa)
+s0_memory(const xxl_sa *sa, const dc3_level *lv)
 {
-	return sa->env.pool - share_p(sa) - share_s0(sa);
+	return sa->env.pool - lv->share_12;
+}
+
+static inline size_t
+s0_output(const xxl_sa *sa, const dc3_level *lv)
+{
+	size_t		taken = lv->share_12 + lv->share_cons;
+
+	return sa->env.pool > taken ? sa->env.pool - taken : 0;
 }
 
 static int
@@ -219,10 +307,11 @@ internal_need(uint64_t n, uint64_t K)
 		+ text_sais_scratch((int64_t) m, (uint32_t) K) + 64 * 1024;
 }
 
+/* Whether n characters over 1..K are sorted in memory next to a consumer of the given share. */
 static bool
-fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, int depth)
+fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, size_t consumer)
 {
-	uint64_t	avail = depth == 0 ? sa->env.pool : sa->env.pool - share_p(sa);
+	uint64_t	avail = sa->env.pool - consumer;
 
 	if (n <= 1)
 		return true;
@@ -233,123 +322,124 @@ fits_internal(xxl_sa *sa, uint64_t n, uint64_t K, int depth)
 	return internal_need(n, K) <= avail;
 }
 
-/* Text sources ------------------------------------------------------------- */
-
-static xxl_status
-src_open(xxl_sa *sa, text_src *src, bool consume)
+/* Record sizes of a level. */
+static inline size_t
+ts_size(const dc3_level *lv)
 {
-	if (src->bytes && !src->open)
-	{
-		if (value_reader_open(&src->vr, src->sp, 1, consume) != XXL_OK)
-			return sa->env.err.code;
-		src->open = true;
-	}
+	return 3 * lv->cw + lv->rw;
+}
+
+static inline size_t
+s0_size(const dc3_level *lv)
+{
+	return 2 * lv->cw + 2 * lv->rw + lv->pw + (lv->prev ? 1 : 0);
+}
+
+static inline size_t
+s12_size(const dc3_level *lv)
+{
+	return 2 * lv->cw + lv->rw + lv->pw + (lv->prev ? 1 : 0);
+}
+
+/* Sample indexes: R order and text order of sample position i. */
+static inline uint64_t
+r_index(const dc3_level *lv, uint64_t i)
+{
+	return i % 3 == 1 ? i / 3 : lv->n1 + i / 3;
+}
+
+static inline uint64_t
+text_index_of_r(const dc3_level *lv, uint64_t k)
+{
+	return k < lv->n1 ? 2 * k : 2 * (k - lv->n1) + 1;
+}
+
+/* What NAMES and ISA get: share_a less S0's ranks, which live next to them. */
+static inline size_t
+share_scatter_a(const dc3_level *lv)
+{
+	return lv->share_a - lv->s0_r_bytes;
+}
+
+/* Step 1 sees T[i] of mod-0 position i: keep it if i is sampled for S0. */
+static inline xxl_status
+s0_sample_char(dc3_level *lv, char_out *co, uint64_t i, uint64_t c)
+{
+	if (lv->s0_stride && (i / 3) % lv->s0_stride == 0)
+		return char_out_put(&lv->s0_t, co, c, lv->cw);
 	return XXL_OK;
 }
 
-/* Next character of the source (the caller knows how many there are). */
-static inline xxl_status
-src_next(xxl_sa *sa, text_src *src, uint64_t *c)
+/* The rank of mod-1 position 3k+1 (R index k) is known: keep it if 3k is sampled. */
+static inline void
+s0_sample_rank(dc3_level *lv, uint64_t k, uint64_t rank)
 {
-	if (src->bytes)
-	{
-		uint64_t	b;
+	if (lv->s0_r && k < lv->n1 && k % lv->s0_stride == 0)
+		lv->s0_r[k / lv->s0_stride] = lv->dummy && k == lv->n1 - 1 ? 0 : rank;	/* r[n] = 0 */
+}
 
-		if (value_reader_next(&src->vr, &b) != XXL_OK)
-			return sa->env.err.code;
-		*c = src->map[b];
+static xxl_status
+s0_ranks_alloc(xxl_sa *sa, dc3_level *lv)
+{
+	if (lv->s0_stride == 0)
 		return XXL_OK;
-	}
-	if (!src->second)
-	{
-		dc3_level  *p = src->parent;
-		const unsigned char *rec;
-		int			got;
-
-		while ((got = tsort_next(&sa->env, &p->P, &rec)) > 0)
-		{
-			uint64_t	i = get_be(rec, p->pw);
-			uint64_t	name = get_be(rec + p->pw, p->rw);
-
-			if (i % 3 == 1)
-			{
-				*c = name;
-				return XXL_OK;
-			}
-			if (char_out_put(&p->mod2, &src->co, name, p->rw) != XXL_OK)
-				return sa->env.err.code;
-		}
-		if (got < 0)
-			return sa->env.err.code;
-		/* the mod-1 names are through: the mod-2 names follow */
-		if ((src->co.fill > 0 && spool_write(&p->mod2, src->co.buf, src->co.fill) != XXL_OK) ||
-			spool_finish(&p->mod2) != XXL_OK ||
-			value_reader_open(&src->vr, &p->mod2, p->rw, true) != XXL_OK)
-			return sa->env.err.code;
-		src->co.fill = 0;
-		src->open = true;
-		src->second = true;
-	}
-	return value_reader_next(&src->vr, c);
+	lv->s0_r = xxl_budget_alloc(&sa->env.budget, lv->s0_r_bytes, &sa->env.err);
+	if (lv->s0_r == NULL)
+		return sa->env.err.code;
+	memset(lv->s0_r, 0, lv->s0_r_bytes);
+	return XXL_OK;
 }
 
 static void
-src_close(xxl_sa *sa, text_src *src)
+s0_sample_free(xxl_sa *sa, dc3_level *lv)
 {
-	if (src->bytes)
-	{
-		if (src->open)
-			value_reader_close(&src->vr);
-		src->open = false;
-	}
-	else if (src->parent)
-	{
-		if (src->open)
-			value_reader_close(&src->vr);
-		src->open = false;
-		tsort_close(&sa->env, &src->parent->P, &src->pstats->io_bytes,
-					&src->pstats->sorted_bytes);
-		spool_free(&src->parent->mod2);
-	}
+	if (lv->s0_r)
+		xxl_budget_free(&sa->env.budget, lv->s0_r, lv->s0_r_bytes);
+	lv->s0_r = NULL;
+	spool_free(&lv->s0_t);
 }
 
 /* Internal levels ---------------------------------------------------------- */
 
 static xxl_status
-build_internal(xxl_sa *sa, dc3_level *lv, text_src *src)
+build_internal(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	int			ts = mem_char_bytes(lv->K);
+	char_reader cr = {0};
 	xxl_status	rc;
 
 	lv->internal = true;
 	lv->ts = ts;
 	lv->text_bytes = (size_t) ((n + 1) * ts);
-	if (src_open(sa, src, true) != XXL_OK)
+	if (char_reader_open(lv, &cr, true) != XXL_OK)
 		return env->err.code;
 	lv->text = xxl_budget_alloc(&env->budget, lv->text_bytes, &env->err);
 	if (lv->text == NULL)
+	{
+		char_reader_close(&cr);
 		return env->err.code;
+	}
 	for (uint64_t i = 0; i < n; i++)
 	{
 		uint64_t	c = 0;
 
-		if (src_next(sa, src, &c) != XXL_OK)
+		if (char_reader_next(&cr, &c) != XXL_OK || poll(sa))
+		{
+			char_reader_close(&cr);
 			return env->err.code;
+		}
 		if (ts == 1)
 			((uint8_t *) lv->text)[i] = (uint8_t) c;
 		else if (ts == 2)
 			((uint16_t *) lv->text)[i] = (uint16_t) c;
 		else
 			((uint32_t *) lv->text)[i] = (uint32_t) c;
-		if (poll(sa))
-			return env->err.code;
 	}
 	memset((char *) lv->text + n * ts, 0, ts);
-	src_close(sa, src);
-	if (lv->depth == 0)
-		spool_free(&sa->text);
+	char_reader_close(&cr);
+	spool_free(lv->tsp);
 
 	lv->sa_bytes = (size_t) ((n + 1) * 4);
 	lv->SA = xxl_budget_alloc(&env->budget, lv->sa_bytes, &env->err);
@@ -369,41 +459,92 @@ build_internal(xxl_sa *sa, dc3_level *lv, text_src *src)
 
 /* External levels ---------------------------------------------------------- */
 
-/* Steps 1 and 2: triples, naming.  Returns the number of names in *D. */
+static size_t
+spool_room(const text_env *env)
+{
+	return env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
+}
+
+/*
+ * A sort of the triples distributes them as they come if it has a sample of
+ * them first: every stride-th triple (in the order they are put) from a scan
+ * of T, which costs less than staging them.
+ */
 static xxl_status
-sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
+sample_triple_keys(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
-	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
+	uint64_t	stride = tsort_sample_stride(&lv->TS),
+				n = lv->n,
+				put = 0;
+	int			cw = lv->cw;
+	unsigned char key[64];
+	uint64_t	a[3] = {0, 0, 0};
+	char_reader cr = {0};
+
+	if (stride == 0)
+		return XXL_OK;
+	if (char_reader_open(lv, &cr, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t k = 0; k < 3 && k < n; k++)
+		if (char_reader_next(&cr, &a[k]) != XXL_OK)
+			goto failed;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		if (i % 3 != 0 && put++ % stride == 0)
+		{
+			put_be(key, a[0], cw);
+			put_be(key + cw, a[1], cw);
+			put_be(key + 2 * cw, a[2], cw);
+			if (tsort_sample(env, &lv->TS, key) != XXL_OK)
+				goto failed;
+		}
+		a[0] = a[1];
+		a[1] = a[2];
+		a[2] = 0;
+		if (i + 3 < n && char_reader_next(&cr, &a[2]) != XXL_OK)
+			goto failed;
+		if (poll(sa))
+			goto failed;
+	}
+	char_reader_close(&cr);
+	if (lv->dummy && put % stride == 0)
+	{
+		memset(key, 0, 3 * cw);
+		return tsort_sample(env, &lv->TS, key);
+	}
+	return XXL_OK;
+
+failed:
+	char_reader_close(&cr);
+	return env->err.code;
+}
+
+/*
+ * Step 1: the triples of the sample, keyed by their characters, each with
+ * its R index.
+ */
+static xxl_status
+sample_triples(xxl_sa *sa, dc3_level *lv)
+{
+	text_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	int			cw = lv->cw,
-				pw = lv->pw;
-	size_t		trec = 3 * cw + pw;
+				rw = lv->rw;
 	unsigned char rec[64];
-	unsigned char last[32];
-	uint64_t	a[3];
-	uint64_t	name = 0;
+	uint64_t	a[3] = {0, 0, 0};
+	char_reader cr = {0};
 	char_out	co;
-	const unsigned char *r;
-	int			got;
 
-	/* 1: the triples of the sample, and the copy of T */
-	if (tsort_open(env, &lv->TS, env->pool - share_p(sa), trec, 3 * cw, lv->n12) != XXL_OK)
+	if (tsort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
+				   lv->n12, TSORT_PRESAMPLED) != XXL_OK ||
+		sample_triple_keys(sa, lv) != XXL_OK ||
+		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
-	if (src_open(sa, src, false) != XXL_OK)
-		return env->err.code;
+	for (uint64_t k = 0; k < 3 && k < n; k++)
+		if (char_reader_next(&cr, &a[k]) != XXL_OK)
+			goto failed;
 	co.fill = 0;
-	for (int k = 0; k < 3; k++)
-	{
-		a[k] = 0;
-		if ((uint64_t) k < n)
-		{
-			if (src_next(sa, src, &a[k]) != XXL_OK)
-				return env->err.code;
-			if (lv->depth > 0 && char_out_put(&lv->own, &co, a[k], cw) != XXL_OK)
-				return env->err.code;
-		}
-	}
 	for (uint64_t i = 0; i < n; i++)
 	{
 		if (i % 3 != 0)
@@ -411,43 +552,55 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 			put_be(rec, a[0], cw);
 			put_be(rec + cw, a[1], cw);
 			put_be(rec + 2 * cw, a[2], cw);
-			put_be(rec + 3 * cw, i, pw);
+			put_be(rec + 3 * cw, r_index(lv, i), rw);
 			if (tsort_put(env, &lv->TS, rec) != XXL_OK)
-				return env->err.code;
+				goto failed;
 		}
+		else if (s0_sample_char(lv, &co, i, a[0]) != XXL_OK)
+			goto failed;
 		a[0] = a[1];
 		a[1] = a[2];
 		a[2] = 0;
-		if (i + 3 < n)
-		{
-			if (src_next(sa, src, &a[2]) != XXL_OK)
-				return env->err.code;
-			if (lv->depth > 0 && char_out_put(&lv->own, &co, a[2], cw) != XXL_OK)
-				return env->err.code;
-		}
+		if (i + 3 < n && char_reader_next(&cr, &a[2]) != XXL_OK)
+			goto failed;
 		if (poll(sa))
-			return env->err.code;
+			goto failed;
 	}
-	if (n % 3 == 1)
+	char_reader_close(&cr);
+	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
+		return env->err.code;
+	if (lv->dummy)
 	{
 		memset(rec, 0, 3 * cw);
-		put_be(rec + 3 * cw, n, pw);
+		put_be(rec + 3 * cw, lv->n1 - 1, rw);
 		if (tsort_put(env, &lv->TS, rec) != XXL_OK)
 			return env->err.code;
 	}
-	src_close(sa, src);
-	if (lv->depth > 0)
-	{
-		if (co.fill > 0 && spool_write(&lv->own, co.buf, co.fill) != XXL_OK)
-			return env->err.code;
-		if (spool_finish(&lv->own) != XXL_OK)
-			return env->err.code;
-	}
-	if (tsort_sort(env, &lv->TS) != XXL_OK)
-		return env->err.code;
+	return tsort_sort(env, &lv->TS);
 
-	/* 2: dense names into P, keyed by position */
-	if (tsort_open(env, &lv->P, share_p(sa), pw + lv->rw, pw, lv->n12) != XXL_OK)
+failed:
+	char_reader_close(&cr);
+	return env->err.code;
+}
+
+/*
+ * Step 2: dense names of the sorted triples, permuted into R order.  Returns
+ * the number of names in *D.
+ */
+static xxl_status
+name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
+{
+	text_env   *env = &sa->env;
+	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
+	int			cw = lv->cw,
+				rw = lv->rw;
+	unsigned char last[32];
+	unsigned char rec[8];
+	uint64_t	name = 0;
+	const unsigned char *r;
+	int			got;
+
+	if (tscat_open(env, &lv->names, share_scatter_a(lv), rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
 	{
@@ -456,36 +609,248 @@ sample_and_name(xxl_sa *sa, dc3_level *lv, text_src *src, uint64_t *D)
 			name++;
 			memcpy(last, r, 3 * cw);
 		}
-		memcpy(rec, r + 3 * cw, pw);
-		put_be(rec + pw, name, lv->rw);
-		if (tsort_put(env, &lv->P, rec) != XXL_OK)
-			return env->err.code;
-		if (poll(sa))
+		put_be(rec, name, rw);
+		if (tscat_put(env, &lv->names, get_be(r + 3 * cw, rw), rec) != XXL_OK || poll(sa))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
+	st->overfull_buckets += tsort_overfull(&lv->TS);
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
-	if (tsort_sort(env, &lv->P) != XXL_OK)
-		return env->err.code;
 	*D = name;
+	return tscat_finish(env, &lv->names);
+}
+
+/*
+ * The names in R order go to spools: the child's text (w bytes each), or,
+ * when they are unique and so the ranks, the mod-1 and the mod-2 ranks apart.
+ */
+static xxl_status
+spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+{
+	text_env   *env = &sa->env;
+	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
+	char_out	co;
+	const unsigned char *r;
+	uint64_t	k = 0;
+	int			got;
+
+	co.fill = 0;
+	while ((got = tscat_next(env, &lv->names, &r)) > 0)
+	{
+		spool	   *sp = second && k >= lv->n1 ? second : first;
+
+		if (second)
+			s0_sample_rank(lv, k, get_be(r, lv->rw));	/* the names are the ranks */
+		if (second && k == lv->n1 && char_out_flush(first, &co) != XXL_OK)
+			return env->err.code;
+		if (char_out_put(sp, &co, get_be(r, lv->rw), w) != XXL_OK || poll(sa))
+			return env->err.code;
+		k++;
+	}
+	if (got < 0 || char_out_flush(second && k > lv->n1 ? second : first, &co) != XXL_OK ||
+		spool_finish(first) != XXL_OK || (second && spool_finish(second) != XXL_OK))
+		return env->err.code;
+	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
 	return XXL_OK;
 }
 
-/* Step 3: recursion; leaves the ranks of the sample in Q. */
+/*
+ * Steps 1 and 2 at level 0 without a sort: the characters are at most 256
+ * renamed bytes, so every possible triple over 0..K has a bit in a table of
+ * (K+1)^3 bits (at most 2.1 MB): one scan marks the triples of the sample, a
+ * directory of the bits below each word makes the names dense (a triple's
+ * name is 1 + the marked triples below it), and two more scans write the
+ * names of the mod-1 and then of the mod-2 positions (table_names).
+ * Returns false (and uses no memory) if the table does not fit.
+ */
+static uint64_t
+table_cells(const dc3_level *lv)
+{
+	uint64_t	k = lv->K + 1;
+
+	return k * k * k;
+}
+
+static bool
+table_fits(xxl_sa *sa, const dc3_level *lv)
+{
+	uint64_t	cells = table_cells(lv);
+	uint64_t	bytes = XXL_ROUND_UP(cells / 8 + 8, XXL_ALIGN) + XXL_ROUND_UP((cells / 64 + 1) * 4, XXL_ALIGN);
+
+	return lv->depth == 0 && lv->K <= 256 && bytes <= sa->env.pool &&
+		bytes <= xxl_budget_available(&sa->env.budget);
+}
+
+static xxl_status
+table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
+{
+	text_env   *env = &sa->env;
+	uint64_t	n = lv->n,
+				k = lv->K + 1,
+				kk = k * k,
+				words,
+				v = 0,
+				names = 0;
+	char_reader cr = {0};
+	char_out	co;
+
+	co.fill = 0;
+	lv->tbits_bytes = (size_t) (table_cells(lv) / 64 + 1) * 8;
+	words = lv->tbits_bytes / 8;
+	lv->tdir_bytes = (size_t) words * 4;
+	lv->tbits = xxl_budget_alloc(&env->budget, lv->tbits_bytes, &env->err);
+	lv->tdir = lv->tbits ? xxl_budget_alloc(&env->budget, lv->tdir_bytes, &env->err) : NULL;
+	if (lv->tdir == NULL || char_reader_open(lv, &cr, false) != XXL_OK)
+		return env->err.code;
+	memset(lv->tbits, 0, lv->tbits_bytes);
+	/* v is the triple at i: T[i] * k^2 + T[i+1] * k + T[i+2] */
+	for (uint64_t i = 0; i < 2 && i < n; i++)
+	{
+		uint64_t	c;
+
+		if (char_reader_next(&cr, &c) != XXL_OK)
+			goto failed;
+		v = v * k + c;
+	}
+	v *= n >= 2 ? k : k * k;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	c = 0;
+
+		if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
+			goto failed;
+		v += c;
+		if (i % 3 != 0)
+			lv->tbits[v >> 6] |= UINT64_C(1) << (v & 63);
+		else if (s0_sample_char(lv, &co, i, v / kk) != XXL_OK)
+			goto failed;
+		v = (v % kk) * k;
+		if (poll(sa))
+			goto failed;
+	}
+	char_reader_close(&cr);
+	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
+		return env->err.code;
+	if (lv->dummy)
+		lv->tbits[0] |= 1;
+	for (uint64_t w = 0; w < words; w++)
+	{
+		lv->tdir[w] = (uint32_t) names;
+		names += (uint64_t) __builtin_popcountll(lv->tbits[w]);
+	}
+	*D = names;
+	return XXL_OK;
+
+failed:
+	char_reader_close(&cr);
+	return env->err.code;
+}
+
+static inline uint64_t
+table_name(const dc3_level *lv, uint64_t v)
+{
+	uint64_t	below = lv->tbits[v >> 6] & ((UINT64_C(1) << (v & 63)) - 1);
+
+	return lv->tdir[v >> 6] + (uint64_t) __builtin_popcountll(below) + 1;
+}
+
+/* The names in R order, w bytes each: mod-1 positions to first, mod-2 to second. */
+static xxl_status
+table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+{
+	text_env   *env = &sa->env;
+	uint64_t	n = lv->n,
+				k = lv->K + 1,
+				kk = k * k;
+	char_out	co;
+
+	for (int cls = 1; cls <= 2; cls++)
+	{
+		spool	   *sp = cls == 1 ? first : second;
+		char_reader cr = {0};
+		uint64_t	v = 0;
+
+		co.fill = 0;
+		if (char_reader_open(lv, &cr, false) != XXL_OK)
+			return env->err.code;
+		for (uint64_t i = 0; i < 2 && i < n; i++)
+		{
+			uint64_t	c;
+
+			if (char_reader_next(&cr, &c) != XXL_OK)
+				goto failed;
+			v = v * k + c;
+		}
+		v *= n >= 2 ? k : k * k;
+		for (uint64_t i = 0; i < n; i++)
+		{
+			uint64_t	c = 0;
+
+			if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
+				goto failed;
+			v += c;
+			if (i % 3 == (uint64_t) cls)
+			{
+				uint64_t	name = table_name(lv, v);
+
+				if (cls == 1)
+					s0_sample_rank(lv, i / 3, name);
+				if (char_out_put(sp, &co, name, w) != XXL_OK)
+					goto failed;
+			}
+			v = (v % kk) * k;
+			if (poll(sa))
+				goto failed;
+		}
+		char_reader_close(&cr);
+		if (cls == 1 && lv->dummy)
+		{
+			s0_sample_rank(lv, lv->n1 - 1, table_name(lv, 0));
+			if (char_out_put(sp, &co, table_name(lv, 0), w) != XXL_OK)
+				return env->err.code;
+		}
+		if (char_out_flush(sp, &co) != XXL_OK)
+			return env->err.code;
+		if (sp != first || first != second)
+			if (spool_finish(sp) != XXL_OK)
+				return env->err.code;
+		continue;
+
+failed:
+		char_reader_close(&cr);
+		return env->err.code;
+	}
+	if (first == second && spool_finish(first) != XXL_OK)
+		return env->err.code;
+	xxl_budget_free(&env->budget, lv->tbits, lv->tbits_bytes);
+	xxl_budget_free(&env->budget, lv->tdir, lv->tdir_bytes);
+	lv->tbits = NULL;
+	lv->tdir = NULL;
+	return XXL_OK;
+}
+
+/* The names in R order to spools, from the table or from NAMES. */
+static xxl_status
+write_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+{
+	if (lv->tbits)
+		return table_names(sa, lv, first, second ? second : first, w);
+	return spool_names(sa, lv, first, second, w);
+}
+
+/* Step 3: recursion; leaves the ranks of the sample in text order in ISA. */
 static xxl_status
 recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 {
 	text_env   *env = &sa->env;
-	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 	dc3_level  *child;
-	text_src	src;
-	unsigned char rec[32];
+	unsigned char rec[8];
 	uint64_t	k,
-				j = 0;
-	int			got;
+				j = 0,
+				out[OUT_BATCH];
+	int64_t		got;
 	xxl_status	rc;
-	size_t		left = env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "DC3: recursion deeper than %d levels",
@@ -499,30 +864,29 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->n = lv->n12;
 	child->K = D;
 	child->cw = width_for(D);
-
-	spool_init(&lv->mod2, env, left / 2);
-	memset(&src, 0, sizeof(src));
-	src.parent = lv;
-	src.pstats = st;
-	rc = level_build(sa, child, &src);
-	src_close(sa, &src);
+	child->tsp = &child->own;
+	child->tw = child->cw;
+	child->share_cons = lv->share_a;
+	spool_init(&child->own, env, spool_room(env) / 2);
+	if (write_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
+		return env->err.code;
+	rc = level_build(sa, child);
 	if (rc != XXL_OK)
 		return rc;
 
-	/* rank j+1 for recursive position k = SA12[j], keyed by k's position here */
-	if (tsort_open(env, &lv->Q, share_p(sa), lv->pw + lv->rw, lv->pw, lv->n12) != XXL_OK)
+	/* rank j+1 for R index k = SA12[j], at k's text-order index */
+	if (s0_ranks_alloc(sa, lv) != XXL_OK ||
+		tscat_open(env, &lv->isa, share_scatter_a(lv), lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
-	while ((got = level_next(sa, child, &k, NULL)) > 0)
-	{
-		uint64_t	i = k < lv->n1 ? 3 * k + 1 : 3 * (k - lv->n1) + 2;
-
-		put_be(rec, i, lv->pw);
-		put_be(rec + lv->pw, ++j, lv->rw);
-		if (tsort_put(env, &lv->Q, rec) != XXL_OK)
-			return env->err.code;
-		if (poll(sa))
-			return env->err.code;
-	}
+	while ((got = level_fill(sa, child, out, NULL, OUT_BATCH)) > 0)
+		for (int64_t x = 0; x < got; x++)
+		{
+			k = out[x];
+			s0_sample_rank(lv, k, j + 1);
+			put_be(rec, ++j, lv->rw);
+			if (tscat_put(env, &lv->isa, text_index_of_r(lv, k), rec) != XXL_OK)
+				return env->err.code;
+		}
 	if (got < 0)
 		return env->err.code;
 	if (j != lv->n12)
@@ -532,13 +896,40 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	level_free(sa, child);
 	xxl_budget_free(&env->budget, child, sizeof(*child));
 	lv->child = NULL;
-	return tsort_sort(env, &lv->Q);
+	return tscat_finish(env, &lv->isa);
 }
 
-/* Rank of sample position j (0 for j >= n), read in increasing j. */
-static inline xxl_status
-next_rank(xxl_sa *sa, dc3_level *lv, text_sorter *R, uint64_t j, uint64_t *rank)
+/* The ranks of the sample positions in increasing order (0 from n on). */
+typedef struct rank_reader
 {
+	dc3_level  *lv;
+	value_reader r[2];			/* names unique: mod-1 and mod-2 ranks */
+	bool		open;
+} rank_reader;
+
+static xxl_status
+rank_reader_open(xxl_sa *sa, dc3_level *lv, rank_reader *rr)
+{
+	memset(rr, 0, sizeof(*rr));
+	rr->lv = lv;
+	if (lv->unique)
+	{
+		if (value_reader_open(&rr->r[0], &lv->rank1, lv->rw, true) != XXL_OK)
+			return sa->env.err.code;
+		if (value_reader_open(&rr->r[1], &lv->rank2, lv->rw, true) != XXL_OK)
+		{
+			value_reader_close(&rr->r[0]);
+			return sa->env.err.code;
+		}
+		rr->open = true;
+	}
+	return XXL_OK;
+}
+
+static inline xxl_status
+rank_reader_next(xxl_sa *sa, rank_reader *rr, uint64_t j, uint64_t *rank)
+{
+	dc3_level  *lv = rr->lv;
 	const unsigned char *rec;
 	int			got;
 
@@ -547,20 +938,80 @@ next_rank(xxl_sa *sa, dc3_level *lv, text_sorter *R, uint64_t j, uint64_t *rank)
 		*rank = 0;
 		return XXL_OK;
 	}
-	got = tsort_next(&sa->env, R, &rec);
+	if (lv->unique)
+		return value_reader_next(&rr->r[j % 3 == 1 ? 0 : 1], rank);
+	got = tscat_next(&sa->env, &lv->isa, &rec);
 	if (got < 0)
 		return sa->env.err.code;
-	if (got == 0 || get_be(rec, lv->pw) != j)
+	if (got == 0)
 		return xxl_error_set(&sa->env.err, XXL_EINVAL, 0,
 							 "DC3: rank of position %llu missing at level %d",
 							 (unsigned long long) j, lv->depth);
-	*rank = get_be(rec + lv->pw, lv->rw);
+	*rank = get_be(rec, lv->rw);
+	return XXL_OK;
+}
+
+static void
+rank_reader_close(rank_reader *rr)
+{
+	if (rr->open)
+	{
+		value_reader_close(&rr->r[0]);
+		value_reader_close(&rr->r[1]);
+	}
+	rr->open = false;
+}
+
+/*
+ * S0, presampled from what steps 1 to 3 kept (distributed in step 4 next to
+ * ISA and S12), or staged (distributed once ISA is gone).
+ */
+static xxl_status
+open_s0(xxl_sa *sa, dc3_level *lv)
+{
+	text_env   *env = &sa->env;
+	value_reader vr;
+	unsigned char key[16];
+
+	if (lv->s0_stride == 0)
+		return tsort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv),
+						  lv->cw + lv->rw, lv->n0, TSORT_BOUNDED);
+	if (tsort_open(env, &lv->S0, lv->s0_mem, lv->s0_out, s0_size(lv), lv->cw + lv->rw, lv->n0,
+				   TSORT_PRESAMPLED) != XXL_OK)
+		return env->err.code;
+	sa->lstats[lv->depth].s0_presampled = true;
+	if (tsort_sample_stride(&lv->S0) != lv->s0_stride)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "DC3: S0 at level %d wants a sample every %llu, planned %llu",
+							 lv->depth, (unsigned long long) tsort_sample_stride(&lv->S0),
+							 (unsigned long long) lv->s0_stride);
+	if (value_reader_open(&vr, &lv->s0_t, lv->cw, true) != XXL_OK)
+		return env->err.code;
+	for (uint64_t c = 0; c < lv->s0_count; c++)
+	{
+		uint64_t	t;
+
+		if (value_reader_next(&vr, &t) != XXL_OK)
+		{
+			value_reader_close(&vr);
+			return env->err.code;
+		}
+		put_be(key, t, lv->cw);
+		put_be(key + lv->cw, lv->s0_r[c], lv->rw);
+		if (tsort_sample(env, &lv->S0, key) != XXL_OK)
+		{
+			value_reader_close(&vr);
+			return env->err.code;
+		}
+	}
+	value_reader_close(&vr);
+	s0_sample_free(sa, lv);
 	return XXL_OK;
 }
 
 /* Step 4: merge tuples from T and the ranks. */
 static xxl_status
-merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
+merge_tuples(xxl_sa *sa, dc3_level *lv)
 {
 	text_env   *env = &sa->env;
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
@@ -569,12 +1020,9 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 				rw = lv->rw,
 				pw = lv->pw;
 	int			pb = lv->prev ? 1 : 0;
-	size_t		size0 = 2 * cw + 2 * rw + pw + pb,
-				size12 = 2 * cw + 2 * rw + pw + pb;
-	uint64_t	n0 = (n + 2) / 3;
-	spool	   *tsp = lv->depth == 0 ? &sa->text : &lv->own;
-	value_reader vr;
-	bool		vr_open = false;
+	uint64_t	base = lv->dummy ? 2 : 1;	/* the smallest rank of a real sample */
+	char_reader cr = {0};
+	rank_reader rr;
 	unsigned char rec[64];
 	uint64_t	t0,
 				t1 = 0,
@@ -586,25 +1034,32 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 				ri2 = 0;
 	xxl_status	rc = XXL_OK;
 
-	if (tsort_open(env, &lv->S[0], share_s0(sa), size0, cw + rw, n0) != XXL_OK ||
-		tsort_open(env, &lv->S[1], share_s12(sa), size12, rw, n - n0) != XXL_OK)
+	if (tscat_open(env, &lv->S12, lv->share_12, s12_size(lv), n - lv->n0) != XXL_OK ||
+		open_s0(sa, lv) != XXL_OK)
 		return env->err.code;
-	if (value_reader_open(&vr, tsp, lv->depth == 0 ? 1 : cw, false) != XXL_OK)
+	if (rank_reader_open(sa, lv, &rr) != XXL_OK)
 		return env->err.code;
-	vr_open = true;
+	/* raw characters (the BWT wants bytes), renamed here */
+	cr.map = NULL;
+	if (value_reader_open(&cr.vr, lv->tsp, lv->tw, true) != XXL_OK)
+	{
+		rank_reader_close(&rr);
+		return env->err.code;
+	}
+	cr.open = true;
 
 #define READ_CHAR(raw, c) \
 	do { \
-		if ((rc = value_reader_next(&vr, &(raw))) != XXL_OK) \
+		if ((rc = value_reader_next(&cr.vr, &(raw))) != XXL_OK) \
 			goto out; \
-		(c) = lv->depth == 0 ? sa->map[(raw)] : (raw); \
+		(c) = lv->map ? lv->map[(raw)] : (raw); \
 	} while (0)
 
 	READ_CHAR(raw0, t0);
 	if (n > 1)
 		READ_CHAR(raw1, t1);
-	if ((rc = next_rank(sa, lv, R, 1, &ri1)) != XXL_OK ||
-		(rc = next_rank(sa, lv, R, 2, &ri2)) != XXL_OK)
+	if ((rc = rank_reader_next(sa, &rr, 1, &ri1)) != XXL_OK ||
+		(rc = rank_reader_next(sa, &rr, 2, &ri2)) != XXL_OK)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
 	{
@@ -617,19 +1072,30 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 			put_be(p, ri1, rw), p += rw;
 			put_be(p, t1, cw), p += cw;
 			put_be(p, ri2, rw), p += rw;
+			put_be(p, i, pw), p += pw;
+			if (pb)
+				*p = (unsigned char) rprev;
+			if ((rc = tsort_put(env, &lv->S0, rec)) != XXL_OK)
+				goto out;
 		}
 		else
 		{
-			put_be(p, ri, rw), p += rw;
 			put_be(p, t0, cw), p += cw;
 			put_be(p, cls == 1 ? 0 : t1, cw), p += cw;
 			put_be(p, cls == 1 ? ri1 : ri2, rw), p += rw;
+			put_be(p, i, pw), p += pw;
+			if (pb)
+				*p = (unsigned char) rprev;
+			if (ri < base || ri - base >= n - lv->n0)
+			{
+				rc = xxl_error_set(&env->err, XXL_EINVAL, 0,
+								   "DC3: rank %llu of position %llu out of range at level %d",
+								   (unsigned long long) ri, (unsigned long long) i, lv->depth);
+				goto out;
+			}
+			if ((rc = tscat_put(env, &lv->S12, ri - base, rec)) != XXL_OK)
+				goto out;
 		}
-		put_be(p, i, pw), p += pw;
-		if (pb)
-			*p = (unsigned char) rprev;
-		if ((rc = tsort_put(env, &lv->S[cls == 0 ? 0 : 1], rec)) != XXL_OK)
-			goto out;
 
 		/* slide the window: T[i+1], T[i+2] and r[i+1], r[i+2], r[i+3] */
 		rprev = raw0;
@@ -642,7 +1108,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 		ri = ri1;
 		ri1 = ri2;
 		ri2 = 0;
-		if ((i + 3) % 3 != 0 && (rc = next_rank(sa, lv, R, i + 3, &ri2)) != XXL_OK)
+		if ((i + 3) % 3 != 0 && (rc = rank_reader_next(sa, &rr, i + 3, &ri2)) != XXL_OK)
 			goto out;
 		if (poll(sa))
 		{
@@ -653,15 +1119,17 @@ merge_tuples(xxl_sa *sa, dc3_level *lv, text_sorter *R)
 #undef READ_CHAR
 
 out:
-	if (vr_open)
-		value_reader_close(&vr);
+	char_reader_close(&cr);
+	rank_reader_close(&rr);
 	if (rc != XXL_OK)
 		return rc;
-	tsort_close(env, R, &st->io_bytes, &st->sorted_bytes);
-	spool_free(tsp);
-	for (int k = 0; k < 2; k++)
-		if (tsort_sort(env, &lv->S[k]) != XXL_OK)
-			return env->err.code;
+	tscat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
+	spool_free(&lv->rank1);
+	spool_free(&lv->rank2);
+	spool_free(lv->tsp);
+	/* ISA is gone: S0 distributes in what S12 leaves */
+	if (tsort_sort(env, &lv->S0) != XXL_OK || tscat_finish(env, &lv->S12) != XXL_OK)
+		return env->err.code;
 	return XXL_OK;
 }
 
@@ -679,8 +1147,9 @@ list_bytes(uint64_t b)
  * An upper bound of what the spools' block lists take at once: a capacity
  * of up to twice the blocks, and one list in the middle of doubling.  The
  * text spool and every level's copy of its text live until that level's
- * merge, next to one spool of mod-2 names; characters below level 0 are
- * names of up to width_for(n12) bytes.  Plus the level structs.
+ * merge; the deepest external level may spool its unique names as ranks
+ * (mod-1 and mod-2 apart); characters below level 0 are names of up to
+ * width_for(n12) bytes.  Plus the level structs.
  */
 static uint64_t
 lists_bound(const xxl_sa *sa, uint64_t n)
@@ -689,7 +1158,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 	uint64_t	b = n / B + 1;
 	uint64_t	total = list_bytes(b),
 				largest = b,
-				mod2 = 0,
+				ranks = 0,
 				m = n;
 	uint64_t	levels = 1;
 
@@ -697,12 +1166,12 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 	while (levels < XXL_SA_MAX_LEVELS)
 	{
 		uint64_t	m12 = (m + 2) / 3 + m / 3;
-		uint64_t	b2 = list_bytes((m / 3) * width_for(m12) / B + 1);
+		uint64_t	r2 = 2 * list_bytes(m12 * width_for(m12) / B / 2 + 1);
 
-		if (b2 > mod2)
-			mod2 = b2;
+		if (r2 > ranks)
+			ranks = r2;
 		levels++;
-		if (fits_internal((xxl_sa *) sa, m12, m12, 1))
+		if (fits_internal((xxl_sa *) sa, m12, m12, sa->env.pool / 100 * SHARE_A_PCT))
 			break;
 		b = m12 * width_for(m12) / B + 1;
 		total += list_bytes(b);
@@ -711,14 +1180,14 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 		m = m12;
 	}
 	/* the largest list doubling: its old arrays next to the new ones */
-	return total + mod2 + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
+	return total + ranks + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
 }
 
 /*
  * The block lists come out of the environment's slack.  A long text at a
  * small budget needs more: then the sorters' pool gives it up, before any
  * sorter exists (shares are computed from the pool when they are opened),
- * so that the build does not run out of memory halfway; check_plan then
+ * so that the build does not run out of memory halfway; plan_level then
  * judges the smaller pool.
  */
 static xxl_status
@@ -743,66 +1212,182 @@ reserve_lists(xxl_sa *sa, uint64_t n)
 
 /*
  * Fail fast if the budget cannot carry an external level: check its sorters
- * before any work is done.
+ * and permutations before any work is done.
  */
-static xxl_status
-check_plan(xxl_sa *sa, const dc3_level *lv)
+/* The least memory a scatter of these records needs (0 if none is enough). */
+static size_t
+scatter_need(text_env *env, size_t rec_size, uint64_t slots)
+{
+	size_t		lo = XXL_ALIGN,
+				hi = env->pool;
+
+	if (!tscat_fits(env, hi, rec_size, slots))
+		return 0;
+	while (hi - lo > XXL_ALIGN)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (tscat_fits(env, mid, rec_size, slots))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * Whether S0 can be presampled: it then distributes in step 4 next to ISA
+ * and S12, and keeps that memory for its output unless the consumer needs
+ * more; its sample's ranks come out of share_a (they live next to ISA).
+ */
+static void
+plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 {
 	text_env   *env = &sa->env;
-	uint64_t	n = lv->n,
-				n0 = (n + 2) / 3;
-	int			cw = lv->cw,
-				pw = lv->pw,
-				rw = lv->rw;
-	size_t		s12 = 2 * cw + 2 * rw + pw + (lv->prev ? 1 : 0);
-	size_t		block;
+	size_t		rec = s0_size(lv),
+				key = lv->cw + lv->rw;
+	size_t		taken = lv->share_a + lv->share_12,
+				mem,
+				out,
+				bytes;
+	uint64_t	stride;
 
-	if (tsort_pick_block(env, env->pool - share_p(sa), 3 * cw + pw, lv->n12, &block) != XXL_OK ||
-		tsort_pick_block(env, share_p(sa), pw + rw, lv->n12, &block) != XXL_OK ||
-		tsort_pick_block(env, share_s0(sa), s12, n0, &block) != XXL_OK ||
-		tsort_pick_block(env, share_s12(sa), s12, n - n0, &block) != XXL_OK)
-		return env->err.code;
+	lv->s0_stride = 0;
+	if (taken >= env->pool)
+		return;
+	mem = env->pool - taken;
+	out = mem < s0_output(sa, lv) ? mem : s0_output(sa, lv);
+	stride = tsort_plan_stride(env, mem, out, rec, key, lv->n0);
+	if (stride == 0)
+		return;
+	/* room for the ranks: at most this many samples, for a stride at least this long */
+	bytes = XXL_ROUND_UP(((lv->n0 + stride - 1) / stride) * sizeof(uint64_t), XXL_ALIGN);
+	if (lv->share_a < need_a + bytes)
+		return;
+	lv->s0_stride = stride;
+	lv->s0_count = (lv->n0 + stride - 1) / stride;
+	lv->s0_r_bytes = bytes;
+	lv->s0_mem = mem;
+	lv->s0_out = out;
+	spool_init(&lv->s0_t, env, spool_room(env) / 8);
+}
+
+/*
+ * The level's shares, and a check that the budget carries its sorts and
+ * permutations before any work is done.
+ */
+static xxl_status
+plan_level(xxl_sa *sa, dc3_level *lv)
+{
+	text_env   *env = &sa->env;
+	size_t		need_a = scatter_need(env, lv->rw, lv->n12),
+				need_12 = scatter_need(env, s12_size(lv), lv->n - lv->n0);
+
+	lv->share_a = env->pool / 100 * SHARE_A_PCT;
+	lv->share_12 = env->pool / 100 * SHARE_S12_PCT;
+	/* a little more than the least, so that the blocks are not all minimal */
+	if (need_a && lv->share_a < need_a + need_a / 8)
+		lv->share_a = need_a + need_a / 8;
+	if (need_12 && lv->share_12 < need_12 + need_12 / 8)
+		lv->share_12 = need_12 + need_12 / 8;
+	if (need_a == 0 || need_12 == 0 || lv->share_a + lv->share_12 + lv->share_cons >= env->pool ||
+		!tsort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
+		!tsort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: the sorts "
+							 "and permutations of level %d (%llu characters) do not fit",
+							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
+	plan_s0_sample(sa, lv, need_a);
 	return XXL_OK;
 }
 
+/*
+ * Fail before any work if a deeper level would not fit: plan every level
+ * below the top one as it may come, with as many names as it can have (the
+ * names are unknown until then): a level's names are distinct triples of
+ * its parent's characters, so at most min(n, (K + 1)^3).
+ */
 static xxl_status
-build_external(xxl_sa *sa, dc3_level *lv, text_src *src)
+plan_below(xxl_sa *sa, const dc3_level *top)
 {
-	text_env   *env = &sa->env;
-	uint64_t	n = lv->n;
-	uint64_t	D;
+	uint64_t	m = top->n12,
+				K = top->K;
+	size_t		consumer = top->share_a;
+	xxl_status	rc = XXL_OK;
 
-	lv->internal = false;
-	lv->pw = width_for(n);
-	lv->n1 = (n + 2) / 3;
-	lv->n2 = n / 3;
-	lv->n12 = lv->n1 + lv->n2;
-	lv->rw = width_for(lv->n12);
-	if (lv->depth == 0 && reserve_lists(sa, n) != XXL_OK)
-		return env->err.code;
-	if (check_plan(sa, lv) != XXL_OK)
-		return env->err.code;
-	if (lv->depth > 0)
+	for (int depth = 1; depth < XXL_SA_MAX_LEVELS && m > 1 && rc == XXL_OK; depth++)
 	{
-		size_t		left = env->spool_allowance > env->spool_mem
-			? env->spool_allowance - env->spool_mem : 0;
+		dc3_level	lv;
 
-		spool_init(&lv->own, env, left / 2);
+		K = K + 1 < (UINT64_C(1) << 21) && (K + 1) * (K + 1) * (K + 1) < m ? (K + 1) * (K + 1) * (K + 1) : m;
+		if (fits_internal(sa, m, K, consumer))
+			break;
+		memset(&lv, 0, sizeof(lv));
+		lv.depth = depth;
+		lv.n = m;
+		lv.K = K;
+		lv.cw = width_for(K);
+		lv.share_cons = consumer;
+		lv.pw = width_for(m);
+		lv.n0 = lv.n1 = (m + 2) / 3;
+		lv.n2 = m / 3;
+		lv.n12 = lv.n1 + lv.n2;
+		lv.dummy = m % 3 == 1;
+		lv.rw = width_for(lv.n12);
+		rc = plan_level(sa, &lv);
+		spool_free(&lv.s0_t);
+		consumer = lv.share_a;
+		m = lv.n12;
 	}
-	if (sample_and_name(sa, lv, src, &D) != XXL_OK)
-		return env->err.code;
-	sa->lstats[lv->depth].names_unique = (D == lv->n12);
-	if (D < lv->n12)
-	{
-		if (recurse(sa, lv, D) != XXL_OK)
-			return env->err.code;
-		return merge_tuples(sa, lv, &lv->Q);
-	}
-	return merge_tuples(sa, lv, &lv->P);
+	return rc;
 }
 
 static xxl_status
-level_build(xxl_sa *sa, dc3_level *lv, text_src *src)
+build_external(xxl_sa *sa, dc3_level *lv)
+{
+	text_env   *env = &sa->env;
+	uint64_t	n = lv->n;
+	uint64_t	D = 0;
+
+	lv->internal = false;
+	lv->pw = width_for(n);
+	lv->n0 = (n + 2) / 3;
+	lv->n1 = (n + 2) / 3;
+	lv->n2 = n / 3;
+	lv->n12 = lv->n1 + lv->n2;
+	lv->dummy = n % 3 == 1;
+	lv->rw = width_for(lv->n12);
+	if (lv->depth == 0 && reserve_lists(sa, n) != XXL_OK)
+		return env->err.code;
+	if (plan_level(sa, lv) != XXL_OK || (lv->depth == 0 && plan_below(sa, lv) != XXL_OK))
+		return env->err.code;
+	if (table_fits(sa, lv))
+	{
+		sa->lstats[0].names_by_table = true;
+		if (table_mark(sa, lv, &D) != XXL_OK)
+			return env->err.code;
+	}
+	else if (sample_triples(sa, lv) != XXL_OK || name_triples(sa, lv, &D) != XXL_OK)
+		return env->err.code;
+	lv->unique = D == lv->n12;
+	sa->lstats[lv->depth].names_unique = lv->unique;
+	if (lv->unique)
+	{
+		size_t		room = spool_room(env) / 2;
+
+		spool_init(&lv->rank1, env, room / 2);
+		spool_init(&lv->rank2, env, room / 2);
+		if (s0_ranks_alloc(sa, lv) != XXL_OK ||
+			write_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
+			return env->err.code;
+	}
+	else if (recurse(sa, lv, D) != XXL_OK)
+		return env->err.code;
+	return merge_tuples(sa, lv);
+}
+
+static xxl_status
+level_build(xxl_sa *sa, dc3_level *lv)
 {
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 
@@ -811,16 +1396,16 @@ level_build(xxl_sa *sa, dc3_level *lv, text_src *src)
 	st->n = lv->n;
 	st->alphabet = lv->K;
 	st->char_bytes = lv->cw;
-	if (fits_internal(sa, lv->n, lv->K, lv->depth))
+	if (fits_internal(sa, lv->n, lv->K, lv->share_cons))
 	{
 		st->internal = true;
-		return build_internal(sa, lv, src);
+		return build_internal(sa, lv);
 	}
 	/* an external level 0 keeps at most the spool allowance of text in memory */
 	if (lv->depth == 0 && !sa->text.on_disk && sa->text.mem_used > sa->env.spool_allowance &&
 		spool_spill(&sa->text) != XXL_OK)
 		return sa->env.err.code;
-	return build_external(sa, lv, src);
+	return build_external(sa, lv);
 }
 
 /* Step 5: the merge --------------------------------------------------------- */
@@ -831,20 +1416,15 @@ decode(const dc3_level *lv, int which, const unsigned char *p, merge_head *h)
 	int			cw = lv->cw,
 				rw = lv->rw;
 
+	h->t = get_be(p, cw), p += cw;
 	if (which == 0)
 	{
-		h->t = get_be(p, cw), p += cw;
 		h->r1 = get_be(p, rw), p += rw;
 		h->t1 = get_be(p, cw), p += cw;
-		h->r2 = get_be(p, rw), p += rw;
 	}
 	else
-	{
-		h->r = get_be(p, rw), p += rw;
-		h->t = get_be(p, cw), p += cw;
 		h->t1 = get_be(p, cw), p += cw;
-		h->r2 = get_be(p, rw), p += rw;	/* r[i+1] or r[i+2] */
-	}
+	h->r2 = get_be(p, rw), p += rw;	/* S12: r[i+1] or r[i+2] */
 	h->i = get_be(p, lv->pw);
 	p += lv->pw;
 	h->prev = lv->prev ? (h->i == 0 ? -1 : *p) : -1;
@@ -854,7 +1434,8 @@ static int
 fetch(xxl_sa *sa, dc3_level *lv, int which)
 {
 	const unsigned char *rec;
-	int			got = tsort_next(&sa->env, &lv->S[which], &rec);
+	int			got = which == 0 ? tsort_next(&sa->env, &lv->S0, &rec)
+		: tscat_next(&sa->env, &lv->S12, &rec);
 
 	if (got < 0)
 		return -1;
@@ -882,34 +1463,40 @@ less0(const merge_head *a, const merge_head *b)
 	return a->r2 < b->r2;
 }
 
-static int
-level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev)
+/*
+ * The next suffixes of a level in order, up to cap of them: their positions
+ * and, if prev is not NULL, the bytes before them.  Returns how many, 0 at
+ * the end, -1 on error.  The consumers (the parent's ISA, the caller) take
+ * them in batches: one call per suffix cost a tenth of the build.
+ */
+static int64_t
+level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 {
-	int			best;
+	size_t		k = 0;
 
+	if (sa->env.cancel && text_env_canceled(&sa->env))
+		return -1;
 	if (lv->internal)
 	{
-		int32_t		p;
-
-		if (lv->out > lv->n)
-			return 0;
-		p = lv->SA[lv->out++];
-		*pos = (uint64_t) p;
-		if (prev)
+		for (; k < cap && lv->out <= lv->n; k++)
 		{
-			if (p == 0 || lv->text == NULL)
-				*prev = -1;
-			else
-			{
-				uint32_t	c = lv->ts == 1 ? ((uint8_t *) lv->text)[p - 1]
-					: ((uint16_t *) lv->text)[p - 1];
+			int32_t		p = lv->SA[lv->out++];
 
-				*prev = lv->unmap ? lv->unmap[c] : (int) c - 1;
+			pos[k] = (uint64_t) p;
+			if (prev)
+			{
+				if (p == 0 || lv->text == NULL)
+					prev[k] = -1;
+				else
+				{
+					uint32_t	c = lv->ts == 1 ? ((uint8_t *) lv->text)[p - 1]
+						: ((uint16_t *) lv->text)[p - 1];
+
+					prev[k] = lv->unmap ? lv->unmap[c] : (int) c - 1;
+				}
 			}
 		}
-		if (poll(sa))
-			return -1;
-		return 1;
+		return (int64_t) k;
 	}
 	if (!lv->primed)
 	{
@@ -918,27 +1505,33 @@ level_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev)
 				return -1;
 		lv->primed = true;
 	}
-	if (lv->have[0] && lv->have[1])
-		best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
-	else if (lv->have[0] || lv->have[1])
-		best = lv->have[0] ? 0 : 1;
-	else
+	while (k < cap)
 	{
-		if (lv->emitted != lv->n)
+		int			best;
+
+		if (lv->have[0] && lv->have[1])
+			best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
+		else if (lv->have[0] || lv->have[1])
+			best = lv->have[0] ? 0 : 1;
+		else
 		{
-			xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "DC3: merge produced %llu of %llu suffixes",
-						  (unsigned long long) lv->emitted, (unsigned long long) lv->n);
-			return -1;
+			if (lv->emitted != lv->n)
+			{
+				xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "DC3: merge produced %llu of %llu suffixes",
+							  (unsigned long long) lv->emitted, (unsigned long long) lv->n);
+				return -1;
+			}
+			break;
 		}
-		return 0;
+		pos[k] = lv->h[best].i;
+		if (prev)
+			prev[k] = lv->h[best].prev;
+		k++;
+		lv->emitted++;
+		if (fetch(sa, lv, best) < 0)
+			return -1;
 	}
-	*pos = lv->h[best].i;
-	if (prev)
-		*prev = lv->h[best].prev;
-	lv->emitted++;
-	if (fetch(sa, lv, best) < 0 || poll(sa))
-		return -1;
-	return 1;
+	return (int64_t) k;
 }
 
 static void
@@ -953,14 +1546,23 @@ level_free(xxl_sa *sa, dc3_level *lv)
 		xxl_budget_free(&env->budget, lv->child, sizeof(*lv->child));
 		lv->child = NULL;
 	}
+	st->overfull_buckets += tsort_overfull(&lv->TS) + tsort_overfull(&lv->S0);
 	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
-	tsort_close(env, &lv->P, &st->io_bytes, &st->sorted_bytes);
-	tsort_close(env, &lv->Q, &st->io_bytes, &st->sorted_bytes);
-	for (int k = 0; k < 2; k++)
-		tsort_close(env, &lv->S[k], &st->io_bytes, &st->sorted_bytes);
+	tsort_close(env, &lv->S0, &st->io_bytes, &st->sorted_bytes);
+	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
+	tscat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
+	tscat_close(env, &lv->S12, &st->io_bytes, &st->scattered_bytes);
 	if (lv->depth > 0)
 		spool_free(&lv->own);
-	spool_free(&lv->mod2);
+	s0_sample_free(sa, lv);
+	spool_free(&lv->rank1);
+	spool_free(&lv->rank2);
+	if (lv->tbits)
+		xxl_budget_free(&env->budget, lv->tbits, lv->tbits_bytes);
+	if (lv->tdir)
+		xxl_budget_free(&env->budget, lv->tdir, lv->tdir_bytes);
+	lv->tbits = NULL;
+	lv->tdir = NULL;
 	if (lv->text)
 		xxl_budget_free(&env->budget, lv->text, lv->text_bytes);
 	lv->text = NULL;
@@ -1086,32 +1688,31 @@ build_bwt(xxl_sa *sa)
 	text_env   *env = &sa->env;
 	unsigned char buf[4096];
 	size_t		fill = 0;
-	uint64_t	pos,
-				j = 0;
-	int			prev,
-				got;
+	uint64_t	j = 0;
+	int64_t		got;
 	size_t		left = env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 
 	spool_init(&sa->bwt, env, left);
 	if (sa->n == 0)
 		return spool_finish(&sa->bwt);
 	buf[fill++] = (unsigned char) sa->last_byte;
-	while ((got = level_next(sa, sa->top, &pos, &prev)) > 0)
-	{
-		if (pos == 0)
-			sa->primary = j + 1;
-		else
+	while ((got = level_fill(sa, sa->top, sa->out_pos, sa->out_prev, OUT_BATCH)) > 0)
+		for (int64_t x = 0; x < got; x++)
 		{
-			buf[fill++] = (unsigned char) prev;
-			if (fill == sizeof(buf))
+			if (sa->out_pos[x] == 0)
+				sa->primary = j + 1;
+			else
 			{
-				if (spool_write(&sa->bwt, buf, fill) != XXL_OK)
-					return env->err.code;
-				fill = 0;
+				buf[fill++] = (unsigned char) sa->out_prev[x];
+				if (fill == sizeof(buf))
+				{
+					if (spool_write(&sa->bwt, buf, fill) != XXL_OK)
+						return env->err.code;
+					fill = 0;
+				}
 			}
+			j++;
 		}
-		j++;
-	}
 	if (got < 0)
 		return env->err.code;
 	if (fill > 0 && spool_write(&sa->bwt, buf, fill) != XXL_OK)
@@ -1130,7 +1731,6 @@ xxl_sa_build(xxl_sa *sa)
 {
 	text_env   *env = &sa->env;
 	dc3_level  *top;
-	text_src	src;
 	int			cw;
 	uint64_t	K;
 
@@ -1151,16 +1751,11 @@ xxl_sa_build(xxl_sa *sa)
 	top->cw = cw;
 	top->prev = sa->cfg.with_prev || sa->cfg.mode == XXL_SA_BWT;
 	top->unmap = cw == 1 ? sa->unmap : NULL;
-	memset(&src, 0, sizeof(src));
-	src.bytes = true;
-	src.sp = &sa->text;
-	src.map = sa->map;
-	if (level_build(sa, top, &src) != XXL_OK)
-	{
-		src_close(sa, &src);
+	top->tsp = &sa->text;
+	top->tw = 1;
+	top->map = sa->map;
+	if (level_build(sa, top) != XXL_OK)
 		return sa_fail(sa);
-	}
-	src_close(sa, &src);
 	if (sa->cfg.mode == XXL_SA_BWT && build_bwt(sa) != XXL_OK)
 		return sa_fail(sa);
 	sa->build_ns = xxl_now_ns() - sa->t_build;
@@ -1171,8 +1766,6 @@ xxl_sa_build(xxl_sa *sa)
 int
 xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 {
-	int			got;
-
 	if (sa->phase == SA_DONE)
 		return 0;
 	if (sa->phase != SA_OUTPUT || sa->cfg.mode != XXL_SA_POSITIONS)
@@ -1188,17 +1781,29 @@ xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 		xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "preceding bytes need with_prev");
 		return -(int) sa_fail(sa);
 	}
-	got = level_next(sa, sa->top, pos, prev);
-	if (got < 0)
-		return -(int) sa_fail(sa);
-	if (got == 0)
+	if (sa->out_at == sa->out_n)
 	{
-		/* release the sorters and their spill files as soon as possible */
-		level_free(sa, sa->top);
-		sa->build_ns = xxl_now_ns() - sa->t_build;
-		sa->phase = SA_DONE;
+		int64_t		got = level_fill(sa, sa->top, sa->out_pos, sa->top->prev ? sa->out_prev : NULL,
+									 OUT_BATCH);
+
+		if (got < 0)
+			return -(int) sa_fail(sa);
+		if (got == 0)
+		{
+			/* release the sorts and their spill files as soon as possible */
+			level_free(sa, sa->top);
+			sa->build_ns = xxl_now_ns() - sa->t_build;
+			sa->phase = SA_DONE;
+			return 0;
+		}
+		sa->out_n = got;
+		sa->out_at = 0;
 	}
-	return got;
+	*pos = sa->out_pos[sa->out_at];
+	if (prev)
+		*prev = sa->out_prev[sa->out_at];
+	sa->out_at++;
+	return 1;
 }
 
 int
@@ -1280,6 +1885,7 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 	st->io_wait_ns = text_env_io_wait(env);
 	st->io_direct = text_env_io_direct(env);
 	st->sorted_bytes = env->sorted_bytes;
+	st->scattered_bytes = env->scattered_bytes;
 	st->spool_bytes = env->spool_bytes;
 	st->runs = env->runs;
 	st->max_merge_passes = env->max_passes;

@@ -52,7 +52,7 @@ xxl_sa_check_create(const xxl_sa_config *cfg, xxl_error *err)
 		return NULL;
 	}
 	if (text_env_init(&c->env, cfg) != XXL_OK ||
-		tsort_open(&c->env, &c->P, c->env.pool / 2, 2 * FW, FW, cfg->size_hint) != XXL_OK)
+		tsort_open(&c->env, &c->P, c->env.pool / 2, 0, 2 * FW, FW, cfg->size_hint, TSORT_UNBOUNDED) != XXL_OK)
 	{
 		*err = c->env.err;
 		text_env_close(&c->env);
@@ -202,7 +202,7 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 
 	/* 1 + 2: permutation, and S = (r_i | T[i], r_{i+1}) */
 	if (tsort_sort(env, &c->P) != XXL_OK ||
-		tsort_open(env, &c->S, env->pool / 2, 2 * FW + 1, FW, n) != XXL_OK)
+		tsort_open(env, &c->S, env->pool / 2, 0, 2 * FW + 1, FW, n, TSORT_BOUNDED) != XXL_OK)
 		return env->err.code;
 	if (value_reader_open(&vr, &c->text, 1, true) != XXL_OK)
 		return env->err.code;

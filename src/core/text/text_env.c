@@ -287,15 +287,108 @@ tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records
 	return XXL_OK;
 }
 
-xxl_status
-tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size,
+static xxl_dsort_config
+dsort_config(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
+			 uint64_t records, bool presampled)
+{
+	xxl_dsort_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.memory = memory - memory % XXL_ALIGN;
+	c.output_memory = output_memory - output_memory % XXL_ALIGN;
+	c.record_size = rec_size;
+	c.key_size = key_size;
+	c.records = records;
+	c.presampled = presampled;
+	c.disk = env->disk;
+	c.disk.block_size = env->max_block;
+	c.cancel = env->cancel;
+	c.cancel_arg = env->cancel_arg;
+	return c;
+}
+
+static bool
+dsort_usable(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
+			 uint64_t records, bool presampled)
+{
+	xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records,
+									  presampled);
+
+	return records > 0 && key_size <= XXL_DSORT_MAX_KEY && rec_size <= XXL_DSORT_MAX_RECORD &&
+		xxl_dsort_fits(&c);
+}
+
+uint64_t
+tsort_plan_stride(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
+				  size_t key_size, uint64_t records)
+{
+	xxl_dsort_config c;
+
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	if (!dsort_usable(env, memory, output_memory, rec_size, key_size, records, true))
+		return 0;
+	c = dsort_config(env, memory, output_memory, rec_size, key_size, records, true);
+	return xxl_dsort_plan_stride(&c);
+}
+
+bool
+tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size, size_t key_size,
 		   uint64_t records)
+{
+	size_t		block;
+	xxl_error	saved = env->err;
+	bool		ok;
+
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	if (dsort_usable(env, memory, output_memory, rec_size, key_size, records, false))
+		return true;
+	ok = tsort_pick_block(env, output_memory - output_memory % XXL_ALIGN, rec_size, records,
+						  &block) == XXL_OK;
+	env->err = saved;
+	return ok;
+}
+
+xxl_status
+tsort_error(text_env *env, text_sorter *ts)
+{
+	const xxl_error *e = ts->d ? xxl_dsort_error(ts->d) : xxl_sorter_error(ts->s);
+
+	return xxl_error_set(&env->err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
+}
+
+/* Hold `want` bytes of the budget for the sort from now on. */
+static xxl_status
+tsort_charge(text_env *env, text_sorter *ts, size_t want)
+{
+	xxl_budget *b = &env->budget;
+
+	want = XXL_ROUND_UP(want, XXL_ALIGN);
+	if (want > ts->memory)
+	{
+		if (want - ts->memory > xxl_budget_available(b))
+			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+								 "memory budget of %zu bytes exhausted (%zu in use, %zu more for "
+								 "a sort)", b->limit, b->used, want - ts->memory);
+		b->used += want - ts->memory;
+		if (b->used > b->peak)
+			b->peak = b->used;
+	}
+	else
+		b->used -= ts->memory - want;
+	ts->memory = want;
+	return XXL_OK;
+}
+
+static xxl_status
+open_core_sorter(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_t key_size,
+				 uint64_t records)
 {
 	xxl_sort_config c;
 	xxl_budget *b = &env->budget;
 	size_t		block;
 
-	memset(ts, 0, sizeof(*ts));
 	memory -= memory % XXL_ALIGN;
 	if (memory > xxl_budget_available(b))
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
@@ -330,76 +423,326 @@ tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t rec_size, size_
 	ts->s = xxl_sorter_create(&c, &env->err);
 	if (ts->s == NULL)
 		return env->err.code;
-	ts->memory = memory;
-	ts->rec_size = rec_size;
 	if (block > env->largest_block)
 		env->largest_block = block;
-	b->used += memory;
-	if (b->used > b->peak)
-		b->peak = b->used;
+	return tsort_charge(env, ts, memory);
+}
+
+xxl_status
+tsort_open(text_env *env, text_sorter *ts, size_t memory, size_t output_memory, size_t rec_size,
+		   size_t key_size, uint64_t records, tsort_input in)
+{
+	bool		presampled = in == TSORT_PRESAMPLED;
+
+	memset(ts, 0, sizeof(*ts));
+	ts->rec_size = rec_size;
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	/* a presampled sort that does not fit is tried staged */
+	if (presampled && !dsort_usable(env, memory, output_memory, rec_size, key_size, records, true))
+		presampled = false;
+	if (in != TSORT_UNBOUNDED &&
+		dsort_usable(env, memory, output_memory, rec_size, key_size, records, presampled))
+	{
+		xxl_dsort_config c = dsort_config(env, memory, output_memory, rec_size, key_size, records,
+										  presampled);
+		size_t		input;
+
+		ts->d = xxl_dsort_create(&c, &env->err);
+		if (ts->d == NULL)
+			return env->err.code;
+		ts->batch_recs = xxl_budget_alloc(&env->budget, TEXT_BATCH_BYTES, &env->err);
+		if (ts->batch_recs == NULL)
+		{
+			xxl_dsort_destroy(ts->d);
+			ts->d = NULL;
+			return env->err.code;
+		}
+		ts->batch_cap = TEXT_BATCH_BYTES / rec_size;
+		xxl_dsort_phase_memory(ts->d, &input, &ts->distribute, &ts->output);
+		return tsort_charge(env, ts, input);
+	}
+	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records);
+}
+
+xxl_status
+tsort_flush(text_env *env, text_sorter *ts)
+{
+	size_t		n = ts->batch;
+
+	ts->batch = 0;
+	if (n > 0 && xxl_dsort_put_many(ts->d, ts->batch_recs, n) != XXL_OK)
+		return tsort_error(env, ts);
 	return XXL_OK;
 }
 
 xxl_status
 tsort_sort(text_env *env, text_sorter *ts)
 {
-	if (xxl_sorter_sort(ts->s) != XXL_OK)
+	if (ts->batch > 0 && tsort_flush(env, ts) != XXL_OK)
+		return env->err.code;
+	if (ts->s)
 	{
-		const xxl_error *e = xxl_sorter_error(ts->s);
-
-		return xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+		if (xxl_sorter_sort(ts->s) != XXL_OK)
+			return tsort_error(env, ts);
+		return XXL_OK;
 	}
-	return XXL_OK;
+	else
+	{
+		xxl_dsort_stats st;
+
+		if (tsort_charge(env, ts, ts->distribute) != XXL_OK)
+			return env->err.code;
+		if (xxl_dsort_sort(ts->d) != XXL_OK)
+			return tsort_error(env, ts);
+		xxl_dsort_stats_get(ts->d, &st);
+		if (st.block_size > env->largest_block)
+			env->largest_block = st.block_size;
+		return tsort_charge(env, ts, ts->output);
+	}
 }
 
 int
-tsort_next(text_env *env, text_sorter *ts, const unsigned char **rec)
+tsort_refill(text_env *env, text_sorter *ts)
 {
-	const void *r;
-	int			got = xxl_sorter_next(ts->s, &r);
+	const void *recs;
+	size_t		count = 1;
+	int			got = ts->d ? xxl_dsort_read(ts->d, &recs, &count) : xxl_sorter_next(ts->s, &recs);
 
-	if (got > 0)
-	{
-		*rec = r;
-		return 1;
-	}
 	if (got < 0)
 	{
-		const xxl_error *e = xxl_sorter_error(ts->s);
-
-		xxl_error_set(&env->err, e->code, e->sys_errno, "%s", e->message);
+		tsort_error(env, ts);
 		return -1;
 	}
-	return 0;
+	if (got == 0)
+		return 0;
+	ts->p = recs;
+	ts->left = count;
+	return 1;
+}
+
+static void
+add_io(text_env *env, const xxl_io_stats *io, uint64_t *acc)
+{
+	for (int i = 0; i < io->ndisks; i++)
+	{
+		env->sort_read += io->disk[i].bytes_read;
+		env->sort_written += io->disk[i].bytes_written;
+		if (acc)
+			*acc += io->disk[i].bytes_read + io->disk[i].bytes_written;
+	}
+	env->sort_wait_ns += io->wait_read_ns + io->wait_write_ns;
+	if (io->ndisks > 0 && (io->disk[0].bytes_written > 0 || io->disk[0].bytes_read > 0))
+		env->sort_direct = !io->direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
+}
+
+uint64_t
+tsort_overfull(const text_sorter *ts)
+{
+	xxl_dsort_stats st;
+
+	if (ts->d == NULL)
+		return 0;
+	xxl_dsort_stats_get(ts->d, &st);
+	return st.overflows;
 }
 
 void
 tsort_close(text_env *env, text_sorter *ts, uint64_t *io_acc, uint64_t *sorted_acc)
 {
-	xxl_sort_stats st;
+	if (ts->s == NULL && ts->d == NULL)
+		return;
+	if (ts->s)
+	{
+		xxl_sort_stats st;
+
+		xxl_sorter_stats(ts->s, &st);
+		add_io(env, &st.io, io_acc);
+		env->runs += st.runs;
+		if (st.merge_passes > env->max_passes)
+			env->max_passes = st.merge_passes;
+		xxl_sorter_destroy(ts->s);
+	}
+	else
+	{
+		xxl_dsort_stats st;
+
+		xxl_dsort_stats_get(ts->d, &st);
+		add_io(env, &st.io, io_acc);
+		/* buckets are its runs; each record is distributed once */
+		env->runs += st.buckets;
+		if (st.buckets > 0 && env->max_passes < 1)
+			env->max_passes = 1;
+		xxl_dsort_destroy(ts->d);
+	}
+	env->sorted_bytes += ts->pushed * ts->rec_size;
+	if (sorted_acc)
+		*sorted_acc += ts->pushed * ts->rec_size;
+	xxl_budget_free(&env->budget, ts->batch_recs, TEXT_BATCH_BYTES);
+	env->budget.used -= ts->memory;
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* Scatters --------------------------------------------------------------- */
+
+static xxl_scatter_config
+scatter_config(text_env *env, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c;
+	size_t		block = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.memory = memory - memory % XXL_ALIGN;
+	c.record_size = rec_size;
+	c.slots = slots;
+	c.disk = env->disk;
+	c.disk.block_size = env->max_block;
+	/* small write buffers go through the page cache (see tsort_open) */
+	if (c.disk.try_direct)
+	{
+		c.disk.try_direct = false;
+		if (xxl_scatter_fits(&c, &block) && block >= DIRECT_BLOCK_MIN)
+		{
+			c.disk.try_direct = true;
+			if (!xxl_scatter_fits(&c, &block) || block < DIRECT_BLOCK_MIN)
+				c.disk.try_direct = false;
+		}
+	}
+	c.cancel = env->cancel;
+	c.cancel_arg = env->cancel_arg;
+	return c;
+}
+
+bool
+tscat_fits(text_env *env, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c = scatter_config(env, memory, rec_size, slots);
+
+	return xxl_scatter_fits(&c, NULL);
+}
+
+xxl_status
+tscat_error(text_env *env, text_scatter *ts)
+{
+	const xxl_error *e = xxl_scatter_error(ts->s);
+
+	return xxl_error_set(&env->err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
+}
+
+xxl_status
+tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c = scatter_config(env, memory, rec_size, slots);
+	xxl_budget *b = &env->budget;
+	xxl_scatter_stats st;
+
+	memset(ts, 0, sizeof(*ts));
+	if (!xxl_scatter_fits(&c, NULL))
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: a permutation "
+							 "of %llu records of %zu bytes does not fit %zu bytes", b->limit,
+							 (unsigned long long) slots, rec_size, c.memory);
+	ts->s = xxl_scatter_create(&c, &env->err);
+	if (ts->s == NULL)
+		return env->err.code;
+	ts->memory = XXL_ROUND_UP(xxl_scatter_memory(ts->s), XXL_ALIGN);
+	if (ts->memory > xxl_budget_available(b))
+	{
+		xxl_scatter_destroy(ts->s);
+		ts->s = NULL;
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes exhausted (%zu in use, %zu more for a "
+							 "permutation)", b->limit, b->used, ts->memory);
+	}
+	ts->rec_size = rec_size;
+	ts->batch_slots = xxl_budget_alloc(b, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t), &env->err);
+	ts->batch_recs = ts->batch_slots ? xxl_budget_alloc(b, TEXT_BATCH_BYTES, &env->err) : NULL;
+	if (ts->batch_recs == NULL)
+	{
+		xxl_budget_free(b, ts->batch_slots, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t));
+		xxl_scatter_destroy(ts->s);
+		memset(ts, 0, sizeof(*ts));
+		return env->err.code;
+	}
+	ts->batch_cap = TEXT_BATCH_BYTES / rec_size;
+	if (ts->batch_cap > TEXT_BATCH_BYTES / 4)
+		ts->batch_cap = TEXT_BATCH_BYTES / 4;
+	xxl_scatter_stats_get(ts->s, &st);
+	if (st.block_size > env->largest_block)
+		env->largest_block = st.block_size;
+	b->used += ts->memory;
+	if (b->used > b->peak)
+		b->peak = b->used;
+	return XXL_OK;
+}
+
+xxl_status
+tscat_flush(text_env *env, text_scatter *ts)
+{
+	size_t		n = ts->batch;
+
+	ts->batch = 0;
+	if (n > 0 && xxl_scatter_put_many(ts->s, ts->batch_slots, ts->batch_recs, n) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+xxl_status
+tscat_finish(text_env *env, text_scatter *ts)
+{
+	if (ts->batch > 0 && tscat_flush(env, ts) != XXL_OK)
+		return env->err.code;
+	if (xxl_scatter_finish(ts->s) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+int
+tscat_refill(text_env *env, text_scatter *ts)
+{
+	const void *recs;
+	size_t		count;
+	int			got = xxl_scatter_read(ts->s, &recs, &count);
+
+	if (got < 0)
+	{
+		tscat_error(env, ts);
+		return -1;
+	}
+	if (got == 0)
+		return 0;
+	ts->p = recs;
+	ts->left = count;
+	return 1;
+}
+
+xxl_status
+tscat_rewind(text_env *env, text_scatter *ts)
+{
+	ts->left = 0;
+	if (xxl_scatter_rewind(ts->s) != XXL_OK)
+		return tscat_error(env, ts);
+	return XXL_OK;
+}
+
+void
+tscat_close(text_env *env, text_scatter *ts, uint64_t *io_acc, uint64_t *bytes_acc)
+{
+	xxl_scatter_stats st;
 	uint64_t	io = 0;
 
 	if (ts->s == NULL)
 		return;
-	xxl_sorter_stats(ts->s, &st);
-	for (int i = 0; i < st.io.ndisks; i++)
-	{
-		env->sort_read += st.io.disk[i].bytes_read;
-		env->sort_written += st.io.disk[i].bytes_written;
-		io += st.io.disk[i].bytes_read + st.io.disk[i].bytes_written;
-	}
-	env->sort_wait_ns += st.io.wait_read_ns + st.io.wait_write_ns;
-	if (st.io.ndisks > 0 && (st.io.disk[0].bytes_written > 0 || st.io.disk[0].bytes_read > 0))
-		env->sort_direct = !st.io.direct ? -1 : env->sort_direct == 0 ? 1 : env->sort_direct;
-	env->sorted_bytes += ts->pushed * ts->rec_size;
-	env->runs += st.runs;
-	if (st.merge_passes > env->max_passes)
-		env->max_passes = st.merge_passes;
+	xxl_scatter_stats_get(ts->s, &st);
+	add_io(env, &st.io, &io);
+	env->scattered_bytes += ts->pushed * ts->rec_size;
 	if (io_acc)
 		*io_acc += io;
-	if (sorted_acc)
-		*sorted_acc += ts->pushed * ts->rec_size;
-	xxl_sorter_destroy(ts->s);
+	if (bytes_acc)
+		*bytes_acc += ts->pushed * ts->rec_size;
+	xxl_scatter_destroy(ts->s);
+	xxl_budget_free(&env->budget, ts->batch_slots, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t));
+	xxl_budget_free(&env->budget, ts->batch_recs, TEXT_BATCH_BYTES);
 	env->budget.used -= ts->memory;
 	memset(ts, 0, sizeof(*ts));
 }
@@ -448,6 +791,8 @@ spool_open_writer(spool *sp)
 	sp->w = xxl_bwriter_create(env->disks, &env->budget, 2, &sp->run, &env->err);
 	if (sp->w == NULL)
 		return env->err.code;
+	/* spool blocks are small: through the page cache in place (see xxl_bwriter_inline) */
+	xxl_bwriter_inline(sp->w, true);
 	sp->on_disk = true;
 	return XXL_OK;
 }
@@ -605,6 +950,7 @@ spool_reader_open(spool_reader *rd, spool *sp, bool consume)
 		rd->r = xxl_breader_create(sp->env->disks, &sp->env->budget, 2, &sp->run, &sp->env->err);
 		if (rd->r == NULL)
 			return sp->env->err.code;
+		xxl_breader_inline(rd->r, true);
 	}
 	return XXL_OK;
 }

@@ -74,8 +74,16 @@ typedef struct xxl_sa_level_stats
 	int			char_bytes;		/* bytes per character in records */
 	bool		internal;		/* solved in memory (SA-IS) */
 	bool		names_unique;	/* external: no recursion needed below */
+	bool		names_by_table;	/* external level 0: triples named by a table
+								 * of all triples, not sorted */
+	bool		s0_presampled;	/* external: the mod-0 tuples' sort had its
+								 * sample before its input (not staged) */
+	uint64_t	overfull_buckets;	/* buckets of its distribution sorts that
+									 * sampling noise overfilled */
 	uint64_t	sorted_bytes;	/* record bytes pushed into this level's sorters */
-	uint64_t	io_bytes;		/* bytes read + written by this level's sorters */
+	uint64_t	io_bytes;		/* bytes read + written by this level's sorters
+								 * and permutations */
+	uint64_t	scattered_bytes;	/* record bytes pushed into its permutations */
 } xxl_sa_level_stats;
 
 typedef struct xxl_sa_stats
@@ -89,6 +97,7 @@ typedef struct xxl_sa_stats
 	uint64_t	io_wait_ns;		/* time the builder waited for that I/O */
 	bool		io_direct;		/* every spill file used O_DIRECT */
 	uint64_t	sorted_bytes;	/* record bytes pushed into sorters */
+	uint64_t	scattered_bytes;	/* record bytes pushed into permutations */
 	uint64_t	spool_bytes;	/* bytes written to and read from spools */
 	uint64_t	runs;			/* runs formed by all sorters */
 	int			max_merge_passes;	/* most merge passes of one sorter */

@@ -1,0 +1,968 @@
+/*
+ * scatter.c — the external permutation (see xxl_scatter.h): planning of
+ * buckets and buffers, the distribution phase and the placing reader.
+ *
+ * Layout: the slots are cut into nb buckets of C consecutive slots (the last
+ * one may be shorter).  A record goes to its bucket as an entry of ow bytes
+ * of offset within the bucket (little endian) followed by the record; entries
+ * never span a block, so a block of B bytes holds B / entry entries and a
+ * bucket of C slots fills exactly ceil(C / per) blocks, whose region in the
+ * spill file is allocated as one block of the disk set (block size = region
+ * size) at the bucket's first write.  Writes to a buffered file are done
+ * in place (see submit()); O_DIRECT writes are asynchronous, with a few
+ * spare buffers besides the nb being filled to cover the writes in flight.
+ *
+ * Memory: the distribution phase holds nb (+ spares) write buffers, the
+ * reading phase one chunk of C records, its fill bitmap and two read buffers;
+ * the phases never overlap, and the plan takes the largest write buffer that
+ * keeps both within the budget.
+ */
+#include "xxl_scatter.h"
+#include "xxl_pipe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SPARE_BUFFERS 4
+#define DEFAULT_MAX_BLOCK (1024 * 1024)
+#define READ_PIECE_MIN (128 * 1024)
+#define OVERHEAD (2 * XXL_ALIGN)
+#define POLL_EVERY 65536
+/* asynchronous scatters: the pipe to the worker */
+#define PIPE_BATCH (256 * 1024)
+#define PIPE_BATCHES 2
+#define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
+
+typedef enum scatter_phase
+{
+	SC_PUT,
+	SC_READ,
+	SC_FAILED
+} scatter_phase;
+
+typedef struct sc_buffer
+{
+	unsigned char *data;
+	xxl_io_request req;
+	uint64_t	bucket;			/* owner while a write is in flight */
+} sc_buffer;
+
+typedef struct sc_bucket
+{
+	uint32_t	buf;			/* index of the buffer being filled */
+	uint32_t	fill;			/* entries in it */
+	uint64_t	count;			/* entries put */
+	uint64_t	size;			/* its slots */
+	uint64_t	blocks;			/* blocks written */
+	xxl_bid		region;			/* XXL_BID_NONE until the first write */
+} sc_bucket;
+
+typedef struct sc_plan
+{
+	bool		in_memory;
+	uint64_t	chunk;			/* C: slots per bucket */
+	uint64_t	nb;
+	size_t		block;			/* B */
+	size_t		piece;			/* read request size, a multiple of B */
+	int			ow;				/* offset bytes per entry */
+	int			spares;			/* buffers for writes in flight */
+	bool		pipe;			/* puts go through a pipe to a worker */
+	size_t		entry;
+	size_t		per;			/* entries per block */
+	size_t		write_mem;
+	size_t		read_mem;
+} sc_plan;
+
+struct xxl_scatter
+{
+	xxl_scatter_config cfg;
+	xxl_error	err;
+	xxl_budget	budget;
+	scatter_phase phase;
+	size_t		rec;
+	uint64_t	slots;
+	sc_plan		p;
+	uint64_t	inv;			/* reciprocal of p.chunk for the bucket index */
+	xxl_pipe   *pipe;			/* asynchronous: the worker places the records */
+	xxl_error	werr;			/* the worker's errors */
+	uint64_t	wait_ns;		/* the caller waited for the worker */
+
+	xxl_disks  *disks;
+	uint64_t	region_bytes;
+
+	/* distribution */
+	sc_bucket  *buckets;
+	sc_buffer  *bufs;
+	size_t		nbufs;
+	unsigned char *buf_mem;
+	uint32_t   *free_list;
+	size_t		nfree;
+	uint32_t   *flight;			/* ring of buffers with writes in flight */
+	size_t		flight_head,
+				flight_count;
+
+	/* placing and reading */
+	unsigned char *chunk;
+	uint64_t   *bits;
+	size_t		chunk_bytes,
+				bits_bytes;
+	sc_buffer	rd[2];
+	uint64_t	next_bucket;	/* the bucket the next read call hands out */
+	uint64_t	prefetched;		/* bucket whose first pieces are in flight, or UINT64_MAX */
+	bool		memory_done;
+
+	/*
+	 * The caller's counters, written at every put, on a cache line of their
+	 * own, away from what an asynchronous worker reads at every record.
+	 */
+	uint64_t	puts __attribute__((aligned(64)));
+	uint64_t	next_poll;
+	char		pad_end[48];
+};
+
+static int
+width_of(uint64_t max)
+{
+	int			w = 1;
+
+	while (w < 8 && (max >> (8 * w)) != 0)
+		w++;
+	return w;
+}
+
+static size_t
+bitmap_bytes(uint64_t slots)
+{
+	return (size_t) ((slots + 63) / 64 * 8);
+}
+
+/* Copies of a few bytes: libc's memcpy call costs more than the copy. */
+static inline void
+copy_small(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	if (n >= 8 && n <= 16)
+	{
+		uint64_t	a,
+					b;
+
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	}
+	else if (n >= 4 && n < 8)
+	{
+		uint32_t	a,
+					b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + n - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + n - 4, &b, 4);
+	}
+	else if (n >= 2 && n < 4)
+	{
+		uint16_t	a,
+					b;
+
+		memcpy(&a, src, 2);
+		memcpy(&b, src + n - 2, 2);
+		memcpy(dst, &a, 2);
+		memcpy(dst + n - 2, &b, 2);
+	}
+	else if (n == 1)
+		*dst = *src;
+	else
+		memcpy(dst, src, n);
+}
+
+/*
+ * An entry's slot offset: ow little-endian bytes, written and read as a
+ * whole word where the entry has room for one (the record follows it and
+ * is written afterwards; the read masks what is not offset).
+ */
+static inline void
+put_offset(unsigned char *p, uint64_t off, int ow, size_t entry)
+{
+	if (entry >= 4 && ow <= 4)
+	{
+		uint32_t	x = (uint32_t) off;
+
+		memcpy(p, &x, 4);
+		return;
+	}
+	for (int i = 0; i < ow; i++)
+		p[i] = (unsigned char) (off >> (8 * i));
+}
+
+static inline uint64_t
+get_offset(const unsigned char *p, int ow, size_t entry)
+{
+	uint64_t	v = 0;
+
+	if (entry >= 4 && ow <= 4)
+	{
+		uint32_t	x;
+
+		memcpy(&x, p, 4);
+		return ow == 4 ? x : x & ((UINT32_C(1) << (8 * ow)) - 1);
+	}
+	for (int i = ow - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Planning --------------------------------------------------------------- */
+
+/* What the budget charges for an allocation (whole pages from 4 kB on). */
+static size_t
+charge(size_t size)
+{
+	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
+}
+
+static size_t
+chunk_charge(uint64_t C, size_t rec)
+{
+	return charge((size_t) (C * rec)) + charge(bitmap_bytes(C));
+}
+
+static bool
+make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool direct, bool async,
+		  sc_plan *p)
+{
+	size_t		avail;
+	int			spares = direct ? SPARE_BUFFERS : 0;
+
+	memset(p, 0, sizeof(*p));
+	if (memory <= OVERHEAD || rec == 0)
+		return false;
+	avail = memory - OVERHEAD;
+	/* a pipe pays where its batches are a small part of the memory */
+	if (async && avail >= 8 * PIPE_MEMORY && rec + 8 <= PIPE_BATCH &&
+		slots > avail / rec)
+	{
+		p->pipe = true;
+		avail -= PIPE_MEMORY;
+	}
+	if (!p->pipe && slots <= avail / rec && chunk_charge(slots, rec) <= avail)
+	{
+		p->in_memory = true;
+		p->chunk = slots;
+		p->nb = 1;
+		p->read_mem = chunk_charge(slots, rec);
+		return true;
+	}
+	if (max_block == 0)
+		max_block = DEFAULT_MAX_BLOCK;
+	max_block -= max_block % XXL_ALIGN;
+	if (max_block < XXL_ALIGN)
+		max_block = XXL_ALIGN;
+
+	/* the largest write buffer with which both phases fit */
+	for (size_t B = max_block; B >= XXL_ALIGN; B = B / 2 - (B / 2) % XXL_ALIGN)
+	{
+		size_t		piece = B >= READ_PIECE_MIN ? B : READ_PIECE_MIN / B * B;
+		uint64_t	C,
+					nb;
+		int			ow;
+		size_t		entry,
+					per,
+					nbufs,
+					buckets,
+					write_mem,
+					read_mem;
+
+		while (piece > B && 2 * piece > avail / 8)
+			piece -= B;
+		if (2 * piece >= avail)
+			continue;
+		/* the chunk: one bit of bitmap per slot besides the record */
+		C = (uint64_t) (avail - 2 * piece) * 8 / (8 * rec + 1);
+		while (C > 1 && chunk_charge(C, rec) + 2 * piece +
+			   charge((size_t) ((slots + C - 1) / C * sizeof(sc_bucket))) > avail)
+			C -= C / 64 + 1;
+		if (C < 2)
+			continue;
+		nb = (slots + C - 1) / C;
+		C = (slots + nb - 1) / nb;	/* equal buckets: the smallest chunk for nb */
+		ow = width_of(C - 1);
+		entry = (size_t) ow + rec;
+		per = B / entry;
+		if (per == 0)
+			continue;
+		nbufs = (size_t) nb + spares;
+		buckets = charge((size_t) nb * sizeof(sc_bucket));
+		write_mem = charge(nbufs * B) + charge(nbufs * sizeof(sc_buffer)) +
+			2 * charge(nbufs * sizeof(uint32_t)) + buckets;
+		read_mem = chunk_charge(C, rec) + charge(2 * piece) + buckets;
+		if (write_mem > avail || read_mem > avail)
+			continue;
+		p->chunk = C;
+		p->nb = nb;
+		p->block = B;
+		p->piece = piece;
+		p->ow = ow;
+		p->spares = spares;
+		p->entry = entry;
+		p->per = per;
+		p->write_mem = write_mem;
+		p->read_mem = read_mem;
+		return true;
+	}
+	return false;
+}
+
+static size_t
+plan_memory(const sc_plan *p)
+{
+	size_t		m = p->write_mem + (p->pipe ? PIPE_MEMORY : 0);
+
+	if (p->read_mem > m)
+		m = p->read_mem;
+	return m + OVERHEAD;
+}
+
+bool
+xxl_scatter_fits(const xxl_scatter_config *config, size_t *block)
+{
+	sc_plan		p;
+
+	if (!make_plan(config->memory, config->record_size, config->slots, config->disk.block_size,
+				   config->disk.try_direct, config->async, &p))
+		return false;
+	if (block)
+		*block = p.in_memory ? 0 : p.block;
+	return true;
+}
+
+/* Creation ------------------------------------------------------------- */
+
+static xxl_status place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err);
+
+static xxl_status
+fail(xxl_scatter *s)
+{
+	s->phase = SC_FAILED;
+	if (s->err.code == XXL_OK)
+		xxl_error_set(&s->err, XXL_EIO, 0, "scatter failed");
+	return s->err.code;
+}
+
+static bool
+poll_cancel(xxl_scatter *s)
+{
+	if (s->cfg.cancel && s->cfg.cancel(s->cfg.cancel_arg))
+	{
+		xxl_error_set(&s->err, XXL_ECANCELED, 0, "canceled");
+		return true;
+	}
+	return false;
+}
+
+static xxl_status
+alloc_chunk(xxl_scatter *s)
+{
+	s->chunk_bytes = (size_t) (s->p.chunk * s->rec);
+	s->bits_bytes = bitmap_bytes(s->p.chunk);
+	s->chunk = xxl_budget_alloc(&s->budget, s->chunk_bytes ? s->chunk_bytes : 1, &s->err);
+	if (s->chunk == NULL)
+		return s->err.code;
+	s->bits = xxl_budget_alloc(&s->budget, s->bits_bytes ? s->bits_bytes : 8, &s->err);
+	if (s->bits == NULL)
+		return s->err.code;
+	memset(s->bits, 0, s->bits_bytes);
+	return XXL_OK;
+}
+
+static uint64_t
+bucket_slots(const xxl_scatter *s, uint64_t b)
+{
+	uint64_t	first = b * s->p.chunk;
+
+	return s->slots - first < s->p.chunk ? s->slots - first : s->p.chunk;
+}
+
+static xxl_status
+alloc_distribution(xxl_scatter *s)
+{
+	uint64_t	nb = s->p.nb;
+
+	s->nbufs = (size_t) nb + s->p.spares;
+	s->buckets = xxl_budget_alloc(&s->budget, (size_t) nb * sizeof(sc_bucket), &s->err);
+	s->bufs = s->buckets ? xxl_budget_alloc(&s->budget, s->nbufs * sizeof(sc_buffer), &s->err) : NULL;
+	s->free_list = s->bufs ? xxl_budget_alloc(&s->budget, s->nbufs * sizeof(uint32_t), &s->err) : NULL;
+	s->flight = s->free_list ? xxl_budget_alloc(&s->budget, s->nbufs * sizeof(uint32_t), &s->err) : NULL;
+	s->buf_mem = s->flight ? xxl_budget_alloc(&s->budget, s->nbufs * s->p.block, &s->err) : NULL;
+	if (s->buf_mem == NULL)
+		return s->err.code;
+	memset(s->bufs, 0, s->nbufs * sizeof(sc_buffer));
+	for (size_t i = 0; i < s->nbufs; i++)
+		s->bufs[i].data = s->buf_mem + i * s->p.block;
+	for (uint64_t b = 0; b < nb; b++)
+	{
+		s->buckets[b].buf = (uint32_t) b;
+		s->buckets[b].fill = 0;
+		s->buckets[b].count = 0;
+		s->buckets[b].blocks = 0;
+		s->buckets[b].region = XXL_BID_NONE;
+		s->buckets[b].size = bucket_slots(s, b);
+	}
+	s->nfree = 0;
+	for (size_t i = nb; i < s->nbufs; i++)
+		s->free_list[s->nfree++] = (uint32_t) i;
+	s->flight_head = 0;
+	s->flight_count = 0;
+	return XXL_OK;
+}
+
+xxl_scatter *
+xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
+{
+	xxl_scatter *s;
+	sc_plan		p;
+
+	if (config->record_size == 0 || config->record_size > XXL_SCATTER_MAX_RECORD)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "scatter records must have 1..%d bytes, not %zu",
+					  XXL_SCATTER_MAX_RECORD, config->record_size);
+		return NULL;
+	}
+	if (!make_plan(config->memory, config->record_size, config->slots, config->disk.block_size,
+				   config->disk.try_direct, config->async, &p))
+	{
+		xxl_error_set(err, XXL_ENOMEM, 0,
+					  "memory budget of %zu bytes is too small to permute %llu records of %zu bytes",
+					  config->memory, (unsigned long long) config->slots, config->record_size);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+	{
+		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate a scatter");
+		return NULL;
+	}
+	s->cfg = *config;
+	s->rec = config->record_size;
+	s->slots = config->slots;
+	s->p = p;
+	s->prefetched = UINT64_MAX;
+	s->next_poll = POLL_EVERY;
+	xxl_budget_init(&s->budget, config->memory);
+	if (p.in_memory)
+	{
+		if (alloc_chunk(s) != XXL_OK)
+			goto failed;
+	}
+	else
+	{
+		xxl_disk_config dc = config->disk;
+
+		s->inv = UINT64_MAX / p.chunk + 1;
+		s->region_bytes = (p.chunk + p.per - 1) / p.per * p.block;
+		dc.block_size = (size_t) s->region_bytes;
+		s->disks = xxl_disks_open(&dc, &s->err);
+		if (s->disks == NULL || alloc_distribution(s) != XXL_OK)
+			goto failed;
+		if (p.pipe)
+		{
+			s->pipe = xxl_pipe_create(PIPE_BATCH, PIPE_BATCHES, place_batch, s, &s->budget, &s->err);
+			if (s->pipe == NULL)
+				goto failed;
+		}
+	}
+	return s;
+
+failed:
+	*err = s->err;
+	xxl_scatter_destroy(s);
+	return NULL;
+}
+
+size_t
+xxl_scatter_memory(const xxl_scatter *s)
+{
+	return plan_memory(&s->p);
+}
+
+/* Distribution ------------------------------------------------------------ */
+
+/*
+ * Start a transfer.  Buffered files are written and read in the calling
+ * thread: there a transfer is a copy to or from the page cache, which costs
+ * less than the wake-ups of an I/O thread (a quarter of all cycles with
+ * blocks of 16 kB, measured).  O_DIRECT transfers go to the I/O threads.
+ */
+static xxl_status
+submit(xxl_scatter *s, sc_buffer *buf)
+{
+	if (xxl_disks_direct(s->disks))
+	{
+		xxl_io_post(s->disks, &buf->req);
+		return XXL_OK;
+	}
+	return xxl_io_sync(s->disks, &buf->req, &s->err);
+}
+
+
+
+/*
+ * The distribution below runs on the caller's thread, or on the pipe's
+ * worker when the scatter is asynchronous; it reports errors in the record
+ * it is given (s->werr on the worker), never polls the cancel hook and
+ * never changes the phase.
+ */
+
+/* Wait for the oldest write in flight and return its buffer to the free list. */
+static xxl_status
+reclaim_oldest(xxl_scatter *s, xxl_error *err)
+{
+	uint32_t	i = s->flight[s->flight_head];
+
+	s->flight_head = (s->flight_head + 1) % s->nbufs;
+	s->flight_count--;
+	s->free_list[s->nfree++] = i;
+	return xxl_io_wait(s->disks, &s->bufs[i].req, err);
+}
+
+/* Post bucket b's current buffer (fill entries) and give it a fresh one. */
+static xxl_status
+flush_bucket(xxl_scatter *s, uint64_t b, bool last, xxl_error *err)
+{
+	sc_bucket  *bk = &s->buckets[b];
+	sc_buffer  *buf = &s->bufs[bk->buf];
+	size_t		len = (size_t) bk->fill * s->p.entry;
+
+	if (bk->region == XXL_BID_NONE && xxl_block_alloc(s->disks, &bk->region, err) != XXL_OK)
+		return err->code;
+	buf->req.bid = bk->region + bk->blocks * s->p.block;
+	buf->req.buf = buf->data;
+	buf->req.len = XXL_ROUND_UP(len, XXL_ALIGN);
+	buf->req.is_write = true;
+	buf->bucket = b;
+	bk->blocks++;
+	bk->fill = 0;
+	if (!xxl_disks_direct(s->disks))
+		return xxl_io_sync(s->disks, &buf->req, err);	/* done: the buffer is free */
+	xxl_io_post(s->disks, &buf->req);
+	s->flight[(s->flight_head + s->flight_count) % s->nbufs] = bk->buf;
+	s->flight_count++;
+	if (last)
+		return XXL_OK;
+	if (s->nfree == 0 && reclaim_oldest(s, err) != XXL_OK)
+		return err->code;
+	bk->buf = s->free_list[--s->nfree];
+	return XXL_OK;
+}
+
+static xxl_status
+bad_slot(uint64_t slot, const char *what, xxl_error *err)
+{
+	return xxl_error_set(err, XXL_EINVAL, 0, "scatter: slot %llu %s", (unsigned long long) slot, what);
+}
+
+/* One record to its slot (in memory) or to its bucket. */
+static inline xxl_status
+place(xxl_scatter *s, uint64_t slot, const void *rec, xxl_error *err)
+{
+	if (s->p.in_memory)
+	{
+		uint64_t	bit = UINT64_C(1) << (slot & 63);
+
+		if (s->bits[slot >> 6] & bit)
+			return bad_slot(slot, "is put twice", err);
+		s->bits[slot >> 6] |= bit;
+		copy_small(s->chunk + slot * s->rec, rec, s->rec);
+		return XXL_OK;
+	}
+	else
+	{
+		uint64_t	b = (uint64_t) (((unsigned __int128) slot * s->inv) >> 64);
+		uint64_t	off = slot - b * s->p.chunk;
+		sc_bucket  *bk;
+		unsigned char *e;
+
+		if (off >= s->p.chunk)
+		{
+			b--;
+			off += s->p.chunk;
+		}
+		bk = &s->buckets[b];
+		if (bk->count == bk->size)
+			return bad_slot(slot, "is put twice (its bucket is full)", err);
+		bk->count++;
+		e = s->bufs[bk->buf].data + (size_t) bk->fill * s->p.entry;
+		put_offset(e, off, s->p.ow, s->p.entry);
+		copy_small(e + s->p.ow, rec, s->rec);
+		if (++bk->fill == s->p.per)
+			return flush_bucket(s, b, bk->count == bk->size, err);
+		return XXL_OK;
+	}
+}
+
+/* The worker's side of an asynchronous scatter: batches of (slot, record). */
+static xxl_status
+place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
+{
+	xxl_scatter *s = arg;
+	size_t		step = 8 + s->rec;
+
+	for (size_t at = 0; at < len; at += step)
+	{
+		uint64_t	slot;
+
+		memcpy(&slot, batch + at, 8);
+		if (place(s, slot, batch + at + 8, &s->werr) != XXL_OK)
+		{
+			*err = s->werr;
+			return err->code;
+		}
+	}
+	return XXL_OK;
+}
+
+xxl_status
+xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
+{
+	if (s->phase != SC_PUT)
+	{
+		if (s->phase != SC_FAILED)
+			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: put after finish");
+		return fail(s);
+	}
+	if (slot >= s->slots)
+	{
+		bad_slot(slot, "is out of range", &s->err);
+		return fail(s);
+	}
+	if (++s->puts >= s->next_poll)
+	{
+		s->next_poll += POLL_EVERY;
+		if (poll_cancel(s))
+			return fail(s);
+	}
+	if (s->pipe)
+	{
+		unsigned char *at = xxl_pipe_space(s->pipe, 8 + s->rec, &s->err);
+
+		if (at == NULL)
+			return fail(s);
+		memcpy(at, &slot, 8);
+		copy_small(at + 8, rec, s->rec);
+		return XXL_OK;
+	}
+	if (place(s, slot, rec, &s->err) != XXL_OK)
+		return fail(s);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, size_t n)
+{
+	const unsigned char *r = recs;
+
+	if (s->phase != SC_PUT || s->pipe)
+	{
+		/* the general path (errors, the pipe) record by record */
+		for (size_t i = 0; i < n; i++)
+			if (xxl_scatter_put(s, slots[i], r + i * s->rec) != XXL_OK)
+				return s->err.code;
+		return XXL_OK;
+	}
+	s->puts += n;
+	if (s->puts >= s->next_poll)
+	{
+		s->next_poll = s->puts + POLL_EVERY;
+		if (poll_cancel(s))
+			return fail(s);
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		if (slots[i] >= s->slots)
+		{
+			bad_slot(slots[i], "is out of range", &s->err);
+			return fail(s);
+		}
+		if (place(s, slots[i], r + i * s->rec, &s->err) != XXL_OK)
+			return fail(s);
+	}
+	return XXL_OK;
+}
+
+static void
+free_distribution(xxl_scatter *s)
+{
+	if (s->bufs && s->disks)
+	{
+		xxl_error	ignored = {0};
+
+		for (size_t i = 0; i < s->nbufs; i++)
+			xxl_io_wait(s->disks, &s->bufs[i].req, &ignored);
+	}
+	xxl_budget_free(&s->budget, s->buf_mem, s->nbufs * s->p.block);
+	xxl_budget_free(&s->budget, s->flight, s->nbufs * sizeof(uint32_t));
+	xxl_budget_free(&s->budget, s->free_list, s->nbufs * sizeof(uint32_t));
+	xxl_budget_free(&s->budget, s->bufs, s->nbufs * sizeof(sc_buffer));
+	s->buf_mem = NULL;
+	s->flight = NULL;
+	s->free_list = NULL;
+	s->bufs = NULL;
+}
+
+xxl_status
+xxl_scatter_finish(xxl_scatter *s)
+{
+	if (s->phase != SC_PUT)
+	{
+		if (s->phase != SC_FAILED)
+			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: finish called twice");
+		return fail(s);
+	}
+	if (s->pipe)
+	{
+		/* what the worker has not placed yet, then the pipe's memory back */
+		xxl_status	rc = xxl_pipe_drain(s->pipe, &s->err);
+
+		s->wait_ns += xxl_pipe_wait_ns(s->pipe);
+		xxl_pipe_destroy(s->pipe);
+		s->pipe = NULL;
+		if (rc != XXL_OK)
+			return fail(s);
+	}
+	if (s->puts != s->slots)
+	{
+		xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: %llu records put for %llu slots",
+					  (unsigned long long) s->puts, (unsigned long long) s->slots);
+		return fail(s);
+	}
+	if (!s->p.in_memory)
+	{
+		/* every bucket is complete (puts == slots, none overfull): flush the partial blocks */
+		for (uint64_t b = 0; b < s->p.nb; b++)
+			if (s->buckets[b].fill > 0 && flush_bucket(s, b, true, &s->err) != XXL_OK)
+				return fail(s);
+		while (s->flight_count > 0)
+			if (reclaim_oldest(s, &s->err) != XXL_OK)
+				return fail(s);
+		free_distribution(s);
+		if (alloc_chunk(s) != XXL_OK)
+			return fail(s);
+		s->rd[0].data = xxl_budget_alloc(&s->budget, 2 * s->p.piece, &s->err);
+		if (s->rd[0].data == NULL)
+			return fail(s);
+		s->rd[1].data = s->rd[0].data + s->p.piece;
+	}
+	s->phase = SC_READ;
+	s->next_bucket = 0;
+	return XXL_OK;
+}
+
+/* Reading --------------------------------------------------------------------- */
+
+/* Bytes of bucket b's region that were written (the last block rounded up). */
+static uint64_t
+region_used(const xxl_scatter *s, uint64_t b)
+{
+	uint64_t	n = bucket_slots(s, b);
+	uint64_t	full = n / s->p.per;
+	uint64_t	rest = n % s->p.per;
+
+	return full * s->p.block + XXL_ROUND_UP(rest * s->p.entry, XXL_ALIGN);
+}
+
+static xxl_status
+post_piece(xxl_scatter *s, uint64_t b, uint64_t piece_no, sc_buffer *buf)
+{
+	uint64_t	used = region_used(s, b);
+	uint64_t	off = piece_no * s->p.piece;
+	uint64_t	len = used - off < s->p.piece ? used - off : s->p.piece;
+
+	buf->req.bid = s->buckets[b].region + off;
+	buf->req.buf = buf->data;
+	buf->req.len = (size_t) len;
+	buf->req.is_write = false;
+	buf->bucket = b;
+	return submit(s, buf);
+}
+
+static uint64_t
+region_pieces(const xxl_scatter *s, uint64_t b)
+{
+	return (region_used(s, b) + s->p.piece - 1) / s->p.piece;
+}
+
+/*
+ * Start reading the first pieces of bucket b while the caller works (with
+ * O_DIRECT; buffered files are read when the bucket is placed).
+ */
+static xxl_status
+prefetch(xxl_scatter *s, uint64_t b, bool now)
+{
+	uint64_t	np;
+
+	if (b >= s->p.nb || (!now && !xxl_disks_direct(s->disks)))
+		return XXL_OK;
+	np = region_pieces(s, b);
+	for (uint64_t k = 0; k < 2 && k < np; k++)
+		if (post_piece(s, b, k, &s->rd[k]) != XXL_OK)
+			return s->err.code;
+	s->prefetched = b;
+	return XXL_OK;
+}
+
+/* Read bucket b's entries and put each record at its slot in the chunk. */
+static xxl_status
+place_bucket(xxl_scatter *s, uint64_t b)
+{
+	uint64_t	n = bucket_slots(s, b);
+	uint64_t	np;
+	uint64_t	left = n;
+	size_t		rec = s->rec;
+	int			ow = s->p.ow;
+
+	if (s->buckets[b].region == XXL_BID_NONE)
+		return xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: bucket %llu was never written",
+							 (unsigned long long) b);
+	if (s->prefetched != b && prefetch(s, b, true) != XXL_OK)
+		return s->err.code;
+	s->prefetched = UINT64_MAX;
+	np = region_pieces(s, b);
+	memset(s->bits, 0, s->bits_bytes);
+	for (uint64_t k = 0; k < np; k++)
+	{
+		sc_buffer  *buf = &s->rd[k % 2];
+		size_t		len;
+
+		if (xxl_io_wait(s->disks, &buf->req, &s->err) != XXL_OK)
+			return s->err.code;
+		len = buf->req.len;
+		for (size_t blk = 0; blk < len && left > 0; blk += s->p.block)
+		{
+			const unsigned char *e = buf->data + blk;
+			uint64_t	cnt = left < s->p.per ? left : s->p.per;
+
+			for (uint64_t j = 0; j < cnt; j++, e += s->p.entry)
+			{
+				uint64_t	off = get_offset(e, ow, s->p.entry);
+				uint64_t	bit = UINT64_C(1) << (off & 63);
+
+				if (off >= n || (s->bits[off >> 6] & bit))
+					return xxl_error_set(&s->err, XXL_EINVAL, 0,
+										 "scatter: slot %llu is put twice or corrupt",
+										 (unsigned long long) (b * s->p.chunk + off));
+				s->bits[off >> 6] |= bit;
+				copy_small(s->chunk + off * rec, e + ow, rec);
+			}
+			left -= cnt;
+		}
+		if (k + 2 < np && post_piece(s, b, k + 2, buf) != XXL_OK)
+			return s->err.code;
+		if (poll_cancel(s))
+			return s->err.code;
+	}
+	if (left != 0)
+		return xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: bucket %llu is short of %llu records",
+							 (unsigned long long) b, (unsigned long long) left);
+	return XXL_OK;
+}
+
+int
+xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count)
+{
+	*count = 0;
+	if (s->phase != SC_READ)
+	{
+		if (s->phase != SC_FAILED)
+			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: read before finish");
+		return -(int) fail(s);
+	}
+	if (s->p.in_memory)
+	{
+		if (s->memory_done || s->slots == 0)
+			return 0;
+		s->memory_done = true;
+		*recs = s->chunk;
+		*count = (size_t) s->slots;
+		return 1;
+	}
+	if (s->next_bucket >= s->p.nb)
+		return 0;
+	if (place_bucket(s, s->next_bucket) != XXL_OK)
+		return -(int) fail(s);
+	*recs = s->chunk;
+	*count = (size_t) bucket_slots(s, s->next_bucket);
+	s->next_bucket++;
+	if (prefetch(s, s->next_bucket, false) != XXL_OK)
+		return -(int) fail(s);
+	return 1;
+}
+
+xxl_status
+xxl_scatter_rewind(xxl_scatter *s)
+{
+	if (s->phase != SC_READ)
+	{
+		if (s->phase != SC_FAILED)
+			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: rewind before finish");
+		return fail(s);
+	}
+	if (s->prefetched != UINT64_MAX && s->prefetched != 0)
+	{
+		/* let the reads in flight land before the buffers are reused */
+		for (int k = 0; k < 2; k++)
+			if (xxl_io_wait(s->disks, &s->rd[k].req, &s->err) != XXL_OK)
+				return fail(s);
+		s->prefetched = UINT64_MAX;
+	}
+	s->next_bucket = 0;
+	s->memory_done = false;
+	return XXL_OK;
+}
+
+/* Statistics, cleanup ------------------------------------------------------- */
+
+const xxl_error *
+xxl_scatter_error(const xxl_scatter *s)
+{
+	return &s->err;
+}
+
+void
+xxl_scatter_stats_get(const xxl_scatter *s, xxl_scatter_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->records = s->puts;
+	st->buckets = s->p.in_memory ? 0 : s->p.nb;
+	st->bucket_slots = s->p.chunk;
+	st->block_size = s->p.in_memory ? 0 : s->p.block;
+	st->memory_peak = s->budget.peak;
+	st->memory_limit = s->budget.limit;
+	st->async = s->pipe != NULL || s->wait_ns > 0 || s->p.pipe;
+	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
+	if (s->disks)
+		xxl_disks_stats(s->disks, &st->io);
+}
+
+void
+xxl_scatter_destroy(xxl_scatter *s)
+{
+	if (s == NULL)
+		return;
+	if (s->disks)
+	{
+		xxl_error	ignored = {0};
+
+		for (int k = 0; k < 2; k++)
+			if (s->rd[k].data)
+				xxl_io_wait(s->disks, &s->rd[k].req, &ignored);
+	}
+	xxl_pipe_destroy(s->pipe);
+	free_distribution(s);
+	xxl_budget_free(&s->budget, s->buckets, (size_t) s->p.nb * sizeof(sc_bucket));
+	if (s->rd[0].data)
+		xxl_budget_free(&s->budget, s->rd[0].data, 2 * s->p.piece);
+	xxl_budget_free(&s->budget, s->chunk, s->chunk_bytes ? s->chunk_bytes : 1);
+	xxl_budget_free(&s->budget, s->bits, s->bits_bytes ? s->bits_bytes : 8);
+	xxl_disks_close(s->disks);
+	free(s);
+}

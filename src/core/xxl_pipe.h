@@ -1,0 +1,47 @@
+/*
+ * xxl_pipe.h — a one-way batch pipe to a worker thread: the caller appends
+ * bytes (records, in its own format) to the current batch, full batches go
+ * to a worker that hands each to a function, in order; the caller goes on
+ * filling the next batch meanwhile.  For operators whose consumer of records
+ * (a distribution, a permutation) can run next to their producer on a
+ * second core.
+ *
+ * The worker never calls back into the caller: the batch function must not
+ * poll a cancel hook or allocate from a budget the caller also uses.  The
+ * first error the function returns stops the pipe; it is reported by the
+ * next xxl_pipe_space / xxl_pipe_drain.  The worker starts with every signal
+ * blocked.
+ */
+#ifndef XXL_PIPE_H
+#define XXL_PIPE_H
+
+#include "xxl_common.h"
+
+/* Consume one batch of len bytes; XXL_OK or an error (with *err set). */
+typedef xxl_status (*xxl_pipe_fn) (void *arg, const unsigned char *batch, size_t len,
+								   xxl_error *err);
+
+typedef struct xxl_pipe xxl_pipe;
+
+/* nbatches >= 2 buffers of batch_bytes from the budget, one worker thread. */
+xxl_pipe   *xxl_pipe_create(size_t batch_bytes, int nbatches, xxl_pipe_fn fn, void *arg,
+							xxl_budget *budget, xxl_error *err);
+
+/*
+ * Room for len bytes (len <= batch_bytes) at the end of the current batch,
+ * which is handed over first if it has not that much room left; NULL on an
+ * error (in *err), the worker's included.  The bytes belong to the batch at
+ * once: write them before the next call.
+ */
+unsigned char *xxl_pipe_space(xxl_pipe *p, size_t len, xxl_error *err);
+
+/* Hand over what was written and wait until the worker has consumed it all. */
+xxl_status	xxl_pipe_drain(xxl_pipe *p, xxl_error *err);
+
+/* Stops the worker (what is not handed over is dropped), frees the batches. */
+void		xxl_pipe_destroy(xxl_pipe *p);
+
+/* Nanoseconds the caller waited for a free batch (the worker was behind). */
+uint64_t	xxl_pipe_wait_ns(const xxl_pipe *p);
+
+#endif							/* XXL_PIPE_H */
