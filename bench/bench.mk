@@ -54,7 +54,7 @@ bench-core-build: bench-deps
 $(BB)/core/%.o: src/core/%.c $(BENCH_CORE_HDRS) | $(BB)/core
 	$(CC) $(BENCH_CFLAGS) -c -o $@ $<
 
-$(BB)/core_sort_bench: bench/core_sort_bench.c $(BENCH_CORE_OBJS) $(BENCH_CORE_HDRS) | $(BB)
+$(BB)/core_sort_bench: bench/core_sort_bench.c bench/bench_util.h $(BENCH_CORE_OBJS) $(BENCH_CORE_HDRS) | $(BB)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_CORE_OBJS) $(BENCH_LDLIBS)
 
 $(BB)/stxxl_sort_bench: bench/stxxl_sort_bench.cpp | $(BB)

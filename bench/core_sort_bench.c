@@ -37,43 +37,9 @@
 #include <omp.h>
 
 #include "xxl_sort.h"
+#include "bench_util.h"
 
 #define REC_SIZE 16
-
-static inline uint64_t
-splitmix64(uint64_t *state)
-{
-	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-static uint64_t
-env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 10) : dflt;
-}
-
-/* VmHWM of this process in KiB (peak resident set), or -1. */
-static long
-vm_hwm_kb(void)
-{
-	FILE	   *f = fopen("/proc/self/status", "r");
-	char		line[256];
-	long		kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, "VmHWM:", 6) == 0)
-			kb = strtol(line + 6, NULL, 10);
-	fclose(f);
-	return kb;
-}
 
 /*
  * Whether the open files whose path contains `needle` use O_DIRECT:
@@ -135,14 +101,6 @@ direct_name(int d)
 	return d == 1 ? "on" : d == 0 ? "off" : d == 2 ? "mixed" : "unknown";
 }
 
-static void
-die(const char *what, const xxl_error *err)
-{
-	fprintf(stderr, "pgxxl: %s failed: %s: %s (errno %d)\n", what,
-			xxl_status_name(err->code), err->message, err->sys_errno);
-	exit(1);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -170,7 +128,7 @@ main(int argc, char **argv)
 	uint64_t	n = strtoull(argv[1], NULL, 10);
 	size_t		mem = (size_t) strtoull(argv[2], NULL, 10) << 20;
 	const char *dirs[1] = {argv[3]};
-	uint64_t	seed = env_u64("SEED", 42);
+	uint64_t	seed = bench_env_u64("SEED", 42);
 	char		prefix[64];
 
 	/* The pid keeps concurrent runs in one directory apart. */
@@ -182,8 +140,8 @@ main(int argc, char **argv)
 	cfg.memory = mem;
 	cfg.record_size = REC_SIZE;
 	cfg.key_size = 8;
-	cfg.threads = (int) env_u64("XXL_THREADS", 0);
-	cfg.async_merge = env_u64("XXL_ASYNC_MERGE", 0) != 0;
+	cfg.threads = (int) bench_env_u64("XXL_THREADS", 0);
+	cfg.async_merge = bench_env_u64("XXL_ASYNC_MERGE", 0) != 0;
 	cfg.disk.dirs = dirs;
 	cfg.disk.ndisks = 1;
 	cfg.disk.file_prefix = prefix;
@@ -219,10 +177,10 @@ main(int argc, char **argv)
 	xxl_sorter *s = xxl_sorter_create(&cfg, &err);
 
 	if (s == NULL)
-		die("xxl_sorter_create", &err);
+		bench_die("pgxxl", "xxl_sorter_create", &err);
 	for (uint64_t i = 0; i < n; i++)
 	{
-		uint64_t	key = splitmix64(&state);
+		uint64_t	key = bench_splitmix64(&state);
 		uint64_t	be = __builtin_bswap64(key);
 		unsigned char rec[REC_SIZE];
 
@@ -233,11 +191,11 @@ main(int argc, char **argv)
 		in_sum_p += i;
 		in_xor_p ^= i;
 		if (xxl_sorter_put(s, rec) != XXL_OK)
-			die("xxl_sorter_put", xxl_sorter_error(s));
+			bench_die("pgxxl", "xxl_sorter_put", xxl_sorter_error(s));
 	}
 	t1 = xxl_now_ns();
 	if (xxl_sorter_sort(s) != XXL_OK)
-		die("xxl_sorter_sort", xxl_sorter_error(s));
+		bench_die("pgxxl", "xxl_sorter_sort", xxl_sorter_error(s));
 	t2 = xxl_now_ns();
 
 	uint64_t	prev = 0;
@@ -253,7 +211,7 @@ main(int argc, char **argv)
 		if (rc == 0)
 			break;
 		if (rc < 0)
-			die("xxl_sorter_next", xxl_sorter_error(s));
+			bench_die("pgxxl", "xxl_sorter_next", xxl_sorter_error(s));
 		memcpy(&be, rec, 8);
 		memcpy(&payload, (const char *) rec + 8, 8);
 		key = __builtin_bswap64(be);
@@ -283,7 +241,7 @@ main(int argc, char **argv)
 
 	bool		ok = sorted && out_n == n && out_sum_k == in_sum_k && out_xor_k == in_xor_k &&
 		out_sum_p == in_sum_p && out_xor_p == in_xor_p;
-	long		hwm = vm_hwm_kb();
+	long		hwm = bench_vm_hwm_kb();
 	double		push_s = (t1 - t0) / 1e9,
 				sort_s = (t2 - t1) / 1e9,
 				cons_s = (t3 - t2) / 1e9,

@@ -36,24 +36,9 @@
 #include <omp.h>
 
 #include "xxl_sort.h"
+#include "bench_util.h"
 
 #define GEN_BATCH 1024
-
-static inline uint64_t
-mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-static uint64_t
-env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 10) : dflt;
-}
 
 /* A dependent chain the compiler cannot drop: the producer's "real work". */
 static volatile uint64_t work_sink;
@@ -89,14 +74,6 @@ calibrate(uint64_t ns)
 	return ns * probe / (best ? best : 1);
 }
 
-static void
-die(const char *what, const xxl_error *err)
-{
-	fprintf(stderr, "core_sort_shapes: %s failed: %s: %s (errno %d)\n", what,
-			xxl_status_name(err->code), err->message, err->sys_errno);
-	exit(1);
-}
-
 /* Record i: key bytes from splitmix64, payload = the input index, then filler. */
 static inline void
 make_record(unsigned char *rec, size_t rec_size, size_t key_size, uint64_t i, uint64_t seed,
@@ -107,12 +84,12 @@ make_record(unsigned char *rec, size_t rec_size, size_t key_size, uint64_t i, ui
 	size_t		pay = rec_size - key_size;
 
 	if (distinct > 0)
-		state = seed + mix64(state) % distinct * UINT64_C(0x9E3779B97F4A7C15);
+		state = seed + bench_mix64(state) % distinct * UINT64_C(0x9E3779B97F4A7C15);
 	if (null_flag && key_size > 0)
 		rec[b++] = 1;
 	while (b < key_size)
 	{
-		uint64_t	be = __builtin_bswap64(mix64(state += UINT64_C(0x9E3779B97F4A7C15)));
+		uint64_t	be = __builtin_bswap64(bench_mix64(state += UINT64_C(0x9E3779B97F4A7C15)));
 
 		memcpy(rec + b, &be, key_size - b < 8 ? key_size - b : 8);
 		b += 8;
@@ -182,14 +159,14 @@ main(int argc, char **argv)
 	uint64_t	n = strtoull(argv[1], NULL, 10);
 	size_t		mem = (size_t) strtoull(argv[2], NULL, 10) << 20;
 	const char *dirs[1] = {argv[3]};
-	size_t		rec_size = env_u64("REC", 16);
-	size_t		key_size = env_u64("KEY", 8);
-	bool		null_flag = env_u64("NULL_FLAG", 0) != 0;
-	uint64_t	distinct = env_u64("DISTINCT", 0);
-	uint64_t	work_ns = env_u64("WORK_NS", 0);
-	uint64_t	seed = env_u64("SEED", 42);
+	size_t		rec_size = bench_env_u64("REC", 16);
+	size_t		key_size = bench_env_u64("KEY", 8);
+	bool		null_flag = bench_env_u64("NULL_FLAG", 0) != 0;
+	uint64_t	distinct = bench_env_u64("DISTINCT", 0);
+	uint64_t	work_ns = bench_env_u64("WORK_NS", 0);
+	uint64_t	seed = bench_env_u64("SEED", 42);
 	/* WORK_ITERS pins the spin (comparisons across runs on a busy machine) */
-	uint64_t	spin_iters = env_u64("WORK_ITERS", 0) ? env_u64("WORK_ITERS", 0) : calibrate(work_ns);
+	uint64_t	spin_iters = bench_env_u64("WORK_ITERS", 0) ? bench_env_u64("WORK_ITERS", 0) : calibrate(work_ns);
 	char		prefix[64];
 	xxl_sort_config cfg;
 	xxl_error	err;
@@ -222,9 +199,9 @@ main(int argc, char **argv)
 	cfg.memory = mem;
 	cfg.record_size = rec_size;
 	cfg.key_size = key_size;
-	cfg.threads = (int) env_u64("XXL_THREADS", 0);
-	cfg.async_merge = env_u64("XXL_ASYNC_MERGE", 0) != 0;
-	cfg.async_runs = env_u64("XXL_ASYNC_RUNS", 0) != 0;
+	cfg.threads = (int) bench_env_u64("XXL_THREADS", 0);
+	cfg.async_merge = bench_env_u64("XXL_ASYNC_MERGE", 0) != 0;
+	cfg.async_runs = bench_env_u64("XXL_ASYNC_RUNS", 0) != 0;
 	cfg.disk.dirs = dirs;
 	cfg.disk.ndisks = 1;
 	cfg.disk.file_prefix = prefix;
@@ -238,7 +215,7 @@ main(int argc, char **argv)
 	xxl_sorter *s = xxl_sorter_create(&cfg, &err);
 
 	if (s == NULL)
-		die("xxl_sorter_create", &err);
+		bench_die("core_sort_shapes", "xxl_sorter_create", &err);
 	/*
 	 * Records are generated GEN_BATCH at a time, so that the sorter's loads
 	 * of a record never wait on the generator's just-issued partial stores
@@ -261,12 +238,12 @@ main(int argc, char **argv)
 		{
 			spin(spin_iters);
 			if (xxl_sorter_put(s, gen + j * rec_size) != XXL_OK)
-				die("xxl_sorter_put", xxl_sorter_error(s));
+				bench_die("core_sort_shapes", "xxl_sorter_put", xxl_sorter_error(s));
 		}
 	}
 	t1 = xxl_now_ns();
 	if (xxl_sorter_sort(s) != XXL_OK)
-		die("xxl_sorter_sort", xxl_sorter_error(s));
+		bench_die("core_sort_shapes", "xxl_sorter_sort", xxl_sorter_error(s));
 	t2 = xxl_now_ns();
 	for (;;)
 	{
@@ -277,7 +254,7 @@ main(int argc, char **argv)
 		if (rc == 0)
 			break;
 		if (rc < 0)
-			die("xxl_sorter_next", xxl_sorter_error(s));
+			bench_die("core_sort_shapes", "xxl_sorter_next", xxl_sorter_error(s));
 		if (int_keys)
 		{
 			/* keys of 8..16 bytes as (first word, last word): no memcmp call */
