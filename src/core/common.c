@@ -82,8 +82,8 @@ xxl_budget_available(const xxl_budget *budget)
  */
 #define XXL_HUGE_PAGE (2 * 1024 * 1024)
 
-static size_t
-charged_size(size_t size)
+size_t
+xxl_budget_charge(size_t size)
 {
 	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
 }
@@ -119,7 +119,7 @@ map_pages(size_t size)
 void *
 xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err)
 {
-	size_t		charge = charged_size(size);
+	size_t		charge = xxl_budget_charge(size);
 	void	   *ptr = NULL;
 	int			rc;
 
@@ -148,7 +148,7 @@ xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err)
 void
 xxl_budget_free(xxl_budget *budget, void *ptr, size_t size)
 {
-	size_t		charge = charged_size(size);
+	size_t		charge = xxl_budget_charge(size);
 
 	if (ptr == NULL)
 		return;
@@ -165,7 +165,7 @@ xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size, size_t new_si
 {
 	void	   *fresh;
 
-	if (ptr != NULL && charged_size(old_size) == charged_size(new_size))
+	if (ptr != NULL && xxl_budget_charge(old_size) == xxl_budget_charge(new_size))
 		return ptr;
 	fresh = xxl_budget_alloc(budget, new_size, err);
 	if (fresh == NULL)

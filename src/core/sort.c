@@ -152,6 +152,53 @@ xxl_sort_min_memory(size_t block_size)
 	return memory;
 }
 
+/*
+ * The sorter keeps two 8-byte entries per block of every run, the run array
+ * and the write requests of one load in the slack its load region leaves;
+ * this is that accounting with margin, at the end of the input and when the
+ * run array last doubled.
+ */
+bool
+xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
+{
+	size_t		slack = xxl_sort_slack(memory);
+	size_t		region,
+				half;
+	uint64_t	per_run,
+				runs,
+				cap = 16,
+				run_meta,
+				meta;
+	size_t		nb;
+
+	if (memory < xxl_sort_min_memory(block))
+		return false;
+	region = memory - XXL_ALIGN - slack;
+	half = (region / 2) & ~(size_t) (XXL_ALIGN - 1);
+	per_run = half / rec_size * rec_size;
+	if (per_run == 0)
+		return false;
+	if (nbytes <= per_run)
+		return true;			/* sorted in memory: no runs */
+	runs = nbytes / per_run + 1;
+	nb = (size_t) ((per_run + block - 1) / block);
+	run_meta = 2 * xxl_budget_charge(nb * sizeof(uint64_t));
+	while (cap < runs)
+		cap *= 2;
+	/* at the end, and when the run array last doubled (old and new copy) */
+	meta = runs * run_meta + xxl_budget_charge(cap * sizeof(xxl_run));
+	if (cap > 16)
+	{
+		uint64_t	at_growth = cap / 2 * run_meta + xxl_budget_charge(cap / 2 * sizeof(xxl_run)) +
+			xxl_budget_charge(cap * sizeof(xxl_run));
+
+		if (at_growth > meta)
+			meta = at_growth;
+	}
+	meta += xxl_budget_charge((half / block + 1) * sizeof(xxl_io_request));
+	return meta + XXL_ALIGN <= slack;
+}
+
 static bool
 poll_cancel(xxl_sorter *s)
 {

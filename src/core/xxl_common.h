@@ -53,6 +53,11 @@ typedef struct xxl_budget
 
 void		xxl_budget_init(xxl_budget *budget, size_t limit);
 size_t		xxl_budget_available(const xxl_budget *budget);
+/*
+ * What an allocation of size bytes takes from a budget (whole pages from a
+ * page up, else 16-byte units); planners use it to predict a structure's cost.
+ */
+size_t		xxl_budget_charge(size_t size);
 /* Page-aligned (O_DIRECT-safe) allocation charged to the budget. */
 void	   *xxl_budget_alloc(xxl_budget *budget, size_t size, xxl_error *err);
 void		xxl_budget_free(xxl_budget *budget, void *ptr, size_t size);

@@ -116,4 +116,12 @@ size_t		xxl_sort_min_memory(size_t block_size);
  */
 size_t		xxl_sort_slack(size_t memory);
 
+/*
+ * Whether a sorter of this memory and block size can take nbytes of
+ * records of record_size: its run metadata must stay within the slack, so a
+ * sorter takes at most about memory * block_size / 512 bytes.  Operators
+ * that plan their sorters' shares and blocks ask this.
+ */
+bool		xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block_size, size_t record_size);
+
 #endif							/* XXL_SORT_H */

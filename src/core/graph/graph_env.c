@@ -157,60 +157,6 @@ reserve_share(graph_env *env, size_t memory, const char *what)
 
 /* Sorters ----------------------------------------------------------------- */
 
-static size_t
-charged(size_t size)
-{
-	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
-}
-
-/*
- * Does run formation of nbytes in a sorter of the given memory and block
- * size keep its run list within the sorter's slack?  The core sorter keeps
- * two 8-byte entries per block of every run, the run array and the write
- * requests of one load in the slack its load region leaves
- * (xxl_sort_slack(), sort.c); this mirrors that accounting with margin
- * (as the text operators do).
- */
-static bool
-sorter_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
-{
-	size_t		slack = xxl_sort_slack(memory);
-	size_t		region,
-				half;
-	uint64_t	per_run,
-				runs,
-				cap = 16,
-				run_meta,
-				meta;
-	size_t		nb;
-
-	if (memory < xxl_sort_min_memory(block))
-		return false;
-	region = memory - XXL_ALIGN - slack;
-	half = (region / 2) & ~(size_t) (XXL_ALIGN - 1);
-	per_run = half / rec_size * rec_size;
-	if (per_run == 0)
-		return false;
-	if (nbytes <= per_run)
-		return true;
-	runs = nbytes / per_run + 1;
-	nb = (size_t) ((per_run + block - 1) / block);
-	run_meta = 2 * charged(nb * sizeof(uint64_t));
-	while (cap < runs)
-		cap *= 2;
-	meta = runs * run_meta + charged(cap * sizeof(xxl_run));
-	if (cap > 16)
-	{
-		uint64_t	at_growth = cap / 2 * run_meta + charged(cap / 2 * sizeof(xxl_run)) +
-			charged(cap * sizeof(xxl_run));
-
-		if (at_growth > meta)
-			meta = at_growth;
-	}
-	meta += charged((half / block + 1) * sizeof(xxl_io_request));
-	return meta + XXL_ALIGN <= slack;
-}
-
 /*
  * Blocks for a sorter: small enough that one merge pass takes all runs when
  * the budget allows it (thesis: sort(N) = 2 scan(N)), but no smaller than
@@ -251,7 +197,7 @@ pick_sort_block(graph_env *env, size_t memory, size_t rec_size, uint64_t records
 	block -= block % XXL_ALIGN;
 	if (block < XXL_ALIGN)
 		block = XXL_ALIGN;
-	while (records > 0 && !sorter_fits(nbytes, memory, block, rec_size))
+	while (records > 0 && !xxl_sort_fits(nbytes, memory, block, rec_size))
 	{
 		if (block < largest && block * 2 > largest)
 			block = largest;

@@ -185,61 +185,6 @@ text_env_io_direct(const text_env *env)
 
 /* Sorters ---------------------------------------------------------------- */
 
-static size_t
-charged(size_t size)
-{
-	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
-}
-
-/*
- * Does run formation of nbytes in a sorter of the given memory and block
- * size keep its run metadata within the sorter's slack?  The core sorter
- * keeps two 8-byte entries per block of every run, the run array and the
- * write requests of one load in the slack that its load region leaves
- * (xxl_sort_slack(), sort.c): this mirrors that accounting with
- * margin.  So a sorter takes at most about memory * block / 512 bytes.
- */
-static bool
-sorter_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
-{
-	size_t		slack = xxl_sort_slack(memory);
-	size_t		region,
-				half;
-	uint64_t	per_run,
-				runs,
-				cap = 16,
-				run_meta,
-				meta;
-	size_t		nb;
-
-	if (memory < xxl_sort_min_memory(block))
-		return false;
-	region = memory - XXL_ALIGN - slack;
-	half = (region / 2) & ~(size_t) (XXL_ALIGN - 1);
-	per_run = half / rec_size * rec_size;
-	if (per_run == 0)
-		return false;
-	if (nbytes <= per_run)
-		return true;			/* sorted in memory: no runs */
-	runs = nbytes / per_run + 1;
-	nb = (size_t) ((per_run + block - 1) / block);
-	run_meta = 2 * charged(nb * sizeof(uint64_t));
-	while (cap < runs)
-		cap *= 2;
-	/* at the end, and when the run array last doubled (old and new copy) */
-	meta = runs * run_meta + charged(cap * sizeof(xxl_run));
-	if (cap > 16)
-	{
-		uint64_t	at_growth = cap / 2 * run_meta + charged(cap / 2 * sizeof(xxl_run)) +
-			charged(cap * sizeof(xxl_run));
-
-		if (at_growth > meta)
-			meta = at_growth;
-	}
-	meta += charged((half / block + 1) * sizeof(xxl_io_request));
-	return meta + XXL_ALIGN <= slack;
-}
-
 xxl_status
 tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records, size_t *block_out)
 {
@@ -267,7 +212,7 @@ tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records
 	while (block > XXL_ALIGN && block * SORT_FAN_IN + 64 * 1024 > memory)
 		block /= 2;
 	block = block < XXL_ALIGN ? XXL_ALIGN : block - block % XXL_ALIGN;
-	while (!sorter_fits(nbytes, memory, block, rec_size))
+	while (!xxl_sort_fits(nbytes, memory, block, rec_size))
 	{
 		size_t		largest = (memory - xxl_sort_min_memory(0)) / 8;
 
