@@ -18,8 +18,11 @@
 #define RT_REC_INT RT_CAT(rt_rec_int_, RT_SUFFIX)
 #if RT_RECORD_SIZE > 0
 #define RT_R ((size_t) RT_RECORD_SIZE)
+#define RT_COPY(dst, src) memcpy(dst, src, RT_R)
 #else
 #define RT_R r_param
+/* a size known at run time: not a libc call per record */
+#define RT_COPY(dst, src) xxl_copy_small(dst, src, RT_R)
 #endif
 
 #ifndef RT_WORD_DEFINED
@@ -55,13 +58,13 @@ RT_INSERTION(char *a, size_t n, size_t r_param, size_t key_size, size_t depth)
 
 			if ((rt_word(cur - RT_R) & mask) <= key)
 				continue;
-			memcpy(tmp, cur, RT_R);
+			RT_COPY(tmp, cur);
 			while (j > 0 && (rt_word(a + (j - 1) * RT_R) & mask) > key)
 			{
-				memcpy(a + j * RT_R, a + (j - 1) * RT_R, RT_R);
+				RT_COPY(a + j * RT_R, a + (j - 1) * RT_R);
 				j--;
 			}
-			memcpy(a + j * RT_R, tmp, RT_R);
+			RT_COPY(a + j * RT_R, tmp);
 		}
 		return;
 	}
@@ -72,13 +75,13 @@ RT_INSERTION(char *a, size_t n, size_t r_param, size_t key_size, size_t depth)
 
 		if (memcmp(cur - RT_R + depth, cur + depth, klen) <= 0)
 			continue;
-		memcpy(tmp, cur, RT_R);
+		RT_COPY(tmp, cur);
 		while (j > 0 && memcmp(a + (j - 1) * RT_R + depth, tmp + depth, klen) > 0)
 		{
-			memcpy(a + j * RT_R, a + (j - 1) * RT_R, RT_R);
+			RT_COPY(a + j * RT_R, a + (j - 1) * RT_R);
 			j--;
 		}
-		memcpy(a + j * RT_R, tmp, RT_R);
+		RT_COPY(a + j * RT_R, tmp);
 	}
 }
 
@@ -125,7 +128,7 @@ RT_REC(char *src, char *dst, size_t n, size_t r_param, size_t key_size, size_t d
 		{
 			const char *r = src + i * RT_R;
 
-			memcpy(dst + (count[(unsigned char) r[depth]]++) * RT_R, r, RT_R);
+			RT_COPY(dst + (count[(unsigned char) r[depth]]++) * RT_R, r);
 		}
 		/* count[b] is now the end of bucket b */
 		pos = 0;
@@ -177,13 +180,13 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 
 				if (((rt_word(cur - RT_R) >> (64 - kbits)) & mask) <= key)
 					continue;
-				memcpy(tmp, cur, RT_R);
+				RT_COPY(tmp, cur);
 				while (j > 0 && ((rt_word(a + (j - 1) * RT_R) >> (64 - kbits)) & mask) > key)
 				{
-					memcpy(a + j * RT_R, a + (j - 1) * RT_R, RT_R);
+					RT_COPY(a + j * RT_R, a + (j - 1) * RT_R);
 					j--;
 				}
-				memcpy(a + j * RT_R, tmp, RT_R);
+				RT_COPY(a + j * RT_R, tmp);
 			}
 			return;
 		}
@@ -220,7 +223,7 @@ RT_REC_INT(char *src, char *dst, size_t n, size_t r_param, int kbits, int rem, b
 		{
 			const char *r = src + i * RT_R;
 
-			memcpy(dst + (count[RT_DIGIT(r)]++) * RT_R, r, RT_R);
+			RT_COPY(dst + (count[RT_DIGIT(r)]++) * RT_R, r);
 		}
 #undef RT_DIGIT
 		pos = 0;
@@ -333,7 +336,7 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 		{
 			const char *r = records + i * RT_R;
 
-			memcpy(scratch + (pos[(unsigned char) r[depth]]++) * RT_R, r, RT_R);
+			RT_COPY(scratch + (pos[(unsigned char) r[depth]]++) * RT_R, r);
 		}
 	}
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -350,6 +353,7 @@ RT_SORT(char *records, char *scratch, size_t n, size_t r_param, size_t key_size,
 }
 
 #undef RT_R
+#undef RT_COPY
 #undef RT_REC
 #undef RT_INSERTION
 #undef RT_SORT
