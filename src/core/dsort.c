@@ -703,7 +703,7 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 	const unsigned char *r = recs;
 
 	/* (with a pipe, the buckets belong to the worker) */
-	if (s->phase != DS_INPUT || s->pipe || !s->bk || s->puts + n > s->cfg.records)
+	if (s->phase != DS_INPUT || (!s->pipe && !s->bk) || s->puts + n > s->cfg.records)
 	{
 		/* the general path (the stage, the pipe, errors) record by record */
 		for (size_t i = 0; i < n; i++)
@@ -717,6 +717,22 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 		s->next_poll = s->puts + POLL_EVERY;
 		if (poll_cancel(s))
 			return fail(s);
+	}
+	if (s->pipe)
+	{
+		/* into the pipe a stage at a time: one call for many records */
+		size_t		per = XXL_PIPE_STAGE_BYTES / s->rec;
+
+		for (size_t i = 0; i < n; i += per)
+		{
+			size_t		k = n - i < per ? n - i : per;
+			unsigned char *at = xxl_pipe_space(s->pipe, k * s->rec, &s->err);
+
+			if (at == NULL)
+				return fail(s);
+			memcpy(at, r + i * s->rec, k * s->rec);
+		}
+		return XXL_OK;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (distribute_one(s, r + i * s->rec, &s->err) != XXL_OK)

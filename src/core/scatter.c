@@ -621,9 +621,9 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 {
 	const unsigned char *r = recs;
 
-	if (s->phase != SC_PUT || s->pipe)
+	if (s->phase != SC_PUT)
 	{
-		/* the general path (errors, the pipe) record by record */
+		/* the general path (errors) record by record */
 		for (size_t i = 0; i < n; i++)
 			if (xxl_scatter_put(s, slots[i], r + i * s->rec) != XXL_OK)
 				return s->err.code;
@@ -635,6 +635,33 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 		s->next_poll = s->puts + POLL_EVERY;
 		if (poll_cancel(s))
 			return fail(s);
+	}
+	if (s->pipe)
+	{
+		/* into the pipe a stage at a time: one call for many records */
+		size_t		step = 8 + s->rec,
+					per = XXL_PIPE_STAGE_BYTES / step;
+
+		for (size_t i = 0; i < n; i++)
+			if (slots[i] >= s->slots)
+			{
+				bad_slot(slots[i], "is out of range", &s->err);
+				return fail(s);
+			}
+		for (size_t i = 0; i < n; i += per)
+		{
+			size_t		k = n - i < per ? n - i : per;
+			unsigned char *at = xxl_pipe_space(s->pipe, k * step, &s->err);
+
+			if (at == NULL)
+				return fail(s);
+			for (size_t j = i; j < i + k; j++, at += step)
+			{
+				memcpy(at, &slots[j], 8);
+				xxl_copy_small(at + 8, r + j * s->rec, s->rec);
+			}
+		}
+		return XXL_OK;
 	}
 	for (size_t i = 0; i < n; i++)
 	{
