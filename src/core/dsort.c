@@ -248,44 +248,6 @@ key_eq(dkey a, dkey b)
 	return a.hi == b.hi && a.lo == b.lo;
 }
 
-/* Copies of a few bytes: libc's memcpy call costs more than the copy. */
-static inline void
-copy_rec(unsigned char *dst, const unsigned char *src, size_t n)
-{
-	if (n >= 8 && n <= 16)
-	{
-		uint64_t	a,
-					b;
-
-		memcpy(&a, src, 8);
-		memcpy(&b, src + n - 8, 8);
-		memcpy(dst, &a, 8);
-		memcpy(dst + n - 8, &b, 8);
-	}
-	else if (n > 16 && n <= 32)
-	{
-		uint64_t	a[2],
-					b[2];
-
-		memcpy(a, src, 16);
-		memcpy(b, src + n - 16, 16);
-		memcpy(dst, a, 16);
-		memcpy(dst + n - 16, b, 16);
-	}
-	else if (n >= 4 && n < 8)
-	{
-		uint32_t	a,
-					b;
-
-		memcpy(&a, src, 4);
-		memcpy(&b, src + n - 4, 4);
-		memcpy(dst, &a, 4);
-		memcpy(dst + n - 4, &b, 4);
-	}
-	else
-		memcpy(dst, src, n);
-}
-
 /* Planning ------------------------------------------------------------------ */
 
 static size_t
@@ -670,7 +632,7 @@ take(xxl_dsort *s, const unsigned char *rec, xxl_error *err)
 	}
 	if (s->stage.count % s->p.stride == 0 && s->nsample < s->p.sample_cap)
 		s->sample[s->nsample++] = key_of_rec(rec, s->ks, s->rec);
-	copy_rec(s->sbuf + (size_t) s->stage.fill * s->rec, rec, s->rec);
+	xxl_copy_small(s->sbuf + (size_t) s->stage.fill * s->rec, rec, s->rec);
 	s->stage.count++;
 	if (++s->stage.fill == s->sd.per)
 	{
@@ -718,7 +680,7 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 	}
 	if (s->p.in_memory)
 	{
-		copy_rec(s->area + (s->puts - 1) * s->rec, rec, s->rec);
+		xxl_copy_small(s->area + (s->puts - 1) * s->rec, rec, s->rec);
 		return XXL_OK;
 	}
 	if (s->pipe)
@@ -727,7 +689,7 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 
 		if (at == NULL)
 			return fail(s);
-		copy_rec(at, rec, s->rec);
+		xxl_copy_small(at, rec, s->rec);
 		return XXL_OK;
 	}
 	if (take(s, rec, &s->err) != XXL_OK)
@@ -741,7 +703,7 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 	const unsigned char *r = recs;
 
 	/* (with a pipe, the buckets belong to the worker) */
-	if (s->phase != DS_INPUT || s->pipe || !s->bk || s->puts + n > s->cfg.records)
+	if (s->phase != DS_INPUT || (!s->pipe && !s->bk) || s->puts + n > s->cfg.records)
 	{
 		/* the general path (the stage, the pipe, errors) record by record */
 		for (size_t i = 0; i < n; i++)
@@ -755,6 +717,22 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 		s->next_poll = s->puts + POLL_EVERY;
 		if (poll_cancel(s))
 			return fail(s);
+	}
+	if (s->pipe)
+	{
+		/* into the pipe a stage at a time: one call for many records */
+		size_t		per = XXL_PIPE_STAGE_BYTES / s->rec;
+
+		for (size_t i = 0; i < n; i += per)
+		{
+			size_t		k = n - i < per ? n - i : per;
+			unsigned char *at = xxl_pipe_space(s->pipe, k * s->rec, &s->err);
+
+			if (at == NULL)
+				return fail(s);
+			memcpy(at, r + i * s->rec, k * s->rec);
+		}
+		return XXL_OK;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (distribute_one(s, r + i * s->rec, &s->err) != XXL_OK)
@@ -1009,7 +987,7 @@ distribute_one(xxl_dsort *s, const unsigned char *p, xxl_error *err)
 			b->max = key;
 	}
 	b->count++;
-	copy_rec(w + (size_t) b->fill * s->rec, p, s->rec);
+	xxl_copy_small(w + (size_t) b->fill * s->rec, p, s->rec);
 	if (++b->fill == s->bd.per)
 	{
 		b->fill = 0;

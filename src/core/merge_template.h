@@ -235,7 +235,7 @@ MT_FN(merge_segments) (void *tree_memory, segment *seg, int k, size_t R, size_t 
 	{
 		int			winner;
 
-		xxl_record_copy(out, seg[w].p, R);
+		xxl_copy_small(out, seg[w].p, R);
 		out += R;
 		seg[w].p += R;
 		head = MT_FN(segment_head) (seg, w, k, R, K, shift);

@@ -20,7 +20,7 @@
  * record by record made every cache line an ownership transfer between the
  * cores — 90 % of the caller's time, measured.
  */
-#define STAGE_BYTES 4096
+#define STAGE_BYTES XXL_PIPE_STAGE_BYTES
 
 struct xxl_pipe
 {

@@ -7,6 +7,7 @@
 #include "radix.h"
 #include "record.h"
 #include "xxl_stream.h"
+#include "xxl_common.h"
 
 #include <omp.h>
 #include <pthread.h>

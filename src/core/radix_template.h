@@ -29,7 +29,7 @@
 #define RT_COPY(d, s) memcpy((d), (s), RT_R)
 #else
 #define RT_R r_param
-#define RT_COPY(d, s) xxl_record_copy((d), (s), r_param)
+#define RT_COPY(d, s) xxl_copy_small((d), (s), r_param)
 #endif
 
 #ifndef RT_WORD_DEFINED

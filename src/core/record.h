@@ -1,8 +1,9 @@
 /*
  * record.h — helpers for fixed-size records shared by run formation
- * (radix_template.h, sort.c) and merging (merge.c): copies of a record whose
- * size is known only at run time, and keys of up to 16 bytes loaded as
- * big-endian integers so that they compare without memcmp.
+ * (radix_template.h, sort.c) and merging (merge.c): keys of up to 16 bytes
+ * loaded as big-endian integers so that they compare without memcmp.
+ * (Copies of records whose size is known only at run time: xxl_copy_small,
+ * xxl_common.h.)
  *
  * A key of 9..16 bytes is the pair (hi, lo): hi its first 8 bytes, lo the 8
  * bytes that end the key.  The two overlap for keys shorter than 16 bytes,
@@ -27,47 +28,6 @@ xxl_load_be64(const void *p)
 
 	memcpy(&v, p, 8);
 	return __builtin_bswap64(v);
-}
-
-/*
- * Copy one record of size bytes.  libc's memcpy is a call per record when
- * the size is not a constant; small records are moved here with overlapping
- * word loads instead (every load happens before any store).
- */
-static inline void
-xxl_record_copy(void *dst, const void *src, size_t size)
-{
-	char	   *d = dst;
-	const char *s = src;
-
-	if (size >= 8 && size <= 16)
-	{
-		uint64_t	a,
-					b;
-
-		memcpy(&a, s, 8);
-		memcpy(&b, s + size - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + size - 8, &b, 8);
-	}
-	else if (size > 16 && size <= 32)
-	{
-		uint64_t	a,
-					b,
-					c,
-					e;
-
-		memcpy(&a, s, 8);
-		memcpy(&b, s + 8, 8);
-		memcpy(&c, s + size - 16, 8);
-		memcpy(&e, s + size - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + 8, &b, 8);
-		memcpy(d + size - 16, &c, 8);
-		memcpy(d + size - 8, &e, 8);
-	}
-	else
-		memcpy(d, s, size);
 }
 
 /*

@@ -136,46 +136,6 @@ bitmap_bytes(uint64_t slots)
 	return (size_t) ((slots + 63) / 64 * 8);
 }
 
-/* Copies of a few bytes: libc's memcpy call costs more than the copy. */
-static inline void
-copy_small(unsigned char *dst, const unsigned char *src, size_t n)
-{
-	if (n >= 8 && n <= 16)
-	{
-		uint64_t	a,
-					b;
-
-		memcpy(&a, src, 8);
-		memcpy(&b, src + n - 8, 8);
-		memcpy(dst, &a, 8);
-		memcpy(dst + n - 8, &b, 8);
-	}
-	else if (n >= 4 && n < 8)
-	{
-		uint32_t	a,
-					b;
-
-		memcpy(&a, src, 4);
-		memcpy(&b, src + n - 4, 4);
-		memcpy(dst, &a, 4);
-		memcpy(dst + n - 4, &b, 4);
-	}
-	else if (n >= 2 && n < 4)
-	{
-		uint16_t	a,
-					b;
-
-		memcpy(&a, src, 2);
-		memcpy(&b, src + n - 2, 2);
-		memcpy(dst, &a, 2);
-		memcpy(dst + n - 2, &b, 2);
-	}
-	else if (n == 1)
-		*dst = *src;
-	else
-		memcpy(dst, src, n);
-}
-
 /*
  * An entry's slot offset: ow little-endian bytes, written and read as a
  * whole word where the entry has room for one (the record follows it and
@@ -572,7 +532,7 @@ place(xxl_scatter *s, uint64_t slot, const void *rec, xxl_error *err)
 		if (s->bits[slot >> 6] & bit)
 			return bad_slot(slot, "is put twice", err);
 		s->bits[slot >> 6] |= bit;
-		copy_small(s->chunk + slot * s->rec, rec, s->rec);
+		xxl_copy_small(s->chunk + slot * s->rec, rec, s->rec);
 		return XXL_OK;
 	}
 	else
@@ -593,7 +553,7 @@ place(xxl_scatter *s, uint64_t slot, const void *rec, xxl_error *err)
 		bk->count++;
 		e = s->bufs[bk->buf].data + (size_t) bk->fill * s->p.entry;
 		put_offset(e, off, s->p.ow, s->p.entry);
-		copy_small(e + s->p.ow, rec, s->rec);
+		xxl_copy_small(e + s->p.ow, rec, s->rec);
 		if (++bk->fill == s->p.per)
 			return flush_bucket(s, b, bk->count == bk->size, err);
 		return XXL_OK;
@@ -648,7 +608,7 @@ xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
 		if (at == NULL)
 			return fail(s);
 		memcpy(at, &slot, 8);
-		copy_small(at + 8, rec, s->rec);
+		xxl_copy_small(at + 8, rec, s->rec);
 		return XXL_OK;
 	}
 	if (place(s, slot, rec, &s->err) != XXL_OK)
@@ -661,9 +621,9 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 {
 	const unsigned char *r = recs;
 
-	if (s->phase != SC_PUT || s->pipe)
+	if (s->phase != SC_PUT)
 	{
-		/* the general path (errors, the pipe) record by record */
+		/* the general path (errors) record by record */
 		for (size_t i = 0; i < n; i++)
 			if (xxl_scatter_put(s, slots[i], r + i * s->rec) != XXL_OK)
 				return s->err.code;
@@ -675,6 +635,33 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 		s->next_poll = s->puts + POLL_EVERY;
 		if (poll_cancel(s))
 			return fail(s);
+	}
+	if (s->pipe)
+	{
+		/* into the pipe a stage at a time: one call for many records */
+		size_t		step = 8 + s->rec,
+					per = XXL_PIPE_STAGE_BYTES / step;
+
+		for (size_t i = 0; i < n; i++)
+			if (slots[i] >= s->slots)
+			{
+				bad_slot(slots[i], "is out of range", &s->err);
+				return fail(s);
+			}
+		for (size_t i = 0; i < n; i += per)
+		{
+			size_t		k = n - i < per ? n - i : per;
+			unsigned char *at = xxl_pipe_space(s->pipe, k * step, &s->err);
+
+			if (at == NULL)
+				return fail(s);
+			for (size_t j = i; j < i + k; j++, at += step)
+			{
+				memcpy(at, &slots[j], 8);
+				xxl_copy_small(at + 8, r + j * s->rec, s->rec);
+			}
+		}
+		return XXL_OK;
 	}
 	for (size_t i = 0; i < n; i++)
 	{
@@ -851,7 +838,7 @@ place_bucket(xxl_scatter *s, uint64_t b)
 										 "scatter: slot %llu is put twice or corrupt",
 										 (unsigned long long) (b * s->p.chunk + off));
 				s->bits[off >> 6] |= bit;
-				copy_small(s->chunk + off * rec, e + ow, rec);
+				xxl_copy_small(s->chunk + off * rec, e + ow, rec);
 			}
 			left -= cnt;
 		}

@@ -741,7 +741,7 @@ xxl_sorter_put(xxl_sorter *s, const void *rec)
 													  "xxl_sorter_put needs fixed-size records");
 	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
 		return fail(s);
-	xxl_record_copy(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
+	xxl_copy_small(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
 	return count_put(s, s->rec_size);
 }
 

@@ -1,7 +1,7 @@
 /*
  * xxl_common.h — shared vocabulary of the pgxxl engine: status codes and the
  * error record every core call fills, the memory budget every buffer is drawn
- * from, and small time helpers.
+ * from, small time helpers and the copy of a small record.
  *
  * The engine never includes a PostgreSQL header and never aborts: a failing
  * call returns a non-zero xxl_status and describes the problem in an
@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum xxl_status
 {
@@ -70,6 +71,74 @@ uint64_t	xxl_now_ns(void);
 
 /* Polled by long-running operators between blocks; return true to stop. */
 typedef bool (*xxl_cancel_fn) (void *arg);
+
+/*
+ * Copies a record of a few bytes whose size is known only at run time (the
+ * per-record paths of sorts and scatters): libc's memcpy call costs more
+ * than the copy, so sizes up to 32 bytes are two overlapping loads/stores.
+ */
+/*
+ * xxl_copy_small's longer records, out of line: inlined into a caller whose
+ * record is a small array, this memcpy (unreachable there) drew gcc's
+ * -Wstringop-overread.
+ */
+static void __attribute__((noinline, unused))
+xxl_copy_bytes(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+static inline void
+xxl_copy_small(void *dst_, const void *src_, size_t n)
+{
+	unsigned char *dst = dst_;
+	const unsigned char *src = src_;
+
+	if (n >= 8 && n <= 16)
+	{
+		uint64_t	a,
+					b;
+
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	}
+	else if (n > 16 && n <= 32)
+	{
+		uint64_t	a[2],
+					b[2];
+
+		memcpy(a, src, 16);
+		memcpy(b, src + n - 16, 16);
+		memcpy(dst, a, 16);
+		memcpy(dst + n - 16, b, 16);
+	}
+	else if (n >= 4 && n < 8)
+	{
+		uint32_t	a,
+					b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + n - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + n - 4, &b, 4);
+	}
+	else if (n >= 2 && n < 4)
+	{
+		uint16_t	a,
+					b;
+
+		memcpy(&a, src, 2);
+		memcpy(&b, src + n - 2, 2);
+		memcpy(dst, &a, 2);
+		memcpy(dst + n - 2, &b, 2);
+	}
+	else if (n == 1)
+		*dst = *src;
+	else
+		xxl_copy_bytes(dst, src, n);
+}
 
 #define XXL_ALIGN 4096
 #define XXL_ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))

@@ -28,6 +28,13 @@ xxl_pipe   *xxl_pipe_create(size_t batch_bytes, int nbatches, xxl_pipe_fn fn, vo
 							xxl_budget *budget, xxl_error *err);
 
 /*
+ * The caller's bytes are staged in a buffer of this size on their way into
+ * the batch; room asked for at once beyond it is written in place, slower.
+ * Callers with many records at hand ask for up to this much at a time.
+ */
+#define XXL_PIPE_STAGE_BYTES 4096
+
+/*
  * Room for len bytes (len <= batch_bytes) at the end of the current batch,
  * which is handed over first if it has not that much room left; NULL on an
  * error (in *err), the worker's included.  The bytes belong to the batch at

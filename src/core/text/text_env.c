@@ -245,6 +245,8 @@ dsort_config(text_env *env, size_t memory, size_t output_memory, size_t rec_size
 	c.key_size = key_size;
 	c.records = records;
 	c.presampled = presampled;
+	/* DC3 produces the records on its thread: the second core distributes */
+	c.async = env->threads > 1;
 	c.disk = env->disk;
 	c.disk.block_size = env->max_block;
 	c.cancel = env->cancel;
@@ -540,6 +542,8 @@ scatter_config(text_env *env, size_t memory, size_t rec_size, uint64_t slots)
 	c.memory = memory - memory % XXL_ALIGN;
 	c.record_size = rec_size;
 	c.slots = slots;
+	/* as the sorts': the second core places the records */
+	c.async = env->threads > 1;
 	c.disk = env->disk;
 	c.disk.block_size = env->max_block;
 	/* small write buffers go through the page cache (see tsort_open) */

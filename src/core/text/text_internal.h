@@ -240,7 +240,7 @@ tsort_put(text_env *env, text_sorter *ts, const void *rec)
 	ts->pushed++;
 	if (ts->batch_cap > 0)
 	{
-		__builtin_memcpy(ts->batch_recs + ts->batch * ts->rec_size, rec, ts->rec_size);
+		xxl_copy_small(ts->batch_recs + ts->batch * ts->rec_size, rec, ts->rec_size);
 		if (++ts->batch == ts->batch_cap)
 			return tsort_flush(env, ts);
 		return XXL_OK;
@@ -306,7 +306,7 @@ tscat_put(text_env *env, text_scatter *ts, uint64_t slot, const void *rec)
 {
 	ts->pushed++;
 	ts->batch_slots[ts->batch] = slot;
-	__builtin_memcpy(ts->batch_recs + ts->batch * ts->rec_size, rec, ts->rec_size);
+	xxl_copy_small(ts->batch_recs + ts->batch * ts->rec_size, rec, ts->rec_size);
 	if (++ts->batch == ts->batch_cap)
 		return tscat_flush(env, ts);
 	return XXL_OK;
