@@ -199,6 +199,25 @@ xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
 	return meta + XXL_ALIGN <= slack;
 }
 
+size_t
+xxl_sort_max_block(size_t memory)
+{
+	size_t		block;
+
+	if (memory < xxl_sort_min_memory(XXL_ALIGN))
+		return 0;
+	/*
+	 * Down from what the smallest slack would leave: the slack is not
+	 * monotonic in the budget (it steps up at 1 MB), so the smallest budget
+	 * for a block may have less slack than this one.
+	 */
+	block = (memory - SLACK_BYTES) / 8;
+	block -= block % XXL_ALIGN;
+	while (block > XXL_ALIGN && xxl_sort_min_memory(block) > memory)
+		block -= XXL_ALIGN;
+	return block;
+}
+
 static bool
 poll_cancel(xxl_sorter *s)
 {

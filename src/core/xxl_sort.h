@@ -110,6 +110,13 @@ void		xxl_sorter_destroy(xxl_sorter *s);
 size_t		xxl_sort_min_memory(size_t block_size);
 
 /*
+ * The largest block size (a multiple of 4 kB) a sorter of this memory
+ * accepts: xxl_sort_min_memory(result) <= memory; 0 if even 4 kB blocks
+ * need more.
+ */
+size_t		xxl_sort_max_block(size_t memory);
+
+/*
  * The part of a budget of this size that the sorter keeps for run metadata
  * and small structures (the rest is its load region); operators that plan
  * how much input a sorter can take use it.

@@ -1206,6 +1206,38 @@ XT_TEST(var_huge_records_few_runs)
 }
 
 /*
+ * xxl_sort_max_block() is the largest block a budget takes: the sorter
+ * accepts it and refuses 4 kB more, across the 1 MB step of the slack
+ * (at 5.2 MB, (memory - min_memory(0)) / 8 overshot by 32 kB: a checker's
+ * sorter of unknown size failed to open).
+ */
+XT_TEST(max_block_is_accepted)
+{
+	for (size_t memory = 256 * KB; memory <= 64 * 1024 * KB; memory += memory / 7 + 4 * KB)
+	{
+		size_t		block = xxl_sort_max_block(memory);
+		xxl_sort_config cfg;
+		xxl_error	err = {0};
+		xxl_sorter *s;
+
+		if (block == 0)
+		{
+			REQUIRE_MSG(xxl_sort_min_memory(XXL_ALIGN) > memory, "memory %zu: no block", memory);
+			continue;
+		}
+		REQUIRE_MSG(block % XXL_ALIGN == 0, "memory %zu: block %zu", memory, block);
+		REQUIRE_MSG(xxl_sort_min_memory(block) <= memory, "memory %zu: block %zu needs %zu",
+					memory, block, xxl_sort_min_memory(block));
+		REQUIRE_MSG(xxl_sort_min_memory(block + XXL_ALIGN) > memory,
+					"memory %zu: block %zu is not the largest", memory, block);
+		cfg = sort_config(memory, block, 1, 16, 8);
+		s = xxl_sorter_create(&cfg, &err);
+		REQUIRE_MSG(s != NULL, "memory %zu, block %zu: %s", memory, block, err.message);
+		xxl_sorter_destroy(s);
+	}
+}
+
+/*
  * xxl_sort_min_memory() is a budget the sorter can actually sort with, for
  * every block size, record shape, thread count and merge mode.
  */

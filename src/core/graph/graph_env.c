@@ -170,11 +170,10 @@ pick_sort_block(graph_env *env, size_t memory, size_t rec_size, uint64_t records
 {
 	size_t		upper = memory / 16,
 				lower = 64 * 1024,
-				largest = memory > xxl_sort_min_memory(0) ? (memory - xxl_sort_min_memory(0)) / 8 : 0,
+				largest = xxl_sort_max_block(memory),
 				block;
 	uint64_t	nbytes = records * rec_size;
 
-	largest -= largest % XXL_ALIGN;
 	if (largest < XXL_ALIGN)
 		largest = XXL_ALIGN;
 	if (upper > env->max_block)

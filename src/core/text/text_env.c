@@ -202,8 +202,7 @@ tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records
 	if (records == 0)
 	{
 		/* size unknown: the largest block, which takes the most data */
-		block = (memory - xxl_sort_min_memory(0)) / 8;
-		block -= block % XXL_ALIGN;
+		block = xxl_sort_max_block(memory);
 		if (block > env->max_block)
 			block = env->max_block - env->max_block % XXL_ALIGN;
 		*block_out = block < XXL_ALIGN ? XXL_ALIGN : block;
@@ -214,9 +213,8 @@ tsort_pick_block(text_env *env, size_t memory, size_t rec_size, uint64_t records
 	block = block < XXL_ALIGN ? XXL_ALIGN : block - block % XXL_ALIGN;
 	while (!xxl_sort_fits(nbytes, memory, block, rec_size))
 	{
-		size_t		largest = (memory - xxl_sort_min_memory(0)) / 8;
+		size_t		largest = xxl_sort_max_block(memory);
 
-		largest -= largest % XXL_ALIGN;
 		if (block < largest && block * 2 > largest)
 			block = largest;	/* the last resort need not be a power of 2 */
 		else
