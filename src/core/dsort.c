@@ -166,12 +166,6 @@ struct xxl_dsort
 	char		pad_end[48];
 };
 
-static size_t
-charge(size_t size)
-{
-	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
-}
-
 static inline uint64_t
 load_be64(const unsigned char *p)
 {
@@ -263,7 +257,7 @@ max_block_of(const xxl_dsort_config *c)
 static size_t
 meta_bound(uint64_t bytes, size_t nchains)
 {
-	return charge((size_t) (2 * 8 * (bytes / EXTENT_MIN + 2 * nchains)));
+	return xxl_budget_charge((size_t) (2 * 8 * (bytes / EXTENT_MIN + 2 * nchains)));
 }
 
 /* Bits of the splitter index: about four cells per splitter. */
@@ -282,8 +276,10 @@ tables_charge(size_t nsp)
 {
 	size_t		nbk = 2 * nsp + 1;
 
-	return charge(nbk * sizeof(ds_chain)) + charge(nsp * sizeof(dkey)) + charge(nsp) +
-		charge((((size_t) 1 << table_bits(nsp)) + 1) * sizeof(uint32_t));
+	return xxl_budget_charge(nbk * sizeof(ds_chain)) +
+		xxl_budget_charge(nsp * sizeof(dkey)) +
+		xxl_budget_charge(nsp) +
+		xxl_budget_charge((((size_t) 1 << table_bits(nsp)) + 1) * sizeof(uint32_t));
 }
 
 static bool
@@ -315,12 +311,12 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		return false;
 	avail = c->memory - OVERHEAD;
 	out_avail = output_limit(c) - OVERHEAD;
-	if (N <= out_avail / (2 * rec) && charge((size_t) (2 * N * rec)) <= out_avail)
+	if (N <= out_avail / (2 * rec) && xxl_budget_charge((size_t) (2 * N * rec)) <= out_avail)
 	{
 		/* the records stay where they are put until they are handed out */
 		p->in_memory = true;
 		p->cap = N;
-		p->input = p->distribute = p->output = charge((size_t) (2 * N * rec)) + OVERHEAD;
+		p->input = p->distribute = p->output = xxl_budget_charge((size_t) (2 * N * rec)) + OVERHEAD;
 		return true;
 	}
 	/* a pipe pays where its batches are a small part of the input's memory */
@@ -357,13 +353,13 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		nsp = (size_t) nb - 1;
 		stride = N / (osamp * nb) > 0 ? N / (osamp * nb) : 1;
 		/* every stride-th record: up to twice osamp * nb when the stride is short */
-		sample = charge((size_t) (N / stride + 2) * sizeof(dkey));
+		sample = xxl_budget_charge((size_t) (N / stride + 2) * sizeof(dkey));
 		meta = meta_bound(2 * N * rec, nsp + 2);
 		tables = tables_charge(nsp);
 		input = Bs + sample + meta;
 		/* the smallest blocks; equality buckets only where they fit (see open_buckets) */
 		distribute = (nsp + 1) * XXL_ALIGN + Bs + tables + meta;
-		output = charge((size_t) (2 * cap * rec)) + Bs + tables + meta;
+		output = xxl_budget_charge((size_t) (2 * cap * rec)) + Bs + tables + meta;
 		if (c->presampled)
 			input = distribute += sample;	/* the sample, then the buckets; no stage */
 		if (input > avail || distribute > avail || output > out_avail)
@@ -954,7 +950,7 @@ open_buckets(xxl_dsort *s, xxl_error *err)
 	{
 		/* the output holds the areas and one block next to the tables (no stage) */
 		size_t		out_fixed = fixed - (s->sbuf ? s->p.stage_block : 0) +
-			charge((size_t) (2 * s->p.cap * s->rec));
+			xxl_budget_charge((size_t) (2 * s->p.cap * s->rec));
 		size_t		out_room = s->p.output > out_fixed ? s->p.output - out_fixed : 0;
 
 		if (B > out_room)

@@ -174,17 +174,10 @@ get_offset(const unsigned char *p, int ow, size_t entry)
 
 /* Planning --------------------------------------------------------------- */
 
-/* What the budget charges for an allocation (whole pages from 4 kB on). */
-static size_t
-charge(size_t size)
-{
-	return size >= XXL_ALIGN ? XXL_ROUND_UP(size, XXL_ALIGN) : XXL_ROUND_UP(size ? size : 1, 16);
-}
-
 static size_t
 chunk_charge(uint64_t C, size_t rec)
 {
-	return charge((size_t) (C * rec)) + charge(bitmap_bytes(C));
+	return xxl_budget_charge((size_t) (C * rec)) + xxl_budget_charge(bitmap_bytes(C));
 }
 
 static bool
@@ -240,7 +233,7 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 		/* the chunk: one bit of bitmap per slot besides the record */
 		C = (uint64_t) (avail - 2 * piece) * 8 / (8 * rec + 1);
 		while (C > 1 && chunk_charge(C, rec) + 2 * piece +
-			   charge((size_t) ((slots + C - 1) / C * sizeof(sc_bucket))) > avail)
+			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(sc_bucket))) > avail)
 			C -= C / 64 + 1;
 		if (C < 2)
 			continue;
@@ -252,10 +245,10 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 		if (per == 0)
 			continue;
 		nbufs = (size_t) nb + spares;
-		buckets = charge((size_t) nb * sizeof(sc_bucket));
-		write_mem = charge(nbufs * B) + charge(nbufs * sizeof(sc_buffer)) +
-			2 * charge(nbufs * sizeof(uint32_t)) + buckets;
-		read_mem = chunk_charge(C, rec) + charge(2 * piece) + buckets;
+		buckets = xxl_budget_charge((size_t) nb * sizeof(sc_bucket));
+		write_mem = xxl_budget_charge(nbufs * B) + xxl_budget_charge(nbufs * sizeof(sc_buffer)) +
+			2 * xxl_budget_charge(nbufs * sizeof(uint32_t)) + buckets;
+		read_mem = chunk_charge(C, rec) + xxl_budget_charge(2 * piece) + buckets;
 		if (write_mem > avail || read_mem > avail)
 			continue;
 		p->chunk = C;

@@ -672,6 +672,57 @@ table_cells(const dc3_level *lv)
 	return k * k * k;
 }
 
+/*
+ * The triples of a level's text in order, each as the number
+ * T[i]·k² + T[i+1]·k + T[i+2] (k = K+1, $ = 0 past the end): a table's index.
+ */
+typedef struct triple_reader
+{
+	char_reader cr;
+	uint64_t	n,
+				k,
+				kk,
+				i,
+				v;
+} triple_reader;
+
+static xxl_status
+triple_reader_open(dc3_level *lv, triple_reader *tr)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->n = lv->n;
+	tr->k = lv->K + 1;
+	tr->kk = tr->k * tr->k;
+	if (char_reader_open(lv, &tr->cr, false) != XXL_OK)
+		return lv->tsp->env->err.code;
+	for (uint64_t i = 0; i < 2 && i < tr->n; i++)
+	{
+		uint64_t	c;
+
+		if (char_reader_next(&tr->cr, &c) != XXL_OK)
+			return lv->tsp->env->err.code;
+		tr->v = tr->v * tr->k + c;
+	}
+	tr->v *= tr->n >= 2 ? tr->k : tr->kk;
+	return XXL_OK;
+}
+
+/* The triple at the next position (n calls in all). */
+static inline xxl_status
+triple_reader_next(triple_reader *tr, uint64_t *triple)
+{
+	uint64_t	c = 0;
+	xxl_status	rc = XXL_OK;
+
+	if (tr->i + 2 < tr->n)
+		rc = char_reader_next(&tr->cr, &c);
+	tr->v += c;
+	*triple = tr->v;
+	tr->v = (tr->v % tr->kk) * tr->k;
+	tr->i++;
+	return rc;
+}
+
 static bool
 table_fits(xxl_sa *sa, const dc3_level *lv)
 {
@@ -687,12 +738,10 @@ table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 {
 	text_env   *env = &sa->env;
 	uint64_t	n = lv->n,
-				k = lv->K + 1,
-				kk = k * k,
 				words,
-				v = 0,
+				v,
 				names = 0;
-	char_reader cr = {0};
+	triple_reader tr = {0};
 	char_out	co;
 
 	co.fill = 0;
@@ -701,35 +750,21 @@ table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	lv->tdir_bytes = (size_t) words * 4;
 	lv->tbits = xxl_budget_alloc(&env->budget, lv->tbits_bytes, &env->err);
 	lv->tdir = lv->tbits ? xxl_budget_alloc(&env->budget, lv->tdir_bytes, &env->err) : NULL;
-	if (lv->tdir == NULL || char_reader_open(lv, &cr, false) != XXL_OK)
-		return env->err.code;
+	if (lv->tdir == NULL || triple_reader_open(lv, &tr) != XXL_OK)
+		goto failed;
 	memset(lv->tbits, 0, lv->tbits_bytes);
-	/* v is the triple at i: T[i] * k^2 + T[i+1] * k + T[i+2] */
-	for (uint64_t i = 0; i < 2 && i < n; i++)
-	{
-		uint64_t	c;
-
-		if (char_reader_next(&cr, &c) != XXL_OK)
-			goto failed;
-		v = v * k + c;
-	}
-	v *= n >= 2 ? k : k * k;
 	for (uint64_t i = 0; i < n; i++)
 	{
-		uint64_t	c = 0;
-
-		if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
+		if (triple_reader_next(&tr, &v) != XXL_OK)
 			goto failed;
-		v += c;
 		if (i % 3 != 0)
 			lv->tbits[v >> 6] |= UINT64_C(1) << (v & 63);
-		else if (s0_sample_char(lv, &co, i, v / kk) != XXL_OK)
+		else if (s0_sample_char(lv, &co, i, v / tr.kk) != XXL_OK)
 			goto failed;
-		v = (v % kk) * k;
 		if (poll(sa))
 			goto failed;
 	}
-	char_reader_close(&cr);
+	char_reader_close(&tr.cr);
 	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
 		return env->err.code;
 	if (lv->dummy)
@@ -743,7 +778,7 @@ table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	return XXL_OK;
 
 failed:
-	char_reader_close(&cr);
+	char_reader_close(&tr.cr);
 	return env->err.code;
 }
 
@@ -760,36 +795,22 @@ static xxl_status
 table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 {
 	text_env   *env = &sa->env;
-	uint64_t	n = lv->n,
-				k = lv->K + 1,
-				kk = k * k;
+	uint64_t	n = lv->n;
 	char_out	co;
 
 	for (int cls = 1; cls <= 2; cls++)
 	{
 		spool	   *sp = cls == 1 ? first : second;
-		char_reader cr = {0};
-		uint64_t	v = 0;
+		triple_reader tr = {0};
+		uint64_t	v;
 
 		co.fill = 0;
-		if (char_reader_open(lv, &cr, false) != XXL_OK)
-			return env->err.code;
-		for (uint64_t i = 0; i < 2 && i < n; i++)
-		{
-			uint64_t	c;
-
-			if (char_reader_next(&cr, &c) != XXL_OK)
-				goto failed;
-			v = v * k + c;
-		}
-		v *= n >= 2 ? k : k * k;
+		if (triple_reader_open(lv, &tr) != XXL_OK)
+			goto failed;
 		for (uint64_t i = 0; i < n; i++)
 		{
-			uint64_t	c = 0;
-
-			if (i + 2 < n && char_reader_next(&cr, &c) != XXL_OK)
+			if (triple_reader_next(&tr, &v) != XXL_OK)
 				goto failed;
-			v += c;
 			if (i % 3 == (uint64_t) cls)
 			{
 				uint64_t	name = table_name(lv, v);
@@ -799,11 +820,10 @@ table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 				if (char_out_put(sp, &co, name, w) != XXL_OK)
 					goto failed;
 			}
-			v = (v % kk) * k;
 			if (poll(sa))
 				goto failed;
 		}
-		char_reader_close(&cr);
+		char_reader_close(&tr.cr);
 		if (cls == 1 && lv->dummy)
 		{
 			s0_sample_rank(lv, lv->n1 - 1, table_name(lv, 0));
@@ -818,7 +838,7 @@ table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 		continue;
 
 failed:
-		char_reader_close(&cr);
+		char_reader_close(&tr.cr);
 		return env->err.code;
 	}
 	if (first == second && spool_finish(first) != XXL_OK)
@@ -1137,10 +1157,8 @@ out:
 static uint64_t
 list_bytes(uint64_t b)
 {
-	/* two arrays (ids, keys) of up to 2b entries; page-rounded from 4 kB on */
-	uint64_t	bytes = 2 * b * 8;
-
-	return 2 * (bytes >= XXL_ALIGN ? XXL_ROUND_UP(bytes, XXL_ALIGN) : XXL_ROUND_UP(bytes, 16));
+	/* two arrays (ids, keys) of up to 2b entries */
+	return 2 * (uint64_t) xxl_budget_charge((size_t) (2 * b * 8));
 }
 
 /*
