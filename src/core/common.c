@@ -186,3 +186,12 @@ xxl_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
+
+bool
+xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const char *what)
+{
+	if (cancel == NULL || !cancel(arg))
+		return false;
+	xxl_error_set(err, XXL_ECANCELED, 0, "%s canceled", what);
+	return true;
+}

@@ -498,12 +498,7 @@ fail(xxl_dsort *s)
 static bool
 poll_cancel(xxl_dsort *s)
 {
-	if (s->cfg.cancel && s->cfg.cancel(s->cfg.cancel_arg))
-	{
-		xxl_error_set(&s->err, XXL_ECANCELED, 0, "sort canceled");
-		return true;
-	}
-	return false;
+	return xxl_poll_cancel(s->cfg.cancel, s->cfg.cancel_arg, &s->err, "sort");
 }
 
 static xxl_status

@@ -94,12 +94,7 @@ keycmp(size_t key, const unsigned char *a, const unsigned char *b)
 static bool
 poll_cancel(xxl_pq *pq)
 {
-	if (pq->cfg.cancel && pq->cfg.cancel(pq->cfg.cancel_arg))
-	{
-		xxl_error_set(&pq->err, XXL_ECANCELED, 0, "priority queue canceled");
-		return true;
-	}
-	return false;
+	return xxl_poll_cancel(pq->cfg.cancel, pq->cfg.cancel_arg, &pq->err, "priority queue");
 }
 
 static xxl_status

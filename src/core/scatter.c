@@ -305,12 +305,7 @@ fail(xxl_scatter *s)
 static bool
 poll_cancel(xxl_scatter *s)
 {
-	if (s->cfg.cancel && s->cfg.cancel(s->cfg.cancel_arg))
-	{
-		xxl_error_set(&s->err, XXL_ECANCELED, 0, "canceled");
-		return true;
-	}
-	return false;
+	return xxl_poll_cancel(s->cfg.cancel, s->cfg.cancel_arg, &s->err, "permutation");
 }
 
 static xxl_status

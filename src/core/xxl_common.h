@@ -73,6 +73,12 @@ uint64_t	xxl_now_ns(void);
 typedef bool (*xxl_cancel_fn) (void *arg);
 
 /*
+ * Poll cancel (if any): on a stop request, err becomes XXL_ECANCELED
+ * ("<what> canceled") and the result is true.
+ */
+bool		xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const char *what);
+
+/*
  * xxl_copy_small's longer records, out of line: inlined into a caller whose
  * record is a small array, this memcpy (unreachable there) drew gcc's
  * -Wstringop-overread.

@@ -108,12 +108,7 @@ graph_env_close(graph_env *env)
 bool
 graph_env_canceled(graph_env *env)
 {
-	if (env->cancel && env->cancel(env->cancel_arg))
-	{
-		xxl_error_set(&env->err, XXL_ECANCELED, 0, "canceled");
-		return true;
-	}
-	return false;
+	return xxl_poll_cancel(env->cancel, env->cancel_arg, &env->err, "operator");
 }
 
 static xxl_status

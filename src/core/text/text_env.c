@@ -120,12 +120,7 @@ text_env_close(text_env *env)
 bool
 text_env_canceled(text_env *env)
 {
-	if (env->cancel && env->cancel(env->cancel_arg))
-	{
-		xxl_error_set(&env->err, XXL_ECANCELED, 0, "canceled");
-		return true;
-	}
-	return false;
+	return xxl_poll_cancel(env->cancel, env->cancel_arg, &env->err, "operator");
 }
 
 xxl_status

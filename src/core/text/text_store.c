@@ -213,11 +213,8 @@ current_buffer(xxl_text_store *s, size_t *room)
 				return NULL;
 		}
 		s->wfill = 0;
-		if (s->cancel && s->cancel(s->cancel_arg))
-		{
-			xxl_error_set(&s->err, XXL_ECANCELED, 0, "canceled");
+		if (xxl_poll_cancel(s->cancel, s->cancel_arg, &s->err, "text store"))
 			return NULL;
-		}
 	}
 	*room = s->block - s->wfill;
 	return s->wbuf[s->widx] + s->wfill;
