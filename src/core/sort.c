@@ -732,13 +732,15 @@ check_input_phase(xxl_sorter *s)
 	return false;
 }
 
+/* n more records of bytes in all are loaded; polls every POLL_EVERY records */
 static xxl_status
-count_put(xxl_sorter *s, size_t bytes)
+count_puts(xxl_sorter *s, size_t n, size_t bytes)
 {
-	s->nloaded++;
-	s->stats.records++;
+	s->nloaded += n;
+	s->stats.records += n;
 	s->stats.bytes += bytes;
-	if (++s->puts_since_poll == POLL_EVERY)
+	s->puts_since_poll += n;
+	if (s->puts_since_poll >= POLL_EVERY)
 	{
 		s->puts_since_poll = 0;
 		if (poll_cancel(s))
@@ -756,7 +758,7 @@ xxl_sorter_put(xxl_sorter *s, const void *rec)
 	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
 		return fail(s);
 	xxl_copy_small(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
-	return count_put(s, s->rec_size);
+	return count_puts(s, 1, s->rec_size);
 }
 
 void *
@@ -789,17 +791,7 @@ xxl_sorter_commit(xxl_sorter *s, size_t n)
 	if (n > s->fixed_capacity - s->nloaded)
 		return xxl_error_set(&s->err, XXL_EINVAL, 0,
 							 "committed %zu records, more than were reserved", n);
-	s->nloaded += n;
-	s->stats.records += n;
-	s->stats.bytes += n * s->rec_size;
-	s->puts_since_poll += n;
-	if (s->puts_since_poll >= POLL_EVERY)
-	{
-		s->puts_since_poll = 0;
-		if (poll_cancel(s))
-			return fail(s);
-	}
-	return XXL_OK;
+	return count_puts(s, n, n * s->rec_size);
 }
 
 xxl_status
@@ -846,7 +838,7 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	s->arena_used += need;
 	if (len > s->max_record)
 		s->max_record = len;
-	return count_put(s, (size_t) key_len + payload_len);
+	return count_puts(s, 1, (size_t) key_len + payload_len);
 }
 
 /* Merging --------------------------------------------------------------- */
