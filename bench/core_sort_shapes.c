@@ -37,6 +37,7 @@
 
 #include "xxl_sort.h"
 #include "bench_util.h"
+#include "record.h"
 
 #define GEN_BATCH 1024
 
@@ -97,15 +98,6 @@ make_record(unsigned char *rec, size_t rec_size, size_t key_size, uint64_t i, ui
 	memcpy(rec + key_size, &i, pay < 8 ? pay : 8);
 	for (size_t p = 8; p < pay; p++)
 		rec[key_size + p] = (unsigned char) (p * 7 + i);
-}
-
-static inline uint64_t
-load_be64(const void *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
 }
 
 static inline uint64_t
@@ -258,8 +250,8 @@ main(int argc, char **argv)
 		if (int_keys)
 		{
 			/* keys of 8..16 bytes as (first word, last word): no memcmp call */
-			uint64_t	hi = load_be64(p),
-						lo = load_be64((const char *) p + key_size - 8),
+			uint64_t	hi = xxl_load_be64(p),
+						lo = xxl_load_be64((const char *) p + key_size - 8),
 						idx = payload_index(p, rec_size, key_size);
 
 			if (out_n > 0 && (hi < prev_hi || (hi == prev_hi && lo < prev_lo)))
