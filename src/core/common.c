@@ -195,3 +195,14 @@ xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const char *wha
 	xxl_error_set(err, XXL_ECANCELED, 0, "%s canceled", what);
 	return true;
 }
+
+void *
+xxl_calloc_aligned(size_t size)
+{
+	size_t		rounded = XXL_ROUND_UP(size ? size : 1, 64);
+	void	   *p = aligned_alloc(64, rounded);
+
+	if (p != NULL)
+		memset(p, 0, rounded);
+	return p;
+}

@@ -25,10 +25,8 @@
 #include "xxl_dsort.h"
 #include "xxl_pipe.h"
 #include "xxl_sort.h"
-#include "xxl_dsort.h"
-#include "xxl_pipe.h"
-#include "xxl_sort.h"
 #include "radix.h"
+#include "record.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,15 +164,6 @@ struct xxl_dsort
 	char		pad_end[48];
 };
 
-static inline uint64_t
-load_be64(const unsigned char *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
-}
-
 /*
  * The key as a 128-bit number, left aligned.  Records of at least 8 bytes
  * load their first 8 bytes at once; the rest of a longer key is read by its
@@ -187,7 +176,7 @@ key_of_rec(const unsigned char *p, size_t ks, size_t rec)
 
 	if (rec >= 8)
 	{
-		k.hi = load_be64(p);
+		k.hi = xxl_load_be64(p);
 		if (ks < 8)
 			k.hi &= ~UINT64_C(0) << (64 - 8 * ks);
 	}
@@ -208,11 +197,11 @@ key_of_rec(const unsigned char *p, size_t ks, size_t rec)
 			k.lo = ((uint64_t) p[8] << 56) | ((uint64_t) p[9] << 48);
 			break;
 		case 8:
-			k.lo = load_be64(p + 8);
+			k.lo = xxl_load_be64(p + 8);
 			break;
 		default:
 			if (rec >= 16)
-				k.lo = load_be64(p + 8) & (~UINT64_C(0) << (128 - 8 * ks));
+				k.lo = xxl_load_be64(p + 8) & (~UINT64_C(0) << (128 - 8 * ks));
 			else
 			{
 				for (size_t i = 8; i < ks; i++)
@@ -538,7 +527,7 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 					  config->memory, (unsigned long long) config->records, config->record_size);
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
+	s = xxl_calloc_aligned(sizeof(*s));
 	if (s == NULL)
 	{
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate a distribution sort");

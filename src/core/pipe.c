@@ -112,7 +112,7 @@ xxl_pipe_create(size_t batch_bytes, int nbatches, xxl_pipe_fn fn, void *arg, xxl
 		xxl_error_set(err, XXL_EINVAL, 0, "a pipe needs at least 2 batches of at least 1 byte");
 		return NULL;
 	}
-	p = calloc(1, sizeof(*p));
+	p = xxl_calloc_aligned(sizeof(*p));
 	if (p == NULL)
 	{
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate a pipe");

@@ -384,7 +384,7 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 					  config->memory, (unsigned long long) config->slots, config->record_size);
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
+	s = xxl_calloc_aligned(sizeof(*s));
 	if (s == NULL)
 	{
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate a scatter");

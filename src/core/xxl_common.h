@@ -66,6 +66,13 @@ void		xxl_budget_free(xxl_budget *budget, void *ptr, size_t size);
 void	   *xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size,
 							   size_t new_size, xxl_error *err);
 
+/*
+ * A zeroed object aligned to a cache line (64 bytes), freed with free():
+ * for structs whose members are laid out on cache lines of their own
+ * (calloc only guarantees 16 bytes).  NULL when out of memory.
+ */
+void	   *xxl_calloc_aligned(size_t size);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t	xxl_now_ns(void);
 
