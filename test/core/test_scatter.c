@@ -115,6 +115,11 @@ run_case_mode(const scatter_case *c, uint64_t seed, bool async)
 	uint64_t	pieces,
 				pieces2;
 	size_t		block = 0;
+	unsigned char *batch = malloc(300 * c->rec);
+	uint64_t	slots[300];
+	size_t		nbatch = 0,
+				batch_len = 1;
+	xt_rng		batch_rng = {seed + 3};
 
 	cfg.async = async;
 	s = xxl_scatter_create(&cfg, &err);
@@ -122,10 +127,26 @@ run_case_mode(const scatter_case *c, uint64_t seed, bool async)
 				(unsigned long long) c->n, c->memory, err.message);
 	CHECK(xxl_scatter_fits(&cfg, &block));
 	CHECK_LE(xxl_scatter_memory(s), c->memory);
+	/* odd seeds put in batches of 1..300 (xxl_scatter_put_many, the text engine's way) */
 	for (uint64_t i = 0; i < c->n; i++)
 	{
+		xxl_status	rc = XXL_OK;
+
 		make_rec(r, c->rec, perm[i]);
-		if (xxl_scatter_put(s, perm[i], r) != XXL_OK)
+		if (seed % 2 == 0)
+			rc = xxl_scatter_put(s, perm[i], r);
+		else
+		{
+			memcpy(batch + nbatch * c->rec, r, c->rec);
+			slots[nbatch++] = perm[i];
+			if (nbatch == batch_len || i + 1 == c->n)
+			{
+				rc = xxl_scatter_put_many(s, slots, batch, nbatch);
+				nbatch = 0;
+				batch_len = 1 + xt_next(&batch_rng) % 300;
+			}
+		}
+		if (rc != XXL_OK)
 		{
 			CHECK_MSG(false, "put: %s", xxl_scatter_error(s)->message);
 			break;
@@ -188,6 +209,7 @@ run_case_mode(const scatter_case *c, uint64_t seed, bool async)
 	}
 	xxl_scatter_destroy(s);
 	free(perm);
+	free(batch);
 }
 
 static void
