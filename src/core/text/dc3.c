@@ -832,7 +832,7 @@ table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 		}
 		if (char_out_flush(sp, &co) != XXL_OK)
 			return env->err.code;
-		if (sp != first || first != second)
+		if (first != second)
 			if (spool_finish(sp) != XXL_OK)
 				return env->err.code;
 		continue;

@@ -447,7 +447,8 @@ tsort_refill(text_env *env, text_sorter *ts)
 {
 	const void *recs;
 	size_t		count = 1;
-	int			got = ts->d ? xxl_dsort_read(ts->d, &recs, &count) : xxl_sorter_next(ts->s, &recs);
+	int			got = ts->d ? xxl_dsort_read(ts->d, &recs, &count)
+		: xxl_sorter_next_many(ts->s, &recs, SIZE_MAX, &count);
 
 	if (got < 0)
 	{
@@ -587,25 +588,23 @@ tscat_open(text_env *env, text_scatter *ts, size_t memory, size_t rec_size, uint
 	ts->s = xxl_scatter_create(&c, &env->err);
 	if (ts->s == NULL)
 		return env->err.code;
-	ts->memory = XXL_ROUND_UP(xxl_scatter_memory(ts->s), XXL_ALIGN);
-	if (ts->memory > xxl_budget_available(b))
-	{
-		xxl_scatter_destroy(ts->s);
-		ts->s = NULL;
-		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
-							 "memory budget of %zu bytes exhausted (%zu in use, %zu more for a "
-							 "permutation)", b->limit, b->used, ts->memory);
-	}
-	ts->rec_size = rec_size;
+	/* the batch first: the check below must see what it took */
 	ts->batch_slots = xxl_budget_alloc(b, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t), &env->err);
 	ts->batch_recs = ts->batch_slots ? xxl_budget_alloc(b, TEXT_BATCH_BYTES, &env->err) : NULL;
-	if (ts->batch_recs == NULL)
+	ts->memory = XXL_ROUND_UP(xxl_scatter_memory(ts->s), XXL_ALIGN);
+	if (ts->batch_recs == NULL || ts->memory > xxl_budget_available(b))
 	{
+		if (ts->batch_recs != NULL)
+			xxl_error_set(&env->err, XXL_ENOMEM, 0,
+						  "memory budget of %zu bytes exhausted (%zu in use, %zu more for a "
+						  "permutation)", b->limit, b->used, ts->memory);
 		xxl_budget_free(b, ts->batch_slots, TEXT_BATCH_BYTES / 4 * sizeof(uint64_t));
+		xxl_budget_free(b, ts->batch_recs, TEXT_BATCH_BYTES);
 		xxl_scatter_destroy(ts->s);
 		memset(ts, 0, sizeof(*ts));
 		return env->err.code;
 	}
+	ts->rec_size = rec_size;
 	ts->batch_cap = TEXT_BATCH_BYTES / rec_size;
 	if (ts->batch_cap > TEXT_BATCH_BYTES / 4)
 		ts->batch_cap = TEXT_BATCH_BYTES / 4;
@@ -656,15 +655,6 @@ tscat_refill(text_env *env, text_scatter *ts)
 	ts->p = recs;
 	ts->left = count;
 	return 1;
-}
-
-xxl_status
-tscat_rewind(text_env *env, text_scatter *ts)
-{
-	ts->left = 0;
-	if (xxl_scatter_rewind(ts->s) != XXL_OK)
-		return tscat_error(env, ts);
-	return XXL_OK;
 }
 
 void

@@ -230,7 +230,6 @@ uint64_t	tsort_plan_stride(text_env *env, size_t memory, size_t output_memory, s
 /* Whether tsort_open with these figures (bounded) would succeed. */
 bool		tsort_fits(text_env *env, size_t memory, size_t output_memory, size_t rec_size,
 					   size_t key_size, uint64_t records);
-xxl_status	tsort_error(text_env *env, text_sorter *ts);
 
 xxl_status	tsort_flush(text_env *env, text_sorter *ts);
 
@@ -332,8 +331,6 @@ tscat_next(text_env *env, text_scatter *ts, const unsigned char **rec)
 	return 1;
 }
 
-/* Read the output again from the first slot. */
-xxl_status	tscat_rewind(text_env *env, text_scatter *ts);
 void		tscat_close(text_env *env, text_scatter *ts, uint64_t *io_acc, uint64_t *bytes_acc);
 
 /* Spools ----------------------------------------------------------------- */
