@@ -26,6 +26,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "parser/scansup.h"
+#include "pgstat.h"
 #include "utils/plancache.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
@@ -270,7 +271,8 @@ xxl_input_describe(XxlInput *in)
  * The next visible row of a heap, a page at a time as a heap scan in page
  * mode does (heapgetpage() collects the page's visible tuples and keeps it
  * pinned), but handing out the tuples from the pinned page directly instead
- * of through a buffer slot: no pin and unpin per row.
+ * of through a buffer slot: no pin and unpin per row.  This leans on PG15's
+ * heap scan internals (heapgetpage, rs_vistuples, rs_ntuples).
  */
 static TupleTableSlot *
 next_heap_row(XxlInput *in)
@@ -317,6 +319,8 @@ xxl_input_next_tuple(XxlInput *in)
 	in->tuple.t_len = ItemIdGetLength(lp);
 	ItemPointerSet(&in->tuple.t_self, hscan->rs_cblock, off);
 	in->rows++;
+	/* as heap_getnextslot counts it (pg_stat_user_tables.seq_tup_read) */
+	pgstat_count_heap_getnext(in->scan->rs_rd);
 	return &in->tuple;
 }
 
