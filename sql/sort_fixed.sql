@@ -157,6 +157,19 @@ END $$;
 SELECT * FROM fx_sizes ORDER BY n;
 DROP TABLE fx_sizes;
 
+-- pages with dead rows (whole pages of them, and partly dead pages) and
+-- updated rows, not vacuumed: read as a heap scan reads them
+CREATE TABLE fx_dead WITH (fillfactor = 70) AS SELECT id, i8, f8 FROM fx;
+DELETE FROM fx_dead WHERE id BETWEEN 3000 AND 6000 OR id % 7 = 0;
+UPDATE fx_dead SET f8 = coalesce(f8, 0) + 1, i8 = i8 / 2 WHERE id % 5 = 0;
+SELECT xxl.sort_into('fx_dead', 'i8 DESC, id', 'fx_dead_out');
+SELECT count(*) AS differing FROM
+  (SELECT row_number() OVER (ORDER BY ctid) r, (id, i8, f8)::text t FROM fx_dead_out) x
+  FULL JOIN (SELECT row_number() OVER (ORDER BY i8 DESC, id) r, (id, i8, f8)::text t FROM fx_dead) y
+  USING (r) WHERE x.t IS DISTINCT FROM y.t;
+SELECT count(*) = (SELECT count(*) FROM fx_dead) AS all_rows FROM fx_dead_out;
+DROP TABLE fx_dead, fx_dead_out;
+
 -- the record form reads the same rows through a query
 SELECT count(*) AS misplaced FROM
   (SELECT row_number() OVER () n, i4, id FROM
