@@ -403,8 +403,30 @@ read_variable(XxlSortRun *run, XxlInput *in)
 	pfree(isnull);
 }
 
+/*
+ * The map with the columns nobody reads mapped to no input column (NULL):
+ * they are then neither encoded nor stored, and a column of variable width
+ * no longer rules out fixed records.  map itself if every column is needed.
+ */
+static AttrNumber *
+only_needed(AttrNumber *map, TupleDesc out_desc, const bool *needed)
+{
+	AttrNumber *narrowed;
+	bool		all = true;
+
+	for (int i = 0; needed != NULL && i < out_desc->natts; i++)
+		all &= needed[i];
+	if (all)
+		return map;
+	narrowed = palloc(sizeof(AttrNumber) * out_desc->natts);
+	for (int i = 0; i < out_desc->natts; i++)
+		narrowed[i] = !needed[i] ? 0 : map ? map[i] : i + 1;
+	return narrowed;
+}
+
 XxlSortRun *
-xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map)
+xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
+				   const bool *needed)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl sort run",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -414,7 +436,7 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	run->cxt = cxt;
 	run->key = key;
 	run->out_desc = out_desc;
-	run->map = map;
+	run->map = only_needed(map, out_desc, needed);
 	run->values = palloc0(sizeof(Datum) * Max(out_desc->natts, 1));
 	run->isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
 	run->fixed = plan_fixed(run);
@@ -442,16 +464,6 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	xxl_operator_phase(run->op, XXL_PHASE_OUTPUT);
 	MemoryContextSwitchTo(old);
 	return run;
-}
-
-void
-xxl_sort_run_only_columns(XxlSortRun *run, const bool *needed)
-{
-	/* the stored layout stays as planned: only decoding looks at result */
-	if (run->fixed)
-		for (int i = 0; i < run->out_desc->natts; i++)
-			if (!needed[i])
-				run->result[i].source = COLUMN_NULL;
 }
 
 bool

@@ -29,19 +29,14 @@ typedef struct XxlSortRun XxlSortRun;
 
 /*
  * Read every row of in (closing it), sort by key and get ready to hand out
- * rows laid out as out_desc (map: see xxl_output_map_columns).  Lives in a
+ * rows laid out as out_desc (map: see xxl_output_map_columns).  If needed
+ * is not NULL, only the result columns it flags are wanted: the others are
+ * neither read into the records nor stored, and come out NULL.  Lives in a
  * new child of CurrentMemoryContext; an error at any point leaves nothing
  * behind once that context goes.
  */
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
-									  AttrNumber *map);
-
-/*
- * Only the result columns flagged in needed (out_desc's columns) are wanted
- * from now on; the others come out as NULL.  Fixed records then skip them
- * (a key column is not restored); variable records deform whole rows anyway.
- */
-extern void xxl_sort_run_only_columns(XxlSortRun *run, const bool *needed);
+									  AttrNumber *map, const bool *needed);
 
 /* Whether the run uses fixed-size records (for EXPLAIN and tests). */
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);

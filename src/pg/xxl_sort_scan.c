@@ -408,17 +408,17 @@ start_run(SortScanState *state)
 	{
 		char	   *source = text_argument(state, econtext, 0, "source", &value);
 
-		state->run = xxl_sort_start_query(source, order_by, state->result_desc);
+		state->run = xxl_sort_start_query(source, order_by, state->result_desc,
+										  state->needed);
 	}
 	else
 	{
 		ExprState  *arg = (ExprState *) linitial(state->args);
 
 		state->run = xxl_sort_start_typed(exprType((Node *) arg->expr), order_by,
-										  state->result_desc);
+										  state->result_desc, state->needed);
 	}
 	state->fixed = xxl_sort_run_fixed(state->run);
-	xxl_sort_run_only_columns(state->run, state->needed);
 	MemoryContextSwitchTo(old);
 }
 

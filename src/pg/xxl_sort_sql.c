@@ -44,7 +44,7 @@ text_arg(FunctionCallInfo fcinfo, int n, const char *name)
 static uint64
 run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, AttrNumber *map)
 {
-	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map);
+	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL);
 	uint64		n = xxl_sort_run_drain(run, out);
 
 	xxl_sort_run_free(run);
@@ -70,7 +70,8 @@ xxl_sort_into(PG_FUNCTION_ARGS)
 }
 
 XxlSortRun *
-xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_desc)
+xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_desc,
+					 const bool *needed)
 {
 	List	   *items = xxl_parse_order_by(order_by);
 	XxlInput   *in = xxl_input_open(source);
@@ -78,7 +79,7 @@ xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_des
 	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
 	AttrNumber *map = xxl_output_map_columns(in_desc, out_desc, "the column definition list");
 
-	return xxl_sort_run_start(in, key, out_desc, map);
+	return xxl_sort_run_start(in, key, out_desc, map, needed);
 }
 
 /* The table whose row type the typed form's first argument has. */
@@ -97,7 +98,7 @@ typed_source(Oid type)
 }
 
 XxlSortRun *
-xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc)
+xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const bool *needed)
 {
 	Oid			relid = typed_source(type);
 	List	   *items;
@@ -111,7 +112,7 @@ xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc)
 	in_desc = xxl_input_desc(in);
 	key = xxl_sortkey_create(in_desc, items);
 	map = xxl_output_map_columns(in_desc, out_desc, "the row type");
-	return xxl_sort_run_start(in, key, out_desc, map);
+	return xxl_sort_run_start(in, key, out_desc, map, needed);
 }
 
 /* Materialize the run's rows for the calling set-returning function. */
@@ -133,7 +134,7 @@ xxl_sort_record(PG_FUNCTION_ARGS)
 	char	   *order_by = text_arg(fcinfo, 1, "order_by");
 	TupleDesc	out_desc = xxl_output_caller_desc(fcinfo);
 
-	return return_rows(fcinfo, xxl_sort_start_query(source, order_by, out_desc), out_desc);
+	return return_rows(fcinfo, xxl_sort_start_query(source, order_by, out_desc, NULL), out_desc);
 }
 
 /* xxl.sort(source anyelement, order_by text) RETURNS SETOF anyelement */
@@ -148,5 +149,5 @@ xxl_sort_typed(PG_FUNCTION_ARGS)
 	order_by = text_arg(fcinfo, 1, "order_by");
 	out_desc = xxl_output_caller_desc(fcinfo);
 
-	return return_rows(fcinfo, xxl_sort_start_typed(type, order_by, out_desc), out_desc);
+	return return_rows(fcinfo, xxl_sort_start_typed(type, order_by, out_desc, NULL), out_desc);
 }

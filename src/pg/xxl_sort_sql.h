@@ -11,11 +11,15 @@
 
 #include "xxl_sort_run.h"
 
-/* xxl.sort(source text, order_by text): a table name or a query. */
+/*
+ * xxl.sort(source text, order_by text): a table name or a query.  needed:
+ * see xxl_sort_run_start (NULL: every column).
+ */
 extern XxlSortRun *xxl_sort_start_query(const char *source, const char *order_by,
-										TupleDesc out_desc);
+										TupleDesc out_desc, const bool *needed);
 
 /* xxl.sort(NULL::tbl, order_by): the table whose row type type is. */
-extern XxlSortRun *xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc);
+extern XxlSortRun *xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc,
+										const bool *needed);
 
 #endif							/* XXL_PG_SORT_SQL_H */
