@@ -879,7 +879,8 @@ XT_TEST(sa_errors)
 /*
  * A budget too small for some level is refused before any work: just below
  * the smallest budget that builds, the build fails with XXL_ENOMEM having
- * written nothing but the text.
+ * written nothing but the text.  The search must see failures, and the
+ * build at the smallest budget must be right (against a roomy build).
  */
 XT_TEST(sa_budget_fails_before_work)
 {
@@ -892,7 +893,11 @@ XT_TEST(sa_budget_fails_before_work)
 		size_t		lo = xxl_sa_min_memory(),
 					hi = 8 * MB;
 		xxl_sa_config cfg = sa_config(RUN_TINY);
-		built		b;
+		xxl_sa_config roomy = sa_config(RUN_ROOMY);
+		built		b,
+					ref;
+		int			failures = 0;
+		uint64_t	where = 0;
 
 		while (hi - lo > 16 * KB)
 		{
@@ -905,6 +910,7 @@ XT_TEST(sa_budget_fails_before_work)
 			else
 			{
 				CHECK_STATUS(b.rc, XXL_ENOMEM);
+				failures++;
 				/* the text may have been spilled, nothing else */
 				CHECK_MSG(b.st.bytes_written <= n + 2 * b.st.block_size && b.st.runs == 0,
 						  "%s at %zu bytes: failed after %llu bytes of work", names[k], mid,
@@ -914,6 +920,20 @@ XT_TEST(sa_budget_fails_before_work)
 			built_free(&b);
 		}
 		printf("  # %s n=%llu: builds from %zu kB\n", names[k], (unsigned long long) n, hi / KB);
+		CHECK_MSG(failures > 0, "%s: even %zu bytes built", names[k], xxl_sa_min_memory());
+		cfg.memory = hi;
+		b = run_sa(&cfg, t, n, 0);
+		ref = run_sa(&roomy, t, n, 0);
+		CHECK_STATUS(b.rc, XXL_OK);
+		CHECK_STATUS(ref.rc, XXL_OK);
+		if (b.count == n && ref.count == n)
+			CHECK_MSG(same_sa(b.sa, ref.sa, n, &where), "%s at %zu bytes: SA[%llu] differs",
+					  names[k], hi, (unsigned long long) where);
+		else
+			CHECK_MSG(false, "%s: %llu and %llu suffixes", names[k], (unsigned long long) b.count,
+					  (unsigned long long) ref.count);
+		built_free(&b);
+		built_free(&ref);
 		free(t);
 	}
 }
