@@ -104,7 +104,6 @@ struct xxl_dsort
 				ks;
 	ds_plan		p;
 	xxl_pipe   *pipe;			/* asynchronous: the worker takes the records */
-	xxl_error	werr;			/* the worker's errors */
 	uint64_t	wait_ns;		/* the caller waited for the worker */
 	uint64_t	overflows;
 	uint64_t	short_keys;
@@ -629,11 +628,8 @@ take_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
 	xxl_dsort  *s = arg;
 
 	for (size_t at = 0; at < len; at += s->rec)
-		if (take(s, batch + at, &s->werr) != XXL_OK)
-		{
-			*err = s->werr;
+		if (take(s, batch + at, err) != XXL_OK)
 			return err->code;
-		}
 	return XXL_OK;
 }
 
@@ -1046,17 +1042,9 @@ xxl_dsort_sort(xxl_dsort *s)
 		s->phase = DS_OUTPUT;
 		return XXL_OK;
 	}
-	if (s->pipe)
-	{
-		/* what the worker has not taken yet, then the pipe's memory back */
-		xxl_status	rc = xxl_pipe_drain(s->pipe, &s->err);
-
-		s->wait_ns += xxl_pipe_wait_ns(s->pipe);
-		xxl_pipe_destroy(s->pipe);
-		s->pipe = NULL;
-		if (rc != XXL_OK)
-			return fail(s);
-	}
+	/* what the worker has not taken yet, then the pipe's memory back */
+	if (s->pipe && xxl_pipe_finish(&s->pipe, &s->wait_ns, &s->err) != XXL_OK)
+		return fail(s);
 	s->budget.limit = s->p.distribute;
 	if (s->cfg.presampled)
 	{

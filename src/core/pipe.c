@@ -279,6 +279,17 @@ xxl_pipe_destroy(xxl_pipe *p)
 	free(p);
 }
 
+xxl_status
+xxl_pipe_finish(xxl_pipe **p, uint64_t *wait_ns, xxl_error *err)
+{
+	xxl_status	rc = xxl_pipe_drain(*p, err);
+
+	*wait_ns += xxl_pipe_wait_ns(*p);
+	xxl_pipe_destroy(*p);
+	*p = NULL;
+	return rc;
+}
+
 uint64_t
 xxl_pipe_wait_ns(const xxl_pipe *p)
 {

@@ -84,7 +84,6 @@ struct xxl_scatter
 	sc_plan		p;
 	uint64_t	inv;			/* reciprocal of p.chunk for the bucket index */
 	xxl_pipe   *pipe;			/* asynchronous: the worker places the records */
-	xxl_error	werr;			/* the worker's errors */
 	uint64_t	wait_ns;		/* the caller waited for the worker */
 
 	xxl_disks  *disks;
@@ -457,7 +456,7 @@ submit(xxl_scatter *s, sc_buffer *buf)
 /*
  * The distribution below runs on the caller's thread, or on the pipe's
  * worker when the scatter is asynchronous; it reports errors in the record
- * it is given (s->werr on the worker), never polls the cancel hook and
+ * it is given (the pipe's on the worker), never polls the cancel hook and
  * never changes the phase.
  */
 
@@ -560,11 +559,8 @@ place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
 		uint64_t	slot;
 
 		memcpy(&slot, batch + at, 8);
-		if (place(s, slot, batch + at + 8, &s->werr) != XXL_OK)
-		{
-			*err = s->werr;
+		if (place(s, slot, batch + at + 8, err) != XXL_OK)
 			return err->code;
-		}
 	}
 	return XXL_OK;
 }
@@ -693,17 +689,9 @@ xxl_scatter_finish(xxl_scatter *s)
 			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: finish called twice");
 		return fail(s);
 	}
-	if (s->pipe)
-	{
-		/* what the worker has not placed yet, then the pipe's memory back */
-		xxl_status	rc = xxl_pipe_drain(s->pipe, &s->err);
-
-		s->wait_ns += xxl_pipe_wait_ns(s->pipe);
-		xxl_pipe_destroy(s->pipe);
-		s->pipe = NULL;
-		if (rc != XXL_OK)
-			return fail(s);
-	}
+	/* what the worker has not placed yet, then the pipe's memory back */
+	if (s->pipe && xxl_pipe_finish(&s->pipe, &s->wait_ns, &s->err) != XXL_OK)
+		return fail(s);
 	if (s->puts != s->slots)
 	{
 		xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: %llu records put for %llu slots",
@@ -912,7 +900,7 @@ xxl_scatter_stats_get(const xxl_scatter *s, xxl_scatter_stats *st)
 	st->block_size = s->p.in_memory ? 0 : s->p.block;
 	st->memory_peak = s->budget.peak;
 	st->memory_limit = s->budget.limit;
-	st->async = s->pipe != NULL || s->wait_ns > 0 || s->p.pipe;
+	st->async = s->p.pipe;
 	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	if (s->disks)
 		xxl_disks_stats(s->disks, &st->io);

@@ -48,6 +48,12 @@ xxl_status	xxl_pipe_drain(xxl_pipe *p, xxl_error *err);
 /* Stops the worker (what is not handed over is dropped), frees the batches. */
 void		xxl_pipe_destroy(xxl_pipe *p);
 
+/*
+ * The end of a pipe's input: drain, add the time the caller waited to
+ * *wait_ns, destroy, *p = NULL.  Returns the drain's status.
+ */
+xxl_status	xxl_pipe_finish(xxl_pipe **p, uint64_t *wait_ns, xxl_error *err);
+
 /* Nanoseconds the caller waited for a free batch (the worker was behind). */
 uint64_t	xxl_pipe_wait_ns(const xxl_pipe *p);
 
