@@ -1178,7 +1178,7 @@ sort_bucket(xxl_dsort *s, const ds_chain *b, size_t n)
 		for (size_t i = 0; i < n; i++)
 		{
 			unsigned char *p = a + i * s->rec;
-			dkey		k = key_of(p, ks);
+			dkey		k = key_of_rec(p, ks, s->rec);
 			unsigned __int128 v = (((unsigned __int128) k.hi << 64) | k.lo) << common;
 			uint64_t	c = __builtin_bswap64((uint64_t) (v >> 64));
 
@@ -1194,9 +1194,8 @@ sort_bucket(xxl_dsort *s, const ds_chain *b, size_t n)
 			memcpy(&c, p, 8);
 			v = prefix | (((unsigned __int128) __builtin_bswap64(c) << 64) >> common);
 			c = __builtin_bswap64((uint64_t) (v >> 64));
+			/* bytes 8.. of the key were not touched: records move whole */
 			memcpy(p, &c, 8);
-			for (size_t j = 8; j < ks; j++)
-				p[j] = (unsigned char) (v >> (120 - 8 * j));
 		}
 	}
 }
