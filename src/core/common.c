@@ -1,10 +1,12 @@
 /*
- * common.c — error records, the memory budget and the clock shared by every
- * engine module.
+ * common.c — error records, the memory budget, the clock and worker-thread
+ * start shared by every engine module.
  */
 #include "xxl_common.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,4 +207,18 @@ xxl_calloc_aligned(size_t size)
 	if (p != NULL)
 		memset(p, 0, rounded);
 	return p;
+}
+
+int
+xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }

@@ -7,7 +7,9 @@
  * whole budget): staging holds one stage block and the sample; distribution
  * holds one write buffer per bucket, one stage block, the splitters and the
  * lists of extents; output holds two areas of `cap` records (the radix sort
- * goes from one to the other), one read block, the splitters and the lists.
+ * goes from one to the other), one read block, the splitters and the lists —
+ * or, sorting ahead on a worker (asynchronous sorts), three areas and two
+ * read blocks.
  * Buckets are planned at TARGET_FILL of what memory can sort, so that
  * sampling noise rarely overfills one (the sample has OVERSAMPLE keys per
  * bucket: a bucket's size then varies by about 1/sqrt(OVERSAMPLE)).
@@ -28,6 +30,7 @@
 #include "radix.h"
 #include "record.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +86,7 @@ typedef struct ds_plan
 {
 	bool		in_memory;
 	uint64_t	cap;			/* records a bucket can take in memory */
+	int			areas;			/* of cap records in the output: 3 when sorting ahead */
 	uint64_t	target;			/* planned records per bucket */
 	size_t		stage_block;
 	size_t		sample_cap;
@@ -93,6 +97,8 @@ typedef struct ds_plan
 				output;
 	bool		pipe;			/* puts go through a pipe to a worker */
 } ds_plan;
+
+typedef struct ds_ahead ds_ahead;
 
 struct xxl_dsort
 {
@@ -150,6 +156,7 @@ struct xxl_dsort
 	uint64_t	cur_block;		/* equality bucket: next block */
 	bool		cur_started;
 	unsigned char *rbuf;
+	ds_ahead   *ahead;			/* sorting ahead on a worker (three areas) */
 	xxl_sorter *over;			/* an overfull bucket */
 	size_t		over_memory;
 	bool		memory_done;
@@ -304,6 +311,7 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		/* the records stay where they are put until they are handed out */
 		p->in_memory = true;
 		p->cap = N;
+		p->areas = 2;
 		p->input = p->distribute = p->output = xxl_budget_charge((size_t) (2 * N * rec)) + OVERHEAD;
 		return true;
 	}
@@ -323,7 +331,14 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		Bs = XXL_ALIGN;
 	if (Bs < rec)
 		return false;
-	for (cap = out_avail / (2 * rec); cap >= 2; cap -= cap / 16 + 1)
+	/*
+	 * An asynchronous sort also sorts ahead: a worker loads and sorts the
+	 * next bucket while the caller hands out one, which takes a third area
+	 * and a second read block (smaller buckets, more of them).  Sorts that
+	 * cannot afford it sort each bucket when it is asked for.
+	 */
+	for (int areas = p->pipe ? 3 : 2; areas >= 2; areas--)
+	for (cap = out_avail / (areas * rec); cap >= 2; cap -= cap / 16 + 1)
 	{
 		uint64_t	target = (uint64_t) (cap * TARGET_FILL);
 		uint64_t	nb = target ? (N + target - 1) / target : 0;
@@ -347,12 +362,13 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		input = Bs + sample + meta;
 		/* the smallest blocks; equality buckets only where they fit (see open_buckets) */
 		distribute = (nsp + 1) * XXL_ALIGN + Bs + tables + meta;
-		output = xxl_budget_charge((size_t) (2 * cap * rec)) + Bs + tables + meta;
+		output = xxl_budget_charge((size_t) (areas * cap * rec)) + (areas - 1) * Bs + tables + meta;
 		if (c->presampled)
 			input = distribute += sample;	/* the sample, then the buckets; no stage */
 		if (input > avail || distribute > avail || output > out_avail)
 			continue;
 		p->cap = cap;
+		p->areas = areas;
 		p->target = target;
 		p->stage_block = Bs;
 		p->sample_cap = (size_t) (N / stride + 2);
@@ -444,7 +460,8 @@ write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n
 
 /* Read block k of a chain into buf; *n gets its records. */
 static xxl_status
-read_block(xxl_dsort *s, ds_disk *d, const ds_chain *c, uint64_t k, unsigned char *buf, size_t *n)
+read_block(const xxl_dsort *s, ds_disk *d, const ds_chain *c, uint64_t k, unsigned char *buf,
+		   size_t *n, xxl_error *err)
 {
 	xxl_io_request req;
 	uint64_t	first = k * d->per;
@@ -456,7 +473,7 @@ read_block(xxl_dsort *s, ds_disk *d, const ds_chain *c, uint64_t k, unsigned cha
 	req.len = XXL_ROUND_UP((size_t) cnt * s->rec, XXL_ALIGN);
 	req.is_write = false;
 	*n = (size_t) cnt;
-	return transfer(d, &req, &s->err);
+	return transfer(d, &req, err);
 }
 
 static void
@@ -492,7 +509,7 @@ poll_cancel(xxl_dsort *s)
 static xxl_status
 alloc_area(xxl_dsort *s)
 {
-	s->area_bytes = (size_t) (2 * s->p.cap * s->rec);
+	s->area_bytes = (size_t) (s->p.areas * s->p.cap * s->rec);
 	s->area = xxl_budget_alloc(&s->budget, s->area_bytes ? s->area_bytes : 1, &s->err);
 	return s->area ? XXL_OK : s->err.code;
 }
@@ -928,13 +945,13 @@ open_buckets(xxl_dsort *s, xxl_error *err)
 	if (B > max_block_of(&s->cfg))
 		B = max_block_of(&s->cfg);
 	{
-		/* the output holds the areas and one block next to the tables (no stage) */
+		/* the output holds the areas and a read block per thread next to the tables (no stage) */
 		size_t		out_fixed = fixed - (s->sbuf ? s->p.stage_block : 0) +
-			xxl_budget_charge((size_t) (2 * s->p.cap * s->rec));
+			xxl_budget_charge((size_t) (s->p.areas * s->p.cap * s->rec));
 		size_t		out_room = s->p.output > out_fixed ? s->p.output - out_fixed : 0;
 
-		if (B > out_room)
-			B = out_room;
+		if (B > out_room / (s->p.areas - 1))
+			B = out_room / (s->p.areas - 1);
 	}
 	B -= B % XXL_ALIGN;
 	if (B < XXL_ALIGN)
@@ -1001,7 +1018,7 @@ distribute_stage(xxl_dsort *s)
 		size_t		n;
 		const unsigned char *p = s->sbuf;
 
-		if (read_block(s, &s->sd, &s->stage, k, s->sbuf, &n) != XXL_OK)
+		if (read_block(s, &s->sd, &s->stage, k, s->sbuf, &n, &s->err) != XXL_OK)
 			return s->err.code;
 		for (size_t i = 0; i < n; i++, p += s->rec)
 			if (distribute_one(s, p, &s->err) != XXL_OK)
@@ -1024,6 +1041,8 @@ start_distribution(xxl_dsort *s, xxl_error *err)
 	s->sample = NULL;
 	return open_buckets(s, err);
 }
+
+static xxl_status ahead_start(xxl_dsort *s, size_t from);
 
 xxl_status
 xxl_dsort_sort(xxl_dsort *s)
@@ -1071,7 +1090,7 @@ xxl_dsort_sort(xxl_dsort *s)
 	if (alloc_area(s) != XXL_OK)
 		return fail(s);
 	s->rbuf = xxl_budget_alloc(&s->budget, s->bd.block, &s->err);
-	if (s->rbuf == NULL)
+	if (s->rbuf == NULL || (s->p.areas == 3 && ahead_start(s, 0) != XXL_OK))
 		return fail(s);
 	s->phase = DS_OUTPUT;
 	s->cur = 0;
@@ -1112,7 +1131,7 @@ sort_overflow(xxl_dsort *s, ds_chain *b)
 	{
 		size_t		n;
 
-		if (read_block(s, &s->bd, b, k, s->rbuf, &n) != XXL_OK)
+		if (read_block(s, &s->bd, b, k, s->rbuf, &n, &s->err) != XXL_OK)
 			return s->err.code;
 		for (size_t i = 0; i < n; i++)
 			if (xxl_sorter_put(s->over, s->rbuf + i * s->rec) != XXL_OK)
@@ -1142,17 +1161,17 @@ end_overflow(xxl_dsort *s)
 }
 
 /*
- * Sort a bucket loaded into the first area; the result is in the second.
- * Keys of more than 8 bytes whose varying bits fit 64 are sorted as 8-byte
+ * Sort a bucket of n records loaded into a; the result goes to out.  Runs on
+ * the caller's thread or on the worker sorting ahead: it touches nothing of
+ * the sort but its shape.  Keys of more than 8 bytes whose varying bits fit 64 are sorted as 8-byte
  * keys: the bits after the prefix all keys of the bucket share.  (Sorting
  * buckets where up to 72 bits vary on the top 64 and settling ties by the
  * last byte was tried: no fewer instructions than the byte-wise path.)
  */
 static void
-sort_bucket(xxl_dsort *s, const ds_chain *b, size_t n)
+sort_bucket(const xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a, unsigned char *out,
+			uint64_t *short_keys)
 {
-	unsigned char *a = s->area,
-			   *out = s->area + n * s->rec;
 	size_t		ks = s->ks;
 	unsigned __int128 lo = ((unsigned __int128) b->min.hi << 64) | b->min.lo,
 				hi = ((unsigned __int128) b->max.hi << 64) | b->max.lo,
@@ -1171,7 +1190,7 @@ sort_bucket(xxl_dsort *s, const ds_chain *b, size_t n)
 		memcpy(out, a, n * s->rec);	/* one key: in input order already */
 		return;
 	}
-	s->short_keys++;
+	(*short_keys)++;
 	{
 		unsigned __int128 prefix = common == 0 ? 0 : lo >> (128 - common) << (128 - common);
 
@@ -1198,6 +1217,210 @@ sort_bucket(xxl_dsort *s, const ds_chain *b, size_t n)
 			memcpy(p, &c, 8);
 		}
 	}
+}
+
+/* A bucket's blocks into dst, one after the other, through the read block rbuf. */
+static xxl_status
+load_bucket(const xxl_dsort *s, ds_disk *d, const ds_chain *b, unsigned char *dst,
+			unsigned char *rbuf, xxl_error *err)
+{
+	uint64_t	nblocks = (b->count + d->per - 1) / d->per;
+
+	for (uint64_t k = 0; k < nblocks; k++)
+	{
+		size_t		n;
+
+		if (read_block(s, d, b, k, rbuf, &n, err) != XXL_OK)
+			return err->code;
+		memcpy(dst, rbuf, n * s->rec);
+		dst += n * s->rec;
+	}
+	return XXL_OK;
+}
+
+/*
+ * Sorting ahead (plan with three areas): a worker loads and sorts the normal
+ * buckets in order, each into one of two output slots, while the caller
+ * hands out the other; the caller gives a slot back when it moves on.  The
+ * worker reads chains (the disk calls are thread-safe) and writes only its
+ * slots and its own counters; the caller keeps everything else: equality
+ * buckets (read block by block on its side), freeing chains, the budget,
+ * cancel polls.  It stops before an overfull bucket, which the caller sorts
+ * with the core sorter once the worker has ended, and is started again
+ * after it.
+ */
+struct ds_ahead
+{
+	xxl_dsort  *s;
+	pthread_t	thread;
+	bool		running;
+	pthread_mutex_t mu;
+	pthread_cond_t to_worker;	/* a slot was given back, or stop */
+	pthread_cond_t to_caller;	/* a bucket is sorted, or the worker ended */
+	/* under mu */
+	int			ready;			/* sorted buckets not given back (0..2) */
+	int			head;			/* slot of the oldest */
+	size_t		bucket[2];		/* physical bucket in each slot */
+	bool		stop,
+				ended;
+	xxl_status	status;
+	xxl_error	err;
+	/* the worker's */
+	size_t		from;
+	unsigned char *load,
+			   *out[2],
+			   *rbuf;
+	uint64_t	short_keys;
+};
+
+static void *
+ahead_worker(void *arg)
+{
+	ds_ahead   *a = arg;
+	xxl_dsort  *s = a->s;
+	xxl_error	e = {0};
+	xxl_status	rc = XXL_OK;
+	int			w = 0;
+
+	for (size_t j = a->from; j < s->nbk; j++)
+	{
+		const ds_chain *b = &s->bk[j];
+		bool		stop;
+
+		if (j % 2 == 1 || b->count == 0)
+			continue;
+		if (b->count > s->p.cap)
+			break;
+		pthread_mutex_lock(&a->mu);
+		while (a->ready == 2 && !a->stop)
+			pthread_cond_wait(&a->to_worker, &a->mu);
+		stop = a->stop;
+		pthread_mutex_unlock(&a->mu);
+		if (stop || (rc = load_bucket(s, &s->bd, b, a->load, a->rbuf, &e)) != XXL_OK)
+			break;
+		sort_bucket(s, b, (size_t) b->count, a->load, a->out[w], &a->short_keys);
+		pthread_mutex_lock(&a->mu);
+		a->bucket[w] = j;
+		a->ready++;
+		pthread_cond_signal(&a->to_caller);
+		pthread_mutex_unlock(&a->mu);
+		w ^= 1;
+	}
+	pthread_mutex_lock(&a->mu);
+	a->ended = true;
+	a->status = rc;
+	a->err = e;
+	pthread_cond_signal(&a->to_caller);
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* Start the worker at physical bucket from, over the current areas. */
+static xxl_status
+ahead_start(xxl_dsort *s, size_t from)
+{
+	ds_ahead   *a = s->ahead;
+	size_t		area = (size_t) s->p.cap * s->rec;
+	int			rc;
+
+	if (a == NULL)
+	{
+		a = s->ahead = xxl_calloc_aligned(sizeof(*a));
+		if (a == NULL)
+			return xxl_error_set(&s->err, XXL_ENOMEM, 0, "could not allocate a sort's worker");
+		a->s = s;
+		pthread_mutex_init(&a->mu, NULL);
+		pthread_cond_init(&a->to_worker, NULL);
+		pthread_cond_init(&a->to_caller, NULL);
+		a->rbuf = xxl_budget_alloc(&s->budget, s->bd.block, &s->err);
+		if (a->rbuf == NULL)
+			return s->err.code;
+	}
+	a->ready = a->head = 0;
+	a->stop = a->ended = false;
+	a->status = XXL_OK;
+	a->from = from;
+	a->out[0] = s->area;
+	a->out[1] = s->area + area;
+	a->load = s->area + 2 * area;
+	rc = xxl_thread_start(&a->thread, ahead_worker, a);
+	if (rc != 0)
+		return xxl_error_set(&s->err, XXL_ENOMEM, rc, "could not start a sort's worker");
+	a->running = true;
+	return XXL_OK;
+}
+
+/* Stop the worker (it ends at once, or after the bucket it sorts) and join it. */
+static void
+ahead_stop(xxl_dsort *s)
+{
+	ds_ahead   *a = s->ahead;
+
+	if (a == NULL || !a->running)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stop = true;
+	pthread_cond_signal(&a->to_worker);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	a->running = false;
+	s->short_keys += a->short_keys;
+	a->short_keys = 0;
+}
+
+/* The sorted records of normal bucket j (the next one), or NULL on an error. */
+static const unsigned char *
+ahead_take(xxl_dsort *s, size_t j)
+{
+	ds_ahead   *a = s->ahead;
+	const unsigned char *r = NULL;
+
+	if (poll_cancel(s))
+		return NULL;
+	pthread_mutex_lock(&a->mu);
+	if (a->ready == 0 && !a->ended)
+	{
+		uint64_t	t0 = xxl_now_ns();
+
+		while (a->ready == 0 && !a->ended)
+			pthread_cond_wait(&a->to_caller, &a->mu);
+		s->wait_ns += xxl_now_ns() - t0;
+	}
+	if (a->ready > 0 && a->bucket[a->head] == j)
+		r = a->out[a->head];
+	else if (a->status != XXL_OK)
+		xxl_error_set(&s->err, a->err.code, a->err.sys_errno, "%s", a->err.message);
+	else
+		xxl_error_set(&s->err, XXL_EINVAL, 0, "distribution sort: bucket %zu was not sorted ahead", j);
+	pthread_mutex_unlock(&a->mu);
+	return r;
+}
+
+/* The caller is done with the oldest sorted bucket: its slot goes back. */
+static void
+ahead_give_back(ds_ahead *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->ready--;
+	a->head ^= 1;
+	pthread_cond_signal(&a->to_worker);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void
+ahead_free(xxl_dsort *s)
+{
+	ds_ahead   *a = s->ahead;
+
+	if (a == NULL)
+		return;
+	ahead_stop(s);
+	xxl_budget_free(&s->budget, a->rbuf, s->bd.block);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->to_worker);
+	pthread_cond_destroy(&a->to_caller);
+	free(a);
+	s->ahead = NULL;
 }
 
 int
@@ -1245,7 +1468,7 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 			}
 			end_overflow(s);
 			free_chain(s, &s->bd, b);
-			if (alloc_area(s) != XXL_OK)
+			if (alloc_area(s) != XXL_OK || (s->ahead && ahead_start(s, s->cur + 1) != XXL_OK))
 				return -(int) fail(s);
 			continue;
 		}
@@ -1259,7 +1482,8 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 				free_chain(s, &s->bd, b);
 				continue;
 			}
-			if (read_block(s, &s->bd, b, s->cur_block++, s->rbuf, &n) != XXL_OK || poll_cancel(s))
+			if (read_block(s, &s->bd, b, s->cur_block++, s->rbuf, &n, &s->err) != XXL_OK ||
+				poll_cancel(s))
 				return -(int) fail(s);
 			*recs = s->rbuf;
 			*count = n;
@@ -1267,39 +1491,43 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 		}
 		if (s->cur_started)
 		{
+			if (s->ahead)
+				ahead_give_back(s->ahead);
 			free_chain(s, &s->bd, b);
 			continue;
 		}
 		s->cur_started = true;
 		if (b->count > s->p.cap)
 		{
+			/* the worker stops before it; the core sorter takes the areas' memory */
+			ahead_stop(s);
 			if (sort_overflow(s, b) != XXL_OK)
 				return -(int) fail(s);
 			s->cur_started = false;
 			s->cur--;			/* the loop's increment brings us back here */
 			continue;
 		}
+		if (s->ahead)
 		{
-			uint64_t	nblocks = (b->count + s->bd.per - 1) / s->bd.per;
-			unsigned char *dst = s->area;
+			const unsigned char *sorted = ahead_take(s, s->cur);
 
-			for (uint64_t k = 0; k < nblocks; k++)
-			{
-				size_t		n;
-
-				if (read_block(s, &s->bd, b, k, s->rbuf, &n) != XXL_OK)
-					return -(int) fail(s);
-				memcpy(dst, s->rbuf, n * s->rec);
-				dst += n * s->rec;
-			}
-			if (poll_cancel(s))
+			if (sorted == NULL)
 				return -(int) fail(s);
-			sort_bucket(s, b, (size_t) b->count);
-			*recs = s->area + b->count * s->rec;
-			*count = (size_t) b->count;
-			return 1;
+			*recs = sorted;
 		}
+		else
+		{
+			unsigned char *out = s->area + b->count * s->rec;
+
+			if (load_bucket(s, &s->bd, b, s->area, s->rbuf, &s->err) != XXL_OK || poll_cancel(s))
+				return -(int) fail(s);
+			sort_bucket(s, b, (size_t) b->count, s->area, out, &s->short_keys);
+			*recs = out;
+		}
+		*count = (size_t) b->count;
+		return 1;
 	}
+	ahead_stop(s);				/* it has ended: its counters join ours */
 	return 0;
 }
 
@@ -1349,6 +1577,7 @@ xxl_dsort_stats_get(const xxl_dsort *s, xxl_dsort_stats *st)
 	st->overflows = s->overflows;
 	st->short_keys = s->short_keys;
 	st->async = s->p.pipe;
+	st->sorted_ahead = s->p.areas == 3;
 	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	st->largest_bucket = s->largest;
 	st->bucket_capacity = s->p.cap;
@@ -1368,6 +1597,7 @@ xxl_dsort_destroy(xxl_dsort *s)
 	if (s == NULL)
 		return;
 	xxl_pipe_destroy(s->pipe);
+	ahead_free(s);
 	end_overflow(s);
 	free_chain(s, &s->sd, &s->stage);
 	if (s->bk)

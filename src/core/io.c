@@ -58,6 +58,8 @@ struct xxl_disks
 	uint64_t	max_spill_bytes;
 	uint64_t	fail_write_after;
 	uint64_t	bytes_written_total;	/* atomic; for fail_write_after */
+	uint64_t	fail_read_after;
+	uint64_t	bytes_read_total;	/* atomic; for fail_read_after */
 	uint64_t	spill_bytes;	/* sum of high waters */
 	uint64_t	spill_bytes_peak;
 	uint64_t	wait_read_ns;
@@ -136,6 +138,10 @@ transfer(xxl_disk *d, xxl_io_request *req)
 		if (total > d->set->fail_write_after)
 			return ENOSPC;
 	}
+	if (!req->is_write && d->set->fail_read_after > 0 &&
+		__atomic_add_fetch(&d->set->bytes_read_total, req->len, __ATOMIC_RELAXED) >
+		d->set->fail_read_after)
+		return EIO;
 
 	while (left > 0)
 	{
@@ -257,6 +263,7 @@ xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
 	set->strategy = config->strategy;
 	set->max_spill_bytes = config->max_spill_bytes;
 	set->fail_write_after = config->fail_write_after;
+	set->fail_read_after = config->fail_read_after;
 	set->rng = config->seed ? config->seed : (unsigned) (xxl_now_ns() ^ (uintptr_t) set);
 	pthread_mutex_init(&set->done_lock, NULL);
 	pthread_cond_init(&set->done_cond, NULL);
@@ -508,10 +515,9 @@ xxl_io_wait(xxl_disks *set, xxl_io_request *req, xxl_error *err)
 		while (req->state != 2)
 			pthread_cond_wait(&set->done_cond, &set->done_lock);
 		pthread_mutex_unlock(&set->done_lock);
-		if (req->is_write)
-			set->wait_write_ns += xxl_now_ns() - t0;
-		else
-			set->wait_read_ns += xxl_now_ns() - t0;
+		/* (a set may be read by two threads: a sort's caller and its worker) */
+		__atomic_add_fetch(req->is_write ? &set->wait_write_ns : &set->wait_read_ns,
+						   xxl_now_ns() - t0, __ATOMIC_RELAXED);
 	}
 	else
 	{

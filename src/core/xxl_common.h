@@ -10,6 +10,7 @@
 #ifndef XXL_COMMON_H
 #define XXL_COMMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +85,13 @@ typedef bool (*xxl_cancel_fn) (void *arg);
  * ("<what> canceled") and the result is true.
  */
 bool		xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const char *what);
+
+/*
+ * Start a worker thread with every signal blocked (signals belong to the
+ * host's main thread: PostgreSQL's handlers must never run on an engine
+ * thread).  0 or pthread_create's error number.
+ */
+int			xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg);
 
 /*
  * xxl_copy_small's longer records, out of line: inlined into a caller whose

@@ -60,6 +60,8 @@ typedef struct xxl_dsort_stats
 	uint64_t	overflows;		/* buckets sorted by the core sorter */
 	uint64_t	short_keys;		/* buckets of 9..16-byte keys sorted on 8 bytes */
 	bool		async;			/* records were taken by a worker */
+	bool		sorted_ahead;	/* a worker sorted the next bucket while the
+								 * caller read one */
 	uint64_t	pipe_wait_ns;	/* the caller waited for the worker */
 	uint64_t	largest_bucket;	/* records */
 	uint64_t	bucket_capacity;	/* records a bucket can take in memory */

@@ -40,6 +40,8 @@ typedef struct xxl_disk_config
 	uint64_t	max_spill_bytes;	/* 0 = unlimited; exceeding it gives XXL_ELIMIT */
 	uint64_t	fail_write_after;	/* testing: writes past this many bytes fail
 									 * with ENOSPC; 0 = never */
+	uint64_t	fail_read_after;	/* testing: reads past this many bytes fail
+									 * with EIO; 0 = never */
 	unsigned	seed;			/* for randomized cycling */
 	int			threads_per_disk;	/* I/O threads (requests in flight) per disk; 0 = 2 */
 } xxl_disk_config;

@@ -287,6 +287,8 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	CHECK_LE(st.output_peak, c->output_memory ? c->output_memory : c->memory);
 	/* a worker only where its pipe is small next to the memory */
 	CHECK_EQ(st.async, async && c->external && c->memory >= 5 * MB);
+	/* an asynchronous sort also sorts ahead where its areas fit */
+	CHECK_EQ(st.sorted_ahead, st.async);
 	CHECK_EQ(st.records, c->n);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	if (c->external)
@@ -407,12 +409,17 @@ XT_TEST(dsort_async)
 				run_mode(&cases[k], (shape) sh, 0, pre, true);
 }
 
-/* A sample that misses the data overfills a bucket: the core sorter takes it. */
+/*
+ * A sample that misses the data overfills a bucket: the core sorter takes it
+ * (sorting ahead, the worker stops before it and starts again after it).
+ */
 XT_TEST(dsort_overflow)
 {
 	dcase		c = {8, 5, 400000, 512 * KB, true, 0};
+	dcase		ahead = {8, 5, 1500000, 5 * MB, true, 0};
 
 	run(&c, ADVERSARIAL, 1);
+	run_mode(&ahead, ADVERSARIAL, 1, false, true);
 }
 
 XT_TEST(dsort_errors)
@@ -476,21 +483,27 @@ XT_TEST(dsort_errors)
 }
 
 static int	cancel_after;
+static bool cancel_reading;		/* or: cancel once the output is read */
+static bool reading;
 
 static bool
 cancel_hook(void *arg)
 {
 	(void) arg;
-	return --cancel_after < 0;
+	return cancel_reading ? reading : --cancel_after < 0;
 }
 
 XT_TEST(dsort_cancel_and_limits)
 {
 	uint64_t	n = 600000;
 
-	for (int where = 0; where < 7; where++)
+	for (int where = 0; where < 9; where++)
 	{
-		/* 4..6: asynchronous, the worker meets the limit or the failure */
+		/*
+		 * 4..6: asynchronous, the worker meets the limit or the failure; 7, 8:
+		 * sorting ahead, canceled while the worker sorts, a read failing on
+		 * the worker
+		 */
 		xxl_dsort_config cfg = config(where >= 4 ? 5 * MB : 1 * MB, 12, 8, n);
 		xxl_error	err = {0};
 		xxl_dsort  *s;
@@ -501,7 +514,9 @@ XT_TEST(dsort_cancel_and_limits)
 		size_t		count;
 		int			got = 1;
 
-		if (where <= 1)
+		reading = false;
+		cancel_reading = where == 7;
+		if (where <= 1 || where == 7)
 		{
 			/* in the input, and in the output */
 			cfg.cancel = cancel_hook;
@@ -509,10 +524,12 @@ XT_TEST(dsort_cancel_and_limits)
 		}
 		else if (where == 2 || where == 4)
 			cfg.disk.max_spill_bytes = 4 * MB;
+		else if (where == 8)
+			cfg.disk.fail_read_after = 2 * MB;	/* presampled: bucket reads only */
 		else
 			cfg.disk.fail_write_after = 5 * MB;
 		cfg.async = where >= 4;
-		cfg.presampled = where == 6;
+		cfg.presampled = where == 6 || where == 8;
 		s = xxl_dsort_create(&cfg, &err);
 		REQUIRE(s != NULL);
 		if (cfg.presampled)
@@ -533,11 +550,22 @@ XT_TEST(dsort_cancel_and_limits)
 		}
 		if (rc == XXL_OK)
 			rc = xxl_dsort_sort(s);
+		reading = true;
 		while (rc == XXL_OK && (got = xxl_dsort_read(s, &recs, &count)) > 0)
 			;
 		if (rc == XXL_OK && got < 0)
 			rc = xxl_dsort_error(s)->code;
-		CHECK_STATUS(rc, where <= 1 ? XXL_ECANCELED : where == 2 || where == 4 ? XXL_ELIMIT : XXL_ENOSPC);
+		if (where >= 7)
+		{
+			xxl_dsort_stats st;
+
+			xxl_dsort_stats_get(s, &st);
+			CHECK(st.sorted_ahead);
+		}
+		CHECK_STATUS(rc, where <= 1 || where == 7 ? XXL_ECANCELED :
+					 where == 2 || where == 4 ? XXL_ELIMIT : where == 8 ? XXL_EIO : XXL_ENOSPC);
+		/* a failed sort stays failed */
+		CHECK(xxl_dsort_read(s, &recs, &count) < 0);
 		printf("  # %s\n", xxl_dsort_error(s)->message);
 		xxl_dsort_destroy(s);
 		CHECK_EQ(xt_spill_files(), 0);
