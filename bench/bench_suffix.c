@@ -133,8 +133,9 @@ main(int argc, char **argv)
 	printf("text %s: n = %ld bytes, memory %.2f MB (n/%.1f), blocks %zu KB (spools) .. %zu KB "
 		   "(largest sorter block)\n", path, n, memory / 1048576.0, (double) n / memory,
 		   st.block_size / 1024, st.sorter_block_max / 1024);
-	printf("DC3: %.2f s (build %.2f s + output %.2f s), %.3f us/byte, %d levels (%d external)\n",
-		   t_total, t_build, t_total - t_build, t_total * 1e6 / n, st.levels, st.external_levels);
+	printf("DC3: %.2f s (build %.2f s + output %.2f s%s), %.3f us/byte, %d levels (%d external)\n",
+		   t_total, t_build, t_total - t_build, st.merge_async ? ", merge on a worker" : "",
+		   t_total * 1e6 / n, st.levels, st.external_levels);
 	printf("  I/O: read %.1f MB + written %.1f MB = %.1f B/byte; [T] sort(30n)+scan(6n) "
 		   "= %.0f B/byte (32-bit words); measured/formula = %.2f\n",
 		   st.bytes_read / 1048576.0, st.bytes_written / 1048576.0,

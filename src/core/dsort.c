@@ -42,10 +42,6 @@
 #define OVERHEAD (2 * XXL_ALIGN)
 #define POLL_EVERY 65536
 #define TABLE_BITS_MAX 12
-/* asynchronous sorts: the pipe to the worker */
-#define PIPE_BATCH (256 * 1024)
-#define PIPE_BATCHES 2
-#define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
 
 typedef struct dkey
 {
@@ -96,6 +92,7 @@ typedef struct ds_plan
 				distribute,
 				output;
 	bool		pipe;			/* puts go through a pipe to a worker */
+	size_t		pipe_batch;		/* its batches: whole records */
 } ds_plan;
 
 typedef struct ds_ahead ds_ahead;
@@ -316,11 +313,13 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		return true;
 	}
 	/* a pipe pays where its batches are a small part of the input's memory */
-	if (c->async && avail >= 8 * PIPE_MEMORY && rec <= PIPE_BATCH)
+	if (c->async && (p->pipe_batch = xxl_pipe_batch_for(avail) / rec * rec) >= rec)
 	{
 		p->pipe = true;
-		avail -= PIPE_MEMORY;
+		avail -= XXL_PIPE_BATCHES * p->pipe_batch;
 	}
+	else
+		p->pipe_batch = 0;
 	Bs = avail / 16;
 	if (Bs > STAGE_BLOCK_MAX)
 		Bs = STAGE_BLOCK_MAX;
@@ -375,7 +374,7 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		p->stride = stride;
 		p->meta = meta;
 		/* distribution takes the largest blocks that fit (the pipe is gone by then) */
-		p->input = c->presampled ? c->memory : input + OVERHEAD + (p->pipe ? PIPE_MEMORY : 0);
+		p->input = c->presampled ? c->memory : input + OVERHEAD + XXL_PIPE_BATCHES * p->pipe_batch;
 		p->distribute = c->memory;
 		p->output = output_limit(c);
 		return true;
@@ -574,8 +573,7 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 		}
 		if (p.pipe)
 		{
-			s->pipe = xxl_pipe_create(PIPE_BATCH / config->record_size * config->record_size,
-									  PIPE_BATCHES, take_batch, s, &s->budget, &s->err);
+			s->pipe = xxl_pipe_create(p.pipe_batch, XXL_PIPE_BATCHES, take_batch, s, &s->budget, &s->err);
 			if (s->pipe == NULL)
 				goto failed;
 		}

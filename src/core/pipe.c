@@ -21,6 +21,8 @@
  * cores — 90 % of the caller's time, measured.
  */
 #define STAGE_BYTES XXL_PIPE_STAGE_BYTES
+#define PIPE_BATCH_MAX (256 * 1024)
+#define PIPE_BATCH_MIN (64 * 1024)
 
 struct xxl_pipe
 {
@@ -96,6 +98,17 @@ worker(void *arg)
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
+}
+
+size_t
+xxl_pipe_batch_for(size_t memory)
+{
+	size_t		b = memory / (8 * XXL_PIPE_BATCHES);
+
+	if (b > PIPE_BATCH_MAX)
+		b = PIPE_BATCH_MAX;
+	b -= b % 4096;
+	return b < PIPE_BATCH_MIN ? 0 : b;
 }
 
 xxl_pipe *

@@ -28,10 +28,6 @@
 #define READ_PIECE_MIN (128 * 1024)
 #define OVERHEAD (2 * XXL_ALIGN)
 #define POLL_EVERY 65536
-/* asynchronous scatters: the pipe to the worker */
-#define PIPE_BATCH (256 * 1024)
-#define PIPE_BATCHES 2
-#define PIPE_MEMORY (PIPE_BATCH * PIPE_BATCHES)
 
 typedef enum scatter_phase
 {
@@ -67,6 +63,7 @@ typedef struct sc_plan
 	int			ow;				/* offset bytes per entry */
 	int			spares;			/* buffers for writes in flight */
 	bool		pipe;			/* puts go through a pipe to a worker */
+	size_t		pipe_batch;
 	size_t		entry;
 	size_t		per;			/* entries per block */
 	size_t		write_mem;
@@ -191,12 +188,13 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 		return false;
 	avail = memory - OVERHEAD;
 	/* a pipe pays where its batches are a small part of the memory */
-	if (async && avail >= 8 * PIPE_MEMORY && rec + 8 <= PIPE_BATCH &&
-		slots > avail / rec)
+	if (async && (p->pipe_batch = xxl_pipe_batch_for(avail)) >= rec + 8 && slots > avail / rec)
 	{
 		p->pipe = true;
-		avail -= PIPE_MEMORY;
+		avail -= XXL_PIPE_BATCHES * p->pipe_batch;
 	}
+	else
+		p->pipe_batch = 0;
 	if (!p->pipe && slots <= avail / rec && chunk_charge(slots, rec) <= avail)
 	{
 		p->in_memory = true;
@@ -268,7 +266,7 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 static size_t
 plan_memory(const sc_plan *p)
 {
-	size_t		m = p->write_mem + (p->pipe ? PIPE_MEMORY : 0);
+	size_t		m = p->write_mem + XXL_PIPE_BATCHES * p->pipe_batch;
 
 	if (p->read_mem > m)
 		m = p->read_mem;
@@ -413,7 +411,8 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 			goto failed;
 		if (p.pipe)
 		{
-			s->pipe = xxl_pipe_create(PIPE_BATCH, PIPE_BATCHES, place_batch, s, &s->budget, &s->err);
+			s->pipe = xxl_pipe_create(s->p.pipe_batch, XXL_PIPE_BATCHES, place_batch, s, &s->budget,
+									  &s->err);
 			if (s->pipe == NULL)
 				goto failed;
 		}

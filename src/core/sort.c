@@ -1213,7 +1213,7 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 	}
 	else
 	{
-		const unsigned char *key,
+		const unsigned char *key = NULL,
 				   *payload;
 		uint32_t	key_len,
 					payload_len;
@@ -1235,7 +1235,7 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 int
 xxl_sorter_next(xxl_sorter *s, const void **rec)
 {
-	const unsigned char *key,
+	const unsigned char *key = NULL,
 			   *payload;
 	uint32_t	key_len,
 				payload_len;
@@ -1256,8 +1256,8 @@ int
 xxl_sorter_next_var(xxl_sorter *s, const void **key, uint32_t *key_len,
 					const void **payload, uint32_t *payload_len)
 {
-	const unsigned char *k,
-			   *p;
+	const unsigned char *k = NULL,
+			   *p = NULL;
 	int			rc;
 
 	if (s->fixed)

@@ -23,6 +23,15 @@ typedef xxl_status (*xxl_pipe_fn) (void *arg, const unsigned char *batch, size_t
 
 typedef struct xxl_pipe xxl_pipe;
 
+/*
+ * Sizing for an operator of `memory` bytes that would hand its records to a
+ * worker: XXL_PIPE_BATCHES batches of the returned size take at most an
+ * eighth of the memory (batches up to 256 kB); 0 where a batch would be
+ * under 64 kB: there the hand-overs cost more than the second core gains.
+ */
+#define XXL_PIPE_BATCHES 2
+size_t		xxl_pipe_batch_for(size_t memory);
+
 /* nbatches >= 2 buffers of batch_bytes from the budget, one worker thread. */
 xxl_pipe   *xxl_pipe_create(size_t batch_bytes, int nbatches, xxl_pipe_fn fn, void *arg,
 							xxl_budget *budget, xxl_error *err);

@@ -286,7 +286,7 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	xxl_dsort_stats_get(s, &st);
 	CHECK_LE(st.output_peak, c->output_memory ? c->output_memory : c->memory);
 	/* a worker only where its pipe is small next to the memory */
-	CHECK_EQ(st.async, async && c->external && c->memory >= 5 * MB);
+	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * MB);
 	/* an asynchronous sort also sorts ahead where its areas fit */
 	CHECK_EQ(st.sorted_ahead, st.async);
 	CHECK_EQ(st.records, c->n);
@@ -399,6 +399,7 @@ XT_TEST(dsort_async)
 	static const dcase cases[] = {
 		{8, 5, 3000000, 5 * MB, true, 0},
 		{9, 6, 2400000, 6 * MB, true, 2 * MB},
+		{8, 5, 600000, 2 * MB, true, 0},	/* batches of 128 kB */
 		{8, 5, 5000, 5 * MB, false, 0},	/* in memory: no worker */
 		{8, 5, 400000, 512 * KB, true, 0},	/* the pipe would not pay */
 	};

@@ -171,7 +171,7 @@ run_case_mode(const scatter_case *c, uint64_t seed, bool async)
 	xxl_scatter_stats_get(s, &st);
 	CHECK_EQ(st.records, c->n);
 	/* a worker only where its pipe is small next to the memory */
-	CHECK_EQ(st.async, async && c->external && c->memory >= 4 * 1024 * 1024);
+	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * 1024 * 1024);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	CHECK_LE(st.memory_peak, xxl_scatter_memory(s));
 	if (c->external)
@@ -263,6 +263,7 @@ XT_TEST(scatter_async)
 		{7, 4000000, 5 * MB, true},
 		{13, 5000000, 6 * MB, true},
 		{24, 1000000, 5 * MB, true},
+		{13, 600000, 2 * MB, true},	/* batches of 128 kB */
 		{13, 3000, 2 * MB, false},	/* in memory: no worker */
 		{13, 300000, 512 * KB, true},	/* the pipe would not pay */
 	};

@@ -831,6 +831,79 @@ cancel_hook(void *arg)
 	return --cancel_after < 0;
 }
 
+/*
+ * The top level's merge on a worker: same positions (and preceding bytes) as
+ * the caller's merge; a cancel while the caller takes positions reaches the
+ * worker; a builder destroyed halfway stops it; nothing is left on disk.
+ */
+static bool cancel_now;
+
+static bool
+cancel_flag(void *arg)
+{
+	(void) arg;
+	return cancel_now;
+}
+
+XT_TEST(sa_merge_on_worker)
+{
+	uint64_t	n = xt_quick() ? 60000 : 300000;
+	unsigned char *t = make_big("rand4", n);
+	xxl_sa_config cfg = sa_config(RUN_FORCED);
+	built		ref,
+				b;
+	uint64_t	where = 0;
+
+	cfg.threads = 1;
+	cfg.with_prev = true;
+	ref = run_sa(&cfg, t, n, 0);
+	cfg.threads = 2;
+	b = run_sa(&cfg, t, n, 0);
+	CHECK_STATUS(ref.rc, XXL_OK);
+	CHECK_STATUS(b.rc, XXL_OK);
+	CHECK(!ref.st.merge_async);
+	CHECK(b.st.merge_async);
+	CHECK_EQ(b.count, n);
+	CHECK_MSG(b.count == n && ref.count == n && same_sa(b.sa, ref.sa, n, &where),
+			  "SA[%llu] differs", (unsigned long long) where);
+	CHECK(b.count == n && memcmp(b.prev, ref.prev, n * sizeof(int)) == 0);
+	free(ref.sa), free(ref.prev), free(b.sa), free(b.prev);
+
+	for (int stop = 0; stop < 2; stop++)
+	{
+		xxl_error	err = {0};
+		xxl_sa	   *sa;
+		uint64_t	pos,
+					k = 0;
+		int			got;
+
+		cfg.with_prev = false;
+		cfg.cancel = stop == 0 ? cancel_flag : NULL;
+		cancel_now = false;
+		sa = xxl_sa_create(&cfg, &err);
+		REQUIRE(sa != NULL);
+		CHECK_STATUS(xxl_sa_put(sa, t, n), XXL_OK);
+		CHECK_STATUS(xxl_sa_build(sa), XXL_OK);
+		while ((got = xxl_sa_next(sa, &pos)) > 0 && ++k < n / 2)
+			;
+		CHECK_EQ(got, 1);
+		if (stop == 0)
+		{
+			/* canceled: the worker ends with an error, which the caller reports */
+			cancel_now = true;
+			while ((got = xxl_sa_next(sa, &pos)) > 0)
+				k++;
+			CHECK(got < 0);
+			CHECK_STATUS(xxl_sa_error(sa)->code, XXL_ECANCELED);
+			CHECK(k < n);
+		}
+		/* stop == 1: destroyed halfway, the worker still merging */
+		xxl_sa_destroy(sa);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+	free(t);
+}
+
 XT_TEST(sa_errors)
 {
 	xxl_sa_config cfg = sa_config(RUN_ROOMY);

@@ -52,6 +52,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* suffixes a level hands its consumer at once */
 #define OUT_BATCH 1024
@@ -223,8 +224,12 @@ struct xxl_sa
 	/* the top level's output, handed out one by one */
 	uint64_t	out_pos[OUT_BATCH];
 	int			out_prev[OUT_BATCH];
+	const uint64_t *cur_pos;	/* the batch being handed out */
+	const int  *cur_prev;
 	int64_t		out_n,
 				out_at;
+	struct sa_merger *merger;	/* the top level's merge on a worker */
+	bool		merge_async;	/* ... was started */
 	/* BWT */
 	spool		bwt;
 	spool_reader bwt_rd;
@@ -1744,6 +1749,180 @@ build_bwt(xxl_sa *sa)
 	return XXL_OK;
 }
 
+/*
+ * The top level's merge on a worker (external builds of positions with more
+ * than one thread): it fills batches of positions into two slots while the
+ * caller hands out the other — the host writes its rows meanwhile, which in
+ * SQL cost as much as the merge.  The worker runs level_fill alone: the
+ * level's sorts and scatters are its own from then on, it records errors in
+ * the environment (read by the caller only once the worker has ended), and
+ * its cancel polls see only the environment's stop flag, which the caller
+ * sets when the host asks to stop (text_env_host_stop) — polled at every
+ * batch and while it waits for one.  The slots are charged to the budget; where they do
+ * not fit, the caller merges as before.
+ */
+#define MERGER_BATCH 16384
+#define MERGER_POLL_NS (20 * 1000 * 1000)
+
+typedef struct sa_merger
+{
+	pthread_t	thread;
+	pthread_mutex_t mu;
+	pthread_cond_t to_worker;	/* a slot was given back, or stop */
+	pthread_cond_t to_caller;	/* a batch is ready */
+	int			ready,			/* filled slots not given back */
+				head;			/* the oldest */
+	bool		stop;
+	bool		holding;		/* the caller hands out slot head */
+	bool		ended;			/* the last batch (0 or an error) was taken */
+	int64_t		got[2];
+	uint64_t   *pos[2];
+	int		   *prev[2];
+	size_t		bytes;
+} sa_merger;
+
+static void *
+merger_main(void *arg)
+{
+	xxl_sa	   *sa = arg;
+	sa_merger  *m = sa->merger;
+
+	for (int w = 0;; w ^= 1)
+	{
+		int64_t		got;
+
+		pthread_mutex_lock(&m->mu);
+		while (m->ready == 2 && !m->stop)
+			pthread_cond_wait(&m->to_worker, &m->mu);
+		if (m->stop)
+		{
+			pthread_mutex_unlock(&m->mu);
+			break;
+		}
+		pthread_mutex_unlock(&m->mu);
+		got = level_fill(sa, sa->top, m->pos[w], sa->top->prev ? m->prev[w] : NULL, MERGER_BATCH);
+		pthread_mutex_lock(&m->mu);
+		m->got[w] = got;
+		m->ready++;
+		pthread_cond_signal(&m->to_caller);
+		pthread_mutex_unlock(&m->mu);
+		if (got <= 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Start the worker where it pays and fits; false: the caller merges. */
+static bool
+merger_start(xxl_sa *sa)
+{
+	text_env   *env = &sa->env;
+	sa_merger  *m;
+	size_t		slot = MERGER_BATCH * (sizeof(uint64_t) + (sa->top->prev ? sizeof(int) : 0)),
+				bytes = xxl_budget_charge(2 * slot);
+	unsigned char *mem;
+
+	if (env->threads < 2 || sa->top->internal || sa->cfg.mode != XXL_SA_POSITIONS ||
+		xxl_budget_available(&env->budget) < bytes + text_env_slack(env))
+		return false;
+	m = xxl_calloc_aligned(sizeof(*m));
+	if (m == NULL)
+		return false;
+	mem = xxl_budget_alloc(&env->budget, 2 * slot, &env->err);
+	if (mem == NULL)
+	{
+		free(m);
+		return false;			/* (cannot happen: checked above) */
+	}
+	m->bytes = 2 * slot;
+	for (int w = 0; w < 2; w++)
+	{
+		m->pos[w] = (uint64_t *) (mem + w * slot);
+		m->prev[w] = (int *) (mem + w * slot + MERGER_BATCH * sizeof(uint64_t));
+	}
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->to_worker, NULL);
+	pthread_cond_init(&m->to_caller, NULL);
+	sa->merger = m;
+	sa->merge_async = true;
+	if (xxl_thread_start(&m->thread, merger_main, sa) != 0)
+	{
+		pthread_mutex_destroy(&m->mu);
+		pthread_cond_destroy(&m->to_worker);
+		pthread_cond_destroy(&m->to_caller);
+		xxl_budget_free(&env->budget, mem, m->bytes);
+		free(m);
+		sa->merger = NULL;
+		sa->merge_async = false;
+		return false;
+	}
+	return true;
+}
+
+/* The next batch from the worker into cur_pos/cur_prev: its count, 0 at the end, -1 on error. */
+static int64_t
+merger_next(xxl_sa *sa)
+{
+	sa_merger  *m = sa->merger;
+	int64_t		got;
+
+	/* once a batch, as the caller's own merge polls once a call of level_fill */
+	text_env_host_stop(&sa->env);
+	pthread_mutex_lock(&m->mu);
+	if (m->holding)
+	{
+		m->ready--;
+		m->head ^= 1;
+		m->holding = false;
+		pthread_cond_signal(&m->to_worker);
+	}
+	while (m->ready == 0)
+	{
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += MERGER_POLL_NS;
+		if (until.tv_nsec >= 1000000000)
+			until.tv_sec++, until.tv_nsec -= 1000000000;
+		if (pthread_cond_timedwait(&m->to_caller, &m->mu, &until) != 0 && m->ready == 0)
+		{
+			/* the worker's polls see the stop; it ends with an error soon */
+			pthread_mutex_unlock(&m->mu);
+			text_env_host_stop(&sa->env);
+			pthread_mutex_lock(&m->mu);
+		}
+	}
+	got = m->got[m->head];
+	m->holding = true;
+	sa->cur_pos = m->pos[m->head];
+	sa->cur_prev = m->prev[m->head];
+	if (got <= 0)
+		m->ended = true;
+	pthread_mutex_unlock(&m->mu);
+	return got;
+}
+
+/* Stop the worker (after the batch it fills) and give its slots back. */
+static void
+merger_stop(xxl_sa *sa)
+{
+	sa_merger  *m = sa->merger;
+
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->stop = true;
+	pthread_cond_signal(&m->to_worker);
+	pthread_mutex_unlock(&m->mu);
+	pthread_join(m->thread, NULL);
+	pthread_mutex_destroy(&m->mu);
+	pthread_cond_destroy(&m->to_worker);
+	pthread_cond_destroy(&m->to_caller);
+	xxl_budget_free(&sa->env.budget, m->pos[0], m->bytes);
+	free(m);
+	sa->merger = NULL;
+}
+
 xxl_status
 xxl_sa_build(xxl_sa *sa)
 {
@@ -1778,6 +1957,7 @@ xxl_sa_build(xxl_sa *sa)
 		return sa_fail(sa);
 	sa->build_ns = xxl_now_ns() - sa->t_build;
 	sa->phase = SA_OUTPUT;
+	merger_start(sa);
 	return XXL_OK;
 }
 
@@ -1801,9 +1981,20 @@ xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 	}
 	if (sa->out_at == sa->out_n)
 	{
-		int64_t		got = level_fill(sa, sa->top, sa->out_pos, sa->top->prev ? sa->out_prev : NULL,
-									 OUT_BATCH);
+		int64_t		got;
 
+		if (sa->merger)
+		{
+			got = merger_next(sa);
+			if (got <= 0)
+				merger_stop(sa);	/* it has ended: its errors are in env */
+		}
+		else
+		{
+			got = level_fill(sa, sa->top, sa->out_pos, sa->top->prev ? sa->out_prev : NULL, OUT_BATCH);
+			sa->cur_pos = sa->out_pos;
+			sa->cur_prev = sa->out_prev;
+		}
 		if (got < 0)
 			return -(int) sa_fail(sa);
 		if (got == 0)
@@ -1817,9 +2008,9 @@ xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 		sa->out_n = got;
 		sa->out_at = 0;
 	}
-	*pos = sa->out_pos[sa->out_at];
+	*pos = sa->cur_pos[sa->out_at];
 	if (prev)
-		*prev = sa->out_prev[sa->out_at];
+		*prev = sa->cur_prev[sa->out_at];
 	sa->out_at++;
 	return 1;
 }
@@ -1913,6 +2104,7 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 	st->block_size = env->disk.block_size;
 	st->sorter_block_max = env->largest_block;
 	st->build_ns = sa->build_ns;
+	st->merge_async = sa->merge_async;
 }
 
 void
@@ -1920,6 +2112,9 @@ xxl_sa_destroy(xxl_sa *sa)
 {
 	if (sa == NULL)
 		return;
+	/* a worker still merging stops at its next batch or poll */
+	__atomic_store_n(&sa->env.stop, 1, __ATOMIC_RELEASE);
+	merger_stop(sa);
 	if (sa->top)
 	{
 		level_free(sa, sa->top);

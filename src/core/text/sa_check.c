@@ -165,8 +165,8 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 	uint64_t	n = c->n;
 	value_reader vr;
 	unsigned char rec[2 * FW + 1];
-	uint64_t	pos,
-				r,
+	uint64_t	pos = 0,
+				r = 0,
 				npos = 0,
 				nr = 0;
 	int			got;

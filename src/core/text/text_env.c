@@ -66,6 +66,17 @@ xxl_sa_min_memory(void)
 	return text_env_min_memory();
 }
 
+/* The hook the environment's sorts and scatters poll (see text_env.cancel). */
+static bool
+env_cancel(void *arg)
+{
+	text_env   *env = arg;
+
+	if (!pthread_equal(pthread_self(), env->owner))
+		return __atomic_load_n(&env->stop, __ATOMIC_ACQUIRE) != 0;
+	return text_env_host_stop(env);
+}
+
 xxl_status
 text_env_init(text_env *env, const xxl_sa_config *cfg)
 {
@@ -103,8 +114,14 @@ text_env_init(text_env *env, const xxl_sa_config *cfg)
 	env->disk.block_size = block;
 	env->max_block = cfg->disk.block_size ? cfg->disk.block_size : DEFAULT_BLOCK;
 	env->threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
-	env->cancel = cfg->cancel;
-	env->cancel_arg = cfg->cancel_arg;
+	env->host_cancel = cfg->cancel;
+	env->host_cancel_arg = cfg->cancel_arg;
+	env->owner = pthread_self();
+	if (cfg->cancel)
+	{
+		env->cancel = env_cancel;
+		env->cancel_arg = env;
+	}
 	env->pool = pool_for(memory, block);
 	env->spool_allowance = memory / 16;
 	return XXL_OK;
@@ -115,6 +132,17 @@ text_env_close(text_env *env)
 {
 	xxl_disks_close(env->disks);
 	env->disks = NULL;
+}
+
+bool
+text_env_host_stop(text_env *env)
+{
+	if (__atomic_load_n(&env->stop, __ATOMIC_ACQUIRE))
+		return true;
+	if (env->host_cancel == NULL || !env->host_cancel(env->host_cancel_arg))
+		return false;
+	__atomic_store_n(&env->stop, 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 bool

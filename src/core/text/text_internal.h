@@ -117,8 +117,18 @@ typedef struct text_env
 	size_t		largest_block;	/* largest block a sorter used */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */
 	int			threads;
+	/*
+	 * What the sorts and scatters poll: the host's hook on the thread that
+	 * owns the operator; on a worker of the operator (the suffix array's
+	 * output merge) only the stop flag, which the owner sets when its hook
+	 * says stop — the host is never called off its own thread.
+	 */
 	xxl_cancel_fn cancel;
 	void	   *cancel_arg;
+	xxl_cancel_fn host_cancel;
+	void	   *host_cancel_arg;
+	pthread_t	owner;
+	int			stop;			/* atomic */
 	size_t		pool;			/* for sorters and in-memory phases */
 	size_t		spool_allowance;	/* in-memory spool bytes, all spools together */
 	size_t		spool_mem;		/* ... currently used */
@@ -142,6 +152,8 @@ size_t		text_env_slack(const text_env *env);
 xxl_status	text_env_init(text_env *env, const xxl_sa_config *cfg);
 void		text_env_close(text_env *env);
 bool		text_env_canceled(text_env *env);
+/* On the owner, while a worker runs: ask the host, and pass a stop on (no error is recorded). */
+bool		text_env_host_stop(text_env *env);
 xxl_status	text_env_open_disks(text_env *env);
 /* I/O of the environment: finished sorters plus the own spill files. */
 void		text_env_io(const text_env *env, uint64_t *read, uint64_t *written);

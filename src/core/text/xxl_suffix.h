@@ -109,6 +109,8 @@ typedef struct xxl_sa_stats
 	size_t		block_size;		/* block size of the own spools */
 	size_t		sorter_block_max;	/* largest block size a sorter used */
 	uint64_t	build_ns;
+	bool		merge_async;	/* the top level's merge ran on a worker while
+								 * the caller took the positions */
 	xxl_sa_level_stats level[XXL_SA_MAX_LEVELS];
 } xxl_sa_stats;
 
