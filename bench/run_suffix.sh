@@ -32,6 +32,7 @@
 # and per byte, recursion depth, I/O against [T]'s sort(30n) + scan(6n)),
 # bench/out/suffix.{csv,log,dat,png}, and as the last line
 #   ratio xxl/divsufsort = T.TT (time), M.MMM (peak memory; M.MMM without shared buffers)
+#   ratio xxl/divsufsort64 = ... (the same against the 64-bit build)
 #
 # Environment: SUFFIX_MB (100), SUFFIX_MEM (n/8, e.g. 16MB), SUFFIX_ROOMY
 # (1GB), SUFFIX_ENGINE (1), DBL_MB ("1 4"), DBL_LIMIT (300), BB
@@ -297,7 +298,14 @@ if command -v gnuplot >/dev/null; then
 fi
 echo "files: $CSV $DAT $PNG $LOG"
 
+# against both builds of the library: 32-bit indexes (5n bytes), and 64-bit
+# ones (9n), the like-for-like peer of bigint positions and the build whose
+# peak (9n) the issue's reference figure shows
 awk -F, '
 	$1 == "divsufsort" { ds = $4; dm = $6 }
+	$1 == "divsufsort64" { d6s = $4; d6m = $6 }
 	$1 == "xxl n/8" { xs = $4; xm = $6; xo = $6 - $7 }
-	END { if (ds > 0 && dm > 0) printf "ratio xxl/divsufsort = %.2f (time), %.3f (peak memory; %.3f without shared buffers)\n", xs / ds, xm / dm, xo / dm }' "$CSV"
+	END {
+		if (ds > 0 && dm > 0) printf "ratio xxl/divsufsort = %.2f (time), %.3f (peak memory; %.3f without shared buffers)\n", xs / ds, xm / dm, xo / dm
+		if (d6s > 0 && d6m > 0) printf "ratio xxl/divsufsort64 = %.2f (time), %.3f (peak memory; %.3f without shared buffers)\n", xs / d6s, xm / d6m, xo / d6m
+	}' "$CSV"

@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,14 +216,8 @@ disk_thread(void *arg)
 static int
 start_thread(xxl_disk *d)
 {
-	sigset_t	all,
-				old;
-	int			rc;
+	int			rc = xxl_thread_start(&d->thread[d->nthreads], disk_thread, d);
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&d->thread[d->nthreads], NULL, disk_thread, d);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc == 0)
 		d->nthreads++;
 	return rc;

@@ -1026,8 +1026,6 @@ merge_worker(void *arg)
 xxl_status
 xxl_merger_start_async(xxl_merger *m)
 {
-	sigset_t	all,
-				old;
 	int			rc;
 
 	m->batch_size = xxl_merge_async_bytes(&m->env) / MERGE_BATCHES;
@@ -1047,10 +1045,7 @@ xxl_merger_start_async(xxl_merger *m)
 	xxl_error_clear(&m->worker_err);
 	m->env.err = &m->worker_err;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&m->worker, NULL, merge_worker, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = xxl_thread_start(&m->worker, merge_worker, m);
 	if (rc != 0)
 	{
 		m->env.err = m->caller_err;

@@ -6,7 +6,6 @@
 #include "xxl_pipe.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -116,8 +115,6 @@ xxl_pipe_create(size_t batch_bytes, int nbatches, xxl_pipe_fn fn, void *arg, xxl
 				xxl_error *err)
 {
 	xxl_pipe   *p;
-	sigset_t	all,
-				old;
 	int			rc;
 
 	if (nbatches < 2 || batch_bytes == 0)
@@ -149,10 +146,7 @@ xxl_pipe_create(size_t batch_bytes, int nbatches, xxl_pipe_fn fn, void *arg, xxl
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->handed, NULL);
 	pthread_cond_init(&p->consumed, NULL);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&p->thread, NULL, worker, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = xxl_thread_start(&p->thread, worker, p);
 	if (rc != 0)
 	{
 		xxl_error_set(err, XXL_ENOMEM, rc, "could not start a pipe's worker");

@@ -31,7 +31,6 @@
 
 #include <omp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -612,16 +611,11 @@ end_runs_worker(xxl_sorter *s)
 static xxl_status
 start_runs_worker(xxl_sorter *s)
 {
-	sigset_t	all,
-				old;
 	int			rc;
 
 	if (s->rw->started)
 		return XXL_OK;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&s->rw->thread, NULL, runs_worker_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = xxl_thread_start(&s->rw->thread, runs_worker_main, s);
 	if (rc != 0)
 		return xxl_error_set(&s->err, XXL_ENOMEM, rc, "could not start the run formation thread");
 	s->rw->started = true;
