@@ -43,6 +43,8 @@
  *
  * The sorts are distribution sorts where they fit (text_sorter): they stage
  * their records while other parts work and distribute when those are gone.
+ * With two threads, sorts and scatters take their records on a worker, and
+ * the top level's merge runs on a worker next to the caller (sa_merger).
  *
  * Memory: see "Memory shares" below.  An in-memory subproblem gets what the
  * consumer of its output (the parent's ISA) leaves, all of the pool at level
