@@ -1101,6 +1101,15 @@ xxl_sorter_sort(xxl_sorter *s)
 
 /* Output ---------------------------------------------------------------- */
 
+/* The last record was handed out: the sorter is done, the output time is taken. */
+static int
+output_done(xxl_sorter *s)
+{
+	s->phase = PHASE_DONE;
+	s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
+	return 0;
+}
+
 static int
 next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 			const unsigned char **payload, uint32_t *payload_len)
@@ -1108,11 +1117,7 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 	if (s->phase == PHASE_MEMORY_OUTPUT)
 	{
 		if (s->out_index == s->nloaded)
-		{
-			s->phase = PHASE_DONE;
-			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
-			return 0;
-		}
+			return output_done(s);
 		if (s->fixed)
 		{
 			*key = (unsigned char *) fixed_sorted(s) + s->out_index * s->rec_size;
@@ -1145,11 +1150,7 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 		if (got < 0)
 			return -fail(s);
 		if (got == 0)
-		{
-			s->phase = PHASE_DONE;
-			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
-			return 0;
-		}
+			return output_done(s);
 		*key = rec.key;
 		*key_len = rec.key_len;
 		*payload = rec.payload;
@@ -1180,11 +1181,7 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 	if (s->phase == PHASE_MEMORY_OUTPUT)
 	{
 		if (s->out_index == s->nloaded)
-		{
-			s->phase = PHASE_DONE;
-			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
-			return 0;
-		}
+			return output_done(s);
 		*recs = fixed_sorted(s) + s->out_index * s->rec_size;
 		*n = s->nloaded - s->out_index < max ? s->nloaded - s->out_index : max;
 		s->out_index += *n;
@@ -1197,11 +1194,7 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 		if (got < 0)
 			return -fail(s);
 		if (got == 0)
-		{
-			s->phase = PHASE_DONE;
-			s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
-			return 0;
-		}
+			return output_done(s);
 		*recs = p;
 		s->out_index += *n;
 	}

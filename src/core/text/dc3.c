@@ -1802,7 +1802,7 @@ merger_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&m->mu);
-		got = level_fill(sa, sa->top, m->pos[w], sa->top->prev ? m->prev[w] : NULL, MERGER_BATCH);
+		got = level_fill(sa, sa->top, m->pos[w], m->prev[w], MERGER_BATCH);
 		pthread_mutex_lock(&m->mu);
 		m->got[w] = got;
 		m->ready++;
@@ -1830,23 +1830,27 @@ merger_start(xxl_sa *sa)
 	m = xxl_calloc_aligned(sizeof(*m));
 	if (m == NULL)
 		return false;
-	mem = xxl_budget_alloc(&env->budget, 2 * slot, &env->err);
+	{
+		/* a failure here only means the caller merges: it is not the operator's error */
+		xxl_error	ignored = {0};
+
+		mem = xxl_budget_alloc(&env->budget, 2 * slot, &ignored);
+	}
 	if (mem == NULL)
 	{
 		free(m);
-		return false;			/* (cannot happen: checked above) */
+		return false;
 	}
 	m->bytes = 2 * slot;
 	for (int w = 0; w < 2; w++)
 	{
 		m->pos[w] = (uint64_t *) (mem + w * slot);
-		m->prev[w] = (int *) (mem + w * slot + MERGER_BATCH * sizeof(uint64_t));
+		m->prev[w] = sa->top->prev ? (int *) (mem + w * slot + MERGER_BATCH * sizeof(uint64_t)) : NULL;
 	}
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_cond_init(&m->to_worker, NULL);
 	pthread_cond_init(&m->to_caller, NULL);
 	sa->merger = m;
-	sa->merge_async = true;
 	if (xxl_thread_start(&m->thread, merger_main, sa) != 0)
 	{
 		pthread_mutex_destroy(&m->mu);
@@ -1855,9 +1859,9 @@ merger_start(xxl_sa *sa)
 		xxl_budget_free(&env->budget, mem, m->bytes);
 		free(m);
 		sa->merger = NULL;
-		sa->merge_async = false;
 		return false;
 	}
+	sa->merge_async = true;
 	return true;
 }
 
