@@ -3,11 +3,16 @@
  * compact row form engines carry (see xxl_output.h).
  *
  * The new table is created by running CREATE TABLE through SPI, so event
- * triggers, utility hooks and permission checks see an ordinary statement;
- * the rows then go in through the table AM's multi-insert with a bulk
- * insert state (a ring of buffers, no FSM lookups), as COPY does.
+ * triggers, utility hooks and permission checks see an ordinary statement.
+ * A plain heap created by this transaction gets its pages built here and
+ * appended to its files a megabyte at a time (see "Direct page writing");
+ * any other table takes its rows through the table AM's multi-insert with a
+ * bulk insert state (a ring of buffers, no FSM lookups), as COPY does.
  */
 #include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "access/heapam.h"
 #include "access/heaptoast.h"
@@ -18,6 +23,7 @@
 #include "access/detoast.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "common/relpath.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -31,6 +37,7 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/fd.h"
 #include "storage/smgr.h"
 #include "utils/ruleutils.h"
 #include "utils/tuplestore.h"
@@ -76,9 +83,15 @@ struct XxlOutput
 	char	   *pages;			/* PAGE_BATCH pages, the last one being filled */
 	int			npages;			/* pages in the batch, the one being filled included */
 	BlockNumber first_block;	/* block number of pages[0] */
+	char	   *file_path;		/* the main fork's first segment */
+	int			seg_fd;			/* open segment (transient file), or -1 */
+	BlockNumber seg_no;			/* which one */
+	off_t		seg_written;	/* bytes of it written by this call */
+	off_t		seg_flushing;	/* ... of which writeback has been started */
+	off_t		seg_dropped;	/* ... of which the page cache has been let go */
 	Size		save_free;		/* fillfactor: bytes each page keeps free */
 	bool		use_wal;
-	bool		skip_fsync;
+	bool		sync_at_end;
 	bool		has_toast;
 	/* every column of fixed width: a row without nulls has one layout */
 	bool		fixed_layout;
@@ -232,17 +245,42 @@ direct_pages_allowed(Relation rel)
 /*
  * Direct page writing.  A table created in this transaction is invisible to
  * everyone else, so its pages can be built in local memory and appended to
- * the relation file with smgrextend(), the way CREATE INDEX and CLUSTER
- * write theirs: no shared buffer, lock, free-space lookup or per-row WAL
- * record.  Rows get this transaction's xmin and the call's command id,
- * exactly what heap_insert() would give them.  When the relation needs WAL
- * (wal_level above minimal) the pages are logged as full-page images in
- * batches and the file is synced at the end, because a checkpoint during
- * the call cannot flush pages that never were in shared buffers; at
- * wal_level = minimal the commit's pending sync of new relfilenodes covers
- * them.
+ * its files without shared buffers, the way CREATE INDEX and CLUSTER write
+ * theirs: no buffer, lock, free-space lookup or per-row WAL record.  Rows get
+ * this transaction's xmin and the call's command id, exactly what
+ * heap_insert() would give them.
+ *
+ * The pages go to the files in writes of PAGE_BATCH pages rather than
+ * through smgrextend(), which takes one 8 kB block per call: appending
+ * 4.4 GB to a new file took 2.1-7.9 s in 8 kB writes and 0.56-0.83 s in
+ * 256 kB writes on the benchmark machine (1.2-3.2 s in 512 kB-1 MB writes,
+ * for which the kernel looks for larger folios), and a suffix array of
+ * 100 MB is 4.6 GB of heap.  The files are laid out
+ * as md.c lays them out (segments of RELSEG_SIZE blocks, the n-th named
+ * "<path>.n"), which is how md.c finds them again by their sizes; nothing
+ * else of md.c's state depends on the blocks, since the relation is new and
+ * empty when writing starts and no buffer of it exists.
+ *
+ * Behind the writing, the pages are sent to disk and dropped from the page
+ * cache a few megabytes at a time (WRITE_BEHIND), as PostgreSQL's bulk
+ * writes keep to a ring of buffers: an output far larger than the operator's
+ * memory should not push everything else out of the cache, and page cache
+ * that must be found afresh for every page is the dearest part of writing
+ * on a virtual machine (appending 4.4 GB to a file: 7.0 s when the kernel
+ * had to find new memory, 0.5 s when it reused pages just freed, 1.1 s
+ * either way with write-behind).
+ *
+ * When the relation needs WAL (wal_level above minimal) the pages are logged
+ * as full-page images and the files are synced at the end, because a
+ * checkpoint during the call cannot flush pages that never were in shared
+ * buffers; an unlogged table is synced at the end too, because no fsync
+ * request was registered with the checkpointer; at wal_level = minimal the
+ * commit's pending sync of new relfilenodes covers a permanent table.  If
+ * the transaction aborts, the relfilenode and every segment are unlinked and
+ * the transient file is closed.
  */
-#define PAGE_BATCH XLR_MAX_BLOCK_ID	/* pages per log_newpages() record */
+#define PAGE_BATCH 32			/* pages per write: 256 kB */
+#define WRITE_BEHIND ((off_t) 8 * 1024 * 1024)	/* bytes per writeback step */
 
 static inline Page
 batch_page(XxlOutput *out, int i)
@@ -293,35 +331,139 @@ pages_begin(XxlOutput *out)
 	out->pages = MemoryContextAlloc(out->cxt, (Size) PAGE_BATCH * BLCKSZ);
 	out->npages = 0;
 	out->first_block = RelationGetNumberOfBlocks(rel);
+	Assert(out->first_block == 0);
+	out->file_path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
+	out->seg_fd = -1;
 	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
 	out->use_wal = RelationNeedsWAL(rel);
-	/* an unlogged table's file must be synced by the next checkpoint */
-	out->skip_fsync = rel->rd_rel->relpersistence != RELPERSISTENCE_UNLOGGED;
+	/* nothing asks the checkpointer to sync an unlogged table's file for us */
+	out->sync_at_end = out->use_wal || rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED;
 	out->has_toast = OidIsValid(rel->rd_rel->reltoastrelid);
 	plan_fixed_layout(out);
+}
+
+/* The open file of segment seg_no, created when it is new. */
+static int
+pages_segment(XxlOutput *out, BlockNumber seg_no)
+{
+	if (out->seg_fd >= 0 && out->seg_no == seg_no)
+		return out->seg_fd;
+	if (out->seg_fd >= 0)
+		CloseTransientFile(out->seg_fd);
+	out->seg_fd = -1;
+	{
+		char	   *path = seg_no == 0 ? pstrdup(out->file_path)
+			: psprintf("%s.%u", out->file_path, seg_no);
+		int			fd = OpenTransientFile(path, O_RDWR | O_CREAT | PG_BINARY);
+
+		if (fd < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m", path)));
+		pfree(path);
+		out->seg_fd = fd;
+		out->seg_no = seg_no;
+		out->seg_written = out->seg_flushing = out->seg_dropped = 0;
+	}
+	return out->seg_fd;
+}
+
+/*
+ * Once WRITE_BEHIND more bytes of the open segment are written, start their
+ * writeback, and wait for and drop the step before the one started last
+ * time, which has had a step's worth of writing to finish.  Only the page
+ * cache changes: what is on disk or in shared buffers is the same either way
+ * (PostgreSQL's own pg_flush_data() does nothing when fsync is off, but this
+ * is about memory, not durability).
+ */
+static void
+pages_write_behind(XxlOutput *out)
+{
+#if defined(HAVE_SYNC_FILE_RANGE) && defined(USE_POSIX_FADVISE)
+	int			fd = out->seg_fd;
+
+	if (out->seg_written - out->seg_flushing < WRITE_BEHIND)
+		return;
+	if (out->seg_flushing - out->seg_dropped >= WRITE_BEHIND)
+	{
+		off_t		len = out->seg_flushing - out->seg_dropped;
+
+		/* failures only mean the pages stay cached; the sync at commit reports I/O errors */
+		(void) sync_file_range(fd, out->seg_dropped, len,
+							   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+							   SYNC_FILE_RANGE_WAIT_AFTER);
+		(void) posix_fadvise(fd, out->seg_dropped, len, POSIX_FADV_DONTNEED);
+		out->seg_dropped = out->seg_flushing;
+	}
+	(void) sync_file_range(fd, out->seg_flushing, out->seg_written - out->seg_flushing,
+						   SYNC_FILE_RANGE_WRITE);
+	out->seg_flushing = out->seg_written;
+#endif
+}
+
+/* npages built pages from block first on, in one write per segment they touch */
+static void
+pages_write(XxlOutput *out, BlockNumber first, int npages)
+{
+	const char *src = out->pages;
+
+	while (npages > 0)
+	{
+		BlockNumber seg_no = first / RELSEG_SIZE;
+		BlockNumber in_seg = first % RELSEG_SIZE;
+		int			n = Min((BlockNumber) npages, RELSEG_SIZE - in_seg);
+		int			fd = pages_segment(out, seg_no);
+		size_t		len = (size_t) n * BLCKSZ;
+		ssize_t		done;
+
+		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
+		done = pg_pwrite(fd, src, len, (off_t) in_seg * BLCKSZ);
+		pgstat_report_wait_end();
+		if (done != (ssize_t) len)
+		{
+			/* a short write sets no errno: the disk is full (as mdextend says) */
+			if (done >= 0)
+				errno = ENOSPC;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not extend file \"%s\" of relation \"%s\": %m",
+							out->file_path, RelationGetRelationName(out->rel)),
+					 errhint("Check free disk space.")));
+		}
+		out->seg_written = (off_t) (in_seg + n) * BLCKSZ;
+		pages_write_behind(out);
+		src += len;
+		first += n;
+		npages -= n;
+	}
 }
 
 static void
 pages_flush(XxlOutput *out)
 {
-	BlockNumber blknos[PAGE_BATCH];
-	Page		pages[PAGE_BATCH];
-
 	if (out->npages == 0)
 		return;
-	for (int i = 0; i < out->npages; i++)
-	{
-		blknos[i] = out->first_block + i;
-		pages[i] = batch_page(out, i);
-	}
 	if (out->use_wal)
-		log_newpages(&out->rel->rd_node, MAIN_FORKNUM, out->npages, blknos, pages, true);
-	for (int i = 0; i < out->npages; i++)
 	{
-		PageSetChecksumInplace(pages[i], blknos[i]);
-		smgrextend(RelationGetSmgr(out->rel), MAIN_FORKNUM, blknos[i], (char *) pages[i],
-				   out->skip_fsync);
+		/* a log_newpages() record holds at most XLR_MAX_BLOCK_ID pages */
+		for (int done = 0; done < out->npages; done += XLR_MAX_BLOCK_ID)
+		{
+			BlockNumber blknos[XLR_MAX_BLOCK_ID];
+			Page		pages[XLR_MAX_BLOCK_ID];
+			int			n = Min(XLR_MAX_BLOCK_ID, out->npages - done);
+
+			for (int i = 0; i < n; i++)
+			{
+				blknos[i] = out->first_block + done + i;
+				pages[i] = batch_page(out, done + i);
+			}
+			log_newpages(&out->rel->rd_node, MAIN_FORKNUM, n, blknos, pages, true);
+		}
 	}
+	/* after logging, which sets the pages' LSN */
+	for (int i = 0; i < out->npages; i++)
+		PageSetChecksumInplace(batch_page(out, i), out->first_block + i);
+	pages_write(out, out->first_block, out->npages);
 	out->first_block += out->npages;
 	out->npages = 0;
 	CHECK_FOR_INTERRUPTS();
@@ -489,8 +631,11 @@ static void
 pages_finish(XxlOutput *out)
 {
 	pages_flush(out);
-	/* pages that bypassed shared buffers and a checkpoint: sync them now */
-	if (out->use_wal)
+	if (out->seg_fd >= 0)
+		CloseTransientFile(out->seg_fd);
+	out->seg_fd = -1;
+	/* pages that bypassed shared buffers and the checkpointer: sync them now */
+	if (out->sync_at_end)
 		smgrimmedsync(RelationGetSmgr(out->rel), MAIN_FORKNUM);
 	pgstat_count_heap_insert(out->rel, (PgStat_Counter) out->rows);
 	pfree(out->pages);

@@ -6,7 +6,8 @@
 #    (immediate stop) loses nothing;
 #  - wal_level = minimal: no WAL, the commit syncs the new files, so a crash
 #    right after the commit loses nothing either;
-#  - a rolled-back call leaves no table and no relation file behind.
+#  - a rolled-back call leaves no table and no relation file behind;
+#  - a table over 1 GB gets its second segment file as md.c would make it.
 # Each table's content is compared with what ORDER BY (or a second run)
 # gives, by an md5 over its rows in physical order.
 # Run by `make test` (scripts/test.sh) as the postgres user.
@@ -124,9 +125,39 @@ cmp_ok($wal, '<', 4 * 1024 * 1024, "minimal: the new tables wrote hardly any WAL
 is($minimal->safe_psql('postgres', $sorted), $minimal->safe_psql('postgres', $oracle),
 	'minimal: the sorted tables hold ORDER BY\'s rows in its order');
 $want = $minimal->safe_psql('postgres', $digest);
+
+# A table over 1 GB spans two segment files, which the writer creates itself
+# (md.c's layout); a suffix array is the cheapest way to get one: 44 bytes
+# of heap per byte of text.
+$minimal->safe_psql('postgres', q{
+	CREATE TABLE bigc AS
+	SELECT g AS id, string_agg(md5((g * 1000 + h)::text), '') AS body
+	FROM generate_series(1, 25) g, generate_series(1, 32000) h GROUP BY g;
+});
+my $bigcorpus = 'SELECT body FROM bigc ORDER BY id';
+my $dir = q{'base/' || (SELECT oid FROM pg_database WHERE datname = current_database())};
+$files_before = $minimal->safe_psql('postgres', "SELECT count(*) FROM pg_ls_dir($dir)");
+$minimal->safe_psql('postgres', qq{
+	BEGIN;
+	SELECT xxl.suffix_array_into('$bigcorpus', 'gone_big');
+	ROLLBACK;
+	CHECKPOINT;
+});
+is($minimal->safe_psql('postgres', "SELECT count(*) FROM pg_ls_dir($dir)"), $files_before,
+	'minimal: a rolled-back call over 1 GB leaves no segment file');
+is($minimal->safe_psql('postgres', qq{SELECT xxl.suffix_array_into('$bigcorpus', 'bigsa')}),
+	'25600000', 'minimal: a suffix array of 25.6 MB');
+is($minimal->safe_psql('postgres', q{
+	SELECT pg_relation_size('bigsa') > 1024 * 1024 * 1024
+	   AND (pg_stat_file(pg_relation_filepath('bigsa') || '.1')).size
+	       = pg_relation_size('bigsa') - 1024 * 1024 * 1024}),
+	't', 'minimal: its table spans two segment files, the first one full');
+
 $minimal->stop('immediate');
 $minimal->start;
 is($minimal->safe_psql('postgres', $digest), $want, 'minimal: the tables survive a crash right after the commit');
+is($minimal->safe_psql('postgres', qq{SELECT xxl.suffix_array_check('$bigcorpus', 'bigsa')}), 't',
+	'minimal: the table over two segments holds the suffix array after a crash');
 $minimal->stop;
 
 done_testing();
