@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
 
 typedef struct xxl_disk
 {
@@ -491,6 +492,60 @@ xxl_io_sync(xxl_disks *set, xxl_io_request *req, xxl_error *err)
 	req->state = 0;
 	req->sys_errno = rc;
 	return request_status(set, req, rc, err);
+}
+
+xxl_status
+xxl_io_readv_sync(xxl_disks *set, xxl_bid bid, const struct iovec *iov, int iovcnt, size_t len,
+				  xxl_error *err)
+{
+	xxl_disk   *d = &set->disk[XXL_BID_DISK(bid)];
+	uint64_t	off = XXL_BID_OFFSET(bid);
+	struct iovec rest[XXL_IO_READV_MAX];
+	int			rc = 0;
+
+	if (iovcnt > XXL_IO_READV_MAX || d->direct)
+		rc = EINVAL;
+	else if (set->fail_read_after > 0 &&
+			 __atomic_add_fetch(&set->bytes_read_total, len, __ATOMIC_RELAXED) > set->fail_read_after)
+		rc = EIO;
+	else
+	{
+		size_t		left = len;
+		int			first = 0;
+
+		memcpy(rest, iov, sizeof(*iov) * (size_t) iovcnt);
+		while (left > 0)
+		{
+			ssize_t		n = preadv(d->fd, rest + first, iovcnt - first, (off_t) off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+			{
+				rc = n < 0 ? errno : EIO;
+				break;
+			}
+			off += (uint64_t) n;
+			left -= (size_t) n;
+			/* a short read: go on from where it stopped */
+			while (first < iovcnt && (size_t) n >= rest[first].iov_len)
+				n -= (ssize_t) rest[first++].iov_len;
+			if (first < iovcnt)
+			{
+				rest[first].iov_base = (char *) rest[first].iov_base + n;
+				rest[first].iov_len -= (size_t) n;
+			}
+		}
+		if (rc == 0)
+		{
+			__atomic_add_fetch(&d->stats.bytes_read, len, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&d->stats.reads, 1, __ATOMIC_RELAXED);
+		}
+	}
+	if (rc == 0)
+		return XXL_OK;
+	return xxl_error_set(err, XXL_EIO, rc, "could not read spill file \"%s\": %s", d->path,
+						 strerror(rc));
 }
 
 xxl_status

@@ -116,6 +116,17 @@ bool		xxl_io_done(const xxl_io_request *req);
  */
 xxl_status	xxl_io_sync(xxl_disks *disks, xxl_io_request *req, xxl_error *err);
 
+/*
+ * One read of len bytes at bid on the calling thread, scattered over the
+ * given buffers (buffered files only: the pieces need no alignment).  For
+ * callers that read several adjacent blocks into one place with their
+ * padding cut out: one system call instead of one per block.
+ */
+#define XXL_IO_READV_MAX 64
+struct iovec;
+xxl_status	xxl_io_readv_sync(xxl_disks *disks, xxl_bid bid, const struct iovec *iov, int iovcnt,
+							  size_t len, xxl_error *err);
+
 /* Whether O_DIRECT is compiled in on this platform. */
 bool		xxl_io_direct_supported(void);
 

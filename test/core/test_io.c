@@ -11,6 +11,8 @@
 
 #include "xxl_io.h"
 
+#include <sys/uio.h>
+
 #define BS (64 * 1024)
 
 /* A disk set over the first ndisks spill directories. */
@@ -741,6 +743,71 @@ XT_TEST(read_past_end_is_an_error)
 	CHECK(err.code != XXL_OK);
 	xxl_disks_close(d);
 	free(buf);
+}
+
+/*
+ * A vectored read of a block: the pieces get the block's bytes in order;
+ * a read past the end, an injected read failure and a direct file are
+ * errors.
+ */
+XT_TEST(readv_scatters_one_block)
+{
+	xxl_error	err = {0};
+	xxl_disk_config cfg = disk_config(1, BS, XXL_ALLOC_STRIPING, false);
+	xxl_disks  *d = xxl_disks_open(&cfg, &err);
+	unsigned char *block = aligned_block(BS);
+	unsigned char *a = malloc(BS),
+			   *b = malloc(BS);
+	xxl_io_request req = {0};
+	struct iovec iov[3];
+
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	fill_block(block, BS, 5);
+	CHECK_STATUS(xxl_block_alloc(d, &req.bid, &err), XXL_OK);
+	req.buf = block;
+	req.len = BS;
+	req.is_write = true;
+	CHECK_STATUS(xxl_io_sync(d, &req, &err), XXL_OK);
+
+	/* 1000 bytes to a, 3000 to b, the rest to a again after its first part */
+	iov[0] = (struct iovec) {a, 1000};
+	iov[1] = (struct iovec) {b, 3000};
+	iov[2] = (struct iovec) {a + 1000, BS - 4000};
+	CHECK_STATUS(xxl_io_readv_sync(d, req.bid, iov, 3, BS, &err), XXL_OK);
+	CHECK(memcmp(a, block, 1000) == 0);
+	CHECK(memcmp(b, block + 1000, 3000) == 0);
+	CHECK(memcmp(a + 1000, block + 4000, BS - 4000) == 0);
+
+	/* past the end of the file */
+	iov[0] = (struct iovec) {a, BS};
+	CHECK_STATUS(xxl_io_readv_sync(d, req.bid + BS, iov, 1, BS, &err), XXL_EIO);
+	xxl_disks_close(d);
+
+	/* an injected failure */
+	cfg.fail_read_after = BS / 2;
+	err = (xxl_error) {0};
+	d = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	CHECK_STATUS(xxl_block_alloc(d, &req.bid, &err), XXL_OK);
+	CHECK_STATUS(xxl_io_sync(d, &req, &err), XXL_OK);
+	CHECK_STATUS(xxl_io_readv_sync(d, req.bid, iov, 1, BS, &err), XXL_EIO);
+	xxl_disks_close(d);
+
+	/* O_DIRECT files take aligned whole transfers only */
+	cfg = disk_config(1, BS, XXL_ALLOC_STRIPING, true);
+	err = (xxl_error) {0};
+	d = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	if (xxl_disks_direct(d))
+	{
+		CHECK_STATUS(xxl_block_alloc(d, &req.bid, &err), XXL_OK);
+		CHECK_STATUS(xxl_io_sync(d, &req, &err), XXL_OK);
+		CHECK(xxl_io_readv_sync(d, req.bid, iov, 1, BS, &err) != XXL_OK);
+	}
+	xxl_disks_close(d);
+	free(block);
+	free(a);
+	free(b);
 }
 
 /* Several threads each driving their own disk set at once. */
