@@ -5,7 +5,7 @@
  * The new table is created by running CREATE TABLE through SPI, so event
  * triggers, utility hooks and permission checks see an ordinary statement.
  * A plain heap created by this transaction gets its pages built here and
- * appended to its files a megabyte at a time (see "Direct page writing");
+ * appended to its files 256 kB at a time (see "Direct page writing");
  * any other table takes its rows through the table AM's multi-insert with a
  * bulk insert state (a ring of buffers, no FSM lookups), as COPY does.
  */
