@@ -85,6 +85,7 @@ struct XxlOutput
 	BlockNumber first_block;	/* block number of pages[0] */
 	char	   *file_path;		/* the main fork's first segment */
 	int			seg_fd;			/* open segment (transient file), or -1 */
+	char	   *seg_path;		/* its path */
 	BlockNumber seg_no;			/* which one */
 	off_t		seg_written;	/* bytes of it written by this call */
 	off_t		seg_flushing;	/* ... of which writeback has been started */
@@ -351,16 +352,23 @@ pages_segment(XxlOutput *out, BlockNumber seg_no)
 	if (out->seg_fd >= 0)
 		CloseTransientFile(out->seg_fd);
 	out->seg_fd = -1;
+	if (out->seg_path)
+		pfree(out->seg_path);
 	{
-		char	   *path = seg_no == 0 ? pstrdup(out->file_path)
+		/* rows may be put from a per-row context that is reset right after */
+		MemoryContext old = MemoryContextSwitchTo(out->cxt);
+
+		out->seg_path = seg_no == 0 ? pstrdup(out->file_path)
 			: psprintf("%s.%u", out->file_path, seg_no);
-		int			fd = OpenTransientFile(path, O_RDWR | O_CREAT | PG_BINARY);
+		MemoryContextSwitchTo(old);
+	}
+	{
+		int			fd = OpenTransientFile(out->seg_path, O_RDWR | O_CREAT | PG_BINARY);
 
 		if (fd < 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
-					 errmsg("could not open file \"%s\": %m", path)));
-		pfree(path);
+					 errmsg("could not open file \"%s\": %m", out->seg_path)));
 		out->seg_fd = fd;
 		out->seg_no = seg_no;
 		out->seg_written = out->seg_flushing = out->seg_dropped = 0;
@@ -427,7 +435,7 @@ pages_write(XxlOutput *out, BlockNumber first, int npages)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not extend file \"%s\" of relation \"%s\": %m",
-							out->file_path, RelationGetRelationName(out->rel)),
+							out->seg_path, RelationGetRelationName(out->rel)),
 					 errhint("Check free disk space.")));
 		}
 		out->seg_written = (off_t) (in_seg + n) * BLCKSZ;
