@@ -123,30 +123,35 @@ drop_direct(xxl_disk *d)
 	d->direct = false;
 }
 
+/*
+ * Move len bytes at off between the file and the pieces (one for a
+ * request, several for a vectored read), going on after short transfers.
+ * Returns 0 or an errno value; injected test failures come first.
+ */
 static int
-transfer(xxl_disk *d, xxl_io_request *req)
+transfer_pieces(xxl_disk *d, bool is_write, const struct iovec *iov, int iovcnt, uint64_t off,
+				size_t len)
 {
-	uint64_t	off = XXL_BID_OFFSET(req->bid);
-	char	   *p = req->buf;
-	size_t		left = req->len;
+	struct iovec rest[XXL_IO_READV_MAX];
+	size_t		left = len;
+	int			first = 0;
 
-	if (req->is_write && d->set->fail_write_after > 0)
-	{
-		uint64_t	total = __atomic_add_fetch(&d->set->bytes_written_total, req->len,
-											   __ATOMIC_RELAXED);
-
-		if (total > d->set->fail_write_after)
-			return ENOSPC;
-	}
-	if (!req->is_write && d->set->fail_read_after > 0 &&
-		__atomic_add_fetch(&d->set->bytes_read_total, req->len, __ATOMIC_RELAXED) >
+	if (iovcnt < 1 || iovcnt > XXL_IO_READV_MAX)
+		return EINVAL;
+	if (is_write && d->set->fail_write_after > 0 &&
+		__atomic_add_fetch(&d->set->bytes_written_total, len, __ATOMIC_RELAXED) >
+		d->set->fail_write_after)
+		return ENOSPC;
+	if (!is_write && d->set->fail_read_after > 0 &&
+		__atomic_add_fetch(&d->set->bytes_read_total, len, __ATOMIC_RELAXED) >
 		d->set->fail_read_after)
 		return EIO;
 
+	memcpy(rest, iov, sizeof(*iov) * (size_t) iovcnt);
 	while (left > 0)
 	{
-		ssize_t		n = req->is_write ? pwrite(d->fd, p, left, (off_t) off)
-			: pread(d->fd, p, left, (off_t) off);
+		ssize_t		n = is_write ? pwritev(d->fd, rest + first, iovcnt - first, (off_t) off)
+			: preadv(d->fd, rest + first, iovcnt - first, (off_t) off);
 
 		if (n < 0)
 		{
@@ -161,21 +166,36 @@ transfer(xxl_disk *d, xxl_io_request *req)
 		}
 		if (n == 0)
 			return EIO;			/* read past the end: a bug or a truncated file */
-		p += n;
 		off += (uint64_t) n;
 		left -= (size_t) n;
+		/* a short transfer: go on from where it stopped */
+		while (first < iovcnt && (size_t) n >= rest[first].iov_len)
+			n -= (ssize_t) rest[first++].iov_len;
+		if (first < iovcnt)
+		{
+			rest[first].iov_base = (char *) rest[first].iov_base + n;
+			rest[first].iov_len -= (size_t) n;
+		}
 	}
-	if (req->is_write)
+	if (is_write)
 	{
-		__atomic_add_fetch(&d->stats.bytes_written, req->len, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->stats.bytes_written, len, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&d->stats.writes, 1, __ATOMIC_RELAXED);
 	}
 	else
 	{
-		__atomic_add_fetch(&d->stats.bytes_read, req->len, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->stats.bytes_read, len, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&d->stats.reads, 1, __ATOMIC_RELAXED);
 	}
 	return 0;
+}
+
+static int
+transfer(xxl_disk *d, xxl_io_request *req)
+{
+	struct iovec one = {req->buf, req->len};
+
+	return transfer_pieces(d, req->is_write, &one, 1, XXL_BID_OFFSET(req->bid), req->len);
 }
 
 static void *
@@ -471,17 +491,22 @@ xxl_io_done(const xxl_io_request *req)
 	return __atomic_load_n(&req->state, __ATOMIC_ACQUIRE) != 1;
 }
 
-/* The error of a finished request as an xxl_status. */
+/* The error of a finished transfer as an xxl_status. */
 static xxl_status
-request_status(xxl_disks *set, xxl_io_request *req, int rc, xxl_error *err)
+transfer_status(xxl_disk *d, bool is_write, int rc, xxl_error *err)
 {
-	xxl_disk   *d = &set->disk[XXL_BID_DISK(req->bid)];
 	xxl_status	code = (rc == ENOSPC || rc == EDQUOT) ? XXL_ENOSPC : XXL_EIO;
 
 	if (rc == 0)
 		return XXL_OK;
 	return xxl_error_set(err, code, rc, "could not %s spill file \"%s\": %s",
-						 req->is_write ? "write" : "read", d->path, strerror(rc));
+						 is_write ? "write" : "read", d->path, strerror(rc));
+}
+
+static xxl_status
+request_status(xxl_disks *set, xxl_io_request *req, int rc, xxl_error *err)
+{
+	return transfer_status(&set->disk[XXL_BID_DISK(req->bid)], req->is_write, rc, err);
 }
 
 xxl_status
@@ -499,53 +524,11 @@ xxl_io_readv_sync(xxl_disks *set, xxl_bid bid, const struct iovec *iov, int iovc
 				  xxl_error *err)
 {
 	xxl_disk   *d = &set->disk[XXL_BID_DISK(bid)];
-	uint64_t	off = XXL_BID_OFFSET(bid);
-	struct iovec rest[XXL_IO_READV_MAX];
-	int			rc = 0;
+	/* unaligned pieces on an O_DIRECT file would turn the whole disk buffered */
+	int			rc = d->direct ? EINVAL
+		: transfer_pieces(d, false, iov, iovcnt, XXL_BID_OFFSET(bid), len);
 
-	if (iovcnt > XXL_IO_READV_MAX || d->direct)
-		rc = EINVAL;
-	else if (set->fail_read_after > 0 &&
-			 __atomic_add_fetch(&set->bytes_read_total, len, __ATOMIC_RELAXED) > set->fail_read_after)
-		rc = EIO;
-	else
-	{
-		size_t		left = len;
-		int			first = 0;
-
-		memcpy(rest, iov, sizeof(*iov) * (size_t) iovcnt);
-		while (left > 0)
-		{
-			ssize_t		n = preadv(d->fd, rest + first, iovcnt - first, (off_t) off);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-			{
-				rc = n < 0 ? errno : EIO;
-				break;
-			}
-			off += (uint64_t) n;
-			left -= (size_t) n;
-			/* a short read: go on from where it stopped */
-			while (first < iovcnt && (size_t) n >= rest[first].iov_len)
-				n -= (ssize_t) rest[first++].iov_len;
-			if (first < iovcnt)
-			{
-				rest[first].iov_base = (char *) rest[first].iov_base + n;
-				rest[first].iov_len -= (size_t) n;
-			}
-		}
-		if (rc == 0)
-		{
-			__atomic_add_fetch(&d->stats.bytes_read, len, __ATOMIC_RELAXED);
-			__atomic_add_fetch(&d->stats.reads, 1, __ATOMIC_RELAXED);
-		}
-	}
-	if (rc == 0)
-		return XXL_OK;
-	return xxl_error_set(err, XXL_EIO, rc, "could not read spill file \"%s\": %s", d->path,
-						 strerror(rc));
+	return transfer_status(d, false, rc, err);
 }
 
 xxl_status
