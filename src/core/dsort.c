@@ -420,6 +420,13 @@ transfer(ds_disk *d, xxl_io_request *req, xxl_error *err)
 	return xxl_io_sync(d->disks, req, err);
 }
 
+/* Where block k of a chain lies: the extents hold bpe blocks side by side. */
+static inline xxl_bid
+block_bid(const ds_disk *d, const ds_chain *c, uint64_t k)
+{
+	return c->ext[k / d->bpe] + (k % d->bpe) * d->block;
+}
+
 /* Append a block of n records to a chain. */
 static xxl_status
 write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n, xxl_error *err)
@@ -450,7 +457,7 @@ write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n
 		c->ext[c->next++] = bid;
 	}
 	memset(&req, 0, sizeof(req));
-	req.bid = c->ext[k / d->bpe] + (k % d->bpe) * d->block;
+	req.bid = block_bid(d, c, k);
 	req.buf = data;
 	req.len = XXL_ROUND_UP(n * s->rec, XXL_ALIGN);
 	req.is_write = true;
@@ -468,7 +475,7 @@ read_block(const xxl_dsort *s, ds_disk *d, const ds_chain *c, uint64_t k, unsign
 	uint64_t	cnt = c->count - first < d->per ? c->count - first : d->per;
 
 	memset(&req, 0, sizeof(req));
-	req.bid = c->ext[k / d->bpe] + (k % d->bpe) * d->block;
+	req.bid = block_bid(d, c, k);
 	req.buf = buf;
 	req.len = XXL_ROUND_UP((size_t) cnt * s->rec, XXL_ALIGN);
 	req.is_write = false;
@@ -1270,8 +1277,7 @@ load_bucket(const xxl_dsort *s, ds_disk *d, const ds_chain *b, unsigned char *ds
 			dst += bytes;
 			len += span;
 		}
-		if (xxl_io_readv_sync(d->disks, b->ext[k / d->bpe] + (k % d->bpe) * d->block, iov, iovcnt,
-							  len, err) != XXL_OK)
+		if (xxl_io_readv_sync(d->disks, block_bid(d, b, k), iov, iovcnt, len, err) != XXL_OK)
 			return err->code;
 		k += run;
 	}

@@ -331,8 +331,7 @@ pages_begin(XxlOutput *out)
 	out->xid = GetCurrentTransactionId();
 	out->pages = MemoryContextAlloc(out->cxt, (Size) PAGE_BATCH * BLCKSZ);
 	out->npages = 0;
-	out->first_block = RelationGetNumberOfBlocks(rel);
-	Assert(out->first_block == 0);
+	out->first_block = 0;		/* direct_pages_allowed: the relation is empty */
 	out->file_path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
 	out->seg_fd = -1;
 	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
