@@ -222,3 +222,13 @@ xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
+
+void
+xxl_thread_stop(pthread_t thread, pthread_mutex_t *mu, pthread_cond_t *wake, bool *stop)
+{
+	pthread_mutex_lock(mu);
+	__atomic_store_n(stop, true, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(wake);
+	pthread_mutex_unlock(mu);
+	pthread_join(thread, NULL);
+}

@@ -1404,11 +1404,7 @@ ahead_stop(xxl_dsort *s)
 
 	if (a == NULL || !a->running)
 		return;
-	pthread_mutex_lock(&a->mu);
-	a->stop = true;
-	pthread_cond_signal(&a->to_worker);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->thread, NULL);
+	xxl_thread_stop(a->thread, &a->mu, &a->to_worker, &a->stop);
 	a->running = false;
 	s->short_keys += a->short_keys;
 	a->short_keys = 0;

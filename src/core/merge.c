@@ -1061,11 +1061,7 @@ stop_worker(xxl_merger *m)
 {
 	if (!m->worker_started)
 		return;
-	pthread_mutex_lock(&m->lock);
-	m->stop = true;
-	pthread_cond_broadcast(&m->changed);
-	pthread_mutex_unlock(&m->lock);
-	pthread_join(m->worker, NULL);
+	xxl_thread_stop(m->worker, &m->lock, &m->changed, &m->stop);
 	m->worker_started = false;
 	m->env.err = m->caller_err;
 }

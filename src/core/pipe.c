@@ -271,13 +271,7 @@ xxl_pipe_destroy(xxl_pipe *p)
 	if (p == NULL)
 		return;
 	if (p->started)
-	{
-		pthread_mutex_lock(&p->mu);
-		p->stop = true;
-		pthread_cond_signal(&p->handed);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->thread, NULL);
-	}
+		xxl_thread_stop(p->thread, &p->mu, &p->handed, &p->stop);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->handed);
 	pthread_cond_destroy(&p->consumed);

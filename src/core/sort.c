@@ -594,13 +594,7 @@ end_runs_worker(xxl_sorter *s)
 	if (rw == NULL)
 		return;
 	if (rw->started)
-	{
-		pthread_mutex_lock(&rw->lock);
-		__atomic_store_n(&rw->stop, true, __ATOMIC_RELAXED);
-		pthread_cond_broadcast(&rw->changed);
-		pthread_mutex_unlock(&rw->lock);
-		pthread_join(rw->thread, NULL);
-	}
+		xxl_thread_stop(rw->thread, &rw->lock, &rw->changed, &rw->stop);
 	pthread_mutex_destroy(&rw->lock);
 	pthread_cond_destroy(&rw->changed);
 	xxl_budget_free(&s->budget, rw->scratch, s->bucket_scratch_size);

@@ -94,6 +94,13 @@ bool		xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const cha
 int			xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg);
 
 /*
+ * End a worker started so: set its stop flag under its lock (atomically, for
+ * workers that also look at it unlocked), wake whoever waits on wake, and
+ * wait for the thread to end.
+ */
+void		xxl_thread_stop(pthread_t thread, pthread_mutex_t *mu, pthread_cond_t *wake, bool *stop);
+
+/*
  * xxl_copy_small's longer records, out of line: inlined into a caller whose
  * record is a small array, this memcpy (unreachable there) drew gcc's
  * -Wstringop-overread.

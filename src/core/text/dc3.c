@@ -1916,11 +1916,7 @@ merger_stop(xxl_sa *sa)
 
 	if (m == NULL)
 		return;
-	pthread_mutex_lock(&m->mu);
-	m->stop = true;
-	pthread_cond_signal(&m->to_worker);
-	pthread_mutex_unlock(&m->mu);
-	pthread_join(m->thread, NULL);
+	xxl_thread_stop(m->thread, &m->mu, &m->to_worker, &m->stop);
 	pthread_mutex_destroy(&m->mu);
 	pthread_cond_destroy(&m->to_worker);
 	pthread_cond_destroy(&m->to_caller);
