@@ -258,7 +258,8 @@ out_destroy:
 	xxl_sorter_destroy(s);
 	CHECK_MSG(xt_spill_files() == 0, "[%s] spill files left after destroy", label);
 	if (thread_baseline > 0)
-		CHECK_MSG(xt_thread_count() <= thread_baseline, "[%s] %d threads after destroy, %d before",
+		CHECK_MSG(xt_threads_at_most(thread_baseline) <= thread_baseline,
+				  "[%s] %d threads after destroy, %d before",
 				  label, xt_thread_count(), thread_baseline);
 out:
 	free(recs);

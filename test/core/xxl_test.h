@@ -217,6 +217,26 @@ xt_thread_count(void)
 	return xt_dir_count("/proc/self/task");
 }
 
+/*
+ * The thread count once it is at most limit, or after a second: a joined
+ * thread has ended for pthread_join (its tid is cleared on exit) but may
+ * stay listed in /proc/self/task for a moment until the kernel reaps it.
+ */
+static inline int
+xt_threads_at_most(int limit)
+{
+	int			n = xt_thread_count();
+
+	for (int i = 0; i < 100 && n > limit; i++)
+	{
+		struct timespec ms = {0, 10 * 1000 * 1000};
+
+		nanosleep(&ms, NULL);
+		n = xt_thread_count();
+	}
+	return n;
+}
+
 /* A value from /proc/self/status in kB (e.g. "VmRSS", "VmHWM"), or -1. */
 static inline long
 xt_proc_status_kb(const char *field)
