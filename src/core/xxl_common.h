@@ -101,6 +101,38 @@ int			xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg);
 void		xxl_thread_stop(pthread_t thread, pthread_mutex_t *mu, pthread_cond_t *wake, bool *stop);
 
 /*
+ * k mod d for a d fixed in advance, without a division instruction (40
+ * cycles, on per-record paths): with m = floor((2^64 - 1) / d) the estimate
+ * mulhi(k, m) of k / d is exact or one short, so one subtraction corrects it.
+ */
+typedef struct xxl_modulus
+{
+	uint64_t	d,
+				m;
+} xxl_modulus;
+
+static inline xxl_modulus
+xxl_modulus_of(uint64_t d)
+{
+	xxl_modulus r = {d, d > 1 ? UINT64_MAX / d : 0};
+
+	return r;
+}
+
+static inline uint64_t
+xxl_mod(xxl_modulus M, uint64_t k)
+{
+	uint64_t	q,
+				r;
+
+	if (M.d <= 1)
+		return 0;
+	q = (uint64_t) (((unsigned __int128) k * M.m) >> 64);
+	r = k - q * M.d;
+	return r >= M.d ? r - M.d : r;
+}
+
+/*
  * xxl_copy_small's longer records, out of line: inlined into a caller whose
  * record is a small array, this memcpy (unreachable there) drew gcc's
  * -Wstringop-overread.

@@ -103,6 +103,7 @@ typedef struct dc3_level
 	 * in step 4 instead of staging them.
 	 */
 	uint64_t	s0_stride;		/* every s0_stride-th mod-0 position; 0: S0 is staged */
+	xxl_modulus s0_every;		/* s0_stride, for the per-position tests */
 	uint64_t	s0_count;
 	size_t		s0_mem,			/* S0's memory when presampled, and its output's */
 				s0_out;
@@ -358,7 +359,9 @@ r_index(const dc3_level *lv, uint64_t i)
 static inline uint64_t
 text_index_of_r(const dc3_level *lv, uint64_t k)
 {
-	return k < lv->n1 ? 2 * k : 2 * (k - lv->n1) + 1;
+	uint64_t	mod2 = k >= lv->n1;	/* branch-free: k comes in SA order */
+
+	return 2 * (k - (mod2 ? lv->n1 : 0)) + mod2;
 }
 
 /* What NAMES and ISA get: share_a less S0's ranks, which live next to them. */
@@ -372,7 +375,7 @@ share_scatter_a(const dc3_level *lv)
 static inline xxl_status
 s0_sample_char(dc3_level *lv, char_out *co, uint64_t i, uint64_t c)
 {
-	if (lv->s0_stride && (i / 3) % lv->s0_stride == 0)
+	if (lv->s0_stride && xxl_mod(lv->s0_every, i / 3) == 0)
 		return char_out_put(&lv->s0_t, co, c, lv->cw);
 	return XXL_OK;
 }
@@ -381,7 +384,8 @@ s0_sample_char(dc3_level *lv, char_out *co, uint64_t i, uint64_t c)
 static inline void
 s0_sample_rank(dc3_level *lv, uint64_t k, uint64_t rank)
 {
-	if (lv->s0_r && k < lv->n1 && k % lv->s0_stride == 0)
+	/* k < n1 is a coin toss in SA order: & keeps it out of the branches */
+	if (lv->s0_r && ((k < lv->n1) & (xxl_mod(lv->s0_every, k) == 0)))
 		lv->s0_r[k / lv->s0_stride] = lv->dummy && k == lv->n1 - 1 ? 0 : rank;	/* r[n] = 0 */
 }
 
@@ -473,6 +477,49 @@ spool_room(const text_env *env)
 }
 
 /*
+ * T[i], T[i+1], T[i+2] (0 past the end) as i runs over T.  Three scalars, not
+ * an array: shifting an array whose last element was just stored made gcc
+ * load two elements at once, which waits for that store to retire (store
+ * forwarding fails): a third of step 1's time, measured.
+ */
+typedef struct triple_window
+{
+	uint64_t	a0,
+				a1,
+				a2;
+} triple_window;
+
+static inline xxl_status
+triple_window_open(triple_window *w, char_reader *cr, uint64_t n)
+{
+	uint64_t	c[3] = {0, 0, 0};
+	xxl_status	rc;
+
+	for (uint64_t k = 0; k < 3 && k < n; k++)
+		if ((rc = char_reader_next(cr, &c[k])) != XXL_OK)
+			return rc;
+	w->a0 = c[0];
+	w->a1 = c[1];
+	w->a2 = c[2];
+	return XXL_OK;
+}
+
+/* Move from position i to i + 1. */
+static inline xxl_status
+triple_window_slide(triple_window *w, char_reader *cr, uint64_t i, uint64_t n)
+{
+	uint64_t	c = 0;
+	xxl_status	rc;
+
+	if (i + 3 < n && (rc = char_reader_next(cr, &c)) != XXL_OK)
+		return rc;
+	w->a0 = w->a1;
+	w->a1 = w->a2;
+	w->a2 = c;
+	return XXL_OK;
+}
+
+/*
  * A sort of the triples distributes them as they come if it has a sample of
  * them first: every stride-th triple (in the order they are put) from a scan
  * of T, which costs less than staging them.
@@ -483,39 +530,34 @@ sample_triple_keys(xxl_sa *sa, dc3_level *lv)
 	text_env   *env = &sa->env;
 	uint64_t	stride = tsort_sample_stride(&lv->TS),
 				n = lv->n,
-				put = 0;
+				skip = 0;		/* sample triples before the next one wanted */
 	int			cw = lv->cw;
 	unsigned char key[64];
-	uint64_t	a[3] = {0, 0, 0};
+	triple_window w;
 	char_reader cr = {0};
 
 	if (stride == 0)
 		return XXL_OK;
 	if (char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
-	for (uint64_t k = 0; k < 3 && k < n; k++)
-		if (char_reader_next(&cr, &a[k]) != XXL_OK)
-			goto failed;
+	if (triple_window_open(&w, &cr, n) != XXL_OK)
+		goto failed;
 	for (uint64_t i = 0; i < n; i++)
 	{
-		if (i % 3 != 0 && put++ % stride == 0)
+		if (i % 3 != 0 && skip-- == 0)
 		{
-			put_be(key, a[0], cw);
-			put_be(key + cw, a[1], cw);
-			put_be(key + 2 * cw, a[2], cw);
+			put_be(key, w.a0, cw);
+			put_be(key + cw, w.a1, cw);
+			put_be(key + 2 * cw, w.a2, cw);
 			if (tsort_sample(env, &lv->TS, key) != XXL_OK)
 				goto failed;
+			skip = stride - 1;
 		}
-		a[0] = a[1];
-		a[1] = a[2];
-		a[2] = 0;
-		if (i + 3 < n && char_reader_next(&cr, &a[2]) != XXL_OK)
-			goto failed;
-		if (poll(sa))
+		if (triple_window_slide(&w, &cr, i, n) != XXL_OK || poll(sa))
 			goto failed;
 	}
 	char_reader_close(&cr);
-	if (lv->dummy && put % stride == 0)
+	if (lv->dummy && skip == 0)
 	{
 		memset(key, 0, 3 * cw);
 		return tsort_sample(env, &lv->TS, key);
@@ -539,7 +581,7 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	int			cw = lv->cw,
 				rw = lv->rw;
 	unsigned char rec[64];
-	uint64_t	a[3] = {0, 0, 0};
+	triple_window w;
 	char_reader cr = {0};
 	char_out	co;
 
@@ -548,29 +590,25 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 		sample_triple_keys(sa, lv) != XXL_OK ||
 		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
-	for (uint64_t k = 0; k < 3 && k < n; k++)
-		if (char_reader_next(&cr, &a[k]) != XXL_OK)
-			goto failed;
+	if (triple_window_open(&w, &cr, n) != XXL_OK)
+		goto failed;
 	co.fill = 0;
 	for (uint64_t i = 0; i < n; i++)
 	{
 		if (i % 3 != 0)
 		{
-			put_be(rec, a[0], cw);
-			put_be(rec + cw, a[1], cw);
-			put_be(rec + 2 * cw, a[2], cw);
-			put_be(rec + 3 * cw, r_index(lv, i), rw);
-			if (tsort_put(env, &lv->TS, rec) != XXL_OK)
+			unsigned char *p = tsort_room(&lv->TS, rec);
+
+			put_be(p, w.a0, cw);
+			put_be(p + cw, w.a1, cw);
+			put_be(p + 2 * cw, w.a2, cw);
+			put_be(p + 3 * cw, r_index(lv, i), rw);
+			if (tsort_push(env, &lv->TS, p) != XXL_OK)
 				goto failed;
 		}
-		else if (s0_sample_char(lv, &co, i, a[0]) != XXL_OK)
+		else if (s0_sample_char(lv, &co, i, w.a0) != XXL_OK)
 			goto failed;
-		a[0] = a[1];
-		a[1] = a[2];
-		a[2] = 0;
-		if (i + 3 < n && char_reader_next(&cr, &a[2]) != XXL_OK)
-			goto failed;
-		if (poll(sa))
+		if (triple_window_slide(&w, &cr, i, n) != XXL_OK || poll(sa))
 			goto failed;
 	}
 	char_reader_close(&cr);
@@ -602,7 +640,6 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	int			cw = lv->cw,
 				rw = lv->rw;
 	unsigned char last[32];
-	unsigned char rec[8];
 	uint64_t	name = 0;
 	const unsigned char *r;
 	int			got;
@@ -616,8 +653,8 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 			name++;
 			memcpy(last, r, 3 * cw);
 		}
-		put_be(rec, name, rw);
-		if (tscat_put(env, &lv->names, get_be(r + 3 * cw, rw), rec) != XXL_OK || poll(sa))
+		put_be(tscat_room(&lv->names), name, rw);
+		if (tscat_push(env, &lv->names, get_be(r + 3 * cw, rw)) != XXL_OK || poll(sa))
 			return env->err.code;
 	}
 	if (got < 0)
@@ -872,7 +909,6 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 {
 	text_env   *env = &sa->env;
 	dc3_level  *child;
-	unsigned char rec[8];
 	uint64_t	k,
 				j = 0,
 				out[OUT_BATCH];
@@ -910,8 +946,8 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 		{
 			k = out[x];
 			s0_sample_rank(lv, k, j + 1);
-			put_be(rec, ++j, lv->rw);
-			if (tscat_put(env, &lv->isa, text_index_of_r(lv, k), rec) != XXL_OK)
+			put_be(tscat_room(&lv->isa), ++j, lv->rw);
+			if (tscat_push(env, &lv->isa, text_index_of_r(lv, k)) != XXL_OK)
 				return env->err.code;
 		}
 	if (got < 0)
@@ -1090,11 +1126,13 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
 	{
-		unsigned char *p = rec;
 		int			cls = (int) (i % 3);
+		unsigned char *p;
 
 		if (cls == 0)
 		{
+			unsigned char *at = p = tsort_room(&lv->S0, rec);
+
 			put_be(p, t0, cw), p += cw;
 			put_be(p, ri1, rw), p += rw;
 			put_be(p, t1, cw), p += cw;
@@ -1102,11 +1140,12 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 			put_be(p, i, pw), p += pw;
 			if (pb)
 				*p = (unsigned char) rprev;
-			if ((rc = tsort_put(env, &lv->S0, rec)) != XXL_OK)
+			if ((rc = tsort_push(env, &lv->S0, at)) != XXL_OK)
 				goto out;
 		}
 		else
 		{
+			p = tscat_room(&lv->S12);
 			put_be(p, t0, cw), p += cw;
 			put_be(p, cls == 1 ? 0 : t1, cw), p += cw;
 			put_be(p, cls == 1 ? ri1 : ri2, rw), p += rw;
@@ -1120,7 +1159,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 								   (unsigned long long) ri, (unsigned long long) i, lv->depth);
 				goto out;
 			}
-			if ((rc = tscat_put(env, &lv->S12, ri - base, rec)) != XXL_OK)
+			if ((rc = tscat_push(env, &lv->S12, ri - base)) != XXL_OK)
 				goto out;
 		}
 
@@ -1290,6 +1329,7 @@ plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 	if (lv->share_a < need_a + bytes)
 		return;
 	lv->s0_stride = stride;
+	lv->s0_every = xxl_modulus_of(stride);
 	lv->s0_count = (lv->n0 + stride - 1) / stride;
 	lv->s0_r_bytes = bytes;
 	lv->s0_mem = mem;

@@ -96,7 +96,8 @@ xxl_sa_check_put_text(xxl_sa_checker *c, const void *bytes, size_t len)
 static inline xxl_status
 put_entry(xxl_sa_checker *c, uint64_t pos, uint64_t r)
 {
-	unsigned char rec[2 * FW];
+	unsigned char rec[2 * FW],
+			   *at;
 	uint64_t	j = c->entries++;
 
 	if (pos >= XXL_SA_MAX_TEXT || r == 0 || r >= XXL_SA_MAX_TEXT)
@@ -111,9 +112,10 @@ put_entry(xxl_sa_checker *c, uint64_t pos, uint64_t r)
 		}
 		return XXL_OK;
 	}
-	put_be(rec, pos, FW);
-	put_be(rec + FW, r, FW);
-	if (tsort_put(&c->env, &c->P, rec) != XXL_OK)
+	at = tsort_room(&c->P, rec);
+	put_be(at, pos, FW);
+	put_be(at + FW, r, FW);
+	if (tsort_push(&c->env, &c->P, at) != XXL_OK)
 		return c->env.err.code;
 	if ((c->entries & POLL_MASK) == 0 && text_env_canceled(&c->env))
 		return c->env.err.code;
@@ -164,7 +166,8 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 	text_env   *env = &c->env;
 	uint64_t	n = c->n;
 	value_reader vr;
-	unsigned char rec[2 * FW + 1];
+	unsigned char rec[2 * FW + 1],
+			   *at;
 	uint64_t	pos = 0,
 				r = 0,
 				npos = 0,
@@ -238,10 +241,11 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 			nr = 0;
 		if ((rc = value_reader_next(&vr, &t)) != XXL_OK)
 			break;
-		put_be(rec, r, FW);
-		rec[FW] = (unsigned char) t;
-		put_be(rec + FW + 1, nr, FW);
-		rc = tsort_put(env, &c->S, rec);
+		at = tsort_room(&c->S, rec);
+		put_be(at, r, FW);
+		at[FW] = (unsigned char) t;
+		put_be(at + FW + 1, nr, FW);
+		rc = tsort_push(env, &c->S, at);
 		pos = npos;
 		r = nr;
 		if ((i & POLL_MASK) == POLL_MASK && text_env_canceled(env))
