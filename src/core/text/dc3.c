@@ -67,13 +67,23 @@ typedef enum sa_phase
 	SA_FAILED
 } sa_phase;
 
+/*
+ * The head of S0 or S12 in step 5, its comparison fields packed into one
+ * integer, 40 bits each (characters and ranks are below 2^40): the merge's
+ * comparison ([T]'s rules, less0) is then one compare of two integers.
+ */
+typedef unsigned __int128 merge_key;
+
+#define MERGE_KEY(t, t1, r) \
+	(((merge_key) (t) << 80) | ((merge_key) (t1) << 40) | (merge_key) (r))
+
 typedef struct merge_head
 {
-	uint64_t	t,
-				t1,
-				r1,
-				r2,
-				i;
+	merge_key	key,			/* S0: (T[i], T[i+1], r[i+2]); S12: (T[i], T[i+1]
+								 * or 0 if i mod 3 = 1, r') */
+				key1;			/* S0: (T[i], 0, r[i+1]), against a mod-1 sample */
+	uint64_t	i;
+	bool		mod1;			/* S12: i mod 3 = 1 */
 	int			prev;
 } merge_head;
 
@@ -1475,27 +1485,31 @@ level_build(xxl_sa *sa, dc3_level *lv)
 
 /* Step 5: the merge --------------------------------------------------------- */
 
-static void
+static inline void
 decode(const dc3_level *lv, int which, const unsigned char *p, merge_head *h)
 {
 	int			cw = lv->cw,
 				rw = lv->rw;
+	uint64_t	t,
+				t1,
+				r1 = 0,
+				r;
 
-	h->t = get_be(p, cw), p += cw;
+	t = get_be(p, cw), p += cw;
 	if (which == 0)
-	{
-		h->r1 = get_be(p, rw), p += rw;
-		h->t1 = get_be(p, cw), p += cw;
-	}
-	else
-		h->t1 = get_be(p, cw), p += cw;
-	h->r2 = get_be(p, rw), p += rw;	/* S12: r[i+1] or r[i+2] */
+		r1 = get_be(p, rw), p += rw;
+	t1 = get_be(p, cw), p += cw;
+	r = get_be(p, rw), p += rw;	/* S0: r[i+2]; S12: r[i+1] or r[i+2] */
 	h->i = get_be(p, lv->pw);
 	p += lv->pw;
+	h->key = MERGE_KEY(t, t1, r);
+	if (which == 0)
+		h->key1 = MERGE_KEY(t, 0, r1);
+	h->mod1 = h->i % 3 == 1;
 	h->prev = lv->prev ? (h->i == 0 ? -1 : *p) : -1;
 }
 
-static int
+static inline int
 fetch(xxl_sa *sa, dc3_level *lv, int which)
 {
 	const unsigned char *rec;
@@ -1519,13 +1533,7 @@ fetch(xxl_sa *sa, dc3_level *lv, int which)
 static inline bool
 less0(const merge_head *a, const merge_head *b)
 {
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (b->i % 3 == 1)
-		return a->r1 < b->r2;
-	if (a->t1 != b->t1)
-		return a->t1 < b->t1;
-	return a->r2 < b->r2;
+	return (b->mod1 ? a->key1 : a->key) < b->key;
 }
 
 /*
@@ -1570,13 +1578,24 @@ level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 				return -1;
 		lv->primed = true;
 	}
+	/* both sides left: fetch is inlined for each side */
+	while (k < cap && lv->have[0] && lv->have[1])
+	{
+		int			best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
+
+		pos[k] = lv->h[best].i;
+		if (prev)
+			prev[k] = lv->h[best].prev;
+		k++;
+		lv->emitted++;
+		if ((best == 0 ? fetch(sa, lv, 0) : fetch(sa, lv, 1)) < 0)
+			return -1;
+	}
 	while (k < cap)
 	{
 		int			best;
 
-		if (lv->have[0] && lv->have[1])
-			best = less0(&lv->h[0], &lv->h[1]) ? 0 : 1;
-		else if (lv->have[0] || lv->have[1])
+		if (lv->have[0] || lv->have[1])
 			best = lv->have[0] ? 0 : 1;
 		else
 		{
