@@ -25,12 +25,33 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
+/* A spill file: open, at path, waiting in a pool or used by a disk. */
+typedef struct pooled_file
+{
+	int			fd;
+	bool		direct,
+				tried_direct;	/* opened for a set that asked for O_DIRECT */
+	char		path[PATH_MAX];
+	char		dir[PATH_MAX];
+} pooled_file;
+
+struct xxl_file_pool
+{
+	pthread_mutex_t lock;
+	int			n,
+				cap;
+	pooled_file *file;
+};
+
 typedef struct xxl_disk
 {
 	struct xxl_disks *set;
 	int			index;
 	int			fd;
 	bool		direct;
+	bool		tried_direct;
+	bool		pooled;			/* goes back to set->pool at close */
+	char		dir[PATH_MAX];
 	int			nthreads;		/* started so far */
 	char		path[PATH_MAX];
 	pthread_t	thread[XXL_MAX_THREADS_PER_DISK];
@@ -52,6 +73,7 @@ typedef struct xxl_disk
 
 struct xxl_disks
 {
+	xxl_file_pool *pool;
 	int			ndisks;
 	size_t		block_size;
 	xxl_alloc_strategy strategy;
@@ -83,6 +105,101 @@ xxl_io_direct_supported(void)
 #else
 	return false;
 #endif
+}
+
+xxl_file_pool *
+xxl_file_pool_create(void)
+{
+	xxl_file_pool *pool = calloc(1, sizeof(*pool));
+
+	if (pool)
+		pthread_mutex_init(&pool->lock, NULL);
+	return pool;
+}
+
+void
+xxl_file_pool_destroy(xxl_file_pool *pool)
+{
+	if (pool == NULL)
+		return;
+	for (int i = 0; i < pool->n; i++)
+	{
+		close(pool->file[i].fd);
+		unlink(pool->file[i].path);
+	}
+	free(pool->file);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}
+
+int
+xxl_file_pool_size(xxl_file_pool *pool)
+{
+	int			n;
+
+	pthread_mutex_lock(&pool->lock);
+	n = pool->n;
+	pthread_mutex_unlock(&pool->lock);
+	return n;
+}
+
+/* A waiting file of dir in d (direct only if wanted): true if there was one. */
+static bool
+pool_take(xxl_file_pool *pool, xxl_disk *d, const char *dir, bool try_direct)
+{
+	bool		found = false;
+
+	pthread_mutex_lock(&pool->lock);
+	for (int i = pool->n - 1; i >= 0; i--)
+	{
+		pooled_file *f = &pool->file[i];
+
+		if (strcmp(f->dir, dir) == 0 && f->tried_direct == try_direct)
+		{
+			d->fd = f->fd;
+			d->direct = f->direct;
+			d->tried_direct = f->tried_direct;
+			memcpy(d->path, f->path, sizeof(d->path));
+			pool->file[i] = pool->file[--pool->n];
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return found;
+}
+
+/* Give d's file to the pool; false if it could not take it (no memory). */
+static bool
+pool_give(xxl_file_pool *pool, const xxl_disk *d)
+{
+	bool		taken = false;
+
+	pthread_mutex_lock(&pool->lock);
+	if (pool->n == pool->cap)
+	{
+		int			cap = pool->cap ? 2 * pool->cap : 8;
+		pooled_file *grown = realloc(pool->file, (size_t) cap * sizeof(*grown));
+
+		if (grown)
+		{
+			pool->file = grown;
+			pool->cap = cap;
+		}
+	}
+	if (pool->n < pool->cap)
+	{
+		pooled_file *f = &pool->file[pool->n++];
+
+		f->fd = d->fd;
+		f->direct = d->direct;
+		f->tried_direct = d->tried_direct;
+		memcpy(f->path, d->path, sizeof(f->path));
+		memcpy(f->dir, d->dir, sizeof(f->dir));
+		taken = true;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return taken;
 }
 
 static int
@@ -272,6 +389,7 @@ xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
 		xxl_error_set(err, XXL_ENOMEM, errno, "could not allocate disk set");
 		return NULL;
 	}
+	set->pool = config->pool;
 	set->ndisks = n;
 	set->block_size = config->block_size;
 	set->strategy = config->strategy;
@@ -293,10 +411,18 @@ xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
 		d->fd = -1;
 		pthread_mutex_init(&d->lock, NULL);
 		pthread_cond_init(&d->wake, NULL);
-		snprintf(d->path, sizeof(d->path), "%s/%s.%u.%d",
-				 config->dirs[i], config->file_prefix ? config->file_prefix : "xxl",
-				 id, i);
-		rc = open_spill_file(d, config->try_direct);
+		snprintf(d->dir, sizeof(d->dir), "%s", config->dirs[i]);
+		d->pooled = set->pool != NULL;
+		d->tried_direct = config->try_direct;
+		if (set->pool && pool_take(set->pool, d, d->dir, config->try_direct))
+			rc = 0;
+		else
+		{
+			snprintf(d->path, sizeof(d->path), "%s/%s.%u.%d",
+					 config->dirs[i], config->file_prefix ? config->file_prefix : "xxl",
+					 id, i);
+			rc = open_spill_file(d, config->try_direct);
+		}
 		if (rc != 0)
 		{
 			xxl_error_set(err, rc == ENOSPC ? XXL_ENOSPC : XXL_EOPEN, rc,
@@ -337,10 +463,12 @@ xxl_disks_close(xxl_disks *set)
 			for (int t = 0; t < d->nthreads; t++)
 				pthread_join(d->thread[t], NULL);
 		}
-		if (d->fd >= 0)
+		if (d->fd >= 0 && !(d->pooled && pool_give(set->pool, d)))
+		{
 			close(d->fd);
-		if (d->path[0] != '\0' && d->fd >= 0)
-			unlink(d->path);
+			if (d->path[0] != '\0')
+				unlink(d->path);
+		}
 		free(d->free_offsets);
 		pthread_mutex_destroy(&d->lock);
 		pthread_cond_destroy(&d->wake);

@@ -29,6 +29,23 @@ typedef enum xxl_alloc_strategy
 	XXL_ALLOC_RANDOM_CYCLING	/* a fresh random permutation per cycle */
 } xxl_alloc_strategy;
 
+/*
+ * Spill files kept for reuse.  A disk set opened with a pool takes a file of
+ * the same directory (and O_DIRECT mode) from it, and gives its files back
+ * at close instead of removing them: removing a file of a few hundred MB
+ * with its cached pages takes ~25 ms on the caller's thread (a 100 MiB DC3
+ * build removed 60 of them, 1.5 s), and writing over cached pages is cheaper
+ * than filling new ones.  The pool removes its files when destroyed, which
+ * must come after every set that used it is closed.  The price: files keep
+ * the largest size a set gave them while they wait.  Thread-safe.
+ */
+typedef struct xxl_file_pool xxl_file_pool;
+
+xxl_file_pool *xxl_file_pool_create(void);
+void		xxl_file_pool_destroy(xxl_file_pool *pool);
+/* Files waiting in the pool (for tests). */
+int			xxl_file_pool_size(xxl_file_pool *pool);
+
 typedef struct xxl_disk_config
 {
 	const char *const *dirs;	/* spill directories, one per disk */
@@ -44,6 +61,7 @@ typedef struct xxl_disk_config
 									 * with EIO; 0 = never */
 	unsigned	seed;			/* for randomized cycling */
 	int			threads_per_disk;	/* I/O threads (requests in flight) per disk; 0 = 2 */
+	xxl_file_pool *pool;		/* NULL: each set creates and removes its files */
 } xxl_disk_config;
 
 /* Per-disk counters. */

@@ -503,6 +503,100 @@ XT_TEST(close_removes_files_and_threads)
 	xxl_disks_close(NULL);		/* harmless */
 }
 
+/* Write block contents i at a fresh block of d, or read it back and compare. */
+static void
+pool_block(xxl_disks *d, unsigned char *buf, uint64_t i, bool write, xxl_bid *bid)
+{
+	xxl_error	err = {0};
+	xxl_io_request req = {0};
+	unsigned char *want = aligned_block(BS);
+
+	fill_block(want, BS, i);
+	if (write)
+	{
+		CHECK_STATUS(xxl_block_alloc(d, bid, &err), XXL_OK);
+		memcpy(buf, want, BS);
+	}
+	req.bid = *bid;
+	req.buf = buf;
+	req.len = BS;
+	req.is_write = write;
+	xxl_io_post(d, &req);
+	CHECK_STATUS(xxl_io_wait(d, &req, &err), XXL_OK);
+	if (!write)
+		CHECK(memcmp(buf, want, BS) == 0);
+	free(want);
+}
+
+/*
+ * With a pool, a closed set's files wait for the next set of the same
+ * directories and O_DIRECT wish, which starts allocating at offset 0 of
+ * them; the pool removes them.
+ */
+XT_TEST(file_pool_reuses_files)
+{
+	xxl_error	err = {0};
+	xxl_file_pool *pool = xxl_file_pool_create();
+	xxl_disk_config cfg = disk_config(2, BS, XXL_ALLOC_STRIPING, false),
+				direct;
+	int			threads0 = xt_thread_count();
+	unsigned char *buf = aligned_block(BS);
+	xxl_disks  *d1,
+			   *d2,
+			   *d3;
+	xxl_bid		bid[4];
+
+	REQUIRE(pool != NULL && buf != NULL);
+	cfg.pool = pool;
+	direct = cfg;
+	direct.try_direct = true;
+	d1 = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d1 != NULL, "%s", err.message);
+	for (int i = 0; i < 4; i++)
+		pool_block(d1, buf, (uint64_t) i, true, &bid[i]);
+	xxl_disks_close(d1);
+	CHECK_EQ(xxl_file_pool_size(pool), 2);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 1);
+	CHECK_EQ(xt_dir_count(xt_dirs[1]), 1);
+
+	/* the same files, from block 0, holding what is written now */
+	d2 = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d2 != NULL, "%s", err.message);
+	CHECK_EQ(xxl_file_pool_size(pool), 0);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 1);
+	pool_block(d2, buf, 100, true, &bid[0]);
+	CHECK_EQ(XXL_BID_OFFSET(bid[0]), 0);
+	pool_block(d2, buf, 100, false, &bid[0]);
+	/* a set opened meanwhile, or wanting O_DIRECT, gets new files */
+	d3 = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d3 != NULL, "%s", err.message);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 2);
+	xxl_disks_close(d2);
+	xxl_disks_close(d3);
+	CHECK_EQ(xxl_file_pool_size(pool), 4);
+	d1 = xxl_disks_open(&direct, &err);
+	REQUIRE_MSG(d1 != NULL, "%s", err.message);
+	CHECK_EQ(xxl_file_pool_size(pool), 4);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 3);
+	pool_block(d1, buf, 7, true, &bid[0]);
+	pool_block(d1, buf, 7, false, &bid[0]);
+	xxl_disks_close(d1);
+	CHECK_EQ(xxl_file_pool_size(pool), 6);
+	/* a direct set takes the file the direct set left */
+	d1 = xxl_disks_open(&direct, &err);
+	REQUIRE_MSG(d1 != NULL, "%s", err.message);
+	CHECK_EQ(xxl_file_pool_size(pool), 4);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 3);
+	xxl_disks_close(d1);
+
+	xxl_file_pool_destroy(pool);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 0);
+	CHECK_EQ(xt_dir_count(xt_dirs[1]), 0);
+	CHECK_EQ(xt_threads_at_most(threads0), threads0);
+	xxl_file_pool_destroy(NULL);	/* harmless */
+	free(buf);
+}
+
 /* Close right after posting: queued requests finish before the threads stop. */
 XT_TEST(close_with_requests_queued)
 {

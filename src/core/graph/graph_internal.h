@@ -92,6 +92,8 @@ typedef struct graph_env
 	xxl_disk_config disk;		/* block_size: of the own streams */
 	size_t		max_block;		/* the configured block size: sorters' preference */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */
+	xxl_file_pool *files;		/* every sort's and stream's spill files, reused
+								 * (disk.pool) */
 	int			threads;
 	xxl_cancel_fn cancel;
 	void	   *cancel_arg;

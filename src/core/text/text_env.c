@@ -112,6 +112,8 @@ text_env_init(text_env *env, const xxl_sa_config *cfg)
 	xxl_budget_init(&env->budget, memory);
 	env->disk = cfg->disk;
 	env->disk.block_size = block;
+	env->files = xxl_file_pool_create();	/* without one, files are not reused */
+	env->disk.pool = env->files;
 	env->max_block = cfg->disk.block_size ? cfg->disk.block_size : DEFAULT_BLOCK;
 	env->threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
 	env->host_cancel = cfg->cancel;
@@ -132,6 +134,9 @@ text_env_close(text_env *env)
 {
 	xxl_disks_close(env->disks);
 	env->disks = NULL;
+	xxl_file_pool_destroy(env->files);
+	env->files = NULL;
+	env->disk.pool = NULL;
 }
 
 bool

@@ -116,6 +116,8 @@ typedef struct text_env
 	size_t		max_block;		/* the configured block size: sorters' preference */
 	size_t		largest_block;	/* largest block a sorter used */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */
+	xxl_file_pool *files;		/* every sort's, scatter's and spool's spill
+								 * files, reused (disk.pool) */
 	int			threads;
 	/*
 	 * What the sorts and scatters poll: the host's hook on the thread that
