@@ -22,8 +22,17 @@
 #define RT_SUFFIX r12
 #define RT_RECORD_SIZE 12
 #include "radix_template.h"
+#define RT_SUFFIX r13
+#define RT_RECORD_SIZE 13
+#include "radix_template.h"
+#define RT_SUFFIX r15
+#define RT_RECORD_SIZE 15
+#include "radix_template.h"
 #define RT_SUFFIX r16
 #define RT_RECORD_SIZE 16
+#include "radix_template.h"
+#define RT_SUFFIX r18
+#define RT_RECORD_SIZE 18
 #include "radix_template.h"
 #define RT_SUFFIX r24
 #define RT_RECORD_SIZE 24
@@ -35,13 +44,20 @@
 #define RT_RECORD_SIZE 0
 #include "radix_template.h"
 
-/* Record sizes with their own instance; anything else goes through rt_*_any. */
+/*
+ * Record sizes with their own instance; anything else goes through rt_*_any.
+ * 13, 15 and 18 are the suffix array's triples and mod-0 tuples (3-byte names
+ * with 4-byte ranks; bytes with ranks, positions and the preceding byte).
+ */
 #define RT_DISPATCH(record_size, fn, args) \
 	switch (record_size) \
 	{ \
 		case 8: fn##_r8 args; break; \
 		case 12: fn##_r12 args; break; \
+		case 13: fn##_r13 args; break; \
+		case 15: fn##_r15 args; break; \
 		case 16: fn##_r16 args; break; \
+		case 18: fn##_r18 args; break; \
 		case 24: fn##_r24 args; break; \
 		case 32: fn##_r32 args; break; \
 		default: fn##_any args; break; \

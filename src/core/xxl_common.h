@@ -101,6 +101,45 @@ int			xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg);
 void		xxl_thread_stop(pthread_t thread, pthread_mutex_t *mu, pthread_cond_t *wake, bool *stop);
 
 /*
+ * Whether two records of a few bytes (size known only at run time) are
+ * equal: as xxl_copy_small, overlapping word loads instead of a call of
+ * libc's memcmp (3 % of a suffix array build's caller, measured).
+ */
+static inline bool
+xxl_equal_small(const void *a_, const void *b_, size_t n)
+{
+	const unsigned char *a = a_,
+			   *b = b_;
+	uint64_t	x,
+				y,
+				u,
+				v;
+
+	if (n >= 8 && n <= 16)
+	{
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(&u, a + n - 8, 8);
+		memcpy(&v, b + n - 8, 8);
+		return ((x ^ y) | (u ^ v)) == 0;
+	}
+	if (n >= 4 && n < 8)
+	{
+		uint32_t	p,
+					q,
+					r,
+					t;
+
+		memcpy(&p, a, 4);
+		memcpy(&q, b, 4);
+		memcpy(&r, a + n - 4, 4);
+		memcpy(&t, b + n - 4, 4);
+		return ((p ^ q) | (r ^ t)) == 0;
+	}
+	return memcmp(a, b, n) == 0;
+}
+
+/*
  * k mod d for a d fixed in advance, without a division instruction (40
  * cycles, on per-record paths): with m = floor((2^64 - 1) / d) the estimate
  * mulhi(k, m) of k / d is exact or one short, so one subtraction corrects it.

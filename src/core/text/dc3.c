@@ -658,7 +658,7 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 		return env->err.code;
 	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
 	{
-		if (name == 0 || memcmp(r, last, 3 * cw) != 0)
+		if (name == 0 || !xxl_equal_small(r, last, 3 * cw))
 		{
 			name++;
 			memcpy(last, r, 3 * cw);
