@@ -49,9 +49,8 @@ typedef struct xxl_disk
 	int			index;
 	int			fd;
 	bool		direct;
-	bool		tried_direct;
-	bool		pooled;			/* goes back to set->pool at close */
-	char		dir[PATH_MAX];
+	bool		tried_direct;	/* the set asked for O_DIRECT */
+	char		dir[PATH_MAX];	/* where: the pool matches files by it */
 	int			nthreads;		/* started so far */
 	char		path[PATH_MAX];
 	pthread_t	thread[XXL_MAX_THREADS_PER_DISK];
@@ -143,9 +142,9 @@ xxl_file_pool_size(xxl_file_pool *pool)
 	return n;
 }
 
-/* A waiting file of dir in d (direct only if wanted): true if there was one. */
+/* A waiting file of d's directory and O_DIRECT wish into d: true if there was one. */
 static bool
-pool_take(xxl_file_pool *pool, xxl_disk *d, const char *dir, bool try_direct)
+pool_take(xxl_file_pool *pool, xxl_disk *d)
 {
 	bool		found = false;
 
@@ -154,11 +153,10 @@ pool_take(xxl_file_pool *pool, xxl_disk *d, const char *dir, bool try_direct)
 	{
 		pooled_file *f = &pool->file[i];
 
-		if (strcmp(f->dir, dir) == 0 && f->tried_direct == try_direct)
+		if (strcmp(f->dir, d->dir) == 0 && f->tried_direct == d->tried_direct)
 		{
 			d->fd = f->fd;
 			d->direct = f->direct;
-			d->tried_direct = f->tried_direct;
 			memcpy(d->path, f->path, sizeof(d->path));
 			pool->file[i] = pool->file[--pool->n];
 			found = true;
@@ -412,9 +410,8 @@ xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
 		pthread_mutex_init(&d->lock, NULL);
 		pthread_cond_init(&d->wake, NULL);
 		snprintf(d->dir, sizeof(d->dir), "%s", config->dirs[i]);
-		d->pooled = set->pool != NULL;
 		d->tried_direct = config->try_direct;
-		if (set->pool && pool_take(set->pool, d, d->dir, config->try_direct))
+		if (set->pool && pool_take(set->pool, d))
 			rc = 0;
 		else
 		{
@@ -463,7 +460,7 @@ xxl_disks_close(xxl_disks *set)
 			for (int t = 0; t < d->nthreads; t++)
 				pthread_join(d->thread[t], NULL);
 		}
-		if (d->fd >= 0 && !(d->pooled && pool_give(set->pool, d)))
+		if (d->fd >= 0 && !(set->pool && pool_give(set->pool, d)))
 		{
 			close(d->fd);
 			if (d->path[0] != '\0')

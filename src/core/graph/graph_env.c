@@ -88,8 +88,8 @@ graph_env_init(graph_env *env, const xxl_graph_config *cfg)
 	xxl_budget_init(&env->budget, cfg->memory);
 	env->disk = cfg->disk;
 	env->disk.block_size = own_block_for(cfg->memory, max_block);
-	env->files = xxl_file_pool_create();	/* without one, files are not reused */
-	env->disk.pool = env->files;
+	/* the operator's own pool, for every sort's and stream's files (none: not reused) */
+	env->disk.pool = xxl_file_pool_create();
 	env->max_block = max_block;
 	env->threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
 	env->cancel = cfg->cancel;
@@ -105,8 +105,7 @@ graph_env_close(graph_env *env)
 {
 	xxl_disks_close(env->disks);
 	env->disks = NULL;
-	xxl_file_pool_destroy(env->files);
-	env->files = NULL;
+	xxl_file_pool_destroy(env->disk.pool);
 	env->disk.pool = NULL;
 }
 

@@ -89,11 +89,10 @@ typedef struct graph_env
 {
 	xxl_budget	budget;
 	xxl_error	err;
-	xxl_disk_config disk;		/* block_size: of the own streams */
+	xxl_disk_config disk;		/* block_size: of the own streams; pool: the
+								 * operator's spill files, reused */
 	size_t		max_block;		/* the configured block size: sorters' preference */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */
-	xxl_file_pool *files;		/* every sort's and stream's spill files, reused
-								 * (disk.pool) */
 	int			threads;
 	xxl_cancel_fn cancel;
 	void	   *cancel_arg;

@@ -626,9 +626,11 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 		return env->err.code;
 	if (lv->dummy)
 	{
-		memset(rec, 0, 3 * cw);
-		put_be(rec + 3 * cw, lv->n1 - 1, rw);
-		if (tsort_put(env, &lv->TS, rec) != XXL_OK)
+		unsigned char *p = tsort_room(&lv->TS, rec);
+
+		memset(p, 0, 3 * cw);
+		put_be(p + 3 * cw, lv->n1 - 1, rw);
+		if (tsort_push(env, &lv->TS, p) != XXL_OK)
 			return env->err.code;
 	}
 	return tsort_sort(env, &lv->TS);

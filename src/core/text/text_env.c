@@ -112,8 +112,8 @@ text_env_init(text_env *env, const xxl_sa_config *cfg)
 	xxl_budget_init(&env->budget, memory);
 	env->disk = cfg->disk;
 	env->disk.block_size = block;
-	env->files = xxl_file_pool_create();	/* without one, files are not reused */
-	env->disk.pool = env->files;
+	/* the operator's own pool, for every sort's, scatter's and spool's files (none: not reused) */
+	env->disk.pool = xxl_file_pool_create();
 	env->max_block = cfg->disk.block_size ? cfg->disk.block_size : DEFAULT_BLOCK;
 	env->threads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
 	env->host_cancel = cfg->cancel;
@@ -134,8 +134,7 @@ text_env_close(text_env *env)
 {
 	xxl_disks_close(env->disks);
 	env->disks = NULL;
-	xxl_file_pool_destroy(env->files);
-	env->files = NULL;
+	xxl_file_pool_destroy(env->disk.pool);
 	env->disk.pool = NULL;
 }
 

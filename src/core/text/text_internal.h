@@ -112,12 +112,11 @@ typedef struct text_env
 {
 	xxl_budget	budget;			/* the operator's whole budget */
 	xxl_error	err;
-	xxl_disk_config disk;		/* block_size: of the own spools */
+	xxl_disk_config disk;		/* block_size: of the own spools; pool: the
+								 * operator's spill files, reused */
 	size_t		max_block;		/* the configured block size: sorters' preference */
 	size_t		largest_block;	/* largest block a sorter used */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */
-	xxl_file_pool *files;		/* every sort's, scatter's and spool's spill
-								 * files, reused (disk.pool) */
 	int			threads;
 	/*
 	 * What the sorts and scatters poll: the host's hook on the thread that
@@ -276,16 +275,6 @@ tsort_push(text_env *env, text_sorter *ts, const unsigned char *rec)
 	return XXL_OK;
 }
 
-static inline xxl_status
-tsort_put(text_env *env, text_sorter *ts, const void *rec)
-{
-	unsigned char *at = tsort_room(ts, (unsigned char *) rec);
-
-	if (at != rec)
-		xxl_copy_small(at, rec, ts->rec_size);
-	return tsort_push(env, ts, at);
-}
-
 xxl_status	tsort_sort(text_env *env, text_sorter *ts);
 int			tsort_refill(text_env *env, text_sorter *ts);
 
@@ -353,13 +342,6 @@ tscat_push(text_env *env, text_scatter *ts, uint64_t slot)
 	if (++ts->batch == ts->batch_cap)
 		return tscat_flush(env, ts);
 	return XXL_OK;
-}
-
-static inline xxl_status
-tscat_put(text_env *env, text_scatter *ts, uint64_t slot, const void *rec)
-{
-	xxl_copy_small(tscat_room(ts), rec, ts->rec_size);
-	return tscat_push(env, ts, slot);
 }
 
 xxl_status	tscat_finish(text_env *env, text_scatter *ts);
