@@ -92,8 +92,8 @@ typedef struct ds_plan
 	size_t		input,			/* the most held in each phase */
 				distribute,
 				output;
-	bool		pipe;			/* puts go through a pipe to a worker */
-	size_t		pipe_batch;		/* its batches: whole records */
+	size_t		pipe_batch;		/* > 0: puts go through a pipe to a worker, in
+								 * batches of this many bytes (whole records) */
 } ds_plan;
 
 typedef struct ds_ahead ds_ahead;
@@ -314,13 +314,8 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 		return true;
 	}
 	/* a pipe pays where its batches are a small part of the input's memory */
-	if (c->async && (p->pipe_batch = xxl_pipe_batch_for(avail) / rec * rec) >= rec)
-	{
-		p->pipe = true;
-		avail -= XXL_PIPE_BATCHES * p->pipe_batch;
-	}
-	else
-		p->pipe_batch = 0;
+	p->pipe_batch = c->async ? xxl_pipe_batch_for(avail) / rec * rec : 0;
+	avail -= XXL_PIPE_BATCHES * p->pipe_batch;
 	Bs = avail / 16;
 	if (Bs > STAGE_BLOCK_MAX)
 		Bs = STAGE_BLOCK_MAX;
@@ -337,7 +332,7 @@ make_plan(const xxl_dsort_config *c, ds_plan *p)
 	 * and a second read block (smaller buckets, more of them).  Sorts that
 	 * cannot afford it sort each bucket when it is asked for.
 	 */
-	for (int areas = p->pipe ? 3 : 2; areas >= 2; areas--)
+	for (int areas = p->pipe_batch ? 3 : 2; areas >= 2; areas--)
 	for (cap = out_avail / (areas * rec); cap >= 2; cap -= cap / 16 + 1)
 	{
 		uint64_t	target = (uint64_t) (cap * TARGET_FILL);
@@ -579,7 +574,7 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 			if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block, &s->err) != XXL_OK)
 				goto failed;
 		}
-		if (p.pipe)
+		if (p.pipe_batch)
 		{
 			s->pipe = xxl_pipe_create(p.pipe_batch, XXL_PIPE_BATCHES, take_batch, s, &s->budget, &s->err);
 			if (s->pipe == NULL)
@@ -1618,7 +1613,7 @@ xxl_dsort_stats_get(const xxl_dsort *s, xxl_dsort_stats *st)
 	}
 	st->overflows = s->overflows;
 	st->short_keys = s->short_keys;
-	st->async = s->p.pipe;
+	st->async = s->p.pipe_batch > 0;
 	st->sorted_ahead = s->p.areas == 3;
 	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	st->largest_bucket = s->largest;

@@ -62,8 +62,8 @@ typedef struct sc_plan
 	size_t		piece;			/* read request size, a multiple of B */
 	int			ow;				/* offset bytes per entry */
 	int			spares;			/* buffers for writes in flight */
-	bool		pipe;			/* puts go through a pipe to a worker */
-	size_t		pipe_batch;
+	size_t		pipe_batch;		/* > 0: puts go through a pipe to a worker, in
+								 * batches of this many bytes */
 	size_t		entry;
 	size_t		per;			/* entries per block */
 	size_t		write_mem;
@@ -188,14 +188,11 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 		return false;
 	avail = memory - OVERHEAD;
 	/* a pipe pays where its batches are a small part of the memory */
-	if (async && (p->pipe_batch = xxl_pipe_batch_for(avail)) >= rec + 8 && slots > avail / rec)
-	{
-		p->pipe = true;
-		avail -= XXL_PIPE_BATCHES * p->pipe_batch;
-	}
-	else
+	p->pipe_batch = async ? xxl_pipe_batch_for(avail) : 0;
+	if (p->pipe_batch < rec + 8 || slots <= avail / rec)
 		p->pipe_batch = 0;
-	if (!p->pipe && slots <= avail / rec && chunk_charge(slots, rec) <= avail)
+	avail -= XXL_PIPE_BATCHES * p->pipe_batch;
+	if (!p->pipe_batch && slots <= avail / rec && chunk_charge(slots, rec) <= avail)
 	{
 		p->in_memory = true;
 		p->chunk = slots;
@@ -409,7 +406,7 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 		s->disks = xxl_disks_open(&dc, &s->err);
 		if (s->disks == NULL || alloc_distribution(s) != XXL_OK)
 			goto failed;
-		if (p.pipe)
+		if (p.pipe_batch)
 		{
 			s->pipe = xxl_pipe_create(s->p.pipe_batch, XXL_PIPE_BATCHES, place_batch, s, &s->budget,
 									  &s->err);
@@ -899,7 +896,7 @@ xxl_scatter_stats_get(const xxl_scatter *s, xxl_scatter_stats *st)
 	st->block_size = s->p.in_memory ? 0 : s->p.block;
 	st->memory_peak = s->budget.peak;
 	st->memory_limit = s->budget.limit;
-	st->async = s->p.pipe;
+	st->async = s->p.pipe_batch > 0;
 	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	if (s->disks)
 		xxl_disks_stats(s->disks, &st->io);
