@@ -165,6 +165,40 @@ SELECT count(*) FROM xxl.sort(NULL::ss, 'k');
 RESET ROLE;
 DROP ROLE xxl_scan_user;
 
+-- a cached plan outlives ALTER TABLE on the typed form's table: the scan
+-- checks the row type when it starts, as the executor's Var checks do
+-- (it crashed the server when a column was dropped or retyped)
+CREATE TABLE alt (a int, b text);
+INSERT INTO alt VALUES (2, 'two'), (1, 'one');
+PREPARE alt_q AS SELECT * FROM xxl.sort(NULL::alt, 'a');
+EXECUTE alt_q;
+ALTER TABLE alt ADD COLUMN c text DEFAULT 'x';
+EXECUTE alt_q;
+ALTER TABLE alt DROP COLUMN b;
+EXECUTE alt_q;
+DEALLOCATE alt_q;
+PREPARE alt_q AS SELECT * FROM xxl.sort(NULL::alt, 'a');
+EXECUTE alt_q;
+ALTER TABLE alt ALTER COLUMN c DROP DEFAULT, ALTER COLUMN c TYPE int USING 7;
+EXECUTE alt_q;
+DEALLOCATE alt_q;
+PREPARE alt_q AS SELECT a FROM xxl.sort(NULL::alt, 'a');
+EXECUTE alt_q;
+ALTER TABLE alt ALTER COLUMN a TYPE bigint;
+UPDATE alt SET a = a + 5000000000;
+EXECUTE alt_q;
+DEALLOCATE alt_q;
+SELECT a FROM xxl.sort(NULL::alt, 'a');
+-- the same through PL/pgSQL, whose plans are cached per session
+CREATE FUNCTION alt_rows() RETURNS SETOF alt LANGUAGE plpgsql
+AS $$ BEGIN RETURN QUERY SELECT * FROM xxl.sort(NULL::alt, 'a'); END $$;
+SELECT * FROM alt_rows();
+ALTER TABLE alt DROP COLUMN c;
+SELECT * FROM alt_rows();
+SELECT * FROM alt_rows();
+DROP FUNCTION alt_rows();
+DROP TABLE alt;
+
 DROP FUNCTION first_by(text);
 DROP FUNCTION plan_rows(text);
 DROP FUNCTION explain_lines(text);

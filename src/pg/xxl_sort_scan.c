@@ -82,6 +82,8 @@ typedef struct SortScanState
 	List	   *args;			/* ExprStates of source and order_by */
 	TupleDesc	result_desc;	/* the function's result type */
 	bool		whole_row;		/* the row is also wanted as one composite value */
+	Index		rti;			/* the FROM entry's range table index */
+	TupleTableSlot *epq_slot;	/* an EvalPlanQual row fetched by its rowmark */
 	MemoryContext run_cxt;		/* lives as long as the node */
 	XxlSortRun *run;
 	bool	   *needed;			/* result columns the plan references */
@@ -351,6 +353,56 @@ plan_columns(SortScanState *state, CustomScan *cscan)
 	}
 }
 
+/*
+ * The row type as it is now, checked against the one the plan was made
+ * for.  A cached plan outlives ALTER TABLE on the typed form's table (the
+ * row type is no relation the plan cache tracks), and the scan tuple and
+ * every reference above were built for the planned columns: reject what
+ * the executor's own Var checks (CheckVarSlotCompatibility) reject, with
+ * their SQLSTATEs, and a column count that changed (the run would fill
+ * a row of another shape than the scan tuple).
+ */
+static TupleDesc
+planned_result_desc(TupleDesc now, CustomScan *cscan, bool whole_row)
+{
+	int			planned = list_length(cscan->custom_scan_tlist) - (whole_row ? 1 : 0);
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+		int			i = tle->resno - 1;
+		Form_pg_attribute att;
+
+		if (i >= planned || !IsA(var, Var))
+			continue;			/* the appended row, or dropped when planned */
+		att = i < now->natts ? TupleDescAttr(now, i) : NULL;
+		if (att == NULL || att->attisdropped)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("attribute %d of type %s has been dropped",
+							i + 1, format_type_be(now->tdtypeid)),
+					 errhint("The row type changed after the query was planned; run the query again.")));
+		if (att->atttypid != var->vartype)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("attribute %d of type %s has wrong type",
+							i + 1, format_type_be(now->tdtypeid)),
+					 errdetail("Table has type %s, but query expects %s.",
+							   format_type_be(att->atttypid), format_type_be(var->vartype)),
+					 errhint("The row type changed after the query was planned; run the query again.")));
+	}
+	if (now->natts != planned)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("function return row and query-specified return row do not match"),
+				 errdetail("Returned row contains %d attributes, but query expects %d.",
+						   now->natts, planned),
+				 errhint("The row type changed after the query was planned; run the query again.")));
+	return now;
+}
+
 static void
 begin_sort_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -368,11 +420,14 @@ begin_sort_scan(CustomScanState *node, EState *estate, int eflags)
 	InvokeFunctionExecuteHook(state->funcid);
 
 	state->args = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
-	state->result_desc = result_desc_of(fexpr, rtfunc);
 	state->whole_row = boolVal(lthird(cscan->custom_private));
+	state->result_desc = planned_result_desc(result_desc_of(fexpr, rtfunc), cscan,
+											 state->whole_row);
 	/* composite values of a column definition list need a registered typmod */
 	if (state->whole_row && state->result_desc->tdtypeid == RECORDOID)
 		BlessTupleDesc(state->result_desc);
+	/* custom_relids, unlike rel->relid, follows the flattened range table */
+	state->rti = (Index) bms_singleton_member(cscan->custom_relids);
 	state->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl sort scan",
 										   ALLOCSET_SMALL_SIZES);
 	plan_columns(state, cscan);
@@ -422,12 +477,26 @@ start_run(SortScanState *state)
 	MemoryContextSwitchTo(old);
 }
 
+/* The composite value of the row in slot, as ExecEvalWholeRowVar builds it. */
+static void
+fill_whole_row(SortScanState *state, TupleTableSlot *slot)
+{
+	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	int			natts = slot->tts_tupleDescriptor->natts - 1;
+
+	slot->tts_values[natts] = HeapTupleGetDatum(heap_form_tuple(state->result_desc,
+																slot->tts_values,
+																slot->tts_isnull));
+	slot->tts_isnull[natts] = false;
+	MemoryContextSwitchTo(old);
+}
+
 static TupleTableSlot *
 next_sorted_row(ScanState *ss)
 {
 	SortScanState *state = (SortScanState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	int			natts = slot->tts_tupleDescriptor->natts;
 
 	if (state->run == NULL)
 		start_run(state);
@@ -444,23 +513,59 @@ next_sorted_row(ScanState *ss)
 		return slot;
 	}
 	if (state->whole_row)
-	{
-		/* as ExecEvalWholeRowVar would build it, in the per-row context */
-		MemoryContext old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
-
-		natts--;
-		slot->tts_values[natts] = HeapTupleGetDatum(heap_form_tuple(state->result_desc,
-																	slot->tts_values,
-																	slot->tts_isnull));
-		slot->tts_isnull[natts] = false;
-		MemoryContextSwitchTo(old);
-	}
+		fill_whole_row(state, slot);
 	return ExecStoreVirtualTuple(slot);
 }
 
+/*
+ * EvalPlanQual: an UPDATE, DELETE or SELECT FOR UPDATE that found a row of
+ * another relation changed rechecks its join against the new version, and
+ * every other FROM entry must then return the one row it contributed, not
+ * scan again.  PostgreSQL's scans do that in ExecScanFetch, by range table
+ * index; a custom scan without a relation (scanrelid 0) is asked to do it
+ * itself, here: the row comes from the EPQ test slot or, as for a
+ * FunctionScan, from the whole-row copy the rowmark kept.
+ */
 static bool
 recheck_sorted_row(ScanState *ss, TupleTableSlot *slot)
 {
+	SortScanState *state = (SortScanState *) ss;
+	EPQState   *epq = ss->ps.state->es_epq_active;
+	Index		i = state->rti - 1;
+	TupleTableSlot *row;
+	int			natts;
+
+	if (epq == NULL)
+		return true;
+	if (epq->relsubs_done[i] ||
+		(epq->epqExtra != NULL && epq->epqExtra->relsubs_blocked != NULL &&
+		 epq->epqExtra->relsubs_blocked[i]))
+		return false;
+	epq->relsubs_done[i] = true;
+	if (epq->relsubs_slot[i] != NULL)
+		row = epq->relsubs_slot[i];
+	else if (epq->relsubs_rowmark[i] != NULL)
+	{
+		if (state->epq_slot == NULL)
+			state->epq_slot = ExecInitExtraTupleSlot(ss->ps.state, state->result_desc,
+													 &TTSOpsHeapTuple);
+		row = state->epq_slot;
+		if (!EvalPlanQualFetchRowMark(epq, state->rti, row))
+			return false;
+	}
+	else
+		return false;
+	if (TupIsNull(row))
+		return false;
+
+	natts = state->result_desc->natts;
+	slot_getsomeattrs(row, natts);
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, row->tts_values, sizeof(Datum) * natts);
+	memcpy(slot->tts_isnull, row->tts_isnull, sizeof(bool) * natts);
+	if (state->whole_row)
+		fill_whole_row(state, slot);
+	ExecStoreVirtualTuple(slot);
 	return true;
 }
 
