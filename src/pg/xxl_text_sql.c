@@ -1344,7 +1344,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 	CorpusSink	sink;
 	XxlInput   *in;
 	AttrNumber	attno;
-	SaTable		sa;
+	SaTable    *sa;
 	uint64		n,
 				lo,
 				hi,
@@ -1386,8 +1386,15 @@ xxl_locate(PG_FUNCTION_ARGS)
 
 	/* binary search for the ranks [first, lo) whose suffixes start with p */
 	xxl_operator_phase(op, XXL_PHASE_MERGE);
-	sa_table_open(&sa, sa_name);
-	c->sa = &sa;
+
+	/*
+	 * In the operator's context, not on this stack: the statistics
+	 * callback reads it when an error (a missing rank, a cancel) unwinds
+	 * this frame.
+	 */
+	sa = MemoryContextAllocZero(op->cxt, sizeof(SaTable));
+	sa_table_open(sa, sa_name);
+	c->sa = sa;
 	lo = 1;
 	hi = n + 1;
 	while (lo < hi)
@@ -1413,7 +1420,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 
 	/* the positions of ranks first .. lo-1, in suffix order */
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
-	sa.scan_live = false;		/* an index scan of the probes is elsewhere */
+	sa->scan_live = false;		/* an index scan of the probes is elsewhere */
 	for (uint64 k = first; k < lo; k++)
 	{
 		Datum		value;
@@ -1421,15 +1428,15 @@ xxl_locate(PG_FUNCTION_ARGS)
 		int64		pos = 0,
 					rank;
 
-		if (sa.layout && layout_fetch(&sa, k, &pos))
+		if (sa->layout && layout_fetch(sa, k, &pos))
 			;
 		else
 		{
-			sa.layout = false;
-			if (!sa.scan_live)
-				index_start(&sa, k);
-			if (!index_next(&sa, &rank, &pos) || rank != (int64) k)
-				missing_rank(&sa, k);
+			sa->layout = false;
+			if (!sa->scan_live)
+				index_start(sa, k);
+			if (!index_next(sa, &rank, &pos) || rank != (int64) k)
+				missing_rank(sa, k);
 		}
 		value = Int64GetDatum(pos);
 		xxl_output_put_values(out, &value, &isnull);
@@ -1438,7 +1445,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 			CHECK_FOR_INTERRUPTS();
 	}
 	op->rows_out = xxl_output_finish(out);
+	sa_table_close(sa);
 	xxl_operator_end(op);		/* collects c's statistics, which look at sa */
-	sa_table_close(&sa);
 	return (Datum) 0;
 }
