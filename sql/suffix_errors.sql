@@ -89,6 +89,12 @@ SELECT sx_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'no_such_sa', '\x61')
 SELECT sx_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa_cols', '\x61')$$);
 SELECT sx_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa_text', '\x61')$$);
 SELECT sx_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa_short', '\x63')$$);
+-- the statistics of a locate that failed on a missing rank describe its
+-- suffix-array access (they were read from the unwound stack frame)
+SELECT operator, completed, details->>'sa_access' AS sa_access,
+       (details->>'sa_layout_fetches')::bigint + (details->>'sa_index_lookups')::bigint
+         BETWEEN 1 AND 4 AS few_probes
+FROM xxl.last_stats();
 SELECT sx_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa_far', '\x61')$$);
 SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa', '\x62');
 ALTER TABLE sx_sa ENABLE ROW LEVEL SECURITY;
