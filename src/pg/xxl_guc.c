@@ -14,12 +14,15 @@
 
 #include <limits.h>
 #include <omp.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands/tablespace.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/fd.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/varlena.h"
@@ -34,6 +37,19 @@ bool		xxl_log_stats = false;
 bool		xxl_direct_io = true;
 bool		xxl_sort_scan = true;
 int			xxl_debug_fail_writes_after_kb = 0;
+int			xxl_test_hold = XXL_HOLD_NONE;
+int			xxl_hold_phase_now = XXL_HOLD_NONE;
+
+static const struct config_enum_entry hold_options[] = {
+	{"none", XXL_HOLD_NONE, false},
+	{"input", XXL_HOLD_INPUT, false},
+	{"merge", XXL_HOLD_MERGE, false},
+	{"output", XXL_HOLD_OUTPUT, false},
+	{NULL, 0, false}
+};
+
+/* the backend's own thread: the only one that may wait on its latch */
+static pthread_t backend_thread;
 
 /* operators started by this backend: part of each spill file's name */
 static unsigned operator_counter = 0;
@@ -155,6 +171,17 @@ xxl_define_gucs(void)
 							0, 0, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("xxl.test_hold",
+							 "Testing only: hold every operator inside the engine in this phase until it is canceled.",
+							 "The first time the engine polls for a cancel in the named "
+							 "phase (input, merge or output), the backend waits with wait "
+							 "event \"Extension\" until a cancel or termination arrives, "
+							 "which the engine then sees.",
+							 &xxl_test_hold,
+							 XXL_HOLD_NONE, hold_options,
+							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	backend_thread = pthread_self();
 	MarkGUCPrefixReserved("xxl");
 }
 
@@ -285,8 +312,34 @@ xxl_disk_setup(XxlDiskSetup *setup, size_t block_size)
 	setup->config.seed = (unsigned) MyProcPid ^ operator_counter;
 }
 
+static inline bool
+cancel_pending(void)
+{
+	return InterruptPending && (QueryCancelPending || ProcDiePending);
+}
+
+/*
+ * xxl.test_hold: wait here, inside the engine's poll, until a cancel is
+ * pending.  Signals set the latch, so the wait ends as soon as one comes;
+ * the timeout only guards against a lost wake-up.  Once per phase.
+ */
+static void
+hold_until_canceled(void)
+{
+	xxl_hold_phase_now = XXL_HOLD_NONE;
+	while (!cancel_pending())
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
 bool
 xxl_cancel_requested(void *arg)
 {
-	return InterruptPending && (QueryCancelPending || ProcDiePending);
+	if (unlikely(xxl_test_hold != XXL_HOLD_NONE) && xxl_hold_phase_now == xxl_test_hold &&
+		pthread_equal(pthread_self(), backend_thread))
+		hold_until_canceled();
+	return cancel_pending();
 }

@@ -18,6 +18,22 @@ extern bool xxl_direct_io;
 extern bool xxl_sort_scan;	/* xxl.sort() in FROM as a custom scan */
 extern int	xxl_debug_fail_writes_after_kb;	/* tests: simulate a full disk */
 
+/*
+ * xxl.test_hold (superuser, tests only): the phase in which the engine's
+ * cancel hook holds the operator until a cancel arrives, so that a test
+ * reaches a phase deterministically, whatever the machine's speed.  The
+ * operator lifecycle sets xxl_hold_phase_now as it enters each phase.
+ */
+typedef enum XxlHold
+{
+	XXL_HOLD_NONE = -1,
+	XXL_HOLD_INPUT = 0,			/* = XXL_PHASE_INPUT ... */
+	XXL_HOLD_MERGE,
+	XXL_HOLD_OUTPUT
+} XxlHold;
+extern int	xxl_test_hold;
+extern int	xxl_hold_phase_now;
+
 /* Called from _PG_init. */
 extern void xxl_define_gucs(void);
 

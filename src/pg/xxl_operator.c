@@ -27,6 +27,9 @@
 #include "xxl_error.h"
 #include "xxl_operator.h"
 
+StaticAssertDecl((int) XXL_PHASE_INPUT == XXL_HOLD_INPUT && (int) XXL_PHASE_OUTPUT == XXL_HOLD_OUTPUT,
+				 "xxl.test_hold numbers the phases as XxlPhase does");
+
 static dlist_head live_operators = DLIST_STATIC_INIT(live_operators);
 static bool exit_hook_registered = false;
 
@@ -53,6 +56,8 @@ close_phase(XxlOperator *op, XxlPhase next)
 		op->phase_ns[op->phase] += now - op->t_phase;
 	op->phase = next;
 	op->t_phase = now;
+	/* where xxl.test_hold may hold it (XxlHold numbers the phases alike) */
+	xxl_hold_phase_now = next < XXL_PHASE_DONE ? (int) next : XXL_HOLD_NONE;
 }
 
 static void
@@ -185,6 +190,7 @@ xxl_operator_begin(const char *name)
 
 	op->phase = XXL_PHASE_INPUT;
 	op->t_start = op->t_phase = xxl_now_ns();
+	xxl_hold_phase_now = XXL_HOLD_INPUT;
 	return op;
 }
 

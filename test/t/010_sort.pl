@@ -11,7 +11,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use Time::HiRes qw(time);
+use XxlHold;
 
 my $node = PostgreSQL::Test::Cluster->new('sort');
 $node->init;
@@ -23,7 +24,7 @@ $node->append_conf('postgresql.conf', "synchronize_seqscans = off\n");
 $node->start;
 
 # ~3M rows of ~45 bytes: at xxl.memory = 2MB that is a few hundred runs and
-# several merge passes, so every phase lasts long enough to be hit.
+# several merge passes, so every phase polls for cancels (and can be held).
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION pgxxl;
 	SELECT setseed(0.25);
@@ -70,62 +71,22 @@ $node->safe_psql('postgres', 'DROP TABLE sorted');
 
 # --- cancel in each phase ---------------------------------------------------------
 
-# Run the sort in a background session, cancel it $delay seconds after it
-# started, and return (phase it was in, cancel latency, the session, its pid).
-sub cancel_after
+# The sort is held inside the engine in the phase (xxl.test_hold), then
+# canceled there: the engine sees the cancel at its poll and cleans up.
+for my $want (qw(input merge output))
 {
-	my ($delay) = @_;
-	my $bg = $node->background_psql('postgres', on_error_stop => 0);
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	$bg->query_safe("SET xxl.memory = '2MB'");
-	$bg->query_until(qr/started/, "\\echo started\n$sort_into;\n");
-	my $t_start = time;
-	my $saw_files = 0;
-	while (time - $t_start < $delay)
-	{
-		usleep(50_000);
-		$saw_files ||= spill_files($pid) > 0;
-	}
+	my ($bg, $pid) = start_held($node, $want, ["SET xxl.memory = '2MB'"], $sort_into);
+	my $saw_files = spill_files($pid) > 0;
 	my $t0 = time;
 	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	$node->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
 	  or die 'the canceled sort did not end';
-	my $latency = time - $t0;
+	note(sprintf('cancel in the %s phase took effect after %.2f s', $want, time - $t0));
 	my $phase = $bg->query(q{
 		SELECT CASE WHEN completed THEN 'done'
 			WHEN output_ms > 0 THEN 'output' WHEN merge_ms > 0 THEN 'merge' ELSE 'input' END
 		FROM xxl.last_stats()});
-	return ($phase, $latency, $bg, $pid, $saw_files);
-}
-
-my %aim = (
-	input => $input_ms / 2,
-	merge => $input_ms + $merge_ms / 2,
-	output => $input_ms + $merge_ms + $output_ms / 2);
-my %rank = (input => 0, merge => 1, output => 2, done => 3);
-my %length = (input => $input_ms, merge => $merge_ms, output => $output_ms);
-for my $want (qw(input merge output))
-{
-	# The machine may be busier or quieter than during the measurement:
-	# move the aim towards the phase that was missed, by half a phase,
-	# then a quarter, ...
-	my ($phase, $latency, $bg, $pid, $saw_files);
-	my $aim = $aim{$want};
-	my $step = $length{$want} / 2;
-	for my $try (1 .. 8)
-	{
-		($phase, $latency, $bg, $pid, $saw_files) = cancel_after($aim / 1000.0);
-		last if $phase eq $want;
-		note("aimed at the $want phase ($aim ms), hit $phase; retrying");
-		# a sort that finished made its table: it must go before the next try
-		$node->safe_psql('postgres', 'DROP TABLE IF EXISTS sorted');
-		$aim += ($rank{$phase} // 3) > $rank{$want} ? -$step : $step;
-		$aim = 0 if $aim < 0;
-		$step /= 2;
-		$bg->quit;
-	}
 	is($phase, $want, "canceled in the $want phase");
-	cmp_ok($latency, '<', 2, sprintf('cancel in the %s phase took effect after %.2f s', $want, $latency));
 	like($bg->{stderr}, qr/canceling statement due to user request/, "$want: the cancel error reaches the client");
 	$bg->{stderr} = '';
 	ok($saw_files || $want eq 'input', "$want: the sort had spill files while it ran");
@@ -148,15 +109,10 @@ is(table_exists('sorted'), 'f', 'no target table after the timeout');
 # xxl.sort() in FROM (the custom scan) cleans up the same way when canceled
 # while its rows stream out, or when the consumer stops early
 {
-	my $bg = $node->background_psql('postgres', on_error_stop => 0);
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	$bg->query_safe("SET xxl.memory = '2MB'");
-	$bg->query_until(qr/started/,
-		"\\echo started\nSELECT count(pg_sleep(0.00001)) FROM xxl.sort('src', 'a, b') AS s(a int, b text);\n");
-	$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp$pid.%'")
-	  or die 'the scan made no spill files';
-	# well into the output phase: the merge streams rows to the slow consumer
-	sleep(($input_ms + $merge_ms) / 1000.0 + 1);
+	# held in the final merge, while its rows stream to the consumer
+	my ($bg, $pid) = start_held($node, 'output', ["SET xxl.memory = '2MB'"],
+		q{SELECT count(*) FROM xxl.sort('src', 'a, b') AS s(a int, b text)});
+	cmp_ok(spill_files($pid), '>', 0, 'custom scan: spill files while rows stream out');
 	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	$node->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
 	  or die 'the canceled scan did not end';
@@ -223,12 +179,7 @@ is(spill_files(), '0', 'no spill files after the concurrent sorts');
 
 # --- SIGKILL in the middle of a sort -----------------------------------------------------
 
-my $bg = $node->background_psql('postgres', on_error_stop => 0);
-my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-$bg->query_safe("SET xxl.memory = '2MB'");
-$bg->query_until(qr/started/, "\\echo started\n$sort_into;\n");
-$node->poll_query_until('postgres', "SELECT count(*) > 0 FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp$pid.%'")
-  or die 'the sort made no spill files';
+my ($bg, $pid) = start_held($node, 'merge', ["SET xxl.memory = '2MB'"], $sort_into);
 my $names = $node->safe_psql('postgres', "SELECT string_agg(name, ' ') FROM pg_ls_tmpdir()");
 like($names, qr/^pgsql_tmp$pid\./, "spill files carry PostgreSQL's temp-file prefix ($names)");
 kill 'KILL', $pid;

@@ -1,0 +1,36 @@
+# XxlHold.pm — reaching an operator's phase in a TAP test without timing:
+# the superuser-only setting xxl.test_hold makes the engine wait, at its
+# first cancel poll in the named phase, until a cancel or termination
+# arrives (wait event "Extension").  A test starts the statement in a
+# background session, waits until pg_stat_activity shows it held there,
+# and then cancels, terminates or kills it: the operator is in that phase
+# however fast or busy the machine is.
+package XxlHold;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+our @EXPORT = qw(start_held);
+
+# start_held($node, $phase, \@setup_statements, $statement): returns the
+# background session and its backend pid once the backend is held.
+sub start_held
+{
+	my ($node, $phase, $setup, $statement) = @_;
+	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$bg->query_safe($_) for @$setup;
+	$bg->query_safe("SET xxl.test_hold = '$phase'");
+	$bg->query_until(qr/started/, "\\echo started\n$statement;\n");
+	$node->poll_query_until('postgres', qq{
+		SELECT state = 'idle' OR wait_event IS NOT DISTINCT FROM 'Extension'
+		FROM pg_stat_activity WHERE pid = $pid})
+	  or die "the statement neither ended nor reached the $phase hold: $statement";
+	my $held = $node->safe_psql('postgres',
+		"SELECT wait_event IS NOT DISTINCT FROM 'Extension' FROM pg_stat_activity WHERE pid = $pid");
+	die "the statement ended before its $phase phase: $statement\n$bg->{stderr}" unless $held eq 't';
+	return ($bg, $pid);
+}
+
+1;
