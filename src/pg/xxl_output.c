@@ -22,6 +22,7 @@
 #include "access/tableam.h"
 #include "access/detoast.h"
 #include "access/xact.h"
+#include "catalog/catalog.h"
 #include "catalog/namespace.h"
 #include "common/relpath.h"
 #include "executor/executor.h"
@@ -79,6 +80,7 @@ struct XxlOutput
 
 	/* table written page by page (heap_pages_*) */
 	bool		direct;
+	bool		started;		/* table: the first row decided how rows go in */
 	TransactionId xid;
 	char	   *pages;			/* PAGE_BATCH pages, the last one being filled */
 	int			npages;			/* pages in the batch, the one being filled included */
@@ -229,17 +231,57 @@ create_table_ddl(const char *nspname, const char *relname, TupleDesc desc)
 }
 
 /*
+ * Rows go into the new table without the executor: neither the direct page
+ * writer nor multi-insert maintains indexes, fires triggers, checks
+ * constraints or applies row security and rules.  The table is created
+ * bare, but an event trigger (or the source query, which runs once the
+ * table exists) can add any of them; refuse then rather than bypass them.
+ */
+static void
+check_target_bare(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	const char *what = NULL;
+
+	if (rel->rd_rel->relhasindex)
+		what = "indexes";
+	else if (rel->rd_rel->relhastriggers || rel->trigdesc != NULL)
+		what = "triggers";
+	else if (desc->constr != NULL && desc->constr->num_check > 0)
+		what = "check constraints";
+	else if (desc->constr != NULL && desc->constr->has_not_null)
+		what = "not-null constraints";
+	else if (rel->rd_rel->relrowsecurity)
+		what = "row-level security";
+	else if (rel->rd_rel->relhasrules)
+		what = "rules";
+	else if (rel->rd_rel->relkind != RELKIND_RELATION)
+		what = "a kind other than an ordinary table";
+	if (what != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("target table \"%s\" has %s right after its creation",
+						RelationGetRelationName(rel), what),
+				 errdetail("An event trigger or the source query probably added them; the rows are "
+						   "written without index maintenance, triggers, constraint checks, "
+						   "row security or rules."),
+				 errhint("Add them after the call.")));
+}
+
+/*
  * Pages can be written directly when nothing but us can see the table and
- * nothing expects to hear of each row: a heap with no indexes (an event
- * trigger could have added some) in a relfilenode of this transaction.
+ * nothing expects to hear of each row: an empty heap in a relfilenode of
+ * this transaction (the source query may have inserted rows into it once
+ * it existed; they keep their pages, and ours go in by multi-insert), whose
+ * inserts logical decoding need not see (it decodes no page images).
  */
 static bool
 direct_pages_allowed(Relation rel)
 {
 	return rel->rd_tableam == GetHeapamTableAmRoutine() &&
 		rel->rd_rel->relkind == RELKIND_RELATION &&
-		!rel->rd_rel->relhasindex &&
 		rel->rd_createSubid != InvalidSubTransactionId &&
+		!RelationIsLogicallyLogged(rel) &&
 		RelationGetNumberOfBlocks(rel) == 0;
 }
 
@@ -699,27 +741,34 @@ xxl_output_into_table(const char *target, TupleDesc desc)
 	out->cxt = cxt;
 	out->rel = table_open(relid, RowExclusiveLock);
 	out->desc = RelationGetDescr(out->rel);
-	out->cid = GetCurrentCommandId(true);
 	out->batch_cxt = AllocSetContextCreate(cxt, "xxl insert batch", ALLOCSET_DEFAULT_SIZES);
+	check_target_bare(out->rel);
+	return out;
+}
+
+/*
+ * The first row (or the end): decide how rows go in, now that the source
+ * has been read and nothing else of this statement can touch the table.
+ */
+static void
+table_start(XxlOutput *out)
+{
+	MemoryContext old = MemoryContextSwitchTo(out->cxt);
+
+	out->started = true;
+	check_target_bare(out->rel);
+	out->cid = GetCurrentCommandId(true);
 	if (direct_pages_allowed(out->rel))
 		pages_begin(out);
 	else
 	{
-		if (out->rel->rd_rel->relhasindex)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("target table \"%s\" has indexes right after its creation",
-							RelationGetRelationName(out->rel)),
-					 errdetail("An event trigger probably added them; the rows are written without index maintenance."),
-					 errhint("Create the indexes after the call.")));
 		out->bistate = GetBulkInsertState();
-		/* the table is new: its free space map has nothing to offer */
-		out->options = TABLE_INSERT_SKIP_FSM;
+		out->options = TABLE_INSERT_SKIP_FSM;	/* a new table: no free space to find */
 		out->slots = palloc(sizeof(TupleTableSlot *) * INSERT_BATCH);
 		for (int i = 0; i < INSERT_BATCH; i++)
 			out->slots[i] = MakeSingleTupleTableSlot(out->desc, &TTSOpsHeapTuple);
 	}
-	return out;
+	MemoryContextSwitchTo(old);
 }
 
 static void
@@ -785,6 +834,8 @@ xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc)
 void
 xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len)
 {
+	if (unlikely(out->kind == OUTPUT_TABLE && !out->started))
+		table_start(out);
 	if (out->kind == OUTPUT_TABLE && out->direct)
 	{
 		HeapTupleHeader tup;
@@ -856,6 +907,8 @@ xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len)
 void
 xxl_output_put_values(XxlOutput *out, Datum *values, bool *isnull)
 {
+	if (unlikely(out->kind == OUTPUT_TABLE && !out->started))
+		table_start(out);
 	if (out->kind == OUTPUT_TABLE && out->direct)
 		pages_put_values(out, values, isnull);
 	else if (out->kind == OUTPUT_TABLE)
@@ -881,6 +934,8 @@ xxl_output_finish(XxlOutput *out)
 {
 	if (out->kind == OUTPUT_TABLE)
 	{
+		if (!out->started)
+			table_start(out);
 		if (out->direct)
 			pages_finish(out);
 		else
