@@ -20,7 +20,7 @@ REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard s
 
 PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/core/graph -I$(srcdir)/src/core/text
 PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread
-SHLIB_LINK += -fopenmp -pthread
+SHLIB_LINK += -fopenmp -pthread $(ICU_LIBS)
 
 # Debian's PostgreSQL 15 lives here; /usr/bin/pg_config may describe libpq only.
 PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) \

@@ -3,12 +3,14 @@
 # nothing when it is all there (checked with dpkg-query, so a ready machine
 # never touches apt).
 #
-#   scripts/deps.sh          PostgreSQL 15 server + headers, TAP modules, gcc + libc headers
+#   scripts/deps.sh          PostgreSQL 15 server + headers, ICU headers, TAP modules,
+#                            gcc + libc headers, and the en_US.UTF-8 locale that
+#                            the collation tests compare in
 #   scripts/deps.sh --bench  the same plus what the benchmarks compare against
 #                            and draw with (STXXL, libdivsufsort, gnuplot)
 set -euo pipefail
 
-pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl gcc libc6-dev make)
+pkgs=(postgresql-15 postgresql-server-dev-15 libicu-dev libipc-run-perl gcc libc6-dev make locales)
 case "${1:-}" in
 	--bench) pkgs+=(libstxxl-dev libdivsufsort-dev gnuplot-nox) ;;
 	"") ;;
@@ -20,13 +22,34 @@ for p in "${pkgs[@]}"; do
 	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
 	[ "$status" = installed ] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "deps: installing ${missing[*]}"
+# en_US.UTF-8 for the libc collation tests; a server started before the
+# locale existed would not know it, so this runs before any test server.
+ensure_locale() {
+	if locale -a 2>/dev/null | grep -qix 'en_US.utf8'; then
+		return 0
+	fi
+	echo "deps: generating the en_US.UTF-8 locale"
+	if [ -f /etc/locale.gen ] && grep -q '^# *en_US.UTF-8 UTF-8' /etc/locale.gen; then
+		"${SUDO[@]}" sed -i 's/^# *en_US.UTF-8 UTF-8/en_US.UTF-8 UTF-8/' /etc/locale.gen
+	elif ! grep -q '^en_US.UTF-8 UTF-8' /etc/locale.gen 2>/dev/null; then
+		echo 'en_US.UTF-8 UTF-8' | "${SUDO[@]}" tee -a /etc/locale.gen >/dev/null
+	fi
+	"${SUDO[@]}" locale-gen >/dev/null
+}
+
 SUDO=()
 if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null || { echo "deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
 	SUDO=(sudo)
+fi
+if [ ${#missing[@]} -eq 0 ]; then
+	ensure_locale
+	exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt_opts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
@@ -40,3 +63,4 @@ elif ! "${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${
 	"${SUDO[@]}" apt-get update -q </dev/null
 	"${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null
 fi
+ensure_locale

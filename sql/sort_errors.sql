@@ -50,7 +50,7 @@ SELECT sort_try($$SELECT xxl.sort_into('sort_src', '*', 'sort_err_out')$$);
 -- collations
 SELECT sort_try($$SELECT xxl.sort_into('sort_src', 'a COLLATE "C"', 'sort_err_out')$$);
 SELECT sort_try($$SELECT xxl.sort_into('sort_src', 'b COLLATE "no such collation"', 'sort_err_out')$$);
-SELECT sort_try($$SELECT xxl.sort_into('sort_src', 'b COLLATE "und-x-icu"', 'sort_err_out')$$);
+SELECT sort_try($$SELECT count(*) FROM xxl.sort('SELECT a, b FROM sort_src', 'b COLLATE "und-x-icu"') AS s(a int, b text)$$);
 SELECT sort_try($$SELECT xxl.sort_into('SELECT x.c || y.c AS b FROM (SELECT ''x'' COLLATE "C" AS c) x, (SELECT ''y'' COLLATE "POSIX" AS c) y', 'b', 'sort_err_out')$$);
 -- key types without an encoding
 SELECT sort_try($$SELECT xxl.sort_into('sort_src', 'p', 'sort_err_out')$$);
@@ -118,7 +118,6 @@ SELECT sort_leftovers();
 SELECT xxl.sort_into('sort_src', 'nope', 'sort_err_out');
 SELECT xxl.sort_into('sort_src', 'a b c', 'sort_err_out');
 SELECT xxl.sort_into('sort_src', 'p', 'sort_err_out');
-SELECT xxl.sort_into('sort_src', 'b COLLATE "und-x-icu"', 'sort_err_out');
 SELECT xxl.sort_into('sort_src', 'a', 'sort_err_exists');
 SELECT * FROM xxl.sort('sort_src', 'a');
 SELECT xxl.sort_into('SELECT repeat(''x'', 2000000) AS a', 'a', 'sort_err_out');

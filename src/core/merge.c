@@ -430,7 +430,8 @@ source_advance(xxl_merger *m, merge_source *src)
 		src->payload = p + hdr[0];
 		src->payload_len = hdr[1];
 	}
-	src->prefix = xxl_key_prefix(src->key, src->key_len);
+	/* compared keys have no byte order: every live source ties on the prefix */
+	src->prefix = m->env.compare != NULL ? 0 : xxl_key_prefix(src->key, src->key_len);
 	return XXL_OK;
 }
 
@@ -449,6 +450,15 @@ source_less(const xxl_merger *m, int a, int b)
 		return x->prefix < y->prefix;
 	if (x->done || y->done)
 		return y->done && (!x->done || a < b);
+	if (m->env.compare != NULL)
+	{
+		int			c = xxl_key_compare_keys(m->env.compare, x->key, x->key_len,
+											 y->key, y->key_len);
+
+		if (c != 0)
+			return c < 0;
+	}
+	else
 	{
 		uint32_t	common = x->key_len < y->key_len ? x->key_len : y->key_len;
 		int			c = memcmp(x->key, y->key, common);

@@ -16,6 +16,7 @@
 #ifndef XXL_MERGE_H
 #define XXL_MERGE_H
 
+#include "xxl_keycmp.h"
 #include "xxl_stream.h"
 
 typedef struct xxl_merge_env
@@ -31,6 +32,7 @@ typedef struct xxl_merge_env
 								 * fraction of it, for a higher fan-in (see merge.c) */
 	size_t		max_record;		/* largest record in bytes on disk */
 	int			threads;		/* for the batched merge */
+	const xxl_key_compare *compare; /* variable records: keys compared by this, not memcmp */
 } xxl_merge_env;
 
 typedef struct xxl_merge_record

@@ -73,4 +73,13 @@ void		xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,
 								   size_t n, const char *arena, size_t key_offset,
 								   int threads);
 
+/*
+ * The same for keys compared by kc instead of memcmp: a stable merge sort
+ * of the entries (halves sorted by parallel threads, then merged).
+ */
+struct xxl_key_compare;
+void		xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,
+									 size_t n, const char *arena, size_t key_offset,
+									 const struct xxl_key_compare *kc, int threads);
+
 #endif							/* XXL_RADIX_H */

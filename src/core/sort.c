@@ -411,8 +411,12 @@ sort_load(xxl_sorter *s)
 			e[i] = e[j];
 			e[j] = t;
 		}
-		xxl_radix_sort_entries(e, e - s->nloaded, s->nloaded, s->region, VAR_HEADER,
-							   s->threads);
+		if (s->cfg.compare != NULL)
+			xxl_compare_sort_entries(e, e - s->nloaded, s->nloaded, s->region, VAR_HEADER,
+									 s->cfg.compare, s->threads);
+		else
+			xxl_radix_sort_entries(e, e - s->nloaded, s->nloaded, s->region, VAR_HEADER,
+								   s->threads);
 	}
 }
 
@@ -844,7 +848,8 @@ merge_env(xxl_sorter *s)
 		.block_size = s->block_size,
 		.read_size = s->read_size,
 		.max_record = s->max_record,
-		.threads = s->threads
+		.threads = s->threads,
+		.compare = s->fixed ? NULL : s->cfg.compare
 	};
 
 	return env;

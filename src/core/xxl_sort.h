@@ -7,7 +7,9 @@
  *    are the key (graph and text algorithms);
  *  - variable: each record is a key of any length plus a payload of any
  *    length (SQL rows: a normalized sort key and the encoded tuple).
- * Keys compare as unsigned byte strings (memcmp, shorter key first on a tie).
+ * Keys compare as unsigned byte strings (memcmp, shorter key first on a tie),
+ * or, for variable-length records, by a column-wise comparison
+ * (xxl_keycmp.h) where a key cannot be a byte image.
  * The sort is stable: records with equal keys come out in input order.
  *
  * Run formation sorts memory loads with an MSD radix sort on the key bytes
@@ -28,6 +30,7 @@
 #define XXL_SORT_H
 
 #include "xxl_io.h"
+#include "xxl_keycmp.h"
 
 /* Largest fixed-size record the sorter takes. */
 #define XXL_SORT_MAX_FIXED_RECORD 1024
@@ -44,6 +47,12 @@ typedef struct xxl_sort_config
 								 * caller fills the next (fixed-size records; pays off
 								 * when the producer works per record) */
 	xxl_disk_config disk;		/* where runs spill */
+	/*
+	 * Variable-length records whose keys are not byte images: compare them
+	 * with this (xxl_keycmp.h) instead of memcmp; run formation then sorts
+	 * by comparisons.  NULL: memcmp.  Must outlive the sorter.
+	 */
+	const xxl_key_compare *compare;
 	xxl_cancel_fn cancel;		/* may be NULL */
 	void	   *cancel_arg;
 } xxl_sort_config;

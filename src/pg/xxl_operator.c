@@ -229,7 +229,8 @@ sorter_collect(void *core, XxlStats *st)
 }
 
 xxl_sorter *
-xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size)
+xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size,
+						const xxl_key_compare *compare)
 {
 	xxl_sort_config cfg;
 	xxl_error	err;
@@ -240,6 +241,7 @@ xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size)
 	cfg.memory = op->memory;
 	cfg.record_size = record_size;
 	cfg.key_size = key_size;
+	cfg.compare = compare;
 	cfg.threads = op->threads;
 	/*
 	 * A SQL operator's producer (a scan plus key encoding) and consumer

@@ -7,7 +7,7 @@
  *
  * Usage:
  *     op = xxl_operator_begin("sort");
- *     sorter = xxl_operator_new_sorter(op, 0, 0);
+ *     sorter = xxl_operator_new_sorter(op, 0, 0, NULL);
  *     ... feed it ...;  xxl_operator_phase(op, XXL_PHASE_MERGE);
  *     ... sort ...;     xxl_operator_phase(op, XXL_PHASE_OUTPUT);
  *     ... drain it ...; op->rows_out = n;
@@ -96,9 +96,13 @@ extern XxlOperator *xxl_operator_begin(const char *name);
 extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy destroy,
 								XxlCoreStats collect);
 
-/* A sorter under the operator's settings (record_size 0: variable length). */
+/*
+ * A sorter under the operator's settings (record_size 0: variable length;
+ * compare: how variable keys compare when they are no byte images, else
+ * NULL).
+ */
 extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
-										   size_t key_size);
+										   size_t key_size, const xxl_key_compare *compare);
 
 extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
 

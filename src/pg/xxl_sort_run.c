@@ -447,12 +447,12 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 		xxl_operator_detail(run->op, "record_bytes", "%zu", run->record_size);
 	if (run->fixed)
 	{
-		run->sorter = xxl_operator_new_sorter(run->op, run->record_size, run->key_size);
+		run->sorter = xxl_operator_new_sorter(run->op, run->record_size, run->key_size, NULL);
 		read_fixed(run, in);
 	}
 	else
 	{
-		run->sorter = xxl_operator_new_sorter(run->op, 0, 0);
+		run->sorter = xxl_operator_new_sorter(run->op, 0, 0, xxl_sortkey_compare(run->key));
 		read_variable(run, in);
 	}
 	run->op->rows_in = xxl_input_rows(in);

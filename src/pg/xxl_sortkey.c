@@ -16,14 +16,24 @@
  *  - uuid: its 16 bytes (uuid_cmp is memcmp);
  *  - text, varchar, char(n) (trailing blanks dropped, as bpcharcmp does),
  *    name, bytea: the bytes with 0x00 escaped as 0x00 0xFF and a 0x00 0x00
- *    terminator; in a libc collation other than C the strxfrm() image and a
- *    0x00 come first, and the raw bytes break ties as varstr_cmp() does with
- *    strcmp().  ICU and nondeterministic collations are refused.
+ *    terminator; in an ICU collation the collator's sort key (designed to
+ *    compare as ucol_strcoll() does, ending in its one 0x00) comes first,
+ *    and the raw bytes break ties as varstr_cmp() does with strcmp().
+ *  - text-like values in a libc collation other than C have no byte image:
+ *    glibc's strxfrm() does not always order as its strcoll(), which
+ *    PostgreSQL compares with.  A key with such a column is written in the
+ *    engine's column-wise form (xxl_keycmp.h), the string as it is plus a
+ *    NUL, and the engine compares it with strcoll_l() and strcmp().
+ * Nondeterministic collations are refused.
  */
 #include "postgres.h"
 
 #include <locale.h>
 #include <string.h>
+
+#ifdef USE_ICU
+#include <unicode/ucol.h>
+#endif
 
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
@@ -69,8 +79,9 @@ typedef struct KeyColumn
 	int			fixed_width;	/* bytes of every encoded value, or 0 */
 	int			fixed_offset;	/* fixed keys: where the null flag is */
 	bool		collate_c;		/* text-like: compare bytes */
-	pg_locale_t locale;			/* text-like, not C: libc locale, or NULL for
-								 * the database default (global LC_COLLATE) */
+	pg_locale_t locale;			/* text-like, ICU: its collator */
+	locale_t	libc;			/* text-like, libc other than C: compared by
+								 * the engine with strcoll_l in this locale */
 } KeyColumn;
 
 struct XxlSortKey
@@ -82,8 +93,9 @@ struct XxlSortKey
 	unsigned char *buf;
 	size_t		cap;
 	size_t		len;
-	char	   *scratch;		/* NUL-terminated copies for strxfrm */
-	size_t		scratch_cap;
+	bool		compared;		/* a libc column: keys in xxl_keycmp.h's form */
+	xxl_keycol *cmp_cols;
+	xxl_key_compare compare;
 };
 
 const char *
@@ -337,6 +349,30 @@ kind_for_type(Oid base, KeyKind *kind)
 	return true;
 }
 
+/*
+ * The database's default collation as a locale_t, for the engine's
+ * strcoll_l (PostgreSQL itself uses the process-wide LC_COLLATE, which no
+ * thread may rely on).  It never changes in a backend: made once, kept.
+ */
+static locale_t
+default_collate_locale(void)
+{
+	static locale_t loc = (locale_t) 0;
+
+	if (loc == (locale_t) 0)
+	{
+		const char *name = setlocale(LC_COLLATE, NULL);
+
+		loc = newlocale(LC_COLLATE_MASK, name ? name : "C", (locale_t) 0);
+		if (loc == (locale_t) 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not create a locale for the database collation \"%s\": %m",
+							name ? name : "")));
+	}
+	return loc;
+}
+
 static void
 resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 {
@@ -355,14 +391,6 @@ resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 		return;
 	}
 	locale = pg_newlocale_from_collation(collation);
-	if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot sort by column \"%s\": its collation \"%s\" is an ICU collation",
-						colname, get_collation_name(collation)),
-				 errdetail("xxl sorts by byte keys; it supports the \"C\" collation and libc collations."),
-				 errhint("Sort by bytes with %s COLLATE \"C\" in order_by, or use a libc collation.",
-						 quote_identifier(colname))));
 	if (locale != NULL && !locale->deterministic)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -371,7 +399,16 @@ resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 				 errhint("Sort by bytes with %s COLLATE \"C\" in order_by.",
 						 quote_identifier(colname))));
 	col->collate_c = false;
-	col->locale = locale;
+	if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
+	{
+#ifdef USE_ICU
+		col->locale = locale;
+#else
+		elog(ERROR, "ICU collation without ICU support");
+#endif
+	}
+	else
+		col->libc = locale != NULL ? locale->info.lt : default_collate_locale();
 }
 
 /* Bytes of every encoded value of a kind, or 0 if the length varies. */
@@ -453,11 +490,31 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 		col->fixed_offset = key->fixed_size;
 		key->fixed_size += 1 + col->fixed_width;
 	}
+	for (int c = 0; c < key->ncols; c++)
+		key->compared |= key->cols[c].libc != (locale_t) 0;
+	if (key->compared)
+	{
+		key->cmp_cols = palloc0(sizeof(xxl_keycol) * key->ncols);
+		for (int c = 0; c < key->ncols; c++)
+		{
+			KeyColumn  *col = &key->cols[c];
+
+			key->cmp_cols[c].kind = col->libc ? XXL_KEYCOL_STRCOLL : XXL_KEYCOL_BYTES;
+			key->cmp_cols[c].desc = col->desc;
+			key->cmp_cols[c].locale = col->libc;
+		}
+		key->compare.ncols = key->ncols;
+		key->compare.cols = key->cmp_cols;
+	}
 	key->cap = 256;
 	key->buf = palloc(key->cap);
-	key->scratch_cap = 256;
-	key->scratch = palloc(key->scratch_cap);
 	return key;
+}
+
+const xxl_key_compare *
+xxl_sortkey_compare(const XxlSortKey *key)
+{
+	return key->compared ? &key->compare : NULL;
 }
 
 AttrNumber
@@ -540,41 +597,49 @@ put_escaped(XxlSortKey *key, const char *data, size_t len)
 	put_be16(key, 0);
 }
 
+#ifdef USE_ICU
+/* The ICU collator's sort key, with its terminating 0x00. */
+static void
+put_icu_sortkey(XxlSortKey *key, const KeyColumn *col, const char *data, size_t len)
+{
+	UChar	   *uchar;
+	int32_t		ulen = icu_to_uchar(&uchar, data, len);
+	int32_t		need;
+
+	reserve(key, (size_t) ulen * 2 + 16);
+	for (;;)
+	{
+		size_t		avail = Min(key->cap - key->len, (size_t) PG_INT32_MAX);
+
+		need = ucol_getSortKey(col->locale->info.icu.ucol, uchar, ulen,
+							   key->buf + key->len, (int32_t) avail);
+		if (need <= 0)
+			elog(ERROR, "ucol_getSortKey failed");
+		if ((size_t) need <= avail)
+			break;
+		reserve(key, (size_t) need);
+	}
+	key->len += need;
+	pfree(uchar);
+}
+#endif
+
 static void
 put_string(XxlSortKey *key, const KeyColumn *col, const char *data, size_t len)
 {
-	if (!col->collate_c)
+	if (col->libc)
 	{
-		size_t		need;
-
-		/* strxfrm wants a NUL-terminated string */
-		if (len + 1 > key->scratch_cap)
-		{
-			key->scratch_cap = Max(len + 1, key->scratch_cap * 2);
-			key->scratch = repalloc_huge(key->scratch, key->scratch_cap);
-		}
-		memcpy(key->scratch, data, len);
-		key->scratch[len] = '\0';
-		reserve(key, len * 2 + 16);
-		for (;;)
-		{
-			size_t		avail = key->cap - key->len;
-
-#ifdef HAVE_LOCALE_T
-			if (col->locale)
-				need = strxfrm_l((char *) key->buf + key->len, key->scratch, avail,
-								 col->locale->info.lt);
-			else
-#endif
-				need = strxfrm((char *) key->buf + key->len, key->scratch, avail);
-			if (need < avail)
-				break;
-			reserve(key, need + 1);
-		}
-		key->len += need;
-		/* the image has no NUL: a 0x00 ends it below any longer image */
-		put_byte(key, 0x00);
+		/* compared by the engine: the string itself, NUL-terminated */
+		reserve(key, len + 1);
+		memcpy(key->buf + key->len, data, len);
+		key->len += len;
+		key->buf[key->len++] = 0x00;
+		return;
 	}
+#ifdef USE_ICU
+	if (!col->collate_c)
+		put_icu_sortkey(key, col, data, len);
+#endif
 	/* the bytes themselves: the whole key in C, the tie-breaker otherwise */
 	put_escaped(key, data, len);
 }
@@ -795,23 +860,30 @@ xxl_sortkey_encode(XxlSortKey *key, const Datum *values, const bool *isnull, uin
 	{
 		const KeyColumn *col = &key->cols[i];
 		int			a = col->attno - 1;
+		size_t		start;
 
 		if (isnull[a])
 		{
 			put_byte(key, col->nulls_first ? 0x00 : 0x01);
+			if (key->compared)
+				put_be32(key, 0);	/* xxl_keycmp.h: no bytes */
 			continue;
 		}
 		put_byte(key, col->nulls_first ? 0x01 : 0x00);
-		if (col->desc)
-		{
-			size_t		start = key->len;
-
-			put_value(key, col, values[a]);
+		if (key->compared)
+			put_be32(key, 0);	/* the length, filled in below */
+		start = key->len;
+		put_value(key, col, values[a]);
+		/* the engine negates a compared column's result itself */
+		if (col->desc && !col->libc)
 			for (size_t j = start; j < key->len; j++)
 				key->buf[j] = ~key->buf[j];
+		if (key->compared)
+		{
+			uint32		vlen = pg_hton32((uint32) (key->len - start));
+
+			memcpy(key->buf + start - 4, &vlen, 4);
 		}
-		else
-			put_value(key, col, values[a]);
 	}
 	if (key->len > PG_UINT32_MAX)
 		ereport(ERROR,

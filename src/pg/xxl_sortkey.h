@@ -11,13 +11,16 @@
  * Per key column: one null-flag byte (0x00 sorts first: NULL under NULLS
  * FIRST, a value under NULLS LAST), then, for a value, its encoding, every
  * byte inverted under DESC (the flag is not).  Encodings are prefix-free, so
- * columns simply concatenate.
+ * columns simply concatenate.  A key with a column in a libc collation
+ * other than C is no byte image: see xxl_sortkey_compare().
  */
 #ifndef XXL_PG_SORTKEY_H
 #define XXL_PG_SORTKEY_H
 
 #include "access/tupdesc.h"
 #include "nodes/pg_list.h"
+
+#include "xxl_keycmp.h"
 
 /* One ORDER BY item as written, before it is matched to a column. */
 typedef struct XxlSortItem
@@ -44,6 +47,14 @@ typedef struct XxlSortKey XxlSortKey;
  * (ERRCODE_FEATURE_NOT_SUPPORTED).  Lives in the current memory context.
  */
 extern XxlSortKey *xxl_sortkey_create(TupleDesc desc, List *items);
+
+/*
+ * How the engine compares the keys of xxl_sortkey_encode: NULL when they
+ * are byte images (memcmp order), else the column-wise comparison of
+ * xxl_keycmp.h (a column in a libc collation other than C).  Lives as
+ * long as the key.
+ */
+extern const xxl_key_compare *xxl_sortkey_compare(const XxlSortKey *key);
 
 /* Highest attribute number a key reads (for slot_getsomeattrs). */
 extern AttrNumber xxl_sortkey_max_attno(const XxlSortKey *key);

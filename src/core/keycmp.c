@@ -1,0 +1,61 @@
+/*
+ * keycmp.c — comparing sort keys column by column (see xxl_keycmp.h): the
+ * sorter's path for keys that are not byte images, such as strings in a
+ * libc collation.
+ */
+#include <string.h>
+
+#include "xxl_keycmp.h"
+
+static inline uint32_t
+load_be32(const unsigned char *p)
+{
+	return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) | p[3];
+}
+
+int
+xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
+					 const unsigned char *b, uint32_t blen)
+{
+	const unsigned char *aend = a + alen;
+	const unsigned char *bend = b + blen;
+
+	for (int c = 0; c < kc->ncols; c++)
+	{
+		const xxl_keycol *col = &kc->cols[c];
+		uint32_t	la,
+					lb;
+		int			r;
+
+		/* a key cut short (never made by the glue) sorts by its length */
+		if (aend - a < XXL_KEYCOL_HEADER || bend - b < XXL_KEYCOL_HEADER)
+			return (aend - a > bend - b) - (aend - a < bend - b);
+		if (a[0] != b[0])
+			return a[0] < b[0] ? -1 : 1;
+		la = load_be32(a + 1);
+		lb = load_be32(b + 1);
+		a += XXL_KEYCOL_HEADER;
+		b += XXL_KEYCOL_HEADER;
+		if (la == 0 || lb == 0)
+			r = (la > lb) - (la < lb);
+		else if (col->kind == XXL_KEYCOL_STRCOLL)
+		{
+			r = strcoll_l((const char *) a, (const char *) b, col->locale);
+			if (r == 0)
+				r = strcmp((const char *) a, (const char *) b);
+			if (col->desc)
+				r = r > 0 ? -1 : (r < 0);
+		}
+		else
+		{
+			r = memcmp(a, b, la < lb ? la : lb);
+			if (r == 0)
+				r = (la > lb) - (la < lb);
+		}
+		if (r != 0)
+			return r;
+		a += la;
+		b += lb;
+	}
+	return 0;
+}
