@@ -7,6 +7,9 @@
 
 EXTENSION = pgxxl
 MODULE_big = pgxxl
+# The version lives in one place, the control file; scripts, xxl.version()
+# and the update test follow it.
+EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(lastword $(MAKEFILE_LIST)))pgxxl.control)
 PGFILEDESC = "pgxxl - external-memory algorithms for PostgreSQL"
 
 CORE_SRCS := $(sort $(wildcard src/core/*.c src/core/*/*.c))
@@ -19,7 +22,7 @@ DATA = $(sort $(wildcard sql/pgxxl--*.sql))
 REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard sql/*.sql)))))
 
 PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/core/graph -I$(srcdir)/src/core/text
-PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread
+PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread -DPGXXL_VERSION='"$(EXTVERSION)"'
 SHLIB_LINK += -fopenmp -pthread $(ICU_LIBS)
 
 # Debian's PostgreSQL 15 lives here; /usr/bin/pg_config may describe libpq only.

@@ -48,4 +48,4 @@ ORDER BY node;
 
 \echo '--- suffix array and BWT of banana'
 SELECT * FROM xxl.suffix_array('banana'::bytea);
-SELECT convert_from(xxl.bwt('banana'::bytea), 'UTF8') AS bwt;
+SELECT convert_from(bwt, 'UTF8') AS bwt, primary_index FROM xxl.bwt('banana'::bytea);

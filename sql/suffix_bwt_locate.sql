@@ -35,10 +35,14 @@ $$;
 CREATE FUNCTION bl_bwt_case(d bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   want record := bl_bwt_oracle(d);
-  got bytea := xxl.bwt(d);
-  prim bigint := (SELECT (details->>'primary_index')::bigint FROM xxl.last_stats());
+  res record := xxl.bwt(d);
+  got bytea := res.bwt;
+  prim bigint := res.primary_index;
 BEGIN
   IF got IS DISTINCT FROM want.bwt THEN RETURN 'bwt differs'; END IF;
+  IF prim IS DISTINCT FROM (SELECT (details->>'primary_index')::bigint FROM xxl.last_stats()) THEN
+    RETURN 'last_stats disagrees';
+  END IF;
   IF prim IS DISTINCT FROM want.primary_index THEN
     RETURN format('primary %s, want %s', prim, want.primary_index);
   END IF;
@@ -51,10 +55,20 @@ CREATE TABLE bl_cases AS
   FROM unnest(ARRAY['rand2', 'rand4', 'rand256', 'unary', 'periodic', 'zero_ff']) k,
        unnest(ARRAY[0, 1, 2, 3, 7, 100, 1500]) n;
 
-SELECT xxl.bwt(convert_to('banana', 'UTF8'));
+SELECT * FROM xxl.bwt(convert_to('banana', 'UTF8'));
 SELECT details->'primary_index' FROM xxl.last_stats();
+-- the index is part of the result: a prepared statement (cached plan) and
+-- a repeated call on other data each give their own
+PREPARE bl_q(bytea) AS SELECT * FROM xxl.bwt($1);
+EXECUTE bl_q('banana');
+EXECUTE bl_q('abracadabra');
+EXECUTE bl_q('banana');
+DEALLOCATE bl_q;
+SELECT (xxl.bwt(w::bytea)).* FROM unnest(ARRAY['banana', 'mississippi', 'a']) w;
 SELECT convert_from(xxl.bwt_inverse('\x616e6e626161', 4), 'UTF8');
-SELECT xxl.bwt('\x'::bytea), xxl.bwt(NULL::bytea), xxl.bwt_inverse('\x', 0);
+SELECT * FROM xxl.bwt('\x'::bytea);
+SELECT * FROM xxl.bwt(NULL::bytea);
+SELECT xxl.bwt_inverse('\x', 0);
 
 SET xxl.memory = '64MB';
 SELECT kind, n, bl_bwt_case(d) FROM bl_cases WHERE bl_bwt_case(d) <> 'ok';
@@ -84,8 +98,8 @@ BEGIN
   SET LOCAL xxl.memory = '64MB';
   RETURN QUERY
     SELECT count(*), sum(length(chunk))::bigint,
-           string_agg(chunk, '' ORDER BY ordinal) = xxl.bwt(whole)
-             AND prim = (SELECT (details->>'primary_index')::bigint FROM xxl.last_stats()),
+           string_agg(chunk, '' ORDER BY ordinal) = (xxl.bwt(whole)).bwt
+             AND prim = (xxl.bwt(whole)).primary_index,
            xxl.bwt_inverse(string_agg(chunk, '' ORDER BY ordinal), prim) = whole,
            ext
     FROM bl_bwt_t;

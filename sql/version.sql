@@ -1,11 +1,50 @@
 -- version.sql — the extension installs, xxl.version() answers in the
--- documented shape, and DROP EXTENSION leaves nothing behind (schema included).
+-- documented shape, an update from every earlier version gives exactly the
+-- objects of a fresh install, and DROP EXTENSION leaves nothing behind
+-- (schema included).
 CREATE EXTENSION pgxxl;
 SELECT extversion, extrelocatable FROM pg_extension WHERE extname = 'pgxxl';
 -- thread count and O_DIRECT depend on the machine: check the shape only
-SELECT xxl.version() ~ '^pgxxl \d+\.\d+\.\d+ \(openmp threads=[1-9]\d*, o_direct=(yes|no), block_size=\d+(B|KiB|MiB)\)$' AS version_ok;
-SELECT xxl.version() = xxl.version() AS stable;
+SELECT xxl.version() ~ '^pgxxl \d+\.\d+(\.\d+)? \(openmp threads=[1-9]\d*, o_direct=(yes|no), block_size=\d+(B|KiB|MiB)\)$' AS version_ok;
+-- the version is the installed one, and the block size the current setting
+SELECT xxl.version() LIKE 'pgxxl ' || extversion || ' %' AS version_is_extversion
+FROM pg_extension WHERE extname = 'pgxxl';
+SET xxl.block_size = '512kB';
+SELECT substring(xxl.version() FROM 'block_size=[^)]*') AS block_size;
+RESET xxl.block_size;
+SELECT substring(xxl.version() FROM 'block_size=[^)]*') AS block_size;
 SELECT count(*) AS xxl_schemas FROM pg_namespace WHERE nspname = 'xxl';
+
+-- every member object with what defines it (functions: signature, result,
+-- volatility, parallel safety, strictness, C symbol, support, comment)
+CREATE FUNCTION pg_temp.xxl_members() RETURNS SETOF text LANGUAGE sql AS $$
+  SELECT pg_describe_object(d.classid, d.objid, d.objsubid)
+         || coalesce(' | ' || (
+              SELECT format('(%s) -> %s %s parallel=%s strict=%s rows=%s symbol=%s support=%s: %s',
+                            pg_get_function_arguments(p.oid), pg_get_function_result(p.oid),
+                            p.provolatile, p.proparallel, p.proisstrict, p.prorows, p.prosrc,
+                            p.prosupport, obj_description(p.oid, 'pg_proc'))
+              FROM pg_proc p WHERE d.classid = 'pg_proc'::regclass AND p.oid = d.objid), '')
+  FROM pg_depend d
+  WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgxxl')
+$$;
+CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT count(*) > 20 AS many_members FROM fresh;
+DROP EXTENSION pgxxl;
+CREATE EXTENSION pgxxl VERSION '0.1';
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+-- 0.1's bwt still answers with the new library until the update
+SELECT xxl.bwt('banana'::bytea);
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+SELECT * FROM xxl.bwt('banana'::bytea);
+DROP TABLE fresh, updated;
+
 DROP EXTENSION pgxxl;
 SELECT count(*) AS xxl_schemas FROM pg_namespace WHERE nspname = 'xxl';
 SELECT to_regprocedure('xxl.version()') IS NULL AS function_gone;

@@ -20,12 +20,11 @@
 
 PG_MODULE_MAGIC;
 
-#define PGXXL_VERSION "0.1.0"
-
-/* STXXL's default; the block size the engine uses unless told otherwise. */
-#ifndef XXL_DEFAULT_BLOCK_SIZE
-#define XXL_DEFAULT_BLOCK_SIZE ((size_t) 2 * 1024 * 1024)
+/* the control file's default_version, passed in by the Makefile */
+#ifndef PGXXL_VERSION
+#error "PGXXL_VERSION must be defined (the Makefile takes it from pgxxl.control)"
 #endif
+
 
 void		_PG_init(void);
 
@@ -57,7 +56,8 @@ pgxxl_version(PG_FUNCTION_ARGS)
 {
 	char		block[32];
 
-	format_size(block, sizeof(block), XXL_DEFAULT_BLOCK_SIZE);
+	/* the block size operators use now: the setting, not the build's default */
+	format_size(block, sizeof(block), (size_t) xxl_block_size_kb * 1024);
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("pgxxl %s (openmp threads=%d, o_direct=%s, block_size=%s)",
 											  PGXXL_VERSION,
 											  omp_get_max_threads(),

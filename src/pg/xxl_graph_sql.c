@@ -52,7 +52,7 @@ xxl_graph_define_gucs(void)
 							"contraction) even when xxl.memory would hold them.  0: no cap.",
 							&xxl_graph_max_semi_nodes,
 							0, 0, INT_MAX,
-							PGC_USERSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 }
 

@@ -64,6 +64,7 @@ PG_FUNCTION_INFO_V1(xxl_suffix_array_into_corpus);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_check_bytea);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_check_corpus);
 PG_FUNCTION_INFO_V1(xxl_bwt_bytea);
+PG_FUNCTION_INFO_V1(xxl_bwt_bytea_v2);
 PG_FUNCTION_INFO_V1(xxl_bwt_into_bytea);
 PG_FUNCTION_INFO_V1(xxl_bwt_into_corpus);
 PG_FUNCTION_INFO_V1(xxl_bwt_inverse_sql);
@@ -606,11 +607,10 @@ bwt_build(XxlOperator *op, const char *source, bytea *data)
 	return c;
 }
 
-/* xxl.bwt(data bytea) RETURNS bytea */
-Datum
-xxl_bwt_bytea(PG_FUNCTION_ARGS)
+/* The transform of data in memory, and its primary index. */
+static bytea *
+bwt_of(bytea *data, int64 *primary)
 {
-	bytea	   *data = PG_GETARG_BYTEA_PP(0);
 	size_t		n = VARSIZE_ANY_EXHDR(data);
 	bytea	   *result = palloc(VARHDRSZ + n);
 	XxlOperator *op = xxl_operator_begin("bwt");
@@ -639,9 +639,36 @@ xxl_bwt_bytea(PG_FUNCTION_ARGS)
 	if (have != n)
 		elog(ERROR, "xxl bwt: %zu bytes of BWT for %zu bytes of text", have, n);
 	SET_VARSIZE(result, VARHDRSZ + n);
+	*primary = (int64) xxl_sa_bwt_primary(c->sa);
 	op->rows_out = 1;
 	xxl_operator_end(op);
-	PG_RETURN_BYTEA_P(result);
+	return result;
+}
+
+/* 0.1's xxl.bwt(data bytea) RETURNS bytea, for databases not yet updated */
+Datum
+xxl_bwt_bytea(PG_FUNCTION_ARGS)
+{
+	int64		primary;
+
+	PG_RETURN_BYTEA_P(bwt_of(PG_GETARG_BYTEA_PP(0), &primary));
+}
+
+/* xxl.bwt(data bytea, OUT bwt bytea, OUT primary_index bigint) */
+Datum
+xxl_bwt_bytea_v2(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		isnull[2] = {false, false};
+	int64		primary;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "xxl.bwt must return a row");
+	desc = BlessTupleDesc(desc);
+	values[0] = PointerGetDatum(bwt_of(PG_GETARG_BYTEA_PP(0), &primary));
+	values[1] = Int64GetDatum(primary);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, isnull)));
 }
 
 static int64
