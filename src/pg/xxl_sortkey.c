@@ -473,6 +473,8 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 		if (col->kind == KEY_TEXT || col->kind == KEY_BPCHAR || col->kind == KEY_NAME)
 			resolve_collation(col, colname,
 							  OidIsValid(item->collation) ? item->collation : att->attcollation);
+		else
+			col->collate_c = true;	/* bytea and the rest: bytes, whatever the database */
 		if (col->attno > key->max_attno)
 			key->max_attno = col->attno;
 	}
@@ -637,7 +639,7 @@ put_string(XxlSortKey *key, const KeyColumn *col, const char *data, size_t len)
 		return;
 	}
 #ifdef USE_ICU
-	if (!col->collate_c)
+	if (col->locale != NULL)
 		put_icu_sortkey(key, col, data, len);
 #endif
 	/* the bytes themselves: the whole key in C, the tie-breaker otherwise */
