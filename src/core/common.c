@@ -103,7 +103,13 @@ map_pages(size_t size)
 {
 	size_t		align = size >= XXL_HUGE_PAGE ? XXL_HUGE_PAGE : XXL_ALIGN;
 	size_t		span = size + (align > XXL_ALIGN ? align : 0);
-	char	   *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * No swap reserved: a budget is a cap, and pages are backed only when
+	 * written, so a budget far beyond the input (xxl.memory = 100GB for a
+	 * few thousand rows) maps address space, not memory.
+	 */
+	char	   *p = mmap(NULL, span, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	char	   *aligned;
 
 	if (p == MAP_FAILED)

@@ -100,6 +100,9 @@ struct xxl_sorter
 	size_t		nrun_writes;
 	size_t		run_writes_capacity;
 	size_t		arena_used;		/* variable: arena bytes */
+	size_t		region_touched; /* most region bytes a load has used */
+	uint64_t	input_peak;		/* budget peak while the region lived, its untouched
+								 * part left out (it is mapped, never backed) */
 	size_t		max_record;		/* largest record seen (bytes on disk) */
 	uint64_t	puts_since_poll;
 
@@ -372,6 +375,40 @@ add_run(xxl_sorter *s, xxl_run **run)
 	return XXL_OK;
 }
 
+/*
+ * The load region is mapped at its full size but backed by memory only
+ * where a load writes (xxl_budget_alloc maps without reserving), so a
+ * budget far beyond the input costs nothing: the statistics count the
+ * bytes loads touched, not the mapping.  Fixed loads are sorted into the
+ * region's second half, variable ones keep two entries per record at its
+ * end.
+ */
+static size_t
+load_touched(const xxl_sorter *s)
+{
+	size_t		t = s->fixed ? 2 * s->nloaded * s->rec_size
+		: s->arena_used + 2 * s->nloaded * sizeof(xxl_sort_entry);
+
+	if (t < s->region_touched)
+		t = s->region_touched;
+	return t < s->region_size ? t : s->region_size;
+}
+
+static void
+note_load(xxl_sorter *s)
+{
+	s->region_touched = load_touched(s);
+}
+
+/* The budget's peak while the region lives, with only its touched part. */
+static uint64_t
+touched_peak(const xxl_sorter *s)
+{
+	uint64_t	untouched = s->region_size - load_touched(s);
+
+	return s->budget.peak > untouched ? s->budget.peak - untouched : 0;
+}
+
 /* Where sorted fixed records are: the region's second half. */
 static inline char *
 fixed_sorted(xxl_sorter *s)
@@ -503,6 +540,7 @@ write_fixed_run(xxl_sorter *s, xxl_run *run)
 		if (post_run_block(s, run, bytes, b, &s->err) != XXL_OK)
 			return s->err.code;
 	s->stats.runs++;
+	note_load(s);
 	s->nloaded = 0;
 	return XXL_OK;
 }
@@ -657,6 +695,7 @@ flush_run_async(xxl_sorter *s)
 	pthread_cond_broadcast(&rw->changed);
 	pthread_mutex_unlock(&rw->lock);
 	s->stats.runs++;
+	note_load(s);
 	s->nloaded = 0;
 	return XXL_OK;
 }
@@ -709,6 +748,7 @@ flush_run(xxl_sorter *s, bool last)
 					  xxl_bwriter_error(w)->message);
 	xxl_bwriter_destroy(w);
 	s->stats.runs++;
+	note_load(s);
 	s->nloaded = 0;
 	s->arena_used = 0;
 	return rc;
@@ -1075,8 +1115,11 @@ xxl_sorter_sort(xxl_sorter *s)
 		return fail(s);
 	/* run formation is over: its thread and buffers give way to merging */
 	end_runs_worker(s);
+	note_load(s);
+	s->input_peak = touched_peak(s);
 	xxl_budget_free(&s->budget, s->region, s->region_size);
 	s->region = NULL;
+	s->budget.peak = s->budget.used;	/* from here on: what merging charges */
 	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
 	s->t_merge_start = xxl_now_ns();
 	if (reduce_runs(s) != XXL_OK)
@@ -1270,7 +1313,8 @@ void
 xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats)
 {
 	*stats = s->stats;
-	stats->memory_peak = s->budget.peak;
+	stats->memory_peak = s->region != NULL ? touched_peak(s)
+		: s->input_peak > s->budget.peak ? s->input_peak : s->budget.peak;
 	stats->memory_limit = s->cfg.memory;
 	if (s->phase == PHASE_MERGE_OUTPUT || s->phase == PHASE_MEMORY_OUTPUT)
 		stats->merge_ns = xxl_now_ns() - s->t_merge_start;

@@ -35,9 +35,13 @@ xxl_raise_error(const xxl_error *err, const char *what)
 					 errmsg("canceling statement due to user request")));
 			break;
 		case XXL_ENOMEM:
+			/* the budget was too small, or the system refused memory within it */
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("%s ran out of memory: %s", what, msg),
+					 err->sys_errno != 0 ?
+					 errhint("The system could not provide memory within xxl.memory (currently %s); lower it or free memory.",
+							 GetConfigOptionByName("xxl.memory", NULL, true)) :
 					 errhint("Raise xxl.memory (currently %s).",
 							 GetConfigOptionByName("xxl.memory", NULL, true))));
 			break;

@@ -614,6 +614,10 @@ xxl_sort_run_rows_out(const XxlSortRun *run)
 void
 xxl_sort_run_free(XxlSortRun *run)
 {
-	if (run != NULL)
-		MemoryContextDelete(run->cxt);
+	if (run == NULL)
+		return;
+	/* stopped early (a LIMIT above the scan): the rows it did hand out */
+	if (!run->finished && run->op != NULL)
+		run->op->rows_out = run->rows_out;
+	MemoryContextDelete(run->cxt);
 }
