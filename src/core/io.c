@@ -33,6 +33,8 @@ typedef struct pooled_file
 				tried_direct;	/* opened for a set that asked for O_DIRECT */
 	char		path[PATH_MAX];
 	char		dir[PATH_MAX];
+	uint64_t	size;			/* bytes its account charged for it */
+	xxl_spill_account *account;
 } pooled_file;
 
 struct xxl_file_pool
@@ -62,6 +64,8 @@ typedef struct xxl_disk
 
 	/* block manager state (owner thread only) */
 	uint64_t	high_water;		/* file size handed out so far */
+	uint64_t	file_size;		/* bytes the account charged for the file (it
+								 * may come from the pool larger than high_water) */
 	uint64_t   *free_offsets;
 	size_t		nfree;
 	size_t		free_capacity;
@@ -73,6 +77,7 @@ typedef struct xxl_disk
 struct xxl_disks
 {
 	xxl_file_pool *pool;
+	xxl_spill_account *account;
 	int			ndisks;
 	size_t		block_size;
 	xxl_alloc_strategy strategy;
@@ -106,6 +111,73 @@ xxl_io_direct_supported(void)
 #endif
 }
 
+/* The operator's spill account -------------------------------------------- */
+
+void
+xxl_spill_account_init(xxl_spill_account *acc, uint64_t limit)
+{
+	memset(acc, 0, sizeof(*acc));
+	acc->limit = limit;
+	pthread_mutex_init(&acc->lock, NULL);
+}
+
+void
+xxl_spill_account_destroy(xxl_spill_account *acc)
+{
+	free(acc->removed);
+	acc->removed = NULL;
+	acc->nremoved = acc->cap = 0;
+	pthread_mutex_destroy(&acc->lock);
+}
+
+/* Charge bytes a file grows by; false (nothing charged) past the limit. */
+static bool
+account_grow(xxl_spill_account *acc, uint64_t bytes)
+{
+	uint64_t	now = __atomic_add_fetch(&acc->used, bytes, __ATOMIC_RELAXED);
+	uint64_t	peak = __atomic_load_n(&acc->peak, __ATOMIC_RELAXED);
+
+	if (acc->limit > 0 && now > acc->limit)
+	{
+		__atomic_sub_fetch(&acc->used, bytes, __ATOMIC_RELAXED);
+		return false;
+	}
+	while (now > peak &&
+		   !__atomic_compare_exchange_n(&acc->peak, &peak, now, true, __ATOMIC_RELAXED,
+										__ATOMIC_RELAXED))
+		;
+	return true;
+}
+
+/* A file of the account was removed: its space is free, the host hears of it. */
+static void
+account_removed(xxl_spill_account *acc, const char *path, uint64_t size)
+{
+	if (acc == NULL)
+		return;
+	__atomic_sub_fetch(&acc->used, size, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&acc->lock);
+	if (acc->nremoved == acc->cap)
+	{
+		size_t		cap = acc->cap ? 2 * acc->cap : 16;
+		xxl_spill_removal *grown = realloc(acc->removed, cap * sizeof(*grown));
+
+		if (grown != NULL)
+		{
+			acc->removed = grown;
+			acc->cap = cap;
+		}
+	}
+	if (acc->nremoved < acc->cap)
+	{
+		xxl_spill_removal *r = &acc->removed[acc->nremoved++];
+
+		snprintf(r->path, sizeof(r->path), "%s", path);
+		r->size = size;
+	}
+	pthread_mutex_unlock(&acc->lock);
+}
+
 xxl_file_pool *
 xxl_file_pool_create(void)
 {
@@ -125,6 +197,7 @@ xxl_file_pool_destroy(xxl_file_pool *pool)
 	{
 		close(pool->file[i].fd);
 		unlink(pool->file[i].path);
+		account_removed(pool->file[i].account, pool->file[i].path, pool->file[i].size);
 	}
 	free(pool->file);
 	pthread_mutex_destroy(&pool->lock);
@@ -157,6 +230,7 @@ pool_take(xxl_file_pool *pool, xxl_disk *d)
 		{
 			d->fd = f->fd;
 			d->direct = f->direct;
+			d->file_size = f->size;
 			memcpy(d->path, f->path, sizeof(d->path));
 			pool->file[i] = pool->file[--pool->n];
 			found = true;
@@ -191,6 +265,8 @@ pool_give(xxl_file_pool *pool, const xxl_disk *d)
 
 		f->fd = d->fd;
 		f->direct = d->direct;
+		f->size = d->file_size;
+		f->account = d->set->account;
 		f->tried_direct = d->tried_direct;
 		memcpy(f->path, d->path, sizeof(f->path));
 		memcpy(f->dir, d->dir, sizeof(f->dir));
@@ -392,6 +468,7 @@ xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
 	set->block_size = config->block_size;
 	set->strategy = config->strategy;
 	set->max_spill_bytes = config->max_spill_bytes;
+	set->account = config->account;
 	set->fail_write_after = config->fail_write_after;
 	set->fail_read_after = config->fail_read_after;
 	set->rng = config->seed ? config->seed : (unsigned) (xxl_now_ns() ^ (uintptr_t) set);
@@ -464,7 +541,10 @@ xxl_disks_close(xxl_disks *set)
 		{
 			close(d->fd);
 			if (d->path[0] != '\0')
+			{
 				unlink(d->path);
+				account_removed(set->account, d->path, d->file_size);
+			}
 		}
 		free(d->free_offsets);
 		pthread_mutex_destroy(&d->lock);
@@ -564,6 +644,16 @@ xxl_block_alloc(xxl_disks *set, xxl_bid *bid, xxl_error *err)
 		return xxl_error_set(err, XXL_ELIMIT, 0,
 							 "spill files would exceed the limit of %llu bytes",
 							 (unsigned long long) set->max_spill_bytes);
+	if (set->account != NULL && d->high_water + set->block_size > d->file_size)
+	{
+		uint64_t	grow = d->high_water + set->block_size - d->file_size;
+
+		if (!account_grow(set->account, grow))
+			return xxl_error_set(err, XXL_ELIMIT, 0,
+								 "spill files would exceed the limit of %llu bytes",
+								 (unsigned long long) set->account->limit);
+		d->file_size += grow;
+	}
 	*bid = XXL_BID_MAKE(di, d->high_water);
 	d->high_water += set->block_size;
 	set->spill_bytes += set->block_size;

@@ -18,6 +18,8 @@
 #ifndef XXL_IO_H
 #define XXL_IO_H
 
+#include <limits.h>
+
 #include "xxl_common.h"
 
 #define XXL_MAX_DISKS 64
@@ -41,6 +43,36 @@ typedef enum xxl_alloc_strategy
  */
 typedef struct xxl_file_pool xxl_file_pool;
 
+/*
+ * The spill space of one operator, over all its disk sets and pooled files:
+ * the limit it must keep (temp_file_limit holds for an operator as a
+ * whole, however many sorters and sets it opens), what its files occupy
+ * now and at most, and the files removed so far with their sizes, which the
+ * host reports as it reports its own temporary files.  Counted by bytes the
+ * files grew, so a pooled file reused by a later set costs nothing again.
+ * Thread-safe.
+ */
+typedef struct xxl_spill_removal
+{
+	char		path[PATH_MAX];
+	uint64_t	size;
+} xxl_spill_removal;
+
+typedef struct xxl_spill_account
+{
+	uint64_t	limit;			/* bytes; 0 = unlimited */
+	uint64_t	used;			/* atomic */
+	uint64_t	peak;			/* atomic */
+	pthread_mutex_t lock;		/* for the removals */
+	xxl_spill_removal *removed;
+	size_t		nremoved,
+				cap;
+} xxl_spill_account;
+
+void		xxl_spill_account_init(xxl_spill_account *acc, uint64_t limit);
+/* Frees the removal list; the account may be initialized again. */
+void		xxl_spill_account_destroy(xxl_spill_account *acc);
+
 xxl_file_pool *xxl_file_pool_create(void);
 void		xxl_file_pool_destroy(xxl_file_pool *pool);
 /* Files waiting in the pool (for tests). */
@@ -62,6 +94,9 @@ typedef struct xxl_disk_config
 	unsigned	seed;			/* for randomized cycling */
 	int			threads_per_disk;	/* I/O threads (requests in flight) per disk; 0 = 2 */
 	xxl_file_pool *pool;		/* NULL: each set creates and removes its files */
+	xxl_spill_account *account; /* the operator's spill space (limit, use,
+								 * removals), shared by its sets; NULL: only
+								 * this set's max_spill_bytes */
 } xxl_disk_config;
 
 /* Per-disk counters. */

@@ -301,13 +301,16 @@ xxl_disk_setup(XxlDiskSetup *setup, size_t block_size)
 	setup->config.block_size = block_size;
 	setup->config.try_direct = xxl_direct_io;
 	setup->config.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	/* temp_file_limit is in kB; -1 is unlimited, 0 allows nothing */
-	if (temp_file_limit < 0)
-		setup->config.max_spill_bytes = 0;
-	else if (temp_file_limit == 0)
-		setup->config.max_spill_bytes = 1;
-	else
-		setup->config.max_spill_bytes = (uint64) temp_file_limit * 1024;
+	/*
+	 * temp_file_limit is in kB; -1 is unlimited, 0 allows nothing.  It holds
+	 * for the operator's files together, in every set it opens.
+	 */
+	xxl_spill_account_init(&setup->account,
+						   temp_file_limit < 0 ? 0 :
+						   temp_file_limit == 0 ? 1 : (uint64) temp_file_limit * 1024);
+	setup->account_live = true;
+	setup->config.account = &setup->account;
+	setup->config.max_spill_bytes = 0;
 	setup->config.fail_write_after = (uint64) xxl_debug_fail_writes_after_kb * 1024;
 	setup->config.seed = (unsigned) MyProcPid ^ operator_counter;
 }
@@ -333,6 +336,27 @@ hold_until_canceled(void)
 						 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
+}
+
+void
+xxl_disk_report(XxlDiskSetup *setup, bool report)
+{
+	xxl_spill_account *acc = &setup->account;
+
+	if (!setup->account_live)
+		return;
+	setup->account_live = false;
+	for (size_t i = 0; report && i < acc->nremoved; i++)
+	{
+		const xxl_spill_removal *r = &acc->removed[i];
+
+		pgstat_report_tempfile((size_t) r->size);
+		if (log_temp_files >= 0 && r->size / 1024 >= (uint64) log_temp_files)
+			ereport(LOG,
+					(errmsg("temporary file: path \"%s\", size %llu",
+							r->path, (unsigned long long) r->size)));
+	}
+	xxl_spill_account_destroy(acc);
 }
 
 bool

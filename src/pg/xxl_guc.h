@@ -61,15 +61,24 @@ typedef struct XxlDiskSetup
 	char	  **dirs;
 	int			ndisks;
 	char		prefix[64];
+	xxl_spill_account account;	/* the operator's spill space: temp_file_limit */
+	bool		account_live;	/* initialized, not yet reported */
 } XxlDiskSetup;
 
 /*
  * Fill setup for one operator: directories from xxl.disks or the pgsql_tmp
  * directories of temp_tablespaces (else of the database's tablespace),
  * created if missing; file prefix "pgsql_tmp<pid>.xxl<n>"; the spill limit
- * from temp_file_limit.
+ * from temp_file_limit, kept by one account for all the operator's sets.
  */
 extern void xxl_disk_setup(XxlDiskSetup *setup, size_t block_size);
+
+/*
+ * The operator's spill files are gone: report each as PostgreSQL reports
+ * its own temporary files (pg_stat_database temp_files and temp_bytes,
+ * log_temp_files), then free the account.  Once; main thread only.
+ */
+extern void xxl_disk_report(XxlDiskSetup *setup, bool report);
 
 /*
  * The engine's cancel hook: true when a query cancel, statement timeout or

@@ -45,6 +45,8 @@ destroy_core(XxlOperator *op)
 	op->core = NULL;
 	if (core != NULL && op->destroy != NULL)
 		op->destroy(core);
+	/* its files are gone now; a backend on its way out reports nothing */
+	xxl_disk_report(&op->disk, !proc_exit_inprogress);
 }
 
 static void
@@ -79,6 +81,8 @@ record_stats(XxlOperator *op, bool completed)
 	strlcpy(st->details, op->details, sizeof(st->details));
 	if (op->core != NULL && op->collect != NULL)
 		op->collect(op->core, st);
+	/* the operator's spill space as a whole, over all its disk sets */
+	st->io.spill_bytes_peak = op->disk.account.peak;
 	memcpy(st->phase_ns, op->phase_ns, sizeof(st->phase_ns));
 	st->total_ns = xxl_now_ns() - op->t_start;
 	have_last_stats = true;
@@ -137,8 +141,8 @@ operator_context_reset(void *arg)
 	{
 		close_phase(op, XXL_PHASE_DONE);
 		record_stats(op, false);
-		destroy_core(op);
 	}
+	destroy_core(op);
 	if (op->node.next != NULL)
 		dlist_delete(&op->node);
 	op->node.next = op->node.prev = NULL;

@@ -150,5 +150,16 @@ eval { $bg->quit; };
 
 ok($node->log_contains('terminating connection due to administrator command'),
 	'the termination was logged');
+
+# log_temp_files reports the operator's spill files as PostgreSQL's own
+my $log_offset = -s $node->logfile;
+my $gpid = $node->safe_psql('postgres', q{
+	SET log_temp_files = 0; SET xxl.memory = '4MB';
+	SELECT count(*) FROM xxl.minimum_spanning_forest('edges');
+	SELECT pg_backend_pid()});
+$gpid = (split /\n/, $gpid)[-1];
+like(substr(slurp_file($node->logfile), $log_offset),
+	qr/LOG:  temporary file: path "[^"]*pgsql_tmp${gpid}\.xxl[^"]*", size \d+/,
+	'log_temp_files logs the spill files with their sizes');
 $node->stop;
 done_testing();
