@@ -101,6 +101,10 @@ RESET xxl.disks;
 CREATE ROLE regress_xxl_plain;
 SET ROLE regress_xxl_plain;
 SELECT sort_try($$SET xxl.disks = '/tmp'$$);
+-- testing-only settings are the superuser's too
+SELECT sort_try($$SET xxl.test_hold = 'merge'$$);
+SELECT sort_try($$SET xxl.graph_max_semi_nodes = 10$$);
+SELECT sort_try($$SET xxl.debug_fail_writes_after = '1MB'$$);
 RESET ROLE;
 DROP ROLE regress_xxl_plain;
 

@@ -78,7 +78,7 @@ record_stats(XxlOperator *op, bool completed)
 	st->ndisks = op->disk.ndisks;
 	for (int i = 0; i < op->disk.ndisks; i++)
 		strlcpy(st->disks[i], op->disk.dirs[i], MAXPGPATH);
-	strlcpy(st->details, op->details, sizeof(st->details));
+	strlcpy(st->details, op->details, sizeof(st->details));	/* always fits */
 	if (op->core != NULL && op->collect != NULL)
 		op->collect(op->core, st);
 	/* the operator's spill space as a whole, over all its disk sets */
@@ -94,21 +94,32 @@ xxl_operator_last_stats(void)
 	return have_last_stats ? &last_stats : NULL;
 }
 
-/* Append "key": value (value formatted from fmt) to a details buffer. */
+#define DETAILS_CUT "\"details_truncated\": true"
+
+/*
+ * Append "key": value (value formatted from fmt) to a details buffer.  What
+ * does not fit is left out whole (a value cut short would not be JSON), and
+ * the buffer then says so, in room kept for that.
+ */
 static void
 append_detail(char *details, size_t size, const char *key, const char *fmt, va_list ap)
 {
-	char		value[256];
+	char		value[1024];
 	size_t		used = strlen(details);
+	size_t		room = size - sizeof(", " DETAILS_CUT);
 	int			n;
 
-	n = vsnprintf(value, sizeof(value), fmt, ap);
-	/* a value cut short would no longer be valid JSON: leave it out */
-	if (n < 0 || (size_t) n >= sizeof(value))
+	if (strstr(details, DETAILS_CUT) != NULL)
 		return;
-	n = snprintf(details + used, size - used, "%s\"%s\": %s", used > 0 ? ", " : "", key, value);
-	if (n < 0 || (size_t) n >= size - used)
-		details[used] = '\0';
+	n = vsnprintf(value, sizeof(value), fmt, ap);
+	if (n >= 0 && (size_t) n < sizeof(value) && used < room)
+	{
+		n = snprintf(details + used, room - used, "%s\"%s\": %s", used > 0 ? ", " : "", key, value);
+		if (n >= 0 && (size_t) n < room - used)
+			return;
+	}
+	details[used] = '\0';
+	snprintf(details + used, size - used, "%s" DETAILS_CUT, used > 0 ? ", " : "");
 }
 
 void

@@ -57,7 +57,7 @@ typedef struct XxlStats
 	 * depth, ...) as the members of a JSON object, without the braces:
 	 * fill with xxl_stats_detail().  Shown by last_stats() as "details".
 	 */
-	char		details[1024];
+	char		details[4096];
 } XxlStats;
 
 typedef struct XxlOperator XxlOperator;
@@ -86,7 +86,7 @@ struct XxlOperator
 	uint64		phase_ns[XXL_PHASE_DONE];
 	uint64		rows_in;
 	uint64		rows_out;
-	char		details[256];	/* the operator's own facts (xxl_operator_detail) */
+	char		details[2048];	/* the operator's own facts (xxl_operator_detail) */
 };
 
 /* Start an operator in a new child of CurrentMemoryContext. */
