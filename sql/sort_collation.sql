@@ -90,6 +90,9 @@ SELECT g AS id, (SELECT string_agg(substr('0a-_ .bB1', 1 + floor(random() * 9)::
 FROM generate_series(1, 100000) g;
 SELECT (SELECT md5(string_agg(s, E'\n')) FROM xxl.sort('xd', 's') AS x(id int, s text))
      = (SELECT md5(string_agg(s, E'\n' ORDER BY s)) FROM xd) AS same_order;
+-- bytea compares bytes in every database (it took the collation's path)
+SELECT (SELECT md5(string_agg(encode(b, 'hex'), ',')) FROM xxl.sort('SELECT convert_to(s, ''UTF8'') AS b FROM xd', 'b') AS x(b bytea))
+     = (SELECT md5(string_agg(encode(convert_to(s, 'UTF8'), 'hex'), ',' ORDER BY convert_to(s, 'UTF8'))) FROM xd) AS bytea_order;
 \c contrib_regression
 DROP DATABASE xc_en_us;
 
