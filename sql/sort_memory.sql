@@ -1,7 +1,8 @@
 -- sort_memory.sql — xxl.memory is a cap, not an allocation: a budget far
 -- beyond the input (as users on large servers set it) sorts a few rows
 -- without asking the system for the whole budget, and memory_peak reports
--- what the sort used, not what it may use.  A LIMIT that stops the
+-- what the sort used, not what it may use.  The graph and text operators
+-- at the end, the same.  A LIMIT that stops the
 -- streaming scan early leaves rows_out at the rows handed out.
 CREATE EXTENSION pgxxl;
 SET xxl.memory = '100GB';
@@ -23,5 +24,18 @@ FROM xxl.last_stats();
 SET xxl.memory = '64MB';
 SELECT * FROM xxl.sort('SELECT g FROM generate_series(1, 3000) g', 'g') AS s(g int) LIMIT 3;
 SELECT operator, completed, rows, rows_out FROM xxl.last_stats();
+-- graph and text operators under a budget far beyond their input
+SET xxl.memory = '100GB';
+SELECT count(*) FROM xxl.connected_components('SELECT g AS source, g + 1 AS target FROM generate_series(1, 1000) g');
+SELECT memory_peak < 32 * 1024 * 1024 AS peak_is_small FROM xxl.last_stats();
+SELECT count(*) FROM xxl.minimum_spanning_forest('SELECT g AS id, g AS source, g + 1 AS target, 1.0 AS cost FROM generate_series(1, 1000) g');
+SELECT memory_peak < 32 * 1024 * 1024 AS peak_is_small FROM xxl.last_stats();
+SELECT count(*) FROM xxl.suffix_array(convert_to(repeat('abracadabra', 1000), 'UTF8'));
+SELECT memory_peak < 32 * 1024 * 1024 AS peak_is_small FROM xxl.last_stats();
+SELECT * FROM xxl.bwt('banana'::bytea);
+-- a small budget: the graph's peak stays within it and is not just the plan
+SET xxl.memory = '8MB';
+SELECT count(*) FROM xxl.connected_components('SELECT (g::bigint * 7919) % 50000 AS source, (g::bigint * 104729) % 50000 AS target FROM generate_series(1, 400000) g');
+SELECT memory_peak <= memory_limit AS within, memory_peak > 0 AS counted FROM xxl.last_stats();
 DROP TABLE sm_t;
 DROP EXTENSION pgxxl;

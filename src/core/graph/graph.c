@@ -1303,7 +1303,7 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 		st->bytes_read += st->io.disk[i].bytes_read;
 		st->bytes_written += st->io.disk[i].bytes_written;
 	}
-	st->memory_peak = env->budget.peak;
+	st->memory_peak = graph_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->run_ns = g->run_ns ? g->run_ns : xxl_now_ns() - g->t_start;
 	st->output_ns = g->output_ns;

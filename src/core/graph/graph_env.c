@@ -127,15 +127,89 @@ open_disks(graph_env *env)
 	return XXL_OK;
 }
 
+/* What the operator uses now: the budget in use, live shares at their peaks. */
+static uint64_t
+used_now(const graph_env *env)
+{
+	uint64_t	now = env->budget.used;
+
+	for (int i = 0; i < env->nshares; i++)
+	{
+		const graph_share *sh = &env->shares[i];
+		uint64_t	touched;
+
+		if (sh->pq)
+		{
+			xxl_pq_stats st;
+
+			xxl_pq_get_stats((xxl_pq *) sh->core, &st);
+			touched = st.memory_peak;
+		}
+		else
+		{
+			xxl_sort_stats st;
+
+			xxl_sorter_stats((const xxl_sorter *) sh->core, &st);
+			touched = st.memory_peak;
+		}
+		now -= sh->memory;
+		now += touched < sh->memory ? touched : sh->memory;
+	}
+	return now;
+}
+
+static void
+sample_used(graph_env *env)
+{
+	uint64_t	now = used_now(env);
+
+	if (now > env->used_peak)
+		env->used_peak = now;
+}
+
+static void
+share_add(graph_env *env, const void *core, bool pq, size_t memory)
+{
+	if (env->nshares < GRAPH_MAX_SHARES)
+		env->shares[env->nshares++] = (graph_share) {core, pq, memory};
+	else
+		env->budget.peak = env->budget.used;	/* untracked: count it whole */
+	sample_used(env);
+}
+
+static void
+share_remove(graph_env *env, const void *core)
+{
+	sample_used(env);
+	for (int i = 0; i < env->nshares; i++)
+		if (env->shares[i].core == core)
+		{
+			env->shares[i] = env->shares[--env->nshares];
+			break;
+		}
+}
+
+uint64_t
+graph_env_used_peak(const graph_env *env)
+{
+	uint64_t	now = used_now(env);
+
+	return now > env->used_peak ? now : env->used_peak;
+}
+
 void *
 graph_env_alloc(graph_env *env, size_t bytes)
 {
-	return xxl_budget_alloc(&env->budget, bytes ? bytes : 1, &env->err);
+	void	   *p = xxl_budget_alloc(&env->budget, bytes ? bytes : 1, &env->err);
+
+	sample_used(env);
+	return p;
 }
 
 void
 graph_env_free(graph_env *env, void *p, size_t bytes)
 {
+	sample_used(env);
 	xxl_budget_free(&env->budget, p, bytes ? bytes : 1);
 }
 
@@ -242,6 +316,7 @@ gsort_open(graph_env *env, gsorter *gs, size_t memory, size_t rec_size, size_t k
 	}
 	gs->memory = memory;
 	gs->rec_size = rec_size;
+	share_add(env, gs->s, false, memory);
 	return XXL_OK;
 }
 
@@ -332,6 +407,7 @@ gsort_close(graph_env *env, gsorter *gs)
 	if (st.merge_passes > env->sort_passes_max)
 		env->sort_passes_max = st.merge_passes;
 	env->sorted_bytes += gs->pushed * gs->rec_size;
+	share_remove(env, gs->s);
 	xxl_sorter_destroy(gs->s);
 	env->budget.used -= gs->memory;
 	memset(gs, 0, sizeof(*gs));
@@ -391,6 +467,7 @@ gpq_open(graph_env *env, gqueue *gq, size_t memory, size_t rec_size, size_t key_
 		return env->err.code;
 	}
 	gq->memory = memory;
+	share_add(env, gq->q, true, memory);
 	return XXL_OK;
 }
 
@@ -455,6 +532,7 @@ gpq_close(graph_env *env, gqueue *gq)
 	graph_io_add(&env->io, &st.io);
 	env->pq_pushes += st.pushes;
 	env->pq_merges += st.merges;
+	share_remove(env, gq->q);
 	xxl_pq_destroy(gq->q);
 	env->budget.used -= gq->memory;
 	memset(gq, 0, sizeof(*gq));

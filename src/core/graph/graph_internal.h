@@ -85,9 +85,29 @@ g_key_cost(uint64_t k)
 
 /* The operator environment ------------------------------------------------ */
 
+/* A sorter or queue with a reserved share of the budget (see graph_env). */
+typedef struct graph_share
+{
+	const void *core;			/* xxl_sorter or xxl_pq */
+	bool		pq;
+	size_t		memory;			/* reserved */
+} graph_share;
+
+#define GRAPH_MAX_SHARES 16
+
 typedef struct graph_env
 {
 	xxl_budget	budget;
+	/*
+	 * Sorters and queues reserve their share of the budget when they open
+	 * (the plan that keeps the shares within it), but back only what they
+	 * write: the memory the operator used is sampled, whenever the budget
+	 * or the shares change, as the budget in use with each live share
+	 * counted at its own peak so far.
+	 */
+	graph_share shares[GRAPH_MAX_SHARES];
+	int			nshares;
+	uint64_t	used_peak;
 	xxl_error	err;
 	xxl_disk_config disk;		/* block_size: of the own streams; pool: the
 								 * operator's spill files, reused */
@@ -117,6 +137,8 @@ bool		graph_env_canceled(graph_env *env);
 /* Budget-charged allocation of a large array (e.g. union-find). */
 void	   *graph_env_alloc(graph_env *env, size_t bytes);
 void		graph_env_free(graph_env *env, void *p, size_t bytes);
+/* The most memory the operator used so far (see graph_env). */
+uint64_t	graph_env_used_peak(const graph_env *env);
 
 /* A sorter with memory bytes of the budget reserved for it. */
 typedef struct gsorter
