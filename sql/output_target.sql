@@ -9,28 +9,23 @@ CREATE TABLE ot_src AS SELECT g AS a FROM generate_series(1, 300000) g;
 CREATE TABLE ot_edges AS
   SELECT g AS source, g + 1 AS target FROM generate_series(1, 200000) g;
 
--- inserts one row into the target, once it exists, for every 1000th value
-CREATE FUNCTION ot_poke(v bigint, target text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+-- inserts a row (the given values) into the target, once it exists, for
+-- every 1000th value
+CREATE FUNCTION ot_poke(v bigint, target text, row_values text) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   IF v % 1000 = 0 AND to_regclass(target) IS NOT NULL THEN
-    EXECUTE format('INSERT INTO %I VALUES (-1)', target);
-  END IF;
-  RETURN v;
-END $$;
-CREATE FUNCTION ot_poke2(v bigint, target text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-  IF v % 1000 = 0 AND to_regclass(target) IS NOT NULL THEN
-    EXECUTE format('INSERT INTO %I VALUES (-1, -1)', target);
+    EXECUTE format('INSERT INTO %I VALUES (%s)', target, row_values);
   END IF;
   RETURN v;
 END $$;
 
-SELECT xxl.sort_into('SELECT ot_poke(a, ''ot_sorted'')::int AS a FROM ot_src', 'a', 'ot_sorted');
+SELECT xxl.sort_into('SELECT ot_poke(a, ''ot_sorted'', ''-1'')::int AS a FROM ot_src', 'a', 'ot_sorted');
 SELECT count(*) AS all_rows, count(*) FILTER (WHERE a = -1) AS from_source,
        count(DISTINCT a) FILTER (WHERE a > 0) AS sorted_rows
 FROM ot_sorted;
 SELECT xxl.connected_components_into(
-  'SELECT ot_poke2(source, ''ot_cc'') AS source, target FROM ot_edges', 'ot_cc');
+  'SELECT ot_poke(source, ''ot_cc'', ''-1, -1'') AS source, target FROM ot_edges', 'ot_cc');
 SELECT count(*) AS all_rows, count(*) FILTER (WHERE node = -1) AS from_source,
        count(DISTINCT node) FILTER (WHERE node > 0) AS nodes
 FROM ot_cc;
@@ -79,6 +74,6 @@ SET ot.dress = 'none';
 SELECT xxl.sort_into('SELECT a FROM ot_src WHERE a <= 20', 'a', 'ot_t');
 SELECT count(*) FROM ot_t;
 DROP EVENT TRIGGER ot_dress;
-DROP FUNCTION ot_dress(), ot_audit_row(), ot_poke(bigint, text), ot_poke2(bigint, text);
+DROP FUNCTION ot_dress(), ot_audit_row(), ot_poke(bigint, text, text);
 DROP TABLE ot_t, ot_audit, ot_src, ot_edges;
 DROP EXTENSION pgxxl;
