@@ -33,11 +33,13 @@
 
 #ifdef USE_ICU
 #include <unicode/ucol.h>
+#include <unicode/ustring.h>
 #endif
 
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "port/pg_bswap.h"
 #include "nodes/parsenodes.h"
 #include "parser/parser.h"
@@ -94,6 +96,8 @@ struct XxlSortKey
 	size_t		cap;
 	size_t		len;
 	bool		compared;		/* a libc column: keys in xxl_keycmp.h's form */
+	void	   *ubuf;			/* ICU: a value in UTF-16, reused */
+	size_t		ubuf_cap;		/* in UTF-16 units */
 	xxl_keycol *cmp_cols;
 	xxl_key_compare compare;
 };
@@ -605,8 +609,28 @@ static void
 put_icu_sortkey(XxlSortKey *key, const KeyColumn *col, const char *data, size_t len)
 {
 	UChar	   *uchar;
-	int32_t		ulen = icu_to_uchar(&uchar, data, len);
+	int32_t		ulen;
 	int32_t		need;
+
+	if (GetDatabaseEncoding() == PG_UTF8 && len < PG_INT32_MAX / 2)
+	{
+		/* straight from UTF-8 into a buffer kept across rows */
+		UErrorCode	status = U_ZERO_ERROR;
+
+		if (key->ubuf_cap < len + 1)
+		{
+			key->ubuf_cap = Max(len + 1, key->ubuf_cap * 2);
+			key->ubuf = key->ubuf ? repalloc_huge(key->ubuf, key->ubuf_cap * sizeof(UChar))
+				: palloc(key->ubuf_cap * sizeof(UChar));
+		}
+		uchar = key->ubuf;
+		u_strFromUTF8(uchar, (int32_t) key->ubuf_cap, &ulen, data, (int32_t) len, &status);
+		if (U_FAILURE(status))
+			ereport(ERROR,
+					(errmsg("could not convert a string to UTF-16: %s", u_errorName(status))));
+	}
+	else
+		ulen = icu_to_uchar(&uchar, data, len);
 
 	reserve(key, (size_t) ulen * 2 + 16);
 	for (;;)
@@ -622,7 +646,8 @@ put_icu_sortkey(XxlSortKey *key, const KeyColumn *col, const char *data, size_t 
 		reserve(key, (size_t) need);
 	}
 	key->len += need;
-	pfree(uchar);
+	if (uchar != key->ubuf)
+		pfree(uchar);
 }
 #endif
 
