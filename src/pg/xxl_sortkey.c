@@ -96,6 +96,7 @@ struct XxlSortKey
 	size_t		cap;
 	size_t		len;
 	bool		compared;		/* a libc column: keys in xxl_keycmp.h's form */
+	MemoryContext cxt;			/* where the key lives */
 	void	   *ubuf;			/* ICU: a value in UTF-16, reused */
 	size_t		ubuf_cap;		/* in UTF-16 units */
 	xxl_keycol *cmp_cols;
@@ -447,6 +448,7 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 	ListCell   *lc;
 	int			i = 0;
 
+	key->cxt = CurrentMemoryContext;
 	key->ncols = list_length(items);
 	key->cols = palloc0(sizeof(KeyColumn) * Max(key->ncols, 1));
 	foreach(lc, items)
@@ -620,8 +622,9 @@ put_icu_sortkey(XxlSortKey *key, const KeyColumn *col, const char *data, size_t 
 		if (key->ubuf_cap < len + 1)
 		{
 			key->ubuf_cap = Max(len + 1, key->ubuf_cap * 2);
+			/* with the key, not in the per-row context the caller resets */
 			key->ubuf = key->ubuf ? repalloc_huge(key->ubuf, key->ubuf_cap * sizeof(UChar))
-				: palloc(key->ubuf_cap * sizeof(UChar));
+				: MemoryContextAllocHuge(key->cxt, key->ubuf_cap * sizeof(UChar));
 		}
 		uchar = key->ubuf;
 		u_strFromUTF8(uchar, (int32_t) key->ubuf_cap, &ulen, data, (int32_t) len, &status);
