@@ -39,28 +39,25 @@ ensure_locale() {
 }
 
 SUDO=()
-if [ "$(id -u)" -ne 0 ]; then
-	SUDO=(sudo)
-fi
-if [ ${#missing[@]} -eq 0 ]; then
-	ensure_locale
-	exit 0
-fi
+[ "$(id -u)" -ne 0 ] && SUDO=(sudo)
 
-echo "deps: installing ${missing[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null || { echo "deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
-fi
-export DEBIAN_FRONTEND=noninteractive
-apt_opts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	if [ ${#SUDO[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+		echo "deps: need root (or sudo) to install ${missing[*]}" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt_opts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 
-# Update the package lists only when they are missing or the install fails
-# with the ones we have (they may be stale).
-if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
-	"${SUDO[@]}" apt-get update -q </dev/null
-	"${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null
-elif ! "${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null; then
-	"${SUDO[@]}" apt-get update -q </dev/null
-	"${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null
+	# Update the package lists only when they are missing or the install fails
+	# with the ones we have (they may be stale).
+	if ! compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; then
+		"${SUDO[@]}" apt-get update -q </dev/null
+		"${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null
+	elif ! "${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null; then
+		"${SUDO[@]}" apt-get update -q </dev/null
+		"${SUDO[@]}" apt-get install "${apt_opts[@]}" --no-install-recommends "${missing[@]}" </dev/null
+	fi
 fi
 ensure_locale
