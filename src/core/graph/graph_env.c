@@ -170,10 +170,9 @@ sample_used(graph_env *env)
 static void
 share_add(graph_env *env, const void *core, bool pq, size_t memory)
 {
+	/* a share beyond the registry stays counted whole, as reserved */
 	if (env->nshares < GRAPH_MAX_SHARES)
 		env->shares[env->nshares++] = (graph_share) {core, pq, memory};
-	else
-		env->budget.peak = env->budget.used;	/* untracked: count it whole */
 	sample_used(env);
 }
 
