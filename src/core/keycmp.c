@@ -5,13 +5,8 @@
  */
 #include <string.h>
 
+#include "record.h"
 #include "xxl_keycmp.h"
-
-static inline uint32_t
-load_be32(const unsigned char *p)
-{
-	return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) | p[3];
-}
 
 int
 xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
@@ -32,8 +27,8 @@ xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t
 			return (aend - a > bend - b) - (aend - a < bend - b);
 		if (a[0] != b[0])
 			return a[0] < b[0] ? -1 : 1;
-		la = load_be32(a + 1);
-		lb = load_be32(b + 1);
+		la = xxl_load_be32(a + 1);
+		lb = xxl_load_be32(b + 1);
 		a += XXL_KEYCOL_HEADER;
 		b += XXL_KEYCOL_HEADER;
 		if (la == 0 || lb == 0)

@@ -30,6 +30,15 @@ xxl_load_be64(const void *p)
 	return __builtin_bswap64(v);
 }
 
+static inline uint32_t
+xxl_load_be32(const void *p)
+{
+	uint32_t	v;
+
+	memcpy(&v, p, 4);
+	return __builtin_bswap32(v);
+}
+
 /*
  * The key of a record with key_size <= 8 as a big-endian integer, zero
  * padded (the 8-byte prefix); one load when the record has 8 bytes to read.
