@@ -95,11 +95,10 @@ struct XxlSortKey
 	unsigned char *buf;
 	size_t		cap;
 	size_t		len;
-	bool		compared;		/* a libc column: keys in xxl_keycmp.h's form */
 	MemoryContext cxt;			/* where the key lives */
 	void	   *ubuf;			/* ICU: a value in UTF-16, reused */
 	size_t		ubuf_cap;		/* in UTF-16 units */
-	xxl_keycol *cmp_cols;
+	/* with a libc column (ncols > 0): keys in xxl_keycmp.h's form */
 	xxl_key_compare compare;
 };
 
@@ -499,21 +498,20 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 		key->fixed_size += 1 + col->fixed_width;
 	}
 	for (int c = 0; c < key->ncols; c++)
-		key->compared |= key->cols[c].libc != (locale_t) 0;
-	if (key->compared)
-	{
-		key->cmp_cols = palloc0(sizeof(xxl_keycol) * key->ncols);
-		for (int c = 0; c < key->ncols; c++)
+		if (key->cols[c].libc != (locale_t) 0)
 		{
-			KeyColumn  *col = &key->cols[c];
+			xxl_keycol *cols = palloc0(sizeof(xxl_keycol) * key->ncols);
 
-			key->cmp_cols[c].kind = col->libc ? XXL_KEYCOL_STRCOLL : XXL_KEYCOL_BYTES;
-			key->cmp_cols[c].desc = col->desc;
-			key->cmp_cols[c].locale = col->libc;
+			for (int k = 0; k < key->ncols; k++)
+			{
+				cols[k].kind = key->cols[k].libc ? XXL_KEYCOL_STRCOLL : XXL_KEYCOL_BYTES;
+				cols[k].desc = key->cols[k].desc;
+				cols[k].locale = key->cols[k].libc;
+			}
+			key->compare.ncols = key->ncols;
+			key->compare.cols = cols;
+			break;
 		}
-		key->compare.ncols = key->ncols;
-		key->compare.cols = key->cmp_cols;
-	}
 	key->cap = 256;
 	key->buf = palloc(key->cap);
 	return key;
@@ -522,7 +520,7 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 const xxl_key_compare *
 xxl_sortkey_compare(const XxlSortKey *key)
 {
-	return key->compared ? &key->compare : NULL;
+	return key->compare.ncols > 0 ? &key->compare : NULL;
 }
 
 AttrNumber
@@ -885,6 +883,8 @@ put_value(XxlSortKey *key, const KeyColumn *col, Datum value)
 const unsigned char *
 xxl_sortkey_encode(XxlSortKey *key, const Datum *values, const bool *isnull, uint32 *len)
 {
+	bool		columnwise = key->compare.ncols > 0;	/* xxl_keycmp.h's form */
+
 	key->len = 0;
 	for (int i = 0; i < key->ncols; i++)
 	{
@@ -895,12 +895,12 @@ xxl_sortkey_encode(XxlSortKey *key, const Datum *values, const bool *isnull, uin
 		if (isnull[a])
 		{
 			put_byte(key, col->nulls_first ? 0x00 : 0x01);
-			if (key->compared)
+			if (columnwise)
 				put_be32(key, 0);	/* xxl_keycmp.h: no bytes */
 			continue;
 		}
 		put_byte(key, col->nulls_first ? 0x01 : 0x00);
-		if (key->compared)
+		if (columnwise)
 			put_be32(key, 0);	/* the length, filled in below */
 		start = key->len;
 		put_value(key, col, values[a]);
@@ -908,7 +908,7 @@ xxl_sortkey_encode(XxlSortKey *key, const Datum *values, const bool *isnull, uin
 		if (col->desc && !col->libc)
 			for (size_t j = start; j < key->len; j++)
 				key->buf[j] = ~key->buf[j];
-		if (key->compared)
+		if (columnwise)
 		{
 			uint32		vlen = pg_hton32((uint32) (key->len - start));
 
