@@ -186,6 +186,25 @@ xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size, size_t new_si
 	return fresh;
 }
 
+xxl_status
+xxl_budget_reserve(xxl_budget *budget, size_t bytes, const char *what, xxl_error *err)
+{
+	if (bytes > xxl_budget_available(budget))
+		return xxl_error_set(err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes exhausted (%zu in use, %zu more for a %s)",
+							 budget->limit, budget->used, bytes, what);
+	budget->used += bytes;
+	if (budget->used > budget->peak)
+		budget->peak = budget->used;
+	return XXL_OK;
+}
+
+void
+xxl_budget_release(xxl_budget *budget, size_t bytes)
+{
+	budget->used -= bytes < budget->used ? bytes : budget->used;
+}
+
 uint64_t
 xxl_now_ns(void)
 {
@@ -202,6 +221,44 @@ xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const char *wha
 		return false;
 	xxl_error_set(err, XXL_ECANCELED, 0, "%s canceled", what);
 	return true;
+}
+
+void
+xxl_part_init(xxl_part *part, const char *name, size_t memory, xxl_cancel_fn cancel,
+			  void *cancel_arg)
+{
+	memset(part, 0, sizeof(*part));
+	part->name = name;
+	xxl_budget_init(&part->budget, memory);
+	part->cancel = cancel;
+	part->cancel_arg = cancel_arg;
+}
+
+xxl_status
+xxl_part_fail(xxl_part *part)
+{
+	part->failed = true;
+	if (part->err.code == XXL_OK)
+		xxl_error_set(&part->err, XXL_EIO, 0, "%s failed", part->name);
+	return part->err.code;
+}
+
+bool
+xxl_part_canceled(xxl_part *part)
+{
+	return xxl_poll_cancel(part->cancel, part->cancel_arg, &part->err, part->name);
+}
+
+void *
+xxl_part_alloc(xxl_part *part, size_t bytes)
+{
+	return xxl_budget_alloc(&part->budget, bytes ? bytes : 1, &part->err);
+}
+
+void
+xxl_part_free(xxl_part *part, void *ptr, size_t bytes)
+{
+	xxl_budget_free(&part->budget, ptr, bytes ? bytes : 1);
 }
 
 void *

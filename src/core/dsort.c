@@ -53,8 +53,7 @@ typedef struct dkey
 typedef enum dsort_phase
 {
 	DS_INPUT,
-	DS_OUTPUT,
-	DS_FAILED
+	DS_OUTPUT
 } dsort_phase;
 
 /* A chain of blocks on one disk set: the stage, or a bucket. */
@@ -101,8 +100,7 @@ typedef struct ds_ahead ds_ahead;
 struct xxl_dsort
 {
 	xxl_dsort_config cfg;
-	xxl_error	err;
-	xxl_budget	budget;
+	xxl_part	part;			/* error, budget, cancel hook */
 	dsort_phase phase;
 	size_t		rec,
 				ks;
@@ -438,7 +436,7 @@ write_block(xxl_dsort *s, ds_disk *d, ds_chain *c, unsigned char *data, size_t n
 		if (c->next == c->ext_cap)
 		{
 			size_t		cap = c->ext_cap ? 2 * c->ext_cap : 4;
-			xxl_bid    *grown = xxl_budget_realloc(&s->budget, c->ext, c->ext_cap * sizeof(xxl_bid),
+			xxl_bid    *grown = xxl_budget_realloc(&s->part.budget, c->ext, c->ext_cap * sizeof(xxl_bid),
 												   cap * sizeof(xxl_bid), err);
 
 			if (grown == NULL)
@@ -484,7 +482,7 @@ free_chain(xxl_dsort *s, ds_disk *d, ds_chain *c)
 	if (d->disks)
 		for (size_t e = 0; e < c->next; e++)
 			xxl_block_free(d->disks, c->ext[e]);
-	xxl_budget_free(&s->budget, c->ext, c->ext_cap * sizeof(xxl_bid));
+	xxl_part_free(&s->part, c->ext, c->ext_cap * sizeof(xxl_bid));
 	c->ext = NULL;
 	c->next = c->ext_cap = 0;
 }
@@ -494,33 +492,18 @@ free_chain(xxl_dsort *s, ds_disk *d, ds_chain *c)
 static xxl_status take_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err);
 
 static xxl_status
-fail(xxl_dsort *s)
-{
-	s->phase = DS_FAILED;
-	if (s->err.code == XXL_OK)
-		xxl_error_set(&s->err, XXL_EIO, 0, "distribution sort failed");
-	return s->err.code;
-}
-
-static bool
-poll_cancel(xxl_dsort *s)
-{
-	return xxl_poll_cancel(s->cfg.cancel, s->cfg.cancel_arg, &s->err, "sort");
-}
-
-static xxl_status
 alloc_area(xxl_dsort *s)
 {
 	s->area_bytes = (size_t) (s->p.areas * s->p.cap * s->rec);
-	s->area = xxl_budget_alloc(&s->budget, s->area_bytes ? s->area_bytes : 1, &s->err);
-	return s->area ? XXL_OK : s->err.code;
+	s->area = xxl_part_alloc(&s->part, s->area_bytes ? s->area_bytes : 1);
+	return s->area ? XXL_OK : s->part.err.code;
 }
 
 static void
 free_area(xxl_dsort *s)
 {
 	if (s->area)
-		xxl_budget_free(&s->budget, s->area, s->area_bytes ? s->area_bytes : 1);
+		xxl_part_free(&s->part, s->area, s->area_bytes ? s->area_bytes : 1);
 	s->area = NULL;
 }
 
@@ -557,7 +540,7 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 	s->p = p;
 	s->next_poll = POLL_EVERY;
 	/* each phase's limit is what the plan gives it */
-	xxl_budget_init(&s->budget, p.input);
+	xxl_part_init(&s->part, "sort", p.input, config->cancel, config->cancel_arg);
 	if (p.in_memory)
 	{
 		if (alloc_area(s) != XXL_OK)
@@ -565,18 +548,18 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 	}
 	else
 	{
-		s->sample = xxl_budget_alloc(&s->budget, p.sample_cap * sizeof(dkey), &s->err);
+		s->sample = xxl_part_alloc(&s->part, p.sample_cap * sizeof(dkey));
 		if (s->sample == NULL)
 			goto failed;
 		if (!config->presampled)
 		{
-			s->sbuf = xxl_budget_alloc(&s->budget, p.stage_block, &s->err);
-			if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block, &s->err) != XXL_OK)
+			s->sbuf = xxl_part_alloc(&s->part, p.stage_block);
+			if (s->sbuf == NULL || open_disk(s, &s->sd, p.stage_block, &s->part.err) != XXL_OK)
 				goto failed;
 		}
 		if (p.pipe_batch)
 		{
-			s->pipe = xxl_pipe_create(p.pipe_batch, XXL_PIPE_BATCHES, take_batch, s, &s->budget, &s->err);
+			s->pipe = xxl_pipe_create(p.pipe_batch, XXL_PIPE_BATCHES, take_batch, s, &s->part.budget, &s->part.err);
 			if (s->pipe == NULL)
 				goto failed;
 		}
@@ -584,7 +567,7 @@ xxl_dsort_create(const xxl_dsort_config *config, xxl_error *err)
 	return s;
 
 failed:
-	*err = s->err;
+	*err = s->part.err;
 	xxl_dsort_destroy(s);
 	return NULL;
 }
@@ -654,23 +637,23 @@ take_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
 xxl_status
 xxl_dsort_put(xxl_dsort *s, const void *rec)
 {
-	if (s->phase != DS_INPUT)
+	if (s->part.failed || s->phase != DS_INPUT)
 	{
-		if (s->phase != DS_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "distribution sort: put after sort");
-		return fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "distribution sort: put after sort");
+		return xxl_part_fail(&s->part);
 	}
 	if (s->puts == s->cfg.records)
 	{
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "distribution sort: more than the %llu records announced",
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "distribution sort: more than the %llu records announced",
 					  (unsigned long long) s->cfg.records);
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	}
 	if (++s->puts >= s->next_poll)
 	{
 		s->next_poll += POLL_EVERY;
-		if (poll_cancel(s))
-			return fail(s);
+		if (xxl_part_canceled(&s->part))
+			return xxl_part_fail(&s->part);
 	}
 	if (s->p.in_memory)
 	{
@@ -679,15 +662,15 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 	}
 	if (s->pipe)
 	{
-		unsigned char *at = xxl_pipe_space(s->pipe, s->rec, &s->err);
+		unsigned char *at = xxl_pipe_space(s->pipe, s->rec, &s->part.err);
 
 		if (at == NULL)
-			return fail(s);
+			return xxl_part_fail(&s->part);
 		xxl_copy_small(at, rec, s->rec);
 		return XXL_OK;
 	}
-	if (take(s, rec, &s->err) != XXL_OK)
-		return fail(s);
+	if (take(s, rec, &s->part.err) != XXL_OK)
+		return xxl_part_fail(&s->part);
 	return XXL_OK;
 }
 
@@ -697,20 +680,20 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 	const unsigned char *r = recs;
 
 	/* (with a pipe, the buckets belong to the worker) */
-	if (s->phase != DS_INPUT || (!s->pipe && !s->bk) || s->puts + n > s->cfg.records)
+	if (s->part.failed || s->phase != DS_INPUT || (!s->pipe && !s->bk) || s->puts + n > s->cfg.records)
 	{
 		/* the general path (the stage, the pipe, errors) record by record */
 		for (size_t i = 0; i < n; i++)
 			if (xxl_dsort_put(s, r + i * s->rec) != XXL_OK)
-				return s->err.code;
+				return s->part.err.code;
 		return XXL_OK;
 	}
 	s->puts += n;
 	if (s->puts >= s->next_poll)
 	{
 		s->next_poll = s->puts + POLL_EVERY;
-		if (poll_cancel(s))
-			return fail(s);
+		if (xxl_part_canceled(&s->part))
+			return xxl_part_fail(&s->part);
 	}
 	if (s->pipe)
 	{
@@ -720,17 +703,17 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 		for (size_t i = 0; i < n; i += per)
 		{
 			size_t		k = n - i < per ? n - i : per;
-			unsigned char *at = xxl_pipe_space(s->pipe, k * s->rec, &s->err);
+			unsigned char *at = xxl_pipe_space(s->pipe, k * s->rec, &s->part.err);
 
 			if (at == NULL)
-				return fail(s);
+				return xxl_part_fail(&s->part);
 			memcpy(at, r + i * s->rec, k * s->rec);
 		}
 		return XXL_OK;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (distribute_one(s, r + i * s->rec, &s->err) != XXL_OK)
-			return fail(s);
+		if (distribute_one(s, r + i * s->rec, &s->part.err) != XXL_OK)
+			return xxl_part_fail(&s->part);
 	return XXL_OK;
 }
 
@@ -753,13 +736,13 @@ xxl_dsort_plan_stride(const xxl_dsort_config *config)
 xxl_status
 xxl_dsort_sample(xxl_dsort *s, const void *key)
 {
-	if (s->phase != DS_INPUT || !s->cfg.presampled || s->puts > 0)
+	if (s->part.failed || s->phase != DS_INPUT || !s->cfg.presampled || s->puts > 0)
 	{
-		if (s->phase != DS_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0,
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 						  "distribution sort: a sample is offered before the first record, and "
 						  "only to a presampled sort");
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	}
 	if (!s->p.in_memory && s->nsample < s->p.sample_cap)
 		s->sample[s->nsample++] = key_of(key, s->ks);
@@ -819,7 +802,7 @@ build_index(xxl_dsort *s, dkey min, dkey max, xxl_error *err)
 		s->tbits = 128 - s->gbits;
 	s->gprefix = s->gbits == 0 ? 0 : lo >> (128 - s->gbits);
 	ncell = ((size_t) 1 << s->tbits) + 1;
-	s->cell = xxl_budget_alloc(&s->budget, ncell * sizeof(uint32_t), err);
+	s->cell = xxl_budget_alloc(&s->part.budget, ncell * sizeof(uint32_t), err);
 	if (s->cell == NULL)
 		return err->code;
 	for (size_t t = 0; t < ncell; t++)
@@ -877,8 +860,8 @@ choose_splitters(xxl_dsort *s, xxl_error *err)
 	if (nb < 1)
 		nb = 1;
 	s->sp_cap = (size_t) nb;
-	s->sp = xxl_budget_alloc(&s->budget, s->sp_cap * sizeof(dkey), err);
-	s->heavy = s->sp ? xxl_budget_alloc(&s->budget, s->sp_cap, err) : NULL;
+	s->sp = xxl_budget_alloc(&s->part.budget, s->sp_cap * sizeof(dkey), err);
+	s->heavy = s->sp ? xxl_budget_alloc(&s->part.budget, s->sp_cap, err) : NULL;
 	if (s->heavy == NULL)
 		return err->code;
 	qsort(s->sample, S, sizeof(dkey), cmp_dkey);
@@ -927,12 +910,12 @@ open_buckets(xxl_dsort *s, xxl_error *err)
 				B;
 
 	s->nbk = 2 * s->nsp + 1;
-	s->bk = xxl_budget_alloc(&s->budget, s->nbk * sizeof(ds_chain), err);
+	s->bk = xxl_budget_alloc(&s->part.budget, s->nbk * sizeof(ds_chain), err);
 	if (s->bk == NULL)
 		return err->code;
 	memset(s->bk, 0, s->nbk * sizeof(ds_chain));
-	fixed = s->budget.used + s->p.meta + OVERHEAD;
-	room = s->budget.limit > fixed ? s->budget.limit - fixed : 0;
+	fixed = s->part.budget.used + s->p.meta + OVERHEAD;
+	room = s->part.budget.limit > fixed ? s->part.budget.limit - fixed : 0;
 	/* the plan only guarantees the normal buckets: drop equality buckets that do not fit */
 	for (size_t j = 0, nheavy = 0; j < s->nsp; j++)
 		if (s->heavy[j] && (s->nsp + 1 + ++nheavy) * XXL_ALIGN > room)
@@ -961,7 +944,7 @@ open_buckets(xxl_dsort *s, xxl_error *err)
 		B = XXL_ROUND_UP(s->rec, XXL_ALIGN);
 	if (open_disk(s, &s->bd, B, err) != XXL_OK)
 		return err->code;
-	s->wbuf = xxl_budget_alloc(&s->budget, s->nwbuf * B, err);
+	s->wbuf = xxl_budget_alloc(&s->part.budget, s->nwbuf * B, err);
 	return s->wbuf ? XXL_OK : err->code;
 }
 
@@ -1000,12 +983,12 @@ close_buckets(xxl_dsort *s)
 
 		if (bk->fill > 0 &&
 			write_block(s, &s->bd, bk, s->wbuf + (size_t) bk->buf * s->bd.block, bk->fill,
-						&s->err) != XXL_OK)
-			return s->err.code;
+						&s->part.err) != XXL_OK)
+			return s->part.err.code;
 		if (bk->count > s->largest)
 			s->largest = bk->count;
 	}
-	xxl_budget_free(&s->budget, s->wbuf, s->nwbuf * s->bd.block);
+	xxl_part_free(&s->part, s->wbuf, s->nwbuf * s->bd.block);
 	s->wbuf = NULL;
 	return XXL_OK;
 }
@@ -1019,13 +1002,13 @@ distribute_stage(xxl_dsort *s)
 		size_t		n;
 		const unsigned char *p = s->sbuf;
 
-		if (read_block(s, &s->sd, &s->stage, k, s->sbuf, &n, &s->err) != XXL_OK)
-			return s->err.code;
+		if (read_block(s, &s->sd, &s->stage, k, s->sbuf, &n, &s->part.err) != XXL_OK)
+			return s->part.err.code;
 		for (size_t i = 0; i < n; i++, p += s->rec)
-			if (distribute_one(s, p, &s->err) != XXL_OK)
-				return s->err.code;
-		if (poll_cancel(s))
-			return s->err.code;
+			if (distribute_one(s, p, &s->part.err) != XXL_OK)
+				return s->part.err.code;
+		if (xxl_part_canceled(&s->part))
+			return s->part.err.code;
 	}
 	/* the stage is read: give its space back */
 	free_chain(s, &s->sd, &s->stage);
@@ -1038,7 +1021,7 @@ start_distribution(xxl_dsort *s, xxl_error *err)
 {
 	if (choose_splitters(s, err) != XXL_OK)
 		return err->code;
-	xxl_budget_free(&s->budget, s->sample, s->p.sample_cap * sizeof(dkey));
+	xxl_part_free(&s->part, s->sample, s->p.sample_cap * sizeof(dkey));
 	s->sample = NULL;
 	return open_buckets(s, err);
 }
@@ -1048,11 +1031,11 @@ static xxl_status ahead_start(xxl_dsort *s, size_t from);
 xxl_status
 xxl_dsort_sort(xxl_dsort *s)
 {
-	if (s->phase != DS_INPUT)
+	if (s->part.failed || s->phase != DS_INPUT)
 	{
-		if (s->phase != DS_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "distribution sort: sort called twice");
-		return fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "distribution sort: sort called twice");
+		return xxl_part_fail(&s->part);
 	}
 	if (s->p.in_memory)
 	{
@@ -1063,36 +1046,36 @@ xxl_dsort_sort(xxl_dsort *s)
 		return XXL_OK;
 	}
 	/* what the worker has not taken yet, then the pipe's memory back */
-	if (s->pipe && xxl_pipe_finish(&s->pipe, &s->wait_ns, &s->err) != XXL_OK)
-		return fail(s);
-	s->budget.limit = s->p.distribute;
+	if (s->pipe && xxl_pipe_finish(&s->pipe, &s->wait_ns, &s->part.err) != XXL_OK)
+		return xxl_part_fail(&s->part);
+	s->part.budget.limit = s->p.distribute;
 	if (s->cfg.presampled)
 	{
-		if (s->bk == NULL && start_distribution(s, &s->err) != XXL_OK)
-			return fail(s);
+		if (s->bk == NULL && start_distribution(s, &s->part.err) != XXL_OK)
+			return xxl_part_fail(&s->part);
 	}
 	else
 	{
 		/* the last stage block; the stage block buffer then reads the stage */
 		if (s->stage.fill > 0 &&
-			write_block(s, &s->sd, &s->stage, s->sbuf, s->stage.fill, &s->err) != XXL_OK)
-			return fail(s);
+			write_block(s, &s->sd, &s->stage, s->sbuf, s->stage.fill, &s->part.err) != XXL_OK)
+			return xxl_part_fail(&s->part);
 		s->stage.fill = 0;
-		if (start_distribution(s, &s->err) != XXL_OK || distribute_stage(s) != XXL_OK)
-			return fail(s);
-		xxl_budget_free(&s->budget, s->sbuf, s->p.stage_block);
+		if (start_distribution(s, &s->part.err) != XXL_OK || distribute_stage(s) != XXL_OK)
+			return xxl_part_fail(&s->part);
+		xxl_part_free(&s->part, s->sbuf, s->p.stage_block);
 		s->sbuf = NULL;
 	}
 	if (close_buckets(s) != XXL_OK)
-		return fail(s);
-	s->budget.limit = s->p.output;
-	s->peak_before_output = s->budget.peak;
-	s->budget.peak = s->budget.used;
+		return xxl_part_fail(&s->part);
+	s->part.budget.limit = s->p.output;
+	s->peak_before_output = s->part.budget.peak;
+	s->part.budget.peak = s->part.budget.used;
 	if (alloc_area(s) != XXL_OK)
-		return fail(s);
-	s->rbuf = xxl_budget_alloc(&s->budget, s->bd.block, &s->err);
+		return xxl_part_fail(&s->part);
+	s->rbuf = xxl_part_alloc(&s->part, s->bd.block);
 	if (s->rbuf == NULL || (s->p.areas == 3 && ahead_start(s, 0) != XXL_OK))
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	s->phase = DS_OUTPUT;
 	s->cur = 0;
 	return XXL_OK;
@@ -1109,7 +1092,7 @@ sort_overflow(xxl_dsort *s, ds_chain *b)
 
 	free_area(s);
 	memset(&c, 0, sizeof(c));
-	c.memory = xxl_budget_available(&s->budget);
+	c.memory = xxl_budget_available(&s->part.budget);
 	c.memory -= c.memory % XXL_ALIGN;
 	c.record_size = s->rec;
 	c.key_size = s->ks;
@@ -1121,19 +1104,21 @@ sort_overflow(xxl_dsort *s, ds_chain *b)
 	c.disk.try_direct = false;
 	c.cancel = s->cfg.cancel;
 	c.cancel_arg = s->cfg.cancel_arg;
-	s->over = xxl_sorter_create(&c, &s->err);
+	s->over = xxl_sorter_create(&c, &s->part.err);
 	if (s->over == NULL)
-		return s->err.code;
+		return s->part.err.code;
 	s->over_memory = c.memory;
-	s->budget.used += c.memory;
-	if (s->budget.used > s->budget.peak)
-		s->budget.peak = s->budget.used;
+	if (xxl_budget_reserve(&s->part.budget, c.memory, "bucket sorter", &s->part.err) != XXL_OK)
+	{
+		s->over_memory = 0;
+		return s->part.err.code;
+	}
 	for (uint64_t k = 0; k < nblocks; k++)
 	{
 		size_t		n;
 
-		if (read_block(s, &s->bd, b, k, s->rbuf, &n, &s->err) != XXL_OK)
-			return s->err.code;
+		if (read_block(s, &s->bd, b, k, s->rbuf, &n, &s->part.err) != XXL_OK)
+			return s->part.err.code;
 		for (size_t i = 0; i < n; i++)
 			if (xxl_sorter_put(s->over, s->rbuf + i * s->rec) != XXL_OK)
 				goto sorter_failed;
@@ -1147,7 +1132,7 @@ sorter_failed:
 	{
 		const xxl_error *e = xxl_sorter_error(s->over);
 
-		return xxl_error_set(&s->err, e->code, e->sys_errno, "%s", e->message);
+		return xxl_error_set(&s->part.err, e->code, e->sys_errno, "%s", e->message);
 	}
 }
 
@@ -1158,7 +1143,8 @@ end_overflow(xxl_dsort *s)
 		return;
 	xxl_sorter_destroy(s->over);
 	s->over = NULL;
-	s->budget.used -= s->over_memory;
+	xxl_budget_release(&s->part.budget, s->over_memory);
+	s->over_memory = 0;
 }
 
 /*
@@ -1368,14 +1354,14 @@ ahead_start(xxl_dsort *s, size_t from)
 	{
 		a = s->ahead = xxl_calloc_aligned(sizeof(*a));
 		if (a == NULL)
-			return xxl_error_set(&s->err, XXL_ENOMEM, 0, "could not allocate a sort's worker");
+			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0, "could not allocate a sort's worker");
 		a->s = s;
 		pthread_mutex_init(&a->mu, NULL);
 		pthread_cond_init(&a->to_worker, NULL);
 		pthread_cond_init(&a->to_caller, NULL);
-		a->rbuf = xxl_budget_alloc(&s->budget, s->bd.block, &s->err);
+		a->rbuf = xxl_part_alloc(&s->part, s->bd.block);
 		if (a->rbuf == NULL)
-			return s->err.code;
+			return s->part.err.code;
 	}
 	a->ready = a->head = 0;
 	a->stop = a->ended = false;
@@ -1386,7 +1372,7 @@ ahead_start(xxl_dsort *s, size_t from)
 	a->load = s->area + 2 * area;
 	rc = xxl_thread_start(&a->thread, ahead_worker, a);
 	if (rc != 0)
-		return xxl_error_set(&s->err, XXL_ENOMEM, rc, "could not start a sort's worker");
+		return xxl_error_set(&s->part.err, XXL_ENOMEM, rc, "could not start a sort's worker");
 	a->running = true;
 	return XXL_OK;
 }
@@ -1412,7 +1398,7 @@ ahead_take(xxl_dsort *s, size_t j)
 	ds_ahead   *a = s->ahead;
 	const unsigned char *r = NULL;
 
-	if (poll_cancel(s))
+	if (xxl_part_canceled(&s->part))
 		return NULL;
 	pthread_mutex_lock(&a->mu);
 	if (a->ready == 0 && !a->ended)
@@ -1426,9 +1412,9 @@ ahead_take(xxl_dsort *s, size_t j)
 	if (a->ready > 0 && a->bucket[a->head] == j)
 		r = a->out[a->head];
 	else if (a->status != XXL_OK)
-		xxl_error_set(&s->err, a->err.code, a->err.sys_errno, "%s", a->err.message);
+		xxl_error_set(&s->part.err, a->err.code, a->err.sys_errno, "%s", a->err.message);
 	else
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "distribution sort: bucket %zu was not sorted ahead", j);
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "distribution sort: bucket %zu was not sorted ahead", j);
 	pthread_mutex_unlock(&a->mu);
 	return r;
 }
@@ -1452,7 +1438,7 @@ ahead_free(xxl_dsort *s)
 	if (a == NULL)
 		return;
 	ahead_stop(s);
-	xxl_budget_free(&s->budget, a->rbuf, s->bd.block);
+	xxl_part_free(&s->part, a->rbuf, s->bd.block);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->to_worker);
 	pthread_cond_destroy(&a->to_caller);
@@ -1464,11 +1450,11 @@ int
 xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 {
 	*count = 0;
-	if (s->phase != DS_OUTPUT)
+	if (s->part.failed || s->phase != DS_OUTPUT)
 	{
-		if (s->phase != DS_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "distribution sort: read before sort");
-		return -(int) fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "distribution sort: read before sort");
+		return -(int) xxl_part_fail(&s->part);
 	}
 	if (s->p.in_memory)
 	{
@@ -1500,13 +1486,13 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 			{
 				const xxl_error *e = xxl_sorter_error(s->over);
 
-				xxl_error_set(&s->err, e->code, e->sys_errno, "%s", e->message);
-				return -(int) fail(s);
+				xxl_error_set(&s->part.err, e->code, e->sys_errno, "%s", e->message);
+				return -(int) xxl_part_fail(&s->part);
 			}
 			end_overflow(s);
 			free_chain(s, &s->bd, b);
 			if (alloc_area(s) != XXL_OK || (s->ahead && ahead_start(s, s->cur + 1) != XXL_OK))
-				return -(int) fail(s);
+				return -(int) xxl_part_fail(&s->part);
 			continue;
 		}
 		if (s->cur % 2 == 1)
@@ -1519,9 +1505,9 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 				free_chain(s, &s->bd, b);
 				continue;
 			}
-			if (read_block(s, &s->bd, b, s->cur_block++, s->rbuf, &n, &s->err) != XXL_OK ||
-				poll_cancel(s))
-				return -(int) fail(s);
+			if (read_block(s, &s->bd, b, s->cur_block++, s->rbuf, &n, &s->part.err) != XXL_OK ||
+				xxl_part_canceled(&s->part))
+				return -(int) xxl_part_fail(&s->part);
 			*recs = s->rbuf;
 			*count = n;
 			return 1;
@@ -1539,7 +1525,7 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 			/* the worker stops before it; the core sorter takes the areas' memory */
 			ahead_stop(s);
 			if (sort_overflow(s, b) != XXL_OK)
-				return -(int) fail(s);
+				return -(int) xxl_part_fail(&s->part);
 			s->cur_started = false;
 			s->cur--;			/* the loop's increment brings us back here */
 			continue;
@@ -1549,15 +1535,15 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 			const unsigned char *sorted = ahead_take(s, s->cur);
 
 			if (sorted == NULL)
-				return -(int) fail(s);
+				return -(int) xxl_part_fail(&s->part);
 			*recs = sorted;
 		}
 		else
 		{
 			unsigned char *out = s->area + b->count * s->rec;
 
-			if (load_bucket(s, &s->bd, b, s->area, s->rbuf, &s->err) != XXL_OK || poll_cancel(s))
-				return -(int) fail(s);
+			if (load_bucket(s, &s->bd, b, s->area, s->rbuf, &s->part.err) != XXL_OK || xxl_part_canceled(&s->part))
+				return -(int) xxl_part_fail(&s->part);
 			sort_bucket(s, b, (size_t) b->count, s->area, out, &s->short_keys);
 			*recs = out;
 		}
@@ -1573,7 +1559,7 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 const xxl_error *
 xxl_dsort_error(const xxl_dsort *s)
 {
-	return &s->err;
+	return &s->part.err;
 }
 
 static void
@@ -1619,9 +1605,9 @@ xxl_dsort_stats_get(const xxl_dsort *s, xxl_dsort_stats *st)
 	st->largest_bucket = s->largest;
 	st->bucket_capacity = s->p.cap;
 	st->block_size = s->bd.block;
-	st->memory_peak = s->budget.peak > s->peak_before_output ? s->budget.peak : s->peak_before_output;
+	st->memory_peak = s->part.budget.peak > s->peak_before_output ? s->part.budget.peak : s->peak_before_output;
 	st->memory_limit = s->cfg.memory;
-	st->output_peak = s->phase == DS_OUTPUT ? s->budget.peak : 0;
+	st->output_peak = s->phase == DS_OUTPUT ? s->part.budget.peak : 0;
 	add_io(&st->io, s->sd.disks);
 	add_io(&st->io, s->bd.disks);
 	if (s->sd.disks && s->bd.disks)
@@ -1641,16 +1627,16 @@ xxl_dsort_destroy(xxl_dsort *s)
 	{
 		for (size_t b = 0; b < s->nbk; b++)
 			free_chain(s, &s->bd, &s->bk[b]);
-		xxl_budget_free(&s->budget, s->bk, s->nbk * sizeof(ds_chain));
+		xxl_part_free(&s->part, s->bk, s->nbk * sizeof(ds_chain));
 	}
-	xxl_budget_free(&s->budget, s->wbuf, s->nwbuf * s->bd.block);
-	xxl_budget_free(&s->budget, s->rbuf, s->bd.block);
-	xxl_budget_free(&s->budget, s->sbuf, s->p.stage_block);
-	xxl_budget_free(&s->budget, s->sample, s->p.sample_cap * sizeof(dkey));
-	xxl_budget_free(&s->budget, s->heavy, s->sp_cap);
+	xxl_part_free(&s->part, s->wbuf, s->nwbuf * s->bd.block);
+	xxl_part_free(&s->part, s->rbuf, s->bd.block);
+	xxl_part_free(&s->part, s->sbuf, s->p.stage_block);
+	xxl_part_free(&s->part, s->sample, s->p.sample_cap * sizeof(dkey));
+	xxl_part_free(&s->part, s->heavy, s->sp_cap);
 	if (s->cell)
-		xxl_budget_free(&s->budget, s->cell, (((size_t) 1 << s->tbits) + 1) * sizeof(uint32_t));
-	xxl_budget_free(&s->budget, s->sp, s->sp_cap * sizeof(dkey));
+		xxl_part_free(&s->part, s->cell, (((size_t) 1 << s->tbits) + 1) * sizeof(uint32_t));
+	xxl_part_free(&s->part, s->sp, s->sp_cap * sizeof(dkey));
 	free_area(s);
 	xxl_disks_close(s->bd.disks);
 	xxl_disks_close(s->sd.disks);

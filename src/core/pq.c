@@ -36,9 +36,7 @@ typedef struct pq_run
 struct xxl_pq
 {
 	xxl_pq_config cfg;
-	xxl_error	err;
-	xxl_budget	budget;
-	bool		failed;
+	xxl_part	part;			/* error, budget, cancel hook */
 	size_t		rec;
 	size_t		key;
 	size_t		block;
@@ -91,29 +89,14 @@ keycmp(size_t key, const unsigned char *a, const unsigned char *b)
 	return i < key ? memcmp(a + i, b + i, key - i) : 0;
 }
 
-static bool
-poll_cancel(xxl_pq *pq)
-{
-	return xxl_poll_cancel(pq->cfg.cancel, pq->cfg.cancel_arg, &pq->err, "priority queue");
-}
-
-static xxl_status
-fail(xxl_pq *pq)
-{
-	pq->failed = true;
-	if (pq->err.code == XXL_OK)
-		xxl_error_set(&pq->err, XXL_EIO, 0, "priority queue failed");
-	return pq->err.code;
-}
-
 static xxl_status
 count_op(xxl_pq *pq)
 {
 	if (++pq->ops_since_poll == POLL_EVERY)
 	{
 		pq->ops_since_poll = 0;
-		if (poll_cancel(pq))
-			return fail(pq);
+		if (xxl_part_canceled(&pq->part))
+			return xxl_part_fail(&pq->part);
 	}
 	return XXL_OK;
 }
@@ -156,7 +139,8 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 	if (pq == NULL)
 		return NULL;
 	memset(pq, 0, sizeof(*pq));
-	pq->budget = budget;
+	xxl_part_init(&pq->part, "priority queue", 0, config->cancel, config->cancel_arg);
+	pq->part.budget = budget;
 	pq->cfg = *config;
 	pq->rec = config->record_size;
 	pq->key = config->key_size;
@@ -175,14 +159,14 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 	{
 		xxl_error_set(err, XXL_EINVAL, 0, "memory budget of %zu bytes is too small for a priority queue",
 					  config->memory);
-		xxl_budget_free(&pq->budget, pq, sizeof(*pq));
+		xxl_part_free(&pq->part, pq, sizeof(*pq));
 		return NULL;
 	}
-	pq->heap = xxl_budget_alloc(&pq->budget, pq->heap_bytes, err);
-	pq->scratch = pq->heap ? xxl_budget_alloc(&pq->budget, pq->heap_bytes, err) : NULL;
-	pq->tmp = pq->scratch ? xxl_budget_alloc(&pq->budget, 2 * pq->rec, err) : NULL;
-	pq->runs = pq->tmp ? xxl_budget_alloc(&pq->budget, (size_t) (pq->max_runs + 1) * sizeof(pq_run *), err) : NULL;
-	pq->sel = pq->runs ? xxl_budget_alloc(&pq->budget, (size_t) (pq->max_runs + 1) * sizeof(pq_run *), err) : NULL;
+	pq->heap = xxl_budget_alloc(&pq->part.budget, pq->heap_bytes, err);
+	pq->scratch = pq->heap ? xxl_budget_alloc(&pq->part.budget, pq->heap_bytes, err) : NULL;
+	pq->tmp = pq->scratch ? xxl_budget_alloc(&pq->part.budget, 2 * pq->rec, err) : NULL;
+	pq->runs = pq->tmp ? xxl_budget_alloc(&pq->part.budget, (size_t) (pq->max_runs + 1) * sizeof(pq_run *), err) : NULL;
+	pq->sel = pq->runs ? xxl_budget_alloc(&pq->part.budget, (size_t) (pq->max_runs + 1) * sizeof(pq_run *), err) : NULL;
 	if (pq->sel == NULL)
 	{
 		xxl_pq_destroy(pq);
@@ -282,9 +266,9 @@ run_free(xxl_pq *pq, pq_run *run)
 		for (size_t i = run->freed; i < run->run.nblocks; i++)
 			xxl_block_free(pq->disks, run->run.bids[i]);
 		run->run.nblocks = 0;
-		xxl_run_release(&run->run, pq->disks, &pq->budget);
+		xxl_run_release(&run->run, pq->disks, &pq->part.budget);
 	}
-	xxl_budget_free(&pq->budget, run, sizeof(pq_run) + pq->rec);
+	xxl_part_free(&pq->part, run, sizeof(pq_run) + pq->rec);
 }
 
 /*
@@ -305,7 +289,7 @@ run_advance(xxl_pq *pq, pq_run *run, xxl_status *rc)
 	{
 		const xxl_error *e = xxl_breader_error(run->r);
 
-		*rc = xxl_error_set(&pq->err, e->code, e->sys_errno, "%s", e->message);
+		*rc = xxl_error_set(&pq->part.err, e->code, e->sys_errno, "%s", e->message);
 		return false;
 	}
 	memcpy(run->head, p, pq->rec);
@@ -323,14 +307,14 @@ run_open(xxl_pq *pq, pq_run *run)
 	const void *p;
 
 	run->left = run->run.nrecords;
-	run->r = xxl_breader_create(pq->disks, &pq->budget, READ_BUFFERS, &run->run, &pq->err);
+	run->r = xxl_breader_create(pq->disks, &pq->part.budget, READ_BUFFERS, &run->run, &pq->part.err);
 	if (run->r == NULL)
 		return NULL;
 	if (xxl_breader_next(run->r, pq->rec, &p) != XXL_OK)
 	{
 		const xxl_error *e = xxl_breader_error(run->r);
 
-		xxl_error_set(&pq->err, e->code, e->sys_errno, "%s", e->message);
+		xxl_error_set(&pq->part.err, e->code, e->sys_errno, "%s", e->message);
 		return NULL;
 	}
 	memcpy(run->head, p, pq->rec);
@@ -340,7 +324,7 @@ run_open(xxl_pq *pq, pq_run *run)
 static pq_run *
 run_new(xxl_pq *pq, uint64_t records)
 {
-	pq_run	   *run = xxl_budget_alloc(&pq->budget, sizeof(pq_run) + pq->rec, &pq->err);
+	pq_run	   *run = xxl_part_alloc(&pq->part, sizeof(pq_run) + pq->rec);
 	uint64_t	bytes = records * pq->rec;
 
 	if (run == NULL)
@@ -348,9 +332,9 @@ run_new(xxl_pq *pq, uint64_t records)
 	memset(run, 0, sizeof(pq_run));
 	xxl_run_init(&run->run);
 	if (xxl_run_reserve(&run->run, (size_t) ((bytes + pq->block - 1) / pq->block),
-						&pq->budget, &pq->err) != XXL_OK)
+						&pq->part.budget, &pq->part.err) != XXL_OK)
 	{
-		xxl_budget_free(&pq->budget, run, sizeof(pq_run) + pq->rec);
+		xxl_part_free(&pq->part, run, sizeof(pq_run) + pq->rec);
 		return NULL;
 	}
 	return run;
@@ -361,7 +345,7 @@ writer_error(xxl_pq *pq, xxl_bwriter *w)
 {
 	const xxl_error *e = xxl_bwriter_error(w);
 
-	return xxl_error_set(&pq->err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
+	return xxl_error_set(&pq->part.err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
 }
 
 /*
@@ -399,12 +383,12 @@ merge_runs(xxl_pq *pq)
 		total += pq->sel[i]->left;
 	out = run_new(pq, total);
 	if (out == NULL)
-		return pq->err.code;
-	w = xxl_bwriter_create(pq->disks, &pq->budget, WRITE_BUFFERS, &out->run, &pq->err);
+		return pq->part.err.code;
+	w = xxl_bwriter_create(pq->disks, &pq->part.budget, WRITE_BUFFERS, &out->run, &pq->part.err);
 	if (w == NULL)
 	{
 		run_free(pq, out);
-		return pq->err.code;
+		return pq->part.err.code;
 	}
 	run_heapify(pq, pq->sel, k);
 	live = k;
@@ -431,7 +415,7 @@ merge_runs(xxl_pq *pq)
 			if (live > 0)
 				run_sift_down(pq, pq->sel, live, 0);
 		}
-		if ((written & (POLL_EVERY - 1)) == 0 && poll_cancel(pq))
+		if ((written & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&pq->part))
 		{
 			rc = XXL_ECANCELED;
 			break;
@@ -455,7 +439,7 @@ merge_runs(xxl_pq *pq)
 	{
 		run_free(pq, out);
 		run_heapify(pq, pq->runs, pq->nruns);
-		return pq->err.code;
+		return pq->part.err.code;
 	}
 	pq->runs[pq->nruns++] = out;
 	run_heapify(pq, pq->runs, pq->nruns);
@@ -472,26 +456,26 @@ flush_heap(xxl_pq *pq)
 	xxl_bwriter *w;
 	int			i;
 
-	if (poll_cancel(pq))
-		return pq->err.code;
+	if (xxl_part_canceled(&pq->part))
+		return pq->part.err.code;
 	if (pq->disks == NULL)
 	{
-		pq->disks = xxl_disks_open(&pq->cfg.disk, &pq->err);
+		pq->disks = xxl_disks_open(&pq->cfg.disk, &pq->part.err);
 		if (pq->disks == NULL)
-			return pq->err.code;
+			return pq->part.err.code;
 	}
 	if (pq->nruns >= pq->max_runs && merge_runs(pq) != XXL_OK)
-		return pq->err.code;
+		return pq->part.err.code;
 	xxl_radix_sort_fixed((char *) pq->heap, (char *) pq->scratch, pq->heap_n, pq->rec, pq->key,
 						 pq->threads, true);
 	run = run_new(pq, pq->heap_n);
 	if (run == NULL)
-		return pq->err.code;
-	w = xxl_bwriter_create(pq->disks, &pq->budget, WRITE_BUFFERS, &run->run, &pq->err);
+		return pq->part.err.code;
+	w = xxl_bwriter_create(pq->disks, &pq->part.budget, WRITE_BUFFERS, &run->run, &pq->part.err);
 	if (w == NULL)
 	{
 		run_free(pq, run);
-		return pq->err.code;
+		return pq->part.err.code;
 	}
 	if (xxl_bwriter_write(w, pq->scratch, pq->heap_n * pq->rec) != XXL_OK ||
 		xxl_bwriter_finish(w) != XXL_OK)
@@ -499,7 +483,7 @@ flush_heap(xxl_pq *pq)
 		writer_error(pq, w);
 		xxl_bwriter_destroy(w);
 		run_free(pq, run);
-		return pq->err.code;
+		return pq->part.err.code;
 	}
 	xxl_bwriter_destroy(w);
 	run->run.nrecords = pq->heap_n;
@@ -507,7 +491,7 @@ flush_heap(xxl_pq *pq)
 	if (run_open(pq, run) == NULL)
 	{
 		run_free(pq, run);
-		return pq->err.code;
+		return pq->part.err.code;
 	}
 	/* sift up */
 	i = pq->nruns++;
@@ -530,10 +514,10 @@ flush_heap(xxl_pq *pq)
 xxl_status
 xxl_pq_push(xxl_pq *pq, const void *rec)
 {
-	if (pq->failed)
-		return pq->err.code;
+	if (pq->part.failed)
+		return pq->part.err.code;
 	if (pq->heap_n == pq->heap_cap && flush_heap(pq) != XXL_OK)
-		return fail(pq);
+		return xxl_part_fail(&pq->part);
 	/* copy first: rec may point at the queue's own top */
 	memcpy(pq->tmp + pq->rec, rec, pq->rec);
 	heap_insert(pq, pq->tmp + pq->rec);
@@ -560,7 +544,7 @@ xxl_pq_top(xxl_pq *pq, const void **rec)
 {
 	int			where;
 
-	if (pq->failed)
+	if (pq->part.failed)
 		return -1;
 	where = smallest(pq);
 	if (where < 0)
@@ -574,7 +558,7 @@ xxl_pq_pop(xxl_pq *pq, void *out)
 {
 	int			where;
 
-	if (pq->failed)
+	if (pq->part.failed)
 		return -1;
 	where = smallest(pq);
 	if (where < 0)
@@ -595,7 +579,7 @@ xxl_pq_pop(xxl_pq *pq, void *out)
 		if (run_advance(pq, r, &rc))
 			run_sift_down(pq, pq->runs, pq->nruns, 0);
 		else if (rc != XXL_OK)
-			return -(int) fail(pq);
+			return -(int) xxl_part_fail(&pq->part);
 		else
 		{
 			pq->runs[0] = pq->runs[--pq->nruns];
@@ -620,14 +604,14 @@ xxl_pq_size(const xxl_pq *pq)
 const xxl_error *
 xxl_pq_error(const xxl_pq *pq)
 {
-	return &pq->err;
+	return &pq->part.err;
 }
 
 void
 xxl_pq_get_stats(const xxl_pq *pq, xxl_pq_stats *stats)
 {
 	*stats = pq->stats;
-	stats->memory_peak = pq->budget.peak;
+	stats->memory_peak = pq->part.budget.peak;
 	if (pq->disks)
 		xxl_disks_stats(pq->disks, &stats->io);
 	else
@@ -643,12 +627,12 @@ xxl_pq_destroy(xxl_pq *pq)
 		return;
 	for (int i = 0; i < pq->nruns; i++)
 		run_free(pq, pq->runs[i]);
-	xxl_budget_free(&pq->budget, pq->sel, (size_t) (pq->max_runs + 1) * sizeof(pq_run *));
-	xxl_budget_free(&pq->budget, pq->runs, (size_t) (pq->max_runs + 1) * sizeof(pq_run *));
-	xxl_budget_free(&pq->budget, pq->tmp, 2 * pq->rec);
-	xxl_budget_free(&pq->budget, pq->scratch, pq->heap_bytes);
-	xxl_budget_free(&pq->budget, pq->heap, pq->heap_bytes);
+	xxl_part_free(&pq->part, pq->sel, (size_t) (pq->max_runs + 1) * sizeof(pq_run *));
+	xxl_part_free(&pq->part, pq->runs, (size_t) (pq->max_runs + 1) * sizeof(pq_run *));
+	xxl_part_free(&pq->part, pq->tmp, 2 * pq->rec);
+	xxl_part_free(&pq->part, pq->scratch, pq->heap_bytes);
+	xxl_part_free(&pq->part, pq->heap, pq->heap_bytes);
 	xxl_disks_close(pq->disks);
-	budget = pq->budget;
+	budget = pq->part.budget;
 	xxl_budget_free(&budget, pq, sizeof(*pq));
 }

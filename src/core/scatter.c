@@ -32,8 +32,7 @@
 typedef enum scatter_phase
 {
 	SC_PUT,
-	SC_READ,
-	SC_FAILED
+	SC_READ
 } scatter_phase;
 
 typedef struct sc_buffer
@@ -73,8 +72,7 @@ typedef struct sc_plan
 struct xxl_scatter
 {
 	xxl_scatter_config cfg;
-	xxl_error	err;
-	xxl_budget	budget;
+	xxl_part	part;			/* error, budget, cancel hook */
 	scatter_phase phase;
 	size_t		rec;
 	uint64_t	slots;
@@ -288,31 +286,16 @@ xxl_scatter_fits(const xxl_scatter_config *config, size_t *block)
 static xxl_status place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err);
 
 static xxl_status
-fail(xxl_scatter *s)
-{
-	s->phase = SC_FAILED;
-	if (s->err.code == XXL_OK)
-		xxl_error_set(&s->err, XXL_EIO, 0, "scatter failed");
-	return s->err.code;
-}
-
-static bool
-poll_cancel(xxl_scatter *s)
-{
-	return xxl_poll_cancel(s->cfg.cancel, s->cfg.cancel_arg, &s->err, "permutation");
-}
-
-static xxl_status
 alloc_chunk(xxl_scatter *s)
 {
 	s->chunk_bytes = (size_t) (s->p.chunk * s->rec);
 	s->bits_bytes = bitmap_bytes(s->p.chunk);
-	s->chunk = xxl_budget_alloc(&s->budget, s->chunk_bytes ? s->chunk_bytes : 1, &s->err);
+	s->chunk = xxl_part_alloc(&s->part, s->chunk_bytes ? s->chunk_bytes : 1);
 	if (s->chunk == NULL)
-		return s->err.code;
-	s->bits = xxl_budget_alloc(&s->budget, s->bits_bytes ? s->bits_bytes : 8, &s->err);
+		return s->part.err.code;
+	s->bits = xxl_part_alloc(&s->part, s->bits_bytes ? s->bits_bytes : 8);
 	if (s->bits == NULL)
-		return s->err.code;
+		return s->part.err.code;
 	memset(s->bits, 0, s->bits_bytes);
 	return XXL_OK;
 }
@@ -331,13 +314,13 @@ alloc_distribution(xxl_scatter *s)
 	uint64_t	nb = s->p.nb;
 
 	s->nbufs = (size_t) nb + s->p.spares;
-	s->buckets = xxl_budget_alloc(&s->budget, (size_t) nb * sizeof(sc_bucket), &s->err);
-	s->bufs = s->buckets ? xxl_budget_alloc(&s->budget, s->nbufs * sizeof(sc_buffer), &s->err) : NULL;
-	s->free_list = s->bufs ? xxl_budget_alloc(&s->budget, s->nbufs * sizeof(uint32_t), &s->err) : NULL;
-	s->flight = s->free_list ? xxl_budget_alloc(&s->budget, s->nbufs * sizeof(uint32_t), &s->err) : NULL;
-	s->buf_mem = s->flight ? xxl_budget_alloc(&s->budget, s->nbufs * s->p.block, &s->err) : NULL;
+	s->buckets = xxl_part_alloc(&s->part, (size_t) nb * sizeof(sc_bucket));
+	s->bufs = s->buckets ? xxl_part_alloc(&s->part, s->nbufs * sizeof(sc_buffer)) : NULL;
+	s->free_list = s->bufs ? xxl_part_alloc(&s->part, s->nbufs * sizeof(uint32_t)) : NULL;
+	s->flight = s->free_list ? xxl_part_alloc(&s->part, s->nbufs * sizeof(uint32_t)) : NULL;
+	s->buf_mem = s->flight ? xxl_part_alloc(&s->part, s->nbufs * s->p.block) : NULL;
 	if (s->buf_mem == NULL)
-		return s->err.code;
+		return s->part.err.code;
 	memset(s->bufs, 0, s->nbufs * sizeof(sc_buffer));
 	for (size_t i = 0; i < s->nbufs; i++)
 		s->bufs[i].data = s->buf_mem + i * s->p.block;
@@ -390,7 +373,7 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 	s->p = p;
 	s->prefetched = UINT64_MAX;
 	s->next_poll = POLL_EVERY;
-	xxl_budget_init(&s->budget, config->memory);
+	xxl_part_init(&s->part, "permutation", config->memory, config->cancel, config->cancel_arg);
 	if (p.in_memory)
 	{
 		if (alloc_chunk(s) != XXL_OK)
@@ -403,13 +386,13 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 		s->inv = UINT64_MAX / p.chunk + 1;
 		s->region_bytes = (p.chunk + p.per - 1) / p.per * p.block;
 		dc.block_size = (size_t) s->region_bytes;
-		s->disks = xxl_disks_open(&dc, &s->err);
+		s->disks = xxl_disks_open(&dc, &s->part.err);
 		if (s->disks == NULL || alloc_distribution(s) != XXL_OK)
 			goto failed;
 		if (p.pipe_batch)
 		{
-			s->pipe = xxl_pipe_create(s->p.pipe_batch, XXL_PIPE_BATCHES, place_batch, s, &s->budget,
-									  &s->err);
+			s->pipe = xxl_pipe_create(s->p.pipe_batch, XXL_PIPE_BATCHES, place_batch, s, &s->part.budget,
+									  &s->part.err);
 			if (s->pipe == NULL)
 				goto failed;
 		}
@@ -417,7 +400,7 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 	return s;
 
 failed:
-	*err = s->err;
+	*err = s->part.err;
 	xxl_scatter_destroy(s);
 	return NULL;
 }
@@ -444,7 +427,7 @@ submit(xxl_scatter *s, sc_buffer *buf)
 		xxl_io_post(s->disks, &buf->req);
 		return XXL_OK;
 	}
-	return xxl_io_sync(s->disks, &buf->req, &s->err);
+	return xxl_io_sync(s->disks, &buf->req, &s->part.err);
 }
 
 
@@ -564,35 +547,35 @@ place_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
 xxl_status
 xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec)
 {
-	if (s->phase != SC_PUT)
+	if (s->part.failed || s->phase != SC_PUT)
 	{
-		if (s->phase != SC_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: put after finish");
-		return fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: put after finish");
+		return xxl_part_fail(&s->part);
 	}
 	if (slot >= s->slots)
 	{
-		bad_slot(slot, "is out of range", &s->err);
-		return fail(s);
+		bad_slot(slot, "is out of range", &s->part.err);
+		return xxl_part_fail(&s->part);
 	}
 	if (++s->puts >= s->next_poll)
 	{
 		s->next_poll += POLL_EVERY;
-		if (poll_cancel(s))
-			return fail(s);
+		if (xxl_part_canceled(&s->part))
+			return xxl_part_fail(&s->part);
 	}
 	if (s->pipe)
 	{
-		unsigned char *at = xxl_pipe_space(s->pipe, 8 + s->rec, &s->err);
+		unsigned char *at = xxl_pipe_space(s->pipe, 8 + s->rec, &s->part.err);
 
 		if (at == NULL)
-			return fail(s);
+			return xxl_part_fail(&s->part);
 		memcpy(at, &slot, 8);
 		xxl_copy_small(at + 8, rec, s->rec);
 		return XXL_OK;
 	}
-	if (place(s, slot, rec, &s->err) != XXL_OK)
-		return fail(s);
+	if (place(s, slot, rec, &s->part.err) != XXL_OK)
+		return xxl_part_fail(&s->part);
 	return XXL_OK;
 }
 
@@ -601,20 +584,20 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 {
 	const unsigned char *r = recs;
 
-	if (s->phase != SC_PUT)
+	if (s->part.failed || s->phase != SC_PUT)
 	{
 		/* the general path (errors) record by record */
 		for (size_t i = 0; i < n; i++)
 			if (xxl_scatter_put(s, slots[i], r + i * s->rec) != XXL_OK)
-				return s->err.code;
+				return s->part.err.code;
 		return XXL_OK;
 	}
 	s->puts += n;
 	if (s->puts >= s->next_poll)
 	{
 		s->next_poll = s->puts + POLL_EVERY;
-		if (poll_cancel(s))
-			return fail(s);
+		if (xxl_part_canceled(&s->part))
+			return xxl_part_fail(&s->part);
 	}
 	if (s->pipe)
 	{
@@ -625,16 +608,16 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 		for (size_t i = 0; i < n; i++)
 			if (slots[i] >= s->slots)
 			{
-				bad_slot(slots[i], "is out of range", &s->err);
-				return fail(s);
+				bad_slot(slots[i], "is out of range", &s->part.err);
+				return xxl_part_fail(&s->part);
 			}
 		for (size_t i = 0; i < n; i += per)
 		{
 			size_t		k = n - i < per ? n - i : per;
-			unsigned char *at = xxl_pipe_space(s->pipe, k * step, &s->err);
+			unsigned char *at = xxl_pipe_space(s->pipe, k * step, &s->part.err);
 
 			if (at == NULL)
-				return fail(s);
+				return xxl_part_fail(&s->part);
 			for (size_t j = i; j < i + k; j++, at += step)
 			{
 				memcpy(at, &slots[j], 8);
@@ -647,11 +630,11 @@ xxl_scatter_put_many(xxl_scatter *s, const uint64_t *slots, const void *recs, si
 	{
 		if (slots[i] >= s->slots)
 		{
-			bad_slot(slots[i], "is out of range", &s->err);
-			return fail(s);
+			bad_slot(slots[i], "is out of range", &s->part.err);
+			return xxl_part_fail(&s->part);
 		}
-		if (place(s, slots[i], r + i * s->rec, &s->err) != XXL_OK)
-			return fail(s);
+		if (place(s, slots[i], r + i * s->rec, &s->part.err) != XXL_OK)
+			return xxl_part_fail(&s->part);
 	}
 	return XXL_OK;
 }
@@ -666,10 +649,10 @@ free_distribution(xxl_scatter *s)
 		for (size_t i = 0; i < s->nbufs; i++)
 			xxl_io_wait(s->disks, &s->bufs[i].req, &ignored);
 	}
-	xxl_budget_free(&s->budget, s->buf_mem, s->nbufs * s->p.block);
-	xxl_budget_free(&s->budget, s->flight, s->nbufs * sizeof(uint32_t));
-	xxl_budget_free(&s->budget, s->free_list, s->nbufs * sizeof(uint32_t));
-	xxl_budget_free(&s->budget, s->bufs, s->nbufs * sizeof(sc_buffer));
+	xxl_part_free(&s->part, s->buf_mem, s->nbufs * s->p.block);
+	xxl_part_free(&s->part, s->flight, s->nbufs * sizeof(uint32_t));
+	xxl_part_free(&s->part, s->free_list, s->nbufs * sizeof(uint32_t));
+	xxl_part_free(&s->part, s->bufs, s->nbufs * sizeof(sc_buffer));
 	s->buf_mem = NULL;
 	s->flight = NULL;
 	s->free_list = NULL;
@@ -679,36 +662,36 @@ free_distribution(xxl_scatter *s)
 xxl_status
 xxl_scatter_finish(xxl_scatter *s)
 {
-	if (s->phase != SC_PUT)
+	if (s->part.failed || s->phase != SC_PUT)
 	{
-		if (s->phase != SC_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: finish called twice");
-		return fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: finish called twice");
+		return xxl_part_fail(&s->part);
 	}
 	/* what the worker has not placed yet, then the pipe's memory back */
-	if (s->pipe && xxl_pipe_finish(&s->pipe, &s->wait_ns, &s->err) != XXL_OK)
-		return fail(s);
+	if (s->pipe && xxl_pipe_finish(&s->pipe, &s->wait_ns, &s->part.err) != XXL_OK)
+		return xxl_part_fail(&s->part);
 	if (s->puts != s->slots)
 	{
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: %llu records put for %llu slots",
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: %llu records put for %llu slots",
 					  (unsigned long long) s->puts, (unsigned long long) s->slots);
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	}
 	if (!s->p.in_memory)
 	{
 		/* every bucket is complete (puts == slots, none overfull): flush the partial blocks */
 		for (uint64_t b = 0; b < s->p.nb; b++)
-			if (s->buckets[b].fill > 0 && flush_bucket(s, b, true, &s->err) != XXL_OK)
-				return fail(s);
+			if (s->buckets[b].fill > 0 && flush_bucket(s, b, true, &s->part.err) != XXL_OK)
+				return xxl_part_fail(&s->part);
 		while (s->flight_count > 0)
-			if (reclaim_oldest(s, &s->err) != XXL_OK)
-				return fail(s);
+			if (reclaim_oldest(s, &s->part.err) != XXL_OK)
+				return xxl_part_fail(&s->part);
 		free_distribution(s);
 		if (alloc_chunk(s) != XXL_OK)
-			return fail(s);
-		s->rd[0].data = xxl_budget_alloc(&s->budget, 2 * s->p.piece, &s->err);
+			return xxl_part_fail(&s->part);
+		s->rd[0].data = xxl_part_alloc(&s->part, 2 * s->p.piece);
 		if (s->rd[0].data == NULL)
-			return fail(s);
+			return xxl_part_fail(&s->part);
 		s->rd[1].data = s->rd[0].data + s->p.piece;
 	}
 	s->phase = SC_READ;
@@ -764,7 +747,7 @@ prefetch(xxl_scatter *s, uint64_t b, bool now)
 	np = region_pieces(s, b);
 	for (uint64_t k = 0; k < 2 && k < np; k++)
 		if (post_piece(s, b, k, &s->rd[k]) != XXL_OK)
-			return s->err.code;
+			return s->part.err.code;
 	s->prefetched = b;
 	return XXL_OK;
 }
@@ -780,10 +763,10 @@ place_bucket(xxl_scatter *s, uint64_t b)
 	int			ow = s->p.ow;
 
 	if (s->buckets[b].region == XXL_BID_NONE)
-		return xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: bucket %llu was never written",
+		return xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: bucket %llu was never written",
 							 (unsigned long long) b);
 	if (s->prefetched != b && prefetch(s, b, true) != XXL_OK)
-		return s->err.code;
+		return s->part.err.code;
 	s->prefetched = UINT64_MAX;
 	np = region_pieces(s, b);
 	memset(s->bits, 0, s->bits_bytes);
@@ -792,8 +775,8 @@ place_bucket(xxl_scatter *s, uint64_t b)
 		sc_buffer  *buf = &s->rd[k % 2];
 		size_t		len;
 
-		if (xxl_io_wait(s->disks, &buf->req, &s->err) != XXL_OK)
-			return s->err.code;
+		if (xxl_io_wait(s->disks, &buf->req, &s->part.err) != XXL_OK)
+			return s->part.err.code;
 		len = buf->req.len;
 		for (size_t blk = 0; blk < len && left > 0; blk += s->p.block)
 		{
@@ -806,7 +789,7 @@ place_bucket(xxl_scatter *s, uint64_t b)
 				uint64_t	bit = UINT64_C(1) << (off & 63);
 
 				if (off >= n || (s->bits[off >> 6] & bit))
-					return xxl_error_set(&s->err, XXL_EINVAL, 0,
+					return xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 										 "scatter: slot %llu is put twice or corrupt",
 										 (unsigned long long) (b * s->p.chunk + off));
 				s->bits[off >> 6] |= bit;
@@ -815,12 +798,12 @@ place_bucket(xxl_scatter *s, uint64_t b)
 			left -= cnt;
 		}
 		if (k + 2 < np && post_piece(s, b, k + 2, buf) != XXL_OK)
-			return s->err.code;
-		if (poll_cancel(s))
-			return s->err.code;
+			return s->part.err.code;
+		if (xxl_part_canceled(&s->part))
+			return s->part.err.code;
 	}
 	if (left != 0)
-		return xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: bucket %llu is short of %llu records",
+		return xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: bucket %llu is short of %llu records",
 							 (unsigned long long) b, (unsigned long long) left);
 	return XXL_OK;
 }
@@ -829,11 +812,11 @@ int
 xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count)
 {
 	*count = 0;
-	if (s->phase != SC_READ)
+	if (s->part.failed || s->phase != SC_READ)
 	{
-		if (s->phase != SC_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: read before finish");
-		return -(int) fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: read before finish");
+		return -(int) xxl_part_fail(&s->part);
 	}
 	if (s->p.in_memory)
 	{
@@ -847,30 +830,30 @@ xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count)
 	if (s->next_bucket >= s->p.nb)
 		return 0;
 	if (place_bucket(s, s->next_bucket) != XXL_OK)
-		return -(int) fail(s);
+		return -(int) xxl_part_fail(&s->part);
 	*recs = s->chunk;
 	*count = (size_t) bucket_slots(s, s->next_bucket);
 	s->next_bucket++;
 	if (prefetch(s, s->next_bucket, false) != XXL_OK)
-		return -(int) fail(s);
+		return -(int) xxl_part_fail(&s->part);
 	return 1;
 }
 
 xxl_status
 xxl_scatter_rewind(xxl_scatter *s)
 {
-	if (s->phase != SC_READ)
+	if (s->part.failed || s->phase != SC_READ)
 	{
-		if (s->phase != SC_FAILED)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "scatter: rewind before finish");
-		return fail(s);
+		if (!s->part.failed)
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: rewind before finish");
+		return xxl_part_fail(&s->part);
 	}
 	if (s->prefetched != UINT64_MAX && s->prefetched != 0)
 	{
 		/* let the reads in flight land before the buffers are reused */
 		for (int k = 0; k < 2; k++)
-			if (xxl_io_wait(s->disks, &s->rd[k].req, &s->err) != XXL_OK)
-				return fail(s);
+			if (xxl_io_wait(s->disks, &s->rd[k].req, &s->part.err) != XXL_OK)
+				return xxl_part_fail(&s->part);
 		s->prefetched = UINT64_MAX;
 	}
 	s->next_bucket = 0;
@@ -883,7 +866,7 @@ xxl_scatter_rewind(xxl_scatter *s)
 const xxl_error *
 xxl_scatter_error(const xxl_scatter *s)
 {
-	return &s->err;
+	return &s->part.err;
 }
 
 void
@@ -894,8 +877,8 @@ xxl_scatter_stats_get(const xxl_scatter *s, xxl_scatter_stats *st)
 	st->buckets = s->p.in_memory ? 0 : s->p.nb;
 	st->bucket_slots = s->p.chunk;
 	st->block_size = s->p.in_memory ? 0 : s->p.block;
-	st->memory_peak = s->budget.peak;
-	st->memory_limit = s->budget.limit;
+	st->memory_peak = s->part.budget.peak;
+	st->memory_limit = s->part.budget.limit;
 	st->async = s->p.pipe_batch > 0;
 	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);
 	if (s->disks)
@@ -917,11 +900,11 @@ xxl_scatter_destroy(xxl_scatter *s)
 	}
 	xxl_pipe_destroy(s->pipe);
 	free_distribution(s);
-	xxl_budget_free(&s->budget, s->buckets, (size_t) s->p.nb * sizeof(sc_bucket));
+	xxl_part_free(&s->part, s->buckets, (size_t) s->p.nb * sizeof(sc_bucket));
 	if (s->rd[0].data)
-		xxl_budget_free(&s->budget, s->rd[0].data, 2 * s->p.piece);
-	xxl_budget_free(&s->budget, s->chunk, s->chunk_bytes ? s->chunk_bytes : 1);
-	xxl_budget_free(&s->budget, s->bits, s->bits_bytes ? s->bits_bytes : 8);
+		xxl_part_free(&s->part, s->rd[0].data, 2 * s->p.piece);
+	xxl_part_free(&s->part, s->chunk, s->chunk_bytes ? s->chunk_bytes : 1);
+	xxl_part_free(&s->part, s->bits, s->bits_bytes ? s->bits_bytes : 8);
 	xxl_disks_close(s->disks);
 	free(s);
 }

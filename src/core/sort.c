@@ -55,8 +55,7 @@ typedef enum sorter_phase
 	PHASE_INPUT,
 	PHASE_MEMORY_OUTPUT,
 	PHASE_MERGE_OUTPUT,
-	PHASE_DONE,
-	PHASE_FAILED
+	PHASE_DONE
 } sorter_phase;
 
 /* The run formation thread and its job (async_runs); from the budget. */
@@ -79,8 +78,7 @@ typedef struct run_worker
 struct xxl_sorter
 {
 	xxl_sort_config cfg;
-	xxl_error	err;
-	xxl_budget	budget;
+	xxl_part	part;			/* error, budget, cancel hook */
 	sorter_phase phase;
 	bool		fixed;
 	size_t		rec_size;
@@ -220,21 +218,6 @@ xxl_sort_max_block(size_t memory)
 	return block;
 }
 
-static bool
-poll_cancel(xxl_sorter *s)
-{
-	return xxl_poll_cancel(s->cfg.cancel, s->cfg.cancel_arg, &s->err, "sort");
-}
-
-static xxl_status
-fail(xxl_sorter *s)
-{
-	s->phase = PHASE_FAILED;
-	if (s->err.code == XXL_OK)
-		xxl_error_set(&s->err, XXL_EIO, 0, "sort failed");
-	return s->err.code;
-}
-
 static inline xxl_sort_entry *
 var_entries(xxl_sorter *s)
 {
@@ -276,7 +259,8 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	if (s == NULL)
 		return NULL;
 	memset(s, 0, sizeof(*s));
-	s->budget = budget;
+	xxl_part_init(&s->part, "sort", 0, config->cancel, config->cancel_arg);
+	s->part.budget = budget;
 	s->cfg = *config;
 	s->fixed = config->record_size > 0;
 	s->rec_size = config->record_size;
@@ -292,7 +276,7 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	 * records, the run writer's ring.  Fixed records are sorted into the
 	 * region's second half and written to disk straight from there.
 	 */
-	s->region_size = config->memory - s->budget.used - SLACK_FOR(config->memory)
+	s->region_size = config->memory - s->part.budget.used - SLACK_FOR(config->memory)
 		- (s->fixed ? 0 : WRITE_BUFFERS * block_size);
 	s->async_runs = s->fixed && config->async_runs;
 	if (s->async_runs)
@@ -306,7 +290,7 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	}
 	s->region_size -= s->region_size % 64;
 	/* (the failure paths go through destroy: s holds the budget it frees s from) */
-	s->region = xxl_budget_alloc(&s->budget, s->region_size, err);
+	s->region = xxl_budget_alloc(&s->part.budget, s->region_size, err);
 	if (s->region == NULL)
 		goto fail;
 	if (s->fixed)
@@ -314,14 +298,14 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 		s->half = (s->region_size / 2) & ~(size_t) (XXL_ALIGN - 1);
 		s->fixed_capacity = s->half / s->rec_size;
 		s->run_writes_capacity = s->half / block_size + 1;
-		s->run_writes = xxl_budget_alloc(&s->budget, s->run_writes_capacity * sizeof(xxl_io_request), err);
+		s->run_writes = xxl_budget_alloc(&s->part.budget, s->run_writes_capacity * sizeof(xxl_io_request), err);
 		if (s->run_writes == NULL)
 			goto fail;
 		memset(s->run_writes, 0, s->run_writes_capacity * sizeof(xxl_io_request));
 	}
 	if (s->async_runs)
 	{
-		run_worker *rw = xxl_budget_alloc(&s->budget, sizeof(run_worker), err);
+		run_worker *rw = xxl_budget_alloc(&s->part.budget, sizeof(run_worker), err);
 
 		if (rw == NULL)
 			goto fail;
@@ -329,7 +313,7 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 		pthread_mutex_init(&rw->lock, NULL);
 		pthread_cond_init(&rw->changed, NULL);
 		s->rw = rw;
-		rw->scratch = xxl_budget_alloc(&s->budget, s->bucket_scratch_size, err);
+		rw->scratch = xxl_budget_alloc(&s->part.budget, s->bucket_scratch_size, err);
 		if (rw->scratch == NULL)
 			goto fail;
 	}
@@ -348,9 +332,9 @@ ensure_disks(xxl_sorter *s)
 {
 	if (s->disks == NULL)
 	{
-		s->disks = xxl_disks_open(&s->cfg.disk, &s->err);
+		s->disks = xxl_disks_open(&s->cfg.disk, &s->part.err);
 		if (s->disks == NULL)
-			return s->err.code;
+			return s->part.err.code;
 	}
 	return XXL_OK;
 }
@@ -361,12 +345,12 @@ add_run(xxl_sorter *s, xxl_run **run)
 	if (s->nruns == s->runs_capacity)
 	{
 		size_t		cap = s->runs_capacity ? s->runs_capacity * 2 : 16;
-		xxl_run    *grown = xxl_budget_realloc(&s->budget, s->runs,
+		xxl_run    *grown = xxl_budget_realloc(&s->part.budget, s->runs,
 											   s->runs_capacity * sizeof(xxl_run),
-											   cap * sizeof(xxl_run), &s->err);
+											   cap * sizeof(xxl_run), &s->part.err);
 
 		if (grown == NULL)
-			return s->err.code;
+			return s->part.err.code;
 		s->runs = grown;
 		s->runs_capacity = cap;
 	}
@@ -406,7 +390,7 @@ touched_peak(const xxl_sorter *s)
 {
 	uint64_t	untouched = s->region_size - load_touched(s);
 
-	return s->budget.peak > untouched ? s->budget.peak - untouched : 0;
+	return s->part.budget.peak > untouched ? s->part.budget.peak - untouched : 0;
 }
 
 /* Where sorted fixed records are: the region's second half. */
@@ -423,8 +407,8 @@ wait_run_writes(xxl_sorter *s)
 	xxl_status	rc = XXL_OK;
 
 	for (size_t i = 0; i < s->nrun_writes; i++)
-		if (xxl_io_wait(s->disks, &s->run_writes[i], &s->err) != XXL_OK)
-			rc = s->err.code;
+		if (xxl_io_wait(s->disks, &s->run_writes[i], &s->part.err) != XXL_OK)
+			rc = s->part.err.code;
 	s->nrun_writes = 0;
 	return rc;
 }
@@ -497,7 +481,7 @@ post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *e
 	xxl_bid		bid;
 
 	if (xxl_block_alloc(s->disks, &bid, err) != XXL_OK ||
-		xxl_run_append_block(run, bid, xxl_key_prefix(first, s->key_size), &s->budget,
+		xxl_run_append_block(run, bid, xxl_key_prefix(first, s->key_size), &s->part.budget,
 							 err) != XXL_OK)
 		return err->code;
 	req->bid = bid;
@@ -518,9 +502,9 @@ add_load_run(xxl_sorter *s, xxl_run **run)
 	size_t		bytes = s->nloaded * s->rec_size;
 
 	if (add_run(s, run) != XXL_OK ||
-		xxl_run_reserve(*run, (bytes + s->block_size - 1) / s->block_size, &s->budget,
-						&s->err) != XXL_OK)
-		return s->err.code;
+		xxl_run_reserve(*run, (bytes + s->block_size - 1) / s->block_size, &s->part.budget,
+						&s->part.err) != XXL_OK)
+		return s->part.err.code;
 	(*run)->nbytes = bytes;
 	(*run)->nrecords = s->nloaded;
 	return XXL_OK;
@@ -537,8 +521,8 @@ write_fixed_run(xxl_sorter *s, xxl_run *run)
 	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
 
 	for (size_t b = 0; b < nblocks; b++)
-		if (post_run_block(s, run, bytes, b, &s->err) != XXL_OK)
-			return s->err.code;
+		if (post_run_block(s, run, bytes, b, &s->part.err) != XXL_OK)
+			return s->part.err.code;
 	s->stats.runs++;
 	note_load(s);
 	s->nloaded = 0;
@@ -623,7 +607,7 @@ wait_runs_worker(xxl_sorter *s)
 		pthread_cond_wait(&rw->changed, &rw->lock);
 	pthread_mutex_unlock(&rw->lock);
 	if (rw->err.code != XXL_OK)
-		return xxl_error_set(&s->err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
+		return xxl_error_set(&s->part.err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
 	return XXL_OK;
 }
 
@@ -639,8 +623,8 @@ end_runs_worker(xxl_sorter *s)
 		xxl_thread_stop(rw->thread, &rw->lock, &rw->changed, &rw->stop);
 	pthread_mutex_destroy(&rw->lock);
 	pthread_cond_destroy(&rw->changed);
-	xxl_budget_free(&s->budget, rw->scratch, s->bucket_scratch_size);
-	xxl_budget_free(&s->budget, rw, sizeof(*rw));
+	xxl_part_free(&s->part, rw->scratch, s->bucket_scratch_size);
+	xxl_part_free(&s->part, rw, sizeof(*rw));
 	s->rw = NULL;
 }
 
@@ -653,7 +637,7 @@ start_runs_worker(xxl_sorter *s)
 		return XXL_OK;
 	rc = xxl_thread_start(&s->rw->thread, runs_worker_main, s);
 	if (rc != 0)
-		return xxl_error_set(&s->err, XXL_ENOMEM, rc, "could not start the run formation thread");
+		return xxl_error_set(&s->part.err, XXL_ENOMEM, rc, "could not start the run formation thread");
 	s->rw->started = true;
 	return XXL_OK;
 }
@@ -670,10 +654,10 @@ flush_run_async(xxl_sorter *s)
 	xxl_run    *run = NULL;
 	size_t		depth;
 
-	if (poll_cancel(s) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
+	if (xxl_part_canceled(&s->part) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
 		wait_run_writes(s) != XXL_OK || start_runs_worker(s) != XXL_OK ||
 		add_load_run(s, &run) != XXL_OK)
-		return s->err.code;
+		return s->part.err.code;
 	depth = xxl_radix_distribute_fixed(s->region, fixed_sorted(s), s->nloaded, s->rec_size,
 									   s->key_size, s->threads, rw->buckets);
 	if (depth >= s->key_size)
@@ -715,21 +699,21 @@ flush_run(xxl_sorter *s, bool last)
 		return XXL_OK;
 	if (s->async_runs && !last)
 		return flush_run_async(s);
-	if (poll_cancel(s) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
+	if (xxl_part_canceled(&s->part) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
 		wait_run_writes(s) != XXL_OK)
-		return s->err.code;
+		return s->part.err.code;
 	sort_load(s);
 	if (s->fixed)
 	{
 		if (add_load_run(s, &run) != XXL_OK)
-			return s->err.code;
+			return s->part.err.code;
 		return write_fixed_run(s, run);
 	}
 	if (add_run(s, &run) != XXL_OK)
-		return s->err.code;
-	w = xxl_bwriter_create(s->disks, &s->budget, WRITE_BUFFERS, run, &s->err);
+		return s->part.err.code;
+	w = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, run, &s->part.err);
 	if (w == NULL)
-		return s->err.code;
+		return s->part.err.code;
 	for (size_t i = 0; i < s->nloaded && rc == XXL_OK; i++)
 	{
 		size_t		len;
@@ -738,13 +722,13 @@ flush_run(xxl_sorter *s, bool last)
 
 		xxl_bwriter_begin_record(w, prefix);
 		rc = xxl_bwriter_write(w, rec, len);
-		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && poll_cancel(s))
+		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && xxl_part_canceled(&s->part))
 			rc = XXL_ECANCELED;
 	}
 	if (rc == XXL_OK)
 		rc = xxl_bwriter_finish(w);
 	if (rc != XXL_OK && rc != XXL_ECANCELED)
-		xxl_error_set(&s->err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
+		xxl_error_set(&s->part.err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
 					  xxl_bwriter_error(w)->message);
 	xxl_bwriter_destroy(w);
 	s->stats.runs++;
@@ -757,10 +741,10 @@ flush_run(xxl_sorter *s, bool last)
 static bool
 check_input_phase(xxl_sorter *s)
 {
-	if (s->phase == PHASE_INPUT)
+	if (s->phase == PHASE_INPUT && !s->part.failed)
 		return true;
-	if (s->phase != PHASE_FAILED)
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "records can only be added before sorting");
+	if (!s->part.failed)
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "records can only be added before sorting");
 	return false;
 }
 
@@ -775,8 +759,8 @@ count_puts(xxl_sorter *s, size_t n, size_t bytes)
 	if (s->puts_since_poll >= POLL_EVERY)
 	{
 		s->puts_since_poll = 0;
-		if (poll_cancel(s))
-			return fail(s);
+		if (xxl_part_canceled(&s->part))
+			return xxl_part_fail(&s->part);
 	}
 	return XXL_OK;
 }
@@ -785,10 +769,10 @@ xxl_status
 xxl_sorter_put(xxl_sorter *s, const void *rec)
 {
 	if (!check_input_phase(s) || !s->fixed)
-		return s->fixed ? s->err.code : xxl_error_set(&s->err, XXL_EINVAL, 0,
+		return s->fixed ? s->part.err.code : xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 													  "xxl_sorter_put needs fixed-size records");
 	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	xxl_copy_small(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
 	return count_puts(s, 1, s->rec_size);
 }
@@ -801,12 +785,12 @@ xxl_sorter_reserve(xxl_sorter *s, size_t *n)
 	if (!check_input_phase(s) || !s->fixed)
 	{
 		if (!s->fixed)
-			xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_reserve needs fixed-size records");
+			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_reserve needs fixed-size records");
 		return NULL;
 	}
 	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
 	{
-		fail(s);
+		xxl_part_fail(&s->part);
 		return NULL;
 	}
 	room = s->fixed_capacity - s->nloaded;
@@ -819,9 +803,9 @@ xxl_status
 xxl_sorter_commit(xxl_sorter *s, size_t n)
 {
 	if (!check_input_phase(s))
-		return s->err.code;
+		return s->part.err.code;
 	if (n > s->fixed_capacity - s->nloaded)
-		return xxl_error_set(&s->err, XXL_EINVAL, 0,
+		return xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 							 "committed %zu records, more than were reserved", n);
 	return count_puts(s, n, n * s->rec_size);
 }
@@ -837,25 +821,25 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	xxl_sort_entry *e;
 
 	if (!check_input_phase(s) || s->fixed)
-		return !s->fixed ? s->err.code : xxl_error_set(&s->err, XXL_EINVAL, 0,
+		return !s->fixed ? s->part.err.code : xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 													   "xxl_sorter_put_var needs variable-length records");
 	/* each record also needs an entry and the entry's radix scratch */
 	if (s->arena_used + need + (s->nloaded + 1) * 2 * sizeof(xxl_sort_entry) > s->region_size)
 	{
 		if (s->nloaded == 0)
 		{
-			xxl_error_set(&s->err, XXL_ENOMEM, 0,
+			xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 						  "a record of %zu bytes does not fit the sort memory budget of %zu bytes",
 						  len, s->cfg.memory);
-			return fail(s);
+			return xxl_part_fail(&s->part);
 		}
 		if (flush_run(s, false) != XXL_OK)
-			return fail(s);
+			return xxl_part_fail(&s->part);
 	}
 	if ((s->arena_used >> 3) > UINT32_MAX)
 	{
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "load region larger than 32 GB is not supported");
-		return fail(s);
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "load region larger than 32 GB is not supported");
+		return xxl_part_fail(&s->part);
 	}
 	dst = s->region + s->arena_used;
 	memcpy(dst, hdr, VAR_HEADER);
@@ -880,8 +864,8 @@ merge_env(xxl_sorter *s)
 {
 	xxl_merge_env env = {
 		.disks = s->disks,
-		.budget = &s->budget,
-		.err = &s->err,
+		.budget = &s->part.budget,
+		.err = &s->part.err,
 		.fixed = s->fixed,
 		.rec_size = s->rec_size,
 		.key_size = s->key_size,
@@ -942,16 +926,16 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 
 	for (int i = 0; i < k; i++)
 		nblocks += group[i].nblocks;
-	if (xxl_run_reserve(out, nblocks, &s->budget, &s->err) != XXL_OK)
-		return s->err.code;
+	if (xxl_run_reserve(out, nblocks, &s->part.budget, &s->part.err) != XXL_OK)
+		return s->part.err.code;
 	m = xxl_merger_create(&env, group, k, true, writer_reserve(s));
 	if (m == NULL)
-		return s->err.code;
-	w = xxl_bwriter_create(s->disks, &s->budget, WRITE_BUFFERS, out, &s->err);
+		return s->part.err.code;
+	w = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, out, &s->part.err);
 	if (w == NULL)
 	{
 		xxl_merger_destroy(m);
-		return s->err.code;
+		return s->part.err.code;
 	}
 	while ((got = xxl_merger_next(m, &rec)) > 0)
 	{
@@ -968,18 +952,18 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 		}
 		if (rc != XXL_OK)
 			break;
-		if ((++n & (POLL_EVERY - 1)) == 0 && poll_cancel(s))
+		if ((++n & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
 		{
 			rc = XXL_ECANCELED;
 			break;
 		}
 	}
 	if (got < 0)
-		rc = s->err.code;
+		rc = s->part.err.code;
 	if (rc == XXL_OK)
 		rc = xxl_bwriter_finish(w);
-	if (rc != XXL_OK && s->err.code == XXL_OK)
-		xxl_error_set(&s->err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
+	if (rc != XXL_OK && s->part.err.code == XXL_OK)
+		xxl_error_set(&s->part.err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
 					  xxl_bwriter_error(w)->message);
 	xxl_bwriter_destroy(w);
 	xxl_merger_destroy(m);
@@ -1053,7 +1037,7 @@ reduce_runs(xxl_sorter *s)
 		final_fan_in = xxl_merge_max_fan_in(&env, final_reserve(s));
 		fan_in = xxl_merge_max_fan_in(&env, writer_reserve(s));
 		if (fan_in < 2 || final_fan_in < 1)
-			return xxl_error_set(&s->err, XXL_ENOMEM, 0,
+			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 								 "memory budget of %zu bytes is too small to merge %zu-byte records",
 								 s->cfg.memory, s->max_record);
 		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
@@ -1076,8 +1060,8 @@ reduce_runs(xxl_sorter *s)
 			xxl_run_init(&merged);
 			if (merge_group(s, &s->runs[in], (int) g, &merged) != XXL_OK)
 			{
-				xxl_run_release(&merged, s->disks, &s->budget);
-				return s->err.code;
+				xxl_run_release(&merged, s->disks, &s->part.budget);
+				return s->part.err.code;
 			}
 			if ((int) g > s->stats.fan_in)
 				s->stats.fan_in = (int) g;
@@ -1085,7 +1069,7 @@ reduce_runs(xxl_sorter *s)
 			{
 				/* their blocks were recycled during the merge */
 				s->runs[j].nblocks = 0;
-				xxl_run_release(&s->runs[j], s->disks, &s->budget);
+				xxl_run_release(&s->runs[j], s->disks, &s->part.budget);
 			}
 			s->runs[out++] = merged;
 			in += g;
@@ -1100,7 +1084,7 @@ xxl_status
 xxl_sorter_sort(xxl_sorter *s)
 {
 	if (!check_input_phase(s))
-		return s->err.code;
+		return s->part.err.code;
 	if (s->nruns == 0)
 	{
 		/* everything fits: sort in memory, never touch a disk */
@@ -1112,26 +1096,26 @@ xxl_sorter_sort(xxl_sorter *s)
 		return XXL_OK;
 	}
 	if (flush_run(s, true) != XXL_OK || wait_run_writes(s) != XXL_OK)
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	/* run formation is over: its thread and buffers give way to merging */
 	end_runs_worker(s);
 	note_load(s);
 	s->input_peak = touched_peak(s);
-	xxl_budget_free(&s->budget, s->region, s->region_size);
+	xxl_part_free(&s->part, s->region, s->region_size);
 	s->region = NULL;
-	s->budget.peak = s->budget.used;	/* from here on: what merging charges */
+	s->part.budget.peak = s->part.budget.used;	/* from here on: what merging charges */
 	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
 	s->t_merge_start = xxl_now_ns();
 	if (reduce_runs(s) != XXL_OK)
-		return fail(s);
+		return xxl_part_fail(&s->part);
 	{
 		xxl_merge_env env = merge_env(s);
 
 		s->final = xxl_merger_create(&env, s->runs, (int) s->nruns, false, final_reserve(s));
 		if (s->final == NULL)
-			return fail(s);
+			return xxl_part_fail(&s->part);
 		if (use_async_merge(s) && xxl_merger_start_async(s->final) != XXL_OK)
-			return fail(s);
+			return xxl_part_fail(&s->part);
 	}
 	if ((int) s->nruns > s->stats.fan_in)
 		s->stats.fan_in = (int) s->nruns;
@@ -1156,6 +1140,8 @@ static int
 next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 			const unsigned char **payload, uint32_t *payload_len)
 {
+	if (s->part.failed)
+		return -(int) s->part.err.code;
 	if (s->phase == PHASE_MEMORY_OUTPUT)
 	{
 		if (s->out_index == s->nloaded)
@@ -1180,8 +1166,8 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 			*payload_len = hdr[1];
 		}
 		s->out_index++;
-		if ((s->out_index & (POLL_EVERY - 1)) == 0 && poll_cancel(s))
-			return -fail(s);
+		if ((s->out_index & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
+			return -xxl_part_fail(&s->part);
 		return 1;
 	}
 	if (s->phase == PHASE_MERGE_OUTPUT)
@@ -1190,22 +1176,29 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 		int			got = xxl_merger_next(s->final, &rec);
 
 		if (got < 0)
-			return -fail(s);
+			return -xxl_part_fail(&s->part);
 		if (got == 0)
 			return output_done(s);
 		*key = rec.key;
 		*key_len = rec.key_len;
 		*payload = rec.payload;
 		*payload_len = rec.payload_len;
-		if ((++s->out_index & (POLL_EVERY - 1)) == 0 && poll_cancel(s))
-			return -fail(s);
+		if ((++s->out_index & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
+			return -xxl_part_fail(&s->part);
 		return 1;
 	}
 	if (s->phase == PHASE_DONE)
 		return 0;
 	if (s->phase == PHASE_INPUT)
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_sort must be called before reading");
-	return -(int) fail(s);
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_sort must be called before reading");
+	return -(int) xxl_part_fail(&s->part);
+}
+
+/* The batch reader contract of xxl_batch.h, for fixed-size records. */
+int
+xxl_sorter_read(xxl_sorter *s, const void **recs, size_t *count)
+{
+	return xxl_sorter_next_many(s, recs, SIZE_MAX, count);
 }
 
 int
@@ -1215,11 +1208,13 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 
 	if (!s->fixed)
 	{
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_next_many needs fixed-size records");
-		return -fail(s);
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_next_many needs fixed-size records");
+		return -xxl_part_fail(&s->part);
 	}
 	if (max == 0)
 		max = 1;
+	if (s->part.failed)
+		return -(int) s->part.err.code;
 	if (s->phase == PHASE_MEMORY_OUTPUT)
 	{
 		if (s->out_index == s->nloaded)
@@ -1234,7 +1229,7 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 		int			got = xxl_merger_next_many(s->final, &p, max, n);
 
 		if (got < 0)
-			return -fail(s);
+			return -xxl_part_fail(&s->part);
 		if (got == 0)
 			return output_done(s);
 		*recs = p;
@@ -1256,8 +1251,8 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 		return rc;
 	}
 	/* poll as often as record by record: whenever a multiple of POLL_EVERY is passed */
-	if (before / POLL_EVERY != s->out_index / POLL_EVERY && poll_cancel(s))
-		return -fail(s);
+	if (before / POLL_EVERY != s->out_index / POLL_EVERY && xxl_part_canceled(&s->part))
+		return -xxl_part_fail(&s->part);
 	return 1;
 }
 
@@ -1272,8 +1267,8 @@ xxl_sorter_next(xxl_sorter *s, const void **rec)
 
 	if (!s->fixed)
 	{
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_next needs fixed-size records");
-		return -fail(s);
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_next needs fixed-size records");
+		return -xxl_part_fail(&s->part);
 	}
 	rc = next_record(s, &key, &key_len, &payload, &payload_len);
 	if (rc == 1)
@@ -1291,8 +1286,8 @@ xxl_sorter_next_var(xxl_sorter *s, const void **key, uint32_t *key_len,
 
 	if (s->fixed)
 	{
-		xxl_error_set(&s->err, XXL_EINVAL, 0, "xxl_sorter_next_var needs variable-length records");
-		return -fail(s);
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_next_var needs variable-length records");
+		return -xxl_part_fail(&s->part);
 	}
 	rc = next_record(s, &k, key_len, &p, payload_len);
 	if (rc == 1)
@@ -1306,7 +1301,7 @@ xxl_sorter_next_var(xxl_sorter *s, const void **key, uint32_t *key_len,
 const xxl_error *
 xxl_sorter_error(const xxl_sorter *s)
 {
-	return &s->err;
+	return &s->part.err;
 }
 
 void
@@ -1314,7 +1309,7 @@ xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats)
 {
 	*stats = s->stats;
 	stats->memory_peak = s->region != NULL ? touched_peak(s)
-		: s->input_peak > s->budget.peak ? s->input_peak : s->budget.peak;
+		: s->input_peak > s->part.budget.peak ? s->input_peak : s->part.budget.peak;
 	stats->memory_limit = s->cfg.memory;
 	if (s->phase == PHASE_MERGE_OUTPUT || s->phase == PHASE_MEMORY_OUTPUT)
 		stats->merge_ns = xxl_now_ns() - s->t_merge_start;
@@ -1340,12 +1335,12 @@ xxl_sorter_destroy(xxl_sorter *s)
 		for (size_t i = 0; i < s->nrun_writes; i++)
 			xxl_io_wait(s->disks, &s->run_writes[i], &ignored);
 	}
-	xxl_budget_free(&s->budget, s->run_writes, s->run_writes_capacity * sizeof(xxl_io_request));
+	xxl_part_free(&s->part, s->run_writes, s->run_writes_capacity * sizeof(xxl_io_request));
 	for (size_t i = 0; i < s->nruns; i++)
-		xxl_run_release(&s->runs[i], s->disks, &s->budget);
-	xxl_budget_free(&s->budget, s->runs, s->runs_capacity * sizeof(xxl_run));
-	xxl_budget_free(&s->budget, s->region, s->region_size);
+		xxl_run_release(&s->runs[i], s->disks, &s->part.budget);
+	xxl_part_free(&s->part, s->runs, s->runs_capacity * sizeof(xxl_run));
+	xxl_part_free(&s->part, s->region, s->region_size);
 	xxl_disks_close(s->disks);	/* joins the I/O threads, removes the files */
-	budget = s->budget;
+	budget = s->part.budget;
 	xxl_budget_free(&budget, s, sizeof(*s));
 }

@@ -66,6 +66,14 @@ void		xxl_budget_free(xxl_budget *budget, void *ptr, size_t size);
 /* Grow or shrink a previous allocation; contents preserved. */
 void	   *xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size,
 							   size_t new_size, xxl_error *err);
+/*
+ * Hold bytes of the budget for memory allocated elsewhere (a part that
+ * allocates its own buffers within a share); what names it in the error.
+ * The only way besides alloc/free that a budget's counters change.
+ */
+xxl_status	xxl_budget_reserve(xxl_budget *budget, size_t bytes, const char *what,
+							   xxl_error *err);
+void		xxl_budget_release(xxl_budget *budget, size_t bytes);
 
 /*
  * A zeroed object aligned to a cache line (64 bytes), freed with free():
@@ -85,6 +93,32 @@ typedef bool (*xxl_cancel_fn) (void *arg);
  * ("<what> canceled") and the result is true.
  */
 bool		xxl_poll_cancel(xxl_cancel_fn cancel, void *arg, xxl_error *err, const char *what);
+
+/*
+ * What every engine part (sorter, distribution sort, scatter, priority
+ * queue) keeps in common: its name in messages, its first error, its own
+ * budget and the cancel hook it polls.  A part embeds one and fails,
+ * polls and allocates through it instead of writing those helpers again.
+ */
+typedef struct xxl_part
+{
+	const char *name;			/* "sort", "permutation", "priority queue" */
+	xxl_error	err;
+	xxl_budget	budget;
+	xxl_cancel_fn cancel;		/* may be NULL */
+	void	   *cancel_arg;
+	bool		failed;			/* sticky: every later call returns err */
+} xxl_part;
+
+void		xxl_part_init(xxl_part *part, const char *name, size_t memory,
+						  xxl_cancel_fn cancel, void *cancel_arg);
+/* Mark the part failed; its error, or "<name> failed" if none was set. */
+xxl_status	xxl_part_fail(xxl_part *part);
+/* Poll the hook; on a stop, XXL_ECANCELED "<name> canceled" in err. */
+bool		xxl_part_canceled(xxl_part *part);
+/* Budget allocation with the part's error (0 bytes: 1). */
+void	   *xxl_part_alloc(xxl_part *part, size_t bytes);
+void		xxl_part_free(xxl_part *part, void *ptr, size_t bytes);
 
 /*
  * Start a worker thread with every signal blocked (signals belong to the

@@ -109,6 +109,8 @@ int			xxl_sorter_next_var(xxl_sorter *s, const void **key, uint32_t *key_len,
  * as many as the current output batch holds.  Returns as xxl_sorter_next.
  */
 int			xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n);
+/* As many as the current batch holds: the contract of xxl_batch.h. */
+int			xxl_sorter_read(xxl_sorter *s, const void **recs, size_t *count);
 
 const xxl_error *xxl_sorter_error(const xxl_sorter *s);
 void		xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats);
