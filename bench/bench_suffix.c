@@ -93,15 +93,15 @@ main(int argc, char **argv)
 	memory = argc > 2 ? (size_t) (atof(argv[2]) * 1024 * 1024) : (size_t) n / 8;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.memory = memory;
-	cfg.threads = 0;
-	cfg.disk.dirs = dirs;
-	cfg.disk.ndisks = 1;
+	cfg.res.memory = memory;
+	cfg.res.threads = 0;
+	cfg.res.disk.dirs = dirs;
+	cfg.res.disk.ndisks = 1;
 	snprintf(prefix, sizeof(prefix), "bench_suffix%d", (int) getpid());
-	cfg.disk.file_prefix = prefix;
-	cfg.disk.block_size = argc > 4 ? (size_t) atol(argv[4]) * 1024 : 2 * 1024 * 1024;
-	cfg.disk.try_direct = false;
-	cfg.disk.strategy = XXL_ALLOC_STRIPING;
+	cfg.res.disk.file_prefix = prefix;
+	cfg.res.disk.block_size = argc > 4 ? (size_t) atol(argv[4]) * 1024 : 2 * 1024 * 1024;
+	cfg.res.disk.try_direct = false;
+	cfg.res.disk.strategy = XXL_ALLOC_STRIPING;
 
 	out = malloc((n + 1) * sizeof(uint64_t));
 	rss0 = rss_peak_kb();

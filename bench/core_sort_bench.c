@@ -137,18 +137,18 @@ main(int argc, char **argv)
 	xxl_sort_config cfg;
 
 	memset(&cfg, 0, sizeof cfg);
-	cfg.memory = mem;
+	cfg.res.memory = mem;
 	cfg.record_size = REC_SIZE;
 	cfg.key_size = 8;
-	cfg.threads = (int) bench_env_u64("XXL_THREADS", 0);
+	cfg.res.threads = (int) bench_env_u64("XXL_THREADS", 0);
 	cfg.async_merge = bench_env_u64("XXL_ASYNC_MERGE", 0) != 0;
-	cfg.disk.dirs = dirs;
-	cfg.disk.ndisks = 1;
-	cfg.disk.file_prefix = prefix;
-	cfg.disk.block_size = (size_t) (argc == 5 ? strtoull(argv[4], NULL, 10) : 2048) << 10;
-	cfg.disk.try_direct = true;
-	cfg.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	cfg.disk.seed = (unsigned) seed;
+	cfg.res.disk.dirs = dirs;
+	cfg.res.disk.ndisks = 1;
+	cfg.res.disk.file_prefix = prefix;
+	cfg.res.disk.block_size = (size_t) (argc == 5 ? strtoull(argv[4], NULL, 10) : 2048) << 10;
+	cfg.res.disk.try_direct = true;
+	cfg.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	cfg.res.disk.seed = (unsigned) seed;
 
 	xxl_error	err;
 
@@ -255,8 +255,8 @@ main(int argc, char **argv)
 
 	printf("pgxxl: %" PRIu64 " records, %zu MiB, block %zu KiB, threads %d, dir %s, async merge %s, "
 		   "direct %s (engine says %s)\n",
-		   n, mem >> 20, cfg.disk.block_size >> 10,
-		   cfg.threads > 0 ? cfg.threads : omp_get_max_threads(), argv[3], cfg.async_merge ? "on" : "off", direct_name(direct),
+		   n, mem >> 20, cfg.res.disk.block_size >> 10,
+		   cfg.res.threads > 0 ? cfg.res.threads : omp_get_max_threads(), argv[3], cfg.async_merge ? "on" : "off", direct_name(direct),
 		   st.runs == 0 ? "no spill" : st.io.direct ? "on" : "off");
 	printf("pgxxl: push %.3f s, sort %.3f s, consume %.3f s, total %.3f s\n",
 		   push_s, sort_s, cons_s, tot_s);
@@ -273,7 +273,7 @@ main(int argc, char **argv)
 		   "total_s=%.6f read_bytes=%" PRIu64 " write_bytes=%" PRIu64 " wait_read_s=%.6f "
 		   "wait_write_s=%.6f runs=%" PRIu64 " passes=%d engine_peak_bytes=%" PRIu64
 		   " vmhwm_kb=%ld direct=%s ok=%d\n",
-		   n, mem >> 20, cfg.disk.block_size >> 10, push_s, sort_s, cons_s, tot_s, rd, wr,
+		   n, mem >> 20, cfg.res.disk.block_size >> 10, push_s, sort_s, cons_s, tot_s, rd, wr,
 		   st.io.wait_read_ns / 1e9, st.io.wait_write_ns / 1e9, st.runs, st.merge_passes,
 		   st.memory_peak, hwm, direct_name(direct), ok ? 1 : 0);
 	fflush(stdout);

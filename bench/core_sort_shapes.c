@@ -188,19 +188,19 @@ main(int argc, char **argv)
 
 	snprintf(prefix, sizeof prefix, "xxlshapes.%d", (int) getpid());
 	memset(&cfg, 0, sizeof cfg);
-	cfg.memory = mem;
+	cfg.res.memory = mem;
 	cfg.record_size = rec_size;
 	cfg.key_size = key_size;
-	cfg.threads = (int) bench_env_u64("XXL_THREADS", 0);
+	cfg.res.threads = (int) bench_env_u64("XXL_THREADS", 0);
 	cfg.async_merge = bench_env_u64("XXL_ASYNC_MERGE", 0) != 0;
 	cfg.async_runs = bench_env_u64("XXL_ASYNC_RUNS", 0) != 0;
-	cfg.disk.dirs = dirs;
-	cfg.disk.ndisks = 1;
-	cfg.disk.file_prefix = prefix;
-	cfg.disk.block_size = (size_t) (argc == 5 ? strtoull(argv[4], NULL, 10) : 2048) << 10;
-	cfg.disk.try_direct = true;
-	cfg.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	cfg.disk.seed = (unsigned) seed;
+	cfg.res.disk.dirs = dirs;
+	cfg.res.disk.ndisks = 1;
+	cfg.res.disk.file_prefix = prefix;
+	cfg.res.disk.block_size = (size_t) (argc == 5 ? strtoull(argv[4], NULL, 10) : 2048) << 10;
+	cfg.res.disk.try_direct = true;
+	cfg.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	cfg.res.disk.seed = (unsigned) seed;
 	xxl_error_clear(&err);
 
 	t0 = xxl_now_ns();
@@ -296,7 +296,7 @@ main(int argc, char **argv)
 	printf("shapes: %" PRIu64 " records of %zu bytes, key %zu%s, %zu MiB, block %zu KiB, threads %d, "
 		   "work %" PRIu64 " ns/record (%" PRIu64 " spins), async runs %s, async merge %s\n",
 		   n, rec_size, key_size, null_flag ? " (constant first byte)" : "", mem >> 20,
-		   cfg.disk.block_size >> 10, cfg.threads > 0 ? cfg.threads : omp_get_max_threads(), work_ns,
+		   cfg.res.disk.block_size >> 10, cfg.res.threads > 0 ? cfg.res.threads : omp_get_max_threads(), work_ns,
 		   spin_iters,
 		   cfg.async_runs ? "on" : "off", cfg.async_merge ? "on" : "off");
 	printf("shapes: push %.3f s, sort %.3f s, consume %.3f s, total %.3f s; %" PRIu64
@@ -308,7 +308,7 @@ main(int argc, char **argv)
 		   ok ? "ok" : "FAILED", out_n, unsorted, unstable);
 	printf("RESULT rec=%zu key=%zu null_flag=%d n=%" PRIu64 " mem_mib=%zu block_kb=%zu work_ns=%" PRIu64
 		   " async_runs=%d push_s=%.6f sort_s=%.6f consume_s=%.6f total_s=%.6f runs=%" PRIu64 " passes=%d ok=%d\n",
-		   rec_size, key_size, null_flag, n, mem >> 20, cfg.disk.block_size >> 10, work_ns,
+		   rec_size, key_size, null_flag, n, mem >> 20, cfg.res.disk.block_size >> 10, work_ns,
 		   cfg.async_runs, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, st.runs,
 		   st.merge_passes, ok);
 	free(gen);

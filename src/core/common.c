@@ -205,6 +205,12 @@ xxl_budget_release(xxl_budget *budget, size_t bytes)
 	budget->used -= bytes < budget->used ? bytes : budget->used;
 }
 
+void
+xxl_budget_restart_peak(xxl_budget *budget)
+{
+	budget->peak = budget->used;
+}
+
 uint64_t
 xxl_now_ns(void)
 {

@@ -1070,7 +1070,7 @@ xxl_dsort_sort(xxl_dsort *s)
 		return xxl_part_fail(&s->part);
 	s->part.budget.limit = s->p.output;
 	s->peak_before_output = s->part.budget.peak;
-	s->part.budget.peak = s->part.budget.used;
+	xxl_budget_restart_peak(&s->part.budget);
 	if (alloc_area(s) != XXL_OK)
 		return xxl_part_fail(&s->part);
 	s->rbuf = xxl_part_alloc(&s->part, s->bd.block);
@@ -1092,23 +1092,23 @@ sort_overflow(xxl_dsort *s, ds_chain *b)
 
 	free_area(s);
 	memset(&c, 0, sizeof(c));
-	c.memory = xxl_budget_available(&s->part.budget);
-	c.memory -= c.memory % XXL_ALIGN;
+	c.res.memory = xxl_budget_available(&s->part.budget);
+	c.res.memory -= c.res.memory % XXL_ALIGN;
 	c.record_size = s->rec;
 	c.key_size = s->ks;
-	c.threads = 1;
-	c.disk = s->cfg.disk;
-	c.disk.block_size = XXL_ALIGN;
-	while (c.disk.block_size * 2 * 64 + 64 * 1024 <= c.memory && c.disk.block_size < max_block_of(&s->cfg))
-		c.disk.block_size *= 2;
-	c.disk.try_direct = false;
-	c.cancel = s->cfg.cancel;
-	c.cancel_arg = s->cfg.cancel_arg;
+	c.res.threads = 1;
+	c.res.disk = s->cfg.disk;
+	c.res.disk.block_size = XXL_ALIGN;
+	while (c.res.disk.block_size * 2 * 64 + 64 * 1024 <= c.res.memory && c.res.disk.block_size < max_block_of(&s->cfg))
+		c.res.disk.block_size *= 2;
+	c.res.disk.try_direct = false;
+	c.res.cancel = s->cfg.cancel;
+	c.res.cancel_arg = s->cfg.cancel_arg;
 	s->over = xxl_sorter_create(&c, &s->part.err);
 	if (s->over == NULL)
 		return s->part.err.code;
-	s->over_memory = c.memory;
-	if (xxl_budget_reserve(&s->part.budget, c.memory, "bucket sorter", &s->part.err) != XXL_OK)
+	s->over_memory = c.res.memory;
+	if (xxl_budget_reserve(&s->part.budget, c.res.memory, "bucket sorter", &s->part.err) != XXL_OK)
 	{
 		s->over_memory = 0;
 		return s->part.err.code;

@@ -231,7 +231,7 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 {
 	xxl_budget	budget;
 	xxl_sorter *s;
-	size_t		block_size = config->disk.block_size;
+	size_t		block_size = config->res.disk.block_size;
 
 	if (config->record_size > 0 &&
 		(config->record_size > XXL_RADIX_MAX_FIXED || config->key_size > config->record_size))
@@ -247,36 +247,36 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 					  block_size, XXL_ALIGN);
 		return NULL;
 	}
-	if (config->memory < xxl_sort_min_memory(block_size))
+	if (config->res.memory < xxl_sort_min_memory(block_size))
 	{
 		xxl_error_set(err, XXL_EINVAL, 0,
 					  "memory budget of %zu bytes is below the minimum of %zu for %zu-byte blocks",
-					  config->memory, xxl_sort_min_memory(block_size), block_size);
+					  config->res.memory, xxl_sort_min_memory(block_size), block_size);
 		return NULL;
 	}
-	xxl_budget_init(&budget, config->memory);
+	xxl_budget_init(&budget, config->res.memory);
 	s = xxl_budget_alloc(&budget, sizeof(*s), err);
 	if (s == NULL)
 		return NULL;
 	memset(s, 0, sizeof(*s));
-	xxl_part_init(&s->part, "sort", 0, config->cancel, config->cancel_arg);
+	xxl_part_init(&s->part, "sort", 0, config->res.cancel, config->res.cancel_arg);
 	s->part.budget = budget;
 	s->cfg = *config;
 	s->fixed = config->record_size > 0;
 	s->rec_size = config->record_size;
 	s->key_size = s->fixed ? config->key_size : 0;
-	s->threads = config->threads > 0 ? config->threads : omp_get_max_threads();
+	s->threads = config->res.threads > 0 ? config->res.threads : omp_get_max_threads();
 	s->block_size = block_size;
 	s->phase = PHASE_INPUT;
 	s->max_record = s->rec_size;
-	s->stats.memory_limit = config->memory;
+	s->stats.memory_limit = config->res.memory;
 
 	/*
 	 * The load region: everything but some slack and, for variable-length
 	 * records, the run writer's ring.  Fixed records are sorted into the
 	 * region's second half and written to disk straight from there.
 	 */
-	s->region_size = config->memory - s->part.budget.used - SLACK_FOR(config->memory)
+	s->region_size = config->res.memory - s->part.budget.used - SLACK_FOR(config->res.memory)
 		- (s->fixed ? 0 : WRITE_BUFFERS * block_size);
 	s->async_runs = s->fixed && config->async_runs;
 	if (s->async_runs)
@@ -332,7 +332,7 @@ ensure_disks(xxl_sorter *s)
 {
 	if (s->disks == NULL)
 	{
-		s->disks = xxl_disks_open(&s->cfg.disk, &s->part.err);
+		s->disks = xxl_disks_open(&s->cfg.res.disk, &s->part.err);
 		if (s->disks == NULL)
 			return s->part.err.code;
 	}
@@ -830,7 +830,7 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 		{
 			xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 						  "a record of %zu bytes does not fit the sort memory budget of %zu bytes",
-						  len, s->cfg.memory);
+						  len, s->cfg.res.memory);
 			return xxl_part_fail(&s->part);
 		}
 		if (flush_run(s, false) != XXL_OK)
@@ -889,7 +889,7 @@ merge_env(xxl_sorter *s)
 static bool
 use_async_merge(const xxl_sorter *s)
 {
-	return s->cfg.async_merge && s->cfg.memory >= ASYNC_MERGE_MIN_MEMORY;
+	return s->cfg.async_merge && s->cfg.res.memory >= ASYNC_MERGE_MIN_MEMORY;
 }
 
 /* What an intermediate merge sets aside besides its frames: the writer. */
@@ -1039,7 +1039,7 @@ reduce_runs(xxl_sorter *s)
 		if (fan_in < 2 || final_fan_in < 1)
 			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 								 "memory budget of %zu bytes is too small to merge %zu-byte records",
-								 s->cfg.memory, s->max_record);
+								 s->cfg.res.memory, s->max_record);
 		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
 		excess = s->nruns - (size_t) final_fan_in;
 		/* merge just enough groups this pass; later runs stay as they are */
@@ -1103,7 +1103,7 @@ xxl_sorter_sort(xxl_sorter *s)
 	s->input_peak = touched_peak(s);
 	xxl_part_free(&s->part, s->region, s->region_size);
 	s->region = NULL;
-	s->part.budget.peak = s->part.budget.used;	/* from here on: what merging charges */
+	xxl_budget_restart_peak(&s->part.budget);	/* from here on: what merging charges */
 	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
 	s->t_merge_start = xxl_now_ns();
 	if (reduce_runs(s) != XXL_OK)
@@ -1310,7 +1310,7 @@ xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats)
 	*stats = s->stats;
 	stats->memory_peak = s->region != NULL ? touched_peak(s)
 		: s->input_peak > s->part.budget.peak ? s->input_peak : s->part.budget.peak;
-	stats->memory_limit = s->cfg.memory;
+	stats->memory_limit = s->cfg.res.memory;
 	if (s->phase == PHASE_MERGE_OUTPUT || s->phase == PHASE_MEMORY_OUTPUT)
 		stats->merge_ns = xxl_now_ns() - s->t_merge_start;
 	if (s->disks)

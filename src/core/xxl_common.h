@@ -74,6 +74,8 @@ void	   *xxl_budget_realloc(xxl_budget *budget, void *ptr, size_t old_size,
 xxl_status	xxl_budget_reserve(xxl_budget *budget, size_t bytes, const char *what,
 							   xxl_error *err);
 void		xxl_budget_release(xxl_budget *budget, size_t bytes);
+/* Start a new high-water mark from what is in use now (a new phase). */
+void		xxl_budget_restart_peak(xxl_budget *budget);
 
 /*
  * A zeroed object aligned to a cache line (64 bytes), freed with free():

@@ -99,6 +99,20 @@ typedef struct xxl_disk_config
 								 * this set's max_spill_bytes */
 } xxl_disk_config;
 
+/*
+ * What an operator may use: the one description the host fills (memory,
+ * threads, spill disks, cancel hook) and every engine config takes.
+ */
+typedef struct xxl_resources
+{
+	size_t		memory;			/* budget in bytes for everything */
+	int			threads;		/* OpenMP threads; 0 = default */
+	xxl_disk_config disk;		/* where to spill; block_size: the largest
+								 * block to use (0 = the part's default) */
+	xxl_cancel_fn cancel;		/* polled between blocks of work; may be NULL */
+	void	   *cancel_arg;
+} xxl_resources;
+
 /* Per-disk counters. */
 typedef struct xxl_disk_stats
 {

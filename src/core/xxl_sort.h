@@ -37,24 +37,21 @@
 
 typedef struct xxl_sort_config
 {
-	size_t		memory;			/* budget in bytes for every buffer */
+	xxl_resources res;			/* memory: for every buffer; threads: of run
+								 * formation and merging; disk: where runs spill */
 	size_t		record_size;	/* fixed-size records; 0 = variable length */
 	size_t		key_size;		/* fixed: key bytes at the record's start */
-	int			threads;		/* OpenMP threads for run formation; 0 = default */
 	bool		async_merge;	/* run the final merge on a worker thread (pays off when
 								 * the consumer is heavy; needs >= 4 MiB) */
 	bool		async_runs;		/* sort and write each load on a worker thread while the
 								 * caller fills the next (fixed-size records; pays off
 								 * when the producer works per record) */
-	xxl_disk_config disk;		/* where runs spill */
 	/*
 	 * Variable-length records whose keys are not byte images: compare them
 	 * with this (xxl_keycmp.h) instead of memcmp; run formation then sorts
 	 * by comparisons.  NULL: memcmp.  Must outlive the sorter.
 	 */
 	const xxl_key_compare *compare;
-	xxl_cancel_fn cancel;		/* may be NULL */
-	void	   *cancel_arg;
 } xxl_sort_config;
 
 typedef struct xxl_sort_stats

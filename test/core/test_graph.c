@@ -204,14 +204,14 @@ graph_config(size_t memory, uint64_t max_semi)
 	xxl_graph_config c;
 
 	memset(&c, 0, sizeof(c));
-	c.memory = memory;
-	c.disk.dirs = xt_dirs;
-	c.disk.ndisks = 2;
-	c.disk.file_prefix = "test_graph";
-	c.disk.block_size = 0;
-	c.disk.try_direct = false;
-	c.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	c.disk.seed = 11;
+	c.res.memory = memory;
+	c.res.disk.dirs = xt_dirs;
+	c.res.disk.ndisks = 2;
+	c.res.disk.file_prefix = "test_graph";
+	c.res.disk.block_size = 0;
+	c.res.disk.try_direct = false;
+	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.res.disk.seed = 11;
 	c.seed = 12345;
 	c.max_semi_nodes = max_semi;
 	return c;
@@ -479,7 +479,7 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 			CHECK_MSG(r.st.path == want, "%s: path %s, want %s (n %" PRIu64 ", semi max %" PRIu64 ")",
 					  l, xxl_graph_path_name(r.st.path), xxl_graph_path_name(want), r.st.nodes,
 					  r.st.semi_nodes_max);
-			CHECK_LE(r.st.memory_peak, cfg.memory);
+			CHECK_LE(r.st.memory_peak, cfg.res.memory);
 			CHECK_EQ(r.st.edges, es->n);
 			if (r.st.path == XXL_GRAPH_EXTERNAL)
 			{
@@ -838,7 +838,7 @@ XT_TEST(graph_external_stats)
 	CHECK(r.st.contracted_nodes > 0);
 	CHECK(r.st.bytes_written > 0 && r.st.bytes_read > 0);
 	CHECK(r.st.sort_passes > 0);
-	CHECK_LE(r.st.memory_peak, cfg.memory);
+	CHECK_LE(r.st.memory_peak, cfg.res.memory);
 	printf("  # cc external: n %" PRIu64 " m %" PRIu64 ", base %" PRIu64 ", contracted %" PRIu64
 		   ", relinked %" PRIu64 ", pq pushes %" PRIu64 " merges %" PRIu64 ", sorts %" PRIu64
 		   " (max passes %d), written %.1f MB, read %.1f MB, memory %" PRIu64 "/%" PRIu64 "\n",
@@ -886,11 +886,11 @@ XT_TEST(graph_api_misuse)
 				c;
 	double		d;
 
-	cfg.memory = xxl_graph_min_memory() - 4096;
+	cfg.res.memory = xxl_graph_min_memory() - 4096;
 	CHECK(xxl_graph_create(&cfg, XXL_GRAPH_CC, &err) == NULL);
 	CHECK_STATUS(err.code, XXL_EINVAL);
 	xxl_error_clear(&err);
-	cfg.memory = 4 * MB;
+	cfg.res.memory = 4 * MB;
 	CHECK(xxl_graph_create(&cfg, (xxl_graph_op) 9, &err) == NULL);
 	CHECK_STATUS(err.code, XXL_EINVAL);
 	xxl_error_clear(&err);
@@ -945,7 +945,7 @@ XT_TEST(graph_cancel)
 			result		r;
 
 			/* count the polls of a full run, then stop at fractions of it */
-			cfg.cancel = cancel_hook;
+			cfg.res.cancel = cancel_hook;
 			hook_calls = 0;
 			hook_limit = UINT64_MAX;
 			r = run_graph(&es, ops[k], &cfg);
@@ -983,7 +983,7 @@ XT_TEST(graph_write_failure)
 			xxl_graph_config cfg = graph_config(xxl_graph_min_memory(), 0);
 			result		r;
 
-			cfg.disk.fail_write_after = limits[i];
+			cfg.res.disk.fail_write_after = limits[i];
 			r = run_graph(&es, ops[k], &cfg);
 			CHECK_MSG(r.rc == XXL_ENOSPC, "op %d limit %" PRIu64 ": %s", k, limits[i],
 					  xxl_status_name(r.rc));

@@ -109,15 +109,15 @@ run_case(const char *name, size_t n, size_t memory, size_t block, int threads, b
 	qsort(want, n, sizeof(rec), rec_cmp);
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.memory = memory ? memory : xxl_sort_min_memory(block);
-	cfg.threads = threads;
+	cfg.res.memory = memory ? memory : xxl_sort_min_memory(block);
+	cfg.res.threads = threads;
 	cfg.compare = &kc;
-	cfg.disk.dirs = xt_dirs;
-	cfg.disk.ndisks = 2;
-	cfg.disk.file_prefix = "test_keycmp";
-	cfg.disk.block_size = block;
-	cfg.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	cfg.disk.seed = 7;
+	cfg.res.disk.dirs = xt_dirs;
+	cfg.res.disk.ndisks = 2;
+	cfg.res.disk.file_prefix = "test_keycmp";
+	cfg.res.disk.block_size = block;
+	cfg.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	cfg.res.disk.seed = 7;
 	xxl_error_clear(&err);
 	s = xxl_sorter_create(&cfg, &err);
 	CHECK(s != NULL);

@@ -37,17 +37,17 @@ sort_config(size_t memory, size_t block_size, int ndisks, size_t record_size, si
 	xxl_sort_config c;
 
 	memset(&c, 0, sizeof(c));
-	c.memory = memory ? memory : xxl_sort_min_memory(block_size);
+	c.res.memory = memory ? memory : xxl_sort_min_memory(block_size);
 	c.record_size = record_size;
 	c.key_size = key_size;
-	c.threads = 0;
-	c.disk.dirs = xt_dirs;
-	c.disk.ndisks = ndisks;
-	c.disk.file_prefix = "test_sort";
-	c.disk.block_size = block_size;
-	c.disk.try_direct = false;
-	c.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	c.disk.seed = 4242;
+	c.res.threads = 0;
+	c.res.disk.dirs = xt_dirs;
+	c.res.disk.ndisks = ndisks;
+	c.res.disk.file_prefix = "test_sort";
+	c.res.disk.block_size = block_size;
+	c.res.disk.try_direct = false;
+	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.res.disk.seed = 4242;
 	return c;
 }
 
@@ -276,10 +276,10 @@ run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
 	const void *p;
 
 	label_fixed(fc, label, sizeof(label));
-	cfg.threads = fc->threads;
+	cfg.res.threads = fc->threads;
 	cfg.async_merge = fc->async_merge;
-	cfg.disk.try_direct = fc->direct;
-	cfg.disk.strategy = fc->strategy;
+	cfg.res.disk.try_direct = fc->direct;
+	cfg.res.disk.strategy = fc->strategy;
 	s = xxl_sorter_create(&cfg, &err);
 	REQUIRE_MSG(s != NULL, "[%s] create: %s", label, err.message);
 	for (uint64_t i = 0; i < fc->n; i++)
@@ -303,7 +303,7 @@ run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
 		xxl_sorter_destroy(s);
 		return;
 	}
-	if (fc->async_merge > 0 && cfg.memory >= ASYNC_MERGE_MIN_MEMORY && threads_after_warmup > 0)
+	if (fc->async_merge > 0 && cfg.res.memory >= ASYNC_MERGE_MIN_MEMORY && threads_after_warmup > 0)
 		CHECK_MSG(xt_thread_count() > threads_after_warmup,
 				  "[%s] no merge worker: %d threads, %d before", label, xt_thread_count(),
 				  threads_after_warmup);
@@ -346,9 +346,9 @@ run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
 	xxl_sorter_stats(s, &st);
 	CHECK_EQ(st.records, fc->n);
 	CHECK_EQ(st.bytes, fc->n * fc->rec_size);
-	check_common_stats(&st, cfg.memory, fc->expect_passes);
+	check_common_stats(&st, cfg.res.memory, fc->expect_passes);
 	if (fc->expect_passes > 0)
-		CHECK_EQ(st.io.ndisks, cfg.disk.ndisks);
+		CHECK_EQ(st.io.ndisks, cfg.res.disk.ndisks);
 	if (xt_check_failures)
 		print_stats(label, &st);
 	if (stats_out)
@@ -578,7 +578,7 @@ XT_TEST(fixed_reserve_and_next_many)
 		if (xt_quick())
 			fc.n /= 4;
 		cfg.async_merge = cases[c].async_merge;
-		cfg.threads = cases[c].threads;
+		cfg.res.threads = cases[c].threads;
 		srt = xxl_sorter_create(&cfg, &err);
 		REQUIRE_MSG(srt != NULL, "create: %s", err.message);
 		while (i < fc.n)
@@ -784,7 +784,7 @@ XT_TEST(fixed_bad_arguments)
 	const void *p;
 	unsigned char rec[16] = {0};
 
-	cfg.memory = xxl_sort_min_memory(BS) - 1;
+	cfg.res.memory = xxl_sort_min_memory(BS) - 1;
 	s = xxl_sorter_create(&cfg, &err);
 	CHECK(s == NULL);
 	CHECK_STATUS(err.code, XXL_EINVAL);
@@ -799,7 +799,7 @@ XT_TEST(fixed_bad_arguments)
 
 	xxl_error_clear(&err);
 	cfg = sort_config(0, 1000, 1, 16, 8);	/* block size not a multiple of 4096 */
-	cfg.memory = 8 * MB;
+	cfg.res.memory = 8 * MB;
 	s = xxl_sorter_create(&cfg, &err);
 	CHECK(s == NULL);
 	CHECK_STATUS(err.code, XXL_EINVAL);
@@ -1030,9 +1030,9 @@ run_var_case(const char *label, var_rec *recs, size_t n, const var_run_opts *o,
 	xxl_sort_stats st;
 	int			rc;
 
-	cfg.threads = o->threads;
+	cfg.res.threads = o->threads;
 	cfg.async_merge = o->async_merge;
-	cfg.disk.strategy = o->strategy;
+	cfg.res.disk.strategy = o->strategy;
 	s = xxl_sorter_create(&cfg, &err);
 	REQUIRE_MSG(s != NULL, "[%s] create: %s", label, err.message);
 	for (size_t i = 0; i < n; i++)
@@ -1092,7 +1092,7 @@ run_var_case(const char *label, var_rec *recs, size_t n, const var_run_opts *o,
 	xxl_sorter_stats(s, &st);
 	CHECK_EQ(st.records, n);
 	CHECK_EQ(st.bytes, bytes);
-	check_common_stats(&st, cfg.memory, o->expect_passes);
+	check_common_stats(&st, cfg.res.memory, o->expect_passes);
 	if (xt_check_failures)
 		print_stats(label, &st);
 	if (stats_out)
@@ -1255,7 +1255,7 @@ XT_TEST(min_memory_is_enough)
 			xxl_error	err = {0};
 			xxl_sorter *s;
 			/* a few loads' worth: many runs */
-			uint64_t	n = cfg.memory / 16 * (xt_quick() ? 3 : 5);
+			uint64_t	n = cfg.res.memory / 16 * (xt_quick() ? 3 : 5);
 			xxl_status	rc = XXL_OK;
 			const void *k,
 					   *p;
@@ -1265,7 +1265,7 @@ XT_TEST(min_memory_is_enough)
 			int			nrc;
 			xxl_sort_stats st;
 
-			cfg.threads = threads;
+			cfg.res.threads = threads;
 			cfg.async_merge = async;
 			cfg.async_runs = async;		/* its bucket scratch comes out of the load region */
 			s = xxl_sorter_create(&cfg, &err);
@@ -1293,7 +1293,7 @@ XT_TEST(min_memory_is_enough)
 			CHECK_MSG(rc == XXL_OK && count == n,
 					  "block size %zu, %s records, %d thread(s), %s merge, budget %zu (the minimum): "
 					  "%s after %" PRIu64 " runs: %s", bs, var ? "variable" : "fixed", threads,
-					  async ? "async runs and" : "synchronous", cfg.memory, xxl_status_name(rc), st.runs,
+					  async ? "async runs and" : "synchronous", cfg.res.memory, xxl_status_name(rc), st.runs,
 					  xxl_sorter_error(s)->message);
 			CHECK_LE(st.memory_peak, st.memory_limit);
 			xxl_sorter_destroy(s);
@@ -1506,12 +1506,12 @@ XT_TEST(write_failure_in_run_formation)
 	fixed_case	fc = {16, 8, P_RANDOM, 300000, 0, 0, 2, 0, false, 0, 1, 0};
 	xxl_sort_config cfg = sort_config(0, BS, 2, 16, 8);
 
-	cfg.disk.fail_write_after = 5 * BS;
+	cfg.res.disk.fail_write_after = 5 * BS;
 	expect_failure("ENOSPC in run formation", &cfg, &fc, XXL_ENOSPC, 0);
 	/* direct I/O and one disk */
 	cfg = sort_config(0, BS, 1, 16, 8);
-	cfg.disk.try_direct = true;
-	cfg.disk.fail_write_after = 1;
+	cfg.res.disk.try_direct = true;
+	cfg.res.disk.fail_write_after = 1;
 	expect_failure("ENOSPC at the first write", &cfg, &fc, XXL_ENOSPC, 0);
 }
 
@@ -1524,10 +1524,10 @@ XT_TEST(write_failure_in_merge_pass)
 	if (xt_quick())
 	{
 		fc.n = 100000;
-		cfg.disk.block_size = QUICK_BS;
-		cfg.memory = xxl_sort_min_memory(QUICK_BS);
+		cfg.res.disk.block_size = QUICK_BS;
+		cfg.res.memory = xxl_sort_min_memory(QUICK_BS);
 	}
-	cfg.disk.fail_write_after = fc.n * 16 + fc.n * 16 / 10;
+	cfg.res.disk.fail_write_after = fc.n * 16 + fc.n * 16 / 10;
 	expect_failure("ENOSPC in a merge pass", &cfg, &fc, XXL_ENOSPC, 2);
 }
 
@@ -1555,7 +1555,7 @@ XT_TEST(var_write_failure)
 		int			nrc;
 
 		/* variant 0: during run formation; 1: in an intermediate merge pass */
-		cfg.disk.fail_write_after = variant == 0 ? 3 * BS : data_bytes + data_bytes / 10;
+		cfg.res.disk.fail_write_after = variant == 0 ? 3 * BS : data_bytes + data_bytes / 10;
 		s = xxl_sorter_create(&cfg, &err);
 		REQUIRE_MSG(s != NULL, "%s", err.message);
 		for (size_t i = 0; i < vs.n && rc == XXL_OK; i++)
@@ -1591,7 +1591,7 @@ XT_TEST(spill_limit_surfaces)
 	fixed_case	fc = {16, 8, P_RANDOM, 300000, 0, 0, 2, 0, false, 0, 1, 0};
 	xxl_sort_config cfg = sort_config(0, BS, 2, 16, 8);
 
-	cfg.disk.max_spill_bytes = 1 * MB;
+	cfg.res.disk.max_spill_bytes = 1 * MB;
 	expect_failure("spill limit", &cfg, &fc, XXL_ELIMIT, 1);
 }
 
@@ -1609,14 +1609,14 @@ XT_TEST(async_runs_failures)
 
 	/* ~20 loads: each error strikes early and must surface while records go in */
 	cfg.async_runs = true;
-	cfg.disk.fail_write_after = 5 * BS;
+	cfg.res.disk.fail_write_after = 5 * BS;
 	expect_failure("async runs: ENOSPC in run formation", &cfg, &fc, XXL_ENOSPC, 1);
-	cfg.disk.fail_write_after = 1;
-	cfg.threads = 1;
+	cfg.res.disk.fail_write_after = 1;
+	cfg.res.threads = 1;
 	expect_failure("async runs: ENOSPC at the first write", &cfg, &fc, XXL_ENOSPC, 1);
-	cfg.disk.fail_write_after = 0;
-	cfg.disk.max_spill_bytes = 1 * MB;
-	cfg.threads = 2;
+	cfg.res.disk.fail_write_after = 0;
+	cfg.res.disk.max_spill_bytes = 1 * MB;
+	cfg.res.threads = 2;
 	expect_failure("async runs: spill limit", &cfg, &fc, XXL_ELIMIT, 1);
 	CHECK_LE(xt_threads_at_most(baseline), baseline);
 }
@@ -1638,7 +1638,7 @@ XT_TEST(async_runs_destroy_anywhere)
 			const void *p;
 
 			cfg.async_runs = true;
-			cfg.threads = 1 + (int) (i % 2);
+			cfg.res.threads = 1 + (int) (i % 2);
 			s = xxl_sorter_create(&cfg, &err);
 			REQUIRE_MSG(s != NULL, "%s", err.message);
 			for (uint64_t r = 0; r < puts[i]; r++)
@@ -1670,7 +1670,7 @@ XT_TEST(missing_spill_directory)
 
 	snprintf(missing, sizeof(missing), "%s/no/such/dir", xt_dirs[0]);
 	dirs[0] = missing;
-	cfg.disk.dirs = dirs;
+	cfg.res.disk.dirs = dirs;
 	expect_failure("missing directory", &cfg, &fc, XXL_EOPEN, 1);
 
 	/* an in-memory sort never opens the disks, so it succeeds */
@@ -1679,7 +1679,7 @@ XT_TEST(missing_spill_directory)
 		xxl_sorter *s;
 		drive_result res;
 
-		cfg.memory = 64 * MB;
+		cfg.res.memory = 64 * MB;
 		s = xxl_sorter_create(&cfg, &err);
 		REQUIRE_MSG(s != NULL, "%s", err.message);
 		drive_fixed(s, &fc, &res);
@@ -1749,8 +1749,8 @@ cancel_series(const char *label, const fixed_case *fc, xxl_sort_config cfg)
 	int			nks = 0;
 
 	hook_wrong_thread = 0;
-	cfg.cancel = cancel_hook;
-	cfg.cancel_arg = &cs;
+	cfg.res.cancel = cancel_hook;
+	cfg.res.cancel_arg = &cs;
 
 	/* dry run: where do the polls happen? */
 	s = xxl_sorter_create(&cfg, &err);
@@ -1841,23 +1841,23 @@ XT_TEST(cancel_external_fixed)
 	if (xt_quick())
 	{
 		fc.n = 200000;
-		cfg.disk.block_size = QUICK_BS;
-		cfg.memory = xxl_sort_min_memory(QUICK_BS);
+		cfg.res.disk.block_size = QUICK_BS;
+		cfg.res.memory = xxl_sort_min_memory(QUICK_BS);
 	}
 	cancel_series("external", &fc, cfg);
-	cfg.threads = 1;
+	cfg.res.threads = 1;
 	cancel_series("external, 1 thread", &fc, cfg);
 	cfg.async_runs = true;
 	cancel_series("external, async runs, minimum budget", &fc, cfg);
 	cfg.async_runs = false;
 	/* a budget large enough for the merge to run on its worker */
 	cfg.async_merge = true;
-	cfg.memory = 4 * MB;
+	cfg.res.memory = 4 * MB;
 	fc.expect_passes = 1;
 	if (fc.n < 600000)
 		fc.n = 600000;			/* ~10 MB: several runs */
 	cancel_series("external, async merge, 1 thread", &fc, cfg);
-	cfg.threads = 2;
+	cfg.res.threads = 2;
 	cancel_series("external, async merge, 2 threads", &fc, cfg);
 	cfg.async_runs = true;
 	cancel_series("external, async runs and merge", &fc, cfg);
@@ -1894,8 +1894,8 @@ XT_TEST(cancel_var)
 					pl;
 		int			nrc = 1;
 
-		cfg.cancel = cancel_hook;
-		cfg.cancel_arg = &cs;
+		cfg.res.cancel = cancel_hook;
+		cfg.res.cancel_arg = &cs;
 		s = xxl_sorter_create(&cfg, &err);
 		REQUIRE_MSG(s != NULL, "%s", err.message);
 		for (size_t i = 0; i < vs.n && rc == XXL_OK; i++)

@@ -192,19 +192,19 @@ run_keys_case(const keys_case *kc)
 	qsort(order, kc->n, sizeof(size_t), oracle_cmp);
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.disk.block_size = kc->block_size;
-	cfg.memory = kc->memory ? kc->memory : xxl_sort_min_memory(kc->block_size);
+	cfg.res.disk.block_size = kc->block_size;
+	cfg.res.memory = kc->memory ? kc->memory : xxl_sort_min_memory(kc->block_size);
 	cfg.record_size = R;
 	cfg.key_size = kc->key_size;
-	cfg.threads = kc->threads;
+	cfg.res.threads = kc->threads;
 	cfg.async_merge = kc->async_merge;
 	cfg.async_runs = kc->async_runs;
-	cfg.disk.dirs = xt_dirs;
-	cfg.disk.ndisks = kc->ndisks ? kc->ndisks : 1;
-	cfg.disk.file_prefix = "test_sort_keys";
-	cfg.disk.try_direct = false;
-	cfg.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	cfg.disk.seed = 7;
+	cfg.res.disk.dirs = xt_dirs;
+	cfg.res.disk.ndisks = kc->ndisks ? kc->ndisks : 1;
+	cfg.res.disk.file_prefix = "test_sort_keys";
+	cfg.res.disk.try_direct = false;
+	cfg.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	cfg.res.disk.seed = 7;
 	s = xxl_sorter_create(&cfg, &err);
 	if (s == NULL)
 	{
@@ -218,7 +218,7 @@ run_keys_case(const keys_case *kc)
 			goto out_destroy;
 		}
 	/* a load or more was handed over: the run formation thread exists */
-	if (kc->async_runs && thread_baseline > 0 && kc->n * R > 2 * cfg.memory)
+	if (kc->async_runs && thread_baseline > 0 && kc->n * R > 2 * cfg.res.memory)
 		CHECK_MSG(xt_thread_count() > thread_baseline, "[%s] no run formation thread", label);
 	if (xxl_sorter_sort(s) != XXL_OK)
 	{

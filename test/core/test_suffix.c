@@ -37,15 +37,15 @@ sa_config(run_mode mode)
 	xxl_sa_config c;
 
 	memset(&c, 0, sizeof(c));
-	c.memory = (mode == RUN_ROOMY || mode == RUN_FORCED) ? 64 * MB : xxl_sa_min_memory();
-	c.threads = 2;
-	c.disk.dirs = xt_dirs;
-	c.disk.ndisks = 2;
-	c.disk.file_prefix = "test_suffix";
-	c.disk.block_size = 64 * KB;
-	c.disk.try_direct = false;
-	c.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
-	c.disk.seed = 77;
+	c.res.memory = (mode == RUN_ROOMY || mode == RUN_FORCED) ? 64 * MB : xxl_sa_min_memory();
+	c.res.threads = 2;
+	c.res.disk.dirs = xt_dirs;
+	c.res.disk.ndisks = 2;
+	c.res.disk.file_prefix = "test_suffix";
+	c.res.disk.block_size = 64 * KB;
+	c.res.disk.try_direct = false;
+	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.res.disk.seed = 77;
 	c.internal_max = (mode == RUN_FORCED || mode == RUN_TINY_FORCED) ? 1 : 0;
 	return c;
 }
@@ -854,10 +854,10 @@ XT_TEST(sa_merge_on_worker)
 				b;
 	uint64_t	where = 0;
 
-	cfg.threads = 1;
+	cfg.res.threads = 1;
 	cfg.with_prev = true;
 	ref = run_sa(&cfg, t, n, 0);
-	cfg.threads = 2;
+	cfg.res.threads = 2;
 	b = run_sa(&cfg, t, n, 0);
 	CHECK_STATUS(ref.rc, XXL_OK);
 	CHECK_STATUS(b.rc, XXL_OK);
@@ -883,7 +883,7 @@ XT_TEST(sa_merge_on_worker)
 		int			got;
 
 		cfg.with_prev = false;
-		cfg.cancel = stop == 0 ? cancel_flag : NULL;
+		cfg.res.cancel = stop == 0 ? cancel_flag : NULL;
 		cancel_now = false;
 		sa = xxl_sa_create(&cfg, &err);
 		REQUIRE(sa != NULL);
@@ -917,7 +917,7 @@ XT_TEST(sa_errors)
 	uint64_t	pos;
 
 	/* too small a budget */
-	cfg.memory = xxl_sa_min_memory() - 1;
+	cfg.res.memory = xxl_sa_min_memory() - 1;
 	CHECK(xxl_sa_create(&cfg, &err) == NULL);
 	CHECK_STATUS(err.code, XXL_EINVAL);
 	CHECK(xxl_sa_check_create(&cfg, &err) == NULL);
@@ -981,7 +981,7 @@ XT_TEST(sa_budget_fails_before_work)
 		{
 			size_t		mid = lo + (hi - lo) / 2;
 
-			cfg.memory = mid;
+			cfg.res.memory = mid;
 			b = run_sa(&cfg, t, n, 0);
 			if (b.rc == XXL_OK)
 				hi = mid;
@@ -999,7 +999,7 @@ XT_TEST(sa_budget_fails_before_work)
 		}
 		printf("  # %s n=%llu: builds from %zu kB\n", names[k], (unsigned long long) n, hi / KB);
 		CHECK_MSG(failures > 0, "%s: even %zu bytes built", names[k], xxl_sa_min_memory());
-		cfg.memory = hi;
+		cfg.res.memory = hi;
 		b = run_sa(&cfg, t, n, 0);
 		ref = run_sa(&roomy, t, n, 0);
 		CHECK_STATUS(b.rc, XXL_OK);
@@ -1029,7 +1029,7 @@ XT_TEST(sa_cancel_and_limits)
 	{
 		xxl_status	rc;
 
-		cfg.cancel = cancel_hook;
+		cfg.res.cancel = cancel_hook;
 		cancel_after = after;
 		sa = xxl_sa_create(&cfg, &err);
 		REQUIRE(sa != NULL);
@@ -1043,7 +1043,7 @@ XT_TEST(sa_cancel_and_limits)
 
 	/* the spill limit */
 	cfg = sa_config(RUN_TINY);
-	cfg.disk.max_spill_bytes = 256 * KB;
+	cfg.res.disk.max_spill_bytes = 256 * KB;
 	sa = xxl_sa_create(&cfg, &err);
 	REQUIRE(sa != NULL);
 	{
@@ -1058,7 +1058,7 @@ XT_TEST(sa_cancel_and_limits)
 
 	/* injected write failure */
 	cfg = sa_config(RUN_TINY);
-	cfg.disk.fail_write_after = 300 * KB;
+	cfg.res.disk.fail_write_after = 300 * KB;
 	sa = xxl_sa_create(&cfg, &err);
 	REQUIRE(sa != NULL);
 	{

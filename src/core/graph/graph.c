@@ -49,7 +49,7 @@ typedef enum graph_out
 
 struct xxl_graph
 {
-	graph_env	env;
+	xxl_env	env;
 	xxl_graph_op op;
 	uint64_t	seed;
 	uint64_t	max_semi_nodes;
@@ -59,7 +59,6 @@ struct xxl_graph
 	uint64_t	t_start;
 	uint64_t	run_ns;
 	uint64_t	output_ns;
-	uint64_t	polls;
 
 	uint64_t	m;
 	uint64_t	n;
@@ -73,7 +72,7 @@ struct xxl_graph
 	uint64_t	components;
 	uint64_t	forest_edges;	/* returned to the caller */
 
-	gsorter		s1,
+	xxl_env_sorter		s1,
 				s2,
 				s3,
 				s4,
@@ -82,16 +81,16 @@ struct xxl_graph
 				f2,
 				f3,
 				fsort;
-	gqueue		pq,
+	xxl_env_queue		pq,
 				msg;
-	gspool		input,
+	xxl_spool		input,
 				map,
 				info,
 				log,
 				forest,
 				special,
 				basereps;
-	gspool_reader rd_in,
+	xxl_spool_reader rd_in,
 				rd_map,
 				rd_aux;
 	uint64_t   *parent;
@@ -114,7 +113,7 @@ gfail(xxl_graph *g)
 static inline bool
 poll_canceled(xxl_graph *g)
 {
-	return (++g->polls & GRAPH_POLL_MASK) == 0 && graph_env_canceled(&g->env);
+	return xxl_env_poll(&g->env);
 }
 
 static size_t
@@ -163,7 +162,7 @@ static xxl_status
 uf_alloc(xxl_graph *g, uint64_t n)
 {
 	g->parent_bytes = (size_t) (n ? n : 1) * sizeof(uint64_t);
-	g->parent = graph_env_alloc(&g->env, g->parent_bytes);
+	g->parent = xxl_env_alloc(&g->env, g->parent_bytes);
 	if (g->parent == NULL)
 		return g->env.err.code;
 	for (uint64_t i = 0; i < n; i++)
@@ -175,7 +174,7 @@ static void
 uf_free(xxl_graph *g)
 {
 	if (g->parent)
-		graph_env_free(&g->env, g->parent, g->parent_bytes);
+		xxl_env_free(&g->env, g->parent, g->parent_bytes);
 	g->parent = NULL;
 }
 
@@ -207,7 +206,7 @@ xxl_graph_path_name(xxl_graph_path path)
 xxl_graph *
 xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err)
 {
-	graph_env	env;
+	xxl_env	env;
 	xxl_graph  *g;
 
 	if (op != XXL_GRAPH_CC && op != XXL_GRAPH_SF && op != XXL_GRAPH_MSF)
@@ -225,21 +224,22 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	g->env = env;
+	xxl_env_relocate(&g->env);
 	g->op = op;
 	g->seed = config->seed;
 	g->max_semi_nodes = config->max_semi_nodes;
 	g->t_start = xxl_now_ns();
-	gspool_init(&g->input, &g->env);
-	gspool_init(&g->map, &g->env);
-	gspool_init(&g->info, &g->env);
-	gspool_init(&g->log, &g->env);
-	gspool_init(&g->forest, &g->env);
-	gspool_init(&g->special, &g->env);
-	gspool_init(&g->basereps, &g->env);
+	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->info, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->log, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->forest, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->special, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->basereps, &g->env, XXL_SPOOL_SHARED);
 	g->semi_max = (half_share(g) - XXL_ALIGN) / sizeof(uint64_t);
 	if (g->max_semi_nodes > 0 && g->max_semi_nodes < g->semi_max)
 		g->semi_max = g->max_semi_nodes;
-	if (gsort_open(&g->env, &g->s1, half_share(g), 16, 8, 2 * config->expected_edges) != XXL_OK)
+	if (xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8, 2 * config->expected_edges, XXL_INPUT_UNBOUNDED) != XXL_OK)
 	{
 		xxl_error_set(err, g->env.err.code, g->env.err.sys_errno, "%s", g->env.err.message);
 		xxl_graph_destroy(g);
@@ -270,11 +270,11 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 	}
 	g_put_be(r, g_id_key(source));
 	g_put_be(r + 8, e << 1);
-	if (gsort_put(&g->env, &g->s1, r) != XXL_OK)
+	if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
 		return gfail(g);
 	g_put_be(r, g_id_key(target));
 	g_put_be(r + 8, (e << 1) | 1);
-	if (gsort_put(&g->env, &g->s1, r) != XXL_OK)
+	if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
 		return gfail(g);
 	if (g->op != XXL_GRAPH_CC)
 	{
@@ -284,7 +284,7 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 		g_put_u64(io + 8, (uint64_t) target);
 		g_put_u64(io + 16, (uint64_t) id);
 		memcpy(io + 24, &cost, 8);
-		if (gspool_write(&g->input, io, IO_REC) != XXL_OK)
+		if (xxl_spool_write(&g->input, io, IO_REC) != XXL_OK)
 			return gfail(g);
 	}
 	if (source == target)
@@ -301,18 +301,18 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 static xxl_status
 relabel(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	const unsigned char *r;
 	unsigned char r2[16];
 	uint64_t	prev = 0;
 	uint64_t	n = 0;
 	int			got;
 
-	if (gspool_finish(&g->input) != XXL_OK || gsort_sort(env, &g->s1) != XXL_OK)
+	if (xxl_spool_finish(&g->input) != XXL_OK || xxl_env_sort_sort(env, &g->s1) != XXL_OK)
 		return env->err.code;
-	if (gsort_open(env, &g->s2, half_share(g), 16, 8, 2 * g->m) != XXL_OK)
+	if (xxl_env_sort_open(env, &g->s2, half_share(g), 0, 16, 8, 2 * g->m, XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
-	while ((got = gsort_next(env, &g->s1, &r)) == 1)
+	while ((got = xxl_env_sort_next(env, &g->s1, &r)) == 1)
 	{
 		uint64_t	k = g_get_be(r);
 
@@ -320,25 +320,25 @@ relabel(xxl_graph *g)
 		{
 			int64_t		orig = g_key_id(k);
 
-			if (gspool_write(&g->map, &orig, 8) != XXL_OK)
+			if (xxl_spool_write(&g->map, &orig, 8) != XXL_OK)
 				return env->err.code;
 			prev = k;
 			n++;
 		}
 		memcpy(r2, r + 8, 8);
 		g_put_u64(r2 + 8, n - 1);
-		if (gsort_put(env, &g->s2, r2) != XXL_OK)
+		if (xxl_env_sort_put(env, &g->s2, r2) != XXL_OK)
 			return env->err.code;
 		if (poll_canceled(g))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
-	gsort_close(env, &g->s1);
-	if (gspool_finish(&g->map) != XXL_OK)
+	xxl_env_sort_close(env, &g->s1, NULL, NULL);
+	if (xxl_spool_finish(&g->map) != XXL_OK)
 		return env->err.code;
 	g->n = n;
-	return gsort_sort(env, &g->s2);
+	return xxl_env_sort_sort(env, &g->s2);
 }
 
 /* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
@@ -347,14 +347,14 @@ next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv)
 {
 	const unsigned char *r;
 	uint64_t	k;
-	int			got = gsort_next(&g->env, &g->s2, &r);
+	int			got = xxl_env_sort_next(&g->env, &g->s2, &r);
 
 	if (got <= 0)
 		return got;
 	k = g_get_be(r);
 	*e = k >> 1;
 	*du = g_get_u64(r + 8);
-	got = gsort_next(&g->env, &g->s2, &r);
+	got = xxl_env_sort_next(&g->env, &g->s2, &r);
 	if (got <= 0 || g_get_be(r) != (k | 1) || (k & 1))
 	{
 		if (got >= 0)
@@ -373,14 +373,14 @@ next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv)
 static xxl_status
 fill_kruskal_sorter(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	uint64_t	e,
 				du,
 				dv;
 	int			got;
 
-	if (gsort_open(env, &g->s3, half_share(g), 48, 16, g->m) != XXL_OK ||
-		gspool_reader_open(&g->rd_in, &g->input) != XXL_OK)
+	if (xxl_env_sort_open(env, &g->s3, half_share(g), 0, 48, 16, g->m, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&g->rd_in, &g->input, false) != XXL_OK)
 		return env->err.code;
 	while ((got = next_pair(g, &e, &du, &dv)) == 1)
 	{
@@ -388,7 +388,7 @@ fill_kruskal_sorter(xxl_graph *g)
 		unsigned char r[48];
 		double		cost;
 
-		if (gspool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
+		if (xxl_spool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
 			return env->err.code;
 		memcpy(&cost, io + 24, 8);
 		g_put_be(r, g_cost_key(cost));
@@ -396,17 +396,17 @@ fill_kruskal_sorter(xxl_graph *g)
 		g_put_u64(r + 16, du);
 		g_put_u64(r + 24, dv);
 		memcpy(r + 32, io, 16);
-		if (gsort_put(env, &g->s3, r) != XXL_OK)
+		if (xxl_env_sort_put(env, &g->s3, r) != XXL_OK)
 			return env->err.code;
 		if (poll_canceled(g))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
-	gsort_close(env, &g->s2);
-	gspool_reader_close(&g->rd_in);
-	gspool_free(&g->input);		/* S3 carries everything now */
-	return gsort_sort(env, &g->s3);
+	xxl_env_sort_close(env, &g->s2, NULL, NULL);
+	xxl_spool_reader_close(&g->rd_in);
+	xxl_spool_free(&g->input);		/* S3 carries everything now */
+	return xxl_env_sort_sort(env, &g->s3);
 }
 
 /* Semi-external path ------------------------------------------------------ */
@@ -414,7 +414,7 @@ fill_kruskal_sorter(xxl_graph *g)
 static xxl_status
 run_semi(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	uint64_t	e,
 				du,
 				dv;
@@ -434,16 +434,16 @@ run_semi(xxl_graph *g)
 			}
 			if (got < 0)
 				return env->err.code;
-			gsort_close(env, &g->s2);
+			xxl_env_sort_close(env, &g->s2, NULL, NULL);
 			uf_flatten(g->parent, g->n);
-			if (gspool_reader_open(&g->rd_map, &g->map) != XXL_OK)
+			if (xxl_spool_reader_open(&g->rd_map, &g->map, false) != XXL_OK)
 				return env->err.code;
 			g->out = OUT_CC_SEMI;
 			break;
 		case XXL_GRAPH_SF:
 			/* the union-find pass is the output scan */
 			if (uf_alloc(g, g->n) != XXL_OK ||
-				gspool_reader_open(&g->rd_in, &g->input) != XXL_OK)
+				xxl_spool_reader_open(&g->rd_in, &g->input, false) != XXL_OK)
 				return env->err.code;
 			g->out = OUT_SF_SEMI;
 			break;
@@ -503,14 +503,14 @@ route_edge(xxl_graph *g, uint64_t pu, uint64_t pv, uint64_t edge)
 		uint64_t	rec[3] = {hi, lo, edge};
 
 		g->special_count++;
-		return gspool_write(&g->special, rec, g->op == XXL_GRAPH_CC ? 16 : 24);
+		return xxl_spool_write(&g->special, rec, g->op == XXL_GRAPH_CC ? 16 : 24);
 	}
 	else
 	{
 		unsigned char r[24];
 
 		put_queue_rec(g, r, hi, lo, edge);
-		return gpq_push(&g->env, &g->pq, r);
+		return xxl_env_queue_push(&g->env, &g->pq, r);
 	}
 }
 
@@ -518,7 +518,7 @@ route_edge(xxl_graph *g, uint64_t pu, uint64_t pv, uint64_t edge)
 static xxl_status
 fill_queue(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	int			got;
 
 	if (g->op != XXL_GRAPH_MSF)
@@ -527,7 +527,7 @@ fill_queue(xxl_graph *g)
 					du,
 					dv;
 
-		if (gpq_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g), g->m) != XXL_OK)
+		if (xxl_env_queue_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g), g->m) != XXL_OK)
 			return env->err.code;
 		while ((got = next_pair(g, &e, &du, &dv)) == 1)
 		{
@@ -541,7 +541,7 @@ fill_queue(xxl_graph *g)
 		}
 		if (got < 0)
 			return env->err.code;
-		gsort_close(env, &g->s2);
+		xxl_env_sort_close(env, &g->s2, NULL, NULL);
 	}
 	else
 	{
@@ -550,9 +550,9 @@ fill_queue(xxl_graph *g)
 
 		/* ranks in Kruskal order replace (cost, id) in the queue */
 		if (fill_kruskal_sorter(g) != XXL_OK ||
-			gpq_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g), g->m) != XXL_OK)
+			xxl_env_queue_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g), g->m) != XXL_OK)
 			return env->err.code;
-		while ((got = gsort_next(env, &g->s3, &s)) == 1)
+		while ((got = xxl_env_sort_next(env, &g->s3, &s)) == 1)
 		{
 			unsigned char io[IO_REC];
 			uint64_t	pu = gperm_apply(&g->perm, g_get_u64(s + 16)),
@@ -563,7 +563,7 @@ fill_queue(xxl_graph *g)
 			memcpy(io, s + 32, 16);
 			g_put_u64(io + 16, (uint64_t) id);
 			memcpy(io + 24, &cost, 8);
-			if (gspool_write(&g->info, io, IO_REC) != XXL_OK)
+			if (xxl_spool_write(&g->info, io, IO_REC) != XXL_OK)
 				return env->err.code;
 			if (pu != pv && route_edge(g, pu, pv, rank) != XXL_OK)
 				return env->err.code;
@@ -573,11 +573,11 @@ fill_queue(xxl_graph *g)
 		}
 		if (got < 0)
 			return env->err.code;
-		gsort_close(env, &g->s3);
-		if (gspool_finish(&g->info) != XXL_OK)
+		xxl_env_sort_close(env, &g->s3, NULL, NULL);
+		if (xxl_spool_finish(&g->info) != XXL_OK)
 			return env->err.code;
 	}
-	return gspool_finish(&g->special);
+	return xxl_spool_finish(&g->special);
 }
 
 /*
@@ -591,7 +591,7 @@ fill_queue(xxl_graph *g)
 static xxl_status
 contract(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	uint64_t	cur = NONE,
 				relink = 0,
 				prev_lo = NONE;
@@ -604,7 +604,7 @@ contract(xxl_graph *g)
 		uint64_t	hi,
 					lo,
 					edge;
-		int			got = gpq_top(env, &g->pq, &t);
+		int			got = xxl_env_queue_top(env, &g->pq, &t);
 
 		if (got < 0)
 			return env->err.code;
@@ -613,7 +613,7 @@ contract(xxl_graph *g)
 		hi = UINT64_MAX - g_get_be(t);
 		if (hi < g->base_n)
 			break;
-		if (gpq_pop(env, &g->pq, r) < 0)
+		if (xxl_env_queue_pop(env, &g->pq, r) < 0)
 			return env->err.code;
 		if (g->op == XXL_GRAPH_MSF)
 		{
@@ -635,12 +635,12 @@ contract(xxl_graph *g)
 			{
 				uint64_t	rec[2] = {hi, lo};
 
-				if (gspool_write(&g->log, rec, sizeof(rec)) != XXL_OK)
+				if (xxl_spool_write(&g->log, rec, sizeof(rec)) != XXL_OK)
 					return env->err.code;
 			}
 			else
 			{
-				if (gspool_write(&g->forest, &edge, 8) != XXL_OK)
+				if (xxl_spool_write(&g->forest, &edge, 8) != XXL_OK)
 					return env->err.code;
 				g->forest_count++;
 			}
@@ -655,7 +655,7 @@ contract(xxl_graph *g)
 		if (lo == relink)
 			continue;
 		put_queue_rec(g, nr, lo > relink ? lo : relink, lo > relink ? relink : lo, edge);
-		if (gpq_push(env, &g->pq, nr) != XXL_OK)
+		if (xxl_env_queue_push(env, &g->pq, nr) != XXL_OK)
 			return env->err.code;
 		g->relinked++;
 		if (poll_canceled(g))
@@ -668,7 +668,7 @@ contract(xxl_graph *g)
 static xxl_status
 solve_base(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	unsigned char r[24];
 	int			got;
 
@@ -676,7 +676,7 @@ solve_base(xxl_graph *g)
 	{
 		if (uf_alloc(g, g->base_n) != XXL_OK)
 			return env->err.code;
-		while ((got = gpq_pop(env, &g->pq, r)) == 1)
+		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
 		{
 			uint64_t	hi = UINT64_MAX - g_get_be(r),
 						lo = g_get_be(r + 8);
@@ -685,7 +685,7 @@ solve_base(xxl_graph *g)
 			{
 				uint64_t	edge = g_get_be(r + 16);
 
-				if (gspool_write(&g->forest, &edge, 8) != XXL_OK)
+				if (xxl_spool_write(&g->forest, &edge, 8) != XXL_OK)
 					return env->err.code;
 				g->forest_count++;
 			}
@@ -694,33 +694,33 @@ solve_base(xxl_graph *g)
 		}
 		if (got < 0)
 			return env->err.code;
-		gpq_close(env, &g->pq);
-		if (gspool_reader_open(&g->rd_aux, &g->special) != XXL_OK)
+		xxl_env_queue_close(env, &g->pq);
+		if (xxl_spool_reader_open(&g->rd_aux, &g->special, false) != XXL_OK)
 			return env->err.code;
 		for (uint64_t i = 0; i < g->special_count; i++)
 		{
 			const unsigned char *p;
 
-			if (gspool_read(&g->rd_aux, g->op == XXL_GRAPH_CC ? 16 : 24, &p) != XXL_OK)
+			if (xxl_spool_read(&g->rd_aux, g->op == XXL_GRAPH_CC ? 16 : 24, &p) != XXL_OK)
 				return env->err.code;
 			if (uf_union(g->parent, g_get_u64(p), g_get_u64(p + 8)) && g->op == XXL_GRAPH_SF)
 			{
-				if (gspool_write(&g->forest, p + 16, 8) != XXL_OK)
+				if (xxl_spool_write(&g->forest, p + 16, 8) != XXL_OK)
 					return env->err.code;
 				g->forest_count++;
 			}
 			if (poll_canceled(g))
 				return env->err.code;
 		}
-		gspool_reader_close(&g->rd_aux);
-		gspool_free(&g->special);
+		xxl_spool_reader_close(&g->rd_aux);
+		xxl_spool_free(&g->special);
 		if (g->op == XXL_GRAPH_CC)
 		{
 			uf_flatten(g->parent, g->base_n);
 			for (uint64_t x = 0; x < g->base_n; x++)
-				if (gspool_write(&g->basereps, &g->parent[x], 8) != XXL_OK)
+				if (xxl_spool_write(&g->basereps, &g->parent[x], 8) != XXL_OK)
 					return env->err.code;
-			if (gspool_finish(&g->basereps) != XXL_OK)
+			if (xxl_spool_finish(&g->basereps) != XXL_OK)
 				return env->err.code;
 		}
 		uf_free(g);
@@ -730,51 +730,50 @@ solve_base(xxl_graph *g)
 		const unsigned char *s;
 
 		/* Kruskal: the remaining edges by rank */
-		if (gsort_open(env, &g->s4, half_share(g), 24, 8,
-					   xxl_pq_size(g->pq.q) + g->special_count) != XXL_OK)
+		if (xxl_env_sort_open(env, &g->s4, half_share(g), 0, 24, 8, xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_UNBOUNDED) != XXL_OK)
 			return env->err.code;
-		while ((got = gpq_pop(env, &g->pq, r)) == 1)
+		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
 		{
 			unsigned char s4[24];
 
 			memcpy(s4, r + 8, 8);
 			g_put_u64(s4 + 8, UINT64_MAX - g_get_be(r));
 			memcpy(s4 + 16, r + 16, 8);
-			if (gsort_put(env, &g->s4, s4) != XXL_OK)
+			if (xxl_env_sort_put(env, &g->s4, s4) != XXL_OK)
 				return env->err.code;
 			if (poll_canceled(g))
 				return env->err.code;
 		}
 		if (got < 0)
 			return env->err.code;
-		gpq_close(env, &g->pq);
-		if (gspool_reader_open(&g->rd_aux, &g->special) != XXL_OK)
+		xxl_env_queue_close(env, &g->pq);
+		if (xxl_spool_reader_open(&g->rd_aux, &g->special, false) != XXL_OK)
 			return env->err.code;
 		for (uint64_t i = 0; i < g->special_count; i++)
 		{
 			const unsigned char *p;
 			unsigned char s4[24];
 
-			if (gspool_read(&g->rd_aux, 24, &p) != XXL_OK)
+			if (xxl_spool_read(&g->rd_aux, 24, &p) != XXL_OK)
 				return env->err.code;
 			g_put_be(s4, g_get_u64(p + 16));
 			memcpy(s4 + 8, p, 16);
-			if (gsort_put(env, &g->s4, s4) != XXL_OK)
+			if (xxl_env_sort_put(env, &g->s4, s4) != XXL_OK)
 				return env->err.code;
 			if (poll_canceled(g))
 				return env->err.code;
 		}
-		gspool_reader_close(&g->rd_aux);
-		gspool_free(&g->special);
-		if (gsort_sort(env, &g->s4) != XXL_OK || uf_alloc(g, g->base_n) != XXL_OK)
+		xxl_spool_reader_close(&g->rd_aux);
+		xxl_spool_free(&g->special);
+		if (xxl_env_sort_sort(env, &g->s4) != XXL_OK || uf_alloc(g, g->base_n) != XXL_OK)
 			return env->err.code;
-		while ((got = gsort_next(env, &g->s4, &s)) == 1)
+		while ((got = xxl_env_sort_next(env, &g->s4, &s)) == 1)
 		{
 			if (uf_union(g->parent, g_get_u64(s + 8), g_get_u64(s + 16)))
 			{
 				uint64_t	rank = g_get_be(s);
 
-				if (gspool_write(&g->forest, &rank, 8) != XXL_OK)
+				if (xxl_spool_write(&g->forest, &rank, 8) != XXL_OK)
 					return env->err.code;
 				g->forest_count++;
 			}
@@ -783,7 +782,7 @@ solve_base(xxl_graph *g)
 		}
 		if (got < 0)
 			return env->err.code;
-		gsort_close(env, &g->s4);
+		xxl_env_sort_close(env, &g->s4, NULL, NULL);
 		uf_free(g);
 	}
 	return XXL_OK;
@@ -793,34 +792,34 @@ solve_base(xxl_graph *g)
 static xxl_status
 sort_forest(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
-	gspool_reader rd;
+	xxl_env  *env = &g->env;
+	xxl_spool_reader rd;
 	xxl_status	rc = XXL_OK;
 
-	if (gspool_finish(&g->forest) != XXL_OK ||
-		gsort_open(env, &g->fsort, share(g, 1), 8, 8, g->forest_count) != XXL_OK ||
-		gspool_reader_open(&rd, &g->forest) != XXL_OK)
+	if (xxl_spool_finish(&g->forest) != XXL_OK ||
+		xxl_env_sort_open(env, &g->fsort, share(g, 1), 0, 8, 8, g->forest_count, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &g->forest, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->forest_count && rc == XXL_OK; i++)
 	{
 		const unsigned char *p;
 		unsigned char k[8];
 
-		rc = gspool_read(&rd, 8, &p);
+		rc = xxl_spool_read(&rd, 8, &p);
 		if (rc == XXL_OK)
 		{
 			g_put_be(k, g_get_u64(p));
-			rc = gsort_put(env, &g->fsort, k);
+			rc = xxl_env_sort_put(env, &g->fsort, k);
 		}
 		if (rc == XXL_OK && poll_canceled(g))
 			rc = env->err.code;
 	}
-	gspool_reader_close(&rd);
+	xxl_spool_reader_close(&rd);
 	if (rc != XXL_OK)
 		return rc;
-	gspool_free(&g->forest);
-	if (gsort_sort(env, &g->fsort) != XXL_OK ||
-		gspool_reader_open(&g->rd_in, g->op == XXL_GRAPH_SF ? &g->input : &g->info) != XXL_OK)
+	xxl_spool_free(&g->forest);
+	if (xxl_env_sort_sort(env, &g->fsort) != XXL_OK ||
+		xxl_spool_reader_open(&g->rd_in, g->op == XXL_GRAPH_SF ? &g->input : &g->info, false) != XXL_OK)
 		return env->err.code;
 	g->out_pos = 0;
 	g->out = OUT_FOREST_EXT;
@@ -839,8 +838,8 @@ sort_forest(xxl_graph *g)
 static xxl_status
 expand_cc(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
-	gspool_reader rd;
+	xxl_env  *env = &g->env;
+	xxl_spool_reader rd;
 	const unsigned char *l,
 			   *s;
 	unsigned char r[16];
@@ -853,32 +852,32 @@ expand_cc(xxl_graph *g)
 	xxl_status	rc = XXL_OK;
 
 	/* contraction records by parent */
-	if (gspool_finish(&g->log) != XXL_OK ||
-		gsort_open(env, &g->lsort, share(g, 3), 16, 16, g->contracted) != XXL_OK ||
-		gspool_reader_open(&rd, &g->log) != XXL_OK)
+	if (xxl_spool_finish(&g->log) != XXL_OK ||
+		xxl_env_sort_open(env, &g->lsort, share(g, 3), 0, 16, 16, g->contracted, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &g->log, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->contracted && rc == XXL_OK; i++)
 	{
 		const unsigned char *p;
 
-		rc = gspool_read(&rd, 16, &p);
+		rc = xxl_spool_read(&rd, 16, &p);
 		if (rc == XXL_OK)
 		{
 			g_put_be(r, g_get_u64(p + 8));
 			g_put_be(r + 8, g_get_u64(p));
-			rc = gsort_put(env, &g->lsort, r);
+			rc = xxl_env_sort_put(env, &g->lsort, r);
 		}
 	}
-	gspool_reader_close(&rd);
+	xxl_spool_reader_close(&rd);
 	if (rc != XXL_OK)
 		return rc;
-	gspool_free(&g->log);
-	if (gsort_sort(env, &g->lsort) != XXL_OK ||
-		gpq_open(env, &g->msg, share(g, 3), 16, 8, g->contracted) != XXL_OK ||
-		gsort_open(env, &g->f1, share(g, 3), 16, 16, g->n) != XXL_OK ||
-		gspool_reader_open(&g->rd_aux, &g->basereps) != XXL_OK)
+	xxl_spool_free(&g->log);
+	if (xxl_env_sort_sort(env, &g->lsort) != XXL_OK ||
+		xxl_env_queue_open(env, &g->msg, share(g, 3), 16, 8, g->contracted) != XXL_OK ||
+		xxl_env_sort_open(env, &g->f1, share(g, 3), 0, 16, 16, g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&g->rd_aux, &g->basereps, false) != XXL_OK)
 		return env->err.code;
-	lgot = gsort_next(env, &g->lsort, &l);
+	lgot = xxl_env_sort_next(env, &g->lsort, &l);
 	for (uint64_t x = 0; x < g->n; x++)
 	{
 		uint64_t	rep = x;
@@ -887,7 +886,7 @@ expand_cc(xxl_graph *g)
 		{
 			const unsigned char *p;
 
-			if (gspool_read(&g->rd_aux, 8, &p) != XXL_OK)
+			if (xxl_spool_read(&g->rd_aux, 8, &p) != XXL_OK)
 				return env->err.code;
 			rep = g_get_u64(p);
 		}
@@ -895,13 +894,13 @@ expand_cc(xxl_graph *g)
 		{
 			const unsigned char *t;
 
-			got = gpq_top(env, &g->msg, &t);
+			got = xxl_env_queue_top(env, &g->msg, &t);
 			if (got < 0)
 				return env->err.code;
 			if (got == 1 && g_get_be(t) == x)
 			{
 				rep = g_get_u64(t + 8);
-				if (gpq_pop(env, &g->msg, NULL) < 0)
+				if (xxl_env_queue_pop(env, &g->msg, NULL) < 0)
 					return env->err.code;
 			}
 		}
@@ -909,29 +908,29 @@ expand_cc(xxl_graph *g)
 		{
 			g_put_be(r, g_get_be(l + 8));
 			g_put_u64(r + 8, rep);
-			if (gpq_push(env, &g->msg, r) != XXL_OK)
+			if (xxl_env_queue_push(env, &g->msg, r) != XXL_OK)
 				return env->err.code;
-			lgot = gsort_next(env, &g->lsort, &l);
+			lgot = xxl_env_sort_next(env, &g->lsort, &l);
 		}
 		if (lgot < 0)
 			return env->err.code;
 		g_put_be(r, rep);
 		g_put_be(r + 8, gperm_invert(&g->perm, x));
-		if (gsort_put(env, &g->f1, r) != XXL_OK)
+		if (xxl_env_sort_put(env, &g->f1, r) != XXL_OK)
 			return env->err.code;
 		if (poll_canceled(g))
 			return env->err.code;
 	}
-	gspool_reader_close(&g->rd_aux);
-	gspool_free(&g->basereps);
-	gsort_close(env, &g->lsort);
-	gpq_close(env, &g->msg);
+	xxl_spool_reader_close(&g->rd_aux);
+	xxl_spool_free(&g->basereps);
+	xxl_env_sort_close(env, &g->lsort, NULL, NULL);
+	xxl_env_queue_close(env, &g->msg);
 
 	/* smallest dense id of each representative's component */
-	if (gsort_sort(env, &g->f1) != XXL_OK ||
-		gsort_open(env, &g->f2, share(g, 2), 16, 16, g->n) != XXL_OK)
+	if (xxl_env_sort_sort(env, &g->f1) != XXL_OK ||
+		xxl_env_sort_open(env, &g->f2, share(g, 2), 0, 16, 16, g->n, XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
-	while ((got = gsort_next(env, &g->f1, &s)) == 1)
+	while ((got = xxl_env_sort_next(env, &g->f1, &s)) == 1)
 	{
 		uint64_t	rep = g_get_be(s);
 
@@ -943,21 +942,21 @@ expand_cc(xxl_graph *g)
 		}
 		g_put_be(r, dmin);
 		memcpy(r + 8, s + 8, 8);
-		if (gsort_put(env, &g->f2, r) != XXL_OK)
+		if (xxl_env_sort_put(env, &g->f2, r) != XXL_OK)
 			return env->err.code;
 		if (poll_canceled(g))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
-	gsort_close(env, &g->f1);
+	xxl_env_sort_close(env, &g->f1, NULL, NULL);
 
 	/* the original id of each minimum, then back in node order */
-	if (gsort_sort(env, &g->f2) != XXL_OK ||
-		gsort_open(env, &g->f3, share(g, 2), 16, 8, g->n) != XXL_OK ||
-		gspool_reader_open(&g->rd_map, &g->map) != XXL_OK)
+	if (xxl_env_sort_sort(env, &g->f2) != XXL_OK ||
+		xxl_env_sort_open(env, &g->f3, share(g, 2), 0, 16, 8, g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&g->rd_map, &g->map, false) != XXL_OK)
 		return env->err.code;
-	while ((got = gsort_next(env, &g->f2, &s)) == 1)
+	while ((got = xxl_env_sort_next(env, &g->f2, &s)) == 1)
 	{
 		uint64_t	d = g_get_be(s);
 
@@ -965,24 +964,24 @@ expand_cc(xxl_graph *g)
 		{
 			const unsigned char *p;
 
-			if (gspool_read(&g->rd_map, 8, &p) != XXL_OK)
+			if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
 				return env->err.code;
 			map_val = (int64_t) g_get_u64(p);
 			map_idx++;
 		}
 		memcpy(r, s + 8, 8);
 		g_put_u64(r + 8, (uint64_t) map_val);
-		if (gsort_put(env, &g->f3, r) != XXL_OK)
+		if (xxl_env_sort_put(env, &g->f3, r) != XXL_OK)
 			return env->err.code;
 		if (poll_canceled(g))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
-	gspool_reader_close(&g->rd_map);
-	gsort_close(env, &g->f2);
-	if (gsort_sort(env, &g->f3) != XXL_OK ||
-		gspool_reader_open(&g->rd_map, &g->map) != XXL_OK)
+	xxl_spool_reader_close(&g->rd_map);
+	xxl_env_sort_close(env, &g->f2, NULL, NULL);
+	if (xxl_env_sort_sort(env, &g->f3) != XXL_OK ||
+		xxl_spool_reader_open(&g->rd_map, &g->map, false) != XXL_OK)
 		return env->err.code;
 	g->out_pos = 0;
 	g->out = OUT_CC_EXT;
@@ -992,7 +991,7 @@ expand_cc(xxl_graph *g)
 static xxl_status
 run_external(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 
 	g->path = XXL_GRAPH_EXTERNAL;
 	g->base_n = g->semi_max;
@@ -1031,29 +1030,29 @@ xxl_graph_run(xxl_graph *g)
 static void
 release_all(xxl_graph *g)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 
-	gspool_reader_close(&g->rd_in);
-	gspool_reader_close(&g->rd_map);
-	gspool_reader_close(&g->rd_aux);
-	gsort_close(env, &g->s1);
-	gsort_close(env, &g->s2);
-	gsort_close(env, &g->s3);
-	gsort_close(env, &g->s4);
-	gsort_close(env, &g->lsort);
-	gsort_close(env, &g->f1);
-	gsort_close(env, &g->f2);
-	gsort_close(env, &g->f3);
-	gsort_close(env, &g->fsort);
-	gpq_close(env, &g->pq);
-	gpq_close(env, &g->msg);
-	gspool_free(&g->input);
-	gspool_free(&g->map);
-	gspool_free(&g->info);
-	gspool_free(&g->log);
-	gspool_free(&g->forest);
-	gspool_free(&g->special);
-	gspool_free(&g->basereps);
+	xxl_spool_reader_close(&g->rd_in);
+	xxl_spool_reader_close(&g->rd_map);
+	xxl_spool_reader_close(&g->rd_aux);
+	xxl_env_sort_close(env, &g->s1, NULL, NULL);
+	xxl_env_sort_close(env, &g->s2, NULL, NULL);
+	xxl_env_sort_close(env, &g->s3, NULL, NULL);
+	xxl_env_sort_close(env, &g->s4, NULL, NULL);
+	xxl_env_sort_close(env, &g->lsort, NULL, NULL);
+	xxl_env_sort_close(env, &g->f1, NULL, NULL);
+	xxl_env_sort_close(env, &g->f2, NULL, NULL);
+	xxl_env_sort_close(env, &g->f3, NULL, NULL);
+	xxl_env_sort_close(env, &g->fsort, NULL, NULL);
+	xxl_env_queue_close(env, &g->pq);
+	xxl_env_queue_close(env, &g->msg);
+	xxl_spool_free(&g->input);
+	xxl_spool_free(&g->map);
+	xxl_spool_free(&g->info);
+	xxl_spool_free(&g->log);
+	xxl_spool_free(&g->forest);
+	xxl_spool_free(&g->special);
+	xxl_spool_free(&g->basereps);
 	uf_free(g);
 }
 
@@ -1085,7 +1084,7 @@ check_output(xxl_graph *g, bool want_cc)
 static int
 next_node(xxl_graph *g, int64_t *node, int64_t *component)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 	const unsigned char *p;
 
 	if (g->out == OUT_CC_SEMI)
@@ -1096,7 +1095,7 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 
 		if (v == g->n)
 			return finish_output(g);
-		if (gspool_read(&g->rd_map, 8, &p) != XXL_OK)
+		if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
 			return -1;
 		orig = (int64_t) g_get_u64(p);
 		r = g->parent[v];
@@ -1115,7 +1114,7 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 	else
 	{
 		const unsigned char *s;
-		int			got = gsort_next(env, &g->f3, &s);
+		int			got = xxl_env_sort_next(env, &g->f3, &s);
 
 		if (got < 0)
 			return -1;
@@ -1127,7 +1126,7 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 						  (unsigned long long) g->out_pos);
 			return -1;
 		}
-		if (gspool_read(&g->rd_map, 8, &p) != XXL_OK)
+		if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
 			return -1;
 		*node = (int64_t) g_get_u64(p);
 		*component = (int64_t) g_get_u64(s + 8);
@@ -1166,7 +1165,7 @@ decode_io(const unsigned char *io, int64_t *id, int64_t *source, int64_t *target
 static int
 next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
 {
-	graph_env  *env = &g->env;
+	xxl_env  *env = &g->env;
 
 	for (;;)
 	{
@@ -1182,7 +1181,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 
 			if (got <= 0)
 				return got < 0 ? -1 : finish_output(g);
-			if (gspool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
+			if (xxl_spool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
 				return -1;
 			if (uf_union(g->parent, du, dv))
 			{
@@ -1193,7 +1192,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 		else if (g->out == OUT_MSF_SEMI)
 		{
 			const unsigned char *s;
-			int			got = gsort_next(env, &g->s3, &s);
+			int			got = xxl_env_sort_next(env, &g->s3, &s);
 
 			if (got <= 0)
 				return got < 0 ? -1 : finish_output(g);
@@ -1211,7 +1210,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 			const unsigned char *s,
 					   *io = NULL;
 			uint64_t	want;
-			int			got = gsort_next(env, &g->fsort, &s);
+			int			got = xxl_env_sort_next(env, &g->fsort, &s);
 
 			if (got <= 0)
 				return got < 0 ? -1 : finish_output(g);
@@ -1224,7 +1223,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 			}
 			while (g->out_pos <= want)
 			{
-				if (gspool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
+				if (xxl_spool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
 					return -1;
 				g->out_pos++;
 			}
@@ -1263,8 +1262,8 @@ xxl_graph_error(const xxl_graph *g)
 void
 xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 {
-	const graph_env *env = &g->env;
-	const gsorter *sorters[] = {&g->s1, &g->s2, &g->s3, &g->s4, &g->lsort, &g->f1, &g->f2,
+	const xxl_env *env = &g->env;
+	const xxl_env_sorter *sorters[] = {&g->s1, &g->s2, &g->s3, &g->s4, &g->lsort, &g->f1, &g->f2,
 	&g->f3, &g->fsort};
 
 	memset(st, 0, sizeof(*st));
@@ -1277,33 +1276,33 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->contracted_nodes = g->contracted;
 	st->relinked_edges = g->relinked;
 	st->contraction_passes = g->path == XXL_GRAPH_EXTERNAL ? 1 : 0;
-	st->pq_pushes = env->pq_pushes;
-	st->pq_merges = env->pq_merges;
+	st->pq_pushes = env->done.pq_pushes;
+	st->pq_merges = env->done.pq_merges;
 	st->components = g->components;
 	st->forest_edges = g->forest_edges;
-	st->sorts = env->sorts;
-	st->sort_runs = env->sort_runs;
-	st->sort_passes = env->sort_passes;
-	st->sort_passes_max = env->sort_passes_max;
-	st->sorted_bytes = env->sorted_bytes;
-	st->io = env->io;
+	st->sorts = env->done.sorts;
+	st->sort_runs = env->done.runs;
+	st->sort_passes = env->done.passes;
+	st->sort_passes_max = env->done.max_passes;
+	st->sorted_bytes = env->done.sorted_bytes;
+	st->io = env->done.io;
 	for (size_t i = 0; i < sizeof(sorters) / sizeof(sorters[0]); i++)
-		gsort_io(sorters[i], &st->io);
-	gpq_io(&g->pq, &st->io);
-	gpq_io(&g->msg, &st->io);
+		xxl_env_sort_io(sorters[i], &st->io);
+	xxl_env_queue_io(&g->pq, &st->io);
+	xxl_env_queue_io(&g->msg, &st->io);
 	if (env->disks)
 	{
 		xxl_io_stats io;
 
 		xxl_disks_stats(env->disks, &io);
-		graph_io_add(&st->io, &io);
+		xxl_io_fold(&st->io, &io);
 	}
 	for (int i = 0; i < st->io.ndisks; i++)
 	{
 		st->bytes_read += st->io.disk[i].bytes_read;
 		st->bytes_written += st->io.disk[i].bytes_written;
 	}
-	st->memory_peak = graph_env_used_peak(env);
+	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->run_ns = g->run_ns ? g->run_ns : xxl_now_ns() - g->t_start;
 	st->output_ns = g->output_ns;
@@ -1317,7 +1316,7 @@ xxl_graph_destroy(xxl_graph *g)
 	if (g == NULL)
 		return;
 	release_all(g);
-	graph_env_close(&g->env);
+	xxl_env_close(&g->env);
 	budget = g->env.budget;
 	xxl_budget_free(&budget, g, sizeof(*g));
 }

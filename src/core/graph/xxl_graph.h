@@ -79,11 +79,8 @@ typedef enum xxl_graph_path
 
 typedef struct xxl_graph_config
 {
-	size_t		memory;			/* budget in bytes; >= xxl_graph_min_memory() */
-	int			threads;		/* OpenMP threads for sorting; 0 = default */
-	xxl_disk_config disk;		/* block_size: the largest block to use; 0 = 2 MiB */
-	xxl_cancel_fn cancel;		/* may be NULL; polled between blocks of work */
-	void	   *cancel_arg;
+	xxl_resources res;			/* memory >= xxl_graph_min_memory(); disk.block_size:
+								 * the largest block to use (0 = 2 MiB) */
 	uint64_t	expected_edges; /* hint for block sizes (e.g. the table's row
 								 * estimate); 0 = unknown */
 	uint64_t	seed;			/* of the external path's node permutation */

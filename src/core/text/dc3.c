@@ -41,7 +41,7 @@
  * range needs (at most 5 for 2^40).  At level 0 every merge tuple may also
  * carry T[i-1], which yields the BWT straight out of the final merge.
  *
- * The sorts are distribution sorts where they fit (text_sorter): they stage
+ * The sorts are distribution sorts where they fit (xxl_env_sorter): they stage
  * their records while other parts work and distribute when those are gone.
  * With two threads, sorts and scatters take their records on a worker, and
  * the top level's merge runs on a worker next to the caller (sa_merger).
@@ -117,15 +117,15 @@ typedef struct dc3_level
 	uint64_t	s0_count;
 	size_t		s0_mem,			/* S0's memory when presampled, and its output's */
 				s0_out;
-	spool		s0_t;			/* T[i] of the sampled positions, in order */
+	xxl_spool		s0_t;			/* T[i] of the sampled positions, in order */
 	uint64_t   *s0_r;			/* r[i+1] of the sampled positions */
 	size_t		s0_r_bytes;
 
 	/* where the text is: the caller's bytes at level 0, own names below */
-	spool	   *tsp;
+	xxl_spool	   *tsp;
 	int			tw;				/* bytes per character in tsp */
 	const uint16_t *map;		/* level 0: byte -> character */
-	spool		own;
+	xxl_spool		own;
 
 	/* internal */
 	void	   *text;
@@ -141,14 +141,14 @@ typedef struct dc3_level
 	uint32_t   *tdir;			/* names below each word of tbits */
 	size_t		tbits_bytes,
 				tdir_bytes;
-	text_sorter TS;
-	text_scatter names;
+	xxl_env_sorter TS;
+	xxl_env_scatter names;
 	bool		unique;			/* names are ranks: rank1, rank2 hold them */
-	spool		rank1,
+	xxl_spool		rank1,
 				rank2;
-	text_scatter isa;
-	text_sorter S0;
-	text_scatter S12;
+	xxl_env_scatter isa;
+	xxl_env_sorter S0;
+	xxl_env_scatter S12;
 	struct dc3_level *child;
 	bool		primed;
 	bool		have[2];
@@ -164,11 +164,11 @@ typedef struct char_out
 } char_out;
 
 static inline xxl_status
-char_out_put(spool *sp, char_out *o, uint64_t c, int w)
+char_out_put(xxl_spool *sp, char_out *o, uint64_t c, int w)
 {
 	if (o->fill + (size_t) w > sizeof(o->buf))
 	{
-		if (spool_write(sp, o->buf, o->fill) != XXL_OK)
+		if (xxl_spool_write(sp, o->buf, o->fill) != XXL_OK)
 			return sp->env->err.code;
 		o->fill = 0;
 	}
@@ -178,9 +178,9 @@ char_out_put(spool *sp, char_out *o, uint64_t c, int w)
 }
 
 static xxl_status
-char_out_flush(spool *sp, char_out *o)
+char_out_flush(xxl_spool *sp, char_out *o)
 {
-	if (o->fill > 0 && spool_write(sp, o->buf, o->fill) != XXL_OK)
+	if (o->fill > 0 && xxl_spool_write(sp, o->buf, o->fill) != XXL_OK)
 		return sp->env->err.code;
 	o->fill = 0;
 	return XXL_OK;
@@ -224,10 +224,10 @@ char_reader_close(char_reader *cr)
 
 struct xxl_sa
 {
-	text_env	env;
+	xxl_env	env;
 	xxl_sa_config cfg;
 	sa_phase	phase;
-	spool		text;
+	xxl_spool		text;
 	uint64_t	n;
 	bool		present[256];
 	int			last_byte;
@@ -244,8 +244,8 @@ struct xxl_sa
 	struct sa_merger *merger;	/* the top level's merge on a worker */
 	bool		merge_async;	/* ... was started */
 	/* BWT */
-	spool		bwt;
-	spool_reader bwt_rd;
+	xxl_spool		bwt;
+	xxl_spool_reader bwt_rd;
 	bool		bwt_open;
 	const unsigned char *bwt_p;
 	size_t		bwt_avail;
@@ -264,7 +264,7 @@ static void level_free(xxl_sa *sa, dc3_level *lv);
 static inline bool
 poll(xxl_sa *sa)
 {
-	return (++sa->env.polls & POLL_MASK) == 0 && text_env_canceled(&sa->env);
+	return xxl_env_poll(&sa->env);
 }
 
 /* Sizes -------------------------------------------------------------------- */
@@ -272,7 +272,7 @@ poll(xxl_sa *sa)
 /*
  * Memory shares.  A scatter holds its share for life; a sort that is a
  * distribution sort holds little while it is filled, and then gets what is
- * free when it distributes (see text_sorter): TS all of the pool (nothing
+ * free when it distributes (see xxl_env_sorter): TS all of the pool (nothing
  * else lives then), S0 what S12 leaves; once sorted they keep what the parts
  * that outlive the sort leave them (a core sorter has that for life).  Live
  * together: TS + NAMES; ISA + S12 (+ S0 filling); S12 + S0 sorting; S0 + S12
@@ -417,7 +417,7 @@ s0_sample_free(xxl_sa *sa, dc3_level *lv)
 	if (lv->s0_r)
 		xxl_budget_free(&sa->env.budget, lv->s0_r, lv->s0_r_bytes);
 	lv->s0_r = NULL;
-	spool_free(&lv->s0_t);
+	xxl_spool_free(&lv->s0_t);
 }
 
 /* Internal levels ---------------------------------------------------------- */
@@ -425,7 +425,7 @@ s0_sample_free(xxl_sa *sa, dc3_level *lv)
 static xxl_status
 build_internal(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	int			ts = mem_char_bytes(lv->K);
 	char_reader cr = {0};
@@ -460,7 +460,7 @@ build_internal(xxl_sa *sa, dc3_level *lv)
 	}
 	memset((char *) lv->text + n * ts, 0, ts);
 	char_reader_close(&cr);
-	spool_free(lv->tsp);
+	xxl_spool_free(lv->tsp);
 
 	lv->sa_bytes = (size_t) ((n + 1) * 4);
 	lv->SA = xxl_budget_alloc(&env->budget, lv->sa_bytes, &env->err);
@@ -481,7 +481,7 @@ build_internal(xxl_sa *sa, dc3_level *lv)
 /* External levels ---------------------------------------------------------- */
 
 static size_t
-spool_room(const text_env *env)
+spool_room(const xxl_env *env)
 {
 	return env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 }
@@ -537,8 +537,8 @@ triple_window_slide(triple_window *w, char_reader *cr, uint64_t i, uint64_t n)
 static xxl_status
 sample_triple_keys(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
-	uint64_t	stride = tsort_sample_stride(&lv->TS),
+	xxl_env   *env = &sa->env;
+	uint64_t	stride = xxl_env_sort_stride(&lv->TS),
 				n = lv->n,
 				skip = 0;		/* sample triples before the next one wanted */
 	int			cw = lv->cw;
@@ -559,7 +559,7 @@ sample_triple_keys(xxl_sa *sa, dc3_level *lv)
 			put_be(key, w.a0, cw);
 			put_be(key + cw, w.a1, cw);
 			put_be(key + 2 * cw, w.a2, cw);
-			if (tsort_sample(env, &lv->TS, key) != XXL_OK)
+			if (xxl_env_sort_sample(env, &lv->TS, key) != XXL_OK)
 				goto failed;
 			skip = stride - 1;
 		}
@@ -570,7 +570,7 @@ sample_triple_keys(xxl_sa *sa, dc3_level *lv)
 	if (lv->dummy && skip == 0)
 	{
 		memset(key, 0, 3 * cw);
-		return tsort_sample(env, &lv->TS, key);
+		return xxl_env_sort_sample(env, &lv->TS, key);
 	}
 	return XXL_OK;
 
@@ -586,7 +586,7 @@ failed:
 static xxl_status
 sample_triples(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	int			cw = lv->cw,
 				rw = lv->rw;
@@ -595,8 +595,8 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	char_reader cr = {0};
 	char_out	co;
 
-	if (tsort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
-				   lv->n12, TSORT_PRESAMPLED) != XXL_OK ||
+	if (xxl_env_sort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
+				   lv->n12, XXL_INPUT_PRESAMPLED) != XXL_OK ||
 		sample_triple_keys(sa, lv) != XXL_OK ||
 		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
@@ -607,13 +607,13 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	{
 		if (i % 3 != 0)
 		{
-			unsigned char *p = tsort_room(&lv->TS, rec);
+			unsigned char *p = xxl_env_sort_room(&lv->TS, rec);
 
 			put_be(p, w.a0, cw);
 			put_be(p + cw, w.a1, cw);
 			put_be(p + 2 * cw, w.a2, cw);
 			put_be(p + 3 * cw, r_index(lv, i), rw);
-			if (tsort_push(env, &lv->TS, p) != XXL_OK)
+			if (xxl_env_sort_push(env, &lv->TS, p) != XXL_OK)
 				goto failed;
 		}
 		else if (s0_sample_char(lv, &co, i, w.a0) != XXL_OK)
@@ -622,18 +622,18 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 			goto failed;
 	}
 	char_reader_close(&cr);
-	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
+	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || xxl_spool_finish(&lv->s0_t) != XXL_OK))
 		return env->err.code;
 	if (lv->dummy)
 	{
-		unsigned char *p = tsort_room(&lv->TS, rec);
+		unsigned char *p = xxl_env_sort_room(&lv->TS, rec);
 
 		memset(p, 0, 3 * cw);
 		put_be(p + 3 * cw, lv->n1 - 1, rw);
-		if (tsort_push(env, &lv->TS, p) != XXL_OK)
+		if (xxl_env_sort_push(env, &lv->TS, p) != XXL_OK)
 			return env->err.code;
 	}
-	return tsort_sort(env, &lv->TS);
+	return xxl_env_sort_sort(env, &lv->TS);
 
 failed:
 	char_reader_close(&cr);
@@ -647,7 +647,7 @@ failed:
 static xxl_status
 name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 	int			cw = lv->cw,
 				rw = lv->rw;
@@ -656,25 +656,25 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 	const unsigned char *r;
 	int			got;
 
-	if (tscat_open(env, &lv->names, share_scatter_a(lv), rw, lv->n12) != XXL_OK)
+	if (xxl_env_scat_open(env, &lv->names, share_scatter_a(lv), rw, lv->n12) != XXL_OK)
 		return env->err.code;
-	while ((got = tsort_next(env, &lv->TS, &r)) > 0)
+	while ((got = xxl_env_sort_next(env, &lv->TS, &r)) > 0)
 	{
 		if (name == 0 || !xxl_equal_small(r, last, 3 * cw))
 		{
 			name++;
 			memcpy(last, r, 3 * cw);
 		}
-		put_be(tscat_room(&lv->names), name, rw);
-		if (tscat_push(env, &lv->names, get_be(r + 3 * cw, rw)) != XXL_OK || poll(sa))
+		put_be(xxl_env_scat_room(&lv->names), name, rw);
+		if (xxl_env_scat_push(env, &lv->names, get_be(r + 3 * cw, rw)) != XXL_OK || poll(sa))
 			return env->err.code;
 	}
 	if (got < 0)
 		return env->err.code;
-	st->overfull_buckets += tsort_overfull(&lv->TS);
-	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
+	st->overfull_buckets += xxl_env_sort_overfull(&lv->TS);
+	xxl_env_sort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
 	*D = name;
-	return tscat_finish(env, &lv->names);
+	return xxl_env_scat_finish(env, &lv->names);
 }
 
 /*
@@ -682,9 +682,9 @@ name_triples(xxl_sa *sa, dc3_level *lv, uint64_t *D)
  * when they are unique and so the ranks, the mod-1 and the mod-2 ranks apart.
  */
 static xxl_status
-spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+spool_names(xxl_sa *sa, dc3_level *lv, xxl_spool *first, xxl_spool *second, int w)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 	char_out	co;
 	const unsigned char *r;
@@ -692,9 +692,9 @@ spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 	int			got;
 
 	co.fill = 0;
-	while ((got = tscat_next(env, &lv->names, &r)) > 0)
+	while ((got = xxl_env_scat_next(env, &lv->names, &r)) > 0)
 	{
-		spool	   *sp = second && k >= lv->n1 ? second : first;
+		xxl_spool	   *sp = second && k >= lv->n1 ? second : first;
 
 		if (second)
 			s0_sample_rank(lv, k, get_be(r, lv->rw));	/* the names are the ranks */
@@ -705,9 +705,9 @@ spool_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 		k++;
 	}
 	if (got < 0 || char_out_flush(second && k > lv->n1 ? second : first, &co) != XXL_OK ||
-		spool_finish(first) != XXL_OK || (second && spool_finish(second) != XXL_OK))
+		xxl_spool_finish(first) != XXL_OK || (second && xxl_spool_finish(second) != XXL_OK))
 		return env->err.code;
-	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
+	xxl_env_scat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
 	return XXL_OK;
 }
 
@@ -792,7 +792,7 @@ table_fits(xxl_sa *sa, const dc3_level *lv)
 static xxl_status
 table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	uint64_t	n = lv->n,
 				words,
 				v,
@@ -821,7 +821,7 @@ table_mark(xxl_sa *sa, dc3_level *lv, uint64_t *D)
 			goto failed;
 	}
 	char_reader_close(&tr.cr);
-	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || spool_finish(&lv->s0_t) != XXL_OK))
+	if (lv->s0_stride && (char_out_flush(&lv->s0_t, &co) != XXL_OK || xxl_spool_finish(&lv->s0_t) != XXL_OK))
 		return env->err.code;
 	if (lv->dummy)
 		lv->tbits[0] |= 1;
@@ -848,15 +848,15 @@ table_name(const dc3_level *lv, uint64_t v)
 
 /* The names in R order, w bytes each: mod-1 positions to first, mod-2 to second. */
 static xxl_status
-table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+table_names(xxl_sa *sa, dc3_level *lv, xxl_spool *first, xxl_spool *second, int w)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	char_out	co;
 
 	for (int cls = 1; cls <= 2; cls++)
 	{
-		spool	   *sp = cls == 1 ? first : second;
+		xxl_spool	   *sp = cls == 1 ? first : second;
 		triple_reader tr = {0};
 		uint64_t	v;
 
@@ -889,7 +889,7 @@ table_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 		if (char_out_flush(sp, &co) != XXL_OK)
 			return env->err.code;
 		if (first != second)
-			if (spool_finish(sp) != XXL_OK)
+			if (xxl_spool_finish(sp) != XXL_OK)
 				return env->err.code;
 		continue;
 
@@ -897,7 +897,7 @@ failed:
 		char_reader_close(&tr.cr);
 		return env->err.code;
 	}
-	if (first == second && spool_finish(first) != XXL_OK)
+	if (first == second && xxl_spool_finish(first) != XXL_OK)
 		return env->err.code;
 	xxl_budget_free(&env->budget, lv->tbits, lv->tbits_bytes);
 	xxl_budget_free(&env->budget, lv->tdir, lv->tdir_bytes);
@@ -908,7 +908,7 @@ failed:
 
 /* The names in R order to spools, from the table or from NAMES. */
 static xxl_status
-write_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
+write_names(xxl_sa *sa, dc3_level *lv, xxl_spool *first, xxl_spool *second, int w)
 {
 	if (lv->tbits)
 		return table_names(sa, lv, first, second ? second : first, w);
@@ -919,7 +919,7 @@ write_names(xxl_sa *sa, dc3_level *lv, spool *first, spool *second, int w)
 static xxl_status
 recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	dc3_level  *child;
 	uint64_t	k,
 				j = 0,
@@ -942,7 +942,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->tsp = &child->own;
 	child->tw = child->cw;
 	child->share_cons = lv->share_a;
-	spool_init(&child->own, env, spool_room(env) / 2);
+	xxl_spool_init(&child->own, env, spool_room(env) / 2);
 	if (write_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
 		return env->err.code;
 	rc = level_build(sa, child);
@@ -951,15 +951,15 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 
 	/* rank j+1 for R index k = SA12[j], at k's text-order index */
 	if (s0_ranks_alloc(sa, lv) != XXL_OK ||
-		tscat_open(env, &lv->isa, share_scatter_a(lv), lv->rw, lv->n12) != XXL_OK)
+		xxl_env_scat_open(env, &lv->isa, share_scatter_a(lv), lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
 	while ((got = level_fill(sa, child, out, NULL, OUT_BATCH)) > 0)
 		for (int64_t x = 0; x < got; x++)
 		{
 			k = out[x];
 			s0_sample_rank(lv, k, j + 1);
-			put_be(tscat_room(&lv->isa), ++j, lv->rw);
-			if (tscat_push(env, &lv->isa, text_index_of_r(lv, k)) != XXL_OK)
+			put_be(xxl_env_scat_room(&lv->isa), ++j, lv->rw);
+			if (xxl_env_scat_push(env, &lv->isa, text_index_of_r(lv, k)) != XXL_OK)
 				return env->err.code;
 		}
 	if (got < 0)
@@ -971,7 +971,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	level_free(sa, child);
 	xxl_budget_free(&env->budget, child, sizeof(*child));
 	lv->child = NULL;
-	return tscat_finish(env, &lv->isa);
+	return xxl_env_scat_finish(env, &lv->isa);
 }
 
 /* The ranks of the sample positions in increasing order (0 from n on). */
@@ -1015,7 +1015,7 @@ rank_reader_next(xxl_sa *sa, rank_reader *rr, uint64_t j, uint64_t *rank)
 	}
 	if (lv->unique)
 		return value_reader_next(&rr->r[j % 3 == 1 ? 0 : 1], rank);
-	got = tscat_next(&sa->env, &lv->isa, &rec);
+	got = xxl_env_scat_next(&sa->env, &lv->isa, &rec);
 	if (got < 0)
 		return sa->env.err.code;
 	if (got == 0)
@@ -1044,21 +1044,21 @@ rank_reader_close(rank_reader *rr)
 static xxl_status
 open_s0(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	value_reader vr;
 	unsigned char key[16];
 
 	if (lv->s0_stride == 0)
-		return tsort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv),
-						  lv->cw + lv->rw, lv->n0, TSORT_BOUNDED);
-	if (tsort_open(env, &lv->S0, lv->s0_mem, lv->s0_out, s0_size(lv), lv->cw + lv->rw, lv->n0,
-				   TSORT_PRESAMPLED) != XXL_OK)
+		return xxl_env_sort_open(env, &lv->S0, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv),
+						  lv->cw + lv->rw, lv->n0, XXL_INPUT_BOUNDED);
+	if (xxl_env_sort_open(env, &lv->S0, lv->s0_mem, lv->s0_out, s0_size(lv), lv->cw + lv->rw, lv->n0,
+				   XXL_INPUT_PRESAMPLED) != XXL_OK)
 		return env->err.code;
 	sa->lstats[lv->depth].s0_presampled = true;
-	if (tsort_sample_stride(&lv->S0) != lv->s0_stride)
+	if (xxl_env_sort_stride(&lv->S0) != lv->s0_stride)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0,
 							 "DC3: S0 at level %d wants a sample every %llu, planned %llu",
-							 lv->depth, (unsigned long long) tsort_sample_stride(&lv->S0),
+							 lv->depth, (unsigned long long) xxl_env_sort_stride(&lv->S0),
 							 (unsigned long long) lv->s0_stride);
 	if (value_reader_open(&vr, &lv->s0_t, lv->cw, true) != XXL_OK)
 		return env->err.code;
@@ -1073,7 +1073,7 @@ open_s0(xxl_sa *sa, dc3_level *lv)
 		}
 		put_be(key, t, lv->cw);
 		put_be(key + lv->cw, lv->s0_r[c], lv->rw);
-		if (tsort_sample(env, &lv->S0, key) != XXL_OK)
+		if (xxl_env_sort_sample(env, &lv->S0, key) != XXL_OK)
 		{
 			value_reader_close(&vr);
 			return env->err.code;
@@ -1088,7 +1088,7 @@ open_s0(xxl_sa *sa, dc3_level *lv)
 static xxl_status
 merge_tuples(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 	uint64_t	n = lv->n;
 	int			cw = lv->cw,
@@ -1109,7 +1109,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 				ri2 = 0;
 	xxl_status	rc = XXL_OK;
 
-	if (tscat_open(env, &lv->S12, lv->share_12, s12_size(lv), n - lv->n0) != XXL_OK ||
+	if (xxl_env_scat_open(env, &lv->S12, lv->share_12, s12_size(lv), n - lv->n0) != XXL_OK ||
 		open_s0(sa, lv) != XXL_OK)
 		return env->err.code;
 	if (rank_reader_open(sa, lv, &rr) != XXL_OK)
@@ -1143,7 +1143,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 
 		if (cls == 0)
 		{
-			unsigned char *at = p = tsort_room(&lv->S0, rec);
+			unsigned char *at = p = xxl_env_sort_room(&lv->S0, rec);
 
 			put_be(p, t0, cw), p += cw;
 			put_be(p, ri1, rw), p += rw;
@@ -1152,12 +1152,12 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 			put_be(p, i, pw), p += pw;
 			if (pb)
 				*p = (unsigned char) rprev;
-			if ((rc = tsort_push(env, &lv->S0, at)) != XXL_OK)
+			if ((rc = xxl_env_sort_push(env, &lv->S0, at)) != XXL_OK)
 				goto out;
 		}
 		else
 		{
-			p = tscat_room(&lv->S12);
+			p = xxl_env_scat_room(&lv->S12);
 			put_be(p, t0, cw), p += cw;
 			put_be(p, cls == 1 ? 0 : t1, cw), p += cw;
 			put_be(p, cls == 1 ? ri1 : ri2, rw), p += rw;
@@ -1171,7 +1171,7 @@ merge_tuples(xxl_sa *sa, dc3_level *lv)
 								   (unsigned long long) ri, (unsigned long long) i, lv->depth);
 				goto out;
 			}
-			if ((rc = tscat_push(env, &lv->S12, ri - base)) != XXL_OK)
+			if ((rc = xxl_env_scat_push(env, &lv->S12, ri - base)) != XXL_OK)
 				goto out;
 		}
 
@@ -1201,12 +1201,12 @@ out:
 	rank_reader_close(&rr);
 	if (rc != XXL_OK)
 		return rc;
-	tscat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
-	spool_free(&lv->rank1);
-	spool_free(&lv->rank2);
-	spool_free(lv->tsp);
+	xxl_env_scat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
+	xxl_spool_free(&lv->rank1);
+	xxl_spool_free(&lv->rank2);
+	xxl_spool_free(lv->tsp);
 	/* ISA is gone: S0 distributes in what S12 leaves */
-	if (tsort_sort(env, &lv->S0) != XXL_OK || tscat_finish(env, &lv->S12) != XXL_OK)
+	if (xxl_env_sort_sort(env, &lv->S0) != XXL_OK || xxl_env_scat_finish(env, &lv->S12) != XXL_OK)
 		return env->err.code;
 	return XXL_OK;
 }
@@ -1269,9 +1269,9 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 static xxl_status
 reserve_lists(xxl_sa *sa, uint64_t n)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	uint64_t	need = lists_bound(sa, n);
-	size_t		slack = text_env_slack(env);
+	size_t		slack = xxl_env_slack(env);
 	uint64_t	extra;
 
 	if (need <= slack)
@@ -1292,18 +1292,18 @@ reserve_lists(xxl_sa *sa, uint64_t n)
  */
 /* The least memory a scatter of these records needs (0 if none is enough). */
 static size_t
-scatter_need(text_env *env, size_t rec_size, uint64_t slots)
+scatter_need(xxl_env *env, size_t rec_size, uint64_t slots)
 {
 	size_t		lo = XXL_ALIGN,
 				hi = env->pool;
 
-	if (!tscat_fits(env, hi, rec_size, slots))
+	if (!xxl_env_scat_fits(env, hi, rec_size, slots))
 		return 0;
 	while (hi - lo > XXL_ALIGN)
 	{
 		size_t		mid = lo + (hi - lo) / 2;
 
-		if (tscat_fits(env, mid, rec_size, slots))
+		if (xxl_env_scat_fits(env, mid, rec_size, slots))
 			hi = mid;
 		else
 			lo = mid;
@@ -1319,7 +1319,7 @@ scatter_need(text_env *env, size_t rec_size, uint64_t slots)
 static void
 plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	size_t		rec = s0_size(lv),
 				key = lv->cw + lv->rw;
 	size_t		taken = lv->share_a + lv->share_12,
@@ -1333,7 +1333,7 @@ plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 		return;
 	mem = env->pool - taken;
 	out = mem < s0_output(sa, lv) ? mem : s0_output(sa, lv);
-	stride = tsort_plan_stride(env, mem, out, rec, key, lv->n0);
+	stride = xxl_env_sort_plan_stride(env, mem, out, rec, key, lv->n0);
 	if (stride == 0)
 		return;
 	/* room for the ranks: at most this many samples, for a stride at least this long */
@@ -1346,7 +1346,7 @@ plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 	lv->s0_r_bytes = bytes;
 	lv->s0_mem = mem;
 	lv->s0_out = out;
-	spool_init(&lv->s0_t, env, spool_room(env) / 8);
+	xxl_spool_init(&lv->s0_t, env, spool_room(env) / 8);
 }
 
 /*
@@ -1356,7 +1356,7 @@ plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 static xxl_status
 plan_level(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	size_t		need_a = scatter_need(env, lv->rw, lv->n12),
 				need_12 = scatter_need(env, s12_size(lv), lv->n - lv->n0);
 
@@ -1368,8 +1368,8 @@ plan_level(xxl_sa *sa, dc3_level *lv)
 	if (need_12 && lv->share_12 < need_12 + need_12 / 8)
 		lv->share_12 = need_12 + need_12 / 8;
 	if (need_a == 0 || need_12 == 0 || lv->share_a + lv->share_12 + lv->share_cons >= env->pool ||
-		!tsort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
-		!tsort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
+		!xxl_env_sort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
+		!xxl_env_sort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
 							 "memory budget of %zu bytes is too small for this text: the sorts "
 							 "and permutations of level %d (%llu characters) do not fit",
@@ -1412,7 +1412,7 @@ plan_below(xxl_sa *sa, const dc3_level *top)
 		lv.dummy = m % 3 == 1;
 		lv.rw = width_for(lv.n12);
 		rc = plan_level(sa, &lv);
-		spool_free(&lv.s0_t);
+		xxl_spool_free(&lv.s0_t);
 		consumer = lv.share_a;
 		m = lv.n12;
 	}
@@ -1422,7 +1422,7 @@ plan_below(xxl_sa *sa, const dc3_level *top)
 static xxl_status
 build_external(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	uint64_t	n = lv->n;
 	uint64_t	D = 0;
 
@@ -1452,8 +1452,8 @@ build_external(xxl_sa *sa, dc3_level *lv)
 	{
 		size_t		room = spool_room(env) / 2;
 
-		spool_init(&lv->rank1, env, room / 2);
-		spool_init(&lv->rank2, env, room / 2);
+		xxl_spool_init(&lv->rank1, env, room / 2);
+		xxl_spool_init(&lv->rank2, env, room / 2);
 		if (s0_ranks_alloc(sa, lv) != XXL_OK ||
 			write_names(sa, lv, &lv->rank1, &lv->rank2, lv->rw) != XXL_OK)
 			return env->err.code;
@@ -1480,7 +1480,7 @@ level_build(xxl_sa *sa, dc3_level *lv)
 	}
 	/* an external level 0 keeps at most the spool allowance of text in memory */
 	if (lv->depth == 0 && !sa->text.on_disk && sa->text.mem_used > sa->env.spool_allowance &&
-		spool_spill(&sa->text) != XXL_OK)
+		xxl_spool_spill(&sa->text) != XXL_OK)
 		return sa->env.err.code;
 	return build_external(sa, lv);
 }
@@ -1515,8 +1515,8 @@ static inline int
 fetch(xxl_sa *sa, dc3_level *lv, int which)
 {
 	const unsigned char *rec;
-	int			got = which == 0 ? tsort_next(&sa->env, &lv->S0, &rec)
-		: tscat_next(&sa->env, &lv->S12, &rec);
+	int			got = which == 0 ? xxl_env_sort_next(&sa->env, &lv->S0, &rec)
+		: xxl_env_scat_next(&sa->env, &lv->S12, &rec);
 
 	if (got < 0)
 		return -1;
@@ -1549,7 +1549,7 @@ level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 {
 	size_t		k = 0;
 
-	if (sa->env.cancel && text_env_canceled(&sa->env))
+	if (sa->env.cancel && xxl_env_canceled(&sa->env))
 		return -1;
 	if (lv->internal)
 	{
@@ -1623,7 +1623,7 @@ level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 static void
 level_free(xxl_sa *sa, dc3_level *lv)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	xxl_sa_level_stats *st = &sa->lstats[lv->depth];
 
 	if (lv->child)
@@ -1632,17 +1632,17 @@ level_free(xxl_sa *sa, dc3_level *lv)
 		xxl_budget_free(&env->budget, lv->child, sizeof(*lv->child));
 		lv->child = NULL;
 	}
-	st->overfull_buckets += tsort_overfull(&lv->TS) + tsort_overfull(&lv->S0);
-	tsort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
-	tsort_close(env, &lv->S0, &st->io_bytes, &st->sorted_bytes);
-	tscat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
-	tscat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
-	tscat_close(env, &lv->S12, &st->io_bytes, &st->scattered_bytes);
+	st->overfull_buckets += xxl_env_sort_overfull(&lv->TS) + xxl_env_sort_overfull(&lv->S0);
+	xxl_env_sort_close(env, &lv->TS, &st->io_bytes, &st->sorted_bytes);
+	xxl_env_sort_close(env, &lv->S0, &st->io_bytes, &st->sorted_bytes);
+	xxl_env_scat_close(env, &lv->names, &st->io_bytes, &st->scattered_bytes);
+	xxl_env_scat_close(env, &lv->isa, &st->io_bytes, &st->scattered_bytes);
+	xxl_env_scat_close(env, &lv->S12, &st->io_bytes, &st->scattered_bytes);
 	if (lv->depth > 0)
-		spool_free(&lv->own);
+		xxl_spool_free(&lv->own);
 	s0_sample_free(sa, lv);
-	spool_free(&lv->rank1);
-	spool_free(&lv->rank2);
+	xxl_spool_free(&lv->rank1);
+	xxl_spool_free(&lv->rank2);
 	if (lv->tbits)
 		xxl_budget_free(&env->budget, lv->tbits, lv->tbits_bytes);
 	if (lv->tdir)
@@ -1700,7 +1700,7 @@ xxl_sa_create(const xxl_sa_config *cfg, xxl_error *err)
 	sa->cfg = *cfg;
 	sa->phase = SA_PUT;
 	sa->last_byte = -1;
-	spool_init(&sa->text, &sa->env, (size_t) put_memory_limit(sa));
+	xxl_spool_init(&sa->text, &sa->env, (size_t) put_memory_limit(sa));
 	return sa;
 }
 
@@ -1732,7 +1732,7 @@ xxl_sa_put(xxl_sa *sa, const void *bytes, size_t len)
 		sa->present[b[i]] = true;
 	sa->last_byte = b[len - 1];
 	sa->n += len;
-	if (spool_write(&sa->text, bytes, len) != XXL_OK || text_env_canceled(&sa->env))
+	if (xxl_spool_write(&sa->text, bytes, len) != XXL_OK || xxl_env_canceled(&sa->env))
 		return sa_fail(sa);
 	return XXL_OK;
 }
@@ -1771,16 +1771,16 @@ make_map(xxl_sa *sa, uint64_t *K, int *cw)
 static xxl_status
 build_bwt(xxl_sa *sa)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	unsigned char buf[4096];
 	size_t		fill = 0;
 	uint64_t	j = 0;
 	int64_t		got;
 	size_t		left = env->spool_allowance > env->spool_mem ? env->spool_allowance - env->spool_mem : 0;
 
-	spool_init(&sa->bwt, env, left);
+	xxl_spool_init(&sa->bwt, env, left);
 	if (sa->n == 0)
-		return spool_finish(&sa->bwt);
+		return xxl_spool_finish(&sa->bwt);
 	buf[fill++] = (unsigned char) sa->last_byte;
 	while ((got = level_fill(sa, sa->top, sa->out_pos, sa->out_prev, OUT_BATCH)) > 0)
 		for (int64_t x = 0; x < got; x++)
@@ -1792,7 +1792,7 @@ build_bwt(xxl_sa *sa)
 				buf[fill++] = (unsigned char) sa->out_prev[x];
 				if (fill == sizeof(buf))
 				{
-					if (spool_write(&sa->bwt, buf, fill) != XXL_OK)
+					if (xxl_spool_write(&sa->bwt, buf, fill) != XXL_OK)
 						return env->err.code;
 					fill = 0;
 				}
@@ -1801,12 +1801,12 @@ build_bwt(xxl_sa *sa)
 		}
 	if (got < 0)
 		return env->err.code;
-	if (fill > 0 && spool_write(&sa->bwt, buf, fill) != XXL_OK)
+	if (fill > 0 && xxl_spool_write(&sa->bwt, buf, fill) != XXL_OK)
 		return env->err.code;
 	level_free(sa, sa->top);
-	if (spool_finish(&sa->bwt) != XXL_OK)
+	if (xxl_spool_finish(&sa->bwt) != XXL_OK)
 		return env->err.code;
-	if (spool_reader_open(&sa->bwt_rd, &sa->bwt, true) != XXL_OK)
+	if (xxl_spool_reader_open(&sa->bwt_rd, &sa->bwt, true) != XXL_OK)
 		return env->err.code;
 	sa->bwt_open = true;
 	return XXL_OK;
@@ -1820,7 +1820,7 @@ build_bwt(xxl_sa *sa)
  * level's sorts and scatters are its own from then on, it records errors in
  * the environment (read by the caller only once the worker has ended), and
  * its cancel polls see only the environment's stop flag, which the caller
- * sets when the host asks to stop (text_env_host_stop) — polled at every
+ * sets when the host asks to stop (xxl_env_host_stop) — polled at every
  * batch and while it waits for one.  The slots are charged to the budget; where they do
  * not fit, the caller merges as before.
  */
@@ -1879,14 +1879,14 @@ merger_main(void *arg)
 static bool
 merger_start(xxl_sa *sa)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	sa_merger  *m;
 	size_t		slot = MERGER_BATCH * (sizeof(uint64_t) + (sa->top->prev ? sizeof(int) : 0)),
 				bytes = xxl_budget_charge(2 * slot);
 	unsigned char *mem;
 
 	if (env->threads < 2 || sa->top->internal || sa->cfg.mode != XXL_SA_POSITIONS ||
-		xxl_budget_available(&env->budget) < bytes + text_env_slack(env))
+		xxl_budget_available(&env->budget) < bytes + xxl_env_slack(env))
 		return false;
 	m = xxl_calloc_aligned(sizeof(*m));
 	if (m == NULL)
@@ -1934,7 +1934,7 @@ merger_next(xxl_sa *sa)
 	int64_t		got;
 
 	/* once a batch, as the caller's own merge polls once a call of level_fill */
-	text_env_host_stop(&sa->env);
+	xxl_env_host_stop(&sa->env);
 	pthread_mutex_lock(&m->mu);
 	if (m->holding)
 	{
@@ -1955,7 +1955,7 @@ merger_next(xxl_sa *sa)
 		{
 			/* the worker's polls see the stop; it ends with an error soon */
 			pthread_mutex_unlock(&m->mu);
-			text_env_host_stop(&sa->env);
+			xxl_env_host_stop(&sa->env);
 			pthread_mutex_lock(&m->mu);
 		}
 	}
@@ -1989,7 +1989,7 @@ merger_stop(xxl_sa *sa)
 xxl_status
 xxl_sa_build(xxl_sa *sa)
 {
-	text_env   *env = &sa->env;
+	xxl_env   *env = &sa->env;
 	dc3_level  *top;
 	int			cw;
 	uint64_t	K;
@@ -1998,7 +1998,7 @@ xxl_sa_build(xxl_sa *sa)
 		return sa->phase == SA_FAILED ? env->err.code
 			: xxl_error_set(&env->err, XXL_EINVAL, 0, "xxl_sa_build called twice");
 	sa->t_build = xxl_now_ns();
-	if (spool_finish(&sa->text) != XXL_OK)
+	if (xxl_spool_finish(&sa->text) != XXL_OK)
 		return sa_fail(sa);
 	make_map(sa, &K, &cw);
 	top = xxl_budget_alloc(&env->budget, sizeof(*top), &env->err);
@@ -2104,7 +2104,7 @@ xxl_sa_bwt_read(xxl_sa *sa, void *buf, size_t cap, size_t *len)
 
 		if (sa->bwt_avail == 0)
 		{
-			if (spool_reader_piece(&sa->bwt_rd, &sa->bwt_p, &sa->bwt_avail) != XXL_OK)
+			if (xxl_spool_reader_piece(&sa->bwt_rd, &sa->bwt_p, &sa->bwt_avail) != XXL_OK)
 				return -(int) sa_fail(sa);
 			if (sa->bwt_avail == 0)
 				break;
@@ -2117,9 +2117,9 @@ xxl_sa_bwt_read(xxl_sa *sa, void *buf, size_t cap, size_t *len)
 	}
 	if (*len == 0)
 	{
-		spool_reader_close(&sa->bwt_rd);
+		xxl_spool_reader_close(&sa->bwt_rd);
 		sa->bwt_open = false;
-		spool_free(&sa->bwt);
+		xxl_spool_free(&sa->bwt);
 		sa->phase = SA_DONE;
 		return 0;
 	}
@@ -2141,7 +2141,7 @@ xxl_sa_error(const xxl_sa *sa)
 void
 xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 {
-	const text_env *env = &sa->env;
+	const xxl_env *env = &sa->env;
 
 	memset(st, 0, sizeof(*st));
 	st->n = sa->n;
@@ -2153,16 +2153,14 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 		if (!sa->lstats[i].internal)
 			st->external_levels++;
 	}
-	text_env_io(env, &st->bytes_read, &st->bytes_written);
-	st->io_wait_ns = text_env_io_wait(env);
-	st->io_direct = text_env_io_direct(env);
-	st->sorted_bytes = env->sorted_bytes;
-	st->scattered_bytes = env->scattered_bytes;
-	st->spool_bytes = env->spool_bytes;
-	st->runs = env->runs;
-	st->max_merge_passes = env->max_passes;
+	xxl_env_io_sum(env, &st->bytes_read, &st->bytes_written, &st->io_wait_ns, &st->io_direct);
+	st->sorted_bytes = env->done.sorted_bytes;
+	st->scattered_bytes = env->done.scattered_bytes;
+	st->spool_bytes = env->done.spool_bytes;
+	st->runs = env->done.runs;
+	st->max_merge_passes = env->done.max_passes;
 	st->thesis_bytes = (2 * 30 + 6) * 4 * sa->n;
-	st->memory_peak = env->budget.peak;
+	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->block_size = env->disk.block_size;
 	st->sorter_block_max = env->largest_block;
@@ -2184,10 +2182,10 @@ xxl_sa_destroy(xxl_sa *sa)
 		xxl_budget_free(&sa->env.budget, sa->top, sizeof(*sa->top));
 	}
 	if (sa->bwt_open)
-		spool_reader_close(&sa->bwt_rd);
-	spool_free(&sa->bwt);
-	spool_free(&sa->text);
-	text_env_close(&sa->env);
+		xxl_spool_reader_close(&sa->bwt_rd);
+	xxl_spool_free(&sa->bwt);
+	xxl_spool_free(&sa->text);
+	xxl_env_close(&sa->env);
 	free(sa);
 }
 

@@ -25,11 +25,11 @@
 
 struct xxl_sa_checker
 {
-	text_env	env;
-	spool		text;
+	xxl_env	env;
+	xxl_spool		text;
 	uint64_t	n;
-	text_sorter P;
-	text_sorter S;
+	xxl_env_sorter P;
+	xxl_env_sorter S;
 	uint64_t	entries;
 	bool		out_of_range;
 	uint64_t	bad_index;
@@ -52,14 +52,14 @@ xxl_sa_check_create(const xxl_sa_config *cfg, xxl_error *err)
 		return NULL;
 	}
 	if (text_env_init(&c->env, cfg) != XXL_OK ||
-		tsort_open(&c->env, &c->P, c->env.pool / 2, 0, 2 * FW, FW, cfg->size_hint, TSORT_UNBOUNDED) != XXL_OK)
+		xxl_env_sort_open(&c->env, &c->P, c->env.pool / 2, 0, 2 * FW, FW, cfg->size_hint, XXL_INPUT_UNBOUNDED) != XXL_OK)
 	{
 		*err = c->env.err;
-		text_env_close(&c->env);
+		xxl_env_close(&c->env);
 		free(c);
 		return NULL;
 	}
-	spool_init(&c->text, &c->env, c->env.spool_allowance);
+	xxl_spool_init(&c->text, &c->env, c->env.spool_allowance);
 	c->base = cfg->report_base;
 	c->t_start = xxl_now_ns();
 	return c;
@@ -83,7 +83,7 @@ xxl_sa_check_put_text(xxl_sa_checker *c, const void *bytes, size_t len)
 	if (c->n + len >= XXL_SA_MAX_TEXT)
 		return xxl_error_set(&c->env.err, XXL_EINVAL, 0, "text longer than 2^40 bytes");
 	c->n += len;
-	if (spool_write(&c->text, bytes, len) != XXL_OK || text_env_canceled(&c->env))
+	if (xxl_spool_write(&c->text, bytes, len) != XXL_OK || xxl_env_canceled(&c->env))
 		return c->env.err.code;
 	return XXL_OK;
 }
@@ -112,12 +112,12 @@ put_entry(xxl_sa_checker *c, uint64_t pos, uint64_t r)
 		}
 		return XXL_OK;
 	}
-	at = tsort_room(&c->P, rec);
+	at = xxl_env_sort_room(&c->P, rec);
 	put_be(at, pos, FW);
 	put_be(at + FW, r, FW);
-	if (tsort_push(&c->env, &c->P, at) != XXL_OK)
+	if (xxl_env_sort_push(&c->env, &c->P, at) != XXL_OK)
 		return c->env.err.code;
-	if ((c->entries & POLL_MASK) == 0 && text_env_canceled(&c->env))
+	if ((c->entries & XXL_ENV_POLL_MASK) == 0 && xxl_env_canceled(&c->env))
 		return c->env.err.code;
 	return XXL_OK;
 }
@@ -150,7 +150,7 @@ static int
 next_p(xxl_sa_checker *c, uint64_t *pos, uint64_t *rank)
 {
 	const unsigned char *r;
-	int			got = tsort_next(&c->env, &c->P, &r);
+	int			got = xxl_env_sort_next(&c->env, &c->P, &r);
 
 	if (got > 0)
 	{
@@ -163,7 +163,7 @@ next_p(xxl_sa_checker *c, uint64_t *pos, uint64_t *rank)
 static xxl_status
 check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 {
-	text_env   *env = &c->env;
+	xxl_env   *env = &c->env;
 	uint64_t	n = c->n;
 	value_reader vr;
 	unsigned char rec[2 * FW + 1],
@@ -186,7 +186,7 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 	*ok = true;
 	if (why && why_len)
 		why[0] = '\0';
-	if (spool_finish(&c->text) != XXL_OK)
+	if (xxl_spool_finish(&c->text) != XXL_OK)
 		return env->err.code;
 	if (c->out_of_range)
 	{
@@ -204,8 +204,8 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 		return XXL_OK;
 
 	/* 1 + 2: permutation, and S = (r_i | T[i], r_{i+1}) */
-	if (tsort_sort(env, &c->P) != XXL_OK ||
-		tsort_open(env, &c->S, env->pool / 2, 0, 2 * FW + 1, FW, n, TSORT_BOUNDED) != XXL_OK)
+	if (xxl_env_sort_sort(env, &c->P) != XXL_OK ||
+		xxl_env_sort_open(env, &c->S, env->pool / 2, 0, 2 * FW + 1, FW, n, XXL_INPUT_BOUNDED) != XXL_OK)
 		return env->err.code;
 	if (value_reader_open(&vr, &c->text, 1, true) != XXL_OK)
 		return env->err.code;
@@ -241,24 +241,24 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 			nr = 0;
 		if ((rc = value_reader_next(&vr, &t)) != XXL_OK)
 			break;
-		at = tsort_room(&c->S, rec);
+		at = xxl_env_sort_room(&c->S, rec);
 		put_be(at, r, FW);
 		at[FW] = (unsigned char) t;
 		put_be(at + FW + 1, nr, FW);
-		rc = tsort_push(env, &c->S, at);
+		rc = xxl_env_sort_push(env, &c->S, at);
 		pos = npos;
 		r = nr;
-		if ((i & POLL_MASK) == POLL_MASK && text_env_canceled(env))
+		if ((i & XXL_ENV_POLL_MASK) == XXL_ENV_POLL_MASK && xxl_env_canceled(env))
 			rc = env->err.code;
 	}
 	value_reader_close(&vr);
 	if (rc != XXL_OK)
 		return rc;
-	tsort_close(env, &c->P, NULL, NULL);
-	spool_free(&c->text);
+	xxl_env_sort_close(env, &c->P, NULL, NULL);
+	xxl_spool_free(&c->text);
 
 	/* 3: in rank order the pairs (T[i], r_{i+1}) must increase */
-	if (tsort_sort(env, &c->S) != XXL_OK)
+	if (xxl_env_sort_sort(env, &c->S) != XXL_OK)
 		return env->err.code;
 	{
 		const unsigned char *s;
@@ -266,7 +266,7 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 		uint64_t	k = 0,
 					last_rank = 0;
 
-		while ((got = tsort_next(env, &c->S, &s)) > 0)
+		while ((got = xxl_env_sort_next(env, &c->S, &s)) > 0)
 		{
 			uint64_t	rank = get_be(s, FW);
 
@@ -283,13 +283,13 @@ check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 			memcpy(last, s + FW, FW + 1);
 			last_rank = rank;
 			k++;
-			if ((k & POLL_MASK) == 0 && text_env_canceled(env))
+			if ((k & XXL_ENV_POLL_MASK) == 0 && xxl_env_canceled(env))
 				return env->err.code;
 		}
 		if (got < 0)
 			return env->err.code;
 	}
-	tsort_close(env, &c->S, NULL, NULL);
+	xxl_env_sort_close(env, &c->S, NULL, NULL);
 	return XXL_OK;
 #undef VERDICT
 }
@@ -307,9 +307,9 @@ xxl_sa_check_run(xxl_sa_checker *c, bool *ok, char *why, size_t why_len)
 	if (rc != XXL_OK)
 		*ok = false;
 	/* the verdict is in: give the disk space back now */
-	tsort_close(&c->env, &c->P, NULL, NULL);
-	tsort_close(&c->env, &c->S, NULL, NULL);
-	spool_free(&c->text);
+	xxl_env_sort_close(&c->env, &c->P, NULL, NULL);
+	xxl_env_sort_close(&c->env, &c->S, NULL, NULL);
+	xxl_spool_free(&c->text);
 	c->check_ns = xxl_now_ns() - c->t_start;
 	return rc;
 }
@@ -326,11 +326,10 @@ xxl_sa_check_stats_get(const xxl_sa_checker *c, xxl_sa_check_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->n = c->n;
 	st->entries = c->entries;
-	text_env_io(&c->env, &st->bytes_read, &st->bytes_written);
-	st->io_wait_ns = text_env_io_wait(&c->env);
-	st->io_direct = text_env_io_direct(&c->env);
-	st->sorted_bytes = c->env.sorted_bytes;
-	st->memory_peak = c->env.budget.peak;
+	xxl_env_io_sum(&c->env, &st->bytes_read, &st->bytes_written, &st->io_wait_ns,
+				   &st->io_direct);
+	st->sorted_bytes = c->env.done.sorted_bytes;
+	st->memory_peak = xxl_env_used_peak(&c->env);
 	st->check_ns = c->check_ns;
 }
 
@@ -339,10 +338,10 @@ xxl_sa_check_destroy(xxl_sa_checker *c)
 {
 	if (c == NULL)
 		return;
-	tsort_close(&c->env, &c->P, NULL, NULL);
-	tsort_close(&c->env, &c->S, NULL, NULL);
-	spool_free(&c->text);
-	text_env_close(&c->env);
+	xxl_env_sort_close(&c->env, &c->P, NULL, NULL);
+	xxl_env_sort_close(&c->env, &c->S, NULL, NULL);
+	xxl_spool_free(&c->text);
+	xxl_env_close(&c->env);
 	free(c);
 }
 

@@ -64,7 +64,7 @@ xxl_text_store *
 xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 {
 	xxl_text_store *s = calloc(1, sizeof(*s));
-	size_t		block = cfg->disk.block_size ? cfg->disk.block_size : STORE_MAX_BLOCK;
+	size_t		block = cfg->res.disk.block_size ? cfg->res.disk.block_size : STORE_MAX_BLOCK;
 
 	if (s == NULL)
 	{
@@ -74,26 +74,26 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 	if (block > STORE_MAX_BLOCK)
 		block = STORE_MAX_BLOCK;
 	/* the cache, the write buffers and some chunks must fit comfortably */
-	while (block > XXL_ALIGN && block * 32 > cfg->memory)
+	while (block > XXL_ALIGN && block * 32 > cfg->res.memory)
 		block /= 2;
 	block -= block % XXL_ALIGN;
 	if (block < XXL_ALIGN)
 		block = XXL_ALIGN;
-	if (cfg->memory < 32 * (size_t) XXL_ALIGN)
+	if (cfg->res.memory < 32 * (size_t) XXL_ALIGN)
 	{
 		xxl_error_set(err, XXL_EINVAL, 0, "memory budget of %zu bytes is too small for the text store",
-					  cfg->memory);
+					  cfg->res.memory);
 		free(s);
 		return NULL;
 	}
-	xxl_budget_init(&s->budget, cfg->memory);
-	s->disk = cfg->disk;
+	xxl_budget_init(&s->budget, cfg->res.memory);
+	s->disk = cfg->res.disk;
 	s->disk.block_size = block;
 	s->block = block;
-	s->cancel = cfg->cancel;
-	s->cancel_arg = cfg->cancel_arg;
+	s->cancel = cfg->res.cancel;
+	s->cancel_arg = cfg->res.cancel_arg;
 	/* what the reads need later (cache) stays free; half of the rest for chunks */
-	s->mem_limit = (cfg->memory - (STORE_CACHE + 2) * block) / 2;
+	s->mem_limit = (cfg->res.memory - (STORE_CACHE + 2) * block) / 2;
 	for (int i = 0; i < STORE_CACHE; i++)
 		s->cache[i].block = UINT64_MAX;
 	return s;

@@ -43,13 +43,9 @@ typedef enum xxl_sa_mode
 
 typedef struct xxl_sa_config
 {
-	size_t		memory;			/* budget in bytes for everything */
-	int			threads;		/* OpenMP threads of the sorters; 0 = default */
-	xxl_disk_config disk;		/* spill directories; block_size is an upper
-								 * bound (0 = 2 MB): smaller blocks are used
-								 * when the budget needs them */
-	xxl_cancel_fn cancel;		/* polled between blocks; may be NULL */
-	void	   *cancel_arg;
+	xxl_resources res;			/* disk.block_size is an upper bound (0 = 2 MB):
+								 * smaller blocks are used when the budget
+								 * needs them */
 	xxl_sa_mode mode;
 	bool		with_prev;		/* positions mode: also carry T[pos-1]
 								 * (xxl_sa_next_prev) */

@@ -1,0 +1,301 @@
+/*
+ * env.c — the operator environment itself (xxl_env.h): the budget split,
+ * reservations and the memory the operator really used, the cancel hook
+ * and its owner, the lazily opened own spill files, and the I/O fold.
+ * The parts it charges live beside it: env_sort.c, env_scatter.c,
+ * env_queue.c, env_spool.c.
+ */
+#include "xxl_env.h"
+
+#include <assert.h>
+#include <omp.h>
+#include <string.h>
+
+size_t
+xxl_env_pool_for(size_t memory, size_t block, int own_buffers)
+{
+	size_t		fixed = (size_t) own_buffers * block + XXL_ENV_SLACK + memory / 32 + memory / 16;
+
+	return memory > fixed ? memory - fixed : 0;
+}
+
+size_t
+xxl_env_slack(const xxl_env *env)
+{
+	return XXL_ENV_SLACK + env->budget.limit / 32;
+}
+
+/* The hook the environment's parts poll (see xxl_env.cancel). */
+static bool
+env_cancel(void *arg)
+{
+	xxl_env    *env = arg;
+
+	if (!pthread_equal(pthread_self(), env->owner))
+		return __atomic_load_n(&env->stop, __ATOMIC_ACQUIRE) != 0;
+	return xxl_env_host_stop(env);
+}
+
+xxl_status
+xxl_env_init(xxl_env *env, const xxl_resources *res, size_t block, int own_buffers,
+			 const char *noun)
+{
+	memset(env, 0, sizeof(*env));
+	env->noun = noun;
+	xxl_budget_init(&env->budget, res->memory);
+	env->disk = res->disk;
+	env->disk.block_size = block;
+	/* the operator's own pool, for every part's files (none: not reused) */
+	env->disk.pool = xxl_file_pool_create();
+	env->max_block = res->disk.block_size ? res->disk.block_size : XXL_ENV_DEFAULT_BLOCK;
+	env->threads = res->threads > 0 ? res->threads : omp_get_max_threads();
+	env->host_cancel = res->cancel;
+	env->host_cancel_arg = res->cancel_arg;
+	env->owner = pthread_self();
+	if (res->cancel)
+	{
+		env->cancel = env_cancel;
+		env->cancel_arg = env;
+	}
+	env->pool = xxl_env_pool_for(res->memory, block, own_buffers);
+	env->pool -= env->pool % XXL_ALIGN;
+	env->spool_allowance = res->memory / 16;
+	return XXL_OK;
+}
+
+void
+xxl_env_relocate(xxl_env *env)
+{
+	if (env->cancel == env_cancel)
+		env->cancel_arg = env;
+}
+
+void
+xxl_env_close(xxl_env *env)
+{
+	xxl_disks_close(env->disks);
+	env->disks = NULL;
+	xxl_file_pool_destroy(env->disk.pool);
+	env->disk.pool = NULL;
+}
+
+bool
+xxl_env_host_stop(xxl_env *env)
+{
+	/* the host is never asked from another thread: a worker sees the flag */
+	assert(pthread_equal(pthread_self(), env->owner));
+	if (__atomic_load_n(&env->stop, __ATOMIC_ACQUIRE))
+		return true;
+	if (!pthread_equal(pthread_self(), env->owner))
+		return false;
+	if (env->host_cancel == NULL || !env->host_cancel(env->host_cancel_arg))
+		return false;
+	__atomic_store_n(&env->stop, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+bool
+xxl_env_canceled(xxl_env *env)
+{
+	return xxl_poll_cancel(env->cancel, env->cancel_arg, &env->err, "operator");
+}
+
+xxl_status
+xxl_env_open_disks(xxl_env *env)
+{
+	if (env->disks == NULL)
+	{
+		env->disks = xxl_disks_open(&env->disk, &env->err);
+		if (env->disks == NULL)
+			return env->err.code;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+xxl_env_fail(xxl_env *env, const xxl_error *e)
+{
+	return xxl_error_set(&env->err, e->code ? e->code : XXL_EIO, e->sys_errno, "%s", e->message);
+}
+
+/* Memory in use --------------------------------------------------------------- */
+
+/* What the operator uses now: the budget in use, live shares at their peaks. */
+static uint64_t
+used_now(const xxl_env *env)
+{
+	uint64_t	now = env->budget.used;
+
+	for (int i = 0; i < env->nshares; i++)
+	{
+		const xxl_env_share *sh = &env->shares[i];
+		uint64_t	touched;
+
+		if (sh->kind == 1)
+		{
+			xxl_pq_stats st;
+
+			xxl_pq_get_stats((xxl_pq *) sh->part, &st);
+			touched = st.memory_peak;
+		}
+		else
+		{
+			xxl_sort_stats st;
+
+			xxl_sorter_stats((const xxl_sorter *) sh->part, &st);
+			touched = st.memory_peak;
+		}
+		now -= sh->memory;
+		now += touched < sh->memory ? touched : sh->memory;
+	}
+	return now;
+}
+
+static void
+sample_used(xxl_env *env)
+{
+	uint64_t	now = used_now(env);
+
+	if (now > env->used_peak)
+		env->used_peak = now;
+}
+
+uint64_t
+xxl_env_used_peak(const xxl_env *env)
+{
+	uint64_t	now = used_now(env);
+
+	return now > env->used_peak ? now : env->used_peak;
+}
+
+void
+xxl_env_share_add(xxl_env *env, const void *part, int kind, size_t memory)
+{
+	/* a share beyond the registry stays counted whole, as reserved */
+	if (env->nshares < XXL_ENV_MAX_SHARES)
+		env->shares[env->nshares++] = (xxl_env_share) {part, kind, memory};
+	sample_used(env);
+}
+
+void
+xxl_env_share_remove(xxl_env *env, const void *part)
+{
+	sample_used(env);
+	for (int i = 0; i < env->nshares; i++)
+		if (env->shares[i].part == part)
+		{
+			env->shares[i] = env->shares[--env->nshares];
+			break;
+		}
+}
+
+xxl_status
+xxl_env_reserve(xxl_env *env, size_t bytes, const char *what)
+{
+	if (xxl_budget_reserve(&env->budget, bytes, what, &env->err) != XXL_OK)
+		return env->err.code;
+	sample_used(env);
+	return XXL_OK;
+}
+
+void
+xxl_env_release(xxl_env *env, size_t bytes)
+{
+	sample_used(env);
+	xxl_budget_release(&env->budget, bytes);
+}
+
+xxl_status
+xxl_env_resize(xxl_env *env, size_t *held, size_t want, const char *what)
+{
+	want = XXL_ROUND_UP(want, XXL_ALIGN);
+	if (want > *held)
+	{
+		if (xxl_env_reserve(env, want - *held, what) != XXL_OK)
+			return env->err.code;
+	}
+	else
+		xxl_env_release(env, *held - want);
+	*held = want;
+	return XXL_OK;
+}
+
+void *
+xxl_env_alloc(xxl_env *env, size_t bytes)
+{
+	void	   *p = xxl_budget_alloc(&env->budget, bytes ? bytes : 1, &env->err);
+
+	if (env->nshares > 0)
+		sample_used(env);
+	return p;
+}
+
+void
+xxl_env_free(xxl_env *env, void *p, size_t bytes)
+{
+	if (env->nshares > 0)
+		sample_used(env);
+	xxl_budget_free(&env->budget, p, bytes ? bytes : 1);
+}
+
+void *
+xxl_env_realloc(xxl_env *env, void *p, size_t old_bytes, size_t new_bytes)
+{
+	return xxl_budget_realloc(&env->budget, p, old_bytes, new_bytes, &env->err);
+}
+
+/* I/O --------------------------------------------------------------------------- */
+
+void
+xxl_io_fold(xxl_io_stats *acc, const xxl_io_stats *io)
+{
+	bool		moved = false;
+
+	for (int i = 0; i < io->ndisks; i++)
+		moved |= io->disk[i].bytes_read > 0 || io->disk[i].bytes_written > 0;
+	if (!moved)
+		return;					/* never spilled: its files say nothing */
+	acc->direct = acc->ndisks == 0 ? io->direct : acc->direct && io->direct;
+	if (io->ndisks > acc->ndisks)
+		acc->ndisks = io->ndisks;
+	for (int i = 0; i < io->ndisks; i++)
+	{
+		acc->disk[i].bytes_read += io->disk[i].bytes_read;
+		acc->disk[i].bytes_written += io->disk[i].bytes_written;
+		acc->disk[i].reads += io->disk[i].reads;
+		acc->disk[i].writes += io->disk[i].writes;
+	}
+	acc->wait_read_ns += io->wait_read_ns;
+	acc->wait_write_ns += io->wait_write_ns;
+	acc->spill_bytes_peak += io->spill_bytes_peak;
+}
+
+void
+xxl_env_io(const xxl_env *env, xxl_io_stats *out)
+{
+	*out = env->done.io;
+	if (env->disks)
+	{
+		xxl_io_stats io;
+
+		xxl_disks_stats(env->disks, &io);
+		xxl_io_fold(out, &io);
+	}
+}
+
+void
+xxl_env_io_sum(const xxl_env *env, uint64_t *read, uint64_t *written, uint64_t *wait_ns,
+			   bool *direct)
+{
+	xxl_io_stats io;
+
+	xxl_env_io(env, &io);
+	*read = *written = 0;
+	for (int i = 0; i < io.ndisks; i++)
+	{
+		*read += io.disk[i].bytes_read;
+		*written += io.disk[i].bytes_written;
+	}
+	*wait_ns = io.wait_read_ns + io.wait_write_ns;
+	*direct = io.ndisks > 0 && io.direct;
+}

@@ -1,0 +1,64 @@
+/*
+ * graph_layout.c — how a graph operator splits its budget: the block of its
+ * own streams (a power of two: sequential streams need no large blocks),
+ * the least memory that keeps half the pool able to take a sorter and a
+ * queue, and the environment (xxl_env.h) set up on that plan.
+ */
+#include "graph_internal.h"
+
+/* own streams open at once, two buffers each */
+#define OWN_BUFFERS (4 * 2)
+
+static size_t
+own_block_for(size_t memory, size_t max_block)
+{
+	size_t		b = XXL_ALIGN;
+
+	while (b * 2 <= max_block && b * 2 <= memory / 128)
+		b *= 2;
+	return b;
+}
+
+/* Half the pool must take a sorter and a queue of the smallest block size. */
+static size_t
+half_pool_min(void)
+{
+	size_t		s = xxl_sort_min_memory(XXL_ALIGN);
+	size_t		q = xxl_pq_min_memory(XXL_ALIGN);
+
+	return (s > q ? s : q) + XXL_ALIGN;
+}
+
+size_t
+graph_env_min_memory(void)
+{
+	size_t		m = 256 * 1024;
+
+	while (xxl_env_pool_for(m, own_block_for(m, XXL_ENV_DEFAULT_BLOCK), OWN_BUFFERS) / 3 <
+		   half_pool_min())
+		m += 16 * 1024;
+	return m;
+}
+
+size_t
+xxl_graph_min_memory(void)
+{
+	return graph_env_min_memory();
+}
+
+xxl_status
+graph_env_init(xxl_env *env, const xxl_graph_config *cfg)
+{
+	const xxl_resources *res = &cfg->res;
+	size_t		max_block = res->disk.block_size ? res->disk.block_size : XXL_ENV_DEFAULT_BLOCK;
+
+	memset(env, 0, sizeof(*env));
+	if (max_block < XXL_ALIGN || max_block % XXL_ALIGN != 0)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "block size %zu is not a positive multiple of %d", max_block, XXL_ALIGN);
+	if (res->memory < graph_env_min_memory())
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "memory budget of %zu bytes is below the minimum of %zu for graph operators",
+							 res->memory, graph_env_min_memory());
+	return xxl_env_init(env, res, own_block_for(res->memory, max_block), OWN_BUFFERS, "graph");
+}
