@@ -13,7 +13,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "xxl_graph_sql.h"
+#include "xxl_cancel.h"
 #include "xxl_guc.h"
 #include "xxl_io.h"
 #include "xxl_sort_scan.h"
@@ -33,9 +33,8 @@ PG_FUNCTION_INFO_V1(pgxxl_version);
 void
 _PG_init(void)
 {
-	/* before xxl_define_gucs reserves the prefix, so early SETs are kept */
-	xxl_graph_define_gucs();
 	xxl_define_gucs();
+	xxl_cancel_init();
 	xxl_sort_scan_init();
 }
 

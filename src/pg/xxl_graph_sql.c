@@ -41,21 +41,6 @@
 /* the node permutation of the external path: fixed, so results repeat */
 #define GRAPH_SEED UINT64_C(0x9e3779b97f4a7c15)
 
-int			xxl_graph_max_semi_nodes = 0;
-
-void
-xxl_graph_define_gucs(void)
-{
-	DefineCustomIntVariable("xxl.graph_max_semi_nodes",
-							"Testing only: most nodes the graph functions handle semi-externally.",
-							"Graphs with more nodes take the fully external path (edge "
-							"contraction) even when xxl.memory would hold them.  0: no cap.",
-							&xxl_graph_max_semi_nodes,
-							0, 0, INT_MAX,
-							PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
-							NULL, NULL, NULL);
-}
-
 /* Reading edges ----------------------------------------------------------- */
 
 typedef enum EdgeColumn
@@ -280,20 +265,16 @@ xxl_edges_count(XxlEdgeReader *r)
 uint64
 xxl_edges_estimate(XxlEdgeReader *r)
 {
-	char	   *copy = pstrdup(r->source_text);
-	List	   *names = NIL;
+	RangeVar   *rv = xxl_source_name(r->source_text);
 	Oid			relid;
 	Relation	rel;
 	BlockNumber pages;
 	double		tuples = 0,
 				allvisfrac;
 
-	/* the same test as xxl_input's: a table name, not a query */
-	if (!SplitIdentifierString(copy, '.', &names) || list_length(names) < 1 ||
-		list_length(names) > 3)
-		return 0;
-	relid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(r->source_text)),
-							 NoLock, true);
+	if (rv == NULL)
+		return 0;				/* a query */
+	relid = RangeVarGetRelid(rv, NoLock, true);
 	if (!OidIsValid(relid))
 		return 0;
 	rel = table_open(relid, NoLock);	/* the input holds its lock */
@@ -437,15 +418,11 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 	bool		isnull[4] = {false, false, false, false};
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.memory = op->memory;
-	cfg.threads = op->threads;
-	cfg.disk = op->disk.config;
-	cfg.cancel = xxl_cancel_requested;
-	cfg.cancel_arg = NULL;
+	cfg.res = xxl_operator_resources(op);
 	cfg.expected_edges = xxl_edges_estimate(reader);
 	cfg.seed = GRAPH_SEED;
 	cfg.max_semi_nodes = (uint64) xxl_graph_max_semi_nodes;
-	if (cfg.memory < xxl_graph_min_memory())
+	if (cfg.res.memory < xxl_graph_min_memory())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s needs xxl.memory of at least %zu kB", f->sql_name,

@@ -21,12 +21,6 @@
 #include "xxl_input.h"
 #include "xxl_output.h"
 
-/* Testing: cap on the nodes the semi-external path may take (0 = none). */
-extern int	xxl_graph_max_semi_nodes;
-
-/* Called from _PG_init: defines xxl.graph_max_semi_nodes. */
-extern void xxl_graph_define_gucs(void);
-
 /* Which columns a graph function reads besides source and target. */
 #define XXL_EDGE_ID		0x01
 #define XXL_EDGE_COST	0x02

@@ -77,19 +77,23 @@ struct XxlInput
 
 static XxlInput *open_query(const char *query, char *description);
 
-/* Whole text is one to three dot-separated identifiers: a table name. */
-static bool
-looks_like_name(const char *source)
+RangeVar *
+xxl_source_name(const char *source)
 {
 	char	   *copy = pstrdup(source);
+	List	   *parts = NIL;
 	List	   *names = NIL;
-	bool		ok;
+	ListCell   *lc;
 
-	ok = SplitIdentifierString(copy, '.', &names) &&
-		list_length(names) >= 1 && list_length(names) <= 3;
-	list_free(names);
+	/* folds and dequotes as regclass input does; never raises */
+	if (!SplitIdentifierString(copy, '.', &parts) ||
+		list_length(parts) < 1 || list_length(parts) > 3)
+		return NULL;
+	foreach(lc, parts)
+		names = lappend(names, makeString(pstrdup((char *) lfirst(lc))));
+	list_free(parts);
 	pfree(copy);
-	return ok;
+	return makeRangeVarFromNameList(names);
 }
 
 static XxlInput *
@@ -225,6 +229,7 @@ XxlInput *
 xxl_input_open(const char *source)
 {
 	const char *p = source;
+	RangeVar   *rv;
 
 	while (*p && scanner_isspace(*p))
 		p++;
@@ -234,13 +239,9 @@ xxl_input_open(const char *source)
 				 errmsg("source must not be empty"),
 				 errhint("Pass a table name or a query.")));
 
-	if (looks_like_name(source))
-	{
-		RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(source));
-		Oid			relid = RangeVarGetRelidExtended(rv, AccessShareLock, 0, NULL, NULL);
-
-		return open_relation(relid);
-	}
+	rv = xxl_source_name(source);
+	if (rv != NULL)
+		return open_relation(RangeVarGetRelidExtended(rv, AccessShareLock, 0, NULL, NULL));
 	return open_query(source, "query");
 }
 

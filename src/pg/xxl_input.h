@@ -24,8 +24,17 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
+#include "nodes/primnodes.h"
 
 typedef struct XxlInput XxlInput;
+
+/*
+ * The table a source text names, by the rule above, or NULL if the text is
+ * not a name (then it is a query).  Never raises: whether the table exists
+ * is the caller's question.  Every module that takes a table name (inputs,
+ * targets, suffix array tables) asks this.
+ */
+extern RangeVar *xxl_source_name(const char *source);
 
 /* Open a source given as text (see the rule above). */
 extern XxlInput *xxl_input_open(const char *source);

@@ -25,6 +25,7 @@
 #include "utils/tuplestore.h"
 
 #include "xxl_error.h"
+#include "xxl_cancel.h"
 #include "xxl_operator.h"
 
 StaticAssertDecl((int) XXL_PHASE_INPUT == XXL_HOLD_INPUT && (int) XXL_PHASE_OUTPUT == XXL_HOLD_OUTPUT,
@@ -243,6 +244,20 @@ sorter_collect(void *core, XxlStats *st)
 	st->io = s.io;
 }
 
+xxl_resources
+xxl_operator_resources(const XxlOperator *op)
+{
+	xxl_resources res;
+
+	memset(&res, 0, sizeof(res));
+	res.memory = op->memory;
+	res.threads = op->threads;
+	res.disk = op->disk.config;
+	res.cancel = xxl_cancel_requested;
+	res.cancel_arg = NULL;
+	return res;
+}
+
 xxl_sorter *
 xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size,
 						const xxl_key_compare *compare)
@@ -253,11 +268,10 @@ xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size,
 
 	memset(&cfg, 0, sizeof(cfg));
 	xxl_error_clear(&err);
-	cfg.memory = op->memory;
+	cfg.res = xxl_operator_resources(op);
 	cfg.record_size = record_size;
 	cfg.key_size = key_size;
 	cfg.compare = compare;
-	cfg.threads = op->threads;
 	/*
 	 * A SQL operator's producer (a scan plus key encoding) and consumer
 	 * (forming rows, inserting them) are heavy: overlap them with run
@@ -265,9 +279,6 @@ xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size,
 	 */
 	cfg.async_merge = op->threads > 1;
 	cfg.async_runs = op->threads > 1;
-	cfg.disk = op->disk.config;
-	cfg.cancel = xxl_cancel_requested;
-	cfg.cancel_arg = NULL;
 
 	s = xxl_sorter_create(&cfg, &err);
 	if (s == NULL)

@@ -22,6 +22,7 @@
 #include "utils/palloc.h"
 
 #include "xxl_guc.h"
+#include "xxl_spill.h"
 #include "xxl_sort.h"
 
 typedef enum XxlPhase
@@ -101,6 +102,11 @@ extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy dest
  * compare: how variable keys compare when they are no byte images, else
  * NULL).
  */
+/*
+ * What the engine may use under the operator's settings (memory, threads,
+ * disks, the cancel hook): the one description every engine config takes.
+ */
+extern xxl_resources xxl_operator_resources(const XxlOperator *op);
 extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
 										   size_t key_size, const xxl_key_compare *compare);
 

@@ -44,6 +44,7 @@
 #include "utils/tuplestore.h"
 #include "utils/varlena.h"
 
+#include "xxl_input.h"
 #include "xxl_output.h"
 
 /* as COPY: at most this many rows or bytes per multi-insert */
@@ -697,22 +698,19 @@ xxl_output_into_table(const char *target, TupleDesc desc)
 {
 	XxlOutput  *out = palloc0(sizeof(XxlOutput));
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *copy = pstrdup(target);
-	List	   *names;
-	RangeVar   *rv;
+	RangeVar   *rv = xxl_source_name(target);
 	Oid			nsp;
 	char	   *nspname;
 	char	   *ddl;
 	Oid			relid;
 	int			rc;
 
-	if (!SplitIdentifierString(copy, '.', &names) || names == NIL)
+	if (rv == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("invalid target table name \"%s\"", target),
 				 errhint("The target is read as a possibly schema-qualified SQL name: "
 						 "write names with spaces, capitals or special characters in double quotes.")));
-	rv = makeRangeVarFromNameList(stringToQualifiedNameList(target));
 	nsp = RangeVarGetCreationNamespace(rv);
 	nspname = get_namespace_name(nsp);
 

@@ -668,25 +668,11 @@ source_table(SortForm form, Node *arg)
 	}
 	if (IsA(arg, Const) && !((Const *) arg)->constisnull)
 	{
-		char	   *source = TextDatumGetCString(((Const *) arg)->constvalue);
-		List	   *names;
+		RangeVar   *rv = xxl_source_name(TextDatumGetCString(((Const *) arg)->constvalue));
 
-		/* the input's rule: a name is a table; don't raise errors here */
-		if (!SplitIdentifierString(pstrdup(source), '.', &names) ||
-			list_length(names) < 1 || list_length(names) > 3)
-			return InvalidOid;
-		PG_TRY();
-		{
-			names = stringToQualifiedNameList(source);
-		}
-		PG_CATCH();
-		{
-			FlushErrorState();
-			names = NIL;
-		}
-		PG_END_TRY();
-		if (names != NIL)
-			return RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
+		/* planning raises no errors: a missing table is the executor's to report */
+		if (rv != NULL && rv->catalogname == NULL)
+			return RangeVarGetRelid(rv, NoLock, true);
 	}
 	return InvalidOid;
 }

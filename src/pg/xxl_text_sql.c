@@ -96,11 +96,7 @@ text_config(XxlOperator *op, xxl_sa_mode mode)
 	xxl_sa_config cfg;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.memory = op->memory;
-	cfg.threads = op->threads;
-	cfg.disk = op->disk.config;
-	cfg.cancel = xxl_cancel_requested;
-	cfg.cancel_arg = NULL;
+	cfg.res = xxl_operator_resources(op);
 	cfg.mode = mode;
 	return cfg;
 }
@@ -1094,21 +1090,17 @@ find_rank_index(Relation rel, AttrNumber rank_att)
 static void
 sa_table_open(SaTable *t, const char *name)
 {
-	char	   *copy = pstrdup(name);
-	List	   *parts = NIL;
-	RangeVar   *rv;
+	RangeVar   *rv = xxl_source_name(name);
 	Oid			relid;
 	Relation	rel;
 	char		relkind;
 	AclResult	acl;
 
-	if (!SplitIdentifierString(copy, '.', &parts) || list_length(parts) < 1 ||
-		list_length(parts) > 3)
+	if (rv == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("the suffix array for xxl.locate must be a table name, not \"%s\"", name),
 				 errhint("Store the suffix array with xxl.suffix_array_into.")));
-	rv = makeRangeVarFromNameList(stringToQualifiedNameList(name));
 	relid = RangeVarGetRelidExtended(rv, AccessShareLock, 0, NULL, NULL);
 	rel = table_open(relid, NoLock);
 	relkind = rel->rd_rel->relkind;
