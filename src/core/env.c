@@ -198,10 +198,17 @@ xxl_env_reserve(xxl_env *env, size_t bytes, const char *what)
 	return XXL_OK;
 }
 
+xxl_status
+xxl_env_reserve_share(xxl_env *env, size_t bytes, const char *what)
+{
+	/* not sampled: the share is counted as touched once it is registered */
+	return xxl_budget_reserve(&env->budget, bytes, what, &env->err);
+}
+
 void
 xxl_env_release(xxl_env *env, size_t bytes)
 {
-	sample_used(env);
+	/* no sample: what is released was sampled when it was reserved or touched */
 	xxl_budget_release(&env->budget, bytes);
 }
 

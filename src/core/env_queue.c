@@ -37,7 +37,7 @@ xxl_env_queue_open(xxl_env *env, xxl_env_queue *gq, size_t memory, size_t rec_si
 
 	memset(gq, 0, sizeof(*gq));
 	memory -= memory % XXL_ALIGN;
-	if (xxl_env_reserve(env, memory, "priority queue") != XXL_OK)
+	if (xxl_env_reserve_share(env, memory, "priority queue") != XXL_OK)
 		return env->err.code;
 	memset(&c, 0, sizeof(c));
 	c.memory = memory;

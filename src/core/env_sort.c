@@ -153,8 +153,9 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	memory -= memory % XXL_ALIGN;
 	if (xxl_env_sort_block(env, memory, rec_size, records, &block) != XXL_OK)
 		return env->err.code;
-	if (xxl_env_resize(env, &ts->memory, memory, "sorter") != XXL_OK)
+	if (xxl_env_reserve_share(env, memory, "sorter") != XXL_OK)
 		return env->err.code;
+	ts->memory = memory;
 	memset(&c, 0, sizeof(c));
 	c.res.memory = memory;
 	c.record_size = rec_size;

@@ -144,6 +144,8 @@ xxl_status	xxl_env_open_disks(xxl_env *env);
 /* Reservations: the only way budget is held for a part. */
 xxl_status	xxl_env_reserve(xxl_env *env, size_t bytes, const char *what);
 void		xxl_env_release(xxl_env *env, size_t bytes);
+/* Reserve a share that xxl_env_share_add registers right after. */
+xxl_status	xxl_env_reserve_share(xxl_env *env, size_t bytes, const char *what);
 /* Change a holding from *held to want bytes (rounded to pages). */
 xxl_status	xxl_env_resize(xxl_env *env, size_t *held, size_t want, const char *what);
 /* Budget-charged allocation (bytes 0 = 1), sampled for the peak. */
