@@ -213,9 +213,24 @@ xxl_sort_max_block(size_t memory)
 	 */
 	block = (memory - SLACK_BYTES) / 8;
 	block -= block % XXL_ALIGN;
-	while (block > XXL_ALIGN && xxl_sort_min_memory(block) > memory)
-		block -= XXL_ALIGN;
-	return block;
+	if (block <= XXL_ALIGN || xxl_sort_min_memory(block) <= memory)
+		return block < XXL_ALIGN ? XXL_ALIGN : block;
+	/* the minimum grows with the block: the largest that fits, by bisection in pages */
+	{
+		size_t		lo = 1,		/* pages known to fit */
+					hi = block / XXL_ALIGN;	/* pages known not to */
+
+		while (hi - lo > 1)
+		{
+			size_t		mid = lo + (hi - lo) / 2;
+
+			if (xxl_sort_min_memory(mid * XXL_ALIGN) <= memory)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		return lo * XXL_ALIGN;
+	}
 }
 
 static inline xxl_sort_entry *
