@@ -1,0 +1,177 @@
+/*
+ * dc3_plan.c — the budget's plan: how much memory the block lists of every
+ * spool and run take, and the shares of a level's sorts and permutations
+ * (see "Memory shares" in dc3_internal.h).
+ */
+#include "dc3_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Budget charge of one spool's block list of b blocks (xxl_run). */
+static uint64_t
+list_bytes(uint64_t b)
+{
+	/* two arrays (ids, keys) of up to 2b entries */
+	return 2 * (uint64_t) xxl_budget_charge((size_t) (2 * b * 8));
+}
+
+/*
+ * An upper bound of what the spools' block lists take at once: a capacity
+ * of up to twice the blocks, and one list in the middle of doubling.  The
+ * text spool and every level's copy of its text live until that level's
+ * merge; the deepest external level may spool its unique names as ranks
+ * (mod-1 and mod-2 apart); characters below level 0 are names of up to
+ * width_for(n12) bytes.  Plus the level structs.
+ */
+static uint64_t
+lists_bound(const xxl_sa *sa, uint64_t n)
+{
+	uint64_t	B = sa->env.disk.block_size;
+	uint64_t	b = n / B + 1;
+	uint64_t	total = list_bytes(b),
+				largest = b,
+				ranks = 0,
+				m = n;
+	uint64_t	levels = 1;
+
+	/* down to the first level that is solved in memory (it keeps no copy) */
+	while (levels < XXL_SA_MAX_LEVELS)
+	{
+		uint64_t	m12 = (m + 2) / 3 + m / 3;
+		uint64_t	r2 = 2 * list_bytes(m12 * width_for(m12) / B / 2 + 1);
+
+		if (r2 > ranks)
+			ranks = r2;
+		levels++;
+		if (fits_internal((xxl_sa *) sa, m12, m12, sa->env.pool / 100 * SHARE_A_PCT))
+			break;
+		b = m12 * width_for(m12) / B + 1;
+		total += list_bytes(b);
+		if (b > largest)
+			largest = b;
+		m = m12;
+	}
+	/* the largest list doubling: its old arrays next to the new ones */
+	return total + ranks + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
+}
+
+/*
+ * The block lists come out of the environment's slack.  A long text at a
+ * small budget needs more: then the sorters' pool gives it up, before any
+ * sorter exists (shares are computed from the pool when they are opened),
+ * so that the build does not run out of memory halfway; plan_level then
+ * judges the smaller pool.
+ */
+xxl_status
+dc3_reserve_lists(xxl_sa *sa, uint64_t n)
+{
+	xxl_env   *env = &sa->env;
+	uint64_t	need = lists_bound(sa, n);
+	size_t		slack = xxl_env_slack(env);
+	uint64_t	extra;
+
+	if (need <= slack)
+		return XXL_OK;
+	extra = XXL_ROUND_UP(need - slack, XXL_ALIGN);
+	if (extra >= env->pool / 2)
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: the spools' "
+							 "block lists need about %llu bytes", env->budget.limit,
+							 (unsigned long long) need);
+	env->pool -= (size_t) extra;
+	return XXL_OK;
+}
+
+/*
+ * Fail fast if the budget cannot carry an external level: check its sorters
+ * and permutations before any work is done.
+ */
+/* The least memory a scatter of these records needs (0 if none is enough). */
+static size_t
+scatter_need(xxl_env *env, size_t rec_size, uint64_t slots)
+{
+	size_t		lo = XXL_ALIGN,
+				hi = env->pool;
+
+	if (!xxl_env_scat_fits(env, hi, rec_size, slots))
+		return 0;
+	while (hi - lo > XXL_ALIGN)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (xxl_env_scat_fits(env, mid, rec_size, slots))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * Whether S0 can be presampled: it then distributes in step 4 next to ISA
+ * and S12, and keeps that memory for its output unless the consumer needs
+ * more; its sample's ranks come out of share_a (they live next to ISA).
+ */
+static void
+plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
+{
+	xxl_env   *env = &sa->env;
+	size_t		rec = s0_size(lv),
+				key = lv->cw + lv->rw;
+	size_t		taken = lv->share_a + lv->share_12,
+				mem,
+				out,
+				bytes;
+	uint64_t	stride;
+
+	lv->s0_stride = 0;
+	if (taken >= env->pool)
+		return;
+	mem = env->pool - taken;
+	out = mem < s0_output(sa, lv) ? mem : s0_output(sa, lv);
+	stride = xxl_env_sort_plan_stride(env, mem, out, rec, key, lv->n0);
+	if (stride == 0)
+		return;
+	/* room for the ranks: at most this many samples, for a stride at least this long */
+	bytes = XXL_ROUND_UP(((lv->n0 + stride - 1) / stride) * sizeof(uint64_t), XXL_ALIGN);
+	if (lv->share_a < need_a + bytes)
+		return;
+	lv->s0_stride = stride;
+	lv->s0_every = xxl_modulus_of(stride);
+	lv->s0_count = (lv->n0 + stride - 1) / stride;
+	lv->s0_r_bytes = bytes;
+	lv->s0_mem = mem;
+	lv->s0_out = out;
+	xxl_spool_init(&lv->s0_t, env, spool_room(env) / 8);
+}
+
+/*
+ * The level's shares, and a check that the budget carries its sorts and
+ * permutations before any work is done.
+ */
+xxl_status
+dc3_plan_level(xxl_sa *sa, dc3_level *lv)
+{
+	xxl_env   *env = &sa->env;
+	size_t		need_a = scatter_need(env, lv->rw, lv->n12),
+				need_12 = scatter_need(env, s12_size(lv), lv->n - lv->n0);
+
+	lv->share_a = env->pool / 100 * SHARE_A_PCT;
+	lv->share_12 = env->pool / 100 * SHARE_S12_PCT;
+	/* a little more than the least, so that the blocks are not all minimal */
+	if (need_a && lv->share_a < need_a + need_a / 8)
+		lv->share_a = need_a + need_a / 8;
+	if (need_12 && lv->share_12 < need_12 + need_12 / 8)
+		lv->share_12 = need_12 + need_12 / 8;
+	if (need_a == 0 || need_12 == 0 || lv->share_a + lv->share_12 + lv->share_cons >= env->pool ||
+		!xxl_env_sort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
+		!xxl_env_sort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
+		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+							 "memory budget of %zu bytes is too small for this text: the sorts "
+							 "and permutations of level %d (%llu characters) do not fit",
+							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
+	plan_s0_sample(sa, lv, need_a);
+	return XXL_OK;
+}
+
