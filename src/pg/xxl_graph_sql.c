@@ -388,22 +388,12 @@ graph_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "run_ms", "%.3f", s.run_ns / 1e6);
 }
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
-{
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s: %s must not be null", fname, name)));
-	return text_to_cstring(PG_GETARG_TEXT_PP(n));
-}
-
 /* Read the edges, run the engine, write its rows; returns the rows written. */
 static uint64
 run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 {
-	char	   *edges = text_arg(fcinfo, 0, f->sql_name, "edges");
-	char	   *target = into ? text_arg(fcinfo, 1, f->sql_name, "target") : NULL;
+	char	   *edges = xxl_arg_text(fcinfo, 0, f->sql_name, "edges");
+	char	   *target = into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL;
 	/* the target first: a name taken is said before any work is done */
 	XxlOutput  *out = xxl_graph_output(fcinfo, target,
 									   xxl_graph_desc(f->ncols, f->cols, f->types));

@@ -96,18 +96,49 @@ xxl_source_name(const char *source)
 	return makeRangeVarFromNameList(names);
 }
 
+Relation
+xxl_input_open_named(const char *source)
+{
+	RangeVar   *rv = xxl_source_name(source);
+
+	if (rv == NULL)
+		return NULL;
+	return table_open(RangeVarGetRelidExtended(rv, AccessShareLock, 0, NULL, NULL), NoLock);
+}
+
+void
+xxl_input_check_select(Relation rel, int ncols, const AttrNumber *cols)
+{
+	Oid			relid = RelationGetRelid(rel);
+	AclResult	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	bool		ok = acl == ACLCHECK_OK;
+
+	if (!ok && ncols > 0)
+	{
+		ok = true;
+		for (int i = 0; i < ncols; i++)
+			ok &= pg_attribute_aclcheck(relid, cols[i], GetUserId(), ACL_SELECT) == ACLCHECK_OK;
+	}
+	if (!ok)
+		aclcheck_error(acl, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
+}
+
+bool
+xxl_input_rls_in_force(Relation rel)
+{
+	return check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
+}
+
 static XxlInput *
 open_relation(Oid relid)
 {
 	XxlInput   *in;
 	Relation	rel = table_open(relid, NoLock);	/* caller locked it */
 	char		relkind = rel->rd_rel->relkind;
-	AclResult	acl;
 	char	   *qualified;
 
-	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, get_relkind_objtype(relkind), RelationGetRelationName(rel));
+	xxl_input_check_select(rel, 0, NULL);
 
 	qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 										   RelationGetRelationName(rel));
@@ -125,8 +156,7 @@ open_relation(Oid relid)
 	 * their children, and row-level security its policies.
 	 */
 	if ((relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW) ||
-		rel->rd_rel->relhassubclass ||
-		check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		rel->rd_rel->relhassubclass || xxl_input_rls_in_force(rel))
 	{
 		char	   *description = psprintf("%s \"%s\"",
 										   relkind == RELKIND_VIEW ? "view" : "table",

@@ -25,6 +25,7 @@
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "nodes/primnodes.h"
+#include "utils/relcache.h"
 
 typedef struct XxlInput XxlInput;
 
@@ -35,6 +36,17 @@ typedef struct XxlInput XxlInput;
  * targets, suffix array tables) asks this.
  */
 extern RangeVar *xxl_source_name(const char *source);
+
+/*
+ * The table a source text names, locked for reading (AccessShareLock), for
+ * callers that read it by key rather than by scan (e.g. a suffix array
+ * read by rank); NULL if the text is not a name.  The checks are theirs:
+ * xxl_input_check_select for the privilege (on the table, or on all of
+ * the columns they read), xxl_input_rls_in_force for row security.
+ */
+extern Relation xxl_input_open_named(const char *source);
+extern void xxl_input_check_select(Relation rel, int ncols, const AttrNumber *cols);
+extern bool xxl_input_rls_in_force(Relation rel);
 
 /* Open a source given as text (see the rule above). */
 extern XxlInput *xxl_input_open(const char *source);

@@ -244,6 +244,17 @@ sorter_collect(void *core, XxlStats *st)
 	st->io = s.io;
 }
 
+char *
+xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
+{
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 fname ? errmsg("%s: %s must not be null", fname, name)
+				 : errmsg("%s must not be null", name)));
+	return text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
 xxl_resources
 xxl_operator_resources(const XxlOperator *op)
 {

@@ -18,6 +18,7 @@
 #ifndef XXL_PG_OPERATOR_H
 #define XXL_PG_OPERATOR_H
 
+#include "fmgr.h"
 #include "lib/ilist.h"
 #include "utils/palloc.h"
 
@@ -107,6 +108,12 @@ extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy dest
  * disks, the cancel hook): the one description every engine config takes.
  */
 extern xxl_resources xxl_operator_resources(const XxlOperator *op);
+
+/*
+ * Argument n of a SQL function as a C string; a NULL is an error naming the
+ * argument (fname: the function, prefixed to the message when not NULL).
+ */
+extern char *xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name);
 extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
 										   size_t key_size, const xxl_key_compare *compare);
 

@@ -8,8 +8,8 @@
  * later leaves nothing behind).  Being invisible to everyone else, a heap
  * is filled page by page: tuples are formed straight into pages in local
  * memory, which are appended to the relation file (WAL-logged as full-page
- * images when the relation needs WAL), never through a tuplestore or
- * shared buffers.  Other table access methods get table_multi_insert()
+ * images when the relation needs WAL; xxl_heap_pages.c), never through a
+ * tuplestore or shared buffers.  Other table access methods get table_multi_insert()
  * with a bulk-insert state.
  *
  * Rows for the caller go into the tuplestore of SFRM_Materialize.  A
@@ -21,10 +21,9 @@
  * materialized against 1.90 s value-per-call.  xxl.sort() avoids the
  * tuplestore in FROM altogether with a custom scan (xxl_sort_scan.c).
  *
- * Rows travel through engines in "compact" form: a MinimalTuple without its
- * leading length word and padding, i.e. its bytes from
- * MINIMAL_TUPLE_DATA_OFFSET on (equally a heap tuple's bytes from
- * t_infomask2 on).  It needs no alignment; the output restores the header.
+ * The sinks (a new heap written page by page, any other table through
+ * multi-insert, the caller's tuplestore) sit behind one interface: a row
+ * in compact form (xxl_rowcodec.h) or as values, then finish.
  */
 #ifndef XXL_PG_OUTPUT_H
 #define XXL_PG_OUTPUT_H
@@ -32,7 +31,6 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 #include "fmgr.h"
-#include "lib/stringinfo.h"
 
 typedef struct XxlOutput XxlOutput;
 
@@ -55,19 +53,7 @@ extern XxlOutput *xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc);
  */
 extern TupleDesc xxl_output_caller_desc(FunctionCallInfo fcinfo);
 
-/* in's columns without its dropped ones (what a new table gets). */
-extern TupleDesc xxl_output_visible_desc(TupleDesc in);
-
-/*
- * Map rows of descriptor in onto descriptor out by position over non-dropped
- * columns: result[i] is the attno in "in" for out column i, 0 for a dropped
- * out column.  NULL when rows of in can be used as rows of out unchanged.
- * ERRCODE_DATATYPE_MISMATCH if counts or types differ; context names the
- * two sides in the message.
- */
-extern AttrNumber *xxl_output_map_columns(TupleDesc in, TupleDesc out, const char *context);
-
-/* One row in compact form (see above), laid out as the output's desc. */
+/* One row in compact form (xxl_rowcodec.h), laid out as the output's desc. */
 extern void xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len);
 
 /* One row as values and nulls of the output's desc. */
@@ -75,24 +61,5 @@ extern void xxl_output_put_values(XxlOutput *out, Datum *values, bool *isnull);
 
 /* Flush and close; returns the number of rows written. */
 extern uint64 xxl_output_finish(XxlOutput *out);
-
-/* Compact rows ---------------------------------------------------------- */
-
-/*
- * Form the compact row of values/isnull under desc in buf (its old contents
- * are dropped) and return it.  Out-of-line TOAST pointers and expanded
- * values are fetched and flattened so the row stands alone; inline
- * compressed values stay compressed.  Detoasted copies go into
- * CurrentMemoryContext.
- */
-extern const char *xxl_compact_form(StringInfo buf, TupleDesc desc, const Datum *values,
-									const bool *isnull, uint32 *len);
-
-/*
- * The compact form of a heap tuple whose bytes can be taken as they are
- * (same number of attributes as desc, nothing stored out of line), else
- * NULL.
- */
-extern const char *xxl_compact_from_heap(HeapTuple tuple, TupleDesc desc, uint32 *len);
 
 #endif							/* XXL_PG_OUTPUT_H */

@@ -23,13 +23,14 @@
 
 #include "xxl_input.h"
 #include "xxl_output.h"
+#include "xxl_rowcodec.h"
 #include "xxl_sortkey.h"
 
 typedef struct XxlSortRun XxlSortRun;
 
 /*
  * Read every row of in (closing it), sort by key and get ready to hand out
- * rows laid out as out_desc (map: see xxl_output_map_columns).  If needed
+ * rows laid out as out_desc (map: see xxl_map_columns).  If needed
  * is not NULL, only the result columns it flags are wanted: the others are
  * neither read into the records nor stored, and come out NULL.  Lives in a
  * new child of CurrentMemoryContext; an error at any point leaves nothing

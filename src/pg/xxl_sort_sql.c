@@ -22,6 +22,7 @@
 #include "xxl_input.h"
 #include "xxl_operator.h"
 #include "xxl_output.h"
+#include "xxl_rowcodec.h"
 #include "xxl_sort_run.h"
 #include "xxl_sort_sql.h"
 #include "xxl_sortkey.h"
@@ -29,16 +30,6 @@
 PG_FUNCTION_INFO_V1(xxl_sort_into);
 PG_FUNCTION_INFO_V1(xxl_sort_record);
 PG_FUNCTION_INFO_V1(xxl_sort_typed);
-
-static char *
-text_arg(FunctionCallInfo fcinfo, int n, const char *name)
-{
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", name)));
-	return text_to_cstring(PG_GETARG_TEXT_PP(n));
-}
 
 /* Sort every row of in by key into out (laid out as out_desc); returns the rows. */
 static uint64
@@ -55,15 +46,15 @@ run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, Attr
 Datum
 xxl_sort_into(PG_FUNCTION_ARGS)
 {
-	char	   *source = text_arg(fcinfo, 0, "source");
-	char	   *order_by = text_arg(fcinfo, 1, "order_by");
-	char	   *target = text_arg(fcinfo, 2, "target");
+	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "source");
+	char	   *order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
+	char	   *target = xxl_arg_text(fcinfo, 2, NULL, "target");
 	List	   *items = xxl_parse_order_by(order_by);
 	XxlInput   *in = xxl_input_open(source);
 	TupleDesc	in_desc = xxl_input_desc(in);
 	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
-	TupleDesc	out_desc = xxl_output_visible_desc(in_desc);
-	AttrNumber *map = xxl_output_map_columns(in_desc, out_desc, "the target");
+	TupleDesc	out_desc = xxl_visible_desc(in_desc);
+	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the target");
 	XxlOutput  *out = xxl_output_into_table(target, out_desc);
 
 	PG_RETURN_INT64((int64) run_sort(in, key, out, out_desc, map));
@@ -77,7 +68,7 @@ xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_des
 	XxlInput   *in = xxl_input_open(source);
 	TupleDesc	in_desc = xxl_input_desc(in);
 	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
-	AttrNumber *map = xxl_output_map_columns(in_desc, out_desc, "the column definition list");
+	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the column definition list");
 
 	return xxl_sort_run_start(in, key, out_desc, map, needed);
 }
@@ -111,7 +102,7 @@ xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const b
 	in = xxl_input_open_relid(relid);
 	in_desc = xxl_input_desc(in);
 	key = xxl_sortkey_create(in_desc, items);
-	map = xxl_output_map_columns(in_desc, out_desc, "the row type");
+	map = xxl_map_columns(in_desc, out_desc, "the row type");
 	return xxl_sort_run_start(in, key, out_desc, map, needed);
 }
 
@@ -130,8 +121,8 @@ return_rows(FunctionCallInfo fcinfo, XxlSortRun *run, TupleDesc out_desc)
 Datum
 xxl_sort_record(PG_FUNCTION_ARGS)
 {
-	char	   *source = text_arg(fcinfo, 0, "source");
-	char	   *order_by = text_arg(fcinfo, 1, "order_by");
+	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "source");
+	char	   *order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
 	TupleDesc	out_desc = xxl_output_caller_desc(fcinfo);
 
 	return return_rows(fcinfo, xxl_sort_start_query(source, order_by, out_desc, NULL), out_desc);
@@ -146,7 +137,7 @@ xxl_sort_typed(PG_FUNCTION_ARGS)
 	TupleDesc	out_desc;
 
 	(void) typed_source(type);	/* its error before any other */
-	order_by = text_arg(fcinfo, 1, "order_by");
+	order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
 	out_desc = xxl_output_caller_desc(fcinfo);
 
 	return return_rows(fcinfo, xxl_sort_start_typed(type, order_by, out_desc, NULL), out_desc);

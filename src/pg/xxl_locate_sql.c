@@ -1,0 +1,186 @@
+/*
+ * xxl_locate_sql.c — xxl.locate: every position of a pattern in a corpus,
+ * by binary search over its stored suffix array.  See docs/text.md.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "xxl_error.h"
+#include "xxl_text_sql.h"
+
+PG_FUNCTION_INFO_V1(xxl_locate);
+
+typedef struct LocateCore
+{
+	xxl_text_store *store;
+	XxlRankTable    *sa;
+	uint64		pattern_len;
+	uint64		probes;
+	uint64		occurrences;
+} LocateCore;
+
+static void
+locate_core_destroy(void *core)
+{
+	xxl_text_store_destroy(((LocateCore *) core)->store);
+}
+
+static void
+locate_core_collect(void *core, XxlStats *st)
+{
+	LocateCore *c = (LocateCore *) core;
+	xxl_text_store_stats s;
+
+	xxl_text_store_stats_get(c->store, &s);
+	st->record_bytes = s.n;
+	st->memory_peak = s.memory_peak;
+	st->memory_limit = s.memory_limit;
+	xxl_text_spread_io(st, s.bytes_read, s.bytes_written);
+	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
+	xxl_stats_detail(st, "pattern_length", UINT64_FORMAT, c->pattern_len);
+	xxl_stats_detail(st, "occurrences", UINT64_FORMAT, c->occurrences);
+	xxl_stats_detail(st, "probes", UINT64_FORMAT, c->probes);
+	xxl_stats_detail(st, "text_on_disk", "%s", s.on_disk ? "true" : "false");
+	xxl_stats_detail(st, "text_block_size", "%zu", s.block_size);
+	xxl_stats_detail(st, "text_block_reads", UINT64_FORMAT, s.block_reads);
+	if (c->sa)
+	{
+		xxl_stats_detail(st, "sa_access", "\"%s\"", c->sa->index_lookups ? "index" : "layout");
+		xxl_stats_detail(st, "sa_layout_fetches", UINT64_FORMAT, c->sa->layout_fetches);
+		xxl_stats_detail(st, "sa_index_lookups", UINT64_FORMAT, c->sa->index_lookups);
+	}
+}
+
+/* Compare the suffix of rank k with the pattern (see xxl_text_store_compare). */
+static int
+probe(XxlOperator *op, LocateCore *c, uint64 k, const unsigned char *p, size_t len)
+{
+	int64		pos = xxl_rank_table_lookup(c->sa, k);
+	uint64		n = xxl_text_store_size(c->store);
+	int			cmp;
+
+	if (pos < 1 || (uint64) pos > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rank " UINT64_FORMAT " of the suffix array \"%s\" holds position " INT64_FORMAT
+						", outside the corpus of " UINT64_FORMAT " bytes", k, c->sa->name, pos, n),
+				 errhint("Is it the suffix array of this corpus?  xxl.suffix_array_check tells.")));
+	c->probes++;
+	if (xxl_text_store_compare(c->store, (uint64) pos - 1, p, len, &cmp) != XXL_OK)
+		xxl_raise_error(xxl_text_store_error(c->store), op->name);
+	CHECK_FOR_INTERRUPTS();
+	return cmp;
+}
+
+/* xxl.locate(corpus text, sa text, pattern bytea) RETURNS SETOF bigint */
+Datum
+xxl_locate(PG_FUNCTION_ARGS)
+{
+	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "corpus");
+	char	   *sa_name = xxl_arg_text(fcinfo, 1, NULL, "sa");
+	bytea	   *pattern;
+	const unsigned char *p;
+	size_t		len;
+	TupleDesc	desc;
+	XxlOutput  *out;
+	XxlOperator *op;
+	LocateCore *c;
+	xxl_sa_config cfg;
+	xxl_error	err;
+	XxlCorpusSink	sink;
+	XxlInput   *in;
+	AttrNumber	attno;
+	XxlRankTable    *sa;
+	uint64		n,
+				lo,
+				hi,
+				first;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("pattern must not be null")));
+	pattern = PG_GETARG_BYTEA_PP(2);
+	p = (const unsigned char *) VARDATA_ANY(pattern);
+	len = VARSIZE_ANY_EXHDR(pattern);
+
+	desc = CreateTemplateTupleDesc(1);
+	TupleDescInitEntry(desc, 1, "locate", INT8OID, -1, 0);
+	out = xxl_output_to_caller(fcinfo, desc);
+
+	op = xxl_operator_begin("locate");
+	cfg = xxl_text_config(op, XXL_SA_POSITIONS);
+	c = MemoryContextAllocZero(op->cxt, sizeof(LocateCore));
+	c->pattern_len = len;
+	xxl_error_clear(&err);
+	c->store = xxl_text_store_create(&cfg, &err);
+	if (c->store == NULL)
+		xxl_raise_error(&err, op->name);
+	xxl_operator_attach(op, c, locate_core_destroy, locate_core_collect);
+
+	/* the corpus, for random reads of pattern-sized windows */
+	xxl_corpus_sink_store(&sink, c->store, op->name);
+	in = xxl_corpus_open(source, &attno);
+	op->rows_in = xxl_corpus_feed(in, attno, &sink);
+	if (xxl_text_store_finish(c->store) != XXL_OK)
+		xxl_raise_error(xxl_text_store_error(c->store), op->name);
+	n = xxl_text_store_size(c->store);
+
+	/* binary search for the ranks [first, lo) whose suffixes start with p */
+	xxl_operator_phase(op, XXL_PHASE_MERGE);
+
+	/*
+	 * In the operator's context, not on this stack: the statistics
+	 * callback reads it when an error (a missing rank, a cancel) unwinds
+	 * this frame.
+	 */
+	sa = MemoryContextAllocZero(op->cxt, sizeof(XxlRankTable));
+	xxl_rank_table_open(sa, sa_name);
+	c->sa = sa;
+	lo = 1;
+	hi = n + 1;
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (probe(op, c, mid, p, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	hi = n + 1;
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (probe(op, c, mid, p, len) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+
+	/* the positions of ranks first .. lo-1, in suffix order */
+	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	for (uint64 k = first; k < lo; k++)
+	{
+		Datum		value;
+		bool		isnull = false;
+		int64		pos = xxl_rank_table_walk(sa, k, k == first);
+
+		value = Int64GetDatum(pos);
+		xxl_output_put_values(out, &value, &isnull);
+		c->occurrences++;
+		if ((c->occurrences & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	op->rows_out = xxl_output_finish(out);
+	xxl_rank_table_close(sa);
+	xxl_operator_end(op);		/* collects c's statistics, which look at sa */
+	return (Datum) 0;
+}
+

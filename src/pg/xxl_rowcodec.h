@@ -1,0 +1,50 @@
+/*
+ * xxl_rowcodec.h — rows as the engines carry them, shared by the input
+ * side (sort runs encode rows) and the output side (sinks restore them).
+ *
+ * Rows travel through engines in "compact" form: a MinimalTuple without its
+ * leading length word and padding, i.e. its bytes from
+ * MINIMAL_TUPLE_DATA_OFFSET on (equally a heap tuple's bytes from
+ * t_infomask2 on).  It needs no alignment; a sink restores the header.
+ */
+#ifndef XXL_PG_ROWCODEC_H
+#define XXL_PG_ROWCODEC_H
+
+#include "access/htup.h"
+#include "access/htup_details.h"
+#include "access/tupdesc.h"
+#include "lib/stringinfo.h"
+
+/* Bytes of a heap tuple header that compact rows leave out. */
+#define XXL_COMPACT_SKIP offsetof(HeapTupleHeaderData, t_infomask2)
+
+/* in's columns without its dropped ones (what a new table gets). */
+extern TupleDesc xxl_visible_desc(TupleDesc in);
+
+/*
+ * Map rows of descriptor in onto descriptor out by position over non-dropped
+ * columns: result[i] is the attno in "in" for out column i, 0 for a dropped
+ * out column.  NULL when rows of in can be used as rows of out unchanged.
+ * ERRCODE_DATATYPE_MISMATCH if counts or types differ; context names the
+ * two sides in the message.
+ */
+extern AttrNumber *xxl_map_columns(TupleDesc in, TupleDesc out, const char *context);
+
+/*
+ * Form the compact row of values/isnull under desc in buf (its old contents
+ * are dropped) and return it.  Out-of-line TOAST pointers and expanded
+ * values are fetched and flattened so the row stands alone; inline
+ * compressed values stay compressed.  Detoasted copies go into
+ * CurrentMemoryContext.
+ */
+extern const char *xxl_compact_form(StringInfo buf, TupleDesc desc, const Datum *values,
+									const bool *isnull, uint32 *len);
+
+/*
+ * The compact form of a heap tuple whose bytes can be taken as they are
+ * (same number of attributes as desc, nothing stored out of line), else
+ * NULL.
+ */
+extern const char *xxl_compact_from_heap(HeapTuple tuple, TupleDesc desc, uint32 *len);
+
+#endif							/* XXL_PG_ROWCODEC_H */

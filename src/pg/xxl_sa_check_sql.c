@@ -1,0 +1,204 @@
+/*
+ * xxl_sa_check_sql.c — xxl.suffix_array_check: whether a table or query of
+ * (rank, pos) rows is the suffix array of a corpus, and why not.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "xxl_error.h"
+#include "xxl_text_sql.h"
+
+PG_FUNCTION_INFO_V1(xxl_suffix_array_check_bytea);
+PG_FUNCTION_INFO_V1(xxl_suffix_array_check_corpus);
+
+/* entries handed to the checker at once */
+#define CHECK_BATCH 1024
+
+/* Checker ---------------------------------------------------------------------- */
+
+typedef struct CheckCore
+{
+	xxl_sa_checker *checker;
+	bool		ran;
+	bool		ok;
+	char		why[256];
+} CheckCore;
+
+static void
+check_core_destroy(void *core)
+{
+	xxl_sa_check_destroy(((CheckCore *) core)->checker);
+}
+
+static void
+check_core_collect(void *core, XxlStats *st)
+{
+	CheckCore  *c = (CheckCore *) core;
+	xxl_sa_check_stats s;
+	uint64		io;
+	/* [T] §5.7: sort(5n) + scan(2n) words of 4 bytes */
+	uint64		thesis;
+
+	xxl_sa_check_stats_get(c->checker, &s);
+	io = s.bytes_read + s.bytes_written;
+	thesis = (2 * 5 + 2) * 4 * s.n;
+	st->record_bytes = s.n;
+	st->memory_peak = s.memory_peak;
+	xxl_text_spread_io(st, s.bytes_read, s.bytes_written);
+	st->io.wait_read_ns = s.io_wait_ns;
+	st->io.direct = s.io_direct;
+	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
+	xxl_stats_detail(st, "entries", UINT64_FORMAT, s.entries);
+	xxl_stats_detail(st, "io_bytes", UINT64_FORMAT, io);
+	xxl_stats_detail(st, "io_bytes_per_byte", "%.2f", s.n ? (double) io / s.n : 0.0);
+	xxl_stats_detail(st, "thesis_bytes", UINT64_FORMAT, thesis);
+	xxl_stats_detail(st, "io_vs_thesis", "%.3f", thesis ? (double) io / thesis : 0.0);
+	if (c->ran)
+	{
+		xxl_stats_detail(st, "verdict", "%s", c->ok ? "true" : "false");
+		if (!c->ok)
+		{
+			/* a JSON string (xxl_stats_detail keeps up to 255 characters) */
+			char		why[256];
+			int			k = 0;
+
+			for (const char *p = c->why; *p && k < 200; p++)
+				if (*p != '"' && *p != '\\' && (unsigned char) *p >= 0x20)
+					why[k++] = *p;
+			why[k] = '\0';
+			xxl_stats_detail(st, "reason", "\"%s\"", why);
+		}
+	}
+}
+
+static void
+check_flush(XxlOperator *op, CheckCore *c, uint64 *rank, uint64 *pos, int *fill)
+{
+	if (*fill > 0 && xxl_sa_check_put_ranked(c->checker, rank, pos, *fill) != XXL_OK)
+		xxl_raise_error(xxl_sa_check_error(c->checker), op->name);
+	*fill = 0;
+}
+
+static bool
+suffix_array_check(const char *source, bytea *data, const char *sa_source)
+{
+	XxlOperator *op = xxl_operator_begin("suffix_array_check");
+	xxl_sa_config cfg = xxl_text_config(op, XXL_SA_POSITIONS);
+	CheckCore  *c = MemoryContextAllocZero(op->cxt, sizeof(CheckCore));
+	xxl_error	err;
+	XxlCorpusSink	sink;
+	XxlInput   *in;
+	AttrNumber	rank_att,
+				pos_att;
+	Oid			rank_type,
+				pos_type;
+	uint64		rank[CHECK_BATCH],
+				pos[CHECK_BATCH];
+	int			fill = 0;
+	bool		ok;
+
+	xxl_error_clear(&err);
+	if (data != NULL)
+		cfg.size_hint = VARSIZE_ANY_EXHDR(data);
+	cfg.report_base = 1;		/* reasons in SQL's 1-based positions */
+	c->checker = xxl_sa_check_create(&cfg, &err);
+	if (c->checker == NULL)
+		xxl_raise_error(&err, op->name);
+	xxl_operator_attach(op, c, check_core_destroy, check_core_collect);
+
+	/* the text */
+	xxl_corpus_sink_check(&sink, c->checker, op->name);
+	if (source != NULL)
+	{
+		AttrNumber	attno;
+
+		in = xxl_corpus_open(source, &attno);
+		op->rows_in = xxl_corpus_feed(in, attno, &sink);
+	}
+	else
+		xxl_corpus_put(&sink, VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));
+
+	/* the suffix array, in any order: the ranks come with it */
+	in = xxl_input_open(sa_source);
+	xxl_sa_columns(xxl_input_desc(in), xxl_input_describe(in), &rank_att, &pos_att,
+					&rank_type, &pos_type);
+	for (;;)
+	{
+		TupleTableSlot *slot;
+		Datum		r,
+					p;
+		bool		rnull,
+					pnull;
+		int64		rv,
+					pv;
+
+		if ((xxl_input_rows(in) & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		slot = xxl_input_next(in);
+		if (slot == NULL)
+			break;
+		r = slot_getattr(slot, rank_att, &rnull);
+		p = slot_getattr(slot, pos_att, &pnull);
+		if (rnull || pnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("row " UINT64_FORMAT " of the suffix array has a null %s",
+							xxl_input_rows(in), rnull ? "rank" : "pos")));
+		rv = xxl_sa_int_value(r, rank_type);
+		pv = xxl_sa_int_value(p, pos_type);
+		if (rv < 1 || pv < 1)
+		{
+			/* no suffix array has such an entry: the verdict is in */
+			snprintf(c->why, sizeof(c->why), "row " UINT64_FORMAT " has %s " INT64_FORMAT
+					 ", below 1", xxl_input_rows(in), rv < 1 ? "rank" : "pos",
+					 rv < 1 ? rv : pv);
+			c->ran = true;
+			break;
+		}
+		rank[fill] = (uint64) rv;
+		pos[fill] = (uint64) (pv - 1);
+		if (++fill == CHECK_BATCH)
+			check_flush(op, c, rank, pos, &fill);
+	}
+	if (!c->ran)
+		check_flush(op, c, rank, pos, &fill);
+	xxl_input_close(in);
+
+	xxl_operator_phase(op, XXL_PHASE_MERGE);
+	if (!c->ran &&
+		xxl_sa_check_run(c->checker, &c->ok, c->why, sizeof(c->why)) != XXL_OK)
+		xxl_raise_error(xxl_sa_check_error(c->checker), op->name);
+	c->ran = true;
+	ok = c->ok;
+	op->rows_out = 1;
+	xxl_operator_end(op);
+	return ok;
+}
+
+/* xxl.suffix_array_check(corpus text, sa text) RETURNS boolean */
+Datum
+xxl_suffix_array_check_corpus(PG_FUNCTION_ARGS)
+{
+	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "corpus");
+	char	   *sa = xxl_arg_text(fcinfo, 1, NULL, "sa");
+
+	PG_RETURN_BOOL(suffix_array_check(source, NULL, sa));
+}
+
+/* xxl.suffix_array_check(data bytea, sa text) RETURNS boolean */
+Datum
+xxl_suffix_array_check_bytea(PG_FUNCTION_ARGS)
+{
+	char	   *sa = xxl_arg_text(fcinfo, 1, NULL, "sa");
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("data must not be null")));
+	PG_RETURN_BOOL(suffix_array_check(NULL, PG_GETARG_BYTEA_PP(0), sa));
+}
+
