@@ -4,10 +4,10 @@
  * OpenMP threads are started with every signal blocked: the backend that
  * hosts the engine must never have a signal handler run on one of them.
  */
-#include "radix.h"
-#include "record.h"
-#include "xxl_stream.h"
-#include "xxl_common.h"
+#include "core/radix.h"
+#include "core/record.h"
+#include "core/xxl_stream.h"
+#include "core/xxl_common.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -16,50 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RT_SUFFIX r8
-#define RT_RECORD_SIZE 8
-#include "radix_template.h"
-#define RT_SUFFIX r12
-#define RT_RECORD_SIZE 12
-#include "radix_template.h"
-#define RT_SUFFIX r13
-#define RT_RECORD_SIZE 13
-#include "radix_template.h"
-#define RT_SUFFIX r15
-#define RT_RECORD_SIZE 15
-#include "radix_template.h"
-#define RT_SUFFIX r16
-#define RT_RECORD_SIZE 16
-#include "radix_template.h"
-#define RT_SUFFIX r18
-#define RT_RECORD_SIZE 18
-#include "radix_template.h"
-#define RT_SUFFIX r24
-#define RT_RECORD_SIZE 24
-#include "radix_template.h"
-#define RT_SUFFIX r32
-#define RT_RECORD_SIZE 32
-#include "radix_template.h"
-#define RT_SUFFIX any
-#define RT_RECORD_SIZE 0
-#include "radix_template.h"
-
 /*
  * Record sizes with their own instance; anything else goes through rt_*_any.
  * 13, 15 and 18 are the suffix array's triples and mod-0 tuples (3-byte names
  * with 4-byte ranks; bytes with ranks, positions and the preceding byte).
+ * The one list: the instances and the dispatch below both come from it.
  */
+#define RT_SIZES(X, ...) \
+	X(8, __VA_ARGS__) X(12, __VA_ARGS__) X(13, __VA_ARGS__) X(15, __VA_ARGS__) \
+	X(16, __VA_ARGS__) X(18, __VA_ARGS__) X(24, __VA_ARGS__) X(32, __VA_ARGS__)
+
+#define EACH_LIST RT_SIZES
+#define EACH_TEMPLATE "core/radix_template.h"
+#include "core/template_each.h"
+#undef EACH_LIST
+#undef EACH_TEMPLATE
+#define RT_SUFFIX any
+#define RT_RECORD_SIZE 0
+#include "core/radix_template.h"
+
+#define RT_CASE_(size, fn, args) case size: fn##_r##size args; break;
 #define RT_DISPATCH(record_size, fn, args) \
 	switch (record_size) \
 	{ \
-		case 8: fn##_r8 args; break; \
-		case 12: fn##_r12 args; break; \
-		case 13: fn##_r13 args; break; \
-		case 15: fn##_r15 args; break; \
-		case 16: fn##_r16 args; break; \
-		case 18: fn##_r18 args; break; \
-		case 24: fn##_r24 args; break; \
-		case 32: fn##_r32 args; break; \
+		RT_SIZES(RT_CASE_, fn, args) \
 		default: fn##_any args; break; \
 	}
 

@@ -4,8 +4,10 @@
  * constant-size copies (the sort_template.h pattern of PostgreSQL).
  *
  * Before including, define:
- *   RT_SUFFIX       name suffix of the generated functions
  *   RT_RECORD_SIZE  record size in bytes, or 0 for "take it from the argument"
+ *                   (included through template_each.h: EACH_VALUE)
+ *   RT_SUFFIX       name suffix of the generated functions (default:
+ *                   r<size>)
  *
  * Generated: static void rt_sort_<suffix>(records, scratch, n, record_size,
  *                                         key_size, threads, into_scratch)
@@ -17,6 +19,12 @@
  */
 #define RT_CAT_(a, b) a##b
 #define RT_CAT(a, b) RT_CAT_(a, b)
+#ifndef RT_RECORD_SIZE
+#define RT_RECORD_SIZE EACH_VALUE
+#endif
+#ifndef RT_SUFFIX
+#define RT_SUFFIX RT_CAT(r, RT_RECORD_SIZE)
+#endif
 #define RT_REC RT_CAT(rt_rec_, RT_SUFFIX)
 #define RT_INSERTION RT_CAT(rt_insertion_, RT_SUFFIX)
 #define RT_SORT RT_CAT(rt_sort_, RT_SUFFIX)
