@@ -5,7 +5,7 @@
  * The parts it charges live beside it: env_sort.c, env_scatter.c,
  * env_queue.c, env_spool.c.
  */
-#include "xxl_env.h"
+#include "core/xxl_env.h"
 
 #include <assert.h>
 #include <omp.h>
@@ -37,11 +37,27 @@ env_cancel(void *arg)
 }
 
 xxl_status
-xxl_env_init(xxl_env *env, const xxl_resources *res, size_t block, int own_buffers,
-			 const char *noun)
+xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan)
 {
+	size_t		max_block = res->disk.block_size ? res->disk.block_size : XXL_ENV_DEFAULT_BLOCK;
+	size_t		min_memory = plan->min_memory();
+	size_t		block;
+	int			own_buffers = plan->own_buffers;
+
 	memset(env, 0, sizeof(*env));
-	env->noun = noun;
+	if (max_block < XXL_ALIGN || max_block % XXL_ALIGN != 0)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "block size %zu is not a positive multiple of %d", max_block, XXL_ALIGN);
+	if (res->memory < min_memory)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "memory budget of %zu bytes is below the minimum of %zu for %s operators",
+							 res->memory, min_memory, plan->noun);
+	block = plan->own_block(res->memory, max_block);
+	if (block == 0)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0,
+							 "memory budget of %zu bytes is too small for %s operators",
+							 res->memory, plan->noun);
+	env->noun = plan->noun;
 	xxl_budget_init(&env->budget, res->memory);
 	env->disk = res->disk;
 	env->disk.block_size = block;

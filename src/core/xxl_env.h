@@ -26,12 +26,12 @@
 #ifndef XXL_ENV_H
 #define XXL_ENV_H
 
-#include "xxl_batch.h"
-#include "xxl_dsort.h"
-#include "xxl_scatter.h"
-#include "xxl_sort.h"
-#include "xxl_stream.h"
-#include "pq.h"
+#include "core/xxl_batch.h"
+#include "core/xxl_dsort.h"
+#include "core/xxl_scatter.h"
+#include "core/xxl_sort.h"
+#include "core/xxl_stream.h"
+#include "core/pq.h"
 
 #include <pthread.h>
 
@@ -112,12 +112,22 @@ typedef struct xxl_env
 size_t		xxl_env_pool_for(size_t memory, size_t block, int own_buffers);
 size_t		xxl_env_slack(const xxl_env *env);
 
+/* How an operator family splits its budget (graph_layout.c, text_layout.c). */
+typedef struct xxl_env_plan
+{
+	const char *noun;			/* "graph", "text": in messages */
+	int			own_buffers;	/* blocks of its own streams open at once */
+	size_t		(*min_memory) (void);
+	/* the own streams' block for this budget; 0: the budget is too small */
+	size_t		(*own_block) (size_t memory, size_t max_block);
+} xxl_env_plan;
+
 /*
- * Set up from the resources; block is the own streams' block, noun names
- * the operator family in messages.  The caller's thread becomes the owner.
+ * Set up from the resources on the family's plan (XXL_EINVAL in env->err
+ * for a block size that is not a multiple of a page, or a budget below the
+ * plan's minimum).  The caller's thread becomes the owner.
  */
-xxl_status	xxl_env_init(xxl_env *env, const xxl_resources *res, size_t block,
-						 int own_buffers, const char *noun);
+xxl_status	xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan);
 void		xxl_env_close(xxl_env *env);
 
 /* The environment was copied to where it lives now: re-point the cancel hook. */

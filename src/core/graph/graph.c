@@ -21,7 +21,7 @@
  * semi-external path takes n <= (pool/2 - 4 KB) / 8 nodes, and the external
  * path reduces to that many.
  */
-#include "graph_internal.h"
+#include "core/graph/graph_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -214,7 +214,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 		xxl_error_set(err, XXL_EINVAL, 0, "unknown graph operation %d", (int) op);
 		return NULL;
 	}
-	if (graph_env_init(&env, config) != XXL_OK)
+	if (xxl_env_open(&env, &config->res, &graph_plan) != XXL_OK)
 	{
 		xxl_error_set(err, env.err.code, env.err.sys_errno, "%s", env.err.message);
 		return NULL;

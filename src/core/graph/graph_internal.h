@@ -7,8 +7,8 @@
 #ifndef XXL_GRAPH_INTERNAL_H
 #define XXL_GRAPH_INTERNAL_H
 
-#include "xxl_graph.h"
-#include "xxl_env.h"
+#include "core/graph/xxl_graph.h"
+#include "core/xxl_env.h"
 
 #include <string.h>
 
@@ -79,8 +79,7 @@ g_key_cost(uint64_t k)
 
 /* The operator environment (xxl_env.h) on the graph operators' plan. ------- */
 
-size_t		graph_env_min_memory(void);
-xxl_status	graph_env_init(xxl_env *env, const xxl_graph_config *cfg);
+extern const xxl_env_plan graph_plan;
 
 /* Node permutation of the external path ----------------------------------- */
 

@@ -2,9 +2,9 @@
  * graph_layout.c — how a graph operator splits its budget: the block of its
  * own streams (a power of two: sequential streams need no large blocks),
  * the least memory that keeps half the pool able to take a sorter and a
- * queue, and the environment (xxl_env.h) set up on that plan.
+ * queue, as the plan (xxl_env_plan) the environment is opened on.
  */
-#include "graph_internal.h"
+#include "core/graph/graph_internal.h"
 
 /* own streams open at once, two buffers each */
 #define OWN_BUFFERS (4 * 2)
@@ -29,7 +29,7 @@ half_pool_min(void)
 	return (s > q ? s : q) + XXL_ALIGN;
 }
 
-size_t
+static size_t
 graph_env_min_memory(void)
 {
 	size_t		m = 256 * 1024;
@@ -46,19 +46,4 @@ xxl_graph_min_memory(void)
 	return graph_env_min_memory();
 }
 
-xxl_status
-graph_env_init(xxl_env *env, const xxl_graph_config *cfg)
-{
-	const xxl_resources *res = &cfg->res;
-	size_t		max_block = res->disk.block_size ? res->disk.block_size : XXL_ENV_DEFAULT_BLOCK;
-
-	memset(env, 0, sizeof(*env));
-	if (max_block < XXL_ALIGN || max_block % XXL_ALIGN != 0)
-		return xxl_error_set(&env->err, XXL_EINVAL, 0,
-							 "block size %zu is not a positive multiple of %d", max_block, XXL_ALIGN);
-	if (res->memory < graph_env_min_memory())
-		return xxl_error_set(&env->err, XXL_EINVAL, 0,
-							 "memory budget of %zu bytes is below the minimum of %zu for graph operators",
-							 res->memory, graph_env_min_memory());
-	return xxl_env_init(env, res, own_block_for(res->memory, max_block), OWN_BUFFERS, "graph");
-}
+const xxl_env_plan graph_plan = {"graph", OWN_BUFFERS, graph_env_min_memory, own_block_for};

@@ -3,7 +3,7 @@
  * bijection of [0, n) that spreads the nodes' ids evenly over the
  * semi-external base.
  */
-#include "graph_internal.h"
+#include "core/graph/graph_internal.h"
 
 static inline uint64_t
 mix64(uint64_t z)

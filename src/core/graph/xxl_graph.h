@@ -61,7 +61,7 @@
 #ifndef XXL_GRAPH_H
 #define XXL_GRAPH_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 typedef enum xxl_graph_op
 {

@@ -2,7 +2,7 @@
  * bwt.c — the Burrows–Wheeler transform out of the final merge, read back
  * in pieces, and its in-memory inverse.
  */
-#include "dc3_internal.h"
+#include "core/text/dc3_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -55,7 +55,7 @@
 #ifndef XXL_DC3_INTERNAL_H
 #define XXL_DC3_INTERNAL_H
 
-#include "text_internal.h"
+#include "core/text/text_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

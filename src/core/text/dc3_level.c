@@ -3,7 +3,7 @@
  * triples sorted and named, recursion on the names, the merge tuples
  * formed; SA-IS instead when the level fits in memory.
  */
-#include "dc3_internal.h"
+#include "core/text/dc3_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

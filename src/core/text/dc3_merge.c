@@ -3,7 +3,7 @@
  * level's suffixes to its consumer, and the top level's merge on a
  * worker thread.
  */
-#include "dc3_internal.h"
+#include "core/text/dc3_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

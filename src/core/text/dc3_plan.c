@@ -3,7 +3,7 @@
  * spool and run take, and the shares of a level's sorts and permutations
  * (see "Memory shares" in dc3_internal.h).
  */
-#include "dc3_internal.h"
+#include "core/text/dc3_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

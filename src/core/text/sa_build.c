@@ -2,7 +2,7 @@
  * sa_build.c — the suffix-array builder's public API (xxl_suffix.h):
  * taking the text, building, handing out positions, statistics.
  */
-#include "dc3_internal.h"
+#include "core/text/dc3_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +72,7 @@ xxl_sa_create(const xxl_sa_config *cfg, xxl_error *err)
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the suffix array builder");
 		return NULL;
 	}
-	if (text_env_init(&sa->env, cfg) != XXL_OK)
+	if (xxl_env_open(&sa->env, &cfg->res, &text_plan) != XXL_OK)
 	{
 		*err = sa->env.err;
 		free(sa);

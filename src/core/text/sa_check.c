@@ -15,7 +15,7 @@
  * bytes plus the text written once and read once.  Entries may arrive before
  * the text is complete: nothing depends on n until xxl_sa_check_run.
  */
-#include "text_internal.h"
+#include "core/text/text_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +51,7 @@ xxl_sa_check_create(const xxl_sa_config *cfg, xxl_error *err)
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the suffix array checker");
 		return NULL;
 	}
-	if (text_env_init(&c->env, cfg) != XXL_OK ||
+	if (xxl_env_open(&c->env, &cfg->res, &text_plan) != XXL_OK ||
 		xxl_env_sort_open(&c->env, &c->P, c->env.pool / 2, 0, 2 * FW, FW, cfg->size_hint, XXL_INPUT_UNBOUNDED) != XXL_OK)
 	{
 		*err = c->env.err;

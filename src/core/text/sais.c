@@ -6,7 +6,7 @@
  * of type bits and one bucket array, and recurses on the reduced string kept
  * inside the suffix array itself.
  */
-#include "text_internal.h"
+#include "core/text/text_internal.h"
 
 #include <string.h>
 

@@ -7,8 +7,8 @@
 #ifndef XXL_TEXT_INTERNAL_H
 #define XXL_TEXT_INTERNAL_H
 
-#include "xxl_suffix.h"
-#include "xxl_env.h"
+#include "core/text/xxl_suffix.h"
+#include "core/xxl_env.h"
 
 /*
  * Big-endian fields of 1..8 bytes: memcmp order is numeric order.  A field's
@@ -99,9 +99,7 @@ width_for(uint64_t max)
 
 /* The operator environment (xxl_env.h) on the text operators' plan. -------- */
 
-/* Memory a text operator needs at least (text_layout.c). */
-size_t		text_env_min_memory(void);
-xxl_status	text_env_init(xxl_env *env, const xxl_sa_config *cfg);
+extern const xxl_env_plan text_plan;
 
 /* Fixed-width big-endian values from a spool (values may span pieces). */
 typedef struct value_reader

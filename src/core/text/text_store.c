@@ -9,7 +9,7 @@
  * same few blocks near its end, and windows that straddle a block boundary
  * need two at once.
  */
-#include "xxl_text_store.h"
+#include "core/text/xxl_text_store.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -30,7 +30,7 @@
 #ifndef XXL_SUFFIX_H
 #define XXL_SUFFIX_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 #define XXL_SA_MAX_TEXT (UINT64_C(1) << 40)
 #define XXL_SA_MAX_LEVELS 80

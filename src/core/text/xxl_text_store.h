@@ -11,7 +11,7 @@
 #ifndef XXL_TEXT_STORE_H
 #define XXL_TEXT_STORE_H
 
-#include "xxl_suffix.h"
+#include "core/text/xxl_suffix.h"
 
 typedef struct xxl_text_store xxl_text_store;
 
