@@ -33,10 +33,11 @@
 #include "utils/regproc.h"
 #include "utils/varlena.h"
 
-#include "xxl_error.h"
-#include "xxl_graph.h"
-#include "xxl_graph_sql.h"
-#include "xxl_operator.h"
+#include "pg/xxl_error.h"
+#include "core/graph/xxl_graph.h"
+#include "pg/xxl_graph_sql.h"
+#include "pg/xxl_rowcodec.h"
+#include "pg/xxl_operator.h"
 
 /* the node permutation of the external path: fixed, so results repeat */
 #define GRAPH_SEED UINT64_C(0x9e3779b97f4a7c15)
@@ -80,15 +81,9 @@ edges_error_context(void *arg)
 }
 
 static bool
-is_int_type(Oid t)
-{
-	return t == INT2OID || t == INT4OID || t == INT8OID;
-}
-
-static bool
 is_cost_type(Oid t)
 {
-	return is_int_type(t) || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
+	return xxl_is_int_type(t) || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
 }
 
 /* Find the needed columns of desc by name (dropped columns do not count). */
@@ -125,7 +120,7 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 							 (r->needs & XXL_EDGE_COST) ? "id, source, target and cost" :
 							 "source and target",
 							 (r->needs & XXL_EDGE_COST) ? ", edge_id AS id, w AS cost" : "")));
-		if (c == COL_COST ? !is_cost_type(r->type[c]) : !is_int_type(r->type[c]))
+		if (c == COL_COST ? !is_cost_type(r->type[c]) : !xxl_is_int_type(r->type[c]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("%s: column \"%s\" of the edges has type %s, but it must be %s",
@@ -164,20 +159,6 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 	return r;
 }
 
-static int64
-int_value(Oid type, Datum d)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
-}
-
 static double
 cost_value(XxlEdgeReader *r, Datum d)
 {
@@ -205,7 +186,7 @@ cost_value(XxlEdgeReader *r, Datum d)
 				return c;
 			}
 		default:
-			return (double) int_value(r->type[COL_COST], d);
+			return (double) xxl_int_datum(d, r->type[COL_COST]);
 	}
 }
 
@@ -238,9 +219,9 @@ xxl_edges_next(XxlEdgeReader *r, XxlEdge *e)
 	for (int c = 0; c < NUM_COLS; c++)
 		if (r->attno[c] >= 0 && isnull[r->attno[c]])
 			null_error(r, c);
-	e->source = int_value(r->type[COL_SOURCE], values[r->attno[COL_SOURCE]]);
-	e->target = int_value(r->type[COL_TARGET], values[r->attno[COL_TARGET]]);
-	e->id = r->attno[COL_ID] >= 0 ? int_value(r->type[COL_ID], values[r->attno[COL_ID]]) : 0;
+	e->source = xxl_int_datum(values[r->attno[COL_SOURCE]], r->type[COL_SOURCE]);
+	e->target = xxl_int_datum(values[r->attno[COL_TARGET]], r->type[COL_TARGET]);
+	e->id = r->attno[COL_ID] >= 0 ? xxl_int_datum(values[r->attno[COL_ID]], r->type[COL_ID]) : 0;
 	e->cost = 0;
 	if (r->attno[COL_COST] >= 0)
 	{

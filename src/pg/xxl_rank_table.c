@@ -30,7 +30,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "xxl_text_sql.h"
+#include "pg/xxl_text_sql.h"
 
 static Oid
 find_rank_index(Relation rel, AttrNumber rank_att)
@@ -125,12 +125,12 @@ layout_fetch(XxlRankTable *t, uint64 k, int64 *pos)
 	if (!table_tuple_fetch_row_version(t->rel, &tid, t->snapshot, t->slot))
 		return false;
 	d = slot_getattr(t->slot, t->rank_att, &isnull);
-	if (isnull || xxl_sa_int_value(d, t->rank_type) != (int64) k)
+	if (isnull || xxl_int_datum(d, t->rank_type) != (int64) k)
 		return false;
 	d = slot_getattr(t->slot, t->pos_att, &isnull);
 	if (isnull)
 		return false;
-	*pos = xxl_sa_int_value(d, t->pos_type);
+	*pos = xxl_int_datum(d, t->pos_type);
 	return true;
 }
 
@@ -195,8 +195,8 @@ index_next(XxlRankTable *t, int64 *rank, int64 *pos)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the suffix array \"%s\" has a null rank or pos", t->name)));
-	*rank = xxl_sa_int_value(r, t->rank_type);
-	*pos = xxl_sa_int_value(p, t->pos_type);
+	*rank = xxl_int_datum(r, t->rank_type);
+	*pos = xxl_int_datum(p, t->pos_type);
 	return true;
 }
 

@@ -7,10 +7,11 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
 
-#include "xxl_rowcodec.h"
+#include "pg/xxl_rowcodec.h"
 
 /* Descriptors ----------------------------------------------------------- */
 
@@ -159,4 +160,26 @@ xxl_compact_from_heap(HeapTuple tuple, TupleDesc desc, uint32 *len)
 		return NULL;
 	*len = tuple->t_len - XXL_COMPACT_SKIP;
 	return (const char *) tuple->t_data + XXL_COMPACT_SKIP;
+}
+
+/* Integer values -------------------------------------------------------------- */
+
+bool
+xxl_is_int_type(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+int64
+xxl_int_datum(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
 }

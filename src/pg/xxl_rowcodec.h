@@ -47,4 +47,9 @@ extern const char *xxl_compact_form(StringInfo buf, TupleDesc desc, const Datum 
  */
 extern const char *xxl_compact_from_heap(HeapTuple tuple, TupleDesc desc, uint32 *len);
 
+/* smallint, integer or bigint */
+extern bool xxl_is_int_type(Oid type);
+/* A value of one of those types as int64. */
+extern int64 xxl_int_datum(Datum d, Oid type);
+
 #endif							/* XXL_PG_ROWCODEC_H */

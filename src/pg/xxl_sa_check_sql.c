@@ -9,8 +9,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "xxl_error.h"
-#include "xxl_text_sql.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_text_sql.h"
 
 PG_FUNCTION_INFO_V1(xxl_suffix_array_check_bytea);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_check_corpus);
@@ -148,8 +148,8 @@ suffix_array_check(const char *source, bytea *data, const char *sa_source)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("row " UINT64_FORMAT " of the suffix array has a null %s",
 							xxl_input_rows(in), rnull ? "rank" : "pos")));
-		rv = xxl_sa_int_value(r, rank_type);
-		pv = xxl_sa_int_value(p, pos_type);
+		rv = xxl_int_datum(r, rank_type);
+		pv = xxl_int_datum(p, pos_type);
 		if (rv < 1 || pv < 1)
 		{
 			/* no suffix array has such an entry: the verdict is in */

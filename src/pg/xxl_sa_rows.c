@@ -9,8 +9,8 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "xxl_rowcodec.h"
-#include "xxl_text_sql.h"
+#include "pg/xxl_rowcodec.h"
+#include "pg/xxl_text_sql.h"
 
 /* Suffix array rows ---------------------------------------------------------- */
 
@@ -50,27 +50,6 @@ xxl_pair_writer_init(XxlPairWriter *w, XxlOutput *out, TupleDesc desc)
 	memcpy(w->row, row, w->len);
 	w->fast = true;
 	pfree(buf.data);
-}
-
-/* An integer column of the suffix-array source as int64. */
-int64
-xxl_sa_int_value(Datum d, Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
-}
-
-static bool
-is_int_type(Oid type)
-{
-	return type == INT2OID || type == INT4OID || type == INT8OID;
 }
 
 /*
@@ -114,7 +93,7 @@ xxl_sa_columns(TupleDesc desc, const char *what, AttrNumber *rank_att, AttrNumbe
 	}
 	*rank_type = getBaseType(TupleDescAttr(desc, *rank_att - 1)->atttypid);
 	*pos_type = getBaseType(TupleDescAttr(desc, *pos_att - 1)->atttypid);
-	if (!is_int_type(*rank_type) || !is_int_type(*pos_type))
+	if (!xxl_is_int_type(*rank_type) || !xxl_is_int_type(*pos_type))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("the suffix array columns \"%s\" and \"%s\" must be integers, not %s and %s",

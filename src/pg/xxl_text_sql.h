@@ -18,11 +18,12 @@
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
-#include "xxl_input.h"
-#include "xxl_operator.h"
-#include "xxl_output.h"
-#include "xxl_suffix.h"
-#include "xxl_text_store.h"
+#include "pg/xxl_input.h"
+#include "pg/xxl_operator.h"
+#include "pg/xxl_output.h"
+#include "pg/xxl_rowcodec.h"
+#include "core/text/xxl_suffix.h"
+#include "core/text/xxl_text_store.h"
 
 /* Corpus input (xxl_corpus.c) ------------------------------------------------ */
 
@@ -111,8 +112,6 @@ xxl_pair_writer_put(XxlPairWriter *w, int64 a, int64 b)
 	}
 }
 
-/* An integer column of a suffix array as int64. */
-extern int64 xxl_sa_int_value(Datum d, Oid type);
 /* Find the rank and pos columns of a suffix array's rows (what: for messages). */
 extern void xxl_sa_columns(TupleDesc desc, const char *what, AttrNumber *rank_att,
 						   AttrNumber *pos_att, Oid *rank_type, Oid *pos_type);
