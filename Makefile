@@ -21,7 +21,8 @@ OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/pgxxl--*.sql))
 REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard sql/*.sql)))))
 
-PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/core/graph -I$(srcdir)/src/core/text
+# Includes name their layer: "core/xxl_sort.h", "core/graph/xxl_graph.h", "pg/xxl_input.h".
+PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread -DPGXXL_VERSION='"$(EXTVERSION)"'
 SHLIB_LINK += -fopenmp -pthread $(ICU_LIBS)
 
@@ -99,7 +100,7 @@ deps-bench:
 BUILD = build
 CORE_CC ?= gcc
 CORE_CFLAGS = -std=gnu11 -O2 -g -fopenmp -pthread -Wall -Wextra -Wno-unused-parameter \
-	-Wno-sign-compare -Isrc/core -Isrc/core/graph -Isrc/core/text -Itest/core
+	-Wno-sign-compare -Isrc -Itest/core
 CORE_LDLIBS = -fopenmp -pthread -lm
 CORE_TEST_SRCS := $(sort $(wildcard test/core/test_*.c))
 CORE_TEST_BINS := $(patsubst test/core/%.c,$(BUILD)/%,$(CORE_TEST_SRCS))

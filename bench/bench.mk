@@ -26,7 +26,7 @@ CXX = g++
 # flag is what its sorter is compiled with too.
 BENCH_OPT ?= -O3
 BENCH_CFLAGS = -std=gnu11 $(BENCH_OPT) -fopenmp -pthread -Wall -Wextra \
-	-Wno-unused-parameter -Wno-sign-compare -Isrc/core
+	-Wno-unused-parameter -Wno-sign-compare -Isrc
 BENCH_CXXFLAGS = -std=gnu++11 $(BENCH_OPT) -fopenmp -pthread -Wall \
 	-Wno-unused-parameter -Wno-deprecated-declarations
 BENCH_LDLIBS = -fopenmp -pthread -lm

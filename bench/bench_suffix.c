@@ -22,7 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "xxl_suffix.h"
+#include "core/text/xxl_suffix.h"
 
 #ifdef WITH_DIVSUFSORT
 #include <divsufsort.h>

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xxl_common.h"
+#include "core/xxl_common.h"
 
 /* splitmix64's finaliser: a well-mixed 64-bit value from any counter. */
 static inline uint64_t

@@ -36,7 +36,7 @@
 
 #include <omp.h>
 
-#include "xxl_sort.h"
+#include "core/xxl_sort.h"
 #include "bench_util.h"
 
 #define REC_SIZE 16

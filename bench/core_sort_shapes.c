@@ -35,9 +35,9 @@
 
 #include <omp.h>
 
-#include "xxl_sort.h"
+#include "core/xxl_sort.h"
 #include "bench_util.h"
-#include "record.h"
+#include "core/record.h"
 
 #define GEN_BATCH 1024
 

@@ -82,7 +82,7 @@ BENCH_OPT=${BENCH_OPT:--O3}
 gcc -std=gnu11 $BENCH_OPT -Wall -o "$BB/suffix_divsufsort" bench/suffix_divsufsort.c \
 	-ldivsufsort -ldivsufsort64 >>"$LOG" 2>&1
 if [ "$SUFFIX_ENGINE" = 1 ]; then
-	gcc -std=gnu11 $BENCH_OPT -fopenmp -pthread -Isrc/core -Isrc/core/text -o "$BB/bench_suffix" \
+	gcc -std=gnu11 $BENCH_OPT -fopenmp -pthread -Isrc -o "$BB/bench_suffix" \
 		bench/bench_suffix.c src/core/*.c src/core/text/*.c -lm >>"$LOG" 2>&1
 fi
 

@@ -2,7 +2,7 @@
  * common.c — error records, the memory budget, the clock and worker-thread
  * start shared by every engine module.
  */
-#include "xxl_common.h"
+#include "core/xxl_common.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -5,8 +5,8 @@
  * merged pairwise.  OpenMP threads start with every signal blocked, as in
  * radix.c.
  */
-#include "radix.h"
-#include "xxl_keycmp.h"
+#include "core/radix.h"
+#include "core/xxl_keycmp.h"
 
 #include <omp.h>
 #include <pthread.h>

@@ -24,11 +24,11 @@
  * Transfers to buffered files are done in place (xxl_io_sync), as in the
  * scatter: small ones cost less than an I/O thread's wake-ups.
  */
-#include "xxl_dsort.h"
-#include "xxl_pipe.h"
-#include "xxl_sort.h"
-#include "radix.h"
-#include "record.h"
+#include "core/xxl_dsort.h"
+#include "core/xxl_pipe.h"
+#include "core/xxl_sort.h"
+#include "core/radix.h"
+#include "core/record.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * pq.h with a share of the operator's budget and blocks sized for what it
  * will hold.
  */
-#include "xxl_env.h"
+#include "core/xxl_env.h"
 
 #include <string.h>
 

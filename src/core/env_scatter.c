@@ -3,7 +3,7 @@
  * permutation charged to the operator's budget with the memory its plan
  * needs, fed in batches and read record by record.
  */
-#include "xxl_env.h"
+#include "core/xxl_env.h"
 
 #include <string.h>
 

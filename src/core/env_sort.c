@@ -3,7 +3,7 @@
  * distribution sort, its block size, its thread count and I/O mode, and
  * its memory held in the operator's budget for as long as it lives.
  */
-#include "xxl_env.h"
+#include "core/xxl_env.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * outgrows its limit (or, for a shared spool, the environment's spool
  * allowance); and its readers: by piece, by record of up to 32 bytes.
  */
-#include "xxl_env.h"
+#include "core/xxl_env.h"
 
 #include <string.h>
 

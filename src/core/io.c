@@ -13,7 +13,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "record.h"
-#include "xxl_keycmp.h"
+#include "core/record.h"
+#include "core/xxl_keycmp.h"
 
 int
 xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,

@@ -25,8 +25,8 @@
  * output buffer at once.  Keys are integers there (merge_template.h).  Other
  * records go through the loser tree one at a time.
  */
-#include "merge.h"
-#include "record.h"
+#include "core/merge.h"
+#include "core/record.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -164,15 +164,15 @@ run_window_records(const xxl_merger *m, const merge_source *src)
 #define MT_SUFFIX k64
 #define MT_WIDE 0
 #define MT_FOLD 1
-#include "merge_template.h"
+#include "core/merge_template.h"
 #define MT_SUFFIX k128f
 #define MT_WIDE 1
 #define MT_FOLD 1
-#include "merge_template.h"
+#include "core/merge_template.h"
 #define MT_SUFFIX k128
 #define MT_WIDE 1
 #define MT_FOLD 0
-#include "merge_template.h"
+#include "core/merge_template.h"
 
 static void stop_worker(xxl_merger *m);
 static void free_batches(xxl_merger *m);

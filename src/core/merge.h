@@ -16,8 +16,8 @@
 #ifndef XXL_MERGE_H
 #define XXL_MERGE_H
 
-#include "xxl_keycmp.h"
-#include "xxl_stream.h"
+#include "core/xxl_keycmp.h"
+#include "core/xxl_stream.h"
 
 typedef struct xxl_merge_env
 {

@@ -3,7 +3,7 @@
  * batch buffers, the caller filling one, the worker consuming the ones
  * handed over in order, one mutex and two condition variables between them.
  */
-#include "xxl_pipe.h"
+#include "core/xxl_pipe.h"
 
 #include <pthread.h>
 #include <stdlib.h>

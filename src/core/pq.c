@@ -10,9 +10,9 @@
  * half is the insertion heap and, of the same size, the scratch its
  * contents are radix sorted into when it is written out.
  */
-#include "pq.h"
-#include "radix.h"
-#include "xxl_stream.h"
+#include "core/pq.h"
+#include "core/radix.h"
+#include "core/xxl_stream.h"
 
 #include <omp.h>
 #include <string.h>

@@ -21,7 +21,7 @@
 #ifndef XXL_PQ_H
 #define XXL_PQ_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 typedef struct xxl_pq_config
 {

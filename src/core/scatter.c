@@ -17,8 +17,8 @@
  * the phases never overlap, and the plan takes the largest write buffer that
  * keeps both within the budget.
  */
-#include "xxl_scatter.h"
-#include "xxl_pipe.h"
+#include "core/xxl_scatter.h"
+#include "core/xxl_pipe.h"
 
 #include <stdlib.h>
 #include <string.h>

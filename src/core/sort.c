@@ -23,11 +23,11 @@
  * manager; it never allocates from the budget (the run's block list is
  * reserved up front) and never calls back into the caller.
  */
-#include "xxl_sort.h"
-#include "merge.h"
-#include "radix.h"
-#include "record.h"
-#include "xxl_stream.h"
+#include "core/xxl_sort.h"
+#include "core/merge.h"
+#include "core/radix.h"
+#include "core/record.h"
+#include "core/xxl_stream.h"
 
 #include <omp.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@
  * when the ring has wrapped onto a write still in flight; the reader keeps
  * the next blocks of the run in flight while the caller consumes one.
  */
-#include "xxl_stream.h"
+#include "core/xxl_stream.h"
 
 #include <string.h>
 

@@ -23,7 +23,7 @@
 #ifndef XXL_DSORT_H
 #define XXL_DSORT_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 #define XXL_DSORT_MAX_KEY 16
 #define XXL_DSORT_MAX_RECORD 1024

@@ -20,7 +20,7 @@
 
 #include <limits.h>
 
-#include "xxl_common.h"
+#include "core/xxl_common.h"
 
 #define XXL_MAX_DISKS 64
 #define XXL_MAX_THREADS_PER_DISK 8

@@ -15,7 +15,7 @@
 #ifndef XXL_PIPE_H
 #define XXL_PIPE_H
 
-#include "xxl_common.h"
+#include "core/xxl_common.h"
 
 /* Consume one batch of len bytes; XXL_OK or an error (with *err set). */
 typedef xxl_status (*xxl_pipe_fn) (void *arg, const unsigned char *batch, size_t len,

@@ -21,7 +21,7 @@
 #ifndef XXL_SCATTER_H
 #define XXL_SCATTER_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 #define XXL_SCATTER_MAX_RECORD 1024
 

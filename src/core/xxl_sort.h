@@ -29,8 +29,8 @@
 #ifndef XXL_SORT_H
 #define XXL_SORT_H
 
-#include "xxl_io.h"
-#include "xxl_keycmp.h"
+#include "core/xxl_io.h"
+#include "core/xxl_keycmp.h"
 
 /* Largest fixed-size record the sorter takes. */
 #define XXL_SORT_MAX_FIXED_RECORD 1024

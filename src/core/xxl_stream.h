@@ -14,7 +14,7 @@
 #ifndef XXL_STREAM_H
 #define XXL_STREAM_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 typedef struct xxl_run
 {

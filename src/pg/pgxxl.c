@@ -13,10 +13,10 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "xxl_cancel.h"
-#include "xxl_guc.h"
-#include "xxl_io.h"
-#include "xxl_sort_scan.h"
+#include "pg/xxl_cancel.h"
+#include "pg/xxl_guc.h"
+#include "core/xxl_io.h"
+#include "pg/xxl_sort_scan.h"
 
 PG_MODULE_MAGIC;
 

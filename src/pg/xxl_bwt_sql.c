@@ -9,8 +9,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "xxl_error.h"
-#include "xxl_text_sql.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_text_sql.h"
 
 PG_FUNCTION_INFO_V1(xxl_bwt_bytea);
 PG_FUNCTION_INFO_V1(xxl_bwt_bytea_v2);

@@ -10,8 +10,8 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 
-#include "xxl_cancel.h"
-#include "xxl_guc.h"
+#include "pg/xxl_cancel.h"
+#include "pg/xxl_guc.h"
 
 int			xxl_hold_phase_now = XXL_HOLD_NONE;
 

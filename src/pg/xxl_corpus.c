@@ -12,8 +12,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "xxl_error.h"
-#include "xxl_text_sql.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_text_sql.h"
 
 /* bytes of a value fed to the engine at once (and of a detoasted slice) */
 #define FEED_SLICE (1024 * 1024)

@@ -8,7 +8,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "xxl_error.h"
+#include "pg/xxl_error.h"
 
 void
 xxl_raise_error(const xxl_error *err, const char *what)

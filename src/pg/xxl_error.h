@@ -7,7 +7,7 @@
 #ifndef XXL_PG_ERROR_H
 #define XXL_PG_ERROR_H
 
-#include "xxl_common.h"
+#include "core/xxl_common.h"
 
 /*
  * Raise err as an ERROR.  "what" names the failing step for the message,

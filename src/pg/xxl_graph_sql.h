@@ -18,8 +18,8 @@
 #include "fmgr.h"
 #include "access/tupdesc.h"
 
-#include "xxl_input.h"
-#include "xxl_output.h"
+#include "pg/xxl_input.h"
+#include "pg/xxl_output.h"
 
 /* Which columns a graph function reads besides source and target. */
 #define XXL_EDGE_ID		0x01

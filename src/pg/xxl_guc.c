@@ -14,7 +14,7 @@
 #include "utils/memutils.h"
 #include "utils/varlena.h"
 
-#include "xxl_guc.h"
+#include "pg/xxl_guc.h"
 
 int			xxl_memory_kb = -1;
 char	   *xxl_disks_setting = NULL;

@@ -5,7 +5,7 @@
 #ifndef XXL_PG_GUC_H
 #define XXL_PG_GUC_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 extern int	xxl_memory_kb;		/* -1: follow maintenance_work_mem */
 extern char *xxl_disks_setting;

@@ -24,8 +24,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "xxl_heap_pages.h"
-#include "xxl_rowcodec.h"
+#include "pg/xxl_heap_pages.h"
+#include "pg/xxl_rowcodec.h"
 
 struct XxlHeapPages
 {

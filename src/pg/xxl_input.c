@@ -35,7 +35,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
-#include "xxl_input.h"
+#include "pg/xxl_input.h"
 
 #define FETCH_BATCH 1000
 #define FETCH_BYTES (4 * 1024 * 1024)	/* shrink batches of wide rows to about this */

@@ -24,9 +24,9 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "xxl_error.h"
-#include "xxl_cancel.h"
-#include "xxl_operator.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_cancel.h"
+#include "pg/xxl_operator.h"
 
 StaticAssertDecl((int) XXL_PHASE_INPUT == XXL_HOLD_INPUT && (int) XXL_PHASE_OUTPUT == XXL_HOLD_OUTPUT,
 				 "xxl.test_hold numbers the phases as XxlPhase does");

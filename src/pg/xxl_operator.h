@@ -22,9 +22,9 @@
 #include "lib/ilist.h"
 #include "utils/palloc.h"
 
-#include "xxl_guc.h"
-#include "xxl_spill.h"
-#include "xxl_sort.h"
+#include "pg/xxl_guc.h"
+#include "pg/xxl_spill.h"
+#include "core/xxl_sort.h"
 
 typedef enum XxlPhase
 {

@@ -31,7 +31,7 @@
 #include "utils/uuid.h"
 #include "catalog/namespace.h"
 
-#include "xxl_sortkey_internal.h"
+#include "pg/xxl_sortkey_internal.h"
 
 const char *
 xxl_sortkey_supported_types(void)

@@ -28,10 +28,10 @@
 #include "utils/ruleutils.h"
 #include "utils/tuplestore.h"
 
-#include "xxl_heap_pages.h"
-#include "xxl_input.h"
-#include "xxl_output.h"
-#include "xxl_rowcodec.h"
+#include "pg/xxl_heap_pages.h"
+#include "pg/xxl_input.h"
+#include "pg/xxl_output.h"
+#include "pg/xxl_rowcodec.h"
 
 /* as COPY: at most this many rows or bytes per multi-insert */
 #define INSERT_BATCH 1000

@@ -22,9 +22,9 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "xxl_error.h"
-#include "xxl_operator.h"
-#include "xxl_sort_run.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_operator.h"
+#include "pg/xxl_sort_run.h"
 
 #define PUT_BATCH 256			/* records encoded per xxl_sorter_reserve */
 #define GET_BATCH 1024			/* records taken per xxl_sorter_next_many */

@@ -21,10 +21,10 @@
 
 #include "access/tupdesc.h"
 
-#include "xxl_input.h"
-#include "xxl_output.h"
-#include "xxl_rowcodec.h"
-#include "xxl_sortkey.h"
+#include "pg/xxl_input.h"
+#include "pg/xxl_output.h"
+#include "pg/xxl_rowcodec.h"
+#include "pg/xxl_sortkey.h"
 
 typedef struct XxlSortRun XxlSortRun;
 

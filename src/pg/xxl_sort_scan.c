@@ -59,10 +59,10 @@
 #include "utils/typcache.h"
 #include "utils/varlena.h"
 
-#include "xxl_guc.h"
-#include "xxl_operator.h"
-#include "xxl_sort_scan.h"
-#include "xxl_sort_sql.h"
+#include "pg/xxl_guc.h"
+#include "pg/xxl_operator.h"
+#include "pg/xxl_sort_scan.h"
+#include "pg/xxl_sort_sql.h"
 
 #define SCAN_NAME "xxl sort"
 

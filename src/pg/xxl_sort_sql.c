@@ -18,14 +18,14 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "xxl_error.h"
-#include "xxl_input.h"
-#include "xxl_operator.h"
-#include "xxl_output.h"
-#include "xxl_rowcodec.h"
-#include "xxl_sort_run.h"
-#include "xxl_sort_sql.h"
-#include "xxl_sortkey.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_input.h"
+#include "pg/xxl_operator.h"
+#include "pg/xxl_output.h"
+#include "pg/xxl_rowcodec.h"
+#include "pg/xxl_sort_run.h"
+#include "pg/xxl_sort_sql.h"
+#include "pg/xxl_sortkey.h"
 
 PG_FUNCTION_INFO_V1(xxl_sort_into);
 PG_FUNCTION_INFO_V1(xxl_sort_record);

@@ -9,7 +9,7 @@
 
 #include "access/tupdesc.h"
 
-#include "xxl_sort_run.h"
+#include "pg/xxl_sort_run.h"
 
 /*
  * xxl.sort(source text, order_by text): a table name or a query.  needed:

@@ -54,7 +54,7 @@
 #include "utils/uuid.h"
 #include "catalog/namespace.h"
 
-#include "xxl_sortkey_internal.h"
+#include "pg/xxl_sortkey_internal.h"
 
 /* Encoding --------------------------------------------------------------- */
 

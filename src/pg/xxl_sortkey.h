@@ -20,7 +20,7 @@
 #include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 
-#include "xxl_keycmp.h"
+#include "core/xxl_keycmp.h"
 
 /* One ORDER BY item as written, before it is matched to a column. */
 typedef struct XxlSortItem

@@ -9,7 +9,7 @@
 
 #include "utils/pg_locale.h"
 
-#include "xxl_sortkey.h"
+#include "pg/xxl_sortkey.h"
 
 typedef enum KeyKind
 {

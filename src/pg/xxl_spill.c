@@ -22,8 +22,8 @@
 #include "utils/guc.h"
 #include "utils/varlena.h"
 
-#include "xxl_guc.h"
-#include "xxl_spill.h"
+#include "pg/xxl_guc.h"
+#include "pg/xxl_spill.h"
 
 /* operators started by this backend: part of each spill file's name */
 static unsigned operator_counter = 0;

@@ -5,7 +5,7 @@
 #ifndef XXL_PG_SPILL_H
 #define XXL_PG_SPILL_H
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 /*
  * Spill-disk configuration.  The strings are palloc'd in the memory context

@@ -5,8 +5,8 @@
  */
 #include "postgres.h"
 
-#include "xxl_error.h"
-#include "xxl_text_sql.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_text_sql.h"
 
 /* The engine's configuration under the operator's settings. */
 xxl_sa_config

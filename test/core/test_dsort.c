@@ -14,7 +14,7 @@
  */
 #include "xxl_test.h"
 
-#include "xxl_dsort.h"
+#include "core/xxl_dsort.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

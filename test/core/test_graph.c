@@ -20,8 +20,8 @@
 
 #include <math.h>
 
-#include "xxl_graph.h"
-#include "graph_internal.h"
+#include "core/graph/xxl_graph.h"
+#include "core/graph/graph_internal.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

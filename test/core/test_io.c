@@ -9,7 +9,7 @@
  */
 #include "xxl_test.h"
 
-#include "xxl_io.h"
+#include "core/xxl_io.h"
 
 #include <sys/uio.h>
 

@@ -8,8 +8,8 @@
  * formation.
  */
 #include "xxl_test.h"
-#include "xxl_keycmp.h"
-#include "xxl_sort.h"
+#include "core/xxl_keycmp.h"
+#include "core/xxl_sort.h"
 
 #include <locale.h>
 

@@ -7,7 +7,7 @@
  */
 #include "xxl_test.h"
 
-#include "xxl_pipe.h"
+#include "core/xxl_pipe.h"
 
 #include <unistd.h>
 

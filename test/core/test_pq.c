@@ -12,7 +12,7 @@
  */
 #include "xxl_test.h"
 
-#include "pq.h"
+#include "core/pq.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

@@ -10,7 +10,7 @@
  */
 #include "xxl_test.h"
 
-#include "xxl_scatter.h"
+#include "core/xxl_scatter.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <sys/wait.h>
 
-#include "xxl_sort.h"
+#include "core/xxl_sort.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

@@ -21,8 +21,8 @@
 
 #include <sys/mman.h>
 
-#include "radix.h"
-#include "xxl_sort.h"
+#include "core/radix.h"
+#include "core/xxl_sort.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

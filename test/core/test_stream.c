@@ -7,7 +7,7 @@
  */
 #include "xxl_test.h"
 
-#include "xxl_stream.h"
+#include "core/xxl_stream.h"
 
 #define BS (64 * 1024)
 

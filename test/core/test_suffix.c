@@ -16,7 +16,7 @@
  */
 #include "xxl_test.h"
 
-#include "xxl_suffix.h"
+#include "core/text/xxl_suffix.h"
 
 #define KB 1024
 #define MB (1024 * 1024)

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xxl_common.h"
+#include "core/xxl_common.h"
 
 #define XT_MAX_TESTS 256
 #define XT_NDIRS 3
