@@ -23,113 +23,12 @@
  * manager; it never allocates from the budget (the run's block list is
  * reserved up front) and never calls back into the caller.
  */
-#include "core/xxl_sort.h"
-#include "core/merge.h"
-#include "core/radix.h"
-#include "core/record.h"
-#include "core/xxl_stream.h"
+#include "core/sort_internal.h"
 
 #include <omp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define VAR_HEADER 8			/* u32 key_len, u32 payload_len; as in merge.c */
-#define POLL_EVERY 65536
-#define WRITE_BUFFERS 2
-/* structs, trees and run lists: they grow with N/B, so scale with the budget */
-#define SLACK_BYTES (64 * 1024)
-#define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
-#define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
-#define MIN_READ_SIZE (64 * 1024)	/* merges read frames of at least this */
-/* the run worker's bucket scratch: region / 32 within these bounds */
-#define BUCKET_SCRATCH_MIN XXL_ALIGN
-#define BUCKET_SCRATCH_MAX (4 * 1024 * 1024)
-#define SLACK_FOR(memory) xxl_sort_slack(memory)
-
-_Static_assert(XXL_SORT_MAX_FIXED_RECORD == XXL_RADIX_MAX_FIXED,
-			   "the public record limit is the radix sort's");
-
-typedef enum sorter_phase
-{
-	PHASE_INPUT,
-	PHASE_MEMORY_OUTPUT,
-	PHASE_MERGE_OUTPUT,
-	PHASE_DONE
-} sorter_phase;
-
-/* The run formation thread and its job (async_runs); from the budget. */
-typedef struct run_worker
-{
-	pthread_t	thread;
-	bool		started;
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	bool		job_pending;	/* the worker has a load to finish */
-	bool		stop;			/* destroy: abandon the job and exit */
-	xxl_run    *run;
-	size_t		records;
-	size_t		depth;			/* the distribution's key byte */
-	size_t		buckets[257];
-	char	   *scratch;		/* for one bucket: bucket_scratch_size bytes */
-	xxl_error	err;			/* the worker's error, taken over at the next hand-off */
-} run_worker;
-
-struct xxl_sorter
-{
-	xxl_sort_config cfg;
-	xxl_part	part;			/* error, budget, cancel hook */
-	sorter_phase phase;
-	bool		fixed;
-	size_t		rec_size;
-	size_t		key_size;
-	int			threads;
-	size_t		block_size;
-	size_t		read_size;		/* merges' frame size: block_size or a fraction */
-	xxl_disks  *disks;			/* opened at the first spill */
-
-	/* run formation */
-	char	   *region;
-	size_t		region_size;
-	size_t		nloaded;		/* records in the current load */
-	size_t		fixed_capacity; /* fixed: records per load */
-	size_t		half;			/* fixed: page-aligned size of each region half */
-	xxl_io_request *run_writes;	/* fixed: writes of the last run, in flight */
-	size_t		nrun_writes;
-	size_t		run_writes_capacity;
-	size_t		arena_used;		/* variable: arena bytes */
-	size_t		region_touched; /* most region bytes a load has used */
-	uint64_t	input_peak;		/* budget peak while the region lived, its untouched
-								 * part left out (it is mapped, never backed) */
-	size_t		max_record;		/* largest record seen (bytes on disk) */
-	uint64_t	puts_since_poll;
-
-	/* asynchronous run formation (fixed records, see the head of this file) */
-	bool		async_runs;
-	size_t		bucket_scratch_size;
-	struct run_worker *rw;		/* while loads are formed */
-
-	/* runs on disk */
-	xxl_run    *runs;
-	size_t		nruns;
-	size_t		runs_capacity;
-
-	/* output */
-	size_t		out_index;
-	xxl_merger *final;
-
-	/* statistics */
-	xxl_sort_stats stats;
-	uint64_t	t_start;
-	uint64_t	t_merge_start;
-};
-
-/*
- * Run metadata (block ids and keys, about 24 bytes per block plus 48 per
- * run) lives in the slack the load region leaves, so the slack bounds how
- * much input one sorter takes.  A fixed 1/32 let a 1 MB sorter hold only
- * about 200 runs (some 90x its memory); small budgets get up to 1/8.
- */
 size_t
 xxl_sort_slack(size_t memory)
 {
@@ -233,11 +132,6 @@ xxl_sort_max_block(size_t memory)
 	}
 }
 
-static inline xxl_sort_entry *
-var_entries(xxl_sorter *s)
-{
-	return (xxl_sort_entry *) (s->region + s->region_size) - s->nloaded;
-}
 
 /* Creation ------------------------------------------------------------- */
 
@@ -342,8 +236,8 @@ fail:
 
 /* Run formation --------------------------------------------------------- */
 
-static xxl_status
-ensure_disks(xxl_sorter *s)
+xxl_status
+sort_ensure_disks(xxl_sorter *s)
 {
 	if (s->disks == NULL)
 	{
@@ -354,8 +248,8 @@ ensure_disks(xxl_sorter *s)
 	return XXL_OK;
 }
 
-static xxl_status
-add_run(xxl_sorter *s, xxl_run **run)
+xxl_status
+sort_add_run(xxl_sorter *s, xxl_run **run)
 {
 	if (s->nruns == s->runs_capacity)
 	{
@@ -393,31 +287,25 @@ load_touched(const xxl_sorter *s)
 	return t < s->region_size ? t : s->region_size;
 }
 
-static void
-note_load(xxl_sorter *s)
+void
+sort_note_load(xxl_sorter *s)
 {
 	s->region_touched = load_touched(s);
 }
 
 /* The budget's peak while the region lives, with only its touched part. */
-static uint64_t
-touched_peak(const xxl_sorter *s)
+uint64_t
+sort_touched_peak(const xxl_sorter *s)
 {
 	uint64_t	untouched = s->region_size - load_touched(s);
 
 	return s->part.budget.peak > untouched ? s->part.budget.peak - untouched : 0;
 }
 
-/* Where sorted fixed records are: the region's second half. */
-static inline char *
-fixed_sorted(xxl_sorter *s)
-{
-	return s->region + s->half;
-}
 
 /* Wait for the previous run's writes: the half they come from is reused. */
-static xxl_status
-wait_run_writes(xxl_sorter *s)
+xxl_status
+sort_wait_run_writes(xxl_sorter *s)
 {
 	xxl_status	rc = XXL_OK;
 
@@ -429,11 +317,11 @@ wait_run_writes(xxl_sorter *s)
 }
 
 /* Sort the current load in memory; afterwards records are in output order. */
-static void
-sort_load(xxl_sorter *s)
+void
+sorter_load(xxl_sorter *s)
 {
 	if (s->fixed)
-		xxl_radix_sort_fixed(s->region, fixed_sorted(s), s->nloaded, s->rec_size, s->key_size,
+		xxl_radix_sort_fixed(s->region, sort_fixed_sorted(s), s->nloaded, s->rec_size, s->key_size,
 							 s->threads, true);
 	else
 	{
@@ -456,39 +344,16 @@ sort_load(xxl_sorter *s)
 	}
 }
 
-static inline const char *
-loaded_record(xxl_sorter *s, size_t i, size_t *len, uint64_t *prefix)
-{
-	if (s->fixed)
-	{
-		const char *rec = fixed_sorted(s) + i * s->rec_size;
-
-		*len = s->rec_size;
-		*prefix = xxl_key_prefix((const unsigned char *) rec, s->key_size);
-		return rec;
-	}
-	else
-	{
-		const xxl_sort_entry *e = &var_entries(s)[i];
-		const char *rec = s->region + (size_t) e->ref * 8;
-		uint32_t	hdr[2];
-
-		memcpy(hdr, rec, sizeof(hdr));
-		*len = VAR_HEADER + (size_t) hdr[0] + hdr[1];
-		*prefix = xxl_key_prefix((const unsigned char *) rec + VAR_HEADER, hdr[0]);
-		return rec;
-	}
-}
 
 /*
  * Post the write of block b of a sorted fixed-record load of bytes bytes,
  * straight from the sorted half.  The run's block list must have room (it
  * is reserved up front: the run worker must not allocate).
  */
-static xxl_status
-post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err)
+xxl_status
+sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err)
 {
-	const unsigned char *data = (unsigned char *) fixed_sorted(s);
+	const unsigned char *data = (unsigned char *) sort_fixed_sorted(s);
 	size_t		start = b * s->block_size;
 	size_t		len = bytes - start < s->block_size ? bytes - start : s->block_size;
 	const unsigned char *first = data + (start / s->rec_size) * s->rec_size;
@@ -511,12 +376,12 @@ post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *e
 }
 
 /* A new run for the current load, its block list reserved. */
-static xxl_status
-add_load_run(xxl_sorter *s, xxl_run **run)
+xxl_status
+sort_add_load_run(xxl_sorter *s, xxl_run **run)
 {
 	size_t		bytes = s->nloaded * s->rec_size;
 
-	if (add_run(s, run) != XXL_OK ||
+	if (sort_add_run(s, run) != XXL_OK ||
 		xxl_run_reserve(*run, (bytes + s->block_size - 1) / s->block_size, &s->part.budget,
 						&s->part.err) != XXL_OK)
 		return s->part.err.code;
@@ -529,182 +394,29 @@ add_load_run(xxl_sorter *s, xxl_run **run)
  * Post the writes of a sorted fixed-record load straight from the sorted
  * half; they complete while the caller fills the other half.
  */
-static xxl_status
-write_fixed_run(xxl_sorter *s, xxl_run *run)
+xxl_status
+sort_write_fixed_run(xxl_sorter *s, xxl_run *run)
 {
 	size_t		bytes = s->nloaded * s->rec_size;
 	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
 
 	for (size_t b = 0; b < nblocks; b++)
-		if (post_run_block(s, run, bytes, b, &s->part.err) != XXL_OK)
+		if (sort_post_run_block(s, run, bytes, b, &s->part.err) != XXL_OK)
 			return s->part.err.code;
 	s->stats.runs++;
-	note_load(s);
+	sort_note_load(s);
 	s->nloaded = 0;
 	return XXL_OK;
 }
 
-/* Asynchronous run formation -------------------------------------------- */
-
-static bool
-runs_stopping(run_worker *rw)
-{
-	return __atomic_load_n(&rw->stop, __ATOMIC_RELAXED);
-}
-
-/*
- * The worker's half of a load: sort the buckets the caller left, in key
- * order, posting every block whose bytes are all sorted.
- */
-static void
-finish_load(xxl_sorter *s, run_worker *rw)
-{
-	const size_t R = s->rec_size;
-	size_t		bytes = rw->records * R;
-	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
-	size_t		next = 0;		/* first block not yet posted */
-	char	   *data = fixed_sorted(s);
-
-	for (int b = 0; b < 256 && !runs_stopping(rw); b++)
-	{
-		size_t		lo = rw->buckets[b];
-		size_t		hi = rw->buckets[b + 1];
-
-		/* larger buckets were sorted by the caller */
-		if (hi - lo > 1 && (hi - lo) * R <= s->bucket_scratch_size)
-			xxl_radix_sort_bucket(data + lo * R, rw->scratch, hi - lo, R, s->key_size, rw->depth);
-		while (next < nblocks && (next + 1) * s->block_size <= hi * R)
-			if (post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
-				return;
-	}
-	while (next < nblocks && !runs_stopping(rw))
-		if (post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
-			return;
-}
-
-static void *
-runs_worker_main(void *arg)
-{
-	xxl_sorter *s = arg;
-	run_worker *rw = s->rw;
-
-	for (;;)
-	{
-		pthread_mutex_lock(&rw->lock);
-		while (!rw->job_pending && !rw->stop)
-			pthread_cond_wait(&rw->changed, &rw->lock);
-		if (!rw->job_pending)
-		{
-			pthread_mutex_unlock(&rw->lock);
-			return NULL;
-		}
-		pthread_mutex_unlock(&rw->lock);
-
-		finish_load(s, rw);
-
-		pthread_mutex_lock(&rw->lock);
-		rw->job_pending = false;
-		pthread_cond_broadcast(&rw->changed);
-		pthread_mutex_unlock(&rw->lock);
-	}
-}
-
-/* Wait until the worker is idle; take over its error, if it had one. */
-static xxl_status
-wait_runs_worker(xxl_sorter *s)
-{
-	run_worker *rw = s->rw;
-
-	if (rw == NULL || !rw->started)
-		return XXL_OK;
-	pthread_mutex_lock(&rw->lock);
-	while (rw->job_pending)
-		pthread_cond_wait(&rw->changed, &rw->lock);
-	pthread_mutex_unlock(&rw->lock);
-	if (rw->err.code != XXL_OK)
-		return xxl_error_set(&s->part.err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
-	return XXL_OK;
-}
-
-/* Stop and join the worker (abandoning its job), free what it had. */
-static void
-end_runs_worker(xxl_sorter *s)
-{
-	run_worker *rw = s->rw;
-
-	if (rw == NULL)
-		return;
-	if (rw->started)
-		xxl_thread_stop(rw->thread, &rw->lock, &rw->changed, &rw->stop);
-	pthread_mutex_destroy(&rw->lock);
-	pthread_cond_destroy(&rw->changed);
-	xxl_part_free(&s->part, rw->scratch, s->bucket_scratch_size);
-	xxl_part_free(&s->part, rw, sizeof(*rw));
-	s->rw = NULL;
-}
-
-static xxl_status
-start_runs_worker(xxl_sorter *s)
-{
-	int			rc;
-
-	if (s->rw->started)
-		return XXL_OK;
-	rc = xxl_thread_start(&s->rw->thread, runs_worker_main, s);
-	if (rc != 0)
-		return xxl_error_set(&s->part.err, XXL_ENOMEM, rc, "could not start the run formation thread");
-	s->rw->started = true;
-	return XXL_OK;
-}
-
-/*
- * The caller's half of a full load: distribute it into the sorted half,
- * sort the buckets too large for the worker, hand the rest over.  The
- * input half is free again when this returns.
- */
-static xxl_status
-flush_run_async(xxl_sorter *s)
-{
-	run_worker *rw = s->rw;
-	xxl_run    *run = NULL;
-	size_t		depth;
-
-	if (xxl_part_canceled(&s->part) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
-		wait_run_writes(s) != XXL_OK || start_runs_worker(s) != XXL_OK ||
-		add_load_run(s, &run) != XXL_OK)
-		return s->part.err.code;
-	depth = xxl_radix_distribute_fixed(s->region, fixed_sorted(s), s->nloaded, s->rec_size,
-									   s->key_size, s->threads, rw->buckets);
-	if (depth >= s->key_size)
-	{
-		/* every key equal: input order is the order; one bucket, nothing to sort */
-		memcpy(fixed_sorted(s), s->region, s->nloaded * s->rec_size);
-		rw->buckets[0] = 0;
-		for (int b = 1; b <= 256; b++)
-			rw->buckets[b] = s->nloaded;
-	}
-	else
-		xxl_radix_sort_large_buckets(fixed_sorted(s), s->region, rw->buckets, s->rec_size,
-									 s->key_size, depth, s->threads, s->bucket_scratch_size);
-	rw->run = run;
-	rw->records = s->nloaded;
-	rw->depth = depth;
-	pthread_mutex_lock(&rw->lock);
-	rw->job_pending = true;
-	pthread_cond_broadcast(&rw->changed);
-	pthread_mutex_unlock(&rw->lock);
-	s->stats.runs++;
-	note_load(s);
-	s->nloaded = 0;
-	return XXL_OK;
-}
+/* Input --------------------------------------------------------------- */
 
 /*
  * Sort the load and write it as a new run.  With async_runs, every load but
  * the last is finished by the worker; the last one here, with all threads.
  */
-static xxl_status
-flush_run(xxl_sorter *s, bool last)
+xxl_status
+sort_flush_run(xxl_sorter *s, bool last)
 {
 	xxl_run    *run = NULL;
 	xxl_bwriter *w;
@@ -713,18 +425,18 @@ flush_run(xxl_sorter *s, bool last)
 	if (s->nloaded == 0)
 		return XXL_OK;
 	if (s->async_runs && !last)
-		return flush_run_async(s);
-	if (xxl_part_canceled(&s->part) || ensure_disks(s) != XXL_OK || wait_runs_worker(s) != XXL_OK ||
-		wait_run_writes(s) != XXL_OK)
+		return sort_flush_run_async(s);
+	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
+		sort_wait_run_writes(s) != XXL_OK)
 		return s->part.err.code;
-	sort_load(s);
+	sorter_load(s);
 	if (s->fixed)
 	{
-		if (add_load_run(s, &run) != XXL_OK)
+		if (sort_add_load_run(s, &run) != XXL_OK)
 			return s->part.err.code;
-		return write_fixed_run(s, run);
+		return sort_write_fixed_run(s, run);
 	}
-	if (add_run(s, &run) != XXL_OK)
+	if (sort_add_run(s, &run) != XXL_OK)
 		return s->part.err.code;
 	w = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, run, &s->part.err);
 	if (w == NULL)
@@ -733,7 +445,7 @@ flush_run(xxl_sorter *s, bool last)
 	{
 		size_t		len;
 		uint64_t	prefix;
-		const char *rec = loaded_record(s, i, &len, &prefix);
+		const char *rec = sort_loaded_record(s, i, &len, &prefix);
 
 		xxl_bwriter_begin_record(w, prefix);
 		rc = xxl_bwriter_write(w, rec, len);
@@ -747,14 +459,14 @@ flush_run(xxl_sorter *s, bool last)
 					  xxl_bwriter_error(w)->message);
 	xxl_bwriter_destroy(w);
 	s->stats.runs++;
-	note_load(s);
+	sort_note_load(s);
 	s->nloaded = 0;
 	s->arena_used = 0;
 	return rc;
 }
 
-static bool
-check_input_phase(xxl_sorter *s)
+bool
+sort_check_input_phase(xxl_sorter *s)
 {
 	if (s->phase == PHASE_INPUT && !s->part.failed)
 		return true;
@@ -783,10 +495,10 @@ count_puts(xxl_sorter *s, size_t n, size_t bytes)
 xxl_status
 xxl_sorter_put(xxl_sorter *s, const void *rec)
 {
-	if (!check_input_phase(s) || !s->fixed)
+	if (!sort_check_input_phase(s) || !s->fixed)
 		return s->fixed ? s->part.err.code : xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 													  "xxl_sorter_put needs fixed-size records");
-	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
+	if (s->nloaded == s->fixed_capacity && sort_flush_run(s, false) != XXL_OK)
 		return xxl_part_fail(&s->part);
 	xxl_copy_small(s->region + s->nloaded * s->rec_size, rec, s->rec_size);
 	return count_puts(s, 1, s->rec_size);
@@ -797,13 +509,13 @@ xxl_sorter_reserve(xxl_sorter *s, size_t *n)
 {
 	size_t		room;
 
-	if (!check_input_phase(s) || !s->fixed)
+	if (!sort_check_input_phase(s) || !s->fixed)
 	{
 		if (!s->fixed)
 			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_reserve needs fixed-size records");
 		return NULL;
 	}
-	if (s->nloaded == s->fixed_capacity && flush_run(s, false) != XXL_OK)
+	if (s->nloaded == s->fixed_capacity && sort_flush_run(s, false) != XXL_OK)
 	{
 		xxl_part_fail(&s->part);
 		return NULL;
@@ -817,7 +529,7 @@ xxl_sorter_reserve(xxl_sorter *s, size_t *n)
 xxl_status
 xxl_sorter_commit(xxl_sorter *s, size_t n)
 {
-	if (!check_input_phase(s))
+	if (!sort_check_input_phase(s))
 		return s->part.err.code;
 	if (n > s->fixed_capacity - s->nloaded)
 		return xxl_error_set(&s->part.err, XXL_EINVAL, 0,
@@ -835,7 +547,7 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	char	   *dst;
 	xxl_sort_entry *e;
 
-	if (!check_input_phase(s) || s->fixed)
+	if (!sort_check_input_phase(s) || s->fixed)
 		return !s->fixed ? s->part.err.code : xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 													   "xxl_sorter_put_var needs variable-length records");
 	/* each record also needs an entry and the entry's radix scratch */
@@ -848,7 +560,7 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 						  len, s->cfg.res.memory);
 			return xxl_part_fail(&s->part);
 		}
-		if (flush_run(s, false) != XXL_OK)
+		if (sort_flush_run(s, false) != XXL_OK)
 			return xxl_part_fail(&s->part);
 	}
 	if ((s->arena_used >> 3) > UINT32_MAX)
@@ -870,274 +582,6 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	if (len > s->max_record)
 		s->max_record = len;
 	return count_puts(s, 1, (size_t) key_len + payload_len);
-}
-
-/* Merging --------------------------------------------------------------- */
-
-static xxl_merge_env
-merge_env(xxl_sorter *s)
-{
-	xxl_merge_env env = {
-		.disks = s->disks,
-		.budget = &s->part.budget,
-		.err = &s->part.err,
-		.fixed = s->fixed,
-		.rec_size = s->rec_size,
-		.key_size = s->key_size,
-		.block_size = s->block_size,
-		.read_size = s->read_size,
-		.max_record = s->max_record,
-		.threads = s->threads,
-		.compare = s->fixed ? NULL : s->cfg.compare
-	};
-
-	return env;
-}
-
-/*
- * The final merge runs on its own thread if asked and the budget is large
- * enough that the batch ring costs little fan-in.  Not the default: with a
- * light consumer the copy into batches and the hand-offs cost more than the
- * overlap gains (50M 16-byte records: 1.7-2.0 s sync, 3.7 s async with the
- * second core busy).
- */
-static bool
-use_async_merge(const xxl_sorter *s)
-{
-	return s->cfg.async_merge && s->cfg.res.memory >= ASYNC_MERGE_MIN_MEMORY;
-}
-
-/* What an intermediate merge sets aside besides its frames: the writer. */
-static size_t
-writer_reserve(const xxl_sorter *s)
-{
-	xxl_merge_env env = merge_env((xxl_sorter *) s);
-
-	return MERGE_SLACK + WRITE_BUFFERS * s->block_size + xxl_merge_output_bytes(&env);
-}
-
-/* ... and the final merge: the batch ring when it runs asynchronously. */
-static size_t
-final_reserve(xxl_sorter *s)
-{
-	xxl_merge_env env = merge_env(s);
-
-	return MERGE_SLACK + xxl_merge_output_bytes(&env)
-		+ (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
-}
-
-/* Merge group[0..k) into one new run written to *out. */
-static xxl_status
-merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
-{
-	xxl_merge_env env = merge_env(s);
-	xxl_merger *m;
-	xxl_bwriter *w;
-	xxl_merge_record rec;
-	xxl_status	rc = XXL_OK;
-	uint64_t	n = 0;
-	size_t		nblocks = 0;
-	int			got;
-
-	for (int i = 0; i < k; i++)
-		nblocks += group[i].nblocks;
-	if (xxl_run_reserve(out, nblocks, &s->part.budget, &s->part.err) != XXL_OK)
-		return s->part.err.code;
-	m = xxl_merger_create(&env, group, k, true, writer_reserve(s));
-	if (m == NULL)
-		return s->part.err.code;
-	w = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, out, &s->part.err);
-	if (w == NULL)
-	{
-		xxl_merger_destroy(m);
-		return s->part.err.code;
-	}
-	while ((got = xxl_merger_next(m, &rec)) > 0)
-	{
-		xxl_bwriter_begin_record(w, rec.prefix);
-		if (s->fixed)
-			rc = xxl_bwriter_write(w, rec.key, s->rec_size);
-		else
-		{
-			uint32_t	hdr[2] = {rec.key_len, rec.payload_len};
-
-			rc = xxl_bwriter_write(w, hdr, VAR_HEADER);
-			if (rc == XXL_OK)
-				rc = xxl_bwriter_write(w, rec.key, (size_t) rec.key_len + rec.payload_len);
-		}
-		if (rc != XXL_OK)
-			break;
-		if ((++n & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
-		{
-			rc = XXL_ECANCELED;
-			break;
-		}
-	}
-	if (got < 0)
-		rc = s->part.err.code;
-	if (rc == XXL_OK)
-		rc = xxl_bwriter_finish(w);
-	if (rc != XXL_OK && s->part.err.code == XXL_OK)
-		xxl_error_set(&s->part.err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
-					  xxl_bwriter_error(w)->message);
-	xxl_bwriter_destroy(w);
-	xxl_merger_destroy(m);
-	return rc;
-}
-
-/*
- * The smallest frames a merge reads: an eighth of a block, not below
- * MIN_READ_SIZE (smaller requests and batches cost more than the fan-in
- * they buy).
- */
-static size_t
-min_read_size(const xxl_sorter *s)
-{
-	size_t		u = s->block_size;
-
-	while (u > s->block_size / 8 && u / 2 >= MIN_READ_SIZE && (u / 2) % XXL_ALIGN == 0)
-		u /= 2;
-	return u;
-}
-
-/*
- * The largest frame size, from full blocks down to min_read_size, at which
- * one merge that sets reserve bytes aside takes k runs; 0 if none does.
- * Full blocks merge fastest (larger batches), so smaller frames are only
- * used where they save a pass: 50M 24-byte records at 64 MiB are 37 runs,
- * one more pass over 8 of them with 2 MiB frames (+500 MB of I/O).
- */
-static size_t
-fitting_read_size(xxl_sorter *s, size_t k, size_t reserve)
-{
-	xxl_merge_env env = merge_env(s);
-	size_t		least = min_read_size(s);
-
-	for (size_t u = s->block_size;; u /= 2)
-	{
-		env.read_size = u;
-		if (xxl_merge_max_fan_in(&env, reserve) >= (int) k)
-			return u;
-		if (u <= least)
-			return 0;
-	}
-}
-
-/*
- * Intermediate passes: merge groups of consecutive runs (consecutive, so
- * equal keys keep their input order) until one final merge can take them
- * all, reading the smallest frames, which take the most runs at once.
- * Leaves read_size at what the final merge reads.
- */
-static xxl_status
-reduce_runs(xxl_sorter *s)
-{
-	for (;;)
-	{
-		size_t		final_read = fitting_read_size(s, s->nruns, final_reserve(s));
-		xxl_merge_env env;
-		int			final_fan_in;
-		int			fan_in;
-		size_t		excess;
-		size_t		in = 0,
-					out = 0;
-
-		if (final_read > 0)
-		{
-			s->read_size = final_read;
-			return XXL_OK;
-		}
-		s->read_size = min_read_size(s);
-		env = merge_env(s);
-		final_fan_in = xxl_merge_max_fan_in(&env, final_reserve(s));
-		fan_in = xxl_merge_max_fan_in(&env, writer_reserve(s));
-		if (fan_in < 2 || final_fan_in < 1)
-			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
-								 "memory budget of %zu bytes is too small to merge %zu-byte records",
-								 s->cfg.res.memory, s->max_record);
-		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
-		excess = s->nruns - (size_t) final_fan_in;
-		/* merge just enough groups this pass; later runs stay as they are */
-		while (in < s->nruns)
-		{
-			size_t		g = s->nruns - in;
-			xxl_run		merged;
-
-			if (excess == 0 || g == 1)
-			{
-				s->runs[out++] = s->runs[in++];
-				continue;
-			}
-			if (g > (size_t) fan_in)
-				g = (size_t) fan_in;
-			if (g - 1 > excess)
-				g = excess + 1;
-			xxl_run_init(&merged);
-			if (merge_group(s, &s->runs[in], (int) g, &merged) != XXL_OK)
-			{
-				xxl_run_release(&merged, s->disks, &s->part.budget);
-				return s->part.err.code;
-			}
-			if ((int) g > s->stats.fan_in)
-				s->stats.fan_in = (int) g;
-			for (size_t j = in; j < in + g; j++)
-			{
-				/* their blocks were recycled during the merge */
-				s->runs[j].nblocks = 0;
-				xxl_run_release(&s->runs[j], s->disks, &s->part.budget);
-			}
-			s->runs[out++] = merged;
-			in += g;
-			excess -= g - 1;
-		}
-		s->nruns = out;
-		s->stats.merge_passes++;
-	}
-}
-
-xxl_status
-xxl_sorter_sort(xxl_sorter *s)
-{
-	if (!check_input_phase(s))
-		return s->part.err.code;
-	if (s->nruns == 0)
-	{
-		/* everything fits: sort in memory, never touch a disk */
-		sort_load(s);
-		s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
-		s->t_merge_start = xxl_now_ns();
-		s->out_index = 0;
-		s->phase = PHASE_MEMORY_OUTPUT;
-		return XXL_OK;
-	}
-	if (flush_run(s, true) != XXL_OK || wait_run_writes(s) != XXL_OK)
-		return xxl_part_fail(&s->part);
-	/* run formation is over: its thread and buffers give way to merging */
-	end_runs_worker(s);
-	note_load(s);
-	s->input_peak = touched_peak(s);
-	xxl_part_free(&s->part, s->region, s->region_size);
-	s->region = NULL;
-	xxl_budget_restart_peak(&s->part.budget);	/* from here on: what merging charges */
-	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
-	s->t_merge_start = xxl_now_ns();
-	if (reduce_runs(s) != XXL_OK)
-		return xxl_part_fail(&s->part);
-	{
-		xxl_merge_env env = merge_env(s);
-
-		s->final = xxl_merger_create(&env, s->runs, (int) s->nruns, false, final_reserve(s));
-		if (s->final == NULL)
-			return xxl_part_fail(&s->part);
-		if (use_async_merge(s) && xxl_merger_start_async(s->final) != XXL_OK)
-			return xxl_part_fail(&s->part);
-	}
-	if ((int) s->nruns > s->stats.fan_in)
-		s->stats.fan_in = (int) s->nruns;
-	s->stats.read_size = s->read_size ? s->read_size : s->block_size;
-	s->stats.merge_passes++;
-	s->phase = PHASE_MERGE_OUTPUT;
-	return XXL_OK;
 }
 
 /* Output ---------------------------------------------------------------- */
@@ -1163,7 +607,7 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 			return output_done(s);
 		if (s->fixed)
 		{
-			*key = (unsigned char *) fixed_sorted(s) + s->out_index * s->rec_size;
+			*key = (unsigned char *) sort_fixed_sorted(s) + s->out_index * s->rec_size;
 			*key_len = (uint32_t) s->key_size;
 			*payload = *key;
 			*payload_len = (uint32_t) s->rec_size;
@@ -1234,7 +678,7 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 	{
 		if (s->out_index == s->nloaded)
 			return output_done(s);
-		*recs = fixed_sorted(s) + s->out_index * s->rec_size;
+		*recs = sort_fixed_sorted(s) + s->out_index * s->rec_size;
 		*n = s->nloaded - s->out_index < max ? s->nloaded - s->out_index : max;
 		s->out_index += *n;
 	}
@@ -1323,7 +767,7 @@ void
 xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats)
 {
 	*stats = s->stats;
-	stats->memory_peak = s->region != NULL ? touched_peak(s)
+	stats->memory_peak = s->region != NULL ? sort_touched_peak(s)
 		: s->input_peak > s->part.budget.peak ? s->input_peak : s->part.budget.peak;
 	stats->memory_limit = s->cfg.res.memory;
 	if (s->phase == PHASE_MERGE_OUTPUT || s->phase == PHASE_MEMORY_OUTPUT)
@@ -1341,7 +785,7 @@ xxl_sorter_destroy(xxl_sorter *s)
 
 	if (s == NULL)
 		return;
-	end_runs_worker(s);			/* before the writes it posted are waited for */
+	sort_end_runs_worker(s);			/* before the writes it posted are waited for */
 	xxl_merger_destroy(s->final);
 	if (s->disks)
 	{
@@ -1359,3 +803,4 @@ xxl_sorter_destroy(xxl_sorter *s)
 	budget = s->part.budget;
 	xxl_budget_free(&budget, s, sizeof(*s));
 }
+

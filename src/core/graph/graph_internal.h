@@ -100,4 +100,204 @@ void		gperm_init(gperm *p, uint64_t n, uint64_t seed);
 uint64_t	gperm_apply(const gperm *p, uint64_t x);
 uint64_t	gperm_invert(const gperm *p, uint64_t y);
 
+/* The operator's state (graph.c, graph_external.c, graph_output.c) ---------- */
+
+/*
+ * The graph operator: connected components, spanning forest and minimum spanning
+ * forest (xxl_graph.h): relabeling to dense ids, the semi-external
+ * union-find / Kruskal, the external node reduction with a priority queue,
+ * the expansion of its result, and the pull interface.
+ *
+ * Record layouts (BE = big-endian key bytes, u64 = native payload):
+ *   S1 endpoints       [id key BE][edge<<1|side BE]           key 8
+ *   S2 dense endpoints [edge<<1|side BE][dense u64]            key 8
+ *   S3 Kruskal order   [cost key BE][id key BE][du][dv][src][tgt] key 16
+ *   queue CC           [~hi BE][lo BE]                         key 16
+ *   queue SF           [~hi BE][lo BE][edge BE]                key 24
+ *   queue MSF          [~hi BE][rank BE][lo u64]               key 16
+ *   input / info spool [source][target][id][cost]              32 bytes
+ * ~hi = UINT64_MAX - hi, so the queue yields the highest node first.
+ *
+ * Memory: the pool of the environment is shared so that at most two big
+ * consumers (sorters, queues, the union-find array) live at once with half
+ * of it each, except in the CC expansion (three thirds) and in the final
+ * sorts (all of it).  The union-find array takes 8 bytes per node, so the
+ * semi-external path takes n <= (pool/2 - 4 KB) / 8 nodes, and the external
+ * path reduces to that many.
+ */
+typedef enum graph_state
+{
+	ST_INPUT,
+	ST_OUTPUT,
+	ST_DONE,
+	ST_FAILED
+} graph_state;
+
+typedef enum graph_out
+{
+	OUT_NONE,
+	OUT_CC_SEMI,				/* union-find array + map */
+	OUT_CC_EXT,					/* F3 (node, original min) + map */
+	OUT_SF_SEMI,				/* S2 + input + union-find */
+	OUT_MSF_SEMI,				/* S3 + union-find */
+	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
+} graph_out;
+
+#define NONE UINT64_MAX
+#define IO_REC 32				/* input / info spool record */
+
+struct xxl_graph
+{
+	xxl_env	env;
+	xxl_graph_op op;
+	uint64_t	seed;
+	uint64_t	max_semi_nodes;
+	graph_state state;
+	graph_out	out;
+	xxl_graph_path path;
+	uint64_t	t_start;
+	uint64_t	run_ns;
+	uint64_t	output_ns;
+
+	uint64_t	m;
+	uint64_t	n;
+	uint64_t	self_loops;
+	uint64_t	semi_max;
+	uint64_t	base_n;
+	uint64_t	contracted;
+	uint64_t	relinked;
+	uint64_t	forest_count;	/* external: forest edges found */
+	uint64_t	special_count;	/* external: edges inside the base from the start */
+	uint64_t	components;
+	uint64_t	forest_edges;	/* returned to the caller */
+
+	xxl_env_sorter		s1,
+				s2,
+				s3,
+				s4,
+				lsort,
+				f1,
+				f2,
+				f3,
+				fsort;
+	xxl_env_queue		pq,
+				msg;
+	xxl_spool		input,
+				map,
+				info,
+				log,
+				forest,
+				special,
+				basereps;
+	xxl_spool_reader rd_in,
+				rd_map,
+				rd_aux;
+	uint64_t   *parent;
+	size_t		parent_bytes;
+	gperm		perm;
+	uint64_t	out_pos;
+};
+
+
+/* Small helpers ----------------------------------------------------------- */
+
+static inline xxl_status
+gfail(xxl_graph *g)
+{
+	g->state = ST_FAILED;
+	if (g->env.err.code == XXL_OK)
+		xxl_error_set(&g->env.err, XXL_EIO, 0, "graph operator failed");
+	return g->env.err.code;
+}
+
+static inline bool
+poll_canceled(xxl_graph *g)
+{
+	return xxl_env_poll(&g->env);
+}
+
+static inline size_t
+half_share(const xxl_graph *g)
+{
+	size_t		h = g->env.pool / 2;
+
+	return h - h % XXL_ALIGN;
+}
+
+static inline size_t
+share(const xxl_graph *g, int parts)
+{
+	size_t		h = g->env.pool / (size_t) parts;
+
+	return h - h % XXL_ALIGN;
+}
+
+/* Union-find with union by smaller index: parent[x] <= x, roots are minima. */
+static inline uint64_t
+uf_find(uint64_t *p, uint64_t x)
+{
+	while (p[x] != x)
+	{
+		p[x] = p[p[x]];
+		x = p[x];
+	}
+	return x;
+}
+
+static inline bool
+uf_union(uint64_t *p, uint64_t a, uint64_t b)
+{
+	a = uf_find(p, a);
+	b = uf_find(p, b);
+	if (a == b)
+		return false;
+	if (a < b)
+		p[b] = a;
+	else
+		p[a] = b;
+	return true;
+}
+
+static inline xxl_status
+uf_alloc(xxl_graph *g, uint64_t n)
+{
+	g->parent_bytes = (size_t) (n ? n : 1) * sizeof(uint64_t);
+	g->parent = xxl_env_alloc(&g->env, g->parent_bytes);
+	if (g->parent == NULL)
+		return g->env.err.code;
+	for (uint64_t i = 0; i < n; i++)
+		g->parent[i] = i;
+	return XXL_OK;
+}
+
+static inline void
+uf_free(xxl_graph *g)
+{
+	if (g->parent)
+		xxl_env_free(&g->env, g->parent, g->parent_bytes);
+	g->parent = NULL;
+}
+
+/* Every parent points at its root (parents are smaller: one ascending pass). */
+static inline void
+uf_flatten(uint64_t *p, uint64_t n)
+{
+	for (uint64_t x = 0; x < n; x++)
+		p[x] = p[p[x]];
+}
+
+
+/* graph.c: input, relabeling, the semi-external path */
+xxl_status	graph_relabel(xxl_graph *g);
+xxl_status	graph_run_semi(xxl_graph *g);
+xxl_status	graph_fill_kruskal_sorter(xxl_graph *g);
+/* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
+int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
+
+/* graph_external.c: node reduction with the priority queue, and expansion */
+xxl_status	graph_run_external(xxl_graph *g);
+
+/* graph_output.c: the pull interface */
+void		graph_release_all(xxl_graph *g);
+
 #endif							/* XXL_GRAPH_INTERNAL_H */

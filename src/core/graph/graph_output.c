@@ -1,0 +1,237 @@
+/*
+ * graph_output.c — the pull interface of the graph operators: components
+ * and forest edges handed out one by one, and release of what the output
+ * held (graph_internal.h).
+ */
+#include "core/graph/graph_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Output ------------------------------------------------------------------ */
+
+/* Everything but the statistics can go once the last row is out. */
+void
+graph_release_all(xxl_graph *g)
+{
+	xxl_env  *env = &g->env;
+
+	xxl_spool_reader_close(&g->rd_in);
+	xxl_spool_reader_close(&g->rd_map);
+	xxl_spool_reader_close(&g->rd_aux);
+	xxl_env_sort_close(env, &g->s1, NULL, NULL);
+	xxl_env_sort_close(env, &g->s2, NULL, NULL);
+	xxl_env_sort_close(env, &g->s3, NULL, NULL);
+	xxl_env_sort_close(env, &g->s4, NULL, NULL);
+	xxl_env_sort_close(env, &g->lsort, NULL, NULL);
+	xxl_env_sort_close(env, &g->f1, NULL, NULL);
+	xxl_env_sort_close(env, &g->f2, NULL, NULL);
+	xxl_env_sort_close(env, &g->f3, NULL, NULL);
+	xxl_env_sort_close(env, &g->fsort, NULL, NULL);
+	xxl_env_queue_close(env, &g->pq);
+	xxl_env_queue_close(env, &g->msg);
+	xxl_spool_free(&g->input);
+	xxl_spool_free(&g->map);
+	xxl_spool_free(&g->info);
+	xxl_spool_free(&g->log);
+	xxl_spool_free(&g->forest);
+	xxl_spool_free(&g->special);
+	xxl_spool_free(&g->basereps);
+	uf_free(g);
+}
+
+static int
+finish_output(xxl_graph *g)
+{
+	if (g->op != XXL_GRAPH_CC)
+		g->components = g->n - g->forest_edges;
+	g->state = ST_DONE;
+	graph_release_all(g);
+	return 0;
+}
+
+static bool
+check_output(xxl_graph *g, bool want_cc)
+{
+	if (g->state == ST_OUTPUT && (g->op == XXL_GRAPH_CC) == want_cc)
+		return true;
+	if (g->state == ST_DONE && (g->op == XXL_GRAPH_CC) == want_cc)
+		return false;
+	if (g->state == ST_INPUT)
+		xxl_error_set(&g->env.err, XXL_EINVAL, 0, "xxl_graph_run must be called before reading");
+	else if (g->state != ST_FAILED)
+		xxl_error_set(&g->env.err, XXL_EINVAL, 0, "%s returns %s", want_cc ? "xxl_graph_next_node" :
+					  "xxl_graph_next_edge", want_cc ? "edges" : "nodes");
+	return false;
+}
+
+static int
+next_node(xxl_graph *g, int64_t *node, int64_t *component)
+{
+	xxl_env  *env = &g->env;
+	const unsigned char *p;
+
+	if (g->out == OUT_CC_SEMI)
+	{
+		uint64_t	v = g->out_pos,
+					r;
+		int64_t		orig;
+
+		if (v == g->n)
+			return finish_output(g);
+		if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
+			return -1;
+		orig = (int64_t) g_get_u64(p);
+		r = g->parent[v];
+		/* a root's slot takes its original id: its members come later */
+		if (r == v)
+		{
+			g->parent[v] = (uint64_t) orig;
+			g->components++;
+			*component = orig;
+		}
+		else
+			*component = (int64_t) g->parent[r];
+		*node = orig;
+		g->out_pos++;
+	}
+	else
+	{
+		const unsigned char *s;
+		int			got = xxl_env_sort_next(env, &g->f3, &s);
+
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return finish_output(g);
+		if (g_get_be(s) != g->out_pos)
+		{
+			xxl_error_set(&env->err, XXL_EIO, 0, "node %llu lost in the component expansion",
+						  (unsigned long long) g->out_pos);
+			return -1;
+		}
+		if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
+			return -1;
+		*node = (int64_t) g_get_u64(p);
+		*component = (int64_t) g_get_u64(s + 8);
+		g->out_pos++;
+	}
+	if (poll_canceled(g))
+		return -1;
+	return 1;
+}
+
+int
+xxl_graph_next_node(xxl_graph *g, int64_t *node, int64_t *component)
+{
+	uint64_t	t0;
+	int			rc;
+
+	if (!check_output(g, true))
+		return g->state == ST_DONE ? 0 : -(int) gfail(g);
+	t0 = xxl_now_ns();
+	rc = next_node(g, node, component);
+	g->output_ns += xxl_now_ns() - t0;
+	if (rc < 0)
+		return -(int) gfail(g);
+	return rc;
+}
+
+static void
+decode_io(const unsigned char *io, int64_t *id, int64_t *source, int64_t *target, double *cost)
+{
+	*source = (int64_t) g_get_u64(io);
+	*target = (int64_t) g_get_u64(io + 8);
+	*id = (int64_t) g_get_u64(io + 16);
+	memcpy(cost, io + 24, 8);
+}
+
+static int
+next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
+{
+	xxl_env  *env = &g->env;
+
+	for (;;)
+	{
+		if (poll_canceled(g))
+			return -1;
+		if (g->out == OUT_SF_SEMI)
+		{
+			uint64_t	e,
+						du,
+						dv;
+			const unsigned char *io;
+			int			got = graph_next_pair(g, &e, &du, &dv);
+
+			if (got <= 0)
+				return got < 0 ? -1 : finish_output(g);
+			if (xxl_spool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
+				return -1;
+			if (uf_union(g->parent, du, dv))
+			{
+				decode_io(io, id, source, target, cost);
+				return 1;
+			}
+		}
+		else if (g->out == OUT_MSF_SEMI)
+		{
+			const unsigned char *s;
+			int			got = xxl_env_sort_next(env, &g->s3, &s);
+
+			if (got <= 0)
+				return got < 0 ? -1 : finish_output(g);
+			if (uf_union(g->parent, g_get_u64(s + 16), g_get_u64(s + 24)))
+			{
+				*cost = g_key_cost(g_get_be(s));
+				*id = g_key_id(g_get_be(s + 8));
+				*source = (int64_t) g_get_u64(s + 32);
+				*target = (int64_t) g_get_u64(s + 40);
+				return 1;
+			}
+		}
+		else
+		{
+			const unsigned char *s,
+					   *io = NULL;
+			uint64_t	want;
+			int			got = xxl_env_sort_next(env, &g->fsort, &s);
+
+			if (got <= 0)
+				return got < 0 ? -1 : finish_output(g);
+			want = g_get_be(s);
+			if (want < g->out_pos)
+			{
+				xxl_error_set(&env->err, XXL_EIO, 0, "forest edge %llu repeated",
+							  (unsigned long long) want);
+				return -1;
+			}
+			while (g->out_pos <= want)
+			{
+				if (xxl_spool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
+					return -1;
+				g->out_pos++;
+			}
+			decode_io(io, id, source, target, cost);
+			return 1;
+		}
+	}
+}
+
+int
+xxl_graph_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
+{
+	uint64_t	t0;
+	int			rc;
+
+	if (!check_output(g, false))
+		return g->state == ST_DONE ? 0 : -(int) gfail(g);
+	t0 = xxl_now_ns();
+	rc = next_edge(g, id, source, target, cost);
+	g->output_ns += xxl_now_ns() - t0;
+	if (rc < 0)
+		return -(int) gfail(g);
+	if (rc > 0)
+		g->forest_edges++;
+	return rc;
+}
+

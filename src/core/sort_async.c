@@ -1,0 +1,165 @@
+/*
+ * sort_async.c — asynchronous run formation (xxl_sort_config.async_runs):
+ * a worker sorts and writes each full load while the caller fills the
+ * next; see docs/engine.md.  The sorter's state: sort_internal.h.
+ */
+#include "core/sort_internal.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Asynchronous run formation -------------------------------------------- */
+
+static bool
+runs_stopping(run_worker *rw)
+{
+	return __atomic_load_n(&rw->stop, __ATOMIC_RELAXED);
+}
+
+/*
+ * The worker's half of a load: sort the buckets the caller left, in key
+ * order, posting every block whose bytes are all sorted.
+ */
+static void
+finish_load(xxl_sorter *s, run_worker *rw)
+{
+	const size_t R = s->rec_size;
+	size_t		bytes = rw->records * R;
+	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
+	size_t		next = 0;		/* first block not yet posted */
+	char	   *data = sort_fixed_sorted(s);
+
+	for (int b = 0; b < 256 && !runs_stopping(rw); b++)
+	{
+		size_t		lo = rw->buckets[b];
+		size_t		hi = rw->buckets[b + 1];
+
+		/* larger buckets were sorted by the caller */
+		if (hi - lo > 1 && (hi - lo) * R <= s->bucket_scratch_size)
+			xxl_radix_sort_bucket(data + lo * R, rw->scratch, hi - lo, R, s->key_size, rw->depth);
+		while (next < nblocks && (next + 1) * s->block_size <= hi * R)
+			if (sort_post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
+				return;
+	}
+	while (next < nblocks && !runs_stopping(rw))
+		if (sort_post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
+			return;
+}
+
+static void *
+runs_worker_main(void *arg)
+{
+	xxl_sorter *s = arg;
+	run_worker *rw = s->rw;
+
+	for (;;)
+	{
+		pthread_mutex_lock(&rw->lock);
+		while (!rw->job_pending && !rw->stop)
+			pthread_cond_wait(&rw->changed, &rw->lock);
+		if (!rw->job_pending)
+		{
+			pthread_mutex_unlock(&rw->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&rw->lock);
+
+		finish_load(s, rw);
+
+		pthread_mutex_lock(&rw->lock);
+		rw->job_pending = false;
+		pthread_cond_broadcast(&rw->changed);
+		pthread_mutex_unlock(&rw->lock);
+	}
+}
+
+/* Wait until the worker is idle; take over its error, if it had one. */
+xxl_status
+sort_wait_runs_worker(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+
+	if (rw == NULL || !rw->started)
+		return XXL_OK;
+	pthread_mutex_lock(&rw->lock);
+	while (rw->job_pending)
+		pthread_cond_wait(&rw->changed, &rw->lock);
+	pthread_mutex_unlock(&rw->lock);
+	if (rw->err.code != XXL_OK)
+		return xxl_error_set(&s->part.err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
+	return XXL_OK;
+}
+
+/* Stop and join the worker (abandoning its job), free what it had. */
+void
+sort_end_runs_worker(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+
+	if (rw == NULL)
+		return;
+	if (rw->started)
+		xxl_thread_stop(rw->thread, &rw->lock, &rw->changed, &rw->stop);
+	pthread_mutex_destroy(&rw->lock);
+	pthread_cond_destroy(&rw->changed);
+	xxl_part_free(&s->part, rw->scratch, s->bucket_scratch_size);
+	xxl_part_free(&s->part, rw, sizeof(*rw));
+	s->rw = NULL;
+}
+
+static xxl_status
+start_runs_worker(xxl_sorter *s)
+{
+	int			rc;
+
+	if (s->rw->started)
+		return XXL_OK;
+	rc = xxl_thread_start(&s->rw->thread, runs_worker_main, s);
+	if (rc != 0)
+		return xxl_error_set(&s->part.err, XXL_ENOMEM, rc, "could not start the run formation thread");
+	s->rw->started = true;
+	return XXL_OK;
+}
+
+/*
+ * The caller's half of a full load: distribute it into the sorted half,
+ * sort the buckets too large for the worker, hand the rest over.  The
+ * input half is free again when this returns.
+ */
+xxl_status
+sort_flush_run_async(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+	xxl_run    *run = NULL;
+	size_t		depth;
+
+	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
+		sort_wait_run_writes(s) != XXL_OK || start_runs_worker(s) != XXL_OK ||
+		sort_add_load_run(s, &run) != XXL_OK)
+		return s->part.err.code;
+	depth = xxl_radix_distribute_fixed(s->region, sort_fixed_sorted(s), s->nloaded, s->rec_size,
+									   s->key_size, s->threads, rw->buckets);
+	if (depth >= s->key_size)
+	{
+		/* every key equal: input order is the order; one bucket, nothing to sort */
+		memcpy(sort_fixed_sorted(s), s->region, s->nloaded * s->rec_size);
+		rw->buckets[0] = 0;
+		for (int b = 1; b <= 256; b++)
+			rw->buckets[b] = s->nloaded;
+	}
+	else
+		xxl_radix_sort_large_buckets(sort_fixed_sorted(s), s->region, rw->buckets, s->rec_size,
+									 s->key_size, depth, s->threads, s->bucket_scratch_size);
+	rw->run = run;
+	rw->records = s->nloaded;
+	rw->depth = depth;
+	pthread_mutex_lock(&rw->lock);
+	rw->job_pending = true;
+	pthread_cond_broadcast(&rw->changed);
+	pthread_mutex_unlock(&rw->lock);
+	s->stats.runs++;
+	sort_note_load(s);
+	s->nloaded = 0;
+	return XXL_OK;
+}

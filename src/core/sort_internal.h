@@ -1,0 +1,171 @@
+/*
+ * sort_internal.h — the external sorter's state (struct xxl_sorter), its
+ * constants and the helpers its files share: sort.c (creation, run
+ * formation, output), sort_async.c (run formation on a worker) and
+ * sort_merge.c (merge passes).
+ */
+#ifndef XXL_SORT_INTERNAL_H
+#define XXL_SORT_INTERNAL_H
+
+#include "core/xxl_sort.h"
+#include "core/merge.h"
+#include "core/radix.h"
+#include "core/record.h"
+#include "core/xxl_stream.h"
+
+#include <pthread.h>
+
+#define VAR_HEADER 8			/* u32 key_len, u32 payload_len; as in merge.c */
+#define POLL_EVERY 65536
+#define WRITE_BUFFERS 2
+/* structs, trees and run lists: they grow with N/B, so scale with the budget */
+#define SLACK_BYTES (64 * 1024)
+#define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
+#define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
+#define MIN_READ_SIZE (64 * 1024)	/* merges read frames of at least this */
+/* the run worker's bucket scratch: region / 32 within these bounds */
+#define BUCKET_SCRATCH_MIN XXL_ALIGN
+#define BUCKET_SCRATCH_MAX (4 * 1024 * 1024)
+#define SLACK_FOR(memory) xxl_sort_slack(memory)
+
+_Static_assert(XXL_SORT_MAX_FIXED_RECORD == XXL_RADIX_MAX_FIXED,
+			   "the public record limit is the radix sort's");
+
+typedef enum sorter_phase
+{
+	PHASE_INPUT,
+	PHASE_MEMORY_OUTPUT,
+	PHASE_MERGE_OUTPUT,
+	PHASE_DONE
+} sorter_phase;
+
+/* The run formation thread and its job (async_runs); from the budget. */
+typedef struct run_worker
+{
+	pthread_t	thread;
+	bool		started;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool		job_pending;	/* the worker has a load to finish */
+	bool		stop;			/* destroy: abandon the job and exit */
+	xxl_run    *run;
+	size_t		records;
+	size_t		depth;			/* the distribution's key byte */
+	size_t		buckets[257];
+	char	   *scratch;		/* for one bucket: bucket_scratch_size bytes */
+	xxl_error	err;			/* the worker's error, taken over at the next hand-off */
+} run_worker;
+
+struct xxl_sorter
+{
+	xxl_sort_config cfg;
+	xxl_part	part;			/* error, budget, cancel hook */
+	sorter_phase phase;
+	bool		fixed;
+	size_t		rec_size;
+	size_t		key_size;
+	int			threads;
+	size_t		block_size;
+	size_t		read_size;		/* merges' frame size: block_size or a fraction */
+	xxl_disks  *disks;			/* opened at the first spill */
+
+	/* run formation */
+	char	   *region;
+	size_t		region_size;
+	size_t		nloaded;		/* records in the current load */
+	size_t		fixed_capacity; /* fixed: records per load */
+	size_t		half;			/* fixed: page-aligned size of each region half */
+	xxl_io_request *run_writes;	/* fixed: writes of the last run, in flight */
+	size_t		nrun_writes;
+	size_t		run_writes_capacity;
+	size_t		arena_used;		/* variable: arena bytes */
+	size_t		region_touched; /* most region bytes a load has used */
+	uint64_t	input_peak;		/* budget peak while the region lived, its untouched
+								 * part left out (it is mapped, never backed) */
+	size_t		max_record;		/* largest record seen (bytes on disk) */
+	uint64_t	puts_since_poll;
+
+	/* asynchronous run formation (fixed records, see the head of this file) */
+	bool		async_runs;
+	size_t		bucket_scratch_size;
+	struct run_worker *rw;		/* while loads are formed */
+
+	/* runs on disk */
+	xxl_run    *runs;
+	size_t		nruns;
+	size_t		runs_capacity;
+
+	/* output */
+	size_t		out_index;
+	xxl_merger *final;
+
+	/* statistics */
+	xxl_sort_stats stats;
+	uint64_t	t_start;
+	uint64_t	t_merge_start;
+};
+
+/*
+ * Run metadata (block ids and keys, about 24 bytes per block plus 48 per
+ * run) lives in the slack the load region leaves, so the slack bounds how
+ * much input one sorter takes.  A fixed 1/32 let a 1 MB sorter hold only
+ * about 200 runs (some 90x its memory); small budgets get up to 1/8.
+ */
+
+static inline xxl_sort_entry *
+var_entries(xxl_sorter *s)
+{
+	return (xxl_sort_entry *) (s->region + s->region_size) - s->nloaded;
+}
+
+/* Where sorted fixed records are: the region's second half. */
+static inline char *
+sort_fixed_sorted(xxl_sorter *s)
+{
+	return s->region + s->half;
+}
+
+static inline const char *
+sort_loaded_record(xxl_sorter *s, size_t i, size_t *len, uint64_t *prefix)
+{
+	if (s->fixed)
+	{
+		const char *rec = sort_fixed_sorted(s) + i * s->rec_size;
+
+		*len = s->rec_size;
+		*prefix = xxl_key_prefix((const unsigned char *) rec, s->key_size);
+		return rec;
+	}
+	else
+	{
+		const xxl_sort_entry *e = &var_entries(s)[i];
+		const char *rec = s->region + (size_t) e->ref * 8;
+		uint32_t	hdr[2];
+
+		memcpy(hdr, rec, sizeof(hdr));
+		*len = VAR_HEADER + (size_t) hdr[0] + hdr[1];
+		*prefix = xxl_key_prefix((const unsigned char *) rec + VAR_HEADER, hdr[0]);
+		return rec;
+	}
+}
+
+/* sort.c: creation, run formation, output */
+xxl_status sort_add_load_run(xxl_sorter *s, xxl_run **run);
+xxl_status sort_add_run(xxl_sorter *s, xxl_run **run);
+xxl_status sort_ensure_disks(xxl_sorter *s);
+void sort_note_load(xxl_sorter *s);
+xxl_status sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err);
+uint64_t sort_touched_peak(const xxl_sorter *s);
+xxl_status sort_wait_run_writes(xxl_sorter *s);
+xxl_status sort_write_fixed_run(xxl_sorter *s, xxl_run *run);
+void sorter_load(xxl_sorter *s);
+
+bool sort_check_input_phase(xxl_sorter *s);
+xxl_status sort_flush_run(xxl_sorter *s, bool last);
+
+/* sort_async.c: asynchronous run formation */
+void sort_end_runs_worker(xxl_sorter *s);
+xxl_status sort_flush_run_async(xxl_sorter *s);
+xxl_status sort_wait_runs_worker(xxl_sorter *s);
+
+#endif							/* XXL_SORT_INTERNAL_H */

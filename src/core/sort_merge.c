@@ -1,0 +1,279 @@
+/*
+ * sort_merge.c — the sorter's merge passes: how many runs each pass
+ * merges, the intermediate passes, and the final merge that hands records
+ * out (merge.c does the merging itself).  State: sort_internal.h.
+ */
+#include "core/sort_internal.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Merging --------------------------------------------------------------- */
+
+static xxl_merge_env
+merge_env(xxl_sorter *s)
+{
+	xxl_merge_env env = {
+		.disks = s->disks,
+		.budget = &s->part.budget,
+		.err = &s->part.err,
+		.fixed = s->fixed,
+		.rec_size = s->rec_size,
+		.key_size = s->key_size,
+		.block_size = s->block_size,
+		.read_size = s->read_size,
+		.max_record = s->max_record,
+		.threads = s->threads,
+		.compare = s->fixed ? NULL : s->cfg.compare
+	};
+
+	return env;
+}
+
+/*
+ * The final merge runs on its own thread if asked and the budget is large
+ * enough that the batch ring costs little fan-in.  Not the default: with a
+ * light consumer the copy into batches and the hand-offs cost more than the
+ * overlap gains (50M 16-byte records: 1.7-2.0 s sync, 3.7 s async with the
+ * second core busy).
+ */
+static bool
+use_async_merge(const xxl_sorter *s)
+{
+	return s->cfg.async_merge && s->cfg.res.memory >= ASYNC_MERGE_MIN_MEMORY;
+}
+
+/* What an intermediate merge sets aside besides its frames: the writer. */
+static size_t
+writer_reserve(const xxl_sorter *s)
+{
+	xxl_merge_env env = merge_env((xxl_sorter *) s);
+
+	return MERGE_SLACK + WRITE_BUFFERS * s->block_size + xxl_merge_output_bytes(&env);
+}
+
+/* ... and the final merge: the batch ring when it runs asynchronously. */
+static size_t
+final_reserve(xxl_sorter *s)
+{
+	xxl_merge_env env = merge_env(s);
+
+	return MERGE_SLACK + xxl_merge_output_bytes(&env)
+		+ (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
+}
+
+/* Merge group[0..k) into one new run written to *out. */
+static xxl_status
+merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
+{
+	xxl_merge_env env = merge_env(s);
+	xxl_merger *m;
+	xxl_bwriter *w;
+	xxl_merge_record rec;
+	xxl_status	rc = XXL_OK;
+	uint64_t	n = 0;
+	size_t		nblocks = 0;
+	int			got;
+
+	for (int i = 0; i < k; i++)
+		nblocks += group[i].nblocks;
+	if (xxl_run_reserve(out, nblocks, &s->part.budget, &s->part.err) != XXL_OK)
+		return s->part.err.code;
+	m = xxl_merger_create(&env, group, k, true, writer_reserve(s));
+	if (m == NULL)
+		return s->part.err.code;
+	w = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, out, &s->part.err);
+	if (w == NULL)
+	{
+		xxl_merger_destroy(m);
+		return s->part.err.code;
+	}
+	while ((got = xxl_merger_next(m, &rec)) > 0)
+	{
+		xxl_bwriter_begin_record(w, rec.prefix);
+		if (s->fixed)
+			rc = xxl_bwriter_write(w, rec.key, s->rec_size);
+		else
+		{
+			uint32_t	hdr[2] = {rec.key_len, rec.payload_len};
+
+			rc = xxl_bwriter_write(w, hdr, VAR_HEADER);
+			if (rc == XXL_OK)
+				rc = xxl_bwriter_write(w, rec.key, (size_t) rec.key_len + rec.payload_len);
+		}
+		if (rc != XXL_OK)
+			break;
+		if ((++n & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
+		{
+			rc = XXL_ECANCELED;
+			break;
+		}
+	}
+	if (got < 0)
+		rc = s->part.err.code;
+	if (rc == XXL_OK)
+		rc = xxl_bwriter_finish(w);
+	if (rc != XXL_OK && s->part.err.code == XXL_OK)
+		xxl_error_set(&s->part.err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
+					  xxl_bwriter_error(w)->message);
+	xxl_bwriter_destroy(w);
+	xxl_merger_destroy(m);
+	return rc;
+}
+
+/*
+ * The smallest frames a merge reads: an eighth of a block, not below
+ * MIN_READ_SIZE (smaller requests and batches cost more than the fan-in
+ * they buy).
+ */
+static size_t
+min_read_size(const xxl_sorter *s)
+{
+	size_t		u = s->block_size;
+
+	while (u > s->block_size / 8 && u / 2 >= MIN_READ_SIZE && (u / 2) % XXL_ALIGN == 0)
+		u /= 2;
+	return u;
+}
+
+/*
+ * The largest frame size, from full blocks down to min_read_size, at which
+ * one merge that sets reserve bytes aside takes k runs; 0 if none does.
+ * Full blocks merge fastest (larger batches), so smaller frames are only
+ * used where they save a pass: 50M 24-byte records at 64 MiB are 37 runs,
+ * one more pass over 8 of them with 2 MiB frames (+500 MB of I/O).
+ */
+static size_t
+fitting_read_size(xxl_sorter *s, size_t k, size_t reserve)
+{
+	xxl_merge_env env = merge_env(s);
+	size_t		least = min_read_size(s);
+
+	for (size_t u = s->block_size;; u /= 2)
+	{
+		env.read_size = u;
+		if (xxl_merge_max_fan_in(&env, reserve) >= (int) k)
+			return u;
+		if (u <= least)
+			return 0;
+	}
+}
+
+/*
+ * Intermediate passes: merge groups of consecutive runs (consecutive, so
+ * equal keys keep their input order) until one final merge can take them
+ * all, reading the smallest frames, which take the most runs at once.
+ * Leaves read_size at what the final merge reads.
+ */
+static xxl_status
+reduce_runs(xxl_sorter *s)
+{
+	for (;;)
+	{
+		size_t		final_read = fitting_read_size(s, s->nruns, final_reserve(s));
+		xxl_merge_env env;
+		int			final_fan_in;
+		int			fan_in;
+		size_t		excess;
+		size_t		in = 0,
+					out = 0;
+
+		if (final_read > 0)
+		{
+			s->read_size = final_read;
+			return XXL_OK;
+		}
+		s->read_size = min_read_size(s);
+		env = merge_env(s);
+		final_fan_in = xxl_merge_max_fan_in(&env, final_reserve(s));
+		fan_in = xxl_merge_max_fan_in(&env, writer_reserve(s));
+		if (fan_in < 2 || final_fan_in < 1)
+			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
+								 "memory budget of %zu bytes is too small to merge %zu-byte records",
+								 s->cfg.res.memory, s->max_record);
+		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
+		excess = s->nruns - (size_t) final_fan_in;
+		/* merge just enough groups this pass; later runs stay as they are */
+		while (in < s->nruns)
+		{
+			size_t		g = s->nruns - in;
+			xxl_run		merged;
+
+			if (excess == 0 || g == 1)
+			{
+				s->runs[out++] = s->runs[in++];
+				continue;
+			}
+			if (g > (size_t) fan_in)
+				g = (size_t) fan_in;
+			if (g - 1 > excess)
+				g = excess + 1;
+			xxl_run_init(&merged);
+			if (merge_group(s, &s->runs[in], (int) g, &merged) != XXL_OK)
+			{
+				xxl_run_release(&merged, s->disks, &s->part.budget);
+				return s->part.err.code;
+			}
+			if ((int) g > s->stats.fan_in)
+				s->stats.fan_in = (int) g;
+			for (size_t j = in; j < in + g; j++)
+			{
+				/* their blocks were recycled during the merge */
+				s->runs[j].nblocks = 0;
+				xxl_run_release(&s->runs[j], s->disks, &s->part.budget);
+			}
+			s->runs[out++] = merged;
+			in += g;
+			excess -= g - 1;
+		}
+		s->nruns = out;
+		s->stats.merge_passes++;
+	}
+}
+
+xxl_status
+xxl_sorter_sort(xxl_sorter *s)
+{
+	if (!sort_check_input_phase(s))
+		return s->part.err.code;
+	if (s->nruns == 0)
+	{
+		/* everything fits: sort in memory, never touch a disk */
+		sorter_load(s);
+		s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
+		s->t_merge_start = xxl_now_ns();
+		s->out_index = 0;
+		s->phase = PHASE_MEMORY_OUTPUT;
+		return XXL_OK;
+	}
+	if (sort_flush_run(s, true) != XXL_OK || sort_wait_run_writes(s) != XXL_OK)
+		return xxl_part_fail(&s->part);
+	/* run formation is over: its thread and buffers give way to merging */
+	sort_end_runs_worker(s);
+	sort_note_load(s);
+	s->input_peak = sort_touched_peak(s);
+	xxl_part_free(&s->part, s->region, s->region_size);
+	s->region = NULL;
+	xxl_budget_restart_peak(&s->part.budget);	/* from here on: what merging charges */
+	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
+	s->t_merge_start = xxl_now_ns();
+	if (reduce_runs(s) != XXL_OK)
+		return xxl_part_fail(&s->part);
+	{
+		xxl_merge_env env = merge_env(s);
+
+		s->final = xxl_merger_create(&env, s->runs, (int) s->nruns, false, final_reserve(s));
+		if (s->final == NULL)
+			return xxl_part_fail(&s->part);
+		if (use_async_merge(s) && xxl_merger_start_async(s->final) != XXL_OK)
+			return xxl_part_fail(&s->part);
+	}
+	if ((int) s->nruns > s->stats.fan_in)
+		s->stats.fan_in = (int) s->nruns;
+	s->stats.read_size = s->read_size ? s->read_size : s->block_size;
+	s->stats.merge_passes++;
+	s->phase = PHASE_MERGE_OUTPUT;
+	return XXL_OK;
+}
+
