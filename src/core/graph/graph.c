@@ -62,7 +62,8 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->semi_max = (half_share(g) - XXL_ALIGN) / sizeof(uint64_t);
 	if (g->max_semi_nodes > 0 && g->max_semi_nodes < g->semi_max)
 		g->semi_max = g->max_semi_nodes;
-	if (xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8, 2 * config->expected_edges, XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8,
+							  2 * config->expected_edges, XXL_INPUT_UNBOUNDED) != XXL_OK)
 	{
 		xxl_error_set(err, g->env.err.code, g->env.err.sys_errno, "%s", g->env.err.message);
 		xxl_graph_destroy(g);
@@ -133,7 +134,8 @@ graph_relabel(xxl_graph *g)
 
 	if (xxl_spool_finish(&g->input) != XXL_OK || xxl_env_sort_sort(env, &g->s1) != XXL_OK)
 		return env->err.code;
-	if (xxl_env_sort_open(env, &g->s2, half_share(g), 0, 16, 8, 2 * g->m, XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (xxl_env_sort_open(env, &g->s2, half_share(g), 0, 16, 8,
+							  2 * g->m, XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &g->s1, &r)) == 1)
 	{
@@ -202,7 +204,8 @@ graph_fill_kruskal_sorter(xxl_graph *g)
 				dv;
 	int			got;
 
-	if (xxl_env_sort_open(env, &g->s3, half_share(g), 0, 48, 16, g->m, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+	if (xxl_env_sort_open(env, &g->s3, half_share(g), 0, 48, 16,
+							  g->m, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_in, &g->input, false) != XXL_OK)
 		return env->err.code;
 	while ((got = graph_next_pair(g, &e, &du, &dv)) == 1)

@@ -282,7 +282,8 @@ solve_base(xxl_graph *g)
 		const unsigned char *s;
 
 		/* Kruskal: the remaining edges by rank */
-		if (xxl_env_sort_open(env, &g->s4, half_share(g), 0, 24, 8, xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_UNBOUNDED) != XXL_OK)
+		if (xxl_env_sort_open(env, &g->s4, half_share(g), 0, 24, 8,
+								  xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_UNBOUNDED) != XXL_OK)
 			return env->err.code;
 		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
 		{
@@ -349,7 +350,8 @@ sort_forest(xxl_graph *g)
 	xxl_status	rc = XXL_OK;
 
 	if (xxl_spool_finish(&g->forest) != XXL_OK ||
-		xxl_env_sort_open(env, &g->fsort, share(g, 1), 0, 8, 8, g->forest_count, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_env_sort_open(env, &g->fsort, share(g, 1), 0, 8, 8,
+								  g->forest_count, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &g->forest, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->forest_count && rc == XXL_OK; i++)
@@ -405,7 +407,8 @@ expand_cc(xxl_graph *g)
 
 	/* contraction records by parent */
 	if (xxl_spool_finish(&g->log) != XXL_OK ||
-		xxl_env_sort_open(env, &g->lsort, share(g, 3), 0, 16, 16, g->contracted, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_env_sort_open(env, &g->lsort, share(g, 3), 0, 16, 16,
+								  g->contracted, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &g->log, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->contracted && rc == XXL_OK; i++)
@@ -426,7 +429,8 @@ expand_cc(xxl_graph *g)
 	xxl_spool_free(&g->log);
 	if (xxl_env_sort_sort(env, &g->lsort) != XXL_OK ||
 		xxl_env_queue_open(env, &g->msg, share(g, 3), 16, 8, g->contracted) != XXL_OK ||
-		xxl_env_sort_open(env, &g->f1, share(g, 3), 0, 16, 16, g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_env_sort_open(env, &g->f1, share(g, 3), 0, 16, 16,
+								  g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_aux, &g->basereps, false) != XXL_OK)
 		return env->err.code;
 	lgot = xxl_env_sort_next(env, &g->lsort, &l);
@@ -505,7 +509,8 @@ expand_cc(xxl_graph *g)
 
 	/* the original id of each minimum, then back in node order */
 	if (xxl_env_sort_sort(env, &g->f2) != XXL_OK ||
-		xxl_env_sort_open(env, &g->f3, share(g, 2), 0, 16, 8, g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_env_sort_open(env, &g->f3, share(g, 2), 0, 16, 8,
+								  g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_map, &g->map, false) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &g->f2, &s)) == 1)
