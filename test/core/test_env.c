@@ -1,0 +1,436 @@
+/*
+ * test_env.c — unit tests of the operator environment (xxl_env.h): the
+ * reservation API keeps the budget exact, the sorter becomes a
+ * distribution sort only when the caller promises a bounded input, the
+ * memory really used counts what live shares touched, the host's cancel
+ * hook is asked only on the owner thread, spools spill at their own limit
+ * or the shared allowance and read back records that span pieces, and
+ * every part's I/O is folded into the environment when it closes.
+ */
+#include "xxl_test.h"
+
+#include "core/xxl_env.h"
+
+#include <pthread.h>
+
+#define KB 1024
+#define MB (1024 * 1024)
+
+static size_t
+test_min_memory(void)
+{
+	return 1 * MB;
+}
+
+static size_t
+test_own_block(size_t memory, size_t max_block)
+{
+	return memory >= 2 * MB ? 64 * KB : 0;
+}
+
+static const xxl_env_plan test_plan = {"test", 4, test_min_memory, test_own_block};
+
+static xxl_resources
+resources(size_t memory)
+{
+	xxl_resources res;
+
+	memset(&res, 0, sizeof(res));
+	res.memory = memory;
+	res.threads = 2;
+	res.disk.dirs = xt_dirs;
+	res.disk.ndisks = 2;
+	res.disk.file_prefix = "test_env";
+	res.disk.try_direct = false;
+	res.disk.strategy = XXL_ALLOC_STRIPING;
+	return res;
+}
+
+static void
+put_key(unsigned char *rec, uint64_t k, uint64_t payload)
+{
+	uint64_t	be = __builtin_bswap64(k);
+
+	memcpy(rec, &be, 8);
+	memcpy(rec + 8, &payload, 8);
+}
+
+static uint64_t
+get_key(const unsigned char *rec)
+{
+	uint64_t	be;
+
+	memcpy(&be, rec, 8);
+	return __builtin_bswap64(be);
+}
+
+/* Open -------------------------------------------------------------------- */
+
+XT_TEST(env_open_checks)
+{
+	xxl_env		env;
+	xxl_resources res = resources(512 * KB);
+
+	CHECK_STATUS(xxl_env_open(&env, &res, &test_plan), XXL_EINVAL);
+	CHECK(strstr(env.err.message, "minimum") != NULL);
+	res = resources(1536 * KB);
+	CHECK_STATUS(xxl_env_open(&env, &res, &test_plan), XXL_EINVAL);
+	CHECK(strstr(env.err.message, "too small for test operators") != NULL);
+	res = resources(8 * MB);
+	res.disk.block_size = 5000;
+	CHECK_STATUS(xxl_env_open(&env, &res, &test_plan), XXL_EINVAL);
+	res = resources(8 * MB);
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	CHECK_EQ(env.disk.block_size, 64 * KB);
+	CHECK_EQ(env.spool_allowance, 8 * MB / 16);
+	CHECK(env.pool > 0 && env.pool < 8 * MB);
+	CHECK(env.disks == NULL);	/* opened at the first spill only */
+	xxl_env_close(&env);
+}
+
+/* Reservations ------------------------------------------------------------ */
+
+XT_TEST(env_reservations)
+{
+	xxl_env		env;
+	xxl_resources res = resources(16 * MB);
+	size_t		held = 0;
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	CHECK_STATUS(xxl_env_reserve(&env, 4 * MB, "part"), XXL_OK);
+	CHECK_EQ(env.budget.used, 4 * MB);
+	CHECK_STATUS(xxl_env_resize(&env, &held, 3 * MB + 1, "part"), XXL_OK);
+	CHECK_EQ(held, 3 * MB + XXL_ALIGN);	/* whole pages */
+	CHECK_EQ(env.budget.used, 7 * MB + XXL_ALIGN);
+	CHECK_STATUS(xxl_env_resize(&env, &held, 1 * MB, "part"), XXL_OK);
+	CHECK_EQ(env.budget.used, 5 * MB);
+	/* beyond the budget: refused, nothing held */
+	CHECK_STATUS(xxl_env_reserve(&env, 12 * MB, "big part"), XXL_ENOMEM);
+	CHECK(strstr(env.err.message, "big part") != NULL);
+	CHECK_EQ(env.budget.used, 5 * MB);
+	CHECK_STATUS(xxl_env_resize(&env, &held, 0, "part"), XXL_OK);
+	xxl_env_release(&env, 4 * MB);
+	CHECK_EQ(env.budget.used, 0);
+	CHECK_GE(env.budget.peak, 7 * MB + XXL_ALIGN);
+	xxl_env_close(&env);
+}
+
+/* Sorters ----------------------------------------------------------------- */
+
+static void
+sort_and_check(xxl_env *env, xxl_env_input input, size_t memory, uint64_t n, bool *was_dsort)
+{
+	xxl_env_sorter ts;
+	xt_rng		rng = {7};
+	uint64_t	sum = 0,
+				got_sum = 0,
+				prev = 0,
+				count = 0;
+	const unsigned char *rec;
+	unsigned char local[16];
+	int			rc;
+
+	REQUIRE(xxl_env_sort_open(env, &ts, memory, 0, 16, 8, n, input) == XXL_OK);
+	*was_dsort = ts.d != NULL;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	k = xt_next(&rng);
+
+		put_key(xxl_env_sort_room(&ts, local), k, i);
+		sum += k;
+		REQUIRE(xxl_env_sort_push(env, &ts, xxl_env_sort_room(&ts, local)) == XXL_OK);
+	}
+	REQUIRE(xxl_env_sort_sort(env, &ts) == XXL_OK);
+	while ((rc = xxl_env_sort_next(env, &ts, &rec)) > 0)
+	{
+		uint64_t	k = get_key(rec);
+
+		CHECK(count == 0 || k >= prev);
+		prev = k;
+		got_sum += k;
+		count++;
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(count, n);
+	CHECK_EQ(got_sum, sum);
+	xxl_env_sort_close(env, &ts, NULL, NULL);
+}
+
+XT_TEST(env_sorter_kinds)
+{
+	xxl_env		env;
+	xxl_resources res = resources(32 * MB);
+	uint64_t	n = xt_quick() ? 200000 : 600000;
+	bool		dsort;
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	/* unbounded: the core sorter, spilling (16 bytes x n far beyond 2 MB) */
+	sort_and_check(&env, XXL_INPUT_UNBOUNDED, 2 * MB, n, &dsort);
+	CHECK(!dsort);
+	CHECK_EQ(env.done.sorts, 1);
+	CHECK(env.done.runs > 1);
+	/* bounded: a distribution sort */
+	sort_and_check(&env, XXL_INPUT_BOUNDED, 4 * MB, n, &dsort);
+	CHECK(dsort);
+	CHECK_EQ(env.done.sorts, 2);
+	CHECK_EQ(env.done.sorted_bytes, 2 * n * 16);
+	/* both spilled, and their I/O is in the environment's fold */
+	{
+		uint64_t	rd,
+					wr,
+					wait;
+		bool		direct;
+
+		xxl_env_io_sum(&env, &rd, &wr, &wait, &direct);
+		CHECK(wr >= 2 * n * 16);
+		CHECK(rd >= 2 * n * 16);
+		CHECK(!direct);			/* the resources said buffered */
+	}
+	CHECK_EQ(env.budget.used, 0);
+	CHECK_LE(env.budget.peak, env.budget.limit);
+	xxl_env_close(&env);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
+XT_TEST(env_used_peak_counts_touched)
+{
+	xxl_env		env;
+	xxl_resources res = resources(256 * MB);
+	xxl_env_sorter ts;
+	unsigned char rec[16];
+	const unsigned char *out;
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	REQUIRE(xxl_env_sort_open(&env, &ts, 128 * MB, 0, 16, 8, 0, XXL_INPUT_UNBOUNDED) == XXL_OK);
+	for (uint64_t i = 0; i < 1000; i++)
+	{
+		put_key(rec, 1000 - i, i);
+		REQUIRE(xxl_env_sort_put(&env, &ts, rec) == XXL_OK);
+	}
+	REQUIRE(xxl_env_sort_sort(&env, &ts) == XXL_OK);
+	REQUIRE(xxl_env_sort_next(&env, &ts, &out) == 1);
+	CHECK_EQ(get_key(out), 1);
+	xxl_env_sort_close(&env, &ts, NULL, NULL);
+	/* the share was held whole, but only what the sorter touched was used */
+	CHECK_GE(env.budget.peak, 128 * MB);
+	CHECK_LE(xxl_env_used_peak(&env), 16 * MB);
+	CHECK_EQ(env.budget.used, 0);
+	xxl_env_close(&env);
+}
+
+/* Cancel ------------------------------------------------------------------ */
+
+static pthread_t owner_thread;
+static int	host_calls_owner;
+static int	host_calls_other;
+static bool host_says_stop;
+
+static bool
+host_hook(void *arg)
+{
+	if (pthread_equal(pthread_self(), owner_thread))
+		host_calls_owner++;
+	else
+		__atomic_add_fetch(&host_calls_other, 1, __ATOMIC_RELAXED);
+	return host_says_stop;
+}
+
+typedef struct poller
+{
+	xxl_env    *env;
+	int			saw_stop;		/* the worker's poll after the owner's stop */
+	int			early_stop;		/* a stop before it: wrong */
+	int			ready;			/* atomic: the worker's first polls are done */
+	int			go;				/* atomic: the owner has asked the host */
+} poller;
+
+static void *
+poll_main(void *arg)
+{
+	poller	   *p = arg;
+
+	for (int i = 0; i < 1000; i++)
+		p->early_stop += p->env->cancel(p->env->cancel_arg);
+	__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&p->go, __ATOMIC_ACQUIRE))
+		;
+	p->saw_stop = p->env->cancel(p->env->cancel_arg);
+	return NULL;
+}
+
+XT_TEST(env_cancel_owner_only)
+{
+	xxl_env		env;
+	xxl_resources res = resources(8 * MB);
+	poller		p = {0};
+	pthread_t	t;
+
+	owner_thread = pthread_self();
+	host_calls_owner = host_calls_other = 0;
+	host_says_stop = false;
+	res.cancel = host_hook;
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	/* the owner asks the host */
+	CHECK(!xxl_env_canceled(&env));
+	CHECK_EQ(host_calls_owner, 1);
+	/* a worker polls the same hook, but only sees the stop flag */
+	p.env = &env;
+	REQUIRE(pthread_create(&t, NULL, poll_main, &p) == 0);
+	while (!__atomic_load_n(&p.ready, __ATOMIC_ACQUIRE))
+		;
+	host_says_stop = true;
+	CHECK(xxl_env_host_stop(&env));	/* the owner passes the stop on */
+	__atomic_store_n(&p.go, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK_EQ(p.early_stop, 0);
+	CHECK_EQ(p.saw_stop, 1);
+	CHECK_EQ(__atomic_load_n(&host_calls_other, __ATOMIC_RELAXED), 0);
+	/* and the owner's next poll is a cancel with its error */
+	CHECK(xxl_env_canceled(&env));
+	CHECK_STATUS(env.err.code, XXL_ECANCELED);
+	xxl_env_close(&env);
+}
+
+/* Spools ------------------------------------------------------------------ */
+
+static void
+write_records(xxl_spool *sp, uint64_t n, uint64_t seed)
+{
+	unsigned char rec[24];
+
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	v[3] = {i, i ^ seed, i * 3};
+
+		memcpy(rec, v, 24);
+		REQUIRE(xxl_spool_write(sp, rec, 24) == XXL_OK);
+	}
+	REQUIRE(xxl_spool_finish(sp) == XXL_OK);
+}
+
+static void
+read_records(xxl_spool *sp, uint64_t n, uint64_t seed)
+{
+	xxl_spool_reader rd;
+	const unsigned char *p;
+	uint64_t	bad = 0;
+
+	REQUIRE(xxl_spool_reader_open(&rd, sp, false) == XXL_OK);
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	v[3];
+
+		REQUIRE(xxl_spool_read(&rd, 24, &p) == XXL_OK);
+		memcpy(v, p, 24);
+		bad += v[0] != i || v[1] != (i ^ seed) || v[2] != i * 3;
+	}
+	CHECK_EQ(bad, 0);
+	/* one byte past the end is an error */
+	CHECK_STATUS(xxl_spool_read(&rd, 1, &p), XXL_EINVAL);
+	xxl_spool_reader_close(&rd);
+}
+
+XT_TEST(env_spools)
+{
+	xxl_env		env;
+	xxl_resources res = resources(8 * MB);
+	xxl_spool	small,
+				own,
+				shared;
+	uint64_t	big = 40000;	/* 960 kB of records: beyond either limit */
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	/* own limit, small data: stays in memory */
+	xxl_spool_init(&small, &env, 256 * KB);
+	write_records(&small, 1000, 1);
+	CHECK(!small.on_disk);
+	CHECK(env.disks == NULL);
+	read_records(&small, 1000, 1);
+	/* own limit exceeded: spilled */
+	xxl_spool_init(&own, &env, 256 * KB);
+	write_records(&own, big, 2);
+	CHECK(own.on_disk);
+	read_records(&own, big, 2);
+	/* shared: spills when all spools together outgrow the allowance (512 kB) */
+	xxl_spool_init(&shared, &env, XXL_SPOOL_SHARED);
+	write_records(&shared, big, 3);
+	CHECK(shared.on_disk);
+	read_records(&shared, big, 3);
+	CHECK(env.done.spool_bytes > 0);
+	xxl_spool_free(&small);
+	xxl_spool_free(&own);
+	xxl_spool_free(&shared);
+	CHECK_EQ(env.spool_mem, 0);
+	CHECK_EQ(env.budget.used, 0);
+	xxl_env_close(&env);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
+/* Scatters and queues ----------------------------------------------------- */
+
+XT_TEST(env_scatter_and_queue)
+{
+	xxl_env		env;
+	xxl_resources res = resources(16 * MB);
+	xxl_env_scatter sc;
+	xxl_env_queue q;
+	uint64_t	n = 300000;
+	const unsigned char *rec;
+	uint64_t	bad = 0,
+				i = 0;
+	int			rc;
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	/* slot (i * 7919) mod n gets i: read back in slot order */
+	REQUIRE(xxl_env_scat_fits(&env, 1 * MB, 8, n));
+	REQUIRE(xxl_env_scat_open(&env, &sc, 1 * MB, 8, n) == XXL_OK);
+	for (uint64_t k = 0; k < n; k++)
+	{
+		memcpy(xxl_env_scat_room(&sc), &k, 8);
+		REQUIRE(xxl_env_scat_push(&env, &sc, (k * 7919) % n) == XXL_OK);
+	}
+	REQUIRE(xxl_env_scat_finish(&env, &sc) == XXL_OK);
+	while ((rc = xxl_env_scat_next(&env, &sc, &rec)) > 0)
+	{
+		uint64_t	v;
+
+		memcpy(&v, rec, 8);
+		bad += (v * 7919) % n != i;
+		i++;
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(i, n);
+	CHECK_EQ(bad, 0);
+	xxl_env_scat_close(&env, &sc, NULL, NULL);
+	CHECK_EQ(env.done.scattered_bytes, n * 8);
+
+	/* a queue: pops in key order */
+	REQUIRE(xxl_env_queue_open(&env, &q, 2 * MB, 16, 8, n) == XXL_OK);
+	for (uint64_t k = 0; k < n; k++)
+	{
+		unsigned char r[16];
+
+		put_key(r, (k * 7919) % n, k);
+		REQUIRE(xxl_env_queue_push(&env, &q, r) == XXL_OK);
+	}
+	bad = 0;
+	for (uint64_t k = 0; k < n; k++)
+	{
+		unsigned char r[16];
+
+		REQUIRE(xxl_env_queue_pop(&env, &q, r) == 1);
+		bad += get_key(r) != k;
+	}
+	CHECK_EQ(bad, 0);
+	xxl_env_queue_close(&env, &q);
+	CHECK_EQ(env.done.pq_pushes, n);
+	CHECK_EQ(env.budget.used, 0);
+	xxl_env_close(&env);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	return xt_main(argc, argv);
+}
