@@ -25,160 +25,13 @@
  * output buffer at once.  Keys are integers there (merge_template.h).  Other
  * records go through the loser tree one at a time.
  */
-#include "core/merge.h"
-#include "core/record.h"
+#include "core/merge_internal.h"
 
 #include <omp.h>
-#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
-#define VAR_HEADER 8			/* u32 key_len, u32 payload_len */
-#define MERGE_BATCHES 3
-#define MERGE_BATCH_MAX (512 * 1024)
-#define MERGE_BATCH_MIN (16 * 1024)
-#define OUTPUT_BATCH_MAX (1024 * 1024)
-#define OUTPUT_BATCH_MIN (16 * 1024)
-#define PARALLEL_BATCH_MIN 4096	/* records; below, one thread merges */
 
-typedef struct segment
-{
-	const unsigned char *p;
-	const unsigned char *end;
-} segment;
-
-typedef struct merge_batch
-{
-	char	   *data;
-	size_t		used;
-	bool		full;			/* filled by the worker, not yet consumed */
-	bool		last;			/* the merge ends after this batch */
-	xxl_status	status;			/* the worker's error, if it stopped on one */
-} merge_batch;
-
-typedef struct merge_frame
-{
-	char	   *data;
-	xxl_io_request req;
-	size_t		block;
-	int			next;			/* free list or a run's pending list */
-} merge_frame;
-
-typedef struct merge_source
-{
-	xxl_run    *run;
-	size_t		next_unissued;	/* first unit not yet posted */
-	size_t		nunits;			/* units of the run (blocks, with full-size reads) */
-	int			cur_frame;		/* frame holding the current unit, or -1 */
-	size_t		cur_block;		/* the current unit */
-	size_t		cur_len;
-	size_t		pos;
-	uint64_t	remaining;		/* bytes not yet consumed */
-	int			pend_head;		/* prefetched frames, in block order */
-	int			pend_tail;
-	char	   *scratch;		/* for records that span blocks */
-	size_t		scratch_size;
-	const unsigned char *span;	/* batched: a spanning record assembled in scratch,
-								 * the run's window until it is merged */
-	/* current record */
-	bool		done;
-	uint64_t	prefix;
-	const unsigned char *key;
-	uint32_t	key_len;
-	const unsigned char *payload;
-	uint32_t	payload_len;
-} merge_source;
-
-struct xxl_merger
-{
-	xxl_merge_env env;
-	int			k;
-	merge_source *src;
-	int			nframes;		/* frames with a buffer */
-	int			frame_capacity;
-	merge_frame *frames;
-	int			free_head;
-	/* loser tree: node 0 is the winner, nodes 1..k-1 hold losers with their key prefix */
-	struct tree_node
-	{
-		uint64_t	prefix;
-		int			rank;		/* source index */
-	}		   *tree;
-	bool		release_blocks; /* intermediate pass: recycle consumed blocks */
-	int			advance_pending;	/* source whose record was handed out */
-
-	/* batched mode */
-	bool		batched;
-	enum
-	{
-		KEYS_64,				/* keys of <= 8 bytes */
-		KEYS_128_FOLDED,		/* 9..16 bytes, the run index fits the low word */
-		KEYS_128				/* 9..16 bytes, the run index compared apart */
-	}			key_kind;		/* which merge_template.h instance merges */
-	int			fold_shift;		/* KEYS_128_FOLDED: low key word << this | run */
-	uint64_t	rank_mask;		/* the run-index bits of a folded low word */
-	unsigned char *out;			/* the output batch */
-	size_t		out_bytes;
-	size_t		out_capacity;	/* records */
-	size_t		out_count;
-	size_t		out_pos;
-	size_t	   *take;			/* per run: records in the current batch */
-	void	   *thread_tree[2]; /* one loser tree per merging thread (merge_template.h) */
-	size_t		thread_tree_bytes;
-	struct segment *split_seg[2];	/* each thread's share of every run */
-
-	/* asynchronous mode */
-	bool		async;
-	xxl_error  *caller_err;		/* where the worker's error is reported */
-	xxl_error	worker_err;
-	pthread_t	worker;
-	bool		worker_started;
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	bool		stop;
-	size_t		batch_size;
-	merge_batch batch[MERGE_BATCHES];
-	int			fill_index;		/* next batch the worker fills */
-	int			read_index;		/* batch the caller reads */
-	size_t		read_pos;
-	bool		reading;		/* the caller holds batch[read_index] */
-};
-
-/* A live run's unconsumed records in its current block, or its spanning record. */
-static inline const unsigned char *
-run_window(const xxl_merger *m, int r)
-{
-	const merge_source *src = &m->src[r];
-
-	if (src->span)
-		return src->span;
-	return (unsigned char *) m->frames[src->cur_frame].data + src->pos;
-}
-
-static inline size_t
-run_window_records(const xxl_merger *m, const merge_source *src)
-{
-	return src->span ? 1 : (src->cur_len - src->pos) / m->env.rec_size;
-}
-
-#define MT_SUFFIX k64
-#define MT_WIDE 0
-#define MT_FOLD 1
-#include "core/merge_template.h"
-#define MT_SUFFIX k128f
-#define MT_WIDE 1
-#define MT_FOLD 1
-#include "core/merge_template.h"
-#define MT_SUFFIX k128
-#define MT_WIDE 1
-#define MT_FOLD 0
-#include "core/merge_template.h"
-
-static void stop_worker(xxl_merger *m);
-static void free_batches(xxl_merger *m);
-static bool batch_eligible(const xxl_merge_env *env);
-static xxl_status setup_batched(xxl_merger *m);
-static int merge_next_batched(xxl_merger *m, xxl_merge_record *rec);
 
 static inline size_t
 read_unit(const xxl_merge_env *env)
@@ -250,8 +103,8 @@ push_free(xxl_merger *m, int f)
 }
 
 /* Fill free frames with the next blocks of the prediction sequence. */
-static void
-prefetch(xxl_merger *m)
+void
+merge_prefetch(xxl_merger *m)
 {
 	while (m->free_head >= 0)
 	{
@@ -286,8 +139,8 @@ prefetch(xxl_merger *m)
 }
 
 /* Give up the current block of a source (recycling it in intermediate passes). */
-static void
-release_current(xxl_merger *m, merge_source *src)
+void
+merge_release_current(xxl_merger *m, merge_source *src)
 {
 	if (src->cur_frame < 0)
 		return;
@@ -298,13 +151,13 @@ release_current(xxl_merger *m, merge_source *src)
 }
 
 /* Move a source to its next block, waiting for it if needed. */
-static xxl_status
-next_block(xxl_merger *m, merge_source *src)
+xxl_status
+merge_next_block(xxl_merger *m, merge_source *src)
 {
 	int			f;
 	int			r = (int) (src - m->src);
 
-	release_current(m, src);
+	merge_release_current(m, src);
 	if (src->pend_head >= 0)
 	{
 		f = src->pend_head;
@@ -322,13 +175,13 @@ next_block(xxl_merger *m, merge_source *src)
 	src->cur_block = m->frames[f].block;
 	src->cur_len = unit_length(src->run, src->cur_block, read_unit(&m->env));
 	src->pos = 0;
-	prefetch(m);
+	merge_prefetch(m);
 	return xxl_io_wait(m->env.disks, &m->frames[f].req, m->env.err);
 }
 
 /* Make sure the source's scratch holds len bytes (its old contents are lost). */
-static xxl_status
-ensure_scratch(xxl_merger *m, merge_source *src, size_t len)
+xxl_status
+merge_ensure_scratch(xxl_merger *m, merge_source *src, size_t len)
 {
 	size_t		size = XXL_ROUND_UP(len, 64);
 
@@ -357,7 +210,7 @@ source_read(xxl_merger *m, merge_source *src, size_t len, const unsigned char **
 	}
 	if (len > src->remaining)
 		return xxl_error_set(m->env.err, XXL_EIO, 0, "run is shorter than its record headers say");
-	if (src->pos == src->cur_len && next_block(m, src) != XXL_OK)
+	if (src->pos == src->cur_len && merge_next_block(m, src) != XXL_OK)
 		return m->env.err->code;
 	if (src->cur_len - src->pos >= len)
 	{
@@ -366,13 +219,13 @@ source_read(xxl_merger *m, merge_source *src, size_t len, const unsigned char **
 		src->remaining -= len;
 		return XXL_OK;
 	}
-	if (ensure_scratch(m, src, len) != XXL_OK)
+	if (merge_ensure_scratch(m, src, len) != XXL_OK)
 		return m->env.err->code;
 	while (copied < len)
 	{
 		size_t		n;
 
-		if (src->pos == src->cur_len && next_block(m, src) != XXL_OK)
+		if (src->pos == src->cur_len && merge_next_block(m, src) != XXL_OK)
 			return m->env.err->code;
 		n = src->cur_len - src->pos;
 		if (n > len - copied)
@@ -396,8 +249,8 @@ source_advance(xxl_merger *m, merge_source *src)
 	{
 		src->done = true;
 		src->prefix = UINT64_MAX;
-		release_current(m, src);
-		prefetch(m);
+		merge_release_current(m, src);
+		merge_prefetch(m);
 		return XXL_OK;
 	}
 	if (s->fixed)
@@ -532,7 +385,7 @@ static size_t
 per_source_bytes(const xxl_merge_env *env)
 {
 	return read_unit(env) + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
-		+ sizeof(merge_frame) + sizeof(struct tree_node) + 2 * sizeof(mt_node_k128)
+		+ sizeof(merge_frame) + sizeof(struct tree_node) + 2 * MERGE_TREE_NODE_MAX
 		+ sizeof(size_t) + 2 * sizeof(segment);
 }
 
@@ -571,7 +424,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	avail = xxl_budget_available(s->budget);
 	reserve = reserve_bytes
 		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
-						+ sizeof(struct tree_node) + 2 * sizeof(mt_node_k128) + sizeof(size_t)
+						+ sizeof(struct tree_node) + 2 * MERGE_TREE_NODE_MAX + sizeof(size_t)
 						+ 2 * sizeof(segment));
 	nframes = avail > reserve ? (int) ((avail - reserve) / (read_unit(s) + sizeof(merge_frame))) : 0;
 	if (nframes < k + 1)
@@ -629,12 +482,12 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 			src->pend_head = src->pend_tail = f;
 		}
 	}
-	prefetch(m);
+	merge_prefetch(m);
 	/* a batch takes a record or more from every run: the buffer must hold k */
-	if (batch_eligible(env) && xxl_merge_output_bytes(env) / env->rec_size >= (size_t) k)
+	if (merge_batch_eligible(env) && xxl_merge_output_bytes(env) / env->rec_size >= (size_t) k)
 	{
 		/* blocks are loaded by the first batch */
-		if (setup_batched(m) != XXL_OK)
+		if (merge_setup_batched(m) != XXL_OK)
 		{
 			xxl_merger_destroy(m);
 			return NULL;
@@ -654,7 +507,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 }
 
 /* Next record of the merge: the winning source, or -1 at the end. */
-static int
+int
 merge_step(xxl_merger *m, xxl_status *rc)
 {
 	int			w;
@@ -676,417 +529,7 @@ merge_step(xxl_merger *m, xxl_status *rc)
 	return w;
 }
 
-void
-xxl_merger_destroy(xxl_merger *m)
-{
-	const xxl_merge_env *s;
-
-	if (m == NULL)
-		return;
-	stop_worker(m);
-	free_batches(m);
-	s = &m->env;
-	xxl_budget_free(s->budget, m->out, m->out_bytes);
-	xxl_budget_free(s->budget, m->take, (size_t) m->k * sizeof(size_t));
-	for (int t = 0; t < 2; t++)
-	{
-		xxl_budget_free(s->budget, m->thread_tree[t], m->thread_tree_bytes);
-		xxl_budget_free(s->budget, m->split_seg[t], (size_t) m->k * sizeof(segment));
-	}
-	if (m->frames)
-	{
-		xxl_error	ignored = {0};
-
-		/* no buffer may be freed while its read is in flight */
-		for (int f = 0; f < m->nframes; f++)
-		{
-			xxl_io_wait(s->disks, &m->frames[f].req, &ignored);
-			xxl_budget_free(s->budget, m->frames[f].data, read_unit(s));
-		}
-		xxl_budget_free(s->budget, m->frames, (size_t) m->frame_capacity * sizeof(merge_frame));
-	}
-	if (m->src)
-	{
-		for (int r = 0; r < m->k; r++)
-			xxl_budget_free(s->budget, m->src[r].scratch, m->src[r].scratch_size);
-		xxl_budget_free(s->budget, m->src, (size_t) m->k * sizeof(merge_source));
-	}
-	xxl_budget_free(s->budget, m->tree, (size_t) m->k * sizeof(struct tree_node));
-	xxl_budget_free(s->budget, m, sizeof(*m));
-}
-
-
-/* Batched merge --------------------------------------------------------- */
-
-static bool
-batch_eligible(const xxl_merge_env *env)
-{
-	return env->fixed && env->key_size <= XXL_INT_KEY_MAX && env->rec_size > 0;
-}
-
-size_t
-xxl_merge_output_bytes(const xxl_merge_env *env)
-{
-	size_t		bytes;
-
-	if (!batch_eligible(env))
-		return 0;
-	bytes = env->budget->limit / 64;
-	if (bytes > OUTPUT_BATCH_MAX)
-		bytes = OUTPUT_BATCH_MAX;
-	if (bytes < OUTPUT_BATCH_MIN)
-		bytes = OUTPUT_BATCH_MIN;
-	if (bytes < env->rec_size)
-		bytes = env->rec_size;
-	return XXL_ROUND_UP(bytes, XXL_ALIGN);
-}
-
-static xxl_status
-setup_batched(xxl_merger *m)
-{
-	const xxl_merge_env *env = &m->env;
-
-	m->batched = true;
-	m->key_kind = KEYS_64;
-	m->rank_mask = ~UINT64_C(0);
-	if (env->key_size > 8)
-	{
-		/* run indexes go up to 2k - 1 (+ k marks an empty segment) */
-		int			rank_bits = 64 - __builtin_clzll((unsigned long long) (2 * m->k - 1));
-
-		m->fold_shift = (int) (8 * (XXL_INT_KEY_MAX - env->key_size));
-		m->key_kind = rank_bits <= m->fold_shift ? KEYS_128_FOLDED : KEYS_128;
-		if (m->key_kind == KEYS_128_FOLDED)
-			m->rank_mask = (UINT64_C(1) << m->fold_shift) - 1;
-	}
-	m->out_bytes = xxl_merge_output_bytes(env);
-	m->out_capacity = m->out_bytes / env->rec_size;
-	m->out = xxl_budget_alloc(env->budget, m->out_bytes, env->err);
-	m->take = m->out ? xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(size_t), env->err) : NULL;
-	if (m->take == NULL)
-		return env->err->code;
-	m->thread_tree_bytes = (size_t) m->k * (m->key_kind == KEYS_128 ? sizeof(mt_node_k128)
-											: m->key_kind == KEYS_128_FOLDED ? sizeof(mt_node_k128f)
-											: sizeof(mt_node_k64));
-	for (int t = 0; t < 2; t++)
-	{
-		m->thread_tree[t] = xxl_budget_alloc(env->budget, m->thread_tree_bytes, env->err);
-		m->split_seg[t] = m->thread_tree[t] ?
-			xxl_budget_alloc(env->budget, (size_t) m->k * sizeof(segment), env->err) : NULL;
-		if (m->split_seg[t] == NULL)
-			return env->err->code;
-	}
-	/* an empty run offers nothing from the start */
-	for (int r = 0; r < m->k; r++)
-		if (m->src[r].remaining == 0)
-			m->src[r].done = true;
-	return XXL_OK;
-}
-
-/*
- * Give a live run a window: its next block when the current one is used up,
- * or, when a record straddles the two (the record size need not divide the
- * block size), that record copied whole into the run's scratch.
- */
-static xxl_status
-prepare_window(xxl_merger *m, merge_source *src)
-{
-	const size_t R = m->env.rec_size;
-	size_t		left = src->cur_len - src->pos;
-
-	if (src->done || src->span != NULL || left >= R)
-		return XXL_OK;
-	if (left == 0)
-		return next_block(m, src);
-	if (src->remaining < R)
-		return xxl_error_set(m->env.err, XXL_EIO, 0, "run ends inside a record");
-	if (ensure_scratch(m, src, R) != XXL_OK)
-		return m->env.err->code;
-	memcpy(src->scratch, m->frames[src->cur_frame].data + src->pos, left);
-	if (next_block(m, src) != XXL_OK)
-		return m->env.err->code;
-	if (src->cur_len < R - left)
-		return xxl_error_set(m->env.err, XXL_EIO, 0, "run ends inside a record");
-	memcpy(src->scratch + left, m->frames[src->cur_frame].data, R - left);
-	src->pos = R - left;
-	src->span = (unsigned char *) src->scratch;
-	return XXL_OK;
-}
-
-/*
- * Merge the next records into out, which has room for capacity records
- * (at least k: every run's window holds one record or more).  Returns 1
- * with *count records, 0 at the end, -1 on error.
- */
-static int
-fill_batch(xxl_merger *m, unsigned char *out, size_t capacity, size_t *count)
-{
-	const size_t R = m->env.rec_size;
-	size_t		window = capacity / (size_t) m->k;
-	size_t		total;
-
-	/* every live run needs a record in its window */
-	for (int r = 0; r < m->k; r++)
-		if (prepare_window(m, &m->src[r]) != XXL_OK)
-			return -1;
-	switch (m->key_kind)
-	{
-		case KEYS_64:
-			total = mt_merge_batch_k64(m, window, out);
-			break;
-		case KEYS_128_FOLDED:
-			total = mt_merge_batch_k128f(m, window, out);
-			break;
-		default:
-			total = mt_merge_batch_k128(m, window, out);
-			break;
-	}
-	if (total == 0)
-		return 0;
-
-	/* consume what was merged */
-	for (int r = 0; r < m->k; r++)
-	{
-		merge_source *src = &m->src[r];
-
-		if (src->done || m->take[r] == 0)
-			continue;
-		if (src->span)
-			src->span = NULL;	/* its tail was consumed when it was assembled */
-		else
-			src->pos += m->take[r] * R;
-		src->remaining -= m->take[r] * R;
-		if (src->remaining == 0)
-		{
-			src->done = true;
-			release_current(m, src);
-			prefetch(m);
-		}
-	}
-	*count = total;
-	return 1;
-}
-
-static int
-merge_next_batched(xxl_merger *m, xxl_merge_record *rec)
-{
-	const unsigned char *p;
-
-	if (m->out_pos == m->out_count)
-	{
-		int			rc = fill_batch(m, m->out, m->out_capacity, &m->out_count);
-
-		if (rc <= 0)
-			return rc;
-		m->out_pos = 0;
-	}
-	p = m->out + m->out_pos * m->env.rec_size;
-	m->out_pos++;
-	rec->key = p;
-	rec->key_len = (uint32_t) m->env.key_size;
-	rec->payload = p;
-	rec->payload_len = (uint32_t) m->env.rec_size;
-	rec->prefix = m->key_kind == KEYS_64 ? xxl_key64(p, m->env.rec_size, m->env.key_size)
-		: xxl_load_be64(p);
-	return 1;
-}
-
-/* Asynchronous mode ----------------------------------------------------- */
-
-size_t
-xxl_merge_async_bytes(const xxl_merge_env *env)
-{
-	/* a small share of the budget, but room for the largest record */
-	size_t		batch = env->budget->limit / 64;
-
-	if (batch > MERGE_BATCH_MAX)
-		batch = MERGE_BATCH_MAX;
-	if (batch < MERGE_BATCH_MIN)
-		batch = MERGE_BATCH_MIN;
-	batch = XXL_ROUND_UP(batch, XXL_ALIGN);
-	if (batch < XXL_ROUND_UP(env->max_record + VAR_HEADER, XXL_ALIGN))
-		batch = XXL_ROUND_UP(env->max_record + VAR_HEADER, XXL_ALIGN);
-	return MERGE_BATCHES * batch;
-}
-
-/* Append the record to the batch; false if it does not fit. */
-static bool
-batch_append(xxl_merger *m, merge_batch *b, const xxl_merge_record *r)
-{
-	size_t		len = m->env.fixed ? m->env.rec_size
-		: VAR_HEADER + (size_t) r->key_len + r->payload_len;
-
-	if (b->used + len > m->batch_size)
-		return false;
-	if (m->env.fixed)
-		memcpy(b->data + b->used, r->key, len);
-	else
-	{
-		uint32_t	hdr[2] = {r->key_len, r->payload_len};
-
-		memcpy(b->data + b->used, hdr, VAR_HEADER);
-		memcpy(b->data + b->used + VAR_HEADER, r->key, r->key_len);
-		memcpy(b->data + b->used + VAR_HEADER + r->key_len, r->payload, r->payload_len);
-	}
-	b->used += len;
-	return true;
-}
-
-static int merge_next_sync(xxl_merger *m, xxl_merge_record *rec);
-
-/*
- * Fill a ring batch of a batched merger by merging straight into it: no
- * record-by-record hand-over, no second copy.  Returns 1 with the batch
- * filled (partly, if the rest cannot hold a record per run), 0 when the
- * merge has ended (the batch may hold its last records), -1 on error.
- */
-static int
-fill_ring_batch(xxl_merger *m, merge_batch *b)
-{
-	const size_t R = m->env.rec_size;
-
-	for (;;)
-	{
-		size_t		room = (m->batch_size - b->used) / R;
-		size_t		count = 0;
-		int			rc;
-
-		if (room < (size_t) m->k)
-			return 1;
-		rc = fill_batch(m, (unsigned char *) b->data + b->used, room, &count);
-		if (rc <= 0)
-			return rc;
-		b->used += count * R;
-	}
-}
-
-/*
- * The worker fills the ring's batches in turn: a batched merger merges into
- * them (fill_ring_batch), the others copy records from the loser tree.  The
- * two must not be mixed: a batched merger's loser tree is never built and
- * its runs' current records are never loaded.
- */
-static void *
-merge_worker(void *arg)
-{
-	xxl_merger *m = arg;
-	xxl_merge_record rec;
-	bool		holding = false;	/* rec did not fit the previous batch */
-
-	for (;;)
-	{
-		merge_batch *b = &m->batch[m->fill_index];
-		xxl_status	status = XXL_OK;
-		bool		last = false;
-
-		pthread_mutex_lock(&m->lock);
-		while (b->full && !m->stop)
-			pthread_cond_wait(&m->changed, &m->lock);
-		if (m->stop)
-		{
-			pthread_mutex_unlock(&m->lock);
-			break;
-		}
-		pthread_mutex_unlock(&m->lock);
-
-		b->used = 0;
-		if (m->batched)
-		{
-			int			rc = fill_ring_batch(m, b);
-
-			if (rc <= 0)
-			{
-				last = true;
-				status = rc < 0 ? m->worker_err.code : XXL_OK;
-			}
-		}
-		while (!m->batched)
-		{
-			int			rc;
-
-			if (!holding)
-			{
-				rc = merge_next_sync(m, &rec);
-				if (rc <= 0)
-				{
-					last = true;
-					status = rc < 0 ? m->worker_err.code : XXL_OK;
-					break;
-				}
-				holding = true;
-			}
-			if (!batch_append(m, b, &rec))
-				break;
-			holding = false;
-		}
-
-		pthread_mutex_lock(&m->lock);
-		b->full = true;
-		b->last = last;
-		b->status = status;
-		pthread_cond_broadcast(&m->changed);
-		pthread_mutex_unlock(&m->lock);
-		m->fill_index = (m->fill_index + 1) % MERGE_BATCHES;
-		if (last)
-			break;
-	}
-	return NULL;
-}
-
-xxl_status
-xxl_merger_start_async(xxl_merger *m)
-{
-	int			rc;
-
-	m->batch_size = xxl_merge_async_bytes(&m->env) / MERGE_BATCHES;
-	if (m->batched && m->batch_size / m->env.rec_size < (size_t) m->k)
-		return XXL_OK;			/* a ring batch must hold a record per run: stay synchronous */
-	for (int i = 0; i < MERGE_BATCHES; i++)
-	{
-		m->batch[i].data = xxl_budget_alloc(m->env.budget, m->batch_size, m->env.err);
-		if (m->batch[i].data == NULL)
-			return m->env.err->code;
-	}
-	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->changed, NULL);
-	m->async = true;
-	/* from now on the worker reports into its own record */
-	m->caller_err = m->env.err;
-	xxl_error_clear(&m->worker_err);
-	m->env.err = &m->worker_err;
-
-	rc = xxl_thread_start(&m->worker, merge_worker, m);
-	if (rc != 0)
-	{
-		m->env.err = m->caller_err;
-		m->async = false;
-		return xxl_error_set(m->env.err, XXL_ENOMEM, rc, "could not start the merge thread");
-	}
-	m->worker_started = true;
-	return XXL_OK;
-}
-
-static void
-stop_worker(xxl_merger *m)
-{
-	if (!m->worker_started)
-		return;
-	xxl_thread_stop(m->worker, &m->lock, &m->changed, &m->stop);
-	m->worker_started = false;
-	m->env.err = m->caller_err;
-}
-
-static void
-free_batches(xxl_merger *m)
-{
-	for (int i = 0; i < MERGE_BATCHES; i++)
-		xxl_budget_free(m->env.budget, m->batch[i].data, m->batch_size);
-	if (m->async)
-	{
-		pthread_mutex_destroy(&m->lock);
-		pthread_cond_destroy(&m->changed);
-	}
-}
+/* Reading: the caller's side of every mode ------------------------------------ */
 
 static int
 merge_next_async(xxl_merger *m, xxl_merge_record *rec)
@@ -1147,7 +590,7 @@ merge_next_async(xxl_merger *m, xxl_merge_record *rec)
 	return 1;
 }
 
-static int
+int
 merge_next_sync(xxl_merger *m, xxl_merge_record *rec)
 {
 	xxl_status	rc;
@@ -1204,3 +647,44 @@ xxl_merger_next_many(xxl_merger *m, const unsigned char **recs, size_t max, size
 	*n = 1 + more;
 	return 1;
 }
+
+void
+xxl_merger_destroy(xxl_merger *m)
+{
+	const xxl_merge_env *s;
+
+	if (m == NULL)
+		return;
+	merge_stop_worker(m);
+	merge_free_batches(m);
+	s = &m->env;
+	xxl_budget_free(s->budget, m->out, m->out_bytes);
+	xxl_budget_free(s->budget, m->take, (size_t) m->k * sizeof(size_t));
+	for (int t = 0; t < 2; t++)
+	{
+		xxl_budget_free(s->budget, m->thread_tree[t], m->thread_tree_bytes);
+		xxl_budget_free(s->budget, m->split_seg[t], (size_t) m->k * sizeof(segment));
+	}
+	if (m->frames)
+	{
+		xxl_error	ignored = {0};
+
+		/* no buffer may be freed while its read is in flight */
+		for (int f = 0; f < m->nframes; f++)
+		{
+			xxl_io_wait(s->disks, &m->frames[f].req, &ignored);
+			xxl_budget_free(s->budget, m->frames[f].data, read_unit(s));
+		}
+		xxl_budget_free(s->budget, m->frames, (size_t) m->frame_capacity * sizeof(merge_frame));
+	}
+	if (m->src)
+	{
+		for (int r = 0; r < m->k; r++)
+			xxl_budget_free(s->budget, m->src[r].scratch, m->src[r].scratch_size);
+		xxl_budget_free(s->budget, m->src, (size_t) m->k * sizeof(merge_source));
+	}
+	xxl_budget_free(s->budget, m->tree, (size_t) m->k * sizeof(struct tree_node));
+	xxl_budget_free(s->budget, m, sizeof(*m));
+}
+
+
