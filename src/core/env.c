@@ -63,7 +63,7 @@ xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan)
 	env->disk.block_size = block;
 	/* the operator's own pool, for every part's files (none: not reused) */
 	env->disk.pool = xxl_file_pool_create();
-	env->max_block = res->disk.block_size ? res->disk.block_size : XXL_ENV_DEFAULT_BLOCK;
+	env->max_block = max_block;
 	env->threads = res->threads > 0 ? res->threads : omp_get_max_threads();
 	env->host_cancel = res->cancel;
 	env->host_cancel_arg = res->cancel_arg;
@@ -147,7 +147,7 @@ used_now(const xxl_env *env)
 		const xxl_env_share *sh = &env->shares[i];
 		uint64_t	touched;
 
-		if (sh->kind == 1)
+		if (sh->kind == XXL_SHARE_QUEUE)
 		{
 			xxl_pq_stats st;
 
@@ -185,7 +185,7 @@ xxl_env_used_peak(const xxl_env *env)
 }
 
 void
-xxl_env_share_add(xxl_env *env, const void *part, int kind, size_t memory)
+xxl_env_share_add(xxl_env *env, const void *part, xxl_env_share_kind kind, size_t memory)
 {
 	/* a share beyond the registry stays counted whole, as reserved */
 	if (env->nshares < XXL_ENV_MAX_SHARES)

@@ -55,7 +55,7 @@ xxl_env_queue_open(xxl_env *env, xxl_env_queue *gq, size_t memory, size_t rec_si
 		return env->err.code;
 	}
 	gq->memory = memory;
-	xxl_env_share_add(env, gq->q, 1, memory);
+	xxl_env_share_add(env, gq->q, XXL_SHARE_QUEUE, memory);
 	return XXL_OK;
 }
 

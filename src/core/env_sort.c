@@ -189,7 +189,7 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	if (block > env->largest_block)
 		env->largest_block = block;
 	xxl_batch_init(&ts->out, read_core, ts->s, rec_size);
-	xxl_env_share_add(env, ts->s, 0, ts->memory);
+	xxl_env_share_add(env, ts->s, XXL_SHARE_SORTER, ts->memory);
 	return XXL_OK;
 }
 

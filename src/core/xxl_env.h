@@ -42,11 +42,18 @@
 /* Fixed part of the memory kept for what grows with the input (block lists). */
 #define XXL_ENV_SLACK (64 * 1024)
 
+/* The parts whose share is reserved whole but backed only where touched. */
+typedef enum xxl_env_share_kind
+{
+	XXL_SHARE_SORTER,			/* an xxl_sorter */
+	XXL_SHARE_QUEUE				/* an xxl_pq */
+} xxl_env_share_kind;
+
 /* A part holding a share of the budget, for the memory it really touched. */
 typedef struct xxl_env_share
 {
 	const void *part;
-	int			kind;			/* 0 core sorter, 1 queue */
+	xxl_env_share_kind kind;
 	size_t		memory;			/* reserved */
 } xxl_env_share;
 
@@ -163,7 +170,8 @@ void	   *xxl_env_alloc(xxl_env *env, size_t bytes);
 void		xxl_env_free(xxl_env *env, void *p, size_t bytes);
 void	   *xxl_env_realloc(xxl_env *env, void *p, size_t old_bytes, size_t new_bytes);
 /* Register a part whose share is reserved whole but backed as it is touched. */
-void		xxl_env_share_add(xxl_env *env, const void *part, int kind, size_t memory);
+void		xxl_env_share_add(xxl_env *env, const void *part, xxl_env_share_kind kind,
+							  size_t memory);
 void		xxl_env_share_remove(xxl_env *env, const void *part);
 /* The most memory the operator used so far (see shares above). */
 uint64_t	xxl_env_used_peak(const xxl_env *env);
