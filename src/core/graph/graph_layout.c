@@ -29,8 +29,8 @@ half_pool_min(void)
 	return (s > q ? s : q) + XXL_ALIGN;
 }
 
-static size_t
-graph_env_min_memory(void)
+size_t
+xxl_graph_min_memory(void)
 {
 	size_t		m = 256 * 1024;
 
@@ -40,10 +40,4 @@ graph_env_min_memory(void)
 	return m;
 }
 
-size_t
-xxl_graph_min_memory(void)
-{
-	return graph_env_min_memory();
-}
-
-const xxl_env_plan graph_plan = {"graph", OWN_BUFFERS, graph_env_min_memory, own_block_for};
+const xxl_env_plan graph_plan = {"graph", OWN_BUFFERS, xxl_graph_min_memory, own_block_for};

@@ -11,20 +11,14 @@
 /* two own streams open at once, two blocks each */
 #define OWN_BUFFERS 4
 
-static size_t
-text_env_min_memory(void)
+size_t
+xxl_sa_min_memory(void)
 {
 	size_t		need = xxl_sort_min_memory(XXL_ALIGN) * MIN_SHARE_DIVISOR +
 		OWN_BUFFERS * XXL_ALIGN + XXL_ENV_SLACK;
 
 	/* invert the pool: the spool allowance is memory / 16, the slack memory / 32 */
 	return XXL_ROUND_UP(need * 32 / 29 + 1, XXL_ALIGN);
-}
-
-size_t
-xxl_sa_min_memory(void)
-{
-	return text_env_min_memory();
 }
 
 /*
@@ -50,4 +44,4 @@ own_block_for(size_t memory, size_t block)
 	return block;
 }
 
-const xxl_env_plan text_plan = {"text", OWN_BUFFERS, text_env_min_memory, own_block_for};
+const xxl_env_plan text_plan = {"text", OWN_BUFFERS, xxl_sa_min_memory, own_block_for};
