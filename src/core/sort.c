@@ -318,7 +318,7 @@ sort_wait_run_writes(xxl_sorter *s)
 
 /* Sort the current load in memory; afterwards records are in output order. */
 void
-sorter_load(xxl_sorter *s)
+sort_load(xxl_sorter *s)
 {
 	if (s->fixed)
 		xxl_radix_sort_fixed(s->region, sort_fixed_sorted(s), s->nloaded, s->rec_size, s->key_size,
@@ -429,7 +429,7 @@ sort_flush_run(xxl_sorter *s, bool last)
 	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
 		sort_wait_run_writes(s) != XXL_OK)
 		return s->part.err.code;
-	sorter_load(s);
+	sort_load(s);
 	if (s->fixed)
 	{
 		if (sort_add_load_run(s, &run) != XXL_OK)

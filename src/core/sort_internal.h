@@ -158,7 +158,7 @@ xxl_status sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t
 uint64_t sort_touched_peak(const xxl_sorter *s);
 xxl_status sort_wait_run_writes(xxl_sorter *s);
 xxl_status sort_write_fixed_run(xxl_sorter *s, xxl_run *run);
-void sorter_load(xxl_sorter *s);
+void sort_load(xxl_sorter *s);
 
 bool sort_check_input_phase(xxl_sorter *s);
 xxl_status sort_flush_run(xxl_sorter *s, bool last);

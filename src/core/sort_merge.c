@@ -240,7 +240,7 @@ xxl_sorter_sort(xxl_sorter *s)
 	if (s->nruns == 0)
 	{
 		/* everything fits: sort in memory, never touch a disk */
-		sorter_load(s);
+		sort_load(s);
 		s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
 		s->t_merge_start = xxl_now_ns();
 		s->out_index = 0;
