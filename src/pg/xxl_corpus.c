@@ -184,32 +184,31 @@ xxl_corpus_feed(XxlInput *in, AttrNumber attno, XxlCorpusSink *sink)
 }
 
 
+static void
+sink_init(XxlCorpusSink *sink, xxl_status (*put) (void *, const void *, size_t),
+		  const xxl_error *(*error) (void *), void *core, const char *what)
+{
+	memset(sink, 0, sizeof(*sink));
+	sink->put = put;
+	sink->error = error;
+	sink->core = core;
+	sink->what = what;
+}
+
 void
 xxl_corpus_sink_sa(XxlCorpusSink *sink, xxl_sa *sa, const char *what)
 {
-	memset(sink, 0, sizeof(*sink));
-	sink->put = sink_sa_put;
-	sink->error = sink_sa_error;
-	sink->core = sa;
-	sink->what = what;
+	sink_init(sink, sink_sa_put, sink_sa_error, sa, what);
 }
 
 void
 xxl_corpus_sink_check(XxlCorpusSink *sink, xxl_sa_checker *checker, const char *what)
 {
-	memset(sink, 0, sizeof(*sink));
-	sink->put = sink_check_put;
-	sink->error = sink_check_error;
-	sink->core = checker;
-	sink->what = what;
+	sink_init(sink, sink_check_put, sink_check_error, checker, what);
 }
 
 void
 xxl_corpus_sink_store(XxlCorpusSink *sink, xxl_text_store *store, const char *what)
 {
-	memset(sink, 0, sizeof(*sink));
-	sink->put = sink_store_put;
-	sink->error = sink_store_error;
-	sink->core = store;
-	sink->what = what;
+	sink_init(sink, sink_store_put, sink_store_error, store, what);
 }

@@ -378,8 +378,8 @@ pages_fix_infomask(HeapTupleHeader tup)
 }
 
 /* A formed heap tuple: toasted first if heap_insert would toast it. */
-void
-xxl_heap_pages_put_tuple(XxlHeapPages *out, HeapTuple tuple)
+static void
+put_tuple(XxlHeapPages *out, HeapTuple tuple)
 {
 	HeapTupleHeader tup;
 
@@ -466,7 +466,7 @@ toaster:
 	{
 		MemoryContext old = MemoryContextSwitchTo(out->batch_cxt);
 
-		xxl_heap_pages_put_tuple(out, heap_form_tuple(desc, values, isnull));
+		put_tuple(out, heap_form_tuple(desc, values, isnull));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(out->batch_cxt);
 	}
@@ -507,7 +507,7 @@ xxl_heap_pages_put_compact(XxlHeapPages *out, const void *row, uint32 len)
 		tuple.t_data = palloc0(tuple.t_len);
 		ItemPointerSetInvalid(&tuple.t_self);
 		memcpy((char *) tuple.t_data + HEAP_SKIP, row, len);
-		xxl_heap_pages_put_tuple(out, &tuple);
+		put_tuple(out, &tuple);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(out->batch_cxt);
 		return;

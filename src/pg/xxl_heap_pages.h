@@ -25,9 +25,6 @@ extern void xxl_heap_pages_put_compact(XxlHeapPages *pw, const void *row, uint32
 /* One row as values and nulls of rel's descriptor. */
 extern void xxl_heap_pages_put_values(XxlHeapPages *pw, Datum *values, bool *isnull);
 
-/* A formed tuple (toasted first if heap_insert would toast it). */
-extern void xxl_heap_pages_put_tuple(XxlHeapPages *pw, HeapTuple tuple);
-
 /* Write the last pages, sync if needed; returns the rows written. */
 extern uint64 xxl_heap_pages_finish(XxlHeapPages *pw);
 
