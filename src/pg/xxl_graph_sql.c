@@ -58,7 +58,6 @@ static const char *const column_names[NUM_COLS] = {"source", "target", "id", "co
 struct XxlEdgeReader
 {
 	const char *fname;
-	const char *source_text;
 	XxlInput   *in;
 	int			needs;
 	int			attno[NUM_COLS];	/* 0-based, -1 when not read */
@@ -143,7 +142,6 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 	XxlEdgeReader *r = palloc0(sizeof(XxlEdgeReader));
 
 	r->fname = fname;
-	r->source_text = edges;
 	r->needs = needs;
 	r->errcb.callback = edges_error_context;
 	r->errcb.arg = r;
@@ -246,22 +244,14 @@ xxl_edges_count(XxlEdgeReader *r)
 uint64
 xxl_edges_estimate(XxlEdgeReader *r)
 {
-	RangeVar   *rv = xxl_source_name(r->source_text);
-	Oid			relid;
-	Relation	rel;
+	Relation	rel = xxl_input_relation(r->in);
 	BlockNumber pages;
 	double		tuples = 0,
 				allvisfrac;
 
-	if (rv == NULL)
-		return 0;				/* a query */
-	relid = RangeVarGetRelid(rv, NoLock, true);
-	if (!OidIsValid(relid))
-		return 0;
-	rel = table_open(relid, NoLock);	/* the input holds its lock */
-	if (rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW)
-		estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
-	table_close(rel, NoLock);
+	if (rel == NULL)
+		return 0;				/* a query: no estimate */
+	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
 	return tuples > 0 ? (uint64) tuples : 0;
 }
 

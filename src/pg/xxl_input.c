@@ -131,10 +131,9 @@ xxl_input_rls_in_force(Relation rel)
 }
 
 static XxlInput *
-open_relation(Oid relid)
+open_relation(Relation rel)
 {
 	XxlInput   *in;
-	Relation	rel = table_open(relid, NoLock);	/* caller locked it */
 	char		relkind = rel->rd_rel->relkind;
 	char	   *qualified;
 
@@ -259,7 +258,7 @@ XxlInput *
 xxl_input_open(const char *source)
 {
 	const char *p = source;
-	RangeVar   *rv;
+	Relation	rel;
 
 	while (*p && scanner_isspace(*p))
 		p++;
@@ -269,9 +268,9 @@ xxl_input_open(const char *source)
 				 errmsg("source must not be empty"),
 				 errhint("Pass a table name or a query.")));
 
-	rv = xxl_source_name(source);
-	if (rv != NULL)
-		return open_relation(RangeVarGetRelidExtended(rv, AccessShareLock, 0, NULL, NULL));
+	rel = xxl_input_open_named(source);
+	if (rel != NULL)
+		return open_relation(rel);
 	return open_query(source, "query");
 }
 
@@ -283,7 +282,13 @@ xxl_input_open_relid(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	return open_relation(relid);
+	return open_relation(table_open(relid, NoLock));
+}
+
+Relation
+xxl_input_relation(XxlInput *in)
+{
+	return in->kind == INPUT_TABLE ? in->rel : NULL;
 }
 
 TupleDesc

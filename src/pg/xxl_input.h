@@ -57,6 +57,9 @@ extern XxlInput *xxl_input_open_relid(Oid relid);
 /* The rows' descriptor (a table's includes its dropped columns). */
 extern TupleDesc xxl_input_desc(XxlInput *in);
 
+/* The table being scanned directly, or NULL when the source is read as a query. */
+extern Relation xxl_input_relation(XxlInput *in);
+
 /* "table t", "view v" or "query": for messages. */
 extern const char *xxl_input_describe(XxlInput *in);
 
