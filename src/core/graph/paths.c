@@ -1,0 +1,344 @@
+/*
+ * paths.c — BFS and shortest paths (xxl_paths.h): creation, the edge
+ * semantics (which directions exist), the choice between the in-memory and
+ * the external path, the pull interface, statistics and teardown.  The
+ * paths themselves: paths_memory.c and paths_external.c.
+ */
+#include "core/graph/paths_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Chunked arrays ------------------------------------------------------------ */
+
+#define PVEC_CHUNK (1024 * 1024)
+
+void
+pvec_init(pvec *v, size_t elem)
+{
+	memset(v, 0, sizeof(*v));
+	v->elem = elem;
+	v->shift = 0;
+	while (((size_t) 2 << v->shift) * elem <= PVEC_CHUNK)
+		v->shift++;
+}
+
+static size_t
+pvec_chunk_bytes(const pvec *v)
+{
+	return ((size_t) 1 << v->shift) * v->elem;
+}
+
+/* Bytes a pvec of n elements holds. */
+size_t
+pvec_bytes(const pvec *v, uint64_t n)
+{
+	uint64_t	chunks = (n + ((UINT64_C(1) << v->shift) - 1)) >> v->shift;
+
+	return chunks * pvec_chunk_bytes(v) + (chunks + 16) * sizeof(void *) * 2;
+}
+
+void *
+pvec_push(xxl_env *env, pvec *v)
+{
+	if ((v->n >> v->shift) >= v->nchunks)
+	{
+		unsigned char *chunk;
+
+		if (v->nchunks == v->cap)
+		{
+			size_t		cap = v->cap ? 2 * v->cap : 16;
+			unsigned char **grown = xxl_env_realloc(env, v->chunks, v->cap * sizeof(void *),
+													cap * sizeof(void *));
+
+			if (grown == NULL)
+				return NULL;
+			v->chunks = grown;
+			v->cap = cap;
+		}
+		chunk = xxl_env_alloc(env, pvec_chunk_bytes(v));
+		if (chunk == NULL)
+			return NULL;
+		v->chunks[v->nchunks++] = chunk;
+	}
+	return pvec_at(v, v->n++);
+}
+
+void
+pvec_free(xxl_env *env, pvec *v)
+{
+	for (size_t i = 0; i < v->nchunks; i++)
+		xxl_env_free(env, v->chunks[i], pvec_chunk_bytes(v));
+	if (v->chunks)
+		xxl_env_free(env, v->chunks, v->cap * sizeof(void *));
+	v->chunks = NULL;
+	v->nchunks = v->cap = 0;
+	v->n = 0;
+}
+
+/* Creation and input ---------------------------------------------------------- */
+
+const char *
+xxl_paths_path_name(xxl_paths_path path)
+{
+	switch (path)
+	{
+		case XXL_PATHS_NONE:
+			return "none";
+		case XXL_PATHS_IN_MEMORY:
+			return "in-memory";
+		case XXL_PATHS_EXTERNAL:
+			return "external";
+	}
+	return "unknown";
+}
+
+size_t
+xxl_paths_min_memory(void)
+{
+	return xxl_graph_min_memory();
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+xxl_paths *
+xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
+{
+	xxl_env		env;
+	xxl_paths  *p;
+	size_t		ns = config->nsources;
+
+	if (config->nsources == 0 || (config->has_target && config->op != XXL_PATHS_SSSP) ||
+		isnan(config->max_distance) || config->max_distance < 0)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "invalid shortest-path configuration");
+		return NULL;
+	}
+	if (xxl_env_open(&env, &config->res, &graph_plan) != XXL_OK)
+	{
+		xxl_error_set(err, env.err.code, env.err.sys_errno, "%s", env.err.message);
+		return NULL;
+	}
+	p = xxl_budget_alloc(&env.budget, sizeof(*p), err);
+	if (p == NULL)
+		return NULL;
+	memset(p, 0, sizeof(*p));
+	p->env = env;
+	xxl_env_relocate(&p->env);
+	p->op = config->op;
+	p->directed = config->directed;
+	p->has_target = config->has_target;
+	p->target = config->target;
+	p->max_distance = config->max_distance;
+	p->max_depth = config->max_depth;
+	p->expected_edges = config->expected_edges;
+	p->force_external = config->force_external;
+	p->t_start = xxl_now_ns();
+	p->mem_limit = p->env.pool + p->env.spool_allowance;
+	pvec_init(&p->ids, sizeof(int64_t));
+	pvec_init(&p->links, sizeof(plink));
+	xxl_spool_init(&p->linkspool, &p->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&p->results, &p->env, XXL_SPOOL_SHARED);
+	p->sources_bytes = ns * sizeof(int64_t);
+	p->sources = xxl_env_alloc(&p->env, p->sources_bytes);
+	if (p->sources == NULL)
+	{
+		*err = p->env.err;
+		xxl_paths_destroy(p);
+		return NULL;
+	}
+	memcpy(p->sources, config->sources, ns * sizeof(int64_t));
+	qsort(p->sources, ns, sizeof(int64_t), cmp_id);
+	p->nsources = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (p->nsources == 0 || p->sources[p->nsources - 1] != p->sources[i])
+			p->sources[p->nsources++] = p->sources[i];
+	if (p->force_external && paths_ext_begin(p) != XXL_OK)
+	{
+		*err = p->env.err;
+		xxl_paths_destroy(p);
+		return NULL;
+	}
+	p->state = PS_INPUT;
+	return p;
+}
+
+static xxl_status
+add_link(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
+{
+	if (!p->external)
+	{
+		xxl_status	rc = paths_mem_add(p, u, v, eid, w);
+
+		if (rc == XXL_OK)
+			return XXL_OK;
+		if (rc != XXL_ENOMEM || p->env.err.code != XXL_OK)
+			return rc;
+		/* it outgrew the in-memory budget: everything goes external */
+		if (paths_ext_begin(p) != XXL_OK)
+			return p->env.err.code;
+	}
+	return paths_ext_add(p, u, v, eid, w);
+}
+
+xxl_status
+xxl_paths_put_edge(xxl_paths *p, int64_t source, int64_t target, int64_t id, double cost,
+				   double reverse_cost)
+{
+	if (p->state != PS_INPUT)
+	{
+		if (p->state != PS_FAILED)
+			xxl_error_set(&p->env.err, XXL_EINVAL, 0, "edges can only be added before running");
+		return pfail(p);
+	}
+	if (isnan(cost) || isnan(reverse_cost))
+	{
+		xxl_error_set(&p->env.err, XXL_EINVAL, 0, "edge %lld (%lld - %lld) has a NaN cost",
+					  (long long) id, (long long) source, (long long) target);
+		return pfail(p);
+	}
+	p->m++;
+	/* pgRouting: a negative cost means that direction does not exist */
+	if (cost >= 0 && add_link(p, source, target, id, cost) != XXL_OK)
+		return pfail(p);
+	if (reverse_cost >= 0 && add_link(p, target, source, id, reverse_cost) != XXL_OK)
+		return pfail(p);
+	if (xxl_env_poll(&p->env))
+		return pfail(p);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_paths_run(xxl_paths *p)
+{
+	xxl_status	rc;
+
+	if (p->state != PS_INPUT)
+	{
+		if (p->state != PS_FAILED)
+			xxl_error_set(&p->env.err, XXL_EINVAL, 0, "the search has already run");
+		return pfail(p);
+	}
+	p->load_ns = xxl_now_ns() - p->t_start;
+	/* the search's arrays may not fit although the input did */
+	if (!p->external && paths_mem_need(p) > p->mem_limit && paths_ext_begin(p) != XXL_OK)
+		return pfail(p);
+	rc = p->external ? paths_ext_run(p) : paths_mem_run(p);
+	if (rc != XXL_OK)
+		return pfail(p);
+	p->out_pos = 0;
+	p->state = PS_OUTPUT;
+	return XXL_OK;
+}
+
+/* Output ------------------------------------------------------------------------ */
+
+static bool
+output_ready(xxl_paths *p)
+{
+	if (p->state == PS_OUTPUT)
+		return true;
+	if (p->state == PS_INPUT)
+	{
+		xxl_error_set(&p->env.err, XXL_EINVAL, 0, "rows can only be read after running");
+		pfail(p);
+	}
+	return false;
+}
+
+int
+xxl_paths_next(xxl_paths *p, int64_t *node, double *distance, int64_t *pred, int64_t *edge)
+{
+	uint64_t	t0 = xxl_now_ns();
+	int			got;
+
+	if (!output_ready(p))
+		return -1;
+	got = p->external ? paths_ext_next(p, node, distance, pred, edge) :
+		paths_mem_next(p, node, distance, pred, edge);
+	if (got < 0)
+		pfail(p);
+	p->output_ns += xxl_now_ns() - t0;
+	return got;
+}
+
+int
+xxl_paths_next_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost, double *agg_cost)
+{
+	int			got;
+
+	if (!output_ready(p))
+		return -1;
+	got = p->external ? paths_ext_step(p, node, edge, cost, agg_cost) :
+		paths_mem_step(p, node, edge, cost, agg_cost);
+	if (got < 0)
+		pfail(p);
+	return got;
+}
+
+/* Statistics and teardown ---------------------------------------------------------- */
+
+const xxl_error *
+xxl_paths_error(const xxl_paths *p)
+{
+	return &p->env.err;
+}
+
+void
+xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
+{
+	const xxl_env *env = &p->env;
+
+	memset(st, 0, sizeof(*st));
+	st->path = p->path;
+	st->edges = p->m;
+	st->links = p->nlinks;
+	st->arcs = p->narcs;
+	st->nodes = p->n;
+	st->reached = p->reached;
+	st->levels = p->levels;
+	st->relaxed = p->relaxed;
+	st->pq_pushes = p->pushes;
+	st->pq_merges = env->done.pq_merges;
+	st->pq_bytes = p->pq_bytes;
+	st->cache_hits = p->cache_hits + p->adj.hits + p->idx.hits;
+	st->cache_misses = p->cache_misses + p->adj.misses + p->idx.misses;
+	st->sorts = env->done.sorts;
+	st->sorted_bytes = env->done.sorted_bytes;
+	xxl_env_io(env, &st->io);
+	{
+		uint64_t	wait;
+		bool		direct;
+
+		xxl_env_io_sum(env, &st->bytes_read, &st->bytes_written, &wait, &direct);
+	}
+	st->memory_peak = xxl_env_used_peak(env);
+	st->memory_limit = env->budget.limit;
+	st->load_ns = p->load_ns;
+	st->build_ns = p->build_ns;
+	st->search_ns = p->search_ns;
+	st->output_ns = p->output_ns;
+}
+
+void
+xxl_paths_destroy(xxl_paths *p)
+{
+	xxl_budget	budget;
+
+	if (p == NULL)
+		return;
+	paths_mem_release(p);
+	paths_ext_release(p);
+	if (p->sources)
+		xxl_env_free(&p->env, p->sources, p->sources_bytes);
+	xxl_env_close(&p->env);
+	budget = p->env.budget;
+	xxl_budget_free(&budget, p, sizeof(*p));
+}

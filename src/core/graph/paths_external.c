@@ -1,0 +1,628 @@
+/*
+ * paths_external.c — the external path of BFS / shortest paths
+ * (xxl_paths.h): ids numbered by two sorts, the adjacency lists written to
+ * disk in node order with an index, and the searches over them with one bit
+ * per node in memory: Dijkstra on the external priority queue (no
+ * decrease-key: a push per relaxation, stale entries dropped by the bit)
+ * and Munagala-Ranade BFS (each level sorted by node, so its adjacency
+ * lists are read in disk order).  Record layouts: paths_internal.h.
+ */
+#include "core/graph/paths_internal.h"
+
+#include <math.h>
+
+#define LINK_REC 32
+#define ARC_REC 40
+#define ADJ_REC 32
+#define PQ_REC 56
+#define LEVEL_REC 32
+#define RESULT_REC 32
+#define LOG_REC 48
+#define STEP_REC 32
+
+static size_t
+part_share(const xxl_paths *p, int parts)
+{
+	size_t		h = p->env.pool / (size_t) parts;
+
+	return h - h % XXL_ALIGN;
+}
+
+/* Input -------------------------------------------------------------------- */
+
+xxl_status
+paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
+{
+	unsigned char r[LINK_REC];
+
+	g_put_u64(r, (uint64_t) u);
+	g_put_u64(r + 8, (uint64_t) v);
+	g_put_u64(r + 16, (uint64_t) eid);
+	memcpy(r + 24, &w, 8);
+	if (xxl_spool_write(&p->linkspool, r, LINK_REC) != XXL_OK)
+		return p->env.err.code;
+	p->nlinks++;
+	return XXL_OK;
+}
+
+/* Move what the in-memory path holds to the links spool. */
+xxl_status
+paths_ext_begin(xxl_paths *p)
+{
+	uint64_t	links = p->nlinks;
+
+	p->external = true;
+	p->nlinks = 0;
+	for (uint64_t i = 0; i < links; i++)
+	{
+		const plink *l = pvec_at(&p->links, i);
+
+		if (paths_ext_add(p, *(int64_t *) pvec_at(&p->ids, l->u),
+						  *(int64_t *) pvec_at(&p->ids, l->v), l->eid, l->w) != XXL_OK)
+			return p->env.err.code;
+	}
+	paths_mem_release(p);
+	p->n = 0;
+	return XXL_OK;
+}
+
+/* Numbering and adjacency ---------------------------------------------------- */
+
+/* S1: every endpoint with its link and side. */
+static xxl_status
+fill_endpoints(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *r;
+	unsigned char e[16];
+
+	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
+		xxl_env_sort_open(env, &p->s1, part_share(p, 2), 0, 16, 8, 2 * p->nlinks,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		if (xxl_spool_read(&rd, LINK_REC, &r) != XXL_OK)
+			break;
+		for (int side = 0; side < 2; side++)
+		{
+			g_put_be(e, g_id_key((int64_t) g_get_u64(r + 8 * side)));
+			g_put_be(e + 8, (i << 1) | (uint64_t) side);
+			if (xxl_env_sort_put(env, &p->s1, e) != XXL_OK)
+				break;
+		}
+		if (xxl_env_poll(env))
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	if (env->err.code != XXL_OK)
+		return env->err.code;
+	return xxl_env_sort_sort(env, &p->s1);
+}
+
+/* Number the distinct ids (S1 -> S2), finding the sources and the target. */
+static xxl_status
+number_ids(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	const unsigned char *r;
+	unsigned char e[16];
+	uint64_t	prev = 0;
+	size_t		si = 0;
+	int			got;
+
+	p->src_dense = xxl_env_alloc(env, 8 * (p->nsources ? p->nsources : 1));
+	p->src_orig = p->src_dense ? xxl_env_alloc(env, 8 * (p->nsources ? p->nsources : 1)) : NULL;
+	if (p->src_orig == NULL ||
+		xxl_env_sort_open(env, &p->s2, part_share(p, 2), 0, 16, 8, 2 * p->nlinks,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return env->err.code;
+	p->n = 0;
+	p->target_dense = UINT64_MAX;
+	while ((got = xxl_env_sort_next(env, &p->s1, &r)) == 1)
+	{
+		uint64_t	k = g_get_be(r);
+
+		if (p->n == 0 || k != prev)
+		{
+			int64_t		id = g_key_id(k);
+
+			while (si < p->nsources && p->sources[si] < id)
+				si++;
+			if (si < p->nsources && p->sources[si] == id)
+			{
+				p->src_dense[p->nsrc_dense] = p->n;
+				p->src_orig[p->nsrc_dense++] = id;
+			}
+			if (p->has_target && id == p->target)
+				p->target_dense = p->n;
+			prev = k;
+			p->n++;
+		}
+		memcpy(e, r + 8, 8);
+		g_put_u64(e + 8, p->n - 1);
+		if (xxl_env_sort_put(env, &p->s2, e) != XXL_OK || xxl_env_poll(env))
+			return env->err.code;
+	}
+	if (got < 0)
+		return env->err.code;
+	xxl_env_sort_close(env, &p->s1, NULL, NULL);
+	return xxl_env_sort_sort(env, &p->s2);
+}
+
+/* S2 + links -> S3: the arcs with dense ends, by tail. */
+static xxl_status
+fill_arcs(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *l,
+			   *r;
+	unsigned char a[ARC_REC];
+
+	if (xxl_env_sort_open(env, &p->s3, part_share(p, 2), 0, ARC_REC, 8,
+						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		uint64_t	d[2];
+
+		for (int side = 0; side < 2; side++)
+		{
+			if (xxl_env_sort_next(env, &p->s2, &r) != 1 || g_get_be(r) != ((i << 1) | (uint64_t) side))
+			{
+				if (env->err.code == XXL_OK)
+					xxl_error_set(&env->err, XXL_EIO, 0,
+								  "link %llu lost an endpoint while numbering",
+								  (unsigned long long) i);
+				goto out;
+			}
+			d[side] = g_get_u64(r + 8);
+		}
+		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
+			goto out;
+		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
+		{
+			g_put_be(a, d[dir]);
+			g_put_u64(a + 8, d[1 - dir]);
+			memcpy(a + 16, l + 8 * (1 - dir), 8);
+			memcpy(a + 24, l + 16, 16);
+			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
+				goto out;
+		}
+		if (xxl_env_poll(env))
+			goto out;
+	}
+out:
+	xxl_spool_reader_close(&rd);
+	if (env->err.code != XXL_OK)
+		return env->err.code;
+	xxl_env_sort_close(env, &p->s2, NULL, NULL);
+	xxl_spool_free(&p->linkspool);
+	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
+	return xxl_env_sort_sort(env, &p->s3);
+}
+
+/* S3 -> the adjacency pagefile and its index of n + 1 offsets. */
+static xxl_status
+write_adjacency(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	const unsigned char *r;
+	uint64_t	arc = 0,
+				node = 0;
+	int			got;
+
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 16384), ADJ_REC) != XXL_OK ||
+		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 8192), 8) != XXL_OK)
+		return env->err.code;
+	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
+	{
+		uint64_t	from = g_get_be(r);
+
+		for (; node <= from; node++)
+			if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
+				return env->err.code;
+		if (xxl_pagefile_append(&p->adj, r + 8) != XXL_OK || xxl_env_poll(env))
+			return env->err.code;
+		arc++;
+	}
+	if (got < 0)
+		return env->err.code;
+	for (; node <= p->n; node++)
+		if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
+			return env->err.code;
+	xxl_env_sort_close(env, &p->s3, NULL, NULL);
+	return XXL_OK;
+}
+
+/* Search ----------------------------------------------------------------------- */
+
+static xxl_status
+emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge)
+{
+	unsigned char r[RESULT_REC];
+
+	g_put_u64(r, (uint64_t) node);
+	memcpy(r + 8, &d, 8);
+	g_put_u64(r + 16, (uint64_t) pred);
+	g_put_u64(r + 24, (uint64_t) edge);
+	p->reached++;
+	return xxl_spool_write(&p->results, r, RESULT_REC);
+}
+
+/* The arcs of node x: [first, end). */
+static xxl_status
+arc_range(xxl_paths *p, uint64_t x, uint64_t *first, uint64_t *end)
+{
+	const unsigned char *r;
+
+	if (xxl_pagefile_get(&p->idx, x, &r) != XXL_OK)
+		return p->env.err.code;
+	*first = g_get_u64(r);
+	if (xxl_pagefile_get(&p->idx, x + 1, &r) != XXL_OK)
+		return p->env.err.code;
+	*end = g_get_u64(r);
+	return XXL_OK;
+}
+
+static xxl_status
+push_entry(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred, int64_t pred_orig,
+		   int64_t edge, double w)
+{
+	unsigned char q[PQ_REC];
+
+	g_put_be(q, g_cost_key(d));
+	g_put_be(q + 8, node);
+	g_put_u64(q + 16, (uint64_t) orig);
+	g_put_u64(q + 24, pred);
+	g_put_u64(q + 32, (uint64_t) pred_orig);
+	g_put_u64(q + 40, (uint64_t) edge);
+	memcpy(q + 48, &w, 8);
+	p->pushes++;
+	return xxl_env_queue_push(&p->env, &p->pq, q);
+}
+
+static xxl_status
+dijkstra(xxl_paths *p, size_t rest)
+{
+	xxl_env    *env = &p->env;
+	unsigned char q[PQ_REC];
+	int			got;
+
+	if (xxl_env_queue_open(env, &p->pq, rest, PQ_REC, 16, p->narcs + p->nsrc_dense) != XXL_OK)
+		return env->err.code;
+	if (p->has_target &&
+		xxl_pagefile_open(&p->log, env, xxl_pagefile_page_for(env, 16384), LOG_REC) != XXL_OK)
+		return env->err.code;
+	for (size_t i = 0; i < p->nsrc_dense; i++)
+		if (push_entry(p, 0.0, p->src_dense[i], p->src_orig[i], p->src_dense[i], p->src_orig[i],
+					   -1, 0.0) != XXL_OK)
+			return env->err.code;
+	while ((got = xxl_env_queue_pop(env, &p->pq, q)) == 1)
+	{
+		double		d = g_key_cost(g_get_be(q));
+		uint64_t	x = g_get_be(q + 8);
+		int64_t		orig = (int64_t) g_get_u64(q + 16);
+		uint64_t	first,
+					end;
+
+		if (bit_get(p->visited, x))
+			continue;
+		if (!(d <= p->max_distance))
+			break;
+		bit_set(p->visited, x);
+		if (emit(p, orig, d, (int64_t) g_get_u64(q + 32), (int64_t) g_get_u64(q + 40)) != XXL_OK)
+			return env->err.code;
+		if (p->has_target)
+		{
+			unsigned char lg[LOG_REC];
+
+			g_put_u64(lg, x);
+			memcpy(lg + 8, q + 24, 8);	/* pred */
+			memcpy(lg + 16, q + 16, 8); /* orig */
+			memcpy(lg + 24, q + 40, 16);	/* edge, cost */
+			memcpy(lg + 40, &d, 8);
+			if (xxl_pagefile_append(&p->log, lg) != XXL_OK)
+				return env->err.code;
+			if (x == p->target_dense)
+			{
+				p->target_found = true;
+				break;
+			}
+		}
+		if (arc_range(p, x, &first, &end) != XXL_OK)
+			return env->err.code;
+		for (uint64_t a = first; a < end; a++)
+		{
+			const unsigned char *r;
+			uint64_t	to;
+			double		w;
+
+			if (xxl_pagefile_get(&p->adj, a, &r) != XXL_OK)
+				return env->err.code;
+			p->relaxed++;
+			to = g_get_u64(r);
+			if (bit_get(p->visited, to))
+				continue;
+			memcpy(&w, r + 24, 8);
+			if (push_entry(p, d + w, to, (int64_t) g_get_u64(r + 8), x, orig,
+						   (int64_t) g_get_u64(r + 16), w) != XXL_OK)
+				return env->err.code;
+		}
+		if (xxl_env_poll(env))
+			return env->err.code;
+	}
+	if (got < 0)
+		return env->err.code;
+	{
+		xxl_io_stats io;
+
+		memset(&io, 0, sizeof(io));
+		xxl_env_queue_io(&p->pq, &io);
+		for (int i = 0; i < io.ndisks; i++)
+			p->pq_bytes += io.disk[i].bytes_read + io.disk[i].bytes_written;
+	}
+	xxl_env_queue_close(env, &p->pq);
+	return XXL_OK;
+}
+
+static xxl_status
+level_put(xxl_paths *p, xxl_env_sorter *s, uint64_t node, int64_t orig, int64_t pred_orig,
+		  int64_t edge)
+{
+	unsigned char r[LEVEL_REC];
+
+	g_put_be(r, node);
+	g_put_u64(r + 8, (uint64_t) orig);
+	g_put_u64(r + 16, (uint64_t) pred_orig);
+	g_put_u64(r + 24, (uint64_t) edge);
+	return xxl_env_sort_put(&p->env, s, r);
+}
+
+static xxl_status
+bfs(xxl_paths *p, size_t rest)
+{
+	xxl_env    *env = &p->env;
+	int			cur = 0;
+	uint64_t	depth = 0;
+
+	if (xxl_env_sort_open(env, &p->lv[cur], rest / 2, 0, LEVEL_REC, 8, p->nsrc_dense,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return env->err.code;
+	for (size_t i = 0; i < p->nsrc_dense; i++)
+	{
+		if (bit_get(p->visited, p->src_dense[i]))
+			continue;
+		bit_set(p->visited, p->src_dense[i]);
+		if (emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
+			level_put(p, &p->lv[cur], p->src_dense[i], p->src_orig[i], p->src_orig[i], -1) != XXL_OK)
+			return env->err.code;
+	}
+	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
+	{
+		xxl_env_sorter *now = &p->lv[cur],
+				   *next = &p->lv[1 - cur];
+		const unsigned char *r;
+		int			got;
+
+		if (xxl_env_sort_sort(env, now) != XXL_OK ||
+			xxl_env_sort_open(env, next, rest / 2, 0, LEVEL_REC, 8, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
+			return env->err.code;
+		p->levels++;
+		while ((got = xxl_env_sort_next(env, now, &r)) == 1)
+		{
+			uint64_t	x = g_get_be(r);
+			int64_t		orig = (int64_t) g_get_u64(r + 8);
+			uint64_t	first,
+						end;
+
+			if (arc_range(p, x, &first, &end) != XXL_OK)
+				return env->err.code;
+			for (uint64_t a = first; a < end; a++)
+			{
+				const unsigned char *ar;
+				uint64_t	to;
+
+				if (xxl_pagefile_get(&p->adj, a, &ar) != XXL_OK)
+					return env->err.code;
+				p->relaxed++;
+				to = g_get_u64(ar);
+				if (bit_get(p->visited, to))
+					continue;
+				bit_set(p->visited, to);
+				p->pushes++;
+				if (emit(p, (int64_t) g_get_u64(ar + 8), (double) (depth + 1), orig,
+						 (int64_t) g_get_u64(ar + 16)) != XXL_OK ||
+					level_put(p, next, to, (int64_t) g_get_u64(ar + 8), orig,
+							  (int64_t) g_get_u64(ar + 16)) != XXL_OK)
+					return env->err.code;
+			}
+			if (xxl_env_poll(env))
+				return env->err.code;
+		}
+		if (got < 0)
+			return env->err.code;
+		xxl_env_sort_close(env, now, NULL, NULL);
+		cur = 1 - cur;
+		depth++;
+	}
+	return XXL_OK;
+}
+
+/*
+ * The path to the target: the settle log read backwards finds each node's
+ * predecessor before it (a predecessor settles first), target first into
+ * the steps file, which the output reads backwards again.
+ */
+static xxl_status
+collect_path(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	uint64_t	want = p->target_dense;
+
+	if (!p->target_found)
+		return XXL_OK;
+	if (xxl_pagefile_finish(&p->log, part_share(p, 8)) != XXL_OK ||
+		xxl_pagefile_open(&p->steps_file, env, xxl_pagefile_page_for(env, 16384), STEP_REC) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = p->log.records; i-- > 0;)
+	{
+		const unsigned char *r;
+		unsigned char s[STEP_REC];
+
+		if (xxl_pagefile_get(&p->log, i, &r) != XXL_OK)
+			return env->err.code;
+		if (g_get_u64(r) != want)
+			continue;
+		memcpy(s, r + 16, 8);	/* orig */
+		memcpy(s + 8, r + 24, 16);	/* edge in, cost in */
+		memcpy(s + 24, r + 40, 8);	/* distance */
+		if (xxl_pagefile_append(&p->steps_file, s) != XXL_OK)
+			return env->err.code;
+		if (g_get_u64(r + 8) == want)
+			break;				/* a source */
+		want = g_get_u64(r + 8);
+		if (xxl_env_poll(env))
+			return env->err.code;
+	}
+	if (xxl_pagefile_finish(&p->steps_file, part_share(p, 8)) != XXL_OK)
+		return env->err.code;
+	p->nsteps = p->steps_file.records > 1 ? p->steps_file.records : 0;	/* target = source: none */
+	return XXL_OK;
+}
+
+xxl_status
+paths_ext_run(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	uint64_t	t0 = xxl_now_ns();
+	size_t		rest;
+
+	p->path = XXL_PATHS_EXTERNAL;
+	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK || fill_arcs(p) != XXL_OK ||
+		write_adjacency(p) != XXL_OK)
+		return env->err.code;
+	p->visited_bytes = ((p->n + 63) / 64 + 1) * 8;
+	{
+		/*
+		 * One bit per node, the smallest caches, the settle log's and the
+		 * path's pages, slack, and a queue (or two level sorters) of the
+		 * smallest size.
+		 */
+		size_t		fixed = p->visited_bytes + 2 * (p->adj.page + p->idx.page + 16) +
+			4 * xxl_pagefile_page_for(env, 16384) + xxl_env_slack(env);
+		size_t		need = fixed + 2 * xxl_pq_min_memory(XXL_ALIGN);
+
+		if (need > env->pool)
+			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
+								 "the search over %llu nodes needs %zu kB of memory (one bit per "
+								 "node, a queue and page caches), more than the %zu kB the "
+								 "budget leaves it", (unsigned long long) p->n,
+								 (need + (env->budget.limit - env->pool) + 1023) / 1024,
+								 env->pool / 1024);
+		p->visited = xxl_env_alloc(env, p->visited_bytes);
+		if (p->visited == NULL)
+			return env->err.code;
+		memset(p->visited, 0, p->visited_bytes);
+		rest = env->pool - fixed;
+		/* the caches take 3/16: the queue or the level sorters want the rest */
+		if (xxl_pagefile_finish(&p->idx, rest / 16) != XXL_OK ||
+			xxl_pagefile_finish(&p->adj, rest / 8) != XXL_OK)
+			return env->err.code;
+		rest -= p->idx.cache_bytes + p->adj.cache_bytes + (p->idx.nframes + p->adj.nframes) * 8;
+		rest -= rest % XXL_ALIGN;
+	}
+	p->build_ns = xxl_now_ns() - t0;
+	t0 = xxl_now_ns();
+	if ((p->op == XXL_PATHS_SSSP ? dijkstra(p, rest) : bfs(p, rest)) != XXL_OK)
+		return env->err.code;
+	p->cache_hits = p->adj.hits + p->idx.hits;
+	p->cache_misses = p->adj.misses + p->idx.misses;
+	xxl_pagefile_close(&p->adj);
+	xxl_pagefile_close(&p->idx);
+	if (p->has_target && collect_path(p) != XXL_OK)
+		return env->err.code;
+	p->search_ns = xxl_now_ns() - t0;
+	if (xxl_spool_finish(&p->results) != XXL_OK)
+		return env->err.code;
+	return xxl_spool_reader_open(&p->rd, &p->results, true);
+}
+
+int
+paths_ext_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge)
+{
+	const unsigned char *r;
+
+	if (p->out_pos >= p->reached)
+		return 0;
+	if (xxl_spool_read(&p->rd, RESULT_REC, &r) != XXL_OK)
+		return -1;
+	*node = (int64_t) g_get_u64(r);
+	memcpy(d, r + 8, 8);
+	*pred = (int64_t) g_get_u64(r + 16);
+	*edge = (int64_t) g_get_u64(r + 24);
+	p->out_pos++;
+	return 1;
+}
+
+int
+paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost, double *agg)
+{
+	const unsigned char *r;
+	uint64_t	i;
+
+	if (p->out_pos >= p->nsteps)
+		return 0;
+	i = p->nsteps - 1 - p->out_pos;
+	if (i > 0)
+	{
+		if (xxl_pagefile_get(&p->steps_file, i - 1, &r) != XXL_OK)
+			return -1;
+		*edge = (int64_t) g_get_u64(r + 8);
+		memcpy(cost, r + 16, 8);
+	}
+	else
+	{
+		*edge = -1;
+		*cost = 0;
+	}
+	if (xxl_pagefile_get(&p->steps_file, i, &r) != XXL_OK)
+		return -1;
+	*node = (int64_t) g_get_u64(r);
+	memcpy(agg, r + 24, 8);
+	p->out_pos++;
+	return 1;
+}
+
+void
+paths_ext_release(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	xxl_env_sorter *sorters[] = {&p->s1, &p->s2, &p->s3, &p->lv[0], &p->lv[1]};
+	size_t		ns = p->nsources ? p->nsources : 1;
+
+	if (p->rd.sp)
+		xxl_spool_reader_close(&p->rd);
+	for (size_t i = 0; i < sizeof(sorters) / sizeof(sorters[0]); i++)
+		xxl_env_sort_close(env, sorters[i], NULL, NULL);
+	xxl_env_queue_close(env, &p->pq);
+	xxl_pagefile_close(&p->adj);
+	xxl_pagefile_close(&p->idx);
+	xxl_pagefile_close(&p->log);
+	xxl_pagefile_close(&p->steps_file);
+	xxl_spool_free(&p->linkspool);
+	xxl_spool_free(&p->results);
+	if (p->visited)
+		xxl_env_free(env, p->visited, p->visited_bytes);
+	p->visited = NULL;
+	if (p->src_dense)
+		xxl_env_free(env, p->src_dense, 8 * ns);
+	if (p->src_orig)
+		xxl_env_free(env, p->src_orig, 8 * ns);
+	p->src_dense = NULL;
+	p->src_orig = NULL;
+}

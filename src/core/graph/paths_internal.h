@@ -1,0 +1,211 @@
+/*
+ * paths_internal.h — the state of the BFS / shortest-path operator
+ * (xxl_paths.h) that its three files share: paths.c (input, the choice of
+ * path, the pull interface), paths_memory.c (the in-memory path) and
+ * paths_external.c (the external path).
+ *
+ * Record layouts of the external path (BE = big-endian key bytes, u64 =
+ * native):
+ *   links spool  [u orig][v orig][edge id][cost double]          32
+ *   S1 endpoints [id key BE][link<<1|side BE]                    16, key 8
+ *   S2 dense     [link<<1|side BE][dense u64]                    16, key 8
+ *   S3 arcs      [from BE][to][to orig][edge id][cost]           40, key 8
+ *   adjacency    [to][to orig][edge id][cost]                    32 (pagefile)
+ *   index        [first arc of node]                              8 (pagefile, n + 1)
+ *   queue        [dist key BE][node BE][orig][pred][pred orig][edge][cost] 56, key 16
+ *   BFS level    [node BE][orig][pred orig][edge]                32, key 8
+ *   results      [node orig][distance double][pred orig][edge]   32 (spool)
+ *   settle log   [node][pred][orig][edge][cost][distance]        48 (pagefile)
+ *   path steps   [orig][edge in][cost in][distance]              32 (pagefile)
+ */
+#ifndef XXL_PATHS_INTERNAL_H
+#define XXL_PATHS_INTERNAL_H
+
+#include "core/graph/graph_internal.h"
+#include "core/graph/xxl_paths.h"
+#include "core/xxl_pagefile.h"
+
+/* Growing arrays in fixed chunks: no copy when they grow, no realloc peak. */
+typedef struct pvec
+{
+	unsigned char **chunks;
+	size_t		nchunks,
+				cap;
+	size_t		elem;
+	int			shift;			/* elements per chunk = 1 << shift */
+	uint64_t	n;
+} pvec;
+
+static inline void *
+pvec_at(const pvec *v, uint64_t i)
+{
+	return v->chunks[i >> v->shift] + (i & ((UINT64_C(1) << v->shift) - 1)) * v->elem;
+}
+
+/* An in-memory link: one existing direction (undirected: one edge). */
+typedef struct plink
+{
+	uint32_t	u,
+				v;
+	double		w;
+	int64_t		eid;
+} plink;
+
+/* An in-memory adjacency entry. */
+typedef struct parc
+{
+	uint32_t	to;
+	uint32_t	link;
+} parc;
+
+#define P_UNSEEN UINT32_MAX
+#define P_SETTLED (UINT32_MAX - 1)
+#define P_MAX_DENSE (UINT32_MAX - 2)	/* in memory: dense ids and arcs below this */
+
+typedef enum paths_state
+{
+	PS_INPUT,
+	PS_OUTPUT,
+	PS_FAILED
+} paths_state;
+
+struct xxl_paths
+{
+	xxl_env		env;
+	xxl_paths_op op;
+	bool		directed;
+	bool		has_target;
+	bool		force_external;
+	int64_t		target;
+	double		max_distance;
+	uint64_t	max_depth;
+	int64_t    *sources;		/* sorted, distinct */
+	size_t		nsources;
+	size_t		sources_bytes;
+	uint64_t	expected_edges;
+	paths_state state;
+	xxl_paths_path path;
+	bool		external;		/* input goes to the links spool */
+
+	uint64_t	m;				/* edges put */
+	uint64_t	nlinks;
+	uint64_t	narcs;
+	uint64_t	n;
+	uint64_t	reached;
+	uint64_t	levels;
+	uint64_t	relaxed;
+	uint64_t	pushes;
+	uint64_t	t_start,
+				load_ns,
+				build_ns,
+				search_ns,
+				output_ns;
+
+	/* in memory */
+	size_t		mem_limit;		/* what the in-memory path may hold */
+	int64_t    *hkeys;			/* id -> dense hash table */
+	uint32_t   *hvals;
+	size_t		hcap;
+	pvec		ids;			/* dense -> original id */
+	pvec		links;
+	uint32_t   *off;			/* CSR: n + 1 */
+	parc	   *arcs;
+	double	   *dist;
+	uint32_t   *pred;			/* dense */
+	uint32_t   *plinkv;			/* link to pred (P_UNSEEN for a source) */
+	uint32_t   *pos;			/* heap position, P_UNSEEN or P_SETTLED */
+	uint32_t   *heap;
+	uint32_t   *order;			/* settled nodes in order */
+	uint32_t   *steps;			/* path, target first */
+	uint64_t	nsteps;
+	uint64_t	out_pos;
+	uint64_t	target_dense;
+	bool		target_found;
+
+	/* external */
+	xxl_spool	linkspool,
+				results;
+	xxl_env_sorter s1,
+				s2,
+				s3,
+				lv[2];			/* BFS: the level read and the level filled */
+	xxl_env_queue pq;
+	xxl_pagefile adj,
+				idx,
+				log,
+				steps_file;
+	uint64_t   *visited;		/* bitmap */
+	size_t		visited_bytes;
+	uint64_t   *src_dense;		/* dense ids of the sources found, and */
+	int64_t    *src_orig;		/* their ids */
+	size_t		nsrc_dense;
+	uint64_t	pq_bytes;
+	uint64_t	cache_hits,
+				cache_misses;
+	xxl_spool_reader rd;
+};
+
+static inline xxl_status
+pfail(xxl_paths *p)
+{
+	p->state = PS_FAILED;
+	if (p->env.err.code == XXL_OK)
+		xxl_error_set(&p->env.err, XXL_EIO, 0, "shortest-path operator failed");
+	return p->env.err.code;
+}
+
+static inline bool
+bit_get(const uint64_t *b, uint64_t i)
+{
+	return (b[i >> 6] >> (i & 63)) & 1;
+}
+
+static inline void
+bit_set(uint64_t *b, uint64_t i)
+{
+	b[i >> 6] |= UINT64_C(1) << (i & 63);
+}
+
+static inline bool
+p_is_source(const xxl_paths *p, int64_t id)
+{
+	size_t		lo = 0,
+				hi = p->nsources;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+
+		if (p->sources[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nsources && p->sources[lo] == id;
+}
+
+/* pvec: chunked arrays on the budget */
+void		pvec_init(pvec *v, size_t elem);
+void	   *pvec_push(xxl_env *env, pvec *v);
+void		pvec_free(xxl_env *env, pvec *v);
+size_t		pvec_bytes(const pvec *v, uint64_t n);
+
+/* paths_memory.c */
+xxl_status	paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
+size_t		paths_mem_need(const xxl_paths *p);
+xxl_status	paths_mem_run(xxl_paths *p);
+int			paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge);
+int			paths_mem_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
+						   double *agg);
+void		paths_mem_release(xxl_paths *p);
+
+/* paths_external.c */
+xxl_status	paths_ext_begin(xxl_paths *p);
+xxl_status	paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
+xxl_status	paths_ext_run(xxl_paths *p);
+int			paths_ext_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge);
+int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
+						   double *agg);
+void		paths_ext_release(xxl_paths *p);
+
+#endif							/* XXL_PATHS_INTERNAL_H */

@@ -1,0 +1,135 @@
+/*
+ * xxl_paths.h — breadth-first search and single-source shortest paths over
+ * an edge list with arbitrary 64-bit node ids and pgRouting's edge
+ * semantics, within a fixed memory budget.
+ *
+ * Use: create with the operation and the sources, put every edge, run,
+ * then pull the tree rows (xxl_paths_next) or, with a target, the path
+ * (xxl_paths_next_step), then destroy.  Nothing calls back into the caller
+ * except the cancel hook, and that only from the caller's thread.
+ *
+ * Edges (pgRouting's convention).  An edge (id, source, target, cost,
+ * reverse_cost) has the direction source -> target when cost >= 0 and
+ * target -> source when reverse_cost >= 0 (give -1 for "no reverse").
+ * Undirected: each existing direction is an undirected edge of its cost.
+ * Costs may be 0 or +Infinity; NaN is an error (XXL_EINVAL).  BFS looks
+ * only at which directions exist.
+ *
+ * Results.
+ *  - Tree rows (xxl_paths_next): every node reachable from a source within
+ *    max_distance (SSSP) or max_depth edges (BFS), once, in the order the
+ *    search settled them (non-decreasing distance), with the distance (BFS:
+ *    the depth), the predecessor and the edge it was reached by.  A
+ *    source's row has distance 0, pred = itself, edge = -1.  A source that
+ *    is in no edge is not a node: no row.  With several sources, the
+ *    distance is from the nearest one.
+ *  - Path (xxl_paths_next_step, SSSP with a target): the steps from the
+ *    source to the target as pgr_dijkstra gives them: (node, edge, cost of
+ *    the edge, cost so far), the last step (target, -1, 0, total).  No step
+ *    when the target is unreachable or is the source.  The search stops once
+ *    the target is settled.
+ *
+ * Algorithms (docs/graph.md).
+ *  - In memory, when the graph fits the budget: ids are numbered densely by
+ *    a hash table as the edges come, the adjacency is a compressed sparse
+ *    row array, and the search is Dijkstra with an addressable 4-ary heap
+ *    (at most one entry per node, so its memory is known in advance) or a
+ *    FIFO queue for BFS.  No spill at all.
+ *  - External otherwise, semi-external in the weakest sense: one bit per
+ *    node in memory.  Ids are numbered by two sorts; the adjacency lists go
+ *    to disk in node order with an index of n + 1 offsets, both read through
+ *    page caches.  SSSP: Dijkstra without decrease-key on the external
+ *    priority queue (each relaxation a push, stale entries dropped by the
+ *    settled bit; <= arcs + sources pushes), one adjacency read per settled
+ *    node (the block-cache variant: O(n + sort(m)) I/Os in the worst case,
+ *    random page reads).  BFS: Munagala-Ranade levels: each level is sorted
+ *    by node so its adjacency lists are read in disk order, and the visited
+ *    bit replaces the merge with the two previous levels.
+ *
+ * Memory: every buffer, sorter, queue and cache is charged to the budget;
+ * stats.memory_peak <= config memory.  Spill files are all removed by
+ * xxl_paths_destroy, also after an error or a cancel.
+ */
+#ifndef XXL_PATHS_H
+#define XXL_PATHS_H
+
+#include "core/xxl_io.h"
+
+typedef enum xxl_paths_op
+{
+	XXL_PATHS_SSSP,				/* Dijkstra: distances are sums of costs */
+	XXL_PATHS_BFS				/* distances are depths */
+} xxl_paths_op;
+
+typedef enum xxl_paths_path
+{
+	XXL_PATHS_NONE,				/* not run yet */
+	XXL_PATHS_IN_MEMORY,
+	XXL_PATHS_EXTERNAL
+} xxl_paths_path;
+
+typedef struct xxl_paths_config
+{
+	xxl_resources res;			/* memory >= xxl_paths_min_memory() */
+	xxl_paths_op op;
+	bool		directed;
+	const int64_t *sources;		/* at least one; duplicates allowed */
+	size_t		nsources;
+	bool		has_target;		/* SSSP: the path to target, stop when settled */
+	int64_t		target;
+	double		max_distance;	/* SSSP: report nodes at most this far (>= 0; Inf) */
+	uint64_t	max_depth;		/* BFS: report nodes at most this deep (UINT64_MAX) */
+	uint64_t	expected_edges; /* hint for block sizes; 0 = unknown */
+	bool		force_external; /* testing: never the in-memory path */
+} xxl_paths_config;
+
+typedef struct xxl_paths_stats
+{
+	xxl_paths_path path;
+	uint64_t	edges;			/* edges put */
+	uint64_t	links;			/* existing directions */
+	uint64_t	arcs;			/* adjacency entries (undirected: 2 per link) */
+	uint64_t	nodes;			/* distinct ids */
+	uint64_t	reached;		/* tree rows */
+	uint64_t	levels;			/* BFS: levels expanded */
+	uint64_t	relaxed;		/* arcs looked at from settled nodes */
+	uint64_t	pq_pushes;		/* heap / queue insertions */
+	uint64_t	pq_merges;		/* external queue: run merges */
+	uint64_t	pq_bytes;		/* external queue: spill I/O, both ways */
+	uint64_t	cache_hits;		/* external: adjacency and index page reads */
+	uint64_t	cache_misses;
+	uint64_t	sorts;
+	uint64_t	sorted_bytes;
+	uint64_t	bytes_read;		/* all spill I/O */
+	uint64_t	bytes_written;
+	xxl_io_stats io;
+	uint64_t	memory_peak;
+	uint64_t	memory_limit;
+	uint64_t	load_ns;		/* reading edges */
+	uint64_t	build_ns;		/* numbering ids, building the adjacency */
+	uint64_t	search_ns;
+	uint64_t	output_ns;
+} xxl_paths_stats;
+
+typedef struct xxl_paths xxl_paths;
+
+size_t		xxl_paths_min_memory(void);
+
+xxl_paths  *xxl_paths_create(const xxl_paths_config *config, xxl_error *err);
+xxl_status	xxl_paths_put_edge(xxl_paths *p, int64_t source, int64_t target, int64_t id,
+							   double cost, double reverse_cost);
+xxl_status	xxl_paths_run(xxl_paths *p);
+
+/* Tree rows: 1 with a row, 0 at the end, -1 on error (see xxl_paths_error). */
+int			xxl_paths_next(xxl_paths *p, int64_t *node, double *distance, int64_t *pred,
+						   int64_t *edge);
+/* Path steps (with a target): 1, 0 at the end, -1 on error. */
+int			xxl_paths_next_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
+								double *agg_cost);
+
+const xxl_error *xxl_paths_error(const xxl_paths *p);
+void		xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *stats);
+const char *xxl_paths_path_name(xxl_paths_path path);
+void		xxl_paths_destroy(xxl_paths *p);
+
+#endif							/* XXL_PATHS_H */

@@ -1,0 +1,76 @@
+/*
+ * xxl_pagefile.h — a file of fixed-size records written once in order and
+ * then read at any record, through a direct-mapped cache of pages.
+ *
+ * What the random-access parts of an operator stand on (the adjacency lists
+ * and node index of the shortest-path search, its settle log read
+ * backwards): the records live in the environment's own spill files (blocks
+ * from its block manager, charged to its spill limit), a record never
+ * straddles a page, and a read of a record whose page is cached costs no
+ * I/O.  Pages are read synchronously on the caller's thread (a page of a
+ * buffered file is a copy out of the page cache; on an SSD a random page
+ * costs about 0.1 ms).  Owner thread only.
+ */
+#ifndef XXL_PAGEFILE_H
+#define XXL_PAGEFILE_H
+
+#include "core/xxl_env.h"
+
+typedef struct xxl_pagefile
+{
+	xxl_env    *env;
+	size_t		page;			/* bytes per page: a multiple of XXL_ALIGN dividing the block */
+	size_t		rec_size;
+	size_t		per_page;		/* records per page */
+	size_t		block;			/* the environment's spill block */
+	xxl_bid    *blocks;			/* the file's blocks, in order */
+	size_t		nblocks,
+				blocks_cap;
+	uint64_t	records;		/* appended so far */
+	unsigned char *wbuf;		/* the page being written */
+	/* the cache, after xxl_pagefile_finish */
+	unsigned char *frames;
+	uint64_t   *tags;			/* page held by each frame, or UINT64_MAX */
+	size_t		nframes;
+	size_t		cache_bytes;	/* charged to the budget */
+	uint64_t	hits,
+				misses;
+	bool		finished;
+} xxl_pagefile;
+
+/* The page size for records of rec_size bytes under the environment's block. */
+size_t		xxl_pagefile_page_for(const xxl_env *env, size_t want);
+
+xxl_status	xxl_pagefile_open(xxl_pagefile *f, xxl_env *env, size_t page, size_t rec_size);
+xxl_status	xxl_pagefile_append(xxl_pagefile *f, const void *rec);
+/* End of writing; cache_bytes (at least one page) of the budget for reading. */
+xxl_status	xxl_pagefile_finish(xxl_pagefile *f, size_t cache_bytes);
+xxl_status	xxl_pagefile_miss(xxl_pagefile *f, uint64_t page, size_t frame);
+
+/* Record i (< records): a pointer valid until the next read of this file. */
+static inline xxl_status
+xxl_pagefile_get(xxl_pagefile *f, uint64_t i, const unsigned char **rec)
+{
+	uint64_t	page = i / f->per_page;
+	size_t		frame = (size_t) (page % f->nframes);
+
+	if (f->tags[frame] != page)
+	{
+		xxl_status	rc = xxl_pagefile_miss(f, page, frame);
+
+		if (rc != XXL_OK)
+		{
+			*rec = NULL;
+			return rc;
+		}
+	}
+	else
+		f->hits++;
+	*rec = f->frames + frame * f->page + (i % f->per_page) * f->rec_size;
+	return XXL_OK;
+}
+
+/* Returns the blocks to the block manager and the memory to the budget. */
+void		xxl_pagefile_close(xxl_pagefile *f);
+
+#endif							/* XXL_PAGEFILE_H */

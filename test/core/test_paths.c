@@ -1,0 +1,611 @@
+/*
+ * test_paths.c — unit tests of BFS and shortest paths
+ * (src/core/graph/xxl_paths.h) against oracles written here: Dijkstra with
+ * an O(n^2) scan and a plain BFS over the distinct ids, with pgRouting's
+ * rule for which directions exist.
+ *
+ * Every case runs on both paths: at a roomy budget (in memory, which must
+ * then spill nothing) and forced external at the smallest budget, where the
+ * queue spills and the page caches miss.  Checks: the reached set and every
+ * distance / depth equal the oracle's; every row's (pred, edge) is an input
+ * edge in an allowed direction whose cost adds up (integer costs: exact);
+ * a target's path is a chain of such edges ending at the target with edge
+ * -1 and the oracle's total; the budget holds; no spill file is left, also
+ * after a cancel; NaN costs are rejected.
+ */
+#include "xxl_test.h"
+
+#include <math.h>
+
+#include "core/graph/xxl_paths.h"
+
+#define MB (1024 * 1024)
+#define ROOMY (64 * MB)
+
+typedef struct pedge
+{
+	int64_t		s,
+				t,
+				id;
+	double		c,
+				rc;
+} pedge;
+
+typedef struct pgraph
+{
+	pedge	   *e;
+	size_t		n,
+				cap;
+} pgraph;
+
+static void
+padd(pgraph *g, int64_t s, int64_t t, int64_t id, double c, double rc)
+{
+	if (g->n == g->cap)
+	{
+		g->cap = g->cap ? 2 * g->cap : 64;
+		g->e = realloc(g->e, g->cap * sizeof(pedge));
+	}
+	g->e[g->n++] = (pedge) {s, t, id, c, rc};
+}
+
+/* Oracle --------------------------------------------------------------------- */
+
+typedef struct oarc
+{
+	size_t		from,
+				to;
+	double		w;
+	int64_t		id;
+} oarc;
+
+typedef struct oracle
+{
+	int64_t    *ids;
+	size_t		n;
+	oarc	   *arcs;
+	size_t		narcs;
+	double	   *dist;			/* INFINITY: not reached */
+} oracle;
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+static size_t
+o_find(const oracle *o, int64_t id)
+{
+	int64_t    *hit = bsearch(&id, o->ids, o->n, sizeof(int64_t), cmp_i64);
+
+	return hit ? (size_t) (hit - o->ids) : SIZE_MAX;
+}
+
+static void
+o_arc(oracle *o, int64_t a, int64_t b, double w, int64_t id)
+{
+	o->arcs[o->narcs++] = (oarc) {o_find(o, a), o_find(o, b), w, id};
+}
+
+static void
+oracle_build(oracle *o, const pgraph *g, bool directed)
+{
+	memset(o, 0, sizeof(*o));
+	o->ids = malloc((2 * g->n + 1) * sizeof(int64_t));
+	for (size_t i = 0; i < g->n; i++)
+	{
+		o->ids[o->n++] = g->e[i].s;
+		o->ids[o->n++] = g->e[i].t;
+	}
+	qsort(o->ids, o->n, sizeof(int64_t), cmp_i64);
+	{
+		size_t		k = 0;
+
+		for (size_t i = 0; i < o->n; i++)
+			if (k == 0 || o->ids[k - 1] != o->ids[i])
+				o->ids[k++] = o->ids[i];
+		o->n = k;
+	}
+	o->arcs = malloc((4 * g->n + 1) * sizeof(oarc));
+	for (size_t i = 0; i < g->n; i++)
+	{
+		const pedge *e = &g->e[i];
+
+		if (e->c >= 0)
+		{
+			o_arc(o, e->s, e->t, e->c, e->id);
+			if (!directed)
+				o_arc(o, e->t, e->s, e->c, e->id);
+		}
+		if (e->rc >= 0)
+		{
+			o_arc(o, e->t, e->s, e->rc, e->id);
+			if (!directed)
+				o_arc(o, e->s, e->t, e->rc, e->id);
+		}
+	}
+	o->dist = malloc((o->n + 1) * sizeof(double));
+}
+
+/* Dijkstra (bfs: every arc costs 1) from the sources, O(n^2 + m). */
+static void
+oracle_run(oracle *o, const int64_t *src, size_t nsrc, bool bfs)
+{
+	bool	   *done = calloc(o->n + 1, 1);
+	size_t	   *first = calloc(o->n + 2, sizeof(size_t));
+	oarc	   *sorted = malloc((o->narcs + 1) * sizeof(oarc));
+
+	for (size_t a = 0; a < o->narcs; a++)
+		first[o->arcs[a].from + 1]++;
+	for (size_t x = 0; x < o->n; x++)
+		first[x + 1] += first[x];
+	{
+		size_t	   *cur = malloc((o->n + 1) * sizeof(size_t));
+
+		memcpy(cur, first, o->n * sizeof(size_t));
+		for (size_t a = 0; a < o->narcs; a++)
+			sorted[cur[o->arcs[a].from]++] = o->arcs[a];
+		free(cur);
+	}
+	for (size_t x = 0; x < o->n; x++)
+		o->dist[x] = INFINITY;
+	for (size_t i = 0; i < nsrc; i++)
+		if (o_find(o, src[i]) != SIZE_MAX)
+			o->dist[o_find(o, src[i])] = 0;
+	for (;;)
+	{
+		size_t		u = SIZE_MAX;
+
+		for (size_t x = 0; x < o->n; x++)
+			if (!done[x] && o->dist[x] < INFINITY && (u == SIZE_MAX || o->dist[x] < o->dist[u]))
+				u = x;
+		if (u == SIZE_MAX)
+			break;
+		done[u] = true;
+		for (size_t a = first[u]; a < first[u + 1]; a++)
+		{
+			double		nd = o->dist[u] + (bfs ? 1 : sorted[a].w);
+
+			if (nd < o->dist[sorted[a].to])
+				o->dist[sorted[a].to] = nd;
+		}
+	}
+	free(done);
+	free(first);
+	free(sorted);
+}
+
+static void
+oracle_free(oracle *o)
+{
+	free(o->ids);
+	free(o->arcs);
+	free(o->dist);
+}
+
+/* Whether an arc pred -> node with this id exists, of cost w (or any, for BFS). */
+static bool
+has_arc(const oracle *o, size_t from, size_t to, int64_t id, double *w)
+{
+	for (size_t a = 0; a < o->narcs; a++)
+		if (o->arcs[a].from == from && o->arcs[a].to == to && o->arcs[a].id == id &&
+			(isnan(*w) || o->arcs[a].w == *w))
+		{
+			*w = o->arcs[a].w;
+			return true;
+		}
+	return false;
+}
+
+/* Running the operator -------------------------------------------------------- */
+
+static int	cancel_after;
+
+static bool
+cancel_hook(void *arg)
+{
+	(void) arg;
+	return cancel_after > 0 && --cancel_after == 0;
+}
+
+static xxl_paths_config
+config(size_t memory, bool external, xxl_paths_op op, bool directed, const int64_t *src,
+	   size_t nsrc)
+{
+	xxl_paths_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.res.memory = memory;
+	c.res.disk.dirs = xt_dirs;
+	c.res.disk.ndisks = 2;
+	c.res.disk.file_prefix = "test_paths";
+	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.res.disk.seed = 7;
+	c.res.cancel = cancel_hook;
+	c.op = op;
+	c.directed = directed;
+	c.sources = src;
+	c.nsources = nsrc;
+	c.max_distance = INFINITY;
+	c.max_depth = UINT64_MAX;
+	c.force_external = external;
+	return c;
+}
+
+static xxl_paths *
+run_on(const xxl_paths_config *c, const pgraph *g, xxl_status *rc)
+{
+	xxl_error	err;
+	xxl_paths  *p;
+
+	xxl_error_clear(&err);
+	p = xxl_paths_create(c, &err);
+	*rc = p ? XXL_OK : err.code;
+	for (size_t i = 0; p && i < g->n && *rc == XXL_OK; i++)
+		*rc = xxl_paths_put_edge(p, g->e[i].s, g->e[i].t, g->e[i].id, g->e[i].c, g->e[i].rc);
+	if (p && *rc == XXL_OK)
+		*rc = xxl_paths_run(p);
+	return p;
+}
+
+/* Run one case on one path and check it against the oracle. */
+static void
+check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, size_t nsrc,
+		   bool external, double max_distance, uint64_t max_depth)
+{
+	xxl_paths_config c = config(external ? xxl_paths_min_memory() : ROOMY, external, op, directed,
+								src, nsrc);
+	oracle		o;
+	xxl_status	rc;
+	xxl_paths  *p;
+	xxl_paths_stats st;
+	size_t		rows = 0,
+				expect = 0;
+	bool	   *seen;
+	int64_t		node,
+				pred,
+				edge;
+	double		d;
+	int			got;
+
+	c.max_distance = max_distance;
+	c.max_depth = max_depth;
+	oracle_build(&o, g, directed);
+	oracle_run(&o, src, nsrc, op == XXL_PATHS_BFS);
+	seen = calloc(o.n + 1, 1);
+	p = run_on(&c, g, &rc);
+	CHECK_MSG(rc == XXL_OK, "run: %s", p ? xxl_paths_error(p)->message : "create failed");
+	while (rc == XXL_OK && (got = xxl_paths_next(p, &node, &d, &pred, &edge)) == 1)
+	{
+		size_t		x = o_find(&o, node),
+					y = o_find(&o, pred);
+		double		w = op == XXL_PATHS_BFS ? NAN : d - (y != SIZE_MAX ? o.dist[y] : 0);
+
+		rows++;
+		REQUIRE_MSG(x != SIZE_MAX && y != SIZE_MAX, "row for unknown node %lld", (long long) node);
+		CHECK_MSG(!seen[x], "node %lld twice", (long long) node);
+		seen[x] = true;
+		CHECK_MSG(d == o.dist[x], "node %lld: distance %g, oracle %g", (long long) node, d,
+				  o.dist[x]);
+		if (edge == -1)
+			CHECK_MSG(d == 0 && pred == node, "root %lld", (long long) node);
+		else
+			CHECK_MSG(has_arc(&o, y, x, edge, &w) && (op == XXL_PATHS_BFS ? o.dist[y] + 1 == d :
+													  o.dist[y] + w == d),
+					  "node %lld: %lld via edge %lld is no tree edge", (long long) node,
+					  (long long) pred, (long long) edge);
+	}
+	CHECK(rc != XXL_OK || got == 0);
+	for (size_t x = 0; x < o.n; x++)
+		if (o.dist[x] < INFINITY &&
+			(op == XXL_PATHS_BFS ? o.dist[x] <= (double) max_depth : o.dist[x] <= max_distance))
+			expect++;
+	CHECK_EQ(rows, expect);
+	xxl_paths_stats_get(p, &st);
+	CHECK_EQ(st.path, external ? XXL_PATHS_EXTERNAL : XXL_PATHS_IN_MEMORY);
+	CHECK_LE(st.memory_peak, st.memory_limit);
+	if (!external)
+		CHECK_EQ(st.bytes_written, 0);
+	xxl_paths_destroy(p);
+	CHECK_EQ(xt_spill_files(), 0);
+	free(seen);
+	oracle_free(&o);
+}
+
+static void
+check_path(const pgraph *g, bool directed, int64_t s, int64_t t, bool external)
+{
+	xxl_paths_config c = config(external ? xxl_paths_min_memory() : ROOMY, external,
+								XXL_PATHS_SSSP, directed, &s, 1);
+	oracle		o;
+	xxl_status	rc;
+	xxl_paths  *p;
+	int64_t		node,
+				edge,
+				prev = 0,
+				prev_edge = -1;
+	double		cost,
+				agg,
+				prev_agg = 0,
+				prev_cost = 0;
+	size_t		steps = 0;
+	int			got;
+
+	c.has_target = true;
+	c.target = t;
+	oracle_build(&o, g, directed);
+	oracle_run(&o, &s, 1, false);
+	p = run_on(&c, g, &rc);
+	CHECK_STATUS(rc, XXL_OK);
+	while (rc == XXL_OK && (got = xxl_paths_next_step(p, &node, &edge, &cost, &agg)) == 1)
+	{
+		if (steps == 0)
+			CHECK(node == s && agg == 0);
+		else
+		{
+			double		w = prev_cost;
+
+			CHECK_MSG(has_arc(&o, o_find(&o, prev), o_find(&o, node), prev_edge, &w),
+					  "step %zu: no edge %lld from %lld to %lld", steps, (long long) prev_edge,
+					  (long long) prev, (long long) node);
+			CHECK(agg == prev_agg + prev_cost);
+		}
+		prev = node;
+		prev_edge = edge;
+		prev_cost = cost;
+		prev_agg = agg;
+		steps++;
+	}
+	if (s != t && o_find(&o, t) != SIZE_MAX && o.dist[o_find(&o, t)] < INFINITY)
+	{
+		CHECK(steps >= 2);
+		CHECK(prev == t && prev_edge == -1 && prev_cost == 0);
+		CHECK_MSG(prev_agg == o.dist[o_find(&o, t)], "path %lld -> %lld costs %g, oracle %g",
+				  (long long) s, (long long) t, prev_agg, o.dist[o_find(&o, t)]);
+	}
+	else
+		CHECK_EQ(steps, 0);
+	xxl_paths_destroy(p);
+	CHECK_EQ(xt_spill_files(), 0);
+	oracle_free(&o);
+}
+
+/* Every check on both paths, both directions, SSSP and BFS. */
+static void
+check_all(const pgraph *g, const int64_t *src, size_t nsrc)
+{
+	for (int ext = 0; ext < 2; ext++)
+		for (int dir = 0; dir < 2; dir++)
+		{
+			check_tree(g, dir, XXL_PATHS_SSSP, src, nsrc, ext, INFINITY, UINT64_MAX);
+			check_tree(g, dir, XXL_PATHS_BFS, src, nsrc, ext, INFINITY, UINT64_MAX);
+		}
+}
+
+/* Graphs ------------------------------------------------------------------------ */
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A random graph with integer costs (0 included), absent directions, sparse ids. */
+static void
+random_graph(pgraph *g, int nodes, int edges, int64_t base, int64_t stride)
+{
+	for (int i = 0; i < edges; i++)
+	{
+		int64_t		s = base + (int64_t) (rnd() % nodes) * stride,
+					t = base + (int64_t) (rnd() % nodes) * stride;
+		double		c = (double) (rnd() % 10) - (rnd() % 5 == 0 ? 20 : 0),
+					rc = (double) (rnd() % 10) - (rnd() % 3 == 0 ? 20 : 0);
+
+		padd(g, s, t, 1000 + i, c, rc);
+	}
+}
+
+/* pgRouting's documentation sample graph (3.4), edges id 1..18. */
+static void
+sample_graph(pgraph *g)
+{
+	static const double e[18][5] = {
+		{1, 5, 6, 1, 1}, {2, 6, 10, -1, 1}, {3, 10, 15, -1, 1}, {4, 6, 7, 1, 1},
+		{5, 10, 11, 1, -1}, {6, 1, 3, 1, 1}, {7, 3, 7, 1, 1}, {8, 7, 11, 1, 1},
+		{9, 11, 16, 1, 1}, {10, 7, 8, 1, 1}, {11, 11, 12, 1, -1}, {12, 8, 12, 1, -1},
+		{13, 12, 17, 1, -1}, {14, 8, 9, 1, 1}, {15, 16, 17, 1, 1}, {16, 15, 16, 1, 1},
+		{17, 2, 4, 1, 1}, {18, 13, 14, 1, 1}};
+
+	for (int i = 0; i < 18; i++)
+		padd(g, (int64_t) e[i][1], (int64_t) e[i][2], (int64_t) e[i][0], e[i][3], e[i][4]);
+}
+
+XT_TEST(sample_graph_every_source)
+{
+	pgraph		g = {0};
+
+	sample_graph(&g);
+	for (int64_t s = 1; s <= 17; s++)
+	{
+		check_all(&g, &s, 1);
+		for (int64_t t = 1; t <= 17; t += 3)
+			for (int ext = 0; ext < 2; ext++)
+				for (int dir = 0; dir < 2; dir++)
+					check_path(&g, dir, s, t, ext);
+	}
+	free(g.e);
+}
+
+XT_TEST(random_graphs)
+{
+	for (int round = 0; round < 4; round++)
+	{
+		pgraph		g = {0};
+		int64_t		src[3] = {(int64_t) (rnd() % 300), (int64_t) (rnd() % 300), 5};
+
+		random_graph(&g, 300, 900 + round * 300, 0, 1);
+		check_all(&g, src, 1);
+		check_all(&g, src, 3);
+		for (int ext = 0; ext < 2; ext++)
+		{
+			check_tree(&g, true, XXL_PATHS_SSSP, src, 1, ext, 7.0, UINT64_MAX);
+			check_tree(&g, false, XXL_PATHS_BFS, src, 1, ext, INFINITY, 2);
+			check_tree(&g, true, XXL_PATHS_BFS, src, 1, ext, INFINITY, 0);
+			check_path(&g, round % 2, src[0], src[1], ext);
+			check_path(&g, round % 2, src[0], 123456789, ext);
+		}
+		free(g.e);
+	}
+}
+
+XT_TEST(extreme_ids_self_loops_multi_edges)
+{
+	pgraph		g = {0};
+	int64_t		src[2] = {INT64_MIN, INT64_MAX};
+
+	padd(&g, INT64_MIN, INT64_MAX, 1, 3, -1);
+	padd(&g, INT64_MIN, INT64_MAX, 2, 2, -1);	/* parallel, cheaper */
+	padd(&g, INT64_MAX, INT64_MAX, 3, 1, 1);	/* self loop */
+	padd(&g, INT64_MAX, -1, 4, 0, 0);
+	padd(&g, -1, 0, 5, 5, -1);
+	padd(&g, 42, 43, 6, 1, 1);	/* another component */
+	check_all(&g, src, 1);
+	check_all(&g, src + 1, 1);
+	check_all(&g, src, 2);
+	for (int ext = 0; ext < 2; ext++)
+	{
+		check_path(&g, true, INT64_MIN, 0, ext);
+		check_path(&g, true, INT64_MIN, 42, ext);
+		check_path(&g, false, 0, INT64_MIN, ext);
+	}
+	free(g.e);
+}
+
+XT_TEST(source_not_in_graph)
+{
+	pgraph		g = {0};
+	int64_t		src = 99;
+	xxl_paths_config c = config(ROOMY, false, XXL_PATHS_SSSP, true, &src, 1);
+	xxl_status	rc;
+	xxl_paths  *p;
+	int64_t		a,
+				b,
+				e;
+	double		d;
+
+	padd(&g, 1, 2, 1, 1, 1);
+	p = run_on(&c, &g, &rc);
+	CHECK_STATUS(rc, XXL_OK);
+	CHECK_EQ(xxl_paths_next(p, &a, &d, &b, &e), 0);
+	xxl_paths_destroy(p);
+	check_all(&g, &src, 1);
+	free(g.e);
+}
+
+/* A long path and a grid: large diameters, many BFS levels, external caches. */
+XT_TEST(line_and_grid)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+	const int	side = xt_quick() ? 30 : 60;
+
+	for (int i = 0; i < 3000; i++)
+		padd(&g, (int64_t) ((uint64_t) i * 2654435761u % 100003),
+			 (int64_t) ((uint64_t) (i + 1) * 2654435761u % 100003), i, 1 + i % 3, -1);
+	check_all(&g, &s, 1);
+	free(g.e);
+	memset(&g, 0, sizeof(g));
+	for (int r = 0; r < side; r++)
+		for (int q = 0; q < side; q++)
+		{
+			if (q + 1 < side)
+				padd(&g, r * side + q, r * side + q + 1, 2 * (r * side + q), 1 + (r + q) % 4, 1);
+			if (r + 1 < side)
+				padd(&g, r * side + q, (r + 1) * side + q, 2 * (r * side + q) + 1, 2, 3);
+		}
+	check_all(&g, &s, 1);
+	check_path(&g, false, 0, side * side - 1, true);
+	check_path(&g, true, 0, side * side - 1, false);
+	free(g.e);
+}
+
+/* Enough edges at the smallest budget that the queue spills runs. */
+XT_TEST(external_queue_spills)
+{
+	pgraph		g = {0};
+	int64_t		s = 1;
+	xxl_paths_config c = config(xxl_paths_min_memory(), false, XXL_PATHS_SSSP, true, &s, 1);
+	xxl_status	rc;
+	xxl_paths  *p;
+	xxl_paths_stats st;
+
+	random_graph(&g, 6000, 50000, -5000000000LL, 7);
+	for (size_t i = 0; i < g.n; i++)
+		g.e[i].c = fabs(g.e[i].c) + 1;
+	s = g.e[0].s;
+	p = run_on(&c, &g, &rc);
+	CHECK_STATUS(rc, XXL_OK);
+	xxl_paths_stats_get(p, &st);
+	CHECK_EQ(st.path, XXL_PATHS_EXTERNAL);	/* by its budget alone */
+	CHECK(st.pq_bytes > 0);
+	CHECK(st.cache_misses > 0);
+	CHECK_LE(st.memory_peak, st.memory_limit);
+	xxl_paths_destroy(p);
+	check_tree(&g, true, XXL_PATHS_SSSP, &s, 1, true, INFINITY, UINT64_MAX);
+	check_tree(&g, false, XXL_PATHS_BFS, &s, 1, true, INFINITY, UINT64_MAX);
+	free(g.e);
+}
+
+XT_TEST(cancel_leaves_nothing)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+
+	random_graph(&g, 3000, 30000, 0, 1);
+	for (int ext = 0; ext < 2; ext++)
+		for (int after = 1; after < 40; after += 7)
+		{
+			xxl_paths_config c = config(ext ? xxl_paths_min_memory() : ROOMY, ext,
+										after % 2 ? XXL_PATHS_SSSP : XXL_PATHS_BFS, true, &s, 1);
+			xxl_status	rc;
+			xxl_paths  *p;
+
+			cancel_after = after;
+			p = run_on(&c, &g, &rc);
+			cancel_after = 0;
+			CHECK(rc == XXL_OK || rc == XXL_ECANCELED);
+			xxl_paths_destroy(p);
+			CHECK_EQ(xt_spill_files(), 0);
+		}
+	free(g.e);
+}
+
+XT_TEST(nan_cost_rejected)
+{
+	int64_t		s = 1;
+	xxl_paths_config c = config(ROOMY, false, XXL_PATHS_SSSP, true, &s, 1);
+	xxl_error	err;
+	xxl_paths  *p;
+
+	xxl_error_clear(&err);
+	p = xxl_paths_create(&c, &err);
+	REQUIRE(p != NULL);
+	CHECK_STATUS(xxl_paths_put_edge(p, 1, 2, 1, 1, NAN), XXL_EINVAL);
+	CHECK(strstr(xxl_paths_error(p)->message, "NaN") != NULL);
+	xxl_paths_destroy(p);
+}
+
+int
+main(int argc, char **argv)
+{
+	return xt_main(argc, argv);
+}
