@@ -43,6 +43,17 @@ SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT 
 UNION ALL
 SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 SELECT * FROM xxl.bwt('banana'::bytea);
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.2 (no shortest paths yet)
+CREATE EXTENSION pgxxl VERSION '0.2';
+SELECT to_regprocedure('xxl.bfs(text,bigint,boolean,bigint)') IS NULL AS no_bfs_in_02;
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 DROP TABLE fresh, updated;
 
 DROP EXTENSION pgxxl;

@@ -50,10 +50,18 @@ typedef enum EdgeColumn
 	COL_TARGET,
 	COL_ID,
 	COL_COST,
+	COL_RCOST,					/* optional: missing means -1 (no reverse direction) */
 	NUM_COLS
 } EdgeColumn;
 
-static const char *const column_names[NUM_COLS] = {"source", "target", "id", "cost"};
+static const char *const column_names[NUM_COLS] = {"source", "target", "id", "cost",
+"reverse_cost"};
+
+static bool
+is_cost_column(EdgeColumn c)
+{
+	return c == COL_COST || c == COL_RCOST;
+}
 
 struct XxlEdgeReader
 {
@@ -93,7 +101,8 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 	{
 		r->attno[c] = -1;
 		if ((c == COL_ID && !(r->needs & XXL_EDGE_ID)) ||
-			(c == COL_COST && !(r->needs & XXL_EDGE_COST)))
+			(c == COL_COST && !(r->needs & XXL_EDGE_COST)) ||
+			(c == COL_RCOST && !(r->needs & XXL_EDGE_RCOST)))
 			continue;
 		for (int i = 0; i < desc->natts; i++)
 		{
@@ -110,6 +119,8 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 			r->attno[c] = i;
 			r->type[c] = getBaseType(att->atttypid);
 		}
+		if (r->attno[c] < 0 && c == COL_RCOST)
+			continue;
 		if (r->attno[c] < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -119,17 +130,17 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 							 (r->needs & XXL_EDGE_COST) ? "id, source, target and cost" :
 							 "source and target",
 							 (r->needs & XXL_EDGE_COST) ? ", edge_id AS id, w AS cost" : "")));
-		if (c == COL_COST ? !is_cost_type(r->type[c]) : !xxl_is_int_type(r->type[c]))
+		if (is_cost_column(c) ? !is_cost_type(r->type[c]) : !xxl_is_int_type(r->type[c]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("%s: column \"%s\" of the edges has type %s, but it must be %s",
 							r->fname, column_names[c],
 							format_type_be(TupleDescAttr(desc, r->attno[c])->atttypid),
-							c == COL_COST ?
+							is_cost_column(c) ?
 							"double precision, real, numeric, bigint, integer or smallint" :
 							"bigint, integer or smallint"),
 					 errhint("Cast it in the edges query, e.g. SELECT %s::%s AS %s ...",
-							 column_names[c], c == COL_COST ? "float8" : "bigint",
+							 column_names[c], is_cost_column(c) ? "float8" : "bigint",
 							 column_names[c])));
 		if (r->attno[c] + 1 > r->maxatt)
 			r->maxatt = r->attno[c] + 1;
@@ -151,16 +162,17 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 
 	r->in = xxl_input_open(edges);
 	find_columns(r, xxl_input_desc(r->in));
-	if ((needs & XXL_EDGE_COST) && r->type[COL_COST] == NUMERICOID)
+	if (((needs & XXL_EDGE_COST) && r->type[COL_COST] == NUMERICOID) ||
+		(r->attno[COL_RCOST] >= 0 && r->type[COL_RCOST] == NUMERICOID))
 		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl graph numeric cost",
 										  ALLOCSET_SMALL_SIZES);
 	return r;
 }
 
 static double
-cost_value(XxlEdgeReader *r, Datum d)
+cost_value(XxlEdgeReader *r, EdgeColumn c, Datum d)
 {
-	switch (r->type[COL_COST])
+	switch (r->type[c])
 	{
 		case FLOAT8OID:
 			return DatumGetFloat8(d);
@@ -170,21 +182,21 @@ cost_value(XxlEdgeReader *r, Datum d)
 			{
 				MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
 				Numeric		num = DatumGetNumeric(d);
-				double		c = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+				double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 																  NumericGetDatum(num)));
-				bool		overflow = isinf(c) && !numeric_is_inf(num);
+				bool		overflow = isinf(v) && !numeric_is_inf(num);
 
 				MemoryContextSwitchTo(old);
 				MemoryContextReset(r->rowcxt);
 				if (overflow)
 					ereport(ERROR,
 							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("%s: column \"cost\" of the edges is out of range for double precision in row " UINT64_FORMAT,
-									r->fname, xxl_input_rows(r->in))));
-				return c;
+							 errmsg("%s: column \"%s\" of the edges is out of range for double precision in row " UINT64_FORMAT,
+									r->fname, column_names[c], xxl_input_rows(r->in))));
+				return v;
 			}
 		default:
-			return (double) xxl_int_datum(d, r->type[COL_COST]);
+			return (double) xxl_int_datum(d, r->type[c]);
 	}
 }
 
@@ -221,16 +233,26 @@ xxl_edges_next(XxlEdgeReader *r, XxlEdge *e)
 	e->target = xxl_int_datum(values[r->attno[COL_TARGET]], r->type[COL_TARGET]);
 	e->id = r->attno[COL_ID] >= 0 ? xxl_int_datum(values[r->attno[COL_ID]], r->type[COL_ID]) : 0;
 	e->cost = 0;
-	if (r->attno[COL_COST] >= 0)
+	e->reverse_cost = -1;
+	for (EdgeColumn c = COL_COST; c <= COL_RCOST; c++)
 	{
-		e->cost = cost_value(r, values[r->attno[COL_COST]]);
-		if (isnan(e->cost))
+		double		v;
+
+		if (r->attno[c] < 0)
+			continue;
+		v = cost_value(r, c, values[r->attno[c]]);
+		if (isnan(v))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: column \"cost\" of the edges is NaN in row " UINT64_FORMAT
+					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT
 							" (edge id " INT64_FORMAT ")",
-							r->fname, xxl_input_rows(r->in), e->id),
-					 errhint("Costs must be numbers; leave such edges out with WHERE cost <> 'NaN'.")));
+							r->fname, column_names[c], xxl_input_rows(r->in), e->id),
+					 errhint("Costs must be numbers; leave such edges out with WHERE %s <> 'NaN'.",
+							 column_names[c])));
+		if (c == COL_COST)
+			e->cost = v;
+		else
+			e->reverse_cost = v;
 	}
 	return true;
 }

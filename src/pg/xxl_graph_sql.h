@@ -7,7 +7,9 @@
  * Edges come from xxl_input (a table read directly, or a query through an
  * SPI cursor).  Columns are matched by name: source and target (smallint,
  * integer or bigint), id (the same types) and cost (real, double precision,
- * numeric, smallint, integer or bigint) when the function needs them;
+ * numeric, smallint, integer or bigint) when the function needs them,
+ * and reverse_cost (the same types) when a function takes it and the edges
+ * have it;
  * other columns are ignored.  NULL ids, a NULL or NaN cost, a missing or
  * mistyped column are errors with an SQLSTATE that names the problem (see
  * docs/graph.md).
@@ -24,6 +26,7 @@
 /* Which columns a graph function reads besides source and target. */
 #define XXL_EDGE_ID		0x01
 #define XXL_EDGE_COST	0x02
+#define XXL_EDGE_RCOST	0x04	/* reverse_cost, when the edges have it */
 
 typedef struct XxlEdge
 {
@@ -31,6 +34,7 @@ typedef struct XxlEdge
 	int64		target;
 	int64		id;				/* 0 unless XXL_EDGE_ID */
 	double		cost;			/* 0 unless XXL_EDGE_COST */
+	double		reverse_cost;	/* -1 unless XXL_EDGE_RCOST finds the column */
 } XxlEdge;
 
 typedef struct XxlEdgeReader XxlEdgeReader;

@@ -26,6 +26,7 @@ bool		xxl_sort_scan = true;
 int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_graph_max_semi_nodes = 0;
+bool		xxl_graph_force_external = false;
 
 static const struct config_enum_entry hold_options[] = {
 	{"none", XXL_HOLD_NONE, false},
@@ -170,6 +171,13 @@ xxl_define_gucs(void)
 							0, 0, INT_MAX,
 							PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.graph_force_external",
+							 "Testing only: BFS and shortest paths take the external path.",
+							 "They do so even when xxl.memory would hold the graph.",
+							 &xxl_graph_force_external,
+							 false,
+							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 	/* last: every xxl.* setting is defined, the rest of the prefix is an error */
 	MarkGUCPrefixReserved("xxl");
 }

@@ -307,8 +307,8 @@ dijkstra(xxl_paths *p, size_t rest)
 		double		d = g_key_cost(g_get_be(q));
 		uint64_t	x = g_get_be(q + 8);
 		int64_t		orig = (int64_t) g_get_u64(q + 16);
-		uint64_t	first,
-					end;
+		uint64_t	first = 0,
+					end = 0;
 
 		if (bit_get(p->visited, x))
 			continue;
@@ -417,8 +417,8 @@ bfs(xxl_paths *p, size_t rest)
 		{
 			uint64_t	x = g_get_be(r);
 			int64_t		orig = (int64_t) g_get_u64(r + 8);
-			uint64_t	first,
-						end;
+			uint64_t	first = 0,
+						end = 0;
 
 			if (arc_range(p, x, &first, &end) != XXL_OK)
 				return env->err.code;
