@@ -261,6 +261,11 @@ xxl_paths_next(xxl_paths *p, int64_t *node, double *distance, int64_t *pred, int
 
 	if (!output_ready(p))
 		return -1;
+	if (xxl_env_poll(&p->env))
+	{
+		pfail(p);
+		return -1;
+	}
 	got = p->external ? paths_ext_next(p, node, distance, pred, edge) :
 		paths_mem_next(p, node, distance, pred, edge);
 	if (got < 0)

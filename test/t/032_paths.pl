@@ -1,0 +1,108 @@
+# 032_paths.pl — BFS and shortest paths at a scale the regress tests avoid
+# (400k edges over 100k ids): the in-memory and the external path give the
+# same distances and depths; peak backend memory stays within xxl.memory
+# plus 32 MB on both; a cancel in each phase (reading the edges, the
+# search, the output) stops the operator and leaves no spill file, and the
+# session goes on.  Run by `make test` (scripts/test.sh).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use XxlHold;
+
+my $node = PostgreSQL::Test::Cluster->new('paths');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_buffers = 16MB\n");
+$node->start;
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION pgxxl;
+	SELECT setseed(0.25);
+	CREATE TABLE edges AS
+	SELECT i::bigint AS id, (random() * 100000)::bigint * 7 AS source,
+		(random() * 100000)::bigint * 7 AS target, floor(random() * 100) AS cost,
+		CASE WHEN random() < 0.5 THEN -1 ELSE floor(random() * 100) END AS reverse_cost
+	FROM generate_series(1, 400000) i;
+	VACUUM ANALYZE edges;
+});
+my $src = $node->safe_psql('postgres', 'SELECT source FROM edges WHERE id = 1');
+
+# --- both paths, same answers ------------------------------------------------------
+
+for my $case ([ 'mem', '256MB', 'in-memory' ], [ 'ext', '2MB', 'external' ])
+{
+	my ($suffix, $memory, $path) = @$case;
+	my @out = split /\n/, $node->safe_psql('postgres', qq{
+		SET xxl.memory = '$memory';
+		SELECT xxl.shortest_paths_into('edges', $src, 'sp_$suffix');
+		SELECT details->>'path' FROM xxl.last_stats();
+		SELECT xxl.shortest_paths_into('edges', $src, 'spu_$suffix', false);
+		SELECT details->>'path' FROM xxl.last_stats();
+		SELECT xxl.bfs_into('edges', ARRAY[$src, 14], 'bfs_$suffix');
+		SELECT details->>'path' FROM xxl.last_stats();
+	});
+	is_deeply([ @out[ 1, 3, 5 ] ], [ ($path) x 3 ], "$memory: the $path path");
+	cmp_ok($out[0], '>', 1000, "$memory: the search reaches many nodes ($out[0])");
+}
+for my $t ('sp', 'spu', 'bfs')
+{
+	my $col = $t eq 'bfs' ? 'depth' : 'distance';
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM (
+			(SELECT node, $col FROM ${t}_mem EXCEPT ALL SELECT node, $col FROM ${t}_ext)
+			UNION ALL
+			(SELECT node, $col FROM ${t}_ext EXCEPT ALL SELECT node, $col FROM ${t}_mem)) d}),
+		'0', "$t: both paths give every node the same $col");
+}
+
+# --- peak memory --------------------------------------------------------------------
+
+for my $case ([ '64MB', 64 ], [ '8MB', 8 ])
+{
+	my ($setting, $mb) = @$case;
+	my $out = $node->safe_psql('postgres', qq{
+		SET xxl.memory = '$setting';
+		SELECT count(*) FROM xxl.shortest_paths('edges', $src, false);
+		SELECT details->>'path' FROM xxl.last_stats();
+		SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'),
+			'VmHWM:\\s+(\\d+) kB'))[1];
+	});
+	my @lines = split /\n/, $out;
+	cmp_ok($lines[-1], '<=', ($mb + 32) * 1024,
+		"VmHWM $lines[-1] kB within xxl.memory = $setting plus 32 MB ($lines[1] path)");
+}
+
+# --- cancel in each phase ---------------------------------------------------------------
+
+sub leftovers
+{
+	my ($pid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
+}
+
+for my $phase ('input', 'merge', 'output')
+{
+	for my $memory ('2MB', '256MB')
+	{
+		my ($bg, $pid) = start_held($node, $phase, ["SET xxl.memory = '$memory'"],
+			"SELECT count(*) FROM xxl.shortest_paths('edges', $src)");
+		$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+		$node->poll_query_until('postgres',
+			"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+		  or die 'the canceled query did not end';
+		$bg->query('SELECT 1');	# collects the canceled statement's error
+		like($bg->{stderr}, qr/canceling statement due to user request/,
+			"$memory, $phase: the cancel reaches the client");
+		$bg->{stderr} = '';
+		is(leftovers($pid), '0', "$memory, $phase: no spill files after the cancel");
+		is($bg->query_safe("SELECT count(*) FROM xxl.bfs('SELECT 1 AS id, 1 AS source, 2 AS target, 1 AS cost', 1)"),
+			'2', "$memory, $phase: the session works after the cancel");
+		$bg->quit;
+	}
+}
+
+$node->stop;
+done_testing();
