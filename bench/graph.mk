@@ -13,6 +13,7 @@
 GRAPH_SIZES ?= small big
 GRAPH_MEM ?= 256MB
 BIG_PGR ?= 0
+DIJKSTRA_PAIRS ?= 20
 GRAPH_OMP_WAIT ?= passive
 
 .PHONY: bench-graph
@@ -21,4 +22,4 @@ bench: bench-graph
 
 bench-graph:
 	@GRAPH_SIZES="$(GRAPH_SIZES)" GRAPH_MEM="$(GRAPH_MEM)" BIG_PGR="$(BIG_PGR)" \
-		GRAPH_OMP_WAIT="$(GRAPH_OMP_WAIT)" bash bench/run_graph.sh
+		GRAPH_OMP_WAIT="$(GRAPH_OMP_WAIT)" DIJKSTRA_PAIRS="$(DIJKSTRA_PAIRS)" bash bench/run_graph.sh

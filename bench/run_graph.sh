@@ -9,6 +9,9 @@
 #   connected components     pgr_connectedComponents | xxl.connected_components
 #   minimum spanning forest  pgr_kruskal             | xxl.minimum_spanning_forest
 #   spanning forest          (no pgRouting function) | xxl.spanning_forest
+#   shortest paths from 1    pgr_drivingDistance     | xxl.shortest_paths (directed, undirected)
+#   BFS from 1               pgr_breadthFirstSearch  | xxl.bfs
+#   DIJKSTRA_PAIRS (20) one-to-one paths  pgr_dijkstra | xxl.dijkstra
 # Every measured statement materializes its result the same way
 # (CREATE UNLOGGED TABLE ... AS SELECT * FROM f(...)), so both sides pay the
 # same for their rows.  pgxxl reads the edges by table name (a direct heap
@@ -59,6 +62,7 @@ EXT_MEM_big=${EXT_MEM_big:-64MB}
 EXT_MEM_tiny=${EXT_MEM_tiny:-1MB}
 BIG_PGR=${BIG_PGR:-0}
 PGR_TIMEOUT=${PGR_TIMEOUT:-3600}
+DIJKSTRA_PAIRS=${DIJKSTRA_PAIRS:-20}
 SEED=${SEED:-0.42}
 OUT=bench/out
 CSV=$OUT/graph.csv
@@ -227,6 +231,40 @@ SQL
 	measure_xxl "$size" sf into "$GRAPH_MEM" "SELECT xxl.spanning_forest_into('$g', 'r_xxli_sf')"
 	measure_xxl "$size" sf external "$ext" "CREATE UNLOGGED TABLE r_xxle_sf AS SELECT * FROM xxl.spanning_forest('$g')"
 
+	# shortest paths and BFS from node 1 (the edges are one-way: no reverse_cost)
+	fresh "r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_pgr_dij, r_xxl_dij"
+	pairs="SELECT p, 1 + (p * 7919) % $n AS s, 1 + (p * 104729) % $n AS t FROM generate_series(1, $DIJKSTRA_PAIRS) p"
+	if [ $run_pgr = 1 ]; then
+		echo "bench-graph: $size: pgr_drivingDistance (directed, undirected), pgr_breadthFirstSearch, pgr_dijkstra x $DIJKSTRA_PAIRS"
+		measure_pgr "$size" sssp "$PGR_TIMEOUT" \
+			"CREATE UNLOGGED TABLE r_pgr_sp AS SELECT * FROM pgr_drivingDistance('$edges_sql', 1, 1e15)"
+		measure_pgr "$size" sssp_undirected "$PGR_TIMEOUT" \
+			"CREATE UNLOGGED TABLE r_pgr_spu AS SELECT * FROM pgr_drivingDistance('$edges_sql', 1, 1e15, false)"
+		measure_pgr "$size" bfs "$PGR_TIMEOUT" \
+			"CREATE UNLOGGED TABLE r_pgr_bfs AS SELECT * FROM pgr_breadthFirstSearch('$edges_sql', 1)"
+		measure_pgr "$size" dijkstra "$PGR_TIMEOUT" \
+			"CREATE UNLOGGED TABLE r_pgr_dij AS SELECT q.p, d.* FROM ($pairs) q, LATERAL pgr_dijkstra('$edges_sql', q.s, q.t) d"
+	else
+		for f in sssp sssp_undirected bfs dijkstra; do echo "$size,$f,pgrouting,srf,-,skipped,,,,,,,,," >>"$CSV"; done
+	fi
+	echo "bench-graph: $size: xxl.shortest_paths, xxl.bfs, xxl.dijkstra"
+	measure_xxl "$size" sssp srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_sp AS SELECT * FROM xxl.shortest_paths('$g', 1)"
+	measure_xxl "$size" sssp external "$ext" "CREATE UNLOGGED TABLE r_xxle_sp AS SELECT * FROM xxl.shortest_paths('$g', 1)"
+	measure_xxl "$size" sssp_undirected srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_spu AS SELECT * FROM xxl.shortest_paths('$g', 1, false)"
+	measure_xxl "$size" bfs srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
+	measure_xxl "$size" bfs external "$ext" "CREATE UNLOGGED TABLE r_xxle_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
+	measure_xxl "$size" dijkstra srf "$GRAPH_MEM" \
+		"CREATE UNLOGGED TABLE r_xxl_dij AS SELECT q.p, d.* FROM ($pairs) q, LATERAL xxl.dijkstra('$g', q.s, q.t) d"
+	paths_checks="$(differ '(SELECT node, distance FROM r_xxle_sp) e' '(SELECT node, distance FROM r_xxl_sp) x' 'shortest paths: external and in-memory paths differ')
+		UNION ALL $(differ '(SELECT node, depth FROM r_xxle_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: external and in-memory paths differ')"
+	if [ $run_pgr = 1 ]; then
+		paths_checks="$paths_checks
+		UNION ALL $(differ '(SELECT node, round(agg_cost::numeric, 9) FROM r_pgr_sp) p' '(SELECT node, round(distance::numeric, 9) FROM r_xxl_sp) x' 'shortest paths: pgRouting and pgxxl differ')
+		UNION ALL $(differ '(SELECT node, round(agg_cost::numeric, 9) FROM r_pgr_spu) p' '(SELECT node, round(distance::numeric, 9) FROM r_xxl_spu) x' 'undirected shortest paths: pgRouting and pgxxl differ')
+		UNION ALL $(differ '(SELECT node, depth FROM r_pgr_bfs) p' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: pgRouting and pgxxl differ')
+		UNION ALL $(differ '(SELECT p, round(max(agg_cost)::numeric, 9) FROM r_pgr_dij GROUP BY p) p' '(SELECT p, round(max(agg_cost)::numeric, 9) FROM r_xxl_dij GROUP BY p) x' 'dijkstra: pgRouting and pgxxl path costs differ')"
+	fi
+
 	# --- the answers, untimed -------------------------------------------------
 	echo "bench-graph: $size: checking the answers"
 	checks="$(differ r_xxlq_cc r_xxl_cc 'components: query form and table form differ')
@@ -239,7 +277,8 @@ SQL
 				('r_xxli_sf', (SELECT count(*) FROM r_xxli_sf)), ('r_xxle_sf', (SELECT count(*) FROM r_xxle_sf))) v(t, k)
 			WHERE k <> n - c
 		UNION ALL SELECT 'the external spanning forest does not connect the components'
-			WHERE EXISTS (SELECT * FROM xxl.connected_components('r_xxle_sf') EXCEPT ALL TABLE r_xxl_cc)"
+			WHERE EXISTS (SELECT * FROM xxl.connected_components('r_xxle_sf') EXCEPT ALL TABLE r_xxl_cc)
+		UNION ALL $paths_checks"
 	with_pgr=""
 	if psql_ -c "SELECT 1 FROM r_pgr_cc LIMIT 1" >/dev/null 2>&1 && psql_ -c "SELECT 1 FROM r_pgr_msf LIMIT 1" >/dev/null 2>&1; then
 		with_pgr=", and with pgRouting's"
@@ -265,7 +304,7 @@ SQL
 		exit 1
 	fi
 	echo "   answers agree: pgxxl's variants with each other$with_pgr"
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf"
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf, r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_pgr_dij, r_xxl_dij"
 done
 
 # --- report -------------------------------------------------------------------------
@@ -285,6 +324,8 @@ awk -F, -v mem="$GRAPH_MEM" '
 	}
 	END {
 		name["cc"] = "connected components"; name["msf"] = "min. spanning forest"; name["sf"] = "spanning forest"
+		name["sssp"] = "shortest paths"; name["sssp_undirected"] = "shortest paths (und.)"; name["bfs"] = "bfs"
+		name["dijkstra"] = "dijkstra (pairs)"
 		title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
 		printf "%-8s %-21s %10s %10s %7s %9s %9s %8s %-13s %s\n", "graph", "function", "pgRouting", "pgxxl", "ratio",
 			"pgr peak", "xxl peak", "limit", "xxl path", "xxl spill read/written GB"
@@ -319,7 +360,8 @@ awk -F, '
 	  else if ($4 == "srf") { xt[key] = ($6 == "ok" ? $7 : "NaN"); xm[key] = ($6 == "ok" ? $8 / 1024 : "NaN"); lim[key] = $5 + 32 }
 	  else if ($4 == "external") { et[key] = ($6 == "ok" ? $7 : "NaN"); em[key] = ($6 == "ok" ? $8 / 1024 : "NaN") } }
 	END {
-		name["cc"] = "CC"; name["msf"] = "MSF"; name["sf"] = "SF"; title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
+		name["cc"] = "CC"; name["msf"] = "MSF"; name["sf"] = "SF"; name["sssp"] = "SSSP"
+		name["sssp_undirected"] = "SSSP-u"; name["bfs"] = "BFS"; name["dijkstra"] = "Dijkstra"; title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
 		print "# label pgr_s xxl_s xxl_ext_s pgr_mb xxl_mb xxl_ext_mb limit_mb"
 		for (i = 1; i <= nk; i++) { split(order[i], k, " ")
 			printf "\"%s %s\" %s %s %s %s %s %s %s\n", name[k[2]], title[k[1]], pt[order[i]], xt[order[i]],
