@@ -31,7 +31,15 @@ xxl_pagefile_open(xxl_pagefile *f, xxl_env *env, size_t page, size_t rec_size)
 							 "page of %zu bytes does not suit records of %zu bytes", page,
 							 rec_size);
 	f->wbuf = xxl_env_alloc(env, page);
-	return f->wbuf ? XXL_OK : env->err.code;
+	if (f->wbuf == NULL)
+		return env->err.code;
+	{
+		xxl_disk_config c = env->disk;
+
+		c.try_direct = false;
+		f->disks = xxl_disks_open(&c, &env->err);
+	}
+	return f->disks ? XXL_OK : env->err.code;
 }
 
 static xxl_status
@@ -45,7 +53,7 @@ page_io(xxl_pagefile *f, uint64_t page, void *buf, bool is_write)
 	req.buf = buf;
 	req.len = f->page;
 	req.is_write = is_write;
-	return xxl_io_sync(f->env->disks, &req, &f->env->err);
+	return xxl_io_sync(f->disks, &req, &f->env->err);
 }
 
 /* Write out the page being filled (the last one may be partly filled). */
@@ -60,8 +68,7 @@ flush_page(xxl_pagefile *f)
 	{
 		xxl_bid		bid;
 
-		if (xxl_env_open_disks(env) != XXL_OK ||
-			xxl_block_alloc(env->disks, &bid, &env->err) != XXL_OK)
+		if (xxl_block_alloc(f->disks, &bid, &env->err) != XXL_OK)
 			return env->err.code;
 		if (f->nblocks == f->blocks_cap)
 		{
@@ -71,7 +78,7 @@ flush_page(xxl_pagefile *f)
 
 			if (grown == NULL)
 			{
-				xxl_block_free(env->disks, bid);
+				xxl_block_free(f->disks, bid);
 				return env->err.code;
 			}
 			f->blocks = grown;
@@ -141,8 +148,16 @@ xxl_pagefile_close(xxl_pagefile *f)
 
 	if (env == NULL)
 		return;
-	for (size_t i = 0; i < f->nblocks; i++)
-		xxl_block_free(env->disks, f->blocks[i]);
+	if (f->disks)
+	{
+		xxl_io_stats io;
+
+		for (size_t i = 0; i < f->nblocks; i++)
+			xxl_block_free(f->disks, f->blocks[i]);
+		xxl_disks_stats(f->disks, &io);
+		xxl_io_fold(&env->done.io, &io);
+		xxl_disks_close(f->disks);
+	}
 	if (f->blocks)
 		xxl_env_free(env, f->blocks, f->blocks_cap * sizeof(xxl_bid));
 	if (f->wbuf)

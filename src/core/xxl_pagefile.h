@@ -4,8 +4,11 @@
  *
  * What the random-access parts of an operator stand on (the adjacency lists
  * and node index of the shortest-path search, its settle log read
- * backwards): the records live in the environment's own spill files (blocks
- * from its block manager, charged to its spill limit), a record never
+ * backwards): the records live in spill files of the environment's
+ * directories, file pool and spill account, opened buffered even where the
+ * operator's other files use O_DIRECT (a random 16 kB read with O_DIRECT
+ * is a device read, ~0.1 ms; buffered it is a copy when the kernel has the
+ * page, and the kernel keeps what the budget cannot), a record never
  * straddles a page, and a read of a record whose page is cached costs no
  * I/O.  Pages are read synchronously on the caller's thread (a page of a
  * buffered file is a copy out of the page cache; on an SSD a random page
@@ -19,6 +22,7 @@
 typedef struct xxl_pagefile
 {
 	xxl_env    *env;
+	xxl_disks  *disks;			/* its own buffered set: random pages hit the OS cache */
 	size_t		page;			/* bytes per page: a multiple of XXL_ALIGN dividing the block */
 	size_t		rec_size;
 	size_t		per_page;		/* records per page */
@@ -70,7 +74,7 @@ xxl_pagefile_get(xxl_pagefile *f, uint64_t i, const unsigned char **rec)
 	return XXL_OK;
 }
 
-/* Returns the blocks to the block manager and the memory to the budget. */
+/* Removes (or pools) its files, folds its I/O into the environment, frees its memory. */
 void		xxl_pagefile_close(xxl_pagefile *f);
 
 #endif							/* XXL_PAGEFILE_H */

@@ -143,7 +143,8 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->t_start = xxl_now_ns();
 	p->mem_limit = p->env.pool + p->env.spool_allowance;
 	pvec_init(&p->ids, sizeof(int64_t));
-	pvec_init(&p->links, sizeof(plink));
+	pvec_init(&p->lends, sizeof(plink_ends));
+	pvec_init(&p->lcost, sizeof(plink_cost));
 	xxl_spool_init(&p->linkspool, &p->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&p->results, &p->env, XXL_SPOOL_SHARED);
 	p->sources_bytes = ns * sizeof(int64_t);
@@ -170,22 +171,51 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	return p;
 }
 
+/* Number the batch's links in memory, or move everything external when they do not fit. */
 static xxl_status
-add_link(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
+flush_batch(xxl_paths *p)
 {
-	if (!p->external)
+	size_t		i = 0;
+
+	for (size_t k = 0; k < p->nbatch; k++)
 	{
-		xxl_status	rc = paths_mem_add(p, u, v, eid, w);
+		paths_mem_prefetch(p, p->batch[k].u);
+		paths_mem_prefetch(p, p->batch[k].v);
+	}
+	for (; i < p->nbatch && !p->external; i++)
+	{
+		const plink_in *l = &p->batch[i];
+		xxl_status	rc = paths_mem_add(p, l->u, l->v, l->eid, l->w);
 
 		if (rc == XXL_OK)
-			return XXL_OK;
+			continue;
 		if (rc != XXL_ENOMEM || p->env.err.code != XXL_OK)
 			return rc;
 		/* it outgrew the in-memory budget: everything goes external */
 		if (paths_ext_begin(p) != XXL_OK)
 			return p->env.err.code;
+		break;
 	}
-	return paths_ext_add(p, u, v, eid, w);
+	for (; i < p->nbatch; i++)
+	{
+		const plink_in *l = &p->batch[i];
+
+		if (paths_ext_add(p, l->u, l->v, l->eid, l->w) != XXL_OK)
+			return p->env.err.code;
+	}
+	p->nbatch = 0;
+	return XXL_OK;
+}
+
+static xxl_status
+add_link(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
+{
+	if (p->external)
+		return paths_ext_add(p, u, v, eid, w);
+	p->batch[p->nbatch++] = (plink_in) {u, v, eid, w};
+	if (p->nbatch == P_BATCH)
+		return flush_batch(p);
+	return XXL_OK;
 }
 
 xxl_status
@@ -226,6 +256,8 @@ xxl_paths_run(xxl_paths *p)
 			xxl_error_set(&p->env.err, XXL_EINVAL, 0, "the search has already run");
 		return pfail(p);
 	}
+	if (flush_batch(p) != XXL_OK)
+		return pfail(p);
 	p->load_ns = xxl_now_ns() - p->t_start;
 	/* the search's arrays may not fit although the input did */
 	if (!p->external && paths_mem_need(p) > p->mem_limit && paths_ext_begin(p) != XXL_OK)

@@ -55,10 +55,11 @@ paths_ext_begin(xxl_paths *p)
 	p->nlinks = 0;
 	for (uint64_t i = 0; i < links; i++)
 	{
-		const plink *l = pvec_at(&p->links, i);
+		const plink_ends *e = pvec_at(&p->lends, i);
+		const plink_cost *c = pvec_at(&p->lcost, i);
 
-		if (paths_ext_add(p, *(int64_t *) pvec_at(&p->ids, l->u),
-						  *(int64_t *) pvec_at(&p->ids, l->v), l->eid, l->w) != XXL_OK)
+		if (paths_ext_add(p, *(int64_t *) pvec_at(&p->ids, e->u),
+						  *(int64_t *) pvec_at(&p->ids, e->v), c->eid, c->w) != XXL_OK)
 			return p->env.err.code;
 	}
 	paths_mem_release(p);
@@ -216,8 +217,8 @@ write_adjacency(xxl_paths *p)
 				node = 0;
 	int			got;
 
-	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 16384), ADJ_REC) != XXL_OK ||
-		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 8192), 8) != XXL_OK)
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), ADJ_REC) != XXL_OK ||
+		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
 	{
