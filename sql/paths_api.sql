@@ -62,3 +62,4 @@ SELECT xxl.shortest_paths_into('SELECT id, source, target, 1/0 AS cost FROM e', 
 SELECT to_regclass('half') IS NULL AS no_half_target;
 -- the session still works
 SELECT count(*) FROM xxl.bfs('e', 1);
+DROP EXTENSION pgxxl;

@@ -216,3 +216,6 @@ FROM xxl.dijkstra('grid', 0, 3599);
 RESET xxl.memory;
 RESET search_path;
 DROP SCHEMA paths_test CASCADE;
+DROP EXTENSION pgrouting;
+DROP EXTENSION postgis;
+DROP EXTENSION pgxxl;
