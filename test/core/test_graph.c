@@ -2,7 +2,8 @@
  * test_graph.c — unit tests of connected components, spanning forest and
  * minimum spanning forest (src/core/graph/xxl_graph.h).
  *
- * Every case runs on both paths: at a roomy budget (semi-external) and at
+ * Every case runs on both paths: at a roomy budget (semi-external; CC in
+ * memory, with no spill) and at
  * the smallest budget or with a cap on the semi-external node count
  * (external node reduction), and the stats must say which path ran.  The
  * oracles are written here: an in-memory union-find over the distinct ids
@@ -465,8 +466,15 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 		{
 			char		l[200];
 			result		r = run_graph(es, ops[k], &cfg);
-			/* a single node always fits; every other forced case must go external */
-			xxl_graph_path want = pass == 0 || nodes <= 1 ? XXL_GRAPH_SEMI_EXTERNAL : XXL_GRAPH_EXTERNAL;
+			/*
+			 * A single node always fits; every other forced case must go
+			 * external.  CC runs in memory when it fits and no node cap asks
+			 * for the other paths (at the tiny budget it starts there and
+			 * moves to the sorters midway).
+			 */
+			bool		cc_mem = ops[k] == XXL_GRAPH_CC && (pass == 0 || semi_cap == 0);
+			xxl_graph_path want = pass == 0 || nodes <= 1 ?
+				(cc_mem ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL) : XXL_GRAPH_EXTERNAL;
 
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
 					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");
@@ -481,6 +489,8 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 					  r.st.semi_nodes_max);
 			CHECK_LE(r.st.memory_peak, cfg.res.memory);
 			CHECK_EQ(r.st.edges, es->n);
+			if (r.st.path == XXL_GRAPH_IN_MEMORY)
+				CHECK_EQ(r.st.bytes_written, 0);
 			if (r.st.path == XXL_GRAPH_EXTERNAL)
 			{
 				CHECK_EQ(r.st.contraction_passes, 1);

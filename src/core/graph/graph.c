@@ -18,6 +18,8 @@ xxl_graph_path_name(xxl_graph_path path)
 	{
 		case XXL_GRAPH_PATH_NONE:
 			return "none";
+		case XXL_GRAPH_IN_MEMORY:
+			return "in-memory";
 		case XXL_GRAPH_SEMI_EXTERNAL:
 			return "semi-external";
 		case XXL_GRAPH_EXTERNAL:
@@ -51,7 +53,11 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->op = op;
 	g->seed = config->seed;
 	g->max_semi_nodes = config->max_semi_nodes;
+	g->expected_edges = config->expected_edges;
 	g->t_start = xxl_now_ns();
+	idmap_init(&g->idm);
+	pvec_init(&g->ends, 2 * sizeof(uint32_t));
+	g->in_memory = graph_mem_wanted(g);
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->info, &g->env, XXL_SPOOL_SHARED);
@@ -62,8 +68,9 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->semi_max = (half_share(g) - XXL_ALIGN) / sizeof(uint64_t);
 	if (g->max_semi_nodes > 0 && g->max_semi_nodes < g->semi_max)
 		g->semi_max = g->max_semi_nodes;
-	if (xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8,
-							  2 * config->expected_edges, XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (!g->in_memory &&
+		xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8,
+						  2 * config->expected_edges, XXL_INPUT_UNBOUNDED) != XXL_OK)
 	{
 		xxl_error_set(err, g->env.err.code, g->env.err.sys_errno, "%s", g->env.err.message);
 		xxl_graph_destroy(g);
@@ -92,14 +99,19 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 					  (long long) source, (long long) target);
 		return gfail(g);
 	}
-	g_put_be(r, g_id_key(source));
-	g_put_be(r + 8, e << 1);
-	if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
+	if (g->in_memory && graph_mem_put(g, source, target) != XXL_OK)
 		return gfail(g);
-	g_put_be(r, g_id_key(target));
-	g_put_be(r + 8, (e << 1) | 1);
-	if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
-		return gfail(g);
+	if (!g->in_memory)
+	{
+		g_put_be(r, g_id_key(source));
+		g_put_be(r + 8, e << 1);
+		if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
+			return gfail(g);
+		g_put_be(r, g_id_key(target));
+		g_put_be(r + 8, (e << 1) | 1);
+		if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
+			return gfail(g);
+	}
 	if (g->op != XXL_GRAPH_CC)
 	{
 		unsigned char io[IO_REC];

@@ -571,9 +571,14 @@ xxl_graph_run(xxl_graph *g)
 			xxl_error_set(&g->env.err, XXL_EINVAL, 0, "xxl_graph_run called twice");
 		return gfail(g);
 	}
-	rc = graph_relabel(g);
-	if (rc == XXL_OK)
-		rc = g->n <= g->semi_max ? graph_run_semi(g) : graph_run_external(g);
+	if (g->in_memory)
+		rc = graph_mem_run(g);
+	else
+	{
+		rc = graph_relabel(g);
+		if (rc == XXL_OK)
+			rc = g->n <= g->semi_max ? graph_run_semi(g) : graph_run_external(g);
+	}
 	g->run_ns = xxl_now_ns() - g->t_start;
 	if (rc != XXL_OK)
 		return gfail(g);

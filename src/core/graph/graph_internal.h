@@ -7,6 +7,7 @@
 #ifndef XXL_GRAPH_INTERNAL_H
 #define XXL_GRAPH_INTERNAL_H
 
+#include "core/graph/idmap.h"
 #include "core/graph/xxl_graph.h"
 #include "core/xxl_env.h"
 
@@ -152,6 +153,7 @@ struct xxl_graph
 	xxl_graph_op op;
 	uint64_t	seed;
 	uint64_t	max_semi_nodes;
+	uint64_t	expected_edges;
 	graph_state state;
 	graph_out	out;
 	xxl_graph_path path;
@@ -196,6 +198,13 @@ struct xxl_graph
 	size_t		parent_bytes;
 	gperm		perm;
 	uint64_t	out_pos;
+
+	/* CC in memory (graph_memory.c) */
+	bool		in_memory;		/* edges go to ends, ids to map */
+	idmap		idm;
+	pvec		ends;			/* (dense, dense) per edge, in input order */
+	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
+	size_t		mem_ids_bytes;
 };
 
 
@@ -293,6 +302,13 @@ xxl_status	graph_run_semi(xxl_graph *g);
 xxl_status	graph_fill_kruskal_sorter(xxl_graph *g);
 /* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
 int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
+
+/* graph_memory.c: CC in memory */
+bool		graph_mem_wanted(const xxl_graph *g);
+/* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
+xxl_status	graph_mem_put(xxl_graph *g, int64_t source, int64_t target);
+xxl_status	graph_mem_run(xxl_graph *g);
+void		graph_mem_release(xxl_graph *g);
 
 /* graph_external.c: node reduction with the priority queue, and expansion */
 xxl_status	graph_run_external(xxl_graph *g);

@@ -38,6 +38,7 @@ graph_release_all(xxl_graph *g)
 	xxl_spool_free(&g->special);
 	xxl_spool_free(&g->basereps);
 	uf_free(g);
+	graph_mem_release(g);
 }
 
 static int
@@ -79,9 +80,12 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 
 		if (v == g->n)
 			return finish_output(g);
-		if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
+		if (g->mem_ids)
+			orig = g->mem_ids[v];
+		else if (xxl_spool_read(&g->rd_map, 8, &p) != XXL_OK)
 			return -1;
-		orig = (int64_t) g_get_u64(p);
+		else
+			orig = (int64_t) g_get_u64(p);
 		r = g->parent[v];
 		/* a root's slot takes its original id: its members come later */
 		if (r == v)

@@ -9,73 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Chunked arrays ------------------------------------------------------------ */
-
-#define PVEC_CHUNK (1024 * 1024)
-
-void
-pvec_init(pvec *v, size_t elem)
-{
-	memset(v, 0, sizeof(*v));
-	v->elem = elem;
-	v->shift = 0;
-	while (((size_t) 2 << v->shift) * elem <= PVEC_CHUNK)
-		v->shift++;
-}
-
-static size_t
-pvec_chunk_bytes(const pvec *v)
-{
-	return ((size_t) 1 << v->shift) * v->elem;
-}
-
-/* Bytes a pvec of n elements holds. */
-size_t
-pvec_bytes(const pvec *v, uint64_t n)
-{
-	uint64_t	chunks = (n + ((UINT64_C(1) << v->shift) - 1)) >> v->shift;
-
-	return chunks * pvec_chunk_bytes(v) + (chunks + 16) * sizeof(void *) * 2;
-}
-
-void *
-pvec_push(xxl_env *env, pvec *v)
-{
-	if ((v->n >> v->shift) >= v->nchunks)
-	{
-		unsigned char *chunk;
-
-		if (v->nchunks == v->cap)
-		{
-			size_t		cap = v->cap ? 2 * v->cap : 16;
-			unsigned char **grown = xxl_env_realloc(env, v->chunks, v->cap * sizeof(void *),
-													cap * sizeof(void *));
-
-			if (grown == NULL)
-				return NULL;
-			v->chunks = grown;
-			v->cap = cap;
-		}
-		chunk = xxl_env_alloc(env, pvec_chunk_bytes(v));
-		if (chunk == NULL)
-			return NULL;
-		v->chunks[v->nchunks++] = chunk;
-	}
-	return pvec_at(v, v->n++);
-}
-
-void
-pvec_free(xxl_env *env, pvec *v)
-{
-	for (size_t i = 0; i < v->nchunks; i++)
-		xxl_env_free(env, v->chunks[i], pvec_chunk_bytes(v));
-	if (v->chunks)
-		xxl_env_free(env, v->chunks, v->cap * sizeof(void *));
-	v->chunks = NULL;
-	v->nchunks = v->cap = 0;
-	v->n = 0;
-}
-
 /* Creation and input ---------------------------------------------------------- */
 
 const char *
@@ -142,7 +75,7 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->force_external = config->force_external;
 	p->t_start = xxl_now_ns();
 	p->mem_limit = p->env.pool + p->env.spool_allowance;
-	pvec_init(&p->ids, sizeof(int64_t));
+	idmap_init(&p->map);
 	pvec_init(&p->lends, sizeof(plink_ends));
 	pvec_init(&p->lcost, sizeof(plink_cost));
 	xxl_spool_init(&p->linkspool, &p->env, XXL_SPOOL_SHARED);

@@ -58,8 +58,8 @@ paths_ext_begin(xxl_paths *p)
 		const plink_ends *e = pvec_at(&p->lends, i);
 		const plink_cost *c = pvec_at(&p->lcost, i);
 
-		if (paths_ext_add(p, *(int64_t *) pvec_at(&p->ids, e->u),
-						  *(int64_t *) pvec_at(&p->ids, e->v), c->eid, c->w) != XXL_OK)
+		if (paths_ext_add(p, idmap_id(&p->map, e->u), idmap_id(&p->map, e->v), c->eid,
+						  c->w) != XXL_OK)
 			return p->env.err.code;
 	}
 	paths_mem_release(p);

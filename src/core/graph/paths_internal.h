@@ -22,25 +22,9 @@
 #define XXL_PATHS_INTERNAL_H
 
 #include "core/graph/graph_internal.h"
+#include "core/graph/idmap.h"
 #include "core/graph/xxl_paths.h"
 #include "core/xxl_pagefile.h"
-
-/* Growing arrays in fixed chunks: no copy when they grow, no realloc peak. */
-typedef struct pvec
-{
-	unsigned char **chunks;
-	size_t		nchunks,
-				cap;
-	size_t		elem;
-	int			shift;			/* elements per chunk = 1 << shift */
-	uint64_t	n;
-} pvec;
-
-static inline void *
-pvec_at(const pvec *v, uint64_t i)
-{
-	return v->chunks[i >> v->shift] + (i & ((UINT64_C(1) << v->shift) - 1)) * v->elem;
-}
 
 /*
  * An in-memory link: one existing direction (undirected: one edge), in two
@@ -58,13 +42,6 @@ typedef struct plink_cost
 	double		w;
 	int64_t		eid;
 } plink_cost;
-
-/* A slot of the id -> dense hash table (key and value in one cache line). */
-typedef struct phslot
-{
-	int64_t		key;
-	uint32_t	val;			/* P_UNSEEN: empty */
-} phslot;
 
 /* An in-memory adjacency entry. */
 typedef struct parc
@@ -96,9 +73,9 @@ typedef struct plink_in
  */
 #define P_BATCH 256
 
-#define P_UNSEEN UINT32_MAX
+#define P_UNSEEN IDMAP_NONE
 #define P_SETTLED (UINT32_MAX - 1)
-#define P_MAX_DENSE (UINT32_MAX - 2)	/* in memory: dense ids and arcs below this */
+#define P_MAX_DENSE IDMAP_MAX	/* in memory: dense ids and arcs below this */
 
 typedef enum paths_state
 {
@@ -143,9 +120,7 @@ struct xxl_paths
 
 	/* in memory */
 	size_t		mem_limit;		/* what the in-memory path may hold */
-	phslot	   *hslots;			/* id -> dense hash table */
-	size_t		hcap;
-	pvec		ids;			/* dense -> original id */
+	idmap		map;			/* id -> dense and back */
 	pvec		lends;			/* links: ends, freed once the adjacency is built */
 	pvec		lcost;			/* links: cost and id */
 	uint32_t   *off;			/* CSR: n + 1 */
@@ -223,12 +198,6 @@ p_is_source(const xxl_paths *p, int64_t id)
 	}
 	return lo < p->nsources && p->sources[lo] == id;
 }
-
-/* pvec: chunked arrays on the budget */
-void		pvec_init(pvec *v, size_t elem);
-void	   *pvec_push(xxl_env *env, pvec *v);
-void		pvec_free(xxl_env *env, pvec *v);
-size_t		pvec_bytes(const pvec *v, uint64_t n);
 
 /* paths_memory.c */
 xxl_status	paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);

@@ -14,15 +14,6 @@
 #include <math.h>
 
 #define NODE_BYTES 40			/* dist 8, heap entry 16, pred, plink, pos, order 4 each */
-#define HASH_SLOT sizeof(phslot)
-
-static inline uint64_t
-hash_id(int64_t id, size_t cap)
-{
-	uint64_t	x = (uint64_t) id * UINT64_C(0x9E3779B97F4A7C15);
-
-	return (x ^ (x >> 31)) & (cap - 1);
-}
 
 /*
  * What building the adjacency and the search need at most: while building,
@@ -34,7 +25,7 @@ static size_t
 run_bytes(const xxl_paths *p, uint64_t links, uint64_t n)
 {
 	uint64_t	arcs = p->directed ? links : 2 * links;
-	size_t		common = pvec_bytes(&p->lcost, links) + pvec_bytes(&p->ids, n) +
+	size_t		common = pvec_bytes(&p->lcost, links) + pvec_bytes(&p->map.ids, n) +
 		4 * (n + 1) + sizeof(parc) * arcs + 64 * 1024;
 	size_t		build = pvec_bytes(&p->lends, links) + 4 * (n + 1);
 	size_t		search = (size_t) NODE_BYTES * n;
@@ -53,68 +44,16 @@ static bool
 fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t hcap)
 {
 	size_t		input = pvec_bytes(&p->lends, links) + pvec_bytes(&p->lcost, links) +
-		pvec_bytes(&p->ids, n) + hcap * HASH_SLOT;
+		pvec_bytes(&p->map.ids, n) + hcap * IDMAP_SLOT_BYTES;
 
 	return n < P_MAX_DENSE && (p->directed ? links : 2 * links) < P_MAX_DENSE &&
 		input <= p->mem_limit && run_bytes(p, links, n) <= p->mem_limit;
 }
 
-static void
-hash_free(xxl_paths *p)
-{
-	if (p->hslots)
-		xxl_env_free(&p->env, p->hslots, p->hcap * HASH_SLOT);
-	p->hslots = NULL;
-	p->hcap = 0;
-}
-
-static xxl_status
-hash_resize(xxl_paths *p, size_t cap)
-{
-	phslot	   *slots = xxl_env_alloc(&p->env, cap * HASH_SLOT);
-
-	if (slots == NULL)
-		return p->env.err.code;
-	for (size_t i = 0; i < cap; i++)
-		slots[i].val = P_UNSEEN;
-	for (size_t i = 0; i < p->hcap; i++)
-		if (p->hslots[i].val != P_UNSEEN)
-		{
-			size_t		h = hash_id(p->hslots[i].key, cap);
-
-			while (slots[h].val != P_UNSEEN)
-				h = (h + 1) & (cap - 1);
-			slots[h] = p->hslots[i];
-		}
-	hash_free(p);
-	p->hslots = slots;
-	p->hcap = cap;
-	return XXL_OK;
-}
-
 void
 paths_mem_prefetch(const xxl_paths *p, int64_t id)
 {
-	if (p->hcap > 0)
-		__builtin_prefetch(&p->hslots[hash_id(id, p->hcap)]);
-}
-
-/* The dense id of id, P_UNSEEN if it is not known. */
-static uint32_t
-hash_find(const xxl_paths *p, int64_t id)
-{
-	size_t		h;
-
-	if (p->hcap == 0)
-		return P_UNSEEN;
-	h = hash_id(id, p->hcap);
-	while (p->hslots[h].val != P_UNSEEN)
-	{
-		if (p->hslots[h].key == id)
-			return p->hslots[h].val;
-		h = (h + 1) & (p->hcap - 1);
-	}
-	return P_UNSEEN;
+	idmap_prefetch(&p->map, id);
 }
 
 /*
@@ -122,32 +61,18 @@ hash_find(const xxl_paths *p, int64_t id)
  * outgrow the in-memory budget (nothing changed then).
  */
 static uint32_t
-hash_intern(xxl_paths *p, int64_t id, uint64_t links)
+intern(xxl_paths *p, int64_t id, uint64_t links)
 {
-	size_t		h;
-	int64_t    *slot;
+	size_t		cap = idmap_next_cap(&p->map);
+	uint32_t	d;
 
-	if ((p->n + 1) * 2 > p->hcap)
-	{
-		size_t		cap = p->hcap ? 2 * p->hcap : 1024;
-
-		/* old and new table live at once while it grows */
-		if (!fits(p, links, p->n + 1, cap + p->hcap) || hash_resize(p, cap) != XXL_OK)
-			return P_UNSEEN;
-	}
-	h = hash_id(id, p->hcap);
-	while (p->hslots[h].val != P_UNSEEN)
-	{
-		if (p->hslots[h].key == id)
-			return p->hslots[h].val;
-		h = (h + 1) & (p->hcap - 1);
-	}
-	if ((slot = pvec_push(&p->env, &p->ids)) == NULL)
+	/* old and new table live at once while it grows */
+	if (cap > 0 && (!fits(p, links, p->map.n + 1, cap + p->map.cap) ||
+					idmap_grow(&p->env, &p->map) != XXL_OK))
 		return P_UNSEEN;
-	*slot = id;
-	p->hslots[h].key = id;
-	p->hslots[h].val = (uint32_t) p->n;
-	return (uint32_t) p->n++;
+	d = idmap_intern(&p->env, &p->map, id);
+	p->n = p->map.n;
+	return d;
 }
 
 /*
@@ -171,11 +96,11 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	{
 		uint64_t	chunk = UINT64_C(1) << p->lends.shift;
 
-		if (!fits(p, p->nlinks + chunk, p->n + 2 * chunk, p->hcap))
+		if (!fits(p, p->nlinks + chunk, p->n + 2 * chunk, p->map.cap))
 			return XXL_ENOMEM;
 	}
-	if ((du = hash_intern(p, u, p->nlinks + 1)) == P_UNSEEN ||
-		(dv = hash_intern(p, v, p->nlinks + 1)) == P_UNSEEN ||
+	if ((du = intern(p, u, p->nlinks + 1)) == P_UNSEEN ||
+		(dv = intern(p, v, p->nlinks + 1)) == P_UNSEEN ||
 		(e = pvec_push(&p->env, &p->lends)) == NULL ||
 		(c = pvec_push(&p->env, &p->lcost)) == NULL)
 	{
@@ -443,13 +368,13 @@ paths_mem_run(xxl_paths *p)
 		return env->err.code;
 	for (size_t i = 0; i < p->nsources; i++)
 	{
-		uint32_t	d = hash_find(p, p->sources[i]);
+		uint32_t	d = idmap_find(&p->map, p->sources[i]);
 
 		if (d != P_UNSEEN)
 			src[nsrc++] = d;
 	}
-	p->target_dense = p->has_target ? hash_find(p, p->target) : P_UNSEEN;
-	hash_free(p);
+	p->target_dense = p->has_target ? idmap_find(&p->map, p->target) : P_UNSEEN;
+	idmap_drop_table(env, &p->map);
 	if (build_csr(p) != XXL_OK ||
 		(p->dist = xxl_env_alloc(env, 8 * (p->n ? p->n : 1))) == NULL ||
 		(p->pred = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
@@ -482,9 +407,9 @@ paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *e
 	if (p->out_pos >= p->reached)
 		return 0;
 	u = p->order[p->out_pos++];
-	*node = *(int64_t *) pvec_at(&p->ids, u);
+	*node = idmap_id(&p->map, u);
 	*d = p->dist[u];
-	*pred = *(int64_t *) pvec_at(&p->ids, p->pred[u]);
+	*pred = idmap_id(&p->map, p->pred[u]);
 	*edge = p->plinkv[u] == P_UNSEEN ? -1 : link_at(p, p->plinkv[u])->eid;
 	return 1;
 }
@@ -497,7 +422,7 @@ paths_mem_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost, double 
 	if (p->out_pos >= p->nsteps)
 		return 0;
 	x = p->steps[p->nsteps - 1 - p->out_pos];
-	*node = *(int64_t *) pvec_at(&p->ids, x);
+	*node = idmap_id(&p->map, x);
 	*agg = p->dist[x];
 	if (p->out_pos + 1 < p->nsteps)
 	{
@@ -521,7 +446,6 @@ paths_mem_release(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	size_t		n = p->n ? p->n : 1;
 
-	hash_free(p);
 	if (p->off)
 		xxl_env_free(env, p->off, 4 * (p->n + 1));
 	if (p->arcs)
@@ -540,5 +464,5 @@ paths_mem_release(xxl_paths *p)
 	p->steps = NULL;
 	pvec_free(env, &p->lends);
 	pvec_free(env, &p->lcost);
-	pvec_free(env, &p->ids);
+	idmap_free(env, &p->map);
 }

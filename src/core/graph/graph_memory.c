@@ -1,0 +1,178 @@
+/*
+ * graph_memory.c — connected components in memory (xxl_graph.h, step 0):
+ * ids numbered by a hash table as the edges come, the edges kept as pairs
+ * of dense ids, the distinct ids sorted once so that the union-find of the
+ * semi-external path runs on their ranks (a set's root is then its
+ * smallest id) and the output reads the same arrays.  Nothing spills; the
+ * first edge that would outgrow the budget replays the kept edges into the
+ * relabeling sorter and the operator goes on as if it had started there.
+ */
+#include "core/graph/graph_internal.h"
+
+#include <stdlib.h>
+
+typedef struct id_rank
+{
+	int64_t		id;
+	uint64_t	dense;
+} id_rank;
+
+bool
+graph_mem_wanted(const xxl_graph *g)
+{
+	/* the cap on semi-external nodes is how tests ask for the other paths */
+	return g->op == XXL_GRAPH_CC && g->max_semi_nodes == 0;
+}
+
+static size_t
+mem_limit(const xxl_graph *g)
+{
+	return g->env.pool + g->env.spool_allowance;
+}
+
+/* What m edges over n nodes with a table of cap slots need, at input and at run. */
+static bool
+fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t cap)
+{
+	size_t		held = pvec_bytes(&g->ends, m) + pvec_bytes(&g->idm.ids, n);
+	size_t		input = held + cap * IDMAP_SLOT_BYTES;
+	size_t		run = held + n * (sizeof(id_rank) + sizeof(uint32_t) + sizeof(uint64_t));
+
+	return n < IDMAP_MAX && input <= mem_limit(g) && run + 64 * 1024 <= mem_limit(g);
+}
+
+static uint32_t
+intern(xxl_graph *g, int64_t id)
+{
+	size_t		cap = idmap_next_cap(&g->idm);
+
+	if (cap > 0 && (!fits(g, g->m + 1, g->idm.n + 1, cap + g->idm.cap) ||
+					idmap_grow(&g->env, &g->idm) != XXL_OK))
+		return IDMAP_NONE;
+	return idmap_intern(&g->env, &g->idm, id);
+}
+
+/* Hand the kept edges to the relabeling sorter and leave memory. */
+static xxl_status
+to_sorter(xxl_graph *g)
+{
+	xxl_env    *env = &g->env;
+	unsigned char r[16];
+
+	xxl_error_clear(&env->err);
+	g->in_memory = false;
+	idmap_drop_table(env, &g->idm);
+	if (xxl_env_sort_open(env, &g->s1, half_share(g), 0, 16, 8, 2 * g->expected_edges,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return env->err.code;
+	for (uint64_t e = 0; e < g->ends.n; e++)
+	{
+		const uint32_t *d = pvec_at(&g->ends, e);
+
+		for (int side = 0; side < 2; side++)
+		{
+			g_put_be(r, g_id_key(idmap_id(&g->idm, d[side])));
+			g_put_be(r + 8, (e << 1) | (uint64_t) side);
+			if (xxl_env_sort_put(env, &g->s1, r) != XXL_OK)
+				return env->err.code;
+		}
+		if (poll_canceled(g))
+			return env->err.code;
+	}
+	graph_mem_release(g);
+	return XXL_OK;
+}
+
+xxl_status
+graph_mem_put(xxl_graph *g, int64_t source, int64_t target)
+{
+	uint32_t	du,
+				dv,
+			   *d;
+
+	/* checked once per chunk of edges, for the chunk and the nodes it can bring */
+	if ((g->m & ((UINT64_C(1) << g->ends.shift) - 1)) == 0)
+	{
+		uint64_t	chunk = UINT64_C(1) << g->ends.shift;
+
+		if (!fits(g, g->m + chunk, g->idm.n + 2 * chunk, g->idm.cap))
+			return to_sorter(g);
+	}
+	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE ||
+		(d = pvec_push(&g->env, &g->ends)) == NULL)
+	{
+		if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
+			return g->env.err.code;
+		return to_sorter(g);
+	}
+	d[0] = du;
+	d[1] = dv;
+	return XXL_OK;
+}
+
+static int
+cmp_id_rank(const void *a, const void *b)
+{
+	int64_t		x = ((const id_rank *) a)->id,
+				y = ((const id_rank *) b)->id;
+
+	return (x > y) - (x < y);
+}
+
+xxl_status
+graph_mem_run(xxl_graph *g)
+{
+	xxl_env    *env = &g->env;
+	uint64_t	n = g->idm.n;
+	id_rank    *pairs;
+	uint32_t   *rank;
+
+	g->path = XXL_GRAPH_IN_MEMORY;
+	g->n = n;
+	idmap_drop_table(env, &g->idm);
+	g->mem_ids_bytes = sizeof(id_rank) * (n ? n : 1);
+	pairs = xxl_env_alloc(env, g->mem_ids_bytes);
+	rank = pairs ? xxl_env_alloc(env, sizeof(uint32_t) * (n ? n : 1)) : NULL;
+	if (rank == NULL)
+	{
+		if (pairs)
+			xxl_env_free(env, pairs, g->mem_ids_bytes);
+		return env->err.code;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		pairs[i] = (id_rank) {idmap_id(&g->idm, i), i};
+	qsort(pairs, n, sizeof(id_rank), cmp_id_rank);
+	for (uint64_t i = 0; i < n; i++)
+		rank[pairs[i].dense] = (uint32_t) i;
+	/* the sorted ids, in place: slot i is read before it is written */
+	g->mem_ids = (int64_t *) pairs;
+	for (uint64_t i = 0; i < n; i++)
+		g->mem_ids[i] = pairs[i].id;
+	pvec_free(env, &g->idm.ids);
+	if (uf_alloc(g, n) == XXL_OK)
+		for (uint64_t e = 0; e < g->ends.n; e++)
+		{
+			const uint32_t *d = pvec_at(&g->ends, e);
+
+			uf_union(g->parent, rank[d[0]], rank[d[1]]);
+			if (poll_canceled(g))
+				break;
+		}
+	xxl_env_free(env, rank, sizeof(uint32_t) * (n ? n : 1));
+	pvec_free(env, &g->ends);
+	if (env->err.code != XXL_OK)
+		return env->err.code;
+	uf_flatten(g->parent, n);
+	g->out = OUT_CC_SEMI;
+	return XXL_OK;
+}
+
+void
+graph_mem_release(xxl_graph *g)
+{
+	idmap_free(&g->env, &g->idm);
+	pvec_free(&g->env, &g->ends);
+	if (g->mem_ids)
+		xxl_env_free(&g->env, g->mem_ids, g->mem_ids_bytes);
+	g->mem_ids = NULL;
+}

@@ -1,0 +1,80 @@
+/*
+ * idmap.h — what the in-memory graph paths share: arrays that grow in
+ * fixed chunks (no copy and no doubling peak when they grow) and the map
+ * from original 64-bit ids to dense ids 0..n-1 in order of first
+ * appearance (an open-addressing hash table, key and value in one slot,
+ * plus the dense -> original array).  Everything is charged to the
+ * operator's budget; the caller decides whether a growth still fits.
+ */
+#ifndef XXL_GRAPH_IDMAP_H
+#define XXL_GRAPH_IDMAP_H
+
+#include "core/xxl_env.h"
+
+/* Growing arrays in fixed chunks. */
+typedef struct pvec
+{
+	unsigned char **chunks;
+	size_t		nchunks,
+				cap;
+	size_t		elem;
+	int			shift;			/* elements per chunk = 1 << shift */
+	uint64_t	n;
+} pvec;
+
+static inline void *
+pvec_at(const pvec *v, uint64_t i)
+{
+	return v->chunks[i >> v->shift] + (i & ((UINT64_C(1) << v->shift) - 1)) * v->elem;
+}
+
+void		pvec_init(pvec *v, size_t elem);
+/* Room for one more element at the end (NULL: out of budget, in env->err). */
+void	   *pvec_push(xxl_env *env, pvec *v);
+void		pvec_free(xxl_env *env, pvec *v);
+/* Bytes a pvec of n elements holds. */
+size_t		pvec_bytes(const pvec *v, uint64_t n);
+
+#define IDMAP_NONE UINT32_MAX	/* not a dense id */
+#define IDMAP_MAX (UINT32_MAX - 2)	/* dense ids stay below this */
+
+typedef struct idmap_slot
+{
+	int64_t		key;
+	uint32_t	val;			/* IDMAP_NONE: empty */
+} idmap_slot;
+
+typedef struct idmap
+{
+	idmap_slot *slots;			/* a power of two of them, at most half full */
+	size_t		cap;
+	pvec		ids;			/* dense -> original */
+	uint64_t	n;
+} idmap;
+
+void		idmap_init(idmap *m);
+/* Bytes of a table of cap slots. */
+#define IDMAP_SLOT_BYTES sizeof(idmap_slot)
+/* The table's size after the next growth if one more id needs one, else 0. */
+size_t		idmap_next_cap(const idmap *m);
+xxl_status	idmap_grow(xxl_env *env, idmap *m);
+/*
+ * The dense id of id, numbering it if new (the table must have room:
+ * idmap_next_cap() == 0); IDMAP_NONE when the dense array cannot grow.
+ */
+uint32_t	idmap_intern(xxl_env *env, idmap *m, int64_t id);
+/* The dense id of id, IDMAP_NONE if unknown (also after idmap_drop_table). */
+uint32_t	idmap_find(const idmap *m, int64_t id);
+void		idmap_prefetch(const idmap *m, int64_t id);
+
+static inline int64_t
+idmap_id(const idmap *m, uint64_t dense)
+{
+	return *(const int64_t *) pvec_at(&m->ids, dense);
+}
+
+/* Free the table, keep the dense -> original array. */
+void		idmap_drop_table(xxl_env *env, idmap *m);
+void		idmap_free(xxl_env *env, idmap *m);
+
+#endif							/* XXL_GRAPH_IDMAP_H */
