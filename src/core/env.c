@@ -248,16 +248,14 @@ xxl_env_alloc(xxl_env *env, size_t bytes)
 {
 	void	   *p = xxl_budget_alloc(&env->budget, bytes ? bytes : 1, &env->err);
 
-	if (env->nshares > 0)
-		sample_used(env);
+	sample_used(env);
 	return p;
 }
 
 void
 xxl_env_free(xxl_env *env, void *p, size_t bytes)
 {
-	if (env->nshares > 0)
-		sample_used(env);
+	sample_used(env);
 	xxl_budget_free(&env->budget, p, bytes ? bytes : 1);
 }
 

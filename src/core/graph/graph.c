@@ -99,9 +99,12 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 					  (long long) source, (long long) target);
 		return gfail(g);
 	}
-	if (g->in_memory && graph_mem_put(g, source, target) != XXL_OK)
-		return gfail(g);
-	if (!g->in_memory)
+	if (g->in_memory)
+	{
+		if (graph_mem_put(g, source, target) != XXL_OK)
+			return gfail(g);
+	}
+	else
 	{
 		g_put_be(r, g_id_key(source));
 		g_put_be(r + 8, e << 1);

@@ -571,9 +571,10 @@ xxl_graph_run(xxl_graph *g)
 			xxl_error_set(&g->env.err, XXL_EINVAL, 0, "xxl_graph_run called twice");
 		return gfail(g);
 	}
-	if (g->in_memory)
+	rc = g->in_memory ? graph_mem_flush(g) : XXL_OK;
+	if (rc == XXL_OK && g->in_memory)
 		rc = graph_mem_run(g);
-	else
+	else if (rc == XXL_OK)
 	{
 		rc = graph_relabel(g);
 		if (rc == XXL_OK)

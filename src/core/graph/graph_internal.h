@@ -205,6 +205,8 @@ struct xxl_graph
 	pvec		ends;			/* (dense, dense) per edge, in input order */
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
 	size_t		mem_ids_bytes;
+	int64_t		batch[256][2];	/* edges not yet numbered (prefetched together) */
+	size_t		nbatch;
 };
 
 
@@ -307,6 +309,8 @@ int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
 bool		graph_mem_wanted(const xxl_graph *g);
 /* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
 xxl_status	graph_mem_put(xxl_graph *g, int64_t source, int64_t target);
+/* Number the edges put but not yet numbered (may move to the sorters). */
+xxl_status	graph_mem_flush(xxl_graph *g);
 xxl_status	graph_mem_run(xxl_graph *g);
 void		graph_mem_release(xxl_graph *g);
 

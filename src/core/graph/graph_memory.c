@@ -46,18 +46,35 @@ intern(xxl_graph *g, int64_t id)
 {
 	size_t		cap = idmap_next_cap(&g->idm);
 
-	if (cap > 0 && (!fits(g, g->m + 1, g->idm.n + 1, cap + g->idm.cap) ||
+	if (cap > 0 && (!fits(g, g->ends.n + 1, g->idm.n + 1, cap + g->idm.cap) ||
 					idmap_grow(&g->env, &g->idm) != XXL_OK))
 		return IDMAP_NONE;
 	return idmap_intern(&g->env, &g->idm, id);
 }
 
-/* Hand the kept edges to the relabeling sorter and leave memory. */
 static xxl_status
-to_sorter(xxl_graph *g)
+put_sorter(xxl_graph *g, uint64_t e, int64_t source, int64_t target)
+{
+	unsigned char r[16];
+
+	g_put_be(r, g_id_key(source));
+	g_put_be(r + 8, e << 1);
+	if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
+		return g->env.err.code;
+	g_put_be(r, g_id_key(target));
+	g_put_be(r + 8, (e << 1) | 1);
+	return xxl_env_sort_put(&g->env, &g->s1, r);
+}
+
+/*
+ * Hand the kept edges to the relabeling sorter and leave memory; the
+ * batch's edges from `from` on were not kept and follow them.
+ */
+static xxl_status
+to_sorter(xxl_graph *g, size_t from)
 {
 	xxl_env    *env = &g->env;
-	unsigned char r[16];
+	uint64_t	kept = g->ends.n;
 
 	xxl_error_clear(&env->err);
 	g->in_memory = false;
@@ -65,48 +82,73 @@ to_sorter(xxl_graph *g)
 	if (xxl_env_sort_open(env, &g->s1, half_share(g), 0, 16, 8, 2 * g->expected_edges,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
-	for (uint64_t e = 0; e < g->ends.n; e++)
+	for (uint64_t e = 0; e < kept; e++)
 	{
 		const uint32_t *d = pvec_at(&g->ends, e);
 
-		for (int side = 0; side < 2; side++)
-		{
-			g_put_be(r, g_id_key(idmap_id(&g->idm, d[side])));
-			g_put_be(r + 8, (e << 1) | (uint64_t) side);
-			if (xxl_env_sort_put(env, &g->s1, r) != XXL_OK)
-				return env->err.code;
-		}
+		if (put_sorter(g, e, idmap_id(&g->idm, d[0]), idmap_id(&g->idm, d[1])) != XXL_OK)
+			return env->err.code;
 		if (poll_canceled(g))
 			return env->err.code;
 	}
+	for (size_t i = from; i < g->nbatch; i++)
+		if (put_sorter(g, kept + (i - from), g->batch[i][0], g->batch[i][1]) != XXL_OK)
+			return env->err.code;
+	g->nbatch = 0;
 	graph_mem_release(g);
 	return XXL_OK;
 }
 
-xxl_status
-graph_mem_put(xxl_graph *g, int64_t source, int64_t target)
+/* Number one edge; false when it does not fit (nothing kept of it). */
+static bool
+keep(xxl_graph *g, int64_t source, int64_t target)
 {
 	uint32_t	du,
 				dv,
 			   *d;
 
 	/* checked once per chunk of edges, for the chunk and the nodes it can bring */
-	if ((g->m & ((UINT64_C(1) << g->ends.shift) - 1)) == 0)
+	if ((g->ends.n & ((UINT64_C(1) << g->ends.shift) - 1)) == 0)
 	{
 		uint64_t	chunk = UINT64_C(1) << g->ends.shift;
 
-		if (!fits(g, g->m + chunk, g->idm.n + 2 * chunk, g->idm.cap))
-			return to_sorter(g);
+		if (!fits(g, g->ends.n + chunk, g->idm.n + 2 * chunk, g->idm.cap))
+			return false;
 	}
 	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE ||
 		(d = pvec_push(&g->env, &g->ends)) == NULL)
-	{
-		if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
-			return g->env.err.code;
-		return to_sorter(g);
-	}
+		return false;
 	d[0] = du;
 	d[1] = dv;
+	return true;
+}
+
+xxl_status
+graph_mem_flush(xxl_graph *g)
+{
+	for (size_t i = 0; i < g->nbatch; i++)
+	{
+		idmap_prefetch(&g->idm, g->batch[i][0]);
+		idmap_prefetch(&g->idm, g->batch[i][1]);
+	}
+	for (size_t i = 0; i < g->nbatch; i++)
+		if (!keep(g, g->batch[i][0], g->batch[i][1]))
+		{
+			if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
+				return g->env.err.code;
+			return to_sorter(g, i);
+		}
+	g->nbatch = 0;
+	return XXL_OK;
+}
+
+xxl_status
+graph_mem_put(xxl_graph *g, int64_t source, int64_t target)
+{
+	g->batch[g->nbatch][0] = source;
+	g->batch[g->nbatch][1] = target;
+	if (++g->nbatch == sizeof(g->batch) / sizeof(g->batch[0]))
+		return graph_mem_flush(g);
 	return XXL_OK;
 }
 
