@@ -57,6 +57,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->t_start = xxl_now_ns();
 	idmap_init(&g->idm);
 	pvec_init(&g->ends, 2 * sizeof(uint32_t));
+	pvec_init(&g->attrs, 2 * sizeof(int64_t));
 	g->in_memory = graph_mem_wanted(g);
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
@@ -101,7 +102,8 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 	}
 	if (g->in_memory)
 	{
-		if (graph_mem_put(g, source, target) != XXL_OK)
+		/* kept in memory, or (if it no longer fits) written below by the move */
+		if (graph_mem_put(g, source, target, id, cost) != XXL_OK)
 			return gfail(g);
 	}
 	else
@@ -114,16 +116,7 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 		g_put_be(r + 8, (e << 1) | 1);
 		if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
 			return gfail(g);
-	}
-	if (g->op != XXL_GRAPH_CC)
-	{
-		unsigned char io[IO_REC];
-
-		g_put_u64(io, (uint64_t) source);
-		g_put_u64(io + 8, (uint64_t) target);
-		g_put_u64(io + 16, (uint64_t) id);
-		memcpy(io + 24, &cost, 8);
-		if (xxl_spool_write(&g->input, io, IO_REC) != XXL_OK)
+		if (g->op != XXL_GRAPH_CC && graph_write_input(g, source, target, id, cost) != XXL_OK)
 			return gfail(g);
 	}
 	if (source == target)
@@ -132,6 +125,19 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 	if (poll_canceled(g))
 		return gfail(g);
 	return XXL_OK;
+}
+
+/* The input spool's record of an edge (SF, MSF: what the output reports). */
+xxl_status
+graph_write_input(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
+{
+	unsigned char io[IO_REC];
+
+	g_put_u64(io, (uint64_t) source);
+	g_put_u64(io + 8, (uint64_t) target);
+	g_put_u64(io + 16, (uint64_t) id);
+	memcpy(io + 24, &cost, 8);
+	return xxl_spool_write(&g->input, io, IO_REC);
 }
 
 /* Relabeling -------------------------------------------------------------- */

@@ -140,6 +140,7 @@ typedef enum graph_out
 	OUT_CC_SEMI,				/* union-find array + map */
 	OUT_CC_EXT,					/* F3 (node, original min) + map */
 	OUT_SF_SEMI,				/* S2 + input + union-find */
+	OUT_SF_MEM,					/* kept edges + union-find */
 	OUT_MSF_SEMI,				/* S3 + union-find */
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
@@ -205,7 +206,14 @@ struct xxl_graph
 	pvec		ends;			/* (dense, dense) per edge, in input order */
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
 	size_t		mem_ids_bytes;
-	int64_t		batch[256][2];	/* edges not yet numbered (prefetched together) */
+	pvec		attrs;			/* SF: (id, cost) per edge */
+	struct
+	{
+		int64_t		source,
+					target,
+					id;
+		double		cost;
+	}			batch[256];		/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 };
 
@@ -299,6 +307,8 @@ uf_flatten(uint64_t *p, uint64_t n)
 
 
 /* graph.c: input, relabeling, the semi-external path */
+xxl_status	graph_write_input(xxl_graph *g, int64_t source, int64_t target, int64_t id,
+							  double cost);
 xxl_status	graph_relabel(xxl_graph *g);
 xxl_status	graph_run_semi(xxl_graph *g);
 xxl_status	graph_fill_kruskal_sorter(xxl_graph *g);
@@ -308,10 +318,12 @@ int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
 /* graph_memory.c: CC in memory */
 bool		graph_mem_wanted(const xxl_graph *g);
 /* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
-xxl_status	graph_mem_put(xxl_graph *g, int64_t source, int64_t target);
+xxl_status	graph_mem_put(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost);
 /* Number the edges put but not yet numbered (may move to the sorters). */
 xxl_status	graph_mem_flush(xxl_graph *g);
 xxl_status	graph_mem_run(xxl_graph *g);
+int			graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
+								double *cost);
 void		graph_mem_release(xxl_graph *g);
 
 /* graph_external.c: node reduction with the priority queue, and expansion */

@@ -1,15 +1,20 @@
 /*
- * graph_memory.c — connected components in memory (xxl_graph.h, step 0):
- * ids numbered by a hash table as the edges come, the edges kept as pairs
- * of dense ids, the distinct ids sorted once so that the union-find of the
- * semi-external path runs on their ranks (a set's root is then its
- * smallest id) and the output reads the same arrays.  Nothing spills; the
- * first edge that would outgrow the budget replays the kept edges into the
- * relabeling sorter and the operator goes on as if it had started there.
+ * graph_memory.c — connected components and spanning forest in memory
+ * (xxl_graph.h, step 0): ids numbered by a hash table as the edges come,
+ * the edges kept as pairs of dense ids (the forest also keeps id and
+ * cost).  Components: the distinct ids are sorted once so that the
+ * union-find of the semi-external path runs on their ranks (a set's root
+ * is then its smallest id) and the output reads the same arrays.  Forest:
+ * the union-find over the edges in input order is the output scan, as on
+ * the semi-external path (which edges join two sets does not depend on the
+ * numbering).  Nothing spills; the first edge that would outgrow the budget
+ * replays the kept edges into the relabeling sorter (and the forest's input
+ * spool) and the operator goes on as if it had started there.
  */
 #include "core/graph/graph_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct id_rank
 {
@@ -21,7 +26,7 @@ bool
 graph_mem_wanted(const xxl_graph *g)
 {
 	/* the cap on semi-external nodes is how tests ask for the other paths */
-	return g->op == XXL_GRAPH_CC && g->max_semi_nodes == 0;
+	return (g->op == XXL_GRAPH_CC || g->op == XXL_GRAPH_SF) && g->max_semi_nodes == 0;
 }
 
 static size_t
@@ -34,9 +39,11 @@ mem_limit(const xxl_graph *g)
 static bool
 fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t cap)
 {
-	size_t		held = pvec_bytes(&g->ends, m) + pvec_bytes(&g->idm.ids, n);
+	size_t		held = pvec_bytes(&g->ends, m) + pvec_bytes(&g->idm.ids, n) +
+		(g->op == XXL_GRAPH_SF ? pvec_bytes(&g->attrs, m) : 0);
 	size_t		input = held + cap * IDMAP_SLOT_BYTES;
-	size_t		run = held + n * (sizeof(id_rank) + sizeof(uint32_t) + sizeof(uint64_t));
+	size_t		run = held + n * (g->op == XXL_GRAPH_SF ? sizeof(uint64_t) :
+								  sizeof(id_rank) + sizeof(uint32_t) + sizeof(uint64_t));
 
 	return n < IDMAP_MAX && input <= mem_limit(g) && run + 64 * 1024 <= mem_limit(g);
 }
@@ -86,13 +93,28 @@ to_sorter(xxl_graph *g, size_t from)
 	{
 		const uint32_t *d = pvec_at(&g->ends, e);
 
-		if (put_sorter(g, e, idmap_id(&g->idm, d[0]), idmap_id(&g->idm, d[1])) != XXL_OK)
+		int64_t		s = idmap_id(&g->idm, d[0]),
+					t = idmap_id(&g->idm, d[1]);
+
+		if (put_sorter(g, e, s, t) != XXL_OK)
 			return env->err.code;
+		if (g->op == XXL_GRAPH_SF)
+		{
+			const int64_t *a = pvec_at(&g->attrs, e);
+			double		cost;
+
+			memcpy(&cost, a + 1, 8);
+			if (graph_write_input(g, s, t, a[0], cost) != XXL_OK)
+				return env->err.code;
+		}
 		if (poll_canceled(g))
 			return env->err.code;
 	}
 	for (size_t i = from; i < g->nbatch; i++)
-		if (put_sorter(g, kept + (i - from), g->batch[i][0], g->batch[i][1]) != XXL_OK)
+		if (put_sorter(g, kept + (i - from), g->batch[i].source, g->batch[i].target) != XXL_OK ||
+			(g->op == XXL_GRAPH_SF &&
+			 graph_write_input(g, g->batch[i].source, g->batch[i].target, g->batch[i].id,
+							   g->batch[i].cost) != XXL_OK))
 			return env->err.code;
 	g->nbatch = 0;
 	graph_mem_release(g);
@@ -101,11 +123,12 @@ to_sorter(xxl_graph *g, size_t from)
 
 /* Number one edge; false when it does not fit (nothing kept of it). */
 static bool
-keep(xxl_graph *g, int64_t source, int64_t target)
+keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
 	uint32_t	du,
 				dv,
 			   *d;
+	int64_t    *a = NULL;
 
 	/* checked once per chunk of edges, for the chunk and the nodes it can bring */
 	if ((g->ends.n & ((UINT64_C(1) << g->ends.shift) - 1)) == 0)
@@ -116,10 +139,20 @@ keep(xxl_graph *g, int64_t source, int64_t target)
 			return false;
 	}
 	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE ||
+		(g->op == XXL_GRAPH_SF && (a = pvec_push(&g->env, &g->attrs)) == NULL) ||
 		(d = pvec_push(&g->env, &g->ends)) == NULL)
+	{
+		if (a)
+			g->attrs.n--;
 		return false;
+	}
 	d[0] = du;
 	d[1] = dv;
+	if (a)
+	{
+		a[0] = id;
+		memcpy(a + 1, &cost, 8);
+	}
 	return true;
 }
 
@@ -128,11 +161,11 @@ graph_mem_flush(xxl_graph *g)
 {
 	for (size_t i = 0; i < g->nbatch; i++)
 	{
-		idmap_prefetch(&g->idm, g->batch[i][0]);
-		idmap_prefetch(&g->idm, g->batch[i][1]);
+		idmap_prefetch(&g->idm, g->batch[i].source);
+		idmap_prefetch(&g->idm, g->batch[i].target);
 	}
 	for (size_t i = 0; i < g->nbatch; i++)
-		if (!keep(g, g->batch[i][0], g->batch[i][1]))
+		if (!keep(g, g->batch[i].source, g->batch[i].target, g->batch[i].id, g->batch[i].cost))
 		{
 			if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
 				return g->env.err.code;
@@ -143,10 +176,12 @@ graph_mem_flush(xxl_graph *g)
 }
 
 xxl_status
-graph_mem_put(xxl_graph *g, int64_t source, int64_t target)
+graph_mem_put(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
-	g->batch[g->nbatch][0] = source;
-	g->batch[g->nbatch][1] = target;
+	g->batch[g->nbatch].source = source;
+	g->batch[g->nbatch].target = target;
+	g->batch[g->nbatch].id = id;
+	g->batch[g->nbatch].cost = cost;
 	if (++g->nbatch == sizeof(g->batch) / sizeof(g->batch[0]))
 		return graph_mem_flush(g);
 	return XXL_OK;
@@ -172,6 +207,14 @@ graph_mem_run(xxl_graph *g)
 	g->path = XXL_GRAPH_IN_MEMORY;
 	g->n = n;
 	idmap_drop_table(env, &g->idm);
+	if (g->op == XXL_GRAPH_SF)
+	{
+		/* the union-find pass is the output scan (graph_mem_next_edge) */
+		if (uf_alloc(g, n) != XXL_OK)
+			return env->err.code;
+		g->out = OUT_SF_MEM;
+		return XXL_OK;
+	}
 	g->mem_ids_bytes = sizeof(id_rank) * (n ? n : 1);
 	pairs = xxl_env_alloc(env, g->mem_ids_bytes);
 	rank = pairs ? xxl_env_alloc(env, sizeof(uint32_t) * (n ? n : 1)) : NULL;
@@ -209,11 +252,35 @@ graph_mem_run(xxl_graph *g)
 	return XXL_OK;
 }
 
+/* SF: the next kept edge that joins two sets, in input order: 1, or 0 at the end. */
+int
+graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
+{
+	while (g->out_pos < g->ends.n)
+	{
+		uint64_t	e = g->out_pos++;
+		const uint32_t *d = pvec_at(&g->ends, e);
+
+		if (uf_union(g->parent, d[0], d[1]))
+		{
+			const int64_t *a = pvec_at(&g->attrs, e);
+
+			*id = a[0];
+			memcpy(cost, a + 1, 8);
+			*source = idmap_id(&g->idm, d[0]);
+			*target = idmap_id(&g->idm, d[1]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void
 graph_mem_release(xxl_graph *g)
 {
 	idmap_free(&g->env, &g->idm);
 	pvec_free(&g->env, &g->ends);
+	pvec_free(&g->env, &g->attrs);
 	if (g->mem_ids)
 		xxl_env_free(&g->env, g->mem_ids, g->mem_ids_bytes);
 	g->mem_ids = NULL;

@@ -159,7 +159,15 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 	{
 		if (poll_canceled(g))
 			return -1;
-		if (g->out == OUT_SF_SEMI)
+		if (g->out == OUT_SF_MEM)
+		{
+			int			got = graph_mem_next_edge(g, id, source, target, cost);
+
+			if (got == 0)
+				return finish_output(g);
+			return 1;
+		}
+		else if (g->out == OUT_SF_SEMI)
 		{
 			uint64_t	e,
 						du,
