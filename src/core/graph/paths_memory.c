@@ -380,7 +380,8 @@ paths_mem_run(xxl_paths *p)
 		(p->pred = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
 		(p->plinkv = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
 		(p->pos = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
-		(p->hent = xxl_env_alloc(env, sizeof(pheap_entry) * (p->n ? p->n : 1))) == NULL ||
+		(p->op == XXL_PATHS_SSSP &&
+		 (p->hent = xxl_env_alloc(env, sizeof(pheap_entry) * (p->n ? p->n : 1))) == NULL) ||
 		(p->order = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL)
 	{
 		xxl_env_free(env, src, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
