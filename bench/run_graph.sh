@@ -354,6 +354,7 @@ awk -F, -v mem="$GRAPH_MEM" '
 
 # chart data: one line per (size, function) with both tools' time and peak memory
 awk -F, '
+	function v(a, k) { return (k in a) && a[k] != "" ? a[k] : "NaN" }
 	NR == 1 { next }
 	{ key = $1 " " $2; if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
 	  if ($3 == "pgrouting") { pt[key] = ($6 == "ok" ? $7 : "NaN"); pm[key] = ($6 == "ok" ? $8 / 1024 : "NaN") }
@@ -364,8 +365,10 @@ awk -F, '
 		name["sssp_undirected"] = "SSSP-u"; name["bfs"] = "BFS"; name["dijkstra"] = "Dijkstra"; title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
 		print "# label pgr_s xxl_s xxl_ext_s pgr_mb xxl_mb xxl_ext_mb limit_mb"
 		for (i = 1; i <= nk; i++) { split(order[i], k, " ")
-			printf "\"%s %s\" %s %s %s %s %s %s %s\n", name[k[2]], title[k[1]], pt[order[i]], xt[order[i]],
-				et[order[i]], pm[order[i]], xm[order[i]], em[order[i]], lim[order[i]] }
+			# a value not measured must still take its column
+			o = order[i]
+			printf "\"%s %s\" %s %s %s %s %s %s %s\n", name[k[2]], title[k[1]], v(pt, o), v(xt, o),
+				v(et, o), v(pm, o), v(xm, o), v(em, o), v(lim, o) }
 	}' "$CSV" >"$DAT"
 if command -v gnuplot >/dev/null; then
 	gnuplot -e "datafile='$DAT'; outfile='$PNG'; mem='$GRAPH_MEM'" bench/plot_graph.gp 2>>"$LOG" &&
