@@ -2,7 +2,7 @@
 -- xxl.minimum_spanning_forest against oracles written here: a union-find
 -- and a Kruskal in PL/pgSQL, and recursive SQL (transitive closure) for the
 -- components of the small graphs.  Every graph runs at a roomy budget
--- (semi-external path; components and spanning forest in memory) and at the smallest xxl.memory with a cap on the
+-- (in-memory path) and at the smallest xxl.memory with a cap on the
 -- semi-external node count (fully external path: edge contraction), and
 -- one larger graph goes external by its budget alone.
 --
@@ -234,7 +234,7 @@ SELECT g, (SELECT count(*) FROM ((SELECT * FROM graph_test.oracle_cc(g) EXCEPT S
 	UNION ALL (SELECT * FROM graph_test.closure_cc(g) EXCEPT SELECT * FROM graph_test.oracle_cc(g))) d) AS differences
 FROM unnest(ARRAY['graph_test.sparse', 'graph_test.shapes', 'graph_test.extremes', 'graph_test.empty']) g;
 
--- Roomy budget: the semi-external path (components, spanning forest: in memory) --
+-- Roomy budget: the in-memory path -------------------------------------------------
 
 SET xxl.memory = '64MB';
 SELECT g, c.* FROM unnest(ARRAY['graph_test.sparse', 'graph_test.shapes', 'graph_test.extremes',

@@ -2,8 +2,8 @@
  * test_graph.c — unit tests of connected components, spanning forest and
  * minimum spanning forest (src/core/graph/xxl_graph.h).
  *
- * Every case runs on both paths: at a roomy budget (semi-external; CC and
- * SF in memory, with no spill) and at
+ * Every case runs on both paths: at a roomy budget (in memory, with no
+ * spill) and at
  * the smallest budget or with a cap on the semi-external node count
  * (external node reduction), and the stats must say which path ran.  The
  * oracles are written here: an in-memory union-find over the distinct ids
@@ -468,13 +468,13 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 			result		r = run_graph(es, ops[k], &cfg);
 			/*
 			 * A single node always fits; every other forced case must go
-			 * external.  CC and SF run in memory when they fit and no node
-			 * cap asks for the other paths (at the tiny budget they start
-			 * there and move to the sorters midway).
+			 * external.  Every operation runs in memory when it fits and no
+			 * node cap asks for the other paths (at the tiny budget it starts
+			 * there and moves to the sorters midway).
 			 */
-			bool		cc_mem = ops[k] != XXL_GRAPH_MSF && (pass == 0 || semi_cap == 0);
+			bool		mem = pass == 0 || semi_cap == 0;
 			xxl_graph_path want = pass == 0 || nodes <= 1 ?
-				(cc_mem ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL) : XXL_GRAPH_EXTERNAL;
+				(mem ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL) : XXL_GRAPH_EXTERNAL;
 
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
 					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");

@@ -141,6 +141,7 @@ typedef enum graph_out
 	OUT_CC_EXT,					/* F3 (node, original min) + map */
 	OUT_SF_SEMI,				/* S2 + input + union-find */
 	OUT_SF_MEM,					/* kept edges + union-find */
+	OUT_MSF_MEM,				/* kept edges sorted by (cost, id) + union-find */
 	OUT_MSF_SEMI,				/* S3 + union-find */
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
@@ -206,7 +207,9 @@ struct xxl_graph
 	pvec		ends;			/* (dense, dense) per edge, in input order */
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
 	size_t		mem_ids_bytes;
-	pvec		attrs;			/* SF: (id, cost) per edge */
+	pvec		attrs;			/* SF, MSF: (id, cost) per edge */
+	unsigned char *kruskal;		/* MSF: (cost key, id key, edge) records, sorted */
+	size_t		kruskal_bytes;
 	struct
 	{
 		int64_t		source,

@@ -159,7 +159,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 	{
 		if (poll_canceled(g))
 			return -1;
-		if (g->out == OUT_SF_MEM)
+		if (g->out == OUT_SF_MEM || g->out == OUT_MSF_MEM)
 		{
 			int			got = graph_mem_next_edge(g, id, source, target, cost);
 

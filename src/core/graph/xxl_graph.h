@@ -9,14 +9,16 @@
  * that only from the caller's thread.
  *
  * Algorithm.
- *  0. CC and SF in memory, when the graph fits the budget (checked as the
- *     edges come; with max_semi_nodes unset): ids are numbered by a hash
- *     table as they come (idmap.h), the edges kept as pairs of dense ids
- *     (SF: with id and cost).  CC: the distinct ids are sorted once and the
- *     union-find of 2a runs on their ranks; SF: the union-find over the
- *     edges in input order is the output scan.  Nothing spills.  The first
- *     edge that would not fit replays the kept edges into step 1 (and the
- *     input spool) and the operator goes on there.
+ *  0. In memory, when the graph fits the budget (checked as the edges
+ *     come, and against expected_edges first; with max_semi_nodes unset):
+ *     ids are numbered by a hash table as they come (idmap.h), the edges
+ *     kept as pairs of dense ids (SF, MSF: with id and cost).  CC: the
+ *     distinct ids are sorted once and the union-find of 2a runs on their
+ *     ranks; SF: the union-find over the edges in input order is the
+ *     output scan; MSF: the (cost, id) keys radix sorted (stable), then
+ *     Kruskal as the output scan.  Nothing spills.  The first edge that
+ *     would not fit replays the kept edges into step 1 (and the input
+ *     spool) and the operator goes on there.
  *  1. Relabeling.  The 2m endpoint ids are sorted (8-byte keys, sign bit
  *     flipped so negative ids come first) and numbered 0..n-1 in id order;
  *     the dense-to-original map is kept as a stream.  The dense ids are sent
@@ -81,7 +83,7 @@ typedef enum xxl_graph_op
 typedef enum xxl_graph_path
 {
 	XXL_GRAPH_PATH_NONE,		/* not run yet */
-	XXL_GRAPH_IN_MEMORY,		/* CC, SF: nothing spilled */
+	XXL_GRAPH_IN_MEMORY,		/* nothing spilled */
 	XXL_GRAPH_SEMI_EXTERNAL,
 	XXL_GRAPH_EXTERNAL
 } xxl_graph_path;
