@@ -309,6 +309,17 @@ xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
 	return xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo));
 }
 
+void
+xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory)
+{
+	if (memory < min_memory)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs xxl.memory of at least %zu kB", fname,
+						(min_memory + 1023) / 1024),
+				 errhint("SET xxl.memory = '%zukB';", (min_memory + 1023) / 1024)));
+}
+
 /* The three functions ------------------------------------------------------ */
 
 typedef struct GraphFunction
@@ -405,12 +416,7 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 	cfg.expected_edges = xxl_edges_estimate(reader);
 	cfg.seed = GRAPH_SEED;
 	cfg.max_semi_nodes = (uint64) xxl_graph_max_semi_nodes;
-	if (cfg.res.memory < xxl_graph_min_memory())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs xxl.memory of at least %zu kB", f->sql_name,
-						(xxl_graph_min_memory() + 1023) / 1024),
-				 errhint("SET xxl.memory = '%zukB';", (xxl_graph_min_memory() + 1023) / 1024)));
+	xxl_graph_check_memory(f->sql_name, cfg.res.memory, xxl_graph_min_memory());
 	xxl_error_clear(&err);
 	g = xxl_graph_create(&cfg, f->op, &err);
 	if (g == NULL)

@@ -63,6 +63,9 @@ extern void xxl_edges_close(XxlEdgeReader *r);
  */
 extern XxlOutput *xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc);
 
+/* Error (22023, with the setting to use) when memory is below what the engine accepts. */
+extern void xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory);
+
 /* A descriptor of n bigint/double columns named names, typed types. */
 extern TupleDesc xxl_graph_desc(int n, const char *const *names, const Oid *types);
 

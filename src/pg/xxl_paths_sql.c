@@ -213,14 +213,8 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 	cfg.target = c->target_node;
 	cfg.max_distance = c->max_distance;
 	cfg.max_depth = c->max_depth;
-	cfg.expected_edges = xxl_edges_estimate(reader);
 	cfg.force_external = xxl_graph_force_external;
-	if (cfg.res.memory < xxl_paths_min_memory())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs xxl.memory of at least %zu kB", c->fname,
-						(xxl_paths_min_memory() + 1023) / 1024),
-				 errhint("SET xxl.memory = '%zukB';", (xxl_paths_min_memory() + 1023) / 1024)));
+	xxl_graph_check_memory(c->fname, cfg.res.memory, xxl_paths_min_memory());
 	xxl_error_clear(&err);
 	p = xxl_paths_create(&cfg, &err);
 	if (p == NULL)

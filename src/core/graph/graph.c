@@ -57,7 +57,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->t_start = xxl_now_ns();
 	idmap_init(&g->idm);
 	pvec_init(&g->ends, 2 * sizeof(uint32_t));
-	pvec_init(&g->attrs, 2 * sizeof(int64_t));
+	pvec_init(&g->attrs, sizeof(graph_attr));
 	g->in_memory = graph_mem_wanted(g);
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
@@ -69,9 +69,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->semi_max = (half_share(g) - XXL_ALIGN) / sizeof(uint64_t);
 	if (g->max_semi_nodes > 0 && g->max_semi_nodes < g->semi_max)
 		g->semi_max = g->max_semi_nodes;
-	if (!g->in_memory &&
-		xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8,
-						  2 * config->expected_edges, XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (!g->in_memory && graph_open_endpoints(g) != XXL_OK)
 	{
 		xxl_error_set(err, g->env.err.code, g->env.err.sys_errno, "%s", g->env.err.message);
 		xxl_graph_destroy(g);
@@ -84,9 +82,6 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 xxl_status
 xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
-	unsigned char r[16];
-	uint64_t	e = g->m;
-
 	if (g->state != ST_INPUT)
 	{
 		if (g->state != ST_FAILED)
@@ -106,19 +101,8 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 		if (graph_mem_put(g, source, target, id, cost) != XXL_OK)
 			return gfail(g);
 	}
-	else
-	{
-		g_put_be(r, g_id_key(source));
-		g_put_be(r + 8, e << 1);
-		if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
-			return gfail(g);
-		g_put_be(r, g_id_key(target));
-		g_put_be(r + 8, (e << 1) | 1);
-		if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
-			return gfail(g);
-		if (g->op != XXL_GRAPH_CC && graph_write_input(g, source, target, id, cost) != XXL_OK)
-			return gfail(g);
-	}
+	else if (graph_put_sorted(g, g->m, source, target, id, cost) != XXL_OK)
+		return gfail(g);
 	if (source == target)
 		g->self_loops++;
 	g->m++;
@@ -127,89 +111,58 @@ xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, dou
 	return XXL_OK;
 }
 
-/* The input spool's record of an edge (SF, MSF: what the output reports). */
+/*
+ * Edge e on the sorting path: its endpoints into S1 and, for the forests,
+ * its record into the input spool (what their output reports).
+ */
 xxl_status
-graph_write_input(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
+graph_put_sorted(xxl_graph *g, uint64_t e, int64_t source, int64_t target, int64_t id,
+				 double cost)
 {
 	unsigned char io[IO_REC];
 
-	g_put_u64(io, (uint64_t) source);
-	g_put_u64(io + 8, (uint64_t) target);
-	g_put_u64(io + 16, (uint64_t) id);
-	memcpy(io + 24, &cost, 8);
+	if (graph_put_endpoints(&g->env, &g->s1, e, source, target) != XXL_OK)
+		return g->env.err.code;
+	if (g->op == XXL_GRAPH_CC)
+		return XXL_OK;
+	g_put_edge_rec(io, source, target, id, cost);
 	return xxl_spool_write(&g->input, io, IO_REC);
 }
 
+/* S1 for the sorting path (at creation, or when memory runs out). */
+xxl_status
+graph_open_endpoints(xxl_graph *g)
+{
+	return xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8, 2 * g->expected_edges,
+							 XXL_INPUT_UNBOUNDED);
+}
+
 /* Relabeling -------------------------------------------------------------- */
+
+static xxl_status
+write_map(void *arg, int64_t id, uint64_t dense)
+{
+	xxl_graph  *g = arg;
+
+	return xxl_spool_write(&g->map, &id, 8);
+}
 
 /* Sort endpoints by id, number the distinct ids, send them back by edge. */
 xxl_status
 graph_relabel(xxl_graph *g)
 {
-	xxl_env  *env = &g->env;
-	const unsigned char *r;
-	unsigned char r2[16];
-	uint64_t	prev = 0;
-	uint64_t	n = 0;
-	int			got;
-
-	if (xxl_spool_finish(&g->input) != XXL_OK || xxl_env_sort_sort(env, &g->s1) != XXL_OK)
-		return env->err.code;
-	if (xxl_env_sort_open(env, &g->s2, half_share(g), 0, 16, 8,
-							  2 * g->m, XXL_INPUT_UNBOUNDED) != XXL_OK)
-		return env->err.code;
-	while ((got = xxl_env_sort_next(env, &g->s1, &r)) == 1)
-	{
-		uint64_t	k = g_get_be(r);
-
-		if (n == 0 || k != prev)
-		{
-			int64_t		orig = g_key_id(k);
-
-			if (xxl_spool_write(&g->map, &orig, 8) != XXL_OK)
-				return env->err.code;
-			prev = k;
-			n++;
-		}
-		memcpy(r2, r + 8, 8);
-		g_put_u64(r2 + 8, n - 1);
-		if (xxl_env_sort_put(env, &g->s2, r2) != XXL_OK)
-			return env->err.code;
-		if (poll_canceled(g))
-			return env->err.code;
-	}
-	if (got < 0)
-		return env->err.code;
-	xxl_env_sort_close(env, &g->s1, NULL, NULL);
-	if (xxl_spool_finish(&g->map) != XXL_OK)
-		return env->err.code;
-	g->n = n;
-	return xxl_env_sort_sort(env, &g->s2);
+	if (xxl_spool_finish(&g->input) != XXL_OK ||
+		graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->m, write_map, g,
+						 &g->n) != XXL_OK)
+		return g->env.err.code;
+	return xxl_spool_finish(&g->map);
 }
 
 /* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
 int
 graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv)
 {
-	const unsigned char *r;
-	uint64_t	k;
-	int			got = xxl_env_sort_next(&g->env, &g->s2, &r);
-
-	if (got <= 0)
-		return got;
-	k = g_get_be(r);
-	*e = k >> 1;
-	*du = g_get_u64(r + 8);
-	got = xxl_env_sort_next(&g->env, &g->s2, &r);
-	if (got <= 0 || g_get_be(r) != (k | 1) || (k & 1))
-	{
-		if (got >= 0)
-			xxl_error_set(&g->env.err, XXL_EIO, 0, "edge %llu lost an endpoint while relabeling",
-						  (unsigned long long) *e);
-		return -1;
-	}
-	*dv = g_get_u64(r + 8);
-	return 1;
+	return graph_next_dense_pair(&g->env, &g->s2, e, du, dv);
 }
 
 /*

@@ -112,9 +112,7 @@ fill_queue(xxl_graph *g)
 			int64_t		id = g_key_id(g_get_be(s + 8));
 			double		cost = g_key_cost(g_get_be(s));
 
-			memcpy(io, s + 32, 16);
-			g_put_u64(io + 16, (uint64_t) id);
-			memcpy(io + 24, &cost, 8);
+			g_put_edge_rec(io, (int64_t) g_get_u64(s + 32), (int64_t) g_get_u64(s + 40), id, cost);
 			if (xxl_spool_write(&g->info, io, IO_REC) != XXL_OK)
 				return env->err.code;
 			if (pu != pv && route_edge(g, pu, pv, rank) != XXL_OK)

@@ -78,9 +78,59 @@ g_key_cost(uint64_t k)
 	return c;
 }
 
+/* An edge as the spools keep it: [source][target][id][cost], native. */
+#define IO_REC 32
+
+static inline void
+g_put_edge_rec(unsigned char *r, int64_t source, int64_t target, int64_t id, double cost)
+{
+	g_put_u64(r, (uint64_t) source);
+	g_put_u64(r + 8, (uint64_t) target);
+	g_put_u64(r + 16, (uint64_t) id);
+	memcpy(r + 24, &cost, 8);
+}
+
+static inline void
+g_get_edge_rec(const unsigned char *r, int64_t *source, int64_t *target, int64_t *id,
+			   double *cost)
+{
+	*source = (int64_t) g_get_u64(r);
+	*target = (int64_t) g_get_u64(r + 8);
+	*id = (int64_t) g_get_u64(r + 16);
+	memcpy(cost, r + 24, 8);
+}
+
+/* Numbering ids with two sorts (relabel.c) --------------------------------- */
+
+/* Each distinct id in ascending order with its dense number. */
+typedef xxl_status (*graph_id_fn) (void *arg, int64_t id, uint64_t dense);
+
+/* S1 records of edge e: (id key BE, e << 1 | side BE), key 8. */
+xxl_status	graph_put_endpoints(xxl_env *env, xxl_env_sorter *s1, uint64_t e, int64_t source,
+								int64_t target);
+
+/*
+ * Sort S1, number its distinct ids into S2 (opened here with share, for
+ * `endpoints` records: (e << 1 | side BE, dense u64), key 8), close S1 and
+ * sort S2; *n: the distinct ids.
+ */
+xxl_status	graph_number_ids(xxl_env *env, xxl_env_sorter *s1, xxl_env_sorter *s2, size_t share,
+							 uint64_t endpoints, graph_id_fn on_id, void *arg, uint64_t *n);
+
+/* The next edge's dense pair from S2, in edge order: 1, 0 at the end, -1 on error. */
+int			graph_next_dense_pair(xxl_env *env, xxl_env_sorter *s2, uint64_t *e, uint64_t *du,
+								  uint64_t *dv);
+
 /* The operator environment (xxl_env.h) on the graph operators' plan. ------- */
 
 extern const xxl_env_plan graph_plan;
+
+/* What an in-memory path may hold: the pool and the spool allowance (it has no spools). */
+static inline size_t
+graph_mem_limit(const xxl_env *env)
+{
+	return env->pool + env->spool_allowance;
+}
 
 /* Node permutation of the external path ----------------------------------- */
 
@@ -146,8 +196,14 @@ typedef enum graph_out
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
 
+/* What the forests keep of an edge in memory besides its ends. */
+typedef struct graph_attr
+{
+	int64_t		id;
+	double		cost;
+} graph_attr;
+
 #define NONE UINT64_MAX
-#define IO_REC 32				/* input / info spool record */
 
 struct xxl_graph
 {
@@ -207,7 +263,7 @@ struct xxl_graph
 	pvec		ends;			/* (dense, dense) per edge, in input order */
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
 	size_t		mem_ids_bytes;
-	pvec		attrs;			/* SF, MSF: (id, cost) per edge */
+	pvec		attrs;			/* SF, MSF: graph_attr per edge */
 	unsigned char *kruskal;		/* MSF: (cost key, id key, edge) records, sorted */
 	size_t		kruskal_bytes;
 	struct
@@ -310,8 +366,9 @@ uf_flatten(uint64_t *p, uint64_t n)
 
 
 /* graph.c: input, relabeling, the semi-external path */
-xxl_status	graph_write_input(xxl_graph *g, int64_t source, int64_t target, int64_t id,
-							  double cost);
+xxl_status	graph_open_endpoints(xxl_graph *g);
+xxl_status	graph_put_sorted(xxl_graph *g, uint64_t e, int64_t source, int64_t target, int64_t id,
+							 double cost);
 xxl_status	graph_relabel(xxl_graph *g);
 xxl_status	graph_run_semi(xxl_graph *g);
 xxl_status	graph_fill_kruskal_sorter(xxl_graph *g);

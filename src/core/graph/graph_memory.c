@@ -1,23 +1,24 @@
 /*
- * graph_memory.c — connected components and spanning forests in memory
- * (xxl_graph.h, step 0): ids numbered by a hash table as the edges come,
- * the edges kept as pairs of dense ids (the forests also keep id and
- * cost).  Minimum forest: the edges' (cost, id) keys radix sorted (stable:
- * ties keep input order, the strict order of the other paths), then
- * Kruskal as the output scan.  Components: the distinct ids are sorted once so that the
- * union-find of the semi-external path runs on their ranks (a set's root
- * is then its smallest id) and the output reads the same arrays.  Forest:
- * the union-find over the edges in input order is the output scan, as on
- * the semi-external path (which edges join two sets does not depend on the
- * numbering).  Nothing spills; the first edge that would outgrow the budget
- * replays the kept edges into the relabeling sorter (and the forest's input
- * spool) and the operator goes on as if it had started there.
+ * graph_memory.c — the three graph operators in memory (xxl_graph.h, step
+ * 0).  Ids are numbered by a hash table as the edges come (idmap.h); the
+ * edges are kept as pairs of dense ids, the forests' with id and cost.
+ *  - Components: the distinct ids are sorted once so that the union-find of
+ *    the semi-external path runs on their ranks (a set's root is then its
+ *    smallest id) and the output reads the same arrays.
+ *  - Spanning forest: the union-find over the edges in input order is the
+ *    output scan, as on the semi-external path (which edges join two sets
+ *    does not depend on the numbering).
+ *  - Minimum spanning forest: the edges' (cost, id) keys radix sorted
+ *    (stable: ties keep input order, the strict order of the other paths),
+ *    then Kruskal as the output scan.
+ * Nothing spills.  The first edge that would outgrow the budget replays the
+ * kept edges onto the sorting path (graph_put_sorted) and the operator goes
+ * on as if it had started there.
  */
 #include "core/graph/graph_internal.h"
 #include "core/radix.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* MSF's sort record: cost key BE, id key BE, edge number */
 #define KRUSKAL_REC 24
@@ -27,30 +28,6 @@ typedef struct id_rank
 	int64_t		id;
 	uint64_t	dense;
 } id_rank;
-
-static bool fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t cap);
-
-bool
-graph_mem_wanted(const xxl_graph *g)
-{
-	/* the cap on semi-external nodes is how tests ask for the other paths */
-	if (g->max_semi_nodes != 0)
-		return false;
-
-	/*
-	 * A table's row estimate that already rules memory out (its edges alone,
-	 * no node counted) saves starting there and replaying everything into
-	 * the sorters midway: at 256MB, a minimum forest of 5M edges took 5.0 s
-	 * that way, 2.3 s without.
-	 */
-	return g->expected_edges == 0 || fits(g, g->expected_edges, 0, 0);
-}
-
-static size_t
-mem_limit(const xxl_graph *g)
-{
-	return g->env.pool + g->env.spool_allowance;
-}
 
 /* What m edges over n nodes with a table of cap slots need, at input and at run. */
 static bool
@@ -66,7 +43,23 @@ fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t cap)
 	if (g->op == XXL_GRAPH_MSF)
 		run += 2 * KRUSKAL_REC * m;
 
-	return n < IDMAP_MAX && input <= mem_limit(g) && run + 64 * 1024 <= mem_limit(g);
+	return n < IDMAP_MAX && input <= graph_mem_limit(&g->env) &&
+		run + 64 * 1024 <= graph_mem_limit(&g->env);
+}
+
+bool
+graph_mem_wanted(const xxl_graph *g)
+{
+	/* the cap on semi-external nodes is how tests ask for the other paths */
+	if (g->max_semi_nodes != 0)
+		return false;
+
+	/*
+	 * A table's row estimate that already rules memory out (its edges alone,
+	 * no node counted) saves starting there and replaying everything into
+	 * the sorters midway, which about doubles the time.
+	 */
+	return g->expected_edges == 0 || fits(g, g->expected_edges, 0, 0);
 }
 
 static uint32_t
@@ -80,23 +73,9 @@ intern(xxl_graph *g, int64_t id)
 	return idmap_intern(&g->env, &g->idm, id);
 }
 
-static xxl_status
-put_sorter(xxl_graph *g, uint64_t e, int64_t source, int64_t target)
-{
-	unsigned char r[16];
-
-	g_put_be(r, g_id_key(source));
-	g_put_be(r + 8, e << 1);
-	if (xxl_env_sort_put(&g->env, &g->s1, r) != XXL_OK)
-		return g->env.err.code;
-	g_put_be(r, g_id_key(target));
-	g_put_be(r + 8, (e << 1) | 1);
-	return xxl_env_sort_put(&g->env, &g->s1, r);
-}
-
 /*
- * Hand the kept edges to the relabeling sorter and leave memory; the
- * batch's edges from `from` on were not kept and follow them.
+ * Hand the kept edges to the sorting path and leave memory; the batch's
+ * edges from `from` on were not kept and follow them.
  */
 static xxl_status
 to_sorter(xxl_graph *g, size_t from)
@@ -107,35 +86,21 @@ to_sorter(xxl_graph *g, size_t from)
 	xxl_error_clear(&env->err);
 	g->in_memory = false;
 	idmap_drop_table(env, &g->idm);
-	if (xxl_env_sort_open(env, &g->s1, half_share(g), 0, 16, 8, 2 * g->expected_edges,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (graph_open_endpoints(g) != XXL_OK)
 		return env->err.code;
 	for (uint64_t e = 0; e < kept; e++)
 	{
 		const uint32_t *d = pvec_at(&g->ends, e);
+		const graph_attr *a = g->op != XXL_GRAPH_CC ? pvec_at(&g->attrs, e) : NULL;
 
-		int64_t		s = idmap_id(&g->idm, d[0]),
-					t = idmap_id(&g->idm, d[1]);
-
-		if (put_sorter(g, e, s, t) != XXL_OK)
-			return env->err.code;
-		if (g->op != XXL_GRAPH_CC)
-		{
-			const int64_t *a = pvec_at(&g->attrs, e);
-			double		cost;
-
-			memcpy(&cost, a + 1, 8);
-			if (graph_write_input(g, s, t, a[0], cost) != XXL_OK)
-				return env->err.code;
-		}
-		if (poll_canceled(g))
+		if (graph_put_sorted(g, e, idmap_id(&g->idm, d[0]), idmap_id(&g->idm, d[1]),
+							 a ? a->id : 0, a ? a->cost : 0) != XXL_OK ||
+			poll_canceled(g))
 			return env->err.code;
 	}
 	for (size_t i = from; i < g->nbatch; i++)
-		if (put_sorter(g, kept + (i - from), g->batch[i].source, g->batch[i].target) != XXL_OK ||
-			(g->op != XXL_GRAPH_CC &&
-			 graph_write_input(g, g->batch[i].source, g->batch[i].target, g->batch[i].id,
-							   g->batch[i].cost) != XXL_OK))
+		if (graph_put_sorted(g, kept + (i - from), g->batch[i].source, g->batch[i].target,
+							 g->batch[i].id, g->batch[i].cost) != XXL_OK)
 			return env->err.code;
 	g->nbatch = 0;
 	graph_mem_release(g);
@@ -149,7 +114,7 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 	uint32_t	du,
 				dv,
 			   *d;
-	int64_t    *a = NULL;
+	graph_attr *a = NULL;
 
 	/* checked once per chunk of edges, for the chunk and the nodes it can bring */
 	if ((g->ends.n & ((UINT64_C(1) << g->ends.shift) - 1)) == 0)
@@ -170,10 +135,7 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 	d[0] = du;
 	d[1] = dv;
 	if (a)
-	{
-		a[0] = id;
-		memcpy(a + 1, &cost, 8);
-	}
+		*a = (graph_attr) {id, cost};
 	return true;
 }
 
@@ -235,13 +197,11 @@ sort_kruskal(xxl_graph *g)
 		return env->err.code;
 	for (uint64_t e = 0; e < m; e++)
 	{
-		const int64_t *a = pvec_at(&g->attrs, e);
+		const graph_attr *a = pvec_at(&g->attrs, e);
 		unsigned char *r = g->kruskal + e * KRUSKAL_REC;
-		double		cost;
 
-		memcpy(&cost, a + 1, 8);
-		g_put_be(r, g_cost_key(cost));
-		g_put_be(r + 8, g_id_key(a[0]));
+		g_put_be(r, g_cost_key(a->cost));
+		g_put_be(r + 8, g_id_key(a->id));
 		g_put_u64(r + 16, e);
 	}
 	xxl_radix_sort_fixed((char *) g->kruskal, (char *) scratch, m, KRUSKAL_REC, 16,
@@ -325,10 +285,10 @@ graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 
 		if (uf_union(g->parent, d[0], d[1]))
 		{
-			const int64_t *a = pvec_at(&g->attrs, e);
+			const graph_attr *a = pvec_at(&g->attrs, e);
 
-			*id = a[0];
-			memcpy(cost, a + 1, 8);
+			*id = a->id;
+			*cost = a->cost;
 			*source = idmap_id(&g->idm, d[0]);
 			*target = idmap_id(&g->idm, d[1]);
 			return 1;

@@ -141,15 +141,6 @@ xxl_graph_next_node(xxl_graph *g, int64_t *node, int64_t *component)
 	return rc;
 }
 
-static void
-decode_io(const unsigned char *io, int64_t *id, int64_t *source, int64_t *target, double *cost)
-{
-	*source = (int64_t) g_get_u64(io);
-	*target = (int64_t) g_get_u64(io + 8);
-	*id = (int64_t) g_get_u64(io + 16);
-	memcpy(cost, io + 24, 8);
-}
-
 static int
 next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
 {
@@ -181,7 +172,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 				return -1;
 			if (uf_union(g->parent, du, dv))
 			{
-				decode_io(io, id, source, target, cost);
+				g_get_edge_rec(io, source, target, id, cost);
 				return 1;
 			}
 		}
@@ -223,7 +214,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 					return -1;
 				g->out_pos++;
 			}
-			decode_io(io, id, source, target, cost);
+			g_get_edge_rec(io, source, target, id, cost);
 			return 1;
 		}
 	}

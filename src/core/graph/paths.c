@@ -71,10 +71,7 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->target = config->target;
 	p->max_distance = config->max_distance;
 	p->max_depth = config->max_depth;
-	p->expected_edges = config->expected_edges;
-	p->force_external = config->force_external;
 	p->t_start = xxl_now_ns();
-	p->mem_limit = p->env.pool + p->env.spool_allowance;
 	idmap_init(&p->map);
 	pvec_init(&p->lends, sizeof(plink_ends));
 	pvec_init(&p->lcost, sizeof(plink_cost));
@@ -83,25 +80,22 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->sources_bytes = ns * sizeof(int64_t);
 	p->sources = xxl_env_alloc(&p->env, p->sources_bytes);
 	if (p->sources == NULL)
-	{
-		*err = p->env.err;
-		xxl_paths_destroy(p);
-		return NULL;
-	}
+		goto fail;
 	memcpy(p->sources, config->sources, ns * sizeof(int64_t));
 	qsort(p->sources, ns, sizeof(int64_t), cmp_id);
 	p->nsources = 0;
 	for (size_t i = 0; i < ns; i++)
 		if (p->nsources == 0 || p->sources[p->nsources - 1] != p->sources[i])
 			p->sources[p->nsources++] = p->sources[i];
-	if (p->force_external && paths_ext_begin(p) != XXL_OK)
-	{
-		*err = p->env.err;
-		xxl_paths_destroy(p);
-		return NULL;
-	}
+	if (config->force_external && paths_ext_begin(p) != XXL_OK)
+		goto fail;
 	p->state = PS_INPUT;
 	return p;
+
+fail:
+	*err = p->env.err;
+	xxl_paths_destroy(p);
+	return NULL;
 }
 
 /* Number the batch's links in memory, or move everything external when they do not fit. */
@@ -112,8 +106,8 @@ flush_batch(xxl_paths *p)
 
 	for (size_t k = 0; k < p->nbatch; k++)
 	{
-		paths_mem_prefetch(p, p->batch[k].u);
-		paths_mem_prefetch(p, p->batch[k].v);
+		idmap_prefetch(&p->map, p->batch[k].u);
+		idmap_prefetch(&p->map, p->batch[k].v);
 	}
 	for (; i < p->nbatch && !p->external; i++)
 	{
@@ -193,7 +187,8 @@ xxl_paths_run(xxl_paths *p)
 		return pfail(p);
 	p->load_ns = xxl_now_ns() - p->t_start;
 	/* the search's arrays may not fit although the input did */
-	if (!p->external && paths_mem_need(p) > p->mem_limit && paths_ext_begin(p) != XXL_OK)
+	if (!p->external && paths_mem_need(p) > graph_mem_limit(&p->env) &&
+		paths_ext_begin(p) != XXL_OK)
 		return pfail(p);
 	rc = p->external ? paths_ext_run(p) : paths_mem_run(p);
 	if (rc != XXL_OK)

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#define LINK_REC 32
+#define LINK_REC IO_REC
 #define ARC_REC 40
 #define ADJ_REC 32
 #define PQ_REC 56
@@ -35,10 +35,7 @@ paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 {
 	unsigned char r[LINK_REC];
 
-	g_put_u64(r, (uint64_t) u);
-	g_put_u64(r + 8, (uint64_t) v);
-	g_put_u64(r + 16, (uint64_t) eid);
-	memcpy(r + 24, &w, 8);
+	g_put_edge_rec(r, u, v, eid, w);
 	if (xxl_spool_write(&p->linkspool, r, LINK_REC) != XXL_OK)
 		return p->env.err.code;
 	p->nlinks++;
@@ -76,7 +73,6 @@ fill_endpoints(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	xxl_spool_reader rd;
 	const unsigned char *r;
-	unsigned char e[16];
 
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
 		xxl_env_sort_open(env, &p->s1, part_share(p, 2), 0, 16, 8, 2 * p->nlinks,
@@ -84,23 +80,32 @@ fill_endpoints(xxl_paths *p)
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < p->nlinks; i++)
-	{
-		if (xxl_spool_read(&rd, LINK_REC, &r) != XXL_OK)
+		if (xxl_spool_read(&rd, LINK_REC, &r) != XXL_OK ||
+			graph_put_endpoints(env, &p->s1, i, (int64_t) g_get_u64(r),
+								(int64_t) g_get_u64(r + 8)) != XXL_OK ||
+			xxl_env_poll(env))
 			break;
-		for (int side = 0; side < 2; side++)
-		{
-			g_put_be(e, g_id_key((int64_t) g_get_u64(r + 8 * side)));
-			g_put_be(e + 8, (i << 1) | (uint64_t) side);
-			if (xxl_env_sort_put(env, &p->s1, e) != XXL_OK)
-				break;
-		}
-		if (xxl_env_poll(env))
-			break;
-	}
 	xxl_spool_reader_close(&rd);
-	if (env->err.code != XXL_OK)
-		return env->err.code;
-	return xxl_env_sort_sort(env, &p->s1);
+	return env->err.code;
+}
+
+/* Each distinct id in order: note the sources' and the target's numbers. */
+static xxl_status
+find_sources(void *arg, int64_t id, uint64_t dense)
+{
+	xxl_paths  *p = arg;
+
+	/* the sources are sorted and so are the ids: one merge */
+	while (p->src_next < p->nsources && p->sources[p->src_next] < id)
+		p->src_next++;
+	if (p->src_next < p->nsources && p->sources[p->src_next] == id)
+	{
+		p->src_dense[p->nsrc_dense] = dense;
+		p->src_orig[p->nsrc_dense++] = id;
+	}
+	if (p->has_target && id == p->target)
+		p->target_dense = dense;
+	return XXL_OK;
 }
 
 /* Number the distinct ids (S1 -> S2), finding the sources and the target. */
@@ -108,49 +113,14 @@ static xxl_status
 number_ids(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
-	const unsigned char *r;
-	unsigned char e[16];
-	uint64_t	prev = 0;
-	size_t		si = 0;
-	int			got;
 
 	p->src_dense = xxl_env_alloc(env, 8 * (p->nsources ? p->nsources : 1));
 	p->src_orig = p->src_dense ? xxl_env_alloc(env, 8 * (p->nsources ? p->nsources : 1)) : NULL;
-	if (p->src_orig == NULL ||
-		xxl_env_sort_open(env, &p->s2, part_share(p, 2), 0, 16, 8, 2 * p->nlinks,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (p->src_orig == NULL)
 		return env->err.code;
-	p->n = 0;
 	p->target_dense = UINT64_MAX;
-	while ((got = xxl_env_sort_next(env, &p->s1, &r)) == 1)
-	{
-		uint64_t	k = g_get_be(r);
-
-		if (p->n == 0 || k != prev)
-		{
-			int64_t		id = g_key_id(k);
-
-			while (si < p->nsources && p->sources[si] < id)
-				si++;
-			if (si < p->nsources && p->sources[si] == id)
-			{
-				p->src_dense[p->nsrc_dense] = p->n;
-				p->src_orig[p->nsrc_dense++] = id;
-			}
-			if (p->has_target && id == p->target)
-				p->target_dense = p->n;
-			prev = k;
-			p->n++;
-		}
-		memcpy(e, r + 8, 8);
-		g_put_u64(e + 8, p->n - 1);
-		if (xxl_env_sort_put(env, &p->s2, e) != XXL_OK || xxl_env_poll(env))
-			return env->err.code;
-	}
-	if (got < 0)
-		return env->err.code;
-	xxl_env_sort_close(env, &p->s1, NULL, NULL);
-	return xxl_env_sort_sort(env, &p->s2);
+	return graph_number_ids(env, &p->s1, &p->s2, part_share(p, 2), 2 * p->nlinks, find_sources,
+							p, &p->n);
 }
 
 /* S2 + links -> S3: the arcs with dense ends, by tail. */
@@ -159,8 +129,7 @@ fill_arcs(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
 	xxl_spool_reader rd;
-	const unsigned char *l,
-			   *r;
+	const unsigned char *l;
 	unsigned char a[ARC_REC];
 
 	if (xxl_env_sort_open(env, &p->s3, part_share(p, 2), 0, ARC_REC, 8,
@@ -169,19 +138,15 @@ fill_arcs(xxl_paths *p)
 		return env->err.code;
 	for (uint64_t i = 0; i < p->nlinks; i++)
 	{
-		uint64_t	d[2];
+		uint64_t	e,
+					d[2];
 
-		for (int side = 0; side < 2; side++)
+		if (graph_next_dense_pair(env, &p->s2, &e, &d[0], &d[1]) != 1 || e != i)
 		{
-			if (xxl_env_sort_next(env, &p->s2, &r) != 1 || g_get_be(r) != ((i << 1) | (uint64_t) side))
-			{
-				if (env->err.code == XXL_OK)
-					xxl_error_set(&env->err, XXL_EIO, 0,
-								  "link %llu lost an endpoint while numbering",
-								  (unsigned long long) i);
-				goto out;
-			}
-			d[side] = g_get_u64(r + 8);
+			if (env->err.code == XXL_OK)
+				xxl_error_set(&env->err, XXL_EIO, 0, "link %llu lost while numbering",
+							  (unsigned long long) i);
+			goto out;
 		}
 		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
 			goto out;

@@ -6,9 +6,8 @@
  *
  * Record layouts of the external path (BE = big-endian key bytes, u64 =
  * native):
- *   links spool  [u orig][v orig][edge id][cost double]          32
- *   S1 endpoints [id key BE][link<<1|side BE]                    16, key 8
- *   S2 dense     [link<<1|side BE][dense u64]                    16, key 8
+ *   links spool  [u orig][v orig][edge id][cost double]          32 (IO_REC)
+ *   S1, S2       the numbering sorts (relabel.c, graph_internal.h)
  *   S3 arcs      [from BE][to][to orig][edge id][cost]           40, key 8
  *   adjacency    [to][to orig][edge id][cost]                    32 (pagefile)
  *   index        [first arc of node]                              8 (pagefile, n + 1)
@@ -90,14 +89,12 @@ struct xxl_paths
 	xxl_paths_op op;
 	bool		directed;
 	bool		has_target;
-	bool		force_external;
 	int64_t		target;
 	double		max_distance;
 	uint64_t	max_depth;
 	int64_t    *sources;		/* sorted, distinct */
 	size_t		nsources;
 	size_t		sources_bytes;
-	uint64_t	expected_edges;
 	paths_state state;
 	xxl_paths_path path;
 	bool		external;		/* input goes to the links spool */
@@ -119,7 +116,6 @@ struct xxl_paths
 				output_ns;
 
 	/* in memory */
-	size_t		mem_limit;		/* what the in-memory path may hold */
 	idmap		map;			/* id -> dense and back */
 	pvec		lends;			/* links: ends, freed once the adjacency is built */
 	pvec		lcost;			/* links: cost and id */
@@ -154,6 +150,7 @@ struct xxl_paths
 	uint64_t   *src_dense;		/* dense ids of the sources found, and */
 	int64_t    *src_orig;		/* their ids */
 	size_t		nsrc_dense;
+	size_t		src_next;		/* numbering: the next source to look for */
 	uint64_t	pq_bytes;
 	uint64_t	cache_hits,
 				cache_misses;
@@ -181,27 +178,8 @@ bit_set(uint64_t *b, uint64_t i)
 	b[i >> 6] |= UINT64_C(1) << (i & 63);
 }
 
-static inline bool
-p_is_source(const xxl_paths *p, int64_t id)
-{
-	size_t		lo = 0,
-				hi = p->nsources;
-
-	while (lo < hi)
-	{
-		size_t		mid = (lo + hi) / 2;
-
-		if (p->sources[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nsources && p->sources[lo] == id;
-}
-
 /* paths_memory.c */
 xxl_status	paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
-void		paths_mem_prefetch(const xxl_paths *p, int64_t id);
 size_t		paths_mem_need(const xxl_paths *p);
 xxl_status	paths_mem_run(xxl_paths *p);
 int			paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge);

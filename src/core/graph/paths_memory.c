@@ -47,13 +47,7 @@ fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t hcap)
 		pvec_bytes(&p->map.ids, n) + hcap * IDMAP_SLOT_BYTES;
 
 	return n < P_MAX_DENSE && (p->directed ? links : 2 * links) < P_MAX_DENSE &&
-		input <= p->mem_limit && run_bytes(p, links, n) <= p->mem_limit;
-}
-
-void
-paths_mem_prefetch(const xxl_paths *p, int64_t id)
-{
-	idmap_prefetch(&p->map, id);
+		input <= graph_mem_limit(&p->env) && run_bytes(p, links, n) <= graph_mem_limit(&p->env);
 }
 
 /*
@@ -180,6 +174,15 @@ link_at(const xxl_paths *p, uint32_t i)
 	return (const plink_cost *) pvec_at(&p->lcost, i);
 }
 
+/* v's tree entry: reached at d from pred over link (a source: itself, none). */
+static inline void
+reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)
+{
+	p->dist[v] = d;
+	p->pred[v] = pred;
+	p->plinkv[v] = link;
+}
+
 static xxl_status
 dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 {
@@ -187,12 +190,8 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 
 	for (size_t i = 0; i < nsrc; i++)
 	{
-		uint32_t	s = src[i];
-
-		p->dist[s] = 0;
-		p->pred[s] = s;
-		p->plinkv[s] = P_UNSEEN;
-		heap_up(p, size++, (pheap_entry) {0.0, s});
+		reach(p, src[i], 0, src[i], P_UNSEEN);
+		heap_up(p, size++, (pheap_entry) {0.0, src[i]});
 		p->pushes++;
 	}
 	while (size > 0)
@@ -223,17 +222,13 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			p->relaxed++;
 			if (p->pos[v] == P_UNSEEN)
 			{
-				p->dist[v] = nd;
-				p->pred[v] = u;
-				p->plinkv[v] = p->arcs[a].link;
+				reach(p, v, nd, u, p->arcs[a].link);
 				heap_up(p, size++, (pheap_entry) {nd, v});
 				p->pushes++;
 			}
 			else if (nd < p->dist[v])
 			{
-				p->dist[v] = nd;
-				p->pred[v] = u;
-				p->plinkv[v] = p->arcs[a].link;
+				reach(p, v, nd, u, p->arcs[a].link);
 				heap_up(p, p->pos[v], (pheap_entry) {nd, v});
 			}
 		}
@@ -251,13 +246,9 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 
 	for (size_t i = 0; i < nsrc; i++)
 	{
-		uint32_t	s = src[i];
-
-		p->dist[s] = 0;
-		p->pred[s] = s;
-		p->plinkv[s] = P_UNSEEN;
-		p->pos[s] = P_SETTLED;
-		p->order[p->reached++] = s;
+		reach(p, src[i], 0, src[i], P_UNSEEN);
+		p->pos[src[i]] = P_SETTLED;
+		p->order[p->reached++] = src[i];
 	}
 	while (head < p->reached)
 	{
@@ -279,9 +270,7 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			if (p->pos[v] != P_UNSEEN)
 				continue;
 			p->pos[v] = P_SETTLED;
-			p->dist[v] = p->dist[u] + 1;
-			p->pred[v] = u;
-			p->plinkv[v] = p->arcs[a].link;
+			reach(p, v, p->dist[u] + 1, u, p->arcs[a].link);
 			p->order[p->reached++] = v;
 			p->pushes++;
 		}

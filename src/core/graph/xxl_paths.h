@@ -79,7 +79,6 @@ typedef struct xxl_paths_config
 	int64_t		target;
 	double		max_distance;	/* SSSP: report nodes at most this far (>= 0; Inf) */
 	uint64_t	max_depth;		/* BFS: report nodes at most this deep (UINT64_MAX) */
-	uint64_t	expected_edges; /* hint for block sizes; 0 = unknown */
 	bool		force_external; /* testing: never the in-memory path */
 } xxl_paths_config;
 
