@@ -176,6 +176,26 @@ SELECT s, compare_dijkstra('sample', s, true) AS directed_bad,
 FROM generate_series(1, 17, 4) s;
 SELECT compare_dijkstra('rnd', -7, true) + compare_dijkstra('rnd', 1000003 * 20 - 7, false) AS rnd_bad;
 SELECT * FROM compare('rnd', ARRAY[-7, 1000003 * 10 - 7, 1000003 * 30 - 7], true);
+-- the BFS as Mehlhorn-Meyer (clusters, hot pool); its spanning forest needs 2MB
+SET xxl.memory = '2MB';
+SET xxl.bfs_algorithm = 'mm';
+SELECT * FROM every_source('sample');
+SELECT * FROM every_source('rnd');
+SELECT * FROM compare('rnd', ARRAY[-7, 1000003 * 10 - 7, 1000003 * 30 - 7], false);
+SELECT count(*) AS rows FROM xxl.bfs('rnd', -7, false);
+SELECT details->>'path' AS path, details->>'bfs' AS bfs,
+	(details->>'clusters')::bigint > 1 AS clustered,
+	(details->>'cluster_loads')::bigint <= (details->>'clusters')::bigint AS loaded_once
+FROM xxl.last_stats();
+SET xxl.bfs_algorithm = 'mr';
+SELECT count(*) AS rows FROM xxl.bfs('rnd', -7, false);
+SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+-- too small a budget for the forest: MR
+SET xxl.memory = '1MB';
+SET xxl.bfs_algorithm = 'mm';
+SELECT count(*) AS rows FROM xxl.bfs('rnd', -7, false);
+SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+RESET xxl.bfs_algorithm;
 RESET xxl.graph_force_external;
 
 -- Graphs that go external by their budget alone ------------------------------------
@@ -199,6 +219,15 @@ SELECT i::bigint AS id, (i * 7919 % 4001)::bigint AS source, ((i + 1) * 7919 % 4
 FROM generate_series(0, 3999) i;
 SELECT * FROM compare('line', ARRAY[0::bigint], true);
 SELECT * FROM compare('line', ARRAY[(2000 * 7919 % 4001)::bigint], false);
+SET xxl.memory = '2MB';
+SET xxl.bfs_algorithm = 'mm';
+SET xxl.graph_force_external = on;
+SELECT * FROM compare('line', ARRAY[(2000 * 7919 % 4001)::bigint], false);
+SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
+SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+RESET xxl.bfs_algorithm;
+RESET xxl.graph_force_external;
+SET xxl.memory = '1MB';
 SELECT (SELECT max(depth) FROM xxl.bfs('line', 0, false)) AS line_depth,
 	(SELECT details->>'levels' FROM xxl.last_stats()) AS levels;
 CREATE TABLE grid AS
@@ -209,6 +238,15 @@ FROM generate_series(0, 59) r, generate_series(0, 59) c, generate_series(0, 1) k
 WHERE (k = 0 AND c < 59) OR (k = 1 AND r < 59);
 SELECT * FROM compare('grid', ARRAY[0::bigint], true);
 SELECT * FROM compare('grid', ARRAY[1830::bigint], false);
+SET xxl.memory = '2MB';
+SET xxl.bfs_algorithm = 'mm';
+SET xxl.graph_force_external = on;
+SELECT * FROM compare('grid', ARRAY[1830::bigint], false);
+SELECT * FROM compare('grid', ARRAY[0::bigint], true);
+SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+RESET xxl.bfs_algorithm;
+RESET xxl.graph_force_external;
+SET xxl.memory = '1MB';
 SELECT count(*) AS grid_path_rows, max(agg_cost) = (SELECT agg_cost FROM pgr_dijkstra(
 	'SELECT * FROM grid', 0, 3599) ORDER BY seq DESC LIMIT 1) AS same_total
 FROM xxl.dijkstra('grid', 0, 3599);

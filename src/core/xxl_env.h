@@ -452,7 +452,7 @@ typedef struct xxl_spool_reader
 	/* the current piece, for record and value reads */
 	const unsigned char *p;
 	size_t		avail;
-	unsigned char scratch[32];	/* a record spanning two pieces */
+	unsigned char scratch[64];	/* a record spanning two pieces (at most 64 bytes) */
 } xxl_spool_reader;
 
 xxl_status	xxl_spool_reader_open(xxl_spool_reader *rd, xxl_spool *sp, bool consume);

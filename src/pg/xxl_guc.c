@@ -14,6 +14,7 @@
 #include "utils/memutils.h"
 #include "utils/varlena.h"
 
+#include "core/graph/xxl_paths.h"
 #include "pg/xxl_guc.h"
 
 int			xxl_memory_kb = -1;
@@ -27,12 +28,20 @@ int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_graph_max_semi_nodes = 0;
 bool		xxl_graph_force_external = false;
+int			xxl_bfs_algorithm = XXL_PATHS_BFS_AUTO;
 
 static const struct config_enum_entry hold_options[] = {
 	{"none", XXL_HOLD_NONE, false},
 	{"input", XXL_HOLD_INPUT, false},
 	{"merge", XXL_HOLD_MERGE, false},
 	{"output", XXL_HOLD_OUTPUT, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry bfs_options[] = {
+	{"auto", XXL_PATHS_BFS_AUTO, false},
+	{"mr", XXL_PATHS_BFS_MR, false},
+	{"mm", XXL_PATHS_BFS_MM, false},
 	{NULL, 0, false}
 };
 
@@ -177,6 +186,17 @@ xxl_define_gucs(void)
 							 &xxl_graph_force_external,
 							 false,
 							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("xxl.bfs_algorithm",
+							 "The external breadth-first search: mr (Munagala-Ranade), mm "
+							 "(Mehlhorn-Meyer, clusters and a hot pool) or auto.",
+							 "auto takes mr, the faster of the two wherever the operating system "
+							 "caches the spill files.  Only a BFS that does not fit xxl.memory "
+							 "uses either; mm falls back to mr when the budget cannot hold its "
+							 "spanning forest.",
+							 &xxl_bfs_algorithm,
+							 XXL_PATHS_BFS_AUTO, bfs_options,
+							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	/* last: every xxl.* setting is defined, the rest of the prefix is an error */
 	MarkGUCPrefixReserved("xxl");

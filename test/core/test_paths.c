@@ -11,7 +11,9 @@
  * edge in an allowed direction whose cost adds up (integer costs: exact);
  * a target's path is a chain of such edges ending at the target with edge
  * -1 and the oracle's total; the budget holds; no spill file is left, also
- * after a cancel; NaN costs are rejected.
+ * after a cancel; NaN costs are rejected.  The external BFS runs as MR and
+ * as MM (with the chosen cluster size and with clusters of 3 tour arcs, so
+ * that arcs wait in the hot pool), and says which ran.
  */
 #include "xxl_test.h"
 
@@ -205,6 +207,17 @@ has_arc(const oracle *o, size_t from, size_t to, int64_t id, double *w)
 
 static int	cancel_after;
 
+/* The external BFS the next runs ask for, and MM's tour arcs per cluster. */
+static xxl_paths_bfs t_bfs = XXL_PATHS_BFS_AUTO;
+static uint64_t t_mu = 0;
+
+/* The external budget: the smallest, or what MM's nested spanning forest needs. */
+static size_t
+ext_memory(void)
+{
+	return t_bfs == XXL_PATHS_BFS_MM ? 3 * xxl_paths_min_memory() : xxl_paths_min_memory();
+}
+
 static bool
 cancel_hook(void *arg)
 {
@@ -233,6 +246,8 @@ config(size_t memory, bool external, xxl_paths_op op, bool directed, const int64
 	c.max_distance = INFINITY;
 	c.max_depth = UINT64_MAX;
 	c.force_external = external;
+	c.bfs = t_bfs;
+	c.cluster_mu = t_mu;
 	return c;
 }
 
@@ -257,7 +272,7 @@ static void
 check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, size_t nsrc,
 		   bool external, double max_distance, uint64_t max_depth)
 {
-	xxl_paths_config c = config(external ? xxl_paths_min_memory() : ROOMY, external, op, directed,
+	xxl_paths_config c = config(external ? ext_memory() : ROOMY, external, op, directed,
 								src, nsrc);
 	oracle		o;
 	xxl_status	rc;
@@ -307,6 +322,12 @@ check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, 
 	CHECK_EQ(rows, expect);
 	xxl_paths_stats_get(p, &st);
 	CHECK_EQ(st.path, external ? XXL_PATHS_EXTERNAL : XXL_PATHS_IN_MEMORY);
+	if (external && op == XXL_PATHS_BFS && t_bfs != XXL_PATHS_BFS_AUTO && st.links > 0)
+	{
+		CHECK_EQ(st.bfs, t_bfs);
+		if (t_bfs == XXL_PATHS_BFS_MM)
+			CHECK_LE(st.cluster_loads, st.clusters);
+	}
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	if (!external)
 		CHECK_EQ(st.bytes_written, 0);
@@ -374,6 +395,24 @@ check_path(const pgraph *g, bool directed, int64_t s, int64_t t, bool external)
 	oracle_free(&o);
 }
 
+/* The external BFS as MR, as MM, and as MM with tiny clusters. */
+static void
+check_bfs_variants(const pgraph *g, bool directed, const int64_t *src, size_t nsrc,
+				   uint64_t max_depth)
+{
+	static const xxl_paths_bfs v[3] = {XXL_PATHS_BFS_MR, XXL_PATHS_BFS_MM, XXL_PATHS_BFS_MM};
+	static const uint64_t mu[3] = {0, 0, 3};
+
+	for (int i = 0; i < 3; i++)
+	{
+		t_bfs = v[i];
+		t_mu = mu[i];
+		check_tree(g, directed, XXL_PATHS_BFS, src, nsrc, true, INFINITY, max_depth);
+	}
+	t_bfs = XXL_PATHS_BFS_AUTO;
+	t_mu = 0;
+}
+
 /* Every check on both paths, both directions, SSSP and BFS. */
 static void
 check_all(const pgraph *g, const int64_t *src, size_t nsrc)
@@ -384,6 +423,8 @@ check_all(const pgraph *g, const int64_t *src, size_t nsrc)
 			check_tree(g, dir, XXL_PATHS_SSSP, src, nsrc, ext, INFINITY, UINT64_MAX);
 			check_tree(g, dir, XXL_PATHS_BFS, src, nsrc, ext, INFINITY, UINT64_MAX);
 		}
+	for (int dir = 0; dir < 2; dir++)
+		check_bfs_variants(g, dir, src, nsrc, UINT64_MAX);
 }
 
 /* Graphs ------------------------------------------------------------------------ */
@@ -459,6 +500,7 @@ XT_TEST(random_graphs)
 		{
 			check_tree(&g, true, XXL_PATHS_SSSP, src, 1, ext, 7.0, UINT64_MAX);
 			check_tree(&g, false, XXL_PATHS_BFS, src, 1, ext, INFINITY, 2);
+			check_bfs_variants(&g, false, src, 1, 2);
 			check_tree(&g, true, XXL_PATHS_BFS, src, 1, ext, INFINITY, 0);
 			check_path(&g, round % 2, src[0], src[1], ext);
 			check_path(&g, round % 2, src[0], 123456789, ext);
@@ -565,6 +607,57 @@ XT_TEST(external_queue_spills)
 	free(g.e);
 }
 
+/*
+ * MM on a connected grid: the clustering forest spans it, every cluster is
+ * read exactly once, and small clusters leave arcs in the hot pool for
+ * later levels.
+ */
+XT_TEST(mm_clusters_and_pool)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+	const int	side = 40;
+
+	for (int r = 0; r < side; r++)
+		for (int q = 0; q < side; q++)
+		{
+			if (q + 1 < side)
+				padd(&g, r * side + q, r * side + q + 1, 2 * (r * side + q), 1, -1);
+			if (r + 1 < side)
+				padd(&g, r * side + q, (r + 1) * side + q, 2 * (r * side + q) + 1, 1, -1);
+		}
+	for (uint64_t mu = 4; mu <= 64; mu *= 4)
+	{
+		xxl_paths_config c;
+		xxl_status	rc;
+		xxl_paths  *p;
+		xxl_paths_stats st;
+
+		t_bfs = XXL_PATHS_BFS_MM;
+		t_mu = mu;
+		c = config(ext_memory(), true, XXL_PATHS_BFS, false, &s, 1);
+		p = run_on(&c, &g, &rc);
+		CHECK_STATUS(rc, XXL_OK);
+		xxl_paths_stats_get(p, &st);
+		CHECK_EQ(st.bfs, XXL_PATHS_BFS_MM);
+		CHECK_EQ(st.tree_edges, (uint64_t) side * side - 1);
+		/* a tour of 2(n - 1) arcs in chunks of mu, some of them only revisits */
+		CHECK_LE(st.clusters, (2 * st.tree_edges + mu - 1) / mu);
+		CHECK(st.clusters >= (uint64_t) side * side / mu);
+		CHECK_EQ(st.cluster_loads, st.clusters);
+		CHECK(st.pool_hits > 0);
+		CHECK(st.pool_peak > 0);
+		CHECK_EQ(st.reached, (uint64_t) side * side);
+		CHECK_EQ(st.levels, 2 * (uint64_t) side - 1);
+		xxl_paths_destroy(p);
+		check_tree(&g, false, XXL_PATHS_BFS, &s, 1, true, INFINITY, UINT64_MAX);
+	}
+	t_bfs = XXL_PATHS_BFS_AUTO;
+	t_mu = 0;
+	CHECK_EQ(xt_spill_files(), 0);
+	free(g.e);
+}
+
 XT_TEST(cancel_leaves_nothing)
 {
 	pgraph		g = {0};
@@ -586,6 +679,24 @@ XT_TEST(cancel_leaves_nothing)
 			xxl_paths_destroy(p);
 			CHECK_EQ(xt_spill_files(), 0);
 		}
+	/* MM: in the nested spanning forest, the tour, the numbering, the levels */
+	t_bfs = XXL_PATHS_BFS_MM;
+	t_mu = 8;
+	for (int after = 1; after < 400; after += 13)
+	{
+		xxl_paths_config c = config(ext_memory(), true, XXL_PATHS_BFS, false, &s, 1);
+		xxl_status	rc;
+		xxl_paths  *p;
+
+		cancel_after = after;
+		p = run_on(&c, &g, &rc);
+		cancel_after = 0;
+		CHECK(rc == XXL_OK || rc == XXL_ECANCELED);
+		xxl_paths_destroy(p);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+	t_bfs = XXL_PATHS_BFS_AUTO;
+	t_mu = 0;
 	free(g.e);
 }
 

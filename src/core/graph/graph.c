@@ -140,7 +140,7 @@ graph_open_endpoints(xxl_graph *g)
 /* Relabeling -------------------------------------------------------------- */
 
 static xxl_status
-write_map(void *arg, int64_t id, uint64_t dense)
+write_map(void *arg, int64_t id, uint64_t dense, uint64_t *attr)
 {
 	xxl_graph  *g = arg;
 
@@ -153,7 +153,7 @@ graph_relabel(xxl_graph *g)
 {
 	if (xxl_spool_finish(&g->input) != XXL_OK ||
 		graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->m, write_map, g,
-						 &g->n) != XXL_OK)
+						 false, &g->n) != XXL_OK)
 		return g->env.err.code;
 	return xxl_spool_finish(&g->map);
 }
@@ -162,7 +162,7 @@ graph_relabel(xxl_graph *g)
 int
 graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv)
 {
-	return graph_next_dense_pair(&g->env, &g->s2, e, du, dv);
+	return graph_next_dense_pair(&g->env, &g->s2, e, du, dv, NULL);
 }
 
 /*

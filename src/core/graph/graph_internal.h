@@ -102,8 +102,11 @@ g_get_edge_rec(const unsigned char *r, int64_t *source, int64_t *target, int64_t
 
 /* Numbering ids with two sorts (relabel.c) --------------------------------- */
 
-/* Each distinct id in ascending order with its dense number. */
-typedef xxl_status (*graph_id_fn) (void *arg, int64_t id, uint64_t dense);
+/*
+ * Each distinct id in ascending order with its dense number; *attr (0 when
+ * not set) goes with each of the id's endpoints into S2 when asked for.
+ */
+typedef xxl_status (*graph_id_fn) (void *arg, int64_t id, uint64_t dense, uint64_t *attr);
 
 /* S1 records of edge e: (id key BE, e << 1 | side BE), key 8. */
 xxl_status	graph_put_endpoints(xxl_env *env, xxl_env_sorter *s1, uint64_t e, int64_t source,
@@ -111,15 +114,19 @@ xxl_status	graph_put_endpoints(xxl_env *env, xxl_env_sorter *s1, uint64_t e, int
 
 /*
  * Sort S1, number its distinct ids into S2 (opened here with share, for
- * `endpoints` records: (e << 1 | side BE, dense u64), key 8), close S1 and
- * sort S2; *n: the distinct ids.
+ * `endpoints` records: (e << 1 | side BE, dense u64[, attr u64]), key 8),
+ * close S1 and sort S2; *n: the distinct ids.
  */
 xxl_status	graph_number_ids(xxl_env *env, xxl_env_sorter *s1, xxl_env_sorter *s2, size_t share,
-							 uint64_t endpoints, graph_id_fn on_id, void *arg, uint64_t *n);
+							 uint64_t endpoints, graph_id_fn on_id, void *arg, bool with_attr,
+							 uint64_t *n);
 
-/* The next edge's dense pair from S2, in edge order: 1, 0 at the end, -1 on error. */
+/*
+ * The next edge's dense pair from S2, in edge order, and with attr (S2 made
+ * with_attr) the ends' attributes: 1, 0 at the end, -1 on error.
+ */
 int			graph_next_dense_pair(xxl_env *env, xxl_env_sorter *s2, uint64_t *e, uint64_t *du,
-								  uint64_t *dv);
+								  uint64_t *dv, uint64_t *attr);
 
 /* The operator environment (xxl_env.h) on the graph operators' plan. ------- */
 

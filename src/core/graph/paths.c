@@ -5,6 +5,7 @@
  * paths themselves: paths_memory.c and paths_external.c.
  */
 #include "core/graph/paths_internal.h"
+#include "core/graph/xxl_graph.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -71,6 +72,8 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->target = config->target;
 	p->max_distance = config->max_distance;
 	p->max_depth = config->max_depth;
+	p->bfs_choice = config->bfs;
+	p->cluster_mu = config->cluster_mu;
 	p->t_start = xxl_now_ns();
 	idmap_init(&p->map);
 	pvec_init(&p->lends, sizeof(plink_ends));
@@ -275,7 +278,14 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->pq_bytes = p->pq_bytes;
 	st->cache_hits = p->cache_hits + p->adj.hits + p->idx.hits;
 	st->cache_misses = p->cache_misses + p->adj.misses + p->idx.misses;
-	st->sorts = env->done.sorts;
+	st->bfs = p->bfs_ran;
+	st->tree_edges = p->tree_edges;
+	st->clusters = p->clusters_used;
+	st->cluster_loads = p->cluster_loads;
+	st->pool_hits = p->pool_hits;
+	st->pool_peak = p->pool_peak;
+	st->forest_path = xxl_graph_path_name((xxl_graph_path) p->forest_path);
+	st->sorts = env->done.sorts + p->sub_sorts;
 	st->sorted_bytes = env->done.sorted_bytes;
 	xxl_env_io(env, &st->io);
 	{
@@ -283,13 +293,32 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 		bool		direct;
 
 		xxl_env_io_sum(env, &st->bytes_read, &st->bytes_written, &wait, &direct);
+		/* the nested spanning forest of the clustering */
+		st->bytes_read += p->sub_read;
+		st->bytes_written += p->sub_written;
 	}
 	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->load_ns = p->load_ns;
 	st->build_ns = p->build_ns;
+	st->cluster_ns = p->cluster_ns;
+	st->forest_ns = p->forest_ns;
 	st->search_ns = p->search_ns;
 	st->output_ns = p->output_ns;
+}
+
+const char *
+xxl_paths_bfs_name(xxl_paths_bfs bfs)
+{
+	switch (bfs)
+	{
+		case XXL_PATHS_BFS_MR:
+			return "mr";
+		case XXL_PATHS_BFS_MM:
+			return "mm";
+		default:
+			return "auto";
+	}
 }
 
 void

@@ -13,20 +13,13 @@
 
 #define LINK_REC IO_REC
 #define ARC_REC 40
+#define MM_ARC_REC 56
 #define ADJ_REC 32
 #define PQ_REC 56
 #define LEVEL_REC 32
 #define RESULT_REC 32
 #define LOG_REC 48
 #define STEP_REC 32
-
-static size_t
-part_share(const xxl_paths *p, int parts)
-{
-	size_t		h = p->env.pool / (size_t) parts;
-
-	return h - h % XXL_ALIGN;
-}
 
 /* Input -------------------------------------------------------------------- */
 
@@ -66,6 +59,18 @@ paths_ext_begin(xxl_paths *p)
 
 /* Numbering and adjacency ---------------------------------------------------- */
 
+/*
+ * The numbering's two sorters' share: half the pool each (one fills as the
+ * other drains), less with clusters, whose occurrences are read alongside.
+ */
+static size_t
+numbering_share(const xxl_paths *p)
+{
+	size_t		h = p->bfs_ran == XXL_PATHS_BFS_MM ? p->env.pool / 8 * 3 : p->env.pool / 2;
+
+	return h - h % XXL_ALIGN;
+}
+
 /* S1: every endpoint with its link and side. */
 static xxl_status
 fill_endpoints(xxl_paths *p)
@@ -75,7 +80,7 @@ fill_endpoints(xxl_paths *p)
 	const unsigned char *r;
 
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
-		xxl_env_sort_open(env, &p->s1, part_share(p, 2), 0, 16, 8, 2 * p->nlinks,
+		xxl_env_sort_open(env, &p->s1, numbering_share(p), 0, 16, 8, 2 * p->nlinks,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
@@ -91,15 +96,19 @@ fill_endpoints(xxl_paths *p)
 
 /* Each distinct id in order: note the sources' and the target's numbers. */
 static xxl_status
-find_sources(void *arg, int64_t id, uint64_t dense)
+find_sources(void *arg, int64_t id, uint64_t dense, uint64_t *cluster)
 {
 	xxl_paths  *p = arg;
+
+	if (p->bfs_ran == XXL_PATHS_BFS_MM && paths_cluster_of(p, id, cluster) != XXL_OK)
+		return p->env.err.code;
 
 	/* the sources are sorted and so are the ids: one merge */
 	while (p->src_next < p->nsources && p->sources[p->src_next] < id)
 		p->src_next++;
 	if (p->src_next < p->nsources && p->sources[p->src_next] == id)
 	{
+		p->src_cluster[p->nsrc_dense] = *cluster;
 		p->src_dense[p->nsrc_dense] = dense;
 		p->src_orig[p->nsrc_dense++] = id;
 	}
@@ -114,13 +123,19 @@ number_ids(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
 
-	p->src_dense = xxl_env_alloc(env, 8 * (p->nsources ? p->nsources : 1));
-	p->src_orig = p->src_dense ? xxl_env_alloc(env, 8 * (p->nsources ? p->nsources : 1)) : NULL;
-	if (p->src_orig == NULL)
+	size_t		ns = 8 * (p->nsources ? p->nsources : 1);
+
+	p->src_dense = xxl_env_alloc(env, ns);
+	p->src_orig = p->src_dense ? xxl_env_alloc(env, ns) : NULL;
+	p->src_cluster = p->src_orig ? xxl_env_alloc(env, ns) : NULL;
+	if (p->src_cluster == NULL)
 		return env->err.code;
 	p->target_dense = UINT64_MAX;
-	return graph_number_ids(env, &p->s1, &p->s2, part_share(p, 2), 2 * p->nlinks, find_sources,
-							p, &p->n);
+	if (graph_number_ids(env, &p->s1, &p->s2, numbering_share(p), 2 * p->nlinks, find_sources,
+						 p, p->bfs_ran == XXL_PATHS_BFS_MM, &p->n) != XXL_OK)
+		return env->err.code;
+	xxl_env_sort_close(env, &p->occ, NULL, NULL);
+	return XXL_OK;
 }
 
 /* S2 + links -> S3: the arcs with dense ends, by tail. */
@@ -130,18 +145,21 @@ fill_arcs(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	xxl_spool_reader rd;
 	const unsigned char *l;
-	unsigned char a[ARC_REC];
+	unsigned char a[MM_ARC_REC];
+	bool		mm = p->bfs_ran == XXL_PATHS_BFS_MM;
 
-	if (xxl_env_sort_open(env, &p->s3, part_share(p, 2), 0, ARC_REC, 8,
+	if (xxl_env_sort_open(env, &p->s3, paths_part_share(p, 2), 0, mm ? MM_ARC_REC : ARC_REC,
+						  mm ? 16 : 8,
 						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < p->nlinks; i++)
 	{
 		uint64_t	e,
-					d[2];
+					d[2],
+					cl[2];
 
-		if (graph_next_dense_pair(env, &p->s2, &e, &d[0], &d[1]) != 1 || e != i)
+		if (graph_next_dense_pair(env, &p->s2, &e, &d[0], &d[1], mm ? cl : NULL) != 1 || e != i)
 		{
 			if (env->err.code == XXL_OK)
 				xxl_error_set(&env->err, XXL_EIO, 0, "link %llu lost while numbering",
@@ -152,10 +170,24 @@ fill_arcs(xxl_paths *p)
 			goto out;
 		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
 		{
-			g_put_be(a, d[dir]);
-			g_put_u64(a + 8, d[1 - dir]);
-			memcpy(a + 16, l + 8 * (1 - dir), 8);
-			memcpy(a + 24, l + 16, 16);
+			unsigned char *t = a;
+
+			if (mm)
+			{
+				g_put_be(a, cl[dir]);
+				g_put_be(a + 8, d[dir]);
+				g_put_u64(a + 16, d[1 - dir]);
+				g_put_u64(a + 24, cl[1 - dir]);
+				t = a + 32;
+			}
+			else
+			{
+				g_put_be(a, d[dir]);
+				g_put_u64(a + 8, d[1 - dir]);
+				t = a + 16;
+			}
+			memcpy(t, l + 8 * (1 - dir), 8);
+			memcpy(t + 8, l + 16, 16);
 			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
 				goto out;
 		}
@@ -205,10 +237,54 @@ write_adjacency(xxl_paths *p)
 	return XXL_OK;
 }
 
+/*
+ * With clusters: S3 -> the adjacency page file cluster by cluster and the
+ * index of nclusters + 1 first arcs.  The loops of nodes in no cluster come
+ * last and are left out: no search reads them, and they lead nowhere.
+ */
+static xxl_status
+write_cluster_adjacency(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	const unsigned char *r;
+	uint64_t	arc = 0,
+				cluster = 0;
+	int			got;
+
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), PATHS_MM_ADJ_REC) != XXL_OK ||
+		xxl_pagefile_open(&p->cidx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
+		return env->err.code;
+	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
+	{
+		uint64_t	c = g_get_be(r);
+		unsigned char rec[PATHS_MM_ADJ_REC];
+
+		if (c >= p->nclusters)
+			break;
+		if (cluster <= c)
+			p->clusters_used++;
+		for (; cluster <= c; cluster++)
+			if (xxl_pagefile_append(&p->cidx, &arc) != XXL_OK)
+				return env->err.code;
+		g_put_u64(rec, g_get_be(r + 8));
+		memcpy(rec + 8, r + 16, PATHS_MM_ADJ_REC - 8);
+		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))
+			return env->err.code;
+		arc++;
+	}
+	if (got < 0)
+		return env->err.code;
+	for (; cluster <= p->nclusters; cluster++)
+		if (xxl_pagefile_append(&p->cidx, &arc) != XXL_OK)
+			return env->err.code;
+	xxl_env_sort_close(env, &p->s3, NULL, NULL);
+	return XXL_OK;
+}
+
 /* Search ----------------------------------------------------------------------- */
 
-static xxl_status
-emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge)
+xxl_status
+paths_ext_emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge)
 {
 	unsigned char r[RESULT_REC];
 
@@ -281,7 +357,7 @@ dijkstra(xxl_paths *p, size_t rest)
 		if (!(d <= p->max_distance))
 			break;
 		bit_set(p->visited, x);
-		if (emit(p, orig, d, (int64_t) g_get_u64(q + 32), (int64_t) g_get_u64(q + 40)) != XXL_OK)
+		if (paths_ext_emit(p, orig, d, (int64_t) g_get_u64(q + 32), (int64_t) g_get_u64(q + 40)) != XXL_OK)
 			return env->err.code;
 		if (p->has_target)
 		{
@@ -364,7 +440,7 @@ bfs(xxl_paths *p, size_t rest)
 		if (bit_get(p->visited, p->src_dense[i]))
 			continue;
 		bit_set(p->visited, p->src_dense[i]);
-		if (emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
+		if (paths_ext_emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
 			level_put(p, &p->lv[cur], p->src_dense[i], p->src_orig[i], p->src_orig[i], -1) != XXL_OK)
 			return env->err.code;
 	}
@@ -401,7 +477,7 @@ bfs(xxl_paths *p, size_t rest)
 					continue;
 				bit_set(p->visited, to);
 				p->pushes++;
-				if (emit(p, (int64_t) g_get_u64(ar + 8), (double) (depth + 1), orig,
+				if (paths_ext_emit(p, (int64_t) g_get_u64(ar + 8), (double) (depth + 1), orig,
 						 (int64_t) g_get_u64(ar + 16)) != XXL_OK ||
 					level_put(p, next, to, (int64_t) g_get_u64(ar + 8), orig,
 							  (int64_t) g_get_u64(ar + 16)) != XXL_OK)
@@ -432,7 +508,7 @@ collect_path(xxl_paths *p)
 
 	if (!p->target_found)
 		return XXL_OK;
-	if (xxl_pagefile_finish(&p->log, part_share(p, 8)) != XXL_OK ||
+	if (xxl_pagefile_finish(&p->log, paths_part_share(p, 8)) != XXL_OK ||
 		xxl_pagefile_open(&p->steps_file, env, xxl_pagefile_page_for(env, 16384), STEP_REC) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = p->log.records; i-- > 0;)
@@ -455,10 +531,26 @@ collect_path(xxl_paths *p)
 		if (xxl_env_poll(env))
 			return env->err.code;
 	}
-	if (xxl_pagefile_finish(&p->steps_file, part_share(p, 8)) != XXL_OK)
+	if (xxl_pagefile_finish(&p->steps_file, paths_part_share(p, 8)) != XXL_OK)
 		return env->err.code;
 	p->nsteps = p->steps_file.records > 1 ? p->steps_file.records : 0;	/* target = source: none */
 	return XXL_OK;
+}
+
+/*
+ * MR or MM for the BFS.  AUTO takes MR: MM reads each cluster once instead
+ * of one random page per node, but its clustering (a spanning forest at
+ * the same budget) costs more than those reads where the OS caches the
+ * adjacency file, as on every machine measured so far (docs/paths.md).  MM
+ * needs room for the nested spanning forest; without it MR runs.
+ */
+static xxl_paths_bfs
+choose_bfs(const xxl_paths *p)
+{
+	if (p->op != XXL_PATHS_BFS)
+		return XXL_PATHS_BFS_AUTO;
+	return p->bfs_choice == XXL_PATHS_BFS_MM && p->nlinks > 0 && paths_cluster_possible(p) ?
+		XXL_PATHS_BFS_MM : XXL_PATHS_BFS_MR;
 }
 
 xxl_status
@@ -466,22 +558,33 @@ paths_ext_run(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
 	uint64_t	t0 = xxl_now_ns();
+	bool		mm;
 	size_t		rest;
 
 	p->path = XXL_PATHS_EXTERNAL;
+	p->bfs_ran = choose_bfs(p);
+	mm = p->bfs_ran == XXL_PATHS_BFS_MM;
+	if (mm)
+	{
+		if (paths_cluster_build(p) != XXL_OK)
+			return env->err.code;
+		p->cluster_ns = xxl_now_ns() - t0;
+	}
 	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK || fill_arcs(p) != XXL_OK ||
-		write_adjacency(p) != XXL_OK)
+		(mm ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
 		return env->err.code;
 	p->visited_bytes = ((p->n + 63) / 64 + 1) * 8;
+	p->loaded_bytes = mm ? ((p->nclusters + 63) / 64 + 1) * 8 : 0;
 	{
 		/*
-		 * One bit per node, the smallest caches, the settle log's and the
-		 * path's pages, slack, and a queue (or two level sorters) of the
-		 * smallest size.
+		 * One bit per node (and per cluster), the smallest caches, the
+		 * settle log's and the path's pages, slack, and a queue (or the
+		 * level sorters) of the smallest size.
 		 */
-		size_t		fixed = p->visited_bytes + 2 * (p->adj.page + p->idx.page + 16) +
+		size_t		fixed = p->visited_bytes + p->loaded_bytes +
+			2 * (p->adj.page + p->idx.page + p->cidx.page + 24) +
 			4 * xxl_pagefile_page_for(env, 16384) + xxl_env_slack(env);
-		size_t		need = fixed + 2 * xxl_pq_min_memory(XXL_ALIGN);
+		size_t		need = fixed + (mm ? 4 : 2) * xxl_pq_min_memory(XXL_ALIGN);
 
 		if (need > env->pool)
 			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
@@ -491,25 +594,36 @@ paths_ext_run(xxl_paths *p)
 								 (need + (env->budget.limit - env->pool) + 1023) / 1024,
 								 env->pool / 1024);
 		p->visited = xxl_env_alloc(env, p->visited_bytes);
-		if (p->visited == NULL)
+		p->loaded = p->visited && mm ? xxl_env_alloc(env, p->loaded_bytes) : NULL;
+		if (p->visited == NULL || (mm && p->loaded == NULL))
 			return env->err.code;
 		memset(p->visited, 0, p->visited_bytes);
+		if (mm)
+			memset(p->loaded, 0, p->loaded_bytes);
 		rest = env->pool - fixed;
-		/* the caches take 3/16: the queue or the level sorters want the rest */
-		if (xxl_pagefile_finish(&p->idx, rest / 16) != XXL_OK ||
-			xxl_pagefile_finish(&p->adj, rest / 8) != XXL_OK)
+		/*
+		 * The caches take 3/16: the queue or the level sorters want the
+		 * rest.  MM reads clusters in order, one piece each: small caches.
+		 */
+		if ((mm ? xxl_pagefile_finish(&p->cidx, rest / 64) != XXL_OK ||
+			 xxl_pagefile_finish(&p->adj, rest / 32) != XXL_OK :
+			 xxl_pagefile_finish(&p->idx, rest / 16) != XXL_OK ||
+			 xxl_pagefile_finish(&p->adj, rest / 8) != XXL_OK))
 			return env->err.code;
-		rest -= p->idx.cache_bytes + p->adj.cache_bytes + (p->idx.nframes + p->adj.nframes) * 8;
+		rest -= p->idx.cache_bytes + p->adj.cache_bytes + p->cidx.cache_bytes +
+			(p->idx.nframes + p->adj.nframes + p->cidx.nframes) * 8;
 		rest -= rest % XXL_ALIGN;
 	}
 	p->build_ns = xxl_now_ns() - t0;
 	t0 = xxl_now_ns();
-	if ((p->op == XXL_PATHS_SSSP ? dijkstra(p, rest) : bfs(p, rest)) != XXL_OK)
+	if ((p->op == XXL_PATHS_SSSP ? dijkstra(p, rest) : mm ? paths_mm_bfs(p, rest) :
+		 bfs(p, rest)) != XXL_OK)
 		return env->err.code;
-	p->cache_hits = p->adj.hits + p->idx.hits;
-	p->cache_misses = p->adj.misses + p->idx.misses;
+	p->cache_hits += p->adj.hits + p->idx.hits + p->cidx.hits;
+	p->cache_misses += p->adj.misses + p->idx.misses + p->cidx.misses;
 	xxl_pagefile_close(&p->adj);
 	xxl_pagefile_close(&p->idx);
+	xxl_pagefile_close(&p->cidx);
 	if (p->has_target && collect_path(p) != XXL_OK)
 		return env->err.code;
 	p->search_ns = xxl_now_ns() - t0;
@@ -580,6 +694,10 @@ paths_ext_release(xxl_paths *p)
 	xxl_pagefile_close(&p->idx);
 	xxl_pagefile_close(&p->log);
 	xxl_pagefile_close(&p->steps_file);
+	xxl_pagefile_close(&p->cidx);
+	xxl_pagefile_close(&p->tour);
+	xxl_env_sort_close(env, &p->occ, NULL, NULL);
+	paths_mm_release(p);
 	xxl_spool_free(&p->linkspool);
 	xxl_spool_free(&p->results);
 	if (p->visited)
@@ -589,6 +707,9 @@ paths_ext_release(xxl_paths *p)
 		xxl_env_free(env, p->src_dense, 8 * ns);
 	if (p->src_orig)
 		xxl_env_free(env, p->src_orig, 8 * ns);
+	if (p->src_cluster)
+		xxl_env_free(env, p->src_cluster, 8 * ns);
 	p->src_dense = NULL;
 	p->src_orig = NULL;
+	p->src_cluster = NULL;
 }

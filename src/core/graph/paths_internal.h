@@ -2,7 +2,9 @@
  * paths_internal.h — the state of the BFS / shortest-path operator
  * (xxl_paths.h) that its three files share: paths.c (input, the choice of
  * path, the pull interface), paths_memory.c (the in-memory path) and
- * paths_external.c (the external path).
+ * paths_external.c (the external path: numbering, adjacency, Dijkstra and
+ * MR BFS), paths_cluster.c (the clusters of the MM BFS) and paths_mm.c (the
+ * MM BFS).
  *
  * Record layouts of the external path (BE = big-endian key bytes, u64 =
  * native):
@@ -16,6 +18,15 @@
  *   results      [node orig][distance double][pred orig][edge]   32 (spool)
  *   settle log   [node][pred][orig][edge][cost][distance]        48 (pagefile)
  *   path steps   [orig][edge in][cost in][distance]              32 (pagefile)
+ * and with clusters (MM BFS; paths_cluster.c has the clustering's own):
+ *   S2           [e << 1 | side BE][dense][cluster]              24, key 8
+ *   S3 arcs      [cluster BE][from BE][to][to cluster][to orig][edge id][cost]
+ *                                                                 56, key 16
+ *   adjacency    [from][to][to cluster][to orig][edge id][cost]  48 (pagefile,
+ *                cluster by cluster), and the same records, keyed by from,
+ *                for the clusters loaded and the hot pool
+ *   clusters     [first arc of cluster]                            8 (pagefile, C + 1)
+ *   MM level     [node BE][cluster][orig]                        24, key 8
  */
 #ifndef XXL_PATHS_INTERNAL_H
 #define XXL_PATHS_INTERNAL_H
@@ -72,6 +83,9 @@ typedef struct plink_in
  */
 #define P_BATCH 256
 
+#define PATHS_MM_ADJ_REC 48
+#define PATHS_NO_CLUSTER UINT64_MAX
+
 #define P_UNSEEN IDMAP_NONE
 #define P_SETTLED (UINT32_MAX - 1)
 #define P_MAX_DENSE IDMAP_MAX	/* in memory: dense ids and arcs below this */
@@ -98,6 +112,9 @@ struct xxl_paths
 	paths_state state;
 	xxl_paths_path path;
 	bool		external;		/* input goes to the links spool */
+	xxl_paths_bfs bfs_choice;	/* as configured */
+	xxl_paths_bfs bfs_ran;		/* what the external BFS ran: MR or MM */
+	uint64_t	cluster_mu;		/* configured tour arcs per cluster (0: chosen) */
 	plink_in	batch[P_BATCH];	/* in memory: links not yet numbered */
 	size_t		nbatch;
 
@@ -155,7 +172,44 @@ struct xxl_paths
 	uint64_t	cache_hits,
 				cache_misses;
 	xxl_spool_reader rd;
+
+	/* clusters (MM BFS) */
+	uint64_t	tree_edges;
+	uint64_t	cluster_ns,		/* the clustering, in build_ns */
+				forest_ns;		/* ... of which the spanning forest */
+	int			forest_path;	/* the nested spanning forest's xxl_graph_path */
+	uint64_t	sub_read,		/* ... its spill I/O and sorts */
+				sub_written,
+				sub_sorts;
+	xxl_pagefile tour;
+	xxl_env_sorter occ;			/* occurrences, read by the numbering */
+	bool		occ_valid,
+				occ_started,
+				occ_done;
+	uint64_t	occ_key,
+				occ_chunk;
+	uint64_t	nclusters;		/* chunks of the tour */
+	uint64_t	clusters_used;	/* ... that hold some node's arcs */
+	uint64_t   *src_cluster;
+	xxl_pagefile cidx;			/* first arc of each cluster */
+	uint64_t   *loaded;			/* bitmap of clusters read */
+	size_t		loaded_bytes;
+	uint64_t	cluster_loads;
+	uint64_t	pool_hits;		/* level nodes whose arcs were in the pool */
+	uint64_t	pool_peak;		/* most arcs in the pool */
+	xxl_spool	pool[2],
+				level_copy;
+	xxl_env_sorter fresh;		/* the arcs of the clusters a level loads, by tail */
 };
+
+/* A share of the pool for one part: 1 / parts, aligned. */
+static inline size_t
+paths_part_share(const xxl_paths *p, int parts)
+{
+	size_t		h = p->env.pool / (size_t) parts;
+
+	return h - h % XXL_ALIGN;
+}
 
 static inline xxl_status
 pfail(xxl_paths *p)
@@ -195,5 +249,16 @@ int			paths_ext_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int6
 int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 						   double *agg);
 void		paths_ext_release(xxl_paths *p);
+xxl_status	paths_ext_emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge);
+
+/* paths_cluster.c */
+bool		paths_cluster_possible(const xxl_paths *p);
+uint64_t	paths_cluster_mu(const xxl_paths *p);
+xxl_status	paths_cluster_build(xxl_paths *p);
+xxl_status	paths_cluster_of(xxl_paths *p, int64_t id, uint64_t *cluster);
+
+/* paths_mm.c */
+xxl_status	paths_mm_bfs(xxl_paths *p, size_t rest);
+void		paths_mm_release(xxl_paths *p);
 
 #endif							/* XXL_PATHS_INTERNAL_H */

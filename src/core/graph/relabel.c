@@ -5,7 +5,9 @@
  * sorter S1 as (id key, edge << 1 | side); S1 in id order numbers the
  * distinct ids 0..n-1 (so dense order is id order) and sends each number
  * back by edge into S2; S2 then hands out the edges' dense pairs in edge
- * order.  Record layouts: graph_internal.h.
+ * order, each end optionally with an attribute its id's callback chose (the
+ * external BFS sends the node's cluster along that way, for free).  Record
+ * layouts: graph_internal.h.
  */
 #include "core/graph/graph_internal.h"
 
@@ -26,16 +28,18 @@ graph_put_endpoints(xxl_env *env, xxl_env_sorter *s1, uint64_t e, int64_t source
 
 xxl_status
 graph_number_ids(xxl_env *env, xxl_env_sorter *s1, xxl_env_sorter *s2, size_t share,
-				 uint64_t endpoints, graph_id_fn on_id, void *arg, uint64_t *n)
+				 uint64_t endpoints, graph_id_fn on_id, void *arg, bool with_attr, uint64_t *n)
 {
 	const unsigned char *r;
-	unsigned char r2[16];
-	uint64_t	prev = 0;
+	unsigned char r2[24];
+	uint64_t	prev = 0,
+				attr = 0;
 	int			got;
 
 	*n = 0;
 	if (xxl_env_sort_sort(env, s1) != XXL_OK ||
-		xxl_env_sort_open(env, s2, share, 0, 16, 8, endpoints, XXL_INPUT_UNBOUNDED) != XXL_OK)
+		xxl_env_sort_open(env, s2, share, 0, with_attr ? 24 : 16, 8, endpoints,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, s1, &r)) == 1)
 	{
@@ -43,13 +47,14 @@ graph_number_ids(xxl_env *env, xxl_env_sorter *s1, xxl_env_sorter *s2, size_t sh
 
 		if (*n == 0 || k != prev)
 		{
-			if (on_id(arg, g_key_id(k), *n) != XXL_OK)
+			if (on_id(arg, g_key_id(k), *n, &attr) != XXL_OK)
 				return env->err.code;
 			prev = k;
 			(*n)++;
 		}
 		memcpy(r2, r + 8, 8);
 		g_put_u64(r2 + 8, *n - 1);
+		g_put_u64(r2 + 16, attr);
 		if (xxl_env_sort_put(env, s2, r2) != XXL_OK || xxl_env_poll(env))
 			return env->err.code;
 	}
@@ -60,7 +65,8 @@ graph_number_ids(xxl_env *env, xxl_env_sorter *s1, xxl_env_sorter *s2, size_t sh
 }
 
 int
-graph_next_dense_pair(xxl_env *env, xxl_env_sorter *s2, uint64_t *e, uint64_t *du, uint64_t *dv)
+graph_next_dense_pair(xxl_env *env, xxl_env_sorter *s2, uint64_t *e, uint64_t *du, uint64_t *dv,
+					  uint64_t *attr)
 {
 	const unsigned char *r;
 	uint64_t	k;
@@ -71,6 +77,8 @@ graph_next_dense_pair(xxl_env *env, xxl_env_sorter *s2, uint64_t *e, uint64_t *d
 	k = g_get_be(r);
 	*e = k >> 1;
 	*du = g_get_u64(r + 8);
+	if (attr)
+		attr[0] = g_get_u64(r + 16);
 	got = xxl_env_sort_next(env, s2, &r);
 	if (got <= 0 || g_get_be(r) != (k | 1) || (k & 1))
 	{
@@ -80,5 +88,7 @@ graph_next_dense_pair(xxl_env *env, xxl_env_sorter *s2, uint64_t *e, uint64_t *d
 		return -1;
 	}
 	*dv = g_get_u64(r + 8);
+	if (attr)
+		attr[1] = g_get_u64(r + 16);
 	return 1;
 }

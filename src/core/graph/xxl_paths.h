@@ -45,6 +45,15 @@
  *    random page reads).  BFS: Munagala-Ranade levels: each level is sorted
  *    by node so its adjacency lists are read in disk order, and the visited
  *    bit replaces the merge with the two previous levels.
+ *    Or Mehlhorn-Meyer (MM) BFS: nodes are grouped into clusters of nearby
+ *    nodes (chunks of an Euler tour of a spanning forest, paths_cluster.c),
+ *    the adjacency is stored cluster by cluster, and each level reads the
+ *    clusters of its nodes that are not yet loaded (each cluster once, one
+ *    sequential piece) into a hot pool, a sorted run merged with the level.
+ *    AUTO takes MR (measured: the clustering costs more than the random
+ *    reads it saves while the OS caches the adjacency); MM's bound on how
+ *    long arcs wait in the pool holds for undirected graphs only, but its
+ *    answers are right for both.
  *
  * Memory: every buffer, sorter, queue and cache is charged to the budget;
  * stats.memory_peak <= config memory.  Spill files are all removed by
@@ -68,6 +77,14 @@ typedef enum xxl_paths_path
 	XXL_PATHS_EXTERNAL
 } xxl_paths_path;
 
+/* The external BFS: Munagala-Ranade or Mehlhorn-Meyer (clusters, hot pool). */
+typedef enum xxl_paths_bfs
+{
+	XXL_PATHS_BFS_AUTO,
+	XXL_PATHS_BFS_MR,
+	XXL_PATHS_BFS_MM
+} xxl_paths_bfs;
+
 typedef struct xxl_paths_config
 {
 	xxl_resources res;			/* memory >= xxl_paths_min_memory() */
@@ -80,6 +97,8 @@ typedef struct xxl_paths_config
 	double		max_distance;	/* SSSP: report nodes at most this far (>= 0; Inf) */
 	uint64_t	max_depth;		/* BFS: report nodes at most this deep (UINT64_MAX) */
 	bool		force_external; /* testing: never the in-memory path */
+	xxl_paths_bfs bfs;			/* the external BFS (AUTO: MR) */
+	uint64_t	cluster_mu;		/* testing: MM tour arcs per cluster (0: chosen) */
 } xxl_paths_config;
 
 typedef struct xxl_paths_stats
@@ -97,6 +116,13 @@ typedef struct xxl_paths_stats
 	uint64_t	pq_bytes;		/* external queue: spill I/O, both ways */
 	uint64_t	cache_hits;		/* external: adjacency and index page reads */
 	uint64_t	cache_misses;
+	xxl_paths_bfs bfs;			/* external BFS: MR or MM (AUTO: none ran) */
+	uint64_t	tree_edges;		/* MM: edges of the clustering forest */
+	uint64_t	clusters;		/* MM: clusters of the adjacency (chunks holding arcs) */
+	uint64_t	cluster_loads;	/* MM: clusters read (each at most once) */
+	uint64_t	pool_hits;		/* MM: level nodes whose arcs were in the hot pool */
+	uint64_t	pool_peak;		/* MM: most arcs in the hot pool */
+	const char *forest_path;	/* MM: the path of its spanning forest (xxl_graph.h) */
 	uint64_t	sorts;
 	uint64_t	sorted_bytes;
 	uint64_t	bytes_read;		/* all spill I/O */
@@ -106,6 +132,8 @@ typedef struct xxl_paths_stats
 	uint64_t	memory_limit;
 	uint64_t	load_ns;		/* reading edges */
 	uint64_t	build_ns;		/* numbering ids, building the adjacency */
+	uint64_t	cluster_ns;		/* MM: the clustering (in build_ns) */
+	uint64_t	forest_ns;		/* MM: its spanning forest (in cluster_ns) */
 	uint64_t	search_ns;
 	uint64_t	output_ns;
 } xxl_paths_stats;
@@ -129,6 +157,7 @@ int			xxl_paths_next_step(xxl_paths *p, int64_t *node, int64_t *edge, double *co
 const xxl_error *xxl_paths_error(const xxl_paths *p);
 void		xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *stats);
 const char *xxl_paths_path_name(xxl_paths_path path);
+const char *xxl_paths_bfs_name(xxl_paths_bfs bfs);
 void		xxl_paths_destroy(xxl_paths *p);
 
 #endif							/* XXL_PATHS_H */

@@ -1,0 +1,288 @@
+/*
+ * paths_mm.c — the Mehlhorn–Meyer BFS (thesis §4.5, MM_BFS) over the
+ * cluster-ordered adjacency that paths_cluster.c and paths_external.c
+ * build.  Each level, sorted by node, carries its nodes' clusters:
+ *
+ *  1. the level is copied to a spool, and
+ *  2. the clusters of its nodes that are not loaded yet (one bit per
+ *     cluster) are read, each once and in one sequential piece, their arcs
+ *     sorted by tail;
+ *  3. the hot pool (a run of arcs sorted by tail, from clusters loaded
+ *     earlier) and the fresh arcs are merged with the level: arcs of level
+ *     nodes are relaxed (the visited bit replaces MR's merge with the two
+ *     previous levels), the others go to the next pool.
+ *
+ * A cluster's nodes are at most mu tree edges apart, so in an undirected
+ * graph its arcs wait in the pool at most about mu levels: the pool costs
+ * O(mu * scan(m) / ...) per level and the clusters O(n / mu + scan(m)) I/Os
+ * in all, against MR's one random read per node.  Directed graphs run too
+ * (the arcs are right), without that bound on the pool's residence.
+ * Record layouts: paths_internal.h.
+ */
+#include "core/graph/paths_internal.h"
+
+#define LEVEL_REC 24
+#define ADJ_REC PATHS_MM_ADJ_REC
+
+static xxl_status
+level_put(xxl_paths *p, xxl_env_sorter *s, uint64_t node, uint64_t cluster, int64_t orig)
+{
+	unsigned char r[LEVEL_REC];
+
+	g_put_be(r, node);
+	g_put_u64(r + 8, cluster);
+	g_put_u64(r + 16, (uint64_t) orig);
+	return xxl_env_sort_put(&p->env, s, r);
+}
+
+/*
+ * 1 and 2: the level to a spool; each of its nodes' clusters not loaded
+ * yet is read (in one sequential piece) into p->fresh, sorted by tail.
+ * The clusters are read in the order the level meets them: each is one
+ * piece wherever it lies, and sorting them first cost a sorter per level.
+ */
+static xxl_status
+load_level(xxl_paths *p, xxl_env_sorter *now, size_t share, uint64_t *count)
+{
+	xxl_env    *env = &p->env;
+	const unsigned char *r;
+	int			got;
+
+	*count = 0;
+	xxl_spool_init(&p->level_copy, env, XXL_SPOOL_SHARED);
+	if (xxl_env_sort_sort(env, now) != XXL_OK ||
+		xxl_env_sort_open(env, &p->fresh, share, 0, ADJ_REC, 8, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return env->err.code;
+	while ((got = xxl_env_sort_next(env, now, &r)) == 1)
+	{
+		uint64_t	c = g_get_u64(r + 8);
+
+		if (xxl_spool_write(&p->level_copy, r, LEVEL_REC) != XXL_OK)
+			return env->err.code;
+		(*count)++;
+		if (c != PATHS_NO_CLUSTER && !bit_get(p->loaded, c))
+		{
+			const unsigned char *x;
+			uint64_t	first,
+						end;
+
+			bit_set(p->loaded, c);
+			if (xxl_pagefile_get(&p->cidx, c, &x) != XXL_OK)
+				return env->err.code;
+			first = g_get_u64(x);
+			if (xxl_pagefile_get(&p->cidx, c + 1, &x) != XXL_OK)
+				return env->err.code;
+			end = g_get_u64(x);
+			if (end > first)
+				p->cluster_loads++; /* directed: a cluster's nodes may have no arcs out */
+			for (uint64_t a = first; a < end; a++)
+			{
+				unsigned char rec[ADJ_REC];
+
+				if (xxl_pagefile_get(&p->adj, a, &x) != XXL_OK)
+					return env->err.code;
+				/* the sort key: the tail, big-endian */
+				g_put_be(rec, g_get_u64(x));
+				memcpy(rec + 8, x + 8, ADJ_REC - 8);
+				if (xxl_env_sort_put(env, &p->fresh, rec) != XXL_OK)
+					return env->err.code;
+			}
+		}
+		if (xxl_env_poll(env))
+			return env->err.code;
+	}
+	if (got < 0)
+		return env->err.code;
+	xxl_env_sort_close(env, now, NULL, NULL);
+	if (xxl_spool_finish(&p->level_copy) != XXL_OK)
+		return env->err.code;
+	return xxl_env_sort_sort(env, &p->fresh);
+}
+
+/* The next arc of the pool (0) or the fresh arcs (1), by tail; -1 at the end of both. */
+typedef struct arc_streams
+{
+	xxl_spool_reader pool;
+	uint64_t	pool_left;
+	const unsigned char *head[2];
+	bool		fresh_done;
+} arc_streams;
+
+static xxl_status
+advance(xxl_paths *p, arc_streams *st, int which)
+{
+	if (which == 0)
+	{
+		st->head[0] = NULL;
+		if (st->pool_left > 0)
+		{
+			if (xxl_spool_read(&st->pool, ADJ_REC, &st->head[0]) != XXL_OK)
+				return p->env.err.code;
+			st->pool_left--;
+		}
+	}
+	else
+	{
+		int			got = st->fresh_done ? 0 : xxl_env_sort_next(&p->env, &p->fresh, &st->head[1]);
+
+		if (got < 0)
+			return p->env.err.code;
+		if (got == 0)
+		{
+			st->fresh_done = true;
+			st->head[1] = NULL;
+		}
+	}
+	return XXL_OK;
+}
+
+static int
+smaller(const arc_streams *st)
+{
+	if (st->head[0] == NULL)
+		return st->head[1] ? 1 : -1;
+	if (st->head[1] == NULL)
+		return 0;
+	return g_get_be(st->head[1]) < g_get_be(st->head[0]) ? 1 : 0;
+}
+
+/*
+ * 3: merge the pool and the fresh arcs with the level: relax the level's
+ * arcs into next, keep the rest as the next pool.
+ */
+static xxl_status
+expand_level(xxl_paths *p, int pool_cur, uint64_t pool_n, uint64_t level_n,
+			 xxl_env_sorter *next, size_t pool_share, uint64_t depth, uint64_t *pool_next_n)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool  *out = &p->pool[1 - pool_cur];
+	xxl_spool_reader lv;
+	arc_streams st;
+	const unsigned char *x = NULL;
+	uint64_t	level_left = level_n,
+				x_node = 0,
+				last_hit = UINT64_MAX;
+	int			which;
+
+	memset(&st, 0, sizeof(st));
+	memset(&lv, 0, sizeof(lv));
+	*pool_next_n = 0;
+	xxl_spool_init(out, env, pool_share);
+	if (xxl_spool_reader_open(&lv, &p->level_copy, true) != XXL_OK)
+		return env->err.code;
+	st.pool_left = pool_n;
+	if ((pool_n > 0 && xxl_spool_reader_open(&st.pool, &p->pool[pool_cur], true) != XXL_OK) ||
+		advance(p, &st, 0) != XXL_OK || advance(p, &st, 1) != XXL_OK)
+		goto out;
+	while ((which = smaller(&st)) >= 0)
+	{
+		const unsigned char *a = st.head[which];
+		uint64_t	from = g_get_be(a);
+
+		while ((x == NULL || x_node < from) && level_left > 0)
+		{
+			if (xxl_spool_read(&lv, LEVEL_REC, &x) != XXL_OK)
+				goto out;
+			x_node = g_get_be(x);
+			level_left--;
+		}
+		if (x != NULL && x_node == from)
+		{
+			uint64_t	to = g_get_u64(a + 8);
+
+			if (which == 0 && last_hit != from)
+			{
+				p->pool_hits++;
+				last_hit = from;
+			}
+			p->relaxed++;
+			if (!bit_get(p->visited, to))
+			{
+				bit_set(p->visited, to);
+				p->pushes++;
+				if (paths_ext_emit(p, (int64_t) g_get_u64(a + 24), (double) (depth + 1),
+								   (int64_t) g_get_u64(x + 16), (int64_t) g_get_u64(a + 32)) != XXL_OK ||
+					level_put(p, next, to, g_get_u64(a + 16), (int64_t) g_get_u64(a + 24)) != XXL_OK)
+					goto out;
+			}
+		}
+		else
+		{
+			if (xxl_spool_write(out, a, ADJ_REC) != XXL_OK)
+				goto out;
+			(*pool_next_n)++;
+		}
+		if (advance(p, &st, which) != XXL_OK || xxl_env_poll(env))
+			goto out;
+	}
+	xxl_spool_finish(out);
+out:
+	xxl_spool_reader_close(&lv);
+	if (st.pool.sp)
+		xxl_spool_reader_close(&st.pool);
+	xxl_spool_free(&p->level_copy);
+	xxl_spool_free(&p->pool[pool_cur]);
+	xxl_env_sort_close(env, &p->fresh, NULL, NULL);
+	return env->err.code;
+}
+
+xxl_status
+paths_mm_bfs(xxl_paths *p, size_t rest)
+{
+	xxl_env    *env = &p->env;
+	/* the level sorters and the fresh arcs: 1/8 each; the pool (old and new): 5/16 each */
+	size_t		share = rest / 8 - (rest / 8) % XXL_ALIGN,
+				pool_share = rest / 16 * 5 - (rest / 16 * 5) % XXL_ALIGN;
+	int			cur = 0,
+				pool_cur = 0;
+	uint64_t	depth = 0,
+				pool_n = 0;
+
+	if (xxl_env_sort_open(env, &p->lv[cur], share, 0, LEVEL_REC, 8, p->nsrc_dense,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return env->err.code;
+	for (size_t i = 0; i < p->nsrc_dense; i++)
+	{
+		if (bit_get(p->visited, p->src_dense[i]))
+			continue;
+		bit_set(p->visited, p->src_dense[i]);
+		if (paths_ext_emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
+			level_put(p, &p->lv[cur], p->src_dense[i], p->src_cluster[i], p->src_orig[i]) != XXL_OK)
+			return env->err.code;
+	}
+	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
+	{
+		uint64_t	level_n,
+					pool_next_n;
+
+		p->levels++;
+		if (load_level(p, &p->lv[cur], share, &level_n) != XXL_OK ||
+			xxl_env_sort_open(env, &p->lv[1 - cur], share, 0, LEVEL_REC, 8, 0,
+							  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+			expand_level(p, pool_cur, pool_n, level_n, &p->lv[1 - cur], pool_share, depth,
+						 &pool_next_n) != XXL_OK)
+			return env->err.code;
+		pool_cur = 1 - pool_cur;
+		pool_n = pool_next_n;
+		if (pool_n > p->pool_peak)
+			p->pool_peak = pool_n;
+		cur = 1 - cur;
+		depth++;
+	}
+	xxl_spool_free(&p->pool[pool_cur]);
+	return XXL_OK;
+}
+
+void
+paths_mm_release(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+
+	xxl_spool_free(&p->pool[0]);
+	xxl_spool_free(&p->pool[1]);
+	xxl_spool_free(&p->level_copy);
+	xxl_env_sort_close(env, &p->fresh, NULL, NULL);
+	if (p->loaded)
+		xxl_env_free(env, p->loaded, p->loaded_bytes);
+	p->loaded = NULL;
+}
