@@ -161,6 +161,7 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "nodes", UINT64_FORMAT, s.nodes);
 	xxl_stats_detail(st, "reached", UINT64_FORMAT, s.reached);
 	xxl_stats_detail(st, "levels", UINT64_FORMAT, s.levels);
+	xxl_stats_detail(st, "level_spills", UINT64_FORMAT, s.level_spills);
 	xxl_stats_detail(st, "relaxed", UINT64_FORMAT, s.relaxed);
 	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
 	xxl_stats_detail(st, "pq_merges", UINT64_FORMAT, s.pq_merges);

@@ -604,6 +604,20 @@ XT_TEST(external_queue_spills)
 	xxl_paths_destroy(p);
 	check_tree(&g, true, XXL_PATHS_SSSP, &s, 1, true, INFINITY, UINT64_MAX);
 	check_tree(&g, false, XXL_PATHS_BFS, &s, 1, true, INFINITY, UINT64_MAX);
+	/* levels too big for their buffers go through sorters, in MR and in MM */
+	for (int v = 0; v < 2; v++)
+	{
+		t_bfs = v ? XXL_PATHS_BFS_MM : XXL_PATHS_BFS_MR;
+		c = config(ext_memory(), true, XXL_PATHS_BFS, false, &s, 1);
+		p = run_on(&c, &g, &rc);
+		CHECK_STATUS(rc, XXL_OK);
+		xxl_paths_stats_get(p, &st);
+		CHECK_EQ(st.bfs, t_bfs);
+		CHECK(st.level_spills > 0);
+		xxl_paths_destroy(p);
+		check_bfs_variants(&g, false, &s, 1, UINT64_MAX);
+	}
+	t_bfs = XXL_PATHS_BFS_AUTO;
 	free(g.e);
 }
 

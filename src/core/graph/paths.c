@@ -272,6 +272,7 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->nodes = p->n;
 	st->reached = p->reached;
 	st->levels = p->levels;
+	st->level_spills = p->level_spills;
 	st->relaxed = p->relaxed;
 	st->pq_pushes = p->pushes;
 	st->pq_merges = env->done.pq_merges;

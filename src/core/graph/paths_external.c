@@ -413,7 +413,7 @@ dijkstra(xxl_paths *p, size_t rest)
 }
 
 static xxl_status
-level_put(xxl_paths *p, xxl_env_sorter *s, uint64_t node, int64_t orig, int64_t pred_orig,
+level_put(xxl_paths *p, plevel *s, uint64_t node, int64_t orig, int64_t pred_orig,
 		  int64_t edge)
 {
 	unsigned char r[LEVEL_REC];
@@ -422,18 +422,19 @@ level_put(xxl_paths *p, xxl_env_sorter *s, uint64_t node, int64_t orig, int64_t 
 	g_put_u64(r + 8, (uint64_t) orig);
 	g_put_u64(r + 16, (uint64_t) pred_orig);
 	g_put_u64(r + 24, (uint64_t) edge);
-	return xxl_env_sort_put(&p->env, s, r);
+	return plevel_put(p, s, r);
 }
 
 static xxl_status
 bfs(xxl_paths *p, size_t rest)
 {
 	xxl_env    *env = &p->env;
+	size_t		share = rest / 2 - (rest / 2) % XXL_ALIGN;
 	int			cur = 0;
 	uint64_t	depth = 0;
 
-	if (xxl_env_sort_open(env, &p->lv[cur], rest / 2, 0, LEVEL_REC, 8, p->nsrc_dense,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (plevel_init(p, &p->lv[0], LEVEL_REC, share) != XXL_OK ||
+		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK)
 		return env->err.code;
 	for (size_t i = 0; i < p->nsrc_dense; i++)
 	{
@@ -446,16 +447,15 @@ bfs(xxl_paths *p, size_t rest)
 	}
 	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
 	{
-		xxl_env_sorter *now = &p->lv[cur],
+		plevel	   *now = &p->lv[cur],
 				   *next = &p->lv[1 - cur];
 		const unsigned char *r;
 		int			got;
 
-		if (xxl_env_sort_sort(env, now) != XXL_OK ||
-			xxl_env_sort_open(env, next, rest / 2, 0, LEVEL_REC, 8, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
+		if (plevel_sort(p, now) != XXL_OK)
 			return env->err.code;
 		p->levels++;
-		while ((got = xxl_env_sort_next(env, now, &r)) == 1)
+		while ((got = plevel_next(p, now, &r)) == 1)
 		{
 			uint64_t	x = g_get_be(r);
 			int64_t		orig = (int64_t) g_get_u64(r + 8);
@@ -488,7 +488,7 @@ bfs(xxl_paths *p, size_t rest)
 		}
 		if (got < 0)
 			return env->err.code;
-		xxl_env_sort_close(env, now, NULL, NULL);
+		plevel_clear(p, now);
 		cur = 1 - cur;
 		depth++;
 	}
@@ -682,13 +682,15 @@ void
 paths_ext_release(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
-	xxl_env_sorter *sorters[] = {&p->s1, &p->s2, &p->s3, &p->lv[0], &p->lv[1]};
+	xxl_env_sorter *sorters[] = {&p->s1, &p->s2, &p->s3};
 	size_t		ns = p->nsources ? p->nsources : 1;
 
 	if (p->rd.sp)
 		xxl_spool_reader_close(&p->rd);
 	for (size_t i = 0; i < sizeof(sorters) / sizeof(sorters[0]); i++)
 		xxl_env_sort_close(env, sorters[i], NULL, NULL);
+	plevel_free(p, &p->lv[0]);
+	plevel_free(p, &p->lv[1]);
 	xxl_env_queue_close(env, &p->pq);
 	xxl_pagefile_close(&p->adj);
 	xxl_pagefile_close(&p->idx);

@@ -90,6 +90,25 @@ typedef struct plink_in
 #define P_SETTLED (UINT32_MAX - 1)
 #define P_MAX_DENSE IDMAP_MAX	/* in memory: dense ids and arcs below this */
 
+/*
+ * A set of fixed records sorted by their first 8 bytes, built once per BFS
+ * level (paths_level.c): in a buffer kept for the whole search, in an env
+ * sorter only when it outgrows the buffer.
+ */
+typedef struct plevel
+{
+	size_t		rec,
+				share,
+				cap;			/* records the buffer holds */
+	unsigned char *buf;			/* cap records, then as much radix scratch */
+	size_t		buf_bytes;
+	size_t		n,
+				pos;
+	uint64_t	pushed;
+	bool		spilled;
+	xxl_env_sorter s;
+} plevel;
+
 typedef enum paths_state
 {
 	PS_INPUT,
@@ -124,6 +143,7 @@ struct xxl_paths
 	uint64_t	n;
 	uint64_t	reached;
 	uint64_t	levels;
+	uint64_t	level_spills;	/* BFS levels (or MM loads) too big for their buffer */
 	uint64_t	relaxed;
 	uint64_t	pushes;
 	uint64_t	t_start,
@@ -155,8 +175,8 @@ struct xxl_paths
 				results;
 	xxl_env_sorter s1,
 				s2,
-				s3,
-				lv[2];			/* BFS: the level read and the level filled */
+				s3;
+	plevel		lv[2];			/* BFS: the level read and the level filled */
 	xxl_env_queue pq;
 	xxl_pagefile adj,
 				idx,
@@ -199,7 +219,7 @@ struct xxl_paths
 	uint64_t	pool_peak;		/* most arcs in the pool */
 	xxl_spool	pool[2],
 				level_copy;
-	xxl_env_sorter fresh;		/* the arcs of the clusters a level loads, by tail */
+	plevel		fresh;			/* the arcs of the clusters a level loads, by tail */
 };
 
 /* A share of the pool for one part: 1 / parts, aligned. */
@@ -250,6 +270,15 @@ int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 						   double *agg);
 void		paths_ext_release(xxl_paths *p);
 xxl_status	paths_ext_emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge);
+
+/* paths_level.c */
+xxl_status	plevel_init(xxl_paths *p, plevel *l, size_t rec, size_t share);
+xxl_status	plevel_put(xxl_paths *p, plevel *l, const void *r);
+xxl_status	plevel_sort(xxl_paths *p, plevel *l);
+int			plevel_next(xxl_paths *p, plevel *l, const unsigned char **r);
+bool		plevel_rewind(plevel *l);
+void		plevel_clear(xxl_paths *p, plevel *l);
+void		plevel_free(xxl_paths *p, plevel *l);
 
 /* paths_cluster.c */
 bool		paths_cluster_possible(const xxl_paths *p);

@@ -25,41 +25,40 @@
 #define ADJ_REC PATHS_MM_ADJ_REC
 
 static xxl_status
-level_put(xxl_paths *p, xxl_env_sorter *s, uint64_t node, uint64_t cluster, int64_t orig)
+level_put(xxl_paths *p, plevel *s, uint64_t node, uint64_t cluster, int64_t orig)
 {
 	unsigned char r[LEVEL_REC];
 
 	g_put_be(r, node);
 	g_put_u64(r + 8, cluster);
 	g_put_u64(r + 16, (uint64_t) orig);
-	return xxl_env_sort_put(&p->env, s, r);
+	return plevel_put(p, s, r);
 }
 
 /*
- * 1 and 2: the level to a spool; each of its nodes' clusters not loaded
- * yet is read (in one sequential piece) into p->fresh, sorted by tail.
- * The clusters are read in the order the level meets them: each is one
- * piece wherever it lies, and sorting them first cost a sorter per level.
+ * 1 and 2: the level sorted (and copied to a spool if it is too big to be
+ * read twice); each of its nodes' clusters not loaded yet is read (in one
+ * sequential piece) into p->fresh, sorted by tail.  The clusters are read
+ * in the order the level meets them: each is one piece wherever it lies.
  */
 static xxl_status
-load_level(xxl_paths *p, xxl_env_sorter *now, size_t share, uint64_t *count)
+load_level(xxl_paths *p, plevel *now, bool *copied)
 {
 	xxl_env    *env = &p->env;
 	const unsigned char *r;
 	int			got;
 
-	*count = 0;
-	xxl_spool_init(&p->level_copy, env, XXL_SPOOL_SHARED);
-	if (xxl_env_sort_sort(env, now) != XXL_OK ||
-		xxl_env_sort_open(env, &p->fresh, share, 0, ADJ_REC, 8, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (plevel_sort(p, now) != XXL_OK)
 		return env->err.code;
-	while ((got = xxl_env_sort_next(env, now, &r)) == 1)
+	*copied = !plevel_rewind(now);
+	if (*copied)
+		xxl_spool_init(&p->level_copy, env, XXL_SPOOL_SHARED);
+	while ((got = plevel_next(p, now, &r)) == 1)
 	{
 		uint64_t	c = g_get_u64(r + 8);
 
-		if (xxl_spool_write(&p->level_copy, r, LEVEL_REC) != XXL_OK)
+		if (*copied && xxl_spool_write(&p->level_copy, r, LEVEL_REC) != XXL_OK)
 			return env->err.code;
-		(*count)++;
 		if (c != PATHS_NO_CLUSTER && !bit_get(p->loaded, c))
 		{
 			const unsigned char *x;
@@ -84,7 +83,7 @@ load_level(xxl_paths *p, xxl_env_sorter *now, size_t share, uint64_t *count)
 				/* the sort key: the tail, big-endian */
 				g_put_be(rec, g_get_u64(x));
 				memcpy(rec + 8, x + 8, ADJ_REC - 8);
-				if (xxl_env_sort_put(env, &p->fresh, rec) != XXL_OK)
+				if (plevel_put(p, &p->fresh, rec) != XXL_OK)
 					return env->err.code;
 			}
 		}
@@ -93,10 +92,15 @@ load_level(xxl_paths *p, xxl_env_sorter *now, size_t share, uint64_t *count)
 	}
 	if (got < 0)
 		return env->err.code;
-	xxl_env_sort_close(env, now, NULL, NULL);
-	if (xxl_spool_finish(&p->level_copy) != XXL_OK)
-		return env->err.code;
-	return xxl_env_sort_sort(env, &p->fresh);
+	if (*copied)
+	{
+		plevel_clear(p, now);
+		if (xxl_spool_finish(&p->level_copy) != XXL_OK)
+			return env->err.code;
+	}
+	else
+		plevel_rewind(now);
+	return plevel_sort(p, &p->fresh);
 }
 
 /* The next arc of the pool (0) or the fresh arcs (1), by tail; -1 at the end of both. */
@@ -123,7 +127,7 @@ advance(xxl_paths *p, arc_streams *st, int which)
 	}
 	else
 	{
-		int			got = st->fresh_done ? 0 : xxl_env_sort_next(&p->env, &p->fresh, &st->head[1]);
+		int			got = st->fresh_done ? 0 : plevel_next(p, &p->fresh, &st->head[1]);
 
 		if (got < 0)
 			return p->env.err.code;
@@ -147,12 +151,13 @@ smaller(const arc_streams *st)
 }
 
 /*
- * 3: merge the pool and the fresh arcs with the level: relax the level's
- * arcs into next, keep the rest as the next pool.
+ * 3: merge the pool and the fresh arcs with the level (read again from
+ * memory, or from its copy): relax the level's arcs into next, keep the
+ * rest as the next pool.
  */
 static xxl_status
-expand_level(xxl_paths *p, int pool_cur, uint64_t pool_n, uint64_t level_n,
-			 xxl_env_sorter *next, size_t pool_share, uint64_t depth, uint64_t *pool_next_n)
+expand_level(xxl_paths *p, int pool_cur, uint64_t pool_n, plevel *now, uint64_t level_n,
+			 bool copied, plevel *next, size_t pool_share, uint64_t depth, uint64_t *pool_next_n)
 {
 	xxl_env    *env = &p->env;
 	xxl_spool  *out = &p->pool[1 - pool_cur];
@@ -168,7 +173,7 @@ expand_level(xxl_paths *p, int pool_cur, uint64_t pool_n, uint64_t level_n,
 	memset(&lv, 0, sizeof(lv));
 	*pool_next_n = 0;
 	xxl_spool_init(out, env, pool_share);
-	if (xxl_spool_reader_open(&lv, &p->level_copy, true) != XXL_OK)
+	if (copied && xxl_spool_reader_open(&lv, &p->level_copy, true) != XXL_OK)
 		return env->err.code;
 	st.pool_left = pool_n;
 	if ((pool_n > 0 && xxl_spool_reader_open(&st.pool, &p->pool[pool_cur], true) != XXL_OK) ||
@@ -181,8 +186,14 @@ expand_level(xxl_paths *p, int pool_cur, uint64_t pool_n, uint64_t level_n,
 
 		while ((x == NULL || x_node < from) && level_left > 0)
 		{
-			if (xxl_spool_read(&lv, LEVEL_REC, &x) != XXL_OK)
+			if (copied ? xxl_spool_read(&lv, LEVEL_REC, &x) != XXL_OK :
+				plevel_next(p, now, &x) != 1)
+			{
+				if (env->err.code == XXL_OK)
+					xxl_error_set(&env->err, XXL_EIO, 0, "BFS level %llu ended early",
+								  (unsigned long long) depth);
 				goto out;
+			}
 			x_node = g_get_be(x);
 			level_left--;
 		}
@@ -217,12 +228,16 @@ expand_level(xxl_paths *p, int pool_cur, uint64_t pool_n, uint64_t level_n,
 	}
 	xxl_spool_finish(out);
 out:
-	xxl_spool_reader_close(&lv);
+	if (copied)
+	{
+		xxl_spool_reader_close(&lv);
+		xxl_spool_free(&p->level_copy);
+	}
 	if (st.pool.sp)
 		xxl_spool_reader_close(&st.pool);
-	xxl_spool_free(&p->level_copy);
 	xxl_spool_free(&p->pool[pool_cur]);
-	xxl_env_sort_close(env, &p->fresh, NULL, NULL);
+	plevel_clear(p, now);
+	plevel_clear(p, &p->fresh);
 	return env->err.code;
 }
 
@@ -230,16 +245,18 @@ xxl_status
 paths_mm_bfs(xxl_paths *p, size_t rest)
 {
 	xxl_env    *env = &p->env;
-	/* the level sorters and the fresh arcs: 1/8 each; the pool (old and new): 5/16 each */
+	/* the two levels and the fresh arcs: 1/8 each; the pool (old and new): 9/32 each */
 	size_t		share = rest / 8 - (rest / 8) % XXL_ALIGN,
-				pool_share = rest / 16 * 5 - (rest / 16 * 5) % XXL_ALIGN;
+				pool_share = rest / 32 * 9 - (rest / 32 * 9) % XXL_ALIGN;
 	int			cur = 0,
 				pool_cur = 0;
 	uint64_t	depth = 0,
 				pool_n = 0;
+	bool		copied = false;
 
-	if (xxl_env_sort_open(env, &p->lv[cur], share, 0, LEVEL_REC, 8, p->nsrc_dense,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+	if (plevel_init(p, &p->lv[0], LEVEL_REC, share) != XXL_OK ||
+		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK ||
+		plevel_init(p, &p->fresh, ADJ_REC, share) != XXL_OK)
 		return env->err.code;
 	for (size_t i = 0; i < p->nsrc_dense; i++)
 	{
@@ -252,15 +269,13 @@ paths_mm_bfs(xxl_paths *p, size_t rest)
 	}
 	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
 	{
-		uint64_t	level_n,
+		uint64_t	level_n = p->lv[cur].pushed,
 					pool_next_n;
 
 		p->levels++;
-		if (load_level(p, &p->lv[cur], share, &level_n) != XXL_OK ||
-			xxl_env_sort_open(env, &p->lv[1 - cur], share, 0, LEVEL_REC, 8, 0,
-							  XXL_INPUT_UNBOUNDED) != XXL_OK ||
-			expand_level(p, pool_cur, pool_n, level_n, &p->lv[1 - cur], pool_share, depth,
-						 &pool_next_n) != XXL_OK)
+		if (load_level(p, &p->lv[cur], &copied) != XXL_OK ||
+			expand_level(p, pool_cur, pool_n, &p->lv[cur], level_n, copied, &p->lv[1 - cur],
+						 pool_share, depth, &pool_next_n) != XXL_OK)
 			return env->err.code;
 		pool_cur = 1 - pool_cur;
 		pool_n = pool_next_n;
@@ -281,7 +296,7 @@ paths_mm_release(xxl_paths *p)
 	xxl_spool_free(&p->pool[0]);
 	xxl_spool_free(&p->pool[1]);
 	xxl_spool_free(&p->level_copy);
-	xxl_env_sort_close(env, &p->fresh, NULL, NULL);
+	plevel_free(p, &p->fresh);
 	if (p->loaded)
 		xxl_env_free(env, p->loaded, p->loaded_bytes);
 	p->loaded = NULL;

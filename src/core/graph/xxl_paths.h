@@ -110,6 +110,7 @@ typedef struct xxl_paths_stats
 	uint64_t	nodes;			/* distinct ids */
 	uint64_t	reached;		/* tree rows */
 	uint64_t	levels;			/* BFS: levels expanded */
+	uint64_t	level_spills;	/* BFS: levels (MM: cluster loads) sorted by a sorter */
 	uint64_t	relaxed;		/* arcs looked at from settled nodes */
 	uint64_t	pq_pushes;		/* heap / queue insertions */
 	uint64_t	pq_merges;		/* external queue: run merges */
