@@ -714,6 +714,36 @@ XT_TEST(cancel_leaves_nothing)
 	free(g.e);
 }
 
+/*
+ * A graph too big for the budget fails with ENOMEM and a message naming
+ * the memory.  One bit per node is the search's last demand; at small
+ * budgets the sorters' run lists give out first (measured at 1MB: 2.6M
+ * nodes stop the numbering sorter, while their bits would still fit), so
+ * that is what this reaches.
+ */
+XT_TEST(too_big_for_the_budget)
+{
+	int64_t		s = 0;
+	xxl_paths_config c = config(MB, true, XXL_PATHS_BFS, true, &s, 1);
+	xxl_error	err;
+	xxl_paths  *p;
+	xxl_status	rc = XXL_OK;
+	const int64_t pairs = 1300000;
+
+	xxl_error_clear(&err);
+	p = xxl_paths_create(&c, &err);
+	REQUIRE(p != NULL);
+	for (int64_t i = 0; i < pairs && rc == XXL_OK; i++)
+		rc = xxl_paths_put_edge(p, 2 * i, 2 * i + 1, i, 1, -1);
+	CHECK_STATUS(rc, XXL_OK);
+	CHECK_STATUS(xxl_paths_run(p), XXL_ENOMEM);
+	CHECK_MSG(strstr(xxl_paths_error(p)->message, "memory budget of 1048576 bytes") != NULL ||
+			  strstr(xxl_paths_error(p)->message, "one bit per node") != NULL, "message: %s",
+			  xxl_paths_error(p)->message);
+	xxl_paths_destroy(p);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
 XT_TEST(nan_cost_rejected)
 {
 	int64_t		s = 1;

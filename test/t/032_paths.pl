@@ -1,9 +1,10 @@
 # 032_paths.pl — BFS and shortest paths at a scale the regress tests avoid
 # (400k edges over 100k ids): the in-memory and the external path give the
-# same distances and depths; peak backend memory stays within xxl.memory
-# plus 32 MB on both; a cancel in each phase (reading the edges, the
-# search, the output) stops the operator and leaves no spill file, and the
-# session goes on.  Run by `make test` (scripts/test.sh).
+# same distances and depths, and so does the external BFS as MM (clusters,
+# hot pool); peak backend memory stays within xxl.memory plus 32 MB on
+# all of them; a cancel in each phase (reading the edges, the search, the
+# output; MM: its nested spanning forest) stops the operator and leaves no
+# spill file, and the session goes on.  Run by `make test` (scripts/test.sh).
 use strict;
 use warnings;
 
@@ -42,19 +43,34 @@ for my $case ([ 'mem', '256MB', 'in-memory' ], [ 'ext', '2MB', 'external' ])
 		SELECT details->>'path' FROM xxl.last_stats();
 		SELECT xxl.bfs_into('edges', ARRAY[$src, 14], 'bfs_$suffix');
 		SELECT details->>'path' FROM xxl.last_stats();
+		SELECT xxl.bfs_into('edges', ARRAY[$src, 14], 'bfsu_$suffix', false);
+		SELECT details->>'path' FROM xxl.last_stats();
 	});
-	is_deeply([ @out[ 1, 3, 5 ] ], [ ($path) x 3 ], "$memory: the $path path");
+	is_deeply([ @out[ 1, 3, 5, 7 ] ], [ ($path) x 4 ], "$memory: the $path path");
 	cmp_ok($out[0], '>', 1000, "$memory: the search reaches many nodes ($out[0])");
 }
-for my $t ('sp', 'spu', 'bfs')
+# the external BFS as Mehlhorn-Meyer, directed and undirected
+my @mm = split /\n/, $node->safe_psql('postgres', q{
+	SET xxl.memory = '4MB';
+	SET xxl.bfs_algorithm = 'mm';
+	SELECT xxl.bfs_into('edges', ARRAY[} . $src . q{, 14], 'bfs_mm');
+	SELECT details->>'bfs' FROM xxl.last_stats();
+	SELECT xxl.bfs_into('edges', ARRAY[} . $src . q{, 14], 'bfsu_mm', false);
+	SELECT concat_ws(' ', details->>'bfs', details->>'path',
+		(details->>'cluster_loads')::bigint > 100) FROM xxl.last_stats();
+});
+is_deeply([ @mm[ 1, 3 ] ], [ 'mm', 'mm external t' ], '4MB: the MM BFS ran, loading clusters');
+for my $cmp ([ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext' ], [ 'bfs', 'mm' ],
+	[ 'bfsu', 'mm' ])
 {
-	my $col = $t eq 'bfs' ? 'depth' : 'distance';
+	my ($t, $other) = @$cmp;
+	my $col = $t =~ /^bfs/ ? 'depth' : 'distance';
 	is($node->safe_psql('postgres', qq{
 		SELECT count(*) FROM (
-			(SELECT node, $col FROM ${t}_mem EXCEPT ALL SELECT node, $col FROM ${t}_ext)
+			(SELECT node, $col FROM ${t}_mem EXCEPT ALL SELECT node, $col FROM ${t}_$other)
 			UNION ALL
-			(SELECT node, $col FROM ${t}_ext EXCEPT ALL SELECT node, $col FROM ${t}_mem)) d}),
-		'0', "$t: both paths give every node the same $col");
+			(SELECT node, $col FROM ${t}_$other EXCEPT ALL SELECT node, $col FROM ${t}_mem)) d}),
+		'0', "$t: in memory and $other give every node the same $col");
 }
 
 # --- peak memory --------------------------------------------------------------------
@@ -73,6 +89,19 @@ for my $case ([ '64MB', 64 ], [ '8MB', 8 ])
 	cmp_ok($lines[-1], '<=', ($mb + 32) * 1024,
 		"VmHWM $lines[-1] kB within xxl.memory = $setting plus 32 MB ($lines[1] path)");
 }
+{
+	my @lines = split /\n/, $node->safe_psql('postgres', qq{
+		SET xxl.memory = '8MB';
+		SET xxl.bfs_algorithm = 'mm';
+		SELECT count(*) FROM xxl.bfs('edges', $src, false);
+		SELECT details->>'bfs' FROM xxl.last_stats();
+		SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'),
+			'VmHWM:\\s+(\\d+) kB'))[1];
+	});
+	is($lines[1], 'mm', '8MB: the MM BFS ran');
+	cmp_ok($lines[-1], '<=', (8 + 32) * 1024,
+		"VmHWM $lines[-1] kB within xxl.memory = 8MB plus 32 MB (MM BFS)");
+}
 
 # --- cancel in each phase ---------------------------------------------------------------
 
@@ -85,10 +114,15 @@ sub leftovers
 
 for my $phase ('input', 'merge', 'output')
 {
-	for my $memory ('2MB', '256MB')
+	for my $memory ('2MB', '256MB', 'mm')
 	{
-		my ($bg, $pid) = start_held($node, $phase, ["SET xxl.memory = '$memory'"],
-			"SELECT count(*) FROM xxl.shortest_paths('edges', $src)");
+		my @set = $memory eq 'mm' ?
+		  ("SET xxl.memory = '4MB'", "SET xxl.bfs_algorithm = 'mm'") :
+		  ("SET xxl.memory = '$memory'");
+		my $query = $memory eq 'mm' ?
+		  "SELECT count(*) FROM xxl.bfs('edges', $src, false)" :
+		  "SELECT count(*) FROM xxl.shortest_paths('edges', $src)";
+		my ($bg, $pid) = start_held($node, $phase, \@set, $query);
 		$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 		$node->poll_query_until('postgres',
 			"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
