@@ -35,8 +35,13 @@
 # Files: bench/out/graph.csv (every run), graph.dat + graph.png (chart:
 # time and peak memory per function and size), graph.log (psql output).
 #
+# Then a large-diameter graph: BFS on a GRID_SIDE x GRID_SIDE grid (1000)
+# with scattered ids, pgRouting against pgxxl in memory and external as MR
+# and as MM (xxl.bfs_algorithm); the random graphs' external BFS runs as MM
+# too (variant external-mm).
+#
 # Environment: GRAPH_SIZES, GRAPH_MEM, EXT_MEM_small (16MB), EXT_MEM_big
-# (64MB), BIG_PGR (0), PGR_TIMEOUT (seconds, 3600), SEED (0.42),
+# (64MB), GRID_SIDE (1000; 0 skips the grid), BIG_PGR (0), PGR_TIMEOUT (seconds, 3600), SEED (0.42),
 # KEEP_CLUSTER=1 (leave the server's directory, with the graphs, behind).
 # GRAPH_OMP_WAIT (passive): the OpenMP wait policy of the server, which
 # pgxxl's threads inherit: passive (threads sleep when idle), active, or
@@ -58,6 +63,7 @@ case $GRAPH_OMP_WAIT in
 esac
 GRAPH_MEM=${GRAPH_MEM:-256MB}
 EXT_MEM_small=${EXT_MEM_small:-16MB}
+GRID_SIDE=${GRID_SIDE:-1000}
 EXT_MEM_big=${EXT_MEM_big:-64MB}
 EXT_MEM_tiny=${EXT_MEM_tiny:-1MB}
 BIG_PGR=${BIG_PGR:-0}
@@ -232,7 +238,7 @@ SQL
 	measure_xxl "$size" sf external "$ext" "CREATE UNLOGGED TABLE r_xxle_sf AS SELECT * FROM xxl.spanning_forest('$g')"
 
 	# shortest paths and BFS from node 1 (the edges are one-way: no reverse_cost)
-	fresh "r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_pgr_dij, r_xxl_dij"
+	fresh "r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_xxlm_bfs, r_pgr_dij, r_xxl_dij"
 	pairs="SELECT p, 1 + (p * 7919) % $n AS s, 1 + (p * 104729) % $n AS t FROM generate_series(1, $DIJKSTRA_PAIRS) p"
 	if [ $run_pgr = 1 ]; then
 		echo "bench-graph: $size: pgr_drivingDistance (directed, undirected), pgr_breadthFirstSearch, pgr_dijkstra x $DIJKSTRA_PAIRS"
@@ -253,10 +259,12 @@ SQL
 	measure_xxl "$size" sssp_undirected srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_spu AS SELECT * FROM xxl.shortest_paths('$g', 1, false)"
 	measure_xxl "$size" bfs srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
 	measure_xxl "$size" bfs external "$ext" "CREATE UNLOGGED TABLE r_xxle_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
+	measure_xxl "$size" bfs external-mm "$ext" "SET xxl.bfs_algorithm = 'mm'; CREATE UNLOGGED TABLE r_xxlm_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
 	measure_xxl "$size" dijkstra srf "$GRAPH_MEM" \
 		"CREATE UNLOGGED TABLE r_xxl_dij AS SELECT q.p, d.* FROM ($pairs) q, LATERAL xxl.dijkstra('$g', q.s, q.t) d"
 	paths_checks="$(differ '(SELECT node, distance FROM r_xxle_sp) e' '(SELECT node, distance FROM r_xxl_sp) x' 'shortest paths: external and in-memory paths differ')
-		UNION ALL $(differ '(SELECT node, depth FROM r_xxle_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: external and in-memory paths differ')"
+		UNION ALL $(differ '(SELECT node, depth FROM r_xxle_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: external and in-memory paths differ')
+		UNION ALL $(differ '(SELECT node, depth FROM r_xxlm_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: MM and in-memory paths differ')"
 	if [ $run_pgr = 1 ]; then
 		paths_checks="$paths_checks
 		UNION ALL $(differ '(SELECT node, round(agg_cost::numeric, 9) FROM r_pgr_sp) p' '(SELECT node, round(distance::numeric, 9) FROM r_xxl_sp) x' 'shortest paths: pgRouting and pgxxl differ')
@@ -304,8 +312,49 @@ SQL
 		exit 1
 	fi
 	echo "   answers agree: pgxxl's variants with each other$with_pgr"
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf, r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_pgr_dij, r_xxl_dij"
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf, r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_xxlm_bfs, r_pgr_dij, r_xxl_dij"
 done
+
+# --- a large-diameter graph: BFS on a grid with scattered ids --------------------------
+# GRID_SIDE x GRID_SIDE nodes (0: skipped), ids scattered so that id order
+# is no locality; undirected; pgr_breadthFirstSearch against xxl.bfs in
+# memory and external as MR and MM (at EXT_MEM_small).
+if [ "$GRID_SIDE" -gt 0 ]; then
+	echo "bench-graph: generating grid_bench: $GRID_SIDE x $GRID_SIDE, ids scattered"
+	psql_ >>"$LOG" 2>&1 <<SQL
+DROP TABLE IF EXISTS grid_bench;
+CREATE UNLOGGED TABLE grid_bench AS
+SELECT row_number() OVER ()::bigint AS id, (s * 2654435761) % 4294967311 AS source,
+	(t * 2654435761) % 4294967311 AS target, 1.0::float8 AS cost, 1.0::float8 AS reverse_cost
+FROM (SELECT r * $GRID_SIDE + q AS s, r * $GRID_SIDE + q + 1 AS t
+	  FROM generate_series(0, $GRID_SIDE - 1) r, generate_series(0, $GRID_SIDE - 2) q
+	  UNION ALL
+	  SELECT r * $GRID_SIDE + q, (r + 1) * $GRID_SIDE + q
+	  FROM generate_series(0, $GRID_SIDE - 2) r, generate_series(0, $GRID_SIDE - 1) q) e;
+VACUUM (FREEZE, ANALYZE) grid_bench;
+CHECKPOINT;
+SQL
+	restart_server
+	gsrc=$(psql_ -c "SELECT source FROM grid_bench WHERE id = 1")
+	fresh "r_pgr_gbfs, r_xxl_gbfs, r_xxle_gbfs, r_xxlm_gbfs"
+	measure_pgr grid bfs "$PGR_TIMEOUT" "CREATE UNLOGGED TABLE r_pgr_gbfs AS SELECT * FROM pgr_breadthFirstSearch('SELECT id, source, target, cost, reverse_cost FROM grid_bench', $gsrc, directed => false)"
+	measure_xxl grid bfs srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_gbfs AS SELECT * FROM xxl.bfs('grid_bench', $gsrc, false)"
+	measure_xxl grid bfs external "$EXT_MEM_small" "CREATE UNLOGGED TABLE r_xxle_gbfs AS SELECT * FROM xxl.bfs('grid_bench', $gsrc, false)"
+	measure_xxl grid bfs external-mm "$EXT_MEM_small" "SET xxl.bfs_algorithm = 'mm'; CREATE UNLOGGED TABLE r_xxlm_gbfs AS SELECT * FROM xxl.bfs('grid_bench', $gsrc, false)"
+	problems=$(psql_ 2>>"$LOG" <<SQL
+SELECT 'CHECK ' || problem FROM ($(differ '(SELECT node, depth FROM r_pgr_gbfs) p' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: pgRouting and pgxxl differ')
+	UNION ALL $(differ '(SELECT node, depth FROM r_xxle_gbfs) e' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: MR and in-memory differ')
+	UNION ALL $(differ '(SELECT node, depth FROM r_xxlm_gbfs) e' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: MM and in-memory differ')) p;
+SQL
+	) || { echo "bench-graph: the grid checks could not run, see $LOG" >&2; exit 1; }
+	if [ -n "$problems" ]; then
+		printf '%s
+' "$problems" | sed 's/^CHECK /   FAILED: /' >&2
+		exit 1
+	fi
+	echo "   grid answers agree: pgRouting, in memory, MR and MM"
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "grid_bench, r_pgr_gbfs, r_xxl_gbfs, r_xxle_gbfs, r_xxlm_gbfs"
+fi
 
 # --- report -------------------------------------------------------------------------
 
@@ -326,7 +375,7 @@ awk -F, -v mem="$GRAPH_MEM" '
 		name["cc"] = "connected components"; name["msf"] = "min. spanning forest"; name["sf"] = "spanning forest"
 		name["sssp"] = "shortest paths"; name["sssp_undirected"] = "shortest paths (und.)"; name["bfs"] = "bfs"
 		name["dijkstra"] = "dijkstra (pairs)"
-		title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
+		title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"; title["grid"] = "grid"
 		printf "%-8s %-21s %10s %10s %7s %9s %9s %8s %-13s %s\n", "graph", "function", "pgRouting", "pgxxl", "ratio",
 			"pgr peak", "xxl peak", "limit", "xxl path", "xxl spill read/written GB"
 		for (i = 1; i <= nk; i++) {
@@ -339,8 +388,8 @@ awk -F, -v mem="$GRAPH_MEM" '
 			printf "%-8s %-21s %10s %10s %7s %6s MB %6s MB %5d MB%s %-13s %s\n", title[k[1]], name[k[2]], p, x, r,
 				(pm[key] == "" ? "-" : mb(pm[key])), mb(vm[key, "srf"]), lim,
 				(vm[key, "srf"] / 1024 > lim ? "!" : " "), vpath[key, "srf"], vio[key, "srf"]
-			split("query into external", vv, " ")
-			for (j = 1; j <= 3; j++) {
+			split("query into external external-mm", vv, " ")
+			for (j = 1; j <= 4; j++) {
 				v = vv[j]
 				if (!((key, v) in vt)) continue
 				x = (vs[key, v] == "ok" ? sprintf("%.2f s", vt[key, v]) : vs[key, v])
@@ -362,7 +411,7 @@ awk -F, '
 	  else if ($4 == "external") { et[key] = ($6 == "ok" ? $7 : "NaN"); em[key] = ($6 == "ok" ? $8 / 1024 : "NaN") } }
 	END {
 		name["cc"] = "CC"; name["msf"] = "MSF"; name["sf"] = "SF"; name["sssp"] = "SSSP"
-		name["sssp_undirected"] = "SSSP-u"; name["bfs"] = "BFS"; name["dijkstra"] = "Dijkstra"; title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"
+		name["sssp_undirected"] = "SSSP-u"; name["bfs"] = "BFS"; name["dijkstra"] = "Dijkstra"; title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"; title["grid"] = "grid"
 		print "# label pgr_s xxl_s xxl_ext_s pgr_mb xxl_mb xxl_ext_mb limit_mb"
 		for (i = 1; i <= nk; i++) { split(order[i], k, " ")
 			# a value not measured must still take its column
@@ -379,4 +428,4 @@ echo "data: $CSV; log: $LOG"
 awk -F, 'NR > 1 && $3 == "pgrouting" && $6 == "ok" { pt[$1 "," $2] = $7 }
 	NR > 1 && $3 == "pgxxl" && $4 == "srf" && $6 == "ok" { xt[$1 "," $2] = $7 }
 	END { for (k in pt) if (k in xt) { n++; s = s sprintf("%s%s %.3f", n > 1 ? ", " : "", k, xt[k] / pt[k]) }
-	      print "ratio pgxxl/pgRouting (time): " (n ? s : "none measured") }' "$CSV" | sed 's/tiny,/100k\/500k /g; s/small,/1M\/5M /g; s/big,/10M\/50M /g'
+	      print "ratio pgxxl/pgRouting (time): " (n ? s : "none measured") }' "$CSV" | sed 's/tiny,/100k\/500k /g; s/small,/1M\/5M /g; s/big,/10M\/50M /g; s/grid,/grid /g'
