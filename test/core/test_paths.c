@@ -672,6 +672,21 @@ XT_TEST(mm_clusters_and_pool)
 	free(g.e);
 }
 
+/* A run canceled at the after-th poll: canceled or done, nothing left behind. */
+static void
+run_canceled(const xxl_paths_config *c, const pgraph *g, int after)
+{
+	xxl_status	rc;
+	xxl_paths  *p;
+
+	cancel_after = after;
+	p = run_on(c, g, &rc);
+	cancel_after = 0;
+	CHECK(rc == XXL_OK || rc == XXL_ECANCELED);
+	xxl_paths_destroy(p);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
 XT_TEST(cancel_leaves_nothing)
 {
 	pgraph		g = {0};
@@ -683,15 +698,8 @@ XT_TEST(cancel_leaves_nothing)
 		{
 			xxl_paths_config c = config(ext ? xxl_paths_min_memory() : ROOMY, ext,
 										after % 2 ? XXL_PATHS_SSSP : XXL_PATHS_BFS, true, &s, 1);
-			xxl_status	rc;
-			xxl_paths  *p;
 
-			cancel_after = after;
-			p = run_on(&c, &g, &rc);
-			cancel_after = 0;
-			CHECK(rc == XXL_OK || rc == XXL_ECANCELED);
-			xxl_paths_destroy(p);
-			CHECK_EQ(xt_spill_files(), 0);
+			run_canceled(&c, &g, after);
 		}
 	/* MM: in the nested spanning forest, the tour, the numbering, the levels */
 	t_bfs = XXL_PATHS_BFS_MM;
@@ -699,15 +707,8 @@ XT_TEST(cancel_leaves_nothing)
 	for (int after = 1; after < 400; after += 13)
 	{
 		xxl_paths_config c = config(ext_memory(), true, XXL_PATHS_BFS, false, &s, 1);
-		xxl_status	rc;
-		xxl_paths  *p;
 
-		cancel_after = after;
-		p = run_on(&c, &g, &rc);
-		cancel_after = 0;
-		CHECK(rc == XXL_OK || rc == XXL_ECANCELED);
-		xxl_paths_destroy(p);
-		CHECK_EQ(xt_spill_files(), 0);
+		run_canceled(&c, &g, after);
 	}
 	t_bfs = XXL_PATHS_BFS_AUTO;
 	t_mu = 0;

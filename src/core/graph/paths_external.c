@@ -425,6 +425,31 @@ level_put(xxl_paths *p, plevel *s, uint64_t node, int64_t orig, int64_t pred_ori
 	return plevel_put(p, s, r);
 }
 
+/*
+ * Level 0 of a BFS: each source once, marked visited, its row emitted, and
+ * put (by put, in the BFS's own level record) into level.
+ */
+xxl_status
+paths_ext_seed(xxl_paths *p, plevel *level, paths_seed_fn put)
+{
+	for (size_t i = 0; i < p->nsrc_dense; i++)
+	{
+		if (bit_get(p->visited, p->src_dense[i]))
+			continue;
+		bit_set(p->visited, p->src_dense[i]);
+		if (paths_ext_emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
+			put(p, level, i) != XXL_OK)
+			return p->env.err.code;
+	}
+	return XXL_OK;
+}
+
+static xxl_status
+seed_put(xxl_paths *p, plevel *level, size_t i)
+{
+	return level_put(p, level, p->src_dense[i], p->src_orig[i], p->src_orig[i], -1);
+}
+
 static xxl_status
 bfs(xxl_paths *p, size_t rest)
 {
@@ -434,17 +459,9 @@ bfs(xxl_paths *p, size_t rest)
 	uint64_t	depth = 0;
 
 	if (plevel_init(p, &p->lv[0], LEVEL_REC, share) != XXL_OK ||
-		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK)
+		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK ||
+		paths_ext_seed(p, &p->lv[cur], seed_put) != XXL_OK)
 		return env->err.code;
-	for (size_t i = 0; i < p->nsrc_dense; i++)
-	{
-		if (bit_get(p->visited, p->src_dense[i]))
-			continue;
-		bit_set(p->visited, p->src_dense[i]);
-		if (paths_ext_emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
-			level_put(p, &p->lv[cur], p->src_dense[i], p->src_orig[i], p->src_orig[i], -1) != XXL_OK)
-			return env->err.code;
-	}
 	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
 	{
 		plevel	   *now = &p->lv[cur],

@@ -270,6 +270,9 @@ int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 						   double *agg);
 void		paths_ext_release(xxl_paths *p);
 xxl_status	paths_ext_emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge);
+/* Puts source i (of src_dense / src_orig / src_cluster) into a BFS level. */
+typedef xxl_status (*paths_seed_fn) (xxl_paths *p, plevel *level, size_t i);
+xxl_status	paths_ext_seed(xxl_paths *p, plevel *level, paths_seed_fn put);
 
 /* paths_level.c */
 xxl_status	plevel_init(xxl_paths *p, plevel *l, size_t rec, size_t share);

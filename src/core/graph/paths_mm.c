@@ -241,6 +241,12 @@ out:
 	return env->err.code;
 }
 
+static xxl_status
+seed_put(xxl_paths *p, plevel *level, size_t i)
+{
+	return level_put(p, level, p->src_dense[i], p->src_cluster[i], p->src_orig[i]);
+}
+
 xxl_status
 paths_mm_bfs(xxl_paths *p, size_t rest)
 {
@@ -256,17 +262,9 @@ paths_mm_bfs(xxl_paths *p, size_t rest)
 
 	if (plevel_init(p, &p->lv[0], LEVEL_REC, share) != XXL_OK ||
 		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK ||
-		plevel_init(p, &p->fresh, ADJ_REC, share) != XXL_OK)
+		plevel_init(p, &p->fresh, ADJ_REC, share) != XXL_OK ||
+		paths_ext_seed(p, &p->lv[cur], seed_put) != XXL_OK)
 		return env->err.code;
-	for (size_t i = 0; i < p->nsrc_dense; i++)
-	{
-		if (bit_get(p->visited, p->src_dense[i]))
-			continue;
-		bit_set(p->visited, p->src_dense[i]);
-		if (paths_ext_emit(p, p->src_orig[i], 0, p->src_orig[i], -1) != XXL_OK ||
-			level_put(p, &p->lv[cur], p->src_dense[i], p->src_cluster[i], p->src_orig[i]) != XXL_OK)
-			return env->err.code;
-	}
 	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
 	{
 		uint64_t	level_n = p->lv[cur].pushed,
