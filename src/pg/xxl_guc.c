@@ -29,6 +29,7 @@ int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_graph_max_semi_nodes = 0;
 bool		xxl_graph_force_external = false;
 int			xxl_bfs_algorithm = XXL_PATHS_BFS_AUTO;
+int			xxl_sssp_algorithm = XXL_PATHS_SSSP_AUTO;
 
 static const struct config_enum_entry hold_options[] = {
 	{"none", XXL_HOLD_NONE, false},
@@ -42,6 +43,13 @@ static const struct config_enum_entry bfs_options[] = {
 	{"auto", XXL_PATHS_BFS_AUTO, false},
 	{"mr", XXL_PATHS_BFS_MR, false},
 	{"mm", XXL_PATHS_BFS_MM, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry sssp_options[] = {
+	{"auto", XXL_PATHS_SSSP_AUTO, false},
+	{"dijkstra", XXL_PATHS_SSSP_DIJKSTRA, false},
+	{"mo", XXL_PATHS_SSSP_MO, false},
 	{NULL, 0, false}
 };
 
@@ -196,6 +204,18 @@ xxl_define_gucs(void)
 							 "spanning forest.",
 							 &xxl_bfs_algorithm,
 							 XXL_PATHS_BFS_AUTO, bfs_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("xxl.sssp_algorithm",
+							 "The external shortest paths: dijkstra (one adjacency read per "
+							 "settled node) or mo (Meyer-Osipov: clusters, weight categories, "
+							 "delayed relaxation) or auto.",
+							 "auto takes dijkstra, the faster of the two wherever the operating "
+							 "system caches the spill files.  Only shortest paths that do not "
+							 "fit xxl.memory use either; mo falls back to dijkstra when the "
+							 "budget cannot hold its spanning forest.",
+							 &xxl_sssp_algorithm,
+							 XXL_PATHS_SSSP_AUTO, sssp_options,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	/* last: every xxl.* setting is defined, the rest of the prefix is an error */

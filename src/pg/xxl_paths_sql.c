@@ -170,13 +170,24 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "cache_misses", UINT64_FORMAT, s.cache_misses);
 	if (s.bfs != XXL_PATHS_BFS_AUTO)
 		xxl_stats_detail(st, "bfs", "\"%s\"", xxl_paths_bfs_name(s.bfs));
-	if (s.bfs == XXL_PATHS_BFS_MM)
+	if (s.sssp != XXL_PATHS_SSSP_AUTO)
+		xxl_stats_detail(st, "sssp", "\"%s\"", xxl_paths_sssp_name(s.sssp));
+	if (s.sssp == XXL_PATHS_SSSP_MO)
+	{
+		xxl_stats_detail(st, "categories", UINT64_FORMAT, s.categories);
+		xxl_stats_detail(st, "mo_batches", UINT64_FORMAT, s.mo_batches);
+		xxl_stats_detail(st, "mo_flushes", UINT64_FORMAT, s.mo_flushes);
+	}
+	if (s.bfs == XXL_PATHS_BFS_MM || s.sssp == XXL_PATHS_SSSP_MO)
 	{
 		xxl_stats_detail(st, "tree_edges", UINT64_FORMAT, s.tree_edges);
 		xxl_stats_detail(st, "clusters", UINT64_FORMAT, s.clusters);
-		xxl_stats_detail(st, "cluster_loads", UINT64_FORMAT, s.cluster_loads);
-		xxl_stats_detail(st, "pool_hits", UINT64_FORMAT, s.pool_hits);
-		xxl_stats_detail(st, "pool_peak_arcs", UINT64_FORMAT, s.pool_peak);
+		if (s.bfs == XXL_PATHS_BFS_MM)
+		{
+			xxl_stats_detail(st, "cluster_loads", UINT64_FORMAT, s.cluster_loads);
+			xxl_stats_detail(st, "pool_hits", UINT64_FORMAT, s.pool_hits);
+			xxl_stats_detail(st, "pool_peak_arcs", UINT64_FORMAT, s.pool_peak);
+		}
 		xxl_stats_detail(st, "forest_path", "\"%s\"", s.forest_path);
 		xxl_stats_detail(st, "forest_ms", "%.3f", s.forest_ns / 1e6);
 		xxl_stats_detail(st, "cluster_ms", "%.3f", s.cluster_ns / 1e6);
@@ -229,6 +240,7 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 	cfg.max_depth = c->max_depth;
 	cfg.force_external = xxl_graph_force_external;
 	cfg.bfs = (xxl_paths_bfs) xxl_bfs_algorithm;
+	cfg.sssp = (xxl_paths_sssp) xxl_sssp_algorithm;
 	xxl_graph_check_memory(c->fname, cfg.res.memory, xxl_paths_min_memory());
 	xxl_error_clear(&err);
 	p = xxl_paths_create(&cfg, &err);

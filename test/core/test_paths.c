@@ -209,13 +209,15 @@ static int	cancel_after;
 
 /* The external BFS the next runs ask for, and MM's tour arcs per cluster. */
 static xxl_paths_bfs t_bfs = XXL_PATHS_BFS_AUTO;
+static xxl_paths_sssp t_sssp = XXL_PATHS_SSSP_AUTO;
 static uint64_t t_mu = 0;
 
 /* The external budget: the smallest, or what MM's nested spanning forest needs. */
 static size_t
 ext_memory(void)
 {
-	return t_bfs == XXL_PATHS_BFS_MM ? 3 * xxl_paths_min_memory() : xxl_paths_min_memory();
+	return t_bfs == XXL_PATHS_BFS_MM || t_sssp == XXL_PATHS_SSSP_MO ?
+		3 * xxl_paths_min_memory() : xxl_paths_min_memory();
 }
 
 static bool
@@ -247,6 +249,7 @@ config(size_t memory, bool external, xxl_paths_op op, bool directed, const int64
 	c.max_depth = UINT64_MAX;
 	c.force_external = external;
 	c.bfs = t_bfs;
+	c.sssp = t_sssp;
 	c.cluster_mu = t_mu;
 	return c;
 }
@@ -328,6 +331,8 @@ check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, 
 		if (t_bfs == XXL_PATHS_BFS_MM)
 			CHECK_LE(st.cluster_loads, st.clusters);
 	}
+	if (external && op == XXL_PATHS_SSSP && t_sssp != XXL_PATHS_SSSP_AUTO && st.links > 0)
+		CHECK_EQ(st.sssp, t_sssp);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	if (!external)
 		CHECK_EQ(st.bytes_written, 0);
@@ -340,7 +345,7 @@ check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, 
 static void
 check_path(const pgraph *g, bool directed, int64_t s, int64_t t, bool external)
 {
-	xxl_paths_config c = config(external ? xxl_paths_min_memory() : ROOMY, external,
+	xxl_paths_config c = config(external ? ext_memory() : ROOMY, external,
 								XXL_PATHS_SSSP, directed, &s, 1);
 	oracle		o;
 	xxl_status	rc;
@@ -413,6 +418,30 @@ check_bfs_variants(const pgraph *g, bool directed, const int64_t *src, size_t ns
 	t_mu = 0;
 }
 
+/* The external shortest paths as Meyer-Osipov, with chosen and with tiny clusters. */
+static void
+check_sssp_variants(const pgraph *g, bool directed, const int64_t *src, size_t nsrc,
+					double max_distance)
+{
+	t_sssp = XXL_PATHS_SSSP_MO;
+	for (int i = 0; i < 2; i++)
+	{
+		t_mu = i ? 3 : 0;
+		check_tree(g, directed, XXL_PATHS_SSSP, src, nsrc, true, max_distance, UINT64_MAX);
+	}
+	t_sssp = XXL_PATHS_SSSP_AUTO;
+	t_mu = 0;
+}
+
+/* A target's path, external, as Meyer-Osipov. */
+static void
+check_path_mo(const pgraph *g, bool directed, int64_t s, int64_t t)
+{
+	t_sssp = XXL_PATHS_SSSP_MO;
+	check_path(g, directed, s, t, true);
+	t_sssp = XXL_PATHS_SSSP_AUTO;
+}
+
 /* Every check on both paths, both directions, SSSP and BFS. */
 static void
 check_all(const pgraph *g, const int64_t *src, size_t nsrc)
@@ -424,7 +453,10 @@ check_all(const pgraph *g, const int64_t *src, size_t nsrc)
 			check_tree(g, dir, XXL_PATHS_BFS, src, nsrc, ext, INFINITY, UINT64_MAX);
 		}
 	for (int dir = 0; dir < 2; dir++)
+	{
 		check_bfs_variants(g, dir, src, nsrc, UINT64_MAX);
+		check_sssp_variants(g, dir, src, nsrc, INFINITY);
+	}
 }
 
 /* Graphs ------------------------------------------------------------------------ */
@@ -479,9 +511,12 @@ XT_TEST(sample_graph_every_source)
 	{
 		check_all(&g, &s, 1);
 		for (int64_t t = 1; t <= 17; t += 3)
-			for (int ext = 0; ext < 2; ext++)
-				for (int dir = 0; dir < 2; dir++)
+			for (int dir = 0; dir < 2; dir++)
+			{
+				for (int ext = 0; ext < 2; ext++)
 					check_path(&g, dir, s, t, ext);
+				check_path_mo(&g, dir, s, t);
+			}
 	}
 	free(g.e);
 }
@@ -501,10 +536,12 @@ XT_TEST(random_graphs)
 			check_tree(&g, true, XXL_PATHS_SSSP, src, 1, ext, 7.0, UINT64_MAX);
 			check_tree(&g, false, XXL_PATHS_BFS, src, 1, ext, INFINITY, 2);
 			check_bfs_variants(&g, false, src, 1, 2);
+			check_sssp_variants(&g, true, src, 1, 7.0);
 			check_tree(&g, true, XXL_PATHS_BFS, src, 1, ext, INFINITY, 0);
 			check_path(&g, round % 2, src[0], src[1], ext);
 			check_path(&g, round % 2, src[0], 123456789, ext);
 		}
+		check_path_mo(&g, round % 2, src[0], src[1]);
 		free(g.e);
 	}
 }
@@ -577,6 +614,7 @@ XT_TEST(line_and_grid)
 	check_all(&g, &s, 1);
 	check_path(&g, false, 0, side * side - 1, true);
 	check_path(&g, true, 0, side * side - 1, false);
+	check_path_mo(&g, false, 0, side * side - 1);
 	free(g.e);
 }
 
@@ -687,6 +725,53 @@ run_canceled(const xxl_paths_config *c, const pgraph *g, int after)
 	CHECK_EQ(xt_spill_files(), 0);
 }
 
+/*
+ * MO's categories and batches: costs 0 and 1..999 on a grid, plus an edge
+ * of cost 10^6 at every node (category 20: never due before the end, so
+ * the settle log fills and is flushed), and the answers still the
+ * oracle's.
+ */
+XT_TEST(mo_categories_and_batches)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+	const int	side = 70;
+	xxl_paths_config c;
+	xxl_status	rc;
+	xxl_paths  *p;
+	xxl_paths_stats st;
+
+	for (int r = 0; r < side; r++)
+		for (int q = 0; q < side; q++)
+		{
+			double		w = (r * 7 + q * 13) % 17 == 0 ? 0 : 1 + (double) (rnd() % 1000);
+
+			if (q + 1 < side)
+				padd(&g, r * side + q, r * side + q + 1, 2 * (r * side + q), w, w);
+			if (r + 1 < side)
+				padd(&g, r * side + q, (r + 1) * side + q, 2 * (r * side + q) + 1, 1000 - w, -1);
+			padd(&g, r * side + q, (r * side + q + 2 * side) % (side * side),
+				 1000000 + r * side + q, 1e6, -1);
+		}
+	t_sssp = XXL_PATHS_SSSP_MO;
+	c = config(ext_memory(), true, XXL_PATHS_SSSP, false, &s, 1);
+	p = run_on(&c, &g, &rc);
+	CHECK_STATUS(rc, XXL_OK);
+	xxl_paths_stats_get(p, &st);
+	CHECK_EQ(st.sssp, XXL_PATHS_SSSP_MO);
+	CHECK_EQ(st.categories, 21);	/* 0, and 1..20 for costs 1..10^6 */
+	CHECK(st.mo_batches > 0);
+	CHECK(st.mo_flushes > 0);
+	CHECK_EQ(st.reached, (uint64_t) side * side);
+	xxl_paths_destroy(p);
+	check_tree(&g, false, XXL_PATHS_SSSP, &s, 1, true, INFINITY, UINT64_MAX);
+	check_tree(&g, true, XXL_PATHS_SSSP, &s, 1, true, INFINITY, UINT64_MAX);
+	check_tree(&g, false, XXL_PATHS_SSSP, &s, 1, true, 5000, UINT64_MAX);
+	check_path(&g, false, 0, side * side - 1, true);
+	t_sssp = XXL_PATHS_SSSP_AUTO;
+	free(g.e);
+}
+
 XT_TEST(cancel_leaves_nothing)
 {
 	pgraph		g = {0};
@@ -701,16 +786,19 @@ XT_TEST(cancel_leaves_nothing)
 
 			run_canceled(&c, &g, after);
 		}
-	/* MM: in the nested spanning forest, the tour, the numbering, the levels */
+	/* MM and MO: in the nested spanning forest, the tour, the numbering, the search */
 	t_bfs = XXL_PATHS_BFS_MM;
+	t_sssp = XXL_PATHS_SSSP_MO;
 	t_mu = 8;
 	for (int after = 1; after < 400; after += 13)
 	{
-		xxl_paths_config c = config(ext_memory(), true, XXL_PATHS_BFS, false, &s, 1);
+		xxl_paths_config c = config(ext_memory(), true,
+									after % 2 ? XXL_PATHS_SSSP : XXL_PATHS_BFS, false, &s, 1);
 
 		run_canceled(&c, &g, after);
 	}
 	t_bfs = XXL_PATHS_BFS_AUTO;
+	t_sssp = XXL_PATHS_SSSP_AUTO;
 	t_mu = 0;
 	free(g.e);
 }

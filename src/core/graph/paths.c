@@ -73,6 +73,9 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->max_distance = config->max_distance;
 	p->max_depth = config->max_depth;
 	p->bfs_choice = config->bfs;
+	p->sssp_choice = config->sssp;
+	p->w_min = INFINITY;
+	p->w_max = 0;
 	p->cluster_mu = config->cluster_mu;
 	p->t_start = xxl_now_ns();
 	idmap_init(&p->map);
@@ -140,6 +143,11 @@ flush_batch(xxl_paths *p)
 static xxl_status
 add_link(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 {
+	/* the range of the costs: Meyer-Osipov's weight categories */
+	if (w > 0 && w < p->w_min)
+		p->w_min = w;
+	if (w > p->w_max)
+		p->w_max = w;
 	if (p->external)
 		return paths_ext_add(p, u, v, eid, w);
 	p->batch[p->nbatch++] = (plink_in) {u, v, eid, w};
@@ -280,6 +288,10 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->cache_hits = p->cache_hits + p->adj.hits + p->idx.hits;
 	st->cache_misses = p->cache_misses + p->adj.misses + p->idx.misses;
 	st->bfs = p->bfs_ran;
+	st->sssp = p->sssp_ran;
+	st->categories = p->categories;
+	st->mo_batches = p->mo_batches;
+	st->mo_flushes = p->mo_flushes;
 	st->tree_edges = p->tree_edges;
 	st->clusters = p->clusters_used;
 	st->cluster_loads = p->cluster_loads;
@@ -306,6 +318,20 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->forest_ns = p->forest_ns;
 	st->search_ns = p->search_ns;
 	st->output_ns = p->output_ns;
+}
+
+const char *
+xxl_paths_sssp_name(xxl_paths_sssp sssp)
+{
+	switch (sssp)
+	{
+		case XXL_PATHS_SSSP_DIJKSTRA:
+			return "dijkstra";
+		case XXL_PATHS_SSSP_MO:
+			return "mo";
+		default:
+			return "auto";
+	}
 }
 
 const char *

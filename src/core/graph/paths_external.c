@@ -66,7 +66,7 @@ paths_ext_begin(xxl_paths *p)
 static size_t
 numbering_share(const xxl_paths *p)
 {
-	size_t		h = p->bfs_ran == XXL_PATHS_BFS_MM ? p->env.pool / 8 * 3 : p->env.pool / 2;
+	size_t		h = p->clustered ? p->env.pool / 8 * 3 : p->env.pool / 2;
 
 	return h - h % XXL_ALIGN;
 }
@@ -100,7 +100,7 @@ find_sources(void *arg, int64_t id, uint64_t dense, uint64_t *cluster)
 {
 	xxl_paths  *p = arg;
 
-	if (p->bfs_ran == XXL_PATHS_BFS_MM && paths_cluster_of(p, id, cluster) != XXL_OK)
+	if (p->clustered && paths_cluster_of(p, id, cluster) != XXL_OK)
 		return p->env.err.code;
 
 	/* the sources are sorted and so are the ids: one merge */
@@ -132,7 +132,7 @@ number_ids(xxl_paths *p)
 		return env->err.code;
 	p->target_dense = UINT64_MAX;
 	if (graph_number_ids(env, &p->s1, &p->s2, numbering_share(p), 2 * p->nlinks, find_sources,
-						 p, p->bfs_ran == XXL_PATHS_BFS_MM, &p->n) != XXL_OK)
+						 p, p->clustered, &p->n) != XXL_OK)
 		return env->err.code;
 	xxl_env_sort_close(env, &p->occ, NULL, NULL);
 	return XXL_OK;
@@ -146,7 +146,7 @@ fill_arcs(xxl_paths *p)
 	xxl_spool_reader rd;
 	const unsigned char *l;
 	unsigned char a[MM_ARC_REC];
-	bool		mm = p->bfs_ran == XXL_PATHS_BFS_MM;
+	bool		mm = p->clustered;
 
 	if (xxl_env_sort_open(env, &p->s3, paths_part_share(p, 2), 0, mm ? MM_ARC_REC : ARC_REC,
 						  mm ? 16 : 8,
@@ -328,6 +328,67 @@ push_entry(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred, i
 	return xxl_env_queue_push(&p->env, &p->pq, q);
 }
 
+/* The queue (records of rec bytes, key 16) and, with a target, the settle log. */
+xxl_status
+paths_ext_queue_open(xxl_paths *p, size_t rest, size_t rec)
+{
+	xxl_env    *env = &p->env;
+
+	if (xxl_env_queue_open(env, &p->pq, rest, rec, 16, p->narcs + p->nsrc_dense) != XXL_OK)
+		return env->err.code;
+	if (p->has_target &&
+		xxl_pagefile_open(&p->log, env, xxl_pagefile_page_for(env, 16384), LOG_REC) != XXL_OK)
+		return env->err.code;
+	return XXL_OK;
+}
+
+/*
+ * Node x settled at distance d, reached from pred by edge of this cost:
+ * its row, its settle log record (with a target), *stop when it is the
+ * target.
+ */
+xxl_status
+paths_ext_settle(xxl_paths *p, uint64_t x, int64_t orig, double d, uint64_t pred,
+				 int64_t pred_orig, int64_t edge, double cost, bool *stop)
+{
+	*stop = false;
+	bit_set(p->visited, x);
+	if (paths_ext_emit(p, orig, d, pred_orig, edge) != XXL_OK)
+		return p->env.err.code;
+	if (p->has_target)
+	{
+		unsigned char lg[LOG_REC];
+
+		g_put_u64(lg, x);
+		g_put_u64(lg + 8, pred);
+		g_put_u64(lg + 16, (uint64_t) orig);
+		g_put_u64(lg + 24, (uint64_t) edge);
+		memcpy(lg + 32, &cost, 8);
+		memcpy(lg + 40, &d, 8);
+		if (xxl_pagefile_append(&p->log, lg) != XXL_OK)
+			return p->env.err.code;
+		if (x == p->target_dense)
+		{
+			p->target_found = true;
+			*stop = true;
+		}
+	}
+	return XXL_OK;
+}
+
+/* The queue's spill I/O into the statistics, and the queue closed. */
+void
+paths_ext_queue_close(xxl_paths *p)
+{
+	xxl_io_stats io;
+
+	memset(&io, 0, sizeof(io));
+	xxl_env_queue_io(&p->pq, &io);
+	for (int i = 0; i < io.ndisks; i++)
+		p->pq_bytes += io.disk[i].bytes_read + io.disk[i].bytes_written;
+	xxl_env_queue_close(&p->env, &p->pq);
+}
+
 static xxl_status
 dijkstra(xxl_paths *p, size_t rest)
 {
@@ -335,10 +396,7 @@ dijkstra(xxl_paths *p, size_t rest)
 	unsigned char q[PQ_REC];
 	int			got;
 
-	if (xxl_env_queue_open(env, &p->pq, rest, PQ_REC, 16, p->narcs + p->nsrc_dense) != XXL_OK)
-		return env->err.code;
-	if (p->has_target &&
-		xxl_pagefile_open(&p->log, env, xxl_pagefile_page_for(env, 16384), LOG_REC) != XXL_OK)
+	if (paths_ext_queue_open(p, rest, PQ_REC) != XXL_OK)
 		return env->err.code;
 	for (size_t i = 0; i < p->nsrc_dense; i++)
 		if (push_entry(p, 0.0, p->src_dense[i], p->src_orig[i], p->src_dense[i], p->src_orig[i],
@@ -351,38 +409,25 @@ dijkstra(xxl_paths *p, size_t rest)
 		int64_t		orig = (int64_t) g_get_u64(q + 16);
 		uint64_t	first = 0,
 					end = 0;
+		double		w;
+		bool		stop;
 
 		if (bit_get(p->visited, x))
 			continue;
 		if (!(d <= p->max_distance))
 			break;
-		bit_set(p->visited, x);
-		if (paths_ext_emit(p, orig, d, (int64_t) g_get_u64(q + 32), (int64_t) g_get_u64(q + 40)) != XXL_OK)
+		memcpy(&w, q + 48, 8);
+		if (paths_ext_settle(p, x, orig, d, g_get_u64(q + 24), (int64_t) g_get_u64(q + 32),
+							 (int64_t) g_get_u64(q + 40), w, &stop) != XXL_OK)
 			return env->err.code;
-		if (p->has_target)
-		{
-			unsigned char lg[LOG_REC];
-
-			g_put_u64(lg, x);
-			memcpy(lg + 8, q + 24, 8);	/* pred */
-			memcpy(lg + 16, q + 16, 8); /* orig */
-			memcpy(lg + 24, q + 40, 16);	/* edge, cost */
-			memcpy(lg + 40, &d, 8);
-			if (xxl_pagefile_append(&p->log, lg) != XXL_OK)
-				return env->err.code;
-			if (x == p->target_dense)
-			{
-				p->target_found = true;
-				break;
-			}
-		}
+		if (stop)
+			break;
 		if (arc_range(p, x, &first, &end) != XXL_OK)
 			return env->err.code;
 		for (uint64_t a = first; a < end; a++)
 		{
 			const unsigned char *r;
 			uint64_t	to;
-			double		w;
 
 			if (xxl_pagefile_get(&p->adj, a, &r) != XXL_OK)
 				return env->err.code;
@@ -400,15 +445,7 @@ dijkstra(xxl_paths *p, size_t rest)
 	}
 	if (got < 0)
 		return env->err.code;
-	{
-		xxl_io_stats io;
-
-		memset(&io, 0, sizeof(io));
-		xxl_env_queue_io(&p->pq, &io);
-		for (int i = 0; i < io.ndisks; i++)
-			p->pq_bytes += io.disk[i].bytes_read + io.disk[i].bytes_written;
-	}
-	xxl_env_queue_close(env, &p->pq);
+	paths_ext_queue_close(p);
 	return XXL_OK;
 }
 
@@ -555,19 +592,28 @@ collect_path(xxl_paths *p)
 }
 
 /*
- * MR or MM for the BFS.  AUTO takes MR: MM reads each cluster once instead
- * of one random page per node, but its clustering (a spanning forest at
- * the same budget) costs more than those reads where the OS caches the
- * adjacency file, as on every machine measured so far (docs/paths.md).  MM
- * needs room for the nested spanning forest; without it MR runs.
+ * MR or MM for the BFS, Dijkstra or MO for the shortest paths.  AUTO takes
+ * MR and Dijkstra: MM and MO read each cluster together instead of one
+ * random page per node, but their clustering (a spanning forest at the
+ * same budget) costs more than those reads where the OS caches the
+ * adjacency file, as on every machine measured so far (docs/paths.md).
+ * Both need room for the nested spanning forest; without it MR / Dijkstra
+ * runs.
  */
-static xxl_paths_bfs
-choose_bfs(const xxl_paths *p)
+static void
+choose_external(xxl_paths *p)
 {
-	if (p->op != XXL_PATHS_BFS)
-		return XXL_PATHS_BFS_AUTO;
-	return p->bfs_choice == XXL_PATHS_BFS_MM && p->nlinks > 0 && paths_cluster_possible(p) ?
-		XXL_PATHS_BFS_MM : XXL_PATHS_BFS_MR;
+	bool		room = p->nlinks > 0 && paths_cluster_possible(p);
+
+	p->bfs_ran = XXL_PATHS_BFS_AUTO;
+	p->sssp_ran = XXL_PATHS_SSSP_AUTO;
+	if (p->op == XXL_PATHS_BFS)
+		p->bfs_ran = p->bfs_choice == XXL_PATHS_BFS_MM && room ? XXL_PATHS_BFS_MM :
+			XXL_PATHS_BFS_MR;
+	else
+		p->sssp_ran = p->sssp_choice == XXL_PATHS_SSSP_MO && room ? XXL_PATHS_SSSP_MO :
+			XXL_PATHS_SSSP_DIJKSTRA;
+	p->clustered = p->bfs_ran == XXL_PATHS_BFS_MM || p->sssp_ran == XXL_PATHS_SSSP_MO;
 }
 
 xxl_status
@@ -579,8 +625,8 @@ paths_ext_run(xxl_paths *p)
 	size_t		rest;
 
 	p->path = XXL_PATHS_EXTERNAL;
-	p->bfs_ran = choose_bfs(p);
-	mm = p->bfs_ran == XXL_PATHS_BFS_MM;
+	choose_external(p);
+	mm = p->clustered;
 	if (mm)
 	{
 		if (paths_cluster_build(p) != XXL_OK)
@@ -591,7 +637,7 @@ paths_ext_run(xxl_paths *p)
 		(mm ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
 		return env->err.code;
 	p->visited_bytes = ((p->n + 63) / 64 + 1) * 8;
-	p->loaded_bytes = mm ? ((p->nclusters + 63) / 64 + 1) * 8 : 0;
+	p->loaded_bytes = p->bfs_ran == XXL_PATHS_BFS_MM ? ((p->nclusters + 63) / 64 + 1) * 8 : 0;
 	{
 		/*
 		 * One bit per node (and per cluster), the smallest caches, the
@@ -611,19 +657,20 @@ paths_ext_run(xxl_paths *p)
 								 (need + (env->budget.limit - env->pool) + 1023) / 1024,
 								 env->pool / 1024);
 		p->visited = xxl_env_alloc(env, p->visited_bytes);
-		p->loaded = p->visited && mm ? xxl_env_alloc(env, p->loaded_bytes) : NULL;
-		if (p->visited == NULL || (mm && p->loaded == NULL))
+		p->loaded = p->visited && p->loaded_bytes ? xxl_env_alloc(env, p->loaded_bytes) : NULL;
+		if (p->visited == NULL || (p->loaded_bytes && p->loaded == NULL))
 			return env->err.code;
 		memset(p->visited, 0, p->visited_bytes);
-		if (mm)
+		if (p->loaded)
 			memset(p->loaded, 0, p->loaded_bytes);
 		rest = env->pool - fixed;
 		/*
 		 * The caches take 3/16: the queue or the level sorters want the
-		 * rest.  MM reads clusters in order, one piece each: small caches.
+		 * rest.  MM reads clusters in order, one piece each: small caches;
+		 * MO's adjacency cache is its hot pool: a quarter.
 		 */
 		if ((mm ? xxl_pagefile_finish(&p->cidx, rest / 64) != XXL_OK ||
-			 xxl_pagefile_finish(&p->adj, rest / 32) != XXL_OK :
+			 xxl_pagefile_finish(&p->adj, p->sssp_ran == XXL_PATHS_SSSP_MO ? rest / 4 : rest / 32) != XXL_OK :
 			 xxl_pagefile_finish(&p->idx, rest / 16) != XXL_OK ||
 			 xxl_pagefile_finish(&p->adj, rest / 8) != XXL_OK))
 			return env->err.code;
@@ -633,8 +680,8 @@ paths_ext_run(xxl_paths *p)
 	}
 	p->build_ns = xxl_now_ns() - t0;
 	t0 = xxl_now_ns();
-	if ((p->op == XXL_PATHS_SSSP ? dijkstra(p, rest) : mm ? paths_mm_bfs(p, rest) :
-		 bfs(p, rest)) != XXL_OK)
+	if ((p->op == XXL_PATHS_SSSP ? (mm ? paths_mo_sssp(p, rest) : dijkstra(p, rest)) :
+		 mm ? paths_mm_bfs(p, rest) : bfs(p, rest)) != XXL_OK)
 		return env->err.code;
 	p->cache_hits += p->adj.hits + p->idx.hits + p->cidx.hits;
 	p->cache_misses += p->adj.misses + p->idx.misses + p->cidx.misses;
@@ -717,6 +764,7 @@ paths_ext_release(xxl_paths *p)
 	xxl_pagefile_close(&p->tour);
 	xxl_env_sort_close(env, &p->occ, NULL, NULL);
 	paths_mm_release(p);
+	paths_mo_release(p);
 	xxl_spool_free(&p->linkspool);
 	xxl_spool_free(&p->results);
 	if (p->visited)

@@ -27,6 +27,9 @@
  *                for the clusters loaded and the hot pool
  *   clusters     [first arc of cluster]                            8 (pagefile, C + 1)
  *   MM level     [node BE][cluster][orig]                        24, key 8
+ *   MO queue     [dist key BE][node BE][orig][pred][pred orig][edge][cost][cluster]
+ *                                                                 64, key 16
+ *   MO batch     [cluster BE][settle log index]                  16, key 8
  */
 #ifndef XXL_PATHS_INTERNAL_H
 #define XXL_PATHS_INTERNAL_H
@@ -133,6 +136,11 @@ struct xxl_paths
 	bool		external;		/* input goes to the links spool */
 	xxl_paths_bfs bfs_choice;	/* as configured */
 	xxl_paths_bfs bfs_ran;		/* what the external BFS ran: MR or MM */
+	xxl_paths_sssp sssp_choice;
+	xxl_paths_sssp sssp_ran;	/* what the external SSSP ran: DIJKSTRA or MO */
+	bool		clustered;		/* the external path builds clusters (MM, MO) */
+	double		w_min;			/* smallest positive cost of a link (Inf: none) */
+	double		w_max;			/* largest cost of a link */
 	uint64_t	cluster_mu;		/* configured tour arcs per cluster (0: chosen) */
 	plink_in	batch[P_BATCH];	/* in memory: links not yet numbered */
 	size_t		nbatch;
@@ -176,6 +184,10 @@ struct xxl_paths
 	xxl_env_sorter s1,
 				s2,
 				s3;
+	struct mo_state *mo;		/* paths_mo.c */
+	uint64_t	categories,
+				mo_batches,
+				mo_flushes;
 	plevel		lv[2];			/* BFS: the level read and the level filled */
 	xxl_env_queue pq;
 	xxl_pagefile adj,
@@ -270,6 +282,10 @@ int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 						   double *agg);
 void		paths_ext_release(xxl_paths *p);
 xxl_status	paths_ext_emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge);
+xxl_status	paths_ext_queue_open(xxl_paths *p, size_t rest, size_t rec);
+xxl_status	paths_ext_settle(xxl_paths *p, uint64_t x, int64_t orig, double d, uint64_t pred,
+							 int64_t pred_orig, int64_t edge, double cost, bool *stop);
+void		paths_ext_queue_close(xxl_paths *p);
 /* Puts source i (of src_dense / src_orig / src_cluster) into a BFS level. */
 typedef xxl_status (*paths_seed_fn) (xxl_paths *p, plevel *level, size_t i);
 xxl_status	paths_ext_seed(xxl_paths *p, plevel *level, paths_seed_fn put);
@@ -288,6 +304,10 @@ bool		paths_cluster_possible(const xxl_paths *p);
 uint64_t	paths_cluster_mu(const xxl_paths *p);
 xxl_status	paths_cluster_build(xxl_paths *p);
 xxl_status	paths_cluster_of(xxl_paths *p, int64_t id, uint64_t *cluster);
+
+/* paths_mo.c */
+xxl_status	paths_mo_sssp(xxl_paths *p, size_t rest);
+void		paths_mo_release(xxl_paths *p);
 
 /* paths_mm.c */
 xxl_status	paths_mm_bfs(xxl_paths *p, size_t rest);

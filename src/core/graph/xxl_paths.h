@@ -54,6 +54,12 @@
  *    reads it saves while the OS caches the adjacency); MM's bound on how
  *    long arcs wait in the pool holds for undirected graphs only, but its
  *    answers are right for both.
+ *    SSSP can run as Meyer-Osipov (MO) on the same clusters: arcs fall into
+ *    weight categories (0: cost 0; i >= 1: cost >= w_min 2^(i-1)), a settled
+ *    node's category-i arcs are relaxed only once the queue's minimum
+ *    reaches its distance + w_min 2^(i-1), in batches sorted by cluster,
+ *    read through the cluster-ordered adjacency's page cache (the hot
+ *    pools).  AUTO takes the plain external Dijkstra (docs/paths.md).
  *
  * Memory: every buffer, sorter, queue and cache is charged to the budget;
  * stats.memory_peak <= config memory.  Spill files are all removed by
@@ -85,6 +91,18 @@ typedef enum xxl_paths_bfs
 	XXL_PATHS_BFS_MM
 } xxl_paths_bfs;
 
+/*
+ * The external shortest paths: Dijkstra reading one adjacency list per
+ * settled node through a page cache, or Meyer-Osipov (clusters, weight
+ * categories, delayed relaxation in batches sorted by cluster).
+ */
+typedef enum xxl_paths_sssp
+{
+	XXL_PATHS_SSSP_AUTO,
+	XXL_PATHS_SSSP_DIJKSTRA,
+	XXL_PATHS_SSSP_MO
+} xxl_paths_sssp;
+
 typedef struct xxl_paths_config
 {
 	xxl_resources res;			/* memory >= xxl_paths_min_memory() */
@@ -98,7 +116,8 @@ typedef struct xxl_paths_config
 	uint64_t	max_depth;		/* BFS: report nodes at most this deep (UINT64_MAX) */
 	bool		force_external; /* testing: never the in-memory path */
 	xxl_paths_bfs bfs;			/* the external BFS (AUTO: MR) */
-	uint64_t	cluster_mu;		/* testing: MM tour arcs per cluster (0: chosen) */
+	xxl_paths_sssp sssp;		/* the external shortest paths (AUTO: DIJKSTRA) */
+	uint64_t	cluster_mu;		/* testing: MM / MO tour arcs per cluster (0: chosen) */
 } xxl_paths_config;
 
 typedef struct xxl_paths_stats
@@ -118,6 +137,10 @@ typedef struct xxl_paths_stats
 	uint64_t	cache_hits;		/* external: adjacency and index page reads */
 	uint64_t	cache_misses;
 	xxl_paths_bfs bfs;			/* external BFS: MR or MM (AUTO: none ran) */
+	xxl_paths_sssp sssp;		/* external SSSP: DIJKSTRA or MO (AUTO: none ran) */
+	uint64_t	categories;		/* MO: weight categories in use */
+	uint64_t	mo_batches;		/* MO: category batches relaxed */
+	uint64_t	mo_flushes;		/* MO: batches forced early by a full settle log */
 	uint64_t	tree_edges;		/* MM: edges of the clustering forest */
 	uint64_t	clusters;		/* MM: clusters of the adjacency (chunks holding arcs) */
 	uint64_t	cluster_loads;	/* MM: clusters read (each at most once) */
@@ -159,6 +182,7 @@ const xxl_error *xxl_paths_error(const xxl_paths *p);
 void		xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *stats);
 const char *xxl_paths_path_name(xxl_paths_path path);
 const char *xxl_paths_bfs_name(xxl_paths_bfs bfs);
+const char *xxl_paths_sssp_name(xxl_paths_sssp sssp);
 void		xxl_paths_destroy(xxl_paths *p);
 
 #endif							/* XXL_PATHS_H */
