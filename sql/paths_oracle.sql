@@ -176,12 +176,23 @@ SELECT s, compare_dijkstra('sample', s, true) AS directed_bad,
 FROM generate_series(1, 17, 4) s;
 SELECT compare_dijkstra('rnd', -7, true) + compare_dijkstra('rnd', 1000003 * 20 - 7, false) AS rnd_bad;
 SELECT * FROM compare('rnd', ARRAY[-7, 1000003 * 10 - 7, 1000003 * 30 - 7], true);
--- the BFS as Mehlhorn-Meyer (clusters, hot pool); its spanning forest needs 2MB
+-- the BFS as Mehlhorn-Meyer (clusters, hot pool) and the shortest paths as
+-- Meyer-Osipov (the same clusters, weight categories, delayed relaxation);
+-- their spanning forest needs 2MB
 SET xxl.memory = '2MB';
 SET xxl.bfs_algorithm = 'mm';
+SET xxl.sssp_algorithm = 'mo';
 SELECT * FROM every_source('sample');
 SELECT * FROM every_source('rnd');
 SELECT * FROM compare('rnd', ARRAY[-7, 1000003 * 10 - 7, 1000003 * 30 - 7], false);
+SELECT s, compare_dijkstra('sample', s, true) AS directed_bad,
+	compare_dijkstra('sample', s, false) AS undirected_bad
+FROM generate_series(1, 17, 4) s;
+SELECT compare_dijkstra('rnd', -7, true) + compare_dijkstra('rnd', 1000003 * 20 - 7, false) AS rnd_bad;
+SELECT count(*) AS rows FROM xxl.shortest_paths('rnd', -7, false);
+SELECT details->>'path' AS path, details->>'sssp' AS sssp,
+	(details->>'categories')::bigint AS categories, (details->>'mo_batches')::bigint > 0 AS batched
+FROM xxl.last_stats();
 SELECT count(*) AS rows FROM xxl.bfs('rnd', -7, false);
 SELECT details->>'path' AS path, details->>'bfs' AS bfs,
 	(details->>'clusters')::bigint > 1 AS clustered,
@@ -190,12 +201,15 @@ FROM xxl.last_stats();
 SET xxl.bfs_algorithm = 'mr';
 SELECT count(*) AS rows FROM xxl.bfs('rnd', -7, false);
 SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
--- too small a budget for the forest: MR
+-- too small a budget for the forest: MR and Dijkstra
 SET xxl.memory = '1MB';
 SET xxl.bfs_algorithm = 'mm';
 SELECT count(*) AS rows FROM xxl.bfs('rnd', -7, false);
 SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+SELECT count(*) AS rows FROM xxl.shortest_paths('rnd', -7, false);
+SELECT details->>'sssp' AS sssp FROM xxl.last_stats();
 RESET xxl.bfs_algorithm;
+RESET xxl.sssp_algorithm;
 RESET xxl.graph_force_external;
 
 -- Graphs that go external by their budget alone ------------------------------------
@@ -221,11 +235,14 @@ SELECT * FROM compare('line', ARRAY[0::bigint], true);
 SELECT * FROM compare('line', ARRAY[(2000 * 7919 % 4001)::bigint], false);
 SET xxl.memory = '2MB';
 SET xxl.bfs_algorithm = 'mm';
+SET xxl.sssp_algorithm = 'mo';
 SET xxl.graph_force_external = on;
 SELECT * FROM compare('line', ARRAY[(2000 * 7919 % 4001)::bigint], false);
 SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
 SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 1)], true);
 RESET xxl.bfs_algorithm;
+RESET xxl.sssp_algorithm;
 RESET xxl.graph_force_external;
 SET xxl.memory = '1MB';
 SELECT (SELECT max(depth) FROM xxl.bfs('line', 0, false)) AS line_depth,
@@ -240,11 +257,17 @@ SELECT * FROM compare('grid', ARRAY[0::bigint], true);
 SELECT * FROM compare('grid', ARRAY[1830::bigint], false);
 SET xxl.memory = '2MB';
 SET xxl.bfs_algorithm = 'mm';
+SET xxl.sssp_algorithm = 'mo';
 SET xxl.graph_force_external = on;
 SELECT * FROM compare('grid', ARRAY[1830::bigint], false);
 SELECT * FROM compare('grid', ARRAY[0::bigint], true);
 SELECT details->>'bfs' AS bfs FROM xxl.last_stats();
+SELECT count(*) AS grid_path_rows, max(agg_cost) = (SELECT agg_cost FROM pgr_dijkstra(
+	'SELECT * FROM grid', 0, 3599) ORDER BY seq DESC LIMIT 1) AS same_total
+FROM xxl.dijkstra('grid', 0, 3599);
+SELECT details->>'sssp' AS sssp FROM xxl.last_stats();
 RESET xxl.bfs_algorithm;
+RESET xxl.sssp_algorithm;
 RESET xxl.graph_force_external;
 SET xxl.memory = '1MB';
 SELECT count(*) AS grid_path_rows, max(agg_cost) = (SELECT agg_cost FROM pgr_dijkstra(

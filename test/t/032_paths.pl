@@ -1,9 +1,10 @@
 # 032_paths.pl — BFS and shortest paths at a scale the regress tests avoid
 # (400k edges over 100k ids): the in-memory and the external path give the
-# same distances and depths, and so does the external BFS as MM (clusters,
-# hot pool); peak backend memory stays within xxl.memory plus 32 MB on
+# same distances and depths, and so do the external BFS as MM (clusters,
+# hot pool) and the external shortest paths as MO (categories, delayed
+# relaxation); peak backend memory stays within xxl.memory plus 32 MB on
 # all of them; a cancel in each phase (reading the edges, the search, the
-# output; MM: its nested spanning forest) stops the operator and leaves no
+# output; MM, MO: their nested spanning forest) stops the operator and leaves no
 # spill file, and the session goes on.  Run by `make test` (scripts/test.sh).
 use strict;
 use warnings;
@@ -49,19 +50,26 @@ for my $case ([ 'mem', '256MB', 'in-memory' ], [ 'ext', '2MB', 'external' ])
 	is_deeply([ @out[ 1, 3, 5, 7 ] ], [ ($path) x 4 ], "$memory: the $path path");
 	cmp_ok($out[0], '>', 1000, "$memory: the search reaches many nodes ($out[0])");
 }
-# the external BFS as Mehlhorn-Meyer, directed and undirected
+# the external BFS as Mehlhorn-Meyer and the shortest paths as Meyer-Osipov,
+# directed and undirected
 my @mm = split /\n/, $node->safe_psql('postgres', q{
 	SET xxl.memory = '4MB';
 	SET xxl.bfs_algorithm = 'mm';
+	SET xxl.sssp_algorithm = 'mo';
+	SELECT xxl.shortest_paths_into('edges', } . $src . q{, 'sp_mo');
+	SELECT xxl.shortest_paths_into('edges', } . $src . q{, 'spu_mo', false);
+	SELECT concat_ws(' ', details->>'sssp', details->>'path',
+		(details->>'mo_batches')::bigint > 100) FROM xxl.last_stats();
 	SELECT xxl.bfs_into('edges', ARRAY[} . $src . q{, 14], 'bfs_mm');
 	SELECT details->>'bfs' FROM xxl.last_stats();
 	SELECT xxl.bfs_into('edges', ARRAY[} . $src . q{, 14], 'bfsu_mm', false);
 	SELECT concat_ws(' ', details->>'bfs', details->>'path',
 		(details->>'cluster_loads')::bigint > 100) FROM xxl.last_stats();
 });
-is_deeply([ @mm[ 1, 3 ] ], [ 'mm', 'mm external t' ], '4MB: the MM BFS ran, loading clusters');
+is_deeply([ @mm[ 2, 4, 6 ] ], [ 'mo external t', 'mm', 'mm external t' ],
+	'4MB: MO and the MM BFS ran, in batches and loading clusters');
 for my $cmp ([ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext' ], [ 'bfs', 'mm' ],
-	[ 'bfsu', 'mm' ])
+	[ 'bfsu', 'mm' ], [ 'sp', 'mo' ], [ 'spu', 'mo' ])
 {
 	my ($t, $other) = @$cmp;
 	my $col = $t =~ /^bfs/ ? 'depth' : 'distance';
@@ -93,14 +101,16 @@ for my $case ([ '64MB', 64 ], [ '8MB', 8 ])
 	my @lines = split /\n/, $node->safe_psql('postgres', qq{
 		SET xxl.memory = '8MB';
 		SET xxl.bfs_algorithm = 'mm';
+		SET xxl.sssp_algorithm = 'mo';
+		SELECT count(*) FROM xxl.shortest_paths('edges', $src, false);
 		SELECT count(*) FROM xxl.bfs('edges', $src, false);
 		SELECT details->>'bfs' FROM xxl.last_stats();
 		SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'),
 			'VmHWM:\\s+(\\d+) kB'))[1];
 	});
-	is($lines[1], 'mm', '8MB: the MM BFS ran');
+	is($lines[2], 'mm', '8MB: the MM BFS ran');
 	cmp_ok($lines[-1], '<=', (8 + 32) * 1024,
-		"VmHWM $lines[-1] kB within xxl.memory = 8MB plus 32 MB (MM BFS)");
+		"VmHWM $lines[-1] kB within xxl.memory = 8MB plus 32 MB (MO shortest paths, MM BFS)");
 }
 
 # --- cancel in each phase ---------------------------------------------------------------
@@ -114,10 +124,12 @@ sub leftovers
 
 for my $phase ('input', 'merge', 'output')
 {
-	for my $memory ('2MB', '256MB', 'mm')
+	for my $memory ('2MB', '256MB', 'mm', 'mo')
 	{
 		my @set = $memory eq 'mm' ?
 		  ("SET xxl.memory = '4MB'", "SET xxl.bfs_algorithm = 'mm'") :
+		  $memory eq 'mo' ?
+		  ("SET xxl.memory = '4MB'", "SET xxl.sssp_algorithm = 'mo'") :
 		  ("SET xxl.memory = '$memory'");
 		my $query = $memory eq 'mm' ?
 		  "SELECT count(*) FROM xxl.bfs('edges', $src, false)" :
