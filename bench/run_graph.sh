@@ -35,10 +35,12 @@
 # Files: bench/out/graph.csv (every run), graph.dat + graph.png (chart:
 # time and peak memory per function and size), graph.log (psql output).
 #
-# Then a large-diameter graph: BFS on a GRID_SIDE x GRID_SIDE grid (1000)
-# with scattered ids, pgRouting against pgxxl in memory and external as MR
-# and as MM (xxl.bfs_algorithm); the random graphs' external BFS runs as MM
-# too (variant external-mm).
+# Then a large-diameter graph: a GRID_SIDE x GRID_SIDE grid (1000) with
+# scattered ids and costs 1..100, undirected: BFS (pgRouting against pgxxl
+# in memory and external as MR and as MM, xxl.bfs_algorithm) and shortest
+# paths (in memory, external Dijkstra and MO, xxl.sssp_algorithm); the
+# random graphs' external BFS and shortest paths also run as MM and MO
+# (variants external-mm, external-mo).
 #
 # Environment: GRAPH_SIZES, GRAPH_MEM, EXT_MEM_small (16MB), EXT_MEM_big
 # (64MB), GRID_SIDE (1000; 0 skips the grid), BIG_PGR (0), PGR_TIMEOUT (seconds, 3600), SEED (0.42),
@@ -238,7 +240,7 @@ SQL
 	measure_xxl "$size" sf external "$ext" "CREATE UNLOGGED TABLE r_xxle_sf AS SELECT * FROM xxl.spanning_forest('$g')"
 
 	# shortest paths and BFS from node 1 (the edges are one-way: no reverse_cost)
-	fresh "r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_xxlm_bfs, r_pgr_dij, r_xxl_dij"
+	fresh "r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_xxlm_bfs, r_xxlo_sp, r_pgr_dij, r_xxl_dij"
 	pairs="SELECT p, 1 + (p * 7919) % $n AS s, 1 + (p * 104729) % $n AS t FROM generate_series(1, $DIJKSTRA_PAIRS) p"
 	if [ $run_pgr = 1 ]; then
 		echo "bench-graph: $size: pgr_drivingDistance (directed, undirected), pgr_breadthFirstSearch, pgr_dijkstra x $DIJKSTRA_PAIRS"
@@ -256,6 +258,7 @@ SQL
 	echo "bench-graph: $size: xxl.shortest_paths, xxl.bfs, xxl.dijkstra"
 	measure_xxl "$size" sssp srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_sp AS SELECT * FROM xxl.shortest_paths('$g', 1)"
 	measure_xxl "$size" sssp external "$ext" "CREATE UNLOGGED TABLE r_xxle_sp AS SELECT * FROM xxl.shortest_paths('$g', 1)"
+	measure_xxl "$size" sssp external-mo "$ext" "SET xxl.sssp_algorithm = 'mo'; CREATE UNLOGGED TABLE r_xxlo_sp AS SELECT * FROM xxl.shortest_paths('$g', 1)"
 	measure_xxl "$size" sssp_undirected srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_spu AS SELECT * FROM xxl.shortest_paths('$g', 1, false)"
 	measure_xxl "$size" bfs srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
 	measure_xxl "$size" bfs external "$ext" "CREATE UNLOGGED TABLE r_xxle_bfs AS SELECT * FROM xxl.bfs('$g', 1)"
@@ -264,7 +267,8 @@ SQL
 		"CREATE UNLOGGED TABLE r_xxl_dij AS SELECT q.p, d.* FROM ($pairs) q, LATERAL xxl.dijkstra('$g', q.s, q.t) d"
 	paths_checks="$(differ '(SELECT node, distance FROM r_xxle_sp) e' '(SELECT node, distance FROM r_xxl_sp) x' 'shortest paths: external and in-memory paths differ')
 		UNION ALL $(differ '(SELECT node, depth FROM r_xxle_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: external and in-memory paths differ')
-		UNION ALL $(differ '(SELECT node, depth FROM r_xxlm_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: MM and in-memory paths differ')"
+		UNION ALL $(differ '(SELECT node, depth FROM r_xxlm_bfs) e' '(SELECT node, depth FROM r_xxl_bfs) x' 'bfs: MM and in-memory paths differ')
+		UNION ALL $(differ '(SELECT node, distance FROM r_xxlo_sp) e' '(SELECT node, distance FROM r_xxl_sp) x' 'shortest paths: MO and in-memory paths differ')"
 	if [ $run_pgr = 1 ]; then
 		paths_checks="$paths_checks
 		UNION ALL $(differ '(SELECT node, round(agg_cost::numeric, 9) FROM r_pgr_sp) p' '(SELECT node, round(distance::numeric, 9) FROM r_xxl_sp) x' 'shortest paths: pgRouting and pgxxl differ')
@@ -312,7 +316,7 @@ SQL
 		exit 1
 	fi
 	echo "   answers agree: pgxxl's variants with each other$with_pgr"
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf, r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_xxlm_bfs, r_pgr_dij, r_xxl_dij"
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "$g, r_pgr_cc, r_xxl_cc, r_xxlq_cc, r_xxli_cc, r_xxle_cc, r_pgr_msf, r_xxl_msf, r_xxli_msf, r_xxle_msf, r_xxl_sf, r_xxli_sf, r_xxle_sf, r_pgr_sp, r_xxl_sp, r_xxle_sp, r_pgr_spu, r_xxl_spu, r_pgr_bfs, r_xxl_bfs, r_xxle_bfs, r_xxlm_bfs, r_xxlo_sp, r_pgr_dij, r_xxl_dij"
 done
 
 # --- a large-diameter graph: BFS on a grid with scattered ids --------------------------
@@ -322,21 +326,26 @@ done
 if [ "$GRID_SIDE" -gt 0 ]; then
 	echo "bench-graph: generating grid_bench: $GRID_SIDE x $GRID_SIDE, ids scattered"
 	psql_ >>"$LOG" 2>&1 <<SQL
+SELECT setseed($SEED);
 DROP TABLE IF EXISTS grid_bench;
 CREATE UNLOGGED TABLE grid_bench AS
 SELECT row_number() OVER ()::bigint AS id, (s * 2654435761) % 4294967311 AS source,
-	(t * 2654435761) % 4294967311 AS target, 1.0::float8 AS cost, 1.0::float8 AS reverse_cost
-FROM (SELECT r * $GRID_SIDE + q AS s, r * $GRID_SIDE + q + 1 AS t
+	(t * 2654435761) % 4294967311 AS target, w AS cost, w AS reverse_cost
+FROM (SELECT *, (1 + floor(random() * 100))::float8 AS w FROM (SELECT r * $GRID_SIDE + q AS s, r * $GRID_SIDE + q + 1 AS t
 	  FROM generate_series(0, $GRID_SIDE - 1) r, generate_series(0, $GRID_SIDE - 2) q
 	  UNION ALL
 	  SELECT r * $GRID_SIDE + q, (r + 1) * $GRID_SIDE + q
-	  FROM generate_series(0, $GRID_SIDE - 2) r, generate_series(0, $GRID_SIDE - 1) q) e;
+	  FROM generate_series(0, $GRID_SIDE - 2) r, generate_series(0, $GRID_SIDE - 1) q) e) w;
 VACUUM (FREEZE, ANALYZE) grid_bench;
 CHECKPOINT;
 SQL
 	restart_server
 	gsrc=$(psql_ -c "SELECT source FROM grid_bench WHERE id = 1")
-	fresh "r_pgr_gbfs, r_xxl_gbfs, r_xxle_gbfs, r_xxlm_gbfs"
+	fresh "r_pgr_gbfs, r_xxl_gbfs, r_xxle_gbfs, r_xxlm_gbfs, r_pgr_gsp, r_xxl_gsp, r_xxle_gsp, r_xxlo_gsp"
+	measure_pgr grid sssp_undirected "$PGR_TIMEOUT" "CREATE UNLOGGED TABLE r_pgr_gsp AS SELECT * FROM pgr_drivingDistance('SELECT id, source, target, cost, reverse_cost FROM grid_bench', $gsrc, 1e15, false)"
+	measure_xxl grid sssp_undirected srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_gsp AS SELECT * FROM xxl.shortest_paths('grid_bench', $gsrc, false)"
+	measure_xxl grid sssp_undirected external "$EXT_MEM_small" "CREATE UNLOGGED TABLE r_xxle_gsp AS SELECT * FROM xxl.shortest_paths('grid_bench', $gsrc, false)"
+	measure_xxl grid sssp_undirected external-mo "$EXT_MEM_small" "SET xxl.sssp_algorithm = 'mo'; CREATE UNLOGGED TABLE r_xxlo_gsp AS SELECT * FROM xxl.shortest_paths('grid_bench', $gsrc, false)"
 	measure_pgr grid bfs "$PGR_TIMEOUT" "CREATE UNLOGGED TABLE r_pgr_gbfs AS SELECT * FROM pgr_breadthFirstSearch('SELECT id, source, target, cost, reverse_cost FROM grid_bench', $gsrc, directed => false)"
 	measure_xxl grid bfs srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_gbfs AS SELECT * FROM xxl.bfs('grid_bench', $gsrc, false)"
 	measure_xxl grid bfs external "$EXT_MEM_small" "CREATE UNLOGGED TABLE r_xxle_gbfs AS SELECT * FROM xxl.bfs('grid_bench', $gsrc, false)"
@@ -344,7 +353,10 @@ SQL
 	problems=$(psql_ 2>>"$LOG" <<SQL
 SELECT 'CHECK ' || problem FROM ($(differ '(SELECT node, depth FROM r_pgr_gbfs) p' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: pgRouting and pgxxl differ')
 	UNION ALL $(differ '(SELECT node, depth FROM r_xxle_gbfs) e' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: MR and in-memory differ')
-	UNION ALL $(differ '(SELECT node, depth FROM r_xxlm_gbfs) e' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: MM and in-memory differ')) p;
+	UNION ALL $(differ '(SELECT node, depth FROM r_xxlm_gbfs) e' '(SELECT node, depth FROM r_xxl_gbfs) x' 'grid bfs: MM and in-memory differ')
+	UNION ALL $(differ '(SELECT node, agg_cost FROM r_pgr_gsp) p' '(SELECT node, distance FROM r_xxl_gsp) x' 'grid shortest paths: pgRouting and pgxxl differ')
+	UNION ALL $(differ '(SELECT node, distance FROM r_xxle_gsp) e' '(SELECT node, distance FROM r_xxl_gsp) x' 'grid shortest paths: external Dijkstra and in-memory differ')
+	UNION ALL $(differ '(SELECT node, distance FROM r_xxlo_gsp) e' '(SELECT node, distance FROM r_xxl_gsp) x' 'grid shortest paths: MO and in-memory differ')) p;
 SQL
 	) || { echo "bench-graph: the grid checks could not run, see $LOG" >&2; exit 1; }
 	if [ -n "$problems" ]; then
@@ -352,8 +364,8 @@ SQL
 ' "$problems" | sed 's/^CHECK /   FAILED: /' >&2
 		exit 1
 	fi
-	echo "   grid answers agree: pgRouting, in memory, MR and MM"
-	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "grid_bench, r_pgr_gbfs, r_xxl_gbfs, r_xxle_gbfs, r_xxlm_gbfs"
+	echo "   grid answers agree: pgRouting, in memory, MR and MM; external Dijkstra and MO"
+	[ "${KEEP_CLUSTER:-0}" = 1 ] || fresh "grid_bench, r_pgr_gbfs, r_xxl_gbfs, r_xxle_gbfs, r_xxlm_gbfs, r_pgr_gsp, r_xxl_gsp, r_xxle_gsp, r_xxlo_gsp"
 fi
 
 # --- report -------------------------------------------------------------------------
@@ -388,8 +400,8 @@ awk -F, -v mem="$GRAPH_MEM" '
 			printf "%-8s %-21s %10s %10s %7s %6s MB %6s MB %5d MB%s %-13s %s\n", title[k[1]], name[k[2]], p, x, r,
 				(pm[key] == "" ? "-" : mb(pm[key])), mb(vm[key, "srf"]), lim,
 				(vm[key, "srf"] / 1024 > lim ? "!" : " "), vpath[key, "srf"], vio[key, "srf"]
-			split("query into external external-mm", vv, " ")
-			for (j = 1; j <= 4; j++) {
+			split("query into external external-mm external-mo", vv, " ")
+			for (j = 1; j <= 5; j++) {
 				v = vv[j]
 				if (!((key, v) in vt)) continue
 				x = (vs[key, v] == "ok" ? sprintf("%.2f s", vt[key, v]) : vs[key, v])
