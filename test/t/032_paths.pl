@@ -68,8 +68,22 @@ my @mm = split /\n/, $node->safe_psql('postgres', q{
 });
 is_deeply([ @mm[ 2, 4, 6 ] ], [ 'mo external t', 'mm', 'mm external t' ],
 	'4MB: MO and the MM BFS ran, in batches and loading clusters');
+# at 2MB their spanning forest does not fit: Dijkstra and MR run instead
+my @fb = split /\n/, $node->safe_psql('postgres', q{
+	SET xxl.memory = '2MB';
+	SET xxl.bfs_algorithm = 'mm';
+	SET xxl.sssp_algorithm = 'mo';
+	SELECT xxl.shortest_paths_into('edges', } . $src . q{, 'spu_fb', false);
+	SELECT concat_ws(' / ', details->>'sssp', details->>'clustering') FROM xxl.last_stats();
+	SELECT xxl.bfs_into('edges', ARRAY[} . $src . q{, 14], 'bfsu_fb', false);
+	SELECT concat_ws(' / ', details->>'bfs', details->>'clustering') FROM xxl.last_stats();
+});
+is_deeply([ @fb[ 1, 3 ] ],
+	[ 'dijkstra / skipped: the spanning forest did not fit xxl.memory',
+	  'mr / skipped: the spanning forest did not fit xxl.memory' ],
+	'2MB: MO and MM fall back to Dijkstra and MR when their forest does not fit');
 for my $cmp ([ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext' ], [ 'bfs', 'mm' ],
-	[ 'bfsu', 'mm' ], [ 'sp', 'mo' ], [ 'spu', 'mo' ])
+	[ 'bfsu', 'mm' ], [ 'sp', 'mo' ], [ 'spu', 'mo' ], [ 'spu', 'fb' ], [ 'bfsu', 'fb' ])
 {
 	my ($t, $other) = @$cmp;
 	my $col = $t =~ /^bfs/ ? 'depth' : 'distance';

@@ -630,7 +630,21 @@ paths_ext_run(xxl_paths *p)
 	if (mm)
 	{
 		if (paths_cluster_build(p) != XXL_OK)
-			return env->err.code;
+		{
+			/*
+			 * Too big for the nested spanning forest at this budget: the
+			 * plain algorithms need less (the links are still there).
+			 */
+			if (env->err.code != XXL_ENOMEM)
+				return env->err.code;
+			xxl_error_clear(&env->err);
+			xxl_pagefile_close(&p->tour);
+			xxl_env_sort_close(env, &p->occ, NULL, NULL);
+			p->bfs_ran = p->op == XXL_PATHS_BFS ? XXL_PATHS_BFS_MR : XXL_PATHS_BFS_AUTO;
+			p->sssp_ran = p->op == XXL_PATHS_SSSP ? XXL_PATHS_SSSP_DIJKSTRA : XXL_PATHS_SSSP_AUTO;
+			p->clustered = mm = false;
+			p->forest_failed = true;
+		}
 		p->cluster_ns = xxl_now_ns() - t0;
 	}
 	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK || fill_arcs(p) != XXL_OK ||

@@ -210,6 +210,7 @@ struct xxl_paths
 	uint64_t	cluster_ns,		/* the clustering, in build_ns */
 				forest_ns;		/* ... of which the spanning forest */
 	int			forest_path;	/* the nested spanning forest's xxl_graph_path */
+	bool		forest_failed;	/* ... ran out of memory: MR / Dijkstra instead */
 	uint64_t	sub_read,		/* ... its spill I/O and sorts */
 				sub_written,
 				sub_sorts;

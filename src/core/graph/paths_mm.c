@@ -251,9 +251,14 @@ xxl_status
 paths_mm_bfs(xxl_paths *p, size_t rest)
 {
 	xxl_env    *env = &p->env;
-	/* the two levels and the fresh arcs: 1/8 each; the pool (old and new): 9/32 each */
+	/*
+	 * The two levels: 1/8 each; the fresh arcs, the largest sort (a level
+	 * of a random graph loads nearly every cluster at once): 1/4; the pool
+	 * (old and new, written and read in order): 3/16 each.
+	 */
 	size_t		share = rest / 8 - (rest / 8) % XXL_ALIGN,
-				pool_share = rest / 32 * 9 - (rest / 32 * 9) % XXL_ALIGN;
+				fresh_share = rest / 4 - (rest / 4) % XXL_ALIGN,
+				pool_share = rest / 16 * 3 - (rest / 16 * 3) % XXL_ALIGN;
 	int			cur = 0,
 				pool_cur = 0;
 	uint64_t	depth = 0,
@@ -262,7 +267,7 @@ paths_mm_bfs(xxl_paths *p, size_t rest)
 
 	if (plevel_init(p, &p->lv[0], LEVEL_REC, share) != XXL_OK ||
 		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK ||
-		plevel_init(p, &p->fresh, ADJ_REC, share) != XXL_OK ||
+		plevel_init(p, &p->fresh, ADJ_REC, fresh_share) != XXL_OK ||
 		paths_ext_seed(p, &p->lv[cur], seed_put) != XXL_OK)
 		return env->err.code;
 	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
