@@ -833,6 +833,54 @@ XT_TEST(too_big_for_the_budget)
 	CHECK_EQ(xt_spill_files(), 0);
 }
 
+/*
+ * The id map's two tables: scattered non-negative ids first beyond the
+ * direct array (hashed), then covered by it as more ids are numbered (they
+ * move over), negative ids always hashed.  A path of 200000 nodes whose ids
+ * are scrambled: node k's depth must be k.
+ */
+XT_TEST(id_map_direct_and_hashed)
+{
+	pgraph		g = {0};
+	const int64_t n = 200000;
+	int64_t		s;
+	xxl_paths_config c;
+	xxl_status	rc;
+	xxl_paths  *p;
+	int64_t		node,
+				pred,
+				edge;
+	double		d;
+	uint64_t	rows = 0,
+				bad = 0;
+	int64_t    *depth_of = malloc(sizeof(int64_t) * 600010);
+
+#define SCRAMBLED(k) ((k) % 5 == 0 ? -1 - (k) : ((k) * 7919) % 200003 * 3)
+	for (int64_t k = 0; k + 1 < n; k++)
+		padd(&g, SCRAMBLED(k), SCRAMBLED(k + 1), k, 1, -1);
+	for (int64_t k = 0; k < n; k++)
+		if (SCRAMBLED(k) >= 0)
+			depth_of[SCRAMBLED(k)] = k;
+	s = SCRAMBLED(1);
+	c = config(ROOMY, false, XXL_PATHS_BFS, false, &s, 1);
+	p = run_on(&c, &g, &rc);
+	CHECK_STATUS(rc, XXL_OK);
+	while (rc == XXL_OK && xxl_paths_next(p, &node, &d, &pred, &edge) == 1)
+	{
+		int64_t		k = node < 0 ? -1 - node : depth_of[node];
+
+		rows++;
+		if (d != (double) (k > 1 ? k - 1 : 1 - k))
+			bad++;
+	}
+	CHECK_EQ(rows, (uint64_t) n);
+	CHECK_EQ(bad, 0);
+	xxl_paths_destroy(p);
+#undef SCRAMBLED
+	free(depth_of);
+	free(g.e);
+}
+
 XT_TEST(nan_cost_rejected)
 {
 	int64_t		s = 1;

@@ -29,13 +29,13 @@ typedef struct id_rank
 	uint64_t	dense;
 } id_rank;
 
-/* What m edges over n nodes with a table of cap slots need, at input and at run. */
+/* What m edges over n nodes with id tables of `tables` bytes need, at input and at run. */
 static bool
-fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t cap)
+fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t tables)
 {
 	size_t		held = pvec_bytes(&g->ends, m) + pvec_bytes(&g->idm.ids, n) +
 		(g->op != XXL_GRAPH_CC ? pvec_bytes(&g->attrs, m) : 0);
-	size_t		input = held + cap * IDMAP_SLOT_BYTES;
+	size_t		input = held + tables;
 	size_t		run = held + n * (g->op != XXL_GRAPH_CC ? sizeof(uint64_t) :
 								  sizeof(id_rank) + sizeof(uint32_t) + sizeof(uint64_t));
 
@@ -65,10 +65,10 @@ graph_mem_wanted(const xxl_graph *g)
 static uint32_t
 intern(xxl_graph *g, int64_t id)
 {
-	size_t		cap = idmap_next_cap(&g->idm);
+	size_t		grow = idmap_grow_bytes(&g->idm, id);
 
-	if (cap > 0 && (!fits(g, g->ends.n + 1, g->idm.n + 1, cap + g->idm.cap) ||
-					idmap_grow(&g->env, &g->idm) != XXL_OK))
+	if (grow > 0 && (!fits(g, g->ends.n + 1, g->idm.n + 1, grow) ||
+					 idmap_grow(&g->env, &g->idm, id) != XXL_OK))
 		return IDMAP_NONE;
 	return idmap_intern(&g->env, &g->idm, id);
 }
@@ -121,7 +121,7 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 	{
 		uint64_t	chunk = UINT64_C(1) << g->ends.shift;
 
-		if (!fits(g, g->ends.n + chunk, g->idm.n + 2 * chunk, g->idm.cap))
+		if (!fits(g, g->ends.n + chunk, g->idm.n + 2 * chunk, idmap_table_bytes(&g->idm)))
 			return false;
 	}
 	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE ||

@@ -71,6 +71,12 @@ pvec_free(xxl_env *env, pvec *v)
 
 /* The id map ---------------------------------------------------------------- */
 
+#define IDMAP_SLOT_BYTES sizeof(idmap_slot)
+
+/* The direct array covers ids below this many entries per numbered id (and 64k). */
+#define DIRECT_PER_ID 8
+#define DIRECT_MIN (64 * 1024)
+
 static inline uint64_t
 slot_of(int64_t id, size_t cap)
 {
@@ -87,17 +93,64 @@ idmap_init(idmap *m)
 }
 
 size_t
-idmap_next_cap(const idmap *m)
+idmap_table_bytes(const idmap *m)
 {
-	if ((m->n + 1) * 2 <= m->cap)
-		return 0;
-	return m->cap ? 2 * m->cap : 1024;
+	return m->cap * IDMAP_SLOT_BYTES + m->dcap * sizeof(uint32_t);
 }
 
-xxl_status
-idmap_grow(xxl_env *env, idmap *m)
+static bool
+in_direct(const idmap *m, int64_t id)
 {
-	size_t		cap = m->cap ? 2 * m->cap : 1024;
+	return id >= 0 && (uint64_t) id < m->dcap;
+}
+
+/* The direct array's size to take id, 0 if it should not (the hash takes it). */
+static size_t
+direct_cap_for(const idmap *m, int64_t id)
+{
+	uint64_t	limit = (m->n + 1) * DIRECT_PER_ID;
+	size_t		cap = m->dcap ? m->dcap : DIRECT_MIN;
+
+	if (id < 0)
+		return 0;
+	if (limit < DIRECT_MIN)
+		limit = DIRECT_MIN;
+	while (cap <= (uint64_t) id)
+		cap *= 2;
+	return cap <= limit ? cap : 0;
+}
+
+size_t
+idmap_grow_bytes(const idmap *m, int64_t id)
+{
+	size_t		dcap;
+
+	if (in_direct(m, id))
+		return 0;
+	dcap = direct_cap_for(m, id);
+	if (dcap > 0)
+		/* the new array beside the old one, and a new hash (the ids it moves out) */
+		return idmap_table_bytes(m) + dcap * sizeof(uint32_t) + m->cap * IDMAP_SLOT_BYTES;
+	if ((m->n + 1) * 2 <= m->cap)
+		return 0;
+	return idmap_table_bytes(m) + (m->cap ? 2 * m->cap : 1024) * IDMAP_SLOT_BYTES;
+}
+
+static void
+hash_put(idmap_slot *slots, size_t cap, int64_t key, uint32_t val)
+{
+	size_t		h = slot_of(key, cap);
+
+	while (slots[h].val != IDMAP_NONE)
+		h = (h + 1) & (cap - 1);
+	slots[h].key = key;
+	slots[h].val = val;
+}
+
+/* A hash table of cap slots with the entries not in the direct array. */
+static xxl_status
+rehash(xxl_env *env, idmap *m, size_t cap)
+{
 	idmap_slot *slots = xxl_env_alloc(env, cap * IDMAP_SLOT_BYTES);
 
 	if (slots == NULL)
@@ -105,14 +158,8 @@ idmap_grow(xxl_env *env, idmap *m)
 	for (size_t i = 0; i < cap; i++)
 		slots[i].val = IDMAP_NONE;
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].val != IDMAP_NONE)
-		{
-			size_t		h = slot_of(m->slots[i].key, cap);
-
-			while (slots[h].val != IDMAP_NONE)
-				h = (h + 1) & (cap - 1);
-			slots[h] = m->slots[i];
-		}
+		if (m->slots[i].val != IDMAP_NONE && !in_direct(m, m->slots[i].key))
+			hash_put(slots, cap, m->slots[i].key, m->slots[i].val);
 	if (m->slots)
 		xxl_env_free(env, m->slots, m->cap * IDMAP_SLOT_BYTES);
 	m->slots = slots;
@@ -120,11 +167,43 @@ idmap_grow(xxl_env *env, idmap *m)
 	return XXL_OK;
 }
 
+xxl_status
+idmap_grow(xxl_env *env, idmap *m, int64_t id)
+{
+	size_t		dcap;
+
+	if (in_direct(m, id))
+		return XXL_OK;
+	dcap = direct_cap_for(m, id);
+	if (dcap > 0)
+	{
+		uint32_t   *direct = xxl_env_realloc(env, m->direct, m->dcap * sizeof(uint32_t),
+											 dcap * sizeof(uint32_t));
+
+		if (direct == NULL)
+			return env->err.code;
+		for (size_t i = m->dcap; i < dcap; i++)
+			direct[i] = IDMAP_NONE;
+		m->direct = direct;
+		m->dcap = dcap;
+		/* the hashed ids the array now covers move into it */
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].val != IDMAP_NONE && in_direct(m, m->slots[i].key))
+				m->direct[m->slots[i].key] = m->slots[i].val;
+		return m->cap ? rehash(env, m, m->cap) : XXL_OK;
+	}
+	if ((m->n + 1) * 2 <= m->cap)
+		return XXL_OK;
+	return rehash(env, m, m->cap ? 2 * m->cap : 1024);
+}
+
 uint32_t
 idmap_find(const idmap *m, int64_t id)
 {
 	size_t		h;
 
+	if (in_direct(m, id))
+		return m->direct[id];
 	if (m->cap == 0)
 		return IDMAP_NONE;
 	h = slot_of(id, m->cap);
@@ -140,27 +219,42 @@ idmap_find(const idmap *m, int64_t id)
 uint32_t
 idmap_intern(xxl_env *env, idmap *m, int64_t id)
 {
-	size_t		h = slot_of(id, m->cap);
+	uint32_t   *slot_val;
+	size_t		h = 0;
 	int64_t    *orig;
 
-	while (m->slots[h].val != IDMAP_NONE)
+	if (in_direct(m, id))
 	{
-		if (m->slots[h].key == id)
-			return m->slots[h].val;
-		h = (h + 1) & (m->cap - 1);
+		slot_val = &m->direct[id];
+		if (*slot_val != IDMAP_NONE)
+			return *slot_val;
+	}
+	else
+	{
+		h = slot_of(id, m->cap);
+		while (m->slots[h].val != IDMAP_NONE)
+		{
+			if (m->slots[h].key == id)
+				return m->slots[h].val;
+			h = (h + 1) & (m->cap - 1);
+		}
+		slot_val = &m->slots[h].val;
 	}
 	if (m->n >= IDMAP_MAX || (orig = pvec_push(env, &m->ids)) == NULL)
 		return IDMAP_NONE;
 	*orig = id;
-	m->slots[h].key = id;
-	m->slots[h].val = (uint32_t) m->n;
+	if (!in_direct(m, id))
+		m->slots[h].key = id;
+	*slot_val = (uint32_t) m->n;
 	return (uint32_t) m->n++;
 }
 
 void
 idmap_prefetch(const idmap *m, int64_t id)
 {
-	if (m->cap > 0)
+	if (in_direct(m, id))
+		__builtin_prefetch(&m->direct[id]);
+	else if (m->cap > 0)
 		__builtin_prefetch(&m->slots[slot_of(id, m->cap)]);
 }
 
@@ -169,8 +263,12 @@ idmap_drop_table(xxl_env *env, idmap *m)
 {
 	if (m->slots)
 		xxl_env_free(env, m->slots, m->cap * IDMAP_SLOT_BYTES);
+	if (m->direct)
+		xxl_env_free(env, m->direct, m->dcap * sizeof(uint32_t));
 	m->slots = NULL;
 	m->cap = 0;
+	m->direct = NULL;
+	m->dcap = 0;
 }
 
 void

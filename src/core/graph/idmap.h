@@ -44,23 +44,36 @@ typedef struct idmap_slot
 	uint32_t	val;			/* IDMAP_NONE: empty */
 } idmap_slot;
 
+/*
+ * Ids in [0, dcap) are looked up in a direct array (4 bytes each), the
+ * others in the hash table.  Tables keyed by small dense-ish ids (1..n, as
+ * pgRouting's usually are) then cost one access per id in 4n bytes instead
+ * of a probe in 32n; the array grows while it stays within 8 entries per
+ * id numbered so far.
+ */
 typedef struct idmap
 {
 	idmap_slot *slots;			/* a power of two of them, at most half full */
 	size_t		cap;
+	uint32_t   *direct;			/* dense id of each id < dcap, or IDMAP_NONE */
+	size_t		dcap;
 	pvec		ids;			/* dense -> original */
 	uint64_t	n;
 } idmap;
 
 void		idmap_init(idmap *m);
-/* Bytes of a table of cap slots. */
-#define IDMAP_SLOT_BYTES sizeof(idmap_slot)
-/* The table's size after the next growth if one more id needs one, else 0. */
-size_t		idmap_next_cap(const idmap *m);
-xxl_status	idmap_grow(xxl_env *env, idmap *m);
+/* Bytes the tables hold now. */
+size_t		idmap_table_bytes(const idmap *m);
 /*
- * The dense id of id, numbering it if new (the table must have room:
- * idmap_next_cap() == 0); IDMAP_NONE when the dense array cannot grow.
+ * Bytes held while the tables grow to take id (old and new at once), 0 when
+ * id needs no growth.
+ */
+size_t		idmap_grow_bytes(const idmap *m, int64_t id);
+/* Grow the tables to take id (after idmap_grow_bytes said how much). */
+xxl_status	idmap_grow(xxl_env *env, idmap *m, int64_t id);
+/*
+ * The dense id of id, numbering it if new (the tables must have room:
+ * idmap_grow_bytes() == 0); IDMAP_NONE when the dense array cannot grow.
  */
 uint32_t	idmap_intern(xxl_env *env, idmap *m, int64_t id);
 /* The dense id of id, IDMAP_NONE if unknown (also after idmap_drop_table). */
@@ -73,7 +86,7 @@ idmap_id(const idmap *m, uint64_t dense)
 	return *(const int64_t *) pvec_at(&m->ids, dense);
 }
 
-/* Free the table, keep the dense -> original array. */
+/* Free the tables, keep the dense -> original array. */
 void		idmap_drop_table(xxl_env *env, idmap *m);
 void		idmap_free(xxl_env *env, idmap *m);
 

@@ -158,7 +158,8 @@ struct xxl_paths
 				load_ns,
 				build_ns,
 				search_ns,
-				output_ns;
+				output_ns,
+				out_t0;			/* when the first row was asked for */
 
 	/* in memory */
 	idmap		map;			/* id -> dense and back */

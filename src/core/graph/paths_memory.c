@@ -39,12 +39,12 @@ paths_mem_need(const xxl_paths *p)
 	return run_bytes(p, p->nlinks, p->n);
 }
 
-/* Whether holding `links` links, n nodes and a hash of hcap slots still fits. */
+/* Whether holding `links` links, n nodes and id tables of `tables` bytes still fits. */
 static bool
-fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t hcap)
+fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t tables)
 {
 	size_t		input = pvec_bytes(&p->lends, links) + pvec_bytes(&p->lcost, links) +
-		pvec_bytes(&p->map.ids, n) + hcap * IDMAP_SLOT_BYTES;
+		pvec_bytes(&p->map.ids, n) + tables;
 
 	return n < P_MAX_DENSE && (p->directed ? links : 2 * links) < P_MAX_DENSE &&
 		input <= graph_mem_limit(&p->env) && run_bytes(p, links, n) <= graph_mem_limit(&p->env);
@@ -57,12 +57,12 @@ fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t hcap)
 static uint32_t
 intern(xxl_paths *p, int64_t id, uint64_t links)
 {
-	size_t		cap = idmap_next_cap(&p->map);
+	size_t		grow = idmap_grow_bytes(&p->map, id);
 	uint32_t	d;
 
-	/* old and new table live at once while it grows */
-	if (cap > 0 && (!fits(p, links, p->map.n + 1, cap + p->map.cap) ||
-					idmap_grow(&p->env, &p->map) != XXL_OK))
+	/* old and new tables live at once while they grow */
+	if (grow > 0 && (!fits(p, links, p->map.n + 1, grow) ||
+					 idmap_grow(&p->env, &p->map, id) != XXL_OK))
 		return P_UNSEEN;
 	d = idmap_intern(&p->env, &p->map, id);
 	p->n = p->map.n;
@@ -90,7 +90,7 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	{
 		uint64_t	chunk = UINT64_C(1) << p->lends.shift;
 
-		if (!fits(p, p->nlinks + chunk, p->n + 2 * chunk, p->map.cap))
+		if (!fits(p, p->nlinks + chunk, p->n + 2 * chunk, idmap_table_bytes(&p->map)))
 			return XXL_ENOMEM;
 	}
 	if ((du = intern(p, u, p->nlinks + 1)) == P_UNSEEN ||
@@ -173,6 +173,9 @@ link_at(const xxl_paths *p, uint32_t i)
 {
 	return (const plink_cost *) pvec_at(&p->lcost, i);
 }
+
+/* Rows ahead whose data paths_mem_next prefetches. */
+#define OUT_AHEAD 16
 
 /* v's tree entry: reached at d from pred over link (a source: itself, none). */
 static inline void
@@ -396,6 +399,28 @@ paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *e
 
 	if (p->out_pos >= p->reached)
 		return 0;
+	/*
+	 * A row reads six arrays at random places (its node's id, distance,
+	 * predecessor and link, the predecessor's id, the link's id): prefetch
+	 * them a few rows ahead, in two steps, so that the misses overlap.
+	 */
+	if (p->out_pos + OUT_AHEAD < p->reached)
+	{
+		uint32_t	v = p->order[p->out_pos + OUT_AHEAD];
+
+		__builtin_prefetch(pvec_at(&p->map.ids, v));
+		__builtin_prefetch(&p->dist[v]);
+		__builtin_prefetch(&p->pred[v]);
+		__builtin_prefetch(&p->plinkv[v]);
+	}
+	if (p->out_pos + OUT_AHEAD / 2 < p->reached)
+	{
+		uint32_t	v = p->order[p->out_pos + OUT_AHEAD / 2];
+
+		__builtin_prefetch(pvec_at(&p->map.ids, p->pred[v]));
+		if (p->plinkv[v] != P_UNSEEN)
+			__builtin_prefetch(link_at(p, p->plinkv[v]));
+	}
 	u = p->order[p->out_pos++];
 	*node = idmap_id(&p->map, u);
 	*d = p->dist[u];
