@@ -174,6 +174,9 @@ link_at(const xxl_paths *p, uint32_t i)
 	return (const plink_cost *) pvec_at(&p->lcost, i);
 }
 
+/* Arcs ahead whose heads' entries the searches prefetch. */
+#define ARC_AHEAD 4
+
 /* Rows ahead whose data paths_mem_next prefetches. */
 #define OUT_AHEAD 16
 
@@ -212,16 +215,19 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			p->target_found = true;
 			break;
 		}
-		for (uint32_t a = p->off[u]; a < p->off[u + 1]; a++)
+		for (uint32_t a = p->off[u], end = p->off[u + 1]; a < end; a++)
 		{
 			uint32_t	v = p->arcs[a].to;
-			const plink_cost *l;
 			double		nd;
 
+			if (a + ARC_AHEAD < end)
+			{
+				__builtin_prefetch(&p->pos[p->arcs[a + ARC_AHEAD].to]);
+				__builtin_prefetch(&p->dist[p->arcs[a + ARC_AHEAD].to]);
+			}
 			if (p->pos[v] == P_SETTLED)
 				continue;
-			l = link_at(p, p->arcs[a].link);
-			nd = p->dist[u] + l->w;
+			nd = p->dist[u] + p->arcs[a].w;
 			p->relaxed++;
 			if (p->pos[v] == P_UNSEEN)
 			{
@@ -265,10 +271,12 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 		head++;
 		if (p->dist[u] >= (double) p->max_depth)
 			continue;
-		for (uint32_t a = p->off[u]; a < p->off[u + 1]; a++)
+		for (uint32_t a = p->off[u], end = p->off[u + 1]; a < end; a++)
 		{
 			uint32_t	v = p->arcs[a].to;
 
+			if (a + ARC_AHEAD < end)
+				__builtin_prefetch(&p->pos[p->arcs[a + ARC_AHEAD].to]);
 			p->relaxed++;
 			if (p->pos[v] != P_UNSEEN)
 				continue;
@@ -314,10 +322,11 @@ build_csr(xxl_paths *p)
 	for (uint64_t i = 0; i < p->nlinks; i++)
 	{
 		const plink_ends *e = pvec_at(&p->lends, i);
+		double		w = link_at(p, (uint32_t) i)->w;
 
-		p->arcs[cur[e->u]++] = (parc) {e->v, (uint32_t) i};
+		p->arcs[cur[e->u]++] = (parc) {e->v, (uint32_t) i, w};
 		if (!p->directed)
-			p->arcs[cur[e->v]++] = (parc) {e->u, (uint32_t) i};
+			p->arcs[cur[e->v]++] = (parc) {e->u, (uint32_t) i, w};
 		if (xxl_env_poll(env))
 			break;
 	}
