@@ -311,11 +311,15 @@ arc_range(xxl_paths *p, uint64_t x, uint64_t *first, uint64_t *end)
 	return XXL_OK;
 }
 
-static xxl_status
-push_entry(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred, int64_t pred_orig,
-		   int64_t edge, double w)
+/*
+ * Push a queue entry (PQ_REC bytes; MO's records append the node's cluster,
+ * extra: up to 8 bytes more).
+ */
+xxl_status
+paths_ext_push(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred,
+			   int64_t pred_orig, int64_t edge, double w, const void *extra, size_t extra_len)
 {
-	unsigned char q[PQ_REC];
+	unsigned char q[PQ_REC + 8];
 
 	g_put_be(q, g_cost_key(d));
 	g_put_be(q + 8, node);
@@ -324,8 +328,17 @@ push_entry(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred, i
 	g_put_u64(q + 32, (uint64_t) pred_orig);
 	g_put_u64(q + 40, (uint64_t) edge);
 	memcpy(q + 48, &w, 8);
+	if (extra_len > 0)
+		memcpy(q + PQ_REC, extra, extra_len);
 	p->pushes++;
 	return xxl_env_queue_push(&p->env, &p->pq, q);
+}
+
+static xxl_status
+push_entry(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred, int64_t pred_orig,
+		   int64_t edge, double w)
+{
+	return paths_ext_push(p, d, node, orig, pred, pred_orig, edge, w, NULL, 0);
 }
 
 /* The queue (records of rec bytes, key 16) and, with a target, the settle log. */

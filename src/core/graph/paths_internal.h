@@ -290,6 +290,9 @@ int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 void		paths_ext_release(xxl_paths *p);
 xxl_status	paths_ext_emit(xxl_paths *p, int64_t node, double d, int64_t pred, int64_t edge);
 xxl_status	paths_ext_queue_open(xxl_paths *p, size_t rest, size_t rec);
+xxl_status	paths_ext_push(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred,
+						   int64_t pred_orig, int64_t edge, double w, const void *extra,
+						   size_t extra_len);
 xxl_status	paths_ext_settle(xxl_paths *p, uint64_t x, int64_t orig, double d, uint64_t pred,
 							 int64_t pred_orig, int64_t edge, double cost, bool *stop);
 void		paths_ext_queue_close(xxl_paths *p);

@@ -100,18 +100,10 @@ static xxl_status
 push(xxl_paths *p, double d, uint64_t node, int64_t orig, uint64_t pred, int64_t pred_orig,
 	 int64_t edge, double w, uint64_t cluster)
 {
-	unsigned char q[MO_PQ_REC];
+	unsigned char c[8];
 
-	g_put_be(q, g_cost_key(d));
-	g_put_be(q + 8, node);
-	g_put_u64(q + 16, (uint64_t) orig);
-	g_put_u64(q + 24, pred);
-	g_put_u64(q + 32, (uint64_t) pred_orig);
-	g_put_u64(q + 40, (uint64_t) edge);
-	memcpy(q + 48, &w, 8);
-	g_put_u64(q + 56, cluster);
-	p->pushes++;
-	return xxl_env_queue_push(&p->env, &p->pq, q);
+	g_put_u64(c, cluster);
+	return paths_ext_push(p, d, node, orig, pred, pred_orig, edge, w, c, 8);
 }
 
 /*
