@@ -224,10 +224,11 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			{
 				__builtin_prefetch(&p->pos[p->arcs[a + ARC_AHEAD].to]);
 				__builtin_prefetch(&p->dist[p->arcs[a + ARC_AHEAD].to]);
+				__builtin_prefetch(link_at(p, p->arcs[a + ARC_AHEAD].link));
 			}
 			if (p->pos[v] == P_SETTLED)
 				continue;
-			nd = p->dist[u] + p->arcs[a].w;
+			nd = p->dist[u] + link_at(p, p->arcs[a].link)->w;
 			p->relaxed++;
 			if (p->pos[v] == P_UNSEEN)
 			{
@@ -322,11 +323,10 @@ build_csr(xxl_paths *p)
 	for (uint64_t i = 0; i < p->nlinks; i++)
 	{
 		const plink_ends *e = pvec_at(&p->lends, i);
-		double		w = link_at(p, (uint32_t) i)->w;
 
-		p->arcs[cur[e->u]++] = (parc) {e->v, (uint32_t) i, w};
+		p->arcs[cur[e->u]++] = (parc) {e->v, (uint32_t) i};
 		if (!p->directed)
-			p->arcs[cur[e->v]++] = (parc) {e->u, (uint32_t) i, w};
+			p->arcs[cur[e->v]++] = (parc) {e->u, (uint32_t) i};
 		if (xxl_env_poll(env))
 			break;
 	}
