@@ -170,9 +170,8 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "cache_misses", UINT64_FORMAT, s.cache_misses);
 	if (s.bfs != XXL_PATHS_BFS_AUTO)
 		xxl_stats_detail(st, "bfs", "\"%s\"", xxl_paths_bfs_name(s.bfs));
-	if (s.forest_failed)
-		xxl_stats_detail(st, "clustering", "\"%s\"",
-						 "skipped: the spanning forest did not fit xxl.memory");
+	if (s.cluster_skipped)
+		xxl_stats_detail(st, "clustering", "\"skipped: %s\"", s.cluster_skipped);
 	if (s.sssp != XXL_PATHS_SSSP_AUTO)
 		xxl_stats_detail(st, "sssp", "\"%s\"", xxl_paths_sssp_name(s.sssp));
 	if (s.sssp == XXL_PATHS_SSSP_MO)

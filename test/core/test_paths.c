@@ -881,6 +881,35 @@ XT_TEST(id_map_direct_and_hashed)
 	free(g.e);
 }
 
+/*
+ * MM asked for where its search's sorts cannot take a random graph's
+ * levels (300000 edges at three times the smallest budget): MR runs, and
+ * the statistics say why.
+ */
+XT_TEST(mm_refused_where_its_sorts_cannot_fit)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+	xxl_paths_config c;
+	xxl_status	rc;
+	xxl_paths  *p;
+	xxl_paths_stats st;
+
+	random_graph(&g, 200000, 300000, 0, 1);
+	t_bfs = XXL_PATHS_BFS_MM;
+	c = config(ext_memory(), true, XXL_PATHS_BFS, false, &s, 1);
+	p = run_on(&c, &g, &rc);
+	CHECK_MSG(rc == XXL_OK, "%s", xxl_paths_error(p)->message);
+	xxl_paths_stats_get(p, &st);
+	CHECK_EQ(st.bfs, XXL_PATHS_BFS_MR);
+	CHECK(st.cluster_skipped != NULL && strstr(st.cluster_skipped, "MM search") != NULL);
+	CHECK(st.reached > 1000);
+	xxl_paths_destroy(p);
+	CHECK_EQ(xt_spill_files(), 0);
+	t_bfs = XXL_PATHS_BFS_AUTO;
+	free(g.e);
+}
+
 XT_TEST(nan_cost_rejected)
 {
 	int64_t		s = 1;

@@ -68,7 +68,8 @@ my @mm = split /\n/, $node->safe_psql('postgres', q{
 });
 is_deeply([ @mm[ 2, 4, 6 ] ], [ 'mo external t', 'mm', 'mm external t' ],
 	'4MB: MO and the MM BFS ran, in batches and loading clusters');
-# at 2MB their spanning forest does not fit: Dijkstra and MR run instead
+# at 2MB MO's spanning forest runs out of memory and MM's search would
+# not fit (refused before it starts): Dijkstra and MR run instead
 my @fb = split /\n/, $node->safe_psql('postgres', q{
 	SET xxl.memory = '2MB';
 	SET xxl.bfs_algorithm = 'mm';
@@ -80,8 +81,8 @@ my @fb = split /\n/, $node->safe_psql('postgres', q{
 });
 is_deeply([ @fb[ 1, 3 ] ],
 	[ 'dijkstra / skipped: the spanning forest did not fit xxl.memory',
-	  'mr / skipped: the spanning forest did not fit xxl.memory' ],
-	'2MB: MO and MM fall back to Dijkstra and MR when their forest does not fit');
+	  "mr / skipped: the MM search's sorts would not fit xxl.memory" ],
+	'2MB: MO and MM fall back to Dijkstra and MR, saying why');
 for my $cmp ([ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext' ], [ 'bfs', 'mm' ],
 	[ 'bfsu', 'mm' ], [ 'sp', 'mo' ], [ 'spu', 'mo' ], [ 'spu', 'fb' ], [ 'bfsu', 'fb' ])
 {

@@ -301,7 +301,7 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->pool_hits = p->pool_hits;
 	st->pool_peak = p->pool_peak;
 	st->forest_path = xxl_graph_path_name((xxl_graph_path) p->forest_path);
-	st->forest_failed = p->forest_failed;
+	st->cluster_skipped = p->cluster_skipped;
 	st->sorts = env->done.sorts + p->sub_sorts;
 	st->sorted_bytes = env->done.sorted_bytes;
 	xxl_env_io(env, &st->io);

@@ -616,17 +616,22 @@ collect_path(xxl_paths *p)
 static void
 choose_external(xxl_paths *p)
 {
-	bool		room = p->nlinks > 0 && paths_cluster_possible(p);
+	bool		asked = (p->op == XXL_PATHS_BFS && p->bfs_choice == XXL_PATHS_BFS_MM) ||
+		(p->op == XXL_PATHS_SSSP && p->sssp_choice == XXL_PATHS_SSSP_MO);
+	bool		room = false;
 
+	if (asked && p->nlinks > 0)
+	{
+		p->cluster_skipped = paths_cluster_refusal(p);
+		room = p->cluster_skipped == NULL;
+	}
 	p->bfs_ran = XXL_PATHS_BFS_AUTO;
 	p->sssp_ran = XXL_PATHS_SSSP_AUTO;
 	if (p->op == XXL_PATHS_BFS)
-		p->bfs_ran = p->bfs_choice == XXL_PATHS_BFS_MM && room ? XXL_PATHS_BFS_MM :
-			XXL_PATHS_BFS_MR;
+		p->bfs_ran = room ? XXL_PATHS_BFS_MM : XXL_PATHS_BFS_MR;
 	else
-		p->sssp_ran = p->sssp_choice == XXL_PATHS_SSSP_MO && room ? XXL_PATHS_SSSP_MO :
-			XXL_PATHS_SSSP_DIJKSTRA;
-	p->clustered = p->bfs_ran == XXL_PATHS_BFS_MM || p->sssp_ran == XXL_PATHS_SSSP_MO;
+		p->sssp_ran = room ? XXL_PATHS_SSSP_MO : XXL_PATHS_SSSP_DIJKSTRA;
+	p->clustered = room;
 }
 
 xxl_status
@@ -656,7 +661,7 @@ paths_ext_run(xxl_paths *p)
 			p->bfs_ran = p->op == XXL_PATHS_BFS ? XXL_PATHS_BFS_MR : XXL_PATHS_BFS_AUTO;
 			p->sssp_ran = p->op == XXL_PATHS_SSSP ? XXL_PATHS_SSSP_DIJKSTRA : XXL_PATHS_SSSP_AUTO;
 			p->clustered = mm = false;
-			p->forest_failed = true;
+			p->cluster_skipped = "the spanning forest did not fit xxl.memory";
 		}
 		p->cluster_ns = xxl_now_ns() - t0;
 	}

@@ -215,7 +215,7 @@ struct xxl_paths
 	uint64_t	cluster_ns,		/* the clustering, in build_ns */
 				forest_ns;		/* ... of which the spanning forest */
 	int			forest_path;	/* the nested spanning forest's xxl_graph_path */
-	bool		forest_failed;	/* ... ran out of memory: MR / Dijkstra instead */
+	const char *cluster_skipped;	/* why MM / MO asked for did not run, or NULL */
 	uint64_t	sub_read,		/* ... its spill I/O and sorts */
 				sub_written,
 				sub_sorts;
@@ -309,7 +309,7 @@ void		plevel_clear(xxl_paths *p, plevel *l);
 void		plevel_free(xxl_paths *p, plevel *l);
 
 /* paths_cluster.c */
-bool		paths_cluster_possible(const xxl_paths *p);
+const char *paths_cluster_refusal(const xxl_paths *p);
 uint64_t	paths_cluster_mu(const xxl_paths *p);
 xxl_status	paths_cluster_build(xxl_paths *p);
 xxl_status	paths_cluster_of(xxl_paths *p, int64_t id, uint64_t *cluster);

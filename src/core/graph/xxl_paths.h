@@ -147,7 +147,7 @@ typedef struct xxl_paths_stats
 	uint64_t	pool_hits;		/* MM: level nodes whose arcs were in the hot pool */
 	uint64_t	pool_peak;		/* MM: most arcs in the hot pool */
 	const char *forest_path;	/* MM: the path of its spanning forest (xxl_graph.h) */
-	bool		forest_failed;	/* MM / MO asked for, but the forest did not fit: MR / Dijkstra ran */
+	const char *cluster_skipped;	/* MM / MO asked for but MR / Dijkstra ran: why (else NULL) */
 	uint64_t	sorts;
 	uint64_t	sorted_bytes;
 	uint64_t	bytes_read;		/* all spill I/O */
