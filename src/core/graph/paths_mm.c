@@ -3,7 +3,8 @@
  * cluster-ordered adjacency that paths_cluster.c and paths_external.c
  * build.  Each level, sorted by node, carries its nodes' clusters:
  *
- *  1. the level is copied to a spool, and
+ *  1. the level is sorted in its buffer (paths_level.c; a level too big for
+ *     it is copied to a spool, as it is read twice), and
  *  2. the clusters of its nodes that are not loaded yet (one bit per
  *     cluster) are read, each once and in one sequential piece, their arcs
  *     sorted by tail;
@@ -13,9 +14,9 @@
  *     previous levels), the others go to the next pool.
  *
  * A cluster's nodes are at most mu tree edges apart, so in an undirected
- * graph its arcs wait in the pool at most about mu levels: the pool costs
- * O(mu * scan(m) / ...) per level and the clusters O(n / mu + scan(m)) I/Os
- * in all, against MR's one random read per node.  Directed graphs run too
+ * graph its arcs wait in the pool at most about mu levels, so each arc is
+ * scanned O(mu) times in the pool, and the clusters cost O(n / mu +
+ * scan(m)) I/Os in all, against MR's one random read per node.  Directed graphs run too
  * (the arcs are right), without that bound on the pool's residence.
  * Record layouts: paths_internal.h.
  */
