@@ -184,12 +184,10 @@ paths_collect(void *core, XxlStats *st)
 	{
 		xxl_stats_detail(st, "tree_edges", UINT64_FORMAT, s.tree_edges);
 		xxl_stats_detail(st, "clusters", UINT64_FORMAT, s.clusters);
+		xxl_stats_detail(st, "cluster_loads", UINT64_FORMAT, s.cluster_loads);
+		xxl_stats_detail(st, "pool_hits", UINT64_FORMAT, s.pool_hits);
 		if (s.bfs == XXL_PATHS_BFS_MM)
-		{
-			xxl_stats_detail(st, "cluster_loads", UINT64_FORMAT, s.cluster_loads);
-			xxl_stats_detail(st, "pool_hits", UINT64_FORMAT, s.pool_hits);
 			xxl_stats_detail(st, "pool_peak_arcs", UINT64_FORMAT, s.pool_peak);
-		}
 		xxl_stats_detail(st, "forest_path", "\"%s\"", s.forest_path);
 		xxl_stats_detail(st, "forest_ms", "%.3f", s.forest_ns / 1e6);
 		xxl_stats_detail(st, "cluster_ms", "%.3f", s.cluster_ns / 1e6);

@@ -762,6 +762,8 @@ XT_TEST(mo_categories_and_batches)
 	CHECK_EQ(st.categories, 21);	/* 0, and 1..20 for costs 1..10^6 */
 	CHECK(st.mo_batches > 0);
 	CHECK(st.mo_flushes > 0);
+	CHECK(st.pool_hits > 0);
+	CHECK(st.cluster_loads > 0);
 	CHECK_EQ(st.reached, (uint64_t) side * side);
 	xxl_paths_destroy(p);
 	check_tree(&g, false, XXL_PATHS_SSSP, &s, 1, true, INFINITY, UINT64_MAX);

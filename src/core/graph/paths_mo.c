@@ -225,11 +225,14 @@ relax_batch(xxl_paths *p, struct mo_state *s, int i)
 	while ((got = plevel_next(p, &s->batch, &b)) == 1)
 	{
 		mo_entry   *e = &s->log[g_get_u64(b + 8) % s->cap];
+		bool		known = e->first != RANGE_UNKNOWN;
 
-		if (e->first == RANGE_UNKNOWN && find_arcs(p, s, e) != XXL_OK)
+		if (!known && find_arcs(p, s, e) != XXL_OK)
 			return env->err.code;
 		if (!((e->mask >> i) & 1))
 			continue;
+		if (known && e->arcs)
+			p->pool_hits++;		/* found by an earlier category's batch, kept in RAM */
 		for (uint64_t a = e->first; a < e->end; a++)
 		{
 			const unsigned char *r;
@@ -406,6 +409,8 @@ paths_mo_sssp(xxl_paths *p, size_t rest)
 			return env->err.code;
 	}
 	paths_ext_queue_close(p);
+	/* pages of clusters read: each miss of the adjacency's cache */
+	p->cluster_loads = p->adj.misses;
 	return XXL_OK;
 }
 

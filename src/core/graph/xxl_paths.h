@@ -143,8 +143,10 @@ typedef struct xxl_paths_stats
 	uint64_t	mo_flushes;		/* MO: batches forced early by a full settle log */
 	uint64_t	tree_edges;		/* MM: edges of the clustering forest */
 	uint64_t	clusters;		/* MM: clusters of the adjacency (chunks holding arcs) */
-	uint64_t	cluster_loads;	/* MM: clusters read (each at most once) */
-	uint64_t	pool_hits;		/* MM: level nodes whose arcs were in the hot pool */
+	uint64_t	cluster_loads;	/* MM: clusters read (each at most once); MO: adjacency
+								 * pages read (a cluster is one or two) */
+	uint64_t	pool_hits;		/* MM: level nodes whose arcs were in the hot pool;
+								 * MO: (node, category) batches served from RAM */
 	uint64_t	pool_peak;		/* MM: most arcs in the hot pool */
 	const char *forest_path;	/* MM: the path of its spanning forest (xxl_graph.h) */
 	const char *cluster_skipped;	/* MM / MO asked for but MR / Dijkstra ran: why (else NULL) */
