@@ -207,7 +207,18 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 		if (!(p->dist[u] <= p->max_distance))
 			break;
 		if (--size > 0)
+		{
+			uint32_t	next;
+
 			heap_down(p, 0, p->hent[size], size);
+			/* the likely next node's arcs, while this one's are relaxed */
+			next = p->hent[0].node;
+			if (p->off[next] < p->off[next + 1])
+			{
+				__builtin_prefetch(&p->arcs[p->off[next]]);
+				__builtin_prefetch(&p->pos[p->arcs[p->off[next]].to]);
+			}
+		}
 		p->pos[u] = P_SETTLED;
 		p->order[p->reached++] = u;
 		if (p->has_target && u == p->target_dense)
