@@ -281,6 +281,15 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			depth_end = p->reached;
 		}
 		head++;
+		if (head + 1 < p->reached)
+		{
+			/* the node after the next: its arcs, while this one's are scanned */
+			uint32_t	next = p->order[head + 1];
+
+			__builtin_prefetch(&p->off[next]);
+			if (p->off[p->order[head]] < p->off[p->order[head] + 1])
+				__builtin_prefetch(&p->arcs[p->off[p->order[head]]]);
+		}
 		if (p->dist[u] >= (double) p->max_depth)
 			continue;
 		for (uint32_t a = p->off[u], end = p->off[u + 1]; a < end; a++)
