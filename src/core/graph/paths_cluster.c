@@ -1,6 +1,7 @@
 /*
  * paths_cluster.c — the clusters of the MM BFS (Mehlhorn–Meyer, thesis
- * §4.5; digest-ledasm-sssp.md §2): nodes that lie close together in a
+ * §4.5) and of Meyer–Osipov's shortest paths (digest-ledasm-sssp.md §2.4),
+ * and whether they can be afforded: nodes that lie close together in a
  * spanning forest share a cluster, and the adjacency is stored cluster by
  * cluster, so that the search reads each cluster's arcs once, in one
  * sequential piece, instead of one random read per node.

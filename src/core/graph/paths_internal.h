@@ -210,7 +210,7 @@ struct xxl_paths
 				cache_misses;
 	xxl_spool_reader rd;
 
-	/* clusters (MM BFS) */
+	/* clusters (MM BFS, MO shortest paths) */
 	uint64_t	tree_edges;
 	uint64_t	cluster_ns,		/* the clustering, in build_ns */
 				forest_ns;		/* ... of which the spanning forest */
