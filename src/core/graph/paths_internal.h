@@ -18,7 +18,7 @@
  *   results      [node orig][distance double][pred orig][edge]   32 (spool)
  *   settle log   [node][pred][orig][edge][cost][distance]        48 (pagefile)
  *   path steps   [orig][edge in][cost in][distance]              32 (pagefile)
- * and with clusters (MM BFS; paths_cluster.c has the clustering's own):
+ * and with clusters (MM BFS, MO; paths_cluster.c has the clustering's own):
  *   S2           [e << 1 | side BE][dense][cluster]              24, key 8
  *   S3 arcs      [cluster BE][from BE][to][to cluster][to orig][edge id][cost]
  *                                                                 56, key 16
