@@ -72,26 +72,19 @@ forest_share(const xxl_paths *p)
 
 /*
  * Why the clusters cannot be built or searched at this budget, or NULL.
- * MM's search sorts a level's nodes and the arcs of the clusters it loads,
- * which on a graph of small diameter is nearly all of them at once: their
- * sorters must be able to take that (three quarters of their shares as
- * paths_mm.c gives them, out of what the caches leave), or MR should run
- * instead.
+ * MM's search must be able to sort a level of nearly every node and the
+ * arcs of nearly every cluster at once (a graph of small diameter asks for
+ * that), or MR should run instead.  Its budget is not known before the
+ * build; 13/16 of the pool is what the caches leave at the least.
  */
 const char *
-paths_cluster_refusal(const xxl_paths *p)
+paths_cluster_refusal(xxl_paths *p)
 {
-	xxl_env    *env = (xxl_env *) &p->env;
-	size_t		rest = p->env.pool / 16 * 13;
-	uint64_t	arcs = p->directed ? p->nlinks : 2 * p->nlinks;
-
 	if (forest_share(p) == 0)
 		return "the budget cannot hold the spanning forest beside the rest";
 	if (p->op == XXL_PATHS_BFS &&
-		(!xxl_env_sort_fits(env, rest / 16 * 3 - (rest / 16 * 3) % XXL_ALIGN, 0,
-							PATHS_MM_ADJ_REC, 8, arcs) ||
-		 !xxl_env_sort_fits(env, rest / 32 * 3 - (rest / 32 * 3) % XXL_ALIGN, 0, 24, 8,
-							2 * p->nlinks)))
+		!paths_mm_fits(p, p->env.pool / 16 * 13, 2 * p->nlinks,
+					   p->directed ? p->nlinks : 2 * p->nlinks))
 		return "the MM search's sorts would not fit xxl.memory";
 	return NULL;
 }

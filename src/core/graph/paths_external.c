@@ -604,6 +604,20 @@ collect_path(xxl_paths *p)
 	return XXL_OK;
 }
 
+/* The external algorithm: clustered (MM, MO) or plain (MR, Dijkstra), and why not clustered. */
+static void
+use_external(xxl_paths *p, bool clustered, const char *why_not)
+{
+	p->bfs_ran = XXL_PATHS_BFS_AUTO;
+	p->sssp_ran = XXL_PATHS_SSSP_AUTO;
+	if (p->op == XXL_PATHS_BFS)
+		p->bfs_ran = clustered ? XXL_PATHS_BFS_MM : XXL_PATHS_BFS_MR;
+	else
+		p->sssp_ran = clustered ? XXL_PATHS_SSSP_MO : XXL_PATHS_SSSP_DIJKSTRA;
+	p->clustered = clustered;
+	p->cluster_skipped = why_not;
+}
+
 /*
  * MR or MM for the BFS, Dijkstra or MO for the shortest paths.  AUTO takes
  * MR and Dijkstra: MM and MO read each cluster together instead of one
@@ -618,20 +632,9 @@ choose_external(xxl_paths *p)
 {
 	bool		asked = (p->op == XXL_PATHS_BFS && p->bfs_choice == XXL_PATHS_BFS_MM) ||
 		(p->op == XXL_PATHS_SSSP && p->sssp_choice == XXL_PATHS_SSSP_MO);
-	bool		room = false;
+	const char *refusal = asked && p->nlinks > 0 ? paths_cluster_refusal(p) : NULL;
 
-	if (asked && p->nlinks > 0)
-	{
-		p->cluster_skipped = paths_cluster_refusal(p);
-		room = p->cluster_skipped == NULL;
-	}
-	p->bfs_ran = XXL_PATHS_BFS_AUTO;
-	p->sssp_ran = XXL_PATHS_SSSP_AUTO;
-	if (p->op == XXL_PATHS_BFS)
-		p->bfs_ran = room ? XXL_PATHS_BFS_MM : XXL_PATHS_BFS_MR;
-	else
-		p->sssp_ran = room ? XXL_PATHS_SSSP_MO : XXL_PATHS_SSSP_DIJKSTRA;
-	p->clustered = room;
+	use_external(p, asked && p->nlinks > 0 && refusal == NULL, refusal);
 }
 
 xxl_status
@@ -639,13 +642,11 @@ paths_ext_run(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
 	uint64_t	t0 = xxl_now_ns();
-	bool		mm;
 	size_t		rest;
 
 	p->path = XXL_PATHS_EXTERNAL;
 	choose_external(p);
-	mm = p->clustered;
-	if (mm)
+	if (p->clustered)
 	{
 		if (paths_cluster_build(p) != XXL_OK)
 		{
@@ -658,15 +659,12 @@ paths_ext_run(xxl_paths *p)
 			xxl_error_clear(&env->err);
 			xxl_pagefile_close(&p->tour);
 			xxl_env_sort_close(env, &p->occ, NULL, NULL);
-			p->bfs_ran = p->op == XXL_PATHS_BFS ? XXL_PATHS_BFS_MR : XXL_PATHS_BFS_AUTO;
-			p->sssp_ran = p->op == XXL_PATHS_SSSP ? XXL_PATHS_SSSP_DIJKSTRA : XXL_PATHS_SSSP_AUTO;
-			p->clustered = mm = false;
-			p->cluster_skipped = "the spanning forest did not fit xxl.memory";
+			use_external(p, false, "the spanning forest did not fit xxl.memory");
 		}
 		p->cluster_ns = xxl_now_ns() - t0;
 	}
 	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK || fill_arcs(p) != XXL_OK ||
-		(mm ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
+		(p->clustered ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
 		return env->err.code;
 	p->visited_bytes = ((p->n + 63) / 64 + 1) * 8;
 	p->loaded_bytes = p->bfs_ran == XXL_PATHS_BFS_MM ? ((p->nclusters + 63) / 64 + 1) * 8 : 0;
@@ -679,7 +677,7 @@ paths_ext_run(xxl_paths *p)
 		size_t		fixed = p->visited_bytes + p->loaded_bytes +
 			2 * (p->adj.page + p->idx.page + p->cidx.page + 24) +
 			4 * xxl_pagefile_page_for(env, 16384) + xxl_env_slack(env);
-		size_t		need = fixed + (mm ? 4 : 2) * xxl_pq_min_memory(XXL_ALIGN);
+		size_t		need = fixed + (p->clustered ? 4 : 2) * xxl_pq_min_memory(XXL_ALIGN);
 
 		if (need > env->pool)
 			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
@@ -701,7 +699,7 @@ paths_ext_run(xxl_paths *p)
 		 * rest.  MM reads clusters in order, one piece each: small caches;
 		 * MO's adjacency cache is its hot pool: a quarter.
 		 */
-		if ((mm ? xxl_pagefile_finish(&p->cidx, rest / 64) != XXL_OK ||
+		if ((p->clustered ? xxl_pagefile_finish(&p->cidx, rest / 64) != XXL_OK ||
 			 xxl_pagefile_finish(&p->adj, p->sssp_ran == XXL_PATHS_SSSP_MO ? rest / 4 : rest / 32) != XXL_OK :
 			 xxl_pagefile_finish(&p->idx, rest / 16) != XXL_OK ||
 			 xxl_pagefile_finish(&p->adj, rest / 8) != XXL_OK))
@@ -712,8 +710,8 @@ paths_ext_run(xxl_paths *p)
 	}
 	p->build_ns = xxl_now_ns() - t0;
 	t0 = xxl_now_ns();
-	if ((p->op == XXL_PATHS_SSSP ? (mm ? paths_mo_sssp(p, rest) : dijkstra(p, rest)) :
-		 mm ? paths_mm_bfs(p, rest) : bfs(p, rest)) != XXL_OK)
+	if ((p->op == XXL_PATHS_SSSP ? (p->clustered ? paths_mo_sssp(p, rest) : dijkstra(p, rest)) :
+		 p->clustered ? paths_mm_bfs(p, rest) : bfs(p, rest)) != XXL_OK)
 		return env->err.code;
 	p->cache_hits += p->adj.hits + p->idx.hits + p->cidx.hits;
 	p->cache_misses += p->adj.misses + p->idx.misses + p->cidx.misses;

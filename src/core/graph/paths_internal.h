@@ -301,6 +301,8 @@ xxl_status	paths_ext_seed(xxl_paths *p, plevel *level, paths_seed_fn put);
 
 /* paths_level.c */
 xxl_status	plevel_init(xxl_paths *p, plevel *l, size_t rec, size_t share);
+/* The memory its sorter gets once a level outgrows the buffer. */
+size_t		plevel_sorter_memory(size_t rec, size_t share);
 xxl_status	plevel_put(xxl_paths *p, plevel *l, const void *r);
 xxl_status	plevel_sort(xxl_paths *p, plevel *l);
 int			plevel_next(xxl_paths *p, plevel *l, const unsigned char **r);
@@ -309,7 +311,7 @@ void		plevel_clear(xxl_paths *p, plevel *l);
 void		plevel_free(xxl_paths *p, plevel *l);
 
 /* paths_cluster.c */
-const char *paths_cluster_refusal(const xxl_paths *p);
+const char *paths_cluster_refusal(xxl_paths *p);
 uint64_t	paths_cluster_mu(const xxl_paths *p);
 xxl_status	paths_cluster_build(xxl_paths *p);
 xxl_status	paths_cluster_of(xxl_paths *p, int64_t id, uint64_t *cluster);
@@ -320,6 +322,7 @@ void		paths_mo_release(xxl_paths *p);
 
 /* paths_mm.c */
 xxl_status	paths_mm_bfs(xxl_paths *p, size_t rest);
+bool		paths_mm_fits(xxl_paths *p, size_t rest, uint64_t nodes, uint64_t arcs);
 void		paths_mm_release(xxl_paths *p);
 
 #endif							/* XXL_PATHS_INTERNAL_H */

@@ -12,16 +12,29 @@
 
 #include "core/radix.h"
 
+/* The buffer of a level of rec-byte records in share bytes: records and their radix scratch. */
+static size_t
+buffer_records(size_t rec, size_t share)
+{
+	/* a quarter of the share; the sorter: the rest */
+	return share / 8 / rec > 0 ? share / 8 / rec : 1;
+}
+
+size_t
+plevel_sorter_memory(size_t rec, size_t share)
+{
+	size_t		h = share - 2 * buffer_records(rec, share) * rec;
+
+	return h - h % XXL_ALIGN;
+}
+
 xxl_status
 plevel_init(xxl_paths *p, plevel *l, size_t rec, size_t share)
 {
 	memset(l, 0, sizeof(*l));
 	l->rec = rec;
 	l->share = share;
-	/* records and the radix sort's scratch: a quarter of the share; the sorter: the rest */
-	l->cap = share / 8 / rec;
-	if (l->cap < 1)
-		l->cap = 1;
+	l->cap = buffer_records(rec, share);
 	l->buf_bytes = 2 * l->cap * rec;
 	l->buf = xxl_env_alloc(&p->env, l->buf_bytes);
 	return l->buf ? XXL_OK : p->env.err.code;
@@ -40,11 +53,8 @@ plevel_put(xxl_paths *p, plevel *l, const void *r)
 	}
 	if (!l->spilled)
 	{
-		size_t		h = l->share - l->buf_bytes;
-
-		h -= h % XXL_ALIGN;
-
-		if (xxl_env_sort_open(env, &l->s, h, 0, l->rec, 8, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
+		if (xxl_env_sort_open(env, &l->s, plevel_sorter_memory(l->rec, l->share), 0, l->rec, 8,
+							  0, XXL_INPUT_UNBOUNDED) != XXL_OK)
 			return env->err.code;
 		l->spilled = true;
 		p->level_spills++;

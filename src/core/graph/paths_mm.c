@@ -242,6 +242,49 @@ out:
 	return env->err.code;
 }
 
+/* The search's budget: each level, the fresh arcs, each of the two pools. */
+typedef struct mm_split
+{
+	size_t		level,
+				fresh,
+				pool;
+} mm_split;
+
+static size_t
+part(size_t rest, size_t num, size_t den)
+{
+	size_t		b = rest / den * num;
+
+	return b - b % XXL_ALIGN;
+}
+
+/*
+ * The two levels: 1/8 each; the fresh arcs, the largest sort (a level of a
+ * random graph loads nearly every cluster at once): 1/4; the pool (old and
+ * new, written and read in order): 3/16 each.
+ */
+static mm_split
+split(size_t rest)
+{
+	return (mm_split) {part(rest, 1, 8), part(rest, 1, 4), part(rest, 3, 16)};
+}
+
+/*
+ * Whether the search with rest bytes could sort a level of `nodes` nodes
+ * and the arcs of every cluster at once, which a graph of small diameter
+ * asks for.
+ */
+bool
+paths_mm_fits(xxl_paths *p, size_t rest, uint64_t nodes, uint64_t arcs)
+{
+	mm_split	sp = split(rest);
+
+	return xxl_env_sort_fits(&p->env, plevel_sorter_memory(ADJ_REC, sp.fresh), 0, ADJ_REC, 8,
+							 arcs) &&
+		xxl_env_sort_fits(&p->env, plevel_sorter_memory(LEVEL_REC, sp.level), 0, LEVEL_REC, 8,
+						  nodes);
+}
+
 static xxl_status
 seed_put(xxl_paths *p, plevel *level, size_t i)
 {
@@ -252,23 +295,16 @@ xxl_status
 paths_mm_bfs(xxl_paths *p, size_t rest)
 {
 	xxl_env    *env = &p->env;
-	/*
-	 * The two levels: 1/8 each; the fresh arcs, the largest sort (a level
-	 * of a random graph loads nearly every cluster at once): 1/4; the pool
-	 * (old and new, written and read in order): 3/16 each.
-	 */
-	size_t		share = rest / 8 - (rest / 8) % XXL_ALIGN,
-				fresh_share = rest / 4 - (rest / 4) % XXL_ALIGN,
-				pool_share = rest / 16 * 3 - (rest / 16 * 3) % XXL_ALIGN;
+	mm_split	sp = split(rest);
 	int			cur = 0,
 				pool_cur = 0;
 	uint64_t	depth = 0,
 				pool_n = 0;
 	bool		copied = false;
 
-	if (plevel_init(p, &p->lv[0], LEVEL_REC, share) != XXL_OK ||
-		plevel_init(p, &p->lv[1], LEVEL_REC, share) != XXL_OK ||
-		plevel_init(p, &p->fresh, ADJ_REC, fresh_share) != XXL_OK ||
+	if (plevel_init(p, &p->lv[0], LEVEL_REC, sp.level) != XXL_OK ||
+		plevel_init(p, &p->lv[1], LEVEL_REC, sp.level) != XXL_OK ||
+		plevel_init(p, &p->fresh, ADJ_REC, sp.fresh) != XXL_OK ||
 		paths_ext_seed(p, &p->lv[cur], seed_put) != XXL_OK)
 		return env->err.code;
 	while (p->lv[cur].pushed > 0 && depth < p->max_depth)
@@ -279,7 +315,7 @@ paths_mm_bfs(xxl_paths *p, size_t rest)
 		p->levels++;
 		if (load_level(p, &p->lv[cur], &copied) != XXL_OK ||
 			expand_level(p, pool_cur, pool_n, &p->lv[cur], level_n, copied, &p->lv[1 - cur],
-						 pool_share, depth, &pool_next_n) != XXL_OK)
+						 sp.pool, depth, &pool_next_n) != XXL_OK)
 			return env->err.code;
 		pool_cur = 1 - pool_cur;
 		pool_n = pool_next_n;

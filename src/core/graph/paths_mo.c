@@ -201,6 +201,9 @@ relax_batch(xxl_paths *p, struct mo_state *s, int i)
 {
 	xxl_env    *env = &p->env;
 	const unsigned char *b;
+	/* category i is the costs in [lo, hi): one compare per arc, not a log */
+	double		lo = delta(p, i),
+				hi = i == MO_CATS - 1 ? INFINITY : delta(p, i + 1);
 	int			got;
 
 	plevel_clear(p, &s->batch);
@@ -244,7 +247,7 @@ relax_batch(xxl_paths *p, struct mo_state *s, int i)
 			else if (xxl_pagefile_get(&p->adj, a, &r) != XXL_OK)
 				return env->err.code;
 			memcpy(&w, r + 40, 8);
-			if (category(p, w) != i)
+			if (i == 0 ? w > 0 : !(w >= lo && (w < hi || i == MO_CATS - 1)))
 				continue;
 			p->relaxed++;
 			to = g_get_u64(r + 8);
@@ -315,8 +318,12 @@ mo_open(xxl_paths *p, size_t log, size_t batch, size_t pool)
 	/* the categories the costs span (0 always: it costs nothing unused) */
 	s->used = 1;
 	if (p->w_min < INFINITY)
-		for (int i = 1; i <= category(p, p->w_max); i++)
+	{
+		int			top = category(p, p->w_max);
+
+		for (int i = 1; i <= top; i++)
 			s->used |= UINT64_C(1) << i;
+	}
 	for (int i = 0; i < MO_CATS; i++)
 		p->categories += (s->used >> i) & 1;
 	s->pool_limit = pool;
