@@ -1004,6 +1004,83 @@ XT_TEST(graph_write_failure)
 	free(es.e);
 }
 
+/* pvec_sort ---------------------------------------------------------------- */
+
+static size_t sort_elem;
+
+static int
+cmp_whole(const void *a, const void *b)
+{
+	return memcmp(a, b, sort_elem);
+}
+
+/*
+ * The in-place sort of the MSF's records: keys non-decreasing and the same
+ * records as before, on sizes around the insertion-sort cut, keys with long
+ * constant prefixes (a cost's sign and exponent), few distinct keys and all
+ * keys equal.
+ */
+XT_TEST(pvec_sort_orders_in_place)
+{
+	xxl_graph_config cfg = graph_config(ROOMY, 0);
+	xxl_env		env;
+	xt_rng		rng = {77};
+	uint64_t	sizes[] = {0, 1, 2, 31, 32, 33, 1000, 70000, 120000};
+	size_t		elems[] = {24, 32, 40};
+	size_t		keys[] = {20, 8, 3};
+
+	REQUIRE(xxl_env_open(&env, &cfg.res, &graph_plan) == XXL_OK);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+		for (int k = 0; k < 3; k++)
+			for (int shape = 0; shape < 4; shape++)
+			{
+				pvec		v;
+				uint64_t	n = sizes[si];
+				size_t		elem = elems[k],
+							key = keys[k];
+				unsigned char *before = malloc(n * elem + 1),
+						   *after = malloc(n * elem + 1);
+				bool		sorted = true;
+
+				REQUIRE(before != NULL && after != NULL);
+				pvec_init(&v, elem);
+				for (uint64_t i = 0; i < n; i++)
+				{
+					unsigned char *r = pvec_push(&env, &v);
+
+					REQUIRE(r != NULL);
+					for (size_t b = 0; b < elem; b++)
+						r[b] = (unsigned char) xt_next(&rng);
+					if (shape == 1)		/* constant prefix of 3 bytes */
+						memset(r, 0xBF, 3 < key ? 3 : key - 1);
+					else if (shape == 2)	/* a few distinct keys */
+						memset(r, (int) xt_below(&rng, 3), key);
+					else if (shape == 3)	/* all keys equal */
+						memset(r, 7, key);
+					memcpy(before + i * elem, r, elem);
+				}
+				pvec_sort(&v, key, 2);
+				for (uint64_t i = 0; i < n; i++)
+				{
+					memcpy(after + i * elem, pvec_at(&v, i), elem);
+					if (i > 0 && memcmp(after + (i - 1) * elem, after + i * elem, key) > 0)
+						sorted = false;
+				}
+				CHECK_MSG(sorted, "n %" PRIu64 " elem %zu key %zu shape %d: keys out of order",
+						  n, elem, key, shape);
+				sort_elem = elem;
+				qsort(before, n, elem, cmp_whole);
+				qsort(after, n, elem, cmp_whole);
+				CHECK_MSG(n == 0 || memcmp(before, after, n * elem) == 0,
+						  "n %" PRIu64 " elem %zu key %zu shape %d: records changed",
+						  n, elem, key, shape);
+				pvec_free(&env, &v);
+				free(before);
+				free(after);
+			}
+	xxl_env_close(&env);
+}
+
 int
 main(int argc, char **argv)
 {

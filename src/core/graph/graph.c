@@ -58,6 +58,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	idmap_init(&g->idm);
 	pvec_init(&g->ends, 2 * sizeof(uint32_t));
 	pvec_init(&g->attrs, sizeof(graph_attr));
+	pvec_init(&g->kedges, sizeof(graph_kedge));
 	g->in_memory = graph_mem_wanted(g);
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
@@ -310,7 +311,7 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->run_ns = g->run_ns ? g->run_ns : xxl_now_ns() - g->t_start;
-	st->output_ns = g->output_ns;
+	st->output_ns = gout_clock_ns(&g->out_clock);
 }
 
 void

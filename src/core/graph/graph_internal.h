@@ -203,12 +203,58 @@ typedef enum graph_out
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
 
-/* What the forests keep of an edge in memory besides its ends. */
+/*
+ * The output clock of the graph operators: from the first row to the end,
+ * the consumer's time between rows included (a clock read per row cost 2%).
+ */
+typedef struct gout_clock
+{
+	uint64_t	t0,
+				ns;
+} gout_clock;
+
+static inline void
+gout_clock_row(gout_clock *c)
+{
+	if (c->t0 == 0)
+		c->t0 = xxl_now_ns();
+}
+
+static inline void
+gout_clock_end(gout_clock *c)
+{
+	if (c->ns == 0)
+		c->ns = xxl_now_ns() - c->t0;
+}
+
+/* The output time so far (or in all, after gout_clock_end). */
+static inline uint64_t
+gout_clock_ns(const gout_clock *c)
+{
+	return c->ns ? c->ns : c->t0 ? xxl_now_ns() - c->t0 : 0;
+}
+
+/* What the spanning forest keeps of an edge in memory besides its ends. */
 typedef struct graph_attr
 {
 	int64_t		id;
 	double		cost;
 } graph_attr;
+
+/*
+ * What the minimum spanning forest keeps of an edge in memory: its sort
+ * record, sorted in place by its first KEDGE_KEY bytes (pvec_sort), the
+ * strict order of the other paths: cost key and id key (big-endian) and
+ * the input position.
+ */
+#define KEDGE_KEY 20
+typedef struct graph_kedge
+{
+	unsigned char key[KEDGE_KEY];
+	uint32_t	u,
+				v;				/* dense ends */
+	uint32_t	pad;
+} graph_kedge;
 
 #define NONE UINT64_MAX
 
@@ -224,7 +270,7 @@ struct xxl_graph
 	xxl_graph_path path;
 	uint64_t	t_start;
 	uint64_t	run_ns;
-	uint64_t	output_ns;
+	gout_clock	out_clock;
 
 	uint64_t	m;
 	uint64_t	n;
@@ -270,9 +316,8 @@ struct xxl_graph
 	pvec		ends;			/* (dense, dense) per edge, in input order */
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
 	size_t		mem_ids_bytes;
-	pvec		attrs;			/* SF, MSF: graph_attr per edge */
-	unsigned char *kruskal;		/* MSF: (cost key, id key, edge) records, sorted */
-	size_t		kruskal_bytes;
+	pvec		attrs;			/* SF: graph_attr per edge */
+	pvec		kedges;			/* MSF: graph_kedge per edge, instead of ends */
 	struct
 	{
 		int64_t		source,

@@ -8,20 +8,17 @@
  *  - Spanning forest: the union-find over the edges in input order is the
  *    output scan, as on the semi-external path (which edges join two sets
  *    does not depend on the numbering).
- *  - Minimum spanning forest: the edges' (cost, id) keys radix sorted
- *    (stable: ties keep input order, the strict order of the other paths),
- *    then Kruskal as the output scan.
+ *  - Minimum spanning forest: each edge is kept as its sort record (cost
+ *    key, id key, input position, ends), sorted in place (pvec_sort.c), then
+ *    Kruskal as the output scan.  32 bytes per edge in all, where ends,
+ *    attributes, records and the scratch of a stable sort took 72.
  * Nothing spills.  The first edge that would outgrow the budget replays the
  * kept edges onto the sorting path (graph_put_sorted) and the operator goes
  * on as if it had started there.
  */
 #include "core/graph/graph_internal.h"
-#include "core/radix.h"
 
 #include <stdlib.h>
-
-/* MSF's sort record: cost key BE, id key BE, edge number */
-#define KRUSKAL_REC 24
 
 typedef struct id_rank
 {
@@ -29,22 +26,68 @@ typedef struct id_rank
 	uint64_t	dense;
 } id_rank;
 
+/* Where the kept edges are: their sort records (MSF) or their ends. */
+static inline const pvec *
+kept_vec(const xxl_graph *g)
+{
+	return g->op == XXL_GRAPH_MSF ? &g->kedges : &g->ends;
+}
+
 /* What m edges over n nodes with id tables of `tables` bytes need, at input and at run. */
 static bool
 fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t tables)
 {
-	size_t		held = pvec_bytes(&g->ends, m) + pvec_bytes(&g->idm.ids, n) +
-		(g->op != XXL_GRAPH_CC ? pvec_bytes(&g->attrs, m) : 0);
+	size_t		held = pvec_bytes(&g->idm.ids, n) + pvec_bytes(kept_vec(g), m) +
+		(g->op == XXL_GRAPH_SF ? pvec_bytes(&g->attrs, m) : 0);
 	size_t		input = held + tables;
 	size_t		run = held + n * (g->op != XXL_GRAPH_CC ? sizeof(uint64_t) :
 								  sizeof(id_rank) + sizeof(uint32_t) + sizeof(uint64_t));
 
-	/* MSF: the sort's records and its scratch */
-	if (g->op == XXL_GRAPH_MSF)
-		run += 2 * KRUSKAL_REC * m;
+	/* the MSF's records number the edges in 4 bytes */
+	return n < IDMAP_MAX && (g->op != XXL_GRAPH_MSF || m <= UINT32_MAX) &&
+		input <= graph_mem_limit(&g->env) && run + 64 * 1024 <= graph_mem_limit(&g->env);
+}
 
-	return n < IDMAP_MAX && input <= graph_mem_limit(&g->env) &&
-		run + 64 * 1024 <= graph_mem_limit(&g->env);
+/* Kept edge e's dense ends. */
+static inline void
+kept_ends(xxl_graph *g, uint64_t e, uint32_t *du, uint32_t *dv)
+{
+	if (g->op == XXL_GRAPH_MSF)
+	{
+		const graph_kedge *k = pvec_at(&g->kedges, e);
+
+		*du = k->u;
+		*dv = k->v;
+	}
+	else
+	{
+		const uint32_t *d = pvec_at(&g->ends, e);
+
+		*du = d[0];
+		*dv = d[1];
+	}
+}
+
+/* Kept edge e's id and cost (0, 0 for components). */
+static inline void
+kept_attr(xxl_graph *g, uint64_t e, int64_t *id, double *cost)
+{
+	*id = 0;
+	*cost = 0;
+	if (g->op == XXL_GRAPH_MSF)
+	{
+		const graph_kedge *k = pvec_at(&g->kedges, e);
+
+		*cost = g_key_cost(g_get_be(k->key));
+		*id = g_key_id(g_get_be(k->key + 8));
+	}
+	else if (g->op == XXL_GRAPH_SF)
+	{
+		const graph_attr *a = pvec_at(&g->attrs, e);
+
+		*id = a->id;
+		*cost = a->cost;
+	}
 }
 
 bool
@@ -67,7 +110,7 @@ intern(xxl_graph *g, int64_t id)
 {
 	size_t		grow = idmap_grow_bytes(&g->idm, id);
 
-	if (grow > 0 && (!fits(g, g->ends.n + 1, g->idm.n + 1, grow) ||
+	if (grow > 0 && (!fits(g, kept_vec(g)->n + 1, g->idm.n + 1, grow) ||
 					 idmap_grow(&g->env, &g->idm, id) != XXL_OK))
 		return IDMAP_NONE;
 	return idmap_intern(&g->env, &g->idm, id);
@@ -81,7 +124,7 @@ static xxl_status
 to_sorter(xxl_graph *g, size_t from)
 {
 	xxl_env    *env = &g->env;
-	uint64_t	kept = g->ends.n;
+	uint64_t	kept = kept_vec(g)->n;
 
 	xxl_error_clear(&env->err);
 	g->in_memory = false;
@@ -90,11 +133,14 @@ to_sorter(xxl_graph *g, size_t from)
 		return env->err.code;
 	for (uint64_t e = 0; e < kept; e++)
 	{
-		const uint32_t *d = pvec_at(&g->ends, e);
-		const graph_attr *a = g->op != XXL_GRAPH_CC ? pvec_at(&g->attrs, e) : NULL;
+		uint32_t	du,
+					dv;
+		int64_t		id;
+		double		cost;
 
-		if (graph_put_sorted(g, e, idmap_id(&g->idm, d[0]), idmap_id(&g->idm, d[1]),
-							 a ? a->id : 0, a ? a->cost : 0) != XXL_OK ||
+		kept_ends(g, e, &du, &dv);
+		kept_attr(g, e, &id, &cost);
+		if (graph_put_sorted(g, e, idmap_id(&g->idm, du), idmap_id(&g->idm, dv), id, cost) != XXL_OK ||
 			poll_canceled(g))
 			return env->err.code;
 	}
@@ -111,31 +157,52 @@ to_sorter(xxl_graph *g, size_t from)
 static bool
 keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
+	const pvec *kv = kept_vec(g);
 	uint32_t	du,
-				dv,
-			   *d;
-	graph_attr *a = NULL;
+				dv;
 
 	/* checked once per chunk of edges, for the chunk and the nodes it can bring */
-	if ((g->ends.n & ((UINT64_C(1) << g->ends.shift) - 1)) == 0)
+	if ((kv->n & ((UINT64_C(1) << kv->shift) - 1)) == 0)
 	{
-		uint64_t	chunk = UINT64_C(1) << g->ends.shift;
+		uint64_t	chunk = UINT64_C(1) << kv->shift;
 
-		if (!fits(g, g->ends.n + chunk, g->idm.n + 2 * chunk, idmap_table_bytes(&g->idm)))
+		if (!fits(g, kv->n + chunk, g->idm.n + 2 * chunk, idmap_table_bytes(&g->idm)))
 			return false;
 	}
-	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE ||
-		(g->op != XXL_GRAPH_CC && (a = pvec_push(&g->env, &g->attrs)) == NULL) ||
-		(d = pvec_push(&g->env, &g->ends)) == NULL)
-	{
-		if (a)
-			g->attrs.n--;
+	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE)
 		return false;
+	if (g->op == XXL_GRAPH_MSF)
+	{
+		uint32_t	pos = (uint32_t) g->kedges.n;
+		graph_kedge *k = pvec_push(&g->env, &g->kedges);
+
+		if (k == NULL)
+			return false;
+		g_put_be(k->key, g_cost_key(cost));
+		g_put_be(k->key + 8, g_id_key(id));
+		pos = __builtin_bswap32(pos);
+		memcpy(k->key + 16, &pos, 4);
+		k->u = du;
+		k->v = dv;
+		k->pad = 0;
 	}
-	d[0] = du;
-	d[1] = dv;
-	if (a)
-		*a = (graph_attr) {id, cost};
+	else
+	{
+		graph_attr *a = NULL;
+		uint32_t   *d;
+
+		if ((g->op == XXL_GRAPH_SF && (a = pvec_push(&g->env, &g->attrs)) == NULL) ||
+			(d = pvec_push(&g->env, &g->ends)) == NULL)
+		{
+			if (a)
+				g->attrs.n--;
+			return false;
+		}
+		d[0] = du;
+		d[1] = dv;
+		if (a)
+			*a = (graph_attr) {id, cost};
+	}
 	return true;
 }
 
@@ -179,37 +246,6 @@ cmp_id_rank(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* MSF: the edges in the strict order (cost, id, input position). */
-static xxl_status
-sort_kruskal(xxl_graph *g)
-{
-	xxl_env    *env = &g->env;
-	uint64_t	m = g->ends.n;
-	size_t		bytes = KRUSKAL_REC * (m ? m : 1);
-	unsigned char *scratch;
-
-	g->kruskal = xxl_env_alloc(env, bytes);
-	if (g->kruskal == NULL)
-		return env->err.code;
-	g->kruskal_bytes = bytes;
-	scratch = xxl_env_alloc(env, bytes);
-	if (scratch == NULL)
-		return env->err.code;
-	for (uint64_t e = 0; e < m; e++)
-	{
-		const graph_attr *a = pvec_at(&g->attrs, e);
-		unsigned char *r = g->kruskal + e * KRUSKAL_REC;
-
-		g_put_be(r, g_cost_key(a->cost));
-		g_put_be(r + 8, g_id_key(a->id));
-		g_put_u64(r + 16, e);
-	}
-	xxl_radix_sort_fixed((char *) g->kruskal, (char *) scratch, m, KRUSKAL_REC, 16,
-						 env->threads, false);
-	xxl_env_free(env, scratch, bytes);
-	return poll_canceled(g) ? env->err.code : XXL_OK;
-}
-
 xxl_status
 graph_mem_run(xxl_graph *g)
 {
@@ -221,8 +257,13 @@ graph_mem_run(xxl_graph *g)
 	g->path = XXL_GRAPH_IN_MEMORY;
 	g->n = n;
 	idmap_drop_table(env, &g->idm);
-	if (g->op == XXL_GRAPH_MSF && sort_kruskal(g) != XXL_OK)
-		return env->err.code;
+	if (g->op == XXL_GRAPH_MSF)
+	{
+		/* the strict order (cost, id, input position) */
+		pvec_sort(&g->kedges, KEDGE_KEY, env->threads);
+		if (poll_canceled(g))
+			return env->err.code;
+	}
 	if (g->op != XXL_GRAPH_CC)
 	{
 		/* the union-find pass is the output scan (graph_mem_next_edge) */
@@ -272,25 +313,33 @@ graph_mem_run(xxl_graph *g)
  * SF, MSF: the next kept edge that joins two sets, in input order (SF) or
  * in (cost, id) order (MSF): 1, or 0 at the end.
  */
+/* Edges ahead whose ends' union-find entries the forests' scan prefetches. */
+#define UF_AHEAD 8
+
 int
 graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
 {
-	while (g->out_pos < g->ends.n)
+	uint64_t	m = kept_vec(g)->n;
+
+	while (g->out_pos < m)
 	{
-		uint64_t	e = g->kruskal ? g_get_u64(g->kruskal + g->out_pos * KRUSKAL_REC + 16) :
-			g->out_pos;
-		const uint32_t *d = pvec_at(&g->ends, e);
+		uint64_t	e = g->out_pos++;
+		uint32_t	du,
+					dv;
 
-		g->out_pos++;
-
-		if (uf_union(g->parent, d[0], d[1]))
+		/* the union-find entries a few edges ahead (the ends are random) */
+		if (e + UF_AHEAD < m)
 		{
-			const graph_attr *a = pvec_at(&g->attrs, e);
-
-			*id = a->id;
-			*cost = a->cost;
-			*source = idmap_id(&g->idm, d[0]);
-			*target = idmap_id(&g->idm, d[1]);
+			kept_ends(g, e + UF_AHEAD, &du, &dv);
+			__builtin_prefetch(&g->parent[du]);
+			__builtin_prefetch(&g->parent[dv]);
+		}
+		kept_ends(g, e, &du, &dv);
+		if (uf_union(g->parent, du, dv))
+		{
+			kept_attr(g, e, id, cost);
+			*source = idmap_id(&g->idm, du);
+			*target = idmap_id(&g->idm, dv);
 			return 1;
 		}
 	}
@@ -303,9 +352,7 @@ graph_mem_release(xxl_graph *g)
 	idmap_free(&g->env, &g->idm);
 	pvec_free(&g->env, &g->ends);
 	pvec_free(&g->env, &g->attrs);
-	if (g->kruskal)
-		xxl_env_free(&g->env, g->kruskal, g->kruskal_bytes);
-	g->kruskal = NULL;
+	pvec_free(&g->env, &g->kedges);
 	if (g->mem_ids)
 		xxl_env_free(&g->env, g->mem_ids, g->mem_ids_bytes);
 	g->mem_ids = NULL;

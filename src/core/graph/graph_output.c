@@ -128,14 +128,14 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 int
 xxl_graph_next_node(xxl_graph *g, int64_t *node, int64_t *component)
 {
-	uint64_t	t0;
 	int			rc;
 
 	if (!check_output(g, true))
 		return g->state == ST_DONE ? 0 : -(int) gfail(g);
-	t0 = xxl_now_ns();
+	gout_clock_row(&g->out_clock);
 	rc = next_node(g, node, component);
-	g->output_ns += xxl_now_ns() - t0;
+	if (rc == 0)
+		gout_clock_end(&g->out_clock);
 	if (rc < 0)
 		return -(int) gfail(g);
 	return rc;
@@ -223,14 +223,14 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 int
 xxl_graph_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
 {
-	uint64_t	t0;
 	int			rc;
 
 	if (!check_output(g, false))
 		return g->state == ST_DONE ? 0 : -(int) gfail(g);
-	t0 = xxl_now_ns();
+	gout_clock_row(&g->out_clock);
 	rc = next_edge(g, id, source, target, cost);
-	g->output_ns += xxl_now_ns() - t0;
+	if (rc == 0)
+		gout_clock_end(&g->out_clock);
 	if (rc < 0)
 		return -(int) gfail(g);
 	if (rc > 0)

@@ -35,6 +35,14 @@ void		pvec_free(xxl_env *env, pvec *v);
 /* Bytes a pvec of n elements holds. */
 size_t		pvec_bytes(const pvec *v, uint64_t n);
 
+/*
+ * Sort the elements in place by their first key_size bytes (memcmp order),
+ * not stably, with up to `threads` OpenMP threads (pvec_sort.c).  Elements
+ * of at most PVEC_SORT_MAX_REC bytes.
+ */
+#define PVEC_SORT_MAX_REC 64
+void		pvec_sort(pvec *v, size_t key_size, int threads);
+
 #define IDMAP_NONE UINT32_MAX	/* not a dense id */
 #define IDMAP_MAX (UINT32_MAX - 2)	/* dense ids stay below this */
 

@@ -231,9 +231,7 @@ xxl_paths_next(xxl_paths *p, int64_t *node, double *distance, int64_t *pred, int
 
 	if (!output_ready(p))
 		return -1;
-	/* output time: from the first row to the end (a clock read per row cost 2%) */
-	if (p->out_t0 == 0)
-		p->out_t0 = xxl_now_ns();
+	gout_clock_row(&p->out_clock);
 	if (xxl_env_poll(&p->env))
 	{
 		pfail(p);
@@ -243,8 +241,8 @@ xxl_paths_next(xxl_paths *p, int64_t *node, double *distance, int64_t *pred, int
 		paths_mem_next(p, node, distance, pred, edge);
 	if (got < 0)
 		pfail(p);
-	if (got == 0 && p->output_ns == 0)
-		p->output_ns = xxl_now_ns() - p->out_t0;
+	if (got == 0)
+		gout_clock_end(&p->out_clock);
 	return got;
 }
 
@@ -321,7 +319,7 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->cluster_ns = p->cluster_ns;
 	st->forest_ns = p->forest_ns;
 	st->search_ns = p->search_ns;
-	st->output_ns = p->output_ns ? p->output_ns : p->out_t0 ? xxl_now_ns() - p->out_t0 : 0;
+	st->output_ns = gout_clock_ns(&p->out_clock);
 }
 
 const char *

@@ -161,9 +161,8 @@ struct xxl_paths
 	uint64_t	t_start,
 				load_ns,
 				build_ns,
-				search_ns,
-				output_ns,
-				out_t0;			/* when the first row was asked for */
+				search_ns;
+	gout_clock	out_clock;
 
 	/* in memory */
 	idmap		map;			/* id -> dense and back */
