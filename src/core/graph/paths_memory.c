@@ -13,7 +13,7 @@
 
 #include <math.h>
 
-#define NODE_BYTES 40			/* dist 8, heap entry 16, pred, plink, pos, order 4 each */
+#define NODE_BYTES 40			/* pnode 16, heap entry 16, plink, order 4 each */
 
 /*
  * What building the adjacency and the search need at most: while building,
@@ -114,8 +114,8 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 
 /*
  * The heap holds its keys: sifting compares neighbouring entries instead
- * of chasing dist[] at random (twice as fast on 1M nodes).  Ties go to the
- * smaller dense id, so the order is deterministic.
+ * of chasing the nodes' distances at random (twice as fast on 1M nodes).
+ * Ties go to the smaller dense id, so the order is deterministic.
  */
 static inline bool
 hentry_less(const pheap_entry *a, const pheap_entry *b)
@@ -135,11 +135,11 @@ heap_up(xxl_paths *p, uint32_t i, pheap_entry x)
 		if (!hentry_less(&x, &h[parent]))
 			break;
 		h[i] = h[parent];
-		p->pos[h[i].node] = i;
+		p->node[h[i].node].pos = i;
 		i = parent;
 	}
 	h[i] = x;
-	p->pos[x.node] = i;
+	p->node[x.node].pos = i;
 }
 
 static void
@@ -161,11 +161,11 @@ heap_down(xxl_paths *p, uint32_t i, pheap_entry x, uint32_t size)
 		if (!hentry_less(&h[best], &x))
 			break;
 		h[i] = h[best];
-		p->pos[h[i].node] = i;
+		p->node[h[i].node].pos = i;
 		i = best;
 	}
 	h[i] = x;
-	p->pos[x.node] = i;
+	p->node[x.node].pos = i;
 }
 
 static inline const plink_cost *
@@ -184,8 +184,8 @@ link_at(const xxl_paths *p, uint32_t i)
 static inline void
 reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)
 {
-	p->dist[v] = d;
-	p->pred[v] = pred;
+	p->node[v].d = d;
+	p->node[v].pred = pred;
 	p->plinkv[v] = link;
 }
 
@@ -203,54 +203,55 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 	while (size > 0)
 	{
 		uint32_t	u = p->hent[0].node;
+		double		du;
 
-		if (!(p->dist[u] <= p->max_distance))
+		if (!(p->node[u].d <= p->max_distance))
 			break;
 		if (--size > 0)
 		{
 			uint32_t	next;
 
 			heap_down(p, 0, p->hent[size], size);
-			/* the likely next node's arcs, while this one's are relaxed */
+			/*
+			 * The likely next node's arcs, while this one's are relaxed (not
+			 * their heads too: that load of the arcs would wait here).
+			 */
 			next = p->hent[0].node;
-			if (p->off[next] < p->off[next + 1])
-			{
-				__builtin_prefetch(&p->arcs[p->off[next]]);
-				__builtin_prefetch(&p->pos[p->arcs[p->off[next]].to]);
-			}
+			__builtin_prefetch(&p->arcs[p->off[next]]);
 		}
-		p->pos[u] = P_SETTLED;
+		p->node[u].pos = P_SETTLED;
 		p->order[p->reached++] = u;
 		if (p->has_target && u == p->target_dense)
 		{
 			p->target_found = true;
 			break;
 		}
+		du = p->node[u].d;
 		for (uint32_t a = p->off[u], end = p->off[u + 1]; a < end; a++)
 		{
 			uint32_t	v = p->arcs[a].to;
+			pnode	   *nv = &p->node[v];
 			double		nd;
 
 			if (a + ARC_AHEAD < end)
 			{
-				__builtin_prefetch(&p->pos[p->arcs[a + ARC_AHEAD].to]);
-				__builtin_prefetch(&p->dist[p->arcs[a + ARC_AHEAD].to]);
+				__builtin_prefetch(&p->node[p->arcs[a + ARC_AHEAD].to]);
 				__builtin_prefetch(link_at(p, p->arcs[a + ARC_AHEAD].link));
 			}
-			if (p->pos[v] == P_SETTLED)
+			if (nv->pos == P_SETTLED)
 				continue;
-			nd = p->dist[u] + link_at(p, p->arcs[a].link)->w;
+			nd = du + link_at(p, p->arcs[a].link)->w;
 			p->relaxed++;
-			if (p->pos[v] == P_UNSEEN)
+			if (nv->pos == P_UNSEEN)
 			{
 				reach(p, v, nd, u, p->arcs[a].link);
 				heap_up(p, size++, (pheap_entry) {nd, v});
 				p->pushes++;
 			}
-			else if (nd < p->dist[v])
+			else if (nd < nv->d)
 			{
 				reach(p, v, nd, u, p->arcs[a].link);
-				heap_up(p, p->pos[v], (pheap_entry) {nd, v});
+				heap_up(p, nv->pos, (pheap_entry) {nd, v});
 			}
 		}
 		if (xxl_env_poll(&p->env))
@@ -268,7 +269,7 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 	for (size_t i = 0; i < nsrc; i++)
 	{
 		reach(p, src[i], 0, src[i], P_UNSEEN);
-		p->pos[src[i]] = P_SETTLED;
+		p->node[src[i]].pos = P_SETTLED;
 		p->order[p->reached++] = src[i];
 	}
 	while (head < p->reached)
@@ -290,19 +291,19 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			if (p->off[p->order[head]] < p->off[p->order[head] + 1])
 				__builtin_prefetch(&p->arcs[p->off[p->order[head]]]);
 		}
-		if (p->dist[u] >= (double) p->max_depth)
+		if (p->node[u].d >= (double) p->max_depth)
 			continue;
 		for (uint32_t a = p->off[u], end = p->off[u + 1]; a < end; a++)
 		{
 			uint32_t	v = p->arcs[a].to;
 
 			if (a + ARC_AHEAD < end)
-				__builtin_prefetch(&p->pos[p->arcs[a + ARC_AHEAD].to]);
+				__builtin_prefetch(&p->node[p->arcs[a + ARC_AHEAD].to]);
 			p->relaxed++;
-			if (p->pos[v] != P_UNSEEN)
+			if (p->node[v].pos != P_UNSEEN)
 				continue;
-			p->pos[v] = P_SETTLED;
-			reach(p, v, p->dist[u] + 1, u, p->arcs[a].link);
+			reach(p, v, p->node[u].d + 1, u, p->arcs[a].link);
+			p->node[v].pos = P_SETTLED;
 			p->order[p->reached++] = v;
 			p->pushes++;
 		}
@@ -326,6 +327,7 @@ build_csr(xxl_paths *p)
 	cur = p->arcs ? xxl_env_alloc(env, cur_bytes) : NULL;
 	if (cur == NULL)
 		return env->err.code;
+
 	memset(p->off, 0, 4 * (p->n + 1));
 	for (uint64_t i = 0; i < p->nlinks; i++)
 	{
@@ -368,7 +370,7 @@ collect_path(xxl_paths *p)
 	while (p->plinkv[x] != P_UNSEEN)
 	{
 		p->steps[p->nsteps++] = x;
-		x = p->pred[x];
+		x = p->node[x].pred;
 	}
 	p->steps[p->nsteps++] = x;
 }
@@ -397,10 +399,8 @@ paths_mem_run(xxl_paths *p)
 	p->target_dense = p->has_target ? idmap_find(&p->map, p->target) : P_UNSEEN;
 	idmap_drop_table(env, &p->map);
 	if (build_csr(p) != XXL_OK ||
-		(p->dist = xxl_env_alloc(env, 8 * (p->n ? p->n : 1))) == NULL ||
-		(p->pred = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
+		(p->node = xxl_env_alloc(env, sizeof(pnode) * (p->n ? p->n : 1))) == NULL ||
 		(p->plinkv = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
-		(p->pos = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
 		(p->op == XXL_PATHS_SSSP &&
 		 (p->hent = xxl_env_alloc(env, sizeof(pheap_entry) * (p->n ? p->n : 1))) == NULL) ||
 		(p->order = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL)
@@ -408,7 +408,8 @@ paths_mem_run(xxl_paths *p)
 		xxl_env_free(env, src, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
 		return env->err.code;
 	}
-	memset(p->pos, 0xff, 4 * p->n);
+	for (uint64_t x = 0; x < p->n; x++)
+		p->node[x].pos = P_UNSEEN;
 	p->build_ns = xxl_now_ns() - t0;
 	t0 = xxl_now_ns();
 	rc = p->op == XXL_PATHS_SSSP ? dijkstra(p, src, nsrc) : bfs(p, src, nsrc);
@@ -429,7 +430,7 @@ paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *e
 	if (p->out_pos >= p->reached)
 		return 0;
 	/*
-	 * A row reads six arrays at random places (its node's id, distance,
+	 * A row reads five arrays at random places (its node's id, distance,
 	 * predecessor and link, the predecessor's id, the link's id): prefetch
 	 * them a few rows ahead, in two steps, so that the misses overlap.
 	 */
@@ -438,22 +439,21 @@ paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *e
 		uint32_t	v = p->order[p->out_pos + OUT_AHEAD];
 
 		__builtin_prefetch(pvec_at(&p->map.ids, v));
-		__builtin_prefetch(&p->dist[v]);
-		__builtin_prefetch(&p->pred[v]);
+		__builtin_prefetch(&p->node[v]);
 		__builtin_prefetch(&p->plinkv[v]);
 	}
 	if (p->out_pos + OUT_AHEAD / 2 < p->reached)
 	{
 		uint32_t	v = p->order[p->out_pos + OUT_AHEAD / 2];
 
-		__builtin_prefetch(pvec_at(&p->map.ids, p->pred[v]));
+		__builtin_prefetch(pvec_at(&p->map.ids, p->node[v].pred));
 		if (p->plinkv[v] != P_UNSEEN)
 			__builtin_prefetch(link_at(p, p->plinkv[v]));
 	}
 	u = p->order[p->out_pos++];
 	*node = idmap_id(&p->map, u);
-	*d = p->dist[u];
-	*pred = idmap_id(&p->map, p->pred[u]);
+	*d = p->node[u].d;
+	*pred = idmap_id(&p->map, p->node[u].pred);
 	*edge = p->plinkv[u] == P_UNSEEN ? -1 : link_at(p, p->plinkv[u])->eid;
 	return 1;
 }
@@ -467,7 +467,7 @@ paths_mem_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost, double 
 		return 0;
 	x = p->steps[p->nsteps - 1 - p->out_pos];
 	*node = idmap_id(&p->map, x);
-	*agg = p->dist[x];
+	*agg = p->node[x].d;
 	if (p->out_pos + 1 < p->nsteps)
 	{
 		const plink_cost *l = link_at(p, p->plinkv[p->steps[p->nsteps - 2 - p->out_pos]]);
@@ -498,10 +498,8 @@ paths_mem_release(xxl_paths *p)
 	p->arcs = NULL;
 #define FREE_NODES(field, size) \
 	do { if (p->field) xxl_env_free(env, p->field, (size) * n); p->field = NULL; } while (0)
-	FREE_NODES(dist, 8);
-	FREE_NODES(pred, 4);
+	FREE_NODES(node, sizeof(pnode));
 	FREE_NODES(plinkv, 4);
-	FREE_NODES(pos, 4);
 	FREE_NODES(hent, sizeof(pheap_entry));
 	FREE_NODES(order, 4);
 #undef FREE_NODES
