@@ -13,7 +13,7 @@ EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(lastwo
 PGFILEDESC = "pgxxl - external-memory algorithms for PostgreSQL"
 
 CORE_SRCS := $(sort $(wildcard src/core/*.c src/core/*/*.c))
-PG_SRCS := $(sort $(wildcard src/pg/*.c))
+PG_SRCS := $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
 # sql/ holds both the extension scripts and the pg_regress tests: only
@@ -55,7 +55,7 @@ $(CORE_SRCS:.c=.o): CFLAGS += -Wno-declaration-after-statement -O3 -fno-stack-pr
 # PGXS tracks no header dependencies: a struct that grows in an engine
 # header must rebuild every object that embeds it, or the library mixes
 # two layouts (a stack smash in the glue, seen once).
-$(OBJS): $(wildcard src/core/*.h src/core/*/*.h src/pg/*.h)
+$(OBJS): $(wildcard src/core/*.h src/core/*/*.h src/pg/*.h src/pg/*/*.h)
 
 else
 

@@ -54,6 +54,17 @@ CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
 UNION ALL
 SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.3 (no table access method yet)
+CREATE EXTENSION pgxxl VERSION '0.3';
+SELECT count(*) AS no_xxl_am_in_03 FROM pg_am WHERE amname = 'xxl';
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 DROP TABLE fresh, updated;
 
 DROP EXTENSION pgxxl;

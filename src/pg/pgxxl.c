@@ -13,6 +13,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
+#include "pg/table/xxl_table.h"
 #include "pg/xxl_cancel.h"
 #include "pg/xxl_guc.h"
 #include "core/xxl_io.h"
@@ -36,6 +37,7 @@ _PG_init(void)
 	xxl_define_gucs();
 	xxl_cancel_init();
 	xxl_sort_scan_init();
+	xxl_table_writes_init();
 }
 
 /* "2MiB", "512KiB", or bytes when the size is not a round unit. */

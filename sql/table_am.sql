@@ -1,0 +1,184 @@
+-- table_am.sql — the table access method xxl: every common type round-trips
+-- (checked against a heap copy of the same rows, EXCEPT ALL both ways), rows
+-- of a statement go in sorted by the order key, transactions and
+-- subtransactions decide what is seen, COPY, CREATE TABLE AS, ALTER TABLE
+-- SET ACCESS METHOD, TRUNCATE, VACUUM, VACUUM FULL and ANALYZE work, loads
+-- far beyond xxl.memory spill and stay sorted, parallel scans see every row,
+-- and what is not supported says so with SQLSTATE 0A000.
+CREATE EXTENSION IF NOT EXISTS pgxxl;
+CREATE FUNCTION tam_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  state text;
+  msg text;
+BEGIN
+  EXECUTE stmt;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+  RETURN state || ': ' || msg;
+END $$;
+-- rows of a and b that differ (as multisets of their text forms: json has no equality)
+CREATE FUNCTION tam_differ(a text, b text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM ((SELECT x::text FROM %s x EXCEPT ALL SELECT y::text FROM %s y)
+                  UNION ALL (SELECT y::text FROM %s y EXCEPT ALL SELECT x::text FROM %s x)) d',
+                 a, b, b, a) INTO n;
+  RETURN n;
+END $$;
+
+-- every common type, NULLs, NaN, infinities, long values, dropped columns
+CREATE TABLE tam_types_heap (
+  i2 smallint, i4 integer, i8 bigint, f4 real, f8 double precision, n numeric,
+  b boolean, c "char", nm name, o oid, t text, vc varchar(20), ch char(5), by bytea,
+  d date, tm time, tz timetz, ts timestamp, tstz timestamptz, iv interval, u uuid,
+  j jsonb, js json, arr int[], tarr text[], inet inet, m money, pt point, r int4range);
+INSERT INTO tam_types_heap
+SELECT g::smallint, g, g * 1000000000000, g / 3.0, g / 7.0, (g * 12345.6789)::numeric(20, 4),
+  g % 2 = 0, chr(65 + g % 26)::"char", 'name' || g, g::oid, repeat('x', g % 50) || g,
+  'vc' || g, 'c' || (g % 100), decode(md5(g::text), 'hex'),
+  date '2000-01-01' + g, time '00:00' + g * interval '1 minute', timetz '12:00+02' + g * interval '1 second',
+  timestamp '2020-01-01' + g * interval '1 hour', timestamptz '2020-01-01 00:00+00' + g * interval '1 day',
+  g * interval '1 day 1 second', md5(g::text)::uuid, jsonb_build_object('g', g, 'a', ARRAY[g, g]),
+  json_build_object('g', g), ARRAY[g, g + 1, NULL], ARRAY['a' || g, NULL], ('10.0.' || g % 256 || '.1')::inet,
+  g::money, point(g, -g), int4range(g, g + 10)
+FROM generate_series(1, 500) g;
+-- NULLs in every column, NaN and infinities, a long value (no compression), an empty string
+INSERT INTO tam_types_heap (i4) VALUES (NULL);
+INSERT INTO tam_types_heap (f4, f8, n, ts, d, t) VALUES
+  ('NaN', 'NaN', 'NaN', 'infinity', '-infinity', ''),
+  ('Infinity', '-Infinity', -0.000001, '-infinity', 'infinity', repeat('long', 1500));
+CREATE TABLE tam_types (LIKE tam_types_heap) USING xxl;
+INSERT INTO tam_types SELECT * FROM tam_types_heap;
+SELECT count(*) AS rows, tam_differ('tam_types', 'tam_types_heap') AS differing FROM tam_types;
+-- the same through COPY, ordered by a key, and after a column is dropped
+CREATE TABLE tam_types_copy (LIKE tam_types_heap) USING xxl;
+SELECT xxl.alter_table_set('tam_types_copy', 'i4 DESC NULLS FIRST, t COLLATE "C"');
+COPY tam_types_heap TO '/tmp/pgxxl_tam_types.copy';
+COPY tam_types_copy FROM '/tmp/pgxxl_tam_types.copy';
+SELECT tam_differ('tam_types_copy', 'tam_types_heap') AS differing_after_copy;
+SELECT i4 FROM tam_types_copy LIMIT 3;
+ALTER TABLE tam_types_copy DROP COLUMN by;
+ALTER TABLE tam_types_heap DROP COLUMN by;
+INSERT INTO tam_types_copy SELECT * FROM tam_types_heap WHERE i4 <= 10;
+INSERT INTO tam_types_heap SELECT * FROM tam_types_heap WHERE i4 <= 10;
+SELECT tam_differ('tam_types_copy', 'tam_types_heap') AS differing_after_drop_column;
+-- columns added later: missing in the older rows (their default, or NULL)
+ALTER TABLE tam_types_copy ADD COLUMN added_default int DEFAULT 42, ADD COLUMN added_null text;
+ALTER TABLE tam_types_heap ADD COLUMN added_default int DEFAULT 42, ADD COLUMN added_null text;
+INSERT INTO tam_types_copy SELECT * FROM tam_types_heap WHERE i4 <= 3;
+INSERT INTO tam_types_heap SELECT * FROM tam_types_heap WHERE i4 <= 3;
+SELECT tam_differ('tam_types_copy', 'tam_types_heap') AS differing_after_add_column;
+SELECT added_default, added_null, count(*) FROM tam_types_copy GROUP BY 1, 2;
+
+-- rows of one statement go in sorted by the key; earlier segments stay as they were
+CREATE TABLE tam_sorted (k int, v text) USING xxl;
+INSERT INTO tam_sorted VALUES (3, 'c'), (1, 'a'), (2, 'b');
+SELECT xxl.alter_table_set('tam_sorted', 'k');
+INSERT INTO tam_sorted VALUES (30, 'z'), (10, 'x'), (20, 'y'), (NULL, 'null last');
+SELECT ctid, k, v FROM tam_sorted;
+SELECT * FROM xxl.table_options WHERE relation = 'tam_sorted'::regclass;
+-- VACUUM FULL merges the segments into one, in key order
+VACUUM FULL tam_sorted;
+SELECT ctid, k, v FROM tam_sorted;
+SELECT xxl.alter_table_set('tam_sorted', NULL);
+SELECT count(*) AS options_left FROM xxl.table_options WHERE relation = 'tam_sorted'::regclass;
+
+-- transactions, subtransactions, own rows
+CREATE TABLE tam_tx (a int) USING xxl;
+CREATE TABLE tam_tx2 (a int) USING xxl;
+BEGIN;
+INSERT INTO tam_tx VALUES (1);
+INSERT INTO tam_tx2 VALUES (10), (20);
+INSERT INTO tam_tx VALUES (2);
+SELECT (SELECT count(*) FROM tam_tx) AS tx, (SELECT count(*) FROM tam_tx2) AS tx2;
+SAVEPOINT s;
+INSERT INTO tam_tx VALUES (3);
+SELECT count(*) AS before_rollback_to FROM tam_tx;
+ROLLBACK TO s;
+SELECT count(*) AS after_rollback_to FROM tam_tx;
+-- a statement does not see its own rows
+INSERT INTO tam_tx SELECT a + 100 FROM tam_tx;
+SELECT array_agg(a ORDER BY a) FROM tam_tx;
+COMMIT;
+BEGIN;
+INSERT INTO tam_tx VALUES (999);
+ROLLBACK;
+SELECT array_agg(a ORDER BY a) AS committed FROM tam_tx;
+-- the rolled-back segment is marked dead by VACUUM and never seen
+VACUUM tam_tx;
+SELECT array_agg(a ORDER BY a) AS after_vacuum FROM tam_tx;
+
+-- CREATE TABLE AS, ALTER TABLE SET ACCESS METHOD both ways, TRUNCATE, ANALYZE
+CREATE TABLE tam_ctas USING xxl AS SELECT g AS a, md5(g::text) AS b FROM generate_series(1, 1000) g;
+CREATE TABLE tam_heap AS SELECT g AS a, md5(g::text) AS b FROM generate_series(1, 1000) g;
+SELECT tam_differ('tam_ctas', 'tam_heap') AS ctas_differing;
+ALTER TABLE tam_heap SET ACCESS METHOD xxl;
+SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'tam_heap';
+SELECT tam_differ('tam_ctas', 'tam_heap') AS converted_differing;
+ALTER TABLE tam_heap SET ACCESS METHOD heap;
+SELECT tam_differ('tam_ctas', 'tam_heap') AS back_to_heap_differing;
+ANALYZE tam_ctas;
+SELECT reltuples FROM pg_class WHERE relname = 'tam_ctas';
+SELECT attname, n_distinct FROM pg_stats WHERE tablename = 'tam_ctas' ORDER BY attname;
+TRUNCATE tam_ctas;
+SELECT count(*) AS after_truncate FROM tam_ctas;
+INSERT INTO tam_ctas VALUES (1, 'again');
+SELECT * FROM tam_ctas;
+
+-- a load far beyond xxl.memory spills, and its segment is sorted
+CREATE TABLE tam_big (a bigint, b bigint, pad text) USING xxl;
+SELECT xxl.alter_table_set('tam_big', 'b, a');
+SET xxl.memory = '1MB';
+INSERT INTO tam_big SELECT g, (g * 7919) % 100003, 'pad' || g FROM generate_series(1, 200000) g;
+RESET xxl.memory;
+SELECT operator, rows, (SELECT sum(x) FROM unnest(bytes_written) x) > 1000000 AS spilled
+FROM xxl.last_stats();
+SELECT count(*) AS rows, count(DISTINCT a) AS distinct_a,
+  bool_and(prev IS NULL OR (prev_b, prev) <= (b, a)) AS in_key_order
+FROM (SELECT a, b, lag(a) OVER w AS prev, lag(b) OVER w AS prev_b
+      FROM tam_big WINDOW w AS (ORDER BY ctid)) s;
+-- parallel workers see every row once
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(a) FROM tam_big;
+SELECT count(*), sum(a) FROM tam_big;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- what is not supported, and bad settings
+SELECT tam_try('UPDATE tam_tx SET a = 0');
+SELECT tam_try('DELETE FROM tam_tx');
+SELECT tam_try('SELECT * FROM tam_tx FOR UPDATE');
+SELECT tam_try('CREATE INDEX ON tam_tx (a)');
+SELECT tam_try('SELECT * FROM tam_tx TABLESAMPLE SYSTEM (50)');
+-- with no unique index ON CONFLICT DO NOTHING is a plain insert
+SELECT tam_try('INSERT INTO tam_tx VALUES (1) ON CONFLICT DO NOTHING');
+SELECT tam_try($$INSERT INTO tam_tx2 VALUES (1) RETURNING ctid$$) AS returning_ctid_works;
+SELECT tam_try($$SELECT xxl.alter_table_set('tam_heap', 'a')$$);
+SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'nosuch')$$);
+SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'a +')$$);
+CREATE TABLE tam_pt (p point) USING xxl;
+SELECT tam_try($$SELECT xxl.alter_table_set('tam_pt', 'p')$$);
+SELECT tam_try($$INSERT INTO tam_ctas VALUES (1, repeat('x', 9000))$$);
+CREATE ROLE tam_other;
+SET ROLE tam_other;
+SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'a')$$);
+SELECT tam_try($$INSERT INTO xxl.table_options VALUES ('tam_tx', 'a')$$);
+RESET ROLE;
+DROP ROLE tam_other;
+-- a dropped table's settings go with it
+DROP TABLE tam_big;
+SELECT count(*) AS settings_of_dropped FROM xxl.table_options o
+WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = o.relation);
+-- pg_dump dumps the settings table
+SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pgxxl';
+-- the session is still usable
+SELECT count(*) FROM tam_tx;
+DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
+  tam_heap, tam_pt;
+DROP FUNCTION tam_try(text), tam_differ(text, text);

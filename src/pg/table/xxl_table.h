@@ -1,0 +1,231 @@
+/*
+ * xxl_table.h — the table access method xxl: what its parts share
+ * (docs/table.md has the design).
+ *
+ * A relation's main fork:
+ *  - block 0, the metapage: the segment directory's first entries and the
+ *    block numbers of its further pages;
+ *  - data pages, each holding rows of one segment (its number in the
+ *    page's special space), packed without per-row headers;
+ *  - further directory pages, allocated as the directory grows.
+ * A segment is the rows one statement inserted, written at the statement's
+ * end in the order of the table's key, onto contiguous new pages; it is
+ * never changed afterwards.  Its directory entry holds the inserting
+ * transaction and command, which decide who sees it.  Every page is
+ * written whole, through the buffer manager, and WAL-logged as a full-page
+ * image when the relation needs WAL.
+ */
+#ifndef XXL_PG_TABLE_H
+#define XXL_PG_TABLE_H
+
+#include "access/tableam.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+#define XXL_TABLE_MAGIC 0x78786C54	/* "xxlT" */
+#define XXL_TABLE_VERSION 1
+
+#define XXL_META_BLOCK 0
+
+typedef enum XxlPageKind
+{
+	XXL_PAGE_META = 1,
+	XXL_PAGE_DIR = 2,
+	XXL_PAGE_DATA = 3
+} XxlPageKind;
+
+/* The special space of every page. */
+typedef struct XxlPageOpaque
+{
+	uint32		magic;
+	uint16		kind;			/* XxlPageKind */
+	uint16		nrows;			/* data: rows on the page */
+	uint32		segno;			/* data: its segment */
+	uint16		row_width;		/* data: every row this wide, or 0: offsets */
+	uint16		natts;			/* data: columns the rows have (later ones are missing) */
+} XxlPageOpaque;
+
+#define XXL_OPAQUE(page) ((XxlPageOpaque *) PageGetSpecialPointer(page))
+
+/* Segment flags */
+#define XXL_SEG_SORTED 0x0001	/* rows in the order of the key it was written with */
+#define XXL_SEG_DEAD 0x0002		/* its transaction aborted; VACUUM said so */
+
+/* One directory entry. */
+typedef struct XxlSegment
+{
+	TransactionId xmin;			/* FrozenTransactionId once frozen */
+	CommandId	cmin;
+	BlockNumber first_block;
+	BlockNumber npages;
+	uint64		nrows;
+	uint16		flags;
+	uint16		pad;
+	uint32		pad2;
+} XxlSegment;
+
+/* The metapage's contents (after the page header). */
+#define XXL_META_DIRPAGES 256
+#define XXL_META_SEGS 160
+typedef struct XxlMeta
+{
+	uint32		magic;
+	uint32		version;
+	uint32		nsegments;
+	uint32		ndirpages;
+	BlockNumber dirpages[XXL_META_DIRPAGES];
+	XxlSegment	segs[XXL_META_SEGS];
+} XxlMeta;
+
+/* Entries per further directory page. */
+#define XXL_DIR_SEGS ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(XxlPageOpaque))) \
+					  / sizeof(XxlSegment))
+#define XXL_MAX_SEGMENTS (XXL_META_SEGS + XXL_META_DIRPAGES * XXL_DIR_SEGS)
+
+/* Directory (xxl_table_dir.c) -------------------------------------------- */
+
+/* A copy of the directory, as a scan or VACUUM reads it. */
+typedef struct XxlDirectory
+{
+	uint32		nsegments;
+	XxlSegment *segs;
+} XxlDirectory;
+
+/* Read the directory (empty when the relation has no metapage yet). */
+extern void xxl_dir_load(Relation rel, XxlDirectory *dir);
+
+/*
+ * Append an entry and return its segment number.  The caller holds the
+ * relation's extension lock (the metapage and directory pages may have to
+ * be created).
+ */
+extern uint32 xxl_dir_append(Relation rel, const XxlSegment *seg);
+
+/*
+ * The segment number the next xxl_dir_append will give, the metapage made
+ * if the relation has none (extension lock held).
+ */
+extern uint32 xxl_dir_prepare(Relation rel);
+
+/* Whether rows of seg are visible to snapshot. */
+extern bool xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot);
+
+/*
+ * VACUUM's pass over the directory: entries of aborted transactions are
+ * marked dead, committed ones older than freeze_limit are frozen.  Returns
+ * the oldest unfrozen xmin left (freeze_limit when none is older) and sets
+ * the number of rows in live segments and their pages.
+ */
+extern TransactionId xxl_dir_vacuum(Relation rel, TransactionId freeze_limit,
+									double *live_rows, BlockNumber *live_pages,
+									double *dead_rows);
+
+/* Rows (xxl_table_page.c) -------------------------------------------------- */
+
+/*
+ * How rows of a descriptor's first natts columns are packed: a null bitmap,
+ * then every non-null column's bytes unaligned (fixed-width values as they
+ * are, varlenas with a 1-byte header when short, cstrings with their
+ * terminator).  When every column has a fixed width the row is always
+ * row_width bytes (a NULL keeps its place, zeroed) and pages need no
+ * offsets.  A dropped column keeps its place (rows written before the drop
+ * hold its value; later ones a NULL); columns added after a page was
+ * written are missing from its rows (their default or NULL).
+ */
+typedef struct XxlRowFormat
+{
+	TupleDesc	desc;
+	int			natts;			/* columns in the rows */
+	int			bitmap_bytes;
+	int			row_width;		/* 0: variable */
+} XxlRowFormat;
+
+extern void xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts);
+
+/* Pack values into buf (reset first); returns the packed length. */
+extern uint32 xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull,
+						   StringInfo buf);
+
+/*
+ * Unpack a row into values/isnull (all of the descriptor's columns).
+ * By-reference values point into the row where their alignment allows
+ * (varlenas with a 1-byte header, cstrings), else into aligned copies in
+ * CurrentMemoryContext.
+ */
+extern void xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values,
+						   bool *isnull);
+
+/* Page building: an image in local memory, filled row by row. */
+typedef struct XxlPageBuilder
+{
+	PGAlignedBlock image;
+	int			row_width;		/* 0: offsets */
+	uint16		nrows;
+	uint16		upper;			/* variable rows: start of the lowest row */
+} XxlPageBuilder;
+
+extern void xxl_page_start(XxlPageBuilder *pb, const XxlRowFormat *fmt, uint32 segno);
+
+/* Set the page's bounds once its last row is in. */
+extern void xxl_page_finish(XxlPageBuilder *pb);
+
+/* Add a row; false when it does not fit (the page is then full). */
+extern bool xxl_page_add(XxlPageBuilder *pb, const char *row, uint32 len);
+
+/* The largest row a page takes. */
+extern uint32 xxl_page_max_row(int row_width);
+
+/* Row i (0-based) of a data page, and its length. */
+extern const char *xxl_page_row(Page page, int i, uint32 *len);
+
+/* Writes (xxl_table_write.c) ------------------------------------------------ */
+
+extern void xxl_table_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+							 struct BulkInsertStateData *bistate);
+extern void xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+								   CommandId cid, int options,
+								   struct BulkInsertStateData *bistate);
+/*
+ * Before a rewrite (VACUUM FULL, CLUSTER) inserts into target with cid:
+ * sort by the order key of table key_of, and write the segment frozen
+ * (seen by every snapshot) when frozen.
+ */
+extern void xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, bool frozen);
+
+/* Write the pending rows of rel (all relations: InvalidOid) as segments. */
+extern void xxl_table_flush(Oid relid);
+extern void xxl_table_writes_init(void);
+
+/* The order key text of rel, or NULL (xxl.table_options). */
+extern char *xxl_table_order_by(Oid relid);
+
+/* Scans (xxl_table_scan.c) -------------------------------------------------- */
+
+extern TableScanDesc xxl_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+									struct ScanKeyData *key, ParallelTableScanDesc pscan,
+									uint32 flags);
+extern void xxl_scan_end(TableScanDesc scan);
+extern void xxl_scan_rescan(TableScanDesc scan, struct ScanKeyData *key, bool set_params,
+							bool allow_strat, bool allow_sync, bool allow_pagemode);
+extern bool xxl_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
+								 TupleTableSlot *slot);
+extern bool xxl_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+										BufferAccessStrategy bstrategy);
+extern bool xxl_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
+										double *liverows, double *deadrows,
+										TupleTableSlot *slot);
+extern bool xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+								  TupleTableSlot *slot);
+extern bool xxl_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern bool xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot);
+
+/* Every visible row of rel (SnapshotAny: rows of committed segments) to a callback. */
+typedef void (*XxlRowCallback) (void *arg, TupleTableSlot *slot);
+extern double xxl_scan_committed(Relation rel, TupleTableSlot *slot, XxlRowCallback cb,
+								 void *arg);
+
+/* The OID of the access method (for "is this an xxl table"). */
+extern bool xxl_is_table(Relation rel);
+
+#endif							/* XXL_PG_TABLE_H */

@@ -1,0 +1,465 @@
+/*
+ * xxl_table_am.c — the table access method xxl: its routine table, the
+ * storage callbacks (new files, truncation, copies, sizes, VACUUM,
+ * rewrites), the operations it refuses, and xxl.alter_table_set.
+ *
+ * Rows are written by xxl_table_write.c and read by xxl_table_scan.c; the
+ * directory of segments is xxl_table_dir.c (docs/table.md).
+ *
+ * Not supported yet, each with SQLSTATE 0A000 and a hint: UPDATE, DELETE,
+ * row locks (SELECT ... FOR UPDATE), INSERT ... ON CONFLICT, indexes,
+ * TABLESAMPLE, AFTER INSERT row triggers (foreign keys).  Segments are
+ * immutable and rows get their place when the statement ends, which rules
+ * out in-place changes and a TID at insert time.
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/vacuum.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "pg/table/xxl_table.h"
+#include "pg/xxl_sortkey.h"
+
+PG_FUNCTION_INFO_V1(xxl_table_am_handler);
+PG_FUNCTION_INFO_V1(xxl_alter_table_set);
+
+static const TableAmRoutine xxl_routine;
+
+bool
+xxl_is_table(Relation rel)
+{
+	return rel->rd_tableam == &xxl_routine;
+}
+
+static void pg_attribute_noreturn()
+refuse(Relation rel, const char *what, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported on xxl table \"%s\"", what,
+					rel ? RelationGetRelationName(rel) : "?"),
+			 errdetail("Segments of an xxl table are immutable, and rows get their place when the statement that inserts them ends."),
+			 errhint("%s", hint)));
+}
+
+#define REWRITE_HINT "Rewrite the rows into a new table (CREATE TABLE ... USING xxl AS SELECT ...), or use a heap table."
+
+static const TupleTableSlotOps *
+xxl_slot_callbacks(Relation rel)
+{
+	return &TTSOpsVirtual;
+}
+
+/* Refused operations ------------------------------------------------------------ */
+
+static struct IndexFetchTableData *
+xxl_index_fetch_begin(Relation rel)
+{
+	refuse(rel, "an index scan", "Indexes on xxl tables are not supported yet.");
+}
+
+static void
+xxl_index_fetch_reset(struct IndexFetchTableData *data)
+{
+}
+
+static void
+xxl_index_fetch_end(struct IndexFetchTableData *data)
+{
+}
+
+static bool
+xxl_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
+					  TupleTableSlot *slot, bool *call_again, bool *all_dead)
+{
+	refuse(NULL, "an index scan", "Indexes on xxl tables are not supported yet.");
+}
+
+static void
+xxl_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	/* rows are never updated: the TID given is the latest */
+}
+
+static TransactionId
+xxl_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	refuse(rel, "deleting index entries", "Indexes on xxl tables are not supported yet.");
+}
+
+static void
+xxl_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+					   struct BulkInsertStateData *bistate, uint32 specToken)
+{
+	refuse(rel, "INSERT ... ON CONFLICT", "Insert without ON CONFLICT.");
+}
+
+static void
+xxl_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken, bool succeeded)
+{
+	refuse(rel, "INSERT ... ON CONFLICT", "Insert without ON CONFLICT.");
+}
+
+static TM_Result
+xxl_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
+				 Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
+{
+	refuse(rel, "DELETE", REWRITE_HINT);
+}
+
+static TM_Result
+xxl_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
+				 Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				 LockTupleMode *lockmode, bool *update_indexes)
+{
+	refuse(rel, "UPDATE", REWRITE_HINT);
+}
+
+static TM_Result
+xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+			   CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy, uint8 flags,
+			   TM_FailureData *tmfd)
+{
+	refuse(rel, "locking rows (SELECT ... FOR UPDATE/SHARE)", "Lock the table instead (LOCK TABLE).");
+}
+
+static double
+xxl_index_build_range_scan(Relation table_rel, Relation index_rel, struct IndexInfo *index_info,
+						   bool allow_sync, bool anyvisible, bool progress,
+						   BlockNumber start_blockno, BlockNumber numblocks,
+						   IndexBuildCallback callback, void *callback_state,
+						   TableScanDesc scan)
+{
+	refuse(table_rel, "CREATE INDEX",
+		   "Indexes on xxl tables are not supported yet; declare an order key with xxl.alter_table_set, or use a heap table.");
+}
+
+static void
+xxl_index_validate_scan(Relation table_rel, Relation index_rel, struct IndexInfo *index_info,
+						Snapshot snapshot, struct ValidateIndexState *state)
+{
+	refuse(table_rel, "CREATE INDEX CONCURRENTLY", "Indexes on xxl tables are not supported yet.");
+}
+
+static bool
+xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
+{
+	refuse(scan->rs_rd, "a bitmap scan", "Indexes on xxl tables are not supported yet.");
+}
+
+static bool
+xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+						   TupleTableSlot *slot)
+{
+	refuse(scan->rs_rd, "a bitmap scan", "Indexes on xxl tables are not supported yet.");
+}
+
+static bool
+xxl_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate)
+{
+	refuse(scan->rs_rd, "TABLESAMPLE", "Sample with WHERE random() < fraction instead.");
+}
+
+static bool
+xxl_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
+						   TupleTableSlot *slot)
+{
+	refuse(scan->rs_rd, "TABLESAMPLE", "Sample with WHERE random() < fraction instead.");
+}
+
+/* Writes ---------------------------------------------------------------------- */
+
+static void
+xxl_finish_bulk_insert(Relation rel, int options)
+{
+	xxl_table_flush(RelationGetRelid(rel));
+}
+
+/* Storage ------------------------------------------------------------------------ */
+
+static void
+xxl_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persistence,
+							  TransactionId *freezeXid, MultiXactId *minmulti)
+{
+	SMgrRelation srel;
+
+	/* every segment written from now on has a newer xmin */
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+	srel = RelationCreateStorage(*newrnode, persistence, true);
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(newrnode, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
+	smgrclose(srel);
+	/* the metapage comes with the first segment */
+}
+
+static void
+xxl_relation_nontransactional_truncate(Relation rel)
+{
+	RelationTruncate(rel, 0);
+}
+
+static void
+xxl_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	SMgrRelation dstrel = smgropen(*newrnode, rel->rd_backend);
+
+	FlushRelationBuffers(rel);
+	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
+						rel->rd_rel->relpersistence);
+	for (ForkNumber fork = MAIN_FORKNUM + 1; fork <= MAX_FORKNUM; fork++)
+	{
+		if (!smgrexists(RelationGetSmgr(rel), fork))
+			continue;
+		smgrcreate(dstrel, fork, false);
+		if (RelationIsPermanent(rel) ||
+			(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && fork == INIT_FORKNUM))
+			log_smgrcreate(newrnode, fork);
+		RelationCopyStorage(RelationGetSmgr(rel), dstrel, fork, rel->rd_rel->relpersistence);
+	}
+	RelationDropStorage(rel);
+	smgrclose(dstrel);
+}
+
+typedef struct CopyState
+{
+	Relation	target;
+	CommandId	cid;
+} CopyState;
+
+static void
+copy_row(void *arg, TupleTableSlot *slot)
+{
+	CopyState  *cs = arg;
+
+	CHECK_FOR_INTERRUPTS();
+	xxl_table_insert(cs->target, slot, cs->cid, 0, NULL);
+}
+
+/*
+ * VACUUM FULL and CLUSTER: the rows of committed segments, merged into one
+ * new segment in the order of the table's key (an index given to CLUSTER
+ * plays no part: xxl tables have none).  When every segment copied is seen
+ * by every snapshot still running (committed before OldestXmin), the new
+ * one is written frozen, so they still see the rows; otherwise it gets
+ * this transaction's xid, and snapshots older than it see an empty table,
+ * as after TRUNCATE.
+ */
+static void
+xxl_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
+							  bool use_sort, TransactionId OldestXmin,
+							  TransactionId *xid_cutoff, MultiXactId *multi_cutoff,
+							  double *num_tuples, double *tups_vacuumed,
+							  double *tups_recently_dead)
+{
+	CopyState	cs = {NewTable, GetCurrentCommandId(true)};
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(OldTable), &TTSOpsVirtual);
+	XxlDirectory dir;
+	bool		all_old = true;
+
+	xxl_dir_load(OldTable, &dir);
+	for (uint32 s = 0; s < dir.nsegments; s++)
+	{
+		TransactionId xmin = dir.segs[s].xmin;
+
+		if ((dir.segs[s].flags & XXL_SEG_DEAD) || xmin == FrozenTransactionId)
+			continue;
+		if (TransactionIdIsCurrentTransactionId(xmin) || !TransactionIdPrecedes(xmin, OldestXmin))
+			all_old = false;
+	}
+	xxl_table_begin_rewrite(NewTable, cs.cid, RelationGetRelid(OldTable), all_old);
+
+	*num_tuples = xxl_scan_committed(OldTable, slot, copy_row, &cs);
+	ExecDropSingleTupleTableSlot(slot);
+	xxl_table_flush(RelationGetRelid(NewTable));
+	*tups_vacuumed = 0;
+	*tups_recently_dead = 0;
+}
+
+static void
+xxl_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
+{
+	TransactionId oldest_xmin,
+				freeze_limit,
+				frozenxid;
+	MultiXactId oldest_mxact,
+				multi_cutoff;
+	double		live_rows,
+				dead_rows;
+	BlockNumber live_pages;
+	bool		frozenxid_updated,
+				minmulti_updated;
+
+	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
+						  params->multixact_freeze_min_age, params->multixact_freeze_table_age,
+						  &oldest_xmin, &oldest_mxact, &freeze_limit, &multi_cutoff);
+	frozenxid = xxl_dir_vacuum(rel, freeze_limit, &live_rows, &live_pages, &dead_rows);
+	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel), live_rows, 0,
+						RelationGetForm(rel)->relhasindex, frozenxid, oldest_mxact,
+						&frozenxid_updated, &minmulti_updated, false);
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared, live_rows, dead_rows);
+}
+
+static uint64
+xxl_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	return table_block_relation_size(rel, forkNumber);
+}
+
+static bool
+xxl_relation_needs_toast_table(Relation rel)
+{
+	return false;
+}
+
+static void
+xxl_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+						   double *tuples, double *allvisfrac)
+{
+	table_block_relation_estimate_size(rel, attr_widths, pages, tuples, allvisfrac,
+									   (RelationGetDescr(rel)->natts + 7) / 8,
+									   BLCKSZ - SizeOfPageHeaderData -
+									   MAXALIGN(sizeof(XxlPageOpaque)));
+}
+
+static const TableAmRoutine xxl_routine = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = xxl_slot_callbacks,
+
+	.scan_begin = xxl_scan_begin,
+	.scan_end = xxl_scan_end,
+	.scan_rescan = xxl_scan_rescan,
+	.scan_getnextslot = xxl_scan_getnextslot,
+
+	.parallelscan_estimate = table_block_parallelscan_estimate,
+	.parallelscan_initialize = table_block_parallelscan_initialize,
+	.parallelscan_reinitialize = table_block_parallelscan_reinitialize,
+
+	.index_fetch_begin = xxl_index_fetch_begin,
+	.index_fetch_reset = xxl_index_fetch_reset,
+	.index_fetch_end = xxl_index_fetch_end,
+	.index_fetch_tuple = xxl_index_fetch_tuple,
+
+	.tuple_fetch_row_version = xxl_fetch_row_version,
+	.tuple_tid_valid = xxl_tid_valid,
+	.tuple_get_latest_tid = xxl_get_latest_tid,
+	.tuple_satisfies_snapshot = xxl_satisfies_snapshot,
+	.index_delete_tuples = xxl_index_delete_tuples,
+
+	.tuple_insert = xxl_table_insert,
+	.tuple_insert_speculative = xxl_insert_speculative,
+	.tuple_complete_speculative = xxl_complete_speculative,
+	.multi_insert = xxl_table_multi_insert,
+	.tuple_delete = xxl_tuple_delete,
+	.tuple_update = xxl_tuple_update,
+	.tuple_lock = xxl_tuple_lock,
+	.finish_bulk_insert = xxl_finish_bulk_insert,
+
+	.relation_set_new_filenode = xxl_relation_set_new_filenode,
+	.relation_nontransactional_truncate = xxl_relation_nontransactional_truncate,
+	.relation_copy_data = xxl_relation_copy_data,
+	.relation_copy_for_cluster = xxl_relation_copy_for_cluster,
+	.relation_vacuum = xxl_relation_vacuum,
+	.scan_analyze_next_block = xxl_scan_analyze_next_block,
+	.scan_analyze_next_tuple = xxl_scan_analyze_next_tuple,
+	.index_build_range_scan = xxl_index_build_range_scan,
+	.index_validate_scan = xxl_index_validate_scan,
+
+	.relation_size = xxl_relation_size,
+	.relation_needs_toast_table = xxl_relation_needs_toast_table,
+
+	.relation_estimate_size = xxl_relation_estimate_size,
+
+	.scan_bitmap_next_block = xxl_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = xxl_scan_bitmap_next_tuple,
+	.scan_sample_next_block = xxl_scan_sample_next_block,
+	.scan_sample_next_tuple = xxl_scan_sample_next_tuple,
+};
+
+Datum
+xxl_table_am_handler(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(&xxl_routine);
+}
+
+/* xxl.alter_table_set ---------------------------------------------------------------- */
+
+Datum
+xxl_alter_table_set(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *order_by;
+	Relation	rel;
+	Oid			save_userid;
+	int			save_sec;
+	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
+	Datum		args[2];
+	int			rc;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("xxl.alter_table_set: relation must not be NULL")));
+	relid = PG_GETARG_OID(0);
+	order_by = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+	rel = table_open(relid, ShareUpdateExclusiveLock);
+	if (rel->rd_rel->relkind != RELKIND_RELATION || !xxl_is_table(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an xxl table", RelationGetRelationName(rel)),
+				 errhint("Create it with CREATE TABLE ... USING xxl, or convert it with ALTER TABLE ... SET ACCESS METHOD xxl.")));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	/* the key must resolve against the table as the sorter would take it */
+	if (order_by != NULL)
+		(void) xxl_sortkey_create(RelationGetDescr(rel), xxl_parse_order_by(order_by));
+	table_close(rel, NoLock);
+
+	/* the settings table is the extension's: written with its rights */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	args[0] = ObjectIdGetDatum(relid);
+	args[1] = order_by ? CStringGetTextDatum(order_by) : (Datum) 0;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (order_by != NULL)
+		rc = SPI_execute_with_args("INSERT INTO xxl.table_options (relation, order_by) VALUES ($1, $2) "
+								   "ON CONFLICT (relation) DO UPDATE SET order_by = EXCLUDED.order_by",
+								   2, argtypes, args, NULL, false, 0);
+	else
+		rc = SPI_execute_with_args("DELETE FROM xxl.table_options WHERE relation = $1",
+								   1, argtypes, args, NULL, false, 0);
+	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
+		elog(ERROR, "writing xxl.table_options failed: %s", SPI_result_code_string(rc));
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	PG_RETURN_VOID();
+}

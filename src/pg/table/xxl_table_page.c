@@ -1,0 +1,328 @@
+/*
+ * xxl_table_page.c — how rows of an xxl table are packed and how data pages
+ * hold them (xxl_table.h).
+ *
+ * Why not heap tuples: a heap row carries 23 bytes of header and a 4-byte
+ * line pointer, more than the 16 bytes of a (bigint, bigint) row.  Rows
+ * here are never updated in place, so they need no header: a null bitmap
+ * and the values, unaligned.  Rows of fixed width sit back to back (a
+ * (bigint, bigint) row is 17 bytes, 480 to a page against the heap's 185);
+ * variable rows are placed downwards from the special space with a 2-byte
+ * offset each, in order from the page header.
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/htup_details.h"
+#include "access/tupmacs.h"
+#include "lib/stringinfo.h"
+#include "utils/expandeddatum.h"
+
+#include "pg/table/xxl_table.h"
+
+void
+xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)
+{
+	int			width;
+	bool		fixed = true;
+
+	fmt->desc = desc;
+	fmt->natts = natts;
+	fmt->bitmap_bytes = (natts + 7) / 8;
+	width = fmt->bitmap_bytes;
+	for (int i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attlen > 0)
+			width += att->attlen;
+		else
+			fixed = false;
+	}
+	fmt->row_width = fixed ? Max(width, 1) : 0;
+}
+
+uint32
+xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull, StringInfo buf)
+{
+	TupleDesc	desc = fmt->desc;
+	int			bits_at;
+
+	resetStringInfo(buf);
+	bits_at = buf->len;
+	appendStringInfoSpaces(buf, fmt->bitmap_bytes);
+	memset(buf->data + bits_at, 0, fmt->bitmap_bytes);
+	for (int i = 0; i < fmt->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || isnull[i])
+		{
+			buf->data[bits_at + i / 8] |= (char) (1 << (i % 8));
+			if (fmt->row_width > 0)
+			{
+				int			at = buf->len;
+
+				appendStringInfoSpaces(buf, att->attlen);
+				memset(buf->data + at, 0, att->attlen);
+			}
+			continue;
+		}
+		if (att->attlen > 0 && att->attbyval)
+		{
+			union
+			{
+				char		c;
+				int16		i16;
+				int32		i32;
+				int64		i64;
+			}			v;
+
+			switch (att->attlen)
+			{
+				case 1:
+					v.c = DatumGetChar(values[i]);
+					break;
+				case 2:
+					v.i16 = DatumGetInt16(values[i]);
+					break;
+				case 4:
+					v.i32 = DatumGetInt32(values[i]);
+					break;
+				case 8:
+					v.i64 = DatumGetInt64(values[i]);
+					break;
+				default:
+					elog(ERROR, "unsupported by-value length %d", att->attlen);
+			}
+			appendBinaryStringInfo(buf, (const char *) &v, att->attlen);
+		}
+		else if (att->attlen > 0)
+			appendBinaryStringInfo(buf, DatumGetPointer(values[i]), att->attlen);
+		else if (att->attlen == -1)
+		{
+			struct varlena *v = (struct varlena *) DatumGetPointer(values[i]);
+
+			/* toasted elsewhere or expanded: the row must stand alone */
+			if (VARATT_IS_EXTERNAL(v))
+				v = detoast_external_attr(v);
+			if (VARATT_IS_SHORT(v))
+				appendBinaryStringInfo(buf, (const char *) v, VARSIZE_SHORT(v));
+			else if (!VARATT_IS_COMPRESSED(v) && VARATT_CAN_MAKE_SHORT(v))
+			{
+				char		hdr;
+				Size		size = VARATT_CONVERTED_SHORT_SIZE(v);
+
+				SET_VARSIZE_1B(&hdr, size);
+				appendBinaryStringInfo(buf, &hdr, 1);
+				appendBinaryStringInfo(buf, VARDATA(v), size - 1);
+			}
+			else
+				appendBinaryStringInfo(buf, (const char *) v, VARSIZE(v));
+		}
+		else
+			appendBinaryStringInfo(buf, DatumGetCString(values[i]),
+								   strlen(DatumGetCString(values[i])) + 1);
+	}
+	return (uint32) buf->len;
+}
+
+void
+xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = fmt->desc;
+	const char *p = row + fmt->bitmap_bytes;
+
+	for (int i = 0; i < fmt->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (row[i / 8] & (1 << (i % 8)))
+		{
+			values[i] = (Datum) 0;
+			isnull[i] = true;
+			if (fmt->row_width > 0)
+				p += att->attlen;
+			continue;
+		}
+		if (att->attisdropped)
+		{
+			/* written before the drop: step over its value */
+			values[i] = (Datum) 0;
+			isnull[i] = true;
+			p += att->attlen > 0 ? att->attlen : att->attlen == -1 ? VARSIZE_ANY(p) : strlen(p) + 1;
+			continue;
+		}
+		isnull[i] = false;
+		if (att->attlen > 0 && att->attbyval)
+		{
+			switch (att->attlen)
+			{
+				case 1:
+					values[i] = CharGetDatum(*p);
+					break;
+				case 2:
+					{
+						int16		v;
+
+						memcpy(&v, p, 2);
+						values[i] = Int16GetDatum(v);
+						break;
+					}
+				case 4:
+					{
+						int32		v;
+
+						memcpy(&v, p, 4);
+						values[i] = Int32GetDatum(v);
+						break;
+					}
+				default:
+					{
+						int64		v;
+
+						memcpy(&v, p, 8);
+						values[i] = Int64GetDatum(v);
+						break;
+					}
+			}
+			p += att->attlen;
+		}
+		else if (att->attlen > 0)
+		{
+			char	   *copy = palloc(att->attlen);
+
+			memcpy(copy, p, att->attlen);
+			values[i] = PointerGetDatum(copy);
+			p += att->attlen;
+		}
+		else if (att->attlen == -1)
+		{
+			Size		size = VARSIZE_ANY(p);
+
+			if (VARATT_IS_1B(p) || ((uintptr_t) p % ALIGNOF_INT) == 0)
+				values[i] = PointerGetDatum(p);
+			else
+			{
+				char	   *copy = palloc(size);
+
+				memcpy(copy, p, size);
+				values[i] = PointerGetDatum(copy);
+			}
+			p += size;
+		}
+		else
+		{
+			values[i] = CStringGetDatum(p);
+			p += strlen(p) + 1;
+		}
+	}
+	/* columns added after the row was written */
+	for (int i = fmt->natts; i < desc->natts; i++)
+		values[i] = getmissingattr(desc, i + 1, &isnull[i]);
+}
+
+/* Pages ---------------------------------------------------------------------- */
+
+static inline char *
+rows_base(Page page)
+{
+	return (char *) page + SizeOfPageHeaderData;
+}
+
+void
+xxl_page_start(XxlPageBuilder *pb, const XxlRowFormat *fmt, uint32 segno)
+{
+	int			row_width = fmt->row_width;
+	Page		page = pb->image.data;
+	XxlPageOpaque *op;
+
+	PageInit(page, BLCKSZ, sizeof(XxlPageOpaque));
+	op = XXL_OPAQUE(page);
+	op->magic = XXL_TABLE_MAGIC;
+	op->kind = XXL_PAGE_DATA;
+	op->segno = segno;
+	op->row_width = (uint16) row_width;
+	op->natts = (uint16) fmt->natts;
+	op->nrows = 0;
+	pb->row_width = row_width;
+	pb->nrows = 0;
+	pb->upper = ((PageHeader) page)->pd_special;
+}
+
+uint32
+xxl_page_max_row(int row_width)
+{
+	Size		room = BLCKSZ - MAXALIGN(sizeof(XxlPageOpaque)) - SizeOfPageHeaderData;
+
+	return row_width > 0 ? room : room - sizeof(uint16);
+}
+
+bool
+xxl_page_add(XxlPageBuilder *pb, const char *row, uint32 len)
+{
+	Page		page = pb->image.data;
+	Size		header = SizeOfPageHeaderData;
+
+	if (pb->nrows == PG_UINT16_MAX)
+		return false;
+	if (pb->row_width > 0)
+	{
+		Size		end = header + (Size) (pb->nrows + 1) * pb->row_width;
+
+		Assert(len == (uint32) pb->row_width);
+		if (end > pb->upper)
+			return false;
+		memcpy(rows_base(page) + (Size) pb->nrows * pb->row_width, row, len);
+	}
+	else
+	{
+		Size		offsets_end = header + (Size) (pb->nrows + 1) * sizeof(uint16);
+		uint16		at;
+
+		if (len > pb->upper || offsets_end > pb->upper - len)
+			return false;
+		at = pb->upper - len;
+		memcpy((char *) page + at, row, len);
+		memcpy(rows_base(page) + pb->nrows * sizeof(uint16), &at, sizeof(uint16));
+		pb->upper = at;
+	}
+	pb->nrows++;
+	return true;
+}
+
+void
+xxl_page_finish(XxlPageBuilder *pb)
+{
+	PageHeader	ph = (PageHeader) pb->image.data;
+
+	XXL_OPAQUE(pb->image.data)->nrows = pb->nrows;
+	if (pb->row_width > 0)
+		ph->pd_lower = ph->pd_upper = SizeOfPageHeaderData + (Size) pb->nrows * pb->row_width;
+	else
+	{
+		ph->pd_lower = SizeOfPageHeaderData + pb->nrows * sizeof(uint16);
+		ph->pd_upper = pb->upper;
+	}
+}
+
+const char *
+xxl_page_row(Page page, int i, uint32 *len)
+{
+	XxlPageOpaque *op = XXL_OPAQUE(page);
+	uint16		at,
+				end;
+
+	if (op->row_width > 0)
+	{
+		*len = op->row_width;
+		return rows_base(page) + (Size) i * op->row_width;
+	}
+	memcpy(&at, rows_base(page) + i * sizeof(uint16), sizeof(uint16));
+	if (i == 0)
+		end = ((PageHeader) page)->pd_special;
+	else
+		memcpy(&end, rows_base(page) + (i - 1) * sizeof(uint16), sizeof(uint16));
+	*len = end - at;
+	return (const char *) page + at;
+}

@@ -1,0 +1,366 @@
+/*
+ * xxl_table_scan.c — reading an xxl table: sequential and parallel scans
+ * (page by page, each page's segment looked up in a copy of the directory
+ * made when the scan starts), ANALYZE's sampling, fetching one row by TID
+ * and the visibility questions the executor asks about a row.
+ *
+ * A row's TID is (page, 1 + its index on the page).  Rows are decoded into
+ * virtual slots; their by-reference values point into the pinned page
+ * where alignment allows (pages never change once written), so the page
+ * stays pinned until the scan moves on.
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "pg/table/xxl_table.h"
+
+typedef enum XxlVisibility
+{
+	VIS_SNAPSHOT,				/* as the scan's snapshot says */
+	VIS_COMMITTED				/* committed or this transaction's (ANALYZE, rewrites) */
+} XxlVisibility;
+
+typedef struct XxlScanDescData
+{
+	TableScanDescData base;
+	XxlDirectory dir;
+	bool	   *visible;		/* per segment */
+	XxlRowFormat fmt;
+	BlockNumber nblocks;
+	BlockNumber next_block;
+	Buffer		buf;			/* the page being read, pinned */
+	BlockNumber block;
+	int			row;
+	int			nrows;
+	BufferAccessStrategy strategy;
+	MemoryContext rowcxt;
+	bool		parallel_started;
+	ParallelBlockTableScanWorkerData pwork;
+} XxlScanDescData;
+
+typedef XxlScanDescData *XxlScanDesc;
+
+static bool
+committed_or_own(const XxlSegment *seg)
+{
+	TransactionId xmin = seg->xmin;
+
+	if ((seg->flags & XXL_SEG_DEAD) || !TransactionIdIsValid(xmin))
+		return false;
+	return xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin) ||
+		(!TransactionIdIsInProgress(xmin) && TransactionIdDidCommit(xmin));
+}
+
+static void
+decide_visibility(XxlScanDesc scan, XxlVisibility how)
+{
+	scan->visible = palloc(sizeof(bool) * Max(scan->dir.nsegments, 1));
+	for (uint32 s = 0; s < scan->dir.nsegments; s++)
+		scan->visible[s] = how == VIS_COMMITTED ? committed_or_own(&scan->dir.segs[s]) :
+			xxl_segment_visible(&scan->dir.segs[s], scan->base.rs_snapshot);
+}
+
+static XxlScanDesc
+scan_make(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
+		  ParallelTableScanDesc pscan, uint32 flags, XxlVisibility how)
+{
+	XxlScanDesc scan = palloc0(sizeof(XxlScanDescData));
+
+	RelationIncrementReferenceCount(rel);
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_key = key;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+	xxl_dir_load(rel, &scan->dir);
+	decide_visibility(scan, how);
+	xxl_row_format_init(&scan->fmt, RelationGetDescr(rel), RelationGetDescr(rel)->natts);
+	scan->nblocks = RelationGetNumberOfBlocks(rel);
+	scan->next_block = XXL_META_BLOCK + 1;
+	scan->buf = InvalidBuffer;
+	if (flags & SO_TYPE_SEQSCAN)
+		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
+	scan->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl scan row",
+										 ALLOCSET_SMALL_SIZES);
+	return scan;
+}
+
+TableScanDesc
+xxl_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
+			   ParallelTableScanDesc pscan, uint32 flags)
+{
+	XxlVisibility how = (flags & SO_TYPE_ANALYZE) || snapshot == NULL ? VIS_COMMITTED :
+		VIS_SNAPSHOT;
+
+	return (TableScanDesc) scan_make(rel, snapshot, nkeys, key, pscan, flags, how);
+}
+
+static void
+drop_page(XxlScanDesc scan)
+{
+	if (BufferIsValid(scan->buf))
+		ReleaseBuffer(scan->buf);
+	scan->buf = InvalidBuffer;
+	scan->row = scan->nrows = 0;
+}
+
+void
+xxl_scan_end(TableScanDesc sscan)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	drop_page(scan);
+	if (scan->strategy)
+		FreeAccessStrategy(scan->strategy);
+	MemoryContextDelete(scan->rowcxt);
+	RelationDecrementReferenceCount(scan->base.rs_rd);
+	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->base.rs_snapshot);
+	if (scan->dir.segs)
+		pfree(scan->dir.segs);
+	pfree(scan->visible);
+	pfree(scan);
+}
+
+void
+xxl_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+				bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	drop_page(scan);
+	scan->next_block = XXL_META_BLOCK + 1;
+	scan->parallel_started = false;
+}
+
+/* The next block to read, or InvalidBlockNumber at the end. */
+static BlockNumber
+next_block(XxlScanDesc scan)
+{
+	Relation	rel = scan->base.rs_rd;
+	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) scan->base.rs_parallel;
+
+	if (pbscan == NULL)
+		return scan->next_block < scan->nblocks ? scan->next_block++ : InvalidBlockNumber;
+	if (!scan->parallel_started)
+	{
+		table_block_parallelscan_startblock_init(rel, &scan->pwork, pbscan);
+		scan->parallel_started = true;
+	}
+	return table_block_parallelscan_nextpage(rel, &scan->pwork, pbscan);
+}
+
+/*
+ * Pin block and make it the current page if it is a data page of a segment
+ * the scan sees (all_rows: of any segment, for ANALYZE's dead rows);
+ * returns its segment or -1.
+ */
+static int64
+take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
+{
+	Buffer		buf = ReadBufferExtended(scan->base.rs_rd, MAIN_FORKNUM, block, RBM_NORMAL,
+										 strategy);
+	Page		page;
+	XxlPageOpaque *op;
+	int64		segno = -1;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (!PageIsNew(page) && PageGetSpecialSize(page) == MAXALIGN(sizeof(XxlPageOpaque)))
+	{
+		op = XXL_OPAQUE(page);
+		if (op->magic == XXL_TABLE_MAGIC && op->kind == XXL_PAGE_DATA &&
+			op->segno < scan->dir.nsegments)
+		{
+			segno = op->segno;
+			scan->nrows = op->nrows;
+			/* rows written before columns were added have fewer */
+			if (op->natts != scan->fmt.natts)
+				xxl_row_format_init(&scan->fmt, RelationGetDescr(scan->base.rs_rd), op->natts);
+		}
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (segno < 0)
+	{
+		ReleaseBuffer(buf);
+		return -1;
+	}
+	scan->buf = buf;
+	scan->block = block;
+	scan->row = 0;
+	return segno;
+}
+
+/* Row i of the current page into slot. */
+static void
+store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
+{
+	uint32		len;
+	const char *row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
+	MemoryContext old;
+
+	ExecClearTuple(slot);
+	MemoryContextReset(scan->rowcxt);
+	old = MemoryContextSwitchTo(scan->rowcxt);
+	xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(slot);
+	ItemPointerSet(&slot->tts_tid, scan->block, (OffsetNumber) (i + 1));
+	slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);
+}
+
+bool
+xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	for (;;)
+	{
+		BlockNumber block;
+		int64		segno;
+
+		if (BufferIsValid(scan->buf) && scan->row < scan->nrows)
+		{
+			store_row(scan, scan->row++, slot);
+			return true;
+		}
+		drop_page(scan);
+		CHECK_FOR_INTERRUPTS();
+		block = next_block(scan);
+		if (block == InvalidBlockNumber)
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		segno = take_page(scan, block, scan->strategy);
+		if (segno >= 0 && !scan->visible[segno])
+			drop_page(scan);
+	}
+}
+
+/* ANALYZE ----------------------------------------------------------------------- */
+
+bool
+xxl_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							BufferAccessStrategy bstrategy)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	drop_page(scan);
+	if (blockno == XXL_META_BLOCK || blockno >= scan->nblocks)
+		return false;
+	(void) take_page(scan, blockno, bstrategy);
+	return true;
+}
+
+bool
+xxl_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, double *liverows,
+							double *deadrows, TupleTableSlot *slot)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	if (!BufferIsValid(scan->buf))
+		return false;
+	{
+		uint32		segno = XXL_OPAQUE(BufferGetPage(scan->buf))->segno;
+
+		if (scan->visible[segno] && scan->row < scan->nrows)
+		{
+			store_row(scan, scan->row++, slot);
+			*liverows += 1;
+			return true;
+		}
+		if (!scan->visible[segno] && !committed_or_own(&scan->dir.segs[segno]) &&
+			!TransactionIdIsInProgress(scan->dir.segs[segno].xmin))
+			*deadrows += scan->nrows - scan->row;
+	}
+	drop_page(scan);
+	ExecClearTuple(slot);
+	return false;
+}
+
+/* Every row of segments committed (or this transaction's) to cb. */
+double
+xxl_scan_committed(Relation rel, TupleTableSlot *slot, XxlRowCallback cb, void *arg)
+{
+	XxlScanDesc scan = scan_make(rel, NULL, 0, NULL, NULL, SO_TYPE_SEQSCAN, VIS_COMMITTED);
+	double		rows = 0;
+
+	while (xxl_scan_getnextslot((TableScanDesc) scan, ForwardScanDirection, slot))
+	{
+		cb(arg, slot);
+		rows++;
+	}
+	xxl_scan_end((TableScanDesc) scan);
+	return rows;
+}
+
+/* Rows by TID --------------------------------------------------------------------- */
+
+/*
+ * The segment of the row at tid, with the page pinned as scan's current
+ * page, or -1 when there is no such row.
+ */
+static int64
+row_at(XxlScanDesc scan, ItemPointer tid)
+{
+	BlockNumber block = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	int64		segno;
+
+	if (block == XXL_META_BLOCK || block >= scan->nblocks || off < 1)
+		return -1;
+	segno = take_page(scan, block, NULL);
+	if (segno >= 0 && off > scan->nrows)
+	{
+		drop_page(scan);
+		return -1;
+	}
+	return segno;
+}
+
+bool
+xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
+{
+	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_SNAPSHOT);
+	int64		segno = row_at(scan, tid);
+	bool		found = segno >= 0 && scan->visible[segno];
+
+	if (found)
+	{
+		store_row(scan, ItemPointerGetOffsetNumber(tid) - 1, slot);
+		/* the values must outlive the page's pin and the scan's memory */
+		ExecMaterializeSlot(slot);
+	}
+	xxl_scan_end((TableScanDesc) scan);
+	return found;
+}
+
+bool
+xxl_tid_valid(TableScanDesc sscan, ItemPointer tid)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	return ItemPointerIsValid(tid) && ItemPointerGetBlockNumber(tid) != XXL_META_BLOCK &&
+		ItemPointerGetBlockNumber(tid) < scan->nblocks;
+}
+
+bool
+xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+{
+	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_SNAPSHOT);
+	int64		segno = row_at(scan, &slot->tts_tid);
+	bool		visible = segno >= 0 && scan->visible[segno];
+
+	xxl_scan_end((TableScanDesc) scan);
+	return visible;
+}

@@ -1,0 +1,407 @@
+/*
+ * xxl_table_write.c — how rows get into an xxl table: each statement's rows
+ * for a table collect in an external sorter (by the table's order key, or
+ * in arrival order) and become one segment when the statement ends.
+ *
+ * A write state belongs to (table, command id).  It is flushed:
+ *  - when the executor ends the statement (INSERT, INSERT ... SELECT);
+ *  - at finish_bulk_insert (COPY, CREATE TABLE AS, ALTER TABLE rewrites);
+ *  - before commit or prepare, whatever is still pending.
+ * A subtransaction that aborts drops the states it created; a transaction
+ * that aborts drops them all (their memory context goes with it, and the
+ * operator's reset callback removes the sorter's spill files).
+ *
+ * Flushing writes the sorted rows onto new pages at the end of the
+ * relation while holding its extension lock, so a segment's pages are
+ * contiguous, then appends its directory entry (xxl_table_dir.c).  Its
+ * rows are seen by snapshots that see the inserting transaction, and by
+ * the inserting transaction's commands after the inserting one.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "pg/table/xxl_table.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_operator.h"
+#include "pg/xxl_sortkey.h"
+
+typedef struct WriteState
+{
+	struct WriteState *next;
+	Oid			relid;
+	CommandId	cid;
+	SubTransactionId subid;
+	TransactionId xid;
+	TransactionId xmin;			/* the segment's: xid, or frozen for a rewrite */
+	MemoryContext cxt;
+	MemoryContext rowcxt;		/* detoasted values of one row */
+	XxlOperator *op;
+	xxl_sorter *sorter;
+	XxlSortKey *key;			/* NULL: arrival order */
+	XxlRowFormat fmt;
+	StringInfoData row;
+	uint64		nrows;
+} WriteState;
+
+static WriteState *pending = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+
+/* Settings --------------------------------------------------------------------- */
+
+char *
+xxl_table_order_by(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *result = NULL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT order_by FROM xxl.table_options WHERE relation = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading xxl.table_options failed");
+	if (SPI_processed > 0)
+	{
+		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (v != NULL)
+			result = MemoryContextStrdup(caller, v);
+	}
+	SPI_finish();
+	return result;
+}
+
+/* States ------------------------------------------------------------------------ */
+
+static WriteState *
+find_state(Oid relid, CommandId cid)
+{
+	for (WriteState *ws = pending; ws != NULL; ws = ws->next)
+		if (ws->relid == relid && ws->cid == cid)
+			return ws;
+	return NULL;
+}
+
+/*
+ * The write state of (rel, cid), made if there is none, with the order key
+ * of table key_of (rel itself, or the table a rewrite copies).
+ */
+static WriteState *
+state_for(Relation rel, CommandId cid, Oid key_of)
+{
+	Oid			relid = RelationGetRelid(rel);
+	WriteState *ws = find_state(relid, cid);
+	MemoryContext old;
+	char	   *order_by;
+
+	if (ws != NULL)
+		return ws;
+
+	/*
+	 * Row triggers and foreign keys would fetch the new rows by the TID
+	 * they are given now, and the rows have none until the statement ends.
+	 */
+	if (rel->trigdesc != NULL && (rel->trigdesc->trig_insert_after_row ||
+								  rel->trigdesc->trig_insert_new_table))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("xxl table \"%s\" has AFTER INSERT row triggers or a foreign key",
+						RelationGetRelationName(rel)),
+				 errdetail("Rows of an xxl table get their place when the statement ends."),
+				 errhint("Use a heap table, or drop the triggers.")));
+
+	order_by = xxl_table_order_by(key_of);
+	ws = MemoryContextAllocZero(TopTransactionContext, sizeof(WriteState));
+	ws->cxt = AllocSetContextCreate(TopTransactionContext, "xxl table write",
+									ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(ws->cxt);
+	ws->relid = relid;
+	ws->cid = cid;
+	ws->xid = GetCurrentTransactionId();
+	ws->xmin = ws->xid;
+	ws->subid = GetCurrentSubTransactionId();
+	ws->rowcxt = AllocSetContextCreate(ws->cxt, "xxl table row", ALLOCSET_SMALL_SIZES);
+	{
+		TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(rel));
+
+		xxl_row_format_init(&ws->fmt, desc, desc->natts);
+	}
+	if (order_by != NULL)
+		ws->key = xxl_sortkey_create(ws->fmt.desc, xxl_parse_order_by(order_by));
+	initStringInfo(&ws->row);
+	ws->op = xxl_operator_begin("table insert");
+	ws->sorter = xxl_operator_new_sorter(ws->op, 0, 0,
+										 ws->key ? xxl_sortkey_compare(ws->key) : NULL);
+	MemoryContextSwitchTo(old);
+	ws->next = pending;
+	pending = ws;
+	return ws;
+}
+
+static void
+state_free(WriteState *ws)
+{
+	MemoryContextDelete(ws->cxt);
+	pfree(ws);
+}
+
+static void
+put_row(WriteState *ws, TupleTableSlot *slot)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->rowcxt);
+	const unsigned char *key;
+	uint32		klen;
+	uint64		seq;
+	uint32		len;
+
+	slot_getallattrs(slot);
+	len = xxl_row_pack(&ws->fmt, slot->tts_values, slot->tts_isnull, &ws->row);
+	if (len > xxl_page_max_row(ws->fmt.row_width))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row of %u bytes is too big for an xxl table page", len),
+				 errdetail("An xxl table row must fit one page (%u bytes); values are not moved out of line yet.",
+						   xxl_page_max_row(ws->fmt.row_width))));
+	if (ws->key != NULL)
+		key = xxl_sortkey_encode(ws->key, slot->tts_values, slot->tts_isnull, &klen);
+	else
+	{
+		/* arrival order: the row's number, big-endian */
+		seq = pg_hton64(ws->nrows);
+		key = (const unsigned char *) &seq;
+		klen = sizeof(seq);
+	}
+	if (xxl_sorter_put_var(ws->sorter, key, klen, ws->row.data, len) != XXL_OK)
+		xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
+	ws->nrows++;
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(ws->rowcxt);
+	/* the row's place is known when the statement ends */
+	ItemPointerSetInvalid(&slot->tts_tid);
+	slot->tts_tableOid = ws->relid;
+}
+
+void
+xxl_table_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+				 struct BulkInsertStateData *bistate)
+{
+	put_row(state_for(rel, cid, RelationGetRelid(rel)), slot);
+}
+
+void
+xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, bool frozen)
+{
+	WriteState *ws = state_for(target, cid, key_of);
+
+	if (frozen)
+		ws->xmin = FrozenTransactionId;
+}
+
+void
+xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
+					   int options, struct BulkInsertStateData *bistate)
+{
+	WriteState *ws = state_for(rel, cid, RelationGetRelid(rel));
+
+	for (int i = 0; i < nslots; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		put_row(ws, slots[i]);
+	}
+}
+
+/* Flushing ----------------------------------------------------------------------- */
+
+static void
+write_page(Relation rel, XxlPageBuilder *pb, BufferAccessStrategy strategy)
+{
+	Buffer		buf;
+
+	xxl_page_finish(pb);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
+	START_CRIT_SECTION();
+	memcpy(BufferGetPage(buf), pb->image.data, BLCKSZ);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+}
+
+/* The state's rows as one segment of its table. */
+static void
+flush_state(WriteState *ws)
+{
+	Relation	rel;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
+	XxlPageBuilder *pb = palloc(sizeof(XxlPageBuilder));
+	XxlSegment	seg;
+	uint32		segno;
+	int			got;
+
+	xxl_operator_phase(ws->op, XXL_PHASE_MERGE);
+	if (xxl_sorter_sort(ws->sorter) != XXL_OK)
+		xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
+	xxl_operator_phase(ws->op, XXL_PHASE_OUTPUT);
+
+	rel = table_open(ws->relid, NoLock);
+	LockRelationForExtension(rel, ExclusiveLock);
+	segno = xxl_dir_prepare(rel);
+	memset(&seg, 0, sizeof(seg));
+	seg.xmin = ws->xmin;
+	seg.cmin = ws->cid;
+	seg.first_block = RelationGetNumberOfBlocks(rel);
+	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
+	xxl_page_start(pb, &ws->fmt, segno);
+	for (;;)
+	{
+		const void *key,
+				   *row;
+		uint32		klen,
+					len;
+
+		got = xxl_sorter_next_var(ws->sorter, &key, &klen, &row, &len);
+		if (got < 0)
+			xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
+		if (got == 0)
+			break;
+		if (!xxl_page_add(pb, row, len))
+		{
+			CHECK_FOR_INTERRUPTS();
+			write_page(rel, pb, strategy);
+			seg.npages++;
+			xxl_page_start(pb, &ws->fmt, segno);
+			if (!xxl_page_add(pb, row, len))
+				elog(ERROR, "row of %u bytes does not fit an empty page", len);
+		}
+		seg.nrows++;
+	}
+	if (pb->nrows > 0)
+	{
+		write_page(rel, pb, strategy);
+		seg.npages++;
+	}
+	if (xxl_dir_append(rel, &seg) != segno)
+		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
+			 RelationGetRelationName(rel), segno);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	table_close(rel, NoLock);
+	FreeAccessStrategy(strategy);
+	pfree(pb);
+	ws->op->rows_in = ws->op->rows_out = seg.nrows;
+	xxl_operator_detail(ws->op, "segment", "%u", segno);
+	xxl_operator_detail(ws->op, "pages", "%u", seg.npages);
+	xxl_operator_end(ws->op);
+}
+
+/* Flush and forget the states that match (relid InvalidOid: any; cid InvalidCommandId: any). */
+static void
+flush_matching(Oid relid, CommandId cid)
+{
+	WriteState **link = &pending;
+
+	while (*link != NULL)
+	{
+		WriteState *ws = *link;
+
+		if ((relid != InvalidOid && ws->relid != relid) ||
+			(cid != InvalidCommandId && ws->cid != cid))
+		{
+			link = &ws->next;
+			continue;
+		}
+		*link = ws->next;
+		flush_state(ws);
+		state_free(ws);
+	}
+}
+
+void
+xxl_table_flush(Oid relid)
+{
+	flush_matching(relid, InvalidCommandId);
+}
+
+static void
+executor_end(QueryDesc *queryDesc)
+{
+	if (pending != NULL && queryDesc->estate != NULL &&
+		queryDesc->estate->es_output_cid != InvalidCommandId)
+		flush_matching(InvalidOid, queryDesc->estate->es_output_cid);
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			flush_matching(InvalidOid, InvalidCommandId);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			/* their memory went with TopTransactionContext */
+			pending = NULL;
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
+				 void *arg)
+{
+	WriteState **link = &pending;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
+	while (*link != NULL)
+	{
+		WriteState *ws = *link;
+
+		if (ws->subid != mySubid)
+		{
+			link = &ws->next;
+			continue;
+		}
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+		{
+			ws->subid = parentSubid;
+			link = &ws->next;
+			continue;
+		}
+		*link = ws->next;
+		state_free(ws);
+	}
+}
+
+void
+xxl_table_writes_init(void)
+{
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = executor_end;
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}
