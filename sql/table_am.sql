@@ -182,3 +182,4 @@ SELECT count(*) FROM tam_tx;
 DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
   tam_heap, tam_pt;
 DROP FUNCTION tam_try(text), tam_differ(text, text);
+DROP EXTENSION pgxxl;

@@ -35,6 +35,11 @@ dir_entries(Page page)
 	return (XxlSegment *) PageGetContents(page);
 }
 
+/*
+ * A new meta or directory page.  pd_lower covers the contents: a full-page
+ * image leaves out the hole between pd_lower and pd_upper, and would drop
+ * the directory otherwise.
+ */
 static void
 page_init(Page page, XxlPageKind kind)
 {
@@ -44,6 +49,8 @@ page_init(Page page, XxlPageKind kind)
 	op = XXL_OPAQUE(page);
 	op->magic = XXL_TABLE_MAGIC;
 	op->kind = kind;
+	((PageHeader) page)->pd_lower = SizeOfPageHeaderData +
+		(kind == XXL_PAGE_META ? sizeof(XxlMeta) : XXL_DIR_SEGS * sizeof(XxlSegment));
 }
 
 static void

@@ -1,0 +1,142 @@
+# 060_table.pl — what the table access method xxl must hold beyond one
+# session (docs/table.md): committed rows survive a crash and uncommitted
+# ones do not, a streaming standby sees the same rows, concurrent sessions
+# inserting into one table lose nothing, a cancel in the middle of a large
+# sorted insert (while rows are collected, and while its segment is
+# written) leaves nothing behind, and pg_dump -Fc / pg_restore keep the
+# rows and the order key.  Run by `make test` (scripts/test.sh).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use XxlHold;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->start;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION pgxxl;
+	CREATE TABLE t (a bigint, b text) USING xxl;
+	SELECT xxl.alter_table_set('t', 'a');
+	INSERT INTO t SELECT (g * 7919) % 100003, 'row ' || g FROM generate_series(1, 100000) g;
+});
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->start;
+
+# a fingerprint of the table's rows and of their order
+my $fingerprint = q{
+	SELECT format('%s %s %s', count(*), sum(a), md5(string_agg(a::text || b, ',' ORDER BY ctid)))
+	FROM t};
+
+# --- a standby ---------------------------------------------------------------------
+
+$primary->safe_psql('postgres',
+	"INSERT INTO t SELECT g, 'second ' || g FROM generate_series(1, 5000) g");
+$primary->wait_for_catchup($standby);
+my $on_primary = $primary->safe_psql('postgres', $fingerprint);
+is($standby->safe_psql('postgres', $fingerprint), $on_primary,
+	'the standby sees the same rows in the same order');
+like($on_primary, qr/^105000 /, '105000 rows');
+
+# --- crashes -----------------------------------------------------------------------
+
+# an insert whose statement ended (its segment is written) but whose
+# transaction did not commit
+my $bg = $primary->background_psql('postgres');
+$bg->query_safe('BEGIN');
+$bg->query_safe("INSERT INTO t SELECT g, 'uncommitted' FROM generate_series(1, 20000) g");
+$primary->safe_psql('postgres',
+	"INSERT INTO t SELECT g, 'committed' FROM generate_series(1, 3000) g");
+my $before_crash = $primary->safe_psql('postgres', $fingerprint);
+$primary->stop('immediate');
+$bg->quit;
+$primary->start;
+is($primary->safe_psql('postgres', $fingerprint), $before_crash,
+	'after an immediate shutdown: committed rows are there, uncommitted ones are not');
+is($primary->safe_psql('postgres', "SELECT count(*) FROM t WHERE b = 'uncommitted'"),
+	'0', 'no row of the transaction that did not commit');
+$primary->safe_psql('postgres', q{
+	INSERT INTO t SELECT g, 'after' FROM generate_series(1, 1000) g;
+	VACUUM t;
+});
+is($primary->safe_psql('postgres', "SELECT count(*) FROM t WHERE b = 'after'"),
+	'1000', 'inserts and VACUUM work after recovery');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $fingerprint), $primary->safe_psql('postgres', $fingerprint),
+	'the standby follows through the crash');
+
+# --- concurrent inserts ---------------------------------------------------------------
+
+$primary->safe_psql('postgres', 'CREATE TABLE c (client int, n int) USING xxl');
+$primary->pgbench(
+	'--no-vacuum --client=4 --transactions=25',
+	0,
+	[qr{processed: 100/100}],
+	[qr{^$}],
+	'4 clients insert into one xxl table',
+	{
+		'060_insert' => q{
+			INSERT INTO c SELECT :client_id, g FROM generate_series(1, 200) g;
+			BEGIN;
+			INSERT INTO c SELECT :client_id, -g FROM generate_series(1, 10) g;
+			ROLLBACK;
+		}
+	});
+is($primary->safe_psql('postgres', q{
+	SELECT string_agg(format('%s:%s:%s', client, cnt, total), ' ' ORDER BY client)
+	FROM (SELECT client, count(*) AS cnt, sum(n) AS total FROM c GROUP BY client) s}),
+	join(' ', map { "$_:5000:502500" } 0 .. 3),
+	'every committed row of every client once, no rolled-back row');
+
+# --- cancel ------------------------------------------------------------------------------
+
+sub leftovers
+{
+	my ($pid) = @_;
+	return $primary->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
+}
+
+my $count_before = $primary->safe_psql('postgres', 'SELECT count(*) FROM t');
+# input: while rows are collected; merge: while they are sorted at the
+# statement's end; output: while the segment's pages are written
+for my $phase ('input', 'merge', 'output')
+{
+	my ($held, $pid) = start_held($primary, $phase, ["SET xxl.memory = '1MB'"],
+		"INSERT INTO t SELECT (g * 31) % 1000003, md5(g::text) FROM generate_series(1, 300000) g");
+	cmp_ok(leftovers($pid), '>', 0, "$phase: the held insert has spill files") if $phase ne 'input';
+	$primary->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	$primary->poll_query_until('postgres',
+		"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+	  or die 'the canceled insert did not end';
+	my $count = $held->query('SELECT count(*) FROM t');
+	like($held->{stderr}, qr/canceling statement due to user request/,
+		"$phase: the cancel reaches the client");
+	$held->{stderr} = '';
+	is(leftovers($pid), '0', "$phase: no spill files after the cancel");
+	is($count, $count_before, "$phase: no row of the canceled insert, the session works");
+	$held->quit;
+}
+
+# --- pg_dump and pg_restore ---------------------------------------------------------------
+
+my $dump = $primary->basedir . '/xxl.dump';
+$primary->command_ok(
+	[ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary->connstr('postgres') ],
+	'pg_dump -Fc');
+$primary->safe_psql('postgres', 'CREATE DATABASE restored');
+$primary->command_ok(
+	[ 'pg_restore', '-d', $primary->connstr('restored'), $dump ],
+	'pg_restore');
+is($primary->safe_psql('restored', $fingerprint), $primary->safe_psql('postgres', $fingerprint),
+	'the restored table has the same rows');
+is($primary->safe_psql('restored', q{
+	SELECT format('%s %s', (SELECT amname FROM pg_am a JOIN pg_class r ON r.relam = a.oid WHERE relname = 't'),
+		(SELECT order_by FROM xxl.table_options WHERE relation = 't'::regclass))}),
+	'xxl a', 'the restored table is an xxl table with its order key');
+
+done_testing();
