@@ -150,6 +150,46 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
+-- ORDER BY the order key: segments merged, no Sort node; the same rows in
+-- the same order as PostgreSQL's Sort (xxl.ordered_scan off)
+CREATE TABLE tam_ord (k int, t text, n numeric) USING xxl;
+INSERT INTO tam_ord SELECT g, 'before the key ' || g, g FROM generate_series(1, 50) g;
+SELECT xxl.alter_table_set('tam_ord', 'k, t');
+INSERT INTO tam_ord SELECT (g * 37) % 1009, 'one ' || g, g / 7.0 FROM generate_series(1, 3000) g;
+INSERT INTO tam_ord SELECT (g * 53) % 1009, NULL, NULL FROM generate_series(1, 3000) g;
+INSERT INTO tam_ord VALUES (NULL, 'null key', 0);
+CREATE FUNCTION tam_ordered(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE merged text; sorted text;
+BEGIN
+  SET LOCAL xxl.ordered_scan = on;
+  EXECUTE format('SELECT md5(string_agg(x::text, '','')) FROM (%s) x', q) INTO merged;
+  SET LOCAL xxl.ordered_scan = off;
+  EXECUTE format('SELECT md5(string_agg(x::text, '','')) FROM (%s) x', q) INTO sorted;
+  RETURN CASE WHEN merged = sorted THEN 'same' ELSE 'DIFFERENT' END;
+END $$;
+EXPLAIN (COSTS OFF) SELECT * FROM tam_ord ORDER BY k, t;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_ord ORDER BY k LIMIT 3;
+SELECT * FROM tam_ord ORDER BY k, t LIMIT 5;
+SELECT tam_ordered('SELECT * FROM tam_ord ORDER BY k, t') AS full_key,
+  tam_ordered('SELECT k FROM tam_ord ORDER BY k') AS prefix,
+  tam_ordered('SELECT * FROM tam_ord WHERE k BETWEEN 100 AND 200 ORDER BY k, t') AS filtered,
+  tam_ordered('SELECT * FROM tam_ord ORDER BY k, t LIMIT 100') AS limited;
+-- the key backwards, or another column: PostgreSQL sorts
+EXPLAIN (COSTS OFF) SELECT * FROM tam_ord ORDER BY k DESC;
+EXPLAIN (COSTS OFF) SELECT * FROM tam_ord ORDER BY t;
+-- a new key: segments sorted by the old one are sorted again at run time
+SELECT xxl.alter_table_set('tam_ord', 'k DESC, t');
+INSERT INTO tam_ord SELECT g, 'under the new key', g FROM generate_series(1, 10) g;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_ord ORDER BY k DESC, t;
+SELECT tam_ordered('SELECT * FROM tam_ord ORDER BY k DESC, t') AS new_key;
+-- rescans: a subquery run once per outer row
+SELECT i, (SELECT k FROM tam_ord WHERE k IS NOT NULL ORDER BY k DESC, t OFFSET i * 25 LIMIT 1)
+FROM generate_series(0, 3) i;
+-- after VACUUM FULL one segment, read straight
+VACUUM FULL tam_ord;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_ord ORDER BY k DESC, t LIMIT 1;
+SELECT tam_ordered('SELECT * FROM tam_ord ORDER BY k DESC, t') AS after_vacuum_full;
+
 -- what is not supported, and bad settings
 SELECT tam_try('UPDATE tam_tx SET a = 0');
 SELECT tam_try('DELETE FROM tam_tx');
@@ -180,6 +220,6 @@ SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pgxxl';
 -- the session is still usable
 SELECT count(*) FROM tam_tx;
 DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
-  tam_heap, tam_pt;
-DROP FUNCTION tam_try(text), tam_differ(text, text);
+  tam_heap, tam_pt, tam_ord;
+DROP FUNCTION tam_try(text), tam_differ(text, text), tam_ordered(text);
 DROP EXTENSION pgxxl;

@@ -38,6 +38,7 @@ _PG_init(void)
 	xxl_cancel_init();
 	xxl_sort_scan_init();
 	xxl_table_writes_init();
+	xxl_table_ordered_init();
 }
 
 /* "2MiB", "512KiB", or bytes when the size is not a round unit. */

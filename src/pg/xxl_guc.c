@@ -24,6 +24,7 @@ int			xxl_threads = 0;
 bool		xxl_log_stats = false;
 bool		xxl_direct_io = true;
 bool		xxl_sort_scan = true;
+bool		xxl_ordered_scan = true;
 int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_graph_max_semi_nodes = 0;
@@ -160,6 +161,13 @@ xxl_define_gucs(void)
 							 "Off: PostgreSQL's function scan, which collects all rows in a "
 							 "tuplestore (spilled beyond work_mem) before passing them on.",
 							 &xxl_sort_scan,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.ordered_scan",
+							 "Let ORDER BY an xxl table's order key read its segments merged, without a Sort.",
+							 "Off: the planner sorts as for any table.",
+							 &xxl_ordered_scan,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

@@ -14,6 +14,7 @@ extern int	xxl_threads;
 extern bool xxl_log_stats;
 extern bool xxl_direct_io;
 extern bool xxl_sort_scan;	/* xxl.sort() in FROM as a custom scan */
+extern bool xxl_ordered_scan;	/* ORDER BY an xxl table's key: merged segments */
 extern int	xxl_debug_fail_writes_after_kb;	/* tests: simulate a full disk */
 extern int	xxl_graph_max_semi_nodes;	/* tests: force the external graph path */
 extern int	xxl_bfs_algorithm;	/* xxl_paths_bfs: the external BFS */

@@ -62,7 +62,7 @@ typedef struct XxlSegment
 	uint64		nrows;
 	uint16		flags;
 	uint16		pad;
-	uint32		pad2;
+	uint32		key_hash;		/* SORTED: xxl_key_hash of the order key it was sorted by */
 } XxlSegment;
 
 /* The metapage's contents (after the page header). */
@@ -199,6 +199,12 @@ extern void xxl_table_writes_init(void);
 
 /* The order key text of rel, or NULL (xxl.table_options). */
 extern char *xxl_table_order_by(Oid relid);
+
+/* What a sorted segment records of the key it was sorted by (never 0). */
+extern uint32 xxl_key_hash(const char *order_by);
+
+/* The ordered scan (xxl_table_ordered.c). */
+extern void xxl_table_ordered_init(void);
 
 /* Scans (xxl_table_scan.c) -------------------------------------------------- */
 

@@ -33,6 +33,7 @@
 #include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -440,6 +441,8 @@ xxl_alter_table_set(PG_FUNCTION_ARGS)
 	/* the key must resolve against the table as the sorter would take it */
 	if (order_by != NULL)
 		(void) xxl_sortkey_create(RelationGetDescr(rel), xxl_parse_order_by(order_by));
+	/* plans that merged segments by the old key are made again */
+	CacheInvalidateRelcache(rel);
 	table_close(rel, NoLock);
 
 	/* the settings table is the extension's: written with its rights */

@@ -23,6 +23,7 @@
 #include "access/xact.h"
 #include "access/xloginsert.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -51,6 +52,7 @@ typedef struct WriteState
 	XxlOperator *op;
 	xxl_sorter *sorter;
 	XxlSortKey *key;			/* NULL: arrival order */
+	uint32		key_hash;
 	XxlRowFormat fmt;
 	StringInfoData row;
 	uint64		nrows;
@@ -83,6 +85,14 @@ xxl_table_order_by(Oid relid)
 	}
 	SPI_finish();
 	return result;
+}
+
+uint32
+xxl_key_hash(const char *order_by)
+{
+	uint32		h = hash_bytes((const unsigned char *) order_by, strlen(order_by));
+
+	return h ? h : 1;
 }
 
 /* States ------------------------------------------------------------------------ */
@@ -141,7 +151,10 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 		xxl_row_format_init(&ws->fmt, desc, desc->natts);
 	}
 	if (order_by != NULL)
+	{
 		ws->key = xxl_sortkey_create(ws->fmt.desc, xxl_parse_order_by(order_by));
+		ws->key_hash = xxl_key_hash(order_by);
+	}
 	initStringInfo(&ws->row);
 	ws->op = xxl_operator_begin("table insert");
 	ws->sorter = xxl_operator_new_sorter(ws->op, 0, 0,
@@ -266,6 +279,7 @@ flush_state(WriteState *ws)
 	seg.cmin = ws->cid;
 	seg.first_block = RelationGetNumberOfBlocks(rel);
 	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
+	seg.key_hash = ws->key_hash;
 	xxl_page_start(pb, &ws->fmt, segno);
 	for (;;)
 	{

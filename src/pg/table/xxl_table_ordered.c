@@ -1,0 +1,615 @@
+/*
+ * xxl_table_ordered.c — ORDER BY an xxl table's order key without a Sort:
+ * a custom scan whose path carries the key's pathkeys, and which merges
+ * the table's segments, each already sorted by the key.
+ *
+ * Planning: for a base relation that is an xxl table with an order key,
+ * the longest prefix of the key that PostgreSQL's pathkeys can express
+ * (default NULLS placement, the column's own collation, a btree ordering
+ * operator) becomes the path's pathkeys, if the query has a use for them
+ * (ORDER BY, merge joins, grouping).  The path costs a sequential scan plus
+ * a comparison per row, and starts at once, so ORDER BY key LIMIT n reads
+ * n rows.
+ *
+ * Execution: a cursor per visible segment that was sorted by the planned
+ * key, read page by page; the rows of every other visible segment (written
+ * before the key, under another key, or over the cursor limit) go through
+ * an external sorter first and form one more cursor.  The cursors merge in
+ * a binary heap on their current rows' encoded keys (xxl_sortkey_encode,
+ * compared as the sorter compares them).  A single cursor is read
+ * straight, with no key encoded.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "storage/bufmgr.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "pg/table/xxl_table.h"
+#include "pg/xxl_error.h"
+#include "pg/xxl_guc.h"
+#include "pg/xxl_operator.h"
+#include "pg/xxl_sortkey.h"
+
+#define SCAN_NAME "XxlOrderedScan"
+
+/* Segments merged by cursors at most (each pins a buffer); the rest are sorted. */
+#define MAX_CURSORS 256
+
+typedef struct Cursor
+{
+	bool		from_sorter;
+	/* a segment: its pages left, the current one pinned */
+	BlockNumber next_block,
+				end_block;
+	uint32		segno;
+	Buffer		buf;
+	int			row,
+				nrows;
+	XxlRowFormat fmt;
+	MemoryContext cxt;			/* the current row's decoded values */
+	/* the current row */
+	const char *rowp;
+	uint32		rowlen;
+	const unsigned char *key;
+	uint32		keylen;
+	StringInfoData keybuf;
+} Cursor;
+
+typedef struct OrderedScanState
+{
+	CustomScanState css;
+	char	   *order_by;
+	XxlSortKey *key;
+	const xxl_key_compare *kc;
+	bool		started;
+	int			ncursors;
+	Cursor	   *cursors;
+	int		   *heap;			/* cursor numbers, smallest current key first */
+	int			nheap;
+	int			last;			/* the cursor whose row went out last, -1 */
+	XxlOperator *op;
+	xxl_sorter *sorter;
+	MemoryContext rowcxt;		/* the output row's copies */
+	XxlRowFormat full;			/* rows with every column (the sorter's) */
+	StringInfoData packed;
+	Datum	   *values;
+	bool	   *isnull;
+	uint64		segments_merged;
+	uint64		segments_sorted;
+	uint64		rows_sorted;
+} OrderedScanState;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+
+static Plan *plan_ordered_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							   List *tlist, List *clauses, List *custom_plans);
+static Node *create_ordered_state(CustomScan *cscan);
+static void begin_ordered(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_ordered(CustomScanState *node);
+static void end_ordered(CustomScanState *node);
+static void rescan_ordered(CustomScanState *node);
+static void explain_ordered(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods ordered_path_methods = {
+	.CustomName = SCAN_NAME,
+	.PlanCustomPath = plan_ordered_path,
+};
+
+static const CustomScanMethods ordered_scan_methods = {
+	.CustomName = SCAN_NAME,
+	.CreateCustomScanState = create_ordered_state,
+};
+
+static const CustomExecMethods ordered_exec_methods = {
+	.CustomName = SCAN_NAME,
+	.BeginCustomScan = begin_ordered,
+	.ExecCustomScan = exec_ordered,
+	.EndCustomScan = end_ordered,
+	.ReScanCustomScan = rescan_ordered,
+	.ExplainCustomScan = explain_ordered,
+};
+
+/* Planning ---------------------------------------------------------------------- */
+
+/* The attribute an order key item names, or InvalidAttrNumber. */
+static AttrNumber
+item_attno(TupleDesc desc, const XxlSortItem *item)
+{
+	int			visible = 0;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		visible++;
+		if (item->colname ? strcmp(NameStr(att->attname), item->colname) == 0 :
+			visible == item->position)
+			return i + 1;
+	}
+	return InvalidAttrNumber;
+}
+
+/*
+ * The pathkeys of the longest prefix of the key PostgreSQL can express and
+ * already has an equivalence class for (no class: no query use).
+ */
+static List *
+key_pathkeys(PlannerInfo *root, RelOptInfo *rel, TupleDesc desc, const char *order_by)
+{
+	List	   *pathkeys = NIL;
+	ListCell   *lc;
+
+	foreach(lc, xxl_parse_order_by(order_by))
+	{
+		XxlSortItem *item = lfirst(lc);
+		AttrNumber	attno = item_attno(desc, item);
+		Form_pg_attribute att;
+		TypeCacheEntry *tc;
+		Oid			opno;
+		List	   *pk;
+
+		if (attno == InvalidAttrNumber)
+			break;
+		att = TupleDescAttr(desc, attno - 1);
+		if (item->nulls_first != item->desc ||
+			(OidIsValid(item->collation) && item->collation != att->attcollation))
+			break;
+		tc = lookup_type_cache(att->atttypid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		opno = item->desc ? tc->gt_opr : tc->lt_opr;
+		if (!OidIsValid(opno))
+			break;
+		pk = build_expression_pathkey(root,
+									  (Expr *) makeVar(rel->relid, attno, att->atttypid,
+													   att->atttypmod, att->attcollation, 0),
+									  NULL, opno, rel->relids, false);
+		if (pk == NIL)
+			break;
+		pathkeys = list_concat(pathkeys, pk);
+	}
+	return pathkeys;
+}
+
+static void
+ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	Relation	r;
+	char	   *order_by = NULL;
+	List	   *pathkeys = NIL;
+	CustomPath *cpath;
+	Path	   *seq = NULL;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+	if (!xxl_ordered_scan || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->inh || rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(rel) ||
+		(root->query_pathkeys == NIL && !rel->has_eclass_joins))
+		return;
+	r = table_open(rte->relid, NoLock);
+	if (xxl_is_table(r) && (order_by = xxl_table_order_by(rte->relid)) != NULL)
+		pathkeys = truncate_useless_pathkeys(root, rel,
+											 key_pathkeys(root, rel, RelationGetDescr(r), order_by));
+	table_close(r, NoLock);
+	if (pathkeys == NIL)
+		return;
+	foreach(lc, rel->pathlist)
+		if (((Path *) lfirst(lc))->pathtype == T_SeqScan)
+			seq = lfirst(lc);
+	if (seq == NULL)
+		return;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = rel->rows;
+	/* a sequential scan's work, a comparison per row, and nothing before the first row */
+	cpath->path.startup_cost = 0;
+	cpath->path.total_cost = seq->total_cost + rel->tuples * 2 * cpu_operator_cost;
+	cpath->path.pathkeys = pathkeys;
+	cpath->flags = 0;
+	cpath->custom_private = list_make1(makeString(order_by));
+	cpath->methods = &ordered_path_methods;
+	add_path(rel, &cpath->path);
+}
+
+static Plan *
+plan_ordered_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				  List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = copyObject(best_path->custom_private);
+	cscan->methods = &ordered_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* Cursors ----------------------------------------------------------------------------- */
+
+static Node *
+create_ordered_state(CustomScan *cscan)
+{
+	OrderedScanState *st = palloc0(sizeof(OrderedScanState));
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.flags = cscan->flags;
+	st->css.methods = &ordered_exec_methods;
+	st->order_by = strVal(linitial(cscan->custom_private));
+	return (Node *) st;
+}
+
+static void
+begin_ordered(CustomScanState *node, EState *estate, int eflags)
+{
+	OrderedScanState *st = (OrderedScanState *) node;
+	TupleDesc	desc = RelationGetDescr(node->ss.ss_currentRelation);
+
+	st->key = xxl_sortkey_create(desc, xxl_parse_order_by(st->order_by));
+	st->kc = xxl_sortkey_compare(st->key);
+	st->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl ordered scan row",
+									   ALLOCSET_SMALL_SIZES);
+	st->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+	xxl_row_format_init(&st->full, desc, desc->natts);
+	initStringInfo(&st->packed);
+	st->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+	st->last = -1;
+}
+
+static int
+compare_keys(const OrderedScanState *st, const Cursor *a, const Cursor *b)
+{
+	int			c;
+
+	if (st->kc != NULL)
+		return xxl_key_compare_keys(st->kc, a->key, a->keylen, b->key, b->keylen);
+	c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
+	if (c != 0)
+		return c;
+	return (a->keylen > b->keylen) - (a->keylen < b->keylen);
+}
+
+/* Whether cursor i's row sorts before cursor j's (ties: the lower cursor). */
+static bool
+before(const OrderedScanState *st, int i, int j)
+{
+	int			c = compare_keys(st, &st->cursors[i], &st->cursors[j]);
+
+	return c < 0 || (c == 0 && i < j);
+}
+
+/* Move a segment cursor to its next row; false at its end. */
+static bool
+segment_next(OrderedScanState *st, Cursor *cur)
+{
+	Relation	rel = st->css.ss.ss_currentRelation;
+
+	for (;;)
+	{
+		Page		page;
+		XxlPageOpaque *op;
+
+		if (BufferIsValid(cur->buf) && cur->row < cur->nrows)
+		{
+			cur->rowp = xxl_page_row(BufferGetPage(cur->buf), cur->row++, &cur->rowlen);
+			return true;
+		}
+		if (BufferIsValid(cur->buf))
+			ReleaseBuffer(cur->buf);
+		cur->buf = InvalidBuffer;
+		if (cur->next_block >= cur->end_block)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		cur->buf = ReadBufferExtended(rel, MAIN_FORKNUM, cur->next_block++, RBM_NORMAL, NULL);
+		LockBuffer(cur->buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(cur->buf);
+		op = XXL_OPAQUE(page);
+		if (PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
+			op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("block %u of xxl table \"%s\" is not a page of segment %u",
+							cur->next_block - 1, RelationGetRelationName(rel), cur->segno)));
+		cur->nrows = op->nrows;
+		cur->row = 0;
+		if (cur->fmt.natts != op->natts)
+			xxl_row_format_init(&cur->fmt, RelationGetDescr(rel), op->natts);
+		LockBuffer(cur->buf, BUFFER_LOCK_UNLOCK);
+	}
+}
+
+/* Move a cursor to its next row and, when it merges, encode that row's key. */
+static bool
+cursor_next(OrderedScanState *st, Cursor *cur)
+{
+	if (cur->from_sorter)
+	{
+		const void *key,
+				   *row;
+		int			got = xxl_sorter_next_var(st->sorter, &key, &cur->keylen, &row, &cur->rowlen);
+
+		if (got < 0)
+			xxl_raise_error(xxl_sorter_error(st->sorter), "xxl ordered scan");
+		cur->key = key;
+		cur->rowp = row;
+		return got == 1;
+	}
+	if (!segment_next(st, cur))
+		return false;
+	if (st->ncursors > 1)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cur->cxt);
+		const unsigned char *k;
+
+		MemoryContextReset(cur->cxt);
+		xxl_row_unpack(&cur->fmt, cur->rowp, st->values, st->isnull);
+		k = xxl_sortkey_encode(st->key, st->values, st->isnull, &cur->keylen);
+		resetStringInfo(&cur->keybuf);
+		appendBinaryStringInfo(&cur->keybuf, (const char *) k, cur->keylen);
+		cur->key = (const unsigned char *) cur->keybuf.data;
+		MemoryContextSwitchTo(old);
+	}
+	return true;
+}
+
+/* The rows of the segments that do not merge as they are, through the sorter. */
+static void
+sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
+{
+	Cursor		tmp;
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl ordered scan sort",
+												 ALLOCSET_SMALL_SIZES);
+
+	st->op = xxl_operator_begin("table ordered scan");
+	st->sorter = xxl_operator_new_sorter(st->op, 0, 0, st->kc);
+	memset(&tmp, 0, sizeof(tmp));
+	for (uint32 s = 0; s < dir->nsegments; s++)
+	{
+		if (!rest[s])
+			continue;
+		st->segments_sorted++;
+		tmp.segno = s;
+		tmp.next_block = dir->segs[s].first_block;
+		tmp.end_block = dir->segs[s].first_block + dir->segs[s].npages;
+		tmp.buf = InvalidBuffer;
+		while (segment_next(st, &tmp))
+		{
+			MemoryContext old = MemoryContextSwitchTo(rowcxt);
+			const unsigned char *k;
+			uint32		klen;
+
+			uint32		len;
+
+			/* repacked with every column: pages written before a column was added lack it */
+			xxl_row_unpack(&tmp.fmt, tmp.rowp, st->values, st->isnull);
+			k = xxl_sortkey_encode(st->key, st->values, st->isnull, &klen);
+			len = xxl_row_pack(&st->full, st->values, st->isnull, &st->packed);
+			if (xxl_sorter_put_var(st->sorter, k, klen, st->packed.data, len) != XXL_OK)
+				xxl_raise_error(xxl_sorter_error(st->sorter), "xxl ordered scan");
+			st->rows_sorted++;
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(rowcxt);
+		}
+	}
+	MemoryContextDelete(rowcxt);
+	st->op->rows_in = st->rows_sorted;
+	xxl_operator_phase(st->op, XXL_PHASE_MERGE);
+	if (xxl_sorter_sort(st->sorter) != XXL_OK)
+		xxl_raise_error(xxl_sorter_error(st->sorter), "xxl ordered scan");
+	xxl_operator_phase(st->op, XXL_PHASE_OUTPUT);
+}
+
+static void
+sift_down(OrderedScanState *st, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i;
+		int			t;
+
+		if (l < st->nheap && before(st, st->heap[l], st->heap[m]))
+			m = l;
+		if (r < st->nheap && before(st, st->heap[r], st->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = st->heap[i];
+		st->heap[i] = st->heap[m];
+		st->heap[m] = t;
+		i = m;
+	}
+}
+
+static void
+start(OrderedScanState *st)
+{
+	Relation	rel = st->css.ss.ss_currentRelation;
+	Snapshot	snapshot = st->css.ss.ps.state->es_snapshot;
+	uint32		key_hash = xxl_key_hash(st->order_by);
+	XxlDirectory dir;
+	bool	   *rest;
+	int			nsorted = 0;
+	bool		any_rest = false;
+
+	xxl_dir_load(rel, &dir);
+	rest = palloc0(sizeof(bool) * Max(dir.nsegments, 1));
+	st->cursors = palloc0(sizeof(Cursor) * (Min(dir.nsegments, MAX_CURSORS) + 1));
+	for (uint32 s = 0; s < dir.nsegments; s++)
+	{
+		const XxlSegment *seg = &dir.segs[s];
+
+		if (seg->nrows == 0 || !xxl_segment_visible(seg, snapshot))
+			continue;
+		if ((seg->flags & XXL_SEG_SORTED) && seg->key_hash == key_hash && nsorted < MAX_CURSORS)
+		{
+			Cursor	   *cur = &st->cursors[nsorted++];
+
+			cur->segno = s;
+			cur->next_block = seg->first_block;
+			cur->end_block = seg->first_block + seg->npages;
+			cur->buf = InvalidBuffer;
+			cur->cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl ordered scan cursor",
+											 ALLOCSET_SMALL_SIZES);
+			initStringInfo(&cur->keybuf);
+		}
+		else
+			rest[s] = any_rest = true;
+	}
+	st->segments_merged = nsorted;
+	st->ncursors = nsorted + (any_rest ? 1 : 0);
+	if (any_rest)
+	{
+		sort_rest(st, &dir, rest);
+		st->cursors[nsorted].from_sorter = true;
+	}
+	st->heap = palloc(sizeof(int) * Max(st->ncursors, 1));
+	st->nheap = 0;
+	for (int i = 0; i < st->ncursors; i++)
+		if (cursor_next(st, &st->cursors[i]))
+			st->heap[st->nheap++] = i;
+	for (int i = st->nheap / 2 - 1; i >= 0; i--)
+		sift_down(st, i);
+	st->last = -1;
+	st->started = true;
+	pfree(rest);
+	if (dir.segs)
+		pfree(dir.segs);
+}
+
+/* The next row in key order into the scan slot, or an empty slot. */
+static TupleTableSlot *
+ordered_next(ScanState *ss)
+{
+	OrderedScanState *st = (OrderedScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	Cursor	   *cur;
+
+	if (!st->started)
+		start(st);
+	/* the cursor whose row went out last moves on now: that row is no longer needed */
+	if (st->last >= 0)
+	{
+		if (!cursor_next(st, &st->cursors[st->last]))
+			st->heap[0] = st->heap[--st->nheap];
+		if (st->nheap > 0)
+			sift_down(st, 0);
+		st->last = -1;
+	}
+	ExecClearTuple(slot);
+	if (st->nheap == 0)
+		return slot;
+	st->last = st->heap[0];
+	cur = &st->cursors[st->last];
+	MemoryContextReset(st->rowcxt);
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->rowcxt);
+
+		xxl_row_unpack(cur->from_sorter ? &st->full : &cur->fmt, cur->rowp, slot->tts_values,
+					   slot->tts_isnull);
+		MemoryContextSwitchTo(old);
+	}
+	ExecStoreVirtualTuple(slot);
+	slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
+	return slot;
+}
+
+static bool
+ordered_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+exec_ordered(CustomScanState *node)
+{
+	return ExecScan(&node->ss, ordered_next, ordered_recheck);
+}
+
+static void
+release(OrderedScanState *st)
+{
+	for (int i = 0; i < st->ncursors; i++)
+	{
+		Cursor	   *cur = &st->cursors[i];
+
+		if (BufferIsValid(cur->buf))
+			ReleaseBuffer(cur->buf);
+		cur->buf = InvalidBuffer;
+		if (cur->cxt)
+			MemoryContextDelete(cur->cxt);
+		cur->cxt = NULL;
+	}
+	if (st->op != NULL)
+	{
+		st->op->rows_out = st->rows_sorted;
+		xxl_operator_end(st->op);
+	}
+	st->op = NULL;
+	st->sorter = NULL;
+	st->ncursors = st->nheap = 0;
+	st->started = false;
+}
+
+static void
+end_ordered(CustomScanState *node)
+{
+	release((OrderedScanState *) node);
+}
+
+static void
+rescan_ordered(CustomScanState *node)
+{
+	OrderedScanState *st = (OrderedScanState *) node;
+
+	release(st);
+	st->segments_merged = st->segments_sorted = st->rows_sorted = 0;
+}
+
+static void
+explain_ordered(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	OrderedScanState *st = (OrderedScanState *) node;
+
+	ExplainPropertyText("Order Key", st->order_by, es);
+	if (es->analyze)
+	{
+		ExplainPropertyUInteger("Segments Merged", NULL, st->segments_merged, es);
+		ExplainPropertyUInteger("Segments Sorted", NULL, st->segments_sorted, es);
+		ExplainPropertyUInteger("Rows Sorted", NULL, st->rows_sorted, es);
+	}
+}
+
+void
+xxl_table_ordered_init(void)
+{
+	RegisterCustomScanMethods(&ordered_scan_methods);
+	prev_set_rel_pathlist = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = ordered_set_rel_pathlist;
+}
