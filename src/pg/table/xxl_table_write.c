@@ -53,10 +53,17 @@ typedef struct WriteState
 	xxl_sorter *sorter;
 	XxlSortKey *key;			/* NULL: arrival order */
 	uint32		key_hash;
+	/* fixed records (key and row of fixed width): key bytes, then the row */
+	size_t		key_size;		/* 0: variable records */
+	size_t		record_size;
+	unsigned char *record;
 	XxlRowFormat fmt;
 	StringInfoData row;
 	uint64		nrows;
 } WriteState;
+
+/* Fixed records up to this size (the engine's radix sort moves them whole). */
+#define XXL_TABLE_MAX_FIXED_RECORD 1024
 
 static WriteState *pending = NULL;
 static ExecutorEnd_hook_type prev_executor_end = NULL;
@@ -157,8 +164,27 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 	}
 	initStringInfo(&ws->row);
 	ws->op = xxl_operator_begin("table insert");
-	ws->sorter = xxl_operator_new_sorter(ws->op, 0, 0,
-										 ws->key ? xxl_sortkey_compare(ws->key) : NULL);
+
+	/*
+	 * Rows of fixed width under a fixed-size key (integers, floats, dates,
+	 * no key at all) travel as fixed records: radix-sorted runs and no
+	 * per-record lengths, against variable records' comparison sorts.
+	 */
+	ws->key_size = ws->key ? xxl_sortkey_fixed_size(ws->key) : sizeof(uint64);
+	if (ws->key_size > 0 && ws->fmt.row_width > 0 &&
+		ws->key_size + ws->fmt.row_width <= XXL_TABLE_MAX_FIXED_RECORD)
+	{
+		ws->record_size = ws->key_size + ws->fmt.row_width;
+		ws->record = palloc(ws->record_size);
+		ws->sorter = xxl_operator_new_sorter(ws->op, ws->record_size, ws->key_size, NULL);
+	}
+	else
+	{
+		ws->key_size = 0;
+		ws->sorter = xxl_operator_new_sorter(ws->op, 0, 0,
+											 ws->key ? xxl_sortkey_compare(ws->key) : NULL);
+	}
+	xxl_operator_detail(ws->op, "records", ws->key_size ? "\"fixed\"" : "\"variable\"");
 	MemoryContextSwitchTo(old);
 	ws->next = pending;
 	pending = ws;
@@ -189,17 +215,30 @@ put_row(WriteState *ws, TupleTableSlot *slot)
 				 errmsg("row of %u bytes is too big for an xxl table page", len),
 				 errdetail("An xxl table row must fit one page (%u bytes); values are not moved out of line yet.",
 						   xxl_page_max_row(ws->fmt.row_width))));
-	if (ws->key != NULL)
-		key = xxl_sortkey_encode(ws->key, slot->tts_values, slot->tts_isnull, &klen);
+	/* without a key: arrival order, the row's number big-endian */
+	seq = pg_hton64(ws->nrows);
+	if (ws->key_size > 0)
+	{
+		if (ws->key != NULL)
+			xxl_sortkey_encode_fixed(ws->key, slot->tts_values, slot->tts_isnull, ws->record);
+		else
+			memcpy(ws->record, &seq, sizeof(seq));
+		memcpy(ws->record + ws->key_size, ws->row.data, len);
+		if (xxl_sorter_put(ws->sorter, ws->record) != XXL_OK)
+			xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
+	}
 	else
 	{
-		/* arrival order: the row's number, big-endian */
-		seq = pg_hton64(ws->nrows);
-		key = (const unsigned char *) &seq;
-		klen = sizeof(seq);
+		if (ws->key != NULL)
+			key = xxl_sortkey_encode(ws->key, slot->tts_values, slot->tts_isnull, &klen);
+		else
+		{
+			key = (const unsigned char *) &seq;
+			klen = sizeof(seq);
+		}
+		if (xxl_sorter_put_var(ws->sorter, key, klen, ws->row.data, len) != XXL_OK)
+			xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
 	}
-	if (xxl_sorter_put_var(ws->sorter, key, klen, ws->row.data, len) != XXL_OK)
-		xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
 	ws->nrows++;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(ws->rowcxt);
@@ -284,25 +323,40 @@ flush_state(WriteState *ws)
 	for (;;)
 	{
 		const void *key,
-				   *row;
+				   *recs;
+		const char *row;
 		uint32		klen,
 					len;
+		size_t		n = 1;
 
-		got = xxl_sorter_next_var(ws->sorter, &key, &klen, &row, &len);
+		if (ws->key_size > 0)
+			got = xxl_sorter_next_many(ws->sorter, &recs, 1024, &n);
+		else
+			got = xxl_sorter_next_var(ws->sorter, &key, &klen, &recs, &len);
 		if (got < 0)
 			xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
 		if (got == 0)
 			break;
-		if (!xxl_page_add(pb, row, len))
+		for (size_t i = 0; i < n; i++)
 		{
-			CHECK_FOR_INTERRUPTS();
-			write_page(rel, pb, strategy);
-			seg.npages++;
-			xxl_page_start(pb, &ws->fmt, segno);
+			if (ws->key_size > 0)
+			{
+				row = (const char *) recs + i * ws->record_size + ws->key_size;
+				len = ws->fmt.row_width;
+			}
+			else
+				row = recs;
 			if (!xxl_page_add(pb, row, len))
-				elog(ERROR, "row of %u bytes does not fit an empty page", len);
+			{
+				CHECK_FOR_INTERRUPTS();
+				write_page(rel, pb, strategy);
+				seg.npages++;
+				xxl_page_start(pb, &ws->fmt, segno);
+				if (!xxl_page_add(pb, row, len))
+					elog(ERROR, "row of %u bytes does not fit an empty page", len);
+			}
+			seg.nrows++;
 		}
-		seg.nrows++;
 	}
 	if (pb->nrows > 0)
 	{

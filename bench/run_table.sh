@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# run_table.sh — drives the table access method benchmark: the same rows in
+# an xxl table (order key a) and in a heap table, in one run, on a
+# throwaway server (docs/table.md, "Benchmark").
+#
+# Rows: TABLE_ROWS (50M) of (a bigint, b bigint), a pseudorandom in
+# [0, 2^40), b the row number; written once to a server-side file.  Each
+# step runs in a fresh connection, timed by the server's clock:
+#   load by COPY, into an existing empty table       heap | xxl (sorted by a)
+#   load by INSERT ... SELECT from generate_series    heap | xxl
+#   size (pg_total_relation_size)
+#   full scan: count(*), sum(b), one process          heap | xxl
+#   ORDER BY a, consumed (row_number() over it)        heap + Sort | xxl merged
+#   ORDER BY a LIMIT 10                                heap top-N | xxl
+#   0.1% range of a: count and sum                    heap + btree index | xxl (full scan: no range skipping yet)
+#   btree index build on a (heap only: xxl tables take no index yet)
+# and connected components over TABLE_EDGES (5M) random edges
+# (id, source, target, cost) stored in each (xxl.connected_components at
+# TABLE_MEM, 256MB).  Every answer is compared between the two tables.
+#
+# Files: bench/out/table.csv, table.dat + table.png (chart), table.log.
+# Environment: TABLE_ROWS, TABLE_EDGES, TABLE_MEM, KEEP_CLUSTER=1.
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+require_root "$@"
+cd "$REPO"
+
+ROWS=${TABLE_ROWS:-50000000}
+EDGES=${TABLE_EDGES:-5000000}
+MEM=${TABLE_MEM:-256MB}
+OUT=bench/out
+CSV=$OUT/table.csv
+LOG=$OUT/table.log
+mkdir -p "$OUT"
+: >"$LOG"
+
+echo "bench-table: build and install pgxxl"
+build_and_install >>"$LOG" 2>&1
+start_bench_server bench-table
+psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
+psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG"
+echo "bench-table: $(psql_ -c 'SELECT xxl.version()'), $ROWS rows, $EDGES edges, xxl.memory = $MEM"
+echo "step,heap_s,xxl_s,ratio,heap_bytes,xxl_bytes" >"$CSV"
+
+# timed STATEMENT: seconds on the server's clock, in a fresh connection
+timed() {
+	psql_ >>"$LOG" 2>&1 <<SQL
+SET xxl.memory = '$MEM';
+SET max_parallel_workers_per_gather = 0;
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+$1;
+SELECT 'SECS ' || round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3);
+SQL
+	grep '^SECS ' "$LOG" | tail -n 1 | cut -d' ' -f2
+}
+
+# answer QUERY: its result, untimed
+answer() { psql_ -c "SET max_parallel_workers_per_gather = 0" -c "$1"; }
+
+row() {
+	local step=$1 h=$2 x=$3 hb=${4:-} xb=${5:-}
+	local ratio=
+	[ -n "$h" ] && [ -n "$x" ] && ratio=$(awk -v h="$h" -v x="$x" 'BEGIN { if (h > 0) printf "%.3f", x / h }')
+	echo "$step,$h,$x,$ratio,$hb,$xb" >>"$CSV"
+	printf '%-34s %10s %10s %8s\n' "$step" "${h:--}" "${x:--}" "${ratio:--}"
+}
+
+DATA=$WORK/rows.copy
+psql_ -c "COPY (SELECT (hashint8(g) & ((1::bigint << 40) - 1)) AS a, g AS b
+	FROM generate_series(1, $ROWS) g) TO '$DATA'"
+psql_ <<SQL
+CREATE TABLE th (a bigint, b bigint);
+CREATE TABLE tx (a bigint, b bigint) USING xxl;
+SELECT xxl.alter_table_set('tx', 'a');
+CREATE TABLE th2 (a bigint, b bigint);
+CREATE TABLE tx2 (a bigint, b bigint) USING xxl;
+SELECT xxl.alter_table_set('tx2', 'a');
+CHECKPOINT;
+SQL
+restart_server
+
+printf '%-34s %10s %10s %8s\n' "step" "heap s" "xxl s" "xxl/heap"
+row "load: COPY" "$(timed "COPY th FROM '$DATA'")" "$(timed "COPY tx FROM '$DATA'")"
+gen="SELECT (hashint8(g) & ((1::bigint << 40) - 1)), g FROM generate_series(1, $ROWS) g"
+row "load: INSERT ... SELECT" "$(timed "INSERT INTO th2 $gen")" "$(timed "INSERT INTO tx2 $gen")"
+psql_ -c "VACUUM ANALYZE th" -c "VACUUM ANALYZE tx" -c "CHECKPOINT" >>"$LOG"
+hb=$(psql_ -c "SELECT pg_total_relation_size('th')")
+xb=$(psql_ -c "SELECT pg_total_relation_size('tx')")
+row "size (bytes; ratio of sizes)" "$hb" "$xb" "$hb" "$xb"
+restart_server
+
+q_scan="SELECT count(*), sum(b) FROM %s"
+row "full scan: count, sum" "$(timed "$(printf "$q_scan" th)")" "$(timed "$(printf "$q_scan" tx)")"
+q_order="SELECT max(rn), sum(b) FROM (SELECT b, row_number() OVER (ORDER BY a) AS rn FROM %s) s"
+row "ORDER BY a, consumed" "$(timed "$(printf "$q_order" th)")" "$(timed "$(printf "$q_order" tx)")"
+q_limit="SELECT * FROM %s ORDER BY a LIMIT 10"
+row "ORDER BY a LIMIT 10" "$(timed "$(printf "$q_limit" th)")" "$(timed "$(printf "$q_limit" tx)")"
+row "btree index on a (heap only)" "$(timed "CREATE INDEX th_a ON th (a)")" ""
+psql_ -c "ANALYZE th" >>"$LOG"
+lo=$(( (1 << 40) / 2 )); hi=$(( lo + (1 << 40) / 1000 ))
+q_range="SELECT count(*), sum(b) FROM %s WHERE a BETWEEN $lo AND $hi"
+row "0.1% range of a" "$(timed "$(printf "$q_range" th)")" "$(timed "$(printf "$q_range" tx)")"
+
+# the answers must agree
+fail=0
+for q in "$q_scan" "$q_order" "$q_limit" "$q_range"; do
+	h=$(answer "$(printf "$q" th)"); x=$(answer "$(printf "$q" tx)")
+	if [ "$h" != "$x" ]; then echo "bench-table: answers differ: $q" >&2; fail=1; fi
+done
+[ "$(answer "SELECT count(*) FROM th2")" = "$(answer "SELECT count(*) FROM tx2")" ] ||
+	{ echo "bench-table: INSERT ... SELECT loads differ" >&2; fail=1; }
+
+# connected components over an edge table of each kind
+psql_ <<SQL
+CREATE TABLE eh AS SELECT g AS id, (hashint8(g) & 1048575) AS source,
+	(hashint8(-g) & 1048575) AS target, random() AS cost FROM generate_series(1, $EDGES) g;
+CREATE TABLE ex USING xxl AS SELECT * FROM eh;
+VACUUM ANALYZE eh;
+VACUUM ANALYZE ex;
+SQL
+restart_server
+q_cc="SELECT count(*), count(DISTINCT component) FROM xxl.connected_components('%s')"
+row "connected components (5M edges)" "$(timed "$(printf "$q_cc" eh)")" "$(timed "$(printf "$q_cc" ex)")"
+[ "$(answer "$(printf "$q_cc" eh)")" = "$(answer "$(printf "$q_cc" ex)")" ] ||
+	{ echo "bench-table: components differ" >&2; fail=1; }
+
+awk -F, 'NR > 1 && $1 !~ /^size/ && $2 != "" && $3 != "" { gsub(/ /, "_", $1); print $1, $2, $3 }' "$CSV" >"$OUT/table.dat"
+if command -v gnuplot >/dev/null; then
+	gnuplot -e "datafile='$OUT/table.dat'; outfile='$OUT/table.png'; rows='$ROWS'" bench/plot_table.gp &&
+		echo "chart: $OUT/table.png"
+fi
+echo "data: $CSV; log: $LOG"
+[ $fail = 0 ] && echo "answers agree: heap and xxl"
+exit $fail
