@@ -11,6 +11,15 @@
  * a comparison per row, and starts at once, so ORDER BY key LIMIT n reads
  * n rows.
  *
+ * Key ranges: restrictions "leading key column op constant" (<, <=, =,
+ * >=, > with a Const or a Param of the column's type and collation) become
+ * bounds.  A path that takes them is offered even without ORDER BY (no
+ * pathkeys), costed at the bounds' selectivity.  Each sorted segment's
+ * cursor then starts at the page a binary search over the pages' first
+ * rows finds, and stops at the first row past the range; rows of the other
+ * segments outside it are not sorted.  The restrictions stay in the plan's
+ * quals, so the bounds only save reading.
+ *
  * Execution: a cursor per visible segment that was sorted by the planned
  * key, read page by page; the rows of every other visible segment (written
  * before the key, under another key, or over the cursor limit) go through
@@ -23,12 +32,16 @@
 
 #include "access/table.h"
 #include "catalog/pg_type.h"
+#include "utils/fmgroids.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "access/nbtree.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "utils/selfuncs.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
@@ -67,6 +80,7 @@ typedef struct Cursor
 	const unsigned char *key;
 	uint32		keylen;
 	StringInfoData keybuf;
+	bool		past_start;		/* bounds: a row at or after the start was seen */
 } Cursor;
 
 typedef struct OrderedScanState
@@ -91,6 +105,18 @@ typedef struct OrderedScanState
 	uint64		segments_merged;
 	uint64		segments_sorted;
 	uint64		rows_sorted;
+	uint64		pages_read;
+
+	/* bounds on the leading key column, in encoded-key order */
+	List	   *bound_strategies;	/* of Integer: BT*StrategyNumber, column on the left */
+	List	   *bound_states;	/* ExprState of each bound's value */
+	XxlSortKey *key1;			/* the leading column alone */
+	bool		bounded;
+	bool		empty;			/* a bound is NULL: no row qualifies */
+	StringInfoData start;		/* rows before it are skipped (len 0: none) */
+	StringInfoData stop;		/* rows after it end a cursor (len 0: none) */
+	bool		has_start,
+				has_stop;
 } OrderedScanState;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
@@ -185,36 +211,107 @@ key_pathkeys(PlannerInfo *root, RelOptInfo *rel, TupleDesc desc, const char *ord
 	return pathkeys;
 }
 
-static void
-ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+static int
+int_width(Oid type)
 {
-	Relation	r;
-	char	   *order_by = NULL;
-	List	   *pathkeys = NIL;
-	CustomPath *cpath;
-	Path	   *seq = NULL;
+	return type == INT2OID ? 2 : type == INT4OID ? 4 : type == INT8OID ? 8 : 0;
+}
+
+/* Whether a value of type from converts exactly to type to (integers only). */
+static bool
+widens(Oid from, Oid to)
+{
+	return int_width(from) > 0 && int_width(to) > int_width(from);
+}
+
+static Oid
+widening_func(Oid from, Oid to)
+{
+	if (to == INT8OID)
+		return from == INT2OID ? F_INT8_INT2 : F_INT8_INT4;
+	return F_INT4_INT2;
+}
+
+/*
+ * Restrictions on the leading key column that bound it: their strategies
+ * (the column on the left), value expressions and clauses.
+ */
+static void
+key_bounds(RelOptInfo *rel, TupleDesc desc, const char *order_by, List **strategies,
+		   List **exprs, List **clauses)
+{
+	XxlSortItem *first = linitial(xxl_parse_order_by(order_by));
+	AttrNumber	attno = item_attno(desc, first);
+	Form_pg_attribute att;
+	TypeCacheEntry *tc;
 	ListCell   *lc;
 
-	if (prev_set_rel_pathlist)
-		prev_set_rel_pathlist(root, rel, rti, rte);
-	if (!xxl_ordered_scan || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rte->inh || rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(rel) ||
-		(root->query_pathkeys == NIL && !rel->has_eclass_joins))
+	*strategies = *exprs = *clauses = NIL;
+	if (attno == InvalidAttrNumber)
 		return;
-	r = table_open(rte->relid, NoLock);
-	if (xxl_is_table(r) && (order_by = xxl_table_order_by(rte->relid)) != NULL)
-		pathkeys = truncate_useless_pathkeys(root, rel,
-											 key_pathkeys(root, rel, RelationGetDescr(r), order_by));
-	table_close(r, NoLock);
-	if (pathkeys == NIL)
+	att = TupleDescAttr(desc, attno - 1);
+	if (OidIsValid(first->collation) && first->collation != att->attcollation)
 		return;
-	foreach(lc, rel->pathlist)
-		if (((Path *) lfirst(lc))->pathtype == T_SeqScan)
-			seq = lfirst(lc);
-	if (seq == NULL)
+	tc = lookup_type_cache(att->atttypid, TYPECACHE_BTREE_OPFAMILY);
+	if (!OidIsValid(tc->btree_opf))
 		return;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		OpExpr	   *op = (OpExpr *) ri->clause;
+		Node	   *left,
+				   *right,
+				   *value;
+		bool		commuted;
+		int			strategy;
 
-	cpath = makeNode(CustomPath);
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
+			op->inputcollid != att->attcollation)
+			continue;
+		left = strip_implicit_coercions(linitial(op->args));
+		right = strip_implicit_coercions(lsecond(op->args));
+		if (IsA(left, Var) && ((Var *) left)->varno == rel->relid &&
+			((Var *) left)->varattno == attno)
+		{
+			value = lsecond(op->args);
+			commuted = false;
+		}
+		else if (IsA(right, Var) && ((Var *) right)->varno == rel->relid &&
+				 ((Var *) right)->varattno == attno)
+		{
+			value = linitial(op->args);
+			commuted = true;
+		}
+		else
+			continue;
+		if (!(IsA(value, Const) || IsA(value, Param)))
+			continue;
+		if (exprType(value) != att->atttypid)
+		{
+			/* an integer literal against a wider integer column: widened exactly */
+			if (!widens(exprType(value), att->atttypid))
+				continue;
+			value = (Node *) makeFuncExpr(widening_func(exprType(value), att->atttypid),
+										  att->atttypid, list_make1(value), InvalidOid,
+										  InvalidOid, COERCE_IMPLICIT_CAST);
+		}
+		strategy = get_op_opfamily_strategy(op->opno, tc->btree_opf);
+		if (strategy == 0)
+			continue;
+		if (commuted)
+			strategy = BTCommuteStrategyNumber(strategy);
+		*strategies = lappend(*strategies, makeInteger(strategy));
+		*exprs = lappend(*exprs, value);
+		*clauses = lappend(*clauses, ri);
+	}
+}
+
+static CustomPath *
+make_path(RelOptInfo *rel, Path *seq, List *pathkeys, double fraction, char *order_by,
+		  List *strategies, List *exprs)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
 	cpath->path.pathtarget = rel->reltarget;
@@ -223,14 +320,66 @@ ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 	cpath->path.parallel_safe = false;
 	cpath->path.parallel_workers = 0;
 	cpath->path.rows = rel->rows;
-	/* a sequential scan's work, a comparison per row, and nothing before the first row */
+
+	/*
+	 * A sequential scan's work (the part the bounds leave), a comparison per
+	 * row, a binary search per segment, and nothing before the first row.
+	 */
 	cpath->path.startup_cost = 0;
-	cpath->path.total_cost = seq->total_cost + rel->tuples * 2 * cpu_operator_cost;
+	cpath->path.total_cost = seq->startup_cost +
+		fraction * (seq->total_cost - seq->startup_cost + rel->tuples * 2 * cpu_operator_cost) +
+		(strategies ? 20 * random_page_cost : 0);
 	cpath->path.pathkeys = pathkeys;
 	cpath->flags = 0;
-	cpath->custom_private = list_make1(makeString(order_by));
+	cpath->custom_private = list_make2(makeString(order_by), strategies);
+	cpath->custom_paths = NIL;
+	/* the bounds' value expressions travel in the private list too: copied by the plan */
+	cpath->custom_private = lappend(cpath->custom_private, exprs);
 	cpath->methods = &ordered_path_methods;
-	add_path(rel, &cpath->path);
+	return cpath;
+}
+
+static void
+ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	Relation	r;
+	char	   *order_by = NULL;
+	List	   *pathkeys = NIL;
+	List	   *strategies = NIL,
+			   *exprs = NIL,
+			   *clauses = NIL;
+	Path	   *seq = NULL;
+	double		fraction = 1.0;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+	if (!xxl_ordered_scan || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->inh || rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(rel))
+		return;
+	r = table_open(rte->relid, NoLock);
+	if (xxl_is_table(r) && (order_by = xxl_table_order_by(rte->relid)) != NULL)
+	{
+		if (root->query_pathkeys != NIL || rel->has_eclass_joins)
+			pathkeys = truncate_useless_pathkeys(root, rel,
+												 key_pathkeys(root, rel, RelationGetDescr(r),
+															  order_by));
+		key_bounds(rel, RelationGetDescr(r), order_by, &strategies, &exprs, &clauses);
+	}
+	table_close(r, NoLock);
+	if (pathkeys == NIL && strategies == NIL)
+		return;
+	foreach(lc, rel->pathlist)
+		if (((Path *) lfirst(lc))->pathtype == T_SeqScan)
+			seq = lfirst(lc);
+	if (seq == NULL)
+		return;
+	if (clauses != NIL)
+		fraction = clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER, NULL);
+	if (pathkeys != NIL)
+		add_path(rel, &make_path(rel, seq, pathkeys, fraction, order_by, strategies, exprs)->path);
+	if (strategies != NIL)
+		add_path(rel, &make_path(rel, seq, NIL, fraction, order_by, strategies, exprs)->path);
 }
 
 static Plan *
@@ -244,8 +393,10 @@ plan_ordered_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Lis
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = copyObject(best_path->custom_private);
+	/* the bounds' values, so that setrefs resolves their parameters */
+	cscan->custom_exprs = copyObject(lthird(best_path->custom_private));
+	cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
+									   copyObject(lsecond(best_path->custom_private)));
 	cscan->methods = &ordered_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -261,6 +412,7 @@ create_ordered_state(CustomScan *cscan)
 	st->css.flags = cscan->flags;
 	st->css.methods = &ordered_exec_methods;
 	st->order_by = strVal(linitial(cscan->custom_private));
+	st->bound_strategies = lsecond(cscan->custom_private);
 	return (Node *) st;
 }
 
@@ -279,6 +431,111 @@ begin_ordered(CustomScanState *node, EState *estate, int eflags)
 	initStringInfo(&st->packed);
 	st->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
 	st->last = -1;
+	if (st->bound_strategies != NIL)
+	{
+		CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+		st->key1 = xxl_sortkey_create(desc, list_make1(linitial(xxl_parse_order_by(st->order_by))));
+		/* bounds compare encoded keys as bytes: not for a libc collation's */
+		st->bounded = xxl_sortkey_compare(st->key1) == NULL;
+		st->bound_states = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+		initStringInfo(&st->start);
+		initStringInfo(&st->stop);
+	}
+}
+
+static int
+compare_bytes(const unsigned char *a, uint32 alen, const unsigned char *b, uint32 blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+/*
+ * The bounds' values, encoded by the leading column's key: the start is
+ * the largest encoding a bound puts rows at or after, the stop the
+ * smallest one they stay at or before (under DESC a lower bound on the
+ * value limits how far the rows go, not where they start).
+ */
+static void
+evaluate_bounds(OrderedScanState *st)
+{
+	TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	XxlSortItem *first = linitial(xxl_parse_order_by(st->order_by));
+	AttrNumber	attno = item_attno(desc, first);
+	ListCell   *ls,
+			   *le;
+
+	st->has_start = st->has_stop = st->empty = false;
+	if (!st->bounded)
+		return;
+	resetStringInfo(&st->start);
+	resetStringInfo(&st->stop);
+	for (int i = 0; i < desc->natts; i++)
+		st->isnull[i] = true;
+	forboth(ls, st->bound_strategies, le, st->bound_states)
+	{
+		int			strategy = intVal(lfirst(ls));
+		bool		isnull;
+		Datum		v = ExecEvalExprSwitchContext(lfirst(le), econtext, &isnull);
+		const unsigned char *enc;
+		uint32		len;
+		bool		lower = strategy == BTGreaterStrategyNumber ||
+			strategy == BTGreaterEqualStrategyNumber;
+		bool		upper = strategy == BTLessStrategyNumber ||
+			strategy == BTLessEqualStrategyNumber;
+
+		if (isnull)
+		{
+			st->empty = true;
+			return;
+		}
+		st->values[attno - 1] = v;
+		st->isnull[attno - 1] = false;
+		enc = xxl_sortkey_encode(st->key1, st->values, st->isnull, &len);
+		st->isnull[attno - 1] = true;
+		if (strategy == BTEqualStrategyNumber)
+			lower = upper = true;
+		if (first->desc)
+		{
+			bool		t = lower;
+
+			lower = upper;
+			upper = t;
+		}
+		if (lower && (!st->has_start ||
+					  compare_bytes(enc, len, (unsigned char *) st->start.data, st->start.len) > 0))
+		{
+			resetStringInfo(&st->start);
+			appendBinaryStringInfo(&st->start, (const char *) enc, len);
+			st->has_start = true;
+		}
+		if (upper && (!st->has_stop ||
+					  compare_bytes(enc, len, (unsigned char *) st->stop.data, st->stop.len) < 0))
+		{
+			resetStringInfo(&st->stop);
+			appendBinaryStringInfo(&st->stop, (const char *) enc, len);
+			st->has_stop = true;
+		}
+	}
+}
+
+/* Where a packed row stands against the range: <0 before, 0 in, >0 after. */
+static int
+against_range(OrderedScanState *st, const XxlRowFormat *fmt, const char *row)
+{
+	const unsigned char *enc;
+	uint32		len;
+
+	xxl_row_unpack(fmt, row, st->values, st->isnull);
+	enc = xxl_sortkey_encode(st->key1, st->values, st->isnull, &len);
+	if (st->has_start && compare_bytes(enc, len, (unsigned char *) st->start.data, st->start.len) < 0)
+		return -1;
+	if (st->has_stop && compare_bytes(enc, len, (unsigned char *) st->stop.data, st->stop.len) > 0)
+		return 1;
+	return 0;
 }
 
 static int
@@ -326,6 +583,7 @@ segment_next(OrderedScanState *st, Cursor *cur)
 			return false;
 		CHECK_FOR_INTERRUPTS();
 		cur->buf = ReadBufferExtended(rel, MAIN_FORKNUM, cur->next_block++, RBM_NORMAL, NULL);
+		st->pages_read++;
 		LockBuffer(cur->buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(cur->buf);
 		op = XXL_OPAQUE(page);
@@ -359,8 +617,36 @@ cursor_next(OrderedScanState *st, Cursor *cur)
 		cur->rowp = row;
 		return got == 1;
 	}
-	if (!segment_next(st, cur))
-		return false;
+	for (;;)
+	{
+		MemoryContext old;
+		int			where;
+
+		if (!segment_next(st, cur))
+			return false;
+		if (!st->has_start && !st->has_stop)
+			break;
+		if (cur->past_start && !st->has_stop)
+			break;
+		old = MemoryContextSwitchTo(cur->cxt);
+		MemoryContextReset(cur->cxt);
+		where = against_range(st, &cur->fmt, cur->rowp);
+		MemoryContextSwitchTo(old);
+		if (where > 0)
+		{
+			/* past the range: this segment has nothing more */
+			if (BufferIsValid(cur->buf))
+				ReleaseBuffer(cur->buf);
+			cur->buf = InvalidBuffer;
+			cur->next_block = cur->end_block;
+			return false;
+		}
+		if (where == 0)
+		{
+			cur->past_start = true;
+			break;
+		}
+	}
 	if (st->ncursors > 1)
 	{
 		MemoryContext old = MemoryContextSwitchTo(cur->cxt);
@@ -405,6 +691,12 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 
 			uint32		len;
 
+			if ((st->has_start || st->has_stop) && against_range(st, &tmp.fmt, tmp.rowp) != 0)
+			{
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(rowcxt);
+				continue;
+			}
 			/* repacked with every column: pages written before a column was added lack it */
 			xxl_row_unpack(&tmp.fmt, tmp.rowp, st->values, st->isnull);
 			k = xxl_sortkey_encode(st->key, st->values, st->isnull, &klen);
@@ -422,6 +714,51 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 	if (xxl_sorter_sort(st->sorter) != XXL_OK)
 		xxl_raise_error(xxl_sorter_error(st->sorter), "xxl ordered scan");
 	xxl_operator_phase(st->op, XXL_PHASE_OUTPUT);
+}
+
+/*
+ * A sorted segment's first page that can hold rows of the range: the last
+ * page whose first row is before the start (binary search over the pages'
+ * first rows), or its first page.
+ */
+static BlockNumber
+first_page_in_range(OrderedScanState *st, const XxlSegment *seg, uint32 segno)
+{
+	Relation	rel = st->css.ss.ss_currentRelation;
+	BlockNumber lo = seg->first_block,
+				hi = seg->first_block + seg->npages;	/* [lo, hi): candidates after lo */
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl range search",
+											  ALLOCSET_SMALL_SIZES);
+
+	while (hi - lo > 1)
+	{
+		BlockNumber mid = lo + (hi - lo) / 2;
+		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, mid, RBM_NORMAL, NULL);
+		Page		page;
+		XxlRowFormat fmt;
+		uint32		len;
+		int			where;
+		MemoryContext old;
+
+		st->pages_read++;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (XXL_OPAQUE(page)->segno != segno || XXL_OPAQUE(page)->nrows == 0)
+			elog(ERROR, "block %u of xxl table \"%s\" is not a page of segment %u",
+				 mid, RelationGetRelationName(rel), segno);
+		xxl_row_format_init(&fmt, RelationGetDescr(rel), XXL_OPAQUE(page)->natts);
+		old = MemoryContextSwitchTo(cxt);
+		where = against_range(st, &fmt, xxl_page_row(page, 0, &len));
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(cxt);
+		UnlockReleaseBuffer(buf);
+		if (where < 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	MemoryContextDelete(cxt);
+	return lo;
 }
 
 static void
@@ -458,7 +795,10 @@ start(OrderedScanState *st)
 	int			nsorted = 0;
 	bool		any_rest = false;
 
+	evaluate_bounds(st);
 	xxl_dir_load(rel, &dir);
+	if (st->empty)
+		dir.nsegments = 0;
 	rest = palloc0(sizeof(bool) * Max(dir.nsegments, 1));
 	st->cursors = palloc0(sizeof(Cursor) * (Min(dir.nsegments, MAX_CURSORS) + 1));
 	for (uint32 s = 0; s < dir.nsegments; s++)
@@ -472,7 +812,7 @@ start(OrderedScanState *st)
 			Cursor	   *cur = &st->cursors[nsorted++];
 
 			cur->segno = s;
-			cur->next_block = seg->first_block;
+			cur->next_block = st->has_start ? first_page_in_range(st, seg, s) : seg->first_block;
 			cur->end_block = seg->first_block + seg->npages;
 			cur->buf = InvalidBuffer;
 			cur->cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl ordered scan cursor",
@@ -589,7 +929,7 @@ rescan_ordered(CustomScanState *node)
 	OrderedScanState *st = (OrderedScanState *) node;
 
 	release(st);
-	st->segments_merged = st->segments_sorted = st->rows_sorted = 0;
+	st->segments_merged = st->segments_sorted = st->rows_sorted = st->pages_read = 0;
 }
 
 static void
@@ -598,11 +938,14 @@ explain_ordered(CustomScanState *node, List *ancestors, ExplainState *es)
 	OrderedScanState *st = (OrderedScanState *) node;
 
 	ExplainPropertyText("Order Key", st->order_by, es);
+	if (st->bound_strategies != NIL)
+		ExplainPropertyInteger("Key Bounds", NULL, list_length(st->bound_strategies), es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Segments Merged", NULL, st->segments_merged, es);
 		ExplainPropertyUInteger("Segments Sorted", NULL, st->segments_sorted, es);
 		ExplainPropertyUInteger("Rows Sorted", NULL, st->rows_sorted, es);
+		ExplainPropertyUInteger("Pages Read", NULL, st->pages_read, es);
 	}
 }
 
