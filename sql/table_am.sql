@@ -224,6 +224,19 @@ SELECT count(*) FROM tam_rng WHERE a >= 990 AND a < 1000 AND b IS NOT NULL;
 DEALLOCATE tam_rng_p;
 RESET plan_cache_mode;
 
+-- with default_table_access_method = xxl the _into functions create xxl tables
+SET default_table_access_method = xxl;
+SELECT xxl.sort_into('SELECT g AS a, -g AS b FROM generate_series(1, 1000) g', 'b', 'tam_into_sorted');
+SELECT xxl.connected_components_into('SELECT g AS source, g + 1 AS target FROM generate_series(1, 100) g',
+  'tam_into_cc');
+RESET default_table_access_method;
+SELECT c.relname, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+WHERE c.relname IN ('tam_into_sorted', 'tam_into_cc') ORDER BY 1;
+SELECT (SELECT count(*) FROM tam_into_sorted) AS sorted_rows,
+  (SELECT string_agg(a::text, ',' ORDER BY ctid) FROM (SELECT a, ctid FROM tam_into_sorted LIMIT 3) s) AS first_in_place,
+  (SELECT count(DISTINCT component) FROM tam_into_cc) AS components;
+DROP TABLE tam_into_sorted, tam_into_cc;
+
 -- what is not supported, and bad settings
 SELECT tam_try('UPDATE tam_tx SET a = 0');
 SELECT tam_try('DELETE FROM tam_tx');
