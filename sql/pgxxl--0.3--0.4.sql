@@ -1,6 +1,6 @@
 /*
  * pgxxl--0.3--0.4.sql — from 0.3 to 0.4: the table access method xxl, its
- * settings table and xxl.alter_table_set.
+ * settings table, xxl.alter_table_set and xxl.compact.
  */
 \echo Use "ALTER EXTENSION pgxxl UPDATE TO '0.4'" to load this file. \quit
 
@@ -35,6 +35,14 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION xxl.alter_table_set(regclass, text) IS
 	'declare the order key of an xxl table (ORDER BY syntax; NULL removes it): new rows go in sorted by it';
+
+CREATE FUNCTION xxl.compact(relation regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_compact'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.compact(regclass) IS
+	'merge every segment of an xxl table into one, sorted by its order key (as VACUUM FULL, under an ACCESS EXCLUSIVE lock); returns the segments merged';
 
 -- A dropped table's settings go with it (an OID can come back for another table).
 CREATE FUNCTION xxl.forget_dropped_tables()

@@ -375,6 +375,14 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION xxl.alter_table_set(regclass, text) IS
 	'declare the order key of an xxl table (ORDER BY syntax; NULL removes it): new rows go in sorted by it';
 
+CREATE FUNCTION xxl.compact(relation regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'xxl_compact'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.compact(regclass) IS
+	'merge every segment of an xxl table into one, sorted by its order key (as VACUUM FULL, under an ACCESS EXCLUSIVE lock); returns the segments merged';
+
 -- A dropped table's settings go with it (an OID can come back for another table).
 CREATE FUNCTION xxl.forget_dropped_tables()
 RETURNS event_trigger

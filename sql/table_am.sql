@@ -237,6 +237,42 @@ SELECT (SELECT count(*) FROM tam_into_sorted) AS sorted_rows,
   (SELECT count(DISTINCT component) FROM tam_into_cc) AS components;
 DROP TABLE tam_into_sorted, tam_into_cc;
 
+-- values over 2 kB: compressed, or moved to the table's TOAST table, as heap does
+CREATE TABLE tam_toast_heap (id int, t text, b bytea, m text, e text, j jsonb);
+ALTER TABLE tam_toast_heap ALTER m SET STORAGE MAIN, ALTER e SET STORAGE EXTERNAL;
+INSERT INTO tam_toast_heap
+SELECT g, (SELECT string_agg(md5((g * 1000 + i)::text), '') FROM generate_series(1, 400) i),
+  decode((SELECT string_agg(md5((g + i)::text), '') FROM generate_series(1, 800) i), 'hex'),
+  repeat('compressible ' || g, 5000), repeat('x', 3000 + g),
+  (SELECT jsonb_agg(i) FROM generate_series(1, 2000 + g) i)
+FROM generate_series(1, 20) g;
+INSERT INTO tam_toast_heap VALUES (0, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE tam_toast (LIKE tam_toast_heap INCLUDING STORAGE) USING xxl;
+SELECT xxl.alter_table_set('tam_toast', 'id');
+INSERT INTO tam_toast SELECT * FROM tam_toast_heap;
+SELECT tam_differ('tam_toast', 'tam_toast_heap') AS differing,
+  (SELECT reltoastrelid <> 0 FROM pg_class WHERE relname = 'tam_toast') AS has_toast_table,
+  pg_relation_size('tam_toast') < 8192 * 10 AS main_fork_small,
+  (SELECT sum(length(t) + length(b) + length(m) + length(e)) FROM tam_toast) AS bytes;
+-- TOASTed rows survive a compaction and an ordered, bounded scan
+SELECT xxl.compact('tam_toast') AS segments_merged;
+SELECT tam_differ('tam_toast', 'tam_toast_heap') AS differing_after_compact;
+SELECT id, md5(t), length(m) FROM tam_toast WHERE id BETWEEN 3 AND 5 ORDER BY id;
+-- a value that may not leave the row (STORAGE PLAIN) and does not fit a page
+CREATE TABLE tam_plain (t text) USING xxl;
+ALTER TABLE tam_plain ALTER t SET STORAGE PLAIN;
+SELECT tam_try($$INSERT INTO tam_plain VALUES (repeat('p', 9000))$$);
+
+-- many segments: a NOTICE suggests compaction; xxl.compact merges them
+CREATE TABLE tam_many (a int) USING xxl;
+SELECT xxl.alter_table_set('tam_many', 'a');
+DO $$ BEGIN FOR i IN 1..64 LOOP INSERT INTO tam_many VALUES (65 - i); END LOOP; END $$;
+SELECT xxl.compact('tam_many') AS segments_merged;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_many ORDER BY a LIMIT 2;
+SELECT string_agg(a::text, ',' ORDER BY ctid) = string_agg(a::text, ',' ORDER BY a) AS in_key_order,
+  count(*) FROM tam_many;
+SELECT tam_try($$SELECT xxl.compact('tam_heap')$$);
+
 -- what is not supported, and bad settings
 SELECT tam_try('UPDATE tam_tx SET a = 0');
 SELECT tam_try('DELETE FROM tam_tx');
@@ -251,7 +287,7 @@ SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'nosuch')$$);
 SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'a +')$$);
 CREATE TABLE tam_pt (p point) USING xxl;
 SELECT tam_try($$SELECT xxl.alter_table_set('tam_pt', 'p')$$);
-SELECT tam_try($$INSERT INTO tam_ctas VALUES (1, repeat('x', 9000))$$);
+SELECT tam_try($$INSERT INTO tam_ctas VALUES (1, repeat('x', 9000))$$) AS long_value_compressed;
 CREATE ROLE tam_other;
 SET ROLE tam_other;
 SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'a')$$);
@@ -267,6 +303,7 @@ SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pgxxl';
 -- the session is still usable
 SELECT count(*) FROM tam_tx;
 DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
-  tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text;
+  tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text, tam_toast, tam_toast_heap, tam_plain,
+  tam_many;
 DROP FUNCTION tam_try(text), tam_differ(text, text), tam_ordered(text);
 DROP EXTENSION pgxxl;

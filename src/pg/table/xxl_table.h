@@ -139,13 +139,25 @@ typedef struct XxlRowFormat
 	int			natts;			/* columns in the rows */
 	int			bitmap_bytes;
 	int			row_width;		/* 0: variable */
+	bool		byval;			/* every column by value and fixed: the fast unpack */
+	bool		may_alloc;		/* unpacking may copy values into CurrentMemoryContext */
 } XxlRowFormat;
 
 extern void xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts);
 
-/* Pack values into buf (reset first); returns the packed length. */
+/*
+ * Varlenas larger than this are compressed and, if still larger, moved to
+ * the table's TOAST table when a row is packed for it (as heap does beyond
+ * its 2 kB threshold).
+ */
+#define XXL_TOAST_VALUE 2000
+
+/*
+ * Pack values into buf (reset first); returns the packed length.  With
+ * toast_rel, large varlenas are compressed or moved to its TOAST table.
+ */
 extern uint32 xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull,
-						   StringInfo buf);
+						   StringInfo buf, Relation toast_rel);
 
 /*
  * Unpack a row into values/isnull (all of the descriptor's columns).

@@ -8,7 +8,7 @@
  *
  * Not supported yet, each with SQLSTATE 0A000 and a hint: UPDATE, DELETE,
  * row locks (SELECT ... FOR UPDATE), INSERT ... ON CONFLICT, indexes,
- * TABLESAMPLE, AFTER INSERT row triggers (foreign keys).  Segments are
+ * TABLESAMPLE, AFTER INSERT row triggers (foreign keys).  And xxl.compact.  Segments are
  * immutable and rows get their place when the statement ends, which rules
  * out in-place changes and a TID at insert time.
  */
@@ -19,10 +19,12 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
+#include "commands/cluster.h"
 #include "commands/vacuum.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -43,6 +45,7 @@
 
 PG_FUNCTION_INFO_V1(xxl_table_am_handler);
 PG_FUNCTION_INFO_V1(xxl_alter_table_set);
+PG_FUNCTION_INFO_V1(xxl_compact);
 
 static const TableAmRoutine xxl_routine;
 
@@ -332,10 +335,26 @@ xxl_relation_size(Relation rel, ForkNumber forkNumber)
 	return table_block_relation_size(rel, forkNumber);
 }
 
+/* A TOAST table when some column can hold large values (heap's rule, without its size estimate). */
 static bool
 xxl_relation_needs_toast_table(Relation rel)
 {
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && att->attlen == -1 && att->attstorage != TYPSTORAGE_PLAIN)
+			return true;
+	}
 	return false;
+}
+
+static Oid
+xxl_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
 }
 
 static void
@@ -394,6 +413,7 @@ static const TableAmRoutine xxl_routine = {
 
 	.relation_size = xxl_relation_size,
 	.relation_needs_toast_table = xxl_relation_needs_toast_table,
+	.relation_toast_am = xxl_relation_toast_am,
 
 	.relation_estimate_size = xxl_relation_estimate_size,
 
@@ -407,6 +427,42 @@ Datum
 xxl_table_am_handler(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_POINTER(&xxl_routine);
+}
+
+/* The table relid names, locked in mode, if it is an xxl table its caller owns. */
+static Relation
+open_own_xxl_table(Oid relid, LOCKMODE mode)
+{
+	Relation	rel = table_open(relid, mode);
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION || !xxl_is_table(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an xxl table", RelationGetRelationName(rel)),
+				 errhint("Create it with CREATE TABLE ... USING xxl, or convert it with ALTER TABLE ... SET ACCESS METHOD xxl.")));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	return rel;
+}
+
+/* xxl.compact: VACUUM FULL's rewrite, callable in a transaction and from SQL. */
+Datum
+xxl_compact(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel = open_own_xxl_table(relid, AccessExclusiveLock);
+	ClusterParams params = {0};
+	XxlDirectory dir;
+	int64		merged = 0;
+
+	xxl_table_flush(relid);
+	xxl_dir_load(rel, &dir);
+	for (uint32 s = 0; s < dir.nsegments; s++)
+		if (!(dir.segs[s].flags & XXL_SEG_DEAD) && dir.segs[s].nrows > 0)
+			merged++;
+	table_close(rel, NoLock);
+	cluster_rel(relid, InvalidOid, &params);
+	PG_RETURN_INT64(merged);
 }
 
 /* xxl.alter_table_set ---------------------------------------------------------------- */
@@ -430,14 +486,7 @@ xxl_alter_table_set(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	order_by = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 
-	rel = table_open(relid, ShareUpdateExclusiveLock);
-	if (rel->rd_rel->relkind != RELKIND_RELATION || !xxl_is_table(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an xxl table", RelationGetRelationName(rel)),
-				 errhint("Create it with CREATE TABLE ... USING xxl, or convert it with ALTER TABLE ... SET ACCESS METHOD xxl.")));
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	rel = open_own_xxl_table(relid, ShareUpdateExclusiveLock);
 	/* the key must resolve against the table as the sorter would take it */
 	if (order_by != NULL)
 		(void) xxl_sortkey_create(RelationGetDescr(rel), xxl_parse_order_by(order_by));

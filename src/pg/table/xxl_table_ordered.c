@@ -700,7 +700,7 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 			/* repacked with every column: pages written before a column was added lack it */
 			xxl_row_unpack(&tmp.fmt, tmp.rowp, st->values, st->isnull);
 			k = xxl_sortkey_encode(st->key, st->values, st->isnull, &klen);
-			len = xxl_row_pack(&st->full, st->values, st->isnull, &st->packed);
+			len = xxl_row_pack(&st->full, st->values, st->isnull, &st->packed, NULL);
 			if (xxl_sorter_put_var(st->sorter, k, klen, st->packed.data, len) != XXL_OK)
 				xxl_raise_error(xxl_sorter_error(st->sorter), "xxl ordered scan");
 			st->rows_sorted++;

@@ -14,6 +14,9 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
+#include "access/toast_compression.h"
+#include "access/toast_internals.h"
+#include "catalog/pg_type.h"
 #include "access/tupmacs.h"
 #include "lib/stringinfo.h"
 #include "utils/expandeddatum.h"
@@ -29,6 +32,8 @@ xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)
 	fmt->desc = desc;
 	fmt->natts = natts;
 	fmt->bitmap_bytes = (natts + 7) / 8;
+	fmt->byval = natts == desc->natts;
+	fmt->may_alloc = false;
 	width = fmt->bitmap_bytes;
 	for (int i = 0; i < natts; i++)
 	{
@@ -38,12 +43,83 @@ xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)
 			width += att->attlen;
 		else
 			fixed = false;
+		if (att->attisdropped || !att->attbyval)
+			fmt->byval = false;
+		if (!att->attbyval && !att->attisdropped && att->attlen != -2)
+			fmt->may_alloc = true;
 	}
 	fmt->row_width = fixed ? Max(width, 1) : 0;
 }
 
+/* The unpack of rows whose every column is a fixed-width by-value one. */
+static inline void
+unpack_byval(const XxlRowFormat *fmt, const char *row, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = fmt->desc;
+	const char *p = row + fmt->bitmap_bytes;
+
+	for (int i = 0; i < fmt->natts; i++)
+	{
+		int			len = TupleDescAttr(desc, i)->attlen;
+
+		isnull[i] = (row[i / 8] >> (i % 8)) & 1;
+		if (len == 8)
+		{
+			int64		v;
+
+			memcpy(&v, p, 8);
+			values[i] = Int64GetDatum(v);
+		}
+		else if (len == 4)
+		{
+			int32		v;
+
+			memcpy(&v, p, 4);
+			values[i] = Int32GetDatum(v);
+		}
+		else if (len == 2)
+		{
+			int16		v;
+
+			memcpy(&v, p, 2);
+			values[i] = Int16GetDatum(v);
+		}
+		else
+			values[i] = CharGetDatum(*p);
+		p += len;
+	}
+}
+
+/*
+ * A large value as heap stores it: compressed when the column allows
+ * (EXTENDED, MAIN), and moved to the table's TOAST table when it is still
+ * large and the column allows that (EXTENDED, EXTERNAL).
+ */
+static struct varlena *
+toast_value(Relation rel, Form_pg_attribute att, struct varlena *v)
+{
+	char		storage = att->attstorage;
+
+	if (storage == TYPSTORAGE_PLAIN)
+		return v;
+	if ((storage == TYPSTORAGE_EXTENDED || storage == TYPSTORAGE_MAIN) && !VARATT_IS_COMPRESSED(v))
+	{
+		char		cmethod = CompressionMethodIsValid(att->attcompression) ?
+			att->attcompression : default_toast_compression;
+		Datum		c = toast_compress_datum(PointerGetDatum(v), cmethod);
+
+		if (DatumGetPointer(c) != NULL)
+			v = (struct varlena *) DatumGetPointer(c);
+	}
+	if (VARSIZE_ANY(v) > XXL_TOAST_VALUE && storage != TYPSTORAGE_MAIN &&
+		OidIsValid(rel->rd_rel->reltoastrelid))
+		v = (struct varlena *) DatumGetPointer(toast_save_datum(rel, PointerGetDatum(v), NULL, 0));
+	return v;
+}
+
 uint32
-xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull, StringInfo buf)
+xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull, StringInfo buf,
+			 Relation toast_rel)
 {
 	TupleDesc	desc = fmt->desc;
 	int			bits_at;
@@ -103,10 +179,18 @@ xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull, S
 		{
 			struct varlena *v = (struct varlena *) DatumGetPointer(values[i]);
 
-			/* toasted elsewhere or expanded: the row must stand alone */
-			if (VARATT_IS_EXTERNAL(v))
+			/*
+			 * Toasted elsewhere or expanded: fetched, then toasted here if
+			 * large.  Without a table to toast into (rows repacked for a
+			 * sort of this table's own rows), a TOAST pointer stays one.
+			 */
+			if (VARATT_IS_EXTERNAL(v) && !(toast_rel == NULL && VARATT_IS_EXTERNAL_ONDISK(v)))
 				v = detoast_external_attr(v);
-			if (VARATT_IS_SHORT(v))
+			if (toast_rel != NULL && VARSIZE_ANY(v) > XXL_TOAST_VALUE)
+				v = toast_value(toast_rel, att, v);
+			if (VARATT_IS_EXTERNAL(v))
+				appendBinaryStringInfo(buf, (const char *) v, VARSIZE_EXTERNAL(v));
+			else if (VARATT_IS_SHORT(v))
 				appendBinaryStringInfo(buf, (const char *) v, VARSIZE_SHORT(v));
 			else if (!VARATT_IS_COMPRESSED(v) && VARATT_CAN_MAKE_SHORT(v))
 			{
@@ -132,6 +216,12 @@ xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values, bool *is
 {
 	TupleDesc	desc = fmt->desc;
 	const char *p = row + fmt->bitmap_bytes;
+
+	if (fmt->byval)
+	{
+		unpack_byval(fmt, row, values, isnull);
+		return;
+	}
 
 	for (int i = 0; i < fmt->natts; i++)
 	{

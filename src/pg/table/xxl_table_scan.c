@@ -205,14 +205,22 @@ static void
 store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 {
 	uint32		len;
-	const char *row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
-	MemoryContext old;
+	const char *row = scan->fmt.row_width > 0 ?
+		(const char *) BufferGetPage(scan->buf) + SizeOfPageHeaderData + (Size) i * scan->fmt.row_width :
+		xxl_page_row(BufferGetPage(scan->buf), i, &len);
 
 	ExecClearTuple(slot);
-	MemoryContextReset(scan->rowcxt);
-	old = MemoryContextSwitchTo(scan->rowcxt);
-	xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
-	MemoryContextSwitchTo(old);
+	if (scan->fmt.may_alloc)
+	{
+		MemoryContext old;
+
+		MemoryContextReset(scan->rowcxt);
+		old = MemoryContextSwitchTo(scan->rowcxt);
+		xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
 	ItemPointerSet(&slot->tts_tid, scan->block, (OffsetNumber) (i + 1));
 	slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);

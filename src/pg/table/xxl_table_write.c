@@ -31,6 +31,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -61,6 +62,9 @@ typedef struct WriteState
 	StringInfoData row;
 	uint64		nrows;
 } WriteState;
+
+/* Segment counts from which a flush suggests compaction (at each power of two). */
+#define XXL_SEGMENTS_NOTICE 64
 
 /* Fixed records up to this size (the engine's radix sort moves them whole). */
 #define XXL_TABLE_MAX_FIXED_RECORD 1024
@@ -199,7 +203,7 @@ state_free(WriteState *ws)
 }
 
 static void
-put_row(WriteState *ws, TupleTableSlot *slot)
+put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 {
 	MemoryContext old = MemoryContextSwitchTo(ws->rowcxt);
 	const unsigned char *key;
@@ -208,13 +212,13 @@ put_row(WriteState *ws, TupleTableSlot *slot)
 	uint32		len;
 
 	slot_getallattrs(slot);
-	len = xxl_row_pack(&ws->fmt, slot->tts_values, slot->tts_isnull, &ws->row);
+	len = xxl_row_pack(&ws->fmt, slot->tts_values, slot->tts_isnull, &ws->row, rel);
 	if (len > xxl_page_max_row(ws->fmt.row_width))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("row of %u bytes is too big for an xxl table page", len),
-				 errdetail("An xxl table row must fit one page (%u bytes); values are not moved out of line yet.",
-						   xxl_page_max_row(ws->fmt.row_width))));
+				 errdetail("An xxl table row must fit one page (%u bytes) once its values over %d bytes are compressed or moved to its TOAST table.",
+						   xxl_page_max_row(ws->fmt.row_width), XXL_TOAST_VALUE)));
 	/* without a key: arrival order, the row's number big-endian */
 	seq = pg_hton64(ws->nrows);
 	if (ws->key_size > 0)
@@ -251,7 +255,7 @@ void
 xxl_table_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 				 struct BulkInsertStateData *bistate)
 {
-	put_row(state_for(rel, cid, RelationGetRelid(rel)), slot);
+	put_row(state_for(rel, cid, RelationGetRelid(rel)), rel, slot);
 }
 
 void
@@ -272,7 +276,7 @@ xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, Command
 	for (int i = 0; i < nslots; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		put_row(ws, slots[i]);
+		put_row(ws, rel, slots[i]);
 	}
 }
 
@@ -366,6 +370,18 @@ flush_state(WriteState *ws)
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);
+
+	/*
+	 * Many segments cost an ordered scan a cursor each and every scan a
+	 * directory entry each: say so when their number passes 64, 128, ...
+	 * (compaction needs an ACCESS EXCLUSIVE lock, so it is not started here).
+	 */
+	if (segno + 1 >= XXL_SEGMENTS_NOTICE && ((segno + 1) & segno) == 0)
+		ereport(NOTICE,
+				(errmsg("xxl table \"%s\" has %u segments", RelationGetRelationName(rel), segno + 1),
+				 errhint("SELECT xxl.compact('%s') merges them into one sorted segment.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)))));
 	UnlockRelationForExtension(rel, ExclusiveLock);
 	table_close(rel, NoLock);
 	FreeAccessStrategy(strategy);
