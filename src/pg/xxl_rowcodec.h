@@ -47,6 +47,70 @@ extern const char *xxl_compact_form(StringInfo buf, TupleDesc desc, const Datum 
  */
 extern const char *xxl_compact_from_heap(HeapTuple tuple, TupleDesc desc, uint32 *len);
 
+/*
+ * A by-value datum of len (1, 2, 4 or 8) bytes stored into, or fetched
+ * from, memory of any alignment: how rows that drop alignment padding
+ * carry fixed-width values.
+ */
+static inline void
+xxl_store_byval(void *dst, Datum d, int len)
+{
+	switch (len)
+	{
+		case 1:
+			*(char *) dst = DatumGetChar(d);
+			break;
+		case 2:
+			{
+				int16		v = DatumGetInt16(d);
+
+				memcpy(dst, &v, 2);
+				break;
+			}
+		case 4:
+			{
+				int32		v = DatumGetInt32(d);
+
+				memcpy(dst, &v, 4);
+				break;
+			}
+		default:
+			memcpy(dst, &d, sizeof(Datum));
+			break;
+	}
+}
+
+static inline Datum
+xxl_fetch_byval(const void *src, int len)
+{
+	switch (len)
+	{
+		case 1:
+			return CharGetDatum(*(const char *) src);
+		case 2:
+			{
+				int16		v;
+
+				memcpy(&v, src, 2);
+				return Int16GetDatum(v);
+			}
+		case 4:
+			{
+				int32		v;
+
+				memcpy(&v, src, 4);
+				return Int32GetDatum(v);
+			}
+		default:
+			{
+				Datum		v;
+
+				memcpy(&v, src, sizeof(Datum));
+				return v;
+			}
+	}
+}
+
 /* smallint, integer or bigint */
 extern bool xxl_is_int_type(Oid type);
 /* A value of one of those types as int64. */

@@ -176,33 +176,7 @@ encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull, unsigned 
 		if (!c->byval)
 			memcpy(p, DatumGetPointer(values[a]), c->len);
 		else
-			switch (c->len)
-			{
-				case 1:
-					*p = (unsigned char) DatumGetChar(values[a]);
-					break;
-				case 2:
-					{
-						int16		v = DatumGetInt16(values[a]);
-
-						memcpy(p, &v, 2);
-						break;
-					}
-				case 4:
-					{
-						int32		v = DatumGetInt32(values[a]);
-
-						memcpy(p, &v, 4);
-						break;
-					}
-				default:
-					{
-						Datum		v = values[a];
-
-						memcpy(p, &v, sizeof(Datum));
-						break;
-					}
-			}
+			xxl_store_byval(p, values[a], c->len);
 	}
 }
 
@@ -248,36 +222,7 @@ decode_fixed(XxlSortRun *run, const unsigned char *rec, Datum *values, bool *isn
 			values[i] = PointerGetDatum(dst);
 			continue;
 		}
-		switch (c->len)
-		{
-			case 1:
-				values[i] = CharGetDatum((char) *p);
-				break;
-			case 2:
-				{
-					int16		v;
-
-					memcpy(&v, p, 2);
-					values[i] = Int16GetDatum(v);
-					break;
-				}
-			case 4:
-				{
-					int32		v;
-
-					memcpy(&v, p, 4);
-					values[i] = Int32GetDatum(v);
-					break;
-				}
-			default:
-				{
-					Datum		v;
-
-					memcpy(&v, p, sizeof(Datum));
-					values[i] = v;
-					break;
-				}
-		}
+		values[i] = xxl_fetch_byval(p, c->len);
 	}
 }
 

@@ -44,11 +44,25 @@ like($on_primary, qr/^105000 /, '105000 rows');
 
 # --- crashes -----------------------------------------------------------------------
 
+# a table with an index: its rows go to shared pages as they come
+$primary->safe_psql('postgres', q{
+	CREATE TABLE ti (a int, b text) USING xxl;
+	CREATE UNIQUE INDEX ti_a ON ti (a);
+	INSERT INTO ti SELECT g, md5(g::text) FROM generate_series(1, 3000) g;
+});
+my $indexed = q{
+	SET enable_seqscan = off;
+	SET xxl.ordered_scan = off;
+	SELECT format('%s %s', count(*), sum(a)) FROM ti WHERE a > 0;
+	RESET enable_seqscan;
+	SELECT format('%s %s', count(*), sum(a)) FROM ti};
+
 # an insert whose statement ended (its segment is written) but whose
 # transaction did not commit
 my $bg = $primary->background_psql('postgres');
 $bg->query_safe('BEGIN');
 $bg->query_safe("INSERT INTO t SELECT g, 'uncommitted' FROM generate_series(1, 20000) g");
+$bg->query_safe("INSERT INTO ti SELECT g, 'uncommitted' FROM generate_series(3001, 9000) g");
 $primary->safe_psql('postgres',
 	"INSERT INTO t SELECT g, 'committed' FROM generate_series(1, 3000) g");
 my $before_crash = $primary->safe_psql('postgres', $fingerprint);
@@ -59,6 +73,9 @@ is($primary->safe_psql('postgres', $fingerprint), $before_crash,
 	'after an immediate shutdown: committed rows are there, uncommitted ones are not');
 is($primary->safe_psql('postgres', "SELECT count(*) FROM t WHERE b = 'uncommitted'"),
 	'0', 'no row of the transaction that did not commit');
+is($primary->safe_psql('postgres', $indexed), "3000 4501500\n3000 4501500",
+	'the indexed table after the crash: the same committed rows by index and by scan');
+$primary->safe_psql('postgres', "INSERT INTO ti SELECT g, 'again' FROM generate_series(3001, 4000) g");
 $primary->safe_psql('postgres', q{
 	INSERT INTO t SELECT g, 'after' FROM generate_series(1, 1000) g;
 	VACUUM t;
@@ -68,6 +85,8 @@ is($primary->safe_psql('postgres', "SELECT count(*) FROM t WHERE b = 'after'"),
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $fingerprint), $primary->safe_psql('postgres', $fingerprint),
 	'the standby follows through the crash');
+is($standby->safe_psql('postgres', $indexed), "4000 8002000\n4000 8002000",
+	'the standby answers the indexed table by index and by scan');
 
 # --- concurrent inserts ---------------------------------------------------------------
 

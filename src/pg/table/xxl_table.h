@@ -51,6 +51,7 @@ typedef struct XxlPageOpaque
 /* Segment flags */
 #define XXL_SEG_SORTED 0x0001	/* rows in the order of the key it was written with */
 #define XXL_SEG_DEAD 0x0002		/* its transaction aborted; VACUUM said so */
+#define XXL_SEG_SCATTERED 0x0004	/* written row by row: its pages are anywhere after first_block */
 
 /* One directory entry. */
 typedef struct XxlSegment
@@ -101,6 +102,9 @@ extern void xxl_dir_load(Relation rel, XxlDirectory *dir);
  * be created).
  */
 extern uint32 xxl_dir_append(Relation rel, const XxlSegment *seg);
+
+/* Replace segment segno's entry (its writer, at the end of its statement). */
+extern void xxl_dir_update(Relation rel, uint32 segno, const XxlSegment *seg);
 
 /*
  * The segment number the next xxl_dir_append will give, the metapage made
@@ -168,22 +172,15 @@ extern uint32 xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const b
 extern void xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values,
 						   bool *isnull);
 
-/* Page building: an image in local memory, filled row by row. */
-typedef struct XxlPageBuilder
-{
-	PGAlignedBlock image;
-	int			row_width;		/* 0: offsets */
-	uint16		nrows;
-	uint16		upper;			/* variable rows: start of the lowest row */
-} XxlPageBuilder;
+/*
+ * Data pages, filled row by row: a new page (in local memory or in a
+ * buffer), and a row added to it, the page's bounds and count kept right
+ * after each row (a page is never "unfinished").
+ */
+extern void xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno);
 
-extern void xxl_page_start(XxlPageBuilder *pb, const XxlRowFormat *fmt, uint32 segno);
-
-/* Set the page's bounds once its last row is in. */
-extern void xxl_page_finish(XxlPageBuilder *pb);
-
-/* Add a row; false when it does not fit (the page is then full). */
-extern bool xxl_page_add(XxlPageBuilder *pb, const char *row, uint32 len);
+/* Add a row: its 1-based position on the page, or 0 when it does not fit. */
+extern int	xxl_page_add(Page page, const char *row, uint32 len);
 
 /* The largest row a page takes. */
 extern uint32 xxl_page_max_row(int row_width);
@@ -237,6 +234,25 @@ extern bool xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapsh
 								  TupleTableSlot *slot);
 extern bool xxl_tid_valid(TableScanDesc scan, ItemPointer tid);
 extern bool xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot);
+
+extern bool xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
+extern bool xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+									   TupleTableSlot *slot);
+
+/* Indexes (xxl_table_index.c) ------------------------------------------------- */
+
+extern double xxl_index_build_range_scan(Relation table_rel, Relation index_rel,
+										 struct IndexInfo *index_info, bool allow_sync,
+										 bool anyvisible, bool progress,
+										 BlockNumber start_blockno, BlockNumber numblocks,
+										 IndexBuildCallback callback, void *callback_state,
+										 TableScanDesc scan);
+extern struct IndexFetchTableData *xxl_index_fetch_begin(Relation rel);
+extern void xxl_index_fetch_reset(struct IndexFetchTableData *data);
+extern void xxl_index_fetch_end(struct IndexFetchTableData *data);
+extern bool xxl_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
+								  Snapshot snapshot, TupleTableSlot *slot, bool *call_again,
+								  bool *all_dead);
 
 /* Every visible row of rel (SnapshotAny: rows of committed segments) to a callback. */
 typedef void (*XxlRowCallback) (void *arg, TupleTableSlot *slot);

@@ -76,39 +76,23 @@ xxl_slot_callbacks(Relation rel)
 
 /* Refused operations ------------------------------------------------------------ */
 
-static struct IndexFetchTableData *
-xxl_index_fetch_begin(Relation rel)
-{
-	refuse(rel, "an index scan", "Indexes on xxl tables are not supported yet.");
-}
-
-static void
-xxl_index_fetch_reset(struct IndexFetchTableData *data)
-{
-}
-
-static void
-xxl_index_fetch_end(struct IndexFetchTableData *data)
-{
-}
-
-static bool
-xxl_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
-					  TupleTableSlot *slot, bool *call_again, bool *all_dead)
-{
-	refuse(NULL, "an index scan", "Indexes on xxl tables are not supported yet.");
-}
-
 static void
 xxl_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 {
 	/* rows are never updated: the TID given is the latest */
 }
 
+/*
+ * Index entries whose rows are gone: rows are never deleted, so none can go
+ * (btree asks before it splits a page; it then splits).
+ */
 static TransactionId
 xxl_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
-	refuse(rel, "deleting index entries", "Indexes on xxl tables are not supported yet.");
+	for (int i = 0; i < delstate->ndeltids; i++)
+		delstate->status[delstate->deltids[i].id].knowndeletable = false;
+	delstate->ndeltids = 0;
+	return InvalidTransactionId;
 }
 
 static void
@@ -147,35 +131,11 @@ xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 	refuse(rel, "locking rows (SELECT ... FOR UPDATE/SHARE)", "Lock the table instead (LOCK TABLE).");
 }
 
-static double
-xxl_index_build_range_scan(Relation table_rel, Relation index_rel, struct IndexInfo *index_info,
-						   bool allow_sync, bool anyvisible, bool progress,
-						   BlockNumber start_blockno, BlockNumber numblocks,
-						   IndexBuildCallback callback, void *callback_state,
-						   TableScanDesc scan)
-{
-	refuse(table_rel, "CREATE INDEX",
-		   "Indexes on xxl tables are not supported yet; declare an order key with xxl.alter_table_set, or use a heap table.");
-}
-
 static void
 xxl_index_validate_scan(Relation table_rel, Relation index_rel, struct IndexInfo *index_info,
 						Snapshot snapshot, struct ValidateIndexState *state)
 {
-	refuse(table_rel, "CREATE INDEX CONCURRENTLY", "Indexes on xxl tables are not supported yet.");
-}
-
-static bool
-xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres)
-{
-	refuse(scan->rs_rd, "a bitmap scan", "Indexes on xxl tables are not supported yet.");
-}
-
-static bool
-xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
-						   TupleTableSlot *slot)
-{
-	refuse(scan->rs_rd, "a bitmap scan", "Indexes on xxl tables are not supported yet.");
+	refuse(table_rel, "CREATE INDEX CONCURRENTLY", "Create the index without CONCURRENTLY.");
 }
 
 static bool
@@ -457,8 +417,9 @@ xxl_compact(PG_FUNCTION_ARGS)
 
 	xxl_table_flush(relid);
 	xxl_dir_load(rel, &dir);
+	/* the segments whose rows it keeps: committed ones and this transaction's */
 	for (uint32 s = 0; s < dir.nsegments; s++)
-		if (!(dir.segs[s].flags & XXL_SEG_DEAD) && dir.segs[s].nrows > 0)
+		if (dir.segs[s].nrows > 0 && xxl_segment_visible(&dir.segs[s], SnapshotSelf))
 			merged++;
 	table_close(rel, NoLock);
 	cluster_rel(relid, InvalidOid, &params);

@@ -217,11 +217,48 @@ xxl_dir_append(Relation rel, const XxlSegment *seg)
 	return n;
 }
 
+void
+xxl_dir_update(Relation rel, uint32 segno, const XxlSegment *seg)
+{
+	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_EXCLUSIVE, false);
+	XxlMeta    *m = meta_of(BufferGetPage(meta));
+	Buffer		dirbuf = InvalidBuffer;
+
+	if (segno >= m->nsegments)
+		elog(ERROR, "xxl table \"%s\": no segment %u to update", RelationGetRelationName(rel), segno);
+	if (segno >= XXL_META_SEGS)
+	{
+		dirbuf = ReadBuffer(rel, m->dirpages[(segno - XXL_META_SEGS) / XXL_DIR_SEGS]);
+		LockBuffer(dirbuf, BUFFER_LOCK_EXCLUSIVE);
+		check_page(rel, dirbuf, XXL_PAGE_DIR);
+	}
+	START_CRIT_SECTION();
+	if (BufferIsValid(dirbuf))
+	{
+		dir_entries(BufferGetPage(dirbuf))[(segno - XXL_META_SEGS) % XXL_DIR_SEGS] = *seg;
+		log_page(rel, dirbuf);
+	}
+	else
+	{
+		m->segs[segno] = *seg;
+		log_page(rel, meta);
+	}
+	END_CRIT_SECTION();
+	if (BufferIsValid(dirbuf))
+		UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(meta);
+}
+
 bool
 xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot)
 {
 	TransactionId xmin = seg->xmin;
 
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		snapshot->speculativeToken = 0;
+	}
 	if ((seg->flags & XXL_SEG_DEAD) || !TransactionIdIsValid(xmin))
 		return false;
 	switch (snapshot->snapshot_type)
@@ -243,6 +280,7 @@ xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot)
 				return false;
 			return TransactionIdDidCommit(xmin);
 		case SNAPSHOT_DIRTY:
+			/* (xmin, xmax reset above, as HeapTupleSatisfiesDirty does: callers read them) */
 			if (xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin))
 				return true;
 			if (TransactionIdIsInProgress(xmin))

@@ -20,6 +20,9 @@
  * segments outside it are not sorted.  The restrictions stay in the plan's
  * quals, so the bounds only save reading.
  *
+ * A get_relation_info hook keeps bitmap heap scans away from xxl tables
+ * (no_bitmaps says why).
+ *
  * Execution: a cursor per visible segment that was sorted by the planned
  * key, read page by page; the rows of every other visible segment (written
  * before the key, under another key, or over the cursor limit) go through
@@ -43,6 +46,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/selfuncs.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/plancat.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "storage/bufmgr.h"
@@ -81,6 +85,7 @@ typedef struct Cursor
 	uint32		keylen;
 	StringInfoData keybuf;
 	bool		past_start;		/* bounds: a row at or after the start was seen */
+	bool		scattered;		/* skip pages of other segments instead of failing */
 } Cursor;
 
 typedef struct OrderedScanState
@@ -120,6 +125,7 @@ typedef struct OrderedScanState
 } OrderedScanState;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+static get_relation_info_hook_type prev_get_relation_info = NULL;
 
 static Plan *plan_ordered_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							   List *tlist, List *clauses, List *custom_plans);
@@ -306,6 +312,29 @@ key_bounds(RelOptInfo *rel, TupleDesc desc, const char *order_by, List **strateg
 	}
 }
 
+/*
+ * Bitmap heap scans are not offered on xxl tables: a page holds up to
+ * about 8 000 rows, and a TID bitmap takes offsets up to
+ * MaxHeapTuplesPerPage (291) only.  Their indexes are marked as having no
+ * bitmap access before any path is made, so index scans serve instead.
+ */
+static void
+no_bitmaps(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel)
+{
+	Relation	r;
+	ListCell   *lc;
+
+	if (prev_get_relation_info)
+		prev_get_relation_info(root, relid, inhparent, rel);
+	if (rel->indexlist == NIL)
+		return;
+	r = table_open(relid, NoLock);
+	if (xxl_is_table(r))
+		foreach(lc, rel->indexlist)
+			((IndexOptInfo *) lfirst(lc))->amhasgetbitmap = false;
+	table_close(r, NoLock);
+}
+
 static CustomPath *
 make_path(RelOptInfo *rel, Path *seq, List *pathkeys, double fraction, char *order_by,
 		  List *strategies, List *exprs)
@@ -354,8 +383,10 @@ ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
-	if (!xxl_ordered_scan || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
 		rte->inh || rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(rel))
+		return;
+	if (!xxl_ordered_scan)
 		return;
 	r = table_open(rte->relid, NoLock);
 	if (xxl_is_table(r) && (order_by = xxl_table_order_by(rte->relid)) != NULL)
@@ -587,6 +618,14 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		LockBuffer(cur->buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(cur->buf);
 		op = XXL_OPAQUE(page);
+		if (cur->scattered &&
+			(PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
+			 op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno))
+		{
+			UnlockReleaseBuffer(cur->buf);
+			cur->buf = InvalidBuffer;
+			continue;
+		}
 		if (PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
 			op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno)
 			ereport(ERROR,
@@ -682,6 +721,10 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 		tmp.segno = s;
 		tmp.next_block = dir->segs[s].first_block;
 		tmp.end_block = dir->segs[s].first_block + dir->segs[s].npages;
+		/* a scattered segment's pages lie anywhere after its first one */
+		tmp.scattered = (dir->segs[s].flags & XXL_SEG_SCATTERED) != 0;
+		if (tmp.scattered)
+			tmp.end_block = RelationGetNumberOfBlocks(st->css.ss.ss_currentRelation);
 		tmp.buf = InvalidBuffer;
 		while (segment_next(st, &tmp))
 		{
@@ -955,4 +998,6 @@ xxl_table_ordered_init(void)
 	RegisterCustomScanMethods(&ordered_scan_methods);
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = ordered_set_rel_pathlist;
+	prev_get_relation_info = get_relation_info_hook;
+	get_relation_info_hook = no_bitmaps;
 }

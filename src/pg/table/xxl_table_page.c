@@ -22,6 +22,7 @@
 #include "utils/expandeddatum.h"
 
 #include "pg/table/xxl_table.h"
+#include "pg/xxl_rowcodec.h"
 
 void
 xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)
@@ -63,29 +64,7 @@ unpack_byval(const XxlRowFormat *fmt, const char *row, Datum *values, bool *isnu
 		int			len = TupleDescAttr(desc, i)->attlen;
 
 		isnull[i] = (row[i / 8] >> (i % 8)) & 1;
-		if (len == 8)
-		{
-			int64		v;
-
-			memcpy(&v, p, 8);
-			values[i] = Int64GetDatum(v);
-		}
-		else if (len == 4)
-		{
-			int32		v;
-
-			memcpy(&v, p, 4);
-			values[i] = Int32GetDatum(v);
-		}
-		else if (len == 2)
-		{
-			int16		v;
-
-			memcpy(&v, p, 2);
-			values[i] = Int16GetDatum(v);
-		}
-		else
-			values[i] = CharGetDatum(*p);
+		values[i] = xxl_fetch_byval(p, len);
 		p += len;
 	}
 }
@@ -146,32 +125,10 @@ xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull, S
 		}
 		if (att->attlen > 0 && att->attbyval)
 		{
-			union
-			{
-				char		c;
-				int16		i16;
-				int32		i32;
-				int64		i64;
-			}			v;
+			char		v[sizeof(Datum)];
 
-			switch (att->attlen)
-			{
-				case 1:
-					v.c = DatumGetChar(values[i]);
-					break;
-				case 2:
-					v.i16 = DatumGetInt16(values[i]);
-					break;
-				case 4:
-					v.i32 = DatumGetInt32(values[i]);
-					break;
-				case 8:
-					v.i64 = DatumGetInt64(values[i]);
-					break;
-				default:
-					elog(ERROR, "unsupported by-value length %d", att->attlen);
-			}
-			appendBinaryStringInfo(buf, (const char *) &v, att->attlen);
+			xxl_store_byval(v, values[i], att->attlen);
+			appendBinaryStringInfo(buf, v, att->attlen);
 		}
 		else if (att->attlen > 0)
 			appendBinaryStringInfo(buf, DatumGetPointer(values[i]), att->attlen);
@@ -246,36 +203,7 @@ xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values, bool *is
 		isnull[i] = false;
 		if (att->attlen > 0 && att->attbyval)
 		{
-			switch (att->attlen)
-			{
-				case 1:
-					values[i] = CharGetDatum(*p);
-					break;
-				case 2:
-					{
-						int16		v;
-
-						memcpy(&v, p, 2);
-						values[i] = Int16GetDatum(v);
-						break;
-					}
-				case 4:
-					{
-						int32		v;
-
-						memcpy(&v, p, 4);
-						values[i] = Int32GetDatum(v);
-						break;
-					}
-				default:
-					{
-						int64		v;
-
-						memcpy(&v, p, 8);
-						values[i] = Int64GetDatum(v);
-						break;
-					}
-			}
+			values[i] = xxl_fetch_byval(p, att->attlen);
 			p += att->attlen;
 		}
 		else if (att->attlen > 0)
@@ -321,10 +249,8 @@ rows_base(Page page)
 }
 
 void
-xxl_page_start(XxlPageBuilder *pb, const XxlRowFormat *fmt, uint32 segno)
+xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno)
 {
-	int			row_width = fmt->row_width;
-	Page		page = pb->image.data;
 	XxlPageOpaque *op;
 
 	PageInit(page, BLCKSZ, sizeof(XxlPageOpaque));
@@ -332,12 +258,12 @@ xxl_page_start(XxlPageBuilder *pb, const XxlRowFormat *fmt, uint32 segno)
 	op->magic = XXL_TABLE_MAGIC;
 	op->kind = XXL_PAGE_DATA;
 	op->segno = segno;
-	op->row_width = (uint16) row_width;
+	op->row_width = (uint16) fmt->row_width;
 	op->natts = (uint16) fmt->natts;
 	op->nrows = 0;
-	pb->row_width = row_width;
-	pb->nrows = 0;
-	pb->upper = ((PageHeader) page)->pd_special;
+	/* fixed rows: both bounds at the end of the rows; variable: offsets up, rows down */
+	if (fmt->row_width > 0)
+		((PageHeader) page)->pd_upper = SizeOfPageHeaderData;
 }
 
 uint32
@@ -348,52 +274,36 @@ xxl_page_max_row(int row_width)
 	return row_width > 0 ? room : room - sizeof(uint16);
 }
 
-bool
-xxl_page_add(XxlPageBuilder *pb, const char *row, uint32 len)
+int
+xxl_page_add(Page page, const char *row, uint32 len)
 {
-	Page		page = pb->image.data;
-	Size		header = SizeOfPageHeaderData;
+	PageHeader	ph = (PageHeader) page;
+	XxlPageOpaque *op = XXL_OPAQUE(page);
 
-	if (pb->nrows == PG_UINT16_MAX)
-		return false;
-	if (pb->row_width > 0)
+	if (op->nrows == PG_UINT16_MAX)
+		return 0;
+	if (op->row_width > 0)
 	{
-		Size		end = header + (Size) (pb->nrows + 1) * pb->row_width;
-
-		Assert(len == (uint32) pb->row_width);
-		if (end > pb->upper)
-			return false;
-		memcpy(rows_base(page) + (Size) pb->nrows * pb->row_width, row, len);
+		Assert(len == op->row_width);
+		if ((Size) ph->pd_lower + len > ph->pd_special)
+			return 0;
+		memcpy((char *) page + ph->pd_lower, row, len);
+		ph->pd_lower += len;
+		ph->pd_upper = ph->pd_lower;
 	}
 	else
 	{
-		Size		offsets_end = header + (Size) (pb->nrows + 1) * sizeof(uint16);
 		uint16		at;
 
-		if (len > pb->upper || offsets_end > pb->upper - len)
-			return false;
-		at = pb->upper - len;
+		if (len > ph->pd_upper || (Size) ph->pd_lower + sizeof(uint16) > ph->pd_upper - len)
+			return 0;
+		at = ph->pd_upper - len;
 		memcpy((char *) page + at, row, len);
-		memcpy(rows_base(page) + pb->nrows * sizeof(uint16), &at, sizeof(uint16));
-		pb->upper = at;
+		memcpy((char *) page + ph->pd_lower, &at, sizeof(uint16));
+		ph->pd_lower += sizeof(uint16);
+		ph->pd_upper = at;
 	}
-	pb->nrows++;
-	return true;
-}
-
-void
-xxl_page_finish(XxlPageBuilder *pb)
-{
-	PageHeader	ph = (PageHeader) pb->image.data;
-
-	XXL_OPAQUE(pb->image.data)->nrows = pb->nrows;
-	if (pb->row_width > 0)
-		ph->pd_lower = ph->pd_upper = SizeOfPageHeaderData + (Size) pb->nrows * pb->row_width;
-	else
-	{
-		ph->pd_lower = SizeOfPageHeaderData + pb->nrows * sizeof(uint16);
-		ph->pd_upper = pb->upper;
-	}
+	return ++op->nrows;
 }
 
 const char *

@@ -11,10 +11,12 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "nodes/tidbitmap.h"
 #include "storage/bufmgr.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
@@ -44,6 +46,10 @@ typedef struct XxlScanDescData
 	MemoryContext rowcxt;
 	bool		parallel_started;
 	ParallelBlockTableScanWorkerData pwork;
+	/* bitmap scans: the rows of the current page to return (-1: all) */
+	OffsetNumber bm_offsets[MaxHeapTuplesPerPage];
+	int			bm_count,
+				bm_next;
 } XxlScanDescData;
 
 typedef XxlScanDescData *XxlScanDesc;
@@ -98,8 +104,9 @@ TableScanDesc
 xxl_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 			   ParallelTableScanDesc pscan, uint32 flags)
 {
-	XxlVisibility how = (flags & SO_TYPE_ANALYZE) || snapshot == NULL ? VIS_COMMITTED :
-		VIS_SNAPSHOT;
+	/* SnapshotAny (index builds): rows of committed segments, not of aborted ones */
+	XxlVisibility how = (flags & SO_TYPE_ANALYZE) || snapshot == NULL ||
+		snapshot->snapshot_type == SNAPSHOT_ANY ? VIS_COMMITTED : VIS_SNAPSHOT;
 
 	return (TableScanDesc) scan_make(rel, snapshot, nkeys, key, pscan, flags, how);
 }
@@ -253,6 +260,64 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 		if (segno >= 0 && !scan->visible[segno])
 			drop_page(scan);
 	}
+}
+
+/* Bitmap scans ---------------------------------------------------------------------- */
+
+bool
+xxl_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+	BlockNumber block = tbmres->blockno;
+	int64		segno;
+
+	drop_page(scan);
+	if (block == XXL_META_BLOCK || block >= scan->nblocks)
+		return false;
+	segno = take_page(scan, block, NULL);
+	if (segno < 0 || !scan->visible[segno])
+	{
+		drop_page(scan);
+		return false;
+	}
+	scan->bm_next = 0;
+	if (tbmres->ntuples >= 0)
+	{
+		scan->bm_count = tbmres->ntuples;
+		memcpy(scan->bm_offsets, tbmres->offsets, sizeof(OffsetNumber) * tbmres->ntuples);
+	}
+	else
+		scan->bm_count = -1;	/* lossy: every row of the page */
+	return true;
+}
+
+bool
+xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleTableSlot *slot)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	if (!BufferIsValid(scan->buf))
+		return false;
+	if (scan->bm_count < 0)
+	{
+		if (scan->row < scan->nrows)
+		{
+			store_row(scan, scan->row++, slot);
+			return true;
+		}
+		return false;
+	}
+	while (scan->bm_next < scan->bm_count)
+	{
+		OffsetNumber off = scan->bm_offsets[scan->bm_next++];
+
+		if (off >= 1 && off <= scan->nrows)
+		{
+			store_row(scan, off - 1, slot);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* ANALYZE ----------------------------------------------------------------------- */

@@ -16,6 +16,15 @@
  * contiguous, then appends its directory entry (xxl_table_dir.c).  Its
  * rows are seen by snapshots that see the inserting transaction, and by
  * the inserting transaction's commands after the inserting one.
+ *
+ * A table with indexes cannot wait: the executor inserts each row's index
+ * entries right after the row, by its TID, and a unique index checks
+ * against the rows already in.  Its rows are written as they come, in
+ * arrival order, into shared pages of a segment whose entry is made with
+ * the first row (marked scattered: other writers' pages may lie between
+ * its pages).  A new page is WAL-logged when it is made and again, whole,
+ * when the statement ends, so that a torn write in between restores a
+ * page no one sees.
  */
 #include "postgres.h"
 
@@ -58,6 +67,14 @@ typedef struct WriteState
 	size_t		key_size;		/* 0: variable records */
 	size_t		record_size;
 	unsigned char *record;
+	/* a table with indexes: rows written as they come */
+	bool		direct;
+	XxlSegment	seg;			/* direct: its entry, made with the first page */
+	uint32		segno;
+	BlockNumber cur_block;		/* direct: the page being filled */
+	BlockNumber *blocks;		/* direct: its pages, logged whole at the end */
+	int			nblocks,
+				maxblocks;
 	XxlRowFormat fmt;
 	StringInfoData row;
 	uint64		nrows;
@@ -167,6 +184,8 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 		ws->key_hash = xxl_key_hash(order_by);
 	}
 	initStringInfo(&ws->row);
+	ws->direct = RelationGetForm(rel)->relhasindex;
+	ws->cur_block = InvalidBlockNumber;
 	ws->op = xxl_operator_begin("table insert");
 
 	/*
@@ -175,7 +194,9 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 	 * per-record lengths, against variable records' comparison sorts.
 	 */
 	ws->key_size = ws->key ? xxl_sortkey_fixed_size(ws->key) : sizeof(uint64);
-	if (ws->key_size > 0 && ws->fmt.row_width > 0 &&
+	if (ws->direct)
+		ws->key_size = 0;		/* no sorter: rows go to pages as they come */
+	else if (ws->key_size > 0 && ws->fmt.row_width > 0 &&
 		ws->key_size + ws->fmt.row_width <= XXL_TABLE_MAX_FIXED_RECORD)
 	{
 		ws->record_size = ws->key_size + ws->fmt.row_width;
@@ -188,7 +209,8 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 		ws->sorter = xxl_operator_new_sorter(ws->op, 0, 0,
 											 ws->key ? xxl_sortkey_compare(ws->key) : NULL);
 	}
-	xxl_operator_detail(ws->op, "records", ws->key_size ? "\"fixed\"" : "\"variable\"");
+	xxl_operator_detail(ws->op, "records", ws->direct ? "\"direct\"" :
+						ws->key_size ? "\"fixed\"" : "\"variable\"");
 	MemoryContextSwitchTo(old);
 	ws->next = pending;
 	pending = ws;
@@ -200,6 +222,102 @@ state_free(WriteState *ws)
 {
 	MemoryContextDelete(ws->cxt);
 	pfree(ws);
+}
+
+/* Direct writes ------------------------------------------------------------------- */
+
+static void
+log_direct_page(Relation rel, Buffer buf)
+{
+	START_CRIT_SECTION();
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+}
+
+/* A new page for a direct segment (its entry made with the first one). */
+static void
+new_direct_page(WriteState *ws, Relation rel)
+{
+	Buffer		buf;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	if (ws->nblocks == 0)
+	{
+		ws->segno = xxl_dir_prepare(rel);
+		memset(&ws->seg, 0, sizeof(ws->seg));
+		ws->seg.xmin = ws->xmin;
+		ws->seg.cmin = ws->cid;
+		ws->seg.first_block = RelationGetNumberOfBlocks(rel);
+		ws->seg.flags = XXL_SEG_SCATTERED;
+		if (xxl_dir_append(rel, &ws->seg) != ws->segno)
+			elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
+				 RelationGetRelationName(rel), ws->segno);
+	}
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, NULL);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	xxl_page_init(BufferGetPage(buf), &ws->fmt, ws->segno);
+	log_direct_page(rel, buf);
+	ws->cur_block = BufferGetBlockNumber(buf);
+	UnlockReleaseBuffer(buf);
+	if (ws->nblocks == ws->maxblocks)
+	{
+		ws->maxblocks = Max(64, 2 * ws->maxblocks);
+		ws->blocks = ws->blocks ? repalloc(ws->blocks, sizeof(BlockNumber) * ws->maxblocks) :
+			MemoryContextAlloc(ws->cxt, sizeof(BlockNumber) * ws->maxblocks);
+	}
+	ws->blocks[ws->nblocks++] = ws->cur_block;
+	ws->seg.npages++;
+}
+
+/* Write a row into the segment's current page now; its TID into tid. */
+static void
+direct_put(WriteState *ws, Relation rel, const char *row, uint32 len, ItemPointer tid)
+{
+	for (;;)
+	{
+		if (ws->cur_block != InvalidBlockNumber)
+		{
+			Buffer		buf = ReadBuffer(rel, ws->cur_block);
+			int			pos;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			pos = xxl_page_add(BufferGetPage(buf), row, len);
+			if (pos > 0)
+				MarkBufferDirty(buf);
+			UnlockReleaseBuffer(buf);
+			if (pos > 0)
+			{
+				ItemPointerSet(tid, ws->cur_block, (OffsetNumber) pos);
+				ws->seg.nrows++;
+				return;
+			}
+		}
+		new_direct_page(ws, rel);
+	}
+}
+
+/* The end of a direct segment: its pages logged whole, its entry completed. */
+static void
+flush_direct(WriteState *ws)
+{
+	Relation	rel;
+
+	if (ws->nblocks == 0)
+		return;
+	rel = table_open(ws->relid, NoLock);
+	for (int i = 0; i < ws->nblocks; i++)
+	{
+		Buffer		buf = ReadBuffer(rel, ws->blocks[i]);
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		log_direct_page(rel, buf);
+		UnlockReleaseBuffer(buf);
+	}
+	xxl_dir_update(rel, ws->segno, &ws->seg);
+	table_close(rel, NoLock);
 }
 
 static void
@@ -221,7 +339,9 @@ put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 						   xxl_page_max_row(ws->fmt.row_width), XXL_TOAST_VALUE)));
 	/* without a key: arrival order, the row's number big-endian */
 	seq = pg_hton64(ws->nrows);
-	if (ws->key_size > 0)
+	if (ws->direct)
+		direct_put(ws, rel, ws->row.data, len, &slot->tts_tid);
+	else if (ws->key_size > 0)
 	{
 		if (ws->key != NULL)
 			xxl_sortkey_encode_fixed(ws->key, slot->tts_values, slot->tts_isnull, ws->record);
@@ -246,8 +366,9 @@ put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 	ws->nrows++;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(ws->rowcxt);
-	/* the row's place is known when the statement ends */
-	ItemPointerSetInvalid(&slot->tts_tid);
+	/* a sorted row's place is known when the statement ends */
+	if (!ws->direct)
+		ItemPointerSetInvalid(&slot->tts_tid);
 	slot->tts_tableOid = ws->relid;
 }
 
@@ -283,14 +404,13 @@ xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, Command
 /* Flushing ----------------------------------------------------------------------- */
 
 static void
-write_page(Relation rel, XxlPageBuilder *pb, BufferAccessStrategy strategy)
+write_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 
-	xxl_page_finish(pb);
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
 	START_CRIT_SECTION();
-	memcpy(BufferGetPage(buf), pb->image.data, BLCKSZ);
+	memcpy(BufferGetPage(buf), image->data, BLCKSZ);
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
 		log_newpage_buffer(buf, true);
@@ -304,7 +424,7 @@ flush_state(WriteState *ws)
 {
 	Relation	rel;
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
-	XxlPageBuilder *pb = palloc(sizeof(XxlPageBuilder));
+	PGAlignedBlock *pb = palloc(sizeof(PGAlignedBlock));
 	XxlSegment	seg;
 	uint32		segno;
 	int			got;
@@ -323,7 +443,7 @@ flush_state(WriteState *ws)
 	seg.first_block = RelationGetNumberOfBlocks(rel);
 	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
 	seg.key_hash = ws->key_hash;
-	xxl_page_start(pb, &ws->fmt, segno);
+	xxl_page_init(pb->data, &ws->fmt, segno);
 	for (;;)
 	{
 		const void *key,
@@ -350,19 +470,19 @@ flush_state(WriteState *ws)
 			}
 			else
 				row = recs;
-			if (!xxl_page_add(pb, row, len))
+			if (!xxl_page_add(pb->data, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
 				write_page(rel, pb, strategy);
 				seg.npages++;
-				xxl_page_start(pb, &ws->fmt, segno);
-				if (!xxl_page_add(pb, row, len))
+				xxl_page_init(pb->data, &ws->fmt, segno);
+				if (!xxl_page_add(pb->data, row, len))
 					elog(ERROR, "row of %u bytes does not fit an empty page", len);
 			}
 			seg.nrows++;
 		}
 	}
-	if (pb->nrows > 0)
+	if (XXL_OPAQUE(pb->data)->nrows > 0)
 	{
 		write_page(rel, pb, strategy);
 		seg.npages++;
@@ -409,7 +529,14 @@ flush_matching(Oid relid, CommandId cid)
 			continue;
 		}
 		*link = ws->next;
-		flush_state(ws);
+		if (ws->direct)
+		{
+			flush_direct(ws);
+			ws->op->rows_in = ws->op->rows_out = ws->seg.nrows;
+			xxl_operator_end(ws->op);
+		}
+		else
+			flush_state(ws);
 		state_free(ws);
 	}
 }

@@ -1,0 +1,192 @@
+/*
+ * xxl_table_index.c — indexes on xxl tables: building one from the rows of
+ * committed segments, and fetching a row by the TID an index gives.
+ *
+ * A row's TID is (page, 1 + its index on the page) and never changes: a
+ * segment is immutable once written.  Rows of a table that has indexes are
+ * written into shared pages as they are inserted (xxl_table_write.c), so
+ * that the executor has their TIDs for the index entries at once, and a
+ * unique index's check sees the statement's own earlier rows.
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "pg/table/xxl_table.h"
+
+double
+xxl_index_build_range_scan(Relation table_rel, Relation index_rel, IndexInfo *index_info,
+						   bool allow_sync, bool anyvisible, bool progress,
+						   BlockNumber start_blockno, BlockNumber numblocks,
+						   IndexBuildCallback callback, void *callback_state,
+						   TableScanDesc scan)
+{
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	ExprState  *predicate;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	double		reltuples = 0;
+
+	if (start_blockno != 0 || numblocks != InvalidBlockNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("indexes over block ranges (BRIN) are not supported on xxl table \"%s\"",
+						RelationGetRelationName(table_rel)),
+				 errhint("Declare an order key with xxl.alter_table_set: ranges of its leading column skip pages.")));
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+	/* rows of committed segments and this transaction's (a scan with SnapshotAny) */
+	if (scan == NULL)
+		scan = table_beginscan_strat(table_rel, SnapshotAny, 0, NULL, true, allow_sync);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		callback(index_rel, &slot->tts_tid, values, isnull, true, callback_state);
+		reltuples += 1;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	/* they pointed into the executor state just freed */
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
+	return reltuples;
+}
+
+/* Fetching by TID ------------------------------------------------------------------ */
+
+typedef struct XxlIndexFetch
+{
+	IndexFetchTableData base;
+	XxlDirectory dir;			/* reread when a TID names a newer segment */
+	bool		loaded;
+	Buffer		buf;			/* the page of the row last fetched, pinned */
+	XxlRowFormat fmt;
+	MemoryContext cxt;			/* lives as long as the fetch (calls come in shorter ones) */
+	MemoryContext rowcxt;
+} XxlIndexFetch;
+
+IndexFetchTableData *
+xxl_index_fetch_begin(Relation rel)
+{
+	XxlIndexFetch *f = palloc0(sizeof(XxlIndexFetch));
+
+	f->base.rel = rel;
+	f->buf = InvalidBuffer;
+	f->cxt = CurrentMemoryContext;
+	f->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl index fetch row",
+									  ALLOCSET_SMALL_SIZES);
+	xxl_row_format_init(&f->fmt, RelationGetDescr(rel), RelationGetDescr(rel)->natts);
+	return &f->base;
+}
+
+void
+xxl_index_fetch_reset(IndexFetchTableData *data)
+{
+	XxlIndexFetch *f = (XxlIndexFetch *) data;
+
+	if (BufferIsValid(f->buf))
+		ReleaseBuffer(f->buf);
+	f->buf = InvalidBuffer;
+}
+
+void
+xxl_index_fetch_end(IndexFetchTableData *data)
+{
+	XxlIndexFetch *f = (XxlIndexFetch *) data;
+
+	xxl_index_fetch_reset(data);
+	MemoryContextDelete(f->rowcxt);
+	if (f->dir.segs)
+		pfree(f->dir.segs);
+	pfree(f);
+}
+
+static void
+load_directory(XxlIndexFetch *f)
+{
+	MemoryContext old = MemoryContextSwitchTo(f->cxt);
+
+	if (f->dir.segs)
+		pfree(f->dir.segs);
+	xxl_dir_load(f->base.rel, &f->dir);
+	f->loaded = true;
+	MemoryContextSwitchTo(old);
+}
+
+bool
+xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snapshot,
+					  TupleTableSlot *slot, bool *call_again, bool *all_dead)
+{
+	XxlIndexFetch *f = (XxlIndexFetch *) data;
+	Relation	rel = f->base.rel;
+	BlockNumber block = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	Page		page;
+	XxlPageOpaque *op;
+	uint32		segno,
+				len;
+	const char *row;
+	bool		found = false;
+
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	if (block == XXL_META_BLOCK || off < 1)
+		return false;
+	if (!BufferIsValid(f->buf) || BufferGetBlockNumber(f->buf) != block)
+	{
+		if (BufferIsValid(f->buf))
+			ReleaseBuffer(f->buf);
+		f->buf = ReadBuffer(rel, block);
+	}
+	LockBuffer(f->buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(f->buf);
+	op = XXL_OPAQUE(page);
+	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
+		op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || off > op->nrows)
+	{
+		LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
+		return false;
+	}
+	segno = op->segno;
+	if (op->natts != f->fmt.natts)
+		xxl_row_format_init(&f->fmt, RelationGetDescr(rel), op->natts);
+	row = xxl_page_row(page, off - 1, &len);
+	LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
+
+	/* a segment appended since the directory was read: read it again */
+	if (!f->loaded || segno >= f->dir.nsegments)
+		load_directory(f);
+	if (segno < f->dir.nsegments && xxl_segment_visible(&f->dir.segs[segno], snapshot))
+	{
+		MemoryContext old;
+
+		ExecClearTuple(slot);
+		MemoryContextReset(f->rowcxt);
+		old = MemoryContextSwitchTo(f->rowcxt);
+		/* rows are only ever appended: this one stays where it is while the page is pinned */
+		xxl_row_unpack(&f->fmt, row, slot->tts_values, slot->tts_isnull);
+		MemoryContextSwitchTo(old);
+		ExecStoreVirtualTuple(slot);
+		slot->tts_tid = *tid;
+		slot->tts_tableOid = RelationGetRelid(rel);
+		found = true;
+	}
+	return found;
+}
