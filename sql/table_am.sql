@@ -324,6 +324,12 @@ SELECT count(*) FROM tam_idx WHERE c = 30000;
 -- compaction keeps the indexes right
 SELECT xxl.compact('tam_idx') AS segments_merged;
 SELECT tam_indexed('SELECT * FROM tam_idx WHERE c BETWEEN 4000 AND 12000') AS after_compact;
+-- a heap table with an index converted: its index is rebuilt over the xxl rows
+CREATE TABLE tam_conv AS SELECT g AS a, md5(g::text) AS b FROM generate_series(1, 3000) g;
+CREATE INDEX tam_conv_b ON tam_conv (b);
+ALTER TABLE tam_conv SET ACCESS METHOD xxl;
+SELECT tam_indexed($$SELECT * FROM tam_conv WHERE b < '1'$$) AS converted_index;
+DROP TABLE tam_conv;
 CREATE INDEX CONCURRENTLY tam_idx_a ON tam_idx (a);
 
 -- what is not supported, and bad settings
