@@ -10,6 +10,7 @@
 #   load by INSERT ... SELECT from generate_series    heap | xxl
 #   size (pg_total_relation_size)
 #   full scan: count(*), sum(b), one process          heap | xxl
+#   the same with the kernel's page cache dropped first (as root)
 #   ORDER BY a, every row (OFFSET past the end)      heap + Sort | xxl merged
 #   ORDER BY a in a window (row_number() over it)     heap + Sort | xxl merged
 #   ORDER BY a LIMIT 10                                heap top-N | xxl
@@ -92,10 +93,15 @@ row "size (bytes; ratio of sizes)" "$hb" "$xb" "$hb" "$xb"
 restart_server
 
 q_scan="SELECT count(*), sum(b) FROM %s"
-row "full scan: count, sum" "$(timed "$(printf "$q_scan" th)")" "$(timed "$(printf "$q_scan" tx)")"
+row "full scan: count and sum" "$(timed "$(printf "$q_scan" th)")" "$(timed "$(printf "$q_scan" tx)")"
+# the same from disk: the kernel's page cache dropped before each (root only)
+cold() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; restart_server; timed "$1"; }
+if [ -w /proc/sys/vm/drop_caches ]; then
+	row "full scan from disk" "$(cold "$(printf "$q_scan" th)")" "$(cold "$(printf "$q_scan" tx)")"
+fi
 # every row in key order, handed to a Limit that discards them (no client transfer)
 q_order="SELECT * FROM %s ORDER BY a OFFSET $ROWS"
-row "ORDER BY a, all rows" "$(timed "$(printf "$q_order" th)")" "$(timed "$(printf "$q_order" tx)")"
+row "ORDER BY a: all rows" "$(timed "$(printf "$q_order" th)")" "$(timed "$(printf "$q_order" tx)")"
 q_window="SELECT max(rn), sum(b) FROM (SELECT b, row_number() OVER (ORDER BY a) AS rn FROM %s) s"
 row "ORDER BY a in a window" "$(timed "$(printf "$q_window" th)")" "$(timed "$(printf "$q_window" tx)")"
 q_limit="SELECT * FROM %s ORDER BY a LIMIT 10"
