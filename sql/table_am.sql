@@ -321,6 +321,9 @@ SELECT tam_indexed($$SELECT * FROM tam_idx WHERE b BETWEEN 'b1' AND 'b2'$$) AS b
 SELECT tam_try('INSERT INTO tam_idx VALUES (1, $$dup$$, 10007)') AS duplicate;
 SELECT tam_try('INSERT INTO tam_idx VALUES (1, $$x$$, 30000), (2, $$y$$, 30000)') AS duplicate_in_one_statement;
 SELECT count(*) FROM tam_idx WHERE c = 30000;
+-- the rows inserted after the indexes (scattered segments) in key order
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_idx ORDER BY a LIMIT 1;
+SELECT tam_ordered('SELECT * FROM tam_idx ORDER BY a, b') AS ordered_with_scattered;
 -- compaction keeps the indexes right
 SELECT xxl.compact('tam_idx') AS segments_merged;
 SELECT tam_indexed('SELECT * FROM tam_idx WHERE c BETWEEN 4000 AND 12000') AS after_compact;

@@ -86,6 +86,8 @@ typedef struct Cursor
 	StringInfoData keybuf;
 	bool		past_start;		/* bounds: a row at or after the start was seen */
 	bool		scattered;		/* skip pages of other segments instead of failing */
+	const bool *accept;			/* scattered: the segments taken (by number), or NULL */
+	uint32		naccept;
 } Cursor;
 
 typedef struct OrderedScanState
@@ -620,14 +622,16 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		op = XXL_OPAQUE(page);
 		if (cur->scattered &&
 			(PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
-			 op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno))
+			 op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA ||
+			 !(op->segno < cur->naccept && cur->accept[op->segno])))
 		{
 			UnlockReleaseBuffer(cur->buf);
 			cur->buf = InvalidBuffer;
 			continue;
 		}
-		if (PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
-			op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno)
+		if (!cur->scattered &&
+			(PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
+			 op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("block %u of xxl table \"%s\" is not a page of segment %u",
@@ -707,32 +711,56 @@ static void
 sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 {
 	Cursor		tmp;
+	bool	   *scattered;
+	BlockNumber scattered_from = InvalidBlockNumber;
 	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl ordered scan sort",
 												 ALLOCSET_SMALL_SIZES);
 
 	st->op = xxl_operator_begin("table ordered scan");
 	st->sorter = xxl_operator_new_sorter(st->op, 0, 0, st->kc);
-	memset(&tmp, 0, sizeof(tmp));
-	for (uint32 s = 0; s < dir->nsegments; s++)
+	/*
+	 * Contiguous segments one at a time; the scattered ones (rows written
+	 * as they came) together, in one pass from the first of their pages.
+	 */
+	scattered = palloc0(sizeof(bool) * Max(dir->nsegments, 1));
+	for (uint32 s = 0; s <= dir->nsegments; s++)
 	{
-		if (!rest[s])
-			continue;
-		st->segments_sorted++;
-		tmp.segno = s;
-		tmp.next_block = dir->segs[s].first_block;
-		tmp.end_block = dir->segs[s].first_block + dir->segs[s].npages;
-		/* a scattered segment's pages lie anywhere after its first one */
-		tmp.scattered = (dir->segs[s].flags & XXL_SEG_SCATTERED) != 0;
-		if (tmp.scattered)
-			tmp.end_block = RelationGetNumberOfBlocks(st->css.ss.ss_currentRelation);
+		if (s < dir->nsegments)
+		{
+			if (!rest[s])
+				continue;
+			st->segments_sorted++;
+			if (dir->segs[s].flags & XXL_SEG_SCATTERED)
+			{
+				scattered[s] = true;
+				scattered_from = Min(scattered_from, dir->segs[s].first_block);
+				continue;
+			}
+		}
+		memset(&tmp, 0, sizeof(tmp));
 		tmp.buf = InvalidBuffer;
+		if (s < dir->nsegments)
+		{
+			tmp.segno = s;
+			tmp.next_block = dir->segs[s].first_block;
+			tmp.end_block = dir->segs[s].first_block + dir->segs[s].npages;
+		}
+		else if (scattered_from != InvalidBlockNumber)
+		{
+			tmp.scattered = true;
+			tmp.accept = scattered;
+			tmp.naccept = dir->nsegments;
+			tmp.next_block = scattered_from;
+			tmp.end_block = RelationGetNumberOfBlocks(st->css.ss.ss_currentRelation);
+		}
+		else
+			break;
 		while (segment_next(st, &tmp))
 		{
 			MemoryContext old = MemoryContextSwitchTo(rowcxt);
 			const unsigned char *k;
-			uint32		klen;
-
-			uint32		len;
+			uint32		klen,
+						len;
 
 			if ((st->has_start || st->has_stop) && against_range(st, &tmp.fmt, tmp.rowp) != 0)
 			{
@@ -751,6 +779,7 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 			MemoryContextReset(rowcxt);
 		}
 	}
+	pfree(scattered);
 	MemoryContextDelete(rowcxt);
 	st->op->rows_in = st->rows_sorted;
 	xxl_operator_phase(st->op, XXL_PHASE_MERGE);
