@@ -37,9 +37,11 @@ INSERT INTO tam_types_heap
 SELECT g::smallint, g, g * 1000000000000, g / 3.0, g / 7.0, (g * 12345.6789)::numeric(20, 4),
   g % 2 = 0, chr(65 + g % 26)::"char", 'name' || g, g::oid, repeat('x', g % 50) || g,
   'vc' || g, 'c' || (g % 100), decode(md5(g::text), 'hex'),
-  date '2000-01-01' + g, time '00:00' + g * interval '1 minute', timetz '12:00+02' + g * interval '1 second',
-  timestamp '2020-01-01' + g * interval '1 hour', timestamptz '2020-01-01 00:00+00' + g * interval '1 day',
-  g * interval '1 day 1 second', md5(g::text)::uuid, jsonb_build_object('g', g, 'a', ARRAY[g, g]),
+  date '2000-01-01' + g, make_time(g / 60 % 24, g % 60, 0),
+  (make_time(12, g / 60 % 60, g % 60)::text || '+02')::timetz,
+  make_timestamp(2020, 1, 1, 0, 0, 0) + make_interval(hours => g),
+  make_timestamptz(2020, 1, 1, 0, 0, 0, 'UTC') + make_interval(days => g),
+  make_interval(days => g, secs => g), md5(g::text)::uuid, jsonb_build_object('g', g, 'a', ARRAY[g, g]),
   json_build_object('g', g), ARRAY[g, g + 1, NULL], ARRAY['a' || g, NULL], ('10.0.' || g % 256 || '.1')::inet,
   g::money, point(g, -g), int4range(g, g + 10)
 FROM generate_series(1, 500) g;
