@@ -48,6 +48,14 @@ typedef struct XxlPageOpaque
 
 #define XXL_OPAQUE(page) ((XxlPageOpaque *) PageGetSpecialPointer(page))
 
+/* Whether page is an initialized xxl page of this kind. */
+static inline bool
+xxl_page_is(Page page, XxlPageKind kind)
+{
+	return !PageIsNew(page) && PageGetSpecialSize(page) == MAXALIGN(sizeof(XxlPageOpaque)) &&
+		XXL_OPAQUE(page)->magic == XXL_TABLE_MAGIC && XXL_OPAQUE(page)->kind == kind;
+}
+
 /* Segment flags */
 #define XXL_SEG_SORTED 0x0001	/* rows in the order of the key it was written with */
 #define XXL_SEG_DEAD 0x0002		/* its transaction aborted; VACUUM said so */
@@ -185,8 +193,28 @@ extern int	xxl_page_add(Page page, const char *row, uint32 len);
 /* The largest row a page takes. */
 extern uint32 xxl_page_max_row(int row_width);
 
-/* Row i (0-based) of a data page, and its length. */
-extern const char *xxl_page_row(Page page, int i, uint32 *len);
+/* Row i (0-based) of a data page, and its length (inline: the scans' per-row path). */
+static inline const char *
+xxl_page_row(Page page, int i, uint32 *len)
+{
+	XxlPageOpaque *op = XXL_OPAQUE(page);
+	const char *rows = (const char *) page + SizeOfPageHeaderData;
+	uint16		at,
+				end;
+
+	if (op->row_width > 0)
+	{
+		*len = op->row_width;
+		return rows + (Size) i * op->row_width;
+	}
+	memcpy(&at, rows + i * sizeof(uint16), sizeof(uint16));
+	if (i == 0)
+		end = ((PageHeader) page)->pd_special;
+	else
+		memcpy(&end, rows + (i - 1) * sizeof(uint16), sizeof(uint16));
+	*len = end - at;
+	return (const char *) page + at;
+}
 
 /* Writes (xxl_table_write.c) ------------------------------------------------ */
 

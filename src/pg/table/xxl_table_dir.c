@@ -58,8 +58,7 @@ check_page(Relation rel, Buffer buf, XxlPageKind kind)
 {
 	Page		page = BufferGetPage(buf);
 
-	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
-		XXL_OPAQUE(page)->magic != XXL_TABLE_MAGIC || XXL_OPAQUE(page)->kind != kind)
+	if (!xxl_page_is(page, kind))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("block %u of xxl table \"%s\" is not a %s page",

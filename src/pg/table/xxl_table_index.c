@@ -158,8 +158,7 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	LockBuffer(f->buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(f->buf);
 	op = XXL_OPAQUE(page);
-	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
-		op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || off > op->nrows)
+	if (!xxl_page_is(page, XXL_PAGE_DATA) || off > op->nrows)
 	{
 		LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
 		return false;

@@ -621,17 +621,13 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		page = BufferGetPage(cur->buf);
 		op = XXL_OPAQUE(page);
 		if (cur->scattered &&
-			(PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
-			 op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA ||
-			 !(op->segno < cur->naccept && cur->accept[op->segno])))
+			!(xxl_page_is(page, XXL_PAGE_DATA) && op->segno < cur->naccept && cur->accept[op->segno]))
 		{
 			UnlockReleaseBuffer(cur->buf);
 			cur->buf = InvalidBuffer;
 			continue;
 		}
-		if (!cur->scattered &&
-			(PageGetSpecialSize(page) != MAXALIGN(sizeof(XxlPageOpaque)) ||
-			 op->magic != XXL_TABLE_MAGIC || op->kind != XXL_PAGE_DATA || op->segno != cur->segno))
+		if (!cur->scattered && !(xxl_page_is(page, XXL_PAGE_DATA) && op->segno == cur->segno))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("block %u of xxl table \"%s\" is not a page of segment %u",

@@ -242,12 +242,6 @@ xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values, bool *is
 
 /* Pages ---------------------------------------------------------------------- */
 
-static inline char *
-rows_base(Page page)
-{
-	return (char *) page + SizeOfPageHeaderData;
-}
-
 void
 xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno)
 {
@@ -304,25 +298,4 @@ xxl_page_add(Page page, const char *row, uint32 len)
 		ph->pd_upper = at;
 	}
 	return ++op->nrows;
-}
-
-const char *
-xxl_page_row(Page page, int i, uint32 *len)
-{
-	XxlPageOpaque *op = XXL_OPAQUE(page);
-	uint16		at,
-				end;
-
-	if (op->row_width > 0)
-	{
-		*len = op->row_width;
-		return rows_base(page) + (Size) i * op->row_width;
-	}
-	memcpy(&at, rows_base(page) + i * sizeof(uint16), sizeof(uint16));
-	if (i == 0)
-		end = ((PageHeader) page)->pd_special;
-	else
-		memcpy(&end, rows_base(page) + (i - 1) * sizeof(uint16), sizeof(uint16));
-	*len = end - at;
-	return (const char *) page + at;
 }

@@ -27,7 +27,8 @@
 typedef enum XxlVisibility
 {
 	VIS_SNAPSHOT,				/* as the scan's snapshot says */
-	VIS_COMMITTED				/* committed or this transaction's (ANALYZE, rewrites) */
+	VIS_COMMITTED,				/* committed or this transaction's (ANALYZE, rewrites) */
+	VIS_NONE					/* decided by the caller, for the one segment it reads */
 } XxlVisibility;
 
 typedef struct XxlScanDescData
@@ -68,8 +69,8 @@ committed_or_own(const XxlSegment *seg)
 static void
 decide_visibility(XxlScanDesc scan, XxlVisibility how)
 {
-	scan->visible = palloc(sizeof(bool) * Max(scan->dir.nsegments, 1));
-	for (uint32 s = 0; s < scan->dir.nsegments; s++)
+	scan->visible = palloc0(sizeof(bool) * Max(scan->dir.nsegments, 1));
+	for (uint32 s = 0; how != VIS_NONE && s < scan->dir.nsegments; s++)
 		scan->visible[s] = how == VIS_COMMITTED ? committed_or_own(&scan->dir.segs[s]) :
 			xxl_segment_visible(&scan->dir.segs[s], scan->base.rs_snapshot);
 }
@@ -182,18 +183,14 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	if (!PageIsNew(page) && PageGetSpecialSize(page) == MAXALIGN(sizeof(XxlPageOpaque)))
+	op = XXL_OPAQUE(page);
+	if (xxl_page_is(page, XXL_PAGE_DATA) && op->segno < scan->dir.nsegments)
 	{
-		op = XXL_OPAQUE(page);
-		if (op->magic == XXL_TABLE_MAGIC && op->kind == XXL_PAGE_DATA &&
-			op->segno < scan->dir.nsegments)
-		{
-			segno = op->segno;
-			scan->nrows = op->nrows;
-			/* rows written before columns were added have fewer */
-			if (op->natts != scan->fmt.natts)
-				xxl_row_format_init(&scan->fmt, RelationGetDescr(scan->base.rs_rd), op->natts);
-		}
+		segno = op->segno;
+		scan->nrows = op->nrows;
+		/* rows written before columns were added have fewer */
+		if (op->natts != scan->fmt.natts)
+			xxl_row_format_init(&scan->fmt, RelationGetDescr(scan->base.rs_rd), op->natts);
 	}
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	if (segno < 0)
@@ -212,9 +209,7 @@ static void
 store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 {
 	uint32		len;
-	const char *row = scan->fmt.row_width > 0 ?
-		(const char *) BufferGetPage(scan->buf) + SizeOfPageHeaderData + (Size) i * scan->fmt.row_width :
-		xxl_page_row(BufferGetPage(scan->buf), i, &len);
+	const char *row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
 
 	ExecClearTuple(slot);
 	if (scan->fmt.may_alloc)
@@ -404,9 +399,9 @@ row_at(XxlScanDesc scan, ItemPointer tid)
 bool
 xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
 {
-	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_SNAPSHOT);
+	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_NONE);
 	int64		segno = row_at(scan, tid);
-	bool		found = segno >= 0 && scan->visible[segno];
+	bool		found = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot);
 
 	if (found)
 	{
@@ -430,9 +425,9 @@ xxl_tid_valid(TableScanDesc sscan, ItemPointer tid)
 bool
 xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
-	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_SNAPSHOT);
+	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_NONE);
 	int64		segno = row_at(scan, &slot->tts_tid);
-	bool		visible = segno >= 0 && scan->visible[segno];
+	bool		visible = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot);
 
 	xxl_scan_end((TableScanDesc) scan);
 	return visible;
