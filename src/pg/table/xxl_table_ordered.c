@@ -118,6 +118,8 @@ typedef struct OrderedScanState
 	List	   *bound_strategies;	/* of Integer: BT*StrategyNumber, column on the left */
 	List	   *bound_states;	/* ExprState of each bound's value */
 	XxlSortKey *key1;			/* the leading column alone */
+	XxlSortItem *first;			/* its item and attribute (parsed once, not per rescan) */
+	AttrNumber	first_attno;
 	bool		bounded;
 	bool		empty;			/* a bound is NULL: no row qualifies */
 	StringInfoData start;		/* rows before it are skipped (len 0: none) */
@@ -468,7 +470,9 @@ begin_ordered(CustomScanState *node, EState *estate, int eflags)
 	{
 		CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-		st->key1 = xxl_sortkey_create(desc, list_make1(linitial(xxl_parse_order_by(st->order_by))));
+		st->first = linitial(xxl_parse_order_by(st->order_by));
+		st->first_attno = item_attno(desc, st->first);
+		st->key1 = xxl_sortkey_create(desc, list_make1(st->first));
 		/* bounds compare encoded keys as bytes: not for a libc collation's */
 		st->bounded = xxl_sortkey_compare(st->key1) == NULL;
 		st->bound_states = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
@@ -496,8 +500,8 @@ evaluate_bounds(OrderedScanState *st)
 {
 	TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-	XxlSortItem *first = linitial(xxl_parse_order_by(st->order_by));
-	AttrNumber	attno = item_attno(desc, first);
+	XxlSortItem *first = st->first;
+	AttrNumber	attno = st->first_attno;
 	ListCell   *ls,
 			   *le;
 
