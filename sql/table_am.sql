@@ -53,6 +53,29 @@ INSERT INTO tam_types_heap (f4, f8, n, ts, d, t) VALUES
 CREATE TABLE tam_types (LIKE tam_types_heap) USING xxl;
 INSERT INTO tam_types SELECT * FROM tam_types_heap;
 SELECT count(*) AS rows, tam_differ('tam_types', 'tam_types_heap') AS differing FROM tam_types;
+-- rows of by-value columns only (the scans' unpack without a width switch
+-- when all are 8 bytes), NULLs anywhere in a bitmap of two bytes
+CREATE TABLE tam_byval_heap (b boolean, i2 smallint, i4 integer, i8 bigint, f4 real,
+  f8 double precision, d date, ts timestamp, c "char", o oid);
+INSERT INTO tam_byval_heap
+SELECT CASE WHEN g % 10 <> 0 THEN g % 2 = 0 END, CASE WHEN g % 10 <> 1 THEN g::smallint END,
+  CASE WHEN g % 10 <> 2 THEN -g END, CASE WHEN g % 10 <> 3 THEN g * 1000000000000 END,
+  CASE WHEN g % 10 <> 4 THEN g / 3.0 END, CASE WHEN g % 10 <> 5 THEN g / 7.0 END,
+  CASE WHEN g % 10 <> 6 THEN date '2000-01-01' + g END,
+  CASE WHEN g % 10 <> 7 THEN make_timestamp(2020, 1, 1, 0, 0, 0) + make_interval(mins => g) END,
+  CASE WHEN g % 10 <> 8 THEN chr(65 + g % 26)::"char" END, CASE WHEN g % 10 <> 9 THEN g::oid END
+FROM generate_series(1, 2000) g;
+INSERT INTO tam_byval_heap VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE tam_byval USING xxl AS SELECT * FROM tam_byval_heap;
+CREATE TABLE tam_byval8 USING xxl AS SELECT i8, f8, ts FROM tam_byval_heap;
+SELECT count(*) AS rows, tam_differ('tam_byval', 'tam_byval_heap') AS differing,
+  (SELECT count(*) FROM (SELECT i8, f8, ts FROM tam_byval8 EXCEPT ALL
+    SELECT i8, f8, ts FROM tam_byval_heap) d) AS differing_8,
+  (SELECT count(*) FROM (SELECT i8, f8, ts FROM tam_byval_heap EXCEPT ALL
+    SELECT i8, f8, ts FROM tam_byval8) d) AS missing_8,
+  (SELECT count(*) FROM tam_byval8 WHERE ts IS NULL) AS null_ts
+FROM tam_byval;
+DROP TABLE tam_byval, tam_byval8, tam_byval_heap;
 -- the same through COPY, ordered by a key, and after a column is dropped
 CREATE TABLE tam_types_copy (LIKE tam_types_heap) USING xxl;
 SELECT xxl.alter_table_set('tam_types_copy', 'i4 DESC NULLS FIRST, t COLLATE "C"');

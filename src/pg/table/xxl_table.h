@@ -23,6 +23,8 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
+#include "pg/xxl_rowcodec.h"
+
 #define XXL_TABLE_MAGIC 0x78786C54	/* "xxlT" */
 #define XXL_TABLE_VERSION 1
 
@@ -145,6 +147,9 @@ extern TransactionId xxl_dir_vacuum(Relation rel, TransactionId freeze_limit,
  * hold its value; later ones a NULL); columns added after a page was
  * written are missing from its rows (their default or NULL).
  */
+/* Rows of more columns than this take the general unpack. */
+#define XXL_BYVAL_MAX_COLS 32
+
 typedef struct XxlRowFormat
 {
 	TupleDesc	desc;
@@ -153,9 +158,43 @@ typedef struct XxlRowFormat
 	int			row_width;		/* 0: variable */
 	bool		byval;			/* every column by value and fixed: the fast unpack */
 	bool		may_alloc;		/* unpacking may copy values into CurrentMemoryContext */
+	uint8		lens[XXL_BYVAL_MAX_COLS];	/* byval: each column's width */
+	bool		all8;			/* byval and every width is a Datum's */
 } XxlRowFormat;
 
 extern void xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts);
+
+/*
+ * The unpack of rows whose every column is a fixed-width by-value one
+ * (fmt->byval): inline, as it is the full scans' per-row path.
+ */
+static inline void
+xxl_row_unpack_byval(const XxlRowFormat *fmt, const char *row, Datum *values, bool *isnull)
+{
+	const char *p = row + fmt->bitmap_bytes;
+	bool		nulls = false;
+
+	for (int b = 0; b < fmt->bitmap_bytes; b++)
+		nulls |= row[b] != 0;
+	if (nulls)
+		for (int i = 0; i < fmt->natts; i++)
+			isnull[i] = (row[i / 8] >> (i % 8)) & 1;
+	else
+		memset(isnull, 0, fmt->natts);
+	if (fmt->all8)
+	{
+		/* the usual case (bigint, double precision, timestamps): no width switch */
+		memcpy(values, p, fmt->natts * sizeof(Datum));
+		return;
+	}
+	for (int i = 0; i < fmt->natts; i++)
+	{
+		int			len = fmt->lens[i];
+
+		values[i] = xxl_fetch_byval(p, len);
+		p += len;
+	}
+}
 
 /*
  * Varlenas larger than this are compressed and, if still larger, moved to

@@ -33,7 +33,7 @@ xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)
 	fmt->desc = desc;
 	fmt->natts = natts;
 	fmt->bitmap_bytes = (natts + 7) / 8;
-	fmt->byval = natts == desc->natts;
+	fmt->byval = natts == desc->natts && natts <= XXL_BYVAL_MAX_COLS;
 	fmt->may_alloc = false;
 	width = fmt->bitmap_bytes;
 	for (int i = 0; i < natts; i++)
@@ -46,27 +46,15 @@ xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)
 			fixed = false;
 		if (att->attisdropped || !att->attbyval)
 			fmt->byval = false;
+		else if (i < XXL_BYVAL_MAX_COLS)
+			fmt->lens[i] = (uint8) att->attlen;
 		if (!att->attbyval && !att->attisdropped && att->attlen != -2)
 			fmt->may_alloc = true;
 	}
 	fmt->row_width = fixed ? Max(width, 1) : 0;
-}
-
-/* The unpack of rows whose every column is a fixed-width by-value one. */
-static inline void
-unpack_byval(const XxlRowFormat *fmt, const char *row, Datum *values, bool *isnull)
-{
-	TupleDesc	desc = fmt->desc;
-	const char *p = row + fmt->bitmap_bytes;
-
-	for (int i = 0; i < fmt->natts; i++)
-	{
-		int			len = TupleDescAttr(desc, i)->attlen;
-
-		isnull[i] = (row[i / 8] >> (i % 8)) & 1;
-		values[i] = xxl_fetch_byval(p, len);
-		p += len;
-	}
+	fmt->all8 = fmt->byval;
+	for (int i = 0; i < natts && fmt->byval; i++)
+		fmt->all8 &= fmt->lens[i] == sizeof(Datum);
 }
 
 /*
@@ -176,7 +164,7 @@ xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values, bool *is
 
 	if (fmt->byval)
 	{
-		unpack_byval(fmt, row, values, isnull);
+		xxl_row_unpack_byval(fmt, row, values, isnull);
 		return;
 	}
 

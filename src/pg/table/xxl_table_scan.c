@@ -41,6 +41,8 @@ typedef struct XxlScanDescData
 	BlockNumber next_block;
 	Buffer		buf;			/* the page being read, pinned */
 	BlockNumber block;
+	BlockIdData blkid;			/* block, as a TID has it */
+	Oid			relid;
 	int			row;
 	int			nrows;
 	BufferAccessStrategy strategy;
@@ -88,6 +90,7 @@ scan_make(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 	scan->base.rs_key = key;
 	scan->base.rs_flags = flags;
 	scan->base.rs_parallel = pscan;
+	scan->relid = RelationGetRelid(rel);
 	xxl_dir_load(rel, &scan->dir);
 	decide_visibility(scan, how);
 	xxl_row_format_init(&scan->fmt, RelationGetDescr(rel), RelationGetDescr(rel)->natts);
@@ -200,17 +203,34 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	}
 	scan->buf = buf;
 	scan->block = block;
+	BlockIdSet(&scan->blkid, block);
 	scan->row = 0;
 	return segno;
 }
 
 /* Row i of the current page into slot. */
-static void
+static pg_attribute_always_inline void
 store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 {
 	uint32		len;
 	const char *row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
 
+	/*
+	 * Rows of by-value columns go straight into a virtual slot that holds
+	 * nothing of its own: what ExecClearTuple and ExecStoreVirtualTuple
+	 * would do, without their calls (a quarter of a full scan's time).
+	 */
+	if (scan->fmt.byval && slot->tts_ops == &TTSOpsVirtual &&
+		!(slot->tts_flags & TTS_FLAG_SHOULDFREE))
+	{
+		xxl_row_unpack_byval(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
+		slot->tts_flags &= ~TTS_FLAG_EMPTY;
+		slot->tts_nvalid = scan->fmt.natts;
+		slot->tts_tid.ip_blkid = scan->blkid;
+		slot->tts_tid.ip_posid = (OffsetNumber) (i + 1);
+		slot->tts_tableOid = scan->relid;
+		return;
+	}
 	ExecClearTuple(slot);
 	if (scan->fmt.may_alloc)
 	{
