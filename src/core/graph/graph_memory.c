@@ -20,11 +20,22 @@
 
 #include <stdlib.h>
 
-typedef struct id_rank
+/* Components number the nodes by their ids' order: rank -> id, dense -> rank. */
+typedef struct id_ranking
 {
-	int64_t		id;
-	uint64_t	dense;
-} id_rank;
+	int64_t    *ids;
+	uint32_t   *rank;
+	uint32_t	next;
+} id_ranking;
+
+static void
+rank_id(void *arg, int64_t id, uint32_t dense)
+{
+	id_ranking *r = arg;
+
+	r->ids[r->next] = id;
+	r->rank[dense] = r->next++;
+}
 
 /* Where the kept edges are: their sort records (MSF) or their ends. */
 static inline const pvec *
@@ -40,8 +51,14 @@ fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t tables)
 	size_t		held = pvec_bytes(&g->idm.ids, n) + pvec_bytes(kept_vec(g), m) +
 		(g->op == XXL_GRAPH_SF ? pvec_bytes(&g->attrs, m) : 0);
 	size_t		input = held + tables;
-	size_t		run = held + n * (g->op != XXL_GRAPH_CC ? sizeof(uint64_t) :
-								  sizeof(id_rank) + sizeof(uint32_t) + sizeof(uint64_t));
+	/*
+	 * components rank the nodes while the id tables still stand: ids in
+	 * rank order, ranks, and a sort of the hashed ids (16 bytes each at
+	 * most); that is more than what follows (ids, ranks and the
+	 * union-find's parents)
+	 */
+	size_t		run = held + (g->op != XXL_GRAPH_CC ? n * sizeof(uint64_t) :
+							  tables + n * (sizeof(int64_t) + sizeof(uint32_t) + 16));
 
 	/* the MSF's records number the edges in 4 bytes */
 	return n < IDMAP_MAX && (g->op != XXL_GRAPH_MSF || m <= UINT32_MAX) &&
@@ -237,26 +254,18 @@ graph_mem_put(xxl_graph *g, int64_t source, int64_t target, int64_t id, double c
 	return XXL_OK;
 }
 
-static int
-cmp_id_rank(const void *a, const void *b)
-{
-	int64_t		x = ((const id_rank *) a)->id,
-				y = ((const id_rank *) b)->id;
-
-	return (x > y) - (x < y);
-}
-
 xxl_status
 graph_mem_run(xxl_graph *g)
 {
 	xxl_env    *env = &g->env;
 	uint64_t	n = g->idm.n;
-	id_rank    *pairs;
+	id_ranking	ranking;
 	uint32_t   *rank;
 
 	g->path = XXL_GRAPH_IN_MEMORY;
 	g->n = n;
-	idmap_drop_table(env, &g->idm);
+	if (g->op != XXL_GRAPH_CC)
+		idmap_drop_table(env, &g->idm);
 	if (g->op == XXL_GRAPH_MSF)
 	{
 		/* the strict order (cost, id, input position) */
@@ -272,24 +281,17 @@ graph_mem_run(xxl_graph *g)
 		g->out = g->op == XXL_GRAPH_SF ? OUT_SF_MEM : OUT_MSF_MEM;
 		return XXL_OK;
 	}
-	g->mem_ids_bytes = sizeof(id_rank) * (n ? n : 1);
-	pairs = xxl_env_alloc(env, g->mem_ids_bytes);
-	rank = pairs ? xxl_env_alloc(env, sizeof(uint32_t) * (n ? n : 1)) : NULL;
-	if (rank == NULL)
+	g->mem_ids_bytes = sizeof(int64_t) * (n ? n : 1);
+	ranking.ids = g->mem_ids = xxl_env_alloc(env, g->mem_ids_bytes);
+	ranking.rank = rank = g->mem_ids ? xxl_env_alloc(env, sizeof(uint32_t) * (n ? n : 1)) : NULL;
+	ranking.next = 0;
+	if (rank == NULL || idmap_each_sorted(env, &g->idm, rank_id, &ranking) != XXL_OK)
 	{
-		if (pairs)
-			xxl_env_free(env, pairs, g->mem_ids_bytes);
+		if (rank)
+			xxl_env_free(env, rank, sizeof(uint32_t) * (n ? n : 1));
 		return env->err.code;
 	}
-	for (uint64_t i = 0; i < n; i++)
-		pairs[i] = (id_rank) {idmap_id(&g->idm, i), i};
-	qsort(pairs, n, sizeof(id_rank), cmp_id_rank);
-	for (uint64_t i = 0; i < n; i++)
-		rank[pairs[i].dense] = (uint32_t) i;
-	/* the sorted ids, in place: slot i is read before it is written */
-	g->mem_ids = (int64_t *) pairs;
-	for (uint64_t i = 0; i < n; i++)
-		g->mem_ids[i] = pairs[i].id;
+	idmap_drop_table(env, &g->idm);
 	pvec_free(env, &g->idm.ids);
 	if (uf_alloc(g, n) == XXL_OK)
 		for (uint64_t e = 0; e < g->ends.n; e++)

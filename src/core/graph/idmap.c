@@ -4,6 +4,7 @@
  */
 #include "core/graph/idmap.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define PVEC_CHUNK (1024 * 1024)
@@ -247,6 +248,46 @@ idmap_intern(xxl_env *env, idmap *m, int64_t id)
 		m->slots[h].key = id;
 	*slot_val = (uint32_t) m->n;
 	return (uint32_t) m->n++;
+}
+
+static int
+cmp_slot_key(const void *a, const void *b)
+{
+	int64_t		x = ((const idmap_slot *) a)->key,
+				y = ((const idmap_slot *) b)->key;
+
+	return (x > y) - (x < y);
+}
+
+xxl_status
+idmap_each_sorted(xxl_env *env, const idmap *m, idmap_visit visit, void *arg)
+{
+	size_t		nhashed = 0,
+				k = 0;
+	idmap_slot *hashed = NULL;
+
+	for (size_t i = 0; i < m->cap; i++)
+		nhashed += m->slots[i].val != IDMAP_NONE;
+	if (nhashed > 0)
+	{
+		if ((hashed = xxl_env_alloc(env, nhashed * IDMAP_SLOT_BYTES)) == NULL)
+			return env->err.code;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].val != IDMAP_NONE)
+				hashed[k++] = m->slots[i];
+		qsort(hashed, nhashed, IDMAP_SLOT_BYTES, cmp_slot_key);
+	}
+	/* hashed ids below the direct array's, the array's, hashed ids above */
+	for (k = 0; k < nhashed && hashed[k].key < 0; k++)
+		visit(arg, hashed[k].key, hashed[k].val);
+	for (size_t id = 0; id < m->dcap; id++)
+		if (m->direct[id] != IDMAP_NONE)
+			visit(arg, (int64_t) id, m->direct[id]);
+	for (; k < nhashed; k++)
+		visit(arg, hashed[k].key, hashed[k].val);
+	if (hashed)
+		xxl_env_free(env, hashed, nhashed * IDMAP_SLOT_BYTES);
+	return XXL_OK;
 }
 
 void

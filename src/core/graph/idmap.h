@@ -94,6 +94,15 @@ idmap_id(const idmap *m, uint64_t dense)
 	return *(const int64_t *) pvec_at(&m->ids, dense);
 }
 
+/*
+ * Call visit(arg, id, dense) for every id numbered, in ascending order of
+ * the original ids (before idmap_drop_table).  The ids of the direct array
+ * come in order by a scan of it; only the hashed ones are sorted, in
+ * (id, dense) pairs of 16 bytes each, which is all this allocates.
+ */
+typedef void (*idmap_visit) (void *arg, int64_t id, uint32_t dense);
+xxl_status	idmap_each_sorted(xxl_env *env, const idmap *m, idmap_visit visit, void *arg);
+
 /* Free the tables, keep the dense -> original array. */
 void		idmap_drop_table(xxl_env *env, idmap *m);
 void		idmap_free(xxl_env *env, idmap *m);
