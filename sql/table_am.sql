@@ -317,20 +317,26 @@ COPY tam_idx FROM STDIN;
 8	copied	20002
 \.
 SELECT count(*), count(DISTINCT c) FROM tam_idx;
+-- the rows q gives by index scans, by bitmap scans and by a full scan
 CREATE FUNCTION tam_indexed(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE via_index text; via_seq text;
+DECLARE via_index text; via_bitmap text; via_seq text;
+  agg text := 'SELECT md5(string_agg(x::text, '','' ORDER BY x::text)) FROM (%s) x';
 BEGIN
   SET LOCAL enable_seqscan = off;
   SET LOCAL xxl.ordered_scan = off;
-  EXECUTE format('SELECT md5(string_agg(x::text, '','' ORDER BY x::text)) FROM (%s) x', q) INTO via_index;
-  SET LOCAL enable_seqscan = on;
-  SET LOCAL enable_indexscan = off;
   SET LOCAL enable_bitmapscan = off;
+  EXECUTE format(agg, q) INTO via_index;
+  SET LOCAL enable_bitmapscan = on;
+  SET LOCAL enable_indexscan = off;
   SET LOCAL enable_indexonlyscan = off;
-  EXECUTE format('SELECT md5(string_agg(x::text, '','' ORDER BY x::text)) FROM (%s) x', q) INTO via_seq;
-  RETURN CASE WHEN via_index = via_seq THEN 'same' ELSE 'DIFFERENT' END;
+  EXECUTE format(agg, q) INTO via_bitmap;
+  SET LOCAL enable_seqscan = on;
+  SET LOCAL enable_bitmapscan = off;
+  EXECUTE format(agg, q) INTO via_seq;
+  RETURN CASE WHEN via_index = via_seq AND via_bitmap = via_seq THEN 'same' ELSE 'DIFFERENT' END;
 END $$;
 SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 SET xxl.ordered_scan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM tam_idx WHERE b = 'b77';
 SELECT * FROM tam_idx WHERE b = 'b77';
@@ -338,6 +344,7 @@ SELECT * FROM tam_idx WHERE c = 10007;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tam_idx WHERE c BETWEEN 100 AND 3000;
 SELECT count(*) FROM tam_idx WHERE c BETWEEN 100 AND 3000;
 RESET enable_seqscan;
+RESET enable_bitmapscan;
 RESET xxl.ordered_scan;
 SELECT tam_indexed($$SELECT * FROM tam_idx WHERE b BETWEEN 'b1' AND 'b2'$$) AS btree_range,
   tam_indexed('SELECT * FROM tam_idx WHERE c > 4990') AS unique_range,
@@ -352,6 +359,32 @@ SELECT tam_ordered('SELECT * FROM tam_idx ORDER BY a, b') AS ordered_with_scatte
 -- compaction keeps the indexes right
 SELECT xxl.compact('tam_idx') AS segments_merged;
 SELECT tam_indexed('SELECT * FROM tam_idx WHERE c BETWEEN 4000 AND 12000') AS after_compact;
+-- bitmap scans: a page of narrow rows holds up to 2048 rows, a TID names a
+-- slice of 256 of them (offsets stay within a TID bitmap's 291); exact and
+-- lossy bitmaps give what heap gives, and TIDs find their rows
+CREATE TABLE tam_bm (a int, b int) USING xxl;
+INSERT INTO tam_bm SELECT g, (g::bigint * 7919 % 10007)::int FROM generate_series(1, 300000) g;
+CREATE INDEX tam_bm_b ON tam_bm (b);
+CREATE TABLE tam_bm_heap AS TABLE tam_bm;
+SELECT max((ctid::text::point)[1]) AS max_offset,
+  count(DISTINCT (ctid::text::point)[0]::int % 8) AS slices_per_page FROM tam_bm;
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+SET xxl.ordered_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(a) FROM tam_bm WHERE b BETWEEN 100 AND 300;
+SELECT (SELECT (count(*), sum(a)) FROM tam_bm WHERE b BETWEEN 100 AND 300) =
+  (SELECT (count(*), sum(a)) FROM tam_bm_heap WHERE b BETWEEN 100 AND 300) AS exact_same;
+SET work_mem = '64kB';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM tam_bm WHERE b < 5000;
+SELECT (SELECT (count(*), sum(a), sum(b)) FROM tam_bm WHERE b < 5000) =
+  (SELECT (count(*), sum(a), sum(b)) FROM tam_bm_heap WHERE b < 5000) AS lossy_same;
+RESET work_mem;
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET xxl.ordered_scan;
+SELECT a, b FROM tam_bm WHERE ctid = (SELECT ctid FROM tam_bm WHERE a = 1000)
+UNION ALL SELECT a, b FROM tam_bm WHERE ctid = (SELECT ctid FROM tam_bm WHERE a = 299999);
+DROP TABLE tam_bm, tam_bm_heap;
 -- a heap table with an index converted: its index is rebuilt over the xxl rows
 CREATE TABLE tam_conv AS SELECT g AS a, md5(g::text) AS b FROM generate_series(1, 3000) g;
 CREATE INDEX tam_conv_b ON tam_conv (b);

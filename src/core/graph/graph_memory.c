@@ -223,21 +223,35 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 	return true;
 }
 
+/* Edges ahead whose ends' id map entries the numbering prefetches. */
+#define ID_AHEAD 8
+
 xxl_status
 graph_mem_flush(xxl_graph *g)
 {
-	for (size_t i = 0; i < g->nbatch; i++)
+	/*
+	 * A rolling prefetch a few edges ahead: all of a batch's at once
+	 * overflow the outstanding misses, and the early ones are gone again
+	 */
+	for (size_t i = 0; i < g->nbatch && i < ID_AHEAD; i++)
 	{
 		idmap_prefetch(&g->idm, g->batch[i].source);
 		idmap_prefetch(&g->idm, g->batch[i].target);
 	}
 	for (size_t i = 0; i < g->nbatch; i++)
+	{
+		if (i + ID_AHEAD < g->nbatch)
+		{
+			idmap_prefetch(&g->idm, g->batch[i + ID_AHEAD].source);
+			idmap_prefetch(&g->idm, g->batch[i + ID_AHEAD].target);
+		}
 		if (!keep(g, g->batch[i].source, g->batch[i].target, g->batch[i].id, g->batch[i].cost))
 		{
 			if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
 				return g->env.err.code;
 			return to_sorter(g, i);
 		}
+	}
 	g->nbatch = 0;
 	return XXL_OK;
 }

@@ -110,7 +110,8 @@ flush_batch(xxl_paths *p)
 {
 	size_t		i = 0;
 
-	for (size_t k = 0; k < p->nbatch; k++)
+	/* a rolling prefetch, as the graph operators' numbering does */
+	for (size_t k = 0; k < p->nbatch && k < P_ID_AHEAD; k++)
 	{
 		idmap_prefetch(&p->map, p->batch[k].u);
 		idmap_prefetch(&p->map, p->batch[k].v);
@@ -118,7 +119,14 @@ flush_batch(xxl_paths *p)
 	for (; i < p->nbatch && !p->external; i++)
 	{
 		const plink_in *l = &p->batch[i];
-		xxl_status	rc = paths_mem_add(p, l->u, l->v, l->eid, l->w);
+		xxl_status	rc;
+
+		if (i + P_ID_AHEAD < p->nbatch)
+		{
+			idmap_prefetch(&p->map, p->batch[i + P_ID_AHEAD].u);
+			idmap_prefetch(&p->map, p->batch[i + P_ID_AHEAD].v);
+		}
+		rc = paths_mem_add(p, l->u, l->v, l->eid, l->w);
 
 		if (rc == XXL_OK)
 			continue;

@@ -103,6 +103,7 @@ typedef struct plink_in
  * of the in-memory path's time, one miss after the other).
  */
 #define P_BATCH 256
+#define P_ID_AHEAD 8			/* links ahead whose ends' id map entries are prefetched */
 
 #define PATHS_MM_ADJ_REC 48
 #define PATHS_NO_CLUSTER UINT64_MAX

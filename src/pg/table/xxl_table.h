@@ -50,6 +50,43 @@ typedef struct XxlPageOpaque
 
 #define XXL_OPAQUE(page) ((XxlPageOpaque *) PageGetSpecialPointer(page))
 
+/*
+ * TIDs.  A page holds up to XXL_PAGE_ROWS rows, more than the offsets a
+ * TID bitmap takes (MaxHeapTuplesPerPage, 291), so a TID names a slice of
+ * XXL_TID_ROWS rows of a page: block = page * XXL_TID_SLICES + row /
+ * XXL_TID_ROWS, offset = 1 + row % XXL_TID_ROWS.  TIDs keep the rows'
+ * physical order, and bitmap scans work on slices.  The price: a table
+ * has at most XXL_MAX_PAGES pages (4 TB).
+ */
+#define XXL_TID_ROWS 256
+#define XXL_TID_SLICES 8
+#define XXL_PAGE_ROWS (XXL_TID_ROWS * XXL_TID_SLICES)
+#define XXL_MAX_PAGES (MaxBlockNumber / XXL_TID_SLICES)
+
+static inline void
+xxl_tid_set(ItemPointer tid, BlockNumber page, int row)
+{
+	ItemPointerSet(tid, page * XXL_TID_SLICES + row / XXL_TID_ROWS,
+				   (OffsetNumber) (1 + row % XXL_TID_ROWS));
+}
+
+static inline BlockNumber
+xxl_tid_page(ItemPointer tid)
+{
+	return ItemPointerGetBlockNumberNoCheck(tid) / XXL_TID_SLICES;
+}
+
+/* The row a TID names on its page, -1 if it names none. */
+static inline int
+xxl_tid_row(ItemPointer tid)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off < 1 || off > XXL_TID_ROWS)
+		return -1;
+	return (ItemPointerGetBlockNumberNoCheck(tid) % XXL_TID_SLICES) * XXL_TID_ROWS + off - 1;
+}
+
 /* Whether page is an initialized xxl page of this kind. */
 static inline bool
 xxl_page_is(Page page, XxlPageKind kind)
@@ -121,6 +158,13 @@ extern void xxl_dir_update(Relation rel, uint32 segno, const XxlSegment *seg);
  * if the relation has none (extension lock held).
  */
 extern uint32 xxl_dir_prepare(Relation rel);
+
+/*
+ * A new page at the end of rel, zeroed and locked exclusively (the caller
+ * holds the extension lock, or writes a relation no one else sees yet);
+ * 54000 beyond XXL_MAX_PAGES.
+ */
+extern Buffer xxl_extend(Relation rel, BufferAccessStrategy strategy);
 
 /* Whether rows of seg are visible to snapshot. */
 extern bool xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot);
@@ -226,7 +270,10 @@ extern void xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *valu
  */
 extern void xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno);
 
-/* Add a row: its 1-based position on the page, or 0 when it does not fit. */
+/*
+ * Add a row: its 1-based position on the page, or 0 when it does not fit
+ * (in room, or beyond XXL_PAGE_ROWS rows).
+ */
 extern int	xxl_page_add(Page page, const char *row, uint32 len);
 
 /* The largest row a page takes. */

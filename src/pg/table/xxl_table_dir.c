@@ -66,11 +66,26 @@ check_page(Relation rel, Buffer buf, XxlPageKind kind)
 						kind == XXL_PAGE_META ? "meta" : "directory")));
 }
 
+Buffer
+xxl_extend(Relation rel, BufferAccessStrategy strategy)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
+
+	/* the zeroed page left behind is no xxl page: scans step over it */
+	if (BufferGetBlockNumber(buf) >= XXL_MAX_PAGES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("xxl table \"%s\" cannot grow beyond %u pages",
+						RelationGetRelationName(rel), XXL_MAX_PAGES),
+				 errhint("Compact the table, or keep part of the rows in another table.")));
+	return buf;
+}
+
 /* A new page at the end of rel, locked exclusively (extension lock held). */
 static Buffer
 new_page(Relation rel)
 {
-	return ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, NULL);
+	return xxl_extend(rel, NULL);
 }
 
 static void

@@ -135,8 +135,8 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 {
 	XxlIndexFetch *f = (XxlIndexFetch *) data;
 	Relation	rel = f->base.rel;
-	BlockNumber block = ItemPointerGetBlockNumber(tid);
-	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	BlockNumber block = xxl_tid_page(tid);
+	int			rowno = xxl_tid_row(tid);
 	Page		page;
 	XxlPageOpaque *op;
 	uint32		segno,
@@ -147,7 +147,7 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
-	if (block == XXL_META_BLOCK || off < 1)
+	if (block == XXL_META_BLOCK || rowno < 0)
 		return false;
 	if (!BufferIsValid(f->buf) || BufferGetBlockNumber(f->buf) != block)
 	{
@@ -158,7 +158,7 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	LockBuffer(f->buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(f->buf);
 	op = XXL_OPAQUE(page);
-	if (!xxl_page_is(page, XXL_PAGE_DATA) || off > op->nrows)
+	if (!xxl_page_is(page, XXL_PAGE_DATA) || rowno >= op->nrows)
 	{
 		LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
 		return false;
@@ -166,7 +166,7 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	segno = op->segno;
 	if (op->natts != f->fmt.natts)
 		xxl_row_format_init(&f->fmt, RelationGetDescr(rel), op->natts);
-	row = xxl_page_row(page, off - 1, &len);
+	row = xxl_page_row(page, rowno, &len);
 	LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
 
 	/* a segment appended since the directory was read: read it again */

@@ -20,9 +20,6 @@
  * segments outside it are not sorted.  The restrictions stay in the plan's
  * quals, so the bounds only save reading.
  *
- * A get_relation_info hook keeps bitmap heap scans away from xxl tables
- * (no_bitmaps says why).
- *
  * Execution: a cursor per visible segment that was sorted by the planned
  * key, read page by page; the rows of every other visible segment (written
  * before the key, under another key, or over the cursor limit) go through
@@ -129,7 +126,6 @@ typedef struct OrderedScanState
 } OrderedScanState;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
-static get_relation_info_hook_type prev_get_relation_info = NULL;
 
 static Plan *plan_ordered_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							   List *tlist, List *clauses, List *custom_plans);
@@ -314,29 +310,6 @@ key_bounds(RelOptInfo *rel, TupleDesc desc, const char *order_by, List **strateg
 		*exprs = lappend(*exprs, value);
 		*clauses = lappend(*clauses, ri);
 	}
-}
-
-/*
- * Bitmap heap scans are not offered on xxl tables: a page holds up to
- * about 8 000 rows, and a TID bitmap takes offsets up to
- * MaxHeapTuplesPerPage (291) only.  Their indexes are marked as having no
- * bitmap access before any path is made, so index scans serve instead.
- */
-static void
-no_bitmaps(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel)
-{
-	Relation	r;
-	ListCell   *lc;
-
-	if (prev_get_relation_info)
-		prev_get_relation_info(root, relid, inhparent, rel);
-	if (rel->indexlist == NIL)
-		return;
-	r = table_open(relid, NoLock);
-	if (xxl_is_table(r))
-		foreach(lc, rel->indexlist)
-			((IndexOptInfo *) lfirst(lc))->amhasgetbitmap = false;
-	table_close(r, NoLock);
 }
 
 static CustomPath *
@@ -1027,6 +1000,4 @@ xxl_table_ordered_init(void)
 	RegisterCustomScanMethods(&ordered_scan_methods);
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = ordered_set_rel_pathlist;
-	prev_get_relation_info = get_relation_info_hook;
-	get_relation_info_hook = no_bitmaps;
 }

@@ -262,7 +262,7 @@ xxl_page_add(Page page, const char *row, uint32 len)
 	PageHeader	ph = (PageHeader) page;
 	XxlPageOpaque *op = XXL_OPAQUE(page);
 
-	if (op->nrows == PG_UINT16_MAX)
+	if (op->nrows >= XXL_PAGE_ROWS)
 		return 0;
 	if (op->row_width > 0)
 	{

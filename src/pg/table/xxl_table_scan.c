@@ -41,7 +41,6 @@ typedef struct XxlScanDescData
 	BlockNumber next_block;
 	Buffer		buf;			/* the page being read, pinned */
 	BlockNumber block;
-	BlockIdData blkid;			/* block, as a TID has it */
 	Oid			relid;
 	int			row;
 	int			nrows;
@@ -51,7 +50,8 @@ typedef struct XxlScanDescData
 	ParallelBlockTableScanWorkerData pwork;
 	/* bitmap scans: the rows of the current page to return (-1: all) */
 	OffsetNumber bm_offsets[MaxHeapTuplesPerPage];
-	int			bm_count,
+	int			bm_first,		/* the slice's first row */
+				bm_count,
 				bm_next;
 } XxlScanDescData;
 
@@ -203,7 +203,6 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	}
 	scan->buf = buf;
 	scan->block = block;
-	BlockIdSet(&scan->blkid, block);
 	scan->row = 0;
 	return segno;
 }
@@ -226,8 +225,7 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 		xxl_row_unpack_byval(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
 		slot->tts_flags &= ~TTS_FLAG_EMPTY;
 		slot->tts_nvalid = scan->fmt.natts;
-		slot->tts_tid.ip_blkid = scan->blkid;
-		slot->tts_tid.ip_posid = (OffsetNumber) (i + 1);
+		xxl_tid_set(&slot->tts_tid, scan->block, i);
 		slot->tts_tableOid = scan->relid;
 		return;
 	}
@@ -244,7 +242,7 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 	else
 		xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
-	ItemPointerSet(&slot->tts_tid, scan->block, (OffsetNumber) (i + 1));
+	xxl_tid_set(&slot->tts_tid, scan->block, i);
 	slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);
 }
 
@@ -283,18 +281,25 @@ bool
 xxl_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 {
 	XxlScanDesc scan = (XxlScanDesc) sscan;
-	BlockNumber block = tbmres->blockno;
+	BlockNumber block = tbmres->blockno / XXL_TID_SLICES;
+	int			first = (tbmres->blockno % XXL_TID_SLICES) * XXL_TID_ROWS;
 	int64		segno;
 
-	drop_page(scan);
-	if (block == XXL_META_BLOCK || block >= scan->nblocks)
-		return false;
-	segno = take_page(scan, block, NULL);
-	if (segno < 0 || !scan->visible[segno])
+	/* a slice of the page just read: no new pin */
+	if (!BufferIsValid(scan->buf) || scan->block != block)
 	{
 		drop_page(scan);
-		return false;
+		if (block == XXL_META_BLOCK || block >= scan->nblocks)
+			return false;
+		segno = take_page(scan, block, NULL);
+		if (segno < 0 || !scan->visible[segno])
+		{
+			drop_page(scan);
+			return false;
+		}
 	}
+	scan->bm_first = first;
+	scan->row = first;
 	scan->bm_next = 0;
 	if (tbmres->ntuples >= 0)
 	{
@@ -302,7 +307,7 @@ xxl_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 		memcpy(scan->bm_offsets, tbmres->offsets, sizeof(OffsetNumber) * tbmres->ntuples);
 	}
 	else
-		scan->bm_count = -1;	/* lossy: every row of the page */
+		scan->bm_count = -1;	/* lossy: every row of the slice */
 	return true;
 }
 
@@ -315,7 +320,7 @@ xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleT
 		return false;
 	if (scan->bm_count < 0)
 	{
-		if (scan->row < scan->nrows)
+		if (scan->row < scan->nrows && scan->row < scan->bm_first + XXL_TID_ROWS)
 		{
 			store_row(scan, scan->row++, slot);
 			return true;
@@ -326,9 +331,9 @@ xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleT
 	{
 		OffsetNumber off = scan->bm_offsets[scan->bm_next++];
 
-		if (off >= 1 && off <= scan->nrows)
+		if (off >= 1 && off <= XXL_TID_ROWS && scan->bm_first + off - 1 < scan->nrows)
 		{
-			store_row(scan, off - 1, slot);
+			store_row(scan, scan->bm_first + off - 1, slot);
 			return true;
 		}
 	}
@@ -401,14 +406,14 @@ xxl_scan_committed(Relation rel, TupleTableSlot *slot, XxlRowCallback cb, void *
 static int64
 row_at(XxlScanDesc scan, ItemPointer tid)
 {
-	BlockNumber block = ItemPointerGetBlockNumber(tid);
-	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	BlockNumber block = xxl_tid_page(tid);
+	int			row = xxl_tid_row(tid);
 	int64		segno;
 
-	if (block == XXL_META_BLOCK || block >= scan->nblocks || off < 1)
+	if (block == XXL_META_BLOCK || block >= scan->nblocks || row < 0)
 		return -1;
 	segno = take_page(scan, block, NULL);
-	if (segno >= 0 && off > scan->nrows)
+	if (segno >= 0 && row >= scan->nrows)
 	{
 		drop_page(scan);
 		return -1;
@@ -425,7 +430,7 @@ xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTab
 
 	if (found)
 	{
-		store_row(scan, ItemPointerGetOffsetNumber(tid) - 1, slot);
+		store_row(scan, xxl_tid_row(tid), slot);
 		/* the values must outlive the page's pin and the scan's memory */
 		ExecMaterializeSlot(slot);
 	}
@@ -438,8 +443,8 @@ xxl_tid_valid(TableScanDesc sscan, ItemPointer tid)
 {
 	XxlScanDesc scan = (XxlScanDesc) sscan;
 
-	return ItemPointerIsValid(tid) && ItemPointerGetBlockNumber(tid) != XXL_META_BLOCK &&
-		ItemPointerGetBlockNumber(tid) < scan->nblocks;
+	return ItemPointerIsValid(tid) && xxl_tid_row(tid) >= 0 &&
+		xxl_tid_page(tid) != XXL_META_BLOCK && xxl_tid_page(tid) < scan->nblocks;
 }
 
 bool

@@ -255,7 +255,7 @@ new_direct_page(WriteState *ws, Relation rel)
 			elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 				 RelationGetRelationName(rel), ws->segno);
 	}
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, NULL);
+	buf = xxl_extend(rel, NULL);
 	UnlockRelationForExtension(rel, ExclusiveLock);
 	xxl_page_init(BufferGetPage(buf), &ws->fmt, ws->segno);
 	log_direct_page(rel, buf);
@@ -289,7 +289,7 @@ direct_put(WriteState *ws, Relation rel, const char *row, uint32 len, ItemPointe
 			UnlockReleaseBuffer(buf);
 			if (pos > 0)
 			{
-				ItemPointerSet(tid, ws->cur_block, (OffsetNumber) pos);
+				xxl_tid_set(tid, ws->cur_block, pos - 1);
 				ws->seg.nrows++;
 				return;
 			}
@@ -408,7 +408,7 @@ write_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
+	buf = xxl_extend(rel, strategy);
 	START_CRIT_SECTION();
 	memcpy(BufferGetPage(buf), image->data, BLCKSZ);
 	MarkBufferDirty(buf);
