@@ -211,6 +211,9 @@ static int	cancel_after;
 static xxl_paths_bfs t_bfs = XXL_PATHS_BFS_AUTO;
 static xxl_paths_sssp t_sssp = XXL_PATHS_SSSP_AUTO;
 static uint64_t t_mu = 0;
+/* The threads the next runs may use, and a budget for their in-memory start (0: ROOMY). */
+static int	t_threads = 1;
+static size_t t_memory = 0;
 
 /* The external budget: the smallest, or what MM's nested spanning forest needs. */
 static size_t
@@ -241,6 +244,7 @@ config(size_t memory, bool external, xxl_paths_op op, bool directed, const int64
 	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
 	c.res.disk.seed = 7;
 	c.res.cancel = cancel_hook;
+	c.res.threads = t_threads;
 	c.op = op;
 	c.directed = directed;
 	c.sources = src;
@@ -275,8 +279,8 @@ static void
 check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, size_t nsrc,
 		   bool external, double max_distance, uint64_t max_depth)
 {
-	xxl_paths_config c = config(external ? ext_memory() : ROOMY, external, op, directed,
-								src, nsrc);
+	xxl_paths_config c = config(external ? ext_memory() : t_memory ? t_memory : ROOMY,
+								external, op, directed, src, nsrc);
 	oracle		o;
 	xxl_status	rc;
 	xxl_paths  *p;
@@ -324,7 +328,8 @@ check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, 
 			expect++;
 	CHECK_EQ(rows, expect);
 	xxl_paths_stats_get(p, &st);
-	CHECK_EQ(st.path, external ? XXL_PATHS_EXTERNAL : XXL_PATHS_IN_MEMORY);
+	if (t_memory == 0)
+		CHECK_EQ(st.path, external ? XXL_PATHS_EXTERNAL : XXL_PATHS_IN_MEMORY);
 	if (external && op == XXL_PATHS_BFS && t_bfs != XXL_PATHS_BFS_AUTO && st.links > 0)
 	{
 		CHECK_EQ(st.bfs, t_bfs);
@@ -334,7 +339,7 @@ check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, 
 	if (external && op == XXL_PATHS_SSSP && t_sssp != XXL_PATHS_SSSP_AUTO && st.links > 0)
 		CHECK_EQ(st.sssp, t_sssp);
 	CHECK_LE(st.memory_peak, st.memory_limit);
-	if (!external)
+	if (!external && st.path == XXL_PATHS_IN_MEMORY)
 		CHECK_EQ(st.bytes_written, 0);
 	xxl_paths_destroy(p);
 	CHECK_EQ(xt_spill_files(), 0);
@@ -771,6 +776,79 @@ XT_TEST(mo_categories_and_batches)
 	check_tree(&g, false, XXL_PATHS_SSSP, &s, 1, true, 5000, UINT64_MAX);
 	check_path(&g, false, 0, side * side - 1, true);
 	t_sssp = XXL_PATHS_SSSP_AUTO;
+	free(g.e);
+}
+
+/* One run's statistics (it must succeed). */
+static xxl_paths_stats
+run_stats(const xxl_paths_config *c, const pgraph *g)
+{
+	xxl_status	rc;
+	xxl_paths  *p = run_on(c, g, &rc);
+	xxl_paths_stats st;
+
+	memset(&st, 0, sizeof(st));
+	CHECK_STATUS(rc, XXL_OK);
+	if (p)
+		xxl_paths_stats_get(p, &st);
+	xxl_paths_destroy(p);
+	CHECK_EQ(xt_spill_files(), 0);
+	return st;
+}
+
+/*
+ * With two threads the in-memory start numbers the links on a worker: the
+ * same answers; a budget the links outgrow mid-input (the worker moves
+ * them to the external path); a cancel while the worker runs (the
+ * caller's first poll comes at edge 65536).
+ */
+XT_TEST(numbering_on_a_worker)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+	xxl_paths_config c;
+	xxl_paths_stats st;
+	xxl_status	rc;
+	uint64_t	links = 0;
+
+	random_graph(&g, 3000, 100000, 0, 1);
+	for (size_t i = 0; i < g.n; i++)
+		links += (g.e[i].c >= 0) + (g.e[i].rc >= 0);
+	t_threads = 2;
+	for (int directed = 0; directed < 2; directed++)
+	{
+		check_tree(&g, directed, XXL_PATHS_SSSP, &s, 1, false, INFINITY, UINT64_MAX);
+		check_tree(&g, directed, XXL_PATHS_BFS, &s, 1, false, 3, UINT64_MAX);
+	}
+	c = config(ROOMY, false, XXL_PATHS_SSSP, true, &s, 1);
+	st = run_stats(&c, &g);
+	CHECK(st.numbering_worker);
+	CHECK_EQ(st.path, XXL_PATHS_IN_MEMORY);
+	CHECK_EQ(st.links, links);
+
+	t_memory = 2 * MB;
+	check_tree(&g, false, XXL_PATHS_SSSP, &s, 1, false, INFINITY, UINT64_MAX);
+	check_tree(&g, true, XXL_PATHS_BFS, &s, 1, false, INFINITY, UINT64_MAX);
+	c = config(t_memory, false, XXL_PATHS_SSSP, false, &s, 1);
+	st = run_stats(&c, &g);
+	CHECK(st.numbering_worker);
+	CHECK_EQ(st.path, XXL_PATHS_EXTERNAL);
+	CHECK_EQ(st.links, links);
+	t_memory = 0;
+
+	for (int after = 1; after <= 2; after++)
+	{
+		xxl_paths  *p;
+
+		c = config(ROOMY, false, XXL_PATHS_SSSP, after == 1, &s, 1);
+		cancel_after = after;
+		p = run_on(&c, &g, &rc);
+		cancel_after = 0;
+		CHECK_STATUS(rc, XXL_ECANCELED);
+		xxl_paths_destroy(p);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+	t_threads = 1;
 	free(g.e);
 }
 

@@ -38,6 +38,7 @@
 #include "core/graph/idmap.h"
 #include "core/graph/xxl_paths.h"
 #include "core/xxl_pagefile.h"
+#include "core/xxl_pipe.h"
 
 /*
  * An in-memory link: one existing direction (undirected: one edge), in two
@@ -104,6 +105,8 @@ typedef struct plink_in
  */
 #define P_BATCH 256
 #define P_ID_AHEAD 8			/* links ahead whose ends' id map entries are prefetched */
+/* Links handed to the numbering worker at once: one pipe staging area. */
+#define P_PIPE_LINKS (XXL_PIPE_STAGE_BYTES / sizeof(plink_in))
 
 #define PATHS_MM_ADJ_REC 48
 #define PATHS_NO_CLUSTER UINT64_MAX
@@ -163,6 +166,10 @@ struct xxl_paths
 	uint64_t	cluster_mu;		/* configured tour arcs per cluster (0: chosen) */
 	plink_in	batch[P_BATCH];	/* in memory: links not yet numbered */
 	size_t		nbatch;
+	xxl_pipe   *pipe;			/* to the numbering worker, during the input */
+	bool		numbering_worker;	/* the numbering ran on the worker */
+	uint64_t	numbering_wait_ns;	/* the input waited for the worker */
+	uint64_t	input_polls;
 
 	uint64_t	m;				/* edges put */
 	uint64_t	nlinks;
@@ -264,6 +271,12 @@ paths_part_share(const xxl_paths *p, int parts)
 static inline xxl_status
 pfail(xxl_paths *p)
 {
+	/* the numbering worker first: it writes the error and the budget too */
+	if (p->pipe)
+	{
+		xxl_pipe_destroy(p->pipe);
+		p->pipe = NULL;
+	}
 	p->state = PS_FAILED;
 	if (p->env.err.code == XXL_OK)
 		xxl_error_set(&p->env.err, XXL_EIO, 0, "shortest-path operator failed");

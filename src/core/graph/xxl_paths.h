@@ -158,6 +158,8 @@ typedef struct xxl_paths_stats
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
 	uint64_t	load_ns;		/* reading edges */
+	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
+	uint64_t	numbering_wait_ns;	/* ... and the input's end waited this long for it */
 	uint64_t	build_ns;		/* numbering ids, building the adjacency */
 	uint64_t	cluster_ns;		/* MM: the clustering (in build_ns) */
 	uint64_t	forest_ns;		/* MM: its spanning forest (in cluster_ns) */

@@ -222,7 +222,19 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 	if (scan->fmt.byval && slot->tts_ops == &TTSOpsVirtual &&
 		!(slot->tts_flags & TTS_FLAG_SHOULDFREE))
 	{
-		xxl_row_unpack_byval(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
+		if (scan->fmt.all8 && scan->fmt.natts <= 8 && row[0] == 0)
+		{
+			/* no NULL, every column 8 bytes: the two bigints of a fact row */
+			const char *p = row + 1;
+
+			for (int c = 0; c < scan->fmt.natts; c++)
+			{
+				memcpy(&slot->tts_values[c], p + c * sizeof(Datum), sizeof(Datum));
+				slot->tts_isnull[c] = false;
+			}
+		}
+		else
+			xxl_row_unpack_byval(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
 		slot->tts_flags &= ~TTS_FLAG_EMPTY;
 		slot->tts_nvalid = scan->fmt.natts;
 		xxl_tid_set(&slot->tts_tid, scan->block, i);
