@@ -203,21 +203,34 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 	while (size > 0)
 	{
 		uint32_t	u = p->hent[0].node;
+		uint32_t	next;
 		double		du;
 
 		if (!(p->node[u].d <= p->max_distance))
 			break;
+		next = P_UNSEEN;
 		if (--size > 0)
 		{
-			uint32_t	next;
-
 			heap_down(p, 0, p->hent[size], size);
+
 			/*
-			 * The likely next node's arcs, while this one's are relaxed (not
-			 * their heads too: that load of the arcs would wait here).
+			 * A pipeline of guesses, each a step ahead of the loads that
+			 * depend on it: the likely next node's arcs (its offset was
+			 * fetched a node ago, as the guess for the node after next),
+			 * and the offset of the likely node after next, the smallest
+			 * of the root's children.
 			 */
 			next = p->hent[0].node;
 			__builtin_prefetch(&p->arcs[p->off[next]]);
+			if (size > 1)
+			{
+				uint32_t	second = 1;
+
+				for (uint32_t k = 2; k <= 4 && k < size; k++)
+					if (hentry_less(&p->hent[k], &p->hent[second]))
+						second = k;
+				__builtin_prefetch(&p->off[p->hent[second].node]);
+			}
 		}
 		p->node[u].pos = P_SETTLED;
 		p->order[p->reached++] = u;
@@ -254,6 +267,19 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 				heap_up(p, nv->pos, (pheap_entry) {nd, v});
 			}
 		}
+
+		/*
+		 * Still the next node: its arcs are in by now, so the heads and
+		 * costs of its first arcs (which its own loop prefetches for no
+		 * arc) can be on their way while it is taken off the heap.
+		 */
+		if (next != P_UNSEEN && size > 0 && p->hent[0].node == next)
+			for (uint32_t a = p->off[next], end = p->off[next + 1];
+				 a < end && a < p->off[next] + ARC_AHEAD; a++)
+			{
+				__builtin_prefetch(&p->node[p->arcs[a].to]);
+				__builtin_prefetch(link_at(p, p->arcs[a].link));
+			}
 		if (xxl_env_poll(&p->env))
 			return p->env.err.code;
 	}
