@@ -12,6 +12,8 @@
 #include "core/graph/paths_internal.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 
 #define NODE_BYTES 40			/* pnode 16, heap entry 16, plink, order 4 each */
 
@@ -27,7 +29,7 @@ run_bytes(const xxl_paths *p, uint64_t links, uint64_t n)
 	uint64_t	arcs = p->directed ? links : 2 * links;
 	size_t		common = pvec_bytes(&p->lcost, links) + pvec_bytes(&p->map.ids, n) +
 		4 * (n + 1) + sizeof(parc) * arcs + 64 * 1024;
-	size_t		build = pvec_bytes(&p->lends, links) + 4 * (n + 1);
+	size_t		build = pvec_bytes(&p->lends, links) + 2 * 4 * (n + 1);	/* two cursors */
 	size_t		search = (size_t) NODE_BYTES * n;
 
 	return common + (build > search ? build : search);
@@ -339,47 +341,112 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 	return XXL_OK;
 }
 
-/* The adjacency from the links; their ends are freed afterwards. */
-static xxl_status
-build_csr(xxl_paths *p)
+/* Links at least this many are built into the adjacency on two threads. */
+#define BUILD_PARALLEL_LINKS (1 << 16)
+
+/* Count the arcs of links [from, to) per tail into cnt[tail + 1]. */
+static void
+count_arcs(const xxl_paths *p, uint64_t from, uint64_t to, uint32_t *cnt)
 {
-	xxl_env    *env = &p->env;
-	size_t		cur_bytes = 4 * (p->n + 1);
-	uint32_t   *cur;
-
-	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
-	p->off = xxl_env_alloc(env, 4 * (p->n + 1));
-	p->arcs = p->off ? xxl_env_alloc(env, sizeof(parc) * (p->narcs ? p->narcs : 1)) : NULL;
-	cur = p->arcs ? xxl_env_alloc(env, cur_bytes) : NULL;
-	if (cur == NULL)
-		return env->err.code;
-
-	memset(p->off, 0, 4 * (p->n + 1));
-	for (uint64_t i = 0; i < p->nlinks; i++)
+	for (uint64_t i = from; i < to; i++)
 	{
 		const plink_ends *e = pvec_at(&p->lends, i);
 
-		p->off[e->u + 1]++;
+		cnt[e->u + 1]++;
 		if (!p->directed)
-			p->off[e->v + 1]++;
+			cnt[e->v + 1]++;
 	}
-	for (uint64_t x = 0; x < p->n; x++)
-	{
-		p->off[x + 1] += p->off[x];
-		cur[x] = p->off[x];
-	}
-	for (uint64_t i = 0; i < p->nlinks; i++)
+}
+
+/* Place the arcs of links [from, to), each tail's next slot in cur. */
+static void
+place_arcs(xxl_paths *p, uint64_t from, uint64_t to, uint32_t *cur)
+{
+	for (uint64_t i = from; i < to; i++)
 	{
 		const plink_ends *e = pvec_at(&p->lends, i);
 
 		p->arcs[cur[e->u]++] = (parc) {e->v, (uint32_t) i};
 		if (!p->directed)
 			p->arcs[cur[e->v]++] = (parc) {e->u, (uint32_t) i};
-		if (xxl_env_poll(env))
-			break;
+	}
+}
+
+/*
+ * The adjacency from the links; their ends are freed afterwards.  With two
+ * threads, each takes half of the links through both passes: the second
+ * half's arcs of a node go right after the first half's, so every list is
+ * in link order, as on one thread.
+ */
+static xxl_status
+build_csr(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		cur_bytes = 4 * (p->n + 1);
+	bool		two = env->threads >= 2 && p->nlinks >= BUILD_PARALLEL_LINKS;
+	uint64_t	half = two ? p->nlinks / 2 : p->nlinks;
+	uint32_t   *cur,
+			   *cur2 = NULL;
+
+	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
+	p->off = xxl_env_alloc(env, 4 * (p->n + 1));
+	p->arcs = p->off ? xxl_env_alloc(env, sizeof(parc) * (p->narcs ? p->narcs : 1)) : NULL;
+	cur = p->arcs ? xxl_env_alloc(env, cur_bytes) : NULL;
+	if (cur != NULL && two && (cur2 = xxl_env_alloc(env, cur_bytes)) == NULL)
+		xxl_env_free(env, cur, cur_bytes);
+	if (cur == NULL || (two && cur2 == NULL))
+		return env->err.code;
+
+	memset(p->off, 0, 4 * (p->n + 1));
+	if (two)
+	{
+		sigset_t	all,
+					old;
+
+		memset(cur2, 0, cur_bytes);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+#pragma omp parallel sections num_threads(2)
+		{
+#pragma omp section
+			count_arcs(p, 0, half, p->off);
+#pragma omp section
+			count_arcs(p, half, p->nlinks, cur2);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		for (uint64_t x = 0; x < p->n; x++)
+		{
+			uint32_t	first = p->off[x + 1],
+						second = cur2[x + 1];
+
+			cur[x] = p->off[x];
+			cur2[x] = p->off[x] + first;
+			p->off[x + 1] = p->off[x] + first + second;
+		}
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+#pragma omp parallel sections num_threads(2)
+		{
+#pragma omp section
+			place_arcs(p, 0, half, cur);
+#pragma omp section
+			place_arcs(p, half, p->nlinks, cur2);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		xxl_env_free(env, cur2, cur_bytes);
+	}
+	else
+	{
+		count_arcs(p, 0, p->nlinks, p->off);
+		for (uint64_t x = 0; x < p->n; x++)
+		{
+			p->off[x + 1] += p->off[x];
+			cur[x] = p->off[x];
+		}
+		place_arcs(p, 0, p->nlinks, cur);
 	}
 	xxl_env_free(env, cur, cur_bytes);
 	pvec_free(env, &p->lends);
+	xxl_env_canceled(env);		/* once, after the passes: no worker may ask the host */
 	return env->err.code;
 }
 
