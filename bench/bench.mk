@@ -81,3 +81,20 @@ bench-clean:
 	rm -rf $(BB) bench/out
 
 -include $(filter-out bench/bench.mk,$(wildcard bench/*.mk))
+
+# The in-memory shortest paths' phases, engine only (bench/core_paths_profile.c).
+BENCH_GRAPH_SRCS := $(sort $(wildcard src/core/*.c src/core/graph/*.c))
+BENCH_GRAPH_OBJS := $(patsubst src/core/%.c,$(BB)/core/%.o,$(BENCH_GRAPH_SRCS))
+DIRECTED ?= 1
+RUNS ?= 5
+
+.PHONY: core-paths-profile
+core-paths-profile: $(BB)/core_paths_profile
+	$(BB)/core_paths_profile $(DIRECTED) $(RUNS)
+
+$(BB)/core/graph/%.o: src/core/graph/%.c $(wildcard src/core/*.h src/core/graph/*.h) | $(BB)/core
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_CFLAGS) -c -o $@ $<
+
+$(BB)/core_paths_profile: bench/core_paths_profile.c $(BENCH_GRAPH_OBJS) | $(BB)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_GRAPH_OBJS) $(BENCH_LDLIBS)
