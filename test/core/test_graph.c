@@ -1043,7 +1043,7 @@ XT_TEST(pvec_sort_orders_in_place)
 				bool		sorted = true;
 
 				REQUIRE(before != NULL && after != NULL);
-				pvec_init(&v, elem);
+				pvec_init(&v, elem, 0);
 				for (uint64_t i = 0; i < n; i++)
 				{
 					unsigned char *r = pvec_push(&env, &v);

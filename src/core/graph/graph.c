@@ -55,10 +55,10 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->max_semi_nodes = config->max_semi_nodes;
 	g->expected_edges = config->expected_edges;
 	g->t_start = xxl_now_ns();
-	idmap_init(&g->idm);
-	pvec_init(&g->ends, 2 * sizeof(uint32_t));
-	pvec_init(&g->attrs, sizeof(graph_attr));
-	pvec_init(&g->kedges, sizeof(graph_kedge));
+	idmap_init(&g->idm, g->env.budget.limit);
+	pvec_init(&g->ends, 2 * sizeof(uint32_t), g->env.budget.limit);
+	pvec_init(&g->attrs, sizeof(graph_attr), g->env.budget.limit);
+	pvec_init(&g->kedges, sizeof(graph_kedge), g->env.budget.limit);
 	g->in_memory = graph_mem_wanted(g);
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);

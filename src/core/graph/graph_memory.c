@@ -178,14 +178,11 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 	uint32_t	du,
 				dv;
 
-	/* checked once per chunk of edges, for the chunk and the nodes it can bring */
-	if ((kv->n & ((UINT64_C(1) << kv->shift) - 1)) == 0)
-	{
-		uint64_t	chunk = UINT64_C(1) << kv->shift;
-
-		if (!fits(g, kv->n + chunk, g->idm.n + 2 * chunk, idmap_table_bytes(&g->idm)))
-			return false;
-	}
+	/* checked once per stride of edges, for them and the nodes they can bring */
+	if (kv->n % PVEC_FIT_STRIDE == 0 &&
+		!fits(g, kv->n + PVEC_FIT_STRIDE, g->idm.n + 2 * PVEC_FIT_STRIDE,
+			  idmap_table_bytes(&g->idm)))
+		return false;
 	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE)
 		return false;
 	if (g->op == XXL_GRAPH_MSF)

@@ -7,14 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Chunks of 2 MB get huge pages (xxl_budget_alloc): a page fault per 2 MB
+ * filled instead of per 4 kB, 50 ms less on reading 5M edges.  Small
+ * budgets keep 1 MB chunks: the part filled of the last chunk of each
+ * array matters there (a budget of 8MB then no longer had room for the
+ * sorter that takes over when the edges outgrow it).
+ */
 #define PVEC_CHUNK (1024 * 1024)
+#define PVEC_HUGE_CHUNK (2 * 1024 * 1024)
+#define PVEC_HUGE_BUDGET ((size_t) 64 * 1024 * 1024)
 
 void
-pvec_init(pvec *v, size_t elem)
+pvec_init(pvec *v, size_t elem, size_t budget)
 {
+	size_t		chunk = budget >= PVEC_HUGE_BUDGET ? PVEC_HUGE_CHUNK : PVEC_CHUNK;
+
 	memset(v, 0, sizeof(*v));
 	v->elem = elem;
-	while (((size_t) 2 << v->shift) * elem <= PVEC_CHUNK)
+	while (((size_t) 2 << v->shift) * elem <= chunk)
 		v->shift++;
 }
 
@@ -87,10 +98,10 @@ slot_of(int64_t id, size_t cap)
 }
 
 void
-idmap_init(idmap *m)
+idmap_init(idmap *m, size_t budget)
 {
 	memset(m, 0, sizeof(*m));
-	pvec_init(&m->ids, sizeof(int64_t));
+	pvec_init(&m->ids, sizeof(int64_t), budget);
 }
 
 size_t

@@ -28,7 +28,16 @@ pvec_at(const pvec *v, uint64_t i)
 	return v->chunks[i >> v->shift] + (i & ((UINT64_C(1) << v->shift) - 1)) * v->elem;
 }
 
-void		pvec_init(pvec *v, size_t elem);
+/* Chunks of 1 MB, or 2 MB (huge pages) for an operator of a large budget. */
+void		pvec_init(pvec *v, size_t elem, size_t budget);
+
+/*
+ * Who fills pvecs as input comes checks the budget once per this many
+ * elements, for them and the nodes they can bring: not per element, and
+ * not per chunk (a chunk of 2 MB holds up to 256K elements; checking for
+ * that many nodes ahead refused graphs that fit).
+ */
+#define PVEC_FIT_STRIDE 32768
 /* Room for one more element at the end (NULL: out of budget, in env->err). */
 void	   *pvec_push(xxl_env *env, pvec *v);
 void		pvec_free(xxl_env *env, pvec *v);
@@ -69,7 +78,7 @@ typedef struct idmap
 	uint64_t	n;
 } idmap;
 
-void		idmap_init(idmap *m);
+void		idmap_init(idmap *m, size_t budget);
 /* Bytes the tables hold now. */
 size_t		idmap_table_bytes(const idmap *m);
 /*

@@ -80,9 +80,9 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	p->w_max = 0;
 	p->cluster_mu = config->cluster_mu;
 	p->t_start = xxl_now_ns();
-	idmap_init(&p->map);
-	pvec_init(&p->lends, sizeof(plink_ends));
-	pvec_init(&p->lcost, sizeof(plink_cost));
+	idmap_init(&p->map, p->env.budget.limit);
+	pvec_init(&p->lends, sizeof(plink_ends), p->env.budget.limit);
+	pvec_init(&p->lcost, sizeof(plink_cost), p->env.budget.limit);
 	xxl_spool_init(&p->linkspool, &p->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&p->results, &p->env, XXL_SPOOL_SHARED);
 	p->sources_bytes = ns * sizeof(int64_t);

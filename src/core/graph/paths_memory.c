@@ -85,16 +85,13 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	plink_cost *c;
 
 	/*
-	 * Checked once per chunk of links, for the whole chunk and the most
-	 * nodes it can bring (two per link), not per link.
+	 * Checked once per stride of links, for them and the most nodes they
+	 * can bring (two per link), not per link.
 	 */
-	if ((p->nlinks & ((UINT64_C(1) << p->lends.shift) - 1)) == 0)
-	{
-		uint64_t	chunk = UINT64_C(1) << p->lends.shift;
-
-		if (!fits(p, p->nlinks + chunk, p->n + 2 * chunk, idmap_table_bytes(&p->map)))
-			return XXL_ENOMEM;
-	}
+	if (p->nlinks % PVEC_FIT_STRIDE == 0 &&
+		!fits(p, p->nlinks + PVEC_FIT_STRIDE, p->n + 2 * PVEC_FIT_STRIDE,
+			  idmap_table_bytes(&p->map)))
+		return XXL_ENOMEM;
 	if ((du = intern(p, u, p->nlinks + 1)) == P_UNSEEN ||
 		(dv = intern(p, v, p->nlinks + 1)) == P_UNSEEN ||
 		(e = pvec_push(&p->env, &p->lends)) == NULL ||
