@@ -153,6 +153,21 @@ xxl_env_poll(xxl_env *env)
 	return (++env->polls & XXL_ENV_POLL_MASK) == 0 && xxl_env_canceled(env);
 }
 
+/*
+ * n polls at once, for a loop that ran where it could not poll (on
+ * threads): asks when the count crosses a multiple of XXL_ENV_POLL_MASK + 1,
+ * as n single polls would have.
+ */
+static inline bool
+xxl_env_poll_n(xxl_env *env, uint64_t n)
+{
+	uint64_t	before = env->polls;
+
+	env->polls += n;
+	return (before | XXL_ENV_POLL_MASK) != (env->polls | XXL_ENV_POLL_MASK) &&
+		xxl_env_canceled(env);
+}
+
 /* Owner thread only, while a worker runs: ask the host, pass a stop on (no error recorded). */
 bool		xxl_env_host_stop(xxl_env *env);
 

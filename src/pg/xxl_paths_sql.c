@@ -199,6 +199,7 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "load_ms", "%.3f", s.load_ns / 1e6);
 	xxl_stats_detail(st, "numbering", "\"%s\"", s.numbering_worker ? "worker" : "caller");
 	xxl_stats_detail(st, "numbering_wait_ms", "%.3f", s.numbering_wait_ns / 1e6);
+	xxl_stats_detail(st, "search", "\"%s\"", s.search_worker ? "worker" : "caller");
 	xxl_stats_detail(st, "build_ms", "%.3f", s.build_ns / 1e6);
 	xxl_stats_detail(st, "search_ms", "%.3f", s.search_ns / 1e6);
 	xxl_stats_detail(st, "output_ms", "%.3f", s.output_ns / 1e6);

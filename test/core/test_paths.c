@@ -801,7 +801,9 @@ run_stats(const xxl_paths_config *c, const pgraph *g)
  * same answers; a budget the links outgrow mid-input (the worker moves
  * them to the external path); a cancel while the worker runs (the
  * caller's first poll comes at edge 65536).  The adjacency is then built
- * on two threads as well (100000 edges).
+ * on two threads as well (100000 edges), and the search runs on a worker
+ * while the rows go out (20000 nodes); a cancel then comes while the
+ * caller waits for rows, or after the search: either way nothing is left.
  */
 XT_TEST(numbering_on_a_worker)
 {
@@ -812,7 +814,7 @@ XT_TEST(numbering_on_a_worker)
 	xxl_status	rc;
 	uint64_t	links = 0;
 
-	random_graph(&g, 3000, 100000, 0, 1);
+	random_graph(&g, 20000, 100000, 0, 1);
 	for (size_t i = 0; i < g.n; i++)
 		links += (g.e[i].c >= 0) + (g.e[i].rc >= 0);
 	t_threads = 2;
@@ -824,6 +826,7 @@ XT_TEST(numbering_on_a_worker)
 	c = config(ROOMY, false, XXL_PATHS_SSSP, true, &s, 1);
 	st = run_stats(&c, &g);
 	CHECK(st.numbering_worker);
+	CHECK(st.search_worker);
 	CHECK_EQ(st.path, XXL_PATHS_IN_MEMORY);
 	CHECK_EQ(st.links, links);
 
@@ -846,6 +849,27 @@ XT_TEST(numbering_on_a_worker)
 		p = run_on(&c, &g, &rc);
 		cancel_after = 0;
 		CHECK_STATUS(rc, XXL_ECANCELED);
+		xxl_paths_destroy(p);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+	for (int after = 2; after < 40; after += 3)
+	{
+		xxl_paths  *p;
+		int64_t		node,
+					pred,
+					edge;
+		double		d;
+		int			got = 1;
+
+		c = config(ROOMY, false, after % 2 ? XXL_PATHS_SSSP : XXL_PATHS_BFS, after % 4 < 2,
+				   &s, 1);
+		cancel_after = after;
+		p = run_on(&c, &g, &rc);
+		while (rc == XXL_OK && (got = xxl_paths_next(p, &node, &d, &pred, &edge)) == 1)
+			;
+		cancel_after = 0;
+		CHECK(rc == XXL_OK || rc == XXL_ECANCELED);
+		CHECK(got >= 0 || xxl_paths_error(p)->code == XXL_ECANCELED);
 		xxl_paths_destroy(p);
 		CHECK_EQ(xt_spill_files(), 0);
 	}

@@ -324,7 +324,8 @@ xxl_paths_next(xxl_paths *p, int64_t *node, double *distance, int64_t *pred, int
 	if (!output_ready(p))
 		return -1;
 	gout_clock_row(&p->out_clock);
-	if (xxl_env_poll(&p->env))
+	/* while the search runs on its worker, paths_mem_next asks the host */
+	if (!paths_mem_searching(p) && xxl_env_poll(&p->env))
 	{
 		pfail(p);
 		return -1;
@@ -408,6 +409,7 @@ xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
 	st->memory_limit = env->budget.limit;
 	st->load_ns = p->load_ns;
 	st->numbering_worker = p->numbering_worker;
+	st->search_worker = p->search_worker;
 	st->numbering_wait_ns = p->numbering_wait_ns;
 	st->build_ns = p->build_ns;
 	st->cluster_ns = p->cluster_ns;

@@ -201,6 +201,15 @@ struct xxl_paths
 	uint64_t	out_pos;
 	uint64_t	target_dense;
 	bool		target_found;
+	/* the search's sources; with two threads, the worker it runs on (paths_mem_run) */
+	uint32_t   *search_src;
+	size_t		search_nsrc;
+	bool		search_async;	/* the worker runs */
+	bool		search_worker;	/* the search ran on a worker */
+	pthread_t	search_thread;
+	xxl_status	search_rc;
+	uint64_t	published;		/* atomic: order[0, published) are final */
+	int			search_done;	/* atomic */
 
 	/* external */
 	xxl_spool	linkspool,
@@ -300,6 +309,9 @@ xxl_status	paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double
 size_t		paths_mem_need(const xxl_paths *p);
 xxl_status	paths_mem_run(xxl_paths *p);
 int			paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge);
+/* Whether the search still runs on its worker; wait for it (stop: ask it to stop first). */
+bool		paths_mem_searching(const xxl_paths *p);
+xxl_status	paths_mem_join(xxl_paths *p, bool stop);
 int			paths_mem_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 						   double *agg);
 void		paths_mem_release(xxl_paths *p);

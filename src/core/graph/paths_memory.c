@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <time.h>
 #include <signal.h>
 
 #define NODE_BYTES 40			/* pnode 16, heap entry 16, plink, order 4 each */
@@ -176,6 +177,12 @@ link_at(const xxl_paths *p, uint32_t i)
 /* Arcs ahead whose heads' entries the searches prefetch. */
 #define ARC_AHEAD 4
 
+/* Searches of at least this many nodes run on a worker while the rows go out. */
+#define SEARCH_ASYNC_NODES 4096
+
+static xxl_status run_search(xxl_paths *p);
+static xxl_status start_search(xxl_paths *p);
+
 /* Rows ahead whose data paths_mem_next prefetches. */
 #define OUT_AHEAD 16
 
@@ -186,6 +193,22 @@ reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)
 	p->node[v].d = d;
 	p->node[v].pred = pred;
 	p->plinkv[v] = link;
+}
+
+/*
+ * The search on a worker (see paths_mem_run): the rows of order[0,
+ * published) are final (a settled node's entry is never written again),
+ * and the caller hands them out while the search goes on.  Published every
+ * PUBLISH_EVERY nodes, so that the counter's cache line does not travel
+ * between the cores at every node.
+ */
+#define PUBLISH_EVERY 256
+
+static inline void
+publish(xxl_paths *p)
+{
+	if ((p->reached & (PUBLISH_EVERY - 1)) == 0)
+		__atomic_store_n(&p->published, p->reached, __ATOMIC_RELEASE);
 }
 
 static xxl_status
@@ -233,6 +256,7 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 		}
 		p->node[u].pos = P_SETTLED;
 		p->order[p->reached++] = u;
+		publish(p);
 		if (p->has_target && u == p->target_dense)
 		{
 			p->target_found = true;
@@ -330,6 +354,7 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			reach(p, v, p->node[u].d + 1, u, p->arcs[a].link);
 			p->node[v].pos = P_SETTLED;
 			p->order[p->reached++] = v;
+			publish(p);
 			p->pushes++;
 		}
 		if (xxl_env_poll(&p->env))
@@ -443,7 +468,8 @@ build_csr(xxl_paths *p)
 	}
 	xxl_env_free(env, cur, cur_bytes);
 	pvec_free(env, &p->lends);
-	xxl_env_canceled(env);		/* once, after the passes: no worker may ask the host */
+	/* the passes' polls, after them: no OpenMP thread may ask the host */
+	xxl_env_poll_n(env, p->nlinks);
 	return env->err.code;
 }
 
@@ -501,30 +527,131 @@ paths_mem_run(xxl_paths *p)
 	for (uint64_t x = 0; x < p->n; x++)
 		p->node[x].pos = P_UNSEEN;
 	p->build_ns = xxl_now_ns() - t0;
-	t0 = xxl_now_ns();
-	rc = p->op == XXL_PATHS_SSSP ? dijkstra(p, src, nsrc) : bfs(p, src, nsrc);
-	xxl_env_free(env, src, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
+	p->search_src = src;
+	p->search_nsrc = nsrc;
+	if (env->threads >= 2 && !p->has_target && p->n >= SEARCH_ASYNC_NODES)
+		return start_search(p);
+	rc = run_search(p);
 	if (rc != XXL_OK)
 		return rc;
 	if (p->has_target)
 		collect_path(p);
-	p->search_ns = xxl_now_ns() - t0;
 	return XXL_OK;
+}
+
+/* The search, on whichever thread; its sources are freed by the caller's thread. */
+static xxl_status
+run_search(xxl_paths *p)
+{
+	uint64_t	t0 = xxl_now_ns();
+	xxl_status	rc;
+
+	rc = p->op == XXL_PATHS_SSSP ? dijkstra(p, p->search_src, p->search_nsrc) :
+		bfs(p, p->search_src, p->search_nsrc);
+	p->search_ns = xxl_now_ns() - t0;
+	return rc;
+}
+
+static void *
+search_worker(void *arg)
+{
+	xxl_paths  *p = arg;
+
+	p->search_rc = run_search(p);
+	__atomic_store_n(&p->published, p->reached, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->search_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * With two threads, a search for all nodes runs on a worker and the rows
+ * go out as it settles them (a million rows took a third of the search's
+ * time to hand out).  The worker only reads and writes the search's
+ * arrays and polls the environment's stop flag; the caller never asks the
+ * host from its side while it runs (paths.c), and joins it before
+ * anything is freed.
+ */
+static xxl_status
+start_search(xxl_paths *p)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	p->published = 0;
+	p->search_done = 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&p->search_thread, NULL, search_worker, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+	{
+		/* no thread: search here */
+		xxl_status	s = run_search(p);
+
+		return s;
+	}
+	p->search_async = true;
+	p->search_worker = true;
+	return XXL_OK;
+}
+
+xxl_status
+paths_mem_join(xxl_paths *p, bool stop)
+{
+	if (!p->search_async)
+		return XXL_OK;
+	if (stop)
+		__atomic_store_n(&p->env.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(p->search_thread, NULL);
+	p->search_async = false;
+	return p->search_rc;
+}
+
+bool
+paths_mem_searching(const xxl_paths *p)
+{
+	return p->search_async;
 }
 
 int
 paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge)
 {
 	uint32_t	u;
+	uint64_t	ready = p->reached;
 
-	if (p->out_pos >= p->reached)
+	if (p->search_async)
+	{
+		/* wait for the worker to settle the next rows, or to end */
+		while ((ready = __atomic_load_n(&p->published, __ATOMIC_ACQUIRE)) <= p->out_pos)
+		{
+			if (__atomic_load_n(&p->search_done, __ATOMIC_ACQUIRE))
+			{
+				ready = __atomic_load_n(&p->published, __ATOMIC_ACQUIRE);
+				if (ready > p->out_pos)
+					break;
+				if (paths_mem_join(p, false) != XXL_OK)
+					return -1;
+				return 0;
+			}
+			if (xxl_env_host_stop(&p->env))
+			{
+				paths_mem_join(p, true);
+				if (p->env.err.code == XXL_OK)
+					xxl_env_canceled(&p->env);
+				return -1;
+			}
+			nanosleep(&(struct timespec) {0, 20000}, NULL);	/* 20 us: a spin would share the core */
+		}
+	}
+	if (p->out_pos >= ready)
 		return 0;
 	/*
 	 * A row reads five arrays at random places (its node's id, distance,
 	 * predecessor and link, the predecessor's id, the link's id): prefetch
 	 * them a few rows ahead, in two steps, so that the misses overlap.
 	 */
-	if (p->out_pos + OUT_AHEAD < p->reached)
+	if (p->out_pos + OUT_AHEAD < ready)
 	{
 		uint32_t	v = p->order[p->out_pos + OUT_AHEAD];
 
@@ -532,7 +659,7 @@ paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *e
 		__builtin_prefetch(&p->node[v]);
 		__builtin_prefetch(&p->plinkv[v]);
 	}
-	if (p->out_pos + OUT_AHEAD / 2 < p->reached)
+	if (p->out_pos + OUT_AHEAD / 2 < ready)
 	{
 		uint32_t	v = p->order[p->out_pos + OUT_AHEAD / 2];
 
@@ -580,6 +707,10 @@ paths_mem_release(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	size_t		n = p->n ? p->n : 1;
 
+	paths_mem_join(p, true);
+	if (p->search_src)
+		xxl_env_free(env, p->search_src, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
+	p->search_src = NULL;
 	if (p->off)
 		xxl_env_free(env, p->off, 4 * (p->n + 1));
 	if (p->arcs)

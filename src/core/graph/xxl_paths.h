@@ -159,6 +159,8 @@ typedef struct xxl_paths_stats
 	uint64_t	memory_limit;
 	uint64_t	load_ns;		/* reading edges */
 	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
+	bool		search_worker;	/* the in-memory search ran on a second thread, the rows
+								 * going out as it settled them */
 	uint64_t	numbering_wait_ns;	/* ... and the input's end waited this long for it */
 	uint64_t	build_ns;		/* numbering ids, building the adjacency */
 	uint64_t	cluster_ns;		/* MM: the clustering (in build_ns) */
