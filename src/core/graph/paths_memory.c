@@ -618,9 +618,12 @@ int
 paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge)
 {
 	uint32_t	u;
-	uint64_t	ready = p->reached;
+	uint64_t	ready;
 
-	if (p->search_async)
+	/* reached is the worker's while it runs: read only what it published */
+	if (!p->search_async)
+		ready = p->reached;
+	else
 	{
 		/* wait for the worker to settle the next rows, or to end */
 		while ((ready = __atomic_load_n(&p->published, __ATOMIC_ACQUIRE)) <= p->out_pos)
