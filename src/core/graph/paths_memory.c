@@ -8,6 +8,10 @@
  * Why an addressable heap and not duplicates: with decrease-key the heap
  * holds at most one entry per node, so the memory of the search is known
  * (40 bytes per node) before it starts, and the choice of path is exact.
+ *
+ * With two threads the adjacency is built on both, and a search for all
+ * nodes runs on a worker while the caller hands out the rows already
+ * settled (start_search).  The numbering's worker is paths.c's.
  */
 #include "core/graph/paths_internal.h"
 
