@@ -19,6 +19,7 @@
 #define XXL_PG_TABLE_H
 
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
 #include "utils/snapshot.h"
@@ -34,7 +35,8 @@ typedef enum XxlPageKind
 {
 	XXL_PAGE_META = 1,
 	XXL_PAGE_DIR = 2,
-	XXL_PAGE_DATA = 3
+	XXL_PAGE_DATA = 3,
+	XXL_PAGE_DELS = 4			/* a delete segment's: runs of deleted rows */
 } XxlPageKind;
 
 /* The special space of every page. */
@@ -87,6 +89,17 @@ xxl_tid_row(ItemPointer tid)
 	return (ItemPointerGetBlockNumberNoCheck(tid) % XXL_TID_SLICES) * XXL_TID_ROWS + off - 1;
 }
 
+/*
+ * A row's position in the table, as delete segments name it: rows of a
+ * page are numbered page * XXL_PAGE_ROWS + row, so positions keep the
+ * physical order (below 2^40).
+ */
+static inline uint64
+xxl_row_pos(BlockNumber page, int row)
+{
+	return (uint64) page * XXL_PAGE_ROWS + row;
+}
+
 /* Whether page is an initialized xxl page of this kind. */
 static inline bool
 xxl_page_is(Page page, XxlPageKind kind)
@@ -99,6 +112,8 @@ xxl_page_is(Page page, XxlPageKind kind)
 #define XXL_SEG_SORTED 0x0001	/* rows in the order of the key it was written with */
 #define XXL_SEG_DEAD 0x0002		/* its transaction aborted; VACUUM said so */
 #define XXL_SEG_SCATTERED 0x0004	/* written row by row: its pages are anywhere after first_block */
+#define XXL_SEG_DELETES 0x0008	/* a delete segment: its pages name rows it deleted (nrows) */
+#define XXL_SEG_UPDATES 0x0010	/* DELETES: some of them by UPDATE (they have a new version) */
 
 /* One directory entry. */
 typedef struct XxlSegment
@@ -318,6 +333,10 @@ extern void xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, 
 
 /* Write the pending rows of rel (all relations: InvalidOid) as segments. */
 extern void xxl_table_flush(Oid relid);
+
+/* A page image as a new page at the end of rel, WAL-logged (extension lock held). */
+extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
+							   BufferAccessStrategy strategy);
 extern void xxl_table_writes_init(void);
 
 /* The order key text of rel, or NULL (xxl.table_options). */
@@ -325,6 +344,87 @@ extern char *xxl_table_order_by(Oid relid);
 
 /* What a sorted segment records of the key it was sorted by (never 0). */
 extern uint32 xxl_key_hash(const char *order_by);
+
+/* Deletes (xxl_table_delete.c) ------------------------------------------------ */
+
+/*
+ * Rows deleted, as a reader sees them: runs [first[i], end[i]) of row
+ * positions, sorted by first and disjoint; with segno, the delete segment
+ * of each run (then runs are not merged).
+ */
+typedef struct XxlDeleted
+{
+	int			nruns;
+	uint64	   *first;
+	uint64	   *end;
+	uint32	   *segno;
+} XxlDeleted;
+
+/* Which delete segments a reader applies. */
+typedef enum XxlDeletesSeen
+{
+	XXL_DELS_NONE,				/* none (index builds: every row of a committed segment) */
+	XXL_DELS_SNAPSHOT,			/* those the snapshot sees */
+	XXL_DELS_COMMITTED,			/* committed or this transaction's (ANALYZE, rewrites) */
+	XXL_DELS_LIVE				/* all but aborted ones, with segno: decided per row */
+} XxlDeletesSeen;
+
+/* The deleted rows of rel that a reader applies (the directory as it read it). */
+extern void xxl_deleted_load(Relation rel, const XxlDirectory *dir, XxlDeletesSeen seen,
+							 Snapshot snapshot, XxlDeleted *out);
+extern void xxl_deleted_free(XxlDeleted *d);
+
+/* The run that holds pos, or -1. */
+extern int	xxl_deleted_find(const XxlDeleted *d, uint64 pos);
+
+/* The first run that ends after pos (nruns if none): where a page's cursor starts. */
+extern int	xxl_deleted_seek(const XxlDeleted *d, uint64 pos);
+
+/*
+ * On a page whose row 0 is at position base: the first row at or after
+ * row that no run from *k on deletes (nrows if none); *k moves past the
+ * runs behind it, and *stop is where the next run begins (nrows if on no
+ * later row of the page).  Readers return rows [row, *stop) unchecked.
+ */
+static inline int
+xxl_deleted_skip(const XxlDeleted *d, int *k, uint64 base, int row, int nrows, int *stop)
+{
+	while (*k < d->nruns && d->end[*k] <= base + row)
+		(*k)++;
+	while (*k < d->nruns && d->first[*k] <= base + row)
+	{
+		row = (int) Min(d->end[*k] - base, (uint64) nrows);
+		(*k)++;
+	}
+	*stop = *k < d->nruns && d->first[*k] < base + nrows ? (int) (d->first[*k] - base) : nrows;
+	return Min(row, nrows);
+}
+
+/*
+ * Whether the row at pos is deleted for snapshot, by the delete segments
+ * of d (XXL_DELS_LIVE) or this transaction's pending ones.  A dirty
+ * snapshot sees a row whose deleter is still running, with the deleter in
+ * its xmax (a unique check then waits for it).
+ */
+extern bool xxl_row_deleted(Relation rel, const XxlDeleted *d, const XxlDirectory *dir,
+							uint64 pos, Snapshot snapshot);
+
+extern TM_Result xxl_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+								  Snapshot snapshot, Snapshot crosscheck, bool wait,
+								  TM_FailureData *tmfd, bool changingPart);
+extern TM_Result xxl_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+								  CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+								  bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+								  bool *update_indexes);
+extern TM_Result xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+								TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+								LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd);
+
+/* Statement and transaction ends for the pending deletes (called by xxl_table_write.c). */
+extern void xxl_deletes_flush(Oid relid, CommandId cid);
+extern void xxl_deletes_forget(void);
+extern void xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid);
 
 /* The ordered scan (xxl_table_ordered.c). */
 extern void xxl_table_ordered_init(void);

@@ -3,14 +3,15 @@
  * storage callbacks (new files, truncation, copies, sizes, VACUUM,
  * rewrites), the operations it refuses, and xxl.alter_table_set.
  *
- * Rows are written by xxl_table_write.c and read by xxl_table_scan.c; the
- * directory of segments is xxl_table_dir.c (docs/table.md).
+ * Rows are written by xxl_table_write.c, deleted by xxl_table_delete.c
+ * and read by xxl_table_scan.c; the directory of segments is
+ * xxl_table_dir.c (docs/table.md).
  *
- * Not supported yet, each with SQLSTATE 0A000 and a hint: UPDATE, DELETE,
- * row locks (SELECT ... FOR UPDATE), INSERT ... ON CONFLICT, indexes,
- * TABLESAMPLE, AFTER INSERT row triggers (foreign keys).  And xxl.compact.  Segments are
- * immutable and rows get their place when the statement ends, which rules
- * out in-place changes and a TID at insert time.
+ * Not supported, each with SQLSTATE 0A000 and a hint: INSERT ... ON
+ * CONFLICT, TABLESAMPLE, CREATE INDEX CONCURRENTLY, AFTER row triggers on
+ * INSERT and UPDATE (foreign keys from an xxl table).  Segments are
+ * immutable and sorted rows get their place when the statement ends, so
+ * there is no TID at insert time.
  */
 #include "postgres.h"
 
@@ -79,12 +80,13 @@ xxl_slot_callbacks(Relation rel)
 static void
 xxl_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 {
-	/* rows are never updated: the TID given is the latest */
+	/* an updated row's new version is not linked from the old one */
 }
 
 /*
- * Index entries whose rows are gone: rows are never deleted, so none can go
- * (btree asks before it splits a page; it then splits).
+ * Index entries whose rows are gone: none are reported (btree asks before
+ * it splits a page; it then splits).  Deleted rows' entries go when
+ * compaction rebuilds the indexes.
  */
 static TransactionId
 xxl_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
@@ -106,29 +108,6 @@ static void
 xxl_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken, bool succeeded)
 {
 	refuse(rel, "INSERT ... ON CONFLICT", "Insert without ON CONFLICT.");
-}
-
-static TM_Result
-xxl_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
-				 Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
-{
-	refuse(rel, "DELETE", REWRITE_HINT);
-}
-
-static TM_Result
-xxl_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
-				 Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
-				 LockTupleMode *lockmode, bool *update_indexes)
-{
-	refuse(rel, "UPDATE", REWRITE_HINT);
-}
-
-static TM_Result
-xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
-			   CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy, uint8 flags,
-			   TM_FailureData *tmfd)
-{
-	refuse(rel, "locking rows (SELECT ... FOR UPDATE/SHARE)", "Lock the table instead (LOCK TABLE).");
 }
 
 static void
@@ -416,10 +395,12 @@ xxl_compact(PG_FUNCTION_ARGS)
 	int64		merged = 0;
 
 	xxl_table_flush(relid);
+	xxl_deletes_flush(relid, InvalidCommandId);
 	xxl_dir_load(rel, &dir);
 	/* the segments whose rows it keeps: committed ones and this transaction's */
 	for (uint32 s = 0; s < dir.nsegments; s++)
-		if (dir.segs[s].nrows > 0 && xxl_segment_visible(&dir.segs[s], SnapshotSelf))
+		if (dir.segs[s].nrows > 0 && !(dir.segs[s].flags & XXL_SEG_DELETES) &&
+			xxl_segment_visible(&dir.segs[s], SnapshotSelf))
 			merged++;
 	table_close(rel, NoLock);
 	cluster_rel(relid, InvalidOid, &params);

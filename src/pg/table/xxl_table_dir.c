@@ -314,12 +314,17 @@ xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot)
 	return false;
 }
 
-/* One entry's VACUUM; true when it changed. */
+/*
+ * One entry's VACUUM; true when it changed.  A committed delete segment's
+ * rows count as dead (until compaction drops them); an aborted one's as
+ * nothing, its rows are still there.
+ */
 static bool
 vacuum_entry(XxlSegment *seg, TransactionId freeze_limit, TransactionId *oldest,
 			 double *live_rows, BlockNumber *live_pages, double *dead_rows)
 {
 	TransactionId xmin = seg->xmin;
+	bool		deletes = (seg->flags & XXL_SEG_DELETES) != 0;
 
 	if (seg->flags & XXL_SEG_DEAD)
 		return false;
@@ -328,11 +333,20 @@ vacuum_entry(XxlSegment *seg, TransactionId freeze_limit, TransactionId *oldest,
 		!TransactionIdDidCommit(xmin))
 	{
 		seg->flags |= XXL_SEG_DEAD;
-		*dead_rows += seg->nrows;
+		if (!deletes)
+			*dead_rows += seg->nrows;
 		return true;
 	}
-	*live_rows += seg->nrows;
-	*live_pages += seg->npages;
+	if (deletes)
+	{
+		*live_rows -= seg->nrows;
+		*dead_rows += seg->nrows;
+	}
+	else
+	{
+		*live_rows += seg->nrows;
+		*live_pages += seg->npages;
+	}
 	if (xmin == FrozenTransactionId || !TransactionIdIsNormal(xmin))
 		return false;
 	if (TransactionIdPrecedes(xmin, freeze_limit) && TransactionIdDidCommit(xmin))
@@ -386,5 +400,6 @@ xxl_dir_vacuum(Relation rel, TransactionId freeze_limit, double *live_rows,
 		log_page(rel, meta);
 	END_CRIT_SECTION();
 	UnlockReleaseBuffer(meta);
+	*live_rows = Max(*live_rows, 0);
 	return oldest;
 }

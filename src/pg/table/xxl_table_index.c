@@ -74,6 +74,7 @@ typedef struct XxlIndexFetch
 {
 	IndexFetchTableData base;
 	XxlDirectory dir;			/* reread when a TID names a newer segment */
+	XxlDeleted	dels;			/* of every delete segment not aborted then */
 	bool		loaded;
 	Buffer		buf;			/* the page of the row last fetched, pinned */
 	XxlRowFormat fmt;
@@ -114,6 +115,7 @@ xxl_index_fetch_end(IndexFetchTableData *data)
 	MemoryContextDelete(f->rowcxt);
 	if (f->dir.segs)
 		pfree(f->dir.segs);
+	xxl_deleted_free(&f->dels);
 	pfree(f);
 }
 
@@ -124,7 +126,9 @@ load_directory(XxlIndexFetch *f)
 
 	if (f->dir.segs)
 		pfree(f->dir.segs);
+	xxl_deleted_free(&f->dels);
 	xxl_dir_load(f->base.rel, &f->dir);
+	xxl_deleted_load(f->base.rel, &f->dir, XXL_DELS_LIVE, NULL, &f->dels);
 	f->loaded = true;
 	MemoryContextSwitchTo(old);
 }
@@ -172,7 +176,8 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	/* a segment appended since the directory was read: read it again */
 	if (!f->loaded || segno >= f->dir.nsegments)
 		load_directory(f);
-	if (segno < f->dir.nsegments && xxl_segment_visible(&f->dir.segs[segno], snapshot))
+	if (segno < f->dir.nsegments && xxl_segment_visible(&f->dir.segs[segno], snapshot) &&
+		!xxl_row_deleted(rel, &f->dels, &f->dir, xxl_row_pos(block, rowno), snapshot))
 	{
 		MemoryContext old;
 

@@ -26,7 +26,11 @@
  * an external sorter first and form one more cursor.  The cursors merge in
  * a binary heap on their current rows' encoded keys (xxl_sortkey_encode,
  * compared as the sorter compares them).  A single cursor is read
- * straight, with no key encoded.
+ * straight, with no key encoded.  Deleted rows are skipped as the
+ * sequential scan skips them.
+ *
+ * Not for queries that read the rows' TIDs (the target of UPDATE, DELETE
+ * or MERGE, row locks, ctid): rows that go through the sorter lose them.
  */
 #include "postgres.h"
 
@@ -73,6 +77,8 @@ typedef struct Cursor
 	Buffer		buf;
 	int			row,
 				nrows;
+	int			del_k,			/* deleted rows: as a sequential scan skips them */
+				stop;
 	XxlRowFormat fmt;
 	MemoryContext cxt;			/* the current row's decoded values */
 	/* the current row */
@@ -99,6 +105,7 @@ typedef struct OrderedScanState
 	int		   *heap;			/* cursor numbers, smallest current key first */
 	int			nheap;
 	int			last;			/* the cursor whose row went out last, -1 */
+	XxlDeleted	dels;			/* the deleted rows the snapshot sees */
 	XxlOperator *op;
 	xxl_sorter *sorter;
 	MemoryContext rowcxt;		/* the output row's copies */
@@ -345,6 +352,19 @@ make_path(RelOptInfo *rel, Path *seq, List *pathkeys, double fraction, char *ord
 	return cpath;
 }
 
+/* Whether the query reads rel's ctid (row locks and DML add it too). */
+static bool
+uses_ctid(RelOptInfo *rel)
+{
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
+	foreach(lc, rel->baserestrictinfo)
+		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
+	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
+}
+
 static void
 ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
@@ -364,6 +384,9 @@ ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 		rte->inh || rel->reloptkind != RELOPT_BASEREL || IS_DUMMY_REL(rel))
 		return;
 	if (!xxl_ordered_scan)
+		return;
+	/* UPDATE, DELETE and row locks need the rows' TIDs, which sorted rows do not keep */
+	if (root->parse->resultRelation == rti || uses_ctid(rel))
 		return;
 	r = table_open(rte->relid, NoLock);
 	if (xxl_is_table(r) && (order_by = xxl_table_order_by(rte->relid)) != NULL)
@@ -581,10 +604,17 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		Page		page;
 		XxlPageOpaque *op;
 
-		if (BufferIsValid(cur->buf) && cur->row < cur->nrows)
+		if (BufferIsValid(cur->buf) && cur->row < cur->stop)
 		{
 			cur->rowp = xxl_page_row(BufferGetPage(cur->buf), cur->row++, &cur->rowlen);
 			return true;
+		}
+		if (BufferIsValid(cur->buf) && cur->row < cur->nrows)
+		{
+			cur->row = xxl_deleted_skip(&st->dels, &cur->del_k,
+										xxl_row_pos(BufferGetBlockNumber(cur->buf), 0),
+										cur->row, cur->nrows, &cur->stop);
+			continue;
 		}
 		if (BufferIsValid(cur->buf))
 			ReleaseBuffer(cur->buf);
@@ -610,7 +640,12 @@ segment_next(OrderedScanState *st, Cursor *cur)
 					 errmsg("block %u of xxl table \"%s\" is not a page of segment %u",
 							cur->next_block - 1, RelationGetRelationName(rel), cur->segno)));
 		cur->nrows = op->nrows;
-		cur->row = 0;
+		{
+			uint64		base = xxl_row_pos(cur->next_block - 1, 0);
+
+			cur->del_k = st->dels.nruns > 0 ? xxl_deleted_seek(&st->dels, base) : 0;
+			cur->row = xxl_deleted_skip(&st->dels, &cur->del_k, base, 0, cur->nrows, &cur->stop);
+		}
 		if (cur->fmt.natts != op->natts)
 			xxl_row_format_init(&cur->fmt, RelationGetDescr(rel), op->natts);
 		LockBuffer(cur->buf, BUFFER_LOCK_UNLOCK);
@@ -844,13 +879,15 @@ start(OrderedScanState *st)
 	xxl_dir_load(rel, &dir);
 	if (st->empty)
 		dir.nsegments = 0;
+	xxl_deleted_load(rel, &dir, XXL_DELS_SNAPSHOT, snapshot, &st->dels);
 	rest = palloc0(sizeof(bool) * Max(dir.nsegments, 1));
 	st->cursors = palloc0(sizeof(Cursor) * (Min(dir.nsegments, MAX_CURSORS) + 1));
 	for (uint32 s = 0; s < dir.nsegments; s++)
 	{
 		const XxlSegment *seg = &dir.segs[s];
 
-		if (seg->nrows == 0 || !xxl_segment_visible(seg, snapshot))
+		if (seg->nrows == 0 || (seg->flags & XXL_SEG_DELETES) ||
+			!xxl_segment_visible(seg, snapshot))
 			continue;
 		if ((seg->flags & XXL_SEG_SORTED) && seg->key_hash == key_hash && nsorted < MAX_CURSORS)
 		{
@@ -958,6 +995,7 @@ release(OrderedScanState *st)
 	}
 	st->op = NULL;
 	st->sorter = NULL;
+	xxl_deleted_free(&st->dels);
 	st->ncursors = st->nheap = 0;
 	st->started = false;
 }

@@ -4,7 +4,11 @@
  * made when the scan starts), ANALYZE's sampling, fetching one row by TID
  * and the visibility questions the executor asks about a row.
  *
- * A row's TID is (page, 1 + its index on the page).  Rows are decoded into
+ * Rows that delete segments name (xxl_table_delete.c) are skipped: a scan
+ * reads the runs of deleted rows its snapshot sees when it starts, and
+ * returns the rows of a page between them without a check per row.
+ *
+ * A row's TID names its page and index (xxl_tid_set).  Rows are decoded into
  * virtual slots; their by-reference values point into the pinned page
  * where alignment allows (pages never change once written), so the page
  * stays pinned until the scan moves on.
@@ -28,6 +32,7 @@ typedef enum XxlVisibility
 {
 	VIS_SNAPSHOT,				/* as the scan's snapshot says */
 	VIS_COMMITTED,				/* committed or this transaction's (ANALYZE, rewrites) */
+	VIS_ANY,					/* as VIS_COMMITTED, deleted rows too (index builds) */
 	VIS_NONE					/* decided by the caller, for the one segment it reads */
 } XxlVisibility;
 
@@ -36,6 +41,9 @@ typedef struct XxlScanDescData
 	TableScanDescData base;
 	XxlDirectory dir;
 	bool	   *visible;		/* per segment */
+	XxlDeleted	dels;			/* the deleted rows it skips */
+	int			del_k;			/* the first run that ends after the current page's start */
+	int			stop;			/* the current page's rows [row, stop) are not deleted */
 	XxlRowFormat fmt;
 	BlockNumber nblocks;
 	BlockNumber next_block;
@@ -73,8 +81,16 @@ decide_visibility(XxlScanDesc scan, XxlVisibility how)
 {
 	scan->visible = palloc0(sizeof(bool) * Max(scan->dir.nsegments, 1));
 	for (uint32 s = 0; how != VIS_NONE && s < scan->dir.nsegments; s++)
-		scan->visible[s] = how == VIS_COMMITTED ? committed_or_own(&scan->dir.segs[s]) :
-			xxl_segment_visible(&scan->dir.segs[s], scan->base.rs_snapshot);
+		scan->visible[s] = how == VIS_SNAPSHOT ?
+			xxl_segment_visible(&scan->dir.segs[s], scan->base.rs_snapshot) :
+			committed_or_own(&scan->dir.segs[s]);
+	/* (SnapshotAny sees deleted rows: RETURNING, row triggers, row locks fetch them) */
+	xxl_deleted_load(scan->base.rs_rd, &scan->dir,
+					 how == VIS_SNAPSHOT ? XXL_DELS_SNAPSHOT :
+					 how == VIS_COMMITTED ? XXL_DELS_COMMITTED :
+					 how == VIS_ANY || scan->base.rs_snapshot->snapshot_type == SNAPSHOT_ANY ?
+					 XXL_DELS_NONE : XXL_DELS_LIVE,
+					 scan->base.rs_snapshot, &scan->dels);
 }
 
 static XxlScanDesc
@@ -108,9 +124,13 @@ TableScanDesc
 xxl_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 			   ParallelTableScanDesc pscan, uint32 flags)
 {
-	/* SnapshotAny (index builds): rows of committed segments, not of aborted ones */
-	XxlVisibility how = (flags & SO_TYPE_ANALYZE) || snapshot == NULL ||
-		snapshot->snapshot_type == SNAPSHOT_ANY ? VIS_COMMITTED : VIS_SNAPSHOT;
+	/*
+	 * SnapshotAny (index builds): rows of committed segments, not of aborted
+	 * ones, deleted or not (a snapshot older than the delete may use the
+	 * index); ANALYZE: deleted rows are dead ones.
+	 */
+	XxlVisibility how = (flags & SO_TYPE_ANALYZE) ? VIS_COMMITTED :
+		snapshot == NULL || snapshot->snapshot_type == SNAPSHOT_ANY ? VIS_ANY : VIS_SNAPSHOT;
 
 	return (TableScanDesc) scan_make(rel, snapshot, nkeys, key, pscan, flags, how);
 }
@@ -139,6 +159,7 @@ xxl_scan_end(TableScanDesc sscan)
 	if (scan->dir.segs)
 		pfree(scan->dir.segs);
 	pfree(scan->visible);
+	xxl_deleted_free(&scan->dels);
 	pfree(scan);
 }
 
@@ -203,7 +224,9 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	}
 	scan->buf = buf;
 	scan->block = block;
-	scan->row = 0;
+	scan->del_k = scan->dels.nruns > 0 ? xxl_deleted_seek(&scan->dels, xxl_row_pos(block, 0)) : 0;
+	scan->row = xxl_deleted_skip(&scan->dels, &scan->del_k, xxl_row_pos(block, 0), 0,
+								 scan->nrows, &scan->stop);
 	return segno;
 }
 
@@ -268,10 +291,21 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 		BlockNumber block;
 		int64		segno;
 
-		if (BufferIsValid(scan->buf) && scan->row < scan->nrows)
+		if (BufferIsValid(scan->buf))
 		{
-			store_row(scan, scan->row++, slot);
-			return true;
+			if (scan->row < scan->stop)
+			{
+				store_row(scan, scan->row++, slot);
+				return true;
+			}
+			if (scan->row < scan->nrows)
+			{
+				/* a run of deleted rows */
+				scan->row = xxl_deleted_skip(&scan->dels, &scan->del_k,
+											 xxl_row_pos(scan->block, 0), scan->row,
+											 scan->nrows, &scan->stop);
+				continue;
+			}
 		}
 		drop_page(scan);
 		CHECK_FOR_INTERRUPTS();
@@ -288,6 +322,14 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 }
 
 /* Bitmap scans ---------------------------------------------------------------------- */
+
+/* Whether row of the current page is one of the deleted rows the scan skips. */
+static inline bool
+deleted(XxlScanDesc scan, int row)
+{
+	return scan->dels.nruns > 0 &&
+		xxl_deleted_find(&scan->dels, xxl_row_pos(scan->block, row)) >= 0;
+}
 
 bool
 xxl_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
@@ -332,8 +374,13 @@ xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleT
 		return false;
 	if (scan->bm_count < 0)
 	{
-		if (scan->row < scan->nrows && scan->row < scan->bm_first + XXL_TID_ROWS)
+		while (scan->row < scan->nrows && scan->row < scan->bm_first + XXL_TID_ROWS)
 		{
+			if (deleted(scan, scan->row))
+			{
+				scan->row++;
+				continue;
+			}
 			store_row(scan, scan->row++, slot);
 			return true;
 		}
@@ -343,7 +390,8 @@ xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleT
 	{
 		OffsetNumber off = scan->bm_offsets[scan->bm_next++];
 
-		if (off >= 1 && off <= XXL_TID_ROWS && scan->bm_first + off - 1 < scan->nrows)
+		if (off >= 1 && off <= XXL_TID_ROWS && scan->bm_first + off - 1 < scan->nrows &&
+			!deleted(scan, scan->bm_first + off - 1))
 		{
 			store_row(scan, scan->bm_first + off - 1, slot);
 			return true;
@@ -378,11 +426,21 @@ xxl_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, doubl
 	{
 		uint32		segno = XXL_OPAQUE(BufferGetPage(scan->buf))->segno;
 
-		if (scan->visible[segno] && scan->row < scan->nrows)
+		while (scan->visible[segno] && scan->row < scan->nrows)
 		{
-			store_row(scan, scan->row++, slot);
-			*liverows += 1;
-			return true;
+			int			row = scan->row;
+
+			if (row < scan->stop)
+			{
+				store_row(scan, scan->row++, slot);
+				*liverows += 1;
+				return true;
+			}
+			/* deleted rows: dead ones */
+			scan->row = xxl_deleted_skip(&scan->dels, &scan->del_k,
+										 xxl_row_pos(scan->block, 0), row, scan->nrows,
+										 &scan->stop);
+			*deadrows += scan->row - row;
 		}
 		if (!scan->visible[segno] && !committed_or_own(&scan->dir.segs[segno]) &&
 			!TransactionIdIsInProgress(scan->dir.segs[segno].xmin))
@@ -438,7 +496,8 @@ xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTab
 {
 	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_NONE);
 	int64		segno = row_at(scan, tid);
-	bool		found = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot);
+	bool		found = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot) &&
+		!xxl_row_deleted(rel, &scan->dels, &scan->dir, xxl_row_pos(xxl_tid_page(tid), xxl_tid_row(tid)), snapshot);
 
 	if (found)
 	{
@@ -463,8 +522,10 @@ bool
 xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
 	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_NONE);
-	int64		segno = row_at(scan, &slot->tts_tid);
-	bool		visible = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot);
+	ItemPointer tid = &slot->tts_tid;
+	int64		segno = row_at(scan, tid);
+	bool		visible = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot) &&
+		!xxl_row_deleted(rel, &scan->dels, &scan->dir, xxl_row_pos(xxl_tid_page(tid), xxl_tid_row(tid)), snapshot);
 
 	xxl_scan_end((TableScanDesc) scan);
 	return visible;

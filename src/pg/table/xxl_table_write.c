@@ -3,7 +3,8 @@
  * for a table collect in an external sorter (by the table's order key, or
  * in arrival order) and become one segment when the statement ends.
  *
- * A write state belongs to (table, command id).  It is flushed:
+ * A write state belongs to (table, command id).  It is flushed (and so
+ * are the statement's deletes, xxl_table_delete.c):
  *  - when the executor ends the statement (INSERT, INSERT ... SELECT);
  *  - at finish_bulk_insert (COPY, CREATE TABLE AS, ALTER TABLE rewrites);
  *  - before commit or prepare, whatever is still pending.
@@ -403,8 +404,8 @@ xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, Command
 
 /* Flushing ----------------------------------------------------------------------- */
 
-static void
-write_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
+void
+xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 
@@ -473,7 +474,7 @@ flush_state(WriteState *ws)
 			if (!xxl_page_add(pb->data, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
-				write_page(rel, pb, strategy);
+				xxl_write_new_page(rel, pb, strategy);
 				seg.npages++;
 				xxl_page_init(pb->data, &ws->fmt, segno);
 				if (!xxl_page_add(pb->data, row, len))
@@ -484,7 +485,7 @@ flush_state(WriteState *ws)
 	}
 	if (XXL_OPAQUE(pb->data)->nrows > 0)
 	{
-		write_page(rel, pb, strategy);
+		xxl_write_new_page(rel, pb, strategy);
 		seg.npages++;
 	}
 	if (xxl_dir_append(rel, &seg) != segno)
@@ -550,9 +551,12 @@ xxl_table_flush(Oid relid)
 static void
 executor_end(QueryDesc *queryDesc)
 {
-	if (pending != NULL && queryDesc->estate != NULL &&
-		queryDesc->estate->es_output_cid != InvalidCommandId)
-		flush_matching(InvalidOid, queryDesc->estate->es_output_cid);
+	if (queryDesc->estate != NULL && queryDesc->estate->es_output_cid != InvalidCommandId)
+	{
+		if (pending != NULL)
+			flush_matching(InvalidOid, queryDesc->estate->es_output_cid);
+		xxl_deletes_flush(InvalidOid, queryDesc->estate->es_output_cid);
+	}
 	if (prev_executor_end)
 		prev_executor_end(queryDesc);
 	else
@@ -568,6 +572,7 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
 			flush_matching(InvalidOid, InvalidCommandId);
+			xxl_deletes_flush(InvalidOid, InvalidCommandId);
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -576,6 +581,7 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			/* their memory went with TopTransactionContext */
 			pending = NULL;
+			xxl_deletes_forget();
 			break;
 	}
 }
@@ -588,6 +594,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 
 	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
 		return;
+	xxl_deletes_subxact(event, mySubid, parentSubid);
 	while (*link != NULL)
 	{
 		WriteState *ws = *link;

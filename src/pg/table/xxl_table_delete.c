@@ -1,0 +1,751 @@
+/*
+ * xxl_table_delete.c — DELETE, and UPDATE as a delete plus an insert, on
+ * an xxl table: the rows each statement deletes, written when it ends as a
+ * delete segment, and the sets of deleted rows that readers skip.
+ *
+ * Segments stay immutable.  A delete segment is a directory entry like a
+ * data segment's (the deleting transaction and command decide who sees
+ * it) whose pages hold the positions of the rows it deleted as sorted runs
+ * (xxl_row_pos; first in the low 40 bits of a word, length - 1 above).  A
+ * row is visible when its segment is and no delete segment the snapshot
+ * sees names it.  Compaction (xxl.compact, VACUUM FULL) drops deleted rows;
+ * until then their index entries stay, and fetches by TID find them gone.
+ *
+ * Deleters of one table take turns: a statement's first delete (or row
+ * lock) takes a lock only they ask for (an object lock on the table, held
+ * to the end of the transaction), and only then reads which rows others
+ * deleted.  So
+ * no two transactions delete one row, and a row some other transaction
+ * deleted and committed after the statement's snapshot is found here: the
+ * executor gets TM_Deleted (READ COMMITTED skips the row, REPEATABLE READ
+ * fails with 40001).  If that transaction updated the row, its new version
+ * cannot be followed (there is no chain of versions), so READ COMMITTED
+ * fails with 40001 as well rather than lose the update.
+ *
+ * A statement's deletes are kept in memory as a bitmap per page touched
+ * (256 bytes per page, whatever the number of rows deleted on it).
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "pg/table/xxl_table.h"
+
+/* The object sub-id of the deleters' lock on a table (no column has it). */
+#define XXL_DELETE_LOCK_SUBID (-0x786c)
+
+#define RUN_FIRST_BITS 40
+#define RUN_FIRST_MASK ((UINT64CONST(1) << RUN_FIRST_BITS) - 1)
+#define RUNS_PER_PAGE ((BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(XxlPageOpaque))) \
+					   / sizeof(uint64))
+#define PAGE_WORDS (XXL_PAGE_ROWS / 64)
+
+typedef struct PageBits
+{
+	BlockNumber page;			/* the hash key */
+	uint64		bits[PAGE_WORDS];
+} PageBits;
+
+typedef struct DeleteState
+{
+	struct DeleteState *next;
+	Oid			relid;
+	CommandId	cid;
+	SubTransactionId subid;
+	TransactionId xid;
+	bool		updates;		/* some rows deleted by UPDATE */
+	MemoryContext cxt;
+	HTAB	   *pages;			/* of PageBits */
+	uint64		nrows;
+	/* rows deleted by others or earlier, read once the lock was held */
+	XxlDirectory dir;
+	XxlDeleted	others;
+} DeleteState;
+
+static DeleteState *pending = NULL;
+
+static bool pending_seen(const DeleteState *ds, Oid relid, Snapshot snapshot);
+
+/* Reading delete segments --------------------------------------------------------- */
+
+static void
+append_run(XxlDeleted *d, int *cap, uint64 first, uint64 end, uint32 segno)
+{
+	if (d->nruns == *cap)
+	{
+		*cap = Max(256, 2 * *cap);
+		d->first = d->first ? repalloc_huge(d->first, sizeof(uint64) * *cap) :
+			palloc_extended(sizeof(uint64) * *cap, MCXT_ALLOC_HUGE);
+		d->end = d->end ? repalloc_huge(d->end, sizeof(uint64) * *cap) :
+			palloc_extended(sizeof(uint64) * *cap, MCXT_ALLOC_HUGE);
+		d->segno = d->segno ? repalloc_huge(d->segno, sizeof(uint32) * *cap) :
+			palloc_extended(sizeof(uint32) * *cap, MCXT_ALLOC_HUGE);
+	}
+	d->first[d->nruns] = first;
+	d->end[d->nruns] = end;
+	d->segno[d->nruns] = segno;
+	d->nruns++;
+}
+
+static void
+read_segment(Relation rel, const XxlSegment *seg, uint32 segno, XxlDeleted *d, int *cap)
+{
+	for (BlockNumber b = seg->first_block; b < seg->first_block + seg->npages; b++)
+	{
+		Buffer		buf = ReadBuffer(rel, b);
+		Page		page;
+		const uint64 *runs;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!xxl_page_is(page, XXL_PAGE_DELS) || XXL_OPAQUE(page)->segno != segno)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("block %u of xxl table \"%s\" is not a page of delete segment %u",
+							b, RelationGetRelationName(rel), segno)));
+		runs = (const uint64 *) ((char *) page + SizeOfPageHeaderData);
+		for (int i = 0; i < XXL_OPAQUE(page)->nrows; i++)
+		{
+			uint64		first = runs[i] & RUN_FIRST_MASK;
+
+			append_run(d, cap, first, first + (runs[i] >> RUN_FIRST_BITS) + 1, segno);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+static bool
+committed_or_own(TransactionId xmin)
+{
+	return xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin) ||
+		(!TransactionIdIsInProgress(xmin) && TransactionIdDidCommit(xmin));
+}
+
+static bool
+applies(const XxlSegment *seg, XxlDeletesSeen seen, Snapshot snapshot)
+{
+	if (!(seg->flags & XXL_SEG_DELETES) || (seg->flags & XXL_SEG_DEAD))
+		return false;
+	switch (seen)
+	{
+		case XXL_DELS_NONE:
+			return false;
+		case XXL_DELS_SNAPSHOT:
+			return xxl_segment_visible(seg, snapshot);
+		case XXL_DELS_COMMITTED:
+			return committed_or_own(seg->xmin);
+		case XXL_DELS_LIVE:
+			return committed_or_own(seg->xmin) || TransactionIdIsInProgress(seg->xmin);
+	}
+	return false;
+}
+
+static int
+run_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort runs [lo, hi) of d by first (a list not yet in order: pending deletes). */
+static void
+sort_list(XxlDeleted *d, int lo, int hi)
+{
+	int			n = hi - lo;
+	uint64	   *pairs;
+
+	if (n < 2)
+		return;
+	pairs = palloc_extended(sizeof(uint64) * 2 * n, MCXT_ALLOC_HUGE);
+	for (int i = 0; i < n; i++)
+	{
+		pairs[2 * i] = d->first[lo + i];
+		pairs[2 * i + 1] = d->end[lo + i];
+	}
+	qsort(pairs, n, 2 * sizeof(uint64), run_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		d->first[lo + i] = pairs[2 * i];
+		d->end[lo + i] = pairs[2 * i + 1];
+	}
+	pfree(pairs);
+}
+
+/*
+ * Runs sorted by first, the lists that start at starts[0..nlists) (each in
+ * order: a delete segment's runs are written in order) merged pairwise;
+ * then, unless segno is kept, runs that touch are joined.
+ */
+static void
+normalize(XxlDeleted *d, int *starts, int nlists, bool keep_segno)
+{
+	int			n = 0;
+
+	if (nlists > 1)
+	{
+		uint64	   *first = palloc_extended(sizeof(uint64) * d->nruns, MCXT_ALLOC_HUGE);
+		uint64	   *end = palloc_extended(sizeof(uint64) * d->nruns, MCXT_ALLOC_HUGE);
+		uint32	   *segno = palloc_extended(sizeof(uint32) * d->nruns, MCXT_ALLOC_HUGE);
+
+		starts[nlists] = d->nruns;
+		while (nlists > 1)
+		{
+			int			m = 0;
+
+			for (int l = 0; l < nlists; l += 2)
+			{
+				int			i = starts[l],
+							ie = starts[l + 1],
+							j = ie,
+							je = l + 2 <= nlists ? starts[Min(l + 2, nlists)] : ie,
+							o = i;
+
+				while (i < ie || j < je)
+				{
+					int			k = (j >= je || (i < ie && d->first[i] <= d->first[j])) ? i++ : j++;
+
+					first[o] = d->first[k];
+					end[o] = d->end[k];
+					segno[o] = d->segno[k];
+					o++;
+				}
+				starts[m++] = starts[l];
+			}
+			starts[m] = d->nruns;
+			nlists = m;
+			memcpy(d->first, first, sizeof(uint64) * d->nruns);
+			memcpy(d->end, end, sizeof(uint64) * d->nruns);
+			memcpy(d->segno, segno, sizeof(uint32) * d->nruns);
+		}
+		pfree(first);
+		pfree(end);
+		pfree(segno);
+	}
+	if (keep_segno)
+		return;
+	for (int i = 0; i < d->nruns; i++)
+	{
+		if (n > 0 && d->first[i] <= d->end[n - 1])
+		{
+			d->end[n - 1] = Max(d->end[n - 1], d->end[i]);
+			continue;
+		}
+		d->first[n] = d->first[i];
+		d->end[n] = d->end[i];
+		n++;
+	}
+	d->nruns = n;
+	if (d->segno)
+		pfree(d->segno);
+	d->segno = NULL;
+}
+
+/* Whether a pending delete state is seen by snapshot (as delete segments would be). */
+static bool
+pending_seen(const DeleteState *ds, Oid relid, Snapshot snapshot)
+{
+	return ds->relid == relid && snapshot != NULL &&
+		snapshot->snapshot_type != SNAPSHOT_ANY &&
+		(snapshot->snapshot_type != SNAPSHOT_MVCC || ds->cid < snapshot->curcid);
+}
+
+/* This transaction's pending deletes of relid that snapshot sees, as runs. */
+static void
+add_pending(Oid relid, Snapshot snapshot, XxlDeleted *d, int *cap)
+{
+	for (DeleteState *ds = pending; ds != NULL; ds = ds->next)
+	{
+		HASH_SEQ_STATUS it;
+		PageBits   *pb;
+
+		if (!pending_seen(ds, relid, snapshot))
+			continue;
+		hash_seq_init(&it, ds->pages);
+		while ((pb = hash_seq_search(&it)) != NULL)
+		{
+			uint64		base = xxl_row_pos(pb->page, 0);
+
+			for (int r = 0; r < XXL_PAGE_ROWS; r++)
+				if ((pb->bits[r / 64] >> (r % 64)) & 1)
+					append_run(d, cap, base + r, base + r + 1, PG_UINT32_MAX);
+		}
+	}
+}
+
+void
+xxl_deleted_load(Relation rel, const XxlDirectory *dir, XxlDeletesSeen seen, Snapshot snapshot,
+				 XxlDeleted *out)
+{
+	int			cap = 0;
+	int		   *starts;
+	int			nlists = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (seen == XXL_DELS_NONE)
+		return;
+	starts = palloc(sizeof(int) * (dir->nsegments + 2));
+	for (uint32 s = 0; s < dir->nsegments; s++)
+		if (applies(&dir->segs[s], seen, snapshot))
+		{
+			starts[nlists++] = out->nruns;
+			read_segment(rel, &dir->segs[s], s, out, &cap);
+		}
+	/* per-row decisions (LIVE) look at the pending deletes themselves */
+	if (seen != XXL_DELS_LIVE && pending != NULL)
+	{
+		starts[nlists++] = out->nruns;
+		add_pending(RelationGetRelid(rel),
+					seen == XXL_DELS_COMMITTED ? SnapshotSelf : snapshot, out, &cap);
+		sort_list(out, starts[nlists - 1], out->nruns);
+	}
+	normalize(out, starts, nlists, seen == XXL_DELS_LIVE);
+	pfree(starts);
+}
+
+void
+xxl_deleted_free(XxlDeleted *d)
+{
+	if (d->first)
+		pfree(d->first);
+	if (d->end)
+		pfree(d->end);
+	if (d->segno)
+		pfree(d->segno);
+	memset(d, 0, sizeof(*d));
+}
+
+int
+xxl_deleted_seek(const XxlDeleted *d, uint64 pos)
+{
+	int			lo = 0,
+				hi = d->nruns;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (d->end[mid] <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int
+xxl_deleted_find(const XxlDeleted *d, uint64 pos)
+{
+	int			k = xxl_deleted_seek(d, pos);
+
+	return k < d->nruns && d->first[k] <= pos ? k : -1;
+}
+
+/* Whether this transaction's pending deletes of relid that snapshot sees hold pos. */
+static bool
+pending_has(Oid relid, uint64 pos, Snapshot snapshot)
+{
+	BlockNumber page = (BlockNumber) (pos / XXL_PAGE_ROWS);
+	int			row = (int) (pos % XXL_PAGE_ROWS);
+
+	for (DeleteState *ds = pending; ds != NULL; ds = ds->next)
+	{
+		PageBits   *pb;
+
+		if (!pending_seen(ds, relid, snapshot))
+			continue;
+		pb = hash_search(ds->pages, &page, HASH_FIND, NULL);
+		if (pb != NULL && ((pb->bits[row / 64] >> (row % 64)) & 1))
+			return true;
+	}
+	return false;
+}
+
+bool
+xxl_row_deleted(Relation rel, const XxlDeleted *d, const XxlDirectory *dir, uint64 pos,
+				Snapshot snapshot)
+{
+	int			k;
+	const XxlSegment *seg;
+	TransactionId xmin;
+
+	if (snapshot->snapshot_type == SNAPSHOT_ANY)
+		return false;
+	/* this transaction's not yet written (all of them for a unique check's snapshot) */
+	if (pending != NULL && pending_has(RelationGetRelid(rel), pos, snapshot))
+		return true;
+	k = xxl_deleted_find(d, pos);
+	if (k < 0)
+		return false;
+	seg = &dir->segs[d->segno[k]];
+	xmin = seg->xmin;
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		if (xmin != FrozenTransactionId && !TransactionIdIsCurrentTransactionId(xmin) &&
+			TransactionIdIsInProgress(xmin))
+		{
+			snapshot->xmax = xmin;
+			return false;
+		}
+		return committed_or_own(xmin);
+	}
+	return xxl_segment_visible(seg, snapshot);
+}
+
+/* Recording deletes ----------------------------------------------------------------- */
+
+/*
+ * The delete state of (rel, cid), made if there is none; NULL when the
+ * deleters' lock is taken and wait_policy says not to wait (SKIP LOCKED),
+ * 55P03 when it says to fail (NOWAIT).
+ */
+static DeleteState *
+delete_state_for(Relation rel, CommandId cid, LockWaitPolicy wait_policy)
+{
+	Oid			relid = RelationGetRelid(rel);
+	DeleteState *ds;
+	HASHCTL		ctl;
+	MemoryContext old;
+	LOCKTAG		tag;
+
+	for (ds = pending; ds != NULL; ds = ds->next)
+		if (ds->relid == relid && ds->cid == cid)
+			return ds;
+
+	/* deleters take turns; then no one else deletes before this transaction ends */
+	SET_LOCKTAG_OBJECT(tag, MyDatabaseId, RelationRelationId, relid, XXL_DELETE_LOCK_SUBID);
+	if (LockAcquire(&tag, ExclusiveLock, false, wait_policy != LockWaitBlock) ==
+		LOCKACQUIRE_NOT_AVAIL)
+	{
+		if (wait_policy == LockWaitSkip)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain lock on row in relation \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("Another transaction is deleting, updating or locking rows of this xxl table.")));
+	}
+
+	ds = MemoryContextAllocZero(TopTransactionContext, sizeof(DeleteState));
+	ds->cxt = AllocSetContextCreate(TopTransactionContext, "xxl table delete",
+									ALLOCSET_DEFAULT_SIZES);
+	ds->relid = relid;
+	ds->cid = cid;
+	ds->xid = GetCurrentTransactionId();
+	ds->subid = GetCurrentSubTransactionId();
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(BlockNumber);
+	ctl.entrysize = sizeof(PageBits);
+	ctl.hcxt = ds->cxt;
+	ds->pages = hash_create("xxl table deleted rows", 64, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	old = MemoryContextSwitchTo(ds->cxt);
+	xxl_dir_load(rel, &ds->dir);
+	xxl_deleted_load(rel, &ds->dir, XXL_DELS_LIVE, NULL, &ds->others);
+	MemoryContextSwitchTo(old);
+	ds->next = pending;
+	pending = ds;
+	return ds;
+}
+
+/*
+ * Delete the row at tid for command cid (lock_only: only check that it
+ * could be; with wait_policy, for row locks).
+ */
+static TM_Result
+delete_row(Relation rel, ItemPointer tid, CommandId cid, TM_FailureData *tmfd, bool update,
+		   bool lock_only, LockWaitPolicy wait_policy)
+{
+	DeleteState *ds = delete_state_for(rel, cid, wait_policy);
+	BlockNumber page = xxl_tid_page(tid);
+	int			row = xxl_tid_row(tid);
+	uint64		pos;
+	PageBits   *pb;
+	bool		found;
+	int			k;
+
+	if (row < 0 || page == XXL_META_BLOCK)
+		elog(ERROR, "xxl table \"%s\": no row at TID (%u,%u)", RelationGetRelationName(rel),
+			 ItemPointerGetBlockNumberNoCheck(tid), ItemPointerGetOffsetNumberNoCheck(tid));
+	pos = xxl_row_pos(page, row);
+	memset(tmfd, 0, sizeof(*tmfd));
+	tmfd->ctid = *tid;
+	if (ds == NULL)
+		return TM_WouldBlock;
+	pb = hash_search(ds->pages, &page, lock_only ? HASH_FIND : HASH_ENTER, &found);
+	if (!found && !lock_only)
+		memset(pb->bits, 0, sizeof(pb->bits));
+	if (found && ((pb->bits[row / 64] >> (row % 64)) & 1))
+	{
+		/* this command deleted it already (a join gave the row twice) */
+		tmfd->xmax = ds->xid;
+		tmfd->cmax = cid;
+		return TM_SelfModified;
+	}
+	if ((k = xxl_deleted_find(&ds->others, pos)) >= 0)
+	{
+		const XxlSegment *seg = &ds->dir.segs[ds->others.segno[k]];
+
+		tmfd->xmax = seg->xmin;
+		if (TransactionIdIsCurrentTransactionId(seg->xmin))
+		{
+			/* an earlier command of this transaction (a trigger's, or a cursor's older snapshot) */
+			tmfd->cmax = seg->cmin;
+			return TM_SelfModified;
+		}
+		if (seg->flags & XXL_SEG_UPDATES)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update of a row of xxl table \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail("Another transaction updated or deleted the row after this statement's snapshot was taken; rows of xxl tables have no version chain to follow."),
+					 errhint("Retry the transaction.")));
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	if (lock_only)
+		return TM_Ok;
+	pb->bits[row / 64] |= UINT64CONST(1) << (row % 64);
+	ds->nrows++;
+	ds->updates |= update;
+	return TM_Ok;
+}
+
+TM_Result
+xxl_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
+				 Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
+{
+	return delete_row(rel, tid, cid, tmfd, false, false, LockWaitBlock);
+}
+
+TM_Result
+xxl_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
+				 Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				 LockTupleMode *lockmode, bool *update_indexes)
+{
+	TM_Result	result;
+
+	/*
+	 * A row trigger after UPDATE fetches the new version by its TID, which
+	 * a sorted row gets only when the statement ends.
+	 */
+	if (rel->trigdesc != NULL && rel->trigdesc->trig_update_after_row)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("xxl table \"%s\" has AFTER UPDATE row triggers or is referenced by a foreign key",
+						RelationGetRelationName(rel)),
+				 errdetail("Rows of an xxl table get their place when the statement ends."),
+				 errhint("Use a heap table, or drop the triggers.")));
+	*lockmode = LockTupleExclusive;
+	*update_indexes = false;
+	result = delete_row(rel, otid, cid, tmfd, true, false, LockWaitBlock);
+	if (result != TM_Ok)
+		return result;
+	xxl_table_insert(rel, slot, cid, 0, NULL);
+	*update_indexes = true;
+	return TM_Ok;
+}
+
+/*
+ * Row locks (SELECT ... FOR UPDATE / SHARE, foreign keys, BEFORE row
+ * triggers of UPDATE and DELETE): the deleters' lock on the whole table,
+ * whatever the mode, so that no other transaction deletes or updates the
+ * row before this one ends; then the row as it is.
+ */
+TM_Result
+xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+			   CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy, uint8 flags,
+			   TM_FailureData *tmfd)
+{
+	TM_Result	result = delete_row(rel, tid, cid, tmfd, false, true, wait_policy);
+
+	tmfd->traversed = false;
+	if (result != TM_Ok)
+		return result;
+	if (!xxl_fetch_row_version(rel, tid, SnapshotAny, slot))
+		elog(ERROR, "xxl table \"%s\": no row at TID (%u,%u) to lock",
+			 RelationGetRelationName(rel), ItemPointerGetBlockNumberNoCheck(tid),
+			 ItemPointerGetOffsetNumberNoCheck(tid));
+	return TM_Ok;
+}
+
+/* Writing delete segments ----------------------------------------------------------- */
+
+static int
+page_cmp(const void *a, const void *b)
+{
+	BlockNumber x = (*(PageBits *const *) a)->page,
+				y = (*(PageBits *const *) b)->page;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+dels_page_init(PGAlignedBlock *image, uint32 segno)
+{
+	Page		page = image->data;
+	XxlPageOpaque *op;
+
+	PageInit(page, BLCKSZ, sizeof(XxlPageOpaque));
+	op = XXL_OPAQUE(page);
+	op->magic = XXL_TABLE_MAGIC;
+	op->kind = XXL_PAGE_DELS;
+	op->segno = segno;
+	op->row_width = sizeof(uint64);
+	op->nrows = 0;
+}
+
+/* The state's deletes as one delete segment of its table. */
+static void
+flush_deletes(DeleteState *ds)
+{
+	Relation	rel;
+	PageBits  **order;
+	long		npages = hash_get_num_entries(ds->pages),
+				n = 0;
+	HASH_SEQ_STATUS it;
+	PageBits   *pb;
+	PGAlignedBlock *image;
+	XxlSegment	seg;
+	uint32		segno;
+
+	if (ds->nrows == 0)
+		return;
+	order = palloc_extended(sizeof(PageBits *) * npages, MCXT_ALLOC_HUGE);
+	hash_seq_init(&it, ds->pages);
+	while ((pb = hash_seq_search(&it)) != NULL)
+		order[n++] = pb;
+	qsort(order, npages, sizeof(PageBits *), page_cmp);
+
+	image = palloc(sizeof(PGAlignedBlock));
+	rel = table_open(ds->relid, NoLock);
+	LockRelationForExtension(rel, ExclusiveLock);
+	segno = xxl_dir_prepare(rel);
+	memset(&seg, 0, sizeof(seg));
+	seg.xmin = ds->xid;
+	seg.cmin = ds->cid;
+	seg.first_block = RelationGetNumberOfBlocks(rel);
+	seg.nrows = ds->nrows;
+	seg.flags = XXL_SEG_DELETES | (ds->updates ? XXL_SEG_UPDATES : 0);
+	dels_page_init(image, segno);
+	for (long i = 0; i < npages; i++)
+	{
+		uint64		base = xxl_row_pos(order[i]->page, 0);
+		int			r = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		while (r < XXL_PAGE_ROWS)
+		{
+			const uint64 *w = order[i]->bits;
+			int			start;
+			PageHeader	ph = (PageHeader) image->data;
+
+			if (w[r / 64] == 0 && r % 64 == 0)
+			{
+				r += 64;
+				continue;
+			}
+			if (!((w[r / 64] >> (r % 64)) & 1))
+			{
+				r++;
+				continue;
+			}
+			start = r;
+			while (r < XXL_PAGE_ROWS && ((w[r / 64] >> (r % 64)) & 1))
+				r++;
+			if (XXL_OPAQUE(image->data)->nrows == RUNS_PER_PAGE)
+			{
+				xxl_write_new_page(rel, image, NULL);
+				seg.npages++;
+				dels_page_init(image, segno);
+				ph = (PageHeader) image->data;
+			}
+			((uint64 *) (image->data + SizeOfPageHeaderData))[XXL_OPAQUE(image->data)->nrows++] =
+				(base + start) | ((uint64) (r - start - 1) << RUN_FIRST_BITS);
+			ph->pd_lower = SizeOfPageHeaderData + XXL_OPAQUE(image->data)->nrows * sizeof(uint64);
+		}
+	}
+	if (XXL_OPAQUE(image->data)->nrows > 0)
+	{
+		xxl_write_new_page(rel, image, NULL);
+		seg.npages++;
+	}
+	if (xxl_dir_append(rel, &seg) != segno)
+		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
+			 RelationGetRelationName(rel), segno);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	table_close(rel, NoLock);
+	pfree(image);
+	pfree(order);
+}
+
+static void
+state_free(DeleteState *ds)
+{
+	MemoryContextDelete(ds->cxt);
+	pfree(ds);
+}
+
+void
+xxl_deletes_flush(Oid relid, CommandId cid)
+{
+	DeleteState **link = &pending;
+
+	while (*link != NULL)
+	{
+		DeleteState *ds = *link;
+
+		if ((relid != InvalidOid && ds->relid != relid) ||
+			(cid != InvalidCommandId && ds->cid != cid))
+		{
+			link = &ds->next;
+			continue;
+		}
+		flush_deletes(ds);
+		*link = ds->next;
+		state_free(ds);
+	}
+}
+
+void
+xxl_deletes_forget(void)
+{
+	/* their memory went with TopTransactionContext */
+	pending = NULL;
+}
+
+void
+xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid)
+{
+	DeleteState **link = &pending;
+
+	while (*link != NULL)
+	{
+		DeleteState *ds = *link;
+
+		if (ds->subid != mySubid)
+		{
+			link = &ds->next;
+			continue;
+		}
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+		{
+			ds->subid = parentSubid;
+			link = &ds->next;
+			continue;
+		}
+		*link = ds->next;
+		state_free(ds);
+	}
+}

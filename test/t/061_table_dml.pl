@@ -1,0 +1,187 @@
+# 061_table_dml.pl — DELETE and UPDATE on xxl tables across sessions
+# (docs/table.md, "Deletes and updates"): a second deleter of the same row
+# waits for the first and then finds it gone (READ COMMITTED skips it, a
+# concurrent UPDATE fails with 40001, REPEATABLE READ fails with 40001);
+# uncommitted deletes are invisible to others; a unique check waits for an
+# uncommitted delete of its key; pgbench clients updating the same rows with
+# retries lose no update; committed deletes survive an immediate shutdown
+# and uncommitted ones do not; a standby sees the same rows.  Waiting is
+# reached by polling pg_locks / pg_stat_activity, never by sleeping.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->start;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION pgxxl;
+	CREATE TABLE t (a int, b text) USING xxl;
+	SELECT xxl.alter_table_set('t', 'a');
+	INSERT INTO t SELECT g, 'row ' || g FROM generate_series(1, 10000) g;
+	CREATE TABLE u (k int, v text) USING xxl;
+	CREATE UNIQUE INDEX u_k ON u (k);
+	INSERT INTO u SELECT g, 'v' || g FROM generate_series(1, 100) g;
+});
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->start;
+
+# Run $statement in session $bg without waiting for it; return once the
+# backend $pid waits for a lock.
+sub start_waiting
+{
+	my ($bg, $pid, $statement, $what) = @_;
+	$bg->query_until(qr/started/, "\\echo started\n$statement;\n");
+	$primary->poll_query_until('postgres', qq{
+		SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid})
+	  or die "$what: the statement did not wait for a lock";
+}
+
+sub pid_of
+{
+	my ($bg) = @_;
+	return $bg->query_safe('SELECT pg_backend_pid()');
+}
+
+# --- a second deleter waits, then finds the row gone ---------------------------------------
+
+my $a = $primary->background_psql('postgres', on_error_stop => 0);
+my $b = $primary->background_psql('postgres', on_error_stop => 0);
+my $b_pid = pid_of($b);
+
+$a->query_safe('BEGIN');
+is($a->query_safe('DELETE FROM t WHERE a = 1 RETURNING a'), '1', 'A deletes row 1');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM t WHERE a = 1'), '1',
+	'an uncommitted delete is invisible to others');
+start_waiting($b, $b_pid, 'DELETE FROM t WHERE a <= 2', 'read committed delete');
+is($primary->safe_psql('postgres', qq{
+	SELECT locktype || ' ' || mode FROM pg_locks WHERE pid = $b_pid AND NOT granted}),
+	'object ExclusiveLock', 'B waits for the deleters\' lock of the table');
+$a->query_safe('COMMIT');
+my $out = $b->query('SELECT 1');
+is($out, '1', 'B goes on once A commits');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM t WHERE a <= 2'), '0',
+	'rows 1 and 2 are gone (B skipped the row A deleted and deleted row 2)');
+is($b->{stderr}, '', 'no error for B');
+
+# --- a concurrent update is an error, not a lost update ---------------------------------
+
+$a->query_safe('BEGIN');
+$a->query_safe("UPDATE t SET b = 'by A' WHERE a = 3");
+start_waiting($b, $b_pid, "UPDATE t SET b = 'by B' WHERE a = 3", 'read committed update');
+$a->query_safe('COMMIT');
+$b->query('SELECT 1');
+like($b->{stderr}, qr/could not serialize access due to concurrent update/,
+	'B\'s update of the row A updated fails with a serialization failure');
+$b->{stderr} = '';
+is($primary->safe_psql('postgres', 'SELECT b FROM t WHERE a = 3'), 'by A', 'A\'s update stands');
+
+# --- repeatable read -----------------------------------------------------------------------
+
+$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+is($b->query_safe('SELECT count(*) FROM t WHERE a = 4'), '1', 'B\'s snapshot sees row 4');
+$primary->safe_psql('postgres', 'DELETE FROM t WHERE a = 4');
+is($b->query_safe('SELECT count(*) FROM t WHERE a = 4'), '1', 'B\'s snapshot still sees it');
+$b->query('DELETE FROM t WHERE a = 4');
+like($b->{stderr}, qr/could not serialize access due to concurrent delete/,
+	'repeatable read: deleting a row deleted since the snapshot fails');
+$b->{stderr} = '';
+$b->query('ROLLBACK');
+
+# --- a unique check waits for an uncommitted delete of its key -----------------------------
+
+$a->query_safe('BEGIN');
+$a->query_safe('DELETE FROM u WHERE k = 5');
+$b->query_until(qr/started/, "\\echo started\nINSERT INTO u VALUES (5, 'again');\n");
+$primary->poll_query_until('postgres', qq{
+	SELECT wait_event_type = 'Lock' AND wait_event = 'transactionid'
+	FROM pg_stat_activity WHERE pid = $b_pid})
+  or die 'the insert did not wait for the deleting transaction';
+pass('an insert of a key being deleted waits for the deleter');
+$a->query_safe('COMMIT');
+$b->query('SELECT 1');
+is($b->{stderr}, '', 'and succeeds once the delete commits');
+is($primary->safe_psql('postgres', 'SELECT v FROM u WHERE k = 5'), 'again', 'the new row is there');
+# the same with a rollback: the old row stays, the insert is a duplicate
+$a->query_safe('BEGIN');
+$a->query_safe('DELETE FROM u WHERE k = 6');
+$b->query_until(qr/started/, "\\echo started\nINSERT INTO u VALUES (6, 'again');\n");
+$primary->poll_query_until('postgres', qq{
+	SELECT wait_event = 'transactionid' FROM pg_stat_activity WHERE pid = $b_pid})
+  or die 'the insert did not wait for the deleting transaction';
+$a->query_safe('ROLLBACK');
+$b->query('SELECT 1');
+like($b->{stderr}, qr/duplicate key value violates unique constraint/,
+	'after the delete rolls back the insert is a duplicate');
+$b->{stderr} = '';
+$a->quit;
+$b->quit;
+
+# --- pgbench: concurrent updates with retries lose nothing ----------------------------------
+
+$primary->safe_psql('postgres', q{
+	CREATE TABLE acct (id int, bal int) USING xxl;
+	SELECT xxl.alter_table_set('acct', 'id');
+	INSERT INTO acct SELECT g, 0 FROM generate_series(1, 5) g;
+	CREATE TABLE ledger (id int, client int);
+});
+$primary->pgbench(
+	'--no-vacuum --client=4 --transactions=40 --max-tries=10000',
+	0,
+	[qr{processed: 160/160}],
+	[qr{^$}],
+	'4 clients update the same rows of an xxl table',
+	{
+		'061_update' => q{
+			\set id random(1, 5)
+			SET client_min_messages = warning;
+			BEGIN;
+			UPDATE acct SET bal = bal + 1 WHERE id = :id;
+			INSERT INTO ledger VALUES (:id, :client_id);
+			END;
+		}
+	});
+is($primary->safe_psql('postgres', q{
+	SELECT format('%s %s', count(*), sum(bal)) FROM acct}), '5 160',
+	'every account once, and every committed update counted');
+is($primary->safe_psql('postgres', q{
+	SELECT count(*) FROM acct a
+	WHERE bal <> (SELECT count(*) FROM ledger l WHERE l.id = a.id)}), '0',
+	'each account\'s balance is its number of committed updates');
+
+# --- crashes and a standby ---------------------------------------------------------------------
+
+my $fingerprint = q{
+	SELECT format('%s %s %s', count(*), sum(a), md5(string_agg(a::text || b, ',' ORDER BY a, b)))
+	FROM t};
+$primary->safe_psql('postgres', q{
+	DELETE FROM t WHERE a % 10 = 0;
+	UPDATE t SET a = a + 100000, b = 'moved' WHERE a % 10 = 5;
+});
+my $bg = $primary->background_psql('postgres');
+$bg->query_safe('BEGIN');
+$bg->query_safe('DELETE FROM t WHERE a % 10 = 1');
+$bg->query_safe("UPDATE t SET b = 'uncommitted' WHERE a % 10 = 2");
+my $before_crash = $primary->safe_psql('postgres', $fingerprint);
+like($before_crash, qr/^8997 /, '8997 rows after the committed deletes and updates');
+$primary->stop('immediate');
+$bg->quit;
+$primary->start;
+is($primary->safe_psql('postgres', $fingerprint), $before_crash,
+	'after an immediate shutdown: committed deletes and updates hold, uncommitted ones do not');
+is($primary->safe_psql('postgres', q{
+	SET enable_seqscan = off;
+	SET xxl.ordered_scan = off;
+	SELECT count(*) FROM u WHERE k > 0}), '100', 'the indexed table after the crash');
+$primary->safe_psql('postgres', 'DELETE FROM t WHERE a > 100000');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $fingerprint), $primary->safe_psql('postgres', $fingerprint),
+	'the standby sees the same rows after deletes, updates and a crash');
+like($standby->safe_psql('postgres', $fingerprint), qr/^7997 /, '7997 rows');
+
+done_testing();
