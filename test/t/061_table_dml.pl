@@ -4,7 +4,8 @@
 # concurrent UPDATE fails with 40001, REPEATABLE READ fails with 40001);
 # uncommitted deletes are invisible to others; a unique check waits for an
 # uncommitted delete of its key; pgbench clients updating the same rows with
-# retries lose no update; committed deletes survive an immediate shutdown
+# retries lose no update; a canceled UPDATE leaves no spill file and
+# changes nothing; committed deletes survive an immediate shutdown
 # and uncommitted ones do not; a standby sees the same rows.  Waiting is
 # reached by polling pg_locks / pg_stat_activity, never by sleeping.
 use strict;
@@ -13,6 +14,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use XxlHold;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -153,6 +155,35 @@ is($primary->safe_psql('postgres', q{
 	SELECT count(*) FROM acct a
 	WHERE bal <> (SELECT count(*) FROM ledger l WHERE l.id = a.id)}), '0',
 	'each account\'s balance is its number of committed updates');
+
+# --- cancel: an UPDATE whose new versions are being sorted ---------------------------------
+
+$primary->safe_psql('postgres', q{
+	CREATE TABLE big (a bigint, b bigint) USING xxl;
+	SELECT xxl.alter_table_set('big', 'a');
+	INSERT INTO big SELECT g, g FROM generate_series(1, 200000) g;
+});
+my $big_before = $primary->safe_psql('postgres', 'SELECT format($$%s %s %s$$, count(*), sum(a), sum(b)) FROM big');
+for my $phase ('merge', 'output')
+{
+	my ($held, $pid) = start_held($primary, $phase, ["SET xxl.memory = '1MB'"],
+		'UPDATE big SET a = 1000000 - a, b = b + 1 WHERE a % 2 = 0');
+	cmp_ok($primary->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'"),
+		'>', 0, "$phase: the held update has spill files");
+	$primary->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	$primary->poll_query_until('postgres',
+		"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+	  or die 'the canceled update did not end';
+	my $after = $held->query('SELECT format($$%s %s %s$$, count(*), sum(a), sum(b)) FROM big');
+	like($held->{stderr}, qr/canceling statement due to user request/,
+		"$phase: the cancel reaches the client");
+	is($primary->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'"),
+		'0', "$phase: no spill files after the cancel");
+	is($after, $big_before, "$phase: no row deleted or added, the session works");
+	$held->quit;
+}
 
 # --- crashes and a standby ---------------------------------------------------------------------
 
