@@ -4,7 +4,10 @@
 # throwaway server (docs/table.md, "Benchmark").
 #
 # Rows: TABLE_ROWS (50M) of (a bigint, b bigint), a pseudorandom in
-# [0, 2^40), b the row number; written once to a server-side file.  Each
+# [0, 2^40) (a 32-bit hash of the row number, shifted, and its low byte:
+# hashint8 is 32 bits wide, and masking it alone left a in two clusters at
+# the ends, so key ranges in the middle were empty), b the row number;
+# written once to a server-side file.  Each
 # step runs in a fresh connection, timed by the server's clock:
 #   load by COPY, into an existing empty table       heap | xxl (sorted by a)
 #   load by INSERT ... SELECT from generate_series    heap | xxl
@@ -14,8 +17,10 @@
 #   ORDER BY a, every row (OFFSET past the end)      heap + Sort | xxl merged
 #   ORDER BY a in a window (row_number() over it)     heap + Sort | xxl merged
 #   ORDER BY a LIMIT 10                                heap top-N | xxl
-#   0.1% range of a: count and sum                    heap + btree index | xxl (full scan: no range skipping yet)
-#   btree index build on a (heap only: xxl tables take no index yet)
+#   0.1% range of a: count and sum                    heap + btree index | xxl (pages skipped by key)
+#   btree index build on a (heap only)
+#   DELETE 1% scattered, DELETE a 10% key range, UPDATE 1% (key changed)
+#   full scan and ORDER BY a after them, then VACUUM FULL | xxl.compact, size
 # and connected components over TABLE_EDGES (5M) random edges
 # (id, source, target, cost) stored in each (xxl.connected_components at
 # TABLE_MEM, 256MB).  Every answer is compared between the two tables.
@@ -69,7 +74,7 @@ row() {
 }
 
 DATA=$WORK/rows.copy
-psql_ -c "COPY (SELECT (hashint8(g) & ((1::bigint << 40) - 1)) AS a, g AS b
+psql_ -c "COPY (SELECT (((hashint8(g)::bigint & 4294967295) << 8) | (g & 255)) AS a, g AS b
 	FROM generate_series(1, $ROWS) g) TO '$DATA'"
 psql_ <<SQL
 CREATE TABLE th (a bigint, b bigint);
@@ -84,7 +89,7 @@ restart_server
 
 printf '%-34s %10s %10s %8s\n' "step" "heap s" "xxl s" "xxl/heap"
 row "load: COPY" "$(timed "COPY th FROM '$DATA'")" "$(timed "COPY tx FROM '$DATA'")"
-gen="SELECT (hashint8(g) & ((1::bigint << 40) - 1)), g FROM generate_series(1, $ROWS) g"
+gen="SELECT (((hashint8(g)::bigint & 4294967295) << 8) | (g & 255)), g FROM generate_series(1, $ROWS) g"
 row "load: INSERT ... SELECT" "$(timed "INSERT INTO th2 $gen")" "$(timed "INSERT INTO tx2 $gen")"
 psql_ -c "VACUUM ANALYZE th" -c "VACUUM ANALYZE tx" -c "CHECKPOINT" >>"$LOG"
 hb=$(psql_ -c "SELECT pg_total_relation_size('th')")
@@ -126,6 +131,25 @@ for q in "$q_scan" "$q_window" "$q_limit" "$q_range"; do
 done
 [ "$(answer "SELECT count(*) FROM th2")" = "$(answer "SELECT count(*) FROM tx2")" ] ||
 	{ echo "bench-table: INSERT ... SELECT loads differ" >&2; fail=1; }
+
+# deletes and updates (heap: through its btree index on a where it helps)
+q_del1="DELETE FROM %s WHERE b %% 100 = 0"
+row "DELETE 1% scattered" "$(timed "$(printf "$q_del1" th)")" "$(timed "$(printf "$q_del1" tx)")"
+lo2=$(( (1 << 40) / 4 )); hi2=$(( lo2 + (1 << 40) / 10 ))
+q_del2="DELETE FROM %s WHERE a BETWEEN $lo2 AND $hi2"
+row "DELETE a 10% key range" "$(timed "$(printf "$q_del2" th)")" "$(timed "$(printf "$q_del2" tx)")"
+q_upd="UPDATE %s SET a = a + 1, b = -b WHERE b %% 100 = 1"
+row "UPDATE 1% (key changed)" "$(timed "$(printf "$q_upd" th)")" "$(timed "$(printf "$q_upd" tx)")"
+row "full scan after DML" "$(timed "$(printf "$q_scan" th)")" "$(timed "$(printf "$q_scan" tx)")"
+row "ORDER BY a after DML" "$(timed "$(printf "$q_order" th)")" "$(timed "$(printf "$q_order" tx)")"
+for q in "$q_scan" "$q_limit" "$q_range"; do
+	h=$(answer "$(printf "$q" th)"); x=$(answer "$(printf "$q" tx)")
+	if [ "$h" != "$x" ]; then echo "bench-table: answers differ after DML: $q" >&2; fail=1; fi
+done
+row "rewrite: VACUUM FULL | compact" "$(timed "VACUUM FULL th")" "$(timed "SELECT xxl.compact('tx')")"
+hb=$(psql_ -c "SELECT pg_total_relation_size('th')")
+xb=$(psql_ -c "SELECT pg_total_relation_size('tx')")
+row "size after rewrite (bytes)" "$hb" "$xb" "$hb" "$xb"
 
 # connected components over an edge table of each kind
 psql_ <<SQL

@@ -83,9 +83,28 @@ SELECT (SELECT count(*) FROM dx WHERE a BETWEEN 900 AND 5000) AS in_range,
        (SELECT count(*) FROM dh WHERE a BETWEEN 900 AND 5000) AS heap_in_range;
 SELECT (SELECT array_agg(a ORDER BY a) FROM dx WHERE a > 69990) =
        (SELECT array_agg(a ORDER BY a) FROM dh WHERE a > 69990) AS top_range_same;
--- DML does not go through the ordered scan (sorted rows keep no TID): a sequential scan
+-- DML by key range goes through the ordered scan, which hands out TIDs
 EXPLAIN (COSTS OFF) DELETE FROM dx WHERE a BETWEEN 10 AND 20;
 SELECT dml_both($$DELETE FROM %s WHERE a BETWEEN 10 AND 20$$) AS range_delete;
+-- rows of a segment sorted by the key and of one sorted at run time (written before the key) alike
+CREATE TABLE dr (a int, b text) USING xxl;
+INSERT INTO dr SELECT (g * 37) % 1000, 'unsorted ' || g FROM generate_series(1, 2000) g;
+SELECT xxl.alter_table_set('dr', 'a');
+INSERT INTO dr SELECT (g * 53) % 1000, 'sorted ' || g FROM generate_series(1, 2000) g;
+CREATE TABLE drh AS SELECT * FROM dr;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) DELETE FROM dr WHERE a BETWEEN 100 AND 199;
+SELECT dml_both($$DELETE FROM %s WHERE a BETWEEN 100 AND 199$$, 'dr', 'drh') AS range_delete_both_kinds;
+EXPLAIN (COSTS OFF) UPDATE dr SET b = b || '!' WHERE a >= 900;
+SELECT dml_both($$UPDATE %s SET b = b || '!' WHERE a >= 900$$, 'dr', 'drh') AS range_update;
+SELECT dml_both($$UPDATE %s SET a = a - 300 WHERE a BETWEEN 300 AND 399$$, 'dr', 'drh') AS key_moved_down;
+-- the same TIDs as a sequential scan gives (a + 0: no bounds)
+SELECT (SELECT array_agg(ctid ORDER BY ctid) FROM dr WHERE a BETWEEN 0 AND 120) =
+       (SELECT array_agg(ctid ORDER BY ctid) FROM dr WHERE a + 0 BETWEEN 0 AND 120) AS same_tids;
+SELECT count(*) AS locked_in_key_order FROM (SELECT * FROM dr WHERE a < 50 ORDER BY a FOR UPDATE) s;
+RESET enable_seqscan;
+SELECT dml_differ('dr', 'drh') AS differing;
+DROP TABLE dr, drh;
 -- a parallel scan skips the same rows
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -187,8 +206,10 @@ BEGIN;
 DELETE FROM dbig WHERE a < 100000;
 ROLLBACK;
 DELETE FROM dbig WHERE a > 150000;
+-- (the statements' counts reach the statistics before VACUUM sets them)
+SELECT pg_stat_force_next_flush();
 VACUUM dbig;
-SELECT n_live_tup, n_dead_tup FROM pg_stat_user_tables WHERE relname = 'dbig';
+SELECT n_live_tup, n_dead_tup, n_tup_upd, n_tup_del FROM pg_stat_user_tables WHERE relname = 'dbig';
 -- ANALYZE samples only rows that are there
 ANALYZE dbig;
 SELECT reltuples FROM pg_class WHERE relname = 'dbig';

@@ -31,6 +31,7 @@
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -518,6 +519,10 @@ delete_row(Relation rel, ItemPointer tid, CommandId cid, TM_FailureData *tmfd, b
 	pb->bits[row / 64] |= UINT64CONST(1) << (row % 64);
 	ds->nrows++;
 	ds->updates |= update;
+	if (update)
+		pgstat_count_heap_update(rel, false);
+	else
+		pgstat_count_heap_delete(rel);
 	return TM_Ok;
 }
 

@@ -29,8 +29,9 @@
  * straight, with no key encoded.  Deleted rows are skipped as the
  * sequential scan skips them.
  *
- * Not for queries that read the rows' TIDs (the target of UPDATE, DELETE
- * or MERGE, row locks, ctid): rows that go through the sorter lose them.
+ * Rows carry their TIDs (sorted ones their position in the sorter's
+ * record), so DELETE and UPDATE by key ranges, row locks and ctid use it
+ * too.
  */
 #include "postgres.h"
 
@@ -111,6 +112,7 @@ typedef struct OrderedScanState
 	MemoryContext rowcxt;		/* the output row's copies */
 	XxlRowFormat full;			/* rows with every column (the sorter's) */
 	StringInfoData packed;
+	StringInfoData with_pos;	/* a sorter row: its position, then the packed row */
 	Datum	   *values;
 	bool	   *isnull;
 	uint64		segments_merged;
@@ -352,19 +354,6 @@ make_path(RelOptInfo *rel, Path *seq, List *pathkeys, double fraction, char *ord
 	return cpath;
 }
 
-/* Whether the query reads rel's ctid (row locks and DML add it too). */
-static bool
-uses_ctid(RelOptInfo *rel)
-{
-	Bitmapset  *attrs = NULL;
-	ListCell   *lc;
-
-	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
-	foreach(lc, rel->baserestrictinfo)
-		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, rel->relid, &attrs);
-	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
-}
-
 static void
 ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
@@ -385,9 +374,7 @@ ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 		return;
 	if (!xxl_ordered_scan)
 		return;
-	/* UPDATE, DELETE and row locks need the rows' TIDs, which sorted rows do not keep */
-	if (root->parse->resultRelation == rti || uses_ctid(rel))
-		return;
+
 	r = table_open(rte->relid, NoLock);
 	if (xxl_is_table(r) && (order_by = xxl_table_order_by(rte->relid)) != NULL)
 	{
@@ -460,6 +447,7 @@ begin_ordered(CustomScanState *node, EState *estate, int eflags)
 	st->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
 	xxl_row_format_init(&st->full, desc, desc->natts);
 	initStringInfo(&st->packed);
+	initStringInfo(&st->with_pos);
 	st->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
 	st->last = -1;
 	if (st->bound_strategies != NIL)
@@ -769,6 +757,7 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 			const unsigned char *k;
 			uint32		klen,
 						len;
+			uint64		pos;
 
 			if ((st->has_start || st->has_stop) && against_range(st, &tmp.fmt, tmp.rowp) != 0)
 			{
@@ -780,7 +769,12 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 			xxl_row_unpack(&tmp.fmt, tmp.rowp, st->values, st->isnull);
 			k = xxl_sortkey_encode(st->key, st->values, st->isnull, &klen);
 			len = xxl_row_pack(&st->full, st->values, st->isnull, &st->packed, NULL);
-			if (xxl_sorter_put_var(st->sorter, k, klen, st->packed.data, len) != XXL_OK)
+			/* the row's position first: its TID for DML and row locks */
+			pos = xxl_row_pos(BufferGetBlockNumber(tmp.buf), tmp.row - 1);
+			resetStringInfo(&st->with_pos);
+			appendBinaryStringInfo(&st->with_pos, (const char *) &pos, sizeof(pos));
+			appendBinaryStringInfo(&st->with_pos, st->packed.data, len);
+			if (xxl_sorter_put_var(st->sorter, k, klen, st->with_pos.data, st->with_pos.len) != XXL_OK)
 				xxl_raise_error(xxl_sorter_error(st->sorter), "xxl ordered scan");
 			st->rows_sorted++;
 			MemoryContextSwitchTo(old);
@@ -952,12 +946,22 @@ ordered_next(ScanState *ss)
 	MemoryContextReset(st->rowcxt);
 	{
 		MemoryContext old = MemoryContextSwitchTo(st->rowcxt);
+		uint64		pos;
 
-		xxl_row_unpack(cur->from_sorter ? &st->full : &cur->fmt, cur->rowp, slot->tts_values,
-					   slot->tts_isnull);
+		if (cur->from_sorter)
+		{
+			memcpy(&pos, cur->rowp, sizeof(pos));
+			xxl_row_unpack(&st->full, cur->rowp + sizeof(pos), slot->tts_values, slot->tts_isnull);
+		}
+		else
+		{
+			pos = xxl_row_pos(BufferGetBlockNumber(cur->buf), cur->row - 1);
+			xxl_row_unpack(&cur->fmt, cur->rowp, slot->tts_values, slot->tts_isnull);
+		}
 		MemoryContextSwitchTo(old);
+		ExecStoreVirtualTuple(slot);
+		xxl_tid_set(&slot->tts_tid, (BlockNumber) (pos / XXL_PAGE_ROWS), (int) (pos % XXL_PAGE_ROWS));
 	}
-	ExecStoreVirtualTuple(slot);
 	slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
 	return slot;
 }

@@ -37,6 +37,7 @@
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "port/pg_bswap.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -367,6 +368,7 @@ put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 	ws->nrows++;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(ws->rowcxt);
+	pgstat_count_heap_insert(rel, 1);
 	/* a sorted row's place is known when the statement ends */
 	if (!ws->direct)
 		ItemPointerSetInvalid(&slot->tts_tid);
