@@ -4,7 +4,9 @@
 # gnuplot -e "datafile='bench/out/table.dat'; outfile='bench/out/table.png'; rows='50000000'" bench/plot_table.gp
 # Columns: step heap_s xxl_s
 
-set terminal pngcairo size 1100,560 font "sans,10" noenhanced
+set terminal pngcairo size 1300,600 font "sans,10" noenhanced
+set rmargin 18
+set bmargin 9
 set output outfile
 set title sprintf("xxl table vs heap table, %s rows of (bigint, bigint); seconds, log scale, lower is better", rows)
 set style data histograms

@@ -36,6 +36,7 @@
 #include "utils/varlena.h"
 
 #include "pg/xxl_input.h"
+#include "pg/table/xxl_table.h"
 
 #define FETCH_BATCH 1000
 #define FETCH_BYTES (4 * 1024 * 1024)	/* shrink batches of wide rows to about this */
@@ -358,6 +359,25 @@ xxl_input_next_tuple(XxlInput *in)
 	/* as heap_getnextslot counts it (pg_stat_user_tables.seq_tup_read) */
 	pgstat_count_heap_getnext(in->scan->rs_rd);
 	return &in->tuple;
+}
+
+bool
+xxl_input_has_runs(XxlInput *in)
+{
+	return in->kind == INPUT_TABLE && xxl_is_table(in->rel);
+}
+
+bool
+xxl_input_next_run(XxlInput *in, XxlRowRun *run)
+{
+	Assert(xxl_input_has_runs(in));
+	if (in->done || !xxl_scan_next_run(in->scan, run))
+	{
+		in->done = true;
+		return false;
+	}
+	in->rows += run->n;
+	return true;
 }
 
 TupleTableSlot *

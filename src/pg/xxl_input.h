@@ -10,9 +10,10 @@
  * '"Edges"' are tables, and 'SELECT * FROM edges WHERE w > 0', 'TABLE edges'
  * and 'VALUES (1), (2)' are queries.
  *
- * Tables are read with a heap scan under the statement's snapshot after a
- * SELECT privilege check, which is much cheaper than SPI; heaps a page at a
- * time, handing out tuples straight from the pinned page.  A name that is
+ * Tables are read with a table scan under the statement's snapshot after
+ * a SELECT privilege check, which is much cheaper than SPI; heaps a page at
+ * a time, handing out tuples straight from the pinned page, and xxl tables
+ * runs of packed rows the same way.  A name that is
  * not a plain table (a view, a foreign or partitioned table, a table with
  * inheritance children or with row-level security in force) is read as
  * "SELECT * FROM name" instead, so that rules, policies and children apply.
@@ -77,6 +78,15 @@ extern TupleTableSlot *xxl_input_next(XxlInput *in);
  */
 extern bool xxl_input_has_tuples(XxlInput *in);
 extern HeapTuple xxl_input_next_tuple(XxlInput *in);
+
+/*
+ * xxl tables likewise hand out runs of packed rows from the pinned page
+ * (XxlRowRun, pg/table/xxl_table.h): xxl_input_next_run() then replaces
+ * xxl_input_next(); false at the end.  Rows are counted by the run.
+ */
+struct XxlRowRun;
+extern bool xxl_input_has_runs(XxlInput *in);
+extern bool xxl_input_next_run(XxlInput *in, struct XxlRowRun *run);
 
 /*
  * The current row as a heap tuple without copying, when the source has one

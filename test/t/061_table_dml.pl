@@ -5,7 +5,8 @@
 # uncommitted deletes are invisible to others; a unique check waits for an
 # uncommitted delete of its key; pgbench clients updating the same rows with
 # retries lose no update; a canceled UPDATE leaves no spill file and
-# changes nothing; committed deletes survive an immediate shutdown
+# changes nothing; committed deletes survive an immediate shutdown (also
+# at wal_level = minimal, unlogged until the commit syncs them)
 # and uncommitted ones do not; a standby sees the same rows.  Waiting is
 # reached by polling pg_locks / pg_stat_activity, never by sleeping.
 use strict;
@@ -214,5 +215,48 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $fingerprint), $primary->safe_psql('postgres', $fingerprint),
 	'the standby sees the same rows after deletes, updates and a crash');
 like($standby->safe_psql('postgres', $fingerprint), qr/^7997 /, '7997 rows');
+
+$standby->stop;
+$primary->stop;
+
+# --- wal_level = minimal: a table created in the transaction is synced at commit -------------
+
+my $minimal = PostgreSQL::Test::Cluster->new('minimal');
+$minimal->init;
+$minimal->append_conf('postgresql.conf',
+	"wal_level = minimal\nmax_wal_senders = 0\nwal_skip_threshold = 0\n");
+$minimal->start;
+$minimal->safe_psql('postgres', q{
+	CREATE EXTENSION pgxxl;
+	CREATE TABLE old (a int, b text) USING xxl;
+	INSERT INTO old SELECT g, 'old ' || g FROM generate_series(1, 20000) g;
+});
+my $lsn0 = $minimal->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+$minimal->safe_psql('postgres', q{
+	BEGIN;
+	CREATE TABLE t (a int, b text) USING xxl;
+	SELECT xxl.alter_table_set('t', 'a');
+	INSERT INTO t SELECT (g * 7919) % 100003, 'row ' || g FROM generate_series(1, 100000) g;
+	DELETE FROM t WHERE a % 10 = 0;
+	UPDATE t SET a = -a WHERE a % 10 = 5;
+	COMMIT;
+});
+my $wal = $minimal->safe_psql('postgres', "SELECT pg_current_wal_insert_lsn() - '$lsn0'::pg_lsn");
+cmp_ok($wal, '<', 1024 * 1024, "minimal: the new table's rows, deletes and updates wrote hardly any WAL ($wal bytes)");
+# a table from before: its deletes and updates are logged
+$minimal->safe_psql('postgres', q{
+	DELETE FROM old WHERE a % 3 = 0;
+	UPDATE old SET b = 'updated' WHERE a % 3 = 1;
+});
+my $both = q{
+	SELECT format('%s %s %s / %s %s', count(*), sum(a), md5(string_agg(a::text || b, ',' ORDER BY a, b)),
+		(SELECT count(*) FROM old), (SELECT count(*) FROM old WHERE b = 'updated'))
+	FROM t};
+my $want = $minimal->safe_psql('postgres', $both);
+like($want, qr{^90000 .* / 13334 6667$}, 'minimal: 90000 rows in the new table, 13334 in the old one');
+$minimal->stop('immediate');
+$minimal->start;
+is($minimal->safe_psql('postgres', $both), $want,
+	'minimal: both tables survive a crash right after the commits');
 
 done_testing();

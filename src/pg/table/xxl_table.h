@@ -449,6 +449,22 @@ extern bool xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapsh
 extern bool xxl_tid_valid(TableScanDesc scan, ItemPointer tid);
 extern bool xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot);
 
+/*
+ * Rows straight from the pages of a sequential scan, for the engine's
+ * inputs (no slot, no call per row): rows [first, first + n) of page are
+ * visible and not deleted, packed as fmt says (xxl_page_row,
+ * xxl_row_unpack_byval, xxl_row_unpack).  Valid until the next call; false
+ * at the end.  Not to be mixed with xxl_scan_getnextslot on one scan.
+ */
+typedef struct XxlRowRun
+{
+	Page		page;
+	int			first;
+	int			n;
+	const XxlRowFormat *fmt;
+} XxlRowRun;
+extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
+
 extern bool xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
 extern bool xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 									   TupleTableSlot *slot);

@@ -321,6 +321,46 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 	}
 }
 
+bool
+xxl_scan_next_run(TableScanDesc sscan, XxlRowRun *run)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	for (;;)
+	{
+		BlockNumber block;
+		int64		segno;
+
+		if (BufferIsValid(scan->buf))
+		{
+			if (scan->row < scan->stop)
+			{
+				run->page = BufferGetPage(scan->buf);
+				run->first = scan->row;
+				run->n = scan->stop - scan->row;
+				run->fmt = &scan->fmt;
+				scan->row = scan->stop;
+				return true;
+			}
+			if (scan->row < scan->nrows)
+			{
+				scan->row = xxl_deleted_skip(&scan->dels, &scan->del_k,
+											 xxl_row_pos(scan->block, 0), scan->row,
+											 scan->nrows, &scan->stop);
+				continue;
+			}
+		}
+		drop_page(scan);
+		CHECK_FOR_INTERRUPTS();
+		block = next_block(scan);
+		if (block == InvalidBlockNumber)
+			return false;
+		segno = take_page(scan, block, scan->strategy);
+		if (segno >= 0 && !scan->visible[segno])
+			drop_page(scan);
+	}
+}
+
 /* Bitmap scans ---------------------------------------------------------------------- */
 
 /* Whether row of the current page is one of the deleted rows the scan skips. */

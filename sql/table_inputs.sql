@@ -1,0 +1,83 @@
+-- table_inputs.sql — the graph operators read an xxl edge table straight
+-- from its pages (rows of fixed width in place, others unpacked, no slot):
+-- every answer is checked against the same call on a heap copy, for
+-- integer columns of each width, float and integer costs, a table with
+-- a column added after some rows were written, deleted rows, and rows with
+-- NULLs and NaN, which must fail as they fail on heap (same SQLSTATE, same
+-- row number).
+CREATE EXTENSION IF NOT EXISTS pgxxl;
+CREATE FUNCTION ti_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  state text;
+  msg text;
+BEGIN
+  EXECUTE stmt;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+  RETURN state || ': ' || regexp_replace(msg, '"ti_[a-z0-9]+"', '<table>');
+END $$;
+-- the same call's rows on the xxl table and on the heap copy (as multisets)
+CREATE FUNCTION ti_same(call text, x text, h text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE n bigint; d bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM (%s) s', format(call, x)) INTO n;
+  EXECUTE format('SELECT count(*) FROM ((SELECT s::text FROM (%1$s) s EXCEPT ALL SELECT s::text FROM (%2$s) s)
+                  UNION ALL (SELECT s::text FROM (%2$s) s EXCEPT ALL SELECT s::text FROM (%1$s) s)) d',
+                 format(call, x), format(call, h)) INTO d;
+  RETURN format('%s rows, %s differing', n, d);
+END $$;
+
+-- columns of every integer width and float costs; some rows deleted
+CREATE TABLE ti_e (id bigint, source int, target smallint, cost double precision,
+                   reverse_cost real) USING xxl;
+INSERT INTO ti_e SELECT g, g % 500, (g * 13 + g / 500 * 37 + 5) % 500, (g % 17) / 4.0, ((g % 5) - 1)::real
+FROM generate_series(1, 3000) g;
+DELETE FROM ti_e WHERE id % 10 = 3;
+CREATE TABLE ti_h AS SELECT * FROM ti_e;
+SELECT ti_same('SELECT * FROM xxl.connected_components(%L)', 'ti_e', 'ti_h') AS components;
+SELECT ti_same('SELECT * FROM xxl.spanning_forest(%L)', 'ti_e', 'ti_h') AS forest;
+SELECT ti_same('SELECT * FROM xxl.minimum_spanning_forest(%L)', 'ti_e', 'ti_h') AS msf;
+SELECT ti_same('SELECT * FROM xxl.shortest_paths(%L, 7)', 'ti_e', 'ti_h') AS paths;
+SELECT ti_same('SELECT * FROM xxl.shortest_paths(%L, 7, false)', 'ti_e', 'ti_h') AS paths_undirected;
+SELECT ti_same('SELECT * FROM xxl.bfs(%L, 7)', 'ti_e', 'ti_h') AS bfs;
+SELECT ti_same('SELECT * FROM xxl.dijkstra(%L, 7, 300)', 'ti_e', 'ti_h') AS dijkstra;
+-- integer costs
+CREATE TABLE ti_ie (id int, source bigint, target bigint, cost int) USING xxl;
+INSERT INTO ti_ie SELECT g, g % 200, (g * 3) % 200, g % 9 FROM generate_series(1, 1000) g;
+CREATE TABLE ti_ih AS SELECT * FROM ti_ie;
+SELECT ti_same('SELECT * FROM xxl.shortest_paths(%L, 1, false)', 'ti_ie', 'ti_ih') AS int_costs;
+-- a column added after rows were written: older pages lack it (its default)
+CREATE TABLE ti_a (source bigint, target bigint) USING xxl;
+INSERT INTO ti_a SELECT g, g + 1 FROM generate_series(1, 500) g;
+ALTER TABLE ti_a ADD COLUMN cost double precision DEFAULT 2.5;
+ALTER TABLE ti_a ADD COLUMN id bigint DEFAULT 0;
+INSERT INTO ti_a SELECT g, g + 1, 1, g FROM generate_series(501, 1000) g;
+CREATE TABLE ti_ah AS SELECT * FROM ti_a;
+SELECT ti_same('SELECT * FROM xxl.shortest_paths(%L, 1)', 'ti_a', 'ti_ah') AS added_column;
+SELECT max(distance) AS farthest FROM xxl.shortest_paths('ti_a', 1);
+-- a table with a column of variable width (text) goes through the scan's slots
+CREATE TABLE ti_v (source bigint, label text, target bigint) USING xxl;
+INSERT INTO ti_v SELECT g % 300, repeat('x', g % 7), (g * 11) % 300 FROM generate_series(1, 2000) g;
+CREATE TABLE ti_vh AS SELECT * FROM ti_v;
+SELECT ti_same('SELECT * FROM xxl.connected_components(%L)', 'ti_v', 'ti_vh') AS variable_rows;
+
+-- bad rows fail as on heap: the same SQLSTATE and row number
+CREATE TABLE ti_n (id bigint, source bigint, target bigint, cost double precision) USING xxl;
+INSERT INTO ti_n SELECT g, g, g + 1, 1 FROM generate_series(1, 100) g;
+INSERT INTO ti_n VALUES (101, NULL, 5, 1);
+CREATE TABLE ti_nh AS SELECT * FROM ti_n;
+SELECT ti_try($$SELECT count(*) FROM xxl.connected_components('ti_n')$$) AS null_xxl;
+SELECT ti_try($$SELECT count(*) FROM xxl.connected_components('ti_nh')$$) AS null_heap;
+DELETE FROM ti_n WHERE id = 101;
+DELETE FROM ti_nh WHERE id = 101;
+INSERT INTO ti_n VALUES (102, 1, 2, 'NaN');
+INSERT INTO ti_nh VALUES (102, 1, 2, 'NaN');
+SELECT ti_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_xxl;
+SELECT ti_try($$SELECT count(*) FROM xxl.shortest_paths('ti_nh', 1)$$) AS nan_heap;
+SELECT xxl.compact('ti_n') AS merged;
+SELECT ti_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_after_compact;
+
+DROP TABLE ti_e, ti_h, ti_ie, ti_ih, ti_a, ti_ah, ti_v, ti_vh, ti_n, ti_nh;
+DROP FUNCTION ti_try, ti_same;
+DROP EXTENSION pgxxl;
