@@ -16,7 +16,10 @@
 #include <limits.h>
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tupmacs.h"
+#include "executor/tuptable.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -82,6 +85,9 @@ struct XxlEdgeReader
 	uint64		rows;			/* edges handed out */
 	Datum	   *values;			/* one row's columns */
 	bool	   *isnull;
+	/* a heap read a page at a time: tuples without NULLs read in place */
+	bool		heap_in_place;
+	TupleTableSlot *slot;		/* heap tuples read the general way */
 	/* rows of fixed width: each column read in place, at its offset */
 	const XxlRowFormat *planned;	/* the format off and len are for */
 	int			planned_natts;
@@ -89,6 +95,8 @@ struct XxlEdgeReader
 	int			off[NUM_COLS];
 	int			len[NUM_COLS];
 };
+
+static void plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc);
 
 static void
 edges_error_context(void *arg)
@@ -176,7 +184,9 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 
 	r->in = xxl_input_open(edges);
 	find_columns(r, xxl_input_desc(r->in));
-	if (xxl_input_has_runs(r->in))
+	if (xxl_input_has_tuples(r->in))
+		plan_heap_in_place(r, xxl_input_desc(r->in));
+	else if (xxl_input_has_runs(r->in))
 	{
 		XxlRowFormat fmt;
 		TupleDesc	desc = xxl_input_desc(r->in);
@@ -191,6 +201,39 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl graph numeric cost",
 										  ALLOCSET_SMALL_SIZES);
 	return r;
+}
+
+/*
+ * Heap tuples without NULLs have the columns before a varlena at fixed
+ * offsets (the descriptor's alignment, as heap_deform_tuple walks them):
+ * when every column up to the last needed one has a fixed width, they are
+ * read in place.
+ */
+static void
+plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc)
+{
+	int			off = 0;
+
+	r->heap_in_place = true;
+	for (int i = 0; i < r->maxatt; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attlen <= 0)
+		{
+			r->heap_in_place = false;
+			break;
+		}
+		off = att_align_nominal(off, att->attalign);
+		for (int c = 0; c < NUM_COLS; c++)
+			if (r->attno[c] == i)
+			{
+				r->off[c] = off;
+				r->len[c] = att->attlen;
+			}
+		off += att->attlen;
+	}
+	r->slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
 }
 
 static double
@@ -312,13 +355,13 @@ int_at(const char *p, int len)
 	}
 }
 
-/* A row of fixed width read in place; false when the general way must say why it is wrong. */
+/*
+ * A row without NULLs whose columns sit at r->off, read in place; false
+ * when the general way must say why it is wrong (NaN).
+ */
 static inline bool
 edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
 {
-	for (int b = 0; b < r->run.fmt->bitmap_bytes; b++)
-		if (row[b] != 0)
-			return false;		/* a NULL somewhere */
 	e->source = int_at(row + r->off[COL_SOURCE], r->len[COL_SOURCE]);
 	e->target = int_at(row + r->off[COL_TARGET], r->len[COL_TARGET]);
 	e->id = r->attno[COL_ID] >= 0 ? int_at(row + r->off[COL_ID], r->len[COL_ID]) : 0;
@@ -373,14 +416,41 @@ next_from_run(XxlEdgeReader *r, XxlEdge *e)
 	}
 	row = xxl_page_row(r->run.page, r->run.first + r->run_next++, &len);
 	r->rows++;
-	if (r->in_place && edge_in_place(r, row, e))
-		return true;
+	if (r->in_place)
+	{
+		bool		nulls = false;
+
+		for (int b = 0; b < r->run.fmt->bitmap_bytes; b++)
+			nulls |= row[b] != 0;
+		if (!nulls && edge_in_place(r, row, e))
+			return true;
+	}
 	/* rows of pages from before a column was added lack it: the general unpack fills it in */
 	if (r->run.fmt->natts >= r->maxatt)
 		xxl_row_unpack_byval(r->run.fmt, row, r->values, r->isnull);
 	else
 		xxl_row_unpack(r->run.fmt, row, r->values, r->isnull);
 	edge_from(r, r->values, r->isnull, e);
+	return true;
+}
+
+/* The next edge of a heap read a page at a time: in place when the tuple allows. */
+static bool
+next_from_heap(XxlEdgeReader *r, XxlEdge *e)
+{
+	HeapTuple	tuple;
+
+	CHECK_FOR_INTERRUPTS();
+	tuple = xxl_input_next_tuple(r->in);
+	if (tuple == NULL)
+		return false;
+	if (r->heap_in_place && !HeapTupleHasNulls(tuple) &&
+		HeapTupleHeaderGetNatts(tuple->t_data) >= r->maxatt &&
+		edge_in_place(r, (const char *) tuple->t_data + tuple->t_data->t_hoff, e))
+		return true;
+	ExecStoreHeapTuple(tuple, r->slot, false);
+	slot_getsomeattrs(r->slot, r->maxatt);
+	edge_from(r, r->slot->tts_values, r->slot->tts_isnull, e);
 	return true;
 }
 
@@ -391,6 +461,8 @@ xxl_edges_next(XxlEdgeReader *r, XxlEdge *e)
 
 	if (r->runs)
 		return next_from_run(r, e);
+	if (r->slot != NULL)
+		return next_from_heap(r, e);
 	CHECK_FOR_INTERRUPTS();
 	slot = xxl_input_next(r->in);
 	if (slot == NULL)
@@ -424,6 +496,9 @@ xxl_edges_estimate(XxlEdgeReader *r)
 void
 xxl_edges_close(XxlEdgeReader *r)
 {
+	if (r->slot != NULL)
+		ExecDropSingleTupleTableSlot(r->slot);
+	r->slot = NULL;
 	xxl_input_close(r->in);
 	if (r->rowcxt)
 		MemoryContextDelete(r->rowcxt);
