@@ -281,11 +281,13 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 	slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);
 }
 
-bool
-xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+/*
+ * Move the scan to its next rows: [row, stop) of the pinned page, past runs
+ * of deleted rows and the pages it does not see; false at the end.
+ */
+static bool
+next_rows(XxlScanDesc scan)
 {
-	XxlScanDesc scan = (XxlScanDesc) sscan;
-
 	for (;;)
 	{
 		BlockNumber block;
@@ -294,10 +296,7 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 		if (BufferIsValid(scan->buf))
 		{
 			if (scan->row < scan->stop)
-			{
-				store_row(scan, scan->row++, slot);
 				return true;
-			}
 			if (scan->row < scan->nrows)
 			{
 				/* a run of deleted rows */
@@ -311,10 +310,7 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 		CHECK_FOR_INTERRUPTS();
 		block = next_block(scan);
 		if (block == InvalidBlockNumber)
-		{
-			ExecClearTuple(slot);
 			return false;
-		}
 		segno = take_page(scan, block, scan->strategy);
 		if (segno >= 0 && !scan->visible[segno])
 			drop_page(scan);
@@ -322,43 +318,33 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 }
 
 bool
+xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	/* (the rows of a page between deleted runs go out with no more than this test) */
+	if ((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan))
+	{
+		store_row(scan, scan->row++, slot);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+bool
 xxl_scan_next_run(TableScanDesc sscan, XxlRowRun *run)
 {
 	XxlScanDesc scan = (XxlScanDesc) sscan;
 
-	for (;;)
-	{
-		BlockNumber block;
-		int64		segno;
-
-		if (BufferIsValid(scan->buf))
-		{
-			if (scan->row < scan->stop)
-			{
-				run->page = BufferGetPage(scan->buf);
-				run->first = scan->row;
-				run->n = scan->stop - scan->row;
-				run->fmt = &scan->fmt;
-				scan->row = scan->stop;
-				return true;
-			}
-			if (scan->row < scan->nrows)
-			{
-				scan->row = xxl_deleted_skip(&scan->dels, &scan->del_k,
-											 xxl_row_pos(scan->block, 0), scan->row,
-											 scan->nrows, &scan->stop);
-				continue;
-			}
-		}
-		drop_page(scan);
-		CHECK_FOR_INTERRUPTS();
-		block = next_block(scan);
-		if (block == InvalidBlockNumber)
-			return false;
-		segno = take_page(scan, block, scan->strategy);
-		if (segno >= 0 && !scan->visible[segno])
-			drop_page(scan);
-	}
+	if (!next_rows(scan))
+		return false;
+	run->page = BufferGetPage(scan->buf);
+	run->first = scan->row;
+	run->n = scan->stop - scan->row;
+	run->fmt = &scan->fmt;
+	scan->row = scan->stop;
+	return true;
 }
 
 /* Bitmap scans ---------------------------------------------------------------------- */
