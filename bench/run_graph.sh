@@ -25,7 +25,10 @@
 # The server restarts after each graph is generated, so that shared_buffers
 # start empty (a backend's VmHWM counts the shared pages it touches).
 # Reported per run: time (server clock around the statement), peak backend
-# memory (VmHWM of the backend, read right after the statement), and for
+# memory (VmHWM of the backend, read right after the statement) and how
+# much of it is shared buffers the backend mapped (RssShmem then: they
+# count once touched, and how many a run touches depends on what the runs
+# before it left in shared_buffers; the limit is checked without them), and for
 # pgxxl the path, spill bytes read and written and the budget's peak, from
 # xxl.last_stats().  Then the answers are compared (untimed): the same
 # components node by node, the same minimum spanning forest edge by edge
@@ -114,7 +117,7 @@ echo "bench-graph: load at start:$(uptime | sed 's/.*load average//'); the serve
 
 # --- measuring ----------------------------------------------------------------------
 
-echo "size,function,tool,variant,memory,status,secs,vmhwm_kb,path,bytes_read,bytes_written,budget_peak,input_ms,merge_ms,output_ms" >"$CSV"
+echo "size,function,tool,variant,memory,status,secs,vmhwm_kb,path,bytes_read,bytes_written,budget_peak,input_ms,merge_ms,output_ms,shmem_kb" >"$CSV"
 
 # measure_pgr SIZE FUNCTION TIMEOUT STATEMENT
 # One fresh connection: the statement, the server-side time around it and
@@ -127,7 +130,8 @@ measure_pgr() {
 SET statement_timeout = '${timeout}s';
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 $stmt;
-SELECT format('RESULT secs=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+SELECT format('RESULT secs=%s shmem_kb=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssShmem:\s+(\d+) kB'))[1],
 	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1]);
 SQL
 	) || rc=$?
@@ -139,8 +143,9 @@ SQL
 		line=$(printf '%s\n' "$out" | grep '^RESULT ')
 		secs=${line#*secs=}; secs=${secs%% *}
 		vm=${line##*vmhwm_kb=}
+		sh=${line#*shmem_kb=}; sh=${sh%% *}
 	fi
-	echo "$size,$fn,pgrouting,srf,-,$status,$secs,$vm,,,,,,," >>"$CSV"
+	echo "$size,$fn,pgrouting,srf,-,$status,$secs,$vm,,,,,,,,${sh:-}" >>"$CSV"
 }
 
 # The same for pgxxl, with its statistics from the measured session.
@@ -152,7 +157,8 @@ measure_xxl() {
 SET xxl.memory = '$mem';
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 $stmt;
-SELECT format('RESULT secs=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+SELECT format('RESULT secs=%s shmem_kb=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssShmem:\s+(\d+) kB'))[1],
 	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1]);
 SELECT format('STATS path=%s read=%s written=%s peak=%s input_ms=%s merge_ms=%s output_ms=%s',
 	details->>'path', (SELECT sum(b) FROM unnest(bytes_read) b), (SELECT sum(b) FROM unnest(bytes_written) b),
@@ -168,9 +174,10 @@ SQL
 	line=$(printf '%s\n' "$out" | grep '^RESULT ')
 	local secs=${line#*secs=}; secs=${secs%% *}
 	local vm=${line##*vmhwm_kb=}
+	local sh=${line#*shmem_kb=}; sh=${sh%% *}
 	line=$(printf '%s\n' "$out" | grep '^STATS ')
 	kv() { printf '%s\n' "$line" | sed -nE "s/.* $1=([^ ]*).*/\1/p"; }
-	echo "$size,$fn,pgxxl,$variant,$mem,$status,$secs,$vm,$(kv path),$(kv read),$(kv written),$(kv peak),$(kv input_ms),$(kv merge_ms),$(kv output_ms)" >>"$CSV"
+	echo "$size,$fn,pgxxl,$variant,$mem,$status,$secs,$vm,$(kv path),$(kv read),$(kv written),$(kv peak),$(kv input_ms),$(kv merge_ms),$(kv output_ms),$sh" >>"$CSV"
 }
 
 fresh() { psql_ -c "DROP TABLE IF EXISTS $*" >>"$LOG" 2>&1; }
@@ -209,7 +216,7 @@ SQL
 		measure_pgr "$size" cc "$PGR_TIMEOUT" \
 			"CREATE UNLOGGED TABLE r_pgr_cc AS SELECT * FROM pgr_connectedComponents('$edges_sql')"
 	else
-		echo "$size,cc,pgrouting,srf,-,skipped,,,,,,,,," >>"$CSV"
+		echo "$size,cc,pgrouting,srf,-,skipped,,,,,,,,,," >>"$CSV"
 	fi
 	echo "bench-graph: $size: xxl.connected_components"
 	measure_xxl "$size" cc srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_cc AS SELECT * FROM xxl.connected_components('$g')"
@@ -224,7 +231,7 @@ SQL
 		measure_pgr "$size" msf "$PGR_TIMEOUT" \
 			"CREATE UNLOGGED TABLE r_pgr_msf AS SELECT * FROM pgr_kruskal('$edges_sql')"
 	else
-		echo "$size,msf,pgrouting,srf,-,skipped,,,,,,,,," >>"$CSV"
+		echo "$size,msf,pgrouting,srf,-,skipped,,,,,,,,,," >>"$CSV"
 	fi
 	echo "bench-graph: $size: xxl.minimum_spanning_forest"
 	measure_xxl "$size" msf srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_msf AS SELECT * FROM xxl.minimum_spanning_forest('$g')"
@@ -234,7 +241,7 @@ SQL
 	# spanning forest (pgRouting has no such function)
 	fresh "r_xxl_sf, r_xxli_sf, r_xxle_sf"
 	echo "bench-graph: $size: xxl.spanning_forest"
-	echo "$size,sf,pgrouting,srf,-,none,,,,,,,,," >>"$CSV"
+	echo "$size,sf,pgrouting,srf,-,none,,,,,,,,,," >>"$CSV"
 	measure_xxl "$size" sf srf "$GRAPH_MEM" "CREATE UNLOGGED TABLE r_xxl_sf AS SELECT * FROM xxl.spanning_forest('$g')"
 	measure_xxl "$size" sf into "$GRAPH_MEM" "SELECT xxl.spanning_forest_into('$g', 'r_xxli_sf')"
 	measure_xxl "$size" sf external "$ext" "CREATE UNLOGGED TABLE r_xxle_sf AS SELECT * FROM xxl.spanning_forest('$g')"
@@ -253,7 +260,7 @@ SQL
 		measure_pgr "$size" dijkstra "$PGR_TIMEOUT" \
 			"CREATE UNLOGGED TABLE r_pgr_dij AS SELECT q.p, d.* FROM ($pairs) q, LATERAL pgr_dijkstra('$edges_sql', q.s, q.t) d"
 	else
-		for f in sssp sssp_undirected bfs dijkstra; do echo "$size,$f,pgrouting,srf,-,skipped,,,,,,,,," >>"$CSV"; done
+		for f in sssp sssp_undirected bfs dijkstra; do echo "$size,$f,pgrouting,srf,-,skipped,,,,,,,,,," >>"$CSV"; done
 	fi
 	echo "bench-graph: $size: xxl.shortest_paths, xxl.bfs, xxl.dijkstra"
 	# (the in-memory rows first, as pgRouting's run one after another: the
@@ -382,7 +389,7 @@ awk -F, -v mem="$GRAPH_MEM" '
 		key = $1 "," $2
 		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
 		if ($3 == "pgrouting") { pst[key] = $6; pt[key] = $7; pm[key] = $8; next }
-		v = $4; rows[key, v] = $0; vt[key, v] = $7; vm[key, v] = $8; vs[key, v] = $6
+		v = $4; rows[key, v] = $0; vt[key, v] = $7; vm[key, v] = $8; vs[key, v] = $6; vsh[key, v] = $16
 		vio[key, v] = ($10 == "" ? "" : gb($10) "/" gb($11)); vpath[key, v] = $9; vmem[key, v] = $5
 	}
 	END {
@@ -390,8 +397,8 @@ awk -F, -v mem="$GRAPH_MEM" '
 		name["sssp"] = "shortest paths"; name["sssp_undirected"] = "shortest paths (und.)"; name["bfs"] = "bfs"
 		name["dijkstra"] = "dijkstra (pairs)"
 		title["tiny"] = "100k/500k"; title["small"] = "1M/5M"; title["big"] = "10M/50M"; title["grid"] = "grid"
-		printf "%-8s %-21s %10s %10s %7s %9s %9s %8s %-13s %s\n", "graph", "function", "pgRouting", "pgxxl", "ratio",
-			"pgr peak", "xxl peak", "limit", "xxl path", "xxl spill read/written GB"
+		printf "%-8s %-21s %10s %10s %7s %9s %9s %8s %8s %-13s %s\n", "graph", "function", "pgRouting", "pgxxl", "ratio",
+			"pgr peak", "xxl peak", "shared", "limit", "xxl path", "xxl spill read/written GB"
 		for (i = 1; i <= nk; i++) {
 			split(order[i], k, ",")
 			key = order[i]
@@ -399,9 +406,9 @@ awk -F, -v mem="$GRAPH_MEM" '
 			x = (vs[key, "srf"] == "ok" ? sprintf("%.2f s", vt[key, "srf"]) : vs[key, "srf"])
 			r = (pst[key] == "ok" && vs[key, "srf"] == "ok" && pt[key] > 0 ? sprintf("%.3f", vt[key, "srf"] / pt[key]) : "-")
 			lim = budget_mb(vmem[key, "srf"]) + 32
-			printf "%-8s %-21s %10s %10s %7s %6s MB %6s MB %5d MB%s %-13s %s\n", title[k[1]], name[k[2]], p, x, r,
-				(pm[key] == "" ? "-" : mb(pm[key])), mb(vm[key, "srf"]), lim,
-				(vm[key, "srf"] / 1024 > lim ? "!" : " "), vpath[key, "srf"], vio[key, "srf"]
+			printf "%-8s %-21s %10s %10s %7s %6s MB %6s MB %5s MB %5d MB%s %-13s %s\n", title[k[1]], name[k[2]], p, x, r,
+				(pm[key] == "" ? "-" : mb(pm[key])), mb(vm[key, "srf"]), mb(vsh[key, "srf"]), lim,
+				((vm[key, "srf"] - vsh[key, "srf"]) / 1024 > lim ? "!" : " "), vpath[key, "srf"], vio[key, "srf"]
 			split("query into external external-mm external-mo", vv, " ")
 			for (j = 1; j <= 5; j++) {
 				v = vv[j]
@@ -409,8 +416,9 @@ awk -F, -v mem="$GRAPH_MEM" '
 				x = (vs[key, v] == "ok" ? sprintf("%.2f s", vt[key, v]) : vs[key, v])
 				r = (pst[key] == "ok" && vs[key, v] == "ok" && pt[key] > 0 ? sprintf("%.3f", vt[key, v] / pt[key]) : "-")
 				lim = budget_mb(vmem[key, v]) + 32
-				printf "%-8s %-21s %10s %10s %7s %9s %6s MB %5d MB%s %-13s %s\n", "", "  " v " (" vmem[key, v] ")", "", x, r, "",
-					mb(vm[key, v]), lim, (vm[key, v] / 1024 > lim ? "!" : " "), vpath[key, v], vio[key, v]
+				printf "%-8s %-21s %10s %10s %7s %9s %6s MB %5s MB %5d MB%s %-13s %s\n", "", "  " v " (" vmem[key, v] ")", "", x, r, "",
+					mb(vm[key, v]), mb(vsh[key, v]), lim, ((vm[key, v] - vsh[key, v]) / 1024 > lim ? "!" : " "),
+					vpath[key, v], vio[key, v]
 			}
 		}
 	}' "$CSV"
@@ -437,7 +445,7 @@ if command -v gnuplot >/dev/null; then
 	gnuplot -e "datafile='$DAT'; outfile='$PNG'; mem='$GRAPH_MEM'" bench/plot_graph.gp 2>>"$LOG" &&
 		echo "chart: $PNG"
 fi
-echo "load at end:$(uptime | sed 's/.*load average//'); '!' marks a peak above its limit"
+echo "load at end:$(uptime | sed 's/.*load average//'); '!' marks a peak above its limit, shared buffers mapped (shared) left out"
 echo "data: $CSV; log: $LOG"
 awk -F, 'NR > 1 && $3 == "pgrouting" && $6 == "ok" { pt[$1 "," $2] = $7 }
 	NR > 1 && $3 == "pgxxl" && $4 == "srf" && $6 == "ok" { xt[$1 "," $2] = $7 }
