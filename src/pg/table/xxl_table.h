@@ -11,7 +11,9 @@
  * A segment is the rows one statement inserted, written at the statement's
  * end in the order of the table's key, onto contiguous new pages; it is
  * never changed afterwards.  Its directory entry holds the inserting
- * transaction and command, which decide who sees it.  Every page is
+ * transaction and command, which decide who sees it.  DELETE (and UPDATE's
+ * delete half) adds a delete segment the same way: pages naming the rows
+ * it deleted, seen or not as a whole (xxl_table_delete.c).  Every page is
  * written whole, through the buffer manager, and WAL-logged as a full-page
  * image when the relation needs WAL.
  */
