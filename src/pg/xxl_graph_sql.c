@@ -186,13 +186,11 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 	find_columns(r, xxl_input_desc(r->in));
 	if (xxl_input_has_tuples(r->in))
 		plan_heap_in_place(r, xxl_input_desc(r->in));
-	else if (xxl_input_has_runs(r->in))
+	else if (xxl_input_runs_byval(r->in))
 	{
-		XxlRowFormat fmt;
 		TupleDesc	desc = xxl_input_desc(r->in);
 
-		xxl_row_format_init(&fmt, desc, desc->natts);
-		r->runs = fmt.byval;
+		r->runs = true;
 		r->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
 		r->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
 	}
@@ -414,22 +412,21 @@ next_from_run(XxlEdgeReader *r, XxlEdge *e)
 		if (r->run.fmt != r->planned || r->run.fmt->natts != r->planned_natts)
 			plan_in_place(r);
 	}
-	row = xxl_page_row(r->run.page, r->run.first + r->run_next++, &len);
 	r->rows++;
 	if (r->in_place)
 	{
 		bool		nulls = false;
 
+		row = xxl_page_row(r->run.page, r->run.first + r->run_next, &len);
 		for (int b = 0; b < r->run.fmt->bitmap_bytes; b++)
 			nulls |= row[b] != 0;
 		if (!nulls && edge_in_place(r, row, e))
+		{
+			r->run_next++;
 			return true;
+		}
 	}
-	/* rows of pages from before a column was added lack it: the general unpack fills it in */
-	if (r->run.fmt->natts >= r->maxatt)
-		xxl_row_unpack_byval(r->run.fmt, row, r->values, r->isnull);
-	else
-		xxl_row_unpack(r->run.fmt, row, r->values, r->isnull);
+	xxl_run_unpack(&r->run, r->run_next++, r->maxatt, r->values, r->isnull);
 	edge_from(r, r->values, r->isnull, e);
 	return true;
 }

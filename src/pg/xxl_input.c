@@ -368,6 +368,17 @@ xxl_input_has_runs(XxlInput *in)
 }
 
 bool
+xxl_input_runs_byval(XxlInput *in)
+{
+	XxlRowFormat fmt;
+
+	if (!xxl_input_has_runs(in))
+		return false;
+	xxl_row_format_init(&fmt, in->desc, in->desc->natts);
+	return fmt.byval;
+}
+
+bool
 xxl_input_next_run(XxlInput *in, XxlRowRun *run)
 {
 	Assert(xxl_input_has_runs(in));

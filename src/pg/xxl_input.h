@@ -86,6 +86,8 @@ extern HeapTuple xxl_input_next_tuple(XxlInput *in);
  */
 struct XxlRowRun;
 extern bool xxl_input_has_runs(XxlInput *in);
+/* Whether it has runs whose rows hold by-value columns only (no allocation to unpack them). */
+extern bool xxl_input_runs_byval(XxlInput *in);
 extern bool xxl_input_next_run(XxlInput *in, struct XxlRowRun *run);
 
 /*

@@ -25,6 +25,7 @@
 #include "pg/xxl_error.h"
 #include "pg/xxl_operator.h"
 #include "pg/xxl_sort_run.h"
+#include "pg/table/xxl_table.h"
 
 #define PUT_BATCH 256			/* records encoded per xxl_sorter_reserve */
 #define GET_BATCH 1024			/* records taken per xxl_sorter_next_many */
@@ -241,9 +242,15 @@ put_failed(XxlSortRun *run)
 static void
 read_fixed(XxlSortRun *run, XxlInput *in)
 {
-	/* heap rows are deformed straight from their page, without a slot */
+	/*
+	 * Heap rows are deformed straight from their page, without a slot; xxl
+	 * tables of by-value columns hand out runs of packed rows likewise.
+	 */
 	bool		tuples = xxl_input_has_tuples(in);
 	TupleDesc	in_desc = xxl_input_desc(in);
+	bool		runs = !tuples && xxl_input_runs_byval(in);
+	XxlRowRun	run_rows = {0};
+	int			run_next = 0;
 	Datum	   *values = palloc(sizeof(Datum) * Max(in_desc->natts, 1));
 	bool	   *isnull = palloc(sizeof(bool) * Max(in_desc->natts, 1));
 	bool		more = true;
@@ -266,6 +273,17 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 				if (tuple == NULL)
 					break;
 				heap_deform_tuple(tuple, in_desc, values, isnull);
+				encode_fixed(run, values, isnull, dst + filled * run->record_size);
+			}
+			else if (runs)
+			{
+				if (run_next >= run_rows.n)
+				{
+					if (!xxl_input_next_run(in, &run_rows))
+						break;
+					run_next = 0;
+				}
+				xxl_run_unpack(&run_rows, run_next++, run->max_in_attno, values, isnull);
 				encode_fixed(run, values, isnull, dst + filled * run->record_size);
 			}
 			else

@@ -467,6 +467,24 @@ typedef struct XxlRowRun
 } XxlRowRun;
 extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
 
+/*
+ * Row i of a run into values/isnull, at least its first natts columns: the
+ * by-value unpack when the run's rows have them, else the general one
+ * (rows written before columns were added lack them; it fills them in).
+ */
+static inline const char *
+xxl_run_unpack(const XxlRowRun *run, int i, int natts, Datum *values, bool *isnull)
+{
+	uint32		len;
+	const char *row = xxl_page_row(run->page, run->first + i, &len);
+
+	if (run->fmt->byval && run->fmt->natts >= natts)
+		xxl_row_unpack_byval(run->fmt, row, values, isnull);
+	else
+		xxl_row_unpack(run->fmt, row, values, isnull);
+	return row;
+}
+
 extern bool xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
 extern bool xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 									   TupleTableSlot *slot);
