@@ -232,6 +232,15 @@ SELECT dml_both($$DELETE FROM %s WHERE a %% 7 = 0$$);
 VACUUM FULL dx;
 SELECT dml_differ('dx', 'dh') AS after_vacuum_full;
 
+-- past 2^23 deleted rows not yet compacted, a NOTICE suggests compaction (once per doubling)
+CREATE TABLE dn (a int) USING xxl;
+INSERT INTO dn SELECT generate_series(1, 8400000);
+DELETE FROM dn WHERE a <= 4200000;
+DELETE FROM dn WHERE a > 4200000;
+DELETE FROM dn;
+SELECT xxl.compact('dn') AS merged, pg_relation_size('dn') AS bytes_after;
+DROP TABLE dn;
+
 -- triggers: BEFORE row triggers see and change the rows; AFTER UPDATE row triggers are refused
 CREATE FUNCTION dml_upper() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN NEW.b := upper(NEW.b); RETURN NEW; END $$;

@@ -35,7 +35,10 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "port/pg_bitutils.h"
+#include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -610,6 +613,38 @@ dels_page_init(PGAlignedBlock *image, uint32 segno)
 	op->nrows = 0;
 }
 
+/*
+ * Readers hold the runs of the deleted rows in memory until compaction
+ * drops them: say so when the deleted rows of live delete segments pass
+ * XXL_DELETED_NOTICE, 2 * XXL_DELETED_NOTICE, 4 * ... (as a flush does for
+ * segments; compaction needs an ACCESS EXCLUSIVE lock, so it is not
+ * started here).
+ */
+#define XXL_DELETED_NOTICE (UINT64CONST(1) << 23)
+
+static void
+suggest_compaction(Relation rel, const DeleteState *ds)
+{
+	uint64		before = 0,
+				after;
+
+	for (uint32 s = 0; s < ds->dir.nsegments; s++)
+		if ((ds->dir.segs[s].flags & XXL_SEG_DELETES) && !(ds->dir.segs[s].flags & XXL_SEG_DEAD))
+			before += ds->dir.segs[s].nrows;
+	after = before + ds->nrows;
+	if (after < XXL_DELETED_NOTICE ||
+		pg_leftmost_one_pos64(after / XXL_DELETED_NOTICE) ==
+		(before < XXL_DELETED_NOTICE ? -1 : pg_leftmost_one_pos64(before / XXL_DELETED_NOTICE)))
+		return;
+	ereport(NOTICE,
+			(errmsg("xxl table \"%s\" has " UINT64_FORMAT " deleted rows not yet compacted",
+					RelationGetRelationName(rel), after),
+			 errdetail("Scans hold the positions of deleted rows in memory until a compaction drops them."),
+			 errhint("SELECT xxl.compact('%s') rewrites the table without them.",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)))));
+}
+
 /* The state's deletes as one delete segment of its table. */
 static void
 flush_deletes(DeleteState *ds)
@@ -689,6 +724,7 @@ flush_deletes(DeleteState *ds)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);
 	UnlockRelationForExtension(rel, ExclusiveLock);
+	suggest_compaction(rel, ds);
 	table_close(rel, NoLock);
 	pfree(image);
 	pfree(order);
