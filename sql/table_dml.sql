@@ -64,6 +64,15 @@ SELECT dml_both($$UPDATE %s SET c = -1 FROM dml_three WHERE a BETWEEN 100 AND 20
 SELECT dml_both($$DELETE FROM %s USING dml_three WHERE a BETWEEN 200 AND 300$$) AS deleted_once;
 SELECT count(*) AS rows, sum(a) AS sum_a FROM dx;
 
+-- MERGE: deletes, updates and inserts in one statement
+CREATE TABLE dml_src AS SELECT g AS a, CASE WHEN g % 3 = 0 THEN 'del' ELSE 'merged ' || g END AS b
+FROM generate_series(19000, 21000) g;
+SELECT dml_both($$MERGE INTO %s t USING dml_src s ON t.a = s.a
+  WHEN MATCHED AND s.b = 'del' THEN DELETE
+  WHEN MATCHED THEN UPDATE SET b = s.b
+  WHEN NOT MATCHED THEN INSERT VALUES (s.a, s.b, 0)$$) AS merged;
+DROP TABLE dml_src;
+
 -- RETURNING gives the deleted rows and the new versions
 WITH x AS (DELETE FROM dx WHERE a BETWEEN 500 AND 520 RETURNING *),
      h AS (DELETE FROM dh WHERE a BETWEEN 500 AND 520 RETURNING *)
