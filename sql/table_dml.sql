@@ -110,7 +110,8 @@ SELECT dml_both($$UPDATE %s SET a = a - 300 WHERE a BETWEEN 300 AND 399$$, 'dr',
 -- the same TIDs as a sequential scan gives (a + 0: no bounds)
 SELECT (SELECT array_agg(ctid ORDER BY ctid) FROM dr WHERE a BETWEEN 0 AND 120) =
        (SELECT array_agg(ctid ORDER BY ctid) FROM dr WHERE a + 0 BETWEEN 0 AND 120) AS same_tids;
-SELECT count(*) AS locked_in_key_order FROM (SELECT * FROM dr WHERE a < 50 ORDER BY a FOR UPDATE) s;
+SELECT (SELECT array_agg(a) FROM (SELECT a FROM dr WHERE a < 50 ORDER BY a FOR UPDATE) s) =
+       (SELECT array_agg(a ORDER BY a) FROM drh WHERE a < 50) AS locked_in_key_order;
 RESET enable_seqscan;
 SELECT dml_differ('dr', 'drh') AS differing;
 DROP TABLE dr, drh;
@@ -270,9 +271,12 @@ DELETE FROM dh WHERE a BETWEEN 13000 AND 13050;
 SELECT count(*) AS logged, sum(a) = (SELECT sum(a) FROM dml_log) AS same FROM dml_log;
 SELECT dml_differ('dx', 'dh') AS after_triggers;
 -- row locks: FOR UPDATE, FOR SHARE, NOWAIT and SKIP LOCKED (alone: nothing to wait for)
-SELECT count(*) AS locked FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR UPDATE) s;
-SELECT count(*) AS shared FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR SHARE NOWAIT) s;
-SELECT count(*) AS skipped FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR UPDATE SKIP LOCKED) s;
+SELECT (SELECT count(*) FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR UPDATE) s) =
+       (SELECT count(*) FROM dh WHERE a BETWEEN 14000 AND 14100) AS locked_all;
+SELECT (SELECT count(*) FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR SHARE NOWAIT) s) =
+       (SELECT count(*) FROM dh WHERE a BETWEEN 14000 AND 14100) AS shared_all;
+SELECT (SELECT count(*) FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR UPDATE SKIP LOCKED) s) =
+       (SELECT count(*) FROM dh WHERE a BETWEEN 14000 AND 14100) AS skipped_none;
 -- a foreign key to an xxl table (its check locks the referenced row)
 CREATE TABLE dml_pk (id int PRIMARY KEY, v text) USING xxl;
 INSERT INTO dml_pk SELECT g, 'v' || g FROM generate_series(1, 100) g;

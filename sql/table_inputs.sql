@@ -101,7 +101,7 @@ SELECT (SELECT md5(string_agg(format('%s %s %s %s', a, b, c, d), ','))
         FROM xxl.sort('ti_s', 'a DESC, b NULLS FIRST, c, d') AS s(a bigint, b int, c double precision, d smallint)) =
        (SELECT md5(string_agg(format('%s %s %s %s', a, b, c, d), ',' ORDER BY a DESC, b NULLS FIRST, c, d)) FROM ti_sh)
   AS sorted_same;
-SELECT operator, rows FROM xxl.last_stats();
+SELECT operator, rows = (SELECT count(*) FROM ti_sh) AS every_row FROM xxl.last_stats();
 RESET xxl.memory;
 SELECT count(*) AS into_rows FROM (SELECT xxl.sort_into('ti_s', 'c', 'ti_sorted')) s;
 SELECT (SELECT array_agg(c ORDER BY c) FROM ti_sh) = (SELECT array_agg(c) FROM ti_sorted) AS into_same;

@@ -89,8 +89,7 @@ struct XxlEdgeReader
 	bool		heap_in_place;
 	TupleTableSlot *slot;		/* heap tuples read the general way */
 	/* rows of fixed width: each column read in place, at its offset */
-	const XxlRowFormat *planned;	/* the format off and len are for */
-	int			planned_natts;
+	int			planned_natts;	/* the column count of the rows off and len are for, or 0 */
 	bool		in_place;
 	int			off[NUM_COLS];
 	int			len[NUM_COLS];
@@ -316,7 +315,6 @@ plan_in_place(XxlEdgeReader *r)
 {
 	const XxlRowFormat *fmt = r->run.fmt;
 
-	r->planned = fmt;
 	r->planned_natts = fmt->natts;
 	r->in_place = fmt->row_width > 0 && fmt->natts >= r->maxatt;
 	for (int c = 0; r->in_place && c < NUM_COLS; c++)
@@ -409,7 +407,8 @@ next_from_run(XxlEdgeReader *r, XxlEdge *e)
 		if (!xxl_input_next_run(r->in, &r->run))
 			return false;
 		r->run_next = 0;
-		if (r->run.fmt != r->planned || r->run.fmt->natts != r->planned_natts)
+		/* (a scan's runs share one format, which changes only with the pages' column count) */
+		if (r->run.fmt->natts != r->planned_natts)
 			plan_in_place(r);
 	}
 	r->rows++;

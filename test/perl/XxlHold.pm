@@ -11,7 +11,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
-our @EXPORT = qw(start_held);
+our @EXPORT = qw(start_held spill_files cancel_held);
 
 # start_held($node, $phase, \@setup_statements, $statement): returns the
 # background session and its backend pid once the backend is held.
@@ -31,6 +31,26 @@ sub start_held
 		"SELECT wait_event IS NOT DISTINCT FROM 'Extension' FROM pg_stat_activity WHERE pid = $pid");
 	die "the statement ended before its $phase phase: $statement\n$bg->{stderr}" unless $held eq 't';
 	return ($bg, $pid);
+}
+
+# spill_files($node, $pid): how many of the engine's spill files backend
+# $pid has in the temporary directory (pgsql_tmp<pid>.xxl*).
+sub spill_files
+{
+	my ($node, $pid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
+}
+
+# cancel_held($node, $pid): cancel backend $pid's statement and return once
+# the backend is idle again.
+sub cancel_held
+{
+	my ($node, $pid) = @_;
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	$node->poll_query_until('postgres',
+		"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+	  or die "the canceled statement of backend $pid did not end";
 }
 
 1;

@@ -106,12 +106,6 @@ for my $case (
 
 # --- cancel and terminate inside the engine --------------------------------------
 
-sub leftovers
-{
-	my ($pid) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
-}
 
 # Start a long external run in the background and hold it inside the
 # engine once the input has been read (xxl.test_hold): the state a cancel
@@ -122,7 +116,7 @@ sub start_long_run
 }
 
 my ($bg, $pid) = start_long_run();
-cmp_ok(leftovers($pid), '>', 0, 'the running operator has spill files');
+cmp_ok(spill_files($node, $pid), '>', 0, 'the running operator has spill files');
 my $t0 = time;
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 $node->poll_query_until('postgres',
@@ -134,7 +128,7 @@ my $stats = $bg->query('SELECT completed, merge_ms > 0, output_ms = 0 FROM xxl.l
 like($bg->{stderr}, qr/canceling statement due to user request/, 'the cancel error reaches the client');
 $bg->{stderr} = '';
 is($stats, 'f|t|t', 'canceled inside the engine (after reading the edges, before any output)');
-is(leftovers($pid), '0', 'no spill files after the cancel');
+is(spill_files($node, $pid), '0', 'no spill files after the cancel');
 is($bg->query_safe("SELECT count(*) FROM xxl.connected_components('SELECT 1 AS source, 2 AS target')"),
 	'2', 'the session works after the cancel');
 $bg->quit;
@@ -144,7 +138,7 @@ $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
 $node->poll_query_until('postgres',
 	"SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $pid)")
   or die 'the terminated backend did not exit';
-is(leftovers($pid), '0', 'no spill files after a termination');
+is(spill_files($node, $pid), '0', 'no spill files after a termination');
 # psql has lost its connection and may already be gone (EPIPE on \q)
 eval { $bg->quit; };
 

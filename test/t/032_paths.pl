@@ -130,12 +130,6 @@ for my $case ([ '64MB', 64 ], [ '8MB', 8 ])
 
 # --- cancel in each phase ---------------------------------------------------------------
 
-sub leftovers
-{
-	my ($pid) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
-}
 
 for my $phase ('input', 'merge', 'output')
 {
@@ -150,15 +144,12 @@ for my $phase ('input', 'merge', 'output')
 		  "SELECT count(*) FROM xxl.bfs('edges', $src, false)" :
 		  "SELECT count(*) FROM xxl.shortest_paths('edges', $src)";
 		my ($bg, $pid) = start_held($node, $phase, \@set, $query);
-		$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-		$node->poll_query_until('postgres',
-			"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
-		  or die 'the canceled query did not end';
+		cancel_held($node, $pid);
 		$bg->query('SELECT 1');	# collects the canceled statement's error
 		like($bg->{stderr}, qr/canceling statement due to user request/,
 			"$memory, $phase: the cancel reaches the client");
 		$bg->{stderr} = '';
-		is(leftovers($pid), '0', "$memory, $phase: no spill files after the cancel");
+		is(spill_files($node, $pid), '0', "$memory, $phase: no spill files after the cancel");
 		is($bg->query_safe("SELECT count(*) FROM xxl.bfs('SELECT 1 AS id, 1 AS source, 2 AS target, 1 AS cost', 1)"),
 			'2', "$memory, $phase: the session works after the cancel");
 		$bg->quit;

@@ -115,12 +115,6 @@ is($primary->safe_psql('postgres', q{
 
 # --- cancel ------------------------------------------------------------------------------
 
-sub leftovers
-{
-	my ($pid) = @_;
-	return $primary->safe_psql('postgres',
-		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'");
-}
 
 my $count_before = $primary->safe_psql('postgres', 'SELECT count(*) FROM t');
 # input: while rows are collected; merge: while they are sorted at the
@@ -129,16 +123,13 @@ for my $phase ('input', 'merge', 'output')
 {
 	my ($held, $pid) = start_held($primary, $phase, ["SET xxl.memory = '1MB'"],
 		"INSERT INTO t SELECT (g * 31) % 1000003, md5(g::text) FROM generate_series(1, 300000) g");
-	cmp_ok(leftovers($pid), '>', 0, "$phase: the held insert has spill files") if $phase ne 'input';
-	$primary->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-	$primary->poll_query_until('postgres',
-		"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
-	  or die 'the canceled insert did not end';
+	cmp_ok(spill_files($primary, $pid), '>', 0, "$phase: the held insert has spill files") if $phase ne 'input';
+	cancel_held($primary, $pid);
 	my $count = $held->query('SELECT count(*) FROM t');
 	like($held->{stderr}, qr/canceling statement due to user request/,
 		"$phase: the cancel reaches the client");
 	$held->{stderr} = '';
-	is(leftovers($pid), '0', "$phase: no spill files after the cancel");
+	is(spill_files($primary, $pid), '0', "$phase: no spill files after the cancel");
 	is($count, $count_before, "$phase: no row of the canceled insert, the session works");
 	$held->quit;
 }

@@ -169,19 +169,12 @@ for my $phase ('merge', 'output')
 {
 	my ($held, $pid) = start_held($primary, $phase, ["SET xxl.memory = '1MB'"],
 		'UPDATE big SET a = 1000000 - a, b = b + 1 WHERE a % 2 = 0');
-	cmp_ok($primary->safe_psql('postgres',
-		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'"),
-		'>', 0, "$phase: the held update has spill files");
-	$primary->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-	$primary->poll_query_until('postgres',
-		"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
-	  or die 'the canceled update did not end';
+	cmp_ok(spill_files($primary, $pid), '>', 0, "$phase: the held update has spill files");
+	cancel_held($primary, $pid);
 	my $after = $held->query('SELECT format($$%s %s %s$$, count(*), sum(a), sum(b)) FROM big');
 	like($held->{stderr}, qr/canceling statement due to user request/,
 		"$phase: the cancel reaches the client");
-	is($primary->safe_psql('postgres',
-		"SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp${pid}.xxl%'"),
-		'0', "$phase: no spill files after the cancel");
+	is(spill_files($primary, $pid), '0', "$phase: no spill files after the cancel");
 	is($after, $big_before, "$phase: no row deleted or added, the session works");
 	$held->quit;
 }

@@ -186,6 +186,9 @@ extern Buffer xxl_extend(Relation rel, BufferAccessStrategy strategy);
 /* Whether rows of seg are visible to snapshot. */
 extern bool xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot);
 
+/* Whether seg is not dead and committed or this transaction's (ANALYZE, rewrites, deleters). */
+extern bool xxl_segment_committed(const XxlSegment *seg);
+
 /*
  * VACUUM's pass over the directory: entries of aborted transactions are
  * marked dead, committed ones older than freeze_limit are frozen.  Returns
@@ -287,6 +290,9 @@ extern void xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *valu
  */
 extern void xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno);
 
+/* An empty page of a segment's, of kind, its special space filled in but for the row format. */
+extern XxlPageOpaque *xxl_page_init_kind(Page page, XxlPageKind kind, uint32 segno);
+
 /*
  * Add a row: its 1-based position on the page, or 0 when it does not fit
  * (in room, or beyond XXL_PAGE_ROWS rows).
@@ -335,6 +341,13 @@ extern void xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, 
 
 /* Write the pending rows of rel (all relations: InvalidOid) as segments. */
 extern void xxl_table_flush(Oid relid);
+
+/*
+ * NOTICE that compaction would help rel: message, detail (or NULL), and a
+ * hint naming the call and what it does (effect).
+ */
+extern void xxl_notice_compact(Relation rel, const char *message, const char *detail,
+							   const char *effect);
 
 /* A page image as a new page at the end of rel, WAL-logged (extension lock held). */
 extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
@@ -400,6 +413,18 @@ xxl_deleted_skip(const XxlDeleted *d, int *k, uint64 base, int row, int nrows, i
 	}
 	*stop = *k < d->nruns && d->first[*k] < base + nrows ? (int) (d->first[*k] - base) : nrows;
 	return Min(row, nrows);
+}
+
+/*
+ * A cursor's start on a page whose row 0 is at position base: *k at the
+ * first run that ends after base, *stop as xxl_deleted_skip sets it; the
+ * first row not deleted.
+ */
+static inline int
+xxl_deleted_page_start(const XxlDeleted *d, int *k, uint64 base, int nrows, int *stop)
+{
+	*k = d->nruns > 0 ? xxl_deleted_seek(d, base) : 0;
+	return xxl_deleted_skip(d, k, base, 0, nrows, stop);
 }
 
 /*

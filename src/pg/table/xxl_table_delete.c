@@ -36,9 +36,7 @@
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "port/pg_bitutils.h"
-#include "utils/builtins.h"
 #include "utils/hsearch.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -58,6 +56,32 @@ typedef struct PageBits
 	BlockNumber page;			/* the hash key */
 	uint64		bits[PAGE_WORDS];
 } PageBits;
+
+static inline bool
+bit_is_set(const PageBits *pb, int row)
+{
+	return (pb->bits[row / 64] >> (row % 64)) & 1;
+}
+
+/*
+ * The next run of deleted rows of a page at or after *row: its first row
+ * in *start, *row past its end; false when there is none.
+ */
+static bool
+next_bit_run(const PageBits *pb, int *row, int *start)
+{
+	int			r = *row;
+
+	while (r < XXL_PAGE_ROWS && !bit_is_set(pb, r))
+		r = pb->bits[r / 64] >> (r % 64) == 0 ? (r / 64 + 1) * 64 : r + 1;
+	if (r >= XXL_PAGE_ROWS)
+		return false;
+	*start = r;
+	while (r < XXL_PAGE_ROWS && bit_is_set(pb, r))
+		r++;
+	*row = r;
+	return true;
+}
 
 typedef struct DeleteState
 {
@@ -128,13 +152,6 @@ read_segment(Relation rel, const XxlSegment *seg, uint32 segno, XxlDeleted *d, i
 }
 
 static bool
-committed_or_own(TransactionId xmin)
-{
-	return xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin) ||
-		(!TransactionIdIsInProgress(xmin) && TransactionIdDidCommit(xmin));
-}
-
-static bool
 applies(const XxlSegment *seg, XxlDeletesSeen seen, Snapshot snapshot)
 {
 	if (!(seg->flags & XXL_SEG_DELETES) || (seg->flags & XXL_SEG_DEAD))
@@ -146,9 +163,9 @@ applies(const XxlSegment *seg, XxlDeletesSeen seen, Snapshot snapshot)
 		case XXL_DELS_SNAPSHOT:
 			return xxl_segment_visible(seg, snapshot);
 		case XXL_DELS_COMMITTED:
-			return committed_or_own(seg->xmin);
+			return xxl_segment_committed(seg);
 		case XXL_DELS_LIVE:
-			return committed_or_own(seg->xmin) || TransactionIdIsInProgress(seg->xmin);
+			return xxl_segment_committed(seg) || TransactionIdIsInProgress(seg->xmin);
 	}
 	return false;
 }
@@ -160,6 +177,15 @@ run_cmp(const void *a, const void *b)
 				y = *(const uint64 *) b;
 
 	return x < y ? -1 : x > y;
+}
+
+static inline void
+swap_ptr(void **a, void **b)
+{
+	void	   *t = *a;
+
+	*a = *b;
+	*b = t;
 }
 
 /* Sort runs [lo, hi) of d by first (a list not yet in order: pending deletes). */
@@ -198,6 +224,7 @@ normalize(XxlDeleted *d, int *starts, int nlists, bool keep_segno)
 
 	if (nlists > 1)
 	{
+		/* each pass merges neighbouring lists from d's arrays into the others, then swaps */
 		uint64	   *first = palloc_extended(sizeof(uint64) * d->nruns, MCXT_ALLOC_HUGE);
 		uint64	   *end = palloc_extended(sizeof(uint64) * d->nruns, MCXT_ALLOC_HUGE);
 		uint32	   *segno = palloc_extended(sizeof(uint32) * d->nruns, MCXT_ALLOC_HUGE);
@@ -212,7 +239,7 @@ normalize(XxlDeleted *d, int *starts, int nlists, bool keep_segno)
 				int			i = starts[l],
 							ie = starts[l + 1],
 							j = ie,
-							je = l + 2 <= nlists ? starts[Min(l + 2, nlists)] : ie,
+							je = l + 1 < nlists ? starts[l + 2] : ie,
 							o = i;
 
 				while (i < ie || j < je)
@@ -228,9 +255,9 @@ normalize(XxlDeleted *d, int *starts, int nlists, bool keep_segno)
 			}
 			starts[m] = d->nruns;
 			nlists = m;
-			memcpy(d->first, first, sizeof(uint64) * d->nruns);
-			memcpy(d->end, end, sizeof(uint64) * d->nruns);
-			memcpy(d->segno, segno, sizeof(uint32) * d->nruns);
+			swap_ptr((void **) &first, (void **) &d->first);
+			swap_ptr((void **) &end, (void **) &d->end);
+			swap_ptr((void **) &segno, (void **) &d->segno);
 		}
 		pfree(first);
 		pfree(end);
@@ -279,10 +306,11 @@ add_pending(Oid relid, Snapshot snapshot, XxlDeleted *d, int *cap)
 		while ((pb = hash_seq_search(&it)) != NULL)
 		{
 			uint64		base = xxl_row_pos(pb->page, 0);
+			int			row = 0,
+						start;
 
-			for (int r = 0; r < XXL_PAGE_ROWS; r++)
-				if ((pb->bits[r / 64] >> (r % 64)) & 1)
-					append_run(d, cap, base + r, base + r + 1, PG_UINT32_MAX);
+			while (next_bit_run(pb, &row, &start))
+				append_run(d, cap, base + start, base + row, PG_UINT32_MAX);
 		}
 	}
 }
@@ -369,7 +397,7 @@ pending_has(Oid relid, uint64 pos, Snapshot snapshot)
 		if (!pending_seen(ds, relid, snapshot))
 			continue;
 		pb = hash_search(ds->pages, &page, HASH_FIND, NULL);
-		if (pb != NULL && ((pb->bits[row / 64] >> (row % 64)) & 1))
+		if (pb != NULL && bit_is_set(pb, row))
 			return true;
 	}
 	return false;
@@ -401,7 +429,7 @@ xxl_row_deleted(Relation rel, const XxlDeleted *d, const XxlDirectory *dir, uint
 			snapshot->xmax = xmin;
 			return false;
 		}
-		return committed_or_own(xmin);
+		return xxl_segment_committed(seg);
 	}
 	return xxl_segment_visible(seg, snapshot);
 }
@@ -489,7 +517,7 @@ delete_row(Relation rel, ItemPointer tid, CommandId cid, TM_FailureData *tmfd, b
 	pb = hash_search(ds->pages, &page, lock_only ? HASH_FIND : HASH_ENTER, &found);
 	if (!found && !lock_only)
 		memset(pb->bits, 0, sizeof(pb->bits));
-	if (found && ((pb->bits[row / 64] >> (row % 64)) & 1))
+	if (found && bit_is_set(pb, row))
 	{
 		/* this command deleted it already (a join gave the row twice) */
 		tmfd->xmax = ds->xid;
@@ -601,16 +629,7 @@ page_cmp(const void *a, const void *b)
 static void
 dels_page_init(PGAlignedBlock *image, uint32 segno)
 {
-	Page		page = image->data;
-	XxlPageOpaque *op;
-
-	PageInit(page, BLCKSZ, sizeof(XxlPageOpaque));
-	op = XXL_OPAQUE(page);
-	op->magic = XXL_TABLE_MAGIC;
-	op->kind = XXL_PAGE_DELS;
-	op->segno = segno;
-	op->row_width = sizeof(uint64);
-	op->nrows = 0;
+	xxl_page_init_kind(image->data, XXL_PAGE_DELS, segno)->row_width = sizeof(uint64);
 }
 
 /*
@@ -636,13 +655,10 @@ suggest_compaction(Relation rel, const DeleteState *ds)
 		pg_leftmost_one_pos64(after / XXL_DELETED_NOTICE) ==
 		(before < XXL_DELETED_NOTICE ? -1 : pg_leftmost_one_pos64(before / XXL_DELETED_NOTICE)))
 		return;
-	ereport(NOTICE,
-			(errmsg("xxl table \"%s\" has " UINT64_FORMAT " deleted rows not yet compacted",
-					RelationGetRelationName(rel), after),
-			 errdetail("Scans hold the positions of deleted rows in memory until a compaction drops them."),
-			 errhint("SELECT xxl.compact('%s') rewrites the table without them.",
-					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-												RelationGetRelationName(rel)))));
+	xxl_notice_compact(rel, psprintf("xxl table \"%s\" has " UINT64_FORMAT " deleted rows not yet compacted",
+									 RelationGetRelationName(rel), after),
+					   "Scans hold the positions of deleted rows in memory until a compaction drops them.",
+					   "rewrites the table without them");
 }
 
 /* The state's deletes as one delete segment of its table. */
@@ -681,38 +697,22 @@ flush_deletes(DeleteState *ds)
 	for (long i = 0; i < npages; i++)
 	{
 		uint64		base = xxl_row_pos(order[i]->page, 0);
-		int			r = 0;
+		int			row = 0,
+					start;
 
 		CHECK_FOR_INTERRUPTS();
-		while (r < XXL_PAGE_ROWS)
+		while (next_bit_run(order[i], &row, &start))
 		{
-			const uint64 *w = order[i]->bits;
-			int			start;
-			PageHeader	ph = (PageHeader) image->data;
-
-			if (w[r / 64] == 0 && r % 64 == 0)
-			{
-				r += 64;
-				continue;
-			}
-			if (!((w[r / 64] >> (r % 64)) & 1))
-			{
-				r++;
-				continue;
-			}
-			start = r;
-			while (r < XXL_PAGE_ROWS && ((w[r / 64] >> (r % 64)) & 1))
-				r++;
 			if (XXL_OPAQUE(image->data)->nrows == RUNS_PER_PAGE)
 			{
 				xxl_write_new_page(rel, image, NULL);
 				seg.npages++;
 				dels_page_init(image, segno);
-				ph = (PageHeader) image->data;
 			}
 			((uint64 *) (image->data + SizeOfPageHeaderData))[XXL_OPAQUE(image->data)->nrows++] =
-				(base + start) | ((uint64) (r - start - 1) << RUN_FIRST_BITS);
-			ph->pd_lower = SizeOfPageHeaderData + XXL_OPAQUE(image->data)->nrows * sizeof(uint64);
+				(base + start) | ((uint64) (row - start - 1) << RUN_FIRST_BITS);
+			((PageHeader) image->data)->pd_lower =
+				SizeOfPageHeaderData + XXL_OPAQUE(image->data)->nrows * sizeof(uint64);
 		}
 	}
 	if (XXL_OPAQUE(image->data)->nrows > 0)

@@ -314,6 +314,17 @@ xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot)
 	return false;
 }
 
+bool
+xxl_segment_committed(const XxlSegment *seg)
+{
+	TransactionId xmin = seg->xmin;
+
+	if ((seg->flags & XXL_SEG_DEAD) || !TransactionIdIsValid(xmin))
+		return false;
+	return xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin) ||
+		(!TransactionIdIsInProgress(xmin) && TransactionIdDidCommit(xmin));
+}
+
 /*
  * One entry's VACUUM; true when it changed.  A committed delete segment's
  * rows count as dead (until compaction drops them); an aborted one's as

@@ -628,12 +628,9 @@ segment_next(OrderedScanState *st, Cursor *cur)
 					 errmsg("block %u of xxl table \"%s\" is not a page of segment %u",
 							cur->next_block - 1, RelationGetRelationName(rel), cur->segno)));
 		cur->nrows = op->nrows;
-		{
-			uint64		base = xxl_row_pos(cur->next_block - 1, 0);
-
-			cur->del_k = st->dels.nruns > 0 ? xxl_deleted_seek(&st->dels, base) : 0;
-			cur->row = xxl_deleted_skip(&st->dels, &cur->del_k, base, 0, cur->nrows, &cur->stop);
-		}
+		cur->row = xxl_deleted_page_start(&st->dels, &cur->del_k,
+										  xxl_row_pos(cur->next_block - 1, 0), cur->nrows,
+										  &cur->stop);
 		if (cur->fmt.natts != op->natts)
 			xxl_row_format_init(&cur->fmt, RelationGetDescr(rel), op->natts);
 		LockBuffer(cur->buf, BUFFER_LOCK_UNLOCK);

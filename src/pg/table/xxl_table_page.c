@@ -230,19 +230,27 @@ xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values, bool *is
 
 /* Pages ---------------------------------------------------------------------- */
 
-void
-xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno)
+XxlPageOpaque *
+xxl_page_init_kind(Page page, XxlPageKind kind, uint32 segno)
 {
 	XxlPageOpaque *op;
 
 	PageInit(page, BLCKSZ, sizeof(XxlPageOpaque));
 	op = XXL_OPAQUE(page);
 	op->magic = XXL_TABLE_MAGIC;
-	op->kind = XXL_PAGE_DATA;
+	op->kind = kind;
 	op->segno = segno;
+	op->nrows = 0;
+	return op;
+}
+
+void
+xxl_page_init(Page page, const XxlRowFormat *fmt, uint32 segno)
+{
+	XxlPageOpaque *op = xxl_page_init_kind(page, XXL_PAGE_DATA, segno);
+
 	op->row_width = (uint16) fmt->row_width;
 	op->natts = (uint16) fmt->natts;
-	op->nrows = 0;
 	/* fixed rows: both bounds at the end of the rows; variable: offsets up, rows down */
 	if (fmt->row_width > 0)
 		((PageHeader) page)->pd_upper = SizeOfPageHeaderData;

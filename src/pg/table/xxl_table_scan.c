@@ -65,17 +65,6 @@ typedef struct XxlScanDescData
 
 typedef XxlScanDescData *XxlScanDesc;
 
-static bool
-committed_or_own(const XxlSegment *seg)
-{
-	TransactionId xmin = seg->xmin;
-
-	if ((seg->flags & XXL_SEG_DEAD) || !TransactionIdIsValid(xmin))
-		return false;
-	return xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin) ||
-		(!TransactionIdIsInProgress(xmin) && TransactionIdDidCommit(xmin));
-}
-
 static void
 decide_visibility(XxlScanDesc scan, XxlVisibility how)
 {
@@ -83,7 +72,7 @@ decide_visibility(XxlScanDesc scan, XxlVisibility how)
 	for (uint32 s = 0; how != VIS_NONE && s < scan->dir.nsegments; s++)
 		scan->visible[s] = how == VIS_SNAPSHOT ?
 			xxl_segment_visible(&scan->dir.segs[s], scan->base.rs_snapshot) :
-			committed_or_own(&scan->dir.segs[s]);
+			xxl_segment_committed(&scan->dir.segs[s]);
 	/* (SnapshotAny sees deleted rows: RETURNING, row triggers, row locks fetch them) */
 	xxl_deleted_load(scan->base.rs_rd, &scan->dir,
 					 how == VIS_SNAPSHOT ? XXL_DELS_SNAPSHOT :
@@ -224,9 +213,8 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	}
 	scan->buf = buf;
 	scan->block = block;
-	scan->del_k = scan->dels.nruns > 0 ? xxl_deleted_seek(&scan->dels, xxl_row_pos(block, 0)) : 0;
-	scan->row = xxl_deleted_skip(&scan->dels, &scan->del_k, xxl_row_pos(block, 0), 0,
-								 scan->nrows, &scan->stop);
+	scan->row = xxl_deleted_page_start(&scan->dels, &scan->del_k, xxl_row_pos(block, 0),
+									   scan->nrows, &scan->stop);
 	return segno;
 }
 
@@ -468,7 +456,7 @@ xxl_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, doubl
 										 &scan->stop);
 			*deadrows += scan->row - row;
 		}
-		if (!scan->visible[segno] && !committed_or_own(&scan->dir.segs[segno]) &&
+		if (!scan->visible[segno] && !xxl_segment_committed(&scan->dir.segs[segno]) &&
 			!TransactionIdIsInProgress(scan->dir.segs[segno].xmin))
 			*deadrows += scan->nrows - scan->row;
 	}
@@ -517,13 +505,21 @@ row_at(XxlScanDesc scan, ItemPointer tid)
 	return segno;
 }
 
+/* Whether the row at tid (of segment segno, -1: none) is visible to snapshot and not deleted. */
+static bool
+row_visible(XxlScanDesc scan, int64 segno, ItemPointer tid, Snapshot snapshot)
+{
+	return segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot) &&
+		!xxl_row_deleted(scan->base.rs_rd, &scan->dels, &scan->dir,
+						 xxl_row_pos(xxl_tid_page(tid), xxl_tid_row(tid)), snapshot);
+}
+
 bool
 xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
 {
 	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_NONE);
 	int64		segno = row_at(scan, tid);
-	bool		found = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot) &&
-		!xxl_row_deleted(rel, &scan->dels, &scan->dir, xxl_row_pos(xxl_tid_page(tid), xxl_tid_row(tid)), snapshot);
+	bool		found = row_visible(scan, segno, tid, snapshot);
 
 	if (found)
 	{
@@ -550,8 +546,7 @@ xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 	XxlScanDesc scan = scan_make(rel, snapshot, 0, NULL, NULL, 0, VIS_NONE);
 	ItemPointer tid = &slot->tts_tid;
 	int64		segno = row_at(scan, tid);
-	bool		visible = segno >= 0 && xxl_segment_visible(&scan->dir.segs[segno], snapshot) &&
-		!xxl_row_deleted(rel, &scan->dels, &scan->dir, xxl_row_pos(xxl_tid_page(tid), xxl_tid_row(tid)), snapshot);
+	bool		visible = row_visible(scan, segno, tid, snapshot);
 
 	xxl_scan_end((TableScanDesc) scan);
 	return visible;

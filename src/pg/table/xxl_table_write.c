@@ -407,6 +407,18 @@ xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, Command
 /* Flushing ----------------------------------------------------------------------- */
 
 void
+xxl_notice_compact(Relation rel, const char *message, const char *detail, const char *effect)
+{
+	ereport(NOTICE,
+			(errmsg_internal("%s", message),
+			 detail ? errdetail_internal("%s", detail) : 0,
+			 errhint("SELECT xxl.compact('%s') %s.",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)),
+					 effect)));
+}
+
+void
 xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
 {
 	Buffer		buf;
@@ -500,11 +512,9 @@ flush_state(WriteState *ws)
 	 * (compaction needs an ACCESS EXCLUSIVE lock, so it is not started here).
 	 */
 	if (segno + 1 >= XXL_SEGMENTS_NOTICE && ((segno + 1) & segno) == 0)
-		ereport(NOTICE,
-				(errmsg("xxl table \"%s\" has %u segments", RelationGetRelationName(rel), segno + 1),
-				 errhint("SELECT xxl.compact('%s') merges them into one sorted segment.",
-						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-													RelationGetRelationName(rel)))));
+		xxl_notice_compact(rel, psprintf("xxl table \"%s\" has %u segments",
+										 RelationGetRelationName(rel), segno + 1),
+						   NULL, "merges them into one sorted segment");
 	UnlockRelationForExtension(rel, ExclusiveLock);
 	table_close(rel, NoLock);
 	FreeAccessStrategy(strategy);
