@@ -17,6 +17,7 @@
 #include "pg/xxl_cancel.h"
 #include "pg/xxl_guc.h"
 #include "core/xxl_io.h"
+#include "pg/xxl_plan_sort.h"
 #include "pg/xxl_sort_scan.h"
 
 PG_MODULE_MAGIC;
@@ -37,6 +38,7 @@ _PG_init(void)
 	xxl_define_gucs();
 	xxl_cancel_init();
 	xxl_sort_scan_init();
+	xxl_plan_sort_init();
 	xxl_table_writes_init();
 	xxl_table_ordered_init();
 }

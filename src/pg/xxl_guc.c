@@ -25,6 +25,8 @@ bool		xxl_log_stats = false;
 bool		xxl_direct_io = true;
 bool		xxl_sort_scan = true;
 bool		xxl_ordered_scan = true;
+bool		xxl_sort_in_plans = true;
+int			xxl_sort_in_plans_threshold_kb = -1;
 int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_graph_max_semi_nodes = 0;
@@ -171,6 +173,23 @@ xxl_define_gucs(void)
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.sort_in_plans",
+							 "Let the planner run big sorts of ordinary queries with the external sorter.",
+							 "A Sort node whose input is expected to exceed xxl.sort_in_plans_threshold "
+							 "becomes an XxlSort node (ORDER BY, DISTINCT, GROUP BY, window functions, "
+							 "merge joins).  Off: PostgreSQL's Sort everywhere.",
+							 &xxl_sort_in_plans,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("xxl.sort_in_plans_threshold",
+							"Estimated sort input above which xxl.sort_in_plans replaces a Sort.",
+							"-1 uses work_mem, the size beyond which PostgreSQL's Sort spills; "
+							"0 replaces every Sort that can be replaced.",
+							&xxl_sort_in_plans_threshold_kb,
+							-1, -1, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("xxl.debug_fail_writes_after",
 							"Testing only: spill writes beyond this amount fail as if the disk were full.",
 							"0 disables it.",
@@ -234,6 +253,15 @@ size_t
 xxl_memory_bytes(void)
 {
 	int			kb = xxl_memory_kb >= 0 ? xxl_memory_kb : maintenance_work_mem;
+
+	return (size_t) kb * 1024;
+}
+
+size_t
+xxl_plan_sort_memory_bytes(void)
+{
+	/* the engine wants 1MB at least, as xxl.memory does */
+	int			kb = xxl_memory_kb >= 0 ? xxl_memory_kb : Max(work_mem, 1024);
 
 	return (size_t) kb * 1024;
 }

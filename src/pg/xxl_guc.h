@@ -15,6 +15,8 @@ extern bool xxl_log_stats;
 extern bool xxl_direct_io;
 extern bool xxl_sort_scan;	/* xxl.sort() in FROM as a custom scan */
 extern bool xxl_ordered_scan;	/* ORDER BY an xxl table's key: merged segments */
+extern bool xxl_sort_in_plans;	/* big Sorts of query plans become XxlSort nodes */
+extern int	xxl_sort_in_plans_threshold_kb;	/* -1: work_mem */
 extern int	xxl_debug_fail_writes_after_kb;	/* tests: simulate a full disk */
 extern int	xxl_graph_max_semi_nodes;	/* tests: force the external graph path */
 extern int	xxl_bfs_algorithm;	/* xxl_paths_bfs: the external BFS */
@@ -41,6 +43,12 @@ extern void xxl_define_gucs(void);
 
 /* The operator budget in bytes (xxl.memory, or maintenance_work_mem). */
 extern size_t xxl_memory_bytes(void);
+
+/*
+ * The budget of an XxlSort node in a query plan: xxl.memory when set, else
+ * work_mem, the budget of the Sort node it replaces.
+ */
+extern size_t xxl_plan_sort_memory_bytes(void);
 
 /* OpenMP threads for an operator (xxl.threads, 0 = every core). */
 extern int	xxl_thread_count(void);

@@ -17,6 +17,7 @@
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -44,7 +45,8 @@
 typedef enum InputKind
 {
 	INPUT_TABLE,
-	INPUT_QUERY
+	INPUT_QUERY,
+	INPUT_PLAN					/* a child plan node's rows (xxl_input_open_plan) */
 } InputKind;
 
 struct XxlInput
@@ -74,6 +76,9 @@ struct XxlInput
 	uint64		batch_pos;
 	uint64		batch_rows;
 	long		batch_size;		/* rows to ask for next */
+
+	/* plan */
+	PlanState  *child;
 };
 
 static XxlInput *open_query(const char *query, char *description);
@@ -286,6 +291,19 @@ xxl_input_open_relid(Oid relid)
 	return open_relation(table_open(relid, NoLock));
 }
 
+XxlInput *
+xxl_input_open_plan(PlanState *child, const char *description)
+{
+	XxlInput   *in = palloc0(sizeof(XxlInput));
+
+	in->kind = INPUT_PLAN;
+	in->description = pstrdup(description);
+	in->cxt = CurrentMemoryContext;
+	in->desc = ExecGetResultType(child);
+	in->child = child;
+	return in;
+}
+
 Relation
 xxl_input_relation(XxlInput *in)
 {
@@ -398,6 +416,27 @@ xxl_input_next(XxlInput *in)
 		return NULL;
 	if (in->kind == INPUT_TABLE && in->pagewise)
 		return next_heap_row(in);
+	if (in->kind == INPUT_PLAN)
+	{
+		/*
+		 * Nodes set themselves up at their first fetch (a scan opens its
+		 * table scan then) in the current context: the query's, as the
+		 * executor would have it, not a caller's per-row context.
+		 */
+		MemoryContext old = MemoryContextSwitchTo(in->child->state->es_query_cxt);
+		TupleTableSlot *slot = ExecProcNode(in->child);
+
+		MemoryContextSwitchTo(old);
+
+		if (TupIsNull(slot))
+		{
+			in->done = true;
+			return NULL;
+		}
+		in->slot = slot;
+		in->rows++;
+		return slot;
+	}
 	if (in->kind == INPUT_TABLE)
 	{
 		if (table_scan_getnextslot(in->scan, ForwardScanDirection, in->slot))
@@ -443,7 +482,8 @@ xxl_input_next(XxlInput *in)
 HeapTuple
 xxl_input_heap_tuple(XxlInput *in)
 {
-	if (TTS_EMPTY(in->slot))
+	/* a plan's slot may hold a table's whole row while the plan shows fewer columns */
+	if (in->kind == INPUT_PLAN || TTS_EMPTY(in->slot))
 		return NULL;
 	if (TTS_IS_BUFFERTUPLE(in->slot) || TTS_IS_HEAPTUPLE(in->slot))
 		return ExecFetchSlotHeapTuple(in->slot, false, NULL);
@@ -459,7 +499,9 @@ xxl_input_rows(XxlInput *in)
 void
 xxl_input_close(XxlInput *in)
 {
-	if (in->kind == INPUT_TABLE)
+	if (in->kind == INPUT_PLAN)
+		;						/* the child plan is its owner's to end */
+	else if (in->kind == INPUT_TABLE)
 	{
 		ExecDropSingleTupleTableSlot(in->slot);
 		table_endscan(in->scan);

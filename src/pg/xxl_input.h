@@ -1,6 +1,7 @@
 /*
- * xxl_input.h — rows from a source: a table read directly, or any query
- * streamed through an SPI cursor.  Every operator that reads user data
+ * xxl_input.h — rows from a source: a table read directly, any query
+ * streamed through an SPI cursor, or a child node of the plan being run.
+ * Every operator that reads user data
  * (sorting, graphs, text) opens its input through here.
  *
  * Which one a source text is: if the whole text is a possibly qualified
@@ -54,6 +55,14 @@ extern XxlInput *xxl_input_open(const char *source);
 
 /* Open a relation known by OID (e.g. from a composite type). */
 extern XxlInput *xxl_input_open_relid(Oid relid);
+
+/*
+ * The rows of a child plan node, pulled with ExecProcNode: how an operator
+ * inside a query plan (the sort node of xxl_plan_sort.c) reads its input.
+ * The child stays its owner's to rescan and end; description is for messages.
+ */
+struct PlanState;
+extern XxlInput *xxl_input_open_plan(struct PlanState *child, const char *description);
 
 /* The rows' descriptor (a table's includes its dropped columns). */
 extern TupleDesc xxl_input_desc(XxlInput *in);

@@ -63,11 +63,9 @@ close_phase(XxlOperator *op, XxlPhase next)
 	xxl_hold_phase_now = next < XXL_PHASE_DONE ? (int) next : XXL_HOLD_NONE;
 }
 
-static void
-record_stats(XxlOperator *op, bool completed)
+void
+xxl_operator_stats(XxlOperator *op, bool completed, XxlStats *st)
 {
-	XxlStats   *st = &last_stats;
-
 	memset(st, 0, sizeof(*st));
 	strlcpy(st->operator_name, op->name, NAMEDATALEN);
 	st->completed = completed;
@@ -86,6 +84,12 @@ record_stats(XxlOperator *op, bool completed)
 	st->io.spill_bytes_peak = op->disk.account.peak;
 	memcpy(st->phase_ns, op->phase_ns, sizeof(st->phase_ns));
 	st->total_ns = xxl_now_ns() - op->t_start;
+}
+
+static void
+record_stats(XxlOperator *op, bool completed)
+{
+	xxl_operator_stats(op, completed, &last_stats);
 	have_last_stats = true;
 }
 
@@ -178,6 +182,12 @@ operators_at_exit(int code, Datum arg)
 XxlOperator *
 xxl_operator_begin(const char *name)
 {
+	return xxl_operator_begin_budget(name, xxl_memory_bytes());
+}
+
+XxlOperator *
+xxl_operator_begin_budget(const char *name, size_t memory)
+{
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl operator",
 											  ALLOCSET_DEFAULT_SIZES);
 	XxlOperator *op = MemoryContextAllocZero(cxt, sizeof(XxlOperator));
@@ -185,7 +195,7 @@ xxl_operator_begin(const char *name)
 
 	op->name = name;
 	op->cxt = cxt;
-	op->memory = xxl_memory_bytes();
+	op->memory = memory;
 	op->block_size = xxl_effective_block_size(op->memory);
 	op->threads = xxl_thread_count();
 

@@ -93,6 +93,11 @@ struct XxlOperator
 
 /* Start an operator in a new child of CurrentMemoryContext. */
 extern XxlOperator *xxl_operator_begin(const char *name);
+/* ... with a budget other than xxl.memory (a sort inside a query plan). */
+extern XxlOperator *xxl_operator_begin_budget(const char *name, size_t memory);
+
+/* The statistics of a live operator so far (EXPLAIN ANALYZE of a node). */
+extern void xxl_operator_stats(XxlOperator *op, bool completed, XxlStats *stats);
 
 /* Hand the operator its engine object; it destroys it at the end. */
 extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy destroy,

@@ -15,7 +15,10 @@
 #include <unicode/ustring.h>
 #endif
 
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_collation.h"
+#include "commands/defrem.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
@@ -460,3 +463,77 @@ xxl_sortkey_max_attno(const XxlSortKey *key)
 	return key->max_attno;
 }
 
+
+/* Sort keys of query plans ---------------------------------------------- */
+
+/*
+ * Whether sorting a column of type typid by sortop in collation gives the
+ * order of this module's encoding: a type it encodes, sortop the "<" or ">"
+ * of the type's default btree operator class (the order the encodings
+ * follow; text_pattern_ops and other classes order otherwise), and a
+ * deterministic collation.  Sets *desc for ">".  Raises no error: the
+ * planner asks, and keeps PostgreSQL's Sort on "no".
+ */
+bool
+xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc)
+{
+	Oid			base = getBaseType(typid);
+	KeyKind		kind;
+	Oid			opfamily;
+	Oid			opcintype;
+	int16		strategy;
+	Oid			opclass;
+
+	if (!kind_for_type(base, &kind))
+		return false;
+	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
+		return false;
+	opclass = GetDefaultOpClass(base, BTREE_AM_OID);
+	if (!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily ||
+		get_opclass_input_type(opclass) != opcintype)
+		return false;
+	if (strategy != BTLessStrategyNumber && strategy != BTGreaterStrategyNumber)
+		return false;
+	*desc = strategy == BTGreaterStrategyNumber;
+	if (kind == KEY_TEXT || kind == KEY_BPCHAR || kind == KEY_NAME)
+	{
+		pg_locale_t locale;
+
+		if (!OidIsValid(collation))
+			return false;
+		if (lc_collate_is_c(collation))
+			return true;
+		locale = pg_newlocale_from_collation(collation);
+		if (locale != NULL && !locale->deterministic)
+			return false;
+#ifndef USE_ICU
+		if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
+			return false;
+#endif
+	}
+	return true;
+}
+
+XxlSortKey *
+xxl_sortkey_create_plan(TupleDesc desc, int ncols, const AttrNumber *cols,
+						const Oid *sortops, const Oid *collations, const bool *nulls_first)
+{
+	List	   *items = NIL;
+
+	for (int i = 0; i < ncols; i++)
+	{
+		XxlSortItem *item = palloc0(sizeof(XxlSortItem));
+		Form_pg_attribute att = TupleDescAttr(desc, cols[i] - 1);
+
+		/* a plan's rows have no dropped columns: position = attribute number */
+		Assert(!att->attisdropped);
+		if (!xxl_sortkey_plan_column_ok(att->atttypid, sortops[i], collations[i], &item->desc))
+			elog(ERROR, "sort operator %u on column %d cannot be encoded", sortops[i], cols[i]);
+		item->position = cols[i];
+		item->nulls_first = nulls_first[i];
+		if (type_is_collatable(getBaseType(att->atttypid)))
+			item->collation = collations[i];
+		items = lappend(items, item);
+	}
+	return xxl_sortkey_create(desc, items);
+}

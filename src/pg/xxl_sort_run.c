@@ -64,6 +64,7 @@ struct XxlSortRun
 	bool		fixed;
 	bool		exhausted;		/* the sorter has handed out its last record */
 	bool		finished;		/* ... and the operator recorded its statistics */
+	XxlStats	stats;			/* what it recorded */
 	uint64		rows_out;
 
 	/* the row handed to an output */
@@ -389,7 +390,7 @@ only_needed(AttrNumber *map, TupleDesc out_desc, const bool *needed)
 
 XxlSortRun *
 xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
-				   const bool *needed)
+				   const bool *needed, size_t memory)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl sort run",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -404,7 +405,7 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	run->isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
 	run->fixed = plan_fixed(run);
 
-	run->op = xxl_operator_begin("sort");
+	run->op = memory > 0 ? xxl_operator_begin_budget("sort", memory) : xxl_operator_begin("sort");
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
 	if (run->fixed)
 		xxl_operator_detail(run->op, "record_bytes", "%zu", run->record_size);
@@ -445,7 +446,20 @@ finish(XxlSortRun *run)
 	run->finished = true;
 	run->op->rows_out = run->rows_out;
 	xxl_operator_end(run->op);
+	run->stats = *xxl_operator_last_stats();
 	run->sorter = NULL;
+}
+
+void
+xxl_sort_run_stats(XxlSortRun *run, XxlStats *stats)
+{
+	if (run->finished)
+		*stats = run->stats;
+	else
+	{
+		run->op->rows_out = run->rows_out;
+		xxl_operator_stats(run->op, false, stats);
+	}
 }
 
 /* The next record: 1, 0 at the end, with the pieces set. */

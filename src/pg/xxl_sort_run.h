@@ -34,10 +34,11 @@ typedef struct XxlSortRun XxlSortRun;
  * is not NULL, only the result columns it flags are wanted: the others are
  * neither read into the records nor stored, and come out NULL.  Lives in a
  * new child of CurrentMemoryContext; an error at any point leaves nothing
- * behind once that context goes.
+ * behind once that context goes.  memory: the budget in bytes, 0 for
+ * xxl.memory.
  */
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
-									  AttrNumber *map, const bool *needed);
+									  AttrNumber *map, const bool *needed, size_t memory);
 
 /* Whether the run uses fixed-size records (for EXPLAIN and tests). */
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
@@ -51,6 +52,10 @@ extern bool xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull);
 
 /* Every remaining row into out, finished; returns the rows written. */
 extern uint64 xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out);
+
+/* The operator's statistics: so far, or final once the last row is out. */
+struct XxlStats;
+extern void xxl_sort_run_stats(XxlSortRun *run, struct XxlStats *stats);
 
 /* Rows handed out so far. */
 extern uint64 xxl_sort_run_rows_out(const XxlSortRun *run);

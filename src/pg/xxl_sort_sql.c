@@ -35,7 +35,7 @@ PG_FUNCTION_INFO_V1(xxl_sort_typed);
 static uint64
 run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, AttrNumber *map)
 {
-	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL);
+	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, 0);
 	uint64		n = xxl_sort_run_drain(run, out);
 
 	xxl_sort_run_free(run);
@@ -70,7 +70,7 @@ xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_des
 	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
 	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the column definition list");
 
-	return xxl_sort_run_start(in, key, out_desc, map, needed);
+	return xxl_sort_run_start(in, key, out_desc, map, needed, 0);
 }
 
 /* The table whose row type the typed form's first argument has. */
@@ -103,7 +103,7 @@ xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const b
 	in_desc = xxl_input_desc(in);
 	key = xxl_sortkey_create(in_desc, items);
 	map = xxl_map_columns(in_desc, out_desc, "the row type");
-	return xxl_sort_run_start(in, key, out_desc, map, needed);
+	return xxl_sort_run_start(in, key, out_desc, map, needed, 0);
 }
 
 /* Materialize the run's rows for the calling set-returning function. */

@@ -88,6 +88,18 @@ extern int	xxl_sortkey_restorable_column(const XxlSortKey *key, AttrNumber attno
 extern Datum xxl_sortkey_restore(const XxlSortKey *key, int column,
 								 const unsigned char *keybytes, bool *isnull);
 
+/*
+ * Sort keys as a query plan gives them (a Sort node's columns, sort
+ * operators, collations and NULLS FIRST flags).  xxl_sortkey_plan_column_ok
+ * tells, without raising, whether one column sorts here exactly as
+ * PostgreSQL sorts it; xxl_sortkey_create_plan builds the key of columns
+ * that all do.
+ */
+extern bool xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc);
+extern XxlSortKey *xxl_sortkey_create_plan(TupleDesc desc, int ncols, const AttrNumber *cols,
+										   const Oid *sortops, const Oid *collations,
+										   const bool *nulls_first);
+
 /* The key types xxl_sortkey_create accepts, for messages and docs. */
 extern const char *xxl_sortkey_supported_types(void);
 

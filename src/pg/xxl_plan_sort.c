@@ -1,0 +1,260 @@
+/*
+ * xxl_plan_sort.c — which Sort nodes of a finished plan become XxlSort
+ * nodes (xxl.sort_in_plans), and how.
+ *
+ * The hook runs after the whole planner, on the PlannedStmt: every place a
+ * Sort can stand (ORDER BY, DISTINCT and GROUP BY by sorting, window
+ * functions, merge join inputs, sorts under Unique or Agg, in subqueries,
+ * CTEs and SubPlans) is then one node type in one tree, including the sorts
+ * createplan.c adds for merge joins without a path of their own.  The
+ * planner's choices and costs stay PostgreSQL's: only the executor of the
+ * sort changes, and with it nothing the plan above relies on, since XxlSort
+ * returns the same rows in an order equal under the same operators, and
+ * supports what Sort supports (rescan, mark/restore, backward scans:
+ * xxl_plan_sort_exec.c).
+ *
+ * A Sort stays PostgreSQL's when
+ *  - a Limit can pass it a bound at run time (ExecSetTupleBound reaches it
+ *    through Result, SubqueryScan without a qual, Append, MergeAppend,
+ *    Gather and Gather Merge): a bounded top-N heap sort is cheaper than any
+ *    full sort;
+ *  - a key column has a type the sorter does not encode, a sort operator
+ *    of another operator class than the type's default btree class (e.g.
+ *    text_pattern_ops), or a nondeterministic collation;
+ *  - its estimated input (rows x width, as cost_sort estimates it) is no
+ *    more than xxl.sort_in_plans_threshold (-1: work_mem), i.e. the sort is
+ *    expected to fit in memory, where PostgreSQL's quicksort is as good.
+ * IncrementalSort nodes are left alone: they sort small groups of an
+ * already ordered input.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+#include "utils/guc.h"
+
+#include "pg/xxl_guc.h"
+#include "pg/xxl_plan_sort.h"
+#include "pg/xxl_sortkey.h"
+
+static planner_hook_type prev_planner = NULL;
+
+List *
+xxl_plan_sort_private(const Sort *sort)
+{
+	List	   *cols = NIL;
+	List	   *ops = NIL;
+	List	   *colls = NIL;
+	List	   *nulls = NIL;
+
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		cols = lappend_int(cols, sort->sortColIdx[i]);
+		ops = lappend_oid(ops, sort->sortOperators[i]);
+		colls = lappend_oid(colls, sort->collations[i]);
+		nulls = lappend_int(nulls, sort->nullsFirst[i] ? 1 : 0);
+	}
+	return list_make4(cols, ops, colls, nulls);
+}
+
+void
+xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
+{
+	List	   *cols = linitial(cscan->custom_private);
+	List	   *ops = lsecond(cscan->custom_private);
+	List	   *colls = lthird(cscan->custom_private);
+	List	   *nulls = lfourth(cscan->custom_private);
+	int			n = list_length(cols);
+
+	keys->ncols = n;
+	keys->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
+	keys->sortops = palloc(sizeof(Oid) * Max(n, 1));
+	keys->collations = palloc(sizeof(Oid) * Max(n, 1));
+	keys->nulls_first = palloc(sizeof(bool) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		keys->cols[i] = (AttrNumber) list_nth_int(cols, i);
+		keys->sortops[i] = list_nth_oid(ops, i);
+		keys->collations[i] = list_nth_oid(colls, i);
+		keys->nulls_first[i] = list_nth_int(nulls, i) != 0;
+	}
+}
+
+/* Whether the sort is expected to outgrow the threshold. */
+static bool
+big_enough(const Sort *sort)
+{
+	double		bytes;
+	double		limit;
+
+	if (xxl_sort_in_plans_threshold_kb == 0)
+		return true;
+	limit = 1024.0 * (xxl_sort_in_plans_threshold_kb > 0 ?
+					  xxl_sort_in_plans_threshold_kb : work_mem);
+	bytes = sort->plan.plan_rows *
+		(MAXALIGN(sort->plan.plan_width) + MAXALIGN(SizeofHeapTupleHeader));
+	return bytes > limit;
+}
+
+/* Whether the sorter sorts sort's rows exactly as it would. */
+static bool
+replaceable(const Sort *sort)
+{
+	const Plan *child = sort->plan.lefttree;
+	ListCell   *lc;
+
+	if (child == NULL || sort->plan.qual != NIL ||
+		list_length(sort->plan.targetlist) != list_length(child->targetlist))
+		return false;
+	/* a Sort never projects: its row is its child's, column for column */
+	foreach(lc, sort->plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
+			return false;
+	}
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, sort->plan.targetlist,
+										 sort->sortColIdx[i] - 1);
+		bool		desc;
+
+		if (!xxl_sortkey_plan_column_ok(exprType((Node *) tle->expr), sort->sortOperators[i],
+										sort->collations[i], &desc))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The XxlSort node for sort: its plan fields (costs, node id, parameters,
+ * initPlans, parallel safety) and child as they were.  The scan tuple is
+ * the child's row (custom_scan_tlist: the Sort's own references to it, so
+ * that EXPLAIN shows the child's expressions); the node returns it as is.
+ */
+static Plan *
+make_plan_sort(Sort *sort)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *tlist = NIL;
+	ListCell   *lc;
+
+	cscan->scan.plan = sort->plan;
+	cscan->scan.plan.type = T_CustomScan;
+	foreach(lc, sort->plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+		TargetEntry *mine = flatCopyTargetEntry(tle);
+
+		mine->expr = (Expr *) makeVar(INDEX_VAR, tle->resno, var->vartype, var->vartypmod,
+									  var->varcollid, 0);
+		tlist = lappend(tlist, mine);
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = xxl_plan_sort_private(sort);
+	cscan->custom_scan_tlist = sort->plan.targetlist;
+	cscan->custom_relids = NULL;
+	cscan->methods = &xxl_plan_sort_methods;
+	return &cscan->scan.plan;
+}
+
+static List *replace_in_list(List *plans, bool bounded);
+
+/*
+ * plan with its replaceable Sorts replaced.  bounded: a Limit above may
+ * pass this node a bound (see the file comment).
+ */
+static Plan *
+replace_sorts(Plan *plan, bool bounded)
+{
+	if (plan == NULL)
+		return NULL;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_Limit:
+			plan->lefttree = replace_sorts(plan->lefttree, true);
+			return plan;
+		case T_Result:
+		case T_Gather:
+		case T_GatherMerge:
+			plan->lefttree = replace_sorts(plan->lefttree, bounded);
+			return plan;
+		case T_SubqueryScan:
+			{
+				SubqueryScan *sq = (SubqueryScan *) plan;
+
+				sq->subplan = replace_sorts(sq->subplan, bounded && plan->qual == NIL);
+				return plan;
+			}
+		case T_Append:
+			((Append *) plan)->appendplans =
+				replace_in_list(((Append *) plan)->appendplans, bounded);
+			return plan;
+		case T_MergeAppend:
+			((MergeAppend *) plan)->mergeplans =
+				replace_in_list(((MergeAppend *) plan)->mergeplans, bounded);
+			return plan;
+		case T_CustomScan:
+			((CustomScan *) plan)->custom_plans =
+				replace_in_list(((CustomScan *) plan)->custom_plans, false);
+			break;
+		case T_Sort:
+			plan->lefttree = replace_sorts(plan->lefttree, false);
+			if (!bounded && big_enough((Sort *) plan) && replaceable((Sort *) plan))
+				return make_plan_sort((Sort *) plan);
+			return plan;
+		default:
+			break;
+	}
+	plan->lefttree = replace_sorts(plan->lefttree, false);
+	plan->righttree = replace_sorts(plan->righttree, false);
+	return plan;
+}
+
+static List *
+replace_in_list(List *plans, bool bounded)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bounded);
+	return plans;
+}
+
+static PlannedStmt *
+plan_sort_planner(Query *parse, const char *query_string, int cursorOptions,
+				  ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+
+	if (prev_planner)
+		stmt = prev_planner(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	if (xxl_sort_in_plans)
+	{
+		stmt->planTree = replace_sorts(stmt->planTree, false);
+		/* SubPlans, initPlans and CTEs: entries may be NULL (unused) */
+		stmt->subplans = replace_in_list(stmt->subplans, false);
+	}
+	return stmt;
+}
+
+void
+xxl_plan_sort_init(void)
+{
+	RegisterCustomScanMethods(&xxl_plan_sort_methods);
+	prev_planner = planner_hook;
+	planner_hook = plan_sort_planner;
+}
