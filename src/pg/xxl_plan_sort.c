@@ -16,8 +16,10 @@
  * A Sort stays PostgreSQL's when
  *  - a Limit can pass it a bound at run time (ExecSetTupleBound reaches it
  *    through Result, SubqueryScan without a qual, Append, MergeAppend,
- *    Gather and Gather Merge): a bounded top-N heap sort is cheaper than any
- *    full sort;
+ *    Gather and Gather Merge) and the top-N heap of twice the bound, which
+ *    PostgreSQL then keeps, fits in work_mem: that is cheaper than any full
+ *    sort.  A bound the plan does not fix (a parameter, WITH TIES) counts as
+ *    one that fits;
  *  - a key column has a type the sorter does not encode, a sort operator
  *    of another operator class than the type's default btree class (e.g.
  *    text_pattern_ops), or a nondeterministic collation;
@@ -30,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -83,20 +86,51 @@ xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
 	}
 }
 
-/* Whether the sort is expected to outgrow the threshold. */
-static bool
-big_enough(const Sort *sort)
-{
-	double		bytes;
-	double		limit;
+#define NO_BOUND (-1.0)		/* no Limit reaches the node */
+#define SOME_BOUND (-2.0)		/* one does, with a bound the plan does not fix */
 
+/* A Sort's rows in memory, as cost_sort estimates them. */
+static double
+sort_bytes(const Sort *sort, double rows)
+{
+	return rows * (MAXALIGN(sort->plan.plan_width) + MAXALIGN(SizeofHeapTupleHeader));
+}
+
+/* Whether the sort is expected to outgrow the threshold, and no top-N heap could do. */
+static bool
+big_enough(const Sort *sort, double bound)
+{
+	double		rows = sort->plan.plan_rows;
+
+	if (bound == SOME_BOUND ||
+		(bound >= 0 && sort_bytes(sort, 2 * Min(bound, rows)) <= 1024.0 * work_mem))
+		return false;
 	if (xxl_sort_in_plans_threshold_kb == 0)
 		return true;
-	limit = 1024.0 * (xxl_sort_in_plans_threshold_kb > 0 ?
-					  xxl_sort_in_plans_threshold_kb : work_mem);
-	bytes = sort->plan.plan_rows *
-		(MAXALIGN(sort->plan.plan_width) + MAXALIGN(SizeofHeapTupleHeader));
-	return bytes > limit;
+	return sort_bytes(sort, rows) > 1024.0 * (xxl_sort_in_plans_threshold_kb > 0 ?
+											  xxl_sort_in_plans_threshold_kb : work_mem);
+}
+
+/* The bound a Limit passes down: count + offset, when both are constants. */
+static double
+limit_bound(const Limit *limit)
+{
+	const Const *count = (const Const *) limit->limitCount;
+	const Const *offset = (const Const *) limit->limitOffset;
+	double		bound;
+
+	if (count == NULL)
+		return NO_BOUND;		/* OFFSET alone: ExecLimit passes no bound */
+	if (limit->limitOption != LIMIT_OPTION_COUNT || !IsA(count, Const) ||
+		count->consttype != INT8OID || (offset != NULL && (!IsA(offset, Const) ||
+														   offset->consttype != INT8OID)))
+		return SOME_BOUND;
+	if (count->constisnull)
+		return NO_BOUND;
+	bound = (double) DatumGetInt64(count->constvalue);
+	if (offset != NULL && !offset->constisnull)
+		bound += (double) Max(DatumGetInt64(offset->constvalue), 0);
+	return Max(bound, 0);
 }
 
 /* Whether the sorter sorts sort's rows exactly as it would. */
@@ -109,12 +143,18 @@ replaceable(const Sort *sort)
 	if (child == NULL || sort->plan.qual != NIL ||
 		list_length(sort->plan.targetlist) != list_length(child->targetlist))
 		return false;
-	/* a Sort never projects: its row is its child's, column for column */
+	/*
+	 * A Sort never projects: its row is its child's, column for column,
+	 * each a reference to the child's column or, where that column is a
+	 * constant (a column nobody reads), the same constant.
+	 */
 	foreach(lc, sort->plan.targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Var		   *var = (Var *) tle->expr;
 
+		if (IsA(var, Const))
+			continue;
 		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
 			return false;
 	}
@@ -134,14 +174,15 @@ replaceable(const Sort *sort)
 /*
  * The XxlSort node for sort: its plan fields (costs, node id, parameters,
  * initPlans, parallel safety) and child as they were.  The scan tuple is
- * the child's row (custom_scan_tlist: the Sort's own references to it, so
- * that EXPLAIN shows the child's expressions); the node returns it as is.
+ * the child's row (custom_scan_tlist: references to the child's columns,
+ * so that EXPLAIN shows the child's expressions); the node returns it as is.
  */
 static Plan *
 make_plan_sort(Sort *sort)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *tlist = NIL;
+	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 
 	cscan->scan.plan = sort->plan;
@@ -149,12 +190,16 @@ make_plan_sort(Sort *sort)
 	foreach(lc, sort->plan.targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) tle->expr;
+		Expr	   *expr = tle->expr;
 		TargetEntry *mine = flatCopyTargetEntry(tle);
+		TargetEntry *scan = flatCopyTargetEntry(tle);
 
-		mine->expr = (Expr *) makeVar(INDEX_VAR, tle->resno, var->vartype, var->vartypmod,
-									  var->varcollid, 0);
+		mine->expr = (Expr *) makeVar(INDEX_VAR, tle->resno, exprType((Node *) expr),
+									  exprTypmod((Node *) expr), exprCollation((Node *) expr), 0);
+		scan->expr = (Expr *) makeVar(OUTER_VAR, tle->resno, exprType((Node *) expr),
+									  exprTypmod((Node *) expr), exprCollation((Node *) expr), 0);
 		tlist = lappend(tlist, mine);
+		scan_tlist = lappend(scan_tlist, scan);
 	}
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.scanrelid = 0;
@@ -162,20 +207,20 @@ make_plan_sort(Sort *sort)
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = xxl_plan_sort_private(sort);
-	cscan->custom_scan_tlist = sort->plan.targetlist;
+	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = NULL;
 	cscan->methods = &xxl_plan_sort_methods;
 	return &cscan->scan.plan;
 }
 
-static List *replace_in_list(List *plans, bool bounded);
+static List *replace_in_list(List *plans, double bound);
 
 /*
- * plan with its replaceable Sorts replaced.  bounded: a Limit above may
- * pass this node a bound (see the file comment).
+ * plan with its replaceable Sorts replaced.  bound: what a Limit above may
+ * pass this node at run time (see the file comment), or NO_BOUND.
  */
 static Plan *
-replace_sorts(Plan *plan, bool bounded)
+replace_sorts(Plan *plan, double bound)
 {
 	if (plan == NULL)
 		return NULL;
@@ -183,52 +228,52 @@ replace_sorts(Plan *plan, bool bounded)
 	switch (nodeTag(plan))
 	{
 		case T_Limit:
-			plan->lefttree = replace_sorts(plan->lefttree, true);
+			plan->lefttree = replace_sorts(plan->lefttree, limit_bound((Limit *) plan));
 			return plan;
 		case T_Result:
 		case T_Gather:
 		case T_GatherMerge:
-			plan->lefttree = replace_sorts(plan->lefttree, bounded);
+			plan->lefttree = replace_sorts(plan->lefttree, bound);
 			return plan;
 		case T_SubqueryScan:
 			{
 				SubqueryScan *sq = (SubqueryScan *) plan;
 
-				sq->subplan = replace_sorts(sq->subplan, bounded && plan->qual == NIL);
+				sq->subplan = replace_sorts(sq->subplan, plan->qual == NIL ? bound : NO_BOUND);
 				return plan;
 			}
 		case T_Append:
 			((Append *) plan)->appendplans =
-				replace_in_list(((Append *) plan)->appendplans, bounded);
+				replace_in_list(((Append *) plan)->appendplans, bound);
 			return plan;
 		case T_MergeAppend:
 			((MergeAppend *) plan)->mergeplans =
-				replace_in_list(((MergeAppend *) plan)->mergeplans, bounded);
+				replace_in_list(((MergeAppend *) plan)->mergeplans, bound);
 			return plan;
 		case T_CustomScan:
 			((CustomScan *) plan)->custom_plans =
-				replace_in_list(((CustomScan *) plan)->custom_plans, false);
+				replace_in_list(((CustomScan *) plan)->custom_plans, NO_BOUND);
 			break;
 		case T_Sort:
-			plan->lefttree = replace_sorts(plan->lefttree, false);
-			if (!bounded && big_enough((Sort *) plan) && replaceable((Sort *) plan))
+			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
+			if (big_enough((Sort *) plan, bound) && replaceable((Sort *) plan))
 				return make_plan_sort((Sort *) plan);
 			return plan;
 		default:
 			break;
 	}
-	plan->lefttree = replace_sorts(plan->lefttree, false);
-	plan->righttree = replace_sorts(plan->righttree, false);
+	plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
+	plan->righttree = replace_sorts(plan->righttree, NO_BOUND);
 	return plan;
 }
 
 static List *
-replace_in_list(List *plans, bool bounded)
+replace_in_list(List *plans, double bound)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bounded);
+		lfirst(lc) = replace_sorts((Plan *) lfirst(lc), bound);
 	return plans;
 }
 
@@ -244,9 +289,9 @@ plan_sort_planner(Query *parse, const char *query_string, int cursorOptions,
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
 	if (xxl_sort_in_plans)
 	{
-		stmt->planTree = replace_sorts(stmt->planTree, false);
+		stmt->planTree = replace_sorts(stmt->planTree, NO_BOUND);
 		/* SubPlans, initPlans and CTEs: entries may be NULL (unused) */
-		stmt->subplans = replace_in_list(stmt->subplans, false);
+		stmt->subplans = replace_in_list(stmt->subplans, NO_BOUND);
 	}
 	return stmt;
 }

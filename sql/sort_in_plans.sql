@@ -1,0 +1,260 @@
+-- sort_in_plans.sql — big Sort nodes of ordinary queries run as XxlSort
+-- (src/pg/xxl_plan_sort.c, xxl_plan_sort_exec.c): where the node appears and
+-- where it must not, the executor protocol (rescans, mark/restore, backward
+-- fetches, parallel workers), and a differential test: random queries over
+-- random tables, each run with xxl.sort_in_plans on and off, whose ordered
+-- results must be identical.  Every sort runs with a 1MB budget, far below
+-- the larger tables, so the external paths run.
+--
+-- The differential run takes pgxxl_test.diff_queries queries (200 unless set,
+-- e.g. PGOPTIONS='-c pgxxl_test.diff_queries=5000' make installcheck).
+CREATE EXTENSION IF NOT EXISTS pgxxl;
+LOAD 'pgxxl';
+SET xxl.memory = '1MB';
+SET xxl.block_size = '64kB';
+SET xxl.sort_in_plans_threshold = 0;
+SET max_parallel_workers_per_gather = 0;
+
+CREATE TABLE sp AS
+SELECT g AS id, (g * 7919) % 1000 AS k, md5(g::text) AS t, (g % 7)::numeric / 3 AS n,
+       '1 day'::interval * (g % 5) AS iv
+  FROM generate_series(1, 30000) g;
+ANALYZE sp;
+
+-- where it appears: ORDER BY, DISTINCT, GROUP BY, windows, merge joins, set
+-- operations, subqueries, CTEs, SubPlans
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY k DESC, t NULLS FIRST;
+SET enable_hashagg = off;
+EXPLAIN (COSTS OFF) SELECT DISTINCT k FROM sp;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM sp GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT t FROM sp UNION SELECT t FROM sp;
+RESET enable_hashagg;
+EXPLAIN (COSTS OFF) SELECT id, rank() OVER (PARTITION BY k ORDER BY t) FROM sp;
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM sp a JOIN sp b ON a.t = b.t;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+EXPLAIN (COSTS OFF)
+WITH s AS MATERIALIZED (SELECT * FROM sp ORDER BY t) SELECT count(*) FROM s;
+EXPLAIN (COSTS OFF)
+SELECT id, (SELECT max(r) FROM (SELECT row_number() OVER (ORDER BY t) r FROM sp s2 WHERE s2.k = s1.k) x)
+  FROM sp s1 WHERE id < 3;
+-- collations: libc, ICU, C
+EXPLAIN (COSTS OFF) SELECT t FROM sp ORDER BY t COLLATE "en_US", t COLLATE "en-x-icu", t COLLATE "C";
+-- EXPLAIN ANALYZE shows what the sort did (numbers masked: they depend on
+-- the machine's cores)
+CREATE FUNCTION explain_masked(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    RETURN NEXT regexp_replace(line, '\d+', 'N', 'g');
+  END LOOP;
+END $$;
+SELECT explain_masked('SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 0) s');
+-- a bound whose top-N heap would not fit work_mem (4MB) is no reason to keep Sort
+SELECT explain_masked('SELECT * FROM sp ORDER BY k LIMIT 1 OFFSET 29990');
+
+-- where it must not appear: a bound from LIMIT (top-N heap sort), a type
+-- the sorter does not encode, another operator class, a nondeterministic
+-- collation, a sort expected to fit the threshold, the setting off
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT * FROM (SELECT * FROM sp ORDER BY t) s LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY iv;
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t USING ~<~;
+CREATE COLLATION nd (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t COLLATE nd;
+RESET xxl.sort_in_plans_threshold;
+EXPLAIN (COSTS OFF) SELECT * FROM sp WHERE id < 100 ORDER BY t;
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t;
+SET xxl.sort_in_plans_threshold = 0;
+SET xxl.sort_in_plans = off;
+EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t;
+RESET xxl.sort_in_plans;
+
+-- the same rows, in the same order, as PostgreSQL's Sort
+CREATE FUNCTION digest(q text, on_ boolean) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  PERFORM set_config('xxl.sort_in_plans', on_::text, true);
+  EXECUTE 'SELECT count(*) || '' '' || coalesce(md5(string_agg(x::text, E''\n'')), '''') FROM ('
+          || q || ') x' INTO r;
+  RETURN r;
+EXCEPTION WHEN others THEN
+  RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
+END $$;
+CREATE FUNCTION uses_xxl_sort(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  PERFORM set_config('xxl.sort_in_plans', 'on', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE '%XxlSort%' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+CREATE FUNCTION same(q text) RETURNS boolean LANGUAGE sql
+  AS $$ SELECT digest(q, true) = digest(q, false) $$;
+
+SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
+       same('SELECT DISTINCT k, n FROM sp ORDER BY n DESC, k') AS distinct_,
+       same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,
+       same('SELECT a.id, b.id FROM sp a FULL JOIN sp b ON a.t = b.k::text ORDER BY 1, 2') AS full_join;
+
+-- merge join: the inner side is marked and restored over groups of equal keys
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SET enable_material = off;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sp a JOIN sp b ON a.k = b.k;
+SELECT same('SELECT a.id, b.id FROM sp a JOIN sp b ON a.k = b.k ORDER BY 1, 2') AS merge_join_marks;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+RESET enable_material;
+
+-- rescans with changed parameters: a SubPlan sorting per outer row
+SELECT same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp s2 WHERE s2.k = s1.k ORDER BY t DESC) x)
+                FROM sp s1 WHERE id < 40 ORDER BY id$$) AS subplan_rescans;
+
+-- scrollable cursors: backward fetches and absolute positions
+CREATE FUNCTION scroll_walk(on_ boolean) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE c refcursor; r record; acc text := '';
+BEGIN
+  PERFORM set_config('xxl.sort_in_plans', on_::text, true);
+  OPEN c SCROLL FOR SELECT id, k, t FROM sp ORDER BY k DESC, t;
+  FETCH ABSOLUTE 12345 FROM c INTO r; acc := acc || r::text;
+  FOR i IN 1..3 LOOP FETCH PRIOR FROM c INTO r; acc := acc || r::text; END LOOP;
+  FETCH LAST FROM c INTO r; acc := acc || r::text;
+  FETCH PRIOR FROM c INTO r; acc := acc || r::text;
+  FETCH FIRST FROM c INTO r; acc := acc || r::text;
+  FETCH RELATIVE 29000 FROM c INTO r; acc := acc || r::text;
+  CLOSE c;
+  RETURN md5(acc);
+END $$;
+SELECT scroll_walk(true) = scroll_walk(false) AS scroll_cursor;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT id, k FROM sp ORDER BY k, id;
+FETCH ABSOLUTE 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+MOVE LAST IN c;
+FETCH BACKWARD 2 FROM c;
+COMMIT;
+
+-- parallel workers each sort their share below Gather Merge
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT id, t FROM sp ORDER BY t;
+SELECT same('SELECT id, t FROM sp ORDER BY t') AS parallel_sort;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+
+-- errors in the child plan: the query fails as usual, the session goes on
+SELECT id FROM (SELECT id, 1 / (30000 - id) AS boom FROM sp) s ORDER BY boom;
+SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 0) s;
+
+-- Differential testing: random tables (NULLs, duplicates, text in several
+-- collations, numerics, NaN and infinities, dates, booleans; 0 rows to
+-- several runs) and random queries of every kind above.
+CREATE FUNCTION make_table(name text, nrows int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format($f$
+    CREATE TABLE %I AS
+    SELECT g AS id,
+           CASE WHEN random() < 0.1 THEN NULL ELSE (random() * %s)::int END AS i,
+           CASE WHEN random() < 0.1 THEN NULL ELSE ((random() - 0.5) * 1e12)::bigint END AS b,
+           CASE WHEN random() < 0.1 THEN NULL
+                ELSE (ARRAY['a', 'B', 'b', 'é', 'e', 'E ', '', 'ab', 'a b', 'Zz', 'zz', 'ä', 'Ä'])[1 + floor(random() * 13)::int]
+                     || repeat('x', floor(random() * 3)::int) END AS t,
+           CASE WHEN random() < 0.1 THEN NULL ELSE round((random() - 0.5)::numeric * 1000, 2) END AS n,
+           CASE WHEN random() < 0.1 THEN NULL
+                WHEN random() < 0.05 THEN 'NaN'::float8
+                WHEN random() < 0.05 THEN 'Infinity'::float8
+                WHEN random() < 0.05 THEN '-Infinity'::float8
+                ELSE round((random() - 0.5) * 100)::float8 / 4 + 0.0 END AS f,
+           CASE WHEN random() < 0.1 THEN NULL ELSE date '2000-01-01' + (random() * 400)::int END AS d,
+           CASE WHEN random() < 0.1 THEN NULL ELSE random() < 0.5 END AS l
+      FROM generate_series(1, %s) g$f$, name, greatest(nrows / 20, 3), nrows);
+  EXECUTE format('ANALYZE %I', name);
+END $$;
+
+CREATE FUNCTION pick(VARIADIC a text[]) RETURNS text LANGUAGE sql
+  AS $$ SELECT a[1 + floor(random() * array_length(a, 1))::int] $$;
+-- a column, with a collation now and then for text
+CREATE FUNCTION col() RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN c = 't' THEN 't' || pick('', '', ' COLLATE "C"', ' COLLATE "en_US"', ' COLLATE "en-x-icu"')
+              ELSE c END
+    FROM pick('i', 'b', 't', 'n', 'f', 'd', 'l') c $$;
+CREATE FUNCTION dir() RETURNS text LANGUAGE sql
+  AS $$ SELECT pick('', ' DESC', ' ASC') || pick('', '', ' NULLS FIRST', ' NULLS LAST') $$;
+
+CREATE FUNCTION random_query() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  ta text := pick('r0', 'r1', 'r2', 'r3', 'r4', 'r4');
+  tb text := pick('r1', 'r2', 'r3', 'r4');
+  c1 text := col(); c2 text := col(); c3 text := col();
+  jc text := pick('i', 'b', 't', 'n', 'd');
+BEGIN
+  CASE floor(random() * 10)::int
+    WHEN 0 THEN
+      RETURN format('SELECT id, %s, %s FROM %s ORDER BY %s%s, %s%s, id', c1, c2, ta, c1, dir(), c2, dir());
+    WHEN 1 THEN
+      RETURN format('SELECT DISTINCT %s, %s FROM %s ORDER BY 1%s, 2%s', c1, c2, ta, dir(), dir());
+    WHEN 2 THEN
+      RETURN format('SELECT %s, count(*), sum(id) FROM %s GROUP BY 1 ORDER BY 1%s', c1, ta, dir());
+    WHEN 3 THEN
+      RETURN format('SELECT id, rank() OVER (PARTITION BY %s ORDER BY %s%s), count(*) OVER (ORDER BY %s%s), '
+                    'sum(id) OVER (PARTITION BY %s) FROM %s ORDER BY id', c2, c1, dir(), c3, dir(), c1, ta);
+    WHEN 4 THEN
+      RETURN format('SELECT x.id, y.id FROM %s x %s JOIN %s y ON x.%s = y.%s ORDER BY 1%s, 2%s',
+                    ta, pick('', 'LEFT', 'FULL'), tb, jc, jc, dir(), dir());
+    WHEN 5 THEN
+      RETURN format('SELECT %s FROM %s %s SELECT %s FROM %s ORDER BY 1%s',
+                    c1, ta, pick('UNION', 'INTERSECT', 'EXCEPT', 'UNION ALL'), c1, tb, dir());
+    WHEN 6 THEN
+      RETURN format('WITH s AS MATERIALIZED (SELECT id, %s AS c FROM %s ORDER BY %s%s, id) '
+                    'SELECT row_number() OVER (), id, c FROM s', c1, ta, c1, dir());
+    WHEN 7 THEN
+      RETURN format('SELECT x.id, (SELECT string_agg(z::text, '','') FROM (SELECT %s AS z FROM %s y '
+                    'WHERE y.%s = x.%s ORDER BY 1%s, y.id) s) FROM %s x WHERE x.id <= 15 ORDER BY 1',
+                    c1, tb, jc, jc, dir(), ta);
+    WHEN 8 THEN
+      RETURN format('SELECT id, %s FROM %s ORDER BY %s%s, id LIMIT %s OFFSET %s',
+                    c1, ta, c1, dir(), floor(random() * 50)::int, floor(random() * 20)::int);
+    ELSE
+      RETURN format('SELECT %s, %s, count(*) FROM (SELECT * FROM %s ORDER BY %s%s) s GROUP BY 1, 2 ORDER BY 3 DESC, 1%s, 2%s',
+                    c1, c2, ta, c2, dir(), dir(), dir());
+  END CASE;
+END $$;
+
+CREATE FUNCTION diff_run(n int) RETURNS TABLE (queries int, mismatches int, replaced int, first_mismatch text)
+LANGUAGE plpgsql AS $$
+DECLARE q text; a text; b text;
+BEGIN
+  queries := 0; mismatches := 0; replaced := 0;
+  FOR k IN 1..n LOOP
+    q := random_query();
+    -- merge joins and sorted grouping in half of the queries
+    PERFORM set_config('enable_hashjoin', (random() < 0.5)::text, true);
+    PERFORM set_config('enable_hashagg', (random() < 0.5)::text, true);
+    PERFORM set_config('enable_nestloop', 'off', true);
+    a := digest(q, true);
+    b := digest(q, false);
+    queries := queries + 1;
+    IF uses_xxl_sort(q) THEN replaced := replaced + 1; END IF;
+    IF a IS DISTINCT FROM b THEN
+      mismatches := mismatches + 1;
+      IF first_mismatch IS NULL THEN first_mismatch := q || ' => ' || a || ' vs ' || b; END IF;
+    END IF;
+  END LOOP;
+  RETURN NEXT;
+END $$;
+
+SELECT setseed(0.42);
+SELECT make_table('r0', 0), make_table('r1', 1), make_table('r2', 7),
+       make_table('r3', 2000), make_table('r4', 30000);
+SELECT setseed(0.17);
+SELECT queries >= 200 AS ran, mismatches, replaced > queries / 2 AS mostly_replaced, first_mismatch
+  FROM diff_run(coalesce(nullif(current_setting('pgxxl_test.diff_queries', true), '')::int, 200));
