@@ -1,6 +1,8 @@
 # bench/sort_sql.mk — the SQL sort benchmark: xxl.sort / xxl.sort_into
 # against ORDER BY and CREATE TABLE AS ... ORDER BY on the same table and
-# budget, in one run, on a throwaway server.  Included by bench/bench.mk.
+# budget, in one run, on a throwaway server; then ordinary sorting queries
+# with xxl.sort_in_plans on and off (bench/run_sort_plans.sh, alone:
+# bench-sort-plans).  Included by bench/bench.mk.
 #
 #   make bench-sort-sql                       # from the repository root
 #   make -f bench/bench.mk bench-sort-sql ROWS=5000000 MEM=64
@@ -10,9 +12,13 @@
 
 ROWS ?= 50000000
 
-.PHONY: bench-sort-sql
+.PHONY: bench-sort-sql bench-sort-plans
 
 bench: bench-sort-sql
 
 bench-sort-sql:
 	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_sql.sh
+	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_plans.sh
+
+bench-sort-plans:
+	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_plans.sh
