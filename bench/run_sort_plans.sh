@@ -8,17 +8,22 @@
 # Tables (UNLOGGED, vacuumed, server restarted before the runs):
 #   t: ROWS (50M) rows of (a bigint random, b bigint);
 #   u: every fifth row of t (a, c bigint), the other side of the join;
-#   s: TEXT_ROWS (10M) rows of (id bigint, k int (1000 groups), txt text (32 chars)).
+#   s: TEXT_ROWS (10M) rows of (id bigint, k int (1024 groups), txt text (32 chars));
+#   d: 1024 rows of (k int, name text), a dimension table.
 # Budgets: work_mem = xxl.memory = MEM (64MB).  Queries (each consumed by an
 # aggregate, so the client receives one row):
 #   orderby   ORDER BY a                         window    row_number() OVER (ORDER BY a)
 #   partition rank() OVER (PARTITION BY k ORDER BY txt) on s
 #   distinct  SELECT DISTINCT txt on s           groupby   GROUP BY a / 16 (enable_hashagg = off)
 #   mergejoin t JOIN u ON a (merge join forced) ctas      CREATE TABLE AS ... ORDER BY a
-#   report    t JOIN u (hash join) ORDER BY u.c DESC, t.b: a report sorting a join's rows
+#   report    t JOIN d (hash join, in memory) ORDER BY d.name, t.a: a report
+#             sorting a fact table's rows by a dimension's name
+#   bigjoin   t JOIN u (hash join, spilling) ORDER BY u.c DESC, t.b: the
+#             sort of a join that costs more than the sort
 # DISTINCT and GROUP BY run with enable_hashagg = off in every configuration
 # so that they sort.  Each is measured in a fresh connection: the server's
-# clock around the statement, the backend's VmHWM, and the bytes it wrote
+# clock around the statement, the backend's private peak memory (VmHWM less
+# the shared buffers it mapped, RssShmem), and the bytes it wrote
 # (/proc/<pid>/io wchar: spill files; parallel workers' writes are their own
 # and not counted).  Checked (untimed): every configuration gives the same
 # answer, and the plan with the setting on has an XxlSort node.
@@ -36,7 +41,7 @@ TEXT_ROWS=${TEXT_ROWS:-10000000}
 MEM=${MEM:-64MB}
 case $MEM in *[0-9]) MEM=${MEM}MB ;; esac
 SEED=${SEED:-0.42}
-QUERIES=${QUERIES:-orderby window partition distinct groupby mergejoin ctas report}
+QUERIES=${QUERIES:-orderby window partition distinct groupby mergejoin ctas report bigjoin}
 OUT=bench/out
 CSV=$OUT/sort_plans.csv
 DAT=$OUT/sort_plans.dat
@@ -67,7 +72,8 @@ CREATE UNLOGGED TABLE u AS SELECT a, b * 7 AS c FROM t WHERE b % 5 = 0;
 CREATE UNLOGGED TABLE s AS
 SELECT g::bigint AS id, (hashint8(g) & 1023)::int AS k, md5((g::bigint * 7919)::text) AS txt
   FROM generate_series(1, $TEXT_ROWS) g;
-VACUUM ANALYZE t, u, s;
+CREATE UNLOGGED TABLE d AS SELECT g AS k, 'customer ' || md5(g::text) AS name FROM generate_series(0, 1023) g;
+VACUUM ANALYZE t, u, s, d;
 SQL
 echo "bench-sort-plans: generated in $(( $(date +%s) - t0 )) s: t $(psql_ -c "SELECT pg_size_pretty(pg_table_size('t'))"), u $(psql_ -c "SELECT pg_size_pretty(pg_table_size('u'))"), s $(psql_ -c "SELECT pg_size_pretty(pg_table_size('s'))"); work_mem = xxl.memory = $MEM"
 restart_server
@@ -83,12 +89,13 @@ SETTINGS[groupby]="SET enable_hashagg = off;"
 SQL[mergejoin]="SELECT count(*), sum(u.c - t.b) FROM t JOIN u ON t.a = u.a"
 SETTINGS[mergejoin]="SET enable_hashjoin = off; SET enable_nestloop = off;"
 SQL[ctas]="CREATE UNLOGGED TABLE ctas_out AS SELECT * FROM t ORDER BY a"
-SQL[report]="SELECT count(*), sum(b) FROM (SELECT t.b, u.c FROM t JOIN u ON t.a = u.a ORDER BY u.c DESC, t.b OFFSET 0) x"
+SQL[report]="SELECT count(*), sum(b) FROM (SELECT d.name, t.a, t.b FROM t JOIN d ON d.k = (t.b % 1024)::int ORDER BY d.name, t.a OFFSET 0) x"
+SQL[bigjoin]="SELECT count(*), sum(b) FROM (SELECT t.b, u.c FROM t JOIN u ON t.a = u.a ORDER BY u.c DESC, t.b OFFSET 0) x"
 
 echo "query,mode,workers,secs,vmhwm_kb,written_bytes,answer" >"$CSV"
 
 # measure QUERY MODE(on|off) WORKERS: a fresh connection; the server's clock
-# around the statement, then VmHWM and the bytes the backend wrote.
+# around the statement, then the private peak and the bytes the backend wrote.
 measure() {
 	local q=$1 mode=$2 workers=$3 out line answer secs vm wr
 	local stmt=${SQL[$q]} extra=${SETTINGS[$q]:-}
@@ -105,7 +112,8 @@ SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 \\echo ANSWER
 $stmt;
 SELECT format('RESULT secs=%s vmhwm_kb=%s written=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
-	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1],
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1]::bigint
+	  - (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssShmem:\s+(\d+) kB'))[1]::bigint,
 	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/io'), 'wchar: (\d+)'))[1]::bigint - :w0);
 SQL
 	) || { printf '%s\n' "$out" >>"$LOG"; echo "bench-sort-plans: $q ($mode, $workers workers) failed; see $LOG" >&2; exit 1; }
@@ -117,7 +125,7 @@ SQL
 	vm=${line#*vmhwm_kb=}; vm=${vm%% *}
 	wr=${line##*written=}
 	echo "$q,$mode,$workers,$secs,$vm,$wr,$answer" >>"$CSV"
-	printf '  %-10s %-4s %s workers: %8.2f s  VmHWM %7.1f MB  written %8.0f MB\n' "$q" "$mode" "$workers" \
+	printf '  %-10s %-4s %s workers: %8.2f s  private peak %7.1f MB  written %8.0f MB\n' "$q" "$mode" "$workers" \
 		"$secs" "$(echo "$vm / 1024" | bc -l)" "$(echo "$wr / 1048576" | bc -l)"
 }
 
@@ -161,7 +169,7 @@ awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" '
 		}
 		printf "\nworst ratio XxlSort / Sort, no workers = %.2f (target <= 0.3)\n", worst0
 		printf "worst ratio XxlSort (better of 0 and 2 workers) / Sort with 2 workers = %.2f (target <= 0.5)\n", worst2
-		printf "(MB: backend VmHWM, 0 workers; wr: MB the backend wrote, i.e. spill files, 0 workers)\n"
+		printf "(MB: backend private peak = VmHWM - RssShmem, 0 workers; wr: MB the backend wrote, i.e. spill files, 0 workers)\n"
 	}' "$CSV"
 
 awk -F, -v queries="$QUERIES" 'NR > 1 { t[$1 "," $2 "," $3] = $4 }

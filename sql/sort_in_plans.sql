@@ -55,6 +55,24 @@ SELECT explain_masked('SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 
 -- a bound whose top-N heap would not fit work_mem (4MB) is no reason to keep Sort
 SELECT explain_masked('SELECT * FROM sp ORDER BY k LIMIT 1 OFFSET 29990');
 
+-- the budget: xxl.memory when set, else work_mem (at least 1MB); the sort's
+-- peak stays within it
+CREATE FUNCTION sort_memory(q text) RETURNS TABLE (budget_kb int, within boolean) LANGUAGE plpgsql AS $$
+DECLARE p json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO p;
+  p := p->0->'Plan'->'Plans'->0;
+  RETURN QUERY SELECT (p->>'Sort Budget')::int, (p->>'Peak Memory')::int <= (p->>'Sort Budget')::int;
+END $$;
+SELECT * FROM sort_memory('SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 0) s');
+RESET xxl.memory;
+SET work_mem = '2MB';
+SELECT * FROM sort_memory('SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 0) s');
+SET work_mem = '64kB';
+SELECT * FROM sort_memory('SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 0) s');
+RESET work_mem;
+SET xxl.memory = '1MB';
+
 -- where it must not appear: a bound from LIMIT (top-N heap sort), a type
 -- the sorter does not encode, another operator class, a nondeterministic
 -- collation, a sort expected to fit the threshold, the setting off

@@ -187,6 +187,10 @@ entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t 
 		d0 = entry_digit(&src[0], depth);
 		if (count[d0] == n)
 		{
+			size_t		word_end = (depth | 7) + 1;
+			uint64_t	rest = ~UINT64_C(0) >> (8 * (depth & 7));
+			size_t		i;
+
 			if (d0 == 0)
 			{
 				/* every key ended: all equal, input order stands */
@@ -194,7 +198,15 @@ entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t 
 					memcpy(dst, src, n * sizeof(*src));
 				return;
 			}
-			depth++;
+			/*
+			 * One byte in common: keys with a long common prefix (a text
+			 * column's equal values) share the rest of the prefix word too,
+			 * which one pass shows, instead of a counting pass per byte.
+			 */
+			for (i = 0; i < n; i++)
+				if (src[i].key_len < word_end || ((src[i].prefix ^ src[0].prefix) & rest) != 0)
+					break;
+			depth = i == n ? word_end : depth + 1;
 			continue;
 		}
 		pos = 0;
