@@ -6,13 +6,15 @@
 #   scripts/deps.sh          PostgreSQL 15 server + headers, ICU headers, TAP modules,
 #                            gcc + libc headers, and the en_US.UTF-8 locale that
 #                            the collation tests compare in, and pgRouting
-#                            (with PostGIS), the oracle of the shortest-path tests
+#                            (with PostGIS), the oracle of the shortest-path tests,
+#                            and curl, xz and bzip2 to fetch PostgreSQL's own
+#                            regression tests (scripts/pg-regress-src.sh)
 #   scripts/deps.sh --bench  the same plus what the benchmarks compare against
 #                            and draw with (STXXL, libdivsufsort, gnuplot)
 set -euo pipefail
 
 pkgs=(postgresql-15 postgresql-server-dev-15 libicu-dev libipc-run-perl gcc libc6-dev make locales
-	postgresql-15-pgrouting postgresql-15-postgis-3)
+	postgresql-15-pgrouting postgresql-15-postgis-3 curl xz-utils bzip2)
 case "${1:-}" in
 	--bench) pkgs+=(libstxxl-dev libdivsufsort-dev gnuplot-nox) ;;
 	"") ;;

@@ -81,6 +81,9 @@ unset PGHOST PGPORT PGUSER
 
 # --- TAP -----------------------------------------------------------------
 echo "=== TAP tests"
+# PostgreSQL's own regression tests, which 071_sort_in_plans_pg.pl runs with
+# xxl.sort_in_plans on and off: from Debian's source package, kept in build/
+PG_REGRESS_SRC=$(bash scripts/pg-regress-src.sh "$REPO/build/pg-regress") || PG_REGRESS_SRC=
 PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
 PGXS_DIR=$(cd "$PGXS_DIR" && pwd -P)
 # initdb takes its locale from LANG: make it one every Debian has
@@ -98,7 +101,7 @@ for t in "${taps[@]}"; do
 	log=$WORK/tap-$name.out
 	(cd "$dir" && as_pg env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
 		LANG="$TAP_LANG" TESTDIR="$dir" PATH="$PGBIN:$PATH" PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
-		PGXXL_REPO="$REPO" OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" \
+		PGXXL_REPO="$REPO" PGXXL_PG_REGRESS_SRC="$PG_REGRESS_SRC" OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" \
 		prove -I "$PGXS_DIR/test/perl" -I "$REPO/test/perl" "$t") 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	tests=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n 1)
