@@ -176,8 +176,10 @@ SELECT id FROM (SELECT id, 1 / (30000 - id) AS boom FROM sp) s ORDER BY boom;
 SELECT count(*) FROM (SELECT * FROM sp ORDER BY t OFFSET 0) s;
 
 -- Differential testing: random tables (NULLs, duplicates, text in several
--- collations, numerics, NaN and infinities, dates, booleans; 0 rows to
--- several runs) and random queries of every kind above.
+-- collations, numerics, NaN and infinities, dates, booleans, bytea with
+-- zero bytes; 0 rows to several runs) and random queries of every kind above.
+CREATE FUNCTION pick(VARIADIC a text[]) RETURNS text LANGUAGE sql
+  AS $$ SELECT a[1 + floor(random() * array_length(a, 1))::int] $$;
 CREATE FUNCTION make_table(name text, nrows int) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE format($f$
@@ -195,18 +197,18 @@ BEGIN
                 WHEN random() < 0.05 THEN '-Infinity'::float8
                 ELSE round((random() - 0.5) * 100)::float8 / 4 + 0.0 END AS f,
            CASE WHEN random() < 0.1 THEN NULL ELSE date '2000-01-01' + (random() * 400)::int END AS d,
-           CASE WHEN random() < 0.1 THEN NULL ELSE random() < 0.5 END AS l
+           CASE WHEN random() < 0.1 THEN NULL ELSE random() < 0.5 END AS l,
+           CASE WHEN random() < 0.1 THEN NULL
+                ELSE decode(repeat(pick('00', '01', 'ff', '7f', ''), floor(random() * 4)::int), 'hex') END AS y
       FROM generate_series(1, %s) g$f$, name, greatest(nrows / 20, 3), nrows);
   EXECUTE format('ANALYZE %I', name);
 END $$;
 
-CREATE FUNCTION pick(VARIADIC a text[]) RETURNS text LANGUAGE sql
-  AS $$ SELECT a[1 + floor(random() * array_length(a, 1))::int] $$;
 -- a column, with a collation now and then for text
 CREATE FUNCTION col() RETURNS text LANGUAGE sql AS $$
   SELECT CASE WHEN c = 't' THEN 't' || pick('', '', ' COLLATE "C"', ' COLLATE "en_US"', ' COLLATE "en-x-icu"')
               ELSE c END
-    FROM pick('i', 'b', 't', 'n', 'f', 'd', 'l') c $$;
+    FROM pick('i', 'b', 't', 'n', 'f', 'd', 'l', 'y') c $$;
 CREATE FUNCTION dir() RETURNS text LANGUAGE sql
   AS $$ SELECT pick('', ' DESC', ' ASC') || pick('', '', ' NULLS FIRST', ' NULLS LAST') $$;
 
@@ -278,3 +280,9 @@ SELECT make_table('r0', 0), make_table('r1', 1), make_table('r2', 7),
 SELECT setseed(0.17);
 SELECT queries >= 200 AS ran, mismatches, replaced > queries / 2 AS mostly_replaced, first_mismatch
   FROM diff_run(coalesce(nullif(current_setting('pgxxl_test.diff_queries', true), '')::int, 200));
+
+DROP FUNCTION diff_run, random_query, dir, col, pick, make_table, scroll_walk, same, uses_xxl_sort,
+  digest, sort_memory, explain_masked;
+DROP TABLE sp, r0, r1, r2, r3, r4;
+DROP COLLATION nd;
+DROP EXTENSION pgxxl;

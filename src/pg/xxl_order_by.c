@@ -419,10 +419,11 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 	}
 	key->fixed_size = 0;
 	for (int c = 0; c < key->ncols; c++)
+		key->cols[c].fixed_width = fixed_width_of(key->cols[c].kind);
+	for (int c = 0; c < key->ncols; c++)
 	{
 		KeyColumn  *col = &key->cols[c];
 
-		col->fixed_width = fixed_width_of(col->kind);
 		if (col->fixed_width == 0)
 		{
 			key->fixed_size = 0;
@@ -455,6 +456,18 @@ const xxl_key_compare *
 xxl_sortkey_compare(const XxlSortKey *key)
 {
 	return key->compare.ncols > 0 ? &key->compare : NULL;
+}
+
+int
+xxl_sortkey_ncols(const XxlSortKey *key)
+{
+	return key->ncols;
+}
+
+AttrNumber
+xxl_sortkey_attno(const XxlSortKey *key, int column)
+{
+	return key->cols[column].attno;
 }
 
 AttrNumber

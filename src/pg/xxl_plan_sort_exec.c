@@ -149,9 +149,10 @@ sort_child(PlanSortState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
 	PlanState  *child = outerPlanState(state);
 	XxlInput   *in = xxl_input_open_plan(child, "the plan's rows");
+	XxlSortRunOptions options = {.memory = state->budget, .restore_from_key = true};
 
 	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child), NULL, NULL,
-									state->budget);
+									&options);
 	state->fixed = xxl_sort_run_fixed(state->run);
 	state->sorted = true;
 	MemoryContextSwitchTo(old);

@@ -86,6 +86,9 @@ struct XxlSortRun
 	/* variable records */
 	char	   *tuple;			/* MAXALIGNed MinimalTuple being handed out */
 	size_t		tuple_size;
+	int		   *restore;		/* per key column: the result column the key
+								 * restores, or -1; NULL when none */
+	bool	   *restored;		/* per result column: restored, not stored */
 };
 
 /* Record layout ---------------------------------------------------------- */
@@ -338,20 +341,24 @@ read_variable(XxlSortRun *run, XxlInput *in)
 		k = xxl_sortkey_encode(run->key, slot->tts_values, slot->tts_isnull, &klen);
 
 		/* a heap row whose bytes can be taken as they are is not re-formed */
-		if (run->map == NULL && (tuple = xxl_input_heap_tuple(in)) != NULL)
+		if (run->map == NULL && run->restore == NULL &&
+			(tuple = xxl_input_heap_tuple(in)) != NULL)
 			row = xxl_compact_from_heap(tuple, out_desc, &rlen);
 		if (row == NULL)
 		{
 			slot_getallattrs(slot);
-			if (run->map == NULL)
+			if (run->map == NULL && run->restore == NULL)
 				row = xxl_compact_form(&rowbuf, out_desc, slot->tts_values, slot->tts_isnull,
 									   &rlen);
 			else
 			{
 				for (int i = 0; i < natts; i++)
 				{
-					values[i] = run->map[i] ? slot->tts_values[run->map[i] - 1] : (Datum) 0;
-					isnull[i] = run->map[i] ? slot->tts_isnull[run->map[i] - 1] : true;
+					AttrNumber	a = run->map ? run->map[i] : i + 1;
+
+					values[i] = a ? slot->tts_values[a - 1] : (Datum) 0;
+					/* what the key restores is stored as a NULL: nothing */
+					isnull[i] = a ? slot->tts_isnull[a - 1] || (run->restored && run->restored[i]) : true;
 				}
 				row = xxl_compact_form(&rowbuf, out_desc, values, isnull, &rlen);
 			}
@@ -388,10 +395,50 @@ only_needed(AttrNumber *map, TupleDesc out_desc, const bool *needed)
 	return narrowed;
 }
 
+/*
+ * Which result columns a variable key restores: each key column that is a
+ * result column's input and that the key holds losslessly.
+ */
+static void
+plan_restore(XxlSortRun *run, int nkeycols, const AttrNumber *keycols)
+{
+	TupleDesc	out = run->out_desc;
+	bool		any = false;
+
+	run->restore = palloc(sizeof(int) * Max(nkeycols, 1));
+	run->restored = palloc0(sizeof(bool) * Max(out->natts, 1));
+	for (int c = 0; c < nkeycols; c++)
+	{
+		run->restore[c] = -1;
+		if (!xxl_sortkey_var_restorable(run->key, c))
+			continue;
+		for (int i = 0; i < out->natts; i++)
+		{
+			AttrNumber	a = run->map ? run->map[i] : i + 1;
+
+			if (a == keycols[c] && !run->restored[i] && !TupleDescAttr(out, i)->attisdropped)
+			{
+				run->restore[c] = i;
+				run->restored[i] = true;
+				any = true;
+				break;
+			}
+		}
+	}
+	if (!any)
+	{
+		pfree(run->restore);
+		pfree(run->restored);
+		run->restore = NULL;
+		run->restored = NULL;
+	}
+}
+
 XxlSortRun *
 xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
-				   const bool *needed, size_t memory)
+				   const bool *needed, const XxlSortRunOptions *options)
 {
+	size_t		memory = options ? options->memory : 0;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl sort run",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -416,6 +463,15 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	}
 	else
 	{
+		if (options && options->restore_from_key)
+		{
+			int			n = xxl_sortkey_ncols(run->key);
+			AttrNumber *cols = palloc(sizeof(AttrNumber) * Max(n, 1));
+
+			for (int c = 0; c < n; c++)
+				cols[c] = xxl_sortkey_attno(run->key, c);
+			plan_restore(run, n, cols);
+		}
 		run->sorter = xxl_operator_new_sorter(run->op, 0, 0, xxl_sortkey_compare(run->key));
 		read_variable(run, in);
 	}
@@ -550,6 +606,8 @@ xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
 		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
 		heap_deform_tuple(&htup, run->out_desc, values, isnull);
+		if (run->restore != NULL)
+			xxl_sortkey_restore_var(run->key, key, klen, run->restore, values, isnull);
 	}
 	return true;
 }
@@ -574,7 +632,11 @@ xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out)
 			xxl_output_put_values(out, run->values, run->isnull);
 		}
 		else
+		{
+			/* rows restored from keys go out by xxl_sort_run_next only */
+			Assert(run->restore == NULL);
 			xxl_output_put_compact(out, payload, plen);
+		}
 	}
 	/* the table is complete before the operator reports itself done */
 	n = xxl_output_finish(out);

@@ -14,7 +14,10 @@
  *    take the engine's fixed-record paths (radix-sorted runs, batched
  *    merge) and come back as values without forming a tuple.
  *  - variable: key + the row in compact form (xxl_output.h), with
- *    out-of-line values fetched, for every other row type.
+ *    out-of-line values fetched, for every other row type.  When rows go
+ *    out one by one, the columns the key holds (text in C or ICU
+ *    collations, integers) are left out of the row and restored from the
+ *    key: a sort by a text column does not carry its text twice.
  */
 #ifndef XXL_PG_SORT_RUN_H
 #define XXL_PG_SORT_RUN_H
@@ -34,11 +37,24 @@ typedef struct XxlSortRun XxlSortRun;
  * is not NULL, only the result columns it flags are wanted: the others are
  * neither read into the records nor stored, and come out NULL.  Lives in a
  * new child of CurrentMemoryContext; an error at any point leaves nothing
- * behind once that context goes.  memory: the budget in bytes, 0 for
- * xxl.memory.
+ * behind once that context goes.  options may be NULL (xxl.memory, records
+ * that hold every column).
  */
+typedef struct XxlSortRunOptions
+{
+	size_t		memory;			/* the budget in bytes; 0: xxl.memory */
+
+	/*
+	 * Rows go out one at a time (xxl_sort_run_next), not drained: columns a
+	 * variable-size key holds (xxl_sortkey_var_restorable) are then not
+	 * stored a second time in the record, but restored from the key.
+	 */
+	bool		restore_from_key;
+} XxlSortRunOptions;
+
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
-									  AttrNumber *map, const bool *needed, size_t memory);
+									  AttrNumber *map, const bool *needed,
+									  const XxlSortRunOptions *options);
 
 /* Whether the run uses fixed-size records (for EXPLAIN and tests). */
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);

@@ -456,6 +456,7 @@ start_run(SortScanState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
 	Datum		value;
 	char	   *order_by;
+	XxlSortRunOptions options = {.memory = 0, .restore_from_key = true};
 
 	ResetExprContext(econtext);
 	order_by = text_argument(state, econtext, 1, "order_by", &value);
@@ -464,14 +465,14 @@ start_run(SortScanState *state)
 		char	   *source = text_argument(state, econtext, 0, "source", &value);
 
 		state->run = xxl_sort_start_query(source, order_by, state->result_desc,
-										  state->needed);
+										  state->needed, &options);
 	}
 	else
 	{
 		ExprState  *arg = (ExprState *) linitial(state->args);
 
 		state->run = xxl_sort_start_typed(exprType((Node *) arg->expr), order_by,
-										  state->result_desc, state->needed);
+										  state->result_desc, state->needed, &options);
 	}
 	state->fixed = xxl_sort_run_fixed(state->run);
 	MemoryContextSwitchTo(old);

@@ -35,7 +35,7 @@ PG_FUNCTION_INFO_V1(xxl_sort_typed);
 static uint64
 run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, AttrNumber *map)
 {
-	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, 0);
+	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, NULL);
 	uint64		n = xxl_sort_run_drain(run, out);
 
 	xxl_sort_run_free(run);
@@ -62,7 +62,7 @@ xxl_sort_into(PG_FUNCTION_ARGS)
 
 XxlSortRun *
 xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_desc,
-					 const bool *needed)
+					 const bool *needed, const XxlSortRunOptions *options)
 {
 	List	   *items = xxl_parse_order_by(order_by);
 	XxlInput   *in = xxl_input_open(source);
@@ -70,7 +70,7 @@ xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_des
 	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
 	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the column definition list");
 
-	return xxl_sort_run_start(in, key, out_desc, map, needed, 0);
+	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
 }
 
 /* The table whose row type the typed form's first argument has. */
@@ -89,7 +89,8 @@ typed_source(Oid type)
 }
 
 XxlSortRun *
-xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const bool *needed)
+xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const bool *needed,
+					 const XxlSortRunOptions *options)
 {
 	Oid			relid = typed_source(type);
 	List	   *items;
@@ -103,7 +104,7 @@ xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const b
 	in_desc = xxl_input_desc(in);
 	key = xxl_sortkey_create(in_desc, items);
 	map = xxl_map_columns(in_desc, out_desc, "the row type");
-	return xxl_sort_run_start(in, key, out_desc, map, needed, 0);
+	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
 }
 
 /* Materialize the run's rows for the calling set-returning function. */
@@ -125,7 +126,7 @@ xxl_sort_record(PG_FUNCTION_ARGS)
 	char	   *order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
 	TupleDesc	out_desc = xxl_output_caller_desc(fcinfo);
 
-	return return_rows(fcinfo, xxl_sort_start_query(source, order_by, out_desc, NULL), out_desc);
+	return return_rows(fcinfo, xxl_sort_start_query(source, order_by, out_desc, NULL, NULL), out_desc);
 }
 
 /* xxl.sort(source anyelement, order_by text) RETURNS SETOF anyelement */
@@ -140,5 +141,5 @@ xxl_sort_typed(PG_FUNCTION_ARGS)
 	order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
 	out_desc = xxl_output_caller_desc(fcinfo);
 
-	return return_rows(fcinfo, xxl_sort_start_typed(type, order_by, out_desc, NULL), out_desc);
+	return return_rows(fcinfo, xxl_sort_start_typed(type, order_by, out_desc, NULL, NULL), out_desc);
 }

@@ -12,14 +12,15 @@
 #include "pg/xxl_sort_run.h"
 
 /*
- * xxl.sort(source text, order_by text): a table name or a query.  needed:
- * see xxl_sort_run_start (NULL: every column).
+ * xxl.sort(source text, order_by text): a table name or a query.  needed,
+ * options: see xxl_sort_run_start (NULL: every column; defaults).
  */
 extern XxlSortRun *xxl_sort_start_query(const char *source, const char *order_by,
-										TupleDesc out_desc, const bool *needed);
+										TupleDesc out_desc, const bool *needed,
+										const XxlSortRunOptions *options);
 
 /* xxl.sort(NULL::tbl, order_by): the table whose row type type is. */
 extern XxlSortRun *xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc,
-										const bool *needed);
+										const bool *needed, const XxlSortRunOptions *options);
 
 #endif							/* XXL_PG_SORT_SQL_H */

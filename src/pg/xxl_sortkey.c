@@ -565,18 +565,13 @@ xxl_sortkey_restorable_column(const XxlSortKey *key, AttrNumber attno)
 	return -1;
 }
 
-Datum
-xxl_sortkey_restore(const XxlSortKey *key, int column, const unsigned char *keybytes,
-					bool *isnull)
+/* A fixed-width value of col from its key bytes at p (null flag excluded). */
+static Datum
+restore_fixed_value(const KeyColumn *col, const unsigned char *p)
 {
-	const KeyColumn *col = &key->cols[column];
-	const unsigned char *p = keybytes + col->fixed_offset + 1;
 	/* DESC inverted every value byte: invert them back */
 	uint64		flip = col->desc ? ~UINT64CONST(0) : 0;
 
-	*isnull = keybytes[col->fixed_offset] == (col->nulls_first ? 0x00 : 0x01);
-	if (*isnull)
-		return (Datum) 0;
 	switch (col->kind)
 	{
 		case KEY_INT8:
@@ -615,4 +610,175 @@ xxl_sortkey_restore(const XxlSortKey *key, int column, const unsigned char *keyb
 			elog(ERROR, "sort key kind %d cannot be restored", (int) col->kind);
 	}
 	return (Datum) 0;
+}
+
+Datum
+xxl_sortkey_restore(const XxlSortKey *key, int column, const unsigned char *keybytes,
+					bool *isnull)
+{
+	const KeyColumn *col = &key->cols[column];
+
+	*isnull = keybytes[col->fixed_offset] == (col->nulls_first ? 0x00 : 0x01);
+	if (*isnull)
+		return (Datum) 0;
+	return restore_fixed_value(col, keybytes + col->fixed_offset + 1);
+}
+
+/* Variable-size keys ------------------------------------------------------- */
+
+bool
+xxl_sortkey_var_restorable(const XxlSortKey *key, int column)
+{
+	/* column-wise keys (a libc collation) are not walked here */
+	if (key->compare.ncols > 0)
+		return false;
+	switch (key->cols[column].kind)
+	{
+		case KEY_INT2:
+		case KEY_INT4:
+		case KEY_INT8:
+		case KEY_UINT4:
+		case KEY_CHAR:
+		case KEY_BOOL:
+		case KEY_TEXT:
+		case KEY_BYTEA:
+		case KEY_NAME:
+			return true;
+		default:
+			/* floats fold -0 and NaNs, numerics lose their scale, char(n) its blanks */
+			return false;
+	}
+}
+
+/*
+ * Walk one escaped string (put_escaped) from k[*pos], DESC-inverted when inv
+ * is 0xFF; its bytes go to out when out is not NULL.
+ */
+static void
+walk_escaped(const unsigned char *k, uint32 klen, uint32 *pos, unsigned char inv, StringInfo out)
+{
+	uint32		p = *pos;
+
+	while (p < klen)
+	{
+		if ((k[p] ^ inv) != 0)
+		{
+			/* a stretch up to the next escape byte (0x00, inverted: inv) */
+			const unsigned char *esc = memchr(k + p, inv, klen - p);
+			uint32		run = (esc ? (uint32) (esc - k) : klen) - p;
+
+			if (out != NULL)
+			{
+				enlargeStringInfo(out, run);
+				for (uint32 i = 0; i < run; i++)
+					out->data[out->len + i] = (char) (k[p + i] ^ inv);
+				out->len += run;
+			}
+			p += run;
+			continue;
+		}
+		/* 0x00 0x00: the end; 0x00 0xFF: a zero byte */
+		if (p + 1 >= klen || (k[p + 1] ^ inv) == 0x00)
+		{
+			p += 2;
+			break;
+		}
+		if (out != NULL)
+			appendStringInfoChar(out, '\0');
+		p += 2;
+	}
+	*pos = p;
+}
+
+void
+xxl_sortkey_restore_var(XxlSortKey *key, const unsigned char *k, uint32 klen,
+						const int *out_column, Datum *values, bool *isnull)
+{
+	StringInfoData *buf = &key->restored;
+	int		   *offsets;
+	int		   *targets;
+	int			nrestored = 0;
+	uint32		pos = 0;
+
+	if (buf->data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(key->cxt);
+
+		initStringInfo(buf);
+		key->restored_at = palloc(sizeof(int) * 2 * Max(key->ncols, 1));
+		MemoryContextSwitchTo(old);
+	}
+	offsets = key->restored_at;
+	targets = key->restored_at + key->ncols;
+	resetStringInfo(buf);
+	for (int c = 0; c < key->ncols && pos < klen; c++)
+	{
+		const KeyColumn *col = &key->cols[c];
+		int			target = out_column[c];
+		unsigned char inv = col->desc ? 0xFF : 0x00;
+		bool		null = k[pos++] == (col->nulls_first ? 0x00 : 0x01);
+		int			width = col->fixed_width;
+
+		if (target >= 0)
+			isnull[target] = null;
+		if (null)
+			continue;
+		if (width > 0)
+		{
+			if (target >= 0)
+				values[target] = restore_fixed_value(col, k + pos);
+			pos += width;
+			continue;
+		}
+		if (col->kind == KEY_NUMERIC)
+		{
+			unsigned char class = k[pos++] ^ inv;
+			unsigned char digits_inv = inv ^ (class == NUMCLASS_NEG ? 0xFF : 0x00);
+
+			if (class != NUMCLASS_NEG && class != NUMCLASS_POS)
+				continue;
+			pos += 2;			/* the weight */
+			while (pos + 1 < klen && ((k[pos] ^ digits_inv) | (k[pos + 1] ^ digits_inv)) != 0)
+				pos += 2;
+			pos += 2;			/* the terminator */
+			continue;
+		}
+		/* text-like: an ICU sort key (ending in its only 0x00), then the bytes */
+		if (col->locale != NULL)
+		{
+			while (pos < klen && (k[pos] ^ inv) != 0x00)
+				pos++;
+			pos++;
+		}
+		if (target < 0)
+		{
+			walk_escaped(k, klen, &pos, inv, NULL);
+			continue;
+		}
+		/* the value, MAXALIGNed in buf: a varlena, or a NameData */
+		while (buf->len % MAXIMUM_ALIGNOF != 0)
+			appendStringInfoChar(buf, '\0');
+		offsets[nrestored] = buf->len;
+		targets[nrestored++] = target;
+		if (col->kind == KEY_NAME)
+		{
+			int			start = buf->len;
+
+			walk_escaped(k, klen, &pos, inv, buf);
+			enlargeStringInfo(buf, NAMEDATALEN);
+			memset(buf->data + buf->len, 0, NAMEDATALEN - (buf->len - start));
+			buf->len = start + NAMEDATALEN;
+		}
+		else
+		{
+			int			start = buf->len;
+
+			appendBinaryStringInfo(buf, "\0\0\0\0", VARHDRSZ);
+			walk_escaped(k, klen, &pos, inv, buf);
+			SET_VARSIZE(buf->data + start, buf->len - start);
+		}
+	}
+	/* pointers once buf has stopped moving */
+	for (int i = 0; i < nrestored; i++)
+		values[targets[i]] = PointerGetDatum(buf->data + offsets[i]);
 }

@@ -56,6 +56,10 @@ extern XxlSortKey *xxl_sortkey_create(TupleDesc desc, List *items);
  */
 extern const xxl_key_compare *xxl_sortkey_compare(const XxlSortKey *key);
 
+/* The key's columns: how many, and the attribute each one reads. */
+extern int	xxl_sortkey_ncols(const XxlSortKey *key);
+extern AttrNumber xxl_sortkey_attno(const XxlSortKey *key, int column);
+
 /* Highest attribute number a key reads (for slot_getsomeattrs). */
 extern AttrNumber xxl_sortkey_max_attno(const XxlSortKey *key);
 
@@ -99,6 +103,21 @@ extern bool xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, boo
 extern XxlSortKey *xxl_sortkey_create_plan(TupleDesc desc, int ncols, const AttrNumber *cols,
 										   const Oid *sortops, const Oid *collations,
 										   const bool *nulls_first);
+
+/*
+ * Variable-size keys hold some columns losslessly too (integer kinds,
+ * boolean, "char", oid; text, varchar, bytea and name, unless compared in a
+ * libc collation, whose keys are column-wise): rows sorted with such a key
+ * need not carry those columns again.  xxl_sortkey_var_restorable tells
+ * which key columns; xxl_sortkey_restore_var walks one key and sets
+ * values/isnull[out_column[c]] for each key column c whose out_column[c] is
+ * not -1.  Restored by-reference values live in the key's buffer until the
+ * next call.
+ */
+extern bool xxl_sortkey_var_restorable(const XxlSortKey *key, int column);
+extern void xxl_sortkey_restore_var(XxlSortKey *key, const unsigned char *keybytes,
+									uint32 klen, const int *out_column, Datum *values,
+									bool *isnull);
 
 /* The key types xxl_sortkey_create accepts, for messages and docs. */
 extern const char *xxl_sortkey_supported_types(void);

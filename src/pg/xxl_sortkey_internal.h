@@ -7,6 +7,7 @@
 
 #include <locale.h>
 
+#include "lib/stringinfo.h"
 #include "utils/pg_locale.h"
 
 #include "pg/xxl_sortkey.h"
@@ -57,6 +58,8 @@ struct XxlSortKey
 	size_t		ubuf_cap;		/* in UTF-16 units */
 	/* with a libc column (ncols > 0): keys in xxl_keycmp.h's form */
 	xxl_key_compare compare;
+	StringInfoData restored;	/* values restored from a key (xxl_sortkey_restore_var) */
+	int		   *restored_at;	/* ... their offsets in it and result columns */
 };
 
 #endif							/* XXL_PG_SORTKEY_INTERNAL_H */
