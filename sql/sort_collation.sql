@@ -49,7 +49,8 @@ UNION ALL SELECT 's COLLATE "en-US-x-icu"', * FROM xc_same('s COLLATE "en-US-x-i
 UNION ALL SELECT 's COLLATE "en-US-x-icu" DESC', * FROM xc_same('s COLLATE "en-US-x-icu" DESC')
 UNION ALL SELECT 's COLLATE "und-x-icu" NULLS FIRST', * FROM xc_same('s COLLATE "und-x-icu" NULLS FIRST')
 UNION ALL SELECT 's COLLATE "C"', * FROM xc_same('s COLLATE "C"');
-SELECT runs > 10 AS many_runs, merge_passes >= 1 AS merged FROM xxl.last_stats();
+-- (records without the columns the key holds: about ten 1MB runs)
+SELECT runs >= 8 AS many_runs, merge_passes >= 1 AS merged FROM xxl.last_stats();
 
 -- ties under the collation break by bytes, as varstr_cmp does with strcmp;
 -- a second key after a compared one, and a compared one after a byte key

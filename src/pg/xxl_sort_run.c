@@ -89,6 +89,8 @@ struct XxlSortRun
 	int		   *restore;		/* per key column: the result column the key
 								 * restores, or -1; NULL when none */
 	bool	   *restored;		/* per result column: restored, not stored */
+	bool		key_only;		/* the key restores every column there is:
+								 * records carry no row at all */
 };
 
 /* Record layout ---------------------------------------------------------- */
@@ -339,6 +341,14 @@ read_variable(XxlSortRun *run, XxlInput *in)
 			break;
 		slot_getsomeattrs(slot, maxkey);
 		k = xxl_sortkey_encode(run->key, slot->tts_values, slot->tts_isnull, &klen);
+		if (run->key_only)
+		{
+			/* the key is the whole record */
+			if (xxl_sorter_put_var(run->sorter, k, klen, NULL, 0) != XXL_OK)
+				put_failed(run);
+			MemoryContextSwitchTo(cxt);
+			continue;
+		}
 
 		/* a heap row whose bytes can be taken as they are is not re-formed */
 		if (run->map == NULL && run->restore == NULL &&
@@ -431,7 +441,13 @@ plan_restore(XxlSortRun *run, int nkeycols, const AttrNumber *keycols)
 		pfree(run->restored);
 		run->restore = NULL;
 		run->restored = NULL;
+		return;
 	}
+	run->key_only = true;
+	for (int i = 0; i < out->natts; i++)
+		if (!run->restored[i] && (run->map ? run->map[i] : i + 1) != 0 &&
+			!TupleDescAttr(out, i)->attisdropped)
+			run->key_only = false;
 }
 
 XxlSortRun *
@@ -598,6 +614,15 @@ xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 	}
 	if (run->fixed)
 		decode_fixed(run, payload, values, isnull);
+	else if (run->key_only)
+	{
+		for (int i = 0; i < run->out_desc->natts; i++)
+		{
+			values[i] = (Datum) 0;
+			isnull[i] = true;
+		}
+		xxl_sortkey_restore_var(run->key, key, klen, run->restore, values, isnull);
+	}
 	else
 	{
 		MinimalTuple mt = compact_to_tuple(run, payload, plen);
