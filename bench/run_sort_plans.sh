@@ -28,8 +28,13 @@
 # and not counted).  Checked (untimed): every configuration gives the same
 # answer, and the plan with the setting on has an XxlSort node.
 #
+# The floor: where a query's input can be had in order without sorting (an
+# xxl table with that order key), the same query over it, with no sort in
+# the plan: the time of the work above the sort, and floor/Sort the best
+# ratio any sort could reach.
+#
 # Environment: ROWS, TEXT_ROWS, MEM, SEED, QUERIES (a subset, e.g.
-# "orderby window"), KEEP_CLUSTER=1.
+# "orderby window"), FLOOR_RUNS=0 (skip the floor), KEEP_CLUSTER=1.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -92,20 +97,54 @@ SQL[ctas]="CREATE UNLOGGED TABLE ctas_out AS SELECT * FROM t ORDER BY a"
 SQL[report]="SELECT count(*), sum(b) FROM (SELECT d.name, t.a, t.b FROM t JOIN d ON d.k = (t.b % 1024)::int ORDER BY d.name, t.a OFFSET 0) x"
 SQL[bigjoin]="SELECT count(*), sum(b) FROM (SELECT t.b, u.c FROM t JOIN u ON t.a = u.a ORDER BY u.c DESC, t.b OFFSET 0) x"
 
+# The floor: the same query over input already in the order it needs (an
+# xxl table with that order key, read by its ordered scan: no sort in the
+# plan).  What is left is the work above the sort, which no sort can remove.
+declare -A FLOOR
+FLOOR[orderby]=${SQL[orderby]//FROM t /FROM t_by_a }
+FLOOR[window]=${SQL[window]//FROM t)/FROM t_by_a)}
+FLOOR[partition]=${SQL[partition]//FROM s)/FROM s_by_k_txt)}
+FLOOR[distinct]=${SQL[distinct]//FROM s)/FROM s_by_txt)}
+FLOOR[ctas]=${SQL[ctas]//FROM t /FROM t_by_a }
+if [ "${FLOOR_RUNS:-1}" = 1 ]; then
+	echo "bench-sort-plans: the floor: xxl tables ordered by the queries' keys"
+	t0=$(date +%s)
+	psql_ >>"$LOG" 2>&1 <<SQL
+SET xxl.memory = '$MEM';
+CREATE TABLE t_by_a (a bigint, b bigint) USING xxl;
+SELECT xxl.alter_table_set('t_by_a', order_by => 'a');
+INSERT INTO t_by_a SELECT * FROM t;
+CREATE TABLE s_by_txt (id bigint, k int, txt text) USING xxl;
+SELECT xxl.alter_table_set('s_by_txt', order_by => 'txt');
+INSERT INTO s_by_txt SELECT * FROM s;
+CREATE TABLE s_by_k_txt (id bigint, k int, txt text) USING xxl;
+SELECT xxl.alter_table_set('s_by_k_txt', order_by => 'k, txt');
+INSERT INTO s_by_k_txt SELECT * FROM s;
+VACUUM ANALYZE t_by_a, s_by_txt, s_by_k_txt;
+SQL
+	echo "bench-sort-plans: built in $(( $(date +%s) - t0 )) s"
+	restart_server
+else
+	FLOOR=()
+fi
+
 echo "query,mode,workers,secs,vmhwm_kb,written_bytes,answer" >"$CSV"
 
 # measure QUERY MODE(on|off) WORKERS: a fresh connection; the server's clock
 # around the statement, then the private peak and the bytes the backend wrote.
 measure() {
 	local q=$1 mode=$2 workers=$3 out line answer secs vm wr
-	local stmt=${SQL[$q]} extra=${SETTINGS[$q]:-}
+	local stmt=${SQL[$q]} extra=${SETTINGS[$q]:-} setting=$2
+	if [ "$mode" = floor ]; then
+		stmt=${FLOOR[$q]} setting=off
+	fi
 	[ "$q" = ctas ] && psql_ -c "DROP TABLE IF EXISTS ctas_out" >>"$LOG" 2>&1
 	echo "== $q sort_in_plans=$mode workers=$workers: $stmt" >>"$LOG"
 	out=$(psql_ 2>&1 <<SQL
 SET work_mem = '$MEM';
 SET xxl.memory = '$MEM';
 SET max_parallel_workers_per_gather = $workers;
-SET xxl.sort_in_plans = $mode;
+SET xxl.sort_in_plans = $setting;
 $extra
 SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/io'), 'wchar: (\d+)'))[1] AS w0 \gset
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
@@ -139,6 +178,16 @@ for q in $QUERIES; do
 	measure "$q" off 2
 	measure "$q" on 0
 	measure "$q" on 2
+	if [ -n "${FLOOR[$q]:-}" ]; then
+		plan=$(psql_ -c "SET max_parallel_workers_per_gather = 0" -c "${SETTINGS[$q]:-SELECT}" \
+			-c "SET xxl.sort_in_plans = off" -c "EXPLAIN (COSTS OFF) ${FLOOR[$q]}")
+		printf 'floor plan of %s:\n%s\n' "$q" "$plan" >>"$LOG"
+		if grep -q Sort <<<"$plan"; then
+			echo "bench-sort-plans: the floor plan of $q sorts; no floor" >&2
+		else
+			measure "$q" floor 0
+		fi
+	fi
 done
 
 # --- checks (untimed) -------------------------------------------------------------------
@@ -155,8 +204,8 @@ awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" '
 	{ k = $1 "," $2 "," $3; t[k] = $4; vm[k] = $5 / 1024; wr[k] = $6 / 1048576 }
 	END {
 		printf "\n%s rows (t), work_mem = xxl.memory = %s\n", rows, mem
-		printf "%-10s %8s %8s %8s %8s %7s %7s %7s %8s %8s %8s %8s\n", "query", "Sort[s]", "Sort 2w", "Xxl[s]",
-			"Xxl 2w", "on/off", "2w/2w", "best/2w", "Sort MB", "Xxl MB", "Sort wr", "Xxl wr"
+		printf "%-10s %8s %8s %8s %8s %7s %7s %7s %8s %7s %8s %8s %8s %8s\n", "query", "Sort[s]", "Sort 2w", "Xxl[s]",
+			"Xxl 2w", "on/off", "2w/2w", "best/2w", "floor[s]", "fl/off", "Sort MB", "Xxl MB", "Sort wr", "Xxl wr"
 		n = split(queries, qs, " "); worst0 = 0; worst2 = 0
 		for (i = 1; i <= n; i++) {
 			q = qs[i]; off = t[q ",off,0"]; off2 = t[q ",off,2"]; on = t[q ",on,0"]; on2 = t[q ",on,2"]
@@ -164,12 +213,15 @@ awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" '
 			r0 = on / off; r2 = best / off2
 			if (r0 > worst0) worst0 = r0
 			if (r2 > worst2) worst2 = r2
-			printf "%-10s %8.2f %8.2f %8.2f %8.2f %7.2f %7.2f %7.2f %8.1f %8.1f %8.0f %8.0f\n", q, off, off2, on, on2,
-				r0, on2 / off2, r2, vm[q ",off,0"], vm[q ",on,0"], wr[q ",off,0"], wr[q ",on,0"]
+			fl = (q ",floor,0") in t ? sprintf("%8.2f", t[q ",floor,0"]) : sprintf("%8s", "-")
+			flr = (q ",floor,0") in t ? sprintf("%7.2f", t[q ",floor,0"] / off) : sprintf("%7s", "-")
+			printf "%-10s %8.2f %8.2f %8.2f %8.2f %7.2f %7.2f %7.2f %s %s %8.1f %8.1f %8.0f %8.0f\n", q, off, off2, on, on2,
+				r0, on2 / off2, r2, fl, flr, vm[q ",off,0"], vm[q ",on,0"], wr[q ",off,0"], wr[q ",on,0"]
 		}
 		printf "\nworst ratio XxlSort / Sort, no workers = %.2f (target <= 0.3)\n", worst0
 		printf "worst ratio XxlSort (better of 0 and 2 workers) / Sort with 2 workers = %.2f (target <= 0.5)\n", worst2
-		printf "(MB: backend private peak = VmHWM - RssShmem, 0 workers; wr: MB the backend wrote, i.e. spill files, 0 workers)\n"
+		printf "(MB: backend private peak = VmHWM - RssShmem, 0 workers; wr: MB the backend wrote, i.e. spill files, 0 workers;\n"
+		printf " floor: the query over input already in order, no sort in the plan; fl/off: the best ratio any sort could reach)\n"
 	}' "$CSV"
 
 awk -F, -v queries="$QUERIES" 'NR > 1 { t[$1 "," $2 "," $3] = $4 }
