@@ -143,6 +143,21 @@ entry_compare(const entry_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry
 	return (a->key_len > b->key_len) - (a->key_len < b->key_len);
 }
 
+/*
+ * entry_compare, decided by the prefix words where they differ: entries of
+ * one bucket share every key byte before depth, so their prefix words (the
+ * 8 bytes from depth rounded down, zero-padded past a key's end) order them
+ * as the keys do whenever they differ, without touching the records.
+ */
+static inline int
+entry_compare_prefixed(const entry_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry *b,
+					   size_t depth)
+{
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	return entry_compare(cx, a, b, depth);
+}
+
 static void
 entry_insertion(const entry_ctx *cx, xxl_sort_entry *a, size_t n, size_t depth)
 {
@@ -151,7 +166,7 @@ entry_insertion(const entry_ctx *cx, xxl_sort_entry *a, size_t n, size_t depth)
 		xxl_sort_entry tmp = a[i];
 		size_t		j = i;
 
-		while (j > 0 && entry_compare(cx, &a[j - 1], &tmp, depth) > 0)
+		while (j > 0 && entry_compare_prefixed(cx, &a[j - 1], &tmp, depth) > 0)
 		{
 			a[j] = a[j - 1];
 			j--;
@@ -171,6 +186,9 @@ entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t 
 		size_t		pos;
 		unsigned	d0;
 
+		/* the prefix words must hold the bytes at depth, for both paths below */
+		if (depth > 0 && (depth & 7) == 0 && !fresh)
+			refresh_prefixes(cx, src, n, depth);
 		if (n <= XXL_RADIX_SMALL)
 		{
 			if (want_dst)
@@ -178,8 +196,6 @@ entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t 
 			entry_insertion(cx, want_dst ? dst : src, n, depth);
 			return;
 		}
-		if (depth > 0 && (depth & 7) == 0 && !fresh)
-			refresh_prefixes(cx, src, n, depth);
 		fresh = false;
 		memset(count, 0, sizeof(count));
 		for (size_t i = 0; i < n; i++)
