@@ -667,7 +667,9 @@ walk_escaped(const unsigned char *k, uint32 klen, uint32 *pos, unsigned char inv
 			const unsigned char *esc = memchr(k + p, inv, klen - p);
 			uint32		run = (esc ? (uint32) (esc - k) : klen) - p;
 
-			if (out != NULL)
+			if (out != NULL && inv == 0)
+				appendBinaryStringInfoNT(out, (const char *) k + p, run);
+			else if (out != NULL)
 			{
 				enlargeStringInfo(out, run);
 				for (uint32 i = 0; i < run; i++)
