@@ -217,10 +217,17 @@ awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" '
 			if (r2 > worst2) worst2 = r2
 			fl = (q ",floor,0") in t ? sprintf("%8.2f", t[q ",floor,0"]) : sprintf("%8s", "-")
 			flr = (q ",floor,0") in t ? sprintf("%7.2f", t[q ",floor,0"] / off) : sprintf("%7s", "-")
+			if ((q ",floor,0") in t)
+				share[q] = (on - t[q ",floor,0"]) / (off - t[q ",floor,0"])
 			printf "%-10s %8.2f %8.2f %8.2f %8.2f %7.2f %7.2f %7.2f %s %s %8.1f %8.1f %8.0f %8.0f\n", q, off, off2, on, on2,
 				r0, on2 / off2, r2, fl, flr, vm[q ",off,0"], vm[q ",on,0"], wr[q ",off,0"], wr[q ",on,0"]
 		}
-		printf "\nworst ratio XxlSort / Sort, no workers = %.2f (target <= 0.3)\n", worst0
+		printf "\nthe sorts alone, (XxlSort - floor) / (Sort - floor), no workers:"
+		for (i = 1; i <= n; i++)
+			if (qs[i] in share)
+				printf " %s %.2f", qs[i], share[qs[i]]
+		printf "\n"
+		printf "worst ratio XxlSort / Sort, no workers = %.2f (target <= 0.3)\n", worst0
 		printf "worst ratio XxlSort (better of 0 and 2 workers) / Sort with 2 workers = %.2f (target <= 0.5)\n", worst2
 		printf "(MB: backend private peak = VmHWM - RssShmem, 0 workers; wr: MB the backend wrote, i.e. spill files, 0 workers;\n"
 		printf " floor: the query over input already in order, no sort in the plan; fl/off: the best ratio any sort could reach)\n"
