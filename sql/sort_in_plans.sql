@@ -120,6 +120,20 @@ SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
        same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,
        same('SELECT a.id, b.id FROM sp a FULL JOIN sp b ON a.t = b.k::text ORDER BY 1, 2') AS full_join;
 
+-- columns restored from the sort key instead of stored: name, varchar, a
+-- domain over text, bytea with zero bytes, integers; ascending and
+-- descending, NULLs first and last, C and ICU collations
+CREATE DOMAIN sp_dom AS text;
+CREATE TABLE sp_keys AS
+SELECT g AS id, ('n' || (g % 97))::name AS nm, ('v' || (g % 89))::varchar(10) AS vc,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE ('d ' || (g % 83))::sp_dom END AS dm,
+       decode(lpad(to_hex(g % 251), 4, '0'), 'hex') AS by, (g % 7)::int2 AS i2
+  FROM generate_series(1, 20000) g;
+SELECT same('SELECT nm, id FROM sp_keys ORDER BY nm DESC, id') AS name_desc,
+       same('SELECT vc, dm, id FROM sp_keys ORDER BY vc COLLATE "en-x-icu", dm NULLS FIRST, id DESC') AS varchar_domain_icu,
+       same('SELECT by, i2, id FROM sp_keys ORDER BY by DESC, i2 DESC NULLS LAST, id') AS bytea_int2,
+       same('SELECT DISTINCT dm FROM sp_keys ORDER BY dm DESC NULLS LAST') AS distinct_domain;
+
 -- merge join: the inner side is marked and restored over groups of equal keys
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
@@ -283,6 +297,7 @@ SELECT queries >= 200 AS ran, mismatches, replaced > queries / 2 AS mostly_repla
 
 DROP FUNCTION diff_run, random_query, dir, col, pick, make_table, scroll_walk, same, uses_xxl_sort,
   digest, sort_memory, explain_masked;
-DROP TABLE sp, r0, r1, r2, r3, r4;
+DROP TABLE sp, sp_keys, r0, r1, r2, r3, r4;
+DROP DOMAIN sp_dom;
 DROP COLLATION nd;
 DROP EXTENSION pgxxl;
