@@ -447,6 +447,30 @@ extern TM_Result xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot
 								TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
 								LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd);
 
+/*
+ * A statement's pending work on one table (rows to write, rows to delete),
+ * kept in TopTransactionContext until the statement ends; the states of
+ * each kind form a list and start with this header (xxl_table_pending.c).
+ * relid InvalidOid / cid InvalidCommandId flush every table / command.
+ */
+typedef struct XxlPending
+{
+	struct XxlPending *next;
+	Oid			relid;
+	CommandId	cid;
+	TransactionId xid;
+	SubTransactionId subid;		/* moves to the parent at subcommit */
+	MemoryContext cxt;			/* the state's own memory, deleted with it */
+} XxlPending;
+
+extern XxlPending *xxl_pending_find(XxlPending *list, Oid relid, CommandId cid);
+extern void xxl_pending_push(XxlPending **list, XxlPending *p, Oid relid, CommandId cid,
+							 MemoryContext cxt);
+extern void xxl_pending_flush(XxlPending **list, Oid relid, CommandId cid,
+							  void (*flush) (XxlPending *));
+extern void xxl_pending_subxact(XxlPending **list, SubXactEvent event,
+								SubTransactionId mySubid, SubTransactionId parentSubid);
+
 /* Statement and transaction ends for the pending deletes (called by xxl_table_write.c). */
 extern void xxl_deletes_flush(Oid relid, CommandId cid);
 extern void xxl_deletes_forget(void);

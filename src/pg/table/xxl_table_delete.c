@@ -85,13 +85,8 @@ next_bit_run(const PageBits *pb, int *row, int *start)
 
 typedef struct DeleteState
 {
-	struct DeleteState *next;
-	Oid			relid;
-	CommandId	cid;
-	SubTransactionId subid;
-	TransactionId xid;
+	XxlPending	pend;			/* table, command, transaction, memory */
 	bool		updates;		/* some rows deleted by UPDATE */
-	MemoryContext cxt;
 	HTAB	   *pages;			/* of PageBits */
 	uint64		nrows;
 	/* rows deleted by others or earlier, read once the lock was held */
@@ -99,7 +94,7 @@ typedef struct DeleteState
 	XxlDeleted	others;
 } DeleteState;
 
-static DeleteState *pending = NULL;
+static XxlPending *pending = NULL;
 
 static bool pending_seen(const DeleteState *ds, Oid relid, Snapshot snapshot);
 
@@ -286,16 +281,16 @@ normalize(XxlDeleted *d, int *starts, int nlists, bool keep_segno)
 static bool
 pending_seen(const DeleteState *ds, Oid relid, Snapshot snapshot)
 {
-	return ds->relid == relid && snapshot != NULL &&
+	return ds->pend.relid == relid && snapshot != NULL &&
 		snapshot->snapshot_type != SNAPSHOT_ANY &&
-		(snapshot->snapshot_type != SNAPSHOT_MVCC || ds->cid < snapshot->curcid);
+		(snapshot->snapshot_type != SNAPSHOT_MVCC || ds->pend.cid < snapshot->curcid);
 }
 
 /* This transaction's pending deletes of relid that snapshot sees, as runs. */
 static void
 add_pending(Oid relid, Snapshot snapshot, XxlDeleted *d, int *cap)
 {
-	for (DeleteState *ds = pending; ds != NULL; ds = ds->next)
+	for (DeleteState *ds = (DeleteState *) pending; ds != NULL; ds = (DeleteState *) ds->pend.next)
 	{
 		HASH_SEQ_STATUS it;
 		PageBits   *pb;
@@ -390,7 +385,7 @@ pending_has(Oid relid, uint64 pos, Snapshot snapshot)
 	BlockNumber page = (BlockNumber) (pos / XXL_PAGE_ROWS);
 	int			row = (int) (pos % XXL_PAGE_ROWS);
 
-	for (DeleteState *ds = pending; ds != NULL; ds = ds->next)
+	for (DeleteState *ds = (DeleteState *) pending; ds != NULL; ds = (DeleteState *) ds->pend.next)
 	{
 		PageBits   *pb;
 
@@ -447,12 +442,13 @@ delete_state_for(Relation rel, CommandId cid, LockWaitPolicy wait_policy)
 	Oid			relid = RelationGetRelid(rel);
 	DeleteState *ds;
 	HASHCTL		ctl;
+	MemoryContext cxt;
 	MemoryContext old;
 	LOCKTAG		tag;
 
-	for (ds = pending; ds != NULL; ds = ds->next)
-		if (ds->relid == relid && ds->cid == cid)
-			return ds;
+	ds = (DeleteState *) xxl_pending_find(pending, relid, cid);
+	if (ds != NULL)
+		return ds;
 
 	/* deleters take turns; then no one else deletes before this transaction ends */
 	SET_LOCKTAG_OBJECT(tag, MyDatabaseId, RelationRelationId, relid, XXL_DELETE_LOCK_SUBID);
@@ -469,24 +465,18 @@ delete_state_for(Relation rel, CommandId cid, LockWaitPolicy wait_policy)
 	}
 
 	ds = MemoryContextAllocZero(TopTransactionContext, sizeof(DeleteState));
-	ds->cxt = AllocSetContextCreate(TopTransactionContext, "xxl table delete",
-									ALLOCSET_DEFAULT_SIZES);
-	ds->relid = relid;
-	ds->cid = cid;
-	ds->xid = GetCurrentTransactionId();
-	ds->subid = GetCurrentSubTransactionId();
+	cxt = AllocSetContextCreate(TopTransactionContext, "xxl table delete", ALLOCSET_DEFAULT_SIZES);
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(BlockNumber);
 	ctl.entrysize = sizeof(PageBits);
-	ctl.hcxt = ds->cxt;
+	ctl.hcxt = cxt;
 	ds->pages = hash_create("xxl table deleted rows", 64, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	old = MemoryContextSwitchTo(ds->cxt);
+	old = MemoryContextSwitchTo(cxt);
 	xxl_dir_load(rel, &ds->dir);
 	xxl_deleted_load(rel, &ds->dir, XXL_DELS_LIVE, NULL, &ds->others);
 	MemoryContextSwitchTo(old);
-	ds->next = pending;
-	pending = ds;
+	xxl_pending_push(&pending, &ds->pend, relid, cid, cxt);
 	return ds;
 }
 
@@ -520,7 +510,7 @@ delete_row(Relation rel, ItemPointer tid, CommandId cid, TM_FailureData *tmfd, b
 	if (found && bit_is_set(pb, row))
 	{
 		/* this command deleted it already (a join gave the row twice) */
-		tmfd->xmax = ds->xid;
+		tmfd->xmax = ds->pend.xid;
 		tmfd->cmax = cid;
 		return TM_SelfModified;
 	}
@@ -684,12 +674,12 @@ flush_deletes(DeleteState *ds)
 	qsort(order, npages, sizeof(PageBits *), page_cmp);
 
 	image = palloc(sizeof(PGAlignedBlock));
-	rel = table_open(ds->relid, NoLock);
+	rel = table_open(ds->pend.relid, NoLock);
 	LockRelationForExtension(rel, ExclusiveLock);
 	segno = xxl_dir_prepare(rel);
 	memset(&seg, 0, sizeof(seg));
-	seg.xmin = ds->xid;
-	seg.cmin = ds->cid;
+	seg.xmin = ds->pend.xid;
+	seg.cmin = ds->pend.cid;
 	seg.first_block = RelationGetNumberOfBlocks(rel);
 	seg.nrows = ds->nrows;
 	seg.flags = XXL_SEG_DELETES | (ds->updates ? XXL_SEG_UPDATES : 0);
@@ -731,31 +721,15 @@ flush_deletes(DeleteState *ds)
 }
 
 static void
-state_free(DeleteState *ds)
+flush_pending(XxlPending *p)
 {
-	MemoryContextDelete(ds->cxt);
-	pfree(ds);
+	flush_deletes((DeleteState *) p);
 }
 
 void
 xxl_deletes_flush(Oid relid, CommandId cid)
 {
-	DeleteState **link = &pending;
-
-	while (*link != NULL)
-	{
-		DeleteState *ds = *link;
-
-		if ((relid != InvalidOid && ds->relid != relid) ||
-			(cid != InvalidCommandId && ds->cid != cid))
-		{
-			link = &ds->next;
-			continue;
-		}
-		flush_deletes(ds);
-		*link = ds->next;
-		state_free(ds);
-	}
+	xxl_pending_flush(&pending, relid, cid, flush_pending);
 }
 
 void
@@ -769,24 +743,5 @@ void
 xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,
 					SubTransactionId parentSubid)
 {
-	DeleteState **link = &pending;
-
-	while (*link != NULL)
-	{
-		DeleteState *ds = *link;
-
-		if (ds->subid != mySubid)
-		{
-			link = &ds->next;
-			continue;
-		}
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-		{
-			ds->subid = parentSubid;
-			link = &ds->next;
-			continue;
-		}
-		*link = ds->next;
-		state_free(ds);
-	}
+	xxl_pending_subxact(&pending, event, mySubid, parentSubid);
 }

@@ -53,13 +53,8 @@
 
 typedef struct WriteState
 {
-	struct WriteState *next;
-	Oid			relid;
-	CommandId	cid;
-	SubTransactionId subid;
-	TransactionId xid;
+	XxlPending	pend;			/* table, command, transaction, memory */
 	TransactionId xmin;			/* the segment's: xid, or frozen for a rewrite */
-	MemoryContext cxt;
 	MemoryContext rowcxt;		/* detoasted values of one row */
 	XxlOperator *op;
 	xxl_sorter *sorter;
@@ -88,7 +83,7 @@ typedef struct WriteState
 /* Fixed records up to this size (the engine's radix sort moves them whole). */
 #define XXL_TABLE_MAX_FIXED_RECORD 1024
 
-static WriteState *pending = NULL;
+static XxlPending *pending = NULL;
 static ExecutorEnd_hook_type prev_executor_end = NULL;
 
 /* Settings --------------------------------------------------------------------- */
@@ -127,15 +122,6 @@ xxl_key_hash(const char *order_by)
 
 /* States ------------------------------------------------------------------------ */
 
-static WriteState *
-find_state(Oid relid, CommandId cid)
-{
-	for (WriteState *ws = pending; ws != NULL; ws = ws->next)
-		if (ws->relid == relid && ws->cid == cid)
-			return ws;
-	return NULL;
-}
-
 /*
  * The write state of (rel, cid), made if there is none, with the order key
  * of table key_of (rel itself, or the table a rewrite copies).
@@ -144,7 +130,8 @@ static WriteState *
 state_for(Relation rel, CommandId cid, Oid key_of)
 {
 	Oid			relid = RelationGetRelid(rel);
-	WriteState *ws = find_state(relid, cid);
+	WriteState *ws = (WriteState *) xxl_pending_find(pending, relid, cid);
+	MemoryContext cxt;
 	MemoryContext old;
 	char	   *order_by;
 
@@ -166,15 +153,10 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 
 	order_by = xxl_table_order_by(key_of);
 	ws = MemoryContextAllocZero(TopTransactionContext, sizeof(WriteState));
-	ws->cxt = AllocSetContextCreate(TopTransactionContext, "xxl table write",
-									ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(ws->cxt);
-	ws->relid = relid;
-	ws->cid = cid;
-	ws->xid = GetCurrentTransactionId();
-	ws->xmin = ws->xid;
-	ws->subid = GetCurrentSubTransactionId();
-	ws->rowcxt = AllocSetContextCreate(ws->cxt, "xxl table row", ALLOCSET_SMALL_SIZES);
+	cxt = AllocSetContextCreate(TopTransactionContext, "xxl table write", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	ws->xmin = GetCurrentTransactionId();
+	ws->rowcxt = AllocSetContextCreate(cxt, "xxl table row", ALLOCSET_SMALL_SIZES);
 	{
 		TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(rel));
 
@@ -214,16 +196,8 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 	xxl_operator_detail(ws->op, "records", ws->direct ? "\"direct\"" :
 						ws->key_size ? "\"fixed\"" : "\"variable\"");
 	MemoryContextSwitchTo(old);
-	ws->next = pending;
-	pending = ws;
+	xxl_pending_push(&pending, &ws->pend, relid, cid, cxt);
 	return ws;
-}
-
-static void
-state_free(WriteState *ws)
-{
-	MemoryContextDelete(ws->cxt);
-	pfree(ws);
 }
 
 /* Direct writes ------------------------------------------------------------------- */
@@ -250,7 +224,7 @@ new_direct_page(WriteState *ws, Relation rel)
 		ws->segno = xxl_dir_prepare(rel);
 		memset(&ws->seg, 0, sizeof(ws->seg));
 		ws->seg.xmin = ws->xmin;
-		ws->seg.cmin = ws->cid;
+		ws->seg.cmin = ws->pend.cid;
 		ws->seg.first_block = RelationGetNumberOfBlocks(rel);
 		ws->seg.flags = XXL_SEG_SCATTERED;
 		if (xxl_dir_append(rel, &ws->seg) != ws->segno)
@@ -267,7 +241,7 @@ new_direct_page(WriteState *ws, Relation rel)
 	{
 		ws->maxblocks = Max(64, 2 * ws->maxblocks);
 		ws->blocks = ws->blocks ? repalloc(ws->blocks, sizeof(BlockNumber) * ws->maxblocks) :
-			MemoryContextAlloc(ws->cxt, sizeof(BlockNumber) * ws->maxblocks);
+			MemoryContextAlloc(ws->pend.cxt, sizeof(BlockNumber) * ws->maxblocks);
 	}
 	ws->blocks[ws->nblocks++] = ws->cur_block;
 	ws->seg.npages++;
@@ -308,7 +282,7 @@ flush_direct(WriteState *ws)
 
 	if (ws->nblocks == 0)
 		return;
-	rel = table_open(ws->relid, NoLock);
+	rel = table_open(ws->pend.relid, NoLock);
 	for (int i = 0; i < ws->nblocks; i++)
 	{
 		Buffer		buf = ReadBuffer(rel, ws->blocks[i]);
@@ -372,7 +346,7 @@ put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 	/* a sorted row's place is known when the statement ends */
 	if (!ws->direct)
 		ItemPointerSetInvalid(&slot->tts_tid);
-	slot->tts_tableOid = ws->relid;
+	slot->tts_tableOid = ws->pend.relid;
 }
 
 void
@@ -449,12 +423,12 @@ flush_state(WriteState *ws)
 		xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
 	xxl_operator_phase(ws->op, XXL_PHASE_OUTPUT);
 
-	rel = table_open(ws->relid, NoLock);
+	rel = table_open(ws->pend.relid, NoLock);
 	LockRelationForExtension(rel, ExclusiveLock);
 	segno = xxl_dir_prepare(rel);
 	memset(&seg, 0, sizeof(seg));
 	seg.xmin = ws->xmin;
-	seg.cmin = ws->cid;
+	seg.cmin = ws->pend.cid;
 	seg.first_block = RelationGetNumberOfBlocks(rel);
 	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
 	seg.key_hash = ws->key_hash;
@@ -525,33 +499,27 @@ flush_state(WriteState *ws)
 	xxl_operator_end(ws->op);
 }
 
+/* Write a state's rows as its segment. */
+static void
+flush_pending(XxlPending *p)
+{
+	WriteState *ws = (WriteState *) p;
+
+	if (ws->direct)
+	{
+		flush_direct(ws);
+		ws->op->rows_in = ws->op->rows_out = ws->seg.nrows;
+		xxl_operator_end(ws->op);
+	}
+	else
+		flush_state(ws);
+}
+
 /* Flush and forget the states that match (relid InvalidOid: any; cid InvalidCommandId: any). */
 static void
 flush_matching(Oid relid, CommandId cid)
 {
-	WriteState **link = &pending;
-
-	while (*link != NULL)
-	{
-		WriteState *ws = *link;
-
-		if ((relid != InvalidOid && ws->relid != relid) ||
-			(cid != InvalidCommandId && ws->cid != cid))
-		{
-			link = &ws->next;
-			continue;
-		}
-		*link = ws->next;
-		if (ws->direct)
-		{
-			flush_direct(ws);
-			ws->op->rows_in = ws->op->rows_out = ws->seg.nrows;
-			xxl_operator_end(ws->op);
-		}
-		else
-			flush_state(ws);
-		state_free(ws);
-	}
+	xxl_pending_flush(&pending, relid, cid, flush_pending);
 }
 
 void
@@ -602,29 +570,8 @@ static void
 subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
 				 void *arg)
 {
-	WriteState **link = &pending;
-
-	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
-		return;
 	xxl_deletes_subxact(event, mySubid, parentSubid);
-	while (*link != NULL)
-	{
-		WriteState *ws = *link;
-
-		if (ws->subid != mySubid)
-		{
-			link = &ws->next;
-			continue;
-		}
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-		{
-			ws->subid = parentSubid;
-			link = &ws->next;
-			continue;
-		}
-		*link = ws->next;
-		state_free(ws);
-	}
+	xxl_pending_subxact(&pending, event, mySubid, parentSubid);
 }
 
 void
