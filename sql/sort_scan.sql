@@ -131,7 +131,7 @@ CREATE FUNCTION explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE l text;
 BEGIN
   FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    RETURN NEXT regexp_replace(l, '(Memory|Spilled): [0-9]+', '\1: N');
+    RETURN NEXT regexp_replace(l, '(Memory|Spilled|Written|Read): [0-9]+', '\1: N');
   END LOOP;
 END $$;
 SELECT explain_lines($$SELECT count(t) FROM xxl.sort(NULL::ss, 'k')$$);

@@ -361,24 +361,9 @@ explain_plan_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Sort Budget", "kB", (int64) (state->budget / 1024), es);
 	if (es->analyze)
 	{
-		XxlStats   *st = &state->stats;
-		uint64		written = 0;
-		uint64		read = 0;
-
 		if (state->run != NULL && !state->eof_underlying)
 			keep_stats(state);	/* stopped early: what it did so far */
-		if (!state->have_stats)
-			return;
-		for (int d = 0; d < st->io.ndisks; d++)
-		{
-			written += st->io.disk[d].bytes_written;
-			read += st->io.disk[d].bytes_read;
-		}
-		ExplainPropertyText("Records", state->fixed ? "fixed" : "variable", es);
-		ExplainPropertyInteger("Runs", NULL, (int64) st->runs, es);
-		ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
-		ExplainPropertyInteger("Peak Memory", "kB", (int64) (st->memory_peak / 1024), es);
-		ExplainPropertyInteger("Spill Written", "kB", (int64) (written / 1024), es);
-		ExplainPropertyInteger("Spill Read", "kB", (int64) (read / 1024), es);
+		if (state->have_stats)
+			xxl_sort_run_explain(&state->stats, state->fixed, es);
 	}
 }

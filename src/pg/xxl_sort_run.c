@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "commands/explain.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -410,9 +411,10 @@ only_needed(AttrNumber *map, TupleDesc out_desc, const bool *needed)
  * result column's input and that the key holds losslessly.
  */
 static void
-plan_restore(XxlSortRun *run, int nkeycols, const AttrNumber *keycols)
+plan_restore(XxlSortRun *run)
 {
 	TupleDesc	out = run->out_desc;
+	int			nkeycols = xxl_sortkey_ncols(run->key);
 	bool		any = false;
 
 	run->restore = palloc(sizeof(int) * Max(nkeycols, 1));
@@ -426,7 +428,8 @@ plan_restore(XxlSortRun *run, int nkeycols, const AttrNumber *keycols)
 		{
 			AttrNumber	a = run->map ? run->map[i] : i + 1;
 
-			if (a == keycols[c] && !run->restored[i] && !TupleDescAttr(out, i)->attisdropped)
+			if (a == xxl_sortkey_attno(run->key, c) && !run->restored[i] &&
+				!TupleDescAttr(out, i)->attisdropped)
 			{
 				run->restore[c] = i;
 				run->restored[i] = true;
@@ -480,14 +483,7 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	else
 	{
 		if (options && options->restore_from_key)
-		{
-			int			n = xxl_sortkey_ncols(run->key);
-			AttrNumber *cols = palloc(sizeof(AttrNumber) * Max(n, 1));
-
-			for (int c = 0; c < n; c++)
-				cols[c] = xxl_sortkey_attno(run->key, c);
-			plan_restore(run, n, cols);
-		}
+			plan_restore(run);
 		run->sorter = xxl_operator_new_sorter(run->op, 0, 0, xxl_sortkey_compare(run->key));
 		read_variable(run, in);
 	}
@@ -667,6 +663,26 @@ xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out)
 	n = xxl_output_finish(out);
 	finish(run);
 	return n;
+}
+
+void
+xxl_sort_run_explain(const XxlStats *stats, bool fixed, ExplainState *es)
+{
+	uint64		written = 0;
+	uint64		read = 0;
+
+	for (int d = 0; d < stats->io.ndisks; d++)
+	{
+		written += stats->io.disk[d].bytes_written;
+		read += stats->io.disk[d].bytes_read;
+	}
+	ExplainPropertyText("Records", fixed ? "fixed" : "variable", es);
+	ExplainPropertyInteger("Runs", NULL, (int64) stats->runs, es);
+	ExplainPropertyInteger("Merge Passes", NULL, stats->merge_passes, es);
+	ExplainPropertyInteger("Peak Memory", "kB", (int64) (stats->memory_peak / 1024), es);
+	ExplainPropertyInteger("Spilled", "kB", (int64) (stats->io.spill_bytes_peak / 1024), es);
+	ExplainPropertyInteger("Spill Written", "kB", (int64) (written / 1024), es);
+	ExplainPropertyInteger("Spill Read", "kB", (int64) (read / 1024), es);
 }
 
 uint64

@@ -73,6 +73,15 @@ extern uint64 xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out);
 struct XxlStats;
 extern void xxl_sort_run_stats(XxlSortRun *run, struct XxlStats *stats);
 
+/*
+ * What EXPLAIN ANALYZE shows of a run, for the nodes that run one (the
+ * xxl.sort() scan, XxlSort): record shape, runs, merge passes, peak memory,
+ * peak spill space and spill bytes written and read.
+ */
+struct ExplainState;
+extern void xxl_sort_run_explain(const struct XxlStats *stats, bool fixed,
+								 struct ExplainState *es);
+
 /* Rows handed out so far. */
 extern uint64 xxl_sort_run_rows_out(const XxlSortRun *run);
 

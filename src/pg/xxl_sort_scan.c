@@ -504,13 +504,8 @@ next_sorted_row(ScanState *ss)
 	ExecClearTuple(slot);
 	if (!xxl_sort_run_next(state->run, slot->tts_values, slot->tts_isnull))
 	{
-		const XxlStats *st = xxl_operator_last_stats();
-
-		if (st != NULL)
-		{
-			state->stats = *st;
-			state->have_stats = true;
-		}
+		xxl_sort_run_stats(state->run, &state->stats);
+		state->have_stats = true;
 		return slot;
 	}
 	if (state->whole_row)
@@ -644,15 +639,7 @@ explain_sort_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Order By",
 							TextDatumGetCString(((Const *) order_by)->constvalue), es);
 	if (es->analyze && state->have_stats)
-	{
-		const XxlStats *st = &state->stats;
-
-		ExplainPropertyText("Records", state->fixed ? "fixed" : "variable", es);
-		ExplainPropertyInteger("Runs", NULL, (int64) st->runs, es);
-		ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
-		ExplainPropertyInteger("Peak Memory", "kB", (int64) (st->memory_peak / 1024), es);
-		ExplainPropertyInteger("Spilled", "kB", (int64) (st->io.spill_bytes_peak / 1024), es);
-	}
+		xxl_sort_run_explain(&state->stats, state->fixed, es);
 }
 
 /* Planner support ------------------------------------------------------------- */

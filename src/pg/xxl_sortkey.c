@@ -537,6 +537,27 @@ xxl_sortkey_encode_fixed(const XxlSortKey *key, const Datum *values, const bool 
 	}
 }
 
+/*
+ * Fixed-width kinds whose value the key holds losslessly (floats fold -0 and
+ * NaNs; a uuid would need memory of its own).
+ */
+static bool
+restores_fixed(KeyKind kind)
+{
+	switch (kind)
+	{
+		case KEY_INT2:
+		case KEY_INT4:
+		case KEY_INT8:
+		case KEY_UINT4:
+		case KEY_CHAR:
+		case KEY_BOOL:
+			return true;
+		default:
+			return false;
+	}
+}
+
 int
 xxl_sortkey_restorable_column(const XxlSortKey *key, AttrNumber attno)
 {
@@ -546,21 +567,8 @@ xxl_sortkey_restorable_column(const XxlSortKey *key, AttrNumber attno)
 	{
 		const KeyColumn *col = &key->cols[i];
 
-		if (col->attno != attno)
-			continue;
-		switch (col->kind)
-		{
-			case KEY_INT2:
-			case KEY_INT4:
-			case KEY_INT8:
-			case KEY_UINT4:
-			case KEY_CHAR:
-			case KEY_BOOL:
-				return i;
-			default:
-				/* floats fold -0 and NaNs; a uuid would need memory of its own */
-				return -1;
-		}
+		if (col->attno == attno)
+			return restores_fixed(col->kind) ? i : -1;
 	}
 	return -1;
 }
@@ -634,19 +642,13 @@ xxl_sortkey_var_restorable(const XxlSortKey *key, int column)
 		return false;
 	switch (key->cols[column].kind)
 	{
-		case KEY_INT2:
-		case KEY_INT4:
-		case KEY_INT8:
-		case KEY_UINT4:
-		case KEY_CHAR:
-		case KEY_BOOL:
 		case KEY_TEXT:
 		case KEY_BYTEA:
 		case KEY_NAME:
 			return true;
 		default:
-			/* floats fold -0 and NaNs, numerics lose their scale, char(n) its blanks */
-			return false;
+			/* numerics lose their scale, char(n) its blanks */
+			return restores_fixed(key->cols[column].kind);
 	}
 }
 
