@@ -7,26 +7,7 @@
 -- and what is not supported says so with SQLSTATE 0A000 (DELETE and UPDATE:
 -- table_dml.sql).
 CREATE EXTENSION IF NOT EXISTS pgxxl;
-CREATE FUNCTION tam_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  state text;
-  msg text;
-BEGIN
-  EXECUTE stmt;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-  RETURN state || ': ' || msg;
-END $$;
--- rows of a and b that differ (as multisets of their text forms: json has no equality)
-CREATE FUNCTION tam_differ(a text, b text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM ((SELECT x::text FROM %s x EXCEPT ALL SELECT y::text FROM %s y)
-                  UNION ALL (SELECT y::text FROM %s y EXCEPT ALL SELECT x::text FROM %s x)) d',
-                 a, b, b, a) INTO n;
-  RETURN n;
-END $$;
+\i test/sql/helpers.sql
 
 -- every common type, NULLs, NaN, infinities, long values, dropped columns
 CREATE TABLE tam_types_heap (
@@ -53,7 +34,7 @@ INSERT INTO tam_types_heap (f4, f8, n, ts, d, t) VALUES
   ('Infinity', '-Infinity', -0.000001, '-infinity', 'infinity', repeat('long', 1500));
 CREATE TABLE tam_types (LIKE tam_types_heap) USING xxl;
 INSERT INTO tam_types SELECT * FROM tam_types_heap;
-SELECT count(*) AS rows, tam_differ('tam_types', 'tam_types_heap') AS differing FROM tam_types;
+SELECT count(*) AS rows, xt_differ('tam_types', 'tam_types_heap') AS differing FROM tam_types;
 -- rows of by-value columns only (the scans' unpack without a width switch
 -- when all are 8 bytes), NULLs anywhere in a bitmap of two bytes
 CREATE TABLE tam_byval_heap (b boolean, i2 smallint, i4 integer, i8 bigint, f4 real,
@@ -69,7 +50,7 @@ FROM generate_series(1, 2000) g;
 INSERT INTO tam_byval_heap VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 CREATE TABLE tam_byval USING xxl AS SELECT * FROM tam_byval_heap;
 CREATE TABLE tam_byval8 USING xxl AS SELECT i8, f8, ts FROM tam_byval_heap;
-SELECT count(*) AS rows, tam_differ('tam_byval', 'tam_byval_heap') AS differing,
+SELECT count(*) AS rows, xt_differ('tam_byval', 'tam_byval_heap') AS differing,
   (SELECT count(*) FROM (SELECT i8, f8, ts FROM tam_byval8 EXCEPT ALL
     SELECT i8, f8, ts FROM tam_byval_heap) d) AS differing_8,
   (SELECT count(*) FROM (SELECT i8, f8, ts FROM tam_byval_heap EXCEPT ALL
@@ -82,19 +63,19 @@ CREATE TABLE tam_types_copy (LIKE tam_types_heap) USING xxl;
 SELECT xxl.alter_table_set('tam_types_copy', 'i4 DESC NULLS FIRST, t COLLATE "C"');
 COPY tam_types_heap TO '/tmp/pgxxl_tam_types.copy';
 COPY tam_types_copy FROM '/tmp/pgxxl_tam_types.copy';
-SELECT tam_differ('tam_types_copy', 'tam_types_heap') AS differing_after_copy;
+SELECT xt_differ('tam_types_copy', 'tam_types_heap') AS differing_after_copy;
 SELECT i4 FROM tam_types_copy LIMIT 3;
 ALTER TABLE tam_types_copy DROP COLUMN by;
 ALTER TABLE tam_types_heap DROP COLUMN by;
 INSERT INTO tam_types_copy SELECT * FROM tam_types_heap WHERE i4 <= 10;
 INSERT INTO tam_types_heap SELECT * FROM tam_types_heap WHERE i4 <= 10;
-SELECT tam_differ('tam_types_copy', 'tam_types_heap') AS differing_after_drop_column;
+SELECT xt_differ('tam_types_copy', 'tam_types_heap') AS differing_after_drop_column;
 -- columns added later: missing in the older rows (their default, or NULL)
 ALTER TABLE tam_types_copy ADD COLUMN added_default int DEFAULT 42, ADD COLUMN added_null text;
 ALTER TABLE tam_types_heap ADD COLUMN added_default int DEFAULT 42, ADD COLUMN added_null text;
 INSERT INTO tam_types_copy SELECT * FROM tam_types_heap WHERE i4 <= 3;
 INSERT INTO tam_types_heap SELECT * FROM tam_types_heap WHERE i4 <= 3;
-SELECT tam_differ('tam_types_copy', 'tam_types_heap') AS differing_after_add_column;
+SELECT xt_differ('tam_types_copy', 'tam_types_heap') AS differing_after_add_column;
 SELECT added_default, added_null, count(*) FROM tam_types_copy GROUP BY 1, 2;
 
 -- rows of one statement go in sorted by the key; earlier segments stay as they were
@@ -138,12 +119,12 @@ SELECT array_agg(a ORDER BY a) AS after_vacuum FROM tam_tx;
 -- CREATE TABLE AS, ALTER TABLE SET ACCESS METHOD both ways, TRUNCATE, ANALYZE
 CREATE TABLE tam_ctas USING xxl AS SELECT g AS a, md5(g::text) AS b FROM generate_series(1, 1000) g;
 CREATE TABLE tam_heap AS SELECT g AS a, md5(g::text) AS b FROM generate_series(1, 1000) g;
-SELECT tam_differ('tam_ctas', 'tam_heap') AS ctas_differing;
+SELECT xt_differ('tam_ctas', 'tam_heap') AS ctas_differing;
 ALTER TABLE tam_heap SET ACCESS METHOD xxl;
 SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'tam_heap';
-SELECT tam_differ('tam_ctas', 'tam_heap') AS converted_differing;
+SELECT xt_differ('tam_ctas', 'tam_heap') AS converted_differing;
 ALTER TABLE tam_heap SET ACCESS METHOD heap;
-SELECT tam_differ('tam_ctas', 'tam_heap') AS back_to_heap_differing;
+SELECT xt_differ('tam_ctas', 'tam_heap') AS back_to_heap_differing;
 ANALYZE tam_ctas;
 SELECT reltuples FROM pg_class WHERE relname = 'tam_ctas';
 SELECT attname, n_distinct FROM pg_stats WHERE tablename = 'tam_ctas' ORDER BY attname;
@@ -276,18 +257,18 @@ INSERT INTO tam_toast_heap VALUES (0, NULL, NULL, NULL, NULL, NULL);
 CREATE TABLE tam_toast (LIKE tam_toast_heap INCLUDING STORAGE) USING xxl;
 SELECT xxl.alter_table_set('tam_toast', 'id');
 INSERT INTO tam_toast SELECT * FROM tam_toast_heap;
-SELECT tam_differ('tam_toast', 'tam_toast_heap') AS differing,
+SELECT xt_differ('tam_toast', 'tam_toast_heap') AS differing,
   (SELECT reltoastrelid <> 0 FROM pg_class WHERE relname = 'tam_toast') AS has_toast_table,
   pg_relation_size('tam_toast') < 8192 * 10 AS main_fork_small,
   (SELECT sum(length(t) + length(b) + length(m) + length(e)) FROM tam_toast) AS bytes;
 -- TOASTed rows survive a compaction and an ordered, bounded scan
 SELECT xxl.compact('tam_toast') AS segments_merged;
-SELECT tam_differ('tam_toast', 'tam_toast_heap') AS differing_after_compact;
+SELECT xt_differ('tam_toast', 'tam_toast_heap') AS differing_after_compact;
 SELECT id, md5(t), length(m) FROM tam_toast WHERE id BETWEEN 3 AND 5 ORDER BY id;
 -- a value that may not leave the row (STORAGE PLAIN) and does not fit a page
 CREATE TABLE tam_plain (t text) USING xxl;
 ALTER TABLE tam_plain ALTER t SET STORAGE PLAIN;
-SELECT tam_try($$INSERT INTO tam_plain VALUES (repeat('p', 9000))$$);
+SELECT xt_try($$INSERT INTO tam_plain VALUES (repeat('p', 9000))$$);
 
 -- many segments: a NOTICE suggests compaction; xxl.compact merges them
 CREATE TABLE tam_many (a int) USING xxl;
@@ -297,7 +278,7 @@ SELECT xxl.compact('tam_many') AS segments_merged;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_many ORDER BY a LIMIT 2;
 SELECT string_agg(a::text, ',' ORDER BY ctid) = string_agg(a::text, ',' ORDER BY a) AS in_key_order,
   count(*) FROM tam_many;
-SELECT tam_try($$SELECT xxl.compact('tam_heap')$$);
+SELECT xt_try($$SELECT xxl.compact('tam_heap')$$);
 
 -- indexes: built from the committed rows; rows inserted later go in as they
 -- come (so their index entries have TIDs); index, index-only and bitmap
@@ -351,8 +332,8 @@ SELECT tam_indexed($$SELECT * FROM tam_idx WHERE b BETWEEN 'b1' AND 'b2'$$) AS b
   tam_indexed('SELECT * FROM tam_idx WHERE c > 4990') AS unique_range,
   tam_indexed('SELECT * FROM tam_idx WHERE a % 100 = 7 AND c > 100') AS expression_partial,
   tam_indexed($$SELECT * FROM tam_idx WHERE b LIKE 'later1%' OR c < 10$$) AS bitmap_or;
-SELECT tam_try('INSERT INTO tam_idx VALUES (1, $$dup$$, 10007)') AS duplicate;
-SELECT tam_try('INSERT INTO tam_idx VALUES (1, $$x$$, 30000), (2, $$y$$, 30000)') AS duplicate_in_one_statement;
+SELECT xt_try('INSERT INTO tam_idx VALUES (1, $$dup$$, 10007)') AS duplicate;
+SELECT xt_try('INSERT INTO tam_idx VALUES (1, $$x$$, 30000), (2, $$y$$, 30000)') AS duplicate_in_one_statement;
 SELECT count(*) FROM tam_idx WHERE c = 30000;
 -- the rows inserted after the indexes (scattered segments) in key order
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM tam_idx ORDER BY a LIMIT 1;
@@ -395,20 +376,20 @@ DROP TABLE tam_conv;
 CREATE INDEX CONCURRENTLY tam_idx_a ON tam_idx (a);
 
 -- what is not supported, and bad settings
-SELECT tam_try('SELECT * FROM tam_tx TABLESAMPLE SYSTEM (50)');
+SELECT xt_try('SELECT * FROM tam_tx TABLESAMPLE SYSTEM (50)');
 -- with no unique index ON CONFLICT DO NOTHING is a plain insert
-SELECT tam_try('INSERT INTO tam_tx VALUES (1) ON CONFLICT DO NOTHING');
-SELECT tam_try($$INSERT INTO tam_tx2 VALUES (1) RETURNING ctid$$) AS returning_ctid_works;
-SELECT tam_try($$SELECT xxl.alter_table_set('tam_heap', 'a')$$);
-SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'nosuch')$$);
-SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'a +')$$);
+SELECT xt_try('INSERT INTO tam_tx VALUES (1) ON CONFLICT DO NOTHING');
+SELECT xt_try($$INSERT INTO tam_tx2 VALUES (1) RETURNING ctid$$) AS returning_ctid_works;
+SELECT xt_try($$SELECT xxl.alter_table_set('tam_heap', 'a')$$);
+SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'nosuch')$$);
+SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'a +')$$);
 CREATE TABLE tam_pt (p point) USING xxl;
-SELECT tam_try($$SELECT xxl.alter_table_set('tam_pt', 'p')$$);
-SELECT tam_try($$INSERT INTO tam_ctas VALUES (1, repeat('x', 9000))$$) AS long_value_compressed;
+SELECT xt_try($$SELECT xxl.alter_table_set('tam_pt', 'p')$$);
+SELECT xt_try($$INSERT INTO tam_ctas VALUES (1, repeat('x', 9000))$$) AS long_value_compressed;
 CREATE ROLE tam_other;
 SET ROLE tam_other;
-SELECT tam_try($$SELECT xxl.alter_table_set('tam_tx', 'a')$$);
-SELECT tam_try($$INSERT INTO xxl.table_options VALUES ('tam_tx', 'a')$$);
+SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'a')$$);
+SELECT xt_try($$INSERT INTO xxl.table_options VALUES ('tam_tx', 'a')$$);
 RESET ROLE;
 DROP ROLE tam_other;
 -- a dropped table's settings go with it
@@ -422,5 +403,5 @@ SELECT count(*) FROM tam_tx;
 DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
   tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text, tam_toast, tam_toast_heap, tam_plain,
   tam_many, tam_idx;
-DROP FUNCTION tam_try(text), tam_differ(text, text), tam_ordered(text), tam_indexed(text);
+DROP FUNCTION xt_try, xt_differ, xt_leftovers, tam_ordered(text), tam_indexed(text);
 DROP EXTENSION pgxxl;

@@ -7,26 +7,7 @@
 -- counts, compaction dropping deleted rows, triggers, row locks and foreign
 -- keys to an xxl table.  Concurrent sessions: test/t/061_table_dml.pl.
 CREATE EXTENSION IF NOT EXISTS pgxxl;
-CREATE FUNCTION dml_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  state text;
-  msg text;
-BEGIN
-  EXECUTE stmt;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-  RETURN state || ': ' || msg;
-END $$;
--- rows of a and b that differ, as multisets
-CREATE FUNCTION dml_differ(a text, b text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM ((SELECT x::text FROM %s x EXCEPT ALL SELECT y::text FROM %s y)
-                  UNION ALL (SELECT y::text FROM %s y EXCEPT ALL SELECT x::text FROM %s x)) d',
-                 a, b, b, a) INTO n;
-  RETURN n;
-END $$;
+\i test/sql/helpers.sql
 -- run a statement (with %s for the table) on both tables; the row counts it reported
 CREATE FUNCTION dml_both(stmt text, x text DEFAULT 'dx', h text DEFAULT 'dh') RETURNS text
 LANGUAGE plpgsql AS $$
@@ -37,7 +18,7 @@ BEGIN
   EXECUTE format(stmt, h);
   GET DIAGNOSTICS nh = ROW_COUNT;
   RETURN format('%s rows, %s differing', CASE WHEN nx = nh THEN nx::text ELSE nx || ' against ' || nh END,
-                dml_differ(x, h));
+                xt_differ(x, h));
 END $$;
 
 -- a keyed table of several segments, and its heap copy
@@ -80,7 +61,7 @@ SELECT (SELECT count(*) FROM x) AS deleted, (SELECT sum(a) FROM x) = (SELECT sum
 WITH u AS (UPDATE dx SET b = 'returned' WHERE a BETWEEN 600 AND 605 RETURNING a, b)
 SELECT * FROM u ORDER BY a;
 UPDATE dh SET b = 'returned' WHERE a BETWEEN 600 AND 605;
-SELECT dml_differ('dx', 'dh') AS differing;
+SELECT xt_differ('dx', 'dh') AS differing;
 
 -- the ordered scan and key ranges skip deleted rows
 SELECT (SELECT md5(string_agg(format('%s %s %s', a, b, c), ',')) FROM (SELECT * FROM dx ORDER BY a, b, c) s) =
@@ -113,7 +94,7 @@ SELECT (SELECT array_agg(ctid ORDER BY ctid) FROM dr WHERE a BETWEEN 0 AND 120) 
 SELECT (SELECT array_agg(a) FROM (SELECT a FROM dr WHERE a < 50 ORDER BY a FOR UPDATE) s) =
        (SELECT array_agg(a ORDER BY a) FROM drh WHERE a < 50) AS locked_in_key_order;
 RESET enable_seqscan;
-SELECT dml_differ('dr', 'drh') AS differing;
+SELECT xt_differ('dr', 'drh') AS differing;
 DROP TABLE dr, drh;
 -- a parallel scan skips the same rows
 SET parallel_setup_cost = 0;
@@ -133,12 +114,12 @@ BEGIN;
 DELETE FROM dx;
 SELECT count(*) AS inside FROM dx;
 ROLLBACK;
-SELECT dml_differ('dx', 'dh') AS after_rollback;
+SELECT xt_differ('dx', 'dh') AS after_rollback;
 BEGIN;
 UPDATE dx SET a = 0;
 SELECT count(*) AS zeros FROM dx WHERE a = 0;
 ROLLBACK;
-SELECT dml_differ('dx', 'dh') AS after_update_rollback;
+SELECT xt_differ('dx', 'dh') AS after_update_rollback;
 -- savepoints: the rolled back part is undone, the rest stays
 BEGIN;
 SELECT dml_both($$DELETE FROM %s WHERE a < 2000$$);
@@ -152,7 +133,7 @@ COMMIT;
 SELECT count(*) AS below_2000, (SELECT count(*) FROM dx WHERE a < 8000) AS below_8000,
        (SELECT count(*) FROM dx WHERE b = 'kept') AS kept
 FROM dx WHERE a < 2000;
-SELECT dml_differ('dx', 'dh') AS after_savepoints;
+SELECT xt_differ('dx', 'dh') AS after_savepoints;
 -- one transaction: a later statement sees the earlier one's deletes and new versions
 BEGIN;
 UPDATE dx SET c = 1 WHERE a BETWEEN 9000 AND 9100;
@@ -179,8 +160,8 @@ SELECT dml_both($$DELETE FROM %s WHERE k %% 4 = 0$$, 'di', 'di_heap');
 SELECT dml_both($$UPDATE %s SET v = 'u' || v WHERE k %% 4 = 1$$, 'di', 'di_heap');
 SELECT dml_both($$UPDATE %s SET k = k WHERE k < 100$$, 'di', 'di_heap') AS same_keys;
 SELECT dml_both($$INSERT INTO %s SELECT g, 'back' FROM generate_series(4, 400, 4) g$$, 'di', 'di_heap') AS deleted_keys_reused;
-SELECT dml_try($$UPDATE di SET k = 2 WHERE k = 3$$) AS duplicate_key;
-SELECT dml_try($$INSERT INTO di VALUES (5, 'dup')$$) AS duplicate_insert;
+SELECT xt_try($$UPDATE di SET k = 2 WHERE k = 3$$) AS duplicate_key;
+SELECT xt_try($$INSERT INTO di VALUES (5, 'dup')$$) AS duplicate_insert;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET xxl.ordered_scan = off;
@@ -236,11 +217,11 @@ SET xxl.ordered_scan = off;
 SELECT count(*) AS by_index_after_compact, sum(k) FROM di WHERE k > 0;
 RESET enable_seqscan;
 RESET xxl.ordered_scan;
-SELECT dml_differ('di', 'di_heap') AS indexed_differing;
+SELECT xt_differ('di', 'di_heap') AS indexed_differing;
 -- VACUUM FULL: the same
 SELECT dml_both($$DELETE FROM %s WHERE a %% 7 = 0$$);
 VACUUM FULL dx;
-SELECT dml_differ('dx', 'dh') AS after_vacuum_full;
+SELECT xt_differ('dx', 'dh') AS after_vacuum_full;
 
 -- past 2^23 deleted rows not yet compacted, a NOTICE suggests compaction (once per doubling)
 CREATE TABLE dn (a int) USING xxl;
@@ -259,7 +240,7 @@ CREATE TRIGGER dml_upper BEFORE UPDATE ON dh FOR EACH ROW EXECUTE FUNCTION dml_u
 SELECT dml_both($$UPDATE %s SET b = b || 'x' WHERE a BETWEEN 12000 AND 12100$$) AS before_trigger;
 CREATE FUNCTION dml_after() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 CREATE TRIGGER dml_after AFTER UPDATE ON dx FOR EACH ROW EXECUTE FUNCTION dml_after();
-SELECT dml_try($$UPDATE dx SET b = 'y' WHERE a = (SELECT min(a) FROM dx WHERE a > 12000)$$) AS after_update_trigger;
+SELECT xt_try($$UPDATE dx SET b = 'y' WHERE a = (SELECT min(a) FROM dx WHERE a > 12000)$$) AS after_update_trigger;
 DROP TRIGGER dml_after ON dx;
 -- AFTER DELETE row triggers see the deleted rows
 CREATE TABLE dml_log (a int, b text);
@@ -269,7 +250,7 @@ CREATE TRIGGER dml_log AFTER DELETE ON dx FOR EACH ROW EXECUTE FUNCTION dml_log(
 DELETE FROM dx WHERE a BETWEEN 13000 AND 13050;
 DELETE FROM dh WHERE a BETWEEN 13000 AND 13050;
 SELECT count(*) AS logged, sum(a) = (SELECT sum(a) FROM dml_log) AS same FROM dml_log;
-SELECT dml_differ('dx', 'dh') AS after_triggers;
+SELECT xt_differ('dx', 'dh') AS after_triggers;
 -- row locks: FOR UPDATE, FOR SHARE, NOWAIT and SKIP LOCKED (alone: nothing to wait for)
 SELECT (SELECT count(*) FROM (SELECT * FROM dx WHERE a BETWEEN 14000 AND 14100 FOR UPDATE) s) =
        (SELECT count(*) FROM dh WHERE a BETWEEN 14000 AND 14100) AS locked_all;
@@ -282,18 +263,18 @@ CREATE TABLE dml_pk (id int PRIMARY KEY, v text) USING xxl;
 INSERT INTO dml_pk SELECT g, 'v' || g FROM generate_series(1, 100) g;
 CREATE TABLE dml_fk (id int REFERENCES dml_pk, note text);
 INSERT INTO dml_fk SELECT g, 'n' FROM generate_series(1, 50) g;
-SELECT dml_try($$INSERT INTO dml_fk VALUES (101, 'missing')$$) AS fk_violation;
+SELECT xt_try($$INSERT INTO dml_fk VALUES (101, 'missing')$$) AS fk_violation;
 DELETE FROM dml_pk WHERE id > 90;
-SELECT dml_try($$INSERT INTO dml_fk VALUES (95, 'deleted')$$) AS fk_to_deleted;
-SELECT dml_try($$DELETE FROM dml_pk WHERE id = 1$$) AS fk_restricts_delete;
+SELECT xt_try($$INSERT INTO dml_fk VALUES (95, 'deleted')$$) AS fk_to_deleted;
+SELECT xt_try($$DELETE FROM dml_pk WHERE id = 1$$) AS fk_restricts_delete;
 SELECT count(*) AS referenced FROM dml_fk JOIN dml_pk USING (id);
 DROP TABLE dml_fk, dml_pk;
 -- by TID
 DELETE FROM dx WHERE ctid = (SELECT ctid FROM dx WHERE a = (SELECT min(a) FROM dx WHERE a > 14000))
 RETURNING a;
 DELETE FROM dh WHERE a = (SELECT min(a) FROM dh WHERE a > 14000);
-SELECT dml_differ('dx', 'dh') AS after_tid_delete;
+SELECT xt_differ('dx', 'dh') AS after_tid_delete;
 
 DROP TABLE dx, dh, di, di_heap, dbig, dml_three, dml_log;
-DROP FUNCTION dml_try, dml_differ, dml_both, dml_upper, dml_after, dml_log;
+DROP FUNCTION xt_try, xt_differ, xt_leftovers, dml_both, dml_upper, dml_after, dml_log;
 DROP EXTENSION pgxxl;

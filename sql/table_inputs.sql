@@ -9,25 +9,15 @@
 -- and rows with NULLs and NaN, which must fail the same way (same
 -- SQLSTATE, same row number).
 CREATE EXTENSION IF NOT EXISTS pgxxl;
-CREATE FUNCTION ti_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  state text;
-  msg text;
-BEGIN
-  EXECUTE stmt;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-  RETURN state || ': ' || regexp_replace(msg, '"ti_[a-z0-9]+"', '<table>');
-END $$;
+\i test/sql/helpers.sql
+-- errors name the table: the same message for the xxl table and its heap copy
+SET xt.hide_tables = '"ti_[a-z0-9]+"';
 -- the same call's rows on the xxl table and on the heap copy (as multisets)
 CREATE FUNCTION ti_same(call text, x text, h text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE n bigint; d bigint;
 BEGIN
   EXECUTE format('SELECT count(*) FROM (%s) s', format(call, x)) INTO n;
-  EXECUTE format('SELECT count(*) FROM ((SELECT s::text FROM (%1$s) s EXCEPT ALL SELECT s::text FROM (%2$s) s)
-                  UNION ALL (SELECT s::text FROM (%2$s) s EXCEPT ALL SELECT s::text FROM (%1$s) s)) d',
-                 format(call, x), format(call, h)) INTO d;
+  d := xt_differ(format(call, x), format(call, h));
   RETURN format('%s rows, %s differing', n, d);
 END $$;
 
@@ -111,17 +101,18 @@ CREATE TABLE ti_n (id bigint, source bigint, target bigint, cost double precisio
 INSERT INTO ti_n SELECT g, g, g + 1, 1 FROM generate_series(1, 100) g;
 INSERT INTO ti_n VALUES (101, NULL, 5, 1);
 CREATE TABLE ti_nh AS SELECT * FROM ti_n;
-SELECT ti_try($$SELECT count(*) FROM xxl.connected_components('ti_n')$$) AS null_xxl;
-SELECT ti_try($$SELECT count(*) FROM xxl.connected_components('ti_nh')$$) AS null_heap;
+SELECT xt_try($$SELECT count(*) FROM xxl.connected_components('ti_n')$$) AS null_xxl;
+SELECT xt_try($$SELECT count(*) FROM xxl.connected_components('ti_nh')$$) AS null_heap;
 DELETE FROM ti_n WHERE id = 101;
 DELETE FROM ti_nh WHERE id = 101;
 INSERT INTO ti_n VALUES (102, 1, 2, 'NaN');
 INSERT INTO ti_nh VALUES (102, 1, 2, 'NaN');
-SELECT ti_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_xxl;
-SELECT ti_try($$SELECT count(*) FROM xxl.shortest_paths('ti_nh', 1)$$) AS nan_heap;
+SELECT xt_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_xxl;
+SELECT xt_try($$SELECT count(*) FROM xxl.shortest_paths('ti_nh', 1)$$) AS nan_heap;
 SELECT xxl.compact('ti_n') AS merged;
-SELECT ti_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_after_compact;
+SELECT xt_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_after_compact;
 
 DROP TABLE ti_e, ti_h, ti_ie, ti_ih, ti_a, ti_ah, ti_v, ti_vh, ti_n, ti_nh, ti_hp, ti_ht, ti_hq, ti_s, ti_sh, ti_sorted;
-DROP FUNCTION ti_try, ti_same;
+DROP FUNCTION xt_try, xt_differ, xt_leftovers, ti_same;
+RESET xt.hide_tables;
 DROP EXTENSION pgxxl;
