@@ -65,6 +65,18 @@ CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
 UNION ALL
 SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.4 (no triangles, independent sets, coloring or PageRank yet)
+CREATE EXTENSION pgxxl VERSION '0.4';
+SELECT to_regprocedure('xxl.pagerank(text,double precision,integer,double precision)') IS NULL
+  AS no_pagerank_in_04;
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 DROP TABLE fresh, updated;
 
 DROP EXTENSION pgxxl;

@@ -55,16 +55,23 @@ typedef enum EdgeColumn
 	COL_ID,
 	COL_COST,
 	COL_RCOST,					/* optional: missing means -1 (no reverse direction) */
+	COL_WEIGHT,					/* optional: missing means 1 */
 	NUM_COLS
 } EdgeColumn;
 
 static const char *const column_names[NUM_COLS] = {"source", "target", "id", "cost",
-"reverse_cost"};
+"reverse_cost", "weight"};
 
 static bool
 is_cost_column(EdgeColumn c)
 {
-	return c == COL_COST || c == COL_RCOST;
+	return c == COL_COST || c == COL_RCOST || c == COL_WEIGHT;
+}
+
+static bool
+is_optional_column(EdgeColumn c)
+{
+	return c == COL_RCOST || c == COL_WEIGHT;
 }
 
 struct XxlEdgeReader
@@ -123,7 +130,8 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 		r->attno[c] = -1;
 		if ((c == COL_ID && !(r->needs & XXL_EDGE_ID)) ||
 			(c == COL_COST && !(r->needs & XXL_EDGE_COST)) ||
-			(c == COL_RCOST && !(r->needs & XXL_EDGE_RCOST)))
+			(c == COL_RCOST && !(r->needs & XXL_EDGE_RCOST)) ||
+			(c == COL_WEIGHT && !(r->needs & XXL_EDGE_WEIGHT)))
 			continue;
 		for (int i = 0; i < desc->natts; i++)
 		{
@@ -140,7 +148,7 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 			r->attno[c] = i;
 			r->type[c] = getBaseType(att->atttypid);
 		}
-		if (r->attno[c] < 0 && c == COL_RCOST)
+		if (r->attno[c] < 0 && is_optional_column(c))
 			continue;
 		if (r->attno[c] < 0)
 			ereport(ERROR,
@@ -194,7 +202,8 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 		r->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
 	}
 	if (((needs & XXL_EDGE_COST) && r->type[COL_COST] == NUMERICOID) ||
-		(r->attno[COL_RCOST] >= 0 && r->type[COL_RCOST] == NUMERICOID))
+		(r->attno[COL_RCOST] >= 0 && r->type[COL_RCOST] == NUMERICOID) ||
+		(r->attno[COL_WEIGHT] >= 0 && r->type[COL_WEIGHT] == NUMERICOID))
 		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl graph numeric cost",
 										  ALLOCSET_SMALL_SIZES);
 	return r;
@@ -287,7 +296,8 @@ edge_from(XxlEdgeReader *r, const Datum *values, const bool *isnull, XxlEdge *e)
 	e->id = r->attno[COL_ID] >= 0 ? xxl_int_datum(values[r->attno[COL_ID]], r->type[COL_ID]) : 0;
 	e->cost = 0;
 	e->reverse_cost = -1;
-	for (EdgeColumn c = COL_COST; c <= COL_RCOST; c++)
+	e->weight = 1;
+	for (EdgeColumn c = COL_COST; c <= COL_WEIGHT; c++)
 	{
 		double		v;
 
@@ -304,8 +314,10 @@ edge_from(XxlEdgeReader *r, const Datum *values, const bool *isnull, XxlEdge *e)
 							 column_names[c])));
 		if (c == COL_COST)
 			e->cost = v;
-		else
+		else if (c == COL_RCOST)
 			e->reverse_cost = v;
+		else
+			e->weight = v;
 	}
 }
 
@@ -363,7 +375,8 @@ edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
 	e->id = r->attno[COL_ID] >= 0 ? int_at(row + r->off[COL_ID], r->len[COL_ID]) : 0;
 	e->cost = 0;
 	e->reverse_cost = -1;
-	for (EdgeColumn c = COL_COST; c <= COL_RCOST; c++)
+	e->weight = 1;
+	for (EdgeColumn c = COL_COST; c <= COL_WEIGHT; c++)
 	{
 		double		v;
 
@@ -384,8 +397,10 @@ edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
 			return false;
 		if (c == COL_COST)
 			e->cost = v;
-		else
+		else if (c == COL_RCOST)
 			e->reverse_cost = v;
+		else
+			e->weight = v;
 	}
 	return true;
 }

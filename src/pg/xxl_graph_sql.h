@@ -27,6 +27,7 @@
 #define XXL_EDGE_ID		0x01
 #define XXL_EDGE_COST	0x02
 #define XXL_EDGE_RCOST	0x04	/* reverse_cost, when the edges have it */
+#define XXL_EDGE_WEIGHT	0x08	/* weight, when the edges have it */
 
 typedef struct XxlEdge
 {
@@ -35,6 +36,7 @@ typedef struct XxlEdge
 	int64		id;				/* 0 unless XXL_EDGE_ID */
 	double		cost;			/* 0 unless XXL_EDGE_COST */
 	double		reverse_cost;	/* -1 unless XXL_EDGE_RCOST finds the column */
+	double		weight;			/* 1 unless XXL_EDGE_WEIGHT finds the column */
 } XxlEdge;
 
 typedef struct XxlEdgeReader XxlEdgeReader;

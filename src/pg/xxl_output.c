@@ -79,8 +79,17 @@ TupleDesc
 xxl_output_caller_desc(FunctionCallInfo fcinfo)
 {
 	TupleDesc	desc;
+	Oid			type;
+	TypeFuncClass cls = get_call_result_type(fcinfo, &type, &desc);
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+	/* RETURNS TABLE of one column is a set of that column's type */
+	if (cls == TYPEFUNC_SCALAR)
+	{
+		desc = CreateTemplateTupleDesc(1);
+		TupleDescInitEntry(desc, (AttrNumber) 1, "value", type, -1, 0);
+		return BlessTupleDesc(desc);
+	}
+	if (cls != TYPEFUNC_COMPOSITE)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("function returning record called in context that cannot accept type record"),

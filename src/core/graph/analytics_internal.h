@@ -1,0 +1,166 @@
+/*
+ * analytics_internal.h — the state the analytics operators share
+ * (xxl_analytics.h): the operator environment on the graph plan, the
+ * symmetric neighbour stream S every undirected operation starts from, and
+ * the parts of each pass.
+ *
+ * Record layouts (BE = big-endian key bytes, u64 = native payload; ids as
+ * order-preserving keys, g_id_key):
+ *   S   symmetric edges   [u BE][v BE]                 key 16 (u == v: a node mark)
+ *   T   degree join       [v BE][u BE][deg u u64]      key 16
+ *   Q   triangle queries  [a BE][b BE][c u64]          key 16 (a < b)
+ *   C   triangle counts   [node BE][count u64]         key 8
+ *   deg spool             [node key u64][deg u64]      node order
+ *   edge spool            [a BE][b BE]                 (a, b) order, a < b
+ *   PageRank: see analytics_rank.c.
+ *
+ * Memory: the pool is split so that two sorters (3/8 each) and the spools
+ * (1/10 each, two at once besides a hub's list) live together; a queue
+ * takes a sorter's share.  PageRank's five spools take 1/16 each.
+ */
+#ifndef XXL_ANALYTICS_INTERNAL_H
+#define XXL_ANALYTICS_INTERNAL_H
+
+#include "core/graph/graph_internal.h"
+#include "core/graph/xxl_analytics.h"
+
+typedef enum an_state
+{
+	AN_INPUT,
+	AN_OUTPUT,
+	AN_DONE,
+	AN_FAILED
+} an_state;
+
+/* A node of S with one record of lookahead. */
+typedef struct an_cursor
+{
+	bool		has;
+	int64_t		u,
+				v;
+} an_cursor;
+
+struct xxl_an
+{
+	xxl_env		env;
+	xxl_an_op	op;
+	an_state	state;
+	uint64_t	expected_edges;
+	uint64_t	t_start;
+	uint64_t	run_ns;
+	gout_clock	out_clock;
+
+	/* figures */
+	uint64_t	m;
+	uint64_t	self_loops;
+	uint64_t	duplicates;
+	uint64_t	n;
+	uint64_t	links;
+	uint64_t	max_degree;
+	uint64_t	triangles;
+	uint64_t	queries;
+	uint64_t	max_out;
+	uint64_t	set_size;
+	uint64_t	colors;
+	uint64_t	iterations;
+	double		delta;
+	bool		converged;
+	uint64_t	dangling;
+	uint64_t	pushes;
+
+	/* the symmetric stream */
+	xxl_env_sorter s;
+	bool		s_sorted;
+	bool		s_has_prev;
+	unsigned char s_prev[16];
+	an_cursor	cur;
+
+	/* parts of the passes */
+	xxl_env_sorter t,
+				q,
+				c;
+	xxl_env_queue pq;
+	xxl_spool	deg,
+				edges;
+	xxl_spool_reader rd_deg,
+				rd_edges;
+	bool		rd_deg_open,
+				rd_edges_open;
+	xxl_spool	hub;			/* the neighbours of a node with very many */
+	xxl_spool_reader rd_hub;
+	bool		hub_live,
+				rd_hub_open;
+	int64_t    *list;			/* a node's out-neighbours (triangles) */
+	size_t		list_bytes;
+	uint64_t   *group;			/* a node's neighbours (degree join) */
+	size_t		group_bytes;
+
+	/* output state */
+	bool		count_done;
+	bool		edge_valid;		/* triangles: the current edge of the merge */
+	unsigned char edge[16];
+	bool		c_pending;		/* node triangles: a count record read ahead */
+	int64_t		c_node;
+	uint64_t	c_count;
+
+	/* PageRank */
+	double		damping;
+	double		tolerance;
+	int			max_iterations;
+	bool		force_external;
+	struct an_rank *rank;
+};
+
+/* Small helpers ------------------------------------------------------------- */
+
+static inline xxl_status
+an_fail(xxl_an *a)
+{
+	a->state = AN_FAILED;
+	if (a->env.err.code == XXL_OK)
+		xxl_error_set(&a->env.err, XXL_EIO, 0, "graph operator failed");
+	return a->env.err.code;
+}
+
+/* A sorter's share of the pool (3/8), and a spool's (1/10). */
+static inline size_t
+an_sort_share(const xxl_an *a)
+{
+	size_t		h = a->env.pool / 8 * 3;
+
+	return h - h % XXL_ALIGN;
+}
+
+static inline size_t
+an_spool_share(const xxl_an *a)
+{
+	size_t		h = a->env.pool / 10;
+
+	return h - h % XXL_ALIGN;
+}
+
+/* analytics.c: the symmetric stream */
+/* The next record of S, duplicates dropped: 1, 0 at the end, -1 on error. */
+int			an_s_next(xxl_an *a, int64_t *u, int64_t *v);
+/* Load the cursor's first record (after S is sorted). */
+xxl_status	an_cursor_start(xxl_an *a);
+/* Move the cursor on (an_s_next into it). */
+xxl_status	an_cursor_advance(xxl_an *a);
+
+/* analytics_tfp.c: maximal independent set and coloring */
+xxl_status	an_tfp_start(xxl_an *a);
+int			an_tfp_next(xxl_an *a, xxl_an_row *row);
+
+/* analytics_tri.c: triangles */
+xxl_status	an_tri_run(xxl_an *a);
+int			an_tri_next(xxl_an *a, xxl_an_row *row);
+void		an_tri_release(xxl_an *a);
+
+/* analytics_rank.c: PageRank */
+xxl_status	an_rank_open(xxl_an *a);
+xxl_status	an_rank_put(xxl_an *a, int64_t source, int64_t target, double weight);
+xxl_status	an_rank_run(xxl_an *a);
+int			an_rank_next(xxl_an *a, xxl_an_row *row);
+void		an_rank_release(xxl_an *a);
+
+#endif							/* XXL_ANALYTICS_INTERNAL_H */

@@ -1,0 +1,686 @@
+/*
+ * analytics_rank.c — PageRank (xxl_analytics.h) over directed, weighted
+ * links: r'(v) = (1 - d) / n + d * (sum over links u -> v of r(u) w / W(u)
+ * + D / n), where W(u) is u's out-weight and D the rank of the nodes
+ * without out-weight (dangling), so the ranks always sum to 1.  Start:
+ * 1 / n each.  Stop when the L1 change sum |r' - r| falls below the
+ * tolerance, or after max_iterations.
+ *
+ * Ids are numbered densely in id order by two sorts (relabel.c); the
+ * weights wait in a spool in input order (only once one differs from 1).
+ * Then:
+ *  - arrays, when ranks, out-weights and links fit half the pool: each
+ *    iteration is a scan of the links;
+ *  - otherwise the links are sorted by source once into a spool, with the
+ *    out-weights in another, and each iteration scans ranks, out-weights and
+ *    links together (dense order), sorts the contributions [target BE]
+ *    [value] by target and sums them in a scan that writes the next ranks'
+ *    spool: one sort of m records and three scans per iteration.
+ * Ranks come out in id order with the ids' spool (dense order is id order).
+ */
+#include "core/graph/analytics_internal.h"
+
+#include <math.h>
+
+typedef struct an_rank
+{
+	xxl_env_sorter s1,
+				s2,
+				es,				/* links by source: [u BE][v u64][w double] */
+				cs;				/* contributions: [v BE][value double] */
+	xxl_spool	weights,		/* input order, doubles (once one is not 1) */
+				ids,			/* dense order: original ids */
+				links,			/* external: the sorted links [u][v][w] */
+				outw,			/* external: out-weight per node */
+				ranks[2];		/* external: this and the next iteration's */
+	xxl_spool_reader rd_w,
+				rd_ids,
+				rd_r;
+	bool		rd_w_open,
+				rd_ids_open,
+				rd_r_open;
+	int			cur;			/* external: which ranks[] holds r */
+	bool		weighted;		/* a weight other than 1 was put */
+	bool		in_memory;
+	/* arrays */
+	double	   *r,
+			   *rn,
+			   *w;
+	uint32_t   *lu,
+			   *lv;
+	double	   *lw;
+	size_t		node_bytes,
+				link_bytes,
+				lw_bytes;
+	uint64_t	out_i;
+} an_rank;
+
+/* Five spools live at once in the external iterations, besides a sorter. */
+static size_t
+rank_spool_share(const xxl_an *a)
+{
+	size_t		h = a->env.pool / 16;
+
+	return h - h % XXL_ALIGN;
+}
+
+xxl_status
+an_rank_open(xxl_an *a)
+{
+	an_rank    *k = xxl_env_alloc(&a->env, sizeof(*k));
+
+	if (k == NULL)
+		return a->env.err.code;
+	memset(k, 0, sizeof(*k));
+	a->rank = k;
+	xxl_spool_init(&k->weights, &a->env, rank_spool_share(a));
+	xxl_spool_init(&k->ids, &a->env, rank_spool_share(a));
+	xxl_spool_init(&k->links, &a->env, rank_spool_share(a));
+	xxl_spool_init(&k->outw, &a->env, rank_spool_share(a));
+	xxl_spool_init(&k->ranks[0], &a->env, rank_spool_share(a));
+	xxl_spool_init(&k->ranks[1], &a->env, rank_spool_share(a));
+	return xxl_env_sort_open(&a->env, &k->s1, an_sort_share(a), 0, 16, 8, 2 * a->expected_edges,
+							 XXL_INPUT_UNBOUNDED);
+}
+
+xxl_status
+an_rank_put(xxl_an *a, int64_t source, int64_t target, double weight)
+{
+	an_rank    *k = a->rank;
+	uint64_t	e = a->m - 1;
+
+	if (isnan(weight) || weight < 0 || isinf(weight))
+	{
+		xxl_error_set(&a->env.err, XXL_EINVAL, 0,
+					  "a weight must be a finite number >= 0, not %g (edge %llu)", weight,
+					  (unsigned long long) e + 1);
+		return XXL_EINVAL;
+	}
+	if (source == target)
+		a->self_loops++;
+	if (weight != 1.0 && !k->weighted)
+	{
+		double		one = 1.0;
+
+		k->weighted = true;
+		for (uint64_t i = 0; i < e; i++)
+			if (xxl_spool_write(&k->weights, &one, 8) != XXL_OK)
+				return a->env.err.code;
+	}
+	if (k->weighted && xxl_spool_write(&k->weights, &weight, 8) != XXL_OK)
+		return a->env.err.code;
+	if (graph_put_endpoints(&a->env, &k->s1, e, source, target) != XXL_OK)
+		return a->env.err.code;
+	if (xxl_env_poll(&a->env))
+		return a->env.err.code;
+	return XXL_OK;
+}
+
+static xxl_status
+on_id(void *arg, int64_t id, uint64_t dense, uint64_t *attr)
+{
+	an_rank    *k = arg;
+
+	(void) dense;
+	(void) attr;
+	return xxl_spool_write(&k->ids, &id, 8);
+}
+
+static xxl_status
+next_weight(xxl_an *a, double *w)
+{
+	const unsigned char *p;
+
+	*w = 1.0;
+	if (!a->rank->weighted)
+		return XXL_OK;
+	if (xxl_spool_read(&a->rank->rd_w, 8, &p) != XXL_OK)
+		return an_fail(a);
+	memcpy(w, p, 8);
+	return XXL_OK;
+}
+
+static void *
+alloc_array(xxl_an *a, size_t bytes)
+{
+	return xxl_env_alloc(&a->env, bytes ? bytes : 1);
+}
+
+/* Arrays ---------------------------------------------------------------------- */
+
+static bool
+arrays_fit(const xxl_an *a)
+{
+	uint64_t	n = a->n,
+				m = a->m;
+	double		need = 3.0 * 8 * (double) n + 8.0 * (double) m +
+		(a->rank->weighted ? 8.0 * (double) m : 0) + 64 * 1024;
+
+	return !a->force_external && n < UINT32_MAX && need <= (double) (a->env.pool / 2);
+}
+
+static xxl_status
+load_arrays(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	uint64_t	e,
+				du,
+				dv;
+	int			got;
+
+	k->node_bytes = a->n * sizeof(double);
+	k->link_bytes = a->m * sizeof(uint32_t);
+	k->lw_bytes = k->weighted ? a->m * sizeof(double) : 0;
+	if ((k->r = alloc_array(a, k->node_bytes)) == NULL ||
+		(k->rn = alloc_array(a, k->node_bytes)) == NULL ||
+		(k->w = alloc_array(a, k->node_bytes)) == NULL ||
+		(k->lu = alloc_array(a, k->link_bytes)) == NULL ||
+		(k->lv = alloc_array(a, k->link_bytes)) == NULL ||
+		(k->weighted && (k->lw = alloc_array(a, k->lw_bytes)) == NULL))
+		return an_fail(a);
+	memset(k->w, 0, k->node_bytes);
+	for (uint64_t i = 0; (got = graph_next_dense_pair(&a->env, &k->s2, &e, &du, &dv, NULL)) == 1;
+		 i++)
+	{
+		double		w;
+
+		if (next_weight(a, &w) != XXL_OK)
+			return an_fail(a);
+		k->lu[i] = (uint32_t) du;
+		k->lv[i] = (uint32_t) dv;
+		if (k->weighted)
+			k->lw[i] = w;
+		k->w[du] += w;
+		if (xxl_env_poll(&a->env))
+			return an_fail(a);
+	}
+	return got < 0 ? an_fail(a) : XXL_OK;
+}
+
+static xxl_status
+iterate_arrays(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	uint64_t	n = a->n,
+				m = a->m;
+	double		d = a->damping;
+
+	a->dangling = 0;
+	for (uint64_t x = 0; x < n; x++)
+	{
+		k->r[x] = 1.0 / (double) n;
+		a->dangling += k->w[x] == 0;
+	}
+	while (a->iterations < (uint64_t) a->max_iterations)
+	{
+		double		dang = 0,
+					base,
+					delta = 0;
+
+		/* r[x] becomes what x sends per unit of weight; rn gathers */
+		for (uint64_t x = 0; x < n; x++)
+		{
+			if (k->w[x] == 0)
+				dang += k->r[x];
+			else
+				k->r[x] /= k->w[x];
+			k->rn[x] = 0;
+		}
+		if (k->weighted)
+			for (uint64_t i = 0; i < m; i++)
+				k->rn[k->lv[i]] += k->r[k->lu[i]] * k->lw[i];
+		else
+			for (uint64_t i = 0; i < m; i++)
+				k->rn[k->lv[i]] += k->r[k->lu[i]];
+		base = (1.0 - d) / (double) n + d * dang / (double) n;
+		for (uint64_t x = 0; x < n; x++)
+		{
+			double		old = k->w[x] > 0 ? k->r[x] * k->w[x] : k->r[x];
+			double		nw = base + d * k->rn[x];
+
+			delta += fabs(nw - old);
+			k->r[x] = nw;
+		}
+		a->iterations++;
+		a->delta = delta;
+		if (xxl_env_poll_n(&a->env, m + 3 * n))
+			return an_fail(a);
+		if (delta < a->tolerance)
+		{
+			a->converged = true;
+			break;
+		}
+	}
+	return XXL_OK;
+}
+
+/* External --------------------------------------------------------------------- */
+
+static xxl_status
+sort_links(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	uint64_t	e,
+				du,
+				dv,
+				x = 0;
+	int			got;
+	const unsigned char *r;
+	double		wsum = 0;
+	bool		have = false;
+
+	if (xxl_env_sort_open(&a->env, &k->es, an_sort_share(a), 0, 24, 8, a->m,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return an_fail(a);
+	while ((got = graph_next_dense_pair(&a->env, &k->s2, &e, &du, &dv, NULL)) == 1)
+	{
+		unsigned char local[24];
+		unsigned char *rec = xxl_env_sort_room(&k->es, local);
+		double		w;
+
+		if (next_weight(a, &w) != XXL_OK)
+			return an_fail(a);
+		g_put_be(rec, du);
+		g_put_u64(rec + 8, dv);
+		memcpy(rec + 16, &w, 8);
+		if (xxl_env_sort_push(&a->env, &k->es, rec) != XXL_OK || xxl_env_poll(&a->env))
+			return an_fail(a);
+	}
+	if (got < 0)
+		return an_fail(a);
+	xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
+	if (k->rd_w_open)
+		xxl_spool_reader_close(&k->rd_w);
+	k->rd_w_open = false;
+	xxl_spool_free(&k->weights);
+	if (xxl_env_sort_sort(&a->env, &k->es) != XXL_OK)
+		return an_fail(a);
+	/* the links in source order, and every node's out-weight (0: dangling) */
+	while ((got = xxl_env_sort_next(&a->env, &k->es, &r)) == 1)
+	{
+		uint64_t	u = g_get_be(r);
+		double		w;
+		unsigned char rec[24];
+
+		memcpy(&w, r + 16, 8);
+		if (have && u != x)
+		{
+			if (xxl_spool_write(&k->outw, &wsum, 8) != XXL_OK)
+				return an_fail(a);
+			x++;
+			wsum = 0;
+		}
+		for (; x < u; x++)
+		{
+			double		zero = 0;
+
+			if (xxl_spool_write(&k->outw, &zero, 8) != XXL_OK)
+				return an_fail(a);
+		}
+		have = true;
+		wsum += w;
+		g_put_u64(rec, u);
+		memcpy(rec + 8, r + 8, 16);
+		if (xxl_spool_write(&k->links, rec, 24) != XXL_OK || xxl_env_poll(&a->env))
+			return an_fail(a);
+	}
+	if (got < 0)
+		return an_fail(a);
+	if (have)
+	{
+		if (xxl_spool_write(&k->outw, &wsum, 8) != XXL_OK)
+			return an_fail(a);
+		x++;
+	}
+	for (; x < a->n; x++)
+	{
+		double		zero = 0;
+
+		if (xxl_spool_write(&k->outw, &zero, 8) != XXL_OK)
+			return an_fail(a);
+	}
+	xxl_env_sort_close(&a->env, &k->es, NULL, NULL);
+	if (xxl_spool_finish(&k->links) != XXL_OK || xxl_spool_finish(&k->outw) != XXL_OK)
+		return an_fail(a);
+	return XXL_OK;
+}
+
+static xxl_status
+read_double(xxl_an *a, xxl_spool_reader *rd, double *v)
+{
+	const unsigned char *p;
+
+	if (xxl_spool_read(rd, 8, &p) != XXL_OK)
+		return an_fail(a);
+	memcpy(v, p, 8);
+	return XXL_OK;
+}
+
+/* One external iteration: r (the uniform start, or ranks[cur]) to ranks[!cur]. */
+static xxl_status
+iterate_external_once(xxl_an *a, bool first, double *delta_out)
+{
+	an_rank    *k = a->rank;
+	uint64_t	n = a->n;
+	double		d = a->damping,
+				dang = 0,
+				base,
+				delta = 0,
+				start = 1.0 / (double) n;
+	xxl_spool_reader rr,
+				rw,
+				rl;
+	bool		rr_open = false,
+				rw_open = false,
+				rl_open = false;
+	const unsigned char *lrec = NULL;
+	uint64_t	lu = UINT64_MAX,
+				dangling = 0;
+	xxl_status	rc = XXL_OK;
+	const unsigned char *c;
+	int			got;
+	bool		c_have = false;
+	uint64_t	cv = 0;
+	double		cval = 0;
+	xxl_spool  *next = &k->ranks[!k->cur];
+
+	if (xxl_env_sort_open(&a->env, &k->cs, an_sort_share(a), 0, 16, 8, a->m,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+		return an_fail(a);
+	if ((!first && (rc = xxl_spool_reader_open(&rr, &k->ranks[k->cur], false)) != XXL_OK) ||
+		(rc = xxl_spool_reader_open(&rw, &k->outw, false)) != XXL_OK)
+		goto out;
+	rr_open = !first;
+	rw_open = true;
+	if ((rc = xxl_spool_reader_open(&rl, &k->links, false)) != XXL_OK)
+		goto out;
+	rl_open = true;
+	if (k->links.nbytes > 0)
+	{
+		if ((rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
+			goto out;
+		lu = g_get_u64(lrec);
+	}
+	/* scatter: ranks, out-weights and links in node order */
+	for (uint64_t x = 0; x < n; x++)
+	{
+		double		r = start,
+					w;
+
+		if ((!first && (rc = read_double(a, &rr, &r)) != XXL_OK) ||
+			(rc = read_double(a, &rw, &w)) != XXL_OK)
+			goto out;
+		if (w == 0)
+		{
+			dang += r;
+			dangling++;
+		}
+		while (lu == x)
+		{
+			double		lw,
+						v;
+			unsigned char local[16];
+			unsigned char *rec = xxl_env_sort_room(&k->cs, local);
+
+			memcpy(&lw, lrec + 16, 8);
+			v = r * lw / w;
+			g_put_be(rec, g_get_u64(lrec + 8));
+			memcpy(rec + 8, &v, 8);
+			if ((rc = xxl_env_sort_push(&a->env, &k->cs, rec)) != XXL_OK)
+				goto out;
+			if (rl.left == 0 && rl.avail == 0)
+				lu = UINT64_MAX;
+			else
+			{
+				if ((rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
+					goto out;
+				lu = g_get_u64(lrec);
+			}
+		}
+		if (xxl_env_poll(&a->env))
+		{
+			rc = a->env.err.code;
+			goto out;
+		}
+	}
+	a->dangling = dangling;
+	xxl_spool_reader_close(&rl);
+	xxl_spool_reader_close(&rw);
+	rl_open = rw_open = false;
+	if ((rc = xxl_env_sort_sort(&a->env, &k->cs)) != XXL_OK)
+		goto out;
+	/* gather: the contributions by target, with the old ranks for the change */
+	if (rr_open)
+	{
+		xxl_spool_reader_close(&rr);
+		rr_open = false;
+	}
+	if (!first)
+	{
+		if ((rc = xxl_spool_reader_open(&rr, &k->ranks[k->cur], true)) != XXL_OK)
+			goto out;
+		rr_open = true;
+	}
+	base = (1.0 - d) / (double) n + d * dang / (double) n;
+	xxl_spool_free(next);
+	xxl_spool_init(next, &a->env, rank_spool_share(a));
+	for (uint64_t x = 0; x < n; x++)
+	{
+		double		sum = 0,
+					old = start,
+					nw;
+
+		for (;;)
+		{
+			if (!c_have)
+			{
+				got = xxl_env_sort_next(&a->env, &k->cs, &c);
+				if (got < 0)
+				{
+					rc = a->env.err.code;
+					goto out;
+				}
+				if (got == 0)
+					break;
+				c_have = true;
+				cv = g_get_be(c);
+				memcpy(&cval, c + 8, 8);
+			}
+			if (cv != x)
+				break;
+			sum += cval;
+			c_have = false;
+		}
+		if (!first && (rc = read_double(a, &rr, &old)) != XXL_OK)
+			goto out;
+		nw = base + d * sum;
+		delta += fabs(nw - old);
+		if ((rc = xxl_spool_write(next, &nw, 8)) != XXL_OK)
+			goto out;
+		if (xxl_env_poll(&a->env))
+		{
+			rc = a->env.err.code;
+			goto out;
+		}
+	}
+	if ((rc = xxl_spool_finish(next)) != XXL_OK)
+		goto out;
+out:
+	if (rr_open)
+		xxl_spool_reader_close(&rr);
+	if (rw_open)
+		xxl_spool_reader_close(&rw);
+	if (rl_open)
+		xxl_spool_reader_close(&rl);
+	if (k->cs.s || k->cs.d)
+		xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
+	if (rc != XXL_OK)
+		return an_fail(a);
+	xxl_spool_free(&k->ranks[k->cur]);
+	xxl_spool_init(&k->ranks[k->cur], &a->env, rank_spool_share(a));
+	k->cur = !k->cur;
+	*delta_out = delta;
+	return XXL_OK;
+}
+
+static xxl_status
+iterate_external(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	bool		first = true;
+
+	/* the uniform start when no iteration runs */
+	if (a->max_iterations == 0)
+	{
+		double		s = 1.0 / (double) a->n;
+
+		for (uint64_t x = 0; x < a->n; x++)
+			if (xxl_spool_write(&k->ranks[k->cur], &s, 8) != XXL_OK)
+				return an_fail(a);
+		if (xxl_spool_finish(&k->ranks[k->cur]) != XXL_OK)
+			return an_fail(a);
+		/* dangling nodes, for the stats */
+		{
+			xxl_spool_reader rw;
+			double		w;
+
+			if (xxl_spool_reader_open(&rw, &k->outw, false) != XXL_OK)
+				return an_fail(a);
+			for (uint64_t x = 0; x < a->n; x++)
+			{
+				if (read_double(a, &rw, &w) != XXL_OK)
+				{
+					xxl_spool_reader_close(&rw);
+					return an_fail(a);
+				}
+				a->dangling += w == 0;
+			}
+			xxl_spool_reader_close(&rw);
+		}
+		return XXL_OK;
+	}
+	while (a->iterations < (uint64_t) a->max_iterations)
+	{
+		double		delta = 0;
+
+		if (iterate_external_once(a, first, &delta) != XXL_OK)
+			return an_fail(a);
+		first = false;
+		a->iterations++;
+		a->delta = delta;
+		if (delta < a->tolerance)
+		{
+			a->converged = true;
+			break;
+		}
+	}
+	return XXL_OK;
+}
+
+xxl_status
+an_rank_run(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+
+	if (xxl_spool_finish(&k->weights) != XXL_OK ||
+		graph_number_ids(&a->env, &k->s1, &k->s2, an_sort_share(a), 2 * a->m, on_id, k, false,
+						 &a->n) != XXL_OK ||
+		xxl_spool_finish(&k->ids) != XXL_OK)
+		return an_fail(a);
+	a->links = a->m;
+	if (a->n == 0)
+		return XXL_OK;
+	if (k->weighted)
+	{
+		if (xxl_spool_reader_open(&k->rd_w, &k->weights, true) != XXL_OK)
+			return an_fail(a);
+		k->rd_w_open = true;
+	}
+	k->in_memory = arrays_fit(a);
+	if (k->in_memory)
+	{
+		if (load_arrays(a) != XXL_OK)
+			return an_fail(a);
+		xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
+		if (k->rd_w_open)
+			xxl_spool_reader_close(&k->rd_w);
+		k->rd_w_open = false;
+		xxl_spool_free(&k->weights);
+		if (iterate_arrays(a) != XXL_OK)
+			return an_fail(a);
+	}
+	else if (sort_links(a) != XXL_OK || iterate_external(a) != XXL_OK)
+		return an_fail(a);
+	if (xxl_spool_reader_open(&k->rd_ids, &k->ids, true) != XXL_OK)
+		return an_fail(a);
+	k->rd_ids_open = true;
+	if (!k->in_memory)
+	{
+		if (xxl_spool_reader_open(&k->rd_r, &k->ranks[k->cur], true) != XXL_OK)
+			return an_fail(a);
+		k->rd_r_open = true;
+	}
+	return XXL_OK;
+}
+
+int
+an_rank_next(xxl_an *a, xxl_an_row *row)
+{
+	an_rank    *k = a->rank;
+	const unsigned char *p;
+
+	if (k->out_i >= a->n)
+		return 0;
+	if (xxl_spool_read(&k->rd_ids, 8, &p) != XXL_OK)
+		return -1;
+	memcpy(&row->v[0], p, 8);
+	if (k->in_memory)
+		row->x = k->r[k->out_i];
+	else if (read_double(a, &k->rd_r, &row->x) != XXL_OK)
+		return -1;
+	k->out_i++;
+	return 1;
+}
+
+void
+an_rank_release(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+
+	if (k == NULL)
+		return;
+	if (k->rd_w_open)
+		xxl_spool_reader_close(&k->rd_w);
+	if (k->rd_ids_open)
+		xxl_spool_reader_close(&k->rd_ids);
+	if (k->rd_r_open)
+		xxl_spool_reader_close(&k->rd_r);
+	xxl_spool_free(&k->weights);
+	xxl_spool_free(&k->ids);
+	xxl_spool_free(&k->links);
+	xxl_spool_free(&k->outw);
+	xxl_spool_free(&k->ranks[0]);
+	xxl_spool_free(&k->ranks[1]);
+	if (k->s1.s || k->s1.d)
+		xxl_env_sort_close(&a->env, &k->s1, NULL, NULL);
+	if (k->s2.s || k->s2.d)
+		xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
+	if (k->es.s || k->es.d)
+		xxl_env_sort_close(&a->env, &k->es, NULL, NULL);
+	if (k->cs.s || k->cs.d)
+		xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
+	if (k->r)
+		xxl_env_free(&a->env, k->r, k->node_bytes ? k->node_bytes : 1);
+	if (k->rn)
+		xxl_env_free(&a->env, k->rn, k->node_bytes ? k->node_bytes : 1);
+	if (k->w)
+		xxl_env_free(&a->env, k->w, k->node_bytes ? k->node_bytes : 1);
+	if (k->lu)
+		xxl_env_free(&a->env, k->lu, k->link_bytes ? k->link_bytes : 1);
+	if (k->lv)
+		xxl_env_free(&a->env, k->lv, k->link_bytes ? k->link_bytes : 1);
+	if (k->lw)
+		xxl_env_free(&a->env, k->lw, k->lw_bytes ? k->lw_bytes : 1);
+	xxl_env_free(&a->env, k, sizeof(*k));
+	a->rank = NULL;
+}
