@@ -107,6 +107,7 @@ an_collect(void *core, XxlStats *st)
 		xxl_stats_detail(st, "colors", UINT64_FORMAT, s.colors);
 	if (s.op == XXL_AN_PAGERANK)
 	{
+		xxl_stats_detail(st, "method", "\"%s\"", s.method);
 		xxl_stats_detail(st, "iterations", UINT64_FORMAT, s.iterations);
 		xxl_stats_detail(st, "delta", "%.6g", s.delta);
 		xxl_stats_detail(st, "converged", "%s", s.converged ? "true" : "false");

@@ -304,7 +304,7 @@ edge_from(XxlEdgeReader *r, const Datum *values, const bool *isnull, XxlEdge *e)
 		if (r->attno[c] < 0)
 			continue;
 		v = cost_value(r, c, values[r->attno[c]]);
-		if (isnan(v))
+		if (isnan(v) && r->attno[COL_ID] >= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT
@@ -312,6 +312,12 @@ edge_from(XxlEdgeReader *r, const Datum *values, const bool *isnull, XxlEdge *e)
 							r->fname, column_names[c], xxl_edges_count(r), e->id),
 					 errhint("Costs must be numbers; leave such edges out with WHERE %s <> 'NaN'.",
 							 column_names[c])));
+		if (isnan(v))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT,
+							r->fname, column_names[c], xxl_edges_count(r)),
+					 errhint("Leave such edges out with WHERE %s <> 'NaN'.", column_names[c])));
 		if (c == COL_COST)
 			e->cost = v;
 		else if (c == COL_RCOST)

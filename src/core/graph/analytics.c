@@ -272,6 +272,7 @@ xxl_an_stats_get(const xxl_an *a, xxl_an_stats *st)
 	st->delta = a->delta;
 	st->converged = a->converged;
 	st->dangling = a->dangling;
+	st->method = a->op != XXL_AN_PAGERANK || a->n == 0 ? "" : a->rank_arrays ? "arrays" : "sorted";
 	st->pq_pushes = a->pushes;
 	st->sorts = env->done.sorts;
 	st->sorted_bytes = env->done.sorted_bytes;

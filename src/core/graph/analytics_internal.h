@@ -108,6 +108,7 @@ struct xxl_an
 	double		tolerance;
 	int			max_iterations;
 	bool		force_external;
+	bool		rank_arrays;	/* the iterations ran on arrays */
 	struct an_rank *rank;
 };
 

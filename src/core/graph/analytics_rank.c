@@ -596,7 +596,7 @@ an_rank_run(xxl_an *a)
 			return an_fail(a);
 		k->rd_w_open = true;
 	}
-	k->in_memory = arrays_fit(a);
+	k->in_memory = a->rank_arrays = arrays_fit(a);
 	if (k->in_memory)
 	{
 		if (load_arrays(a) != XXL_OK)

@@ -98,6 +98,7 @@ typedef struct xxl_an_stats
 	double		delta;			/* PageRank: the last iteration's L1 change */
 	bool		converged;
 	uint64_t	dangling;		/* PageRank: nodes without out-weight */
+	const char *method;			/* PageRank: "arrays" or "sorted" (a sort per iteration) */
 	uint64_t	pq_pushes;
 	uint64_t	sorts;
 	uint64_t	sorted_bytes;
