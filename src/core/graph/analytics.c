@@ -74,14 +74,20 @@ xxl_an_create(const xxl_an_config *config, xxl_error *err)
 	xxl_spool_init(&a->edges, &a->env, an_spool_share(a));
 
 	if ((config->op == XXL_AN_PAGERANK ? an_rank_open(a) :
-		 xxl_env_sort_open(&a->env, &a->s, an_sort_share(a), 0, 16, 16,
-						   2 * a->expected_edges, XXL_INPUT_UNBOUNDED)) != XXL_OK)
+		 an_mem_wanted(a) ? an_mem_start(a) : an_open_sym(a)) != XXL_OK)
 	{
 		xxl_error_set(err, a->env.err.code, a->env.err.sys_errno, "%s", a->env.err.message);
 		xxl_an_destroy(a);
 		return NULL;
 	}
 	return a;
+}
+
+xxl_status
+an_open_sym(xxl_an *a)
+{
+	return xxl_env_sort_open(&a->env, &a->s, an_sort_share(a), 0, 16, 16, 2 * a->expected_edges,
+							 XXL_INPUT_UNBOUNDED);
 }
 
 static xxl_status
@@ -108,16 +114,21 @@ xxl_an_put_edge(xxl_an *a, int64_t source, int64_t target, double weight)
 	if (a->op == XXL_AN_PAGERANK)
 		return an_rank_put(a, source, target, weight) == XXL_OK ? XXL_OK : an_fail(a);
 	if (source == target)
-	{
 		a->self_loops++;
-		if (put_sym(a, source, source) != XXL_OK)
-			return an_fail(a);
-	}
-	else if (put_sym(a, source, target) != XXL_OK || put_sym(a, target, source) != XXL_OK)
-		return an_fail(a);
-	if (xxl_env_poll(&a->env))
+	if ((a->in_memory ? an_mem_put(a, source, target) :
+		 an_put_edge_sym(a, source, target)) != XXL_OK || xxl_env_poll(&a->env))
 		return an_fail(a);
 	return XXL_OK;
+}
+
+xxl_status
+an_put_edge_sym(xxl_an *a, int64_t u, int64_t v)
+{
+	if (u == v)
+		return put_sym(a, u, u);
+	if (put_sym(a, u, v) != XXL_OK)
+		return a->env.err.code;
+	return put_sym(a, v, u);
 }
 
 /* The symmetric stream ------------------------------------------------------- */
@@ -178,8 +189,13 @@ xxl_an_run(xxl_an *a)
 			xxl_error_set(&a->env.err, XXL_EINVAL, 0, "run called twice");
 		return an_fail(a);
 	}
-	switch (a->op)
+	if (a->in_memory && an_mem_run(a) != XXL_OK)
+		return an_fail(a);
+	switch (a->in_memory ? -1 : (int) a->op)
 	{
+		case -1:
+			rc = XXL_OK;
+			break;
 		case XXL_AN_MIS:
 		case XXL_AN_COLORING:
 			rc = an_tfp_start(a);
@@ -214,8 +230,11 @@ xxl_an_next(xxl_an *a, xxl_an_row *row)
 	}
 	gout_clock_row(&a->out_clock);
 	memset(row, 0, sizeof(*row));
-	switch (a->op)
+	switch (a->in_memory ? -1 : (int) a->op)
 	{
+		case -1:
+			got = an_mem_next(a, row);
+			break;
 		case XXL_AN_MIS:
 		case XXL_AN_COLORING:
 			got = an_tfp_next(a, row);
@@ -294,7 +313,7 @@ xxl_an_stats_get(const xxl_an *a, xxl_an_stats *st)
 		st->bytes_written += open_io.disk[i].bytes_written;
 	}
 	xxl_io_fold(&st->io, &open_io);
-	st->path = st->bytes_written == 0 && a->deg.on_disk == false && a->edges.on_disk == false ?
+	st->path = a->in_memory ? "in-memory" : st->bytes_written == 0 && a->deg.on_disk == false && a->edges.on_disk == false ?
 		"in-memory" : "external";
 	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
@@ -309,6 +328,7 @@ xxl_an_destroy(xxl_an *a)
 
 	if (a == NULL)
 		return;
+	an_mem_release(a);
 	an_tri_release(a);
 	an_rank_release(a);
 	if (a->pq.q)

@@ -110,6 +110,10 @@ struct xxl_an
 	bool		force_external;
 	bool		rank_arrays;	/* the iterations ran on arrays */
 	struct an_rank *rank;
+
+	/* undirected operations in memory (analytics_memory.c) */
+	bool		in_memory;
+	struct an_mem *mem;
 };
 
 /* Small helpers ------------------------------------------------------------- */
@@ -141,12 +145,24 @@ an_spool_share(const xxl_an *a)
 }
 
 /* analytics.c: the symmetric stream */
+xxl_status	an_open_sym(xxl_an *a);
+/* Put an undirected edge (a self loop marks its node) into S. */
+xxl_status	an_put_edge_sym(xxl_an *a, int64_t u, int64_t v);
 /* The next record of S, duplicates dropped: 1, 0 at the end, -1 on error. */
 int			an_s_next(xxl_an *a, int64_t *u, int64_t *v);
 /* Load the cursor's first record (after S is sorted). */
 xxl_status	an_cursor_start(xxl_an *a);
 /* Move the cursor on (an_s_next into it). */
 xxl_status	an_cursor_advance(xxl_an *a);
+
+/* analytics_memory.c: the undirected operations in memory */
+bool		an_mem_wanted(const xxl_an *a);
+xxl_status	an_mem_start(xxl_an *a);
+/* Keep an edge (or move everything to S when it does not fit: a->in_memory false). */
+xxl_status	an_mem_put(xxl_an *a, int64_t u, int64_t v);
+xxl_status	an_mem_run(xxl_an *a);
+int			an_mem_next(xxl_an *a, xxl_an_row *row);
+void		an_mem_release(xxl_an *a);
 
 /* analytics_tfp.c: maximal independent set and coloring */
 xxl_status	an_tfp_start(xxl_an *a);

@@ -1,0 +1,734 @@
+/*
+ * analytics_memory.c — the undirected analytics operators in memory
+ * (xxl_analytics.h): ids are numbered by a hash table as the edges come
+ * (idmap.h) and the edges kept as pairs of dense ids; at the end the ids
+ * are ranked in id order and the graph becomes a compressed adjacency
+ * array (CSR) over the ranks, each list sorted and without duplicates.
+ *  - MIS and coloring: the greedy passes of the external path (ascending
+ *    id order), on arrays; so both paths give the same answer.
+ *  - Triangles: each edge oriented from the lower (degree, id) to the
+ *    higher, then for every node v its out-neighbours are marked and every
+ *    out-neighbour's out-list is scanned for marks (the "forward"
+ *    algorithm, O(m^1.5)); counting runs on the owner thread's arrays and
+ *    never lists, the listing is the output pass itself.
+ * The first edge that would outgrow the budget (checked per stride of
+ * edges against what the run will need) replays the kept edges into the
+ * symmetric sorter and the operator goes on externally.
+ */
+#include "core/graph/analytics_internal.h"
+
+#include <omp.h>
+#include <stdlib.h>
+
+typedef struct an_mem
+{
+	idmap		idm;
+	pvec		ends;			/* (dense, dense) per edge, self loops included */
+	struct
+	{
+		int64_t		u,
+					v;
+	}			batch[256];		/* edges not yet numbered (prefetched together) */
+	size_t		nbatch;
+	uint64_t	n;
+	int64_t    *ids;			/* rank -> id */
+	uint64_t   *off;			/* adjacency of rank r: adj[off[r] .. off[r + 1]) */
+	uint32_t   *adj;
+	uint64_t   *ooff;			/* triangles: out-lists, the same way */
+	uint32_t   *oadj;
+	uint32_t   *aux;			/* triangles: marks; MIS: excluded; coloring: colors */
+	uint32_t   *stamp;			/* coloring: the colors seen, per color */
+	uint64_t   *counts;			/* node triangles */
+	size_t		ids_bytes,
+				off_bytes,
+				adj_bytes,
+				ooff_bytes,
+				oadj_bytes,
+				aux_bytes,
+				stamp_bytes,
+				counts_bytes;
+	/* the output pass */
+	uint64_t	v,
+				i,
+				j;
+	bool		v_marked;
+} an_mem;
+
+#define ID_AHEAD 8
+/* Array entries ahead that the random-access passes prefetch. */
+#define PF_AHEAD 16
+
+/* What m edges over n nodes with id tables of `tables` bytes need at the most. */
+static bool
+fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
+{
+	const an_mem *k = a->mem;
+	double		need = (double) tables + (double) pvec_bytes(&k->ends, m) +
+		(double) pvec_bytes(&k->idm.ids, n) +
+		48.0 * (double) n + 12.0 * (double) m + 64 * 1024;
+
+	return n < IDMAP_MAX && 2 * m < UINT32_MAX && need <= (double) a->env.pool;
+}
+
+bool
+an_mem_wanted(const xxl_an *a)
+{
+	/* a row estimate that rules memory out saves the replay midway */
+	return a->op != XXL_AN_PAGERANK &&
+		(a->expected_edges == 0 ||
+		 12.0 * (double) a->expected_edges + 16.0 * (double) a->expected_edges <= (double) a->env.pool);
+}
+
+xxl_status
+an_mem_start(xxl_an *a)
+{
+	an_mem	   *k = xxl_env_alloc(&a->env, sizeof(*k));
+
+	if (k == NULL)
+		return a->env.err.code;
+	memset(k, 0, sizeof(*k));
+	a->mem = k;
+	a->in_memory = true;
+	idmap_init(&k->idm, a->env.budget.limit);
+	pvec_init(&k->ends, 2 * sizeof(uint32_t), a->env.budget.limit);
+	return XXL_OK;
+}
+
+static void
+free_arr(xxl_an *a, void **p, size_t *bytes)
+{
+	if (*p)
+		xxl_env_free(&a->env, *p, *bytes);
+	*p = NULL;
+	*bytes = 0;
+}
+
+static void *
+alloc_arr(xxl_an *a, size_t bytes, size_t *held)
+{
+	void	   *p = xxl_env_alloc(&a->env, bytes ? bytes : 1);
+
+	*held = p ? (bytes ? bytes : 1) : 0;
+	return p;
+}
+
+void
+an_mem_release(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+
+	if (k == NULL)
+		return;
+	idmap_free(&a->env, &k->idm);
+	pvec_free(&a->env, &k->ends);
+	free_arr(a, (void **) &k->ids, &k->ids_bytes);
+	free_arr(a, (void **) &k->off, &k->off_bytes);
+	free_arr(a, (void **) &k->adj, &k->adj_bytes);
+	free_arr(a, (void **) &k->ooff, &k->ooff_bytes);
+	free_arr(a, (void **) &k->oadj, &k->oadj_bytes);
+	free_arr(a, (void **) &k->aux, &k->aux_bytes);
+	free_arr(a, (void **) &k->stamp, &k->stamp_bytes);
+	free_arr(a, (void **) &k->counts, &k->counts_bytes);
+	xxl_env_free(&a->env, k, sizeof(*k));
+	a->mem = NULL;
+}
+
+/* Leave memory: the kept edges, then the batch's from `from` on, into S. */
+static xxl_status an_mem_flush(xxl_an *a);
+
+static xxl_status
+to_sorter(xxl_an *a, size_t from)
+{
+	an_mem	   *k = a->mem;
+	xxl_env    *env = &a->env;
+
+	xxl_error_clear(&env->err);
+	a->in_memory = false;
+	idmap_drop_table(env, &k->idm);
+	if (an_open_sym(a) != XXL_OK)
+		return env->err.code;
+	for (uint64_t e = 0; e < k->ends.n; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+
+		if (an_put_edge_sym(a, idmap_id(&k->idm, d[0]), idmap_id(&k->idm, d[1])) != XXL_OK ||
+			xxl_env_poll(env))
+			return env->err.code;
+	}
+	for (size_t i = from; i < k->nbatch; i++)
+		if (an_put_edge_sym(a, k->batch[i].u, k->batch[i].v) != XXL_OK)
+			return env->err.code;
+	k->nbatch = 0;
+	an_mem_release(a);
+	return XXL_OK;
+}
+
+static uint32_t
+intern(xxl_an *a, int64_t id)
+{
+	an_mem	   *k = a->mem;
+	size_t		grow = idmap_grow_bytes(&k->idm, id);
+
+	if (grow > 0 && (!fits(a, k->ends.n + 1, k->idm.n + 1, grow) ||
+					 idmap_grow(&a->env, &k->idm, id) != XXL_OK))
+		return IDMAP_NONE;
+	return idmap_intern(&a->env, &k->idm, id);
+}
+
+/* Number one edge; false when it does not fit (nothing kept of it). */
+static bool
+keep(xxl_an *a, int64_t u, int64_t v)
+{
+	an_mem	   *k = a->mem;
+	uint32_t	du,
+				dv,
+			   *d;
+
+	if (k->ends.n % PVEC_FIT_STRIDE == 0 &&
+		!fits(a, k->ends.n + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
+			  idmap_table_bytes(&k->idm)))
+		return false;
+	if ((du = intern(a, u)) == IDMAP_NONE || (dv = intern(a, v)) == IDMAP_NONE ||
+		(d = pvec_push(&a->env, &k->ends)) == NULL)
+		return false;
+	d[0] = du;
+	d[1] = dv;
+	return true;
+}
+
+static xxl_status
+an_mem_flush(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+
+	for (size_t i = 0; i < k->nbatch && i < ID_AHEAD; i++)
+	{
+		idmap_prefetch(&k->idm, k->batch[i].u);
+		idmap_prefetch(&k->idm, k->batch[i].v);
+	}
+	for (size_t i = 0; i < k->nbatch; i++)
+	{
+		if (i + ID_AHEAD < k->nbatch)
+		{
+			idmap_prefetch(&k->idm, k->batch[i + ID_AHEAD].u);
+			idmap_prefetch(&k->idm, k->batch[i + ID_AHEAD].v);
+		}
+		if (!keep(a, k->batch[i].u, k->batch[i].v))
+		{
+			if (a->env.err.code != XXL_OK && a->env.err.code != XXL_ENOMEM)
+				return a->env.err.code;
+			return to_sorter(a, i);
+		}
+	}
+	k->nbatch = 0;
+	return XXL_OK;
+}
+
+xxl_status
+an_mem_put(xxl_an *a, int64_t u, int64_t v)
+{
+	an_mem	   *k = a->mem;
+
+	k->batch[k->nbatch].u = u;
+	k->batch[k->nbatch].v = v;
+	if (++k->nbatch == sizeof(k->batch) / sizeof(k->batch[0]))
+		return an_mem_flush(a);
+	return XXL_OK;
+}
+
+/* Building the adjacency arrays ------------------------------------------------- */
+
+typedef struct ranking
+{
+	int64_t    *ids;
+	uint32_t   *rank;
+	uint32_t	next;
+} ranking;
+
+static void
+rank_id(void *arg, int64_t id, uint32_t dense)
+{
+	ranking    *r = arg;
+
+	r->ids[r->next] = id;
+	r->rank[dense] = r->next++;
+}
+
+static int
+cmp_u32(const void *x, const void *y)
+{
+	uint32_t	a = *(const uint32_t *) x,
+				b = *(const uint32_t *) y;
+
+	return (a > b) - (a < b);
+}
+
+static void
+sort_u32(uint32_t *p, uint64_t n)
+{
+	if (n > 24)
+	{
+		qsort(p, n, sizeof(uint32_t), cmp_u32);
+		return;
+	}
+	for (uint64_t i = 1; i < n; i++)
+	{
+		uint32_t	x = p[i];
+		uint64_t	j = i;
+
+		for (; j > 0 && p[j - 1] > x; j--)
+			p[j] = p[j - 1];
+		p[j] = x;
+	}
+}
+
+/* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists. */
+static xxl_status
+build_csr(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	xxl_env    *env = &a->env;
+	uint64_t	n = k->idm.n,
+				m = k->ends.n,
+				w = 0;
+	ranking		r;
+	size_t		rank_bytes,
+				len_bytes;
+	uint64_t   *cur;
+	uint32_t   *len;
+	int			threads = env->threads > 0 ? env->threads : 1;
+
+	k->n = a->n = n;
+	r.ids = k->ids = alloc_arr(a, n * sizeof(int64_t), &k->ids_bytes);
+	r.rank = k->ids ? alloc_arr(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
+	r.next = 0;
+	if (r.rank == NULL || idmap_each_sorted(env, &k->idm, rank_id, &r) != XXL_OK)
+	{
+		if (r.rank)
+			xxl_env_free(env, r.rank, rank_bytes);
+		return an_fail(a);
+	}
+	idmap_free(env, &k->idm);
+	/* degrees with duplicates, in rank space, then the lists' offsets */
+	k->off = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->off_bytes);
+	if (k->off == NULL)
+	{
+		xxl_env_free(env, r.rank, rank_bytes);
+		return an_fail(a);
+	}
+	memset(k->off, 0, (n + 1) * sizeof(uint64_t));
+	for (uint64_t e = 0; e < m; e++)
+	{
+		uint32_t   *d = pvec_at(&k->ends, e);
+
+		/* ids come in random order: the ranks and counters a few edges ahead */
+		if (e + PF_AHEAD < m)
+		{
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+
+			__builtin_prefetch(&r.rank[f[0]]);
+			__builtin_prefetch(&r.rank[f[1]]);
+		}
+		d[0] = r.rank[d[0]];
+		d[1] = r.rank[d[1]];
+		if (d[0] != d[1])
+		{
+			k->off[d[0] + 1]++;
+			k->off[d[1] + 1]++;
+		}
+	}
+	xxl_env_free(env, r.rank, rank_bytes);
+	for (uint64_t x = 0; x < n; x++)
+		k->off[x + 1] += k->off[x];
+	k->adj = alloc_arr(a, k->off[n] * sizeof(uint32_t), &k->adj_bytes);
+	if (k->adj == NULL || xxl_env_poll(env))
+		return an_fail(a);
+	/* off[x] is x's fill cursor until the lists are full (then off[x] is x's end) */
+	cur = k->off;
+	for (uint64_t e = 0; e < m; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+
+		if (e + PF_AHEAD < m)
+		{
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+
+			__builtin_prefetch(&cur[f[0]]);
+			__builtin_prefetch(&cur[f[1]]);
+		}
+		if (e + PF_AHEAD / 2 < m)
+		{
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD / 2);
+
+			__builtin_prefetch(&k->adj[cur[f[0]]], 1);
+			__builtin_prefetch(&k->adj[cur[f[1]]], 1);
+		}
+		if (d[0] != d[1])
+		{
+			k->adj[cur[d[0]]++] = d[1];
+			k->adj[cur[d[1]]++] = d[0];
+		}
+	}
+	pvec_free(env, &k->ends);
+	/*
+	 * sort each list and drop its repeats on the threads (new lengths in
+	 * len), then pack them: off[x] becomes x's start again
+	 */
+	len = alloc_arr(a, n * sizeof(uint32_t), &len_bytes);
+	if (len == NULL)
+		return an_fail(a);
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	for (uint64_t x = 0; x < n; x++)
+	{
+		uint64_t	start = x == 0 ? 0 : k->off[x - 1],
+					end = k->off[x],
+					o = start;
+
+		sort_u32(k->adj + start, end - start);
+		for (uint64_t i = start; i < end; i++)
+			if (i == start || k->adj[i] != k->adj[i - 1])
+				k->adj[o++] = k->adj[i];
+		len[x] = (uint32_t) (o - start);
+	}
+	for (uint64_t x = 0, start = 0; x < n; x++)
+	{
+		uint64_t	end = k->off[x];
+
+		if (w != start)
+			memmove(k->adj + w, k->adj + start, len[x] * sizeof(uint32_t));
+		k->off[x] = w;
+		w += len[x];
+		start = end;
+		if (len[x] > a->max_degree)
+			a->max_degree = len[x];
+	}
+	xxl_env_free(env, len, len_bytes);
+	if (xxl_env_poll_n(env, k->off[n]))
+		return an_fail(a);
+	k->off[n] = w;
+	a->links = w;
+	return XXL_OK;
+}
+
+static inline uint64_t
+deg(const an_mem *k, uint64_t x)
+{
+	return k->off[x + 1] - k->off[x];
+}
+
+/* Triangles ------------------------------------------------------------------------ */
+
+/* Whether the edge x -> y goes from the lower (degree, id) to the higher. */
+static inline bool
+lower(const an_mem *k, uint64_t x, uint64_t y)
+{
+	uint64_t	dx = deg(k, x),
+				dy = deg(k, y);
+
+	return dx < dy || (dx == dy && x < y);
+}
+
+static xxl_status
+orient(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	n = k->n;
+	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+
+	k->ooff = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->ooff_bytes);
+	k->oadj = k->ooff ? alloc_arr(a, (k->off[n] / 2) * sizeof(uint32_t), &k->oadj_bytes) : NULL;
+	k->aux = k->oadj ? alloc_arr(a, n * sizeof(uint32_t), &k->aux_bytes) : NULL;
+	if (k->aux == NULL)
+		return an_fail(a);
+	/* out-degrees into ooff[x + 1], then their sums, then the lists (ascending) */
+	k->ooff[0] = 0;
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	for (uint64_t x = 0; x < n; x++)
+	{
+		uint64_t	c = 0,
+					end = k->off[x + 1];
+
+		for (uint64_t i = k->off[x]; i < end; i++)
+		{
+			if (i + PF_AHEAD < end)
+				__builtin_prefetch(&k->off[k->adj[i + PF_AHEAD]]);
+			c += lower(k, x, k->adj[i]);
+		}
+		k->ooff[x + 1] = c;
+		k->aux[x] = UINT32_MAX;
+	}
+	for (uint64_t x = 0; x < n; x++)
+	{
+		if (k->ooff[x + 1] > a->max_out)
+			a->max_out = k->ooff[x + 1];
+		k->ooff[x + 1] += k->ooff[x];
+	}
+	if (xxl_env_poll_n(&a->env, k->off[n]))
+		return an_fail(a);
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	for (uint64_t x = 0; x < n; x++)
+	{
+		uint64_t	w = k->ooff[x],
+					end = k->off[x + 1];
+
+		for (uint64_t i = k->off[x]; i < end; i++)
+			if (lower(k, x, k->adj[i]))
+				k->oadj[w++] = k->adj[i];
+	}
+	return xxl_env_poll_n(&a->env, k->off[n]) ? an_fail(a) : XXL_OK;
+}
+
+/*
+ * Triangles at v: for each out-neighbour u, the out-lists of v and u
+ * (both ascending) intersected by a merge; counts (if any) get one at each
+ * corner, atomically (threads share them).  Returns the triangles, and the
+ * list entries compared in *q.
+ */
+static uint64_t
+count_at(const an_mem *k, uint64_t v, uint64_t *counts, uint64_t *q)
+{
+	uint64_t	b = k->ooff[v],
+				e = k->ooff[v + 1],
+				t = 0;
+
+	for (uint64_t i = b; i < e; i++)
+	{
+		uint32_t	u = k->oadj[i];
+		uint64_t	p = b,
+					r = k->ooff[u],
+					re = k->ooff[u + 1];
+
+		*q += re - r;
+		while (p < e && r < re)
+		{
+			uint32_t	x = k->oadj[p],
+						y = k->oadj[r];
+
+			if (x < y)
+				p++;
+			else if (y < x)
+				r++;
+			else
+			{
+				t++;
+				if (counts)
+				{
+					__atomic_fetch_add(&counts[u], 1, __ATOMIC_RELAXED);
+					__atomic_fetch_add(&counts[x], 1, __ATOMIC_RELAXED);
+				}
+				p++;
+				r++;
+			}
+		}
+	}
+	return t;
+}
+
+/* Count every triangle (and with counts, at each node): blocks of nodes on the threads. */
+static xxl_status
+count_all(xxl_an *a, uint64_t *counts)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	t = 0,
+				q = 0;
+	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+	const uint64_t block = 16384;
+
+	for (uint64_t from = 0; from < k->n; from += block)
+	{
+		uint64_t	to = from + block < k->n ? from + block : k->n,
+					bt = 0,
+					bq = 0;
+
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq)
+		for (uint64_t v = from; v < to; v++)
+		{
+			uint64_t	vq = 0,
+						vt;
+
+			/* the out-lists the next nodes will read (their heads are random) */
+			if (v + 2 < k->n)
+				for (uint64_t i = k->ooff[v + 2]; i < k->ooff[v + 3]; i++)
+					__builtin_prefetch(&k->ooff[k->oadj[i]]);
+			if (v + 1 < k->n)
+				for (uint64_t i = k->ooff[v + 1]; i < k->ooff[v + 2]; i++)
+					__builtin_prefetch(&k->oadj[k->ooff[k->oadj[i]]]);
+			vt = count_at(k, v, counts, &vq);
+
+			if (counts && vt)
+				__atomic_fetch_add(&counts[v], vt, __ATOMIC_RELAXED);
+			bt += vt;
+			bq += vq;
+		}
+		t += bt;
+		q += bq;
+		if (xxl_env_poll_n(&a->env, k->ooff[to] - k->ooff[from] + (to - from)))
+			return an_fail(a);
+	}
+	a->triangles = t;
+	a->queries = q;
+	return XXL_OK;
+}
+
+/* The listing: the next triangle of the forward pass, from where it stopped. */
+static int
+next_triangle(xxl_an *a, xxl_an_row *row)
+{
+	an_mem	   *k = a->mem;
+
+	for (; k->v < k->n; k->v++, k->i = 0, k->v_marked = false)
+	{
+		uint64_t	v = k->v,
+					b = k->ooff[v],
+					e = k->ooff[v + 1];
+
+		if (!k->v_marked)
+		{
+			for (uint64_t i = b; i < e; i++)
+				k->aux[k->oadj[i]] = (uint32_t) v;
+			k->v_marked = true;
+			k->i = b;
+			k->j = b < e ? k->ooff[k->oadj[b]] : 0;
+			if (xxl_env_poll_n(&a->env, e - b + 1))
+				return -1;
+		}
+		for (; k->i < e; k->i++, k->j = k->i < e ? k->ooff[k->oadj[k->i]] : 0)
+		{
+			uint32_t	u = k->oadj[k->i];
+
+			while (k->j < k->ooff[u + 1])
+			{
+				uint32_t	x = k->oadj[k->j++];
+
+				a->queries++;
+				if (k->aux[x] == v)
+				{
+					int64_t		t;
+
+					row->v[0] = k->ids[v];
+					row->v[1] = k->ids[u];
+					row->v[2] = k->ids[x];
+					/* ranks are id order: sort the three */
+					if (row->v[0] > row->v[1])
+						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
+					if (row->v[1] > row->v[2])
+						t = row->v[1], row->v[1] = row->v[2], row->v[2] = t;
+					if (row->v[0] > row->v[1])
+						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
+					a->triangles++;
+					return 1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* Run and output --------------------------------------------------------------------- */
+
+xxl_status
+an_mem_run(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+
+	if (an_mem_flush(a) != XXL_OK)
+		return an_fail(a);
+	if (!a->in_memory)
+		return XXL_OK;			/* the flush moved everything to the sorters */
+	if (build_csr(a) != XXL_OK)
+		return an_fail(a);
+	switch (a->op)
+	{
+		case XXL_AN_MIS:
+			k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
+			if (k->aux == NULL)
+				return an_fail(a);
+			memset(k->aux, 0, k->aux_bytes);
+			return XXL_OK;
+		case XXL_AN_COLORING:
+			k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
+			k->stamp = k->aux ? alloc_arr(a, (a->max_degree + 2) * sizeof(uint32_t),
+										  &k->stamp_bytes) : NULL;
+			if (k->stamp == NULL)
+				return an_fail(a);
+			memset(k->stamp, 0xff, k->stamp_bytes);
+			return XXL_OK;
+		case XXL_AN_TRIANGLE_COUNT:
+			return orient(a) == XXL_OK && count_all(a, NULL) == XXL_OK ? XXL_OK : an_fail(a);
+		case XXL_AN_NODE_TRIANGLES:
+			if (orient(a) != XXL_OK)
+				return an_fail(a);
+			k->counts = alloc_arr(a, k->n * sizeof(uint64_t), &k->counts_bytes);
+			if (k->counts == NULL)
+				return an_fail(a);
+			memset(k->counts, 0, k->counts_bytes);
+			return count_all(a, k->counts);
+		case XXL_AN_TRIANGLES:
+			return orient(a);
+		default:
+			return XXL_OK;
+	}
+}
+
+int
+an_mem_next(xxl_an *a, xxl_an_row *row)
+{
+	an_mem	   *k = a->mem;
+
+	switch (a->op)
+	{
+		case XXL_AN_TRIANGLES:
+			return next_triangle(a, row);
+		case XXL_AN_TRIANGLE_COUNT:
+			if (k->v > 0)
+				return 0;
+			k->v = 1;
+			row->v[0] = (int64_t) a->triangles;
+			return 1;
+		default:
+			break;
+	}
+	while (k->v < k->n)
+	{
+		uint64_t	v = k->v++;
+		uint64_t	b = k->off[v],
+					e = k->off[v + 1];
+
+		if (xxl_env_poll_n(&a->env, e - b + 1))
+			return -1;
+		row->v[0] = k->ids[v];
+		if (a->op == XXL_AN_NODE_TRIANGLES)
+		{
+			uint64_t	d = e - b;
+
+			row->v[1] = (int64_t) k->counts[v];
+			row->v[2] = (int64_t) d;
+			row->x = d < 2 ? 0.0 : 2.0 * (double) k->counts[v] / ((double) d * (double) (d - 1));
+			return 1;
+		}
+		if (a->op == XXL_AN_MIS)
+		{
+			if (k->aux[v])
+				continue;
+			for (uint64_t i = b; i < e; i++)
+				k->aux[k->adj[i]] = 1;
+			a->set_size++;
+			return 1;
+		}
+		/* coloring: the smallest color no smaller neighbour has */
+		{
+			uint32_t	c = 1;
+
+			for (uint64_t i = b; i < e && k->adj[i] < v; i++)
+				k->stamp[k->aux[k->adj[i]]] = (uint32_t) v;
+			while (k->stamp[c] == (uint32_t) v)
+				c++;
+			k->aux[v] = c;
+			if (c > a->colors)
+				a->colors = c;
+			row->v[1] = c;
+			return 1;
+		}
+	}
+	return 0;
+}
