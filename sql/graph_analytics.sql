@@ -252,6 +252,12 @@ CREATE TABLE mid AS SELECT floor(random() * 5000)::int AS source, floor(random()
 FROM generate_series(1, 30000);
 SELECT run_all('mid', 'mid') AS mid_paths;
 SELECT * FROM check_all('mid', 'mid');
+-- a query has no row estimate: the operator starts in memory and moves
+-- everything to the sorters when the budget runs out
+SELECT xt_differ('SELECT * FROM xxl.coloring(''SELECT source, target FROM mid'')', 'mid_col') AS col_differ,
+	   xt_differ('SELECT * FROM xxl.maximal_independent_set(''SELECT source, target FROM mid'')', 'mid_mis') AS mis_differ,
+	   xt_differ('SELECT * FROM xxl.node_triangles(''SELECT source, target FROM mid'')', 'mid_nt') AS nt_differ;
+SELECT details->>'path' AS path FROM xxl.last_stats();
 RESET xxl.memory;
 
 -- Coloring against pgRouting's sequential coloring: within 1.5x its colors
