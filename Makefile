@@ -134,7 +134,7 @@ bench-core:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench-core
 
-bench-sort-sql bench-sort-plans bench-graph bench-suffix bench-table:
+bench-sort-sql bench-sort-plans bench-graph bench-graph-analytics bench-suffix bench-table:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) $@
 
@@ -142,6 +142,6 @@ bench:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench
 
-.PHONY: bench-sort-sql bench-sort-plans bench-graph bench-suffix bench-table
+.PHONY: bench-sort-sql bench-sort-plans bench-graph bench-graph-analytics bench-suffix bench-table
 
 EXTRA_CLEAN = $(BUILD) tmp_check

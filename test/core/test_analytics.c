@@ -1,0 +1,505 @@
+/*
+ * test_analytics.c — unit tests of the analytics operators
+ * (src/core/graph/xxl_analytics.h): triangles, triangle count, node
+ * triangles, maximal independent set, coloring and PageRank.
+ *
+ * Oracles written here on an adjacency matrix of the distinct ids: every
+ * triple for triangles and per-node counts; the greedy set and the greedy
+ * coloring in ascending id order (the operator's documented answer, so the
+ * rows must match exactly); PageRank by a dense power iteration.  Every
+ * case runs in memory (a roomy budget, nothing written) and external (the
+ * smallest budget; PageRank also forced onto its sorted iterations), and
+ * the stats must say which path ran.  Inputs: random graphs with self
+ * loops, duplicates both ways and ids at INT64_MIN / INT64_MAX, a clique,
+ * a star, no edges.  Also: cancel at fractions of a run and write failures
+ * leave no spill file.
+ */
+#include "xxl_test.h"
+
+#include <math.h>
+
+#include "core/graph/xxl_analytics.h"
+
+#define MB (1024 * 1024)
+#define ROOMY (64 * MB)
+#define MAXN 320
+
+typedef struct edge
+{
+	int64_t		s,
+				t;
+	double		w;
+} edge;
+
+typedef struct graph
+{
+	edge	   *e;
+	size_t		m;
+	int64_t		ids[MAXN];		/* ascending */
+	int			n;
+} graph;
+
+static int64_t
+id_of(int i)
+{
+	/* spread over the whole range, both limits included */
+	if (i == 0)
+		return INT64_MIN;
+	if (i == 1)
+		return INT64_MAX;
+	return (int64_t) (i - MAXN / 2) * INT64_C(25000000000000000) + i;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+index_of(const graph *g, int64_t id)
+{
+	const int64_t *p = bsearch(&id, g->ids, g->n, sizeof(int64_t), cmp_i64);
+
+	return p ? (int) (p - g->ids) : -1;
+}
+
+/* The distinct ids of the edges, ascending. */
+static void
+collect_ids(graph *g)
+{
+	int64_t    *all = malloc((2 * g->m + 1) * sizeof(int64_t));
+	size_t		k = 0;
+
+	for (size_t i = 0; i < g->m; i++)
+	{
+		all[k++] = g->e[i].s;
+		all[k++] = g->e[i].t;
+	}
+	qsort(all, k, sizeof(int64_t), cmp_i64);
+	g->n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (i == 0 || all[i] != all[i - 1])
+			g->ids[g->n++] = all[i];
+	free(all);
+}
+
+static graph
+random_graph(xt_rng *rng, int nodes, size_t m, bool loops)
+{
+	graph		g = {0};
+
+	g.e = malloc((m + 1) * sizeof(edge));
+	for (size_t i = 0; i < m; i++)
+	{
+		int			a = (int) xt_below(rng, nodes),
+					b = (int) xt_below(rng, nodes);
+
+		if (!loops && a == b)
+			b = (a + 1) % nodes;
+		g.e[g.m++] = (edge) {id_of(a), id_of(b), (double) (1 + xt_below(rng, 4))};
+	}
+	collect_ids(&g);
+	return g;
+}
+
+static graph
+clique(int k)
+{
+	graph		g = {0};
+
+	g.e = malloc((size_t) k * k * sizeof(edge) + 1);
+	for (int a = 0; a < k; a++)
+		for (int b = 0; b < k; b++)
+			if (a != b)
+				g.e[g.m++] = (edge) {id_of(a + 2), id_of(b + 2), 1};
+	collect_ids(&g);
+	return g;
+}
+
+/* Oracles ------------------------------------------------------------------------ */
+
+typedef struct oracle
+{
+	unsigned char adj[MAXN][MAXN];
+	int			deg[MAXN];
+	uint64_t	tri[MAXN];
+	uint64_t	triangles;
+	bool		mis[MAXN];
+	int			color[MAXN];
+	double		rank[MAXN];
+} oracle;
+
+static void
+make_oracle(const graph *g, oracle *o, int iterations)
+{
+	double		outw[MAXN] = {0},
+				r[MAXN],
+				rn[MAXN];
+
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < g->m; i++)
+	{
+		int			a = index_of(g, g->e[i].s),
+					b = index_of(g, g->e[i].t);
+
+		if (a != b)
+			o->adj[a][b] = o->adj[b][a] = 1;
+		outw[a] += g->e[i].w;
+	}
+	for (int a = 0; a < g->n; a++)
+		for (int b = 0; b < g->n; b++)
+			o->deg[a] += o->adj[a][b];
+	for (int a = 0; a < g->n; a++)
+		for (int b = a + 1; b < g->n; b++)
+			if (o->adj[a][b])
+				for (int c = b + 1; c < g->n; c++)
+					if (o->adj[a][c] && o->adj[b][c])
+					{
+						o->triangles++;
+						o->tri[a]++;
+						o->tri[b]++;
+						o->tri[c]++;
+					}
+	/* greedy in id order */
+	for (int a = 0; a < g->n; a++)
+	{
+		bool		used[MAXN + 2] = {0};
+		int			c = 1;
+
+		o->mis[a] = true;
+		for (int b = 0; b < a; b++)
+			if (o->adj[a][b])
+			{
+				if (o->mis[b])
+					o->mis[a] = false;
+				used[o->color[b]] = true;
+			}
+		while (used[c])
+			c++;
+		o->color[a] = c;
+	}
+	/* PageRank, dense */
+	for (int a = 0; a < g->n; a++)
+		r[a] = 1.0 / g->n;
+	for (int it = 0; it < iterations; it++)
+	{
+		double		dang = 0;
+
+		for (int a = 0; a < g->n; a++)
+		{
+			rn[a] = 0;
+			if (outw[a] == 0)
+				dang += r[a];
+		}
+		for (size_t i = 0; i < g->m; i++)
+		{
+			int			a = index_of(g, g->e[i].s),
+						b = index_of(g, g->e[i].t);
+
+			rn[b] += r[a] * g->e[i].w / outw[a];
+		}
+		for (int a = 0; a < g->n; a++)
+			r[a] = 0.15 / g->n + 0.85 * (dang / g->n + rn[a]);
+	}
+	memcpy(o->rank, r, sizeof(r));
+}
+
+/* Running ------------------------------------------------------------------------- */
+
+typedef struct result
+{
+	xxl_status	rc;
+	xxl_an_row *rows;
+	size_t		n;
+	xxl_an_stats st;
+} result;
+
+static xxl_an_config
+config(xxl_an_op op, size_t memory)
+{
+	xxl_an_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.res.memory = memory;
+	c.res.disk.dirs = xt_dirs;
+	c.res.disk.ndisks = 2;
+	c.res.disk.file_prefix = "test_analytics";
+	c.res.disk.try_direct = false;
+	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.res.disk.seed = 5;
+	c.damping = 0.85;
+	c.max_iterations = 30;
+	c.tolerance = 0;
+	return c;
+}
+
+static result
+run(const graph *g, const xxl_an_config *cfg)
+{
+	result		res = {0};
+	xxl_error	err = {0};
+	xxl_an	   *a = xxl_an_create(cfg, &err);
+	size_t		cap = 0;
+
+	if (a == NULL)
+	{
+		res.rc = err.code;
+		return res;
+	}
+	for (size_t i = 0; i < g->m && res.rc == XXL_OK; i++)
+		res.rc = xxl_an_put_edge(a, g->e[i].s, g->e[i].t, g->e[i].w);
+	if (res.rc == XXL_OK)
+		res.rc = xxl_an_run(a);
+	while (res.rc == XXL_OK)
+	{
+		int			got;
+
+		if (res.n == cap)
+		{
+			cap = cap ? 2 * cap : 256;
+			res.rows = realloc(res.rows, cap * sizeof(xxl_an_row));
+		}
+		got = xxl_an_next(a, &res.rows[res.n]);
+		if (got == 0)
+			break;
+		if (got < 0)
+			res.rc = xxl_an_error(a)->code ? xxl_an_error(a)->code : XXL_EIO;
+		else
+			res.n++;
+	}
+	xxl_an_stats_get(a, &res.st);
+	xxl_an_destroy(a);
+	CHECK_EQ(xt_spill_files(), 0);
+	return res;
+}
+
+/* Checks ------------------------------------------------------------------------- */
+
+static void
+check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool force, const char *what)
+{
+	xxl_an_config cfg = config(op, memory);
+	result		r;
+	size_t		want = 0;
+
+	cfg.force_external = force;
+	r = run(g, &cfg);
+	CHECK_MSG(r.rc == XXL_OK, "%s op %d: %s", what, (int) op, xxl_status_name(r.rc));
+	if (r.rc != XXL_OK)
+		return;
+	CHECK_LE(r.st.memory_peak, memory);
+	if (op != XXL_AN_PAGERANK)
+		CHECK_MSG(strcmp(r.st.path, memory == ROOMY ? "in-memory" : "external") == 0 ||
+				  (memory != ROOMY && g->m < 5000),
+				  "%s op %d: path %s", what, (int) op, r.st.path);
+	switch (op)
+	{
+		case XXL_AN_TRIANGLES:
+			CHECK_EQ(r.n, o->triangles);
+			for (size_t i = 0; i < r.n; i++)
+			{
+				int			a = index_of(g, r.rows[i].v[0]),
+							b = index_of(g, r.rows[i].v[1]),
+							c = index_of(g, r.rows[i].v[2]);
+
+				CHECK_MSG(a >= 0 && b > a && c > b && o->adj[a][b] && o->adj[a][c] && o->adj[b][c],
+						  "%s: not a triangle", what);
+			}
+			break;
+		case XXL_AN_TRIANGLE_COUNT:
+			CHECK_EQ(r.n, 1);
+			CHECK_EQ((uint64_t) r.rows[0].v[0], o->triangles);
+			break;
+		case XXL_AN_NODE_TRIANGLES:
+			CHECK_EQ(r.n, (size_t) g->n);
+			for (size_t i = 0; i < r.n && i < (size_t) g->n; i++)
+			{
+				int			d = o->deg[i];
+
+				CHECK_EQ(r.rows[i].v[0], g->ids[i]);
+				CHECK_EQ((uint64_t) r.rows[i].v[1], o->tri[i]);
+				CHECK_EQ(r.rows[i].v[2], d);
+				CHECK(fabs(r.rows[i].x - (d < 2 ? 0 : 2.0 * o->tri[i] / ((double) d * (d - 1)))) < 1e-12);
+			}
+			break;
+		case XXL_AN_MIS:
+			for (int i = 0; i < g->n; i++)
+				if (o->mis[i])
+				{
+					CHECK_MSG(want < r.n && r.rows[want].v[0] == g->ids[i], "%s: set differs at node %d", what, i);
+					want++;
+				}
+			CHECK_EQ(r.n, want);
+			CHECK_EQ(r.st.set_size, want);
+			break;
+		case XXL_AN_COLORING:
+			CHECK_EQ(r.n, (size_t) g->n);
+			for (size_t i = 0; i < r.n && i < (size_t) g->n; i++)
+			{
+				CHECK_EQ(r.rows[i].v[0], g->ids[i]);
+				CHECK_EQ(r.rows[i].v[1], o->color[i]);
+				CHECK_LE((uint64_t) r.rows[i].v[1], r.st.max_degree + 1);
+			}
+			break;
+		case XXL_AN_PAGERANK:
+			{
+				double		sum = 0;
+
+				CHECK_EQ(r.n, (size_t) g->n);
+				for (size_t i = 0; i < r.n && i < (size_t) g->n; i++)
+				{
+					CHECK_EQ(r.rows[i].v[0], g->ids[i]);
+					CHECK_MSG(fabs(r.rows[i].x - o->rank[i]) < 1e-12, "%s: rank %zu %.15g vs %.15g",
+							  what, i, r.rows[i].x, o->rank[i]);
+					sum += r.rows[i].x;
+				}
+				if (r.n)
+					CHECK(fabs(sum - 1) < 1e-9);
+				if (g->n > 0)
+				{
+					CHECK_EQ(r.st.iterations, 30);
+					CHECK(strcmp(r.st.method, force ? "sorted" : memory == ROOMY ? "arrays" : r.st.method) == 0);
+				}
+			}
+			break;
+	}
+	free(r.rows);
+}
+
+static void
+check_all(const graph *g, const char *what)
+{
+	static oracle o;
+	xxl_an_op	ops[] = {XXL_AN_TRIANGLES, XXL_AN_TRIANGLE_COUNT, XXL_AN_NODE_TRIANGLES,
+	XXL_AN_MIS, XXL_AN_COLORING, XXL_AN_PAGERANK};
+
+	make_oracle(g, &o, 30);
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+	{
+		check_op(g, &o, ops[k], ROOMY, false, what);
+		check_op(g, &o, ops[k], xxl_an_min_memory(), false, what);
+	}
+	check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
+}
+
+XT_TEST(analytics_random)
+{
+	xt_rng		rng = {7};
+
+	for (int round = 0; round < 3; round++)
+	{
+		graph		g = random_graph(&rng, 300, 6000 + 3000 * round, true);
+
+		check_all(&g, "random");
+		free(g.e);
+	}
+}
+
+XT_TEST(analytics_shapes)
+{
+	graph		k = clique(40);
+	graph		star = {0},
+				none = {0},
+				one = {0};
+
+	check_all(&k, "clique");
+	free(k.e);
+	star.e = malloc(20 * sizeof(edge));
+	for (int i = 0; i < 20; i++)
+		star.e[star.m++] = (edge) {id_of(5), id_of(10 + i), 1};
+	collect_ids(&star);
+	check_all(&star, "star");
+	free(star.e);
+	check_all(&none, "no edges");
+	one.e = malloc(3 * sizeof(edge));
+	one.e[one.m++] = (edge) {id_of(0), id_of(0), 1};
+	one.e[one.m++] = (edge) {id_of(1), id_of(0), 2};
+	one.e[one.m++] = (edge) {id_of(0), id_of(1), 1};
+	collect_ids(&one);
+	check_all(&one, "loop and a pair");
+	free(one.e);
+}
+
+/* Cancel and write failures ------------------------------------------------------ */
+
+static uint64_t hook_calls;
+static uint64_t hook_limit;
+
+static bool
+cancel_hook(void *arg)
+{
+	(void) arg;
+	return ++hook_calls > hook_limit;
+}
+
+XT_TEST(analytics_cancel_and_failures)
+{
+	xt_rng		rng = {9};
+	graph		g = {0};
+	xxl_an_op	ops[] = {XXL_AN_TRIANGLES, XXL_AN_NODE_TRIANGLES, XXL_AN_COLORING, XXL_AN_PAGERANK};
+
+	/* no oracle here: 60000 edges over 5000 ids, external at the smallest budget */
+	g.e = malloc(60000 * sizeof(edge));
+	for (; g.m < 60000; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 5000), (int64_t) xt_below(&rng, 5000), 1};
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+	{
+		xxl_an_config cfg = config(ops[k], xxl_an_min_memory());
+		uint64_t	total;
+		result		r;
+
+		cfg.res.cancel = cancel_hook;
+		hook_calls = 0;
+		hook_limit = UINT64_MAX;
+		r = run(&g, &cfg);
+		CHECK_STATUS(r.rc, XXL_OK);
+		free(r.rows);
+		total = hook_calls;
+		for (int f = 0; f < 4; f++)
+		{
+			hook_calls = 0;
+			hook_limit = total * f / 4;
+			r = run(&g, &cfg);
+			CHECK_MSG(r.rc == XXL_ECANCELED, "op %d: cancel at %" PRIu64 "/%" PRIu64 ": %s",
+					  (int) ops[k], hook_limit, total, xxl_status_name(r.rc));
+			free(r.rows);
+		}
+		cfg.res.cancel = NULL;
+		cfg.res.disk.fail_write_after = 256 * 1024;
+		r = run(&g, &cfg);
+		CHECK_MSG(r.rc == XXL_ENOSPC, "op %d: write failure: %s", (int) ops[k], xxl_status_name(r.rc));
+		free(r.rows);
+	}
+	free(g.e);
+}
+
+XT_TEST(analytics_bad_config)
+{
+	xxl_an_config cfg = config(XXL_AN_PAGERANK, ROOMY);
+	xxl_error	err = {0};
+
+	cfg.damping = 1.5;
+	CHECK(xxl_an_create(&cfg, &err) == NULL);
+	CHECK_STATUS(err.code, XXL_EINVAL);
+	cfg = config(XXL_AN_PAGERANK, ROOMY);
+	{
+		xxl_an	   *a = xxl_an_create(&cfg, &err);
+
+		REQUIRE(a != NULL);
+		CHECK_STATUS(xxl_an_put_edge(a, 1, 2, -1), XXL_EINVAL);
+		xxl_an_destroy(a);
+	}
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	return xt_main(argc, argv);
+}
