@@ -28,6 +28,9 @@
 # pgxxl / peer from the same run.  Files: bench/out/analytics.csv,
 # analytics.dat + analytics.png (chart), analytics.log.
 #
+# Then the thesis's MIS benchmark (THESIS_MIS=1, THESIS_EDGES, THESIS_MEM;
+# see below).
+#
 # Environment: ANALYTICS_SIZES, AN_MEM (512MB), AN_EXT_MEM_<size>, SQL_MEM
 # (1GB), PR_SQL_ITERS_small (20), PR_SQL_ITERS_big (3), BIG_PGR (0), SEED.
 set -euo pipefail
@@ -194,6 +197,29 @@ END \$\$"
 	fresh pr_l pr_w pr_r "${g}_o" "$g"
 done
 
+# --- the thesis's MIS benchmark (digest §3.1): its graph family, its memory ---------
+# Random edges (random() - 1, random() - 1), target redrawn while equal to
+# the source, ids over the whole 31-bit range; 2000 MB of 16-byte edges =
+# 131,072,000 edges; 512 MB of memory.  STXXL pipelined took 228 s on one
+# disk and 208 s on four (generation, sort, duplicate removal and MIS
+# fused); here the edges are a table and the time is reading it, sorting,
+# removing duplicates and the MIS (time-forward processing).
+if [ "${THESIS_MIS:-1}" = 1 ]; then
+	te=${THESIS_EDGES:-131072000}
+	echo "bench-graph-analytics: generating ga_thesis: $te edges over ids in [0, 2^31 - 1)"
+	psql_ >>"$LOG" 2>&1 <<SQL
+SELECT setseed($SEED);
+CREATE UNLOGGED TABLE ga_thesis AS
+SELECT s AS source, (s + 1 + floor(random() * 2147483646)::bigint) % 2147483647 AS target
+FROM (SELECT floor(random() * 2147483647)::bigint AS s FROM generate_series(1, $te)) r;
+VACUUM ANALYZE ga_thesis;
+SQL
+	restart_server
+	measure thesis mis pgxxl external "${THESIS_MEM:-512MB}" "SELECT count(*) FROM mis_x" \
+		"CREATE TEMP TABLE mis_x AS SELECT * FROM xxl.maximal_independent_set('ga_thesis')"
+	fresh ga_thesis
+fi
+
 # --- the table ----------------------------------------------------------------------
 
 echo
@@ -220,6 +246,10 @@ END {
 				p / peeriter[key], f[6] / f[12], ratio, f[12]
 	}
 }' "$CSV" | tee "$OUT/analytics.txt"
+awk -F, -v te="${THESIS_EDGES:-131072000}" '$1 == "thesis" && $2 == "mis" {
+	printf "\nthesis MIS family, %d edges at %s: %.1f s, %.2f M edges/s; STXXL pipelined (2006): 228 s on 1 disk, 208 s on 4 = %.2f / %.2f M edges/s (x %.2f / %.2f)\n",
+		te, $5, $6, te / $6 / 1e6, te / 228 / 1e6, te / 208 / 1e6, 228 / $6, 208 / $6
+}' "$CSV" | tee -a "$OUT/analytics.txt"
 
 # chart: per function and size, peer / pgxxl in memory / pgxxl external
 awk -F, 'NR > 1 {
