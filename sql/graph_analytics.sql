@@ -229,6 +229,10 @@ SET xxl.memory = '1MB';
 SELECT count(*) AS off FROM xxl.pagerank('rnd', 0.85, 20, 0) p JOIN prw_oracle o USING (node)
 WHERE abs(p.rank - o.rank) > 1e-12;
 SELECT details->>'path' AS path FROM xxl.last_stats();
+-- a query starts in memory and moves to the sorters midway, weights and all
+SELECT count(*) AS off FROM xxl.pagerank('SELECT * FROM rnd', 0.85, 20, 0) p JOIN prw_oracle o USING (node)
+WHERE abs(p.rank - o.rank) > 1e-12;
+SELECT details->>'path' AS path, details->>'method' AS method FROM xxl.last_stats();
 SET xxl.memory = '64MB';
 SET xxl.graph_force_external = on;
 SELECT count(*) AS off FROM xxl.pagerank('SELECT source, target FROM rnd', 0.85, 20, 0) p JOIN pr_oracle o USING (node)

@@ -73,8 +73,8 @@ xxl_an_create(const xxl_an_config *config, xxl_error *err)
 	xxl_spool_init(&a->deg, &a->env, an_spool_share(a));
 	xxl_spool_init(&a->edges, &a->env, an_spool_share(a));
 
-	if ((config->op == XXL_AN_PAGERANK ? an_rank_open(a) :
-		 an_mem_wanted(a) ? an_mem_start(a) : an_open_sym(a)) != XXL_OK)
+	if ((an_mem_wanted(a) ? an_mem_start(a) :
+		 config->op == XXL_AN_PAGERANK ? an_rank_open(a) : an_open_sym(a)) != XXL_OK)
 	{
 		xxl_error_set(err, a->env.err.code, a->env.err.sys_errno, "%s", a->env.err.message);
 		xxl_an_destroy(a);
@@ -111,11 +111,17 @@ xxl_an_put_edge(xxl_an *a, int64_t source, int64_t target, double weight)
 		return an_fail(a);
 	}
 	a->m++;
-	if (a->op == XXL_AN_PAGERANK)
-		return an_rank_put(a, source, target, weight) == XXL_OK ? XXL_OK : an_fail(a);
+	if (a->op == XXL_AN_PAGERANK && (isnan(weight) || weight < 0 || isinf(weight)))
+	{
+		xxl_error_set(&a->env.err, XXL_EINVAL, 0,
+					  "a weight must be a finite number >= 0, not %g (edge %llu)", weight,
+					  (unsigned long long) a->m);
+		return an_fail(a);
+	}
 	if (source == target)
 		a->self_loops++;
-	if ((a->in_memory ? an_mem_put(a, source, target) :
+	if ((a->in_memory ? an_mem_put(a, source, target, weight) :
+		 a->op == XXL_AN_PAGERANK ? an_rank_put(a, a->m - 1, source, target, weight) :
 		 an_put_edge_sym(a, source, target)) != XXL_OK || xxl_env_poll(&a->env))
 		return an_fail(a);
 	return XXL_OK;

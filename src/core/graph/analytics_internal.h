@@ -158,8 +158,11 @@ xxl_status	an_cursor_advance(xxl_an *a);
 /* analytics_memory.c: the undirected operations in memory */
 bool		an_mem_wanted(const xxl_an *a);
 xxl_status	an_mem_start(xxl_an *a);
-/* Keep an edge (or move everything to S when it does not fit: a->in_memory false). */
-xxl_status	an_mem_put(xxl_an *a, int64_t u, int64_t v);
+/*
+ * Keep an edge (or move everything to the external input when it does not
+ * fit: a->in_memory false).  weight: PageRank's.
+ */
+xxl_status	an_mem_put(xxl_an *a, int64_t u, int64_t v, double weight);
 xxl_status	an_mem_run(xxl_an *a);
 int			an_mem_next(xxl_an *a, xxl_an_row *row);
 void		an_mem_release(xxl_an *a);
@@ -175,7 +178,14 @@ void		an_tri_release(xxl_an *a);
 
 /* analytics_rank.c: PageRank */
 xxl_status	an_rank_open(xxl_an *a);
-xxl_status	an_rank_put(xxl_an *a, int64_t source, int64_t target, double weight);
+/* Edge e (numbered from 0 in input order). */
+xxl_status	an_rank_put(xxl_an *a, uint64_t e, int64_t source, int64_t target, double weight);
+/*
+ * Take over the in-memory numbering's arrays (ids in rank order, the links
+ * as rank pairs, the weights or NULL; budget-charged) and iterate on them.
+ */
+xxl_status	an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t *lv,
+						  size_t link_bytes, double *lw, size_t lw_bytes);
 xxl_status	an_rank_run(xxl_an *a);
 int			an_rank_next(xxl_an *a, xxl_an_row *row);
 void		an_rank_release(xxl_an *a);

@@ -1,9 +1,11 @@
 /*
- * analytics_memory.c — the undirected analytics operators in memory
- * (xxl_analytics.h): ids are numbered by a hash table as the edges come
- * (idmap.h) and the edges kept as pairs of dense ids; at the end the ids
- * are ranked in id order and the graph becomes a compressed adjacency
- * array (CSR) over the ranks, each list sorted and without duplicates.
+ * analytics_memory.c — the analytics operators in memory (xxl_analytics.h):
+ * ids are numbered by a hash table as the edges come (idmap.h) and the
+ * edges kept as pairs of dense ids (PageRank: with their weights once one
+ * is not 1); at the end the ids are ranked in id order.  PageRank hands
+ * the links, as arrays of ranks, to analytics_rank.c's iterations.  For
+ * the others the graph becomes a compressed adjacency array (CSR) over the
+ * ranks, each list sorted and without duplicates.
  *  - MIS and coloring: the greedy passes of the external path (ascending
  *    id order), on arrays; so both paths give the same answer.
  *  - Triangles: each edge oriented from the lower (degree, id) to the
@@ -13,7 +15,8 @@
  *    never lists, the listing is the output pass itself.
  * The first edge that would outgrow the budget (checked per stride of
  * edges against what the run will need) replays the kept edges into the
- * symmetric sorter and the operator goes on externally.
+ * external input (the symmetric sorter, or PageRank's numbering sorter) and
+ * the operator goes on externally.
  */
 #include "core/graph/analytics_internal.h"
 
@@ -24,10 +27,13 @@ typedef struct an_mem
 {
 	idmap		idm;
 	pvec		ends;			/* (dense, dense) per edge, self loops included */
+	pvec		weights;		/* PageRank: per edge, once one is not 1 */
+	bool		weighted;
 	struct
 	{
 		int64_t		u,
 					v;
+		double		w;
 	}			batch[256];		/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 	uint64_t	n;
@@ -63,9 +69,15 @@ static bool
 fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 {
 	const an_mem *k = a->mem;
+	/*
+	 * undirected: the adjacency array (8 bytes per edge) and the out-lists
+	 * (4); PageRank: weights kept (8), then links as two arrays of ranks and
+	 * their weights (16); per node at most ids, ranks, offsets, marks and
+	 * counts, or ranks and PageRank's three arrays
+	 */
 	double		need = (double) tables + (double) pvec_bytes(&k->ends, m) +
-		(double) pvec_bytes(&k->idm.ids, n) +
-		48.0 * (double) n + 12.0 * (double) m + 64 * 1024;
+		(double) pvec_bytes(&k->idm.ids, n) + 48.0 * (double) n +
+		(a->op == XXL_AN_PAGERANK ? 24.0 : 12.0) * (double) m + 64 * 1024;
 
 	return n < IDMAP_MAX && 2 * m < UINT32_MAX && need <= (double) a->env.pool;
 }
@@ -73,10 +85,13 @@ fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 bool
 an_mem_wanted(const xxl_an *a)
 {
+	double		per_edge = a->op == XXL_AN_PAGERANK ? 32.0 : 20.0;
+
+	/* (tests force PageRank onto its sorted iterations) */
+	if (a->op == XXL_AN_PAGERANK && a->force_external)
+		return false;
 	/* a row estimate that rules memory out saves the replay midway */
-	return a->op != XXL_AN_PAGERANK &&
-		(a->expected_edges == 0 ||
-		 12.0 * (double) a->expected_edges + 16.0 * (double) a->expected_edges <= (double) a->env.pool);
+	return a->expected_edges == 0 || per_edge * (double) a->expected_edges <= (double) a->env.pool;
 }
 
 xxl_status
@@ -91,6 +106,7 @@ an_mem_start(xxl_an *a)
 	a->in_memory = true;
 	idmap_init(&k->idm, a->env.budget.limit);
 	pvec_init(&k->ends, 2 * sizeof(uint32_t), a->env.budget.limit);
+	pvec_init(&k->weights, sizeof(double), a->env.budget.limit);
 	return XXL_OK;
 }
 
@@ -121,6 +137,7 @@ an_mem_release(xxl_an *a)
 		return;
 	idmap_free(&a->env, &k->idm);
 	pvec_free(&a->env, &k->ends);
+	pvec_free(&a->env, &k->weights);
 	free_arr(a, (void **) &k->ids, &k->ids_bytes);
 	free_arr(a, (void **) &k->off, &k->off_bytes);
 	free_arr(a, (void **) &k->adj, &k->adj_bytes);
@@ -142,21 +159,27 @@ to_sorter(xxl_an *a, size_t from)
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
 
+	bool		rank = a->op == XXL_AN_PAGERANK;
+	uint64_t	e = 0;
+
 	xxl_error_clear(&env->err);
 	a->in_memory = false;
 	idmap_drop_table(env, &k->idm);
-	if (an_open_sym(a) != XXL_OK)
+	if ((rank ? an_rank_open(a) : an_open_sym(a)) != XXL_OK)
 		return env->err.code;
-	for (uint64_t e = 0; e < k->ends.n; e++)
+	for (; e < k->ends.n; e++)
 	{
 		const uint32_t *d = pvec_at(&k->ends, e);
+		int64_t		u = idmap_id(&k->idm, d[0]),
+					v = idmap_id(&k->idm, d[1]);
 
-		if (an_put_edge_sym(a, idmap_id(&k->idm, d[0]), idmap_id(&k->idm, d[1])) != XXL_OK ||
-			xxl_env_poll(env))
+		if ((rank ? an_rank_put(a, e, u, v, k->weighted ? *(double *) pvec_at(&k->weights, e) : 1.0) :
+			 an_put_edge_sym(a, u, v)) != XXL_OK || xxl_env_poll(env))
 			return env->err.code;
 	}
-	for (size_t i = from; i < k->nbatch; i++)
-		if (an_put_edge_sym(a, k->batch[i].u, k->batch[i].v) != XXL_OK)
+	for (size_t i = from; i < k->nbatch; i++, e++)
+		if ((rank ? an_rank_put(a, e, k->batch[i].u, k->batch[i].v, k->batch[i].w) :
+			 an_put_edge_sym(a, k->batch[i].u, k->batch[i].v)) != XXL_OK)
 			return env->err.code;
 	k->nbatch = 0;
 	an_mem_release(a);
@@ -176,8 +199,33 @@ intern(xxl_an *a, int64_t id)
 }
 
 /* Number one edge; false when it does not fit (nothing kept of it). */
+/* PageRank: a weight kept for edge e, the ones before it filled in once one is not 1. */
 static bool
-keep(xxl_an *a, int64_t u, int64_t v)
+keep_weight(xxl_an *a, double w)
+{
+	an_mem	   *k = a->mem;
+	double	   *p;
+
+	if (w != 1.0 && !k->weighted)
+	{
+		k->weighted = true;
+		for (uint64_t i = 0; i < k->ends.n; i++)
+		{
+			if ((p = pvec_push(&a->env, &k->weights)) == NULL)
+				return false;
+			*p = 1.0;
+		}
+	}
+	if (!k->weighted)
+		return true;
+	if ((p = pvec_push(&a->env, &k->weights)) == NULL)
+		return false;
+	*p = w;
+	return true;
+}
+
+static bool
+keep(xxl_an *a, int64_t u, int64_t v, double w)
 {
 	an_mem	   *k = a->mem;
 	uint32_t	du,
@@ -189,8 +237,13 @@ keep(xxl_an *a, int64_t u, int64_t v)
 			  idmap_table_bytes(&k->idm)))
 		return false;
 	if ((du = intern(a, u)) == IDMAP_NONE || (dv = intern(a, v)) == IDMAP_NONE ||
+		(a->op == XXL_AN_PAGERANK && !keep_weight(a, w)) ||
 		(d = pvec_push(&a->env, &k->ends)) == NULL)
+	{
+		if (k->weights.n > k->ends.n)
+			k->weights.n--;		/* (its edge was not kept) */
 		return false;
+	}
 	d[0] = du;
 	d[1] = dv;
 	return true;
@@ -213,7 +266,7 @@ an_mem_flush(xxl_an *a)
 			idmap_prefetch(&k->idm, k->batch[i + ID_AHEAD].u);
 			idmap_prefetch(&k->idm, k->batch[i + ID_AHEAD].v);
 		}
-		if (!keep(a, k->batch[i].u, k->batch[i].v))
+		if (!keep(a, k->batch[i].u, k->batch[i].v, k->batch[i].w))
 		{
 			if (a->env.err.code != XXL_OK && a->env.err.code != XXL_ENOMEM)
 				return a->env.err.code;
@@ -225,12 +278,13 @@ an_mem_flush(xxl_an *a)
 }
 
 xxl_status
-an_mem_put(xxl_an *a, int64_t u, int64_t v)
+an_mem_put(xxl_an *a, int64_t u, int64_t v, double w)
 {
 	an_mem	   *k = a->mem;
 
 	k->batch[k->nbatch].u = u;
 	k->batch[k->nbatch].v = v;
+	k->batch[k->nbatch].w = w;
 	if (++k->nbatch == sizeof(k->batch) / sizeof(k->batch[0]))
 		return an_mem_flush(a);
 	return XXL_OK;
@@ -282,21 +336,20 @@ sort_u32(uint32_t *p, uint64_t n)
 	}
 }
 
-/* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists. */
+/*
+ * Rank the ids in id order (k->ids: rank -> id) and turn the kept edges'
+ * ends into ranks; with off (n + 1 counters, zeroed), count each end's
+ * edges other than self loops at off[rank + 1].
+ */
 static xxl_status
-build_csr(xxl_an *a)
+rank_ends(xxl_an *a, uint64_t *off)
 {
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
-				m = k->ends.n,
-				w = 0;
+				m = k->ends.n;
 	ranking		r;
-	size_t		rank_bytes,
-				len_bytes;
-	uint64_t   *cur;
-	uint32_t   *len;
-	int			threads = env->threads > 0 ? env->threads : 1;
+	size_t		rank_bytes;
 
 	k->n = a->n = n;
 	r.ids = k->ids = alloc_arr(a, n * sizeof(int64_t), &k->ids_bytes);
@@ -309,19 +362,11 @@ build_csr(xxl_an *a)
 		return an_fail(a);
 	}
 	idmap_free(env, &k->idm);
-	/* degrees with duplicates, in rank space, then the lists' offsets */
-	k->off = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->off_bytes);
-	if (k->off == NULL)
-	{
-		xxl_env_free(env, r.rank, rank_bytes);
-		return an_fail(a);
-	}
-	memset(k->off, 0, (n + 1) * sizeof(uint64_t));
 	for (uint64_t e = 0; e < m; e++)
 	{
 		uint32_t   *d = pvec_at(&k->ends, e);
 
-		/* ids come in random order: the ranks and counters a few edges ahead */
+		/* ids come in random order: the ranks a few edges ahead */
 		if (e + PF_AHEAD < m)
 		{
 			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
@@ -331,13 +376,80 @@ build_csr(xxl_an *a)
 		}
 		d[0] = r.rank[d[0]];
 		d[1] = r.rank[d[1]];
-		if (d[0] != d[1])
+		if (off && d[0] != d[1])
 		{
-			k->off[d[0] + 1]++;
-			k->off[d[1] + 1]++;
+			off[d[0] + 1]++;
+			off[d[1] + 1]++;
 		}
 	}
 	xxl_env_free(env, r.rank, rank_bytes);
+	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;
+}
+
+/* PageRank: the links as arrays of ranks (and weights) for analytics_rank.c. */
+static xxl_status
+hand_over_links(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	m = k->ends.n;
+	size_t		link_bytes,
+				lw_bytes = 0,
+				ids_bytes;
+	uint32_t   *lu,
+			   *lv;
+	double	   *lw = NULL;
+	int64_t    *ids;
+
+	if (rank_ends(a, NULL) != XXL_OK)
+		return an_fail(a);
+	lu = alloc_arr(a, m * sizeof(uint32_t), &link_bytes);
+	lv = lu ? alloc_arr(a, m * sizeof(uint32_t), &link_bytes) : NULL;
+	if (lv == NULL || (k->weighted && (lw = alloc_arr(a, m * sizeof(double), &lw_bytes)) == NULL))
+	{
+		if (lu)
+			xxl_env_free(&a->env, lu, link_bytes);
+		if (lv)
+			xxl_env_free(&a->env, lv, link_bytes);
+		return an_fail(a);
+	}
+	for (uint64_t e = 0; e < m; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+
+		lu[e] = d[0];
+		lv[e] = d[1];
+		if (lw)
+			lw[e] = *(const double *) pvec_at(&k->weights, e);
+	}
+	ids = k->ids;
+	ids_bytes = k->ids_bytes;
+	k->ids = NULL;
+	an_mem_release(a);
+	a->in_memory = false;		/* PageRank's own path from here on */
+	return an_rank_adopt(a, ids, ids_bytes, lu, lv, link_bytes, lw, lw_bytes);
+}
+
+/* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists. */
+static xxl_status
+build_csr(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	xxl_env    *env = &a->env;
+	uint64_t	n = k->idm.n,
+				m = k->ends.n,
+				w = 0;
+	size_t		len_bytes;
+	uint64_t   *cur;
+	uint32_t   *len;
+	int			threads = env->threads > 0 ? env->threads : 1;
+
+	/* degrees with duplicates, in rank space, then the lists' offsets */
+	k->off = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->off_bytes);
+	if (k->off == NULL)
+		return an_fail(a);
+	memset(k->off, 0, (n + 1) * sizeof(uint64_t));
+	if (rank_ends(a, k->off) != XXL_OK)
+		return an_fail(a);
 	for (uint64_t x = 0; x < n; x++)
 		k->off[x + 1] += k->off[x];
 	k->adj = alloc_arr(a, k->off[n] * sizeof(uint32_t), &k->adj_bytes);
@@ -635,6 +747,8 @@ an_mem_run(xxl_an *a)
 		return an_fail(a);
 	if (!a->in_memory)
 		return XXL_OK;			/* the flush moved everything to the sorters */
+	if (a->op == XXL_AN_PAGERANK)
+		return hand_over_links(a);
 	if (build_csr(a) != XXL_OK)
 		return an_fail(a);
 	switch (a->op)

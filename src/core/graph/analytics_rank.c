@@ -6,9 +6,11 @@
  * 1 / n each.  Stop when the L1 change sum |r' - r| falls below the
  * tolerance, or after max_iterations.
  *
- * Ids are numbered densely in id order by two sorts (relabel.c); the
- * weights wait in a spool in input order (only once one differs from 1).
- * Then:
+ * In memory, the ids are numbered as the edges come (analytics_memory.c),
+ * which hands over the links as arrays of ranks (an_rank_adopt) and the
+ * iterations run on arrays.  Otherwise ids are numbered densely in id
+ * order by two sorts (relabel.c); the weights wait in a spool in input
+ * order (only once one differs from 1).  Then:
  *  - arrays, when ranks, out-weights and links fit half the pool: each
  *    iteration is a scan of the links;
  *  - otherwise the links are sorted by source once into a spool, with the
@@ -41,7 +43,10 @@ typedef struct an_rank
 				rd_r_open;
 	int			cur;			/* external: which ranks[] holds r */
 	bool		weighted;		/* a weight other than 1 was put */
-	bool		in_memory;
+	bool		in_memory;		/* the iterations run on arrays */
+	bool		adopted;		/* numbered in memory (analytics_memory.c) */
+	int64_t    *mem_ids;		/* then: rank -> id */
+	size_t		mem_ids_bytes;
 	/* arrays */
 	double	   *r,
 			   *rn,
@@ -64,13 +69,16 @@ rank_spool_share(const xxl_an *a)
 	return h - h % XXL_ALIGN;
 }
 
-xxl_status
-an_rank_open(xxl_an *a)
+static an_rank *
+rank_alloc(xxl_an *a)
 {
-	an_rank    *k = xxl_env_alloc(&a->env, sizeof(*k));
+	an_rank    *k = a->rank;
 
+	if (k != NULL)
+		return k;
+	k = xxl_env_alloc(&a->env, sizeof(*k));
 	if (k == NULL)
-		return a->env.err.code;
+		return NULL;
 	memset(k, 0, sizeof(*k));
 	a->rank = k;
 	xxl_spool_init(&k->weights, &a->env, rank_spool_share(a));
@@ -79,25 +87,25 @@ an_rank_open(xxl_an *a)
 	xxl_spool_init(&k->outw, &a->env, rank_spool_share(a));
 	xxl_spool_init(&k->ranks[0], &a->env, rank_spool_share(a));
 	xxl_spool_init(&k->ranks[1], &a->env, rank_spool_share(a));
+	return k;
+}
+
+xxl_status
+an_rank_open(xxl_an *a)
+{
+	an_rank    *k = rank_alloc(a);
+
+	if (k == NULL)
+		return a->env.err.code;
 	return xxl_env_sort_open(&a->env, &k->s1, an_sort_share(a), 0, 16, 8, 2 * a->expected_edges,
 							 XXL_INPUT_UNBOUNDED);
 }
 
 xxl_status
-an_rank_put(xxl_an *a, int64_t source, int64_t target, double weight)
+an_rank_put(xxl_an *a, uint64_t e, int64_t source, int64_t target, double weight)
 {
 	an_rank    *k = a->rank;
-	uint64_t	e = a->m - 1;
 
-	if (isnan(weight) || weight < 0 || isinf(weight))
-	{
-		xxl_error_set(&a->env.err, XXL_EINVAL, 0,
-					  "a weight must be a finite number >= 0, not %g (edge %llu)", weight,
-					  (unsigned long long) e + 1);
-		return XXL_EINVAL;
-	}
-	if (source == target)
-		a->self_loops++;
 	if (weight != 1.0 && !k->weighted)
 	{
 		double		one = 1.0;
@@ -252,6 +260,35 @@ iterate_arrays(xxl_an *a)
 		}
 	}
 	return XXL_OK;
+}
+
+xxl_status
+an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t *lv,
+			  size_t link_bytes, double *lw, size_t lw_bytes)
+{
+	an_rank    *k = rank_alloc(a);
+
+	if (k == NULL)
+		return an_fail(a);
+	k->mem_ids = ids;
+	k->mem_ids_bytes = ids_bytes;
+	k->lu = lu;
+	k->lv = lv;
+	k->link_bytes = link_bytes;
+	k->lw = lw;
+	k->lw_bytes = lw_bytes;
+	k->weighted = lw != NULL;
+	k->adopted = k->in_memory = a->rank_arrays = true;
+	a->links = a->m;
+	k->node_bytes = a->n * sizeof(double);
+	if ((k->r = alloc_array(a, k->node_bytes)) == NULL ||
+		(k->rn = alloc_array(a, k->node_bytes)) == NULL ||
+		(k->w = alloc_array(a, k->node_bytes)) == NULL)
+		return an_fail(a);
+	memset(k->w, 0, k->node_bytes);
+	for (uint64_t i = 0; i < a->m; i++)
+		k->w[lu[i]] += lw ? lw[i] : 1.0;
+	return iterate_arrays(a);
 }
 
 /* External --------------------------------------------------------------------- */
@@ -582,6 +619,8 @@ an_rank_run(xxl_an *a)
 {
 	an_rank    *k = a->rank;
 
+	if (k->adopted)
+		return XXL_OK;			/* numbered and iterated in memory */
 	if (xxl_spool_finish(&k->weights) != XXL_OK ||
 		graph_number_ids(&a->env, &k->s1, &k->s2, an_sort_share(a), 2 * a->m, on_id, k, false,
 						 &a->n) != XXL_OK ||
@@ -631,9 +670,14 @@ an_rank_next(xxl_an *a, xxl_an_row *row)
 
 	if (k->out_i >= a->n)
 		return 0;
-	if (xxl_spool_read(&k->rd_ids, 8, &p) != XXL_OK)
-		return -1;
-	memcpy(&row->v[0], p, 8);
+	if (k->mem_ids)
+		row->v[0] = k->mem_ids[k->out_i];
+	else
+	{
+		if (xxl_spool_read(&k->rd_ids, 8, &p) != XXL_OK)
+			return -1;
+		memcpy(&row->v[0], p, 8);
+	}
 	if (k->in_memory)
 		row->x = k->r[k->out_i];
 	else if (read_double(a, &k->rd_r, &row->x) != XXL_OK)
@@ -681,6 +725,8 @@ an_rank_release(xxl_an *a)
 		xxl_env_free(&a->env, k->lv, k->link_bytes ? k->link_bytes : 1);
 	if (k->lw)
 		xxl_env_free(&a->env, k->lw, k->lw_bytes ? k->lw_bytes : 1);
+	if (k->mem_ids)
+		xxl_env_free(&a->env, k->mem_ids, k->mem_ids_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
 	a->rank = NULL;
 }
