@@ -91,18 +91,7 @@ edges_of() { case $1 in tiny) echo 500000 ;; small) echo 5000000 ;; big) echo 50
 
 echo "bench-graph: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-graph: build failed, see $LOG" >&2; exit 1; }
-missing=()
-for p in postgresql-15-pgrouting postgresql-15-postgis-3 gnuplot-nox; do
-	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$s" = installed ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "bench-graph: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
-	apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1 ||
-		{ apt-get update -q </dev/null >>"$LOG" 2>&1 && apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1; }
-fi
+install_missing bench-graph postgresql-15-pgrouting postgresql-15-postgis-3 gnuplot-nox
 
 # --- a throwaway server ---------------------------------------------------------
 

@@ -65,18 +65,7 @@ SUFFIX_MEM=${SUFFIX_MEM:-$((N / 8 / 1048576))MB}
 
 echo "bench-suffix: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-suffix: build failed, see $LOG" >&2; exit 1; }
-missing=()
-for p in libdivsufsort-dev gnuplot-nox gcc; do
-	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$s" = installed ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "bench-suffix: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
-	apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1 ||
-		{ apt-get update -q </dev/null >>"$LOG" 2>&1 && apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1; }
-fi
+install_missing bench-suffix libdivsufsort-dev gnuplot-nox gcc
 mkdir -p "$BB"
 BENCH_OPT=${BENCH_OPT:--O3}
 gcc -std=gnu11 $BENCH_OPT -Wall -o "$BB/suffix_divsufsort" bench/suffix_divsufsort.c \

@@ -124,6 +124,23 @@ build_and_install() {
 
 # --- benchmarks ------------------------------------------------------------
 
+# install_missing WHO PKG...: apt-get install the packages that are not
+# installed (output to $LOG; an update first only when the install fails).
+install_missing() {
+	local who=$1 p s missing=()
+	shift
+	for p in "$@"; do
+		s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+		[ "$s" = installed ] || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	echo "$who: installing ${missing[*]}"
+	local opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+	DEBIAN_FRONTEND=noninteractive apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1 ||
+		{ apt-get update -q </dev/null >>"$LOG" 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive apt-get install "${opts[@]}" "${missing[@]}" </dev/null >>"$LOG" 2>&1; }
+}
+
 # start_bench_server NAME [EXTRA_CONF]: a throwaway cluster in tmp_check/NAME
 # tuned for benchmarks (new tables filled in their creating transaction skip
 # WAL, for pgxxl and its peers alike; no checkpoints midway), removed on exit
