@@ -18,8 +18,9 @@
 #               INSERT ... SELECT with a join and GROUP BY per iteration)
 #               | xxl.pagerank (20 iterations, tolerance 0): time per iteration;
 #               the ranks after PR_SQL_ITERS iterations are compared
-# pgxxl runs at xxl.memory = AN_MEM (in memory for the small graph) and
-# AN_EXT_MEM_<size> (external: tiny 4MB, small 32MB, big 64MB); its answers are checked (untimed): the count equals
+# pgxxl runs at xxl.memory = AN_MEM_<size> (512MB, big 2GB: in memory;
+# the SQL peers get work_mem = SQL_MEM) and AN_EXT_MEM_<size> (external:
+# tiny 4MB, small 32MB, big 64MB); its answers are checked (untimed): the count equals
 # SQL's, the coloring and the independent set are valid, the ranks match
 # the SQL iteration's after the same iterations.
 #
@@ -31,7 +32,7 @@
 # Then the thesis's MIS benchmark (THESIS_MIS=1, THESIS_EDGES, THESIS_MEM;
 # see below).
 #
-# Environment: ANALYTICS_SIZES, AN_MEM (512MB), AN_EXT_MEM_<size>, SQL_MEM
+# Environment: ANALYTICS_SIZES, AN_MEM_<size>, AN_EXT_MEM_<size>, SQL_MEM
 # (1GB), PR_SQL_ITERS_small (20), PR_SQL_ITERS_big (3), BIG_PGR (0), SEED.
 set -euo pipefail
 
@@ -40,7 +41,9 @@ require_root "$@"
 cd "$REPO"
 
 ANALYTICS_SIZES=${ANALYTICS_SIZES:-small big}
-AN_MEM=${AN_MEM:-512MB}
+AN_MEM_tiny=${AN_MEM_tiny:-512MB}
+AN_MEM_small=${AN_MEM_small:-512MB}
+AN_MEM_big=${AN_MEM_big:-2GB}
 AN_EXT_MEM_tiny=${AN_EXT_MEM_tiny:-4MB}
 AN_EXT_MEM_small=${AN_EXT_MEM_small:-32MB}
 AN_EXT_MEM_big=${AN_EXT_MEM_big:-64MB}
@@ -64,17 +67,13 @@ edges_of() { case $1 in tiny) echo 500000 ;; small) echo 5000000 ;; big) echo 50
 
 echo "bench-graph-analytics: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-graph-analytics: build failed, see $LOG" >&2; exit 1; }
-for p in postgresql-15-pgrouting postgresql-15-postgis-3 gnuplot-nox; do
-	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$s" = installed ] || { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$p" </dev/null >>"$LOG" 2>&1 ||
-		{ apt-get update -q </dev/null >>"$LOG" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$p" </dev/null >>"$LOG" 2>&1; }; }
-done
+install_missing bench-graph-analytics postgresql-15-pgrouting postgresql-15-postgis-3 gnuplot-nox
 
 start_bench_server bench-analytics
 psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" -c "CREATE EXTENSION pgrouting CASCADE" >>"$LOG" 2>&1
 echo "bench-graph-analytics: $(psql_ -c 'SELECT xxl.version()'), pgRouting $(psql_ -c 'SELECT pgr_version()'), $(nproc) cores"
-echo "bench-graph-analytics: xxl.memory $AN_MEM, and for the external rows tiny $AN_EXT_MEM_tiny, small $AN_EXT_MEM_small, big $AN_EXT_MEM_big; SQL work_mem $SQL_MEM"
+echo "bench-graph-analytics: xxl.memory small $AN_MEM_small, big $AN_MEM_big; external rows small $AN_EXT_MEM_small, big $AN_EXT_MEM_big; SQL work_mem $SQL_MEM"
 
 echo "size,function,tool,variant,memory,secs,vmhwm_kb,path,bytes_written,budget_peak,answer,per_iter_s" >"$CSV"
 
@@ -86,11 +85,11 @@ measure() {
 	local size=$1 fn=$2 tool=$3 variant=$4 mem=$5 answer=$6 stmt=$7
 	local out line secs vm stats
 	echo "== $size $fn $tool $variant ($mem): $stmt" >>"$LOG"
-	local setmem=
+	local setmem="SET work_mem = '$SQL_MEM';"
+	# pgxxl's rows go through the caller's tuplestore: work_mem as it comes
 	[ "$mem" = - ] || setmem="SET xxl.memory = '$mem';"
 	out=$(psql_ 2>&1 <<SQL
 $setmem
-SET work_mem = '$SQL_MEM';
 SET max_parallel_workers_per_gather = 0;
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 $stmt;
@@ -122,6 +121,7 @@ fresh() { local IFS=,; psql_ -c "DROP TABLE IF EXISTS $*" >>"$LOG" 2>&1; }
 for size in $ANALYTICS_SIZES; do
 	n=$(nodes_of "$size"); m=$(edges_of "$size"); g=ga_$size
 	ext=AN_EXT_MEM_$size; AN_EXT_MEM=${!ext}
+	mem=AN_MEM_$size; AN_MEM=${!mem}
 	[ -n "$n" ] || { echo "bench-graph-analytics: unknown size $size" >&2; exit 2; }
 	echo "bench-graph-analytics: generating $g: $n nodes, $m edges"
 	psql_ >>"$LOG" 2>&1 <<SQL

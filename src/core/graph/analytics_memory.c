@@ -8,11 +8,11 @@
  * ranks, each list sorted and without duplicates.
  *  - MIS and coloring: the greedy passes of the external path (ascending
  *    id order), on arrays; so both paths give the same answer.
- *  - Triangles: each edge oriented from the lower (degree, id) to the
- *    higher, then for every node v its out-neighbours are marked and every
- *    out-neighbour's out-list is scanned for marks (the "forward"
- *    algorithm, O(m^1.5)); counting runs on the owner thread's arrays and
- *    never lists, the listing is the output pass itself.
+ *  - Triangles: no adjacency array; each kept edge goes straight into the
+ *    out-list of its lower (degree, id) end, then for every node v and
+ *    out-neighbour u the sorted out-lists of v and u are intersected (the
+ *    "forward" algorithm, O(m^1.5)); counting runs on the threads and never
+ *    lists, the listing (by marks) is the output pass itself.
  * The first edge that would outgrow the budget (checked per stride of
  * edges against what the run will need) replays the kept edges into the
  * external input (the symmetric sorter, or PageRank's numbering sorter) and
@@ -45,6 +45,7 @@ typedef struct an_mem
 	uint32_t   *aux;			/* triangles: marks; MIS: excluded; coloring: colors */
 	uint32_t   *stamp;			/* coloring: the colors seen, per color */
 	uint64_t   *counts;			/* node triangles */
+	uint32_t   *deg;			/* triangles: every node's degree */
 	size_t		ids_bytes,
 				off_bytes,
 				adj_bytes,
@@ -52,7 +53,8 @@ typedef struct an_mem
 				oadj_bytes,
 				aux_bytes,
 				stamp_bytes,
-				counts_bytes;
+				counts_bytes,
+				deg_bytes;
 	/* the output pass */
 	uint64_t	v,
 				i,
@@ -146,6 +148,7 @@ an_mem_release(xxl_an *a)
 	free_arr(a, (void **) &k->aux, &k->aux_bytes);
 	free_arr(a, (void **) &k->stamp, &k->stamp_bytes);
 	free_arr(a, (void **) &k->counts, &k->counts_bytes);
+	free_arr(a, (void **) &k->deg, &k->deg_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
 	a->mem = NULL;
 }
@@ -530,64 +533,128 @@ deg(const an_mem *k, uint64_t x)
 
 /* Triangles ------------------------------------------------------------------------ */
 
-/* Whether the edge x -> y goes from the lower (degree, id) to the higher. */
+/*
+ * Triangles: the kept edges oriented straight into out-lists, each from the
+ * lower (degree, rank) end to the higher, where the degree still counts
+ * repeated edges: any total order lists every triangle exactly once, and
+ * this one keeps out-lists short (at most sqrt(2m) entries).  The lists are
+ * then sorted and rid of repeats on the threads, and k->deg becomes every
+ * node's true degree (out + in, repeats gone).
+ */
 static inline bool
-lower(const an_mem *k, uint64_t x, uint64_t y)
+lower(const uint32_t *dd, uint32_t x, uint32_t y)
 {
-	uint64_t	dx = deg(k, x),
-				dy = deg(k, y);
-
-	return dx < dy || (dx == dy && x < y);
+	return dd[x] < dd[y] || (dd[x] == dd[y] && x < y);
 }
 
 static xxl_status
-orient(xxl_an *a)
+build_oriented(xxl_an *a)
 {
 	an_mem	   *k = a->mem;
-	uint64_t	n = k->n;
-	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+	xxl_env    *env = &a->env;
+	uint64_t	n = k->idm.n,
+				m = k->ends.n,
+				w = 0;
+	uint64_t   *cur;
+	uint32_t   *dd;
+	int			threads = env->threads > 0 ? env->threads : 1;
 
 	k->ooff = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->ooff_bytes);
-	k->oadj = k->ooff ? alloc_arr(a, (k->off[n] / 2) * sizeof(uint32_t), &k->oadj_bytes) : NULL;
-	k->aux = k->oadj ? alloc_arr(a, n * sizeof(uint32_t), &k->aux_bytes) : NULL;
-	if (k->aux == NULL)
+	k->deg = k->ooff ? alloc_arr(a, n * sizeof(uint32_t), &k->deg_bytes) : NULL;
+	if (k->deg == NULL)
 		return an_fail(a);
-	/* out-degrees into ooff[x + 1], then their sums, then the lists (ascending) */
-	k->ooff[0] = 0;
-#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	memset(k->ooff, 0, (n + 1) * sizeof(uint64_t));
+	if (rank_ends(a, k->ooff) != XXL_OK)
+		return an_fail(a);
+	/* degrees with repeats, then out-degrees */
+	dd = k->deg;
 	for (uint64_t x = 0; x < n; x++)
+		dd[x] = (uint32_t) k->ooff[x + 1];
+	memset(k->ooff, 0, (n + 1) * sizeof(uint64_t));
+	for (uint64_t e = 0; e < m; e++)
 	{
-		uint64_t	c = 0,
-					end = k->off[x + 1];
+		const uint32_t *d = pvec_at(&k->ends, e);
 
-		for (uint64_t i = k->off[x]; i < end; i++)
+		if (e + PF_AHEAD < m)
 		{
-			if (i + PF_AHEAD < end)
-				__builtin_prefetch(&k->off[k->adj[i + PF_AHEAD]]);
-			c += lower(k, x, k->adj[i]);
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+
+			__builtin_prefetch(&dd[f[0]]);
+			__builtin_prefetch(&dd[f[1]]);
 		}
-		k->ooff[x + 1] = c;
-		k->aux[x] = UINT32_MAX;
+		if (d[0] != d[1])
+			k->ooff[(lower(dd, d[0], d[1]) ? d[0] : d[1]) + 1]++;
 	}
 	for (uint64_t x = 0; x < n; x++)
-	{
-		if (k->ooff[x + 1] > a->max_out)
-			a->max_out = k->ooff[x + 1];
 		k->ooff[x + 1] += k->ooff[x];
-	}
-	if (xxl_env_poll_n(&a->env, k->off[n]))
+	k->oadj = alloc_arr(a, k->ooff[n] * sizeof(uint32_t), &k->oadj_bytes);
+	if (k->oadj == NULL || xxl_env_poll_n(env, m))
 		return an_fail(a);
+	/* ooff[x] is x's fill cursor until the lists are full (then x's end) */
+	cur = k->ooff;
+	for (uint64_t e = 0; e < m; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+
+		if (e + PF_AHEAD < m)
+		{
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+
+			__builtin_prefetch(&dd[f[0]]);
+			__builtin_prefetch(&dd[f[1]]);
+			__builtin_prefetch(&cur[f[0]]);
+			__builtin_prefetch(&cur[f[1]]);
+		}
+		if (d[0] != d[1])
+		{
+			bool		lo = lower(dd, d[0], d[1]);
+
+			k->oadj[cur[lo ? d[0] : d[1]]++] = lo ? d[1] : d[0];
+		}
+	}
+	pvec_free(env, &k->ends);
+	/* sort and pack the lists; dd becomes the out-degree, then the degree */
 #pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
 	for (uint64_t x = 0; x < n; x++)
 	{
-		uint64_t	w = k->ooff[x],
-					end = k->off[x + 1];
+		uint64_t	start = x == 0 ? 0 : k->ooff[x - 1],
+					end = k->ooff[x],
+					o = start;
 
-		for (uint64_t i = k->off[x]; i < end; i++)
-			if (lower(k, x, k->adj[i]))
-				k->oadj[w++] = k->adj[i];
+		sort_u32(k->oadj + start, end - start);
+		for (uint64_t i = start; i < end; i++)
+			if (i == start || k->oadj[i] != k->oadj[i - 1])
+				k->oadj[o++] = k->oadj[i];
+		dd[x] = (uint32_t) (o - start);
 	}
-	return xxl_env_poll_n(&a->env, k->off[n]) ? an_fail(a) : XXL_OK;
+	for (uint64_t x = 0, start = 0; x < n; x++)
+	{
+		uint64_t	end = k->ooff[x];
+
+		if (w != start)
+			memmove(k->oadj + w, k->oadj + start, dd[x] * sizeof(uint32_t));
+		k->ooff[x] = w;
+		w += dd[x];
+		start = end;
+		if (dd[x] > a->max_out)
+			a->max_out = dd[x];
+	}
+	k->ooff[n] = w;
+	for (uint64_t i = 0; i < w; i++)
+		dd[k->oadj[i]]++;
+	for (uint64_t x = 0; x < n; x++)
+		if (dd[x] > a->max_degree)
+			a->max_degree = dd[x];
+	a->links = 2 * w;
+	if (a->op == XXL_AN_TRIANGLES)
+	{
+		/* the listing's marks */
+		k->aux = alloc_arr(a, n * sizeof(uint32_t), &k->aux_bytes);
+		if (k->aux == NULL)
+			return an_fail(a);
+		memset(k->aux, 0xff, k->aux_bytes);
+	}
+	return xxl_env_poll_n(env, m + n) ? an_fail(a) : XXL_OK;
 }
 
 /*
@@ -749,28 +816,12 @@ an_mem_run(xxl_an *a)
 		return XXL_OK;			/* the flush moved everything to the sorters */
 	if (a->op == XXL_AN_PAGERANK)
 		return hand_over_links(a);
-	if (build_csr(a) != XXL_OK)
-		return an_fail(a);
 	switch (a->op)
 	{
-		case XXL_AN_MIS:
-			k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
-			if (k->aux == NULL)
-				return an_fail(a);
-			memset(k->aux, 0, k->aux_bytes);
-			return XXL_OK;
-		case XXL_AN_COLORING:
-			k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
-			k->stamp = k->aux ? alloc_arr(a, (a->max_degree + 2) * sizeof(uint32_t),
-										  &k->stamp_bytes) : NULL;
-			if (k->stamp == NULL)
-				return an_fail(a);
-			memset(k->stamp, 0xff, k->stamp_bytes);
-			return XXL_OK;
 		case XXL_AN_TRIANGLE_COUNT:
-			return orient(a) == XXL_OK && count_all(a, NULL) == XXL_OK ? XXL_OK : an_fail(a);
+			return build_oriented(a) == XXL_OK && count_all(a, NULL) == XXL_OK ? XXL_OK : an_fail(a);
 		case XXL_AN_NODE_TRIANGLES:
-			if (orient(a) != XXL_OK)
+			if (build_oriented(a) != XXL_OK)
 				return an_fail(a);
 			k->counts = alloc_arr(a, k->n * sizeof(uint64_t), &k->counts_bytes);
 			if (k->counts == NULL)
@@ -778,10 +829,27 @@ an_mem_run(xxl_an *a)
 			memset(k->counts, 0, k->counts_bytes);
 			return count_all(a, k->counts);
 		case XXL_AN_TRIANGLES:
-			return orient(a);
+			return build_oriented(a);
 		default:
-			return XXL_OK;
+			break;
 	}
+	if (build_csr(a) != XXL_OK)
+		return an_fail(a);
+	if (a->op == XXL_AN_MIS)
+	{
+		k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
+		if (k->aux == NULL)
+			return an_fail(a);
+		memset(k->aux, 0, k->aux_bytes);
+		return XXL_OK;
+	}
+	/* coloring */
+	k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
+	k->stamp = k->aux ? alloc_arr(a, (a->max_degree + 2) * sizeof(uint32_t), &k->stamp_bytes) : NULL;
+	if (k->stamp == NULL)
+		return an_fail(a);
+	memset(k->stamp, 0xff, k->stamp_bytes);
+	return XXL_OK;
 }
 
 int
@@ -805,21 +873,25 @@ an_mem_next(xxl_an *a, xxl_an_row *row)
 	while (k->v < k->n)
 	{
 		uint64_t	v = k->v++;
-		uint64_t	b = k->off[v],
-					e = k->off[v + 1];
+		uint64_t	b,
+					e;
 
-		if (xxl_env_poll_n(&a->env, e - b + 1))
-			return -1;
 		row->v[0] = k->ids[v];
 		if (a->op == XXL_AN_NODE_TRIANGLES)
 		{
-			uint64_t	d = e - b;
+			uint64_t	d = k->deg[v];
 
+			if (xxl_env_poll(&a->env))
+				return -1;
 			row->v[1] = (int64_t) k->counts[v];
 			row->v[2] = (int64_t) d;
 			row->x = d < 2 ? 0.0 : 2.0 * (double) k->counts[v] / ((double) d * (double) (d - 1));
 			return 1;
 		}
+		b = k->off[v];
+		e = k->off[v + 1];
+		if (xxl_env_poll_n(&a->env, e - b + 1))
+			return -1;
 		if (a->op == XXL_AN_MIS)
 		{
 			if (k->aux[v])
