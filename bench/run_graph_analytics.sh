@@ -241,9 +241,9 @@ END {
 		ratio = (p != "" && p > 0) ? sprintf("%.3f", f[6] / p) : "-"
 		printf "%-6s %-15s %-9s %-8s %9s %9s %7s %8.0f %9.1f %-9s %s | %s\n", f[1], f[2], f[4], f[5], (p == "" ? "-" : p), f[6], ratio,
 			f[7] / 1024, f[9] / 1048576, f[8], (key in peerans ? peerans[key] : "-"), f[11]
-		if (f[2] == "pagerank" && f[12] != "")
-			printf "%-6s %-15s %-9s %-8s %9.3f %9.3f %7s  (seconds per iteration, %d iterations)\n", "", "", "", "",
-				p / peeriter[key], f[6] / f[12], ratio, f[12]
+		if (f[2] == "pagerank" && f[12] != "" && p != "")
+			printf "%-6s %-15s %-9s %-8s %9.3f %9.3f %7.3f  (seconds per iteration: SQL %d, pgxxl %d iterations)\n", "", "", "", "",
+				p / peeriter[key], f[6] / f[12], (f[6] / f[12]) / (p / peeriter[key]), peeriter[key], f[12]
 	}
 }' "$CSV" | tee "$OUT/analytics.txt"
 awk -F, -v te="${THESIS_EDGES:-131072000}" '$1 == "thesis" && $2 == "mis" {

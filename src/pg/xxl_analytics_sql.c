@@ -119,6 +119,8 @@ an_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "bytes_read", UINT64_FORMAT, s.bytes_read);
 	xxl_stats_detail(st, "bytes_written", UINT64_FORMAT, s.bytes_written);
 	xxl_stats_detail(st, "run_ms", "%.3f", s.run_ns / 1e6);
+	xxl_stats_detail(st, "build_ms", "%.3f", s.build_ns / 1e6);
+	xxl_stats_detail(st, "compute_ms", "%.3f", s.compute_ns / 1e6);
 	xxl_stats_detail(st, "output_ms", "%.3f", s.output_ns / 1e6);
 }
 

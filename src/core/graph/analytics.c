@@ -324,6 +324,8 @@ xxl_an_stats_get(const xxl_an *a, xxl_an_stats *st)
 	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->run_ns = a->run_ns;
+	st->build_ns = a->build_ns;
+	st->compute_ns = a->compute_ns;
 	st->output_ns = gout_clock_ns(&a->out_clock);
 }
 

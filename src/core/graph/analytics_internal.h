@@ -48,6 +48,8 @@ struct xxl_an
 	uint64_t	expected_edges;
 	uint64_t	t_start;
 	uint64_t	run_ns;
+	uint64_t	build_ns;
+	uint64_t	compute_ns;
 	gout_clock	out_clock;
 
 	/* figures */

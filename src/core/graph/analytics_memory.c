@@ -73,13 +73,13 @@ fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 	const an_mem *k = a->mem;
 	/*
 	 * undirected: the adjacency array (8 bytes per edge) and the out-lists
-	 * (4); PageRank: weights kept (8), then links as two arrays of ranks and
-	 * their weights (16); per node at most ids, ranks, offsets, marks and
-	 * counts, or ranks and PageRank's three arrays
+	 * (4); PageRank: links as two arrays of ranks (8), with weights those
+	 * kept and an array of them (16); per node at most ids, ranks, offsets,
+	 * marks and counts, or ranks and PageRank's three arrays
 	 */
+	double		per_edge = a->op != XXL_AN_PAGERANK ? 12.0 : k->weighted ? 24.0 : 8.0;
 	double		need = (double) tables + (double) pvec_bytes(&k->ends, m) +
-		(double) pvec_bytes(&k->idm.ids, n) + 48.0 * (double) n +
-		(a->op == XXL_AN_PAGERANK ? 24.0 : 12.0) * (double) m + 64 * 1024;
+		(double) pvec_bytes(&k->idm.ids, n) + 48.0 * (double) n + per_edge * (double) m + 64 * 1024;
 
 	return n < IDMAP_MAX && 2 * m < UINT32_MAX && need <= (double) a->env.pool;
 }
@@ -87,7 +87,7 @@ fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 bool
 an_mem_wanted(const xxl_an *a)
 {
-	double		per_edge = a->op == XXL_AN_PAGERANK ? 32.0 : 20.0;
+	double		per_edge = a->op == XXL_AN_PAGERANK ? 16.0 : 20.0;
 
 	/* (tests force PageRank onto its sorted iterations) */
 	if (a->op == XXL_AN_PAGERANK && a->force_external)
@@ -809,32 +809,45 @@ xxl_status
 an_mem_run(xxl_an *a)
 {
 	an_mem	   *k = a->mem;
+	uint64_t	t0;
 
 	if (an_mem_flush(a) != XXL_OK)
 		return an_fail(a);
 	if (!a->in_memory)
 		return XXL_OK;			/* the flush moved everything to the sorters */
+	t0 = xxl_now_ns();
 	if (a->op == XXL_AN_PAGERANK)
 		return hand_over_links(a);
 	switch (a->op)
 	{
 		case XXL_AN_TRIANGLE_COUNT:
-			return build_oriented(a) == XXL_OK && count_all(a, NULL) == XXL_OK ? XXL_OK : an_fail(a);
 		case XXL_AN_NODE_TRIANGLES:
 			if (build_oriented(a) != XXL_OK)
 				return an_fail(a);
-			k->counts = alloc_arr(a, k->n * sizeof(uint64_t), &k->counts_bytes);
-			if (k->counts == NULL)
+			a->build_ns = xxl_now_ns() - t0;
+			if (a->op == XXL_AN_NODE_TRIANGLES)
+			{
+				k->counts = alloc_arr(a, k->n * sizeof(uint64_t), &k->counts_bytes);
+				if (k->counts == NULL)
+					return an_fail(a);
+				memset(k->counts, 0, k->counts_bytes);
+			}
+			t0 = xxl_now_ns();
+			if (count_all(a, k->counts) != XXL_OK)
 				return an_fail(a);
-			memset(k->counts, 0, k->counts_bytes);
-			return count_all(a, k->counts);
+			a->compute_ns = xxl_now_ns() - t0;
+			return XXL_OK;
 		case XXL_AN_TRIANGLES:
-			return build_oriented(a);
+			if (build_oriented(a) != XXL_OK)
+				return an_fail(a);
+			a->build_ns = xxl_now_ns() - t0;
+			return XXL_OK;
 		default:
 			break;
 	}
 	if (build_csr(a) != XXL_OK)
 		return an_fail(a);
+	a->build_ns = xxl_now_ns() - t0;
 	if (a->op == XXL_AN_MIS)
 	{
 		k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);

@@ -209,6 +209,7 @@ static xxl_status
 iterate_arrays(xxl_an *a)
 {
 	an_rank    *k = a->rank;
+	uint64_t	t0 = xxl_now_ns();
 	uint64_t	n = a->n,
 				m = a->m;
 	double		d = a->damping;
@@ -259,6 +260,7 @@ iterate_arrays(xxl_an *a)
 			break;
 		}
 	}
+	a->compute_ns = xxl_now_ns() - t0;
 	return XXL_OK;
 }
 
@@ -564,6 +566,7 @@ static xxl_status
 iterate_external(xxl_an *a)
 {
 	an_rank    *k = a->rank;
+	uint64_t	t0 = xxl_now_ns();
 	bool		first = true;
 
 	/* the uniform start when no iteration runs */
@@ -611,6 +614,7 @@ iterate_external(xxl_an *a)
 			break;
 		}
 	}
+	a->compute_ns = xxl_now_ns() - t0;
 	return XXL_OK;
 }
 

@@ -108,6 +108,8 @@ typedef struct xxl_an_stats
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
 	uint64_t	run_ns;
+	uint64_t	build_ns;		/* in memory: ranking ids and building the lists */
+	uint64_t	compute_ns;		/* in memory: counting triangles; PageRank: iterating */
 	uint64_t	output_ns;
 } xxl_an_stats;
 
