@@ -32,7 +32,8 @@
 # Then the thesis's MIS benchmark (THESIS_MIS=1, THESIS_EDGES, THESIS_MEM;
 # see below).
 #
-# Environment: ANALYTICS_SIZES, AN_MEM_<size>, AN_EXT_MEM_<size>, SQL_MEM
+# Environment: ANALYTICS_SIZES, ANALYTICS_FUNCS ("triangles coloring
+# pagerank"; coloring includes the MIS), AN_MEM_<size>, AN_EXT_MEM_<size>, SQL_MEM
 # (1GB), PR_SQL_ITERS_small (20), PR_SQL_ITERS_big (3), BIG_PGR (0), SEED.
 set -euo pipefail
 
@@ -117,6 +118,8 @@ SQL
 }
 
 fresh() { local IFS=,; psql_ -c "DROP TABLE IF EXISTS $*" >>"$LOG" 2>&1; }
+# whether ANALYTICS_FUNCS asks for a part (triangles, coloring: with the MIS, pagerank)
+want() { case " ${ANALYTICS_FUNCS:-triangles coloring pagerank} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 for size in $ANALYTICS_SIZES; do
 	n=$(nodes_of "$size"); m=$(edges_of "$size"); g=ga_$size
@@ -137,6 +140,7 @@ SQL
 	restart_server
 
 	# --- triangles
+	if want triangles; then
 	measure "$size" triangles sql count - "SELECT n FROM tri_sql" \
 		"CREATE TEMP TABLE tri_sql AS SELECT count(*) AS n FROM ${g}_o e1 JOIN ${g}_o e2 ON e2.a = e1.b JOIN ${g}_o e3 ON e3.a = e1.a AND e3.b = e2.b"
 	for v in "memory $AN_MEM" "external $AN_EXT_MEM"; do
@@ -146,12 +150,14 @@ SQL
 		measure "$size" node_triangles pgxxl "$1" "$2" "SELECT sum(triangles) / 3 FROM ntri_x" \
 			"CREATE TEMP TABLE ntri_x AS SELECT * FROM xxl.node_triangles('$g')"
 	done
+	fi
 
 	# --- coloring
-	if [ "$size" != big ] || [ "$BIG_PGR" = 1 ]; then
+	if want coloring && { [ "$size" != big ] || [ "$BIG_PGR" = 1 ]; }; then
 		measure "$size" coloring pgrouting pgr - "SELECT max(color_id) FROM col_pgr" \
 			"CREATE TEMP TABLE col_pgr AS SELECT * FROM pgr_sequentialVertexColoring('SELECT row_number() OVER () AS id, source, target, 1 AS cost FROM $g')"
 	fi
+	want coloring &&
 	for v in "memory $AN_MEM" "external $AN_EXT_MEM"; do
 		set -- $v
 		measure "$size" coloring pgxxl "$1" "$2" \
@@ -163,6 +169,7 @@ SQL
 	done
 
 	# --- PageRank
+	if want pagerank; then
 	iters=PR_SQL_ITERS_$size; iters=${!iters}
 	fresh pr_l pr_w pr_r
 	psql_ >>"$LOG" 2>&1 <<SQL
@@ -194,6 +201,7 @@ END \$\$"
 		# the answer: the largest difference to the SQL iteration's ranks after as many iterations
 		sed -i '$ s/,[^,]*,$/,maxdiff '"$(psql_ -c "SET xxl.memory = '$2'; SELECT max(abs(p.rank - s.r))::float4::text FROM xxl.pagerank('$g', 0.85, $iters, 0) p JOIN pr_r s ON s.n = p.node")"',20/' "$CSV"
 	done
+	fi
 	fresh pr_l pr_w pr_r "${g}_o" "$g"
 done
 

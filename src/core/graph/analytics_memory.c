@@ -535,7 +535,7 @@ deg(const an_mem *k, uint64_t x)
 
 /*
  * Triangles: the kept edges oriented straight into out-lists, each from the
- * lower (degree, rank) end to the higher, where the degree still counts
+ * lower (degree, node) end to the higher, where the degree still counts
  * repeated edges: any total order lists every triangle exactly once, and
  * this one keeps out-lists short (at most sqrt(2m) entries).  The lists are
  * then sorted and rid of repeats on the threads, and k->deg becomes every
@@ -564,8 +564,38 @@ build_oriented(xxl_an *a)
 	if (k->deg == NULL)
 		return an_fail(a);
 	memset(k->ooff, 0, (n + 1) * sizeof(uint64_t));
-	if (rank_ends(a, k->ooff) != XXL_OK)
-		return an_fail(a);
+	if (a->op == XXL_AN_NODE_TRIANGLES)
+	{
+		/* rows in id order: ranks */
+		if (rank_ends(a, k->ooff) != XXL_OK)
+			return an_fail(a);
+	}
+	else
+	{
+		/*
+		 * a count and a listing need no order: the dense ids as they came,
+		 * and the id map's dense -> id array for the listing's rows
+		 */
+		k->n = a->n = n;
+		idmap_drop_table(env, &k->idm);
+		for (uint64_t e = 0; e < m; e++)
+		{
+			const uint32_t *d = pvec_at(&k->ends, e);
+
+			if (e + PF_AHEAD < m)
+			{
+				const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+
+				__builtin_prefetch(&k->ooff[f[0] + 1]);
+				__builtin_prefetch(&k->ooff[f[1] + 1]);
+			}
+			if (d[0] != d[1])
+			{
+				k->ooff[d[0] + 1]++;
+				k->ooff[d[1] + 1]++;
+			}
+		}
+	}
 	/* degrees with repeats, then out-degrees */
 	dd = k->deg;
 	for (uint64_t x = 0; x < n; x++)
@@ -784,10 +814,9 @@ next_triangle(xxl_an *a, xxl_an_row *row)
 				{
 					int64_t		t;
 
-					row->v[0] = k->ids[v];
-					row->v[1] = k->ids[u];
-					row->v[2] = k->ids[x];
-					/* ranks are id order: sort the three */
+					row->v[0] = idmap_id(&k->idm, v);
+					row->v[1] = idmap_id(&k->idm, u);
+					row->v[2] = idmap_id(&k->idm, x);
 					if (row->v[0] > row->v[1])
 						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
 					if (row->v[1] > row->v[2])
