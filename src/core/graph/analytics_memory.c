@@ -38,9 +38,9 @@ typedef struct an_mem
 	size_t		nbatch;
 	uint64_t	n;
 	int64_t    *ids;			/* rank -> id */
-	uint64_t   *off;			/* adjacency of rank r: adj[off[r] .. off[r + 1]) */
+	uint32_t   *off;			/* adjacency of rank r: adj[off[r] .. off[r + 1]) (< 2^32: see fits) */
 	uint32_t   *adj;
-	uint64_t   *ooff;			/* triangles: out-lists, the same way */
+	uint32_t   *ooff;			/* triangles: out-lists, the same way */
 	uint32_t   *oadj;
 	uint32_t   *aux;			/* triangles: marks; MIS: excluded; coloring: colors */
 	uint32_t   *stamp;			/* coloring: the colors seen, per color */
@@ -345,7 +345,7 @@ sort_u32(uint32_t *p, uint64_t n)
  * edges other than self loops at off[rank + 1].
  */
 static xxl_status
-rank_ends(xxl_an *a, uint64_t *off)
+rank_ends(xxl_an *a, uint32_t *off)
 {
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
@@ -442,15 +442,15 @@ build_csr(xxl_an *a)
 				m = k->ends.n,
 				w = 0;
 	size_t		len_bytes;
-	uint64_t   *cur;
+	uint32_t   *cur;
 	uint32_t   *len;
 	int			threads = env->threads > 0 ? env->threads : 1;
 
 	/* degrees with duplicates, in rank space, then the lists' offsets */
-	k->off = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->off_bytes);
+	k->off = alloc_arr(a, (n + 1) * sizeof(uint32_t), &k->off_bytes);
 	if (k->off == NULL)
 		return an_fail(a);
-	memset(k->off, 0, (n + 1) * sizeof(uint64_t));
+	memset(k->off, 0, (n + 1) * sizeof(uint32_t));
 	if (rank_ends(a, k->off) != XXL_OK)
 		return an_fail(a);
 	for (uint64_t x = 0; x < n; x++)
@@ -555,15 +555,15 @@ build_oriented(xxl_an *a)
 	uint64_t	n = k->idm.n,
 				m = k->ends.n,
 				w = 0;
-	uint64_t   *cur;
+	uint32_t   *cur;
 	uint32_t   *dd;
 	int			threads = env->threads > 0 ? env->threads : 1;
 
-	k->ooff = alloc_arr(a, (n + 1) * sizeof(uint64_t), &k->ooff_bytes);
+	k->ooff = alloc_arr(a, (n + 1) * sizeof(uint32_t), &k->ooff_bytes);
 	k->deg = k->ooff ? alloc_arr(a, n * sizeof(uint32_t), &k->deg_bytes) : NULL;
 	if (k->deg == NULL)
 		return an_fail(a);
-	memset(k->ooff, 0, (n + 1) * sizeof(uint64_t));
+	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
 	if (a->op == XXL_AN_NODE_TRIANGLES)
 	{
 		/* rows in id order: ranks */
@@ -600,7 +600,7 @@ build_oriented(xxl_an *a)
 	dd = k->deg;
 	for (uint64_t x = 0; x < n; x++)
 		dd[x] = (uint32_t) k->ooff[x + 1];
-	memset(k->ooff, 0, (n + 1) * sizeof(uint64_t));
+	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
 	for (uint64_t e = 0; e < m; e++)
 	{
 		const uint32_t *d = pvec_at(&k->ends, e);
