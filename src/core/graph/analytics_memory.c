@@ -340,6 +340,43 @@ sort_u32(uint32_t *p, uint64_t n)
 }
 
 /*
+ * Lists filled up to off[x] (x's end; its start is off[x - 1], or 0): each
+ * sorted and rid of its repeats on the threads, len[x] its new length, then
+ * packed, off[x] becoming x's start again and off[n] the total, returned.
+ */
+static uint64_t
+pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads)
+{
+	uint64_t	w = 0;
+
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	for (uint64_t x = 0; x < n; x++)
+	{
+		uint64_t	start = x == 0 ? 0 : off[x - 1],
+					end = off[x],
+					o = start;
+
+		sort_u32(adj + start, end - start);
+		for (uint64_t i = start; i < end; i++)
+			if (i == start || adj[i] != adj[i - 1])
+				adj[o++] = adj[i];
+		len[x] = (uint32_t) (o - start);
+	}
+	for (uint64_t x = 0, start = 0; x < n; x++)
+	{
+		uint64_t	end = off[x];
+
+		if (w != start)
+			memmove(adj + w, adj + start, len[x] * sizeof(uint32_t));
+		off[x] = (uint32_t) w;
+		w += len[x];
+		start = end;
+	}
+	off[n] = (uint32_t) w;
+	return w;
+}
+
+/*
  * Rank the ids in id order (k->ids: rank -> id) and turn the kept edges'
  * ends into ranks; with off (n + 1 counters, zeroed), count each end's
  * edges other than self loops at off[rank + 1].
@@ -485,42 +522,16 @@ build_csr(xxl_an *a)
 		}
 	}
 	pvec_free(env, &k->ends);
-	/*
-	 * sort each list and drop its repeats on the threads (new lengths in
-	 * len), then pack them: off[x] becomes x's start again
-	 */
 	len = alloc_arr(a, n * sizeof(uint32_t), &len_bytes);
 	if (len == NULL)
 		return an_fail(a);
-#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	w = pack_lists(k->off, k->adj, n, len, threads);
 	for (uint64_t x = 0; x < n; x++)
-	{
-		uint64_t	start = x == 0 ? 0 : k->off[x - 1],
-					end = k->off[x],
-					o = start;
-
-		sort_u32(k->adj + start, end - start);
-		for (uint64_t i = start; i < end; i++)
-			if (i == start || k->adj[i] != k->adj[i - 1])
-				k->adj[o++] = k->adj[i];
-		len[x] = (uint32_t) (o - start);
-	}
-	for (uint64_t x = 0, start = 0; x < n; x++)
-	{
-		uint64_t	end = k->off[x];
-
-		if (w != start)
-			memmove(k->adj + w, k->adj + start, len[x] * sizeof(uint32_t));
-		k->off[x] = w;
-		w += len[x];
-		start = end;
 		if (len[x] > a->max_degree)
 			a->max_degree = len[x];
-	}
 	xxl_env_free(env, len, len_bytes);
-	if (xxl_env_poll_n(env, k->off[n]))
+	if (xxl_env_poll_n(env, w))
 		return an_fail(a);
-	k->off[n] = w;
 	a->links = w;
 	return XXL_OK;
 }
@@ -643,33 +654,11 @@ build_oriented(xxl_an *a)
 		}
 	}
 	pvec_free(env, &k->ends);
-	/* sort and pack the lists; dd becomes the out-degree, then the degree */
-#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	/* dd becomes the out-degree, then the degree */
+	w = pack_lists(k->ooff, k->oadj, n, dd, threads);
 	for (uint64_t x = 0; x < n; x++)
-	{
-		uint64_t	start = x == 0 ? 0 : k->ooff[x - 1],
-					end = k->ooff[x],
-					o = start;
-
-		sort_u32(k->oadj + start, end - start);
-		for (uint64_t i = start; i < end; i++)
-			if (i == start || k->oadj[i] != k->oadj[i - 1])
-				k->oadj[o++] = k->oadj[i];
-		dd[x] = (uint32_t) (o - start);
-	}
-	for (uint64_t x = 0, start = 0; x < n; x++)
-	{
-		uint64_t	end = k->ooff[x];
-
-		if (w != start)
-			memmove(k->oadj + w, k->oadj + start, dd[x] * sizeof(uint32_t));
-		k->ooff[x] = w;
-		w += dd[x];
-		start = end;
 		if (dd[x] > a->max_out)
 			a->max_out = dd[x];
-	}
-	k->ooff[n] = w;
 	for (uint64_t i = 0; i < w; i++)
 		dd[k->oadj[i]]++;
 	for (uint64_t x = 0; x < n; x++)

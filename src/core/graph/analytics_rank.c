@@ -205,6 +205,16 @@ load_arrays(xxl_an *a)
 	return got < 0 ? an_fail(a) : XXL_OK;
 }
 
+/* An iteration with this L1 change is over: whether it was the last. */
+static bool
+iteration_done(xxl_an *a, double delta)
+{
+	a->iterations++;
+	a->delta = delta;
+	a->converged = delta < a->tolerance;
+	return a->converged;
+}
+
 static xxl_status
 iterate_arrays(xxl_an *a)
 {
@@ -250,15 +260,10 @@ iterate_arrays(xxl_an *a)
 			delta += fabs(nw - old);
 			k->r[x] = nw;
 		}
-		a->iterations++;
-		a->delta = delta;
 		if (xxl_env_poll_n(&a->env, m + 3 * n))
 			return an_fail(a);
-		if (delta < a->tolerance)
-		{
-			a->converged = true;
+		if (iteration_done(a, delta))
 			break;
-		}
 	}
 	a->compute_ns = xxl_now_ns() - t0;
 	return XXL_OK;
@@ -606,13 +611,8 @@ iterate_external(xxl_an *a)
 		if (iterate_external_once(a, first, &delta) != XXL_OK)
 			return an_fail(a);
 		first = false;
-		a->iterations++;
-		a->delta = delta;
-		if (delta < a->tolerance)
-		{
-			a->converged = true;
+		if (iteration_done(a, delta))
 			break;
-		}
 	}
 	a->compute_ns = xxl_now_ns() - t0;
 	return XXL_OK;
