@@ -83,9 +83,6 @@ PNG=$OUT/graph.png
 mkdir -p "$OUT"
 : >"$LOG"
 
-# (tiny: a quick smoke test of the benchmark itself)
-nodes_of() { case $1 in tiny) echo 100000 ;; small) echo 1000000 ;; big) echo 10000000 ;; esac; }
-edges_of() { case $1 in tiny) echo 500000 ;; small) echo 5000000 ;; big) echo 50000000 ;; esac; }
 
 # --- what the comparison needs ------------------------------------------------
 
@@ -178,7 +175,7 @@ differ() {
 }
 
 for size in $GRAPH_SIZES; do
-	n=$(nodes_of "$size"); m=$(edges_of "$size"); g=g_$size
+	n=$(graph_nodes_of "$size"); m=$(graph_edges_of "$size"); g=g_$size
 	[ -n "$n" ] || { echo "bench-graph: unknown size $size (small, big)" >&2; exit 2; }
 	echo "bench-graph: generating $g: $n nodes, $m edges"
 	t0=$(date +%s)

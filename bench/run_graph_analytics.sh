@@ -63,8 +63,6 @@ PNG=$OUT/analytics.png
 mkdir -p "$OUT"
 : >"$LOG"
 
-nodes_of() { case $1 in tiny) echo 100000 ;; small) echo 1000000 ;; big) echo 10000000 ;; esac; }
-edges_of() { case $1 in tiny) echo 500000 ;; small) echo 5000000 ;; big) echo 50000000 ;; esac; }
 
 echo "bench-graph-analytics: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-graph-analytics: build failed, see $LOG" >&2; exit 1; }
@@ -125,7 +123,7 @@ fresh() { local IFS=,; psql_ -c "DROP TABLE IF EXISTS $*" >>"$LOG" 2>&1; }
 want() { case " ${ANALYTICS_FUNCS:-triangles coloring pagerank} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 for size in $ANALYTICS_SIZES; do
-	n=$(nodes_of "$size"); m=$(edges_of "$size"); g=ga_$size
+	n=$(graph_nodes_of "$size"); m=$(graph_edges_of "$size"); g=ga_$size
 	ext=AN_EXT_MEM_$size; AN_EXT_MEM=${!ext}
 	mem=AN_MEM_$size; AN_MEM=${!mem}
 	[ -n "$n" ] || { echo "bench-graph-analytics: unknown size $size" >&2; exit 2; }

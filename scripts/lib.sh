@@ -124,6 +124,11 @@ build_and_install() {
 
 # --- benchmarks ------------------------------------------------------------
 
+# The graph benchmarks' random graphs: nodes and edges of each size (tiny:
+# a quick smoke test of a benchmark itself).
+graph_nodes_of() { case $1 in tiny) echo 100000 ;; small) echo 1000000 ;; big) echo 10000000 ;; esac; }
+graph_edges_of() { case $1 in tiny) echo 500000 ;; small) echo 5000000 ;; big) echo 50000000 ;; esac; }
+
 # install_missing WHO PKG...: apt-get install the packages that are not
 # installed (output to $LOG; an update first only when the install fails).
 install_missing() {

@@ -78,12 +78,7 @@ an_collect(void *core, XxlStats *st)
 	xxl_an_stats s;
 
 	xxl_an_stats_get((const xxl_an *) core, &s);
-	if (st->rows_in == 0)
-		st->rows_in = s.edges;
-	st->record_bytes = s.sorted_bytes;
-	st->memory_peak = s.memory_peak;
-	st->memory_limit = s.memory_limit;
-	st->io = s.io;
+	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
 
 	xxl_stats_detail(st, "path", "\"%s\"", s.path);
 	xxl_stats_detail(st, "edges", UINT64_FORMAT, s.edges);

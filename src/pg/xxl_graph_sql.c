@@ -599,14 +599,9 @@ graph_collect(void *core, XxlStats *st)
 	xxl_graph_stats s;
 
 	xxl_graph_stats_get((const xxl_graph *) core, &s);
-	if (st->rows_in == 0)
-		st->rows_in = s.edges;
-	st->record_bytes = s.sorted_bytes;
+	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
 	st->runs = s.sort_runs;
 	st->merge_passes = s.sort_passes_max;
-	st->memory_peak = s.memory_peak;
-	st->memory_limit = s.memory_limit;
-	st->io = s.io;
 
 	xxl_stats_detail(st, "path", "\"%s\"", xxl_graph_path_name(s.path));
 	xxl_stats_detail(st, "edges", UINT64_FORMAT, s.edges);

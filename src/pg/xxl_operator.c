@@ -128,6 +128,18 @@ append_detail(char *details, size_t size, const char *key, const char *fmt, va_l
 }
 
 void
+xxl_stats_engine(XxlStats *stats, uint64 rows_in, uint64 record_bytes, uint64 memory_peak,
+				 uint64 memory_limit, const xxl_io_stats *io)
+{
+	if (stats->rows_in == 0)
+		stats->rows_in = rows_in;
+	stats->record_bytes = record_bytes;
+	stats->memory_peak = memory_peak;
+	stats->memory_limit = memory_limit;
+	stats->io = *io;
+}
+
+void
 xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
 {
 	va_list		ap;

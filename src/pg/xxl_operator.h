@@ -132,6 +132,14 @@ extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
 extern void xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
 			pg_attribute_printf(3, 4);
 
+/*
+ * The figures every engine operator reports the same way: rows_in (when the
+ * glue did not count them), the record bytes sorted, the budget's peak and
+ * limit, and the I/O.
+ */
+extern void xxl_stats_engine(XxlStats *stats, uint64 rows_in, uint64 record_bytes,
+							 uint64 memory_peak, uint64 memory_limit, const xxl_io_stats *io);
+
 /* The statistics of this backend's last operator, or NULL before the first. */
 extern const XxlStats *xxl_operator_last_stats(void);
 

@@ -363,7 +363,9 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 				if (g->n > 0)
 				{
 					CHECK_EQ(r.st.iterations, 30);
-					CHECK(strcmp(r.st.method, force ? "sorted" : memory == ROOMY ? "arrays" : r.st.method) == 0);
+					/* (at the smallest budget either may run) */
+					if (force || memory == ROOMY)
+						CHECK(strcmp(r.st.method, force ? "sorted" : "arrays") == 0);
 				}
 			}
 			break;

@@ -137,6 +137,26 @@ an_put_edge_sym(xxl_an *a, int64_t u, int64_t v)
 	return put_sym(a, v, u);
 }
 
+/* Arrays of the budget ---------------------------------------------------------- */
+
+void *
+an_alloc(xxl_an *a, size_t bytes, size_t *held)
+{
+	void	   *p = xxl_env_alloc(&a->env, bytes ? bytes : 1);
+
+	*held = p ? (bytes ? bytes : 1) : 0;
+	return p;
+}
+
+void
+an_free(xxl_an *a, void **p, size_t *held)
+{
+	if (*p)
+		xxl_env_free(&a->env, *p, *held);
+	*p = NULL;
+	*held = 0;
+}
+
 /* The symmetric stream ------------------------------------------------------- */
 
 int
@@ -305,14 +325,10 @@ xxl_an_stats_get(const xxl_an *a, xxl_an_stats *st)
 	xxl_env_io_sum(env, &st->bytes_read, &st->bytes_written, &wait, &direct);
 	/* parts still open (the last pass runs while pulling) */
 	memset(&open_io, 0, sizeof(open_io));
-	if (a->s.s || a->s.d)
-		xxl_env_sort_io(&a->s, &open_io);
-	if (a->q.s || a->q.d)
-		xxl_env_sort_io(&a->q, &open_io);
-	if (a->c.s || a->c.d)
-		xxl_env_sort_io(&a->c, &open_io);
-	if (a->pq.q)
-		xxl_env_queue_io(&a->pq, &open_io);
+	xxl_env_sort_io(&a->s, &open_io);
+	xxl_env_sort_io(&a->q, &open_io);
+	xxl_env_sort_io(&a->c, &open_io);
+	xxl_env_queue_io(&a->pq, &open_io);
 	for (int i = 0; i < open_io.ndisks; i++)
 	{
 		st->bytes_read += open_io.disk[i].bytes_read;
@@ -339,10 +355,8 @@ xxl_an_destroy(xxl_an *a)
 	an_mem_release(a);
 	an_tri_release(a);
 	an_rank_release(a);
-	if (a->pq.q)
-		xxl_env_queue_close(&a->env, &a->pq);
-	if (a->s.s || a->s.d)
-		xxl_env_sort_close(&a->env, &a->s, NULL, NULL);
+	xxl_env_queue_close(&a->env, &a->pq);
+	xxl_env_sort_close(&a->env, &a->s, NULL, NULL);
 	xxl_env_close(&a->env);
 	budget = a->env.budget;
 	xxl_budget_free(&budget, a, sizeof(*a));

@@ -146,6 +146,13 @@ an_spool_share(const xxl_an *a)
 	return h - h % XXL_ALIGN;
 }
 
+/*
+ * analytics.c: an array of the budget (bytes 0 = 1), *held the bytes it
+ * holds; an_free frees it (if any) and clears both.
+ */
+void	   *an_alloc(xxl_an *a, size_t bytes, size_t *held);
+void		an_free(xxl_an *a, void **p, size_t *held);
+
 /* analytics.c: the symmetric stream */
 xxl_status	an_open_sym(xxl_an *a);
 /* Put an undirected edge (a self loop marks its node) into S. */

@@ -112,24 +112,6 @@ an_mem_start(xxl_an *a)
 	return XXL_OK;
 }
 
-static void
-free_arr(xxl_an *a, void **p, size_t *bytes)
-{
-	if (*p)
-		xxl_env_free(&a->env, *p, *bytes);
-	*p = NULL;
-	*bytes = 0;
-}
-
-static void *
-alloc_arr(xxl_an *a, size_t bytes, size_t *held)
-{
-	void	   *p = xxl_env_alloc(&a->env, bytes ? bytes : 1);
-
-	*held = p ? (bytes ? bytes : 1) : 0;
-	return p;
-}
-
 void
 an_mem_release(xxl_an *a)
 {
@@ -140,15 +122,15 @@ an_mem_release(xxl_an *a)
 	idmap_free(&a->env, &k->idm);
 	pvec_free(&a->env, &k->ends);
 	pvec_free(&a->env, &k->weights);
-	free_arr(a, (void **) &k->ids, &k->ids_bytes);
-	free_arr(a, (void **) &k->off, &k->off_bytes);
-	free_arr(a, (void **) &k->adj, &k->adj_bytes);
-	free_arr(a, (void **) &k->ooff, &k->ooff_bytes);
-	free_arr(a, (void **) &k->oadj, &k->oadj_bytes);
-	free_arr(a, (void **) &k->aux, &k->aux_bytes);
-	free_arr(a, (void **) &k->stamp, &k->stamp_bytes);
-	free_arr(a, (void **) &k->counts, &k->counts_bytes);
-	free_arr(a, (void **) &k->deg, &k->deg_bytes);
+	an_free(a, (void **) &k->ids, &k->ids_bytes);
+	an_free(a, (void **) &k->off, &k->off_bytes);
+	an_free(a, (void **) &k->adj, &k->adj_bytes);
+	an_free(a, (void **) &k->ooff, &k->ooff_bytes);
+	an_free(a, (void **) &k->oadj, &k->oadj_bytes);
+	an_free(a, (void **) &k->aux, &k->aux_bytes);
+	an_free(a, (void **) &k->stamp, &k->stamp_bytes);
+	an_free(a, (void **) &k->counts, &k->counts_bytes);
+	an_free(a, (void **) &k->deg, &k->deg_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
 	a->mem = NULL;
 }
@@ -392,8 +374,8 @@ rank_ends(xxl_an *a, uint32_t *off)
 	size_t		rank_bytes;
 
 	k->n = a->n = n;
-	r.ids = k->ids = alloc_arr(a, n * sizeof(int64_t), &k->ids_bytes);
-	r.rank = k->ids ? alloc_arr(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
+	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
+	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
 	r.next = 0;
 	if (r.rank == NULL || idmap_each_sorted(env, &k->idm, rank_id, &r) != XXL_OK)
 	{
@@ -442,9 +424,9 @@ hand_over_links(xxl_an *a)
 
 	if (rank_ends(a, NULL) != XXL_OK)
 		return an_fail(a);
-	lu = alloc_arr(a, m * sizeof(uint32_t), &link_bytes);
-	lv = lu ? alloc_arr(a, m * sizeof(uint32_t), &link_bytes) : NULL;
-	if (lv == NULL || (k->weighted && (lw = alloc_arr(a, m * sizeof(double), &lw_bytes)) == NULL))
+	lu = an_alloc(a, m * sizeof(uint32_t), &link_bytes);
+	lv = lu ? an_alloc(a, m * sizeof(uint32_t), &link_bytes) : NULL;
+	if (lv == NULL || (k->weighted && (lw = an_alloc(a, m * sizeof(double), &lw_bytes)) == NULL))
 	{
 		if (lu)
 			xxl_env_free(&a->env, lu, link_bytes);
@@ -469,6 +451,70 @@ hand_over_links(xxl_an *a)
 	return an_rank_adopt(a, ids, ids_bytes, lu, lv, link_bytes, lw, lw_bytes);
 }
 
+/* Whether the edge x - y goes out of x: the lower (degree, node) end. */
+static inline bool
+lower(const uint32_t *dd, uint32_t x, uint32_t y)
+{
+	return dd[x] < dd[y] || (dd[x] == dd[y] && x < y);
+}
+
+/*
+ * The kept edges into lists by their ends' counts at off[x + 1]: every
+ * edge into both ends' lists, or with dd only into the list of its lower
+ * end (lower()); the ends are freed, then the lists sorted and packed
+ * (pack_lists, len the lengths).  Returns the entries, UINT64_MAX when out
+ * of budget.
+ */
+static uint64_t
+build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, const uint32_t *dd,
+			uint32_t *len)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	n = k->n,
+				m = k->ends.n;
+	uint32_t   *cur = off,
+			   *l;
+	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+
+	for (uint64_t x = 0; x < n; x++)
+		off[x + 1] += off[x];
+	l = *adj = an_alloc(a, off[n] * sizeof(uint32_t), adj_bytes);
+	if (l == NULL)
+		return UINT64_MAX;
+	/* off[x] is x's fill cursor until the lists are full (then x's end) */
+	for (uint64_t e = 0; e < m; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+
+		/* the ends are random: their counters and entries a few edges ahead */
+		if (e + PF_AHEAD < m)
+		{
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+
+			if (dd)
+			{
+				__builtin_prefetch(&dd[f[0]]);
+				__builtin_prefetch(&dd[f[1]]);
+			}
+			__builtin_prefetch(&cur[f[0]]);
+			__builtin_prefetch(&cur[f[1]]);
+		}
+		if (d[0] == d[1])
+			continue;
+		if (dd == NULL)
+		{
+			l[cur[d[0]]++] = d[1];
+			l[cur[d[1]]++] = d[0];
+		}
+		else if (lower(dd, d[0], d[1]))
+			l[cur[d[0]]++] = d[1];
+		else
+			l[cur[d[1]]++] = d[0];
+	}
+	pvec_free(&a->env, &k->ends);
+	return pack_lists(off, l, n, len, threads);
+}
+
 /* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists. */
 static xxl_status
 build_csr(xxl_an *a)
@@ -476,61 +522,26 @@ build_csr(xxl_an *a)
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
-				m = k->ends.n,
-				w = 0;
+				w;
 	size_t		len_bytes;
-	uint32_t   *cur;
 	uint32_t   *len;
-	int			threads = env->threads > 0 ? env->threads : 1;
 
-	/* degrees with duplicates, in rank space, then the lists' offsets */
-	k->off = alloc_arr(a, (n + 1) * sizeof(uint32_t), &k->off_bytes);
+	/* degrees with duplicates, in rank space, then the lists */
+	k->off = an_alloc(a, (n + 1) * sizeof(uint32_t), &k->off_bytes);
 	if (k->off == NULL)
 		return an_fail(a);
 	memset(k->off, 0, (n + 1) * sizeof(uint32_t));
 	if (rank_ends(a, k->off) != XXL_OK)
 		return an_fail(a);
-	for (uint64_t x = 0; x < n; x++)
-		k->off[x + 1] += k->off[x];
-	k->adj = alloc_arr(a, k->off[n] * sizeof(uint32_t), &k->adj_bytes);
-	if (k->adj == NULL || xxl_env_poll(env))
-		return an_fail(a);
-	/* off[x] is x's fill cursor until the lists are full (then off[x] is x's end) */
-	cur = k->off;
-	for (uint64_t e = 0; e < m; e++)
-	{
-		const uint32_t *d = pvec_at(&k->ends, e);
-
-		if (e + PF_AHEAD < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-			__builtin_prefetch(&cur[f[0]]);
-			__builtin_prefetch(&cur[f[1]]);
-		}
-		if (e + PF_AHEAD / 2 < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD / 2);
-
-			__builtin_prefetch(&k->adj[cur[f[0]]], 1);
-			__builtin_prefetch(&k->adj[cur[f[1]]], 1);
-		}
-		if (d[0] != d[1])
-		{
-			k->adj[cur[d[0]]++] = d[1];
-			k->adj[cur[d[1]]++] = d[0];
-		}
-	}
-	pvec_free(env, &k->ends);
-	len = alloc_arr(a, n * sizeof(uint32_t), &len_bytes);
+	len = an_alloc(a, n * sizeof(uint32_t), &len_bytes);
 	if (len == NULL)
 		return an_fail(a);
-	w = pack_lists(k->off, k->adj, n, len, threads);
-	for (uint64_t x = 0; x < n; x++)
+	w = build_lists(a, k->off, &k->adj, &k->adj_bytes, NULL, len);
+	for (uint64_t x = 0; w != UINT64_MAX && x < n; x++)
 		if (len[x] > a->max_degree)
 			a->max_degree = len[x];
-	xxl_env_free(env, len, len_bytes);
-	if (xxl_env_poll_n(env, w))
+	an_free(a, (void **) &len, &len_bytes);
+	if (w == UINT64_MAX || xxl_env_poll_n(env, w))
 		return an_fail(a);
 	a->links = w;
 	return XXL_OK;
@@ -552,12 +563,6 @@ deg(const an_mem *k, uint64_t x)
  * then sorted and rid of repeats on the threads, and k->deg becomes every
  * node's true degree (out + in, repeats gone).
  */
-static inline bool
-lower(const uint32_t *dd, uint32_t x, uint32_t y)
-{
-	return dd[x] < dd[y] || (dd[x] == dd[y] && x < y);
-}
-
 static xxl_status
 build_oriented(xxl_an *a)
 {
@@ -565,13 +570,11 @@ build_oriented(xxl_an *a)
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
 				m = k->ends.n,
-				w = 0;
-	uint32_t   *cur;
+				w;
 	uint32_t   *dd;
-	int			threads = env->threads > 0 ? env->threads : 1;
 
-	k->ooff = alloc_arr(a, (n + 1) * sizeof(uint32_t), &k->ooff_bytes);
-	k->deg = k->ooff ? alloc_arr(a, n * sizeof(uint32_t), &k->deg_bytes) : NULL;
+	k->ooff = an_alloc(a, (n + 1) * sizeof(uint32_t), &k->ooff_bytes);
+	k->deg = k->ooff ? an_alloc(a, n * sizeof(uint32_t), &k->deg_bytes) : NULL;
 	if (k->deg == NULL)
 		return an_fail(a);
 	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
@@ -626,36 +629,12 @@ build_oriented(xxl_an *a)
 		if (d[0] != d[1])
 			k->ooff[(lower(dd, d[0], d[1]) ? d[0] : d[1]) + 1]++;
 	}
-	for (uint64_t x = 0; x < n; x++)
-		k->ooff[x + 1] += k->ooff[x];
-	k->oadj = alloc_arr(a, k->ooff[n] * sizeof(uint32_t), &k->oadj_bytes);
-	if (k->oadj == NULL || xxl_env_poll_n(env, m))
+	if (xxl_env_poll_n(env, m))
 		return an_fail(a);
-	/* ooff[x] is x's fill cursor until the lists are full (then x's end) */
-	cur = k->ooff;
-	for (uint64_t e = 0; e < m; e++)
-	{
-		const uint32_t *d = pvec_at(&k->ends, e);
-
-		if (e + PF_AHEAD < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-			__builtin_prefetch(&dd[f[0]]);
-			__builtin_prefetch(&dd[f[1]]);
-			__builtin_prefetch(&cur[f[0]]);
-			__builtin_prefetch(&cur[f[1]]);
-		}
-		if (d[0] != d[1])
-		{
-			bool		lo = lower(dd, d[0], d[1]);
-
-			k->oadj[cur[lo ? d[0] : d[1]]++] = lo ? d[1] : d[0];
-		}
-	}
-	pvec_free(env, &k->ends);
 	/* dd becomes the out-degree, then the degree */
-	w = pack_lists(k->ooff, k->oadj, n, dd, threads);
+	w = build_lists(a, k->ooff, &k->oadj, &k->oadj_bytes, dd, dd);
+	if (w == UINT64_MAX)
+		return an_fail(a);
 	for (uint64_t x = 0; x < n; x++)
 		if (dd[x] > a->max_out)
 			a->max_out = dd[x];
@@ -668,7 +647,7 @@ build_oriented(xxl_an *a)
 	if (a->op == XXL_AN_TRIANGLES)
 	{
 		/* the listing's marks */
-		k->aux = alloc_arr(a, n * sizeof(uint32_t), &k->aux_bytes);
+		k->aux = an_alloc(a, n * sizeof(uint32_t), &k->aux_bytes);
 		if (k->aux == NULL)
 			return an_fail(a);
 		memset(k->aux, 0xff, k->aux_bytes);
@@ -845,7 +824,7 @@ an_mem_run(xxl_an *a)
 			a->build_ns = xxl_now_ns() - t0;
 			if (a->op == XXL_AN_NODE_TRIANGLES)
 			{
-				k->counts = alloc_arr(a, k->n * sizeof(uint64_t), &k->counts_bytes);
+				k->counts = an_alloc(a, k->n * sizeof(uint64_t), &k->counts_bytes);
 				if (k->counts == NULL)
 					return an_fail(a);
 				memset(k->counts, 0, k->counts_bytes);
@@ -868,15 +847,15 @@ an_mem_run(xxl_an *a)
 	a->build_ns = xxl_now_ns() - t0;
 	if (a->op == XXL_AN_MIS)
 	{
-		k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
+		k->aux = an_alloc(a, k->n * sizeof(uint32_t), &k->aux_bytes);
 		if (k->aux == NULL)
 			return an_fail(a);
 		memset(k->aux, 0, k->aux_bytes);
 		return XXL_OK;
 	}
 	/* coloring */
-	k->aux = alloc_arr(a, k->n * sizeof(uint32_t), &k->aux_bytes);
-	k->stamp = k->aux ? alloc_arr(a, (a->max_degree + 2) * sizeof(uint32_t), &k->stamp_bytes) : NULL;
+	k->aux = an_alloc(a, k->n * sizeof(uint32_t), &k->aux_bytes);
+	k->stamp = k->aux ? an_alloc(a, (a->max_degree + 2) * sizeof(uint32_t), &k->stamp_bytes) : NULL;
 	if (k->stamp == NULL)
 		return an_fail(a);
 	memset(k->stamp, 0xff, k->stamp_bytes);

@@ -54,8 +54,11 @@ typedef struct an_rank
 	uint32_t   *lu,
 			   *lv;
 	double	   *lw;
-	size_t		node_bytes,
-				link_bytes,
+	size_t		r_bytes,
+				rn_bytes,
+				w_bytes,
+				lu_bytes,
+				lv_bytes,
 				lw_bytes;
 	uint64_t	out_i;
 } an_rank;
@@ -148,12 +151,6 @@ next_weight(xxl_an *a, double *w)
 	return XXL_OK;
 }
 
-static void *
-alloc_array(xxl_an *a, size_t bytes)
-{
-	return xxl_env_alloc(&a->env, bytes ? bytes : 1);
-}
-
 /* Arrays ---------------------------------------------------------------------- */
 
 static bool
@@ -167,6 +164,7 @@ arrays_fit(const xxl_an *a)
 	return !a->force_external && n < UINT32_MAX && need <= (double) (a->env.pool / 2);
 }
 
+/* The links from the numbering sorter into arrays, in edge order. */
 static xxl_status
 load_arrays(xxl_an *a)
 {
@@ -176,17 +174,10 @@ load_arrays(xxl_an *a)
 				dv;
 	int			got;
 
-	k->node_bytes = a->n * sizeof(double);
-	k->link_bytes = a->m * sizeof(uint32_t);
-	k->lw_bytes = k->weighted ? a->m * sizeof(double) : 0;
-	if ((k->r = alloc_array(a, k->node_bytes)) == NULL ||
-		(k->rn = alloc_array(a, k->node_bytes)) == NULL ||
-		(k->w = alloc_array(a, k->node_bytes)) == NULL ||
-		(k->lu = alloc_array(a, k->link_bytes)) == NULL ||
-		(k->lv = alloc_array(a, k->link_bytes)) == NULL ||
-		(k->weighted && (k->lw = alloc_array(a, k->lw_bytes)) == NULL))
+	if ((k->lu = an_alloc(a, a->m * sizeof(uint32_t), &k->lu_bytes)) == NULL ||
+		(k->lv = an_alloc(a, a->m * sizeof(uint32_t), &k->lv_bytes)) == NULL ||
+		(k->weighted && (k->lw = an_alloc(a, a->m * sizeof(double), &k->lw_bytes)) == NULL))
 		return an_fail(a);
-	memset(k->w, 0, k->node_bytes);
 	for (uint64_t i = 0; (got = graph_next_dense_pair(&a->env, &k->s2, &e, &du, &dv, NULL)) == 1;
 		 i++)
 	{
@@ -198,11 +189,30 @@ load_arrays(xxl_an *a)
 		k->lv[i] = (uint32_t) dv;
 		if (k->weighted)
 			k->lw[i] = w;
-		k->w[du] += w;
 		if (xxl_env_poll(&a->env))
 			return an_fail(a);
 	}
 	return got < 0 ? an_fail(a) : XXL_OK;
+}
+
+static xxl_status iterate_arrays(xxl_an *a);
+
+/* The links are in lu, lv (and lw): the nodes' arrays and out-weights, then the iterations. */
+static xxl_status
+run_arrays(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	size_t		bytes = a->n * sizeof(double);
+
+	k->in_memory = a->rank_arrays = true;
+	if ((k->r = an_alloc(a, bytes, &k->r_bytes)) == NULL ||
+		(k->rn = an_alloc(a, bytes, &k->rn_bytes)) == NULL ||
+		(k->w = an_alloc(a, bytes, &k->w_bytes)) == NULL)
+		return an_fail(a);
+	memset(k->w, 0, bytes);
+	for (uint64_t i = 0; i < a->m; i++)
+		k->w[k->lu[i]] += k->lw ? k->lw[i] : 1.0;
+	return iterate_arrays(a);
 }
 
 /* An iteration with this L1 change is over: whether it was the last. */
@@ -281,21 +291,13 @@ an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t 
 	k->mem_ids_bytes = ids_bytes;
 	k->lu = lu;
 	k->lv = lv;
-	k->link_bytes = link_bytes;
+	k->lu_bytes = k->lv_bytes = link_bytes;
 	k->lw = lw;
 	k->lw_bytes = lw_bytes;
 	k->weighted = lw != NULL;
-	k->adopted = k->in_memory = a->rank_arrays = true;
+	k->adopted = true;
 	a->links = a->m;
-	k->node_bytes = a->n * sizeof(double);
-	if ((k->r = alloc_array(a, k->node_bytes)) == NULL ||
-		(k->rn = alloc_array(a, k->node_bytes)) == NULL ||
-		(k->w = alloc_array(a, k->node_bytes)) == NULL)
-		return an_fail(a);
-	memset(k->w, 0, k->node_bytes);
-	for (uint64_t i = 0; i < a->m; i++)
-		k->w[lu[i]] += lw ? lw[i] : 1.0;
-	return iterate_arrays(a);
+	return run_arrays(a);
 }
 
 /* External --------------------------------------------------------------------- */
@@ -556,8 +558,7 @@ out:
 		xxl_spool_reader_close(&rw);
 	if (rl_open)
 		xxl_spool_reader_close(&rl);
-	if (k->cs.s || k->cs.d)
-		xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
+	xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
 	if (rc != XXL_OK)
 		return an_fail(a);
 	xxl_spool_free(&k->ranks[k->cur]);
@@ -639,8 +640,7 @@ an_rank_run(xxl_an *a)
 			return an_fail(a);
 		k->rd_w_open = true;
 	}
-	k->in_memory = a->rank_arrays = arrays_fit(a);
-	if (k->in_memory)
+	if (arrays_fit(a))
 	{
 		if (load_arrays(a) != XXL_OK)
 			return an_fail(a);
@@ -649,7 +649,7 @@ an_rank_run(xxl_an *a)
 			xxl_spool_reader_close(&k->rd_w);
 		k->rd_w_open = false;
 		xxl_spool_free(&k->weights);
-		if (iterate_arrays(a) != XXL_OK)
+		if (run_arrays(a) != XXL_OK)
 			return an_fail(a);
 	}
 	else if (sort_links(a) != XXL_OK || iterate_external(a) != XXL_OK)
@@ -709,28 +709,17 @@ an_rank_release(xxl_an *a)
 	xxl_spool_free(&k->outw);
 	xxl_spool_free(&k->ranks[0]);
 	xxl_spool_free(&k->ranks[1]);
-	if (k->s1.s || k->s1.d)
-		xxl_env_sort_close(&a->env, &k->s1, NULL, NULL);
-	if (k->s2.s || k->s2.d)
-		xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
-	if (k->es.s || k->es.d)
-		xxl_env_sort_close(&a->env, &k->es, NULL, NULL);
-	if (k->cs.s || k->cs.d)
-		xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
-	if (k->r)
-		xxl_env_free(&a->env, k->r, k->node_bytes ? k->node_bytes : 1);
-	if (k->rn)
-		xxl_env_free(&a->env, k->rn, k->node_bytes ? k->node_bytes : 1);
-	if (k->w)
-		xxl_env_free(&a->env, k->w, k->node_bytes ? k->node_bytes : 1);
-	if (k->lu)
-		xxl_env_free(&a->env, k->lu, k->link_bytes ? k->link_bytes : 1);
-	if (k->lv)
-		xxl_env_free(&a->env, k->lv, k->link_bytes ? k->link_bytes : 1);
-	if (k->lw)
-		xxl_env_free(&a->env, k->lw, k->lw_bytes ? k->lw_bytes : 1);
-	if (k->mem_ids)
-		xxl_env_free(&a->env, k->mem_ids, k->mem_ids_bytes);
+	xxl_env_sort_close(&a->env, &k->s1, NULL, NULL);
+	xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
+	xxl_env_sort_close(&a->env, &k->es, NULL, NULL);
+	xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
+	an_free(a, (void **) &k->r, &k->r_bytes);
+	an_free(a, (void **) &k->rn, &k->rn_bytes);
+	an_free(a, (void **) &k->w, &k->w_bytes);
+	an_free(a, (void **) &k->lu, &k->lu_bytes);
+	an_free(a, (void **) &k->lv, &k->lv_bytes);
+	an_free(a, (void **) &k->lw, &k->lw_bytes);
+	an_free(a, (void **) &k->mem_ids, &k->mem_ids_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
 	a->rank = NULL;
 }

@@ -37,11 +37,9 @@ group_cap(const xxl_an *a)
 static xxl_status
 put_t(xxl_an *a, uint64_t vkey, uint64_t ukey, uint64_t deg)
 {
-	unsigned char *r = xxl_env_sort_room(&a->t, NULL);
 	unsigned char local[24];
+	unsigned char *r = xxl_env_sort_room(&a->t, local);
 
-	if (r == NULL)
-		r = local;
 	g_put_be(r, vkey);
 	g_put_be(r + 8, ukey);
 	g_put_u64(r + 16, deg);
@@ -309,6 +307,7 @@ next_triangle(xxl_an *a, uint64_t *ka, uint64_t *kb, uint64_t *kc)
 			if (c > 0)
 				a->edge_valid = false;
 		}
+		/* (c > 0 here: the edges ran out, no query left can match) */
 		if (c == 0)
 		{
 			*ka = g_get_be(r);
@@ -316,11 +315,6 @@ next_triangle(xxl_an *a, uint64_t *ka, uint64_t *kb, uint64_t *kc)
 			*kc = g_get_u64(r + 16);
 			a->triangles++;
 			return 1;
-		}
-		if (c > 0)
-		{
-			/* the edges ran out: count the rest of the queries away */
-			continue;
 		}
 	}
 	return got;
@@ -496,12 +490,9 @@ an_tri_release(xxl_an *a)
 	a->rd_deg_open = a->rd_edges_open = false;
 	xxl_spool_free(&a->deg);
 	xxl_spool_free(&a->edges);
-	if (a->t.s || a->t.d)
-		xxl_env_sort_close(&a->env, &a->t, NULL, NULL);
-	if (a->q.s || a->q.d)
-		xxl_env_sort_close(&a->env, &a->q, NULL, NULL);
-	if (a->c.s || a->c.d)
-		xxl_env_sort_close(&a->env, &a->c, NULL, NULL);
+	xxl_env_sort_close(&a->env, &a->t, NULL, NULL);
+	xxl_env_sort_close(&a->env, &a->q, NULL, NULL);
+	xxl_env_sort_close(&a->env, &a->c, NULL, NULL);
 	if (a->list)
 		xxl_env_free(&a->env, a->list, a->list_bytes);
 	if (a->group)
