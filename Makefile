@@ -115,6 +115,9 @@ $(BUILD)/core/%.o: src/core/%.c $(CORE_HDRS) | $(BUILD)/core
 $(BUILD)/test_%: test/core/test_%.c $(CORE_STANDALONE_OBJS) $(CORE_HDRS) $(wildcard test/core/*.h) | $(BUILD)
 	$(CORE_CC) $(CORE_CFLAGS) -o $@ $< $(CORE_STANDALONE_OBJS) $(CORE_LDLIBS)
 
+# the LCP test's oracle is libdivsufsort (scripts/deps.sh installs it)
+$(BUILD)/test_lcp: CORE_LDLIBS += -ldivsufsort -ldivsufsort64
+
 $(BUILD) $(BUILD)/core:
 	mkdir -p $@
 

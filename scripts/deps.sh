@@ -8,13 +8,14 @@
 #                            the collation tests compare in, and pgRouting
 #                            (with PostGIS), the oracle of the shortest-path tests,
 #                            and curl, xz and bzip2 to fetch PostgreSQL's own
-#                            regression tests (scripts/pg-regress-src.sh)
+#                            regression tests (scripts/pg-regress-src.sh), and
+#                            libdivsufsort, the oracle of the LCP unit test
 #   scripts/deps.sh --bench  the same plus what the benchmarks compare against
 #                            and draw with (STXXL, libdivsufsort, gnuplot)
 set -euo pipefail
 
 pkgs=(postgresql-15 postgresql-server-dev-15 libicu-dev libipc-run-perl gcc libc6-dev make locales
-	postgresql-15-pgrouting postgresql-15-postgis-3 curl xz-utils bzip2)
+	postgresql-15-pgrouting postgresql-15-postgis-3 curl xz-utils bzip2 libdivsufsort-dev)
 case "${1:-}" in
 	--bench) pkgs+=(libstxxl-dev libdivsufsort-dev gnuplot-nox) ;;
 	"") ;;

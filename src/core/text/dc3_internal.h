@@ -236,8 +236,8 @@ struct xxl_sa
 	uint64_t	n;
 	bool		present[256];
 	int			last_byte;
-	uint16_t	map[256];
-	uint8_t		unmap[257];
+	uint16_t	map[257];		/* raw value -> character */
+	uint8_t		unmap[258];		/* character -> preceding-byte report */
 	dc3_level  *top;
 	/* the top level's output, handed out one by one */
 	uint64_t	out_pos[OUT_BATCH];

@@ -7,7 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rename bytes to 1..d (d distinct, order kept); 256 distinct need 2 bytes. */
+/*
+ * Rename bytes to 1..d (d distinct, order kept); 256 distinct need 2 bytes.
+ * A separated text has raw values 0 (separator) and byte + 1: the separator
+ * becomes 1 and the bytes 2..d+1.  Its preceding bytes come out as raw
+ * values mod 256 (0: a separator or byte 0xFF, else byte + 1), which is
+ * what xxl_sa_next_prev documents for that mode.
+ */
 static void
 make_map(xxl_sa *sa, uint64_t *K, int *cw)
 {
@@ -16,6 +22,22 @@ make_map(xxl_sa *sa, uint64_t *K, int *cw)
 	for (int b = 0; b < 256; b++)
 		if (sa->present[b])
 			d++;
+	if (sa->cfg.separated)
+	{
+		int			c = 1;
+
+		sa->map[0] = 1;
+		sa->unmap[1] = 0;
+		for (int b = 0; b < 256; b++)
+			if (sa->present[b])
+			{
+				sa->map[b + 1] = (uint16_t) ++c;
+				sa->unmap[c] = (uint8_t) (b + 1);
+			}
+		*K = (uint64_t) d + 1;
+		*cw = *K <= 255 ? 1 : 2;
+		return;
+	}
 	if (d <= 255)
 	{
 		int			c = 0;
@@ -79,6 +101,13 @@ xxl_sa_create(const xxl_sa_config *cfg, xxl_error *err)
 		return NULL;
 	}
 	sa->cfg = *cfg;
+	if (cfg->separated && cfg->mode == XXL_SA_BWT)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "the BWT of a text of separated documents is not supported");
+		xxl_env_close(&sa->env);
+		free(sa);
+		return NULL;
+	}
 	sa->phase = SA_PUT;
 	sa->last_byte = -1;
 	xxl_spool_init(&sa->text, &sa->env, (size_t) put_memory_limit(sa));
@@ -113,7 +142,46 @@ xxl_sa_put(xxl_sa *sa, const void *bytes, size_t len)
 		sa->present[b[i]] = true;
 	sa->last_byte = b[len - 1];
 	sa->n += len;
-	if (xxl_spool_write(&sa->text, bytes, len) != XXL_OK || xxl_env_canceled(&sa->env))
+	if (sa->cfg.separated)
+	{
+		/* raw values byte + 1, big-endian in two bytes */
+		unsigned char wide[4096];
+
+		for (size_t at = 0; at < len;)
+		{
+			size_t		k = len - at < sizeof(wide) / 2 ? len - at : sizeof(wide) / 2;
+
+			for (size_t i = 0; i < k; i++)
+				put_be(wide + 2 * i, (uint64_t) b[at + i] + 1, 2);
+			if (xxl_spool_write(&sa->text, wide, 2 * k) != XXL_OK)
+				return dc3_fail(sa);
+			at += k;
+		}
+	}
+	else if (xxl_spool_write(&sa->text, bytes, len) != XXL_OK)
+		return dc3_fail(sa);
+	if (xxl_env_canceled(&sa->env))
+		return dc3_fail(sa);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_sa_end_doc(xxl_sa *sa)
+{
+	static const unsigned char sep[2] = {0, 0};
+
+	if (sa->phase != SA_PUT || !sa->cfg.separated)
+		return sa->phase == SA_FAILED ? sa->env.err.code
+			: xxl_error_set(&sa->env.err, XXL_EINVAL, 0,
+							sa->cfg.separated ? "documents can only end before xxl_sa_build"
+							: "xxl_sa_end_doc needs a separated text");
+	if (sa->n + 1 >= XXL_SA_MAX_TEXT)
+	{
+		xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "text longer than 2^40 bytes");
+		return dc3_fail(sa);
+	}
+	sa->n++;
+	if (xxl_spool_write(&sa->text, sep, sizeof(sep)) != XXL_OK)
 		return dc3_fail(sa);
 	return XXL_OK;
 }
@@ -142,9 +210,9 @@ xxl_sa_build(xxl_sa *sa)
 	top->K = K;
 	top->cw = cw;
 	top->prev = sa->cfg.with_prev || sa->cfg.mode == XXL_SA_BWT;
-	top->unmap = cw == 1 ? sa->unmap : NULL;
+	top->unmap = cw == 1 || sa->cfg.separated ? sa->unmap : NULL;
 	top->tsp = &sa->text;
-	top->tw = 1;
+	top->tw = sa->cfg.separated ? 2 : 1;
 	top->map = sa->map;
 	if (dc3_level_build(sa, top) != XXL_OK)
 		return dc3_fail(sa);

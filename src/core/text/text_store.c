@@ -371,6 +371,105 @@ xxl_text_store_compare(xxl_text_store *s, uint64_t pos, const unsigned char *p, 
 	return XXL_OK;
 }
 
+static xxl_status
+check_readable(xxl_text_store *s)
+{
+	if (s->err.code != XXL_OK)
+		return s->err.code;
+	if (!s->finished)
+		return xxl_error_set(&s->err, XXL_EINVAL, 0, "text store: read before finish");
+	return XXL_OK;
+}
+
+xxl_status
+xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_t len, size_t *got)
+{
+	unsigned char *out = buf;
+
+	*got = 0;
+	if (check_readable(s) != XXL_OK)
+		return s->err.code;
+	if (pos >= s->n)
+		return XXL_OK;
+	if (len > s->n - pos)
+		len = (size_t) (s->n - pos);
+	while (*got < len)
+	{
+		size_t		off = (size_t) (pos % s->block);
+		size_t		k = s->block - off;
+		const unsigned char *blk = get_block(s, pos / s->block);
+
+		if (blk == NULL)
+			return s->err.code;
+		if (k > len - *got)
+			k = len - *got;
+		memcpy(out + *got, blk + off, k);
+		*got += k;
+		pos += k;
+	}
+	return XXL_OK;
+}
+
+/* Length of the common prefix of a[0..k) and b[0..k), a word at a time. */
+static size_t
+common_prefix(const unsigned char *a, const unsigned char *b, size_t k)
+{
+	size_t		m = 0;
+
+	while (m + 8 <= k)
+	{
+		uint64_t	x,
+					y;
+
+		memcpy(&x, a + m, 8);
+		memcpy(&y, b + m, 8);
+		if (x != y)
+			return m + (size_t) (__builtin_ctzll(x ^ y) / 8);	/* little-endian */
+		m += 8;
+	}
+	while (m < k && a[m] == b[m])
+		m++;
+	return m;
+}
+
+xxl_status
+xxl_text_store_common(xxl_text_store *s, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
+{
+	*m = 0;
+	if (check_readable(s) != XXL_OK)
+		return s->err.code;
+	if (i >= s->n || j >= s->n)
+		return XXL_OK;
+	if (limit > s->n - i)
+		limit = s->n - i;
+	if (limit > s->n - j)
+		limit = s->n - j;
+	s->windows++;
+	while (*m < limit)
+	{
+		size_t		oi = (size_t) ((i + *m) % s->block),
+					oj = (size_t) ((j + *m) % s->block);
+		size_t		k = s->block - (oi > oj ? oi : oj);
+		const unsigned char *bi,
+				   *bj;
+		size_t		same;
+
+		if (k > limit - *m)
+			k = (size_t) (limit - *m);
+		bi = get_block(s, (i + *m) / s->block);
+		if (bi == NULL)
+			return s->err.code;
+		bj = get_block(s, (j + *m) / s->block);
+		if (bj == NULL)
+			return s->err.code;
+		same = common_prefix(bi + oi, bj + oj, k);
+		*m += same;
+		if (same < k)
+			break;
+	}
+	return XXL_OK;
+}
+
 const xxl_error *
 xxl_text_store_error(const xxl_text_store *s)
 {

@@ -49,6 +49,10 @@ typedef struct xxl_sa_config
 	xxl_sa_mode mode;
 	bool		with_prev;		/* positions mode: also carry T[pos-1]
 								 * (xxl_sa_next_prev) */
+	bool		separated;		/* documents end with xxl_sa_end_doc: a
+								 * separator smaller than every byte follows
+								 * each, so no common prefix runs from one
+								 * document into the next (positions mode) */
 	uint64_t	size_hint;		/* checker: expected text length, 0 = unknown
 								 * (sizes the blocks of its first sort; when
 								 * unknown, the largest blocks are used, which
@@ -115,13 +119,22 @@ typedef struct xxl_sa xxl_sa;
 xxl_sa	   *xxl_sa_create(const xxl_sa_config *cfg, xxl_error *err);
 /* Append len bytes to the text. */
 xxl_status	xxl_sa_put(xxl_sa *sa, const void *bytes, size_t len);
+/*
+ * Separated texts: end the current document.  The separator takes one
+ * position, and its suffix is among the suffixes handed out (they come
+ * first: the separator is the smallest character); xxl_docs.h maps
+ * positions of this separated text to documents.
+ */
+xxl_status	xxl_sa_end_doc(xxl_sa *sa);
 /* End of text: construct the suffix array (and the BWT in XXL_SA_BWT mode). */
 xxl_status	xxl_sa_build(xxl_sa *sa);
 
 /*
  * Next suffix start position (0-based) in suffix order: 1 with *pos set, 0
  * at the end, negative on error.  xxl_sa_next_prev also gives the byte
- * before the suffix, T[pos-1], or -1 for pos 0 (needs with_prev).
+ * before the suffix, T[pos-1], or -1 for pos 0 (needs with_prev).  In a
+ * separated text it gives (T[pos-1] + 1) mod 256 instead, 0 standing for
+ * a separator or the byte 0xFF alike, and -1 for pos 0.
  */
 int			xxl_sa_next(xxl_sa *sa, uint64_t *pos);
 int			xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev);

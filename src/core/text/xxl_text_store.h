@@ -6,7 +6,9 @@
  * a pattern, reading only the blocks the window touches (a few cached).
  *
  * Blocks are small (at most 64 kB) because reads are random: a binary
- * search touches O(log n) windows, each of them about one block.
+ * search touches O(log n) windows, each of them about one block.  The LCP
+ * operator reads through it too: windows at increasing positions (one
+ * block read each) and common prefixes of two suffixes.
  */
 #ifndef XXL_TEXT_STORE_H
 #define XXL_TEXT_STORE_H
@@ -43,6 +45,12 @@ uint64_t	xxl_text_store_size(const xxl_text_store *s);
  */
 xxl_status	xxl_text_store_compare(xxl_text_store *s, uint64_t pos, const unsigned char *p,
 								   size_t len, int *cmp);
+/* Copy up to len bytes from pos into buf; *got is less than len only at the end. */
+xxl_status	xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_t len,
+								size_t *got);
+/* *m: the length of the common prefix of T[i..] and T[j..], at most limit. */
+xxl_status	xxl_text_store_common(xxl_text_store *s, uint64_t i, uint64_t j, uint64_t limit,
+								  uint64_t *m);
 const xxl_error *xxl_text_store_error(const xxl_text_store *s);
 void		xxl_text_store_stats_get(const xxl_text_store *s, xxl_text_store_stats *st);
 /* Removes the spill file and frees everything; safe at any point. */

@@ -1,0 +1,585 @@
+/*
+ * lcp.c — the LCP operator (xxl_lcp.h): the text into its store, the
+ * suffix array in rank order into D (or, stored and ranked, through A and a
+ * text scan that derives the preceding bytes), the text-order pass that
+ * turns D and the answers into PLCP values, and the rank-order output.
+ */
+#include "core/text/lcp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* the text store's part of the budget */
+#define STORE_DIVISOR 4
+/* live parts at once: D, the answers and two sorts of a round (or E) */
+#define PARTS 4
+
+size_t
+xxl_lcp_min_memory(void)
+{
+	return 2 * xxl_sa_min_memory() * STORE_DIVISOR / (STORE_DIVISOR - 1) + XXL_ALIGN;
+}
+
+xxl_lcp *
+xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
+{
+	xxl_lcp    *l;
+	xxl_resources res = cfg->res;
+	xxl_sa_config store_cfg;
+
+	if (cfg->res.memory < xxl_lcp_min_memory())
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "memory budget of %zu bytes is below the LCP operator's minimum of %zu",
+					  cfg->res.memory, xxl_lcp_min_memory());
+		return NULL;
+	}
+	if (cfg->min_length > 0 && cfg->min_count < 2)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "repeats need a min_count of at least 2");
+		return NULL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+	{
+		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the LCP operator");
+		return NULL;
+	}
+	res.memory = cfg->res.memory - cfg->res.memory / STORE_DIVISOR;
+	if (xxl_env_open(&l->env, &res, &text_plan) != XXL_OK)
+	{
+		*err = l->env.err;
+		free(l);
+		return NULL;
+	}
+	l->cfg = *cfg;
+	memset(&store_cfg, 0, sizeof(store_cfg));
+	store_cfg.res = cfg->res;
+	store_cfg.res.memory = cfg->res.memory / STORE_DIVISOR;
+	l->store = xxl_text_store_create(&store_cfg, err);
+	if (l->store == NULL)
+	{
+		xxl_env_close(&l->env);
+		free(l);
+		return NULL;
+	}
+	l->phase = LCP_TEXT;
+	l->last_prev = -1;
+	l->t_start = xxl_now_ns();
+	return l;
+}
+
+xxl_status
+lcp_fail(xxl_lcp *l)
+{
+	l->phase = LCP_FAILED;
+	if (l->env.err.code == XXL_OK)
+		xxl_error_set(&l->env.err, XXL_EIO, 0, "LCP construction failed");
+	return l->env.err.code;
+}
+
+xxl_status
+lcp_store_fail(xxl_lcp *l)
+{
+	if (l->env.err.code == XXL_OK)
+		l->env.err = *xxl_text_store_error(l->store);
+	return lcp_fail(l);
+}
+
+xxl_status
+xxl_lcp_put_text(xxl_lcp *l, const void *bytes, size_t len)
+{
+	if (l->phase != LCP_TEXT)
+		return l->phase == LCP_FAILED ? l->env.err.code
+			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "text can only be added before the suffix array");
+	if (xxl_text_store_put(l->store, bytes, len) != XXL_OK)
+		return lcp_store_fail(l);
+	l->n += len;
+	if (xxl_env_canceled(&l->env))
+		return lcp_fail(l);
+	return XXL_OK;
+}
+
+/* The end of the text: the store is finished and the comparisons' mode chosen. */
+static xxl_status
+text_done(xxl_lcp *l)
+{
+	xxl_text_store_stats ss;
+
+	if (xxl_text_store_finish(l->store) != XXL_OK)
+		return lcp_store_fail(l);
+	if (l->cfg.docs && xxl_docs_bytes(l->cfg.docs) != l->n)
+	{
+		xxl_error_set(&l->env.err, XXL_EINVAL, 0, "the documents hold %llu bytes, the text %llu",
+					  (unsigned long long) xxl_docs_bytes(l->cfg.docs), (unsigned long long) l->n);
+		return lcp_fail(l);
+	}
+	xxl_text_store_stats_get(l->store, &ss);
+	l->st.text_on_disk = ss.on_disk;
+	l->direct = !ss.on_disk && (l->cfg.internal_max == 0 || l->n <= l->cfg.internal_max);
+	l->st.direct = l->direct;
+	l->pw = width_for(l->n);
+	l->share = l->env.pool / PARTS;
+	return XXL_OK;
+}
+
+static size_t
+d_size(const xxl_lcp *l)
+{
+	return (size_t) (3 * l->pw + 1);
+}
+
+/* Rank order: the next suffix with its preceding byte into D (step 1). */
+static xxl_status
+take(xxl_lcp *l, uint64_t pos, int prev)
+{
+	xxl_env    *env = &l->env;
+	unsigned char *p;
+	int			flag;
+	int			w = l->pw;
+
+	if (pos >= l->n || l->r >= l->n)
+	{
+		if (pos >= l->n)
+			xxl_error_set(&env->err, XXL_EINVAL, 0, "suffix array position %llu is outside the text of %llu bytes",
+						  (unsigned long long) pos, (unsigned long long) l->n);
+		else
+			xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array has more than %llu entries",
+						  (unsigned long long) l->n);
+		return lcp_fail(l);
+	}
+	if (l->r == 0)
+		flag = LCP_FIRST;
+	else if (prev < 0 || l->last_prev < 0 || prev != l->last_prev)
+		flag = LCP_IRREDUCIBLE;
+	else
+		flag = LCP_REDUCIBLE;
+	p = xxl_env_scat_room(&l->D);
+	put_be(p, l->r, w);
+	put_be(p + w, l->r ? l->last_pos : 0, w);
+	p[2 * w] = (unsigned char) flag;
+	put_be(p + 2 * w + 1, pos, w);
+	if (xxl_env_scat_push(env, &l->D, pos) != XXL_OK)
+		return lcp_fail(l);
+	if (flag == LCP_IRREDUCIBLE)
+	{
+		uint64_t	ri = lcp_rem(l, pos),
+					rj = lcp_rem(l, l->last_pos);
+		uint64_t	limit = ri < rj ? ri : rj;
+
+		l->st.irreducible++;
+		if (!l->direct && limit > 0 && lcp_request(l, pos, l->last_pos, limit) != XXL_OK)
+			return lcp_fail(l);
+	}
+	l->pos_sum += pos;
+	l->last_pos = pos;
+	l->last_prev = prev;
+	l->r++;
+	if (xxl_env_poll(env))
+		return lcp_fail(l);
+	return XXL_OK;
+}
+
+static xxl_status
+open_rank_order(xxl_lcp *l)
+{
+	if (xxl_env_scat_open(&l->env, &l->D, l->share, d_size(l), l->n) != XXL_OK)
+		return lcp_fail(l);
+	l->D_open = true;
+	if (!l->direct && lcp_resolve_open(l) != XXL_OK)
+		return lcp_fail(l);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
+{
+	if (l->phase == LCP_TEXT)
+	{
+		if (text_done(l) != XXL_OK || open_rank_order(l) != XXL_OK)
+			return l->env.err.code;
+		l->phase = LCP_SA;
+	}
+	if (l->phase != LCP_SA)
+		return l->phase == LCP_FAILED ? l->env.err.code
+			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
+	return take(l, pos, prev);
+}
+
+xxl_status
+xxl_lcp_put_ranked(xxl_lcp *l, uint64_t rank, uint64_t pos)
+{
+	unsigned char *p;
+
+	if (l->phase == LCP_TEXT)
+	{
+		if (text_done(l) != XXL_OK)
+			return l->env.err.code;
+		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, l->share, (size_t) (2 * l->pw), l->n) != XXL_OK)
+			return lcp_fail(l);
+		l->A_open = l->n > 0;
+		l->phase = LCP_RANKED;
+	}
+	if (l->phase != LCP_RANKED)
+		return l->phase == LCP_FAILED ? l->env.err.code
+			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
+	if (rank < 1 || rank > l->n || pos >= l->n)
+	{
+		if (rank < 1 || rank > l->n)
+			xxl_error_set(&l->env.err, XXL_EINVAL, 0, "rank %llu is outside 1..%llu",
+						  (unsigned long long) rank, (unsigned long long) l->n);
+		else
+			xxl_error_set(&l->env.err, XXL_EINVAL, 0, "position %llu is outside the text of %llu bytes",
+						  (unsigned long long) pos, (unsigned long long) l->n);
+		return lcp_fail(l);
+	}
+	p = xxl_env_scat_room(&l->A);
+	put_be(p, pos, l->pw);
+	put_be(p + l->pw, rank - 1, l->pw);
+	if (xxl_env_scat_push(&l->env, &l->A, rank - 1) != XXL_OK)
+		return lcp_fail(l);
+	l->r++;
+	return XXL_OK;
+}
+
+/*
+ * A stored suffix array: A gives the positions in rank order; B permutes the
+ * ranks to text order, where one text scan reads T[i-1]; C permutes (i,
+ * T[i-1]) back to rank order, the input take() wants.
+ */
+static xxl_status
+derive_prev(xxl_lcp *l)
+{
+	xxl_env    *env = &l->env;
+	xxl_env_scatter B = {0},
+				C = {0};
+	const unsigned char *rec;
+	int			w = l->pw,
+				got;
+	uint64_t	r = 0,
+				doc = 0;
+	int			prev_byte = -1;
+	xxl_status	rc = XXL_OK;
+
+	l->st.derived_prev = true;
+	if (l->r != l->n)
+	{
+		xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array has %llu entries, the text %llu bytes",
+					  (unsigned long long) l->r, (unsigned long long) l->n);
+		return lcp_fail(l);
+	}
+	if (xxl_env_scat_finish(env, &l->A) != XXL_OK ||
+		xxl_env_scat_open(env, &B, l->share, (size_t) w, l->n) != XXL_OK)
+		return lcp_fail(l);
+	while ((got = xxl_env_scat_next(env, &l->A, &rec)) > 0)
+	{
+		uint64_t	pos = get_be(rec, w);
+
+		put_be(xxl_env_scat_room(&B), r, w);
+		if (xxl_env_scat_push(env, &B, pos) != XXL_OK)
+			goto fail;
+		r++;
+	}
+	if (got < 0)
+		goto fail;
+	xxl_env_scat_close(env, &l->A, NULL, NULL);
+	l->A_open = false;
+	if (xxl_env_scat_finish(env, &B) != XXL_OK ||
+		xxl_env_scat_open(env, &C, l->share, (size_t) (w + 2), l->n) != XXL_OK)
+		goto fail;
+	for (uint64_t i = 0; i < l->n; i++)
+	{
+		unsigned char byte;
+		size_t		one;
+		unsigned char *p;
+		bool		start = i == 0;
+
+		if (xxl_env_scat_next(env, &B, &rec) <= 0)
+			goto fail;
+		if (l->cfg.docs)
+		{
+			while (xxl_docs_end(l->cfg.docs, doc) <= i)
+				doc++;
+			start = xxl_docs_start(l->cfg.docs, doc) == i;
+		}
+		p = xxl_env_scat_room(&C);
+		put_be(p, i, w);
+		put_be(p + w, start ? 0xFFFF : (uint64_t) prev_byte, 2);
+		if (xxl_env_scat_push(env, &C, get_be(rec, w)) != XXL_OK)
+			goto fail;
+		if (xxl_text_store_read(l->store, i, &byte, 1, &one) != XXL_OK)
+		{
+			rc = lcp_store_fail(l);
+			goto out;
+		}
+		prev_byte = byte;
+		if (xxl_env_poll(env))
+			goto fail;
+	}
+	xxl_env_scat_close(env, &B, NULL, NULL);
+	if (xxl_env_scat_finish(env, &C) != XXL_OK || open_rank_order(l) != XXL_OK)
+		goto fail;
+	l->r = 0;
+	while ((got = xxl_env_scat_next(env, &C, &rec)) > 0)
+	{
+		uint64_t	v = get_be(rec + w, 2);
+
+		if (take(l, get_be(rec, w), v == 0xFFFF ? -1 : (int) v) != XXL_OK)
+			goto fail;
+	}
+	if (got < 0)
+		goto fail;
+	goto out;
+fail:
+	rc = lcp_fail(l);
+out:
+	xxl_env_scat_close(env, &B, NULL, NULL);
+	xxl_env_scat_close(env, &C, NULL, NULL);
+	return rc;
+}
+
+/* Text order: PLCP from D, the answers and the reducible rule, into E (step 3). */
+static xxl_status
+text_order(xxl_lcp *l)
+{
+	xxl_env    *env = &l->env;
+	const unsigned char *rec,
+			   *ans = NULL;
+	int			w = l->pw;
+	uint64_t	prev_l = 0,
+				doc = 0;
+	bool		have_ans = false;
+
+	if (xxl_env_scat_finish(env, &l->D) != XXL_OK)
+		return lcp_fail(l);
+	if (l->RS_open)
+	{
+		int			got;
+
+		if (xxl_env_sort_sort(env, &l->RS) != XXL_OK)
+			return lcp_fail(l);
+		got = xxl_env_sort_next(env, &l->RS, &ans);
+		if (got < 0)
+			return lcp_fail(l);
+		have_ans = got > 0;
+	}
+	if (xxl_env_scat_open(env, &l->E, l->share, (size_t) (2 * w), l->n) != XXL_OK)
+		return lcp_fail(l);
+	l->E_open = true;
+	for (uint64_t i = 0; i < l->n; i++)
+	{
+		uint64_t	r,
+					j,
+					v = 0;
+		int			flag;
+		bool		start = i == 0;
+		unsigned char *p;
+
+		if (xxl_env_scat_next(env, &l->D, &rec) <= 0)
+			return lcp_fail(l);
+		r = get_be(rec, w);
+		j = get_be(rec + w, w);
+		flag = rec[2 * w];
+		if (get_be(rec + 2 * w + 1, w) != i)
+		{
+			xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array is not a permutation of the positions");
+			return lcp_fail(l);
+		}
+		if (l->cfg.docs)
+		{
+			while (xxl_docs_end(l->cfg.docs, doc) <= i)
+				doc++;
+			start = xxl_docs_start(l->cfg.docs, doc) == i;
+		}
+		if (flag == LCP_REDUCIBLE && prev_l > 0 && !start)
+			v = prev_l - 1;
+		else if (flag != LCP_FIRST)
+		{
+			if (flag == LCP_REDUCIBLE)
+				l->st.irreducible++;	/* only a broken suffix array gets here */
+			if (l->direct)
+			{
+				uint64_t	ri = l->cfg.docs ? xxl_docs_end(l->cfg.docs, doc) - i : l->n - i,
+							rj = lcp_rem(l, j),
+							limit = ri < rj ? ri : rj,
+							h = !start && prev_l > 1 ? prev_l - 1 : 0,
+							m;
+
+				if (h > limit)
+					h = limit;
+				if (xxl_text_store_common(l->store, i + h, j + h, limit - h, &m) != XXL_OK)
+					return lcp_store_fail(l);
+				v = h + m;
+			}
+			else if (have_ans && get_be(ans, w) == i)
+			{
+				int			got;
+
+				v = get_be(ans + w, w);
+				got = xxl_env_sort_next(env, &l->RS, &ans);
+				if (got < 0)
+					return lcp_fail(l);
+				have_ans = got > 0;
+			}
+			else if (flag == LCP_REDUCIBLE)
+			{
+				xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array is not the suffix array of the text");
+				return lcp_fail(l);
+			}
+			/* else: an irreducible pair with nothing in common (limit 0) */
+			if (flag != LCP_REDUCIBLE)
+				l->st.irreducible_sum += v;
+		}
+		if (v > l->st.max_lcp)
+			l->st.max_lcp = v;
+		prev_l = v;
+		p = xxl_env_scat_room(&l->E);
+		put_be(p, i, w);
+		put_be(p + w, v, w);
+		if (xxl_env_scat_push(env, &l->E, r) != XXL_OK || xxl_env_poll(env))
+			return lcp_fail(l);
+	}
+	xxl_env_scat_close(env, &l->D, NULL, NULL);
+	l->D_open = false;
+	if (l->RS_open)
+	{
+		xxl_env_sort_close(env, &l->RS, NULL, NULL);
+		l->RS_open = false;
+	}
+	if (xxl_env_scat_finish(env, &l->E) != XXL_OK)
+		return lcp_fail(l);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_lcp_run(xxl_lcp *l)
+{
+	if (l->phase == LCP_TEXT && text_done(l) != XXL_OK)
+		return l->env.err.code;
+	if (l->phase == LCP_FAILED)
+		return l->env.err.code;
+	if (l->phase == LCP_OUTPUT || l->phase == LCP_DONE)
+		return xxl_error_set(&l->env.err, XXL_EINVAL, 0, "xxl_lcp_run called twice");
+	if (l->phase == LCP_RANKED && derive_prev(l) != XXL_OK)
+		return l->env.err.code;
+	if (l->n == 0)
+	{
+		l->phase = LCP_DONE;
+		l->st.lcp_ns = xxl_now_ns() - l->t_start;
+		return XXL_OK;
+	}
+	if (l->r != l->n || l->pos_sum != (l->n % 2 ? l->n * ((l->n - 1) / 2) : (l->n / 2) * (l->n - 1)))
+	{
+		xxl_error_set(&l->env.err, XXL_EINVAL, 0,
+					  "the suffix array has %llu entries for a text of %llu bytes, or repeats positions",
+					  (unsigned long long) l->r, (unsigned long long) l->n);
+		return lcp_fail(l);
+	}
+	if (!l->direct && lcp_resolve(l) != XXL_OK)
+		return lcp_fail(l);
+	if (text_order(l) != XXL_OK)
+		return l->env.err.code;
+	if (l->cfg.min_length > 0 && lcp_repeats_build(l) != XXL_OK)
+		return lcp_fail(l);
+	l->phase = LCP_OUTPUT;
+	l->st.lcp_ns = xxl_now_ns() - l->t_start;
+	return XXL_OK;
+}
+
+int
+xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp)
+{
+	const unsigned char *rec;
+	int			got;
+
+	if (l->phase == LCP_DONE)
+		return 0;
+	if (l->phase != LCP_OUTPUT || l->cfg.min_length > 0)
+	{
+		if (l->phase != LCP_FAILED)
+			xxl_error_set(&l->env.err, XXL_EINVAL, 0, l->cfg.min_length > 0
+						  ? "repeats mode hands out ranges (xxl_lcp_next_repeat)"
+						  : "xxl_lcp_run must come before reading");
+		return -(int) lcp_fail(l);
+	}
+	got = xxl_env_scat_next(&l->env, &l->E, &rec);
+	if (got < 0)
+		return -(int) lcp_fail(l);
+	if (got == 0)
+	{
+		xxl_env_scat_close(&l->env, &l->E, NULL, NULL);
+		l->E_open = false;
+		l->phase = LCP_DONE;
+		return 0;
+	}
+	*pos = get_be(rec, l->pw);
+	*lcp = get_be(rec + l->pw, l->pw);
+	return 1;
+}
+
+int
+xxl_lcp_next_repeat(xxl_lcp *l, uint64_t *start, uint64_t *length, uint64_t *occurrences)
+{
+	int			got;
+
+	if (l->phase == LCP_DONE)
+		return 0;
+	if (l->phase != LCP_OUTPUT || l->cfg.min_length == 0)
+	{
+		if (l->phase != LCP_FAILED)
+			xxl_error_set(&l->env.err, XXL_EINVAL, 0, l->cfg.min_length == 0
+						  ? "ranges need repeats mode (min_length > 0)"
+						  : "xxl_lcp_run must come before reading");
+		return -(int) lcp_fail(l);
+	}
+	got = lcp_repeats_next(l, start, length, occurrences);
+	if (got < 0)
+		return -(int) lcp_fail(l);
+	if (got == 0)
+		l->phase = LCP_DONE;
+	return got;
+}
+
+const xxl_error *
+xxl_lcp_error(const xxl_lcp *l)
+{
+	return &l->env.err;
+}
+
+void
+xxl_lcp_stats_get(const xxl_lcp *l, xxl_lcp_stats *st)
+{
+	xxl_text_store_stats ss;
+
+	*st = l->st;
+	st->n = l->n;
+	xxl_env_io_sum(&l->env, &st->bytes_read, &st->bytes_written, &st->io_wait_ns, &st->io_direct);
+	xxl_text_store_stats_get(l->store, &ss);
+	st->bytes_read += ss.bytes_read;
+	st->bytes_written += ss.bytes_written;
+	st->memory_peak = xxl_env_used_peak(&l->env) + ss.memory_peak;
+	st->memory_limit = l->cfg.res.memory;
+	if (l->phase < LCP_OUTPUT)
+		st->lcp_ns = xxl_now_ns() - l->t_start;
+}
+
+void
+xxl_lcp_destroy(xxl_lcp *l)
+{
+	if (l == NULL)
+		return;
+	if (l->A_open)
+		xxl_env_scat_close(&l->env, &l->A, NULL, NULL);
+	if (l->D_open)
+		xxl_env_scat_close(&l->env, &l->D, NULL, NULL);
+	if (l->E_open)
+		xxl_env_scat_close(&l->env, &l->E, NULL, NULL);
+	if (l->R_open)
+		xxl_env_sort_close(&l->env, &l->R, NULL, NULL);
+	if (l->RS_open)
+		xxl_env_sort_close(&l->env, &l->RS, NULL, NULL);
+	if (l->W_open)
+		xxl_env_sort_close(&l->env, &l->W, NULL, NULL);
+	xxl_text_store_destroy(l->store);
+	xxl_env_close(&l->env);
+	free(l);
+}

@@ -1,0 +1,96 @@
+/*
+ * lcp_internal.h — the LCP operator's state (xxl_lcp.h), shared by lcp.c
+ * (API, rank- and text-order passes), lcp_resolve.c (answering the
+ * comparison requests) and lcp_repeats.c (runs of long common prefixes).
+ */
+#ifndef XXL_LCP_INTERNAL_H
+#define XXL_LCP_INTERNAL_H
+
+#include "core/text/text_internal.h"
+#include "core/text/xxl_lcp.h"
+#include "core/text/xxl_text_store.h"
+
+/* D's flags */
+#define LCP_REDUCIBLE 0
+#define LCP_IRREDUCIBLE 1
+#define LCP_FIRST 2
+
+#define LCP_ROUNDS 2
+
+typedef enum lcp_phase
+{
+	LCP_TEXT,
+	LCP_SA,
+	LCP_RANKED,
+	LCP_OUTPUT,
+	LCP_DONE,
+	LCP_FAILED
+} lcp_phase;
+
+struct xxl_lcp
+{
+	xxl_env		env;
+	xxl_lcp_config cfg;
+	lcp_phase	phase;
+	xxl_text_store *store;
+	uint64_t	n;
+	int			pw;				/* bytes per position, rank or length (0..n) */
+	bool		direct;
+	size_t		share;			/* a part's memory */
+
+	/* rank order */
+	uint64_t	r;				/* suffixes taken */
+	uint64_t	last_pos;
+	int			last_prev;
+	uint64_t	pos_sum;		/* sum of positions: a permutation check */
+	xxl_env_scatter D;			/* by position: rank, Φ, flag, position */
+	bool		D_open;
+	xxl_env_scatter A;			/* ranked input, by rank: position, rank */
+	bool		A_open;
+	xxl_env_sorter R;			/* requests of the first round */
+	bool		R_open;
+	xxl_env_sorter RS;			/* answers, by position */
+	bool		RS_open;
+
+	/* output */
+	xxl_env_scatter E;			/* by rank: position, LCP */
+	bool		E_open;
+
+	/* repeats */
+	xxl_env_sorter W;			/* windows, by position: position, count */
+	bool		W_open;
+	bool		have_range;
+	uint64_t	cur_start,
+				cur_end,
+				cur_min;
+
+	xxl_lcp_stats st;
+	uint64_t	t_start;
+};
+
+/* Characters left in pos's document (or the text) from pos on. */
+static inline uint64_t
+lcp_rem(const xxl_lcp *l, uint64_t pos)
+{
+	if (l->cfg.docs == NULL)
+		return l->n - pos;
+	return xxl_docs_end(l->cfg.docs, xxl_docs_find(l->cfg.docs, pos)) - pos;
+}
+
+/* Fail with the store's error, or the environment's. */
+xxl_status	lcp_fail(xxl_lcp *l);
+xxl_status	lcp_store_fail(xxl_lcp *l);
+
+/* Open the answers' sorter and the first round's requests (lcp_resolve.c). */
+xxl_status	lcp_resolve_open(xxl_lcp *l);
+/* Request the common prefix of i and j, at most limit (> 0) bytes. */
+xxl_status	lcp_request(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit);
+/* Answer every request; RS is then sorted and ready. */
+xxl_status	lcp_resolve(xxl_lcp *l);
+
+/* Turn the rank-order output into the repeats' ranges (lcp_repeats.c). */
+xxl_status	lcp_repeats_build(xxl_lcp *l);
+int			lcp_repeats_next(xxl_lcp *l, uint64_t *start, uint64_t *length,
+							 uint64_t *occurrences);
+
+#endif							/* XXL_LCP_INTERNAL_H */
