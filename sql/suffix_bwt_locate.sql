@@ -116,7 +116,7 @@ CREATE FUNCTION bl_scan(d bytea, p bytea) RETURNS bigint[] LANGUAGE sql AS $$
   WHERE substr(d, i, length(p)) = p
 $$;
 CREATE FUNCTION bl_locate(corpus text, sa text, p bytea) RETURNS bigint[] LANGUAGE sql AS $$
-  SELECT coalesce(array_agg(l ORDER BY l), '{}') FROM xxl.locate(corpus, sa, p) l
+  SELECT coalesce(array_agg(l.pos ORDER BY l.pos), '{}') FROM xxl.locate(corpus, sa, p) l
 $$;
 CREATE TABLE bl_text AS SELECT bl_gen('rand4', 4000) || '\x00ff00'::bytea || bl_gen('periodic', 500) AS d;
 SELECT xxl.suffix_array_into('bl_text', 'bl_sa');
@@ -135,7 +135,7 @@ FROM bl_patterns, bl_text WHERE bl_locate('bl_text', 'bl_sa', p) <> bl_scan(d, p
 SELECT count(*) AS patterns, sum(cardinality(bl_scan(d, p))) AS occurrences FROM bl_patterns, bl_text;
 -- suffix order, and the statistics
 SELECT * FROM xxl.locate('bl_text', 'bl_sa', '\x00ff00'::bytea);
-SELECT (SELECT array_agg(l) FROM xxl.locate('bl_text', 'bl_sa', '\x626262'::bytea) l)
+SELECT (SELECT array_agg(l.pos) FROM xxl.locate('bl_text', 'bl_sa', '\x626262'::bytea) l)
      = (SELECT array_agg(pos ORDER BY rank) FROM bl_sa
         WHERE substr((SELECT d FROM bl_text), pos::int, 3) = '\x626262') AS in_suffix_order;
 SELECT rows_out, details->>'sa_access' AS sa_access, details->>'text_on_disk' AS text_on_disk,
@@ -179,7 +179,7 @@ SELECT count(*) FROM xxl.locate('SELECT b FROM bl_big ORDER BY id', 'bl_big_sa',
 SELECT details->>'text_on_disk' AS text_on_disk, (details->>'text_block_reads')::int > 0 AS read_blocks,
        memory_peak <= memory_limit AS within_budget
 FROM xxl.last_stats();
-SELECT l FROM xxl.locate('SELECT b FROM bl_big ORDER BY id', 'bl_big_sa',
+SELECT l.pos FROM xxl.locate('SELECT b FROM bl_big ORDER BY id', 'bl_big_sa',
                          (SELECT substr(b, 5) || substr(b2, 1, 3)
                           FROM (SELECT b, lead(b) OVER (ORDER BY id) AS b2, id FROM bl_big) x
                           WHERE id = 2024)) l;

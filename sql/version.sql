@@ -77,6 +77,17 @@ CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
 UNION ALL
 SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.5 (no LCP arrays, repeats or corpora of documents yet)
+CREATE EXTENSION pgxxl VERSION '0.5';
+SELECT to_regprocedure('xxl.repeats(text,integer,integer)') IS NULL AS no_repeats_in_05;
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 DROP TABLE fresh, updated;
 
 DROP EXTENSION pgxxl;

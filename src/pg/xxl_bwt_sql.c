@@ -27,10 +27,7 @@ PG_FUNCTION_INFO_V1(xxl_bwt_inverse_sql);
 static XxlTextCore *
 bwt_build(XxlOperator *op, const char *source, bytea *data)
 {
-	XxlTextCore	   *c = xxl_text_core_begin(op, XXL_SA_BWT);
-
-	xxl_text_core_feed(op, c, source, data);
-	return c;
+	return xxl_text_core_run(op, XXL_SA_BWT, source, data, NULL);
 }
 
 /* The transform of data in memory, and its primary index. */

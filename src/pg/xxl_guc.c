@@ -31,6 +31,7 @@ int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_graph_max_semi_nodes = 0;
 bool		xxl_graph_force_external = false;
+bool		xxl_text_force_external = false;
 int			xxl_bfs_algorithm = XXL_PATHS_BFS_AUTO;
 int			xxl_sssp_algorithm = XXL_PATHS_SSSP_AUTO;
 
@@ -219,6 +220,14 @@ xxl_define_gucs(void)
 							 "Testing only: BFS, shortest paths and PageRank take the external path.",
 							 "They do so even when xxl.memory would hold the graph (PageRank: sorted iterations).",
 							 &xxl_graph_force_external,
+							 false,
+							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.text_force_external",
+							 "Testing only: suffix arrays and LCP values take their external paths.",
+							 "Suffix sorting runs external DC3 down to the smallest texts, and the "
+							 "LCP operator compares in sorted rounds even when the text is in memory.",
+							 &xxl_text_force_external,
 							 false,
 							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);

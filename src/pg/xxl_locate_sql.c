@@ -17,6 +17,7 @@ PG_FUNCTION_INFO_V1(xxl_locate);
 typedef struct LocateCore
 {
 	xxl_text_store *store;
+	xxl_docs   *docs;			/* a corpus of documents */
 	XxlRankTable    *sa;
 	uint64		pattern_len;
 	uint64		probes;
@@ -27,6 +28,7 @@ static void
 locate_core_destroy(void *core)
 {
 	xxl_text_store_destroy(((LocateCore *) core)->store);
+	xxl_docs_destroy(((LocateCore *) core)->docs);
 }
 
 static void
@@ -35,9 +37,11 @@ locate_core_collect(void *core, XxlStats *st)
 	LocateCore *c = (LocateCore *) core;
 	xxl_text_store_stats s;
 
+	if (c->store == NULL)
+		return;					/* failed before the text store existed */
 	xxl_text_store_stats_get(c->store, &s);
 	st->record_bytes = s.n;
-	st->memory_peak = s.memory_peak;
+	st->memory_peak = s.memory_peak + (c->docs ? xxl_docs_memory(c->docs) : 0);
 	st->memory_limit = s.memory_limit;
 	xxl_text_spread_io(st, s.bytes_read, s.bytes_written);
 	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
@@ -55,7 +59,11 @@ locate_core_collect(void *core, XxlStats *st)
 	}
 }
 
-/* Compare the suffix of rank k with the pattern (see xxl_text_store_compare). */
+/*
+ * Compare the suffix of rank k with the pattern (see xxl_text_store_compare).
+ * In a corpus of documents a suffix ends with its document, where the
+ * separator that is smaller than every byte stands in the suffix order.
+ */
 static int
 probe(XxlOperator *op, LocateCore *c, uint64 k, const unsigned char *p, size_t len)
 {
@@ -70,13 +78,29 @@ probe(XxlOperator *op, LocateCore *c, uint64 k, const unsigned char *p, size_t l
 						", outside the corpus of " UINT64_FORMAT " bytes", k, c->sa->name, pos, n),
 				 errhint("Is it the suffix array of this corpus?  xxl.suffix_array_check tells.")));
 	c->probes++;
+	if (c->docs)
+	{
+		uint64		at = (uint64) pos - 1;
+		uint64		rem = xxl_docs_end(c->docs, xxl_docs_find(c->docs, at)) - at;
+
+		if (rem < len)
+		{
+			if (xxl_text_store_compare(c->store, at, p, rem, &cmp) != XXL_OK)
+				xxl_raise_error(xxl_text_store_error(c->store), op->name);
+			CHECK_FOR_INTERRUPTS();
+			return cmp != 0 ? cmp : -1;
+		}
+	}
 	if (xxl_text_store_compare(c->store, (uint64) pos - 1, p, len, &cmp) != XXL_OK)
 		xxl_raise_error(xxl_text_store_error(c->store), op->name);
 	CHECK_FOR_INTERRUPTS();
 	return cmp;
 }
 
-/* xxl.locate(corpus text, sa text, pattern bytea) RETURNS SETOF bigint */
+/*
+ * xxl.locate(corpus text, sa text, pattern bytea)
+ *   RETURNS TABLE(pos bigint, doc_id bigint, doc_offset bigint)
+ */
 Datum
 xxl_locate(PG_FUNCTION_ARGS)
 {
@@ -92,13 +116,14 @@ xxl_locate(PG_FUNCTION_ARGS)
 	xxl_sa_config cfg;
 	xxl_error	err;
 	XxlCorpusSink	sink;
-	XxlInput   *in;
-	AttrNumber	attno;
+	XxlCorpus	corpus;
 	XxlRankTable    *sa;
 	uint64		n,
 				lo,
 				hi,
 				first;
+	XxlInt8Writer w;
+	bool		nulls[3] = {false, false, false};
 
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -108,8 +133,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 	p = (const unsigned char *) VARDATA_ANY(pattern);
 	len = VARSIZE_ANY_EXHDR(pattern);
 
-	desc = CreateTemplateTupleDesc(1);
-	TupleDescInitEntry(desc, 1, "locate", INT8OID, -1, 0);
+	desc = xxl_output_caller_desc(fcinfo);
 	out = xxl_output_to_caller(fcinfo, desc);
 
 	op = xxl_operator_begin("locate");
@@ -117,15 +141,24 @@ xxl_locate(PG_FUNCTION_ARGS)
 	c = MemoryContextAllocZero(op->cxt, sizeof(LocateCore));
 	c->pattern_len = len;
 	xxl_error_clear(&err);
+	xxl_operator_attach(op, c, locate_core_destroy, locate_core_collect);
+	xxl_corpus_open(source, &corpus);
+	if (corpus.id_att != 0)
+	{
+		c->docs = xxl_docs_create(cfg.res.memory / 8, &err);
+		if (c->docs == NULL)
+			xxl_raise_error(&err, op->name);
+		cfg.res.memory -= cfg.res.memory / 8;
+	}
 	c->store = xxl_text_store_create(&cfg, &err);
 	if (c->store == NULL)
 		xxl_raise_error(&err, op->name);
-	xxl_operator_attach(op, c, locate_core_destroy, locate_core_collect);
 
 	/* the corpus, for random reads of pattern-sized windows */
-	xxl_corpus_sink_store(&sink, c->store, op->name);
-	in = xxl_corpus_open(source, &attno);
-	op->rows_in = xxl_corpus_feed(in, attno, &sink);
+	xxl_corpus_sink_init(&sink, op->name);
+	xxl_corpus_sink_add_store(&sink, c->store);
+	sink.docs = c->docs;
+	op->rows_in = xxl_corpus_feed(&corpus, &sink);
 	if (xxl_text_store_finish(c->store) != XXL_OK)
 		xxl_raise_error(xxl_text_store_error(c->store), op->name);
 	n = xxl_text_store_size(c->store);
@@ -166,14 +199,24 @@ xxl_locate(PG_FUNCTION_ARGS)
 
 	/* the positions of ranks first .. lo-1, in suffix order */
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	xxl_int8_writer_init(&w, out, desc);
+	if (c->docs == NULL)
+		nulls[1] = nulls[2] = true;
 	for (uint64 k = first; k < lo; k++)
 	{
-		Datum		value;
-		bool		isnull = false;
-		int64		pos = xxl_rank_table_walk(sa, k, k == first);
+		int64		v[3];
 
-		value = Int64GetDatum(pos);
-		xxl_output_put_values(out, &value, &isnull);
+		v[0] = xxl_rank_table_walk(sa, k, k == first);
+		if (c->docs)
+		{
+			if (v[0] < 1 || (uint64) v[0] > n)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("rank " UINT64_FORMAT " of the suffix array \"%s\" holds position " INT64_FORMAT
+								", outside the corpus of " UINT64_FORMAT " bytes", k, sa->name, v[0], n)));
+			xxl_text_doc_of(c->docs, (uint64) v[0] - 1, &v[1], &v[2]);
+		}
+		xxl_int8_writer_put(&w, v, nulls);
 		c->occurrences++;
 		if ((c->occurrences & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();

@@ -111,13 +111,15 @@ suffix_array_check(const char *source, bytea *data, const char *sa_source)
 	xxl_operator_attach(op, c, check_core_destroy, check_core_collect);
 
 	/* the text */
-	xxl_corpus_sink_check(&sink, c->checker, op->name);
+	xxl_corpus_sink_init(&sink, op->name);
+	xxl_corpus_sink_add_check(&sink, c->checker);
 	if (source != NULL)
 	{
-		AttrNumber	attno;
+		XxlCorpus	corpus;
 
-		in = xxl_corpus_open(source, &attno);
-		op->rows_in = xxl_corpus_feed(in, attno, &sink);
+		xxl_corpus_open(source, &corpus);
+		xxl_corpus_require_single(&corpus, "xxl.suffix_array_check");
+		op->rows_in = xxl_corpus_feed(&corpus, &sink);
 	}
 	else
 		xxl_corpus_put(&sink, VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));

@@ -1,7 +1,8 @@
 /*
  * xxl_sa_rows.c — the rows of a suffix array table (see xxl_text_sql.h):
- * the (rank, pos) layout the functions write, the pair writer that writes
- * it fast, and finding rank and pos in a table someone else wrote.
+ * the (rank, pos, ...) layouts the functions write, the bigint row writer
+ * that writes them fast, and finding rank and pos in a table someone else
+ * wrote.
  */
 #include "postgres.h"
 
@@ -15,41 +16,94 @@
 /* Suffix array rows ---------------------------------------------------------- */
 
 TupleDesc
-xxl_sa_rows_desc(void)
+xxl_sa_rows_desc(bool docs, bool lcp)
 {
-	TupleDesc	desc = CreateTemplateTupleDesc(2);
+	TupleDesc	desc = CreateTemplateTupleDesc(2 + (docs ? 2 : 0) + (lcp ? 1 : 0));
+	AttrNumber	a = 1;
 
-	TupleDescInitEntry(desc, 1, "rank", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, 2, "pos", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, a++, "rank", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, a++, "pos", INT8OID, -1, 0);
+	if (docs)
+	{
+		TupleDescInitEntry(desc, a++, "doc_id", INT8OID, -1, 0);
+		TupleDescInitEntry(desc, a++, "doc_offset", INT8OID, -1, 0);
+	}
+	if (lcp)
+		TupleDescInitEntry(desc, a++, "lcp", INT8OID, -1, 0);
 	return desc;
 }
 
+/* A value no row has by chance, to find the values in the formed row. */
+static int64
+marker(int k)
+{
+	return INT64CONST(0x0102030405060708) + k * INT64CONST(0x1010101010101010);
+}
 
 void
-xxl_pair_writer_init(XxlPairWriter *w, XxlOutput *out, TupleDesc desc)
+xxl_int8_writer_init(XxlInt8Writer *w, XxlOutput *out, TupleDesc desc)
 {
-	Datum		values[2] = {Int64GetDatum(INT64CONST(0x0102030405060708)),
-	Int64GetDatum(INT64CONST(0x1112131415161718))};
-	bool		nulls[2] = {false, false};
+	Datum		values[XXL_INT8_ROW_MAX];
+	bool		nulls[XXL_INT8_ROW_MAX];
 	StringInfoData buf;
 	const char *row;
-	int64		a = INT64CONST(0x0102030405060708),
-				b = INT64CONST(0x1112131415161718);
+	int			k = desc->natts;
 
 	memset(w, 0, sizeof(*w));
 	w->out = out;
-	if (desc->natts != 2 || TupleDescAttr(desc, 0)->atttypid != INT8OID ||
-		TupleDescAttr(desc, 1)->atttypid != INT8OID || !FLOAT8PASSBYVAL)
+	w->ncols = k;
+	Assert(k <= XXL_INT8_ROW_MAX);
+	for (int i = 0; i < k; i++)
+	{
+		if (TupleDescAttr(desc, i)->atttypid != INT8OID)
+			return;
+		values[i] = Int64GetDatum(marker(i));
+		nulls[i] = false;
+	}
+	if (!FLOAT8PASSBYVAL)
 		return;
 	initStringInfo(&buf);
 	row = xxl_compact_form(&buf, desc, values, nulls, &w->len);
-	if (w->len < 16 || memcmp(row + w->len - 16, &a, 8) != 0 ||
-		memcmp(row + w->len - 8, &b, 8) != 0)
+	if (w->len < 8 * k)
 		return;
+	for (int i = 0; i < k; i++)
+	{
+		int64		m = marker(i);
+
+		if (memcmp(row + w->len - 8 * (k - i), &m, 8) != 0)
+			return;
+	}
 	w->row = palloc(w->len);
 	memcpy(w->row, row, w->len);
 	w->fast = true;
 	pfree(buf.data);
+}
+
+void
+xxl_int8_writer_put(XxlInt8Writer *w, const int64 *values, const bool *nulls)
+{
+	bool		anynull = false;
+
+	if (nulls)
+		for (int i = 0; i < w->ncols; i++)
+			anynull |= nulls[i];
+	if (w->fast && !anynull)
+	{
+		memcpy(w->row + w->len - 8 * w->ncols, values, 8 * w->ncols);
+		xxl_output_put_compact(w->out, w->row, w->len);
+	}
+	else
+	{
+		Datum		datums[XXL_INT8_ROW_MAX];
+		bool		isnull[XXL_INT8_ROW_MAX];
+
+		for (int i = 0; i < w->ncols; i++)
+		{
+			datums[i] = Int64GetDatum(values[i]);
+			isnull[i] = nulls ? nulls[i] : false;
+		}
+		xxl_output_put_values(w->out, datums, isnull);
+	}
 }
 
 /*

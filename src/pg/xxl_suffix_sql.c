@@ -1,6 +1,8 @@
 /*
  * xxl_suffix_sql.c — xxl.suffix_array and xxl.suffix_array_into: a corpus
- * or a bytea value in, (rank, pos) rows out.  See docs/text.md.
+ * or a bytea value in, (rank, pos) rows out, with the document and offset
+ * of each suffix for a corpus of documents and its LCP value on request.
+ * See docs/text.md.
  */
 #include "postgres.h"
 
@@ -15,25 +17,59 @@ PG_FUNCTION_INFO_V1(xxl_suffix_array_corpus);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_into_bytea);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_into_corpus);
 
-/* Drain the builder into out; returns the rows written. */
+/*
+ * Drain the engines into out as (rank, pos[, doc_id, doc_offset][, lcp])
+ * rows, 1-based; doc columns are NULL for a corpus without ids.  Returns the
+ * rows written.
+ */
 static uint64
-sa_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc)
+sa_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, bool doc_cols,
+		bool lcp_col)
 {
-	XxlPairWriter	w;
-	uint64		pos;
+	XxlInt8Writer w;
+	int64		v[XXL_INT8_ROW_MAX];
+	bool		nulls[XXL_INT8_ROW_MAX] = {false};
+	uint64		pos,
+				lcp = 0,
+				doc;
 	int64		rank = 0;
 	int			got;
 	uint64		n;
 
-	xxl_pair_writer_init(&w, out, desc);
-	while ((got = xxl_sa_next(c->sa, &pos)) > 0)
+	xxl_int8_writer_init(&w, out, desc);
+	if (doc_cols && c->docs == NULL)
+		nulls[2] = nulls[3] = true;
+	for (;;)
 	{
-		xxl_pair_writer_put(&w, ++rank, (int64) pos + 1);
+		int			k = 2;
+
+		if (c->lcp)
+			got = xxl_lcp_next(c->lcp, &pos, &lcp);
+		else
+		{
+			got = xxl_sa_next(c->sa, &pos);
+			/* a separated text: body positions, the separators' suffixes left out */
+			if (got > 0 && c->docs && !xxl_docs_from_separated(c->docs, pos, &pos, &doc))
+				continue;
+		}
+		if (got <= 0)
+			break;
+		v[0] = ++rank;
+		v[1] = (int64) pos + 1;
+		if (doc_cols)
+		{
+			if (c->docs)
+				xxl_text_doc_of(c->docs, pos, &v[2], &v[3]);
+			k = 4;
+		}
+		if (lcp_col)
+			v[k] = (int64) lcp;
+		xxl_int8_writer_put(&w, v, nulls);
 		if ((rank & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
 	if (got < 0)
-		xxl_raise_error(xxl_sa_error(c->sa), op->name);
+		xxl_raise_error(c->lcp ? xxl_lcp_error(c->lcp) : xxl_sa_error(c->sa), op->name);
 	n = xxl_output_finish(out);
 	op->rows_out = n;
 	xxl_operator_end(op);
@@ -48,14 +84,16 @@ xxl_suffix_array_bytea(PG_FUNCTION_ARGS)
 	TupleDesc	desc = xxl_output_caller_desc(fcinfo);
 	XxlOutput  *out = xxl_output_to_caller(fcinfo, desc);
 	XxlOperator *op = xxl_operator_begin("suffix_array");
-	XxlTextCore	   *c = xxl_text_core_begin(op, XXL_SA_POSITIONS);
+	XxlTextCore *c = xxl_text_core_run(op, XXL_SA_POSITIONS, NULL, data, NULL);
 
-	xxl_text_core_feed(op, c, NULL, data);
-	sa_emit(op, c, out, desc);
+	sa_emit(op, c, out, desc, false, false);
 	return (Datum) 0;
 }
 
-/* xxl.suffix_array(corpus text) RETURNS TABLE(rank bigint, pos bigint) */
+/*
+ * xxl.suffix_array(corpus text)
+ *   RETURNS TABLE(rank bigint, pos bigint, doc_id bigint, doc_offset bigint)
+ */
 Datum
 xxl_suffix_array_corpus(PG_FUNCTION_ARGS)
 {
@@ -63,30 +101,40 @@ xxl_suffix_array_corpus(PG_FUNCTION_ARGS)
 	TupleDesc	desc = xxl_output_caller_desc(fcinfo);
 	XxlOutput  *out = xxl_output_to_caller(fcinfo, desc);
 	XxlOperator *op = xxl_operator_begin("suffix_array");
-	XxlTextCore	   *c = xxl_text_core_begin(op, XXL_SA_POSITIONS);
+	XxlTextCore *c = xxl_text_core_run(op, XXL_SA_POSITIONS, source, NULL, NULL);
 
-	xxl_text_core_feed(op, c, source, NULL);
-	sa_emit(op, c, out, desc);
+	sa_emit(op, c, out, desc, desc->natts >= 4, false);
 	return (Datum) 0;
 }
 
 static int64
-suffix_array_into(const char *source, bytea *data, const char *target)
+suffix_array_into(const char *source, bytea *data, const char *target, bool lcp)
 {
-	TupleDesc	desc = xxl_sa_rows_desc();
+	XxlTextWants wants = {.lcp = lcp};
+	XxlOperator *op = xxl_operator_begin("suffix_array");
+	XxlTextCore *c = xxl_text_core_open(op, XXL_SA_POSITIONS, source, data, &wants);
+	TupleDesc	desc = xxl_sa_rows_desc(c->docs != NULL, lcp);
 	XxlOutput  *out;
-	XxlOperator *op;
-	XxlTextCore	   *c;
 
-	/* the target is made first: a name clash is reported before any work */
+	/* the target is made before the corpus is read: a name clash costs no work */
 	out = xxl_output_into_table(target, desc);
-	op = xxl_operator_begin("suffix_array");
-	c = xxl_text_core_begin(op, XXL_SA_POSITIONS);
-	xxl_text_core_feed(op, c, source, data);
-	return (int64) sa_emit(op, c, out, desc);
+	xxl_text_core_build(op, c);
+	return (int64) sa_emit(op, c, out, desc, c->docs != NULL, lcp);
 }
 
-/* xxl.suffix_array_into(data bytea, target text) RETURNS bigint */
+static bool
+arg_lcp(FunctionCallInfo fcinfo)
+{
+	if (PG_NARGS() < 3)
+		return false;
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lcp must not be null")));
+	return PG_GETARG_BOOL(2);
+}
+
+/* xxl.suffix_array_into(data bytea, target text, lcp boolean DEFAULT false) RETURNS bigint */
 Datum
 xxl_suffix_array_into_bytea(PG_FUNCTION_ARGS)
 {
@@ -96,16 +144,15 @@ xxl_suffix_array_into_bytea(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("data must not be null")));
-	PG_RETURN_INT64(suffix_array_into(NULL, PG_GETARG_BYTEA_PP(0), target));
+	PG_RETURN_INT64(suffix_array_into(NULL, PG_GETARG_BYTEA_PP(0), target, arg_lcp(fcinfo)));
 }
 
-/* xxl.suffix_array_into(corpus text, target text) RETURNS bigint */
+/* xxl.suffix_array_into(corpus text, target text, lcp boolean DEFAULT false) RETURNS bigint */
 Datum
 xxl_suffix_array_into_corpus(PG_FUNCTION_ARGS)
 {
 	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "corpus");
 	char	   *target = xxl_arg_text(fcinfo, 1, NULL, "target");
 
-	PG_RETURN_INT64(suffix_array_into(source, NULL, target));
+	PG_RETURN_INT64(suffix_array_into(source, NULL, target, arg_lcp(fcinfo)));
 }
-

@@ -1,12 +1,18 @@
 /*
- * xxl_text_core.c — the suffix-array builder as an operator's engine object
- * (see xxl_text_sql.h): its configuration, its statistics for last_stats(),
- * and text in followed by the build.
+ * xxl_text_core.c — the text engines as an operator's engine object (see
+ * xxl_text_sql.h): their configuration under the operator's budget, the
+ * corpus in, the build, the suffix array drained into the LCP operator when
+ * LCP values or repeats are wanted, and the statistics for last_stats().
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+
 #include "pg/xxl_error.h"
 #include "pg/xxl_text_sql.h"
+
+/* the document map's share of the budget */
+#define DOCS_DIVISOR 8
 
 /* The engine's configuration under the operator's settings. */
 xxl_sa_config
@@ -17,6 +23,20 @@ xxl_text_config(XxlOperator *op, xxl_sa_mode mode)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.res = xxl_operator_resources(op);
 	cfg.mode = mode;
+	cfg.internal_max = xxl_text_force_external ? 1 : 0;
+	return cfg;
+}
+
+xxl_lcp_config
+xxl_text_lcp_config(XxlOperator *op, size_t memory, const xxl_docs *docs)
+{
+	xxl_lcp_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.res = xxl_operator_resources(op);
+	cfg.res.memory = memory;
+	cfg.docs = docs;
+	cfg.internal_max = xxl_text_force_external ? 1 : 0;
 	return cfg;
 }
 
@@ -34,13 +54,29 @@ xxl_text_spread_io(XxlStats *st, uint64 read, uint64 written)
 	}
 }
 
+void
+xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset)
+{
+	uint64		k = xxl_docs_find(docs, pos);
 
-/* The suffix-array builder as an operator's engine object ------------------- */
+	*id = xxl_docs_id(docs, k);
+	*offset = (int64) (pos - xxl_docs_start(docs, k)) + 1;
+}
+
+
+/* The text engines as an operator's engine object ---------------------------- */
 
 static void
-sa_core_destroy(void *core)
+text_core_destroy(void *core)
 {
-	xxl_sa_destroy(((XxlTextCore *) core)->sa);
+	XxlTextCore *c = (XxlTextCore *) core;
+
+	xxl_sa_destroy(c->sa);
+	c->sa = NULL;
+	xxl_lcp_destroy(c->lcp);
+	c->lcp = NULL;
+	xxl_docs_destroy(c->docs);
+	c->docs = NULL;
 }
 
 /*
@@ -72,25 +108,76 @@ detail_array(XxlStats *st, const char *key, int levels, const xxl_sa_level_stats
 	xxl_stats_detail(st, key, "%s", buf);
 }
 
-static void
-sa_core_collect(void *core, XxlStats *st)
+void
+xxl_text_lcp_collect(const xxl_lcp *lcp, XxlStats *st)
 {
-	XxlTextCore	   *c = (XxlTextCore *) core;
-	xxl_sa_stats s;
-	uint64		io;
+	xxl_lcp_stats s;
 
-	xxl_sa_stats_get(c->sa, &s);
-	io = s.bytes_read + s.bytes_written;
+	xxl_lcp_stats_get(lcp, &s);
+	xxl_stats_detail(st, "lcp_ms", "%.1f", s.lcp_ns / 1e6);
+	xxl_stats_detail(st, "lcp_method", "\"%s\"", s.direct ? "memory" : "rounds");
+	xxl_stats_detail(st, "lcp_irreducible", UINT64_FORMAT, s.irreducible);
+	xxl_stats_detail(st, "lcp_irreducible_sum", UINT64_FORMAT, s.irreducible_sum);
+	xxl_stats_detail(st, "lcp_max", UINT64_FORMAT, s.max_lcp);
+	xxl_stats_detail(st, "lcp_rounds", "%d", s.rounds);
+	xxl_stats_detail(st, "lcp_round_answers", "[" UINT64_FORMAT ", " UINT64_FORMAT "]",
+					 s.round_resolved[0], s.round_resolved[1]);
+	xxl_stats_detail(st, "lcp_random_answers", UINT64_FORMAT, s.random_resolved);
+	xxl_stats_detail(st, "lcp_text_on_disk", "%s", s.text_on_disk ? "true" : "false");
+	xxl_stats_detail(st, "lcp_io_bytes", UINT64_FORMAT, s.bytes_read + s.bytes_written);
+	xxl_stats_detail(st, "lcp_memory_peak", UINT64_FORMAT, s.memory_peak);
+	if (s.derived_prev)
+		xxl_stats_detail(st, "lcp_derived_prev", "true");
+	if (s.repeat_windows > 0 || s.repeat_groups > 0)
+	{
+		xxl_stats_detail(st, "repeat_groups", UINT64_FORMAT, s.repeat_groups);
+		xxl_stats_detail(st, "repeat_windows", UINT64_FORMAT, s.repeat_windows);
+		xxl_stats_detail(st, "repeat_ranges", UINT64_FORMAT, s.repeat_ranges);
+	}
+}
+
+static void
+text_core_collect(void *core, XxlStats *st)
+{
+	XxlTextCore *c = (XxlTextCore *) core;
+	xxl_sa_stats s;
+	uint64		io,
+				read,
+				written;
+
+	if (c->sa)
+		xxl_sa_stats_get(c->sa, &s);
+	else if (c->have_sa_stats)
+		s = c->sa_stats;
+	else
+		memset(&s, 0, sizeof(s));
+	read = s.bytes_read;
+	written = s.bytes_written;
 	st->record_bytes = s.n;
 	st->runs = s.runs;
 	st->merge_passes = s.max_merge_passes;
 	st->memory_peak = s.memory_peak;
-	st->memory_limit = s.memory_limit;
-	xxl_text_spread_io(st, s.bytes_read, s.bytes_written);
+	st->memory_limit = c->memory;
 	st->io.wait_read_ns = s.io_wait_ns;	/* reads and writes together */
 	st->io.direct = s.io_direct;
+	if (c->lcp)
+	{
+		xxl_lcp_stats ls;
+
+		xxl_lcp_stats_get(c->lcp, &ls);
+		read += ls.bytes_read;
+		written += ls.bytes_written;
+		/* the two run one after the other, but their budgets are apart */
+		st->memory_peak += ls.memory_peak;
+	}
+	if (c->docs)
+		st->memory_peak += xxl_docs_memory(c->docs);
+	xxl_text_spread_io(st, read, written);
+	io = s.bytes_read + s.bytes_written;
 
 	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
+	if (c->docs)
+		xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(c->docs));
 	xxl_stats_detail(st, "levels", "%d", s.levels);
 	xxl_stats_detail(st, "recursion_depth", "%d", s.recursion_depth);
 	xxl_stats_detail(st, "external_levels", "%d", s.external_levels);
@@ -103,53 +190,143 @@ sa_core_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "sorted_bytes", UINT64_FORMAT, s.sorted_bytes);
 	xxl_stats_detail(st, "spool_bytes", UINT64_FORMAT, s.spool_bytes);
 	xxl_stats_detail(st, "sorter_block_max", "%zu", s.sorter_block_max);
-	if (c->mode == XXL_SA_BWT && c->built)
+	xxl_stats_detail(st, "build_ms", "%.1f", s.build_ns / 1e6);
+	if (c->mode == XXL_SA_BWT && c->built && c->sa)
 		xxl_stats_detail(st, "primary_index", UINT64_FORMAT, xxl_sa_bwt_primary(c->sa));
 
 	/* per level: characters and I/O bytes (0: solved in memory) */
 	detail_array(st, "level_n", s.levels, s.level, false);
 	detail_array(st, "level_io", s.levels, s.level, true);
+	if (c->lcp)
+		xxl_text_lcp_collect(c->lcp, st);
+}
+
+/* The builder's suffixes, as body positions with their preceding bytes, into the LCP operator. */
+static void
+drain_into_lcp(XxlOperator *op, XxlTextCore *c)
+{
+	uint64		pos,
+				k = 0;
+	int			prev,
+				got;
+
+	while ((got = xxl_sa_next_prev(c->sa, &pos, &prev)) > 0)
+	{
+		uint64		body = pos,
+					doc;
+
+		if (c->docs)
+		{
+			if (!xxl_docs_from_separated(c->docs, pos, &body, &doc))
+				continue;		/* a separator's suffix */
+			prev = prev <= 0 ? -1 : prev - 1;
+		}
+		if (xxl_lcp_put_sa(c->lcp, body, prev) != XXL_OK)
+			xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
+		if ((++k & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (got < 0)
+		xxl_raise_error(xxl_sa_error(c->sa), op->name);
+	/* the builder's spill files and memory go before the LCP work */
+	xxl_sa_stats_get(c->sa, &c->sa_stats);
+	c->have_sa_stats = true;
+	xxl_sa_destroy(c->sa);
+	c->sa = NULL;
+	if (xxl_lcp_run(c->lcp) != XXL_OK)
+		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
 }
 
 XxlTextCore *
-xxl_text_core_begin(XxlOperator *op, xxl_sa_mode mode)
+xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea *data,
+				   const XxlTextWants *wants)
 {
 	xxl_sa_config cfg = xxl_text_config(op, mode);
 	xxl_error	err;
-	XxlTextCore	   *c = MemoryContextAllocZero(op->cxt, sizeof(XxlTextCore));
+	XxlTextCore *c = MemoryContextAllocZero(op->cxt, sizeof(XxlTextCore));
+	size_t		memory = cfg.res.memory,
+				lcp_memory = 0;
+	bool		ids = false;
 
 	xxl_error_clear(&err);
 	c->mode = mode;
+	c->memory = memory;
+	if (wants)
+		c->wants = *wants;
+	xxl_operator_attach(op, c, text_core_destroy, text_core_collect);
+	if (source != NULL)
+	{
+		xxl_corpus_open(source, &c->corpus);
+		ids = c->corpus.id_att != 0;
+		if (ids && mode == XXL_SA_BWT)
+			xxl_corpus_require_single(&c->corpus, "xxl.bwt_into");
+	}
+	if (ids)
+	{
+		c->docs = xxl_docs_create(memory / DOCS_DIVISOR, &err);
+		if (c->docs == NULL)
+			xxl_raise_error(&err, op->name);
+		memory -= memory / DOCS_DIVISOR;
+	}
+	if (c->wants.lcp || c->wants.min_length > 0)
+	{
+		xxl_lcp_config lcfg;
+
+		lcp_memory = Max(memory / 8 * 3, xxl_lcp_min_memory());
+		if (lcp_memory >= memory)
+			lcp_memory = memory / 2;
+		memory -= lcp_memory;
+		lcfg = xxl_text_lcp_config(op, lcp_memory, c->docs);
+		lcfg.min_length = c->wants.min_length;
+		lcfg.min_count = c->wants.min_count;
+		c->lcp = xxl_lcp_create(&lcfg, &err);
+		if (c->lcp == NULL)
+			xxl_raise_error(&err, op->name);
+		cfg.with_prev = true;
+	}
+	cfg.res.memory = memory;
+	cfg.separated = ids;
 	c->sa = xxl_sa_create(&cfg, &err);
 	if (c->sa == NULL)
 		xxl_raise_error(&err, op->name);
-	xxl_operator_attach(op, c, sa_core_destroy, sa_core_collect);
+	c->source = source;
+	c->data = data;
 	return c;
 }
 
-/* Text in: the rows of a corpus source, or one bytea value. */
 void
-xxl_text_core_feed(XxlOperator *op, XxlTextCore *c, const char *source, bytea *data)
+xxl_text_core_build(XxlOperator *op, XxlTextCore *c)
 {
-	XxlCorpusSink	sink;
+	XxlCorpusSink sink;
+	bool		ids = c->docs != NULL;
 
-	xxl_corpus_sink_sa(&sink, c->sa, op->name);
-	if (source != NULL)
-	{
-		AttrNumber	attno;
-		XxlInput   *in = xxl_corpus_open(source, &attno);
-
-		op->rows_in = xxl_corpus_feed(in, attno, &sink);
-	}
+	xxl_corpus_sink_init(&sink, op->name);
+	xxl_corpus_sink_add_sa(&sink, c->sa, ids);
+	if (c->lcp)
+		xxl_corpus_sink_add_lcp(&sink, c->lcp);
+	sink.docs = c->docs;
+	if (c->source != NULL)
+		op->rows_in = xxl_corpus_feed(&c->corpus, &sink);
 	else
 	{
-		xxl_corpus_put(&sink, VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));
+		xxl_corpus_put(&sink, VARDATA_ANY(c->data), VARSIZE_ANY_EXHDR(c->data));
 		op->rows_in = 1;
 	}
 	xxl_operator_phase(op, XXL_PHASE_MERGE);
 	if (xxl_sa_build(c->sa) != XXL_OK)
 		xxl_raise_error(xxl_sa_error(c->sa), op->name);
 	c->built = true;
+	if (c->lcp)
+		drain_into_lcp(op, c);
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
 }
 
+XxlTextCore *
+xxl_text_core_run(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea *data,
+				  const XxlTextWants *wants)
+{
+	XxlTextCore *c = xxl_text_core_open(op, mode, source, data, wants);
+
+	xxl_text_core_build(op, c);
+	return c;
+}

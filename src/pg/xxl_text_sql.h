@@ -5,7 +5,8 @@
  * (xxl_sa_rows.c) and random access to one by rank (xxl_rank_table.c).
  * The functions themselves: xxl_suffix_sql.c (suffix arrays), xxl_bwt_sql.c
  * (Burrows–Wheeler transform), xxl_sa_check_sql.c (checker),
- * xxl_locate_sql.c (pattern search).  See docs/text.md.
+ * xxl_locate_sql.c (pattern search), xxl_lcp_sql.c (LCP arrays and
+ * repeats).  See docs/text.md.
  *
  * Positions and ranks are 1-based in SQL, 0-based in the engine.
  */
@@ -22,95 +23,147 @@
 #include "pg/xxl_operator.h"
 #include "pg/xxl_output.h"
 #include "pg/xxl_rowcodec.h"
+#include "core/text/xxl_docs.h"
+#include "core/text/xxl_lcp.h"
 #include "core/text/xxl_suffix.h"
 #include "core/text/xxl_text_store.h"
 
 /* Corpus input (xxl_corpus.c) ------------------------------------------------ */
 
 /*
- * A corpus is a table or query with one text or bytea column (xxl_input.h);
- * its values are concatenated in the order the rows come, raw bytes in
- * whatever encoding they have, and streamed into an engine as they are
- * read, so the text can be far larger than PostgreSQL's 1 GB value limit
- * and than memory.  A value stored out of line without compression is even
- * read slice by slice; any other value is detoasted one row at a time.
+ * A corpus is a table or query with one text or bytea column, or two: an
+ * integer id and the text (a corpus of documents) (xxl_input.h); its values
+ * are concatenated in the order the rows come, raw bytes in whatever
+ * encoding they have, and streamed into the engines as they are read, so
+ * the text can be far larger than PostgreSQL's 1 GB value limit and than
+ * memory.  A value stored out of line without compression is even read
+ * slice by slice; any other value is detoasted one row at a time.  The
+ * documents (id and length of each row) go to an xxl_docs.
  */
+typedef struct XxlCorpus
+{
+	XxlInput   *in;
+	AttrNumber	body_att;
+	AttrNumber	id_att;			/* 0: one text */
+	Oid			id_type;
+} XxlCorpus;
 
-/* Where corpus bytes go: the builder, the checker or the text store. */
-typedef struct XxlCorpusSink
+#define XXL_CORPUS_TARGETS 2
+
+/* An engine that takes corpus bytes: the builder, checker, text store, LCP. */
+typedef struct XxlCorpusTarget
 {
 	xxl_status	(*put) (void *core, const void *bytes, size_t len);
+	xxl_status	(*end_doc) (void *core);	/* NULL: not told where documents end */
 	const xxl_error *(*error) (void *core);
 	void	   *core;
+} XxlCorpusTarget;
+
+typedef struct XxlCorpusSink
+{
+	XxlCorpusTarget target[XXL_CORPUS_TARGETS];
+	int			ntargets;
+	xxl_docs   *docs;			/* a corpus of documents: recorded here */
 	const char *what;			/* for error messages */
 	uint64		bytes;
 } XxlCorpusSink;
 
-extern void xxl_corpus_sink_sa(XxlCorpusSink *sink, xxl_sa *sa, const char *what);
-extern void xxl_corpus_sink_check(XxlCorpusSink *sink, xxl_sa_checker *c, const char *what);
-extern void xxl_corpus_sink_store(XxlCorpusSink *sink, xxl_text_store *s, const char *what);
-/* Bytes into the sink, a slice at a time (interrupts are checked). */
+extern void xxl_corpus_sink_init(XxlCorpusSink *sink, const char *what);
+extern void xxl_corpus_sink_add_sa(XxlCorpusSink *sink, xxl_sa *sa, bool separated);
+extern void xxl_corpus_sink_add_check(XxlCorpusSink *sink, xxl_sa_checker *c);
+extern void xxl_corpus_sink_add_store(XxlCorpusSink *sink, xxl_text_store *s);
+extern void xxl_corpus_sink_add_lcp(XxlCorpusSink *sink, xxl_lcp *lcp);
+/* Bytes into every target, a slice at a time (interrupts are checked). */
 extern void xxl_corpus_put(XxlCorpusSink *sink, const char *bytes, size_t len);
-/* Open a corpus source and find its one text or bytea column. */
-extern XxlInput *xxl_corpus_open(const char *source, AttrNumber *attno);
-/* Read every row of the corpus into sink; closes in.  Returns the rows. */
-extern uint64 xxl_corpus_feed(XxlInput *in, AttrNumber attno, XxlCorpusSink *sink);
+/* Open a corpus source and find its columns. */
+extern void xxl_corpus_open(const char *source, XxlCorpus *corpus);
+/* 0A000 if the corpus has ids (for operators over one text). */
+extern void xxl_corpus_require_single(const XxlCorpus *corpus, const char *func);
+/* Read every row into sink (and its documents); closes the input.  Returns the rows. */
+extern uint64 xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink);
 
 /* The builder as an engine object (xxl_text_core.c) ------------------------- */
 
+/* What a text operator wants beyond the suffix array. */
+typedef struct XxlTextWants
+{
+	bool		lcp;			/* LCP values with the positions */
+	uint64		min_length;		/* > 0: repeats of at least this length */
+	uint64		min_count;
+} XxlTextWants;
+
+/*
+ * The suffix sorter, and for a corpus of documents the document map, for
+ * LCP values or repeats the LCP operator.  The budget is split: an eighth
+ * for the documents, three eighths of the rest for the LCP operator.
+ */
 typedef struct XxlTextCore
 {
-	xxl_sa	   *sa;
+	xxl_sa	   *sa;				/* NULL once drained into lcp */
 	xxl_sa_mode mode;
 	bool		built;
+	xxl_docs   *docs;
+	xxl_lcp    *lcp;
+	XxlTextWants wants;
+	xxl_sa_stats sa_stats;		/* kept when sa is gone */
+	bool		have_sa_stats;
+	size_t		memory;
+	/* the input, between open and build */
+	XxlCorpus	corpus;
+	const char *source;
+	bytea	   *data;
 } XxlTextCore;
 
 /* The engine's configuration under the operator's settings. */
 extern xxl_sa_config xxl_text_config(XxlOperator *op, xxl_sa_mode mode);
 /* Spread a total over the operator's disks (the engine counts totals only). */
 extern void xxl_text_spread_io(XxlStats *st, uint64 read, uint64 written);
-extern XxlTextCore *xxl_text_core_begin(XxlOperator *op, xxl_sa_mode mode);
-/* Text in (the rows of a corpus source, or one bytea value), then build. */
-extern void xxl_text_core_feed(XxlOperator *op, XxlTextCore *c, const char *source, bytea *data);
+/*
+ * Text in (the rows of a corpus source, or one bytea value), then the build
+ * (and the LCP values or repeats, if wanted): the core is ready for output.
+ */
+extern XxlTextCore *xxl_text_core_run(XxlOperator *op, xxl_sa_mode mode, const char *source,
+									  bytea *data, const XxlTextWants *wants);
+/*
+ * The same in two steps, for a caller that makes its target in between,
+ * once it knows whether the corpus has ids (c->docs != NULL).
+ */
+extern XxlTextCore *xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source,
+									   bytea *data, const XxlTextWants *wants);
+extern void xxl_text_core_build(XxlOperator *op, XxlTextCore *c);
+/* The document of a body position: its id and 1-based offset. */
+extern void xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset);
+/* A separate LCP operator's configuration: memory of it, docs may be NULL. */
+extern xxl_lcp_config xxl_text_lcp_config(XxlOperator *op, size_t memory, const xxl_docs *docs);
+/* Statistics of an LCP operator for last_stats(). */
+extern void xxl_text_lcp_collect(const xxl_lcp *lcp, XxlStats *st);
 
 /* Suffix array rows (xxl_sa_rows.c) ----------------------------------------- */
 
-/* (rank bigint, pos bigint) */
-extern TupleDesc xxl_sa_rows_desc(void);
+/* (rank bigint, pos bigint[, doc_id bigint, doc_offset bigint][, lcp bigint]) */
+extern TupleDesc xxl_sa_rows_desc(bool docs, bool lcp);
+
+#define XXL_INT8_ROW_MAX 6
 
 /*
- * Rows of two non-null bigints: the compact row is formed once, and each
- * row only overwrites the two values, which are the row's last 16 bytes
- * (8-byte aligned after the header, no nulls bitmap).  Checked at setup;
- * where it does not hold, rows are formed from values.
+ * Rows of up to XXL_INT8_ROW_MAX bigints: when none is null, the compact
+ * row is formed once, and each row only overwrites the values, which are
+ * the row's last 8k bytes (8-byte aligned after the header, no nulls
+ * bitmap).  Checked at setup; where it does not hold, or for a row with a
+ * null, rows are formed from values.
  */
-typedef struct XxlPairWriter
+typedef struct XxlInt8Writer
 {
 	XxlOutput  *out;
+	int			ncols;
 	char	   *row;
 	uint32		len;
 	bool		fast;
-} XxlPairWriter;
+} XxlInt8Writer;
 
-extern void xxl_pair_writer_init(XxlPairWriter *w, XxlOutput *out, TupleDesc desc);
-
-static inline void
-xxl_pair_writer_put(XxlPairWriter *w, int64 a, int64 b)
-{
-	if (w->fast)
-	{
-		memcpy(w->row + w->len - 16, &a, 8);
-		memcpy(w->row + w->len - 8, &b, 8);
-		xxl_output_put_compact(w->out, w->row, w->len);
-	}
-	else
-	{
-		Datum		values[2] = {Int64GetDatum(a), Int64GetDatum(b)};
-		bool		nulls[2] = {false, false};
-
-		xxl_output_put_values(w->out, values, nulls);
-	}
-}
+extern void xxl_int8_writer_init(XxlInt8Writer *w, XxlOutput *out, TupleDesc desc);
+/* nulls may be NULL (no nulls) */
+extern void xxl_int8_writer_put(XxlInt8Writer *w, const int64 *values, const bool *nulls);
 
 /* Find the rank and pos columns of a suffix array's rows (what: for messages). */
 extern void xxl_sa_columns(TupleDesc desc, const char *what, AttrNumber *rank_att,
