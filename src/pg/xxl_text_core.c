@@ -273,8 +273,14 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 		xxl_lcp_config lcfg;
 
 		lcp_memory = Max(memory / 8 * 3, xxl_lcp_min_memory());
-		if (lcp_memory >= memory)
-			lcp_memory = memory / 2;
+		if (lcp_memory + xxl_sa_min_memory() > memory)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: xxl.memory of %zu bytes is too small for a suffix array with LCP values",
+							op->name, c->memory),
+					 errhint("LCP values and repeats need xxl.memory of at least %zu kB%s.",
+							 ((xxl_lcp_min_memory() + xxl_sa_min_memory()) * (ids ? 8 : 7) / 7) / 1024 + 1,
+							 ids ? " for a corpus of documents" : "")));
 		memory -= lcp_memory;
 		lcfg = xxl_text_lcp_config(op, lcp_memory, c->docs);
 		lcfg.min_length = c->wants.min_length;

@@ -9,15 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the text store's part of the budget */
+/* the text store's part of the budget, and its least (its cache and buffers) */
 #define STORE_DIVISOR 4
+#define STORE_MIN (256 * 1024)
 /* live parts at once: D, the answers and two sorts of a round (or E) */
 #define PARTS 4
 
 size_t
 xxl_lcp_min_memory(void)
 {
-	return 2 * xxl_sa_min_memory() * STORE_DIVISOR / (STORE_DIVISOR - 1) + XXL_ALIGN;
+	/* two text-plan minimums: its four parts each hold a sorter with long block lists */
+	return 2 * xxl_sa_min_memory() + STORE_MIN;
 }
 
 xxl_lcp *
@@ -26,6 +28,7 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 	xxl_lcp    *l;
 	xxl_resources res = cfg->res;
 	xxl_sa_config store_cfg;
+	size_t		store_memory;
 
 	if (cfg->res.memory < xxl_lcp_min_memory())
 	{
@@ -44,7 +47,10 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the LCP operator");
 		return NULL;
 	}
-	res.memory = cfg->res.memory - cfg->res.memory / STORE_DIVISOR;
+	store_memory = cfg->res.memory / STORE_DIVISOR;
+	if (store_memory < STORE_MIN)
+		store_memory = STORE_MIN;
+	res.memory = cfg->res.memory - store_memory;
 	if (xxl_env_open(&l->env, &res, &text_plan) != XXL_OK)
 	{
 		*err = l->env.err;
@@ -54,7 +60,7 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 	l->cfg = *cfg;
 	memset(&store_cfg, 0, sizeof(store_cfg));
 	store_cfg.res = cfg->res;
-	store_cfg.res.memory = cfg->res.memory / STORE_DIVISOR;
+	store_cfg.res.memory = store_memory;
 	l->store = xxl_text_store_create(&store_cfg, err);
 	if (l->store == NULL)
 	{
