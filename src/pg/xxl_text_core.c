@@ -167,8 +167,8 @@ text_core_collect(void *core, XxlStats *st)
 		xxl_lcp_stats_get(c->lcp, &ls);
 		read += ls.bytes_read;
 		written += ls.bytes_written;
-		/* the two run one after the other, but their budgets are apart */
-		st->memory_peak += ls.memory_peak;
+		/* the LCP operator's budget holds the sorter's share as lent while that works */
+		st->memory_peak = Max(st->memory_peak, ls.memory_peak);
 	}
 	if (c->docs)
 		st->memory_peak += xxl_docs_memory(c->docs);
@@ -244,8 +244,7 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 	xxl_sa_config cfg = xxl_text_config(op, mode);
 	xxl_error	err;
 	XxlTextCore *c = MemoryContextAllocZero(op->cxt, sizeof(XxlTextCore));
-	size_t		memory = cfg.res.memory,
-				lcp_memory = 0;
+	size_t		memory = cfg.res.memory;
 	bool		ids = false;
 
 	xxl_error_clear(&err);
@@ -272,23 +271,28 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 	{
 		xxl_lcp_config lcfg;
 
-		lcp_memory = Max(memory / 8 * 3, xxl_lcp_min_memory());
-		if (lcp_memory + xxl_sa_min_memory() > memory)
+		/*
+		 * The LCP operator has all of it, a quarter for its text, and lends
+		 * two fifths to the suffix sorter until that has handed over the
+		 * suffixes.
+		 */
+		if (memory / 5 * 2 < xxl_sa_min_memory() || memory < xxl_lcp_min_memory() * 2)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: xxl.memory of %zu bytes is too small for a suffix array with LCP values",
 							op->name, c->memory),
 					 errhint("LCP values and repeats need xxl.memory of at least %zu kB%s.",
-							 ((xxl_lcp_min_memory() + xxl_sa_min_memory()) * (ids ? 8 : 7) / 7) / 1024 + 1,
+							 Max(5 * xxl_sa_min_memory() / 2, 2 * xxl_lcp_min_memory()) * (ids ? 8 : 7) / 7 / 1024 + 1,
 							 ids ? " for a corpus of documents" : "")));
-		memory -= lcp_memory;
-		lcfg = xxl_text_lcp_config(op, lcp_memory, c->docs);
+		lcfg = xxl_text_lcp_config(op, memory, c->docs);
+		lcfg.lent = memory / 5 * 2;
 		lcfg.min_length = c->wants.min_length;
 		lcfg.min_count = c->wants.min_count;
 		c->lcp = xxl_lcp_create(&lcfg, &err);
 		if (c->lcp == NULL)
 			xxl_raise_error(&err, op->name);
 		cfg.with_prev = true;
+		memory = lcfg.lent;
 	}
 	cfg.res.memory = memory;
 	cfg.separated = ids;

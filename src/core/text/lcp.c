@@ -58,6 +58,15 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 		return NULL;
 	}
 	l->cfg = *cfg;
+	if (cfg->lent > 0 && (cfg->lent > l->env.pool - l->env.pool / 4 ||
+						  xxl_env_reserve(&l->env, cfg->lent, "the suffix sorter") != XXL_OK))
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "the LCP operator's memory of %zu bytes cannot lend %zu",
+					  cfg->res.memory, cfg->lent);
+		xxl_env_close(&l->env);
+		free(l);
+		return NULL;
+	}
 	memset(&store_cfg, 0, sizeof(store_cfg));
 	store_cfg.res = cfg->res;
 	store_cfg.res.memory = store_memory;
@@ -124,7 +133,19 @@ text_done(xxl_lcp *l)
 	l->direct = !ss.on_disk && (l->cfg.internal_max == 0 || l->n <= l->cfg.internal_max);
 	l->st.direct = l->direct;
 	l->pw = width_for(l->n);
-	l->share = l->env.pool / PARTS;
+	/*
+	 * Until the lender is done, D (and, comparing in rounds, R and RS) share
+	 * what it leaves: D, the largest permutation, half of it.
+	 */
+	if (l->cfg.lent > 0)
+	{
+		size_t		left = l->env.pool - l->cfg.lent;
+
+		l->share_d = l->direct ? left : left / 2;
+		l->share = left / 4;
+	}
+	else
+		l->share_d = l->share = l->env.pool / PARTS;
 	return XXL_OK;
 }
 
@@ -188,7 +209,7 @@ take(xxl_lcp *l, uint64_t pos, int prev)
 static xxl_status
 open_rank_order(xxl_lcp *l)
 {
-	if (xxl_env_scat_open(&l->env, &l->D, l->share, d_size(l), l->n) != XXL_OK)
+	if (xxl_env_scat_open(&l->env, &l->D, l->share_d, d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->D_open = true;
 	if (!l->direct && lcp_resolve_open(l) != XXL_OK)
@@ -465,6 +486,13 @@ xxl_lcp_run(xxl_lcp *l)
 		return l->env.err.code;
 	if (l->phase == LCP_OUTPUT || l->phase == LCP_DONE)
 		return xxl_error_set(&l->env.err, XXL_EINVAL, 0, "xxl_lcp_run called twice");
+	if (l->cfg.lent > 0)
+	{
+		/* the suffix sorter is gone: its memory is the later parts' */
+		xxl_env_release(&l->env, l->cfg.lent);
+		l->cfg.lent = 0;
+		l->share = l->env.pool / PARTS;
+	}
 	if (l->phase == LCP_RANKED && derive_prev(l) != XXL_OK)
 		return l->env.err.code;
 	if (l->n == 0)

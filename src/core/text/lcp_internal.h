@@ -37,6 +37,7 @@ struct xxl_lcp
 	int			pw;				/* bytes per position, rank or length (0..n) */
 	bool		direct;
 	size_t		share;			/* a part's memory */
+	size_t		share_d;		/* D's */
 
 	/* rank order */
 	uint64_t	r;				/* suffixes taken */

@@ -48,6 +48,10 @@ typedef struct xxl_lcp_config
 	uint64_t	internal_max;	/* testing: 0 = compare in memory when the
 								 * text store holds the text there; k > 0 =
 								 * only for texts of at most k bytes */
+	size_t		lent;			/* bytes of res.memory that another engine (the
+								 * suffix sorter feeding it) holds until
+								 * xxl_lcp_run: the parts that take the suffix
+								 * array get what is left, the later ones all */
 	uint64_t	min_length;		/* > 0: repeats (xxl_lcp_next_repeat) */
 	uint64_t	min_count;		/* repeats: at least 2 */
 } xxl_lcp_config;
