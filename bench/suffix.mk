@@ -20,7 +20,14 @@ SUFFIX_ENGINE ?= 1
 DBL_MB ?= 1 4
 DBL_LIMIT ?= 300
 
-.PHONY: bench-suffix
+# The LCP and repeats part (bench/run_text_lcp.sh): three corpora of
+# TEXT_MB MiB (code, prose, repetitive) at n/8 against divsufsort,
+# divsufsort + Kasai and a C repeat finder; alone: make bench-text-lcp.
+TEXT_MB ?= 100
+TEXT_KINDS ?= code prose repetitive
+REPEATS_K ?= 50
+
+.PHONY: bench-suffix bench-text-lcp
 
 bench: bench-suffix
 
@@ -28,3 +35,8 @@ bench-suffix:
 	@SUFFIX_MB="$(SUFFIX_MB)" SUFFIX_ROOMY="$(SUFFIX_ROOMY)" SUFFIX_ENGINE="$(SUFFIX_ENGINE)" \
 		DBL_MB="$(DBL_MB)" DBL_LIMIT="$(DBL_LIMIT)" BENCH_OPT="$(BENCH_OPT)" BB=$(BB) \
 		bash bench/run_suffix.sh
+	@$(MAKE) --no-print-directory -f bench/bench.mk bench-text-lcp
+
+bench-text-lcp:
+	@TEXT_MB="$(TEXT_MB)" TEXT_KINDS="$(TEXT_KINDS)" REPEATS_K="$(REPEATS_K)" BENCH_OPT="$(BENCH_OPT)" BB=$(BB) \
+		bash bench/run_text_lcp.sh
