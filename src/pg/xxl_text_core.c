@@ -167,8 +167,8 @@ text_core_collect(void *core, XxlStats *st)
 		xxl_lcp_stats_get(c->lcp, &ls);
 		read += ls.bytes_read;
 		written += ls.bytes_written;
-		/* the LCP operator's budget holds the sorter's share as lent while that works */
-		st->memory_peak = Max(st->memory_peak, ls.memory_peak);
+		/* one after the other, but the LCP operator's text store all along */
+		st->memory_peak = Max(st->memory_peak + c->lcp_held, ls.memory_peak);
 	}
 	if (c->docs)
 		st->memory_peak += xxl_docs_memory(c->docs);
@@ -272,27 +272,31 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 		xxl_lcp_config lcfg;
 
 		/*
-		 * The LCP operator has all of it, a quarter for its text, and lends
-		 * two fifths to the suffix sorter until that has handed over the
-		 * suffixes.
+		 * The LCP operator has all of it, but while the suffix sorter works
+		 * it holds only its text and the spool of the suffixes, which leaves
+		 * the sorter the rest.
 		 */
-		if (memory / 5 * 2 < xxl_sa_min_memory() || memory < xxl_lcp_min_memory() * 2)
+		size_t		held = xxl_lcp_defer_memory(memory);
+
+		if (memory < held + xxl_sa_min_memory() || memory < xxl_lcp_min_memory())
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: xxl.memory of %zu bytes is too small for a suffix array with LCP values",
 							op->name, c->memory),
 					 errhint("LCP values and repeats need xxl.memory of at least %zu kB%s.",
-							 Max(5 * xxl_sa_min_memory() / 2, 2 * xxl_lcp_min_memory()) * (ids ? 8 : 7) / 7 / 1024 + 1,
+							 Max(xxl_lcp_defer_memory(xxl_lcp_min_memory()) + xxl_sa_min_memory(),
+								 xxl_lcp_min_memory()) * (ids ? 8 : 7) / 7 / 1024 + 1,
 							 ids ? " for a corpus of documents" : "")));
 		lcfg = xxl_text_lcp_config(op, memory, c->docs);
-		lcfg.lent = memory / 5 * 2;
+		lcfg.defer = true;
 		lcfg.min_length = c->wants.min_length;
 		lcfg.min_count = c->wants.min_count;
 		c->lcp = xxl_lcp_create(&lcfg, &err);
 		if (c->lcp == NULL)
 			xxl_raise_error(&err, op->name);
 		cfg.with_prev = true;
-		memory = lcfg.lent;
+		c->lcp_held = held;
+		memory -= held;
 	}
 	cfg.res.memory = memory;
 	cfg.separated = ids;

@@ -108,6 +108,7 @@ typedef struct XxlTextCore
 	xxl_sa_stats sa_stats;		/* kept when sa is gone */
 	bool		have_sa_stats;
 	size_t		memory;
+	size_t		lcp_held;		/* what the LCP operator holds while the sorter works */
 	/* the input, between open and build */
 	XxlCorpus	corpus;
 	const char *source;

@@ -9,11 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the text store's part of the budget, and its least (its cache and buffers) */
+/* the text store's part of the budget (deferring: smaller), and its least */
 #define STORE_DIVISOR 4
+#define DEFER_STORE_DIVISOR 16
 #define STORE_MIN (256 * 1024)
+/* the deferred suffix array's store, and the records buffered for it */
+#define DEFER_SPOOL_MEMORY (256 * 1024)
+#define DEFER_BUFFER (64 * 1024)
 /* live parts at once: D, the answers and two sorts of a round (or E) */
 #define PARTS 4
+
+static size_t
+store_memory_for(size_t memory, bool defer)
+{
+	size_t		m = memory / (defer ? DEFER_STORE_DIVISOR : STORE_DIVISOR);
+
+	return m < STORE_MIN ? STORE_MIN : m;
+}
+
+size_t
+xxl_lcp_defer_memory(size_t memory)
+{
+	return store_memory_for(memory, true) + DEFER_SPOOL_MEMORY + DEFER_BUFFER;
+}
 
 size_t
 xxl_lcp_min_memory(void)
@@ -47,10 +65,8 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the LCP operator");
 		return NULL;
 	}
-	store_memory = cfg->res.memory / STORE_DIVISOR;
-	if (store_memory < STORE_MIN)
-		store_memory = STORE_MIN;
-	res.memory = cfg->res.memory - store_memory;
+	store_memory = store_memory_for(cfg->res.memory, cfg->defer);
+	res.memory = cfg->res.memory - (cfg->defer ? xxl_lcp_defer_memory(cfg->res.memory) : store_memory);
 	if (xxl_env_open(&l->env, &res, &text_plan) != XXL_OK)
 	{
 		*err = l->env.err;
@@ -58,21 +74,22 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 		return NULL;
 	}
 	l->cfg = *cfg;
-	if (cfg->lent > 0 && (cfg->lent > l->env.pool - l->env.pool / 4 ||
-						  xxl_env_reserve(&l->env, cfg->lent, "the suffix sorter") != XXL_OK))
-	{
-		xxl_error_set(err, XXL_EINVAL, 0, "the LCP operator's memory of %zu bytes cannot lend %zu",
-					  cfg->res.memory, cfg->lent);
-		xxl_env_close(&l->env);
-		free(l);
-		return NULL;
-	}
 	memset(&store_cfg, 0, sizeof(store_cfg));
 	store_cfg.res = cfg->res;
 	store_cfg.res.memory = store_memory;
 	l->store = xxl_text_store_create(&store_cfg, err);
-	if (l->store == NULL)
+	if (cfg->defer && l->store != NULL)
 	{
+		store_cfg.res.memory = DEFER_SPOOL_MEMORY;
+		l->deferred = xxl_text_store_create(&store_cfg, err);
+		l->dbuf = l->deferred ? malloc(DEFER_BUFFER) : NULL;
+	}
+	if (l->store == NULL || (cfg->defer && l->dbuf == NULL))
+	{
+		if (l->dbuf == NULL && cfg->defer && l->deferred != NULL)
+			xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the LCP operator's buffer");
+		xxl_text_store_destroy(l->deferred);
+		xxl_text_store_destroy(l->store);
 		xxl_env_close(&l->env);
 		free(l);
 		return NULL;
@@ -133,19 +150,7 @@ text_done(xxl_lcp *l)
 	l->direct = !ss.on_disk && (l->cfg.internal_max == 0 || l->n <= l->cfg.internal_max);
 	l->st.direct = l->direct;
 	l->pw = width_for(l->n);
-	/*
-	 * Until the lender is done, D (and, comparing in rounds, R and RS) share
-	 * what it leaves: D, the largest permutation, half of it.
-	 */
-	if (l->cfg.lent > 0)
-	{
-		size_t		left = l->env.pool - l->cfg.lent;
-
-		l->share_d = l->direct ? left : left / 2;
-		l->share = left / 4;
-	}
-	else
-		l->share_d = l->share = l->env.pool / PARTS;
+	l->share_d = l->share = l->env.pool / PARTS;
 	return XXL_OK;
 }
 
@@ -217,19 +222,86 @@ open_rank_order(xxl_lcp *l)
 	return XXL_OK;
 }
 
+static xxl_status
+defer_flush(xxl_lcp *l)
+{
+	if (l->dfill > 0 && xxl_text_store_put(l->deferred, l->dbuf, l->dfill) != XXL_OK)
+	{
+		l->env.err = *xxl_text_store_error(l->deferred);
+		return lcp_fail(l);
+	}
+	l->dfill = 0;
+	return XXL_OK;
+}
+
 xxl_status
 xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
 {
 	if (l->phase == LCP_TEXT)
 	{
-		if (text_done(l) != XXL_OK || open_rank_order(l) != XXL_OK)
+		if (text_done(l) != XXL_OK || (!l->cfg.defer && open_rank_order(l) != XXL_OK))
 			return l->env.err.code;
 		l->phase = LCP_SA;
 	}
 	if (l->phase != LCP_SA)
 		return l->phase == LCP_FAILED ? l->env.err.code
 			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
-	return take(l, pos, prev);
+	if (!l->cfg.defer)
+		return take(l, pos, prev);
+	/* deferred: (position, preceding byte + 1) to the spool, taken at run */
+	if (l->dfill + (size_t) l->pw + 2 > DEFER_BUFFER && defer_flush(l) != XXL_OK)
+		return l->env.err.code;
+	put_be(l->dbuf + l->dfill, pos, l->pw);
+	put_be(l->dbuf + l->dfill + l->pw, (uint64_t) (prev + 1), 2);
+	l->dfill += (size_t) l->pw + 2;
+	l->r++;
+	return XXL_OK;
+}
+
+/* The spooled suffix array into D, now that the budget is the operator's. */
+static xxl_status
+take_deferred(xxl_lcp *l)
+{
+	size_t		rec = (size_t) l->pw + 2,
+				per = DEFER_BUFFER / rec * rec;
+	uint64_t	total = l->r,
+				at = 0;
+
+	if (defer_flush(l) != XXL_OK)
+		return l->env.err.code;
+	if (xxl_text_store_finish(l->deferred) != XXL_OK)
+	{
+		l->env.err = *xxl_text_store_error(l->deferred);
+		return lcp_fail(l);
+	}
+	l->r = 0;
+	if (open_rank_order(l) != XXL_OK)
+		return l->env.err.code;
+	while (at < total * rec)
+	{
+		size_t		got;
+
+		if (xxl_text_store_read(l->deferred, at, l->dbuf, per, &got) != XXL_OK || got % rec != 0)
+		{
+			l->env.err = *xxl_text_store_error(l->deferred);
+			return lcp_fail(l);
+		}
+		for (size_t k = 0; k < got; k += rec)
+			if (take(l, get_be(l->dbuf + k, l->pw), (int) get_be(l->dbuf + k + l->pw, 2) - 1) != XXL_OK)
+				return l->env.err.code;
+		at += got;
+	}
+	/* its disk goes now; its I/O stays in the statistics */
+	{
+		xxl_text_store_stats ds;
+
+		xxl_text_store_stats_get(l->deferred, &ds);
+		l->defer_read = ds.bytes_read;
+		l->defer_written = ds.bytes_written;
+	}
+	xxl_text_store_destroy(l->deferred);
+	l->deferred = NULL;
+	return XXL_OK;
 }
 
 xxl_status
@@ -486,14 +558,9 @@ xxl_lcp_run(xxl_lcp *l)
 		return l->env.err.code;
 	if (l->phase == LCP_OUTPUT || l->phase == LCP_DONE)
 		return xxl_error_set(&l->env.err, XXL_EINVAL, 0, "xxl_lcp_run called twice");
-	if (l->cfg.lent > 0)
-	{
-		/* the suffix sorter is gone: its memory is the later parts' */
-		xxl_env_release(&l->env, l->cfg.lent);
-		l->cfg.lent = 0;
-		l->share = l->env.pool / PARTS;
-	}
 	if (l->phase == LCP_RANKED && derive_prev(l) != XXL_OK)
+		return l->env.err.code;
+	if (l->phase == LCP_SA && l->cfg.defer && take_deferred(l) != XXL_OK)
 		return l->env.err.code;
 	if (l->n == 0)
 	{
@@ -591,6 +658,16 @@ xxl_lcp_stats_get(const xxl_lcp *l, xxl_lcp_stats *st)
 	st->bytes_read += ss.bytes_read;
 	st->bytes_written += ss.bytes_written;
 	st->memory_peak = xxl_env_used_peak(&l->env) + ss.memory_peak;
+	st->bytes_read += l->defer_read;
+	st->bytes_written += l->defer_written;
+	if (l->deferred)
+	{
+		xxl_text_store_stats_get(l->deferred, &ss);
+		st->bytes_read += ss.bytes_read;
+		st->bytes_written += ss.bytes_written;
+	}
+	if (l->cfg.defer)
+		st->memory_peak += DEFER_SPOOL_MEMORY + DEFER_BUFFER;
 	st->memory_limit = l->cfg.res.memory;
 	if (l->phase < LCP_OUTPUT)
 		st->lcp_ns = xxl_now_ns() - l->t_start;
@@ -614,6 +691,8 @@ xxl_lcp_destroy(xxl_lcp *l)
 	if (l->W_open)
 		xxl_env_sort_close(&l->env, &l->W, NULL, NULL);
 	xxl_text_store_destroy(l->store);
+	xxl_text_store_destroy(l->deferred);
+	free(l->dbuf);
 	xxl_env_close(&l->env);
 	free(l);
 }

@@ -33,6 +33,11 @@ struct xxl_lcp
 	xxl_lcp_config cfg;
 	lcp_phase	phase;
 	xxl_text_store *store;
+	xxl_text_store *deferred;	/* the suffix array until run (cfg.defer) */
+	unsigned char *dbuf;		/* records for it */
+	size_t		dfill;
+	uint64_t	defer_read,		/* its I/O, once it is gone */
+				defer_written;
 	uint64_t	n;
 	int			pw;				/* bytes per position, rank or length (0..n) */
 	bool		direct;

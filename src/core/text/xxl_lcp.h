@@ -26,7 +26,10 @@
  *      back to rank order with the positions (scatter E).
  * I/O: two permutations of n records of 3-4 fields, the requests' sorts
  * and 2 scans of the text per round.  The text lives in an
- * xxl_text_store (xxl_text_store.h) that gets a quarter of the budget.
+ * xxl_text_store (xxl_text_store.h) that gets a quarter of the budget (a
+ * sixteenth when deferring).  Deferring, the suffix array in rank order
+ * also goes through a small store (a write and a read of n records of a
+ * position and 2 bytes) so that the suffix sorter keeps the whole budget.
  *
  * Repeats (min_length > 0): maximal runs of ranks whose LCP is at least
  * min_length are the suffixes sharing their first min_length bytes; a run
@@ -48,10 +51,11 @@ typedef struct xxl_lcp_config
 	uint64_t	internal_max;	/* testing: 0 = compare in memory when the
 								 * text store holds the text there; k > 0 =
 								 * only for texts of at most k bytes */
-	size_t		lent;			/* bytes of res.memory that another engine (the
-								 * suffix sorter feeding it) holds until
-								 * xxl_lcp_run: the parts that take the suffix
-								 * array get what is left, the later ones all */
+	bool		defer;			/* another engine (the suffix sorter feeding it)
+								 * uses the budget until xxl_lcp_run, all but
+								 * xxl_lcp_defer_memory(): the suffix array is
+								 * spooled to disk until then, and every part
+								 * opens at run */
 	uint64_t	min_length;		/* > 0: repeats (xxl_lcp_next_repeat) */
 	uint64_t	min_count;		/* repeats: at least 2 */
 } xxl_lcp_config;
@@ -110,5 +114,7 @@ void		xxl_lcp_stats_get(const xxl_lcp *l, xxl_lcp_stats *stats);
 void		xxl_lcp_destroy(xxl_lcp *l);
 /* The smallest budget xxl_lcp_create accepts. */
 size_t		xxl_lcp_min_memory(void);
+/* What a deferring operator of this budget holds before xxl_lcp_run. */
+size_t		xxl_lcp_defer_memory(size_t memory);
 
 #endif							/* XXL_LCP_H */
