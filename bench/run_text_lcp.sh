@@ -209,29 +209,24 @@ echo
 echo "peak MB: VmHWM of the backend / max RSS of the peer; disk: the pgsql_tmp directory's largest size"
 echo "(B/B: per text byte); I/O: spill bytes read + written per text byte."
 
-awk -F, '
+# the ratios: per corpus into the chart's data, and as the closing lines
+ratios=$(awk -F, -v dat="$DAT" '
 	NR > 1 { s[$1 "|" $2] = $3; m[$1 "|" $2] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
 	END {
 		for (i = 1; i <= k; i++) {
 			c = order[i]
-			printf "%s %.2f %.2f\n", c, s[c "|xxl sa"] / s[c "|divsufsort64"], s[c "|xxl sa+lcp"] / s[c "|divsufsort+kasai"]
+			rs = s[c "|xxl sa"] / s[c "|divsufsort64"]; rl = s[c "|xxl sa+lcp"] / s[c "|divsufsort+kasai"]
+			printf "%s %.2f %.2f\n", c, rs, rl >dat
+			printf "ratio xxl/divsufsort64 %s = %.2f (sa), xxl/divsufsort+kasai = %.2f (sa+lcp); peak memory %.3f, %.3f\n", c,
+				rs, rl, m[c "|xxl sa"] / m[c "|divsufsort64"], m[c "|xxl sa+lcp"] / m[c "|divsufsort+kasai"]
 		}
-	}' "$CSV" >"$DAT"
+		if (s["prose|baseline repeats"] > 0)
+			printf "ratio xxl/baseline repeats = %.2f (time), %.3f (peak memory)\n",
+				s["prose|xxl repeats"] / s["prose|baseline repeats"], m["prose|xxl repeats"] / m["prose|baseline repeats"]
+	}' "$CSV")
 if command -v gnuplot >/dev/null; then
 	gnuplot -e "datafile='$DAT'; outfile='$PNG'; n_mb='$TEXT_MB'; mem='$TEXT_MEM'" bench/plot_text_lcp.gp >>"$LOG" 2>&1 ||
 		echo "bench-text-lcp: gnuplot failed; see $LOG" >&2
 fi
 echo "files: $CSV $DAT $PNG $LOG"
-awk -F, '
-	NR > 1 { s[$1 "|" $2] = $3; m[$1 "|" $2] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
-	END {
-		for (i = 1; i <= k; i++) {
-			c = order[i]
-			printf "ratio xxl/divsufsort64 %s = %.2f (sa), xxl/divsufsort+kasai = %.2f (sa+lcp); peak memory %.3f, %.3f\n", c,
-				s[c "|xxl sa"] / s[c "|divsufsort64"], s[c "|xxl sa+lcp"] / s[c "|divsufsort+kasai"],
-				m[c "|xxl sa"] / m[c "|divsufsort64"], m[c "|xxl sa+lcp"] / m[c "|divsufsort+kasai"]
-		}
-		if (s["prose|baseline repeats"] > 0)
-			printf "ratio xxl/baseline repeats = %.2f (time), %.3f (peak memory)\n",
-				s["prose|xxl repeats"] / s["prose|baseline repeats"], m["prose|xxl repeats"] / m["prose|baseline repeats"]
-	}' "$CSV"
+printf '%s\n' "$ratios"

@@ -62,48 +62,23 @@ lcp_core_collect(void *core, XxlStats *st)
 static void
 feed_sa(XxlOperator *op, LcpCore *c, const char *sa_source)
 {
-	XxlInput   *in = xxl_input_open(sa_source);
-	AttrNumber	rank_att,
-				pos_att;
-	Oid			rank_type,
-				pos_type;
+	XxlSaReader sa;
+	int64		rv,
+				pv;
 
-	xxl_sa_columns(xxl_input_desc(in), xxl_input_describe(in), &rank_att, &pos_att,
-				   &rank_type, &pos_type);
-	for (;;)
+	xxl_sa_reader_open(&sa, sa_source);
+	while (xxl_sa_reader_next(&sa, &rv, &pv))
 	{
-		TupleTableSlot *slot;
-		Datum		r,
-					p;
-		bool		rnull,
-					pnull;
-		int64		rv,
-					pv;
-
-		if ((xxl_input_rows(in) & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		slot = xxl_input_next(in);
-		if (slot == NULL)
-			break;
-		r = slot_getattr(slot, rank_att, &rnull);
-		p = slot_getattr(slot, pos_att, &pnull);
-		if (rnull || pnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("row " UINT64_FORMAT " of the suffix array has a null %s",
-							xxl_input_rows(in), rnull ? "rank" : "pos")));
-		rv = xxl_int_datum(r, rank_type);
-		pv = xxl_int_datum(p, pos_type);
 		if (rv < 1 || pv < 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("row " UINT64_FORMAT " of the suffix array has %s " INT64_FORMAT ", below 1",
-							xxl_input_rows(in), rv < 1 ? "rank" : "pos", rv < 1 ? rv : pv),
+							xxl_sa_reader_rows(&sa), rv < 1 ? "rank" : "pos", rv < 1 ? rv : pv),
 					 errhint("Ranks and positions are 1-based, as xxl.suffix_array_into writes them.")));
 		if (xxl_lcp_put_ranked(c->lcp, (uint64) rv, (uint64) pv - 1) != XXL_OK)
 			xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
 	}
-	xxl_input_close(in);
+	xxl_sa_reader_close(&sa);
 }
 
 /* xxl.lcp_into(corpus text, sa text, target text) RETURNS bigint */

@@ -91,11 +91,9 @@ suffix_array_check(const char *source, bytea *data, const char *sa_source)
 	CheckCore  *c = MemoryContextAllocZero(op->cxt, sizeof(CheckCore));
 	xxl_error	err;
 	XxlCorpusSink	sink;
-	XxlInput   *in;
-	AttrNumber	rank_att,
-				pos_att;
-	Oid			rank_type,
-				pos_type;
+	XxlSaReader sa;
+	int64		rv,
+				pv;
 	uint64		rank[CHECK_BATCH],
 				pos[CHECK_BATCH];
 	int			fill = 0;
@@ -125,38 +123,14 @@ suffix_array_check(const char *source, bytea *data, const char *sa_source)
 		xxl_corpus_put(&sink, VARDATA_ANY(data), VARSIZE_ANY_EXHDR(data));
 
 	/* the suffix array, in any order: the ranks come with it */
-	in = xxl_input_open(sa_source);
-	xxl_sa_columns(xxl_input_desc(in), xxl_input_describe(in), &rank_att, &pos_att,
-					&rank_type, &pos_type);
-	for (;;)
+	xxl_sa_reader_open(&sa, sa_source);
+	while (xxl_sa_reader_next(&sa, &rv, &pv))
 	{
-		TupleTableSlot *slot;
-		Datum		r,
-					p;
-		bool		rnull,
-					pnull;
-		int64		rv,
-					pv;
-
-		if ((xxl_input_rows(in) & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		slot = xxl_input_next(in);
-		if (slot == NULL)
-			break;
-		r = slot_getattr(slot, rank_att, &rnull);
-		p = slot_getattr(slot, pos_att, &pnull);
-		if (rnull || pnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("row " UINT64_FORMAT " of the suffix array has a null %s",
-							xxl_input_rows(in), rnull ? "rank" : "pos")));
-		rv = xxl_int_datum(r, rank_type);
-		pv = xxl_int_datum(p, pos_type);
 		if (rv < 1 || pv < 1)
 		{
 			/* no suffix array has such an entry: the verdict is in */
 			snprintf(c->why, sizeof(c->why), "row " UINT64_FORMAT " has %s " INT64_FORMAT
-					 ", below 1", xxl_input_rows(in), rv < 1 ? "rank" : "pos",
+					 ", below 1", xxl_sa_reader_rows(&sa), rv < 1 ? "rank" : "pos",
 					 rv < 1 ? rv : pv);
 			c->ran = true;
 			break;
@@ -168,7 +142,7 @@ suffix_array_check(const char *source, bytea *data, const char *sa_source)
 	}
 	if (!c->ran)
 		check_flush(op, c, rank, pos, &fill);
-	xxl_input_close(in);
+	xxl_sa_reader_close(&sa);
 
 	xxl_operator_phase(op, XXL_PHASE_MERGE);
 	if (!c->ran &&

@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -157,3 +158,52 @@ xxl_sa_columns(TupleDesc desc, const char *what, AttrNumber *rank_att, AttrNumbe
 						format_type_be(TupleDescAttr(desc, *pos_att - 1)->atttypid))));
 }
 
+
+/* Reading a suffix array's rows ---------------------------------------------- */
+
+void
+xxl_sa_reader_open(XxlSaReader *r, const char *source)
+{
+	r->in = xxl_input_open(source);
+	xxl_sa_columns(xxl_input_desc(r->in), xxl_input_describe(r->in), &r->rank_att, &r->pos_att,
+				   &r->rank_type, &r->pos_type);
+}
+
+bool
+xxl_sa_reader_next(XxlSaReader *r, int64 *rank, int64 *pos)
+{
+	TupleTableSlot *slot;
+	Datum		rd,
+				pd;
+	bool		rnull,
+				pnull;
+
+	if ((xxl_input_rows(r->in) & 0xffff) == 0)
+		CHECK_FOR_INTERRUPTS();
+	slot = xxl_input_next(r->in);
+	if (slot == NULL)
+		return false;
+	rd = slot_getattr(slot, r->rank_att, &rnull);
+	pd = slot_getattr(slot, r->pos_att, &pnull);
+	if (rnull || pnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("row " UINT64_FORMAT " of the suffix array has a null %s",
+						xxl_input_rows(r->in), rnull ? "rank" : "pos")));
+	*rank = xxl_int_datum(rd, r->rank_type);
+	*pos = xxl_int_datum(pd, r->pos_type);
+	return true;
+}
+
+uint64
+xxl_sa_reader_rows(const XxlSaReader *r)
+{
+	return xxl_input_rows(r->in);
+}
+
+void
+xxl_sa_reader_close(XxlSaReader *r)
+{
+	xxl_input_close(r->in);
+	r->in = NULL;
+}

@@ -170,6 +170,25 @@ extern void xxl_int8_writer_put(XxlInt8Writer *w, const int64 *values, const boo
 extern void xxl_sa_columns(TupleDesc desc, const char *what, AttrNumber *rank_att,
 						   AttrNumber *pos_att, Oid *rank_type, Oid *pos_type);
 
+/*
+ * A suffix array's (rank, pos) rows in the order the source gives them
+ * (xxl_sa_columns finds the columns): 1-based values as stored; a NULL is
+ * 22004.
+ */
+typedef struct XxlSaReader
+{
+	XxlInput   *in;
+	AttrNumber	rank_att,
+				pos_att;
+	Oid			rank_type,
+				pos_type;
+} XxlSaReader;
+
+extern void xxl_sa_reader_open(XxlSaReader *r, const char *source);
+extern bool xxl_sa_reader_next(XxlSaReader *r, int64 *rank, int64 *pos);
+extern uint64 xxl_sa_reader_rows(const XxlSaReader *r);
+extern void xxl_sa_reader_close(XxlSaReader *r);
+
 /* Random access by rank (xxl_rank_table.c) ----------------------------------- */
 
 /*

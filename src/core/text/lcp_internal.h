@@ -83,6 +83,18 @@ lcp_rem(const xxl_lcp *l, uint64_t pos)
 	return xxl_docs_end(l->cfg.docs, xxl_docs_find(l->cfg.docs, pos)) - pos;
 }
 
+/* Push the record (a, b), two positions wide, into a sort keyed by a. */
+static inline xxl_status
+lcp_push_pair(xxl_lcp *l, xxl_env_sorter *s, uint64_t a, uint64_t b)
+{
+	unsigned char rec[16];
+	unsigned char *p = xxl_env_sort_room(s, rec);
+
+	put_be(p, a, l->pw);
+	put_be(p + l->pw, b, l->pw);
+	return xxl_env_sort_push(&l->env, s, p);
+}
+
 /* Fail with the store's error, or the environment's. */
 xxl_status	lcp_fail(xxl_lcp *l);
 xxl_status	lcp_store_fail(xxl_lcp *l);

@@ -41,13 +41,8 @@ run_add(xxl_lcp *l, run_buffer *run, uint64_t pos)
 static xxl_status
 window(xxl_lcp *l, uint64_t pos, uint64_t count)
 {
-	unsigned char rec[16];
-	unsigned char *p = xxl_env_sort_room(&l->W, rec);
-
-	put_be(p, pos, l->pw);
-	put_be(p + l->pw, count, l->pw);
 	l->st.repeat_windows++;
-	return xxl_env_sort_push(&l->env, &l->W, p);
+	return lcp_push_pair(l, &l->W, pos, count);
 }
 
 /* The run is over: its windows if it is long enough; then empty it. */

@@ -70,12 +70,7 @@ lcp_request(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit)
 static xxl_status
 answer(xxl_lcp *l, uint64_t i, uint64_t v)
 {
-	unsigned char rec[16];
-	unsigned char *p = xxl_env_sort_room(&l->RS, rec);
-
-	put_be(p, i, l->pw);
-	put_be(p + l->pw, v, l->pw);
-	return xxl_env_sort_push(&l->env, &l->RS, p);
+	return lcp_push_pair(l, &l->RS, i, v);
 }
 
 /* One round: R's requests in, answers to RS, survivors into *next (or compared at random). */
