@@ -46,7 +46,7 @@ PNG=$OUT/text_lcp.png
 mkdir -p "$OUT" "$BB"
 : >"$LOG"
 N=$((TEXT_MB * 1048576))
-TEXT_MEM=${TEXT_MEM:-$((N / 8 / 1048576))MB}
+TEXT_MEM=${TEXT_MEM:-$((N / 8 / 1024))kB}
 
 echo "bench-text-lcp: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-text-lcp: build failed, see $LOG" >&2; exit 1; }

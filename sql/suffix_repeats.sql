@@ -5,7 +5,7 @@
 -- fewest occurrences.  Corpora: prose with boilerplate, random documents,
 -- one byte repeated, 0x00/0xFF with empty and one-byte documents, a repeat
 -- that would cross a document boundary, one text without ids; min_length
--- above every document; each at 64MB and at 2MB with the external paths
+-- above every document; each at 64MB and at 3MB with the external paths
 -- forced.
 CREATE EXTENSION IF NOT EXISTS pgxxl;
 \i test/sql/helpers.sql
@@ -70,7 +70,7 @@ INSERT INTO rp_cases VALUES ('prose', 12, 2), ('prose', 30, 2), ('prose', 6, 10)
 SELECT c.corpus, c.k, c.m, (SELECT count(*) FROM rp_oracle(c.corpus, c.k, c.m)) AS ranges,
        rp_differ(c.corpus, c.k, c.m) AS differ
 FROM rp_cases c ORDER BY 1, 2, 3;
-SET xxl.memory = '2MB';
+SET xxl.memory = '3MB';
 SET xxl.text_force_external = on;
 SELECT c.corpus, c.k, c.m, rp_differ(c.corpus, c.k, c.m) AS differ FROM rp_cases c ORDER BY 1, 2, 3;
 SELECT details->>'lcp_method' AS method, (details->>'repeat_ranges')::int AS ranges,
@@ -101,9 +101,9 @@ SELECT xt_try($$SELECT xxl.repeats_into('rp_one', 'rp_out', 5)$$);
 SELECT xt_try($$SELECT xxl.repeats_into('SELECT id, body FROM rp_docs WHERE 1 / (ord - 30) > -1', 'rp_fail', 5)$$);
 SELECT xt_leftovers('rp_fail');
 SET temp_file_limit = '64kB';
-SET xxl.memory = '2MB';
+SET xxl.memory = '3MB';
 SET xxl.text_force_external = on;
-SELECT xt_try($$SELECT xxl.repeats_into('SELECT id, body FROM rp_docs ORDER BY corpus, ord', 'rp_fail', 5)$$);
+SELECT xt_try($$SELECT xxl.repeats_into('SELECT id, body || body || body || body || body || body || body || body FROM rp_docs ORDER BY corpus, ord', 'rp_fail', 5)$$);
 SELECT xt_leftovers('rp_fail');
 RESET temp_file_limit;
 RESET xxl.text_force_external;

@@ -278,14 +278,14 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 		 */
 		size_t		held = xxl_lcp_defer_memory(memory);
 
-		if (memory < held + xxl_sa_min_memory() || memory < xxl_lcp_min_memory())
+		if (memory < held + xxl_sa_min_memory() || memory < held + xxl_lcp_min_memory())
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: xxl.memory of %zu bytes is too small for a suffix array with LCP values",
 							op->name, c->memory),
 					 errhint("LCP values and repeats need xxl.memory of at least %zu kB%s.",
-							 Max(xxl_lcp_defer_memory(xxl_lcp_min_memory()) + xxl_sa_min_memory(),
-								 xxl_lcp_min_memory()) * (ids ? 8 : 7) / 7 / 1024 + 1,
+							 (xxl_lcp_defer_memory(xxl_lcp_min_memory()) +
+							  Max(xxl_sa_min_memory(), xxl_lcp_min_memory())) * (ids ? 8 : 7) / 7 / 1024 + 1,
 							 ids ? " for a corpus of documents" : "")));
 		lcfg = xxl_text_lcp_config(op, memory, c->docs);
 		lcfg.defer = true;

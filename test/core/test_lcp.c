@@ -202,7 +202,9 @@ lcp_config(run_mode mode, const xxl_docs *docs)
 	xxl_lcp_config cfg;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.res = resources(mode == RUN_ROOMY ? 64 * MB : xxl_lcp_min_memory(), "test_lcp");
+	/* the smallest budget; deferring, what it holds for the sorter's time on top */
+	cfg.res = resources(mode == RUN_ROOMY ? 64 * MB
+						: xxl_lcp_min_memory() + xxl_lcp_defer_memory(xxl_lcp_min_memory()), "test_lcp");
 	cfg.docs = docs;
 	cfg.internal_max = mode == RUN_TINY ? 1 : 0;
 	/* the SQL functions' way at the small budget: the suffixes spooled until run */

@@ -11,10 +11,11 @@
 
 /* the text store's part of the budget (deferring: smaller), and its least */
 #define STORE_DIVISOR 4
-#define DEFER_STORE_DIVISOR 16
+#define DEFER_STORE_DIVISOR 32
 #define STORE_MIN (256 * 1024)
-/* the deferred suffix array's store, and the records buffered for it */
-#define DEFER_SPOOL_MEMORY (256 * 1024)
+/* the deferred suffix array's store (its block list grows with n / 256 kB), its buffer */
+#define DEFER_SPOOL_DIVISOR 32
+#define DEFER_SPOOL_MIN (512 * 1024)
 #define DEFER_BUFFER (64 * 1024)
 /* live parts at once: D, the answers and two sorts of a round (or E) */
 #define PARTS 4
@@ -27,10 +28,18 @@ store_memory_for(size_t memory, bool defer)
 	return m < STORE_MIN ? STORE_MIN : m;
 }
 
+static size_t
+defer_spool_memory(size_t memory)
+{
+	size_t		m = memory / DEFER_SPOOL_DIVISOR;
+
+	return m < DEFER_SPOOL_MIN ? DEFER_SPOOL_MIN : m;
+}
+
 size_t
 xxl_lcp_defer_memory(size_t memory)
 {
-	return store_memory_for(memory, true) + DEFER_SPOOL_MEMORY + DEFER_BUFFER;
+	return store_memory_for(memory, true) + defer_spool_memory(memory) + DEFER_BUFFER;
 }
 
 size_t
@@ -80,7 +89,8 @@ xxl_lcp_create(const xxl_lcp_config *cfg, xxl_error *err)
 	l->store = xxl_text_store_create(&store_cfg, err);
 	if (cfg->defer && l->store != NULL)
 	{
-		store_cfg.res.memory = DEFER_SPOOL_MEMORY;
+		store_cfg.res.memory = defer_spool_memory(cfg->res.memory);
+		store_cfg.sequential = true;
 		l->deferred = xxl_text_store_create(&store_cfg, err);
 		l->dbuf = l->deferred ? malloc(DEFER_BUFFER) : NULL;
 	}
@@ -248,12 +258,16 @@ xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
 			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
 	if (!l->cfg.defer)
 		return take(l, pos, prev);
-	/* deferred: (position, preceding byte + 1) to the spool, taken at run */
-	if (l->dfill + (size_t) l->pw + 2 > DEFER_BUFFER && defer_flush(l) != XXL_OK)
+	/*
+	 * deferred: (position, preceding byte + 1 mod 256) to the spool, taken
+	 * at run; 0 stands for unknown and for 0xFF alike, which only makes a
+	 * position after a 0xFF byte irreducible (compared, not derived)
+	 */
+	if (l->dfill + (size_t) l->pw + 1 > DEFER_BUFFER && defer_flush(l) != XXL_OK)
 		return l->env.err.code;
 	put_be(l->dbuf + l->dfill, pos, l->pw);
-	put_be(l->dbuf + l->dfill + l->pw, (uint64_t) (prev + 1), 2);
-	l->dfill += (size_t) l->pw + 2;
+	l->dbuf[l->dfill + l->pw] = (unsigned char) (prev + 1);
+	l->dfill += (size_t) l->pw + 1;
 	l->r++;
 	return XXL_OK;
 }
@@ -262,7 +276,7 @@ xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
 static xxl_status
 take_deferred(xxl_lcp *l)
 {
-	size_t		rec = (size_t) l->pw + 2,
+	size_t		rec = (size_t) l->pw + 1,
 				per = DEFER_BUFFER / rec * rec;
 	uint64_t	total = l->r,
 				at = 0;
@@ -287,7 +301,7 @@ take_deferred(xxl_lcp *l)
 			return lcp_fail(l);
 		}
 		for (size_t k = 0; k < got; k += rec)
-			if (take(l, get_be(l->dbuf + k, l->pw), (int) get_be(l->dbuf + k + l->pw, 2) - 1) != XXL_OK)
+			if (take(l, get_be(l->dbuf + k, l->pw), (int) l->dbuf[k + l->pw] - 1) != XXL_OK)
 				return l->env.err.code;
 		at += got;
 	}
@@ -667,7 +681,7 @@ xxl_lcp_stats_get(const xxl_lcp *l, xxl_lcp_stats *st)
 		st->bytes_written += ss.bytes_written;
 	}
 	if (l->cfg.defer)
-		st->memory_peak += DEFER_SPOOL_MEMORY + DEFER_BUFFER;
+		st->memory_peak += defer_spool_memory(l->cfg.res.memory) + DEFER_BUFFER;
 	st->memory_limit = l->cfg.res.memory;
 	if (l->phase < LCP_OUTPUT)
 		st->lcp_ns = xxl_now_ns() - l->t_start;

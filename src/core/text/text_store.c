@@ -16,6 +16,9 @@
 
 #define STORE_MAX_BLOCK (64 * 1024)
 #define STORE_CACHE 8
+/* read in order only: larger blocks, of which one is cached at a time */
+#define SEQ_MAX_BLOCK (256 * 1024)
+#define SEQ_BLOCKS 4
 
 typedef struct cache_slot
 {
@@ -55,6 +58,7 @@ struct xxl_text_store
 
 	/* reads */
 	cache_slot	cache[STORE_CACHE];
+	int			ncache;			/* slots in use: 1 when read in order */
 	uint64_t	tick;
 	uint64_t	block_reads;
 	uint64_t	windows;
@@ -71,10 +75,14 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 		xxl_error_set(err, XXL_ENOMEM, 0, "could not allocate the text store");
 		return NULL;
 	}
-	if (block > STORE_MAX_BLOCK)
-		block = STORE_MAX_BLOCK;
-	/* the cache, the write buffers and some chunks must fit comfortably */
-	while (block > XXL_ALIGN && block * 32 > cfg->res.memory)
+	if (block > (cfg->sequential ? SEQ_MAX_BLOCK : STORE_MAX_BLOCK))
+		block = cfg->sequential ? SEQ_MAX_BLOCK : STORE_MAX_BLOCK;
+	/*
+	 * The cache, the write buffers and some chunks must fit comfortably; read
+	 * in order, one cached block and the two write buffers, and the rest for
+	 * the block list, which large blocks keep short.
+	 */
+	while (block > XXL_ALIGN && block * (cfg->sequential ? 2 * SEQ_BLOCKS : 32) > cfg->res.memory)
 		block /= 2;
 	block -= block % XXL_ALIGN;
 	if (block < XXL_ALIGN)
@@ -93,9 +101,10 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 	s->cancel = cfg->res.cancel;
 	s->cancel_arg = cfg->res.cancel_arg;
 	/* what the reads need later (cache) stays free; half of the rest for chunks */
-	s->mem_limit = (cfg->res.memory - (STORE_CACHE + 2) * block) / 2;
+	s->mem_limit = (cfg->res.memory - ((cfg->sequential ? 1 : STORE_CACHE) + 2) * block) / 2;
 	for (int i = 0; i < STORE_CACHE; i++)
 		s->cache[i].block = UINT64_MAX;
+	s->ncache = cfg->sequential ? 1 : STORE_CACHE;
 	return s;
 }
 
@@ -296,7 +305,7 @@ get_block(xxl_text_store *s, uint64_t b)
 
 	if (!s->on_disk)
 		return s->chunks[b];
-	for (int i = 0; i < STORE_CACHE; i++)
+	for (int i = 0; i < s->ncache; i++)
 	{
 		if (s->cache[i].block == b)
 		{

@@ -27,9 +27,10 @@
  * I/O: two permutations of n records of 3-4 fields, the requests' sorts
  * and 2 scans of the text per round.  The text lives in an
  * xxl_text_store (xxl_text_store.h) that gets a quarter of the budget (a
- * sixteenth when deferring).  Deferring, the suffix array in rank order
- * also goes through a small store (a write and a read of n records of a
- * position and 2 bytes) so that the suffix sorter keeps the whole budget.
+ * thirty-second when deferring).  Deferring, the suffix array in rank
+ * order also goes through a small store read in order (a write and a read
+ * of n records of a position and a byte), so that the suffix sorter keeps
+ * nearly the whole budget.
  *
  * Repeats (min_length > 0): maximal runs of ranks whose LCP is at least
  * min_length are the suffixes sharing their first min_length bytes; a run

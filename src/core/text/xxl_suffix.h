@@ -58,6 +58,8 @@ typedef struct xxl_sa_config
 								 * unknown, the largest blocks are used, which
 								 * take the most data but merge with a lower
 								 * fan-in) */
+	bool		sequential;		/* text store: read in order only (larger
+								 * blocks, one cached) */
 	int			report_base;	/* checker: positions and entry numbers in
 								 * its reasons count from this (0 or 1) */
 	uint64_t	internal_max;	/* testing: 0 = the budget decides which
