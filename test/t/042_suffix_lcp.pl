@@ -1,5 +1,6 @@
 # 042_suffix_lcp.pl — LCP values and repeats at a scale the regress tests
-# avoid: a corpus of documents of about 4 MB, at xxl.memory = 4MB with the
+# avoid: a corpus of documents of about 4 MB, at xxl.memory = 4MB (the
+# document map, the sorter and the LCP operator's parts share it) with the
 # external paths forced, gives the same LCP array and repeats as at a roomy
 # budget (whose in-memory paths the unit test checks against divsufsort and
 # Kasai), within its budget and the backend's peak memory; a cancel in
@@ -68,8 +69,6 @@ is($node->safe_psql('postgres', q{
 	WHERE s.lcp > octet_length(d.body) - s.doc_offset + 1}),
 	'0', 'no LCP value runs past its document');
 
-# (from a stored suffix array: the preceding bytes take three more
-# permutations, which need a little more memory at this size)
 $node->safe_psql('postgres', qq{
 	SET xxl.memory = '4MB';
 	SET xxl.text_force_external = on;
