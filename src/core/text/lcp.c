@@ -17,8 +17,6 @@
 #define DEFER_SPOOL_DIVISOR 32
 #define DEFER_SPOOL_MIN (512 * 1024)
 #define DEFER_BUFFER (64 * 1024)
-/* live parts at once: D, the answers and two sorts of a round (or E) */
-#define PARTS 4
 
 static size_t
 store_memory_for(size_t memory, bool defer)
@@ -160,14 +158,16 @@ text_done(xxl_lcp *l)
 	l->direct = !ss.on_disk && (l->cfg.internal_max == 0 || l->n <= l->cfg.internal_max);
 	l->st.direct = l->direct;
 	l->pw = width_for(l->n);
-	l->share_d = l->share = l->env.pool / PARTS;
+	l->share_perm = l->env.pool / 5 * 2;
+	l->share_small = l->env.pool / 10;
+	l->share_round = l->env.pool / 4;
 	return XXL_OK;
 }
 
 static size_t
 d_size(const xxl_lcp *l)
 {
-	return (size_t) (3 * l->pw + 1);
+	return (size_t) (2 * l->pw + 1);
 }
 
 /* Rank order: the next suffix with its preceding byte into D (step 1). */
@@ -199,7 +199,6 @@ take(xxl_lcp *l, uint64_t pos, int prev)
 	put_be(p, l->r, w);
 	put_be(p + w, l->r ? l->last_pos : 0, w);
 	p[2 * w] = (unsigned char) flag;
-	put_be(p + 2 * w + 1, pos, w);
 	if (xxl_env_scat_push(env, &l->D, pos) != XXL_OK)
 		return lcp_fail(l);
 	if (flag == LCP_IRREDUCIBLE)
@@ -224,7 +223,7 @@ take(xxl_lcp *l, uint64_t pos, int prev)
 static xxl_status
 open_rank_order(xxl_lcp *l)
 {
-	if (xxl_env_scat_open(&l->env, &l->D, l->share_d, d_size(l), l->n) != XXL_OK)
+	if (xxl_env_scat_open(&l->env, &l->D, l->share_perm, d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->D_open = true;
 	if (!l->direct && lcp_resolve_open(l) != XXL_OK)
@@ -327,7 +326,7 @@ xxl_lcp_put_ranked(xxl_lcp *l, uint64_t rank, uint64_t pos)
 	{
 		if (text_done(l) != XXL_OK)
 			return l->env.err.code;
-		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, l->share, (size_t) (2 * l->pw), l->n) != XXL_OK)
+		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, l->share_perm, (size_t) (2 * l->pw), l->n) != XXL_OK)
 			return lcp_fail(l);
 		l->A_open = l->n > 0;
 		l->phase = LCP_RANKED;
@@ -381,7 +380,7 @@ derive_prev(xxl_lcp *l)
 		return lcp_fail(l);
 	}
 	if (xxl_env_scat_finish(env, &l->A) != XXL_OK ||
-		xxl_env_scat_open(env, &B, l->share, (size_t) w, l->n) != XXL_OK)
+		xxl_env_scat_open(env, &B, l->share_perm, (size_t) w, l->n) != XXL_OK)
 		return lcp_fail(l);
 	while ((got = xxl_env_scat_next(env, &l->A, &rec)) > 0)
 	{
@@ -397,7 +396,7 @@ derive_prev(xxl_lcp *l)
 	xxl_env_scat_close(env, &l->A, NULL, NULL);
 	l->A_open = false;
 	if (xxl_env_scat_finish(env, &B) != XXL_OK ||
-		xxl_env_scat_open(env, &C, l->share, (size_t) (w + 2), l->n) != XXL_OK)
+		xxl_env_scat_open(env, &C, l->share_perm, (size_t) (w + 2), l->n) != XXL_OK)
 		goto fail;
 	for (uint64_t i = 0; i < l->n; i++)
 	{
@@ -475,7 +474,7 @@ text_order(xxl_lcp *l)
 			return lcp_fail(l);
 		have_ans = got > 0;
 	}
-	if (xxl_env_scat_open(env, &l->E, l->share, (size_t) (2 * w), l->n) != XXL_OK)
+	if (xxl_env_scat_open(env, &l->E, l->share_perm, (size_t) (2 * w), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->E_open = true;
 	for (uint64_t i = 0; i < l->n; i++)
@@ -492,11 +491,6 @@ text_order(xxl_lcp *l)
 		r = get_be(rec, w);
 		j = get_be(rec + w, w);
 		flag = rec[2 * w];
-		if (get_be(rec + 2 * w + 1, w) != i)
-		{
-			xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array is not a permutation of the positions");
-			return lcp_fail(l);
-		}
 		if (l->cfg.docs)
 		{
 			while (xxl_docs_end(l->cfg.docs, doc) <= i)

@@ -41,8 +41,15 @@ struct xxl_lcp
 	uint64_t	n;
 	int			pw;				/* bytes per position, rank or length (0..n) */
 	bool		direct;
-	size_t		share;			/* a part's memory */
-	size_t		share_d;		/* D's */
+	/*
+	 * Parts' memory: the permutations (A, B, C, D, E) two fifths, of which
+	 * two live at once; the answers' sort and the first round's requests a
+	 * tenth each next to D; a round's two sorts and the windows' sort a
+	 * quarter.  D, RS, R (or SB and the next R) are what lives at most.
+	 */
+	size_t		share_perm,
+				share_small,
+				share_round;
 
 	/* rank order */
 	uint64_t	r;				/* suffixes taken */

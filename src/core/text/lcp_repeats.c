@@ -100,7 +100,7 @@ lcp_repeats_build(xxl_lcp *l)
 	run->fill = 0;
 	run->size = 0;
 	run->spilled = false;
-	if (xxl_env_sort_open(env, &l->W, l->share, 0, (size_t) (2 * l->pw), (size_t) l->pw, 0,
+	if (xxl_env_sort_open(env, &l->W, l->share_round, 0, (size_t) (2 * l->pw), (size_t) l->pw, 0,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK)
 	{
 		xxl_env_free(env, run, sizeof(run_buffer));

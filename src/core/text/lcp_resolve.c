@@ -28,20 +28,20 @@ chunked_size(const xxl_lcp *l, int round)
 }
 
 static xxl_status
-open_requests(xxl_lcp *l, xxl_env_sorter *s)
+open_requests(xxl_lcp *l, xxl_env_sorter *s, size_t memory)
 {
-	return xxl_env_sort_open(&l->env, s, l->share, 0, request_size(l), (size_t) l->pw, 0,
+	return xxl_env_sort_open(&l->env, s, memory, 0, request_size(l), (size_t) l->pw, 0,
 							 XXL_INPUT_UNBOUNDED);
 }
 
 xxl_status
 lcp_resolve_open(xxl_lcp *l)
 {
-	if (xxl_env_sort_open(&l->env, &l->RS, l->share, 0, (size_t) (2 * l->pw), (size_t) l->pw, 0,
+	if (xxl_env_sort_open(&l->env, &l->RS, l->share_small, 0, (size_t) (2 * l->pw), (size_t) l->pw, 0,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return l->env.err.code;
 	l->RS_open = true;
-	if (open_requests(l, &l->R) != XXL_OK)
+	if (open_requests(l, &l->R, l->share_small) != XXL_OK)
 		return l->env.err.code;
 	l->R_open = true;
 	return XXL_OK;
@@ -89,7 +89,7 @@ run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
 	xxl_status	rc = XXL_OK;
 
 	if (xxl_env_sort_sort(env, &l->R) != XXL_OK ||
-		xxl_env_sort_open(env, &SB, l->share, 0, rec_size, (size_t) w, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
+		xxl_env_sort_open(env, &SB, l->share_round, 0, rec_size, (size_t) w, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
 	/* pass 1: the chunk at j + base */
 	while ((got = xxl_env_sort_next(env, &l->R, &rec)) > 0)
@@ -121,7 +121,7 @@ run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
 	xxl_env_sort_close(env, &l->R, NULL, NULL);
 	l->R_open = false;
 	/* R's memory goes to the next round's requests */
-	if (xxl_env_sort_sort(env, &SB) != XXL_OK || (next && open_requests(l, next) != XXL_OK))
+	if (xxl_env_sort_sort(env, &SB) != XXL_OK || (next && open_requests(l, next, l->share_round) != XXL_OK))
 		goto fail;
 	/* pass 2: compare with the text at i + base */
 	while ((got = xxl_env_sort_next(env, &SB, &rec)) > 0)
