@@ -568,8 +568,13 @@ xxl_lcp_run(xxl_lcp *l)
 		return xxl_error_set(&l->env.err, XXL_EINVAL, 0, "xxl_lcp_run called twice");
 	if (l->phase == LCP_RANKED && derive_prev(l) != XXL_OK)
 		return l->env.err.code;
-	if (l->phase == LCP_SA && l->cfg.defer && take_deferred(l) != XXL_OK)
-		return l->env.err.code;
+	if (l->phase == LCP_SA && l->cfg.defer)
+	{
+		/* the operator's own time starts now: the sorter has had the budget till here */
+		l->t_start = xxl_now_ns();
+		if (take_deferred(l) != XXL_OK)
+			return l->env.err.code;
+	}
 	if (l->n == 0)
 	{
 		l->phase = LCP_DONE;
@@ -692,8 +697,8 @@ xxl_lcp_destroy(xxl_lcp *l)
 		xxl_env_scat_close(&l->env, &l->D, NULL, NULL);
 	if (l->E_open)
 		xxl_env_scat_close(&l->env, &l->E, NULL, NULL);
-	if (l->R_open)
-		xxl_env_sort_close(&l->env, &l->R, NULL, NULL);
+	if (l->Q_open)
+		xxl_spool_free(&l->Q);
 	if (l->RS_open)
 		xxl_env_sort_close(&l->env, &l->RS, NULL, NULL);
 	if (l->W_open)

@@ -43,9 +43,10 @@ struct xxl_lcp
 	bool		direct;
 	/*
 	 * Parts' memory: the permutations (A, B, C, D, E) two fifths, of which
-	 * two live at once; the answers' sort and the first round's requests a
-	 * tenth each next to D; a round's two sorts and the windows' sort a
-	 * quarter.  D, RS, R (or SB and the next R) are what lives at most.
+	 * two live at once; the rounds' sorts (distribution sorts: little while
+	 * they take records) half while they distribute and a quarter while
+	 * they hand out, the answers' sort a tenth then; the windows' sort a
+	 * quarter.
 	 */
 	size_t		share_perm,
 				share_small,
@@ -60,8 +61,9 @@ struct xxl_lcp
 	bool		D_open;
 	xxl_env_scatter A;			/* ranked input, by rank: position, rank */
 	bool		A_open;
-	xxl_env_sorter R;			/* requests of the first round */
-	bool		R_open;
+	xxl_spool	Q;				/* requests of the first round */
+	bool		Q_open;
+	uint64_t	Q_count;
 	xxl_env_sorter RS;			/* answers, by position */
 	bool		RS_open;
 

@@ -1,11 +1,15 @@
 /*
  * lcp_resolve.c — answering the LCP operator's comparison requests (step 2
- * of xxl_lcp.h) when the text is on disk: each round sorts the open
- * requests by the far position Φ(i) + base, copies a chunk of the text
- * there in one ascending pass through the text store, sorts by i + base
- * and compares with the text there in a second ascending pass.  A pair that
- * still agrees over the whole chunk goes on to the next round, whose chunk
- * is larger; after the last, the few left are compared by random reads.
+ * of xxl_lcp.h) when the text is on disk.  The requests (i, Φ(i), limit)
+ * wait in a spool while the suffix array comes in; then each round sorts
+ * the open requests by the far position Φ(i) + base, copies a chunk of the
+ * text there in one ascending pass through the text store, sorts by
+ * i + base and compares with the text there in a second ascending pass.  A
+ * pair that still agrees over the whole chunk goes to the next round's
+ * spool, whose chunk is larger; after the last, the few left are compared
+ * by random reads.  Every sort knows how many records it gets (the spool's
+ * count), so it is a distribution sort where it fits: one write and one
+ * read of its records, no merge passes.
  */
 #include "core/text/lcp_internal.h"
 
@@ -13,12 +17,15 @@
 
 static const size_t round_chunk[LCP_ROUNDS] = {48, 512};
 
-/* requests: key = j + base, i, base, limit */
+/* spooled requests: i, j, base, limit */
 static size_t
 request_size(const xxl_lcp *l)
 {
 	return (size_t) (4 * l->pw);
 }
+
+/* sorted by the far side: key = j + base, i, base, limit */
+#define far_size request_size
 
 /* with their chunk: key = i + base, i, j, base, limit, length, chunk */
 static size_t
@@ -28,43 +35,33 @@ chunked_size(const xxl_lcp *l, int round)
 }
 
 static xxl_status
-open_requests(xxl_lcp *l, xxl_env_sorter *s, size_t memory)
+spool_request(xxl_lcp *l, xxl_spool *sp, uint64_t *count, uint64_t i, uint64_t j, uint64_t base,
+			  uint64_t limit)
 {
-	return xxl_env_sort_open(&l->env, s, memory, 0, request_size(l), (size_t) l->pw, 0,
-							 XXL_INPUT_UNBOUNDED);
+	unsigned char rec[32];
+	int			w = l->pw;
+
+	put_be(rec, i, w);
+	put_be(rec + w, j, w);
+	put_be(rec + 2 * w, base, w);
+	put_be(rec + 3 * w, limit, w);
+	(*count)++;
+	return xxl_spool_write(sp, rec, request_size(l));
 }
 
 xxl_status
 lcp_resolve_open(xxl_lcp *l)
 {
-	if (xxl_env_sort_open(&l->env, &l->RS, l->share_small, 0, (size_t) (2 * l->pw), (size_t) l->pw, 0,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK)
-		return l->env.err.code;
-	l->RS_open = true;
-	if (open_requests(l, &l->R, l->share_small) != XXL_OK)
-		return l->env.err.code;
-	l->R_open = true;
+	xxl_spool_init(&l->Q, &l->env, XXL_SPOOL_SHARED);
+	l->Q_open = true;
+	l->Q_count = 0;
 	return XXL_OK;
-}
-
-static xxl_status
-push_request(xxl_lcp *l, xxl_env_sorter *s, uint64_t i, uint64_t j, uint64_t base, uint64_t limit)
-{
-	unsigned char rec[64];
-	unsigned char *p = xxl_env_sort_room(s, rec);
-	int			w = l->pw;
-
-	put_be(p, j + base, w);
-	put_be(p + w, i, w);
-	put_be(p + 2 * w, base, w);
-	put_be(p + 3 * w, limit, w);
-	return xxl_env_sort_push(&l->env, s, p);
 }
 
 xxl_status
 lcp_request(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit)
 {
-	return push_request(l, &l->R, i, j, 0, limit);
+	return spool_request(l, &l->Q, &l->Q_count, i, j, 0, limit);
 }
 
 static xxl_status
@@ -73,12 +70,27 @@ answer(xxl_lcp *l, uint64_t i, uint64_t v)
 	return lcp_push_pair(l, &l->RS, i, v);
 }
 
-/* One round: R's requests in, answers to RS, survivors into *next (or compared at random). */
+/* A bounded sort of count records: a distribution sort where it fits. */
 static xxl_status
-run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
+open_bounded(xxl_lcp *l, xxl_env_sorter *s, size_t memory, size_t output, size_t rec_size,
+			 uint64_t count)
+{
+	return xxl_env_sort_open(&l->env, s, memory, output, rec_size, (size_t) l->pw,
+							 count > 0 ? count : 1, XXL_INPUT_BOUNDED);
+}
+
+/*
+ * One round: the requests in src (count of them) answered into RS, or
+ * spooled into *next for the next round (NULL: compared at random).
+ */
+static xxl_status
+run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next,
+		  uint64_t *next_count)
 {
 	xxl_env    *env = &l->env;
-	xxl_env_sorter SB = {0};
+	xxl_env_sorter R = {0},
+				SB = {0};
+	xxl_spool_reader rd;
 	size_t		c = round_chunk[round],
 				rec_size = chunked_size(l, round);
 	int			w = l->pw,
@@ -88,11 +100,38 @@ run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
 	unsigned char here[512];
 	xxl_status	rc = XXL_OK;
 
-	if (xxl_env_sort_sort(env, &l->R) != XXL_OK ||
-		xxl_env_sort_open(env, &SB, l->share_round, 0, rec_size, (size_t) w, 0, XXL_INPUT_UNBOUNDED) != XXL_OK)
-		return env->err.code;
+	/* the requests, by the far side */
+	if (open_bounded(l, &R, l->share_round * 2, l->share_round, far_size(l), count) != XXL_OK ||
+		xxl_spool_finish(src) != XXL_OK || xxl_spool_reader_open(&rd, src, true) != XXL_OK)
+		goto fail;
+	for (uint64_t k = 0; k < count; k++)
+	{
+		const unsigned char *q;
+		unsigned char *p;
+
+		if (xxl_spool_read(&rd, request_size(l), &q) != XXL_OK)
+		{
+			xxl_spool_reader_close(&rd);
+			goto fail;
+		}
+		p = xxl_env_sort_room(&R, local);
+		put_be(p, get_be(q + w, w) + get_be(q + 2 * w, w), w);	/* j + base */
+		memcpy(p + w, q, (size_t) w);	/* i */
+		memcpy(p + 2 * w, q + 2 * w, (size_t) (2 * w));	/* base, limit */
+		if (xxl_env_sort_push(env, &R, p) != XXL_OK)
+		{
+			xxl_spool_reader_close(&rd);
+			goto fail;
+		}
+	}
+	xxl_spool_reader_close(&rd);
+	xxl_spool_free(src);
+	if (xxl_env_sort_sort(env, &R) != XXL_OK ||
+		open_bounded(l, &SB, l->share_round * 2, l->share_round, rec_size, count) != XXL_OK)
+		goto fail;
+
 	/* pass 1: the chunk at j + base */
-	while ((got = xxl_env_sort_next(env, &l->R, &rec)) > 0)
+	while ((got = xxl_env_sort_next(env, &R, &rec)) > 0)
 	{
 		uint64_t	at = get_be(rec, w),
 					i = get_be(rec + w, w),
@@ -118,11 +157,10 @@ run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
 	}
 	if (got < 0)
 		goto fail;
-	xxl_env_sort_close(env, &l->R, NULL, NULL);
-	l->R_open = false;
-	/* R's memory goes to the next round's requests */
-	if (xxl_env_sort_sort(env, &SB) != XXL_OK || (next && open_requests(l, next, l->share_round) != XXL_OK))
+	xxl_env_sort_close(env, &R, NULL, NULL);
+	if (xxl_env_sort_sort(env, &SB) != XXL_OK)
 		goto fail;
+
 	/* pass 2: compare with the text at i + base */
 	while ((got = xxl_env_sort_next(env, &SB, &rec)) > 0)
 	{
@@ -151,7 +189,7 @@ run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
 		}
 		else if (next != NULL)
 		{
-			if (push_request(l, next, i, j, base + len, limit) != XXL_OK)
+			if (spool_request(l, next, next_count, i, j, base + len, limit) != XXL_OK)
 				goto fail;
 		}
 		else
@@ -177,6 +215,7 @@ run_round(xxl_lcp *l, int round, xxl_env_sorter *next)
 fail:
 	rc = env->err.code;
 out:
+	xxl_env_sort_close(env, &R, NULL, NULL);
 	xxl_env_sort_close(env, &SB, NULL, NULL);
 	return rc;
 }
@@ -184,21 +223,36 @@ out:
 xxl_status
 lcp_resolve(xxl_lcp *l)
 {
+	xxl_spool	spools[2];
+	uint64_t	count = l->Q_count;
+	int			cur = 0;
+
+	/* the answers: one per request at most; they wait while the rounds run */
+	if (open_bounded(l, &l->RS, l->share_round * 2, l->share_small, (size_t) (2 * l->pw), count) != XXL_OK)
+		return l->env.err.code;
+	l->RS_open = true;
+	spools[0] = l->Q;
+	l->Q_open = false;
 	for (int round = 0; round < LCP_ROUNDS; round++)
 	{
-		xxl_env_sorter next = {0};
 		bool		last = round == LCP_ROUNDS - 1;
+		uint64_t	next_count = 0;
 
+		if (!last)
+			xxl_spool_init(&spools[1 - cur], &l->env, XXL_SPOOL_SHARED);
 		l->st.rounds++;
-		if (run_round(l, round, last ? NULL : &next) != XXL_OK)
+		if (run_round(l, round, &spools[cur], count, last ? NULL : &spools[1 - cur], &next_count) != XXL_OK)
 		{
-			xxl_env_sort_close(&l->env, &next, NULL, NULL);
+			xxl_spool_free(&spools[cur]);
+			if (!last)
+				xxl_spool_free(&spools[1 - cur]);
 			return l->env.err.code;
 		}
+		xxl_spool_free(&spools[cur]);
 		if (last)
 			break;
-		l->R = next;
-		l->R_open = true;
+		cur = 1 - cur;
+		count = next_count;
 	}
 	return XXL_OK;
 }

@@ -21,7 +21,9 @@
  *      memory, directly; else in rounds that sort the requests by Φ(i),
  *      copy a chunk of the text at Φ(i) in one sequential pass, sort by i
  *      and compare in a second pass (48, then 512 bytes), and the few
- *      survivors (common prefixes of more than 560 bytes) by random reads.
+ *      survivors (common prefixes of more than 560 bytes) by random reads;
+ *      the requests wait in a spool, so every sort knows its count and is
+ *      a distribution sort where it fits.
  *   3. text order: PLCP from the answers and the reducible rule, permuted
  *      back to rank order with the positions (scatter E).
  * I/O: two permutations of n records of 3-4 fields, the requests' sorts
@@ -82,7 +84,7 @@ typedef struct xxl_lcp_stats
 	bool		io_direct;
 	uint64_t	memory_peak;	/* the budget's high-water mark (both parts) */
 	uint64_t	memory_limit;
-	uint64_t	lcp_ns;
+	uint64_t	lcp_ns;			/* from creation; deferring, from xxl_lcp_run */
 } xxl_lcp_stats;
 
 typedef struct xxl_lcp xxl_lcp;
