@@ -99,7 +99,7 @@ psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1
 echo "bench-text-lcp: $(psql_ -c 'SELECT xxl.version()'), $(nproc) cores; n = $N bytes per corpus; xxl.memory = $TEXT_MEM (n/8)"
 
-echo "corpus,run,secs,peak_kb,disk_peak,io_bytes,levels,lcp_ms,extra" >"$CSV"
+echo "corpus,run,secs,peak_kb,shmem_kb,disk_peak,io_bytes,levels,lcp_ms,extra" >"$CSV"
 
 # disk_sampler FILE: the largest size of pgsql_tmp until killed, into FILE
 disk_sampler() {
@@ -122,8 +122,9 @@ xxl() {
 SET xxl.memory = '$TEXT_MEM';
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 $stmt;
-SELECT format('RESULT secs=%s vmhwm_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
-	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1]);
+SELECT format('RESULT secs=%s vmhwm_kb=%s shmem_kb=%s', round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3),
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmHWM:\s+(\d+) kB'))[1],
+	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssShmem:\s+(\d+) kB'))[1]);
 SELECT format('STATS io=%s levels=%s lcp_ms=%s extra=%s', (SELECT sum(x) FROM unnest(bytes_read || bytes_written) x),
 	coalesce(details->>'levels', ''), coalesce(details->>'lcp_ms', ''),
 	concat_ws(' ', 'lcp_irreducible=' || (details->>'lcp_irreducible'), 'lcp_random=' || (details->>'lcp_random_answers'),
@@ -133,12 +134,13 @@ SQL
 ) || { kill "$sampler" 2>/dev/null; echo "bench-text-lcp: $corpus $run failed" >&2; printf '%s\n' "$out" | tail -5 >&2; return 1; }
 	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
 	printf '%s\n' "$out" >>"$LOG"
-	local r s secs vm io levels lcpms extra
+	local r s secs vm shm io levels lcpms extra
 	r=$(grep '^RESULT ' <<<"$out"); s=$(grep '^STATS ' <<<"$out")
 	secs=$(sed -E 's/.*secs=([0-9.]+).*/\1/' <<<"$r"); vm=$(sed -E 's/.*vmhwm_kb=([0-9]+).*/\1/' <<<"$r")
+	shm=$(sed -E 's/.*shmem_kb=([0-9]+).*/\1/' <<<"$r")
 	io=$(sed -E 's/.* io=([0-9]*).*/\1/' <<<"$s"); levels=$(sed -E 's/.* levels=([0-9]*).*/\1/' <<<"$s")
 	lcpms=$(sed -E 's/.* lcp_ms=([0-9.]*).*/\1/' <<<"$s"); extra=$(sed -E 's/.* extra=(.*)$/\1/' <<<"$s")
-	echo "$corpus,$run,$secs,$vm,$(cat "$peakfile"),$io,$levels,$lcpms,$extra" >>"$CSV"
+	echo "$corpus,$run,$secs,$vm,$shm,$(cat "$peakfile"),$io,$levels,$lcpms,$extra" >>"$CSV"
 }
 
 # peer CORPUS RUN COMMAND...: a peer process's RESULT line
@@ -151,7 +153,7 @@ peer() {
 	r=$(grep '^RESULT ' <<<"$out")
 	secs=$(sed -E 's/.* secs=([0-9.]+).*/\1/' <<<"$r"); rss=$(sed -E 's/.*maxrss_kb=([0-9]+).*/\1/' <<<"$r")
 	extra=$(sed -nE 's/.*(ranges=[0-9]+ covered=[0-9]+).*/\1/p' <<<"$r")
-	echo "$corpus,$run,$secs,$rss,0,0,,,$extra" >>"$CSV"
+	echo "$corpus,$run,$secs,$rss,0,0,0,,,$extra" >>"$CSV"
 }
 
 for kind in $TEXT_KINDS; do
@@ -184,7 +186,7 @@ SQL
 		restart_server
 		xxl "$kind" "xxl repeats" "SELECT xxl.repeats_into('$src', 'rep', $REPEATS_K)"
 		got=$(psql_ -c "SELECT format('ranges=%s covered=%s', count(*), sum(length)) FROM rep")
-		want=$(awk -F, '$2 == "baseline repeats" { print $9 }' "$CSV")
+		want=$(awk -F, '$2 == "baseline repeats" { print $10 }' "$CSV")
 		echo "bench-text-lcp: repeats: xxl $got, baseline $want"
 		[ "$got" = "$want" ] || { echo "bench-text-lcp: the repeats differ from the baseline's" >&2; exit 1; }
 		psql_ -c "DROP TABLE rep" >>"$LOG"
@@ -198,16 +200,20 @@ awk -F, -v n="$N" '
 	NR == 1 { next }
 	{ key = $1 "|" $2; secs[key] = $3; line[NR] = $0 }
 	END {
-		printf "%-11s %-17s %9s %9s %9s %10s %8s %7s %9s\n", "corpus", "run", "s", "peak MB", "disk MB", "disk B/B", "I/O B/B", "levels", "lcp s"
+		printf "%-11s %-17s %9s %9s %9s %9s %10s %8s %7s %9s\n", "corpus", "run", "s", "peak MB", "own MB", "disk MB",
+			"disk B/B", "I/O B/B", "levels", "lcp s"
 		for (i = 2; i <= NR; i++) {
 			split(line[i], f, ",")
-			printf "%-11s %-17s %9s %9.1f %9.1f %10.2f %8.1f %7s %9s\n", f[1], f[2], f[3], f[4] / 1024, f[5] / 1048576,
-				f[5] / n, f[6] / n, f[7] == "" ? "-" : f[7], f[8] == "" ? "-" : sprintf("%.1f", f[8] / 1000)
+			printf "%-11s %-17s %9s %9.1f %9.1f %9.1f %10.2f %8.1f %7s %9s\n", f[1], f[2], f[3], f[4] / 1024,
+				(f[4] - f[5]) / 1024, f[6] / 1048576, f[6] / n, f[7] / n, f[8] == "" ? "-" : f[8],
+				f[9] == "" ? "-" : sprintf("%.1f", f[9] / 1000)
 		}
 	}' "$CSV"
 echo
-echo "peak MB: VmHWM of the backend / max RSS of the peer; disk: the pgsql_tmp directory's largest size"
-echo "(B/B: per text byte); I/O: spill bytes read + written per text byte."
+echo "peak MB: VmHWM of the backend / max RSS of the peer; own: without the shared buffers the backend"
+echo "touched (RssShmem); disk: the pgsql_tmp directory's largest size"
+echo "(B/B: per text byte); I/O: spill bytes read + written per text byte; lcp s: the LCP operator's"
+echo "own time after the suffix sorter (repeats: the windows and ranges included)."
 
 # the ratios: per corpus into the chart's data, and as the closing lines
 ratios=$(awk -F, -v dat="$DAT" '
