@@ -17,7 +17,7 @@ set boxwidth 0.9
 set grid ytics
 set yrange [0:*]
 set ylabel "xxl time / peer time"
-set key top left
+set key outside bottom center horizontal
 plot datafile using 2:xtic(1) title "suffix array / divsufsort64" lc rgb "#4f81bd", \
 	'' using 3 title "suffix array + LCP / divsufsort + Kasai" lc rgb "#c0504d", \
 	1 with lines lc rgb "black" notitle, \
