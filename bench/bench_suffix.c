@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "core/text/xxl_suffix.h"
 
 #ifdef WITH_DIVSUFSORT
@@ -47,7 +48,6 @@ int
 main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : NULL;
-	FILE	   *f;
 	unsigned char *t;
 	long		n;
 	size_t		memory;
@@ -74,22 +74,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s FILE [memory_MB] [spill_dir] [block_KB]\n", argv[0]);
 		return 2;
 	}
-	f = fopen(path, "rb");
-	if (f == NULL)
-	{
-		perror(path);
-		return 2;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	t = malloc(n + 1);
-	if (fread(t, 1, n, f) != (size_t) n)
-	{
-		perror("read");
-		return 2;
-	}
-	fclose(f);
+	t = bench_read_file(path, 0, &n);
 	memory = argc > 2 ? (size_t) (atof(argv[2]) * 1024 * 1024) : (size_t) n / 8;
 
 	memset(&cfg, 0, sizeof(cfg));

@@ -1,8 +1,9 @@
 /*
  * bench_util.h — what the engine's C benchmark programs share: the
  * splitmix64 generator (the same sequence stxxl_sort_bench.cpp draws),
- * environment knobs, the process's peak memory and the exit on an engine
- * error.  Header-only, so each program still builds from one command line.
+ * environment knobs, a monotonic clock, reading a text file, the process's
+ * peak memory and the exit on an engine error.  Header-only, so each
+ * program still builds from one command line.
  */
 #ifndef PGXXL_BENCH_UTIL_H
 #define PGXXL_BENCH_UTIL_H
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/xxl_common.h"
 
@@ -37,6 +39,47 @@ bench_env_u64(const char *name, uint64_t dflt)
 	const char *v = getenv(name);
 
 	return v && *v ? strtoull(v, NULL, 10) : dflt;
+}
+
+/* Seconds on the monotonic clock. */
+static inline double
+bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The first len bytes of a file (all of it if len is 0 or more than it
+ * has) in a new buffer with one spare byte; *n gets their number.  Exits
+ * with a message when the file cannot be read.
+ */
+static inline unsigned char *
+bench_read_file(const char *path, long len, long *n)
+{
+	FILE	   *f = fopen(path, "rb");
+	unsigned char *t;
+
+	if (f == NULL)
+	{
+		perror(path);
+		exit(2);
+	}
+	fseek(f, 0, SEEK_END);
+	*n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if (len > 0 && len < *n)
+		*n = len;
+	t = malloc((size_t) *n + 1);
+	if (t == NULL || fread(t, 1, (size_t) *n, f) != (size_t) *n)
+	{
+		fprintf(stderr, "could not read %ld bytes of %s\n", *n, path);
+		exit(2);
+	}
+	fclose(f);
+	return t;
 }
 
 /* VmHWM of this process in KiB (peak resident set), or -1. */

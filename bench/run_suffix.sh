@@ -68,7 +68,7 @@ build_and_install >>"$LOG" 2>&1 || { echo "bench-suffix: build failed, see $LOG"
 install_missing bench-suffix libdivsufsort-dev gnuplot-nox gcc
 mkdir -p "$BB"
 BENCH_OPT=${BENCH_OPT:--O3}
-gcc -std=gnu11 $BENCH_OPT -Wall -o "$BB/suffix_divsufsort" bench/suffix_divsufsort.c \
+gcc -std=gnu11 $BENCH_OPT -Wall -Isrc -o "$BB/suffix_divsufsort" bench/suffix_divsufsort.c \
 	-ldivsufsort -ldivsufsort64 >>"$LOG" 2>&1
 if [ "$SUFFIX_ENGINE" = 1 ]; then
 	gcc -std=gnu11 $BENCH_OPT -fopenmp -pthread -Isrc -o "$BB/bench_suffix" \

@@ -52,9 +52,9 @@ echo "bench-text-lcp: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-text-lcp: build failed, see $LOG" >&2; exit 1; }
 install_missing bench-text-lcp libdivsufsort-dev gnuplot-nox gcc
 BENCH_OPT=${BENCH_OPT:--O3}
-gcc -std=gnu11 $BENCH_OPT -Wall -o "$BB/suffix_divsufsort" bench/suffix_divsufsort.c \
+gcc -std=gnu11 $BENCH_OPT -Wall -Isrc -o "$BB/suffix_divsufsort" bench/suffix_divsufsort.c \
 	-ldivsufsort -ldivsufsort64 >>"$LOG" 2>&1
-gcc -std=gnu11 $BENCH_OPT -Wall -o "$BB/text_lcp_baseline" bench/text_lcp_baseline.c -ldivsufsort >>"$LOG" 2>&1
+gcc -std=gnu11 $BENCH_OPT -Wall -Isrc -o "$BB/text_lcp_baseline" bench/text_lcp_baseline.c -ldivsufsort >>"$LOG" 2>&1
 
 # --- the corpora ------------------------------------------------------------------
 

@@ -21,16 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench_util.h"
 
 int
 main(int argc, char **argv)
@@ -38,7 +30,6 @@ main(int argc, char **argv)
 	const char *path = argc > 1 ? argv[1] : NULL;
 	long		len = argc > 2 ? atol(argv[2]) : 0;
 	int			bits = argc > 3 ? atoi(argv[3]) : 32;
-	FILE	   *f;
 	long		n;
 	unsigned char *t;
 	double		t0,
@@ -51,38 +42,21 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s FILE [LEN] [32|64]\n", argv[0]);
 		return 2;
 	}
-	f = fopen(path, "rb");
-	if (f == NULL)
-	{
-		perror(path);
-		return 2;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (len > 0 && len < n)
-		n = len;
+	t = bench_read_file(path, len, &n);
 	if (bits == 32 && n >= INT32_MAX)
 	{
 		fprintf(stderr, "%ld bytes need the 64-bit version\n", n);
 		return 2;
 	}
-	t = malloc(n + 1);
-	if (t == NULL || fread(t, 1, n, f) != (size_t) n)
-	{
-		fprintf(stderr, "could not read %ld bytes of %s\n", n, path);
-		return 2;
-	}
-	fclose(f);
 
 	if (bits == 32)
 	{
 		saidx_t    *sa = malloc(((size_t) n + 1) * sizeof(saidx_t));
 
-		t0 = now();
+		t0 = bench_now();
 		if (divsufsort(t, sa, (saidx_t) n) != 0)
 			return 1;
-		secs = now() - t0;
+		secs = bench_now() - t0;
 		bad = sufcheck(t, sa, (saidx_t) n, 0);
 		free(sa);
 	}
@@ -90,10 +64,10 @@ main(int argc, char **argv)
 	{
 		saidx64_t  *sa = malloc(((size_t) n + 1) * sizeof(saidx64_t));
 
-		t0 = now();
+		t0 = bench_now();
 		if (divsufsort64(t, sa, (saidx64_t) n) != 0)
 			return 1;
-		secs = now() - t0;
+		secs = bench_now() - t0;
 		bad = sufcheck64(t, sa, (saidx64_t) n, 0);
 		free(sa);
 	}

@@ -24,16 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench_util.h"
 
 int
 main(int argc, char **argv)
@@ -41,7 +33,6 @@ main(int argc, char **argv)
 	const char *path = argc > 2 ? argv[1] : NULL;
 	const char *mode = argc > 2 ? argv[2] : "";
 	long		k = argc > 3 ? atol(argv[3]) : 0;
-	FILE	   *f;
 	long		n;
 	unsigned char *t;
 	int32_t    *sa,
@@ -59,31 +50,21 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s FILE lcp | FILE repeats K\n", argv[0]);
 		return 2;
 	}
-	f = fopen(path, "rb");
-	if (f == NULL)
+	t = bench_read_file(path, 0, &n);
+	if (n >= INT32_MAX)
 	{
-		perror(path);
+		fprintf(stderr, "%s: at most 2 GB\n", path);
 		return 2;
 	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	t = malloc(n + 1);
-	if (n >= INT32_MAX || t == NULL || fread(t, 1, n, f) != (size_t) n)
-	{
-		fprintf(stderr, "could not read %s (at most 2 GB)\n", path);
-		return 2;
-	}
-	fclose(f);
 	sa = malloc((size_t) n * sizeof(int32_t));
 	plcp = malloc((size_t) n * sizeof(int32_t));
 	if (sa == NULL || plcp == NULL)
 		return 2;
 
-	t0 = now();
+	t0 = bench_now();
 	if (divsufsort(t, sa, (saidx_t) n) != 0)
 		return 1;
-	t1 = now();
+	t1 = bench_now();
 	/* Φ: the suffix ranked before each position; then PLCP in place (Kasai) */
 	plcp[sa[0]] = -1;
 	for (long r = 1; r < n; r++)
@@ -104,7 +85,7 @@ main(int argc, char **argv)
 		if (h > 0)
 			h--;
 	}
-	t2 = now();
+	t2 = bench_now();
 	t3 = t2;
 	if (k > 0)
 	{
@@ -132,7 +113,7 @@ main(int argc, char **argv)
 					covered += p + k - end;
 				end = p + k;
 			}
-		t3 = now();
+		t3 = bench_now();
 		free(mark);
 	}
 	getrusage(RUSAGE_SELF, &ru);
