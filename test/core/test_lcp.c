@@ -22,10 +22,11 @@
 typedef enum run_mode
 {
 	RUN_ROOMY,
-	RUN_TINY
+	RUN_TINY,
+	RUN_DEFER					/* deferring at 16 MB: the text is loaded at run */
 } run_mode;
 
-static const char *const mode_names[] = {"roomy", "tiny"};
+static const char *const mode_names[] = {"roomy", "tiny", "defer"};
 
 static xxl_resources
 resources(size_t memory, const char *prefix)
@@ -203,12 +204,12 @@ lcp_config(run_mode mode, const xxl_docs *docs)
 
 	memset(&cfg, 0, sizeof(cfg));
 	/* the smallest budget; deferring, what it holds for the sorter's time on top */
-	cfg.res = resources(mode == RUN_ROOMY ? 64 * MB
+	cfg.res = resources(mode == RUN_ROOMY ? 64 * MB : mode == RUN_DEFER ? 16 * MB
 						: xxl_lcp_min_memory() + xxl_lcp_defer_memory(xxl_lcp_min_memory()), "test_lcp");
 	cfg.docs = docs;
 	cfg.internal_max = mode == RUN_TINY ? 1 : 0;
-	/* the SQL functions' way at the small budget: the suffixes spooled until run */
-	cfg.defer = mode == RUN_TINY;
+	/* the SQL functions' way: the suffixes spooled until run */
+	cfg.defer = mode != RUN_ROOMY;
 	return cfg;
 }
 
@@ -232,7 +233,7 @@ pipeline(const corpus *c, run_mode mode, const xxl_lcp_config *lcfg, uint64_t *s
 				got;
 
 	memset(&scfg, 0, sizeof(scfg));
-	scfg.res = resources(mode == RUN_ROOMY ? 64 * MB : xxl_sa_min_memory(), "test_lcp_sa");
+	scfg.res = resources(mode == RUN_TINY ? xxl_sa_min_memory() : 64 * MB, "test_lcp_sa");
 	scfg.internal_max = mode == RUN_TINY ? 1 : 0;
 	scfg.with_prev = true;
 	scfg.separated = c->ndocs > 0;
@@ -310,7 +311,9 @@ check_lcp(const corpus *c, run_mode mode)
 	if (same("SA", c, mode, sa, osa))
 		same("LCP", c, mode, lcp, olcp);
 	xxl_lcp_stats_get(l, &st);
-	CHECK(mode == RUN_ROOMY ? st.direct : (!st.direct || c->n <= 1));
+	CHECK(mode != RUN_TINY ? st.direct : (!st.direct || c->n <= 1));
+	if (mode == RUN_DEFER && c->n > 256 * KB)
+		CHECK_MSG(st.text_on_disk, "%s: the text should have been on disk before run", c->name);
 	if (!st.direct)
 	{
 		/* both rounds ran, and long common prefixes reached the random reads */
@@ -599,6 +602,11 @@ XT_TEST(lcp_single_roomy)
 XT_TEST(lcp_single_tiny_external)
 {
 	run_single_texts(RUN_TINY);
+}
+
+XT_TEST(lcp_single_deferred_loaded)
+{
+	run_single_texts(RUN_DEFER);
 }
 
 static void

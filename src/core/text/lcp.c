@@ -170,6 +170,78 @@ d_size(const xxl_lcp *l)
 	return (size_t) (2 * l->pw + 1);
 }
 
+/* Length of the common prefix of T[i..] and T[j..], at most limit bytes. */
+static xxl_status
+common_at(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
+{
+	if (l->mem_text)
+	{
+		const unsigned char *a = l->mem_text + i,
+				   *b = l->mem_text + j;
+		uint64_t	k = 0;
+
+		while (k + 8 <= limit)
+		{
+			uint64_t	x,
+						y;
+
+			memcpy(&x, a + k, 8);
+			memcpy(&y, b + k, 8);
+			if (x != y)
+			{
+				*m = k + (uint64_t) (__builtin_ctzll(x ^ y) / 8);
+				return XXL_OK;
+			}
+			k += 8;
+		}
+		while (k < limit && a[k] == b[k])
+			k++;
+		*m = k;
+		return XXL_OK;
+	}
+	if (xxl_text_store_common(l->store, i, j, limit, m) != XXL_OK)
+		return lcp_store_fail(l);
+	return XXL_OK;
+}
+
+/*
+ * Deferring, the text store was kept small for the sorter's sake; now that
+ * the budget is the operator's, a text that fits beside the parts is read
+ * into memory and compared there (no rounds).
+ */
+static xxl_status
+load_text(xxl_lcp *l)
+{
+	uint64_t	at = 0;
+
+	if (l->direct || l->n == 0 || (l->cfg.internal_max > 0 && l->n > l->cfg.internal_max) ||
+		l->n + 8 > l->env.pool / 2)
+		return XXL_OK;
+	l->mem_text = xxl_env_alloc(&l->env, (size_t) l->n + 8);
+	if (l->mem_text == NULL)
+		return lcp_fail(l);
+	while (at < l->n)
+	{
+		size_t		got;
+
+		if (xxl_text_store_read(l->store, at, l->mem_text + at,
+								l->n - at < (1 << 20) ? (size_t) (l->n - at) : (1 << 20), &got) != XXL_OK ||
+			got == 0)
+			return lcp_store_fail(l);
+		at += got;
+		if (xxl_env_poll(&l->env))
+			return lcp_fail(l);
+	}
+	memset(l->mem_text + l->n, 0, 8);
+	l->direct = true;
+	l->st.direct = true;
+	/* the parts share what the text leaves */
+	l->share_perm = (l->env.pool - (size_t) l->n) / 5 * 2;
+	l->share_small = (l->env.pool - (size_t) l->n) / 10;
+	l->share_round = (l->env.pool - (size_t) l->n) / 4;
+	return XXL_OK;
+}
+
 /* Rank order: the next suffix with its preceding byte into D (step 1). */
 static xxl_status
 take(xxl_lcp *l, uint64_t pos, int prev)
@@ -288,7 +360,7 @@ take_deferred(xxl_lcp *l)
 		return lcp_fail(l);
 	}
 	l->r = 0;
-	if (open_rank_order(l) != XXL_OK)
+	if (load_text(l) != XXL_OK || open_rank_order(l) != XXL_OK)
 		return l->env.err.code;
 	while (at < total * rec)
 	{
@@ -513,8 +585,8 @@ text_order(xxl_lcp *l)
 
 				if (h > limit)
 					h = limit;
-				if (xxl_text_store_common(l->store, i + h, j + h, limit - h, &m) != XXL_OK)
-					return lcp_store_fail(l);
+				if (common_at(l, i + h, j + h, limit - h, &m) != XXL_OK)
+					return l->env.err.code;
 				v = h + m;
 			}
 			else if (have_ans && get_be(ans, w) == i)
@@ -547,6 +619,11 @@ text_order(xxl_lcp *l)
 	}
 	xxl_env_scat_close(env, &l->D, NULL, NULL);
 	l->D_open = false;
+	if (l->mem_text)
+	{
+		xxl_env_free(env, l->mem_text, (size_t) l->n + 8);
+		l->mem_text = NULL;
+	}
 	if (l->RS_open)
 	{
 		xxl_env_sort_close(env, &l->RS, NULL, NULL);
@@ -703,6 +780,8 @@ xxl_lcp_destroy(xxl_lcp *l)
 		xxl_env_sort_close(&l->env, &l->RS, NULL, NULL);
 	if (l->W_open)
 		xxl_env_sort_close(&l->env, &l->W, NULL, NULL);
+	if (l->mem_text)
+		xxl_env_free(&l->env, l->mem_text, (size_t) l->n + 8);
 	xxl_text_store_destroy(l->store);
 	xxl_text_store_destroy(l->deferred);
 	free(l->dbuf);

@@ -34,6 +34,7 @@ struct xxl_lcp
 	lcp_phase	phase;
 	xxl_text_store *store;
 	xxl_text_store *deferred;	/* the suffix array until run (cfg.defer) */
+	unsigned char *mem_text;	/* deferring: the text loaded at run when it fits */
 	unsigned char *dbuf;		/* records for it */
 	size_t		dfill;
 	uint64_t	defer_read,		/* its I/O, once it is gone */

@@ -18,7 +18,8 @@
  *   1. rank order: (rank, Φ(i), irreducible) are permuted to text order
  *      (scatter D); irreducible pairs become comparison requests.
  *   2. the requests are answered (lcp_resolve.c): when the text sits in
- *      memory, directly; else in rounds that sort the requests by Φ(i),
+ *      memory (in the text store, or, deferring, read in at run when it
+ *      fits in half of the budget), directly; else in rounds that sort the requests by Φ(i),
  *      copy a chunk of the text at Φ(i) in one sequential pass, sort by i
  *      and compare in a second pass (48, then 512 bytes), and the few
  *      survivors (common prefixes of more than 560 bytes) by random reads;
