@@ -1,8 +1,9 @@
 /*
- * lcp.c — the LCP operator (xxl_lcp.h): the text into its store, the
- * suffix array in rank order into D (or, stored and ranked, through A and a
- * text scan that derives the preceding bytes), the text-order pass that
- * turns D and the answers into PLCP values, and the rank-order output.
+ * lcp.c — the LCP operator (xxl_lcp.h): its life (create, run, output,
+ * statistics, destroy), the text into its store, the rank-order step that
+ * puts the suffixes into D, the text-order pass that turns D and the
+ * answers into PLCP values, and the rank-order output.  How the suffix
+ * array comes in is lcp_input.c.
  */
 #include "core/text/lcp_internal.h"
 
@@ -16,7 +17,6 @@
 /* the deferred suffix array's store (its block list grows with n / 256 kB), its buffer */
 #define DEFER_SPOOL_DIVISOR 32
 #define DEFER_SPOOL_MIN (512 * 1024)
-#define DEFER_BUFFER (64 * 1024)
 
 static size_t
 store_memory_for(size_t memory, bool defer)
@@ -140,8 +140,8 @@ xxl_lcp_put_text(xxl_lcp *l, const void *bytes, size_t len)
 }
 
 /* The end of the text: the store is finished and the comparisons' mode chosen. */
-static xxl_status
-text_done(xxl_lcp *l)
+xxl_status
+lcp_text_done(xxl_lcp *l)
 {
 	xxl_text_store_stats ss;
 
@@ -172,7 +172,7 @@ d_size(const xxl_lcp *l)
 
 /* Length of the common prefix of T[i..] and T[j..], at most limit bytes. */
 static xxl_status
-common_at(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
+lcp_common_at(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
 {
 	if (l->mem_text)
 	{
@@ -204,47 +204,9 @@ common_at(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
 	return XXL_OK;
 }
 
-/*
- * Deferring, the text store was kept small for the sorter's sake; now that
- * the budget is the operator's, a text that fits beside the parts is read
- * into memory and compared there (no rounds).
- */
-static xxl_status
-load_text(xxl_lcp *l)
-{
-	uint64_t	at = 0;
-
-	if (l->direct || l->n == 0 || (l->cfg.internal_max > 0 && l->n > l->cfg.internal_max) ||
-		l->n + 8 > l->env.pool / 2)
-		return XXL_OK;
-	l->mem_text = xxl_env_alloc(&l->env, (size_t) l->n + 8);
-	if (l->mem_text == NULL)
-		return lcp_fail(l);
-	while (at < l->n)
-	{
-		size_t		got;
-
-		if (xxl_text_store_read(l->store, at, l->mem_text + at,
-								l->n - at < (1 << 20) ? (size_t) (l->n - at) : (1 << 20), &got) != XXL_OK ||
-			got == 0)
-			return lcp_store_fail(l);
-		at += got;
-		if (xxl_env_poll(&l->env))
-			return lcp_fail(l);
-	}
-	memset(l->mem_text + l->n, 0, 8);
-	l->direct = true;
-	l->st.direct = true;
-	/* the parts share what the text leaves */
-	l->share_perm = (l->env.pool - (size_t) l->n) / 5 * 2;
-	l->share_small = (l->env.pool - (size_t) l->n) / 10;
-	l->share_round = (l->env.pool - (size_t) l->n) / 4;
-	return XXL_OK;
-}
-
 /* Rank order: the next suffix with its preceding byte into D (step 1). */
-static xxl_status
-take(xxl_lcp *l, uint64_t pos, int prev)
+xxl_status
+lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 {
 	xxl_env    *env = &l->env;
 	unsigned char *p;
@@ -292,8 +254,8 @@ take(xxl_lcp *l, uint64_t pos, int prev)
 	return XXL_OK;
 }
 
-static xxl_status
-open_rank_order(xxl_lcp *l)
+xxl_status
+lcp_open_rank_order(xxl_lcp *l)
 {
 	if (xxl_env_scat_open(&l->env, &l->D, l->share_perm, d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
@@ -301,224 +263,6 @@ open_rank_order(xxl_lcp *l)
 	if (!l->direct && lcp_resolve_open(l) != XXL_OK)
 		return lcp_fail(l);
 	return XXL_OK;
-}
-
-static xxl_status
-defer_flush(xxl_lcp *l)
-{
-	if (l->dfill > 0 && xxl_text_store_put(l->deferred, l->dbuf, l->dfill) != XXL_OK)
-	{
-		l->env.err = *xxl_text_store_error(l->deferred);
-		return lcp_fail(l);
-	}
-	l->dfill = 0;
-	return XXL_OK;
-}
-
-xxl_status
-xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
-{
-	if (l->phase == LCP_TEXT)
-	{
-		if (text_done(l) != XXL_OK || (!l->cfg.defer && open_rank_order(l) != XXL_OK))
-			return l->env.err.code;
-		l->phase = LCP_SA;
-	}
-	if (l->phase != LCP_SA)
-		return l->phase == LCP_FAILED ? l->env.err.code
-			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
-	if (!l->cfg.defer)
-		return take(l, pos, prev);
-	/*
-	 * deferred: (position, preceding byte + 1 mod 256) to the spool, taken
-	 * at run; 0 stands for unknown and for 0xFF alike, which only makes a
-	 * position after a 0xFF byte irreducible (compared, not derived)
-	 */
-	if (l->dfill + (size_t) l->pw + 1 > DEFER_BUFFER && defer_flush(l) != XXL_OK)
-		return l->env.err.code;
-	put_be(l->dbuf + l->dfill, pos, l->pw);
-	l->dbuf[l->dfill + l->pw] = (unsigned char) (prev + 1);
-	l->dfill += (size_t) l->pw + 1;
-	l->r++;
-	return XXL_OK;
-}
-
-/* The spooled suffix array into D, now that the budget is the operator's. */
-static xxl_status
-take_deferred(xxl_lcp *l)
-{
-	size_t		rec = (size_t) l->pw + 1,
-				per = DEFER_BUFFER / rec * rec;
-	uint64_t	total = l->r,
-				at = 0;
-
-	if (defer_flush(l) != XXL_OK)
-		return l->env.err.code;
-	if (xxl_text_store_finish(l->deferred) != XXL_OK)
-	{
-		l->env.err = *xxl_text_store_error(l->deferred);
-		return lcp_fail(l);
-	}
-	l->r = 0;
-	if (load_text(l) != XXL_OK || open_rank_order(l) != XXL_OK)
-		return l->env.err.code;
-	while (at < total * rec)
-	{
-		size_t		got;
-
-		if (xxl_text_store_read(l->deferred, at, l->dbuf, per, &got) != XXL_OK || got % rec != 0)
-		{
-			l->env.err = *xxl_text_store_error(l->deferred);
-			return lcp_fail(l);
-		}
-		for (size_t k = 0; k < got; k += rec)
-			if (take(l, get_be(l->dbuf + k, l->pw), (int) l->dbuf[k + l->pw] - 1) != XXL_OK)
-				return l->env.err.code;
-		at += got;
-	}
-	/* its disk goes now; its I/O stays in the statistics */
-	{
-		xxl_text_store_stats ds;
-
-		xxl_text_store_stats_get(l->deferred, &ds);
-		l->defer_read = ds.bytes_read;
-		l->defer_written = ds.bytes_written;
-	}
-	xxl_text_store_destroy(l->deferred);
-	l->deferred = NULL;
-	return XXL_OK;
-}
-
-xxl_status
-xxl_lcp_put_ranked(xxl_lcp *l, uint64_t rank, uint64_t pos)
-{
-	unsigned char *p;
-
-	if (l->phase == LCP_TEXT)
-	{
-		if (text_done(l) != XXL_OK)
-			return l->env.err.code;
-		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, l->share_perm, (size_t) (2 * l->pw), l->n) != XXL_OK)
-			return lcp_fail(l);
-		l->A_open = l->n > 0;
-		l->phase = LCP_RANKED;
-	}
-	if (l->phase != LCP_RANKED)
-		return l->phase == LCP_FAILED ? l->env.err.code
-			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
-	if (rank < 1 || rank > l->n || pos >= l->n)
-	{
-		if (rank < 1 || rank > l->n)
-			xxl_error_set(&l->env.err, XXL_EINVAL, 0, "rank %llu is outside 1..%llu",
-						  (unsigned long long) rank, (unsigned long long) l->n);
-		else
-			xxl_error_set(&l->env.err, XXL_EINVAL, 0, "position %llu is outside the text of %llu bytes",
-						  (unsigned long long) pos, (unsigned long long) l->n);
-		return lcp_fail(l);
-	}
-	p = xxl_env_scat_room(&l->A);
-	put_be(p, pos, l->pw);
-	put_be(p + l->pw, rank - 1, l->pw);
-	if (xxl_env_scat_push(&l->env, &l->A, rank - 1) != XXL_OK)
-		return lcp_fail(l);
-	l->r++;
-	return XXL_OK;
-}
-
-/*
- * A stored suffix array: A gives the positions in rank order; B permutes the
- * ranks to text order, where one text scan reads T[i-1]; C permutes (i,
- * T[i-1]) back to rank order, the input take() wants.
- */
-static xxl_status
-derive_prev(xxl_lcp *l)
-{
-	xxl_env    *env = &l->env;
-	xxl_env_scatter B = {0},
-				C = {0};
-	const unsigned char *rec;
-	int			w = l->pw,
-				got;
-	uint64_t	r = 0,
-				doc = 0;
-	int			prev_byte = -1;
-	xxl_status	rc = XXL_OK;
-
-	l->st.derived_prev = true;
-	if (l->r != l->n)
-	{
-		xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array has %llu entries, the text %llu bytes",
-					  (unsigned long long) l->r, (unsigned long long) l->n);
-		return lcp_fail(l);
-	}
-	if (xxl_env_scat_finish(env, &l->A) != XXL_OK ||
-		xxl_env_scat_open(env, &B, l->share_perm, (size_t) w, l->n) != XXL_OK)
-		return lcp_fail(l);
-	while ((got = xxl_env_scat_next(env, &l->A, &rec)) > 0)
-	{
-		uint64_t	pos = get_be(rec, w);
-
-		put_be(xxl_env_scat_room(&B), r, w);
-		if (xxl_env_scat_push(env, &B, pos) != XXL_OK)
-			goto fail;
-		r++;
-	}
-	if (got < 0)
-		goto fail;
-	xxl_env_scat_close(env, &l->A, NULL, NULL);
-	l->A_open = false;
-	if (xxl_env_scat_finish(env, &B) != XXL_OK ||
-		xxl_env_scat_open(env, &C, l->share_perm, (size_t) (w + 2), l->n) != XXL_OK)
-		goto fail;
-	for (uint64_t i = 0; i < l->n; i++)
-	{
-		unsigned char byte;
-		size_t		one;
-		unsigned char *p;
-		bool		start = i == 0;
-
-		if (xxl_env_scat_next(env, &B, &rec) <= 0)
-			goto fail;
-		if (l->cfg.docs)
-		{
-			while (xxl_docs_end(l->cfg.docs, doc) <= i)
-				doc++;
-			start = xxl_docs_start(l->cfg.docs, doc) == i;
-		}
-		p = xxl_env_scat_room(&C);
-		put_be(p, i, w);
-		put_be(p + w, start ? 0xFFFF : (uint64_t) prev_byte, 2);
-		if (xxl_env_scat_push(env, &C, get_be(rec, w)) != XXL_OK)
-			goto fail;
-		if (xxl_text_store_read(l->store, i, &byte, 1, &one) != XXL_OK)
-		{
-			rc = lcp_store_fail(l);
-			goto out;
-		}
-		prev_byte = byte;
-		if (xxl_env_poll(env))
-			goto fail;
-	}
-	xxl_env_scat_close(env, &B, NULL, NULL);
-	if (xxl_env_scat_finish(env, &C) != XXL_OK || open_rank_order(l) != XXL_OK)
-		goto fail;
-	l->r = 0;
-	while ((got = xxl_env_scat_next(env, &C, &rec)) > 0)
-	{
-		uint64_t	v = get_be(rec + w, 2);
-
-		if (take(l, get_be(rec, w), v == 0xFFFF ? -1 : (int) v) != XXL_OK)
-			goto fail;
-	}
-	if (got < 0)
-		goto fail;
-	goto out;
-fail:
-	rc = lcp_fail(l);
-out:
-	xxl_env_scat_close(env, &B, NULL, NULL);
-	xxl_env_scat_close(env, &C, NULL, NULL);
-	return rc;
 }
 
 /* Text order: PLCP from D, the answers and the reducible rule, into E (step 3). */
@@ -585,7 +329,7 @@ text_order(xxl_lcp *l)
 
 				if (h > limit)
 					h = limit;
-				if (common_at(l, i + h, j + h, limit - h, &m) != XXL_OK)
+				if (lcp_common_at(l, i + h, j + h, limit - h, &m) != XXL_OK)
 					return l->env.err.code;
 				v = h + m;
 			}
@@ -637,19 +381,19 @@ text_order(xxl_lcp *l)
 xxl_status
 xxl_lcp_run(xxl_lcp *l)
 {
-	if (l->phase == LCP_TEXT && text_done(l) != XXL_OK)
+	if (l->phase == LCP_TEXT && lcp_text_done(l) != XXL_OK)
 		return l->env.err.code;
 	if (l->phase == LCP_FAILED)
 		return l->env.err.code;
 	if (l->phase == LCP_OUTPUT || l->phase == LCP_DONE)
 		return xxl_error_set(&l->env.err, XXL_EINVAL, 0, "xxl_lcp_run called twice");
-	if (l->phase == LCP_RANKED && derive_prev(l) != XXL_OK)
+	if (l->phase == LCP_RANKED && lcp_derive_prev(l) != XXL_OK)
 		return l->env.err.code;
 	if (l->phase == LCP_SA && l->cfg.defer)
 	{
 		/* the operator's own time starts now: the sorter has had the budget till here */
 		l->t_start = xxl_now_ns();
-		if (take_deferred(l) != XXL_OK)
+		if (lcp_take_deferred(l) != XXL_OK)
 			return l->env.err.code;
 	}
 	if (l->n == 0)

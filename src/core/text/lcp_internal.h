@@ -1,7 +1,8 @@
 /*
  * lcp_internal.h — the LCP operator's state (xxl_lcp.h), shared by lcp.c
- * (API, rank- and text-order passes), lcp_resolve.c (answering the
- * comparison requests) and lcp_repeats.c (runs of long common prefixes).
+ * (its life, rank- and text-order passes), lcp_input.c (how the suffix
+ * array comes in), lcp_resolve.c (answering the comparison requests) and
+ * lcp_repeats.c (runs of long common prefixes).
  */
 #ifndef XXL_LCP_INTERNAL_H
 #define XXL_LCP_INTERNAL_H
@@ -104,6 +105,19 @@ lcp_push_pair(xxl_lcp *l, xxl_env_sorter *s, uint64_t a, uint64_t b)
 	put_be(p + l->pw, b, l->pw);
 	return xxl_env_sort_push(&l->env, s, p);
 }
+
+/* records of the deferred suffix array buffered for its store */
+#define DEFER_BUFFER (64 * 1024)
+
+/* lcp.c: the end of the text (the comparisons' mode, the parts' shares) */
+xxl_status	lcp_text_done(xxl_lcp *l);
+/* lcp.c: open D (and the requests' spool): the rank-order step can begin */
+xxl_status	lcp_open_rank_order(xxl_lcp *l);
+/* lcp.c: the next suffix in rank order with its preceding byte (-1: unknown) */
+xxl_status	lcp_take(xxl_lcp *l, uint64_t pos, int prev);
+/* lcp_input.c: the deferred suffix array into D; a ranked one into rank order */
+xxl_status	lcp_take_deferred(xxl_lcp *l);
+xxl_status	lcp_derive_prev(xxl_lcp *l);
 
 /* Fail with the store's error, or the environment's. */
 xxl_status	lcp_fail(xxl_lcp *l);
