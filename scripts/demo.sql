@@ -49,3 +49,7 @@ ORDER BY node;
 \echo '--- suffix array and BWT of banana'
 SELECT * FROM xxl.suffix_array('banana'::bytea);
 SELECT convert_from(bwt, 'UTF8') AS bwt, primary_index FROM xxl.bwt('banana'::bytea);
+
+\echo '--- repeated substrings of at least 5 bytes across three documents (docs/text.md)'
+SELECT * FROM xxl.repeats(
+	'SELECT * FROM (VALUES (1, ''the cat sat''), (2, ''a cat sat down''), (3, ''the cat'')) AS d(id, body)', 5);
