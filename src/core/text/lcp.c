@@ -176,27 +176,7 @@ lcp_common_at(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
 {
 	if (l->mem_text)
 	{
-		const unsigned char *a = l->mem_text + i,
-				   *b = l->mem_text + j;
-		uint64_t	k = 0;
-
-		while (k + 8 <= limit)
-		{
-			uint64_t	x,
-						y;
-
-			memcpy(&x, a + k, 8);
-			memcpy(&y, b + k, 8);
-			if (x != y)
-			{
-				*m = k + (uint64_t) (__builtin_ctzll(x ^ y) / 8);
-				return XXL_OK;
-			}
-			k += 8;
-		}
-		while (k < limit && a[k] == b[k])
-			k++;
-		*m = k;
+		*m = text_common_prefix(l->mem_text + i, l->mem_text + j, limit);
 		return XXL_OK;
 	}
 	if (xxl_text_store_common(l->store, i, j, limit, m) != XXL_OK)

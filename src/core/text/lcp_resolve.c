@@ -171,7 +171,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 					limit = get_be(rec + 4 * w, w);
 		size_t		len = (size_t) get_be(rec + 5 * w, 2),
 					have,
-					m = 0;
+					m;
 		const unsigned char *chunk = rec + 5 * w + 2;
 
 		if (xxl_text_store_read(l->store, at, here, len, &have) != XXL_OK)
@@ -179,8 +179,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 			rc = lcp_store_fail(l);
 			goto out;
 		}
-		while (m < have && here[m] == chunk[m])
-			m++;
+		m = (size_t) text_common_prefix(here, chunk, have);
 		if (m < len || base + m >= limit)
 		{
 			l->st.round_resolved[round]++;

@@ -2,7 +2,8 @@
  * text_internal.h — what the text operators (DC3 builder, checker) share:
  * the operator environment (xxl_env.h) on the text plan (text_layout.c),
  * big-endian fields of a level's width and a reader of them from a spool,
- * and the in-memory suffix sorter (SA-IS).
+ * the common prefix of two byte strings, and the in-memory suffix sorter
+ * (SA-IS).
  */
 #ifndef XXL_TEXT_INTERNAL_H
 #define XXL_TEXT_INTERNAL_H
@@ -95,6 +96,28 @@ width_for(uint64_t max)
 	while (w < 8 && (max >> (8 * w)) != 0)
 		w++;
 	return w;
+}
+
+/* Length of the common prefix of a[0..k) and b[0..k), a word at a time. */
+static inline uint64_t
+text_common_prefix(const unsigned char *a, const unsigned char *b, uint64_t k)
+{
+	uint64_t	m = 0;
+
+	while (m + 8 <= k)
+	{
+		uint64_t	x,
+					y;
+
+		__builtin_memcpy(&x, a + m, 8);
+		__builtin_memcpy(&y, b + m, 8);
+		if (x != y)
+			return m + (uint64_t) (__builtin_ctzll(x ^ y) / 8);	/* little-endian */
+		m += 8;
+	}
+	while (m < k && a[m] == b[m])
+		m++;
+	return m;
 }
 
 /* The operator environment (xxl_env.h) on the text operators' plan. -------- */

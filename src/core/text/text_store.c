@@ -10,6 +10,7 @@
  * need two at once.
  */
 #include "core/text/xxl_text_store.h"
+#include "core/text/text_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -419,28 +420,6 @@ xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_t len, size
 	return XXL_OK;
 }
 
-/* Length of the common prefix of a[0..k) and b[0..k), a word at a time. */
-static size_t
-common_prefix(const unsigned char *a, const unsigned char *b, size_t k)
-{
-	size_t		m = 0;
-
-	while (m + 8 <= k)
-	{
-		uint64_t	x,
-					y;
-
-		memcpy(&x, a + m, 8);
-		memcpy(&y, b + m, 8);
-		if (x != y)
-			return m + (size_t) (__builtin_ctzll(x ^ y) / 8);	/* little-endian */
-		m += 8;
-	}
-	while (m < k && a[m] == b[m])
-		m++;
-	return m;
-}
-
 xxl_status
 xxl_text_store_common(xxl_text_store *s, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
 {
@@ -471,7 +450,7 @@ xxl_text_store_common(xxl_text_store *s, uint64_t i, uint64_t j, uint64_t limit,
 		bj = get_block(s, (j + *m) / s->block);
 		if (bj == NULL)
 			return s->err.code;
-		same = common_prefix(bi + oi, bj + oj, k);
+		same = (size_t) text_common_prefix(bi + oi, bj + oj, k);
 		*m += same;
 		if (same < k)
 			break;
