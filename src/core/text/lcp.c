@@ -279,7 +279,8 @@ text_order(xxl_lcp *l)
 					j,
 					v = 0;
 		int			flag;
-		bool		start = i == 0;
+		uint64_t	end;
+		bool		start = lcp_walk_doc(l, &doc, i, &end);
 		unsigned char *p;
 
 		if (xxl_env_scat_next(env, &l->D, &rec) <= 0)
@@ -287,12 +288,6 @@ text_order(xxl_lcp *l)
 		r = get_be(rec, w);
 		j = get_be(rec + w, w);
 		flag = rec[2 * w];
-		if (l->cfg.docs)
-		{
-			while (xxl_docs_end(l->cfg.docs, doc) <= i)
-				doc++;
-			start = xxl_docs_start(l->cfg.docs, doc) == i;
-		}
 		if (flag == LCP_REDUCIBLE && prev_l > 0 && !start)
 			v = prev_l - 1;
 		else if (flag != LCP_FIRST)
@@ -301,7 +296,7 @@ text_order(xxl_lcp *l)
 				l->st.irreducible++;	/* only a broken suffix array gets here */
 			if (l->direct)
 			{
-				uint64_t	ri = l->cfg.docs ? xxl_docs_end(l->cfg.docs, doc) - i : l->n - i,
+				uint64_t	ri = end - i,
 							rj = lcp_rem(l, j),
 							limit = ri < rj ? ri : rj,
 							h = !start && prev_l > 1 ? prev_l - 1 : 0,

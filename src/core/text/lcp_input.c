@@ -187,6 +187,8 @@ lcp_derive_prev(xxl_lcp *l)
 	uint64_t	r = 0,
 				doc = 0;
 	int			prev_byte = -1;
+	unsigned char slice[4096];	/* the text, read a slice at a time */
+	size_t		have;
 	xxl_status	rc = XXL_OK;
 
 	l->st.derived_prev = true;
@@ -217,30 +219,24 @@ lcp_derive_prev(xxl_lcp *l)
 		goto fail;
 	for (uint64_t i = 0; i < l->n; i++)
 	{
-		unsigned char byte;
-		size_t		one;
 		unsigned char *p;
-		bool		start = i == 0;
+		uint64_t	end;
+		bool		start = lcp_walk_doc(l, &doc, i, &end);
 
+		if (i % sizeof(slice) == 0 &&
+			xxl_text_store_read(l->store, i, slice, sizeof(slice), &have) != XXL_OK)
+		{
+			rc = lcp_store_fail(l);
+			goto out;
+		}
 		if (xxl_env_scat_next(env, &B, &rec) <= 0)
 			goto fail;
-		if (l->cfg.docs)
-		{
-			while (xxl_docs_end(l->cfg.docs, doc) <= i)
-				doc++;
-			start = xxl_docs_start(l->cfg.docs, doc) == i;
-		}
 		p = xxl_env_scat_room(&C);
 		put_be(p, i, w);
 		put_be(p + w, start ? 0xFFFF : (uint64_t) prev_byte, 2);
 		if (xxl_env_scat_push(env, &C, get_be(rec, w)) != XXL_OK)
 			goto fail;
-		if (xxl_text_store_read(l->store, i, &byte, 1, &one) != XXL_OK)
-		{
-			rc = lcp_store_fail(l);
-			goto out;
-		}
-		prev_byte = byte;
+		prev_byte = slice[i % sizeof(slice)];
 		if (xxl_env_poll(env))
 			goto fail;
 	}

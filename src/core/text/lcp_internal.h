@@ -94,6 +94,24 @@ lcp_rem(const xxl_lcp *l, uint64_t pos)
 	return xxl_docs_end(l->cfg.docs, xxl_docs_find(l->cfg.docs, pos)) - pos;
 }
 
+/*
+ * Walking the text in order (i = 0, 1, ...): whether i starts its document
+ * (or the text), and where that ends; *doc follows along.
+ */
+static inline bool
+lcp_walk_doc(const xxl_lcp *l, uint64_t *doc, uint64_t i, uint64_t *end)
+{
+	if (l->cfg.docs == NULL)
+	{
+		*end = l->n;
+		return i == 0;
+	}
+	while (xxl_docs_end(l->cfg.docs, *doc) <= i)
+		(*doc)++;
+	*end = xxl_docs_end(l->cfg.docs, *doc);
+	return xxl_docs_start(l->cfg.docs, *doc) == i;
+}
+
 /* Push the record (a, b), two positions wide, into a sort keyed by a. */
 static inline xxl_status
 lcp_push_pair(xxl_lcp *l, xxl_env_sorter *s, uint64_t a, uint64_t b)
