@@ -19,48 +19,9 @@ PG_FUNCTION_INFO_V1(xxl_repeats_into);
 
 /* xxl.lcp_into: the LCP operator alone, fed a stored suffix array. ---------- */
 
-typedef struct LcpCore
-{
-	xxl_lcp    *lcp;
-	xxl_docs   *docs;
-	size_t		memory;
-} LcpCore;
-
-static void
-lcp_core_destroy(void *core)
-{
-	LcpCore    *c = (LcpCore *) core;
-
-	xxl_lcp_destroy(c->lcp);
-	c->lcp = NULL;
-	xxl_docs_destroy(c->docs);
-	c->docs = NULL;
-}
-
-static void
-lcp_core_collect(void *core, XxlStats *st)
-{
-	LcpCore    *c = (LcpCore *) core;
-	xxl_lcp_stats s;
-
-	if (c->lcp == NULL)
-		return;
-	xxl_lcp_stats_get(c->lcp, &s);
-	st->record_bytes = s.n;
-	st->memory_peak = s.memory_peak + (c->docs ? xxl_docs_memory(c->docs) : 0);
-	st->memory_limit = c->memory;
-	st->io.wait_read_ns = s.io_wait_ns;
-	st->io.direct = s.io_direct;
-	xxl_text_spread_io(st, s.bytes_read, s.bytes_written);
-	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
-	if (c->docs)
-		xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(c->docs));
-	xxl_text_lcp_collect(c->lcp, st);
-}
-
 /* The suffix array's (rank, pos) rows, in any order, into the operator. */
 static void
-feed_sa(XxlOperator *op, LcpCore *c, const char *sa_source)
+feed_sa(XxlOperator *op, XxlTextCore *c, const char *sa_source)
 {
 	XxlSaReader sa;
 	int64		rv,
@@ -88,74 +49,21 @@ xxl_lcp_into(PG_FUNCTION_ARGS)
 	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "corpus");
 	char	   *sa_source = xxl_arg_text(fcinfo, 1, NULL, "sa");
 	char	   *target = xxl_arg_text(fcinfo, 2, NULL, "target");
+	XxlTextWants wants = {.stored = true};
 	XxlOperator *op = xxl_operator_begin("lcp");
-	LcpCore    *c = MemoryContextAllocZero(op->cxt, sizeof(LcpCore));
-	xxl_resources res = xxl_operator_resources(op);
-	size_t		memory = res.memory;
-	xxl_lcp_config cfg;
-	xxl_error	err;
-	XxlCorpus	corpus;
-	XxlCorpusSink sink;
-	TupleDesc	desc;
+	XxlTextCore *c = xxl_text_core_open(op, XXL_SA_POSITIONS, source, NULL, &wants);
+	TupleDesc	desc = xxl_sa_rows_desc(c->docs != NULL, true);
 	XxlOutput  *out;
-	XxlInt8Writer w;
-	uint64		pos,
-				lcp;
-	int64		rank = 0;
-	int			got;
 
-	xxl_error_clear(&err);
-	c->memory = memory;
-	xxl_operator_attach(op, c, lcp_core_destroy, lcp_core_collect);
-	xxl_corpus_open(source, &corpus);
-	if (corpus.id_att != 0)
-	{
-		c->docs = xxl_docs_create(memory / 8, &err);
-		if (c->docs == NULL)
-			xxl_raise_error(&err, op->name);
-		memory -= memory / 8;
-	}
-	cfg = xxl_text_lcp_config(op, memory, c->docs);
-	c->lcp = xxl_lcp_create(&cfg, &err);
-	if (c->lcp == NULL)
-		xxl_raise_error(&err, op->name);
-	desc = xxl_sa_rows_desc(c->docs != NULL, true);
 	/* the target is made before the corpus is read: a name clash costs no work */
 	out = xxl_output_into_table(target, desc);
-
-	xxl_corpus_sink_init(&sink, op->name);
-	xxl_corpus_sink_add_lcp(&sink, c->lcp);
-	sink.docs = c->docs;
-	op->rows_in = xxl_corpus_feed(&corpus, &sink);
+	xxl_text_core_build(op, c);
 	feed_sa(op, c, sa_source);
 	xxl_operator_phase(op, XXL_PHASE_MERGE);
 	if (xxl_lcp_run(c->lcp) != XXL_OK)
 		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
-
-	xxl_int8_writer_init(&w, out, desc);
-	while ((got = xxl_lcp_next(c->lcp, &pos, &lcp)) > 0)
-	{
-		int64		v[5];
-		int			k = 2;
-
-		v[0] = ++rank;
-		v[1] = (int64) pos + 1;
-		if (c->docs)
-		{
-			xxl_text_doc_of(c->docs, pos, &v[2], &v[3]);
-			k = 4;
-		}
-		v[k] = (int64) lcp;
-		xxl_int8_writer_put(&w, v, NULL);
-		if ((rank & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	if (got < 0)
-		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
-	op->rows_out = xxl_output_finish(out);
-	xxl_operator_end(op);
-	PG_RETURN_INT64((int64) op->rows_out);
+	PG_RETURN_INT64((int64) xxl_text_emit(op, c, out, desc, c->docs != NULL, true));
 }
 
 /* xxl.repeats and xxl.repeats_into ----------------------------------------- */

@@ -144,12 +144,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 	xxl_operator_attach(op, c, locate_core_destroy, locate_core_collect);
 	xxl_corpus_open(source, &corpus);
 	if (corpus.id_att != 0)
-	{
-		c->docs = xxl_docs_create(cfg.res.memory / 8, &err);
-		if (c->docs == NULL)
-			xxl_raise_error(&err, op->name);
-		cfg.res.memory -= cfg.res.memory / 8;
-	}
+		cfg.res.memory = xxl_text_docs_open(op, &c->docs, cfg.res.memory);
 	c->store = xxl_text_store_create(&cfg, &err);
 	if (c->store == NULL)
 		xxl_raise_error(&err, op->name);

@@ -17,65 +17,6 @@ PG_FUNCTION_INFO_V1(xxl_suffix_array_corpus);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_into_bytea);
 PG_FUNCTION_INFO_V1(xxl_suffix_array_into_corpus);
 
-/*
- * Drain the engines into out as (rank, pos[, doc_id, doc_offset][, lcp])
- * rows, 1-based; doc columns are NULL for a corpus without ids.  Returns the
- * rows written.
- */
-static uint64
-sa_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, bool doc_cols,
-		bool lcp_col)
-{
-	XxlInt8Writer w;
-	int64		v[XXL_INT8_ROW_MAX];
-	bool		nulls[XXL_INT8_ROW_MAX] = {false};
-	uint64		pos,
-				lcp = 0,
-				doc;
-	int64		rank = 0;
-	int			got;
-	uint64		n;
-
-	xxl_int8_writer_init(&w, out, desc);
-	if (doc_cols && c->docs == NULL)
-		nulls[2] = nulls[3] = true;
-	for (;;)
-	{
-		int			k = 2;
-
-		if (c->lcp)
-			got = xxl_lcp_next(c->lcp, &pos, &lcp);
-		else
-		{
-			got = xxl_sa_next(c->sa, &pos);
-			/* a separated text: body positions, the separators' suffixes left out */
-			if (got > 0 && c->docs && !xxl_docs_from_separated(c->docs, pos, &pos, &doc))
-				continue;
-		}
-		if (got <= 0)
-			break;
-		v[0] = ++rank;
-		v[1] = (int64) pos + 1;
-		if (doc_cols)
-		{
-			if (c->docs)
-				xxl_text_doc_of(c->docs, pos, &v[2], &v[3]);
-			k = 4;
-		}
-		if (lcp_col)
-			v[k] = (int64) lcp;
-		xxl_int8_writer_put(&w, v, nulls);
-		if ((rank & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	if (got < 0)
-		xxl_raise_error(c->lcp ? xxl_lcp_error(c->lcp) : xxl_sa_error(c->sa), op->name);
-	n = xxl_output_finish(out);
-	op->rows_out = n;
-	xxl_operator_end(op);
-	return n;
-}
-
 /* xxl.suffix_array(data bytea) RETURNS TABLE(rank bigint, pos bigint) */
 Datum
 xxl_suffix_array_bytea(PG_FUNCTION_ARGS)
@@ -86,7 +27,7 @@ xxl_suffix_array_bytea(PG_FUNCTION_ARGS)
 	XxlOperator *op = xxl_operator_begin("suffix_array");
 	XxlTextCore *c = xxl_text_core_run(op, XXL_SA_POSITIONS, NULL, data, NULL);
 
-	sa_emit(op, c, out, desc, false, false);
+	xxl_text_emit(op, c, out, desc, false, false);
 	return (Datum) 0;
 }
 
@@ -103,7 +44,7 @@ xxl_suffix_array_corpus(PG_FUNCTION_ARGS)
 	XxlOperator *op = xxl_operator_begin("suffix_array");
 	XxlTextCore *c = xxl_text_core_run(op, XXL_SA_POSITIONS, source, NULL, NULL);
 
-	sa_emit(op, c, out, desc, desc->natts >= 4, false);
+	xxl_text_emit(op, c, out, desc, desc->natts >= 4, false);
 	return (Datum) 0;
 }
 
@@ -119,7 +60,7 @@ suffix_array_into(const char *source, bytea *data, const char *target, bool lcp)
 	/* the target is made before the corpus is read: a name clash costs no work */
 	out = xxl_output_into_table(target, desc);
 	xxl_text_core_build(op, c);
-	return (int64) sa_emit(op, c, out, desc, c->docs != NULL, lcp);
+	return (int64) xxl_text_emit(op, c, out, desc, c->docs != NULL, lcp);
 }
 
 static bool

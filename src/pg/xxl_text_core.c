@@ -2,7 +2,8 @@
  * xxl_text_core.c — the text engines as an operator's engine object (see
  * xxl_text_sql.h): their configuration under the operator's budget, the
  * corpus in, the build, the suffix array drained into the LCP operator when
- * LCP values or repeats are wanted, and the statistics for last_stats().
+ * LCP values or repeats are wanted, the rows out, and the statistics for
+ * last_stats().
  */
 #include "postgres.h"
 
@@ -27,8 +28,8 @@ xxl_text_config(XxlOperator *op, xxl_sa_mode mode)
 	return cfg;
 }
 
-xxl_lcp_config
-xxl_text_lcp_config(XxlOperator *op, size_t memory, const xxl_docs *docs)
+static xxl_lcp_config
+lcp_config(XxlOperator *op, size_t memory, const xxl_docs *docs)
 {
 	xxl_lcp_config cfg;
 
@@ -54,13 +55,88 @@ xxl_text_spread_io(XxlStats *st, uint64 read, uint64 written)
 	}
 }
 
+/* Id and 1-based offset of body position pos in document k. */
+static inline void
+doc_fill(const xxl_docs *docs, uint64 k, uint64 pos, int64 *id, int64 *offset)
+{
+	*id = xxl_docs_id(docs, k);
+	*offset = (int64) (pos - xxl_docs_start(docs, k)) + 1;
+}
+
 void
 xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset)
 {
-	uint64		k = xxl_docs_find(docs, pos);
+	doc_fill(docs, xxl_docs_find(docs, pos), pos, id, offset);
+}
 
-	*id = xxl_docs_id(docs, k);
-	*offset = (int64) (pos - xxl_docs_start(docs, k)) + 1;
+
+size_t
+xxl_text_docs_open(XxlOperator *op, xxl_docs **docs, size_t memory)
+{
+	xxl_error	err;
+
+	xxl_error_clear(&err);
+	*docs = xxl_docs_create(memory / DOCS_DIVISOR, &err);
+	if (*docs == NULL)
+		xxl_raise_error(&err, op->name);
+	return memory - memory / DOCS_DIVISOR;
+}
+
+uint64
+xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, bool doc_cols,
+			  bool lcp_col)
+{
+	XxlInt8Writer w;
+	int64		v[XXL_INT8_ROW_MAX];
+	bool		nulls[XXL_INT8_ROW_MAX] = {false};
+	uint64		pos,
+				lcp = 0,
+				doc = 0;
+	int64		rank = 0;
+	int			got;
+
+	xxl_int8_writer_init(&w, out, desc);
+	if (doc_cols && c->docs == NULL)
+		nulls[2] = nulls[3] = true;
+	for (;;)
+	{
+		int			k = 2;
+		bool		have_doc = false;
+
+		if (c->lcp)
+			got = xxl_lcp_next(c->lcp, &pos, &lcp);
+		else
+		{
+			got = xxl_sa_next(c->sa, &pos);
+			/* a separated text: body positions, the separators' suffixes left out */
+			if (got > 0 && c->docs)
+			{
+				if (!xxl_docs_from_separated(c->docs, pos, &pos, &doc))
+					continue;
+				have_doc = true;
+			}
+		}
+		if (got <= 0)
+			break;
+		v[0] = ++rank;
+		v[1] = (int64) pos + 1;
+		if (doc_cols)
+		{
+			if (c->docs)
+				doc_fill(c->docs, have_doc ? doc : xxl_docs_find(c->docs, pos), pos, &v[2], &v[3]);
+			k = 4;
+		}
+		if (lcp_col)
+			v[k] = (int64) lcp;
+		xxl_int8_writer_put(&w, v, nulls);
+		if ((rank & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (got < 0)
+		xxl_raise_error(c->lcp ? xxl_lcp_error(c->lcp) : xxl_sa_error(c->sa), op->name);
+	op->rows_out = xxl_output_finish(out);
+	xxl_operator_end(op);
+	return op->rows_out;
 }
 
 
@@ -108,8 +184,8 @@ detail_array(XxlStats *st, const char *key, int levels, const xxl_sa_level_stats
 	xxl_stats_detail(st, key, "%s", buf);
 }
 
-void
-xxl_text_lcp_collect(const xxl_lcp *lcp, XxlStats *st)
+static void
+lcp_collect(const xxl_lcp *lcp, XxlStats *st)
 {
 	xxl_lcp_stats s;
 
@@ -150,7 +226,26 @@ text_core_collect(void *core, XxlStats *st)
 	else if (c->have_sa_stats)
 		s = c->sa_stats;
 	else
-		memset(&s, 0, sizeof(s));
+	{
+		/* the LCP operator alone (a stored suffix array), or nothing yet */
+		if (c->lcp)
+		{
+			xxl_lcp_stats ls;
+
+			xxl_lcp_stats_get(c->lcp, &ls);
+			st->record_bytes = ls.n;
+			st->memory_peak = ls.memory_peak + (c->docs ? xxl_docs_memory(c->docs) : 0);
+			st->memory_limit = c->memory;
+			st->io.wait_read_ns = ls.io_wait_ns;
+			st->io.direct = ls.io_direct;
+			xxl_text_spread_io(st, ls.bytes_read, ls.bytes_written);
+			xxl_stats_detail(st, "n", UINT64_FORMAT, ls.n);
+			if (c->docs)
+				xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(c->docs));
+			lcp_collect(c->lcp, st);
+		}
+		return;
+	}
 	read = s.bytes_read;
 	written = s.bytes_written;
 	st->record_bytes = s.n;
@@ -198,7 +293,7 @@ text_core_collect(void *core, XxlStats *st)
 	detail_array(st, "level_n", s.levels, s.level, false);
 	detail_array(st, "level_io", s.levels, s.level, true);
 	if (c->lcp)
-		xxl_text_lcp_collect(c->lcp, st);
+		lcp_collect(c->lcp, st);
 }
 
 /* The builder's suffixes, as body positions with their preceding bytes, into the LCP operator. */
@@ -261,11 +356,17 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 			xxl_corpus_require_single(&c->corpus, "xxl.bwt_into");
 	}
 	if (ids)
+		memory = xxl_text_docs_open(op, &c->docs, memory);
+	if (c->wants.stored)
 	{
-		c->docs = xxl_docs_create(memory / DOCS_DIVISOR, &err);
-		if (c->docs == NULL)
+		/* the LCP operator alone, with all of it: the caller feeds a stored suffix array */
+		xxl_lcp_config lcfg = lcp_config(op, memory, c->docs);
+
+		c->lcp = xxl_lcp_create(&lcfg, &err);
+		if (c->lcp == NULL)
 			xxl_raise_error(&err, op->name);
-		memory -= memory / DOCS_DIVISOR;
+		c->source = source;
+		return c;
 	}
 	if (c->wants.lcp || c->wants.min_length > 0)
 	{
@@ -287,7 +388,7 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 							 (xxl_lcp_defer_memory(xxl_lcp_min_memory()) +
 							  Max(xxl_sa_min_memory(), xxl_lcp_min_memory())) * (ids ? 8 : 7) / 7 / 1024 + 1,
 							 ids ? " for a corpus of documents" : "")));
-		lcfg = xxl_text_lcp_config(op, memory, c->docs);
+		lcfg = lcp_config(op, memory, c->docs);
 		lcfg.defer = true;
 		lcfg.min_length = c->wants.min_length;
 		lcfg.min_count = c->wants.min_count;
@@ -315,7 +416,8 @@ xxl_text_core_build(XxlOperator *op, XxlTextCore *c)
 	bool		ids = c->docs != NULL;
 
 	xxl_corpus_sink_init(&sink, op->name);
-	xxl_corpus_sink_add_sa(&sink, c->sa, ids);
+	if (c->sa)
+		xxl_corpus_sink_add_sa(&sink, c->sa, ids);
 	if (c->lcp)
 		xxl_corpus_sink_add_lcp(&sink, c->lcp);
 	sink.docs = c->docs;
@@ -326,6 +428,8 @@ xxl_text_core_build(XxlOperator *op, XxlTextCore *c)
 		xxl_corpus_put(&sink, VARDATA_ANY(c->data), VARSIZE_ANY_EXHDR(c->data));
 		op->rows_in = 1;
 	}
+	if (c->sa == NULL)
+		return;					/* a stored suffix array comes from the caller */
 	xxl_operator_phase(op, XXL_PHASE_MERGE);
 	if (xxl_sa_build(c->sa) != XXL_OK)
 		xxl_raise_error(xxl_sa_error(c->sa), op->name);

@@ -88,6 +88,8 @@ extern uint64 xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink);
 typedef struct XxlTextWants
 {
 	bool		lcp;			/* LCP values with the positions */
+	bool		stored;			/* of a suffix array the caller feeds
+								 * (xxl_lcp_put_ranked): no sorter */
 	uint64		min_length;		/* > 0: repeats of at least this length */
 	uint64		min_count;
 } XxlTextWants;
@@ -134,10 +136,19 @@ extern XxlTextCore *xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const 
 extern void xxl_text_core_build(XxlOperator *op, XxlTextCore *c);
 /* The document of a body position: its id and 1-based offset. */
 extern void xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset);
-/* A separate LCP operator's configuration: memory of it, docs may be NULL. */
-extern xxl_lcp_config xxl_text_lcp_config(XxlOperator *op, size_t memory, const xxl_docs *docs);
-/* Statistics of an LCP operator for last_stats(). */
-extern void xxl_text_lcp_collect(const xxl_lcp *lcp, XxlStats *st);
+/*
+ * A document map for a corpus with ids: an eighth of memory, which is
+ * returned less that.  The caller destroys *docs (with its engine object).
+ */
+extern size_t xxl_text_docs_open(XxlOperator *op, xxl_docs **docs, size_t memory);
+/*
+ * Drain the core into out as (rank, pos[, doc_id, doc_offset][, lcp]) rows,
+ * 1-based (doc columns NULL for a corpus without ids), and end the
+ * operator.  Returns the rows written.
+ */
+extern uint64 xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc,
+							bool doc_cols, bool lcp_col);
+
 
 /* Suffix array rows (xxl_sa_rows.c) ----------------------------------------- */
 
