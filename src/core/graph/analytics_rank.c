@@ -302,6 +302,19 @@ an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t 
 
 /* External --------------------------------------------------------------------- */
 
+/* The links' sort by target and their weights are read: their memory and files go. */
+static void
+drop_link_input(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+
+	xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
+	if (k->rd_w_open)
+		xxl_spool_reader_close(&k->rd_w);
+	k->rd_w_open = false;
+	xxl_spool_free(&k->weights);
+}
+
 static xxl_status
 sort_links(xxl_an *a)
 {
@@ -334,11 +347,7 @@ sort_links(xxl_an *a)
 	}
 	if (got < 0)
 		return an_fail(a);
-	xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
-	if (k->rd_w_open)
-		xxl_spool_reader_close(&k->rd_w);
-	k->rd_w_open = false;
-	xxl_spool_free(&k->weights);
+	drop_link_input(a);
 	if (xxl_env_sort_sort(&a->env, &k->es) != XXL_OK)
 		return an_fail(a);
 	/* the links in source order, and every node's out-weight (0: dangling) */
@@ -644,11 +653,7 @@ an_rank_run(xxl_an *a)
 	{
 		if (load_arrays(a) != XXL_OK)
 			return an_fail(a);
-		xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
-		if (k->rd_w_open)
-			xxl_spool_reader_close(&k->rd_w);
-		k->rd_w_open = false;
-		xxl_spool_free(&k->weights);
+		drop_link_input(a);
 		if (run_arrays(a) != XXL_OK)
 			return an_fail(a);
 	}
