@@ -68,6 +68,25 @@ is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM sa_small s JOIN docs d ON d.id = s.doc_id
 	WHERE s.lcp > octet_length(d.body) - s.doc_offset + 1}),
 	'0', 'no LCP value runs past its document');
+# an independent check of 100 sampled ranks: the common prefix of the two
+# neighbouring suffixes, counted byte by byte inside their documents
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION naive_lcp(a text, b text) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE k int := 0;
+	BEGIN
+		WHILE k < length(a) AND k < length(b) AND substr(a, k + 1, 1) = substr(b, k + 1, 1) LOOP
+			k := k + 1;
+		END LOOP;
+		RETURN k;
+	END $$;
+});
+is($node->safe_psql('postgres', q{
+	WITH pick AS (SELECT rank FROM sa_small WHERE rank > 1 ORDER BY md5(rank::text) LIMIT 100)
+	SELECT count(*) FROM pick
+	JOIN sa_small s ON s.rank = pick.rank JOIN sa_small p ON p.rank = pick.rank - 1
+	JOIN docs ds ON ds.id = s.doc_id JOIN docs dp ON dp.id = p.doc_id
+	WHERE s.lcp <> naive_lcp(substr(ds.body, s.doc_offset::int), substr(dp.body, p.doc_offset::int))}),
+	'0', 'sampled LCP values equal a byte-by-byte count');
 
 $node->safe_psql('postgres', qq{
 	SET xxl.memory = '4MB';
