@@ -28,7 +28,6 @@ struct xxl_docs
 				bytes;
 	directory	body,
 				sep;
-	bool		finished;
 };
 
 xxl_docs *
@@ -129,7 +128,6 @@ xxl_docs_finish(xxl_docs *d)
 	if (build_directory(d, &d->body, false) != XXL_OK ||
 		build_directory(d, &d->sep, true) != XXL_OK)
 		return d->err.code;
-	d->finished = true;
 	return XXL_OK;
 }
 
