@@ -29,6 +29,8 @@ scatter_config(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 	c.slots = slots;
 	/* as the sorts': the second core places the records */
 	c.async = env->threads > 1;
+	/* read once: what is read is room for the operator's other parts */
+	c.consume = true;
 	c.disk = env->disk;
 	c.disk.block_size = env->max_block;
 	/* small write buffers go through the page cache */

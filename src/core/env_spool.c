@@ -267,9 +267,16 @@ xxl_spool_reader_piece(xxl_spool_reader *rd, const unsigned char **p, size_t *le
 		size_t		n = rd->left < bs ? (size_t) rd->left : bs;
 		const void *data;
 
+		/* the block handed out before is read: its space is free */
+		if (rd->consume && rd->block > 0)
+		{
+			xxl_block_free(sp->env->disks, sp->run.bids[rd->block - 1]);
+			sp->run.bids[rd->block - 1] = XXL_BID_NONE;
+		}
 		/* whole blocks from the start of the run never span two blocks */
 		if (xxl_breader_next(rd->r, n, &data) != XXL_OK)
 			return xxl_env_fail(sp->env, xxl_breader_error(rd->r));
+		rd->block++;
 		sp->env->done.spool_bytes += n;
 		*p = data;
 		*len = n;
@@ -316,7 +323,13 @@ xxl_spool_reader_close(xxl_spool_reader *rd)
 	if (rd->r)
 		xxl_breader_destroy(rd->r);
 	rd->r = NULL;
-	if (rd->consume && rd->sp && !rd->sp->on_disk)
+	if (rd->consume && rd->sp && rd->sp->on_disk && rd->sp->env->disks)
+	{
+		/* as in memory: a consumed spool is empty */
+		xxl_run_release(&rd->sp->run, rd->sp->env->disks, &rd->sp->env->budget);
+		rd->sp->nbytes = 0;
+	}
+	else if (rd->consume && rd->sp && !rd->sp->on_disk)
 	{
 		/* chunks freed while reading are NULL: free the rest */
 		xxl_spool  *sp = rd->sp;

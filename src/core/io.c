@@ -8,12 +8,14 @@
  * only reach their bandwidth with more than one request in flight.
  * Spill files are opened with O_DIRECT when the filesystem accepts it; if it
  * refuses (at open, or with EINVAL at the first transfer), the file falls
- * back to buffered I/O.
+ * back to buffered I/O.  The block manager hands out blocks of the set's own
+ * files, or, for a set opened with a pool, of the operator's shared files
+ * (io_pool.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "core/xxl_io.h"
+#include "core/io_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,82 +27,6 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
-/* A spill file: open, at path, waiting in a pool or used by a disk. */
-typedef struct pooled_file
-{
-	int			fd;
-	bool		direct,
-				tried_direct;	/* opened for a set that asked for O_DIRECT */
-	char		path[PATH_MAX];
-	char		dir[PATH_MAX];
-	uint64_t	size;			/* bytes its account charged for it */
-	xxl_spill_account *account;
-} pooled_file;
-
-struct xxl_file_pool
-{
-	pthread_mutex_t lock;
-	int			n,
-				cap;
-	pooled_file *file;
-};
-
-typedef struct xxl_disk
-{
-	struct xxl_disks *set;
-	int			index;
-	int			fd;
-	bool		direct;
-	bool		tried_direct;	/* the set asked for O_DIRECT */
-	char		dir[PATH_MAX];	/* where: the pool matches files by it */
-	int			nthreads;		/* started so far */
-	char		path[PATH_MAX];
-	pthread_t	thread[XXL_MAX_THREADS_PER_DISK];
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	xxl_io_request *head;
-	xxl_io_request *tail;
-	bool		stop;
-
-	/* block manager state (owner thread only) */
-	uint64_t	high_water;		/* file size handed out so far */
-	uint64_t	file_size;		/* bytes the account charged for the file (it
-								 * may come from the pool larger than high_water) */
-	uint64_t   *free_offsets;
-	size_t		nfree;
-	size_t		free_capacity;
-
-	/* counters, updated by the I/O thread with atomics */
-	xxl_disk_stats stats;
-} xxl_disk;
-
-struct xxl_disks
-{
-	xxl_file_pool *pool;
-	xxl_spill_account *account;
-	int			ndisks;
-	size_t		block_size;
-	xxl_alloc_strategy strategy;
-	uint64_t	max_spill_bytes;
-	uint64_t	fail_write_after;
-	uint64_t	bytes_written_total;	/* atomic; for fail_write_after */
-	uint64_t	fail_read_after;
-	uint64_t	bytes_read_total;	/* atomic; for fail_read_after */
-	uint64_t	spill_bytes;	/* sum of high waters */
-	uint64_t	spill_bytes_peak;
-	uint64_t	wait_read_ns;
-	uint64_t	wait_write_ns;
-
-	/* allocation cursor */
-	uint64_t	alloc_count;
-	int			cycle[XXL_MAX_DISKS];
-	unsigned	rng;
-
-	pthread_mutex_t done_lock;
-	pthread_cond_t done_cond;
-	xxl_disk	disk[];
-};
-
 bool
 xxl_io_direct_supported(void)
 {
@@ -109,196 +35,6 @@ xxl_io_direct_supported(void)
 #else
 	return false;
 #endif
-}
-
-/* The operator's spill account -------------------------------------------- */
-
-void
-xxl_spill_account_init(xxl_spill_account *acc, uint64_t limit)
-{
-	memset(acc, 0, sizeof(*acc));
-	acc->limit = limit;
-	pthread_mutex_init(&acc->lock, NULL);
-}
-
-void
-xxl_spill_account_destroy(xxl_spill_account *acc)
-{
-	free(acc->removed);
-	acc->removed = NULL;
-	acc->nremoved = acc->cap = 0;
-	pthread_mutex_destroy(&acc->lock);
-}
-
-/* Charge bytes a file grows by; false (nothing charged) past the limit. */
-static bool
-account_grow(xxl_spill_account *acc, uint64_t bytes)
-{
-	uint64_t	now = __atomic_add_fetch(&acc->used, bytes, __ATOMIC_RELAXED);
-	uint64_t	peak = __atomic_load_n(&acc->peak, __ATOMIC_RELAXED);
-
-	if (acc->limit > 0 && now > acc->limit)
-	{
-		__atomic_sub_fetch(&acc->used, bytes, __ATOMIC_RELAXED);
-		return false;
-	}
-	while (now > peak &&
-		   !__atomic_compare_exchange_n(&acc->peak, &peak, now, true, __ATOMIC_RELAXED,
-										__ATOMIC_RELAXED))
-		;
-	return true;
-}
-
-/* A file of the account was removed: its space is free, the host hears of it. */
-static void
-account_removed(xxl_spill_account *acc, const char *path, uint64_t size)
-{
-	if (acc == NULL)
-		return;
-	__atomic_sub_fetch(&acc->used, size, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&acc->lock);
-	if (acc->nremoved == acc->cap)
-	{
-		size_t		cap = acc->cap ? 2 * acc->cap : 16;
-		xxl_spill_removal *grown = realloc(acc->removed, cap * sizeof(*grown));
-
-		if (grown != NULL)
-		{
-			acc->removed = grown;
-			acc->cap = cap;
-		}
-	}
-	if (acc->nremoved < acc->cap)
-	{
-		xxl_spill_removal *r = &acc->removed[acc->nremoved++];
-
-		snprintf(r->path, sizeof(r->path), "%s", path);
-		r->size = size;
-	}
-	pthread_mutex_unlock(&acc->lock);
-}
-
-xxl_file_pool *
-xxl_file_pool_create(void)
-{
-	xxl_file_pool *pool = calloc(1, sizeof(*pool));
-
-	if (pool)
-		pthread_mutex_init(&pool->lock, NULL);
-	return pool;
-}
-
-void
-xxl_file_pool_destroy(xxl_file_pool *pool)
-{
-	if (pool == NULL)
-		return;
-	for (int i = 0; i < pool->n; i++)
-	{
-		close(pool->file[i].fd);
-		unlink(pool->file[i].path);
-		account_removed(pool->file[i].account, pool->file[i].path, pool->file[i].size);
-	}
-	free(pool->file);
-	pthread_mutex_destroy(&pool->lock);
-	free(pool);
-}
-
-int
-xxl_file_pool_size(xxl_file_pool *pool)
-{
-	int			n;
-
-	pthread_mutex_lock(&pool->lock);
-	n = pool->n;
-	pthread_mutex_unlock(&pool->lock);
-	return n;
-}
-
-/* A waiting file of d's directory and O_DIRECT wish into d: true if there was one. */
-static bool
-pool_take(xxl_file_pool *pool, xxl_disk *d)
-{
-	bool		found = false;
-
-	pthread_mutex_lock(&pool->lock);
-	for (int i = pool->n - 1; i >= 0; i--)
-	{
-		pooled_file *f = &pool->file[i];
-
-		if (strcmp(f->dir, d->dir) == 0 && f->tried_direct == d->tried_direct)
-		{
-			d->fd = f->fd;
-			d->direct = f->direct;
-			d->file_size = f->size;
-			memcpy(d->path, f->path, sizeof(d->path));
-			pool->file[i] = pool->file[--pool->n];
-			found = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&pool->lock);
-	return found;
-}
-
-/* Give d's file to the pool; false if it could not take it (no memory). */
-static bool
-pool_give(xxl_file_pool *pool, const xxl_disk *d)
-{
-	bool		taken = false;
-
-	pthread_mutex_lock(&pool->lock);
-	if (pool->n == pool->cap)
-	{
-		int			cap = pool->cap ? 2 * pool->cap : 8;
-		pooled_file *grown = realloc(pool->file, (size_t) cap * sizeof(*grown));
-
-		if (grown)
-		{
-			pool->file = grown;
-			pool->cap = cap;
-		}
-	}
-	if (pool->n < pool->cap)
-	{
-		pooled_file *f = &pool->file[pool->n++];
-
-		f->fd = d->fd;
-		f->direct = d->direct;
-		f->size = d->file_size;
-		f->account = d->set->account;
-		f->tried_direct = d->tried_direct;
-		memcpy(f->path, d->path, sizeof(f->path));
-		memcpy(f->dir, d->dir, sizeof(f->dir));
-		taken = true;
-	}
-	pthread_mutex_unlock(&pool->lock);
-	return taken;
-}
-
-static int
-open_spill_file(xxl_disk *d, bool try_direct)
-{
-	int			flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
-
-#ifdef O_DIRECT
-	if (try_direct)
-	{
-		d->fd = open(d->path, flags | O_DIRECT, 0600);
-		if (d->fd >= 0)
-		{
-			d->direct = true;
-			return 0;
-		}
-		if (errno != EINVAL)
-			return errno;
-	}
-#else
-	(void) try_direct;
-#endif
-	d->fd = open(d->path, flags, 0600);
-	d->direct = false;
-	return d->fd >= 0 ? 0 : errno;
 }
 
 /* Some filesystems accept O_DIRECT at open but refuse the transfer. */
@@ -488,15 +224,10 @@ xxl_disks_open(const xxl_disk_config *config, xxl_error *err)
 		pthread_cond_init(&d->wake, NULL);
 		snprintf(d->dir, sizeof(d->dir), "%s", config->dirs[i]);
 		d->tried_direct = config->try_direct;
-		if (set->pool && pool_take(set->pool, d))
-			rc = 0;
-		else
-		{
-			snprintf(d->path, sizeof(d->path), "%s/%s.%u.%d",
-					 config->dirs[i], config->file_prefix ? config->file_prefix : "xxl",
-					 id, i);
-			rc = open_spill_file(d, config->try_direct);
-		}
+		snprintf(d->path, sizeof(d->path), "%s/%s.%u.%d",
+				 config->dirs[i], config->file_prefix ? config->file_prefix : "xxl",
+				 id, i);
+		rc = set->pool ? io_pool_attach(set->pool, d) : io_open_file(d, config->try_direct);
 		if (rc != 0)
 		{
 			xxl_error_set(err, rc == ENOSPC ? XXL_ENOSPC : XXL_EOPEN, rc,
@@ -537,13 +268,15 @@ xxl_disks_close(xxl_disks *set)
 			for (int t = 0; t < d->nthreads; t++)
 				pthread_join(d->thread[t], NULL);
 		}
-		if (d->fd >= 0 && !(set->pool && pool_give(set->pool, d)))
+		if (d->shared != NULL)
+			io_pool_detach(d);
+		else if (d->fd >= 0)
 		{
 			close(d->fd);
 			if (d->path[0] != '\0')
 			{
 				unlink(d->path);
-				account_removed(set->account, d->path, d->file_size);
+				io_account_removed(set->account, d->path, d->file_size);
 			}
 		}
 		free(d->free_offsets);
@@ -634,7 +367,22 @@ xxl_block_alloc(xxl_disks *set, xxl_bid *bid, xxl_error *err)
 {
 	int			di = choose_disk(set);
 	xxl_disk   *d = &set->disk[di];
+	uint64_t	off;
 
+	if (d->shared != NULL)
+	{
+		if (set->max_spill_bytes > 0 && set->spill_bytes + set->block_size > set->max_spill_bytes)
+			return xxl_error_set(err, XXL_ELIMIT, 0,
+								 "spill files would exceed the limit of %llu bytes",
+								 (unsigned long long) set->max_spill_bytes);
+		if (io_shared_alloc(d, &off, err) != XXL_OK)
+			return err->code;
+		*bid = XXL_BID_MAKE(di, off);
+		set->spill_bytes += set->block_size;
+		if (set->spill_bytes > set->spill_bytes_peak)
+			set->spill_bytes_peak = set->spill_bytes;
+		return XXL_OK;
+	}
 	if (d->nfree > 0)
 	{
 		*bid = XXL_BID_MAKE(di, d->free_offsets[--d->nfree]);
@@ -648,7 +396,7 @@ xxl_block_alloc(xxl_disks *set, xxl_bid *bid, xxl_error *err)
 	{
 		uint64_t	grow = d->high_water + set->block_size - d->file_size;
 
-		if (!account_grow(set->account, grow))
+		if (!io_account_grow(set->account, grow))
 			return xxl_error_set(err, XXL_ELIMIT, 0,
 								 "spill files would exceed the limit of %llu bytes",
 								 (unsigned long long) set->account->limit);
@@ -667,6 +415,12 @@ xxl_block_free(xxl_disks *set, xxl_bid bid)
 {
 	xxl_disk   *d = &set->disk[XXL_BID_DISK(bid)];
 
+	if (d->shared != NULL)
+	{
+		io_shared_free(d, XXL_BID_OFFSET(bid));
+		set->spill_bytes -= set->block_size;
+		return;
+	}
 	if (d->nfree == d->free_capacity)
 	{
 		size_t		cap = d->free_capacity ? d->free_capacity * 2 : 64;

@@ -6,9 +6,13 @@
  * one may be shorter).  A record goes to its bucket as an entry of ow bytes
  * of offset within the bucket (little endian) followed by the record; entries
  * never span a block, so a block of B bytes holds B / entry entries and a
- * bucket of C slots fills exactly ceil(C / per) blocks, whose region in the
- * spill file is allocated as one block of the disk set (block size = region
- * size) at the bucket's first write.  Writes to a buffered file are done
+ * bucket of C slots fills exactly ceil(C / per) blocks.  Its region in the
+ * spill file is a row of at most SC_EXTENTS extents (blocks of the disk set,
+ * whole read requests each), each allocated when the first block is written
+ * into it: the permutation takes spill space as its records come, an eighth
+ * of a bucket at a time, and gives each bucket's back once it is read when
+ * the output is consumed, instead of holding all of it from the first
+ * records on.  Writes to a buffered file are done
  * in place (see submit()); O_DIRECT writes are asynchronous, with a few
  * spare buffers besides the nb being filled to cover the writes in flight.
  *
@@ -28,6 +32,7 @@
 #define READ_PIECE_MIN (128 * 1024)
 #define OVERHEAD (2 * XXL_ALIGN)
 #define POLL_EVERY 65536
+#define SC_EXTENTS 8			/* per bucket */
 
 typedef enum scatter_phase
 {
@@ -49,7 +54,6 @@ typedef struct sc_bucket
 	uint64_t	count;			/* entries put */
 	uint64_t	size;			/* its slots */
 	uint64_t	blocks;			/* blocks written */
-	xxl_bid		region;			/* XXL_BID_NONE until the first write */
 } sc_bucket;
 
 typedef struct sc_plan
@@ -59,6 +63,8 @@ typedef struct sc_plan
 	uint64_t	nb;
 	size_t		block;			/* B */
 	size_t		piece;			/* read request size, a multiple of B */
+	size_t		extent;			/* a multiple of piece */
+	uint64_t	extents;		/* per bucket, at most SC_EXTENTS */
 	int			ow;				/* offset bytes per entry */
 	int			spares;			/* buffers for writes in flight */
 	size_t		pipe_batch;		/* > 0: puts go through a pipe to a worker, in
@@ -82,7 +88,7 @@ struct xxl_scatter
 	uint64_t	wait_ns;		/* the caller waited for the worker */
 
 	xxl_disks  *disks;
-	uint64_t	region_bytes;
+	xxl_bid    *ext;			/* bucket b's extents at [b * extents], or XXL_BID_NONE */
 
 	/* distribution */
 	sc_bucket  *buckets;
@@ -225,7 +231,8 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 		/* the chunk: one bit of bitmap per slot besides the record */
 		C = (uint64_t) (avail - 2 * piece) * 8 / (8 * rec + 1);
 		while (C > 1 && chunk_charge(C, rec) + 2 * piece +
-			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(sc_bucket))) > avail)
+			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(sc_bucket))) +
+			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(xxl_bid))) > avail)
 			C -= C / 64 + 1;
 		if (C < 2)
 			continue;
@@ -237,10 +244,22 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 		if (per == 0)
 			continue;
 		nbufs = (size_t) nb + spares;
-		buckets = xxl_budget_charge((size_t) nb * sizeof(sc_bucket));
-		write_mem = xxl_budget_charge(nbufs * B) + xxl_budget_charge(nbufs * sizeof(sc_buffer)) +
-			2 * xxl_budget_charge(nbufs * sizeof(uint32_t)) + buckets;
-		read_mem = chunk_charge(C, rec) + xxl_budget_charge(2 * piece) + buckets;
+		/* as many extents per bucket as the budget affords, at least one */
+		for (int E = SC_EXTENTS; E >= 1; E /= 2)
+		{
+			uint64_t	region = (C + per - 1) / per * B,
+						pieces = (region + piece - 1) / piece;
+
+			p->extent = (size_t) ((pieces + E - 1) / E * piece);
+			p->extents = (region + p->extent - 1) / p->extent;
+			buckets = xxl_budget_charge((size_t) nb * sizeof(sc_bucket)) +
+				xxl_budget_charge((size_t) (nb * p->extents) * sizeof(xxl_bid));
+			write_mem = xxl_budget_charge(nbufs * B) + xxl_budget_charge(nbufs * sizeof(sc_buffer)) +
+				2 * xxl_budget_charge(nbufs * sizeof(uint32_t)) + buckets;
+			read_mem = chunk_charge(C, rec) + xxl_budget_charge(2 * piece) + buckets;
+			if (write_mem <= avail && read_mem <= avail)
+				break;
+		}
 		if (write_mem > avail || read_mem > avail)
 			continue;
 		p->chunk = C;
@@ -315,7 +334,8 @@ alloc_distribution(xxl_scatter *s)
 
 	s->nbufs = (size_t) nb + s->p.spares;
 	s->buckets = xxl_part_alloc(&s->part, (size_t) nb * sizeof(sc_bucket));
-	s->bufs = s->buckets ? xxl_part_alloc(&s->part, s->nbufs * sizeof(sc_buffer)) : NULL;
+	s->ext = s->buckets ? xxl_part_alloc(&s->part, (size_t) (nb * s->p.extents) * sizeof(xxl_bid)) : NULL;
+	s->bufs = s->ext ? xxl_part_alloc(&s->part, s->nbufs * sizeof(sc_buffer)) : NULL;
 	s->free_list = s->bufs ? xxl_part_alloc(&s->part, s->nbufs * sizeof(uint32_t)) : NULL;
 	s->flight = s->free_list ? xxl_part_alloc(&s->part, s->nbufs * sizeof(uint32_t)) : NULL;
 	s->buf_mem = s->flight ? xxl_part_alloc(&s->part, s->nbufs * s->p.block) : NULL;
@@ -330,9 +350,10 @@ alloc_distribution(xxl_scatter *s)
 		s->buckets[b].fill = 0;
 		s->buckets[b].count = 0;
 		s->buckets[b].blocks = 0;
-		s->buckets[b].region = XXL_BID_NONE;
 		s->buckets[b].size = bucket_slots(s, b);
 	}
+	for (uint64_t e = 0; e < nb * s->p.extents; e++)
+		s->ext[e] = XXL_BID_NONE;
 	s->nfree = 0;
 	for (size_t i = nb; i < s->nbufs; i++)
 		s->free_list[s->nfree++] = (uint32_t) i;
@@ -384,8 +405,7 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 		xxl_disk_config dc = config->disk;
 
 		s->inv = UINT64_MAX / p.chunk + 1;
-		s->region_bytes = (p.chunk + p.per - 1) / p.per * p.block;
-		dc.block_size = (size_t) s->region_bytes;
+		dc.block_size = p.extent;
 		s->disks = xxl_disks_open(&dc, &s->part.err);
 		if (s->disks == NULL || alloc_distribution(s) != XXL_OK)
 			goto failed;
@@ -458,10 +478,12 @@ flush_bucket(xxl_scatter *s, uint64_t b, bool last, xxl_error *err)
 	sc_bucket  *bk = &s->buckets[b];
 	sc_buffer  *buf = &s->bufs[bk->buf];
 	size_t		len = (size_t) bk->fill * s->p.entry;
+	uint64_t	off = bk->blocks * s->p.block;
+	xxl_bid    *ext = &s->ext[b * s->p.extents + off / s->p.extent];
 
-	if (bk->region == XXL_BID_NONE && xxl_block_alloc(s->disks, &bk->region, err) != XXL_OK)
+	if (*ext == XXL_BID_NONE && xxl_block_alloc(s->disks, ext, err) != XXL_OK)
 		return err->code;
-	buf->req.bid = bk->region + bk->blocks * s->p.block;
+	buf->req.bid = *ext + off % s->p.extent;
 	buf->req.buf = buf->data;
 	buf->req.len = XXL_ROUND_UP(len, XXL_ALIGN);
 	buf->req.is_write = true;
@@ -719,7 +741,7 @@ post_piece(xxl_scatter *s, uint64_t b, uint64_t piece_no, sc_buffer *buf)
 	uint64_t	off = piece_no * s->p.piece;
 	uint64_t	len = used - off < s->p.piece ? used - off : s->p.piece;
 
-	buf->req.bid = s->buckets[b].region + off;
+	buf->req.bid = s->ext[b * s->p.extents + off / s->p.extent] + off % s->p.extent;
 	buf->req.buf = buf->data;
 	buf->req.len = (size_t) len;
 	buf->req.is_write = false;
@@ -762,7 +784,7 @@ place_bucket(xxl_scatter *s, uint64_t b)
 	size_t		rec = s->rec;
 	int			ow = s->p.ow;
 
-	if (s->buckets[b].region == XXL_BID_NONE)
+	if (s->ext[b * s->p.extents] == XXL_BID_NONE)
 		return xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: bucket %llu was never written",
 							 (unsigned long long) b);
 	if (s->prefetched != b && prefetch(s, b, true) != XXL_OK)
@@ -831,6 +853,15 @@ xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count)
 		return 0;
 	if (place_bucket(s, s->next_bucket) != XXL_OK)
 		return -(int) xxl_part_fail(&s->part);
+	if (s->cfg.consume)
+		for (uint64_t e = 0; e < s->p.extents; e++)
+		{
+			xxl_bid    *ext = &s->ext[s->next_bucket * s->p.extents + e];
+
+			if (*ext != XXL_BID_NONE)
+				xxl_block_free(s->disks, *ext);
+			*ext = XXL_BID_NONE;
+		}
 	*recs = s->chunk;
 	*count = (size_t) bucket_slots(s, s->next_bucket);
 	s->next_bucket++;
@@ -846,6 +877,11 @@ xxl_scatter_rewind(xxl_scatter *s)
 	{
 		if (!s->part.failed)
 			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: rewind before finish");
+		return xxl_part_fail(&s->part);
+	}
+	if (s->cfg.consume && s->next_bucket > 0)
+	{
+		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: rewind after its output was consumed");
 		return xxl_part_fail(&s->part);
 	}
 	if (s->prefetched != UINT64_MAX && s->prefetched != 0)

@@ -19,7 +19,8 @@ void
 xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget)
 {
 	for (size_t i = 0; i < run->nblocks; i++)
-		xxl_block_free(disks, run->bids[i]);
+		if (run->bids[i] != XXL_BID_NONE)	/* (a reader that consumed it freed it) */
+			xxl_block_free(disks, run->bids[i]);
 	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
 	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
 	xxl_run_init(run);

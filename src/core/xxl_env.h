@@ -463,13 +463,18 @@ typedef struct xxl_spool_reader
 	xxl_breader *r;
 	size_t		chunk;			/* memory: next chunk index */
 	uint64_t	left;			/* bytes not yet handed out */
-	bool		consume;		/* memory: free chunks as they are read */
+	bool		consume;		/* free chunks and blocks as they are read */
+	size_t		block;			/* disk: blocks handed out */
 	/* the current piece, for record and value reads */
 	const unsigned char *p;
 	size_t		avail;
 	unsigned char scratch[64];	/* a record spanning two pieces (at most 64 bytes) */
 } xxl_spool_reader;
 
+/*
+ * consume: the last read, which frees what it has read as it goes (and the
+ * rest at close): the spool is empty afterwards.
+ */
 xxl_status	xxl_spool_reader_open(xxl_spool_reader *rd, xxl_spool *sp, bool consume);
 /* The next contiguous piece: *len > 0 bytes, or 0 at the end. */
 xxl_status	xxl_spool_reader_piece(xxl_spool_reader *rd, const unsigned char **p, size_t *len);

@@ -32,14 +32,14 @@ typedef enum xxl_alloc_strategy
 } xxl_alloc_strategy;
 
 /*
- * Spill files kept for reuse.  A disk set opened with a pool takes a file of
- * the same directory (and O_DIRECT mode) from it, and gives its files back
- * at close instead of removing them: removing a file of a few hundred MB
- * with its cached pages takes ~25 ms on the caller's thread (a 100 MiB DC3
- * build removed 60 of them, 1.5 s), and writing over cached pages is cheaper
- * than filling new ones.  The pool removes its files when destroyed, which
- * must come after every set that used it is closed.  The price: files keep
- * the largest size a set gave them while they wait.  Thread-safe.
+ * An operator's spill files, shared by its disk sets (io_pool.c): one file
+ * per directory and O_DIRECT wish, in which every set opened with the pool
+ * allocates its blocks, each at the first free run of space that fits
+ * it.  A block a set frees, or still holds when it closes, is space for
+ * every set, so the files grow to the most the operator held at once rather
+ * than to the sum of its sets' peaks.  The pool removes its files when
+ * destroyed, which must come after every set that used it is
+ * closed.  Thread-safe.
  */
 typedef struct xxl_file_pool xxl_file_pool;
 
@@ -75,7 +75,7 @@ void		xxl_spill_account_destroy(xxl_spill_account *acc);
 
 xxl_file_pool *xxl_file_pool_create(void);
 void		xxl_file_pool_destroy(xxl_file_pool *pool);
-/* Files waiting in the pool (for tests). */
+/* The files the pool holds (for tests). */
 int			xxl_file_pool_size(xxl_file_pool *pool);
 
 typedef struct xxl_disk_config

@@ -39,6 +39,9 @@ typedef struct xxl_scatter_config
 								 * while the caller produces records; taken
 								 * where the pipe's 512 kB are at most an eighth
 								 * of the memory */
+	bool		consume;		/* free each bucket's spill space once it is
+								 * read: the output is read once (no rewind),
+								 * and what is read makes room for others */
 } xxl_scatter_config;
 
 typedef struct xxl_scatter_stats
@@ -75,7 +78,7 @@ xxl_status	xxl_scatter_finish(xxl_scatter *s);
  */
 int			xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count);
 
-/* Read the output again from slot 0 (after xxl_scatter_finish). */
+/* Read the output again from slot 0 (after xxl_scatter_finish; not when consumed). */
 xxl_status	xxl_scatter_rewind(xxl_scatter *s);
 
 const xxl_error *xxl_scatter_error(const xxl_scatter *s);

@@ -310,13 +310,13 @@ write_records(xxl_spool *sp, uint64_t n, uint64_t seed)
 }
 
 static void
-read_records(xxl_spool *sp, uint64_t n, uint64_t seed)
+read_records_as(xxl_spool *sp, uint64_t n, uint64_t seed, bool consume)
 {
 	xxl_spool_reader rd;
 	const unsigned char *p;
 	uint64_t	bad = 0;
 
-	REQUIRE(xxl_spool_reader_open(&rd, sp, false) == XXL_OK);
+	REQUIRE(xxl_spool_reader_open(&rd, sp, consume) == XXL_OK);
 	for (uint64_t i = 0; i < n; i++)
 	{
 		uint64_t	v[3];
@@ -329,6 +329,12 @@ read_records(xxl_spool *sp, uint64_t n, uint64_t seed)
 	/* one byte past the end is an error */
 	CHECK_STATUS(xxl_spool_read(&rd, 1, &p), XXL_EINVAL);
 	xxl_spool_reader_close(&rd);
+}
+
+static void
+read_records(xxl_spool *sp, uint64_t n, uint64_t seed)
+{
+	read_records_as(sp, n, seed, false);
 }
 
 XT_TEST(env_spools)
@@ -365,6 +371,52 @@ XT_TEST(env_spools)
 	CHECK_EQ(env.budget.used, 0);
 	xxl_env_close(&env);
 	CHECK_EQ(xt_spill_files(), 0);
+}
+
+/*
+ * The last read of a spool on disk frees its blocks as it goes: a spool
+ * written after it takes the same space in the operator's files, and the
+ * consumed spool is empty.
+ */
+XT_TEST(env_spool_consumed_on_disk)
+{
+	xxl_env		env;
+	xxl_resources res = resources(8 * MB);
+	xxl_spill_account acc;
+	xxl_spool	a,
+				b;
+	uint64_t	big = 60000,
+				used;
+	xxl_spool_reader rd;
+	const unsigned char *p;
+	size_t		len;
+
+	xxl_spill_account_init(&acc, 0);
+	res.disk.account = &acc;
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	xxl_spool_init(&a, &env, 256 * KB);
+	write_records(&a, big, 5);
+	REQUIRE(a.on_disk);
+	read_records(&a, big, 5);	/* not consumed: can be read again */
+	used = acc.used;
+	CHECK(used >= big * 24);
+	read_records_as(&a, big, 5, true);
+	CHECK_EQ(a.nbytes, 0);
+	REQUIRE(xxl_spool_reader_open(&rd, &a, false) == XXL_OK);
+	CHECK_STATUS(xxl_spool_reader_piece(&rd, &p, &len), XXL_OK);
+	CHECK_EQ(len, 0);
+	xxl_spool_reader_close(&rd);
+	xxl_spool_init(&b, &env, 256 * KB);
+	write_records(&b, big, 6);
+	CHECK_EQ(acc.used, used);
+	read_records(&b, big, 6);
+	xxl_spool_free(&a);
+	xxl_spool_free(&b);
+	CHECK_EQ(env.budget.used, 0);
+	xxl_env_close(&env);
+	CHECK_EQ(acc.used, 0);
+	CHECK_EQ(xt_spill_files(), 0);
+	xxl_spill_account_destroy(&acc);
 }
 
 /* Scatters and queues ----------------------------------------------------- */

@@ -529,72 +529,171 @@ pool_block(xxl_disks *d, unsigned char *buf, uint64_t i, bool write, xxl_bid *bi
 }
 
 /*
- * With a pool, a closed set's files wait for the next set of the same
- * directories and O_DIRECT wish, which starts allocating at offset 0 of
- * them; the pool removes them.
+ * With a pool, the sets of one directory and O_DIRECT wish allocate in one
+ * file: a block one set frees, or holds when it closes, is the next block
+ * of another, live blocks are never handed out twice, a free larger block
+ * is cut into smaller ones, and the file grows only when no free block
+ * fits.  The pool removes the files and the account hears of them.
  */
-XT_TEST(file_pool_reuses_files)
+XT_TEST(file_pool_shares_blocks)
 {
 	xxl_error	err = {0};
 	xxl_file_pool *pool = xxl_file_pool_create();
+	xxl_spill_account acc;
 	xxl_disk_config cfg = disk_config(2, BS, XXL_ALLOC_STRIPING, false),
-				direct;
+				direct,
+				big;
 	int			threads0 = xt_thread_count();
-	unsigned char *buf = aligned_block(BS);
+	unsigned char *buf = aligned_block(2 * BS);
 	xxl_disks  *d1,
 			   *d2,
 			   *d3;
-	xxl_bid		bid[4];
+	xxl_bid		b1[4],
+				b2[4],
+				b3[2];
+	uint64_t	used;
 
 	REQUIRE(pool != NULL && buf != NULL);
+	xxl_spill_account_init(&acc, 0);
 	cfg.pool = pool;
+	cfg.account = &acc;
 	direct = cfg;
 	direct.try_direct = true;
+	big = cfg;
+	big.block_size = 2 * BS;
+
+	/* two live sets share one file per directory, block by block */
 	d1 = xxl_disks_open(&cfg, &err);
 	REQUIRE_MSG(d1 != NULL, "%s", err.message);
-	for (int i = 0; i < 4; i++)
-		pool_block(d1, buf, (uint64_t) i, true, &bid[i]);
-	xxl_disks_close(d1);
+	d2 = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d2 != NULL, "%s", err.message);
 	CHECK_EQ(xxl_file_pool_size(pool), 2);
 	CHECK_EQ(xt_dir_count(xt_dirs[0]), 1);
 	CHECK_EQ(xt_dir_count(xt_dirs[1]), 1);
+	for (int i = 0; i < 4; i++)
+	{
+		pool_block(d1, buf, (uint64_t) i, true, &b1[i]);
+		pool_block(d2, buf, (uint64_t) 100 + i, true, &b2[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			CHECK(b1[i] != b2[j]);
+	/* neither overwrote the other */
+	for (int i = 0; i < 4; i++)
+	{
+		pool_block(d1, buf, (uint64_t) i, false, &b1[i]);
+		pool_block(d2, buf, (uint64_t) 100 + i, false, &b2[i]);
+	}
+	used = acc.used;
+	CHECK_EQ(used, 8 * (uint64_t) BS);
 
-	/* the same files, from block 0, holding what is written now */
-	d2 = xxl_disks_open(&cfg, &err);
-	REQUIRE_MSG(d2 != NULL, "%s", err.message);
-	CHECK_EQ(xxl_file_pool_size(pool), 0);
-	CHECK_EQ(xt_dir_count(xt_dirs[0]), 1);
-	pool_block(d2, buf, 100, true, &bid[0]);
-	CHECK_EQ(XXL_BID_OFFSET(bid[0]), 0);
-	pool_block(d2, buf, 100, false, &bid[0]);
-	/* a set opened meanwhile, or wanting O_DIRECT, gets new files */
-	d3 = xxl_disks_open(&cfg, &err);
-	REQUIRE_MSG(d3 != NULL, "%s", err.message);
-	CHECK_EQ(xt_dir_count(xt_dirs[0]), 2);
-	xxl_disks_close(d2);
-	xxl_disks_close(d3);
-	CHECK_EQ(xxl_file_pool_size(pool), 4);
-	d1 = xxl_disks_open(&direct, &err);
-	REQUIRE_MSG(d1 != NULL, "%s", err.message);
-	CHECK_EQ(xxl_file_pool_size(pool), 4);
-	CHECK_EQ(xt_dir_count(xt_dirs[0]), 3);
-	pool_block(d1, buf, 7, true, &bid[0]);
-	pool_block(d1, buf, 7, false, &bid[0]);
+	/* a block d1 frees is d2's next on that disk */
+	xxl_block_free(d1, b1[0]);
+	pool_block(d2, buf, 200, true, &b2[0]);
+	CHECK_EQ(b2[0], b1[0]);
+	/* d1 closes holding three blocks: d2 gets them, and the files do not grow */
 	xxl_disks_close(d1);
-	CHECK_EQ(xxl_file_pool_size(pool), 6);
-	/* a direct set takes the file the direct set left */
+	for (int i = 1; i < 4; i++)
+	{
+		pool_block(d2, buf, (uint64_t) 300 + i, true, &b2[i]);
+		CHECK(b2[i] == b1[1] || b2[i] == b1[2] || b2[i] == b1[3]);
+	}
+	CHECK_EQ(acc.used, used);
+	pool_block(d2, buf, 200, false, &b2[0]);
+
+	/* a set of larger blocks grows the file; freed, its block serves two small ones */
+	d3 = xxl_disks_open(&big, &err);
+	REQUIRE_MSG(d3 != NULL, "%s", err.message);
+	CHECK_EQ(xxl_file_pool_size(pool), 2);
+	CHECK_STATUS(xxl_block_alloc(d3, &b3[0], &err), XXL_OK);
+	CHECK_EQ(acc.used, used + 2 * BS);
+	xxl_disks_close(d3);
+	xxl_disks_close(d2);
+	d1 = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d1 != NULL, "%s", err.message);
+	/* (striped: disk 0 has four blocks free and the large one, disk 1 four) */
+	for (int i = 0; i < 9; i++)
+		CHECK_STATUS(xxl_block_alloc(d1, &b1[i % 4], &err), XXL_OK);
+	CHECK_EQ(acc.used, used + 2 * BS);
+	CHECK_STATUS(xxl_block_alloc(d1, &b1[0], &err), XXL_OK);
+	CHECK_EQ(acc.used, used + 3 * BS);
+	CHECK_STATUS(xxl_block_alloc(d1, &b1[0], &err), XXL_OK);
+	CHECK_EQ(acc.used, used + 3 * BS);
+	xxl_disks_close(d1);
+
+	/* sets that want O_DIRECT get files of their own */
 	d1 = xxl_disks_open(&direct, &err);
 	REQUIRE_MSG(d1 != NULL, "%s", err.message);
 	CHECK_EQ(xxl_file_pool_size(pool), 4);
-	CHECK_EQ(xt_dir_count(xt_dirs[0]), 3);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 2);
+	pool_block(d1, buf, 7, true, &b1[0]);
+	pool_block(d1, buf, 7, false, &b1[0]);
 	xxl_disks_close(d1);
 
 	xxl_file_pool_destroy(pool);
 	CHECK_EQ(xt_dir_count(xt_dirs[0]), 0);
 	CHECK_EQ(xt_dir_count(xt_dirs[1]), 0);
+	CHECK_EQ(acc.used, 0);
+	CHECK_EQ(acc.nremoved, 4);
 	CHECK_EQ(xt_threads_at_most(threads0), threads0);
 	xxl_file_pool_destroy(NULL);	/* harmless */
+	xxl_spill_account_destroy(&acc);
 	free(buf);
+}
+
+/*
+ * A set that frees some of many blocks and closes holding the rest gives
+ * every one back: a later set gets them all before the file grows, none
+ * twice.
+ */
+XT_TEST(file_pool_returns_held_blocks)
+{
+	enum
+	{
+		N = 3000
+	};
+	xxl_error	err = {0};
+	xxl_file_pool *pool = xxl_file_pool_create();
+	xxl_spill_account acc;
+	xxl_disk_config cfg = disk_config(1, BS, XXL_ALLOC_STRIPING, false);
+	xxl_disks  *d;
+	xxl_bid    *bid = malloc(N * sizeof(xxl_bid));
+	unsigned char *seen = calloc(N, 1);
+
+	REQUIRE(pool != NULL && bid != NULL && seen != NULL);
+	xxl_spill_account_init(&acc, 0);
+	cfg.pool = pool;
+	cfg.account = &acc;
+	d = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	for (int i = 0; i < N; i++)
+		CHECK_STATUS(xxl_block_alloc(d, &bid[i], &err), XXL_OK);
+	for (int i = 0; i < N; i += 3)
+		xxl_block_free(d, bid[i]);
+	xxl_disks_close(d);
+	CHECK_EQ(acc.used, (uint64_t) N * BS);
+
+	d = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	for (int i = 0; i < N; i++)
+	{
+		uint64_t	k;
+
+		CHECK_STATUS(xxl_block_alloc(d, &bid[i], &err), XXL_OK);
+		k = XXL_BID_OFFSET(bid[i]) / BS;
+		REQUIRE(k < N);
+		CHECK_MSG(!seen[k], "block %llu handed out twice", (unsigned long long) k);
+		seen[k] = 1;
+	}
+	CHECK_EQ(acc.used, (uint64_t) N * BS);
+	CHECK_STATUS(xxl_block_alloc(d, &bid[0], &err), XXL_OK);
+	CHECK_EQ(acc.used, (uint64_t) (N + 1) * BS);
+	xxl_disks_close(d);
+	xxl_file_pool_destroy(pool);
+	CHECK_EQ(acc.used, 0);
+	xxl_spill_account_destroy(&acc);
+	free(bid);
+	free(seen);
 }
 
 /* Close right after posting: queued requests finish before the threads stop. */

@@ -286,7 +286,7 @@ XT_TEST(scatter_ordered_inputs)
 		unsigned char r[16];
 		uint64_t	pieces;
 
-		REQUIRE(s != NULL);
+		REQUIRE_MSG(s != NULL, "%s", err.message);
 		for (uint64_t i = 0; i < n; i++)
 		{
 			uint64_t	k = shape == 0 ? i : shape == 1 ? n - 1 - i : (i % 2 ? n - 1 - i / 2 : i / 2);
@@ -438,6 +438,74 @@ XT_TEST(scatter_cancel_and_limits)
 		xxl_scatter_destroy(s);
 		CHECK_EQ(xt_spill_files(), 0);
 	}
+}
+
+/*
+ * A consumed output gives each bucket's spill space back once it is read:
+ * in the operator's shared files, a second permutation written after the
+ * first was read takes no new space, a rewind is refused.  Space is taken
+ * as records come: half the records put into every bucket hold little more
+ * than half the space.
+ */
+XT_TEST(scatter_consume_frees_as_read)
+{
+	uint64_t	n = 400000;
+	size_t		rec = 12;
+	xxl_file_pool *pool = xxl_file_pool_create();
+	xxl_spill_account acc;
+	xxl_scatter_config cfg = config(512 * KB, rec, n);
+	xxl_error	err = {0};
+	xxl_scatter *s1,
+			   *s2;
+	unsigned char r[16];
+	uint64_t	pieces,
+				full,
+				*perm = permutation(n, 77);
+
+	REQUIRE(pool != NULL);
+	xxl_spill_account_init(&acc, 0);
+	cfg.disk.pool = pool;
+	cfg.disk.account = &acc;
+	cfg.disk.try_direct = false;
+	cfg.consume = true;
+	s1 = xxl_scatter_create(&cfg, &err);
+	REQUIRE_MSG(s1 != NULL, "%s", err.message);
+	for (uint64_t i = 0; i < n / 2; i++)
+	{
+		make_rec(r, rec, perm[i]);
+		CHECK_STATUS(xxl_scatter_put(s1, perm[i], r), XXL_OK);
+	}
+	full = (n * (rec + 3) + n / 2 * (rec + 3)) / 2;	/* half the entries and some */
+	CHECK_MSG(acc.used < full, "half the records took %llu bytes", (unsigned long long) acc.used);
+	for (uint64_t i = n / 2; i < n; i++)
+	{
+		make_rec(r, rec, perm[i]);
+		CHECK_STATUS(xxl_scatter_put(s1, perm[i], r), XXL_OK);
+	}
+	CHECK_STATUS(xxl_scatter_finish(s1), XXL_OK);
+	full = acc.used;
+	CHECK(full >= n * rec);
+	read_all(s1, rec, n, &pieces);
+	CHECK(pieces > 1);
+	CHECK_STATUS(xxl_scatter_rewind(s1), XXL_EINVAL);
+
+	/* s1 is still open, its space is free */
+	s2 = xxl_scatter_create(&cfg, &err);
+	REQUIRE_MSG(s2 != NULL, "%s", err.message);
+	for (uint64_t i = 0; i < n; i++)
+	{
+		make_rec(r, rec, perm[n - 1 - i]);
+		CHECK_STATUS(xxl_scatter_put(s2, perm[n - 1 - i], r), XXL_OK);
+	}
+	CHECK_STATUS(xxl_scatter_finish(s2), XXL_OK);
+	CHECK_EQ(acc.used, full);
+	read_all(s2, rec, n, &pieces);
+	xxl_scatter_destroy(s2);
+	xxl_scatter_destroy(s1);
+	xxl_file_pool_destroy(pool);
+	CHECK_EQ(acc.used, 0);
+	xxl_spill_account_destroy(&acc);
+	free(perm);
 }
 
 /* The budget a scatter needs grows with the square root of its data. */
