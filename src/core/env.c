@@ -61,8 +61,13 @@ xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan)
 	xxl_budget_init(&env->budget, res->memory);
 	env->disk = res->disk;
 	env->disk.block_size = block;
-	/* the operator's own pool, for every part's files (none: not reused) */
-	env->disk.pool = xxl_file_pool_create();
+	/*
+	 * Every part's files in one pool: the host's, which the operator's other
+	 * engine objects share too, or one of its own (none: not shared)
+	 */
+	env->own_pool = res->disk.pool == NULL;
+	if (env->own_pool)
+		env->disk.pool = xxl_file_pool_create();
 	env->max_block = max_block;
 	env->threads = res->threads > 0 ? res->threads : omp_get_max_threads();
 	env->host_cancel = res->cancel;
@@ -91,7 +96,8 @@ xxl_env_close(xxl_env *env)
 {
 	xxl_disks_close(env->disks);
 	env->disks = NULL;
-	xxl_file_pool_destroy(env->disk.pool);
+	if (env->own_pool)
+		xxl_file_pool_destroy(env->disk.pool);
 	env->disk.pool = NULL;
 }
 
@@ -121,7 +127,12 @@ xxl_env_open_disks(xxl_env *env)
 {
 	if (env->disks == NULL)
 	{
-		env->disks = xxl_disks_open(&env->disk, &env->err);
+		xxl_disk_config c = env->disk;
+
+		/* the own spools' blocks are small: through the page cache */
+		if (c.block_size < XXL_ENV_DIRECT_BLOCK_MIN)
+			c.try_direct = false;
+		env->disks = xxl_disks_open(&c, &env->err);
 		if (env->disks == NULL)
 			return env->err.code;
 	}

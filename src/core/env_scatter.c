@@ -7,8 +7,6 @@
 
 #include <string.h>
 
-/* smaller write buffers use buffered I/O (as the sorter's small blocks) */
-#define DIRECT_BLOCK_MIN (128 * 1024)
 #define SLOTS_BYTES (XXL_ENV_BATCH_BYTES / 4 * sizeof(uint64_t))
 
 static int
@@ -37,10 +35,10 @@ scatter_config(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 	if (c.disk.try_direct)
 	{
 		c.disk.try_direct = false;
-		if (xxl_scatter_fits(&c, &block) && block >= DIRECT_BLOCK_MIN)
+		if (xxl_scatter_fits(&c, &block) && block >= XXL_ENV_DIRECT_BLOCK_MIN)
 		{
 			c.disk.try_direct = true;
-			if (!xxl_scatter_fits(&c, &block) || block < DIRECT_BLOCK_MIN)
+			if (!xxl_scatter_fits(&c, &block) || block < XXL_ENV_DIRECT_BLOCK_MIN)
 				c.disk.try_direct = false;
 		}
 	}

@@ -9,8 +9,6 @@
 
 /* the merge fan-in sorter blocks are sized for (xxl_env_sort_block) */
 #define SORT_FAN_IN 64
-/* smaller blocks use buffered I/O (see open_core_sorter) */
-#define DIRECT_BLOCK_MIN (128 * 1024)
 /* sorters below this share run on one thread (see open_core_sorter) */
 #define PARALLEL_SORTER_MIN (64 * 1024 * 1024)
 
@@ -170,13 +168,8 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	c.res.threads = memory >= PARALLEL_SORTER_MIN ? env->threads : 1;
 	c.res.disk = env->disk;
 	c.res.disk.block_size = block;
-	/*
-	 * Small blocks (small shares keep a fan-in of 16) go through the page
-	 * cache: O_DIRECT requests of a few dozen kB with one or two in flight
-	 * are latency-bound, while the kernel's readahead and writeback
-	 * coalesce them.
-	 */
-	if (block < DIRECT_BLOCK_MIN)
+	/* small blocks go through the page cache (XXL_ENV_DIRECT_BLOCK_MIN) */
+	if (block < XXL_ENV_DIRECT_BLOCK_MIN)
 		c.res.disk.try_direct = false;
 	c.res.cancel = env->cancel;
 	c.res.cancel_arg = env->cancel_arg;

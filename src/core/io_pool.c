@@ -3,8 +3,10 @@
  * it keeps as a whole, what its files occupy, the files removed) and its
  * pool of spill files.
  *
- * The pool holds one file per directory and O_DIRECT wish, which every disk
- * set of the operator opened with the pool allocates its blocks in: a map
+ * The pool holds one file per directory, which every disk set of the
+ * operator opened with the pool allocates its blocks in (through a second
+ * descriptor opened with O_DIRECT for the sets that want it: the kernel
+ * keeps the page cache coherent with direct transfers), with a map
  * of the file with a bit per XXL_ALIGN bytes, and each block at the first
  * run of free units big enough (blocks of parts differ in size, and freed
  * neighbours merge by themselves).  A block one set frees, or still holds
@@ -29,9 +31,10 @@
 
 struct shared_file
 {
-	int			fd;
-	bool		direct,
-				tried_direct;	/* opened for sets that asked for O_DIRECT */
+	int			fd;				/* buffered */
+	int			fd_direct;		/* for sets that want O_DIRECT: -1 until one
+								 * comes, fd if the filesystem refuses it */
+	bool		direct;			/* fd_direct is O_DIRECT */
 	char		path[PATH_MAX];
 	char		dir[PATH_MAX];
 	uint64_t	size;			/* bytes its account charged: the most ever in use */
@@ -158,9 +161,27 @@ xxl_file_pool_destroy(xxl_file_pool *pool)
 	if (pool == NULL)
 		return;
 	for (int i = 0; i < pool->n; i++)
+		if (pool->file[i]->users > 0)
+		{
+			/*
+			 * A set is still open (a caller's bug): its files go from the
+			 * directory, but the pool stays for the set to close against.
+			 */
+			for (int k = 0; k < pool->n; k++)
+				if (pool->file[k]->path[0] != '\0')
+				{
+					unlink(pool->file[k]->path);
+					io_account_removed(pool->file[k]->account, pool->file[k]->path, pool->file[k]->size);
+					pool->file[k]->path[0] = '\0';
+				}
+			return;
+		}
+	for (int i = 0; i < pool->n; i++)
 	{
 		shared_file *f = pool->file[i];
 
+		if (f->fd_direct >= 0 && f->fd_direct != f->fd)
+			close(f->fd_direct);
 		close(f->fd);
 		unlink(f->path);
 		io_account_removed(f->account, f->path, f->size);
@@ -183,6 +204,28 @@ xxl_file_pool_size(xxl_file_pool *pool)
 	return n;
 }
 
+/* f's descriptor for sets that want O_DIRECT (caller holds the pool lock). */
+static int
+direct_fd(shared_file *f)
+{
+#ifdef O_DIRECT
+	if (f->fd_direct < 0)
+	{
+		f->fd_direct = open(f->path, O_RDWR | O_CLOEXEC | O_DIRECT);
+		if (f->fd_direct >= 0)
+			f->direct = true;
+		else if (errno == EINVAL)
+			f->fd_direct = f->fd;
+		else
+			return errno;
+	}
+	return 0;
+#else
+	f->fd_direct = f->fd;
+	return 0;
+#endif
+}
+
 int
 io_pool_attach(xxl_file_pool *pool, xxl_disk *d)
 {
@@ -191,8 +234,7 @@ io_pool_attach(xxl_file_pool *pool, xxl_disk *d)
 
 	pthread_mutex_lock(&pool->lock);
 	for (int i = 0; i < pool->n && f == NULL; i++)
-		if (strcmp(pool->file[i]->dir, d->dir) == 0 &&
-			pool->file[i]->tried_direct == d->tried_direct)
+		if (strcmp(pool->file[i]->dir, d->dir) == 0)
 			f = pool->file[i];
 	if (f == NULL)
 	{
@@ -212,7 +254,7 @@ io_pool_attach(xxl_file_pool *pool, xxl_disk *d)
 		f = calloc(1, sizeof(*f));
 		if (f == NULL)
 			rc = ENOMEM;
-		else if ((rc = io_open_file(d, d->tried_direct)) != 0)
+		else if ((rc = io_open_file(d, false)) != 0)
 		{
 			free(f);
 			f = NULL;
@@ -220,22 +262,25 @@ io_pool_attach(xxl_file_pool *pool, xxl_disk *d)
 		else
 		{
 			f->fd = d->fd;
-			f->direct = d->direct;
-			f->tried_direct = d->tried_direct;
+			f->fd_direct = -1;
 			f->account = d->set->account;
 			memcpy(f->path, d->path, sizeof(f->path));
 			memcpy(f->dir, d->dir, sizeof(f->dir));
 			pool->file[pool->n++] = f;
 		}
 	}
-	if (f != NULL)
+	if (f != NULL && d->tried_direct)
+		rc = direct_fd(f);
+	if (f != NULL && rc == 0)
 	{
 		f->users++;
 		d->shared = f;
-		d->fd = f->fd;
-		d->direct = f->direct;
+		d->fd = d->tried_direct ? f->fd_direct : f->fd;
+		d->direct = d->tried_direct && f->direct;
 		memcpy(d->path, f->path, sizeof(d->path));
 	}
+	else
+		d->fd = -1;
 	pthread_mutex_unlock(&pool->lock);
 	return rc;
 }

@@ -39,6 +39,16 @@
 #define XXL_ENV_BATCH_BYTES 2048
 /* The default (and largest) block when the resources name none. */
 #define XXL_ENV_DEFAULT_BLOCK (2 * 1024 * 1024)
+/*
+ * Parts whose blocks (sorters) or write buffers (permutations) are smaller
+ * spill through the page cache even when the resources ask for O_DIRECT:
+ * with one or two requests in flight, direct requests below about a
+ * megabyte are latency-bound while the kernel's readahead and writeback
+ * coalesce buffered ones.  Measured with xxl.sort_into of 20M rows (two
+ * bigints), direct against buffered: 256 kB blocks 3.20 s against 2.72 s,
+ * 1 MB 1.74 s against 1.87 s, 2 MB 1.30 s against 1.75 s.
+ */
+#define XXL_ENV_DIRECT_BLOCK_MIN (1024 * 1024)
 /* Fixed part of the memory kept for what grows with the input (block lists). */
 #define XXL_ENV_SLACK (64 * 1024)
 
@@ -80,7 +90,8 @@ typedef struct xxl_env
 	xxl_error	err;
 	const char *noun;			/* "graph", "text": in messages */
 	xxl_disk_config disk;		/* block_size: of the own spools; pool: the
-								 * operator's spill files, reused */
+								 * operator's spill files, shared */
+	bool		own_pool;		/* the pool is the environment's, not the host's */
 	size_t		max_block;		/* the configured block size: parts' preference */
 	size_t		largest_block;	/* largest block a part used */
 	xxl_disks  *disks;			/* own spill files, opened at the first spill */

@@ -125,6 +125,9 @@ xxl_disk_setup(XxlDiskSetup *setup, size_t block_size)
 						   temp_file_limit == 0 ? 1 : (uint64) temp_file_limit * 1024);
 	setup->account_live = true;
 	setup->config.account = &setup->account;
+	/* (none if malloc fails: each set then has files of its own) */
+	setup->pool = xxl_file_pool_create();
+	setup->config.pool = setup->pool;
 	setup->config.max_spill_bytes = 0;
 	setup->config.fail_write_after = (uint64) xxl_debug_fail_writes_after_kb * 1024;
 	setup->config.seed = (unsigned) MyProcPid ^ operator_counter;
@@ -138,6 +141,9 @@ xxl_disk_report(XxlDiskSetup *setup, bool report)
 	if (!setup->account_live)
 		return;
 	setup->account_live = false;
+	xxl_file_pool_destroy(setup->pool);
+	setup->pool = NULL;
+	setup->config.pool = NULL;
 	for (size_t i = 0; report && i < acc->nremoved; i++)
 	{
 		const xxl_spill_removal *r = &acc->removed[i];

@@ -19,6 +19,7 @@ typedef struct XxlDiskSetup
 	int			ndisks;
 	char		prefix[64];
 	xxl_spill_account account;	/* the operator's spill space: temp_file_limit */
+	xxl_file_pool *pool;		/* the files all its engine objects share */
 	bool		account_live;	/* initialized, not yet reported */
 } XxlDiskSetup;
 
@@ -26,14 +27,17 @@ typedef struct XxlDiskSetup
  * Fill setup for one operator: directories from xxl.disks or the pgsql_tmp
  * directories of temp_tablespaces (else of the database's tablespace),
  * created if missing; file prefix "pgsql_tmp<pid>.xxl<n>"; the spill limit
- * from temp_file_limit, kept by one account for all the operator's sets.
+ * from temp_file_limit, kept by one account for all the operator's sets;
+ * one file pool, so that all its engine objects allocate their blocks in the
+ * same files (the spill peak is then what they hold at once).
  */
 extern void xxl_disk_setup(XxlDiskSetup *setup, size_t block_size);
 
 /*
- * The operator's spill files are gone: report each as PostgreSQL reports
- * its own temporary files (pg_stat_database temp_files and temp_bytes,
- * log_temp_files), then free the account.  Once; main thread only.
+ * The operator's engine objects are gone: remove its pooled files and report
+ * each of its files as PostgreSQL reports its own temporary files
+ * (pg_stat_database temp_files and temp_bytes, log_temp_files), then free
+ * the account.  Once; main thread only.
  */
 extern void xxl_disk_report(XxlDiskSetup *setup, bool report);
 

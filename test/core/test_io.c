@@ -529,11 +529,12 @@ pool_block(xxl_disks *d, unsigned char *buf, uint64_t i, bool write, xxl_bid *bi
 }
 
 /*
- * With a pool, the sets of one directory and O_DIRECT wish allocate in one
- * file: a block one set frees, or holds when it closes, is the next block
- * of another, live blocks are never handed out twice, a free larger block
- * is cut into smaller ones, and the file grows only when no free block
- * fits.  The pool removes the files and the account hears of them.
+ * With a pool, the sets of one directory allocate in one file, whether they
+ * want O_DIRECT or not: a block one set frees, or holds when it closes, is
+ * the next block of another, live blocks are never handed out twice, a
+ * free larger block serves smaller ones, and the file grows only when no
+ * free space fits.  The pool removes the files and the account hears of
+ * them.
  */
 XT_TEST(file_pool_shares_blocks)
 {
@@ -621,20 +622,54 @@ XT_TEST(file_pool_shares_blocks)
 	CHECK_EQ(acc.used, used + 3 * BS);
 	xxl_disks_close(d1);
 
-	/* sets that want O_DIRECT get files of their own */
+	/*
+	 * a set that wants O_DIRECT shares the file too: it gets the blocks the
+	 * others freed, and what either writes reads back through the other's
+	 * descriptor
+	 */
 	d1 = xxl_disks_open(&direct, &err);
 	REQUIRE_MSG(d1 != NULL, "%s", err.message);
-	CHECK_EQ(xxl_file_pool_size(pool), 4);
-	CHECK_EQ(xt_dir_count(xt_dirs[0]), 2);
-	pool_block(d1, buf, 7, true, &b1[0]);
-	pool_block(d1, buf, 7, false, &b1[0]);
+	d2 = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d2 != NULL, "%s", err.message);
+	CHECK_EQ(xxl_file_pool_size(pool), 2);
+	CHECK_EQ(xt_dir_count(xt_dirs[0]), 1);
+	for (int i = 0; i < 4; i++)
+	{
+		pool_block(d1, buf, (uint64_t) 400 + i, true, &b1[i]);
+		pool_block(d2, buf, (uint64_t) 500 + i, true, &b2[i]);
+	}
+	CHECK_EQ(acc.used, used + 3 * BS);
+	for (int i = 0; i < 4; i++)
+	{
+		pool_block(d1, buf, (uint64_t) 400 + i, false, &b1[i]);
+		pool_block(d2, buf, (uint64_t) 500 + i, false, &b2[i]);
+	}
+	/* a block written by the buffered set is read by the direct one */
+	xxl_block_free(d2, b2[0]);	/* (d1's next block is on disk 0, as b2[0]) */
+	CHECK_STATUS(xxl_block_alloc(d1, &b3[0], &err), XXL_OK);
+	CHECK_EQ(b3[0], b2[0]);
+	{
+		xxl_io_request req = {0};
+		unsigned char *want = aligned_block(BS);
+
+		fill_block(want, BS, 500);
+		req.bid = b3[0];
+		req.buf = buf;
+		req.len = BS;
+		req.is_write = false;
+		xxl_io_post(d1, &req);
+		CHECK_STATUS(xxl_io_wait(d1, &req, &err), XXL_OK);
+		CHECK(memcmp(buf, want, BS) == 0);
+		free(want);
+	}
+	xxl_disks_close(d2);
 	xxl_disks_close(d1);
 
 	xxl_file_pool_destroy(pool);
 	CHECK_EQ(xt_dir_count(xt_dirs[0]), 0);
 	CHECK_EQ(xt_dir_count(xt_dirs[1]), 0);
 	CHECK_EQ(acc.used, 0);
-	CHECK_EQ(acc.nremoved, 4);
+	CHECK_EQ(acc.nremoved, 2);
 	CHECK_EQ(xt_threads_at_most(threads0), threads0);
 	xxl_file_pool_destroy(NULL);	/* harmless */
 	xxl_spill_account_destroy(&acc);
