@@ -129,9 +129,7 @@ xxl_env_open_disks(xxl_env *env)
 	{
 		xxl_disk_config c = env->disk;
 
-		/* the own spools' blocks are small: through the page cache */
-		if (c.block_size < XXL_ENV_DIRECT_BLOCK_MIN)
-			c.try_direct = false;
+		c.try_direct &= xxl_direct_pays(c.block_size);
 		env->disks = xxl_disks_open(&c, &env->err);
 		if (env->disks == NULL)
 			return env->err.code;

@@ -46,8 +46,7 @@ xxl_env_queue_open(xxl_env *env, xxl_env_queue *gq, size_t memory, size_t rec_si
 	c.threads = env->threads;
 	c.disk = env->disk;
 	c.disk.block_size = queue_block(env, memory, rec_size, records);
-	if (c.disk.block_size < XXL_ENV_DIRECT_BLOCK_MIN)
-		c.disk.try_direct = false;
+	c.disk.try_direct &= xxl_direct_pays(c.disk.block_size);
 	c.cancel = env->cancel;
 	c.cancel_arg = env->cancel_arg;
 	gq->q = xxl_pq_create(&c, &env->err);

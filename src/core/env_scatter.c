@@ -35,10 +35,10 @@ scatter_config(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 	if (c.disk.try_direct)
 	{
 		c.disk.try_direct = false;
-		if (xxl_scatter_fits(&c, &block) && block >= XXL_ENV_DIRECT_BLOCK_MIN)
+		if (xxl_scatter_fits(&c, &block) && xxl_direct_pays(block))
 		{
 			c.disk.try_direct = true;
-			if (!xxl_scatter_fits(&c, &block) || block < XXL_ENV_DIRECT_BLOCK_MIN)
+			if (!xxl_scatter_fits(&c, &block) || !xxl_direct_pays(block))
 				c.disk.try_direct = false;
 		}
 	}

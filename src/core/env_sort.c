@@ -168,9 +168,7 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	c.res.threads = memory >= PARALLEL_SORTER_MIN ? env->threads : 1;
 	c.res.disk = env->disk;
 	c.res.disk.block_size = block;
-	/* small blocks go through the page cache (XXL_ENV_DIRECT_BLOCK_MIN) */
-	if (block < XXL_ENV_DIRECT_BLOCK_MIN)
-		c.res.disk.try_direct = false;
+	c.res.disk.try_direct &= xxl_direct_pays(block);
 	c.res.cancel = env->cancel;
 	c.res.cancel_arg = env->cancel_arg;
 	ts->s = xxl_sorter_create(&c, &env->err);

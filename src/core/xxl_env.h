@@ -39,16 +39,6 @@
 #define XXL_ENV_BATCH_BYTES 2048
 /* The default (and largest) block when the resources name none. */
 #define XXL_ENV_DEFAULT_BLOCK (2 * 1024 * 1024)
-/*
- * Parts whose blocks (sorters) or write buffers (permutations) are smaller
- * spill through the page cache even when the resources ask for O_DIRECT:
- * with one or two requests in flight, direct requests below about a
- * megabyte are latency-bound while the kernel's readahead and writeback
- * coalesce buffered ones.  Measured with xxl.sort_into of 20M rows (two
- * bigints), direct against buffered: 256 kB blocks 3.20 s against 2.72 s,
- * 1 MB 1.74 s against 1.87 s, 2 MB 1.30 s against 1.75 s.
- */
-#define XXL_ENV_DIRECT_BLOCK_MIN (1024 * 1024)
 /* Fixed part of the memory kept for what grows with the input (block lists). */
 #define XXL_ENV_SLACK (64 * 1024)
 

@@ -25,6 +25,24 @@
 #define XXL_MAX_DISKS 64
 #define XXL_MAX_THREADS_PER_DISK 8
 
+/*
+ * Parts whose blocks (sorters) or write buffers (permutations) are smaller
+ * spill through the page cache even when the resources ask for O_DIRECT:
+ * with one or two requests in flight, direct requests below about a
+ * megabyte are latency-bound while the kernel's readahead and writeback
+ * coalesce buffered ones.  Measured with xxl.sort_into of 20M rows (two
+ * bigints), direct against buffered: 256 kB blocks 3.20 s against 2.72 s,
+ * 1 MB 1.74 s against 1.87 s, 2 MB 1.30 s against 1.75 s.
+ */
+#define XXL_DIRECT_BLOCK_MIN (1024 * 1024)
+
+/* Whether O_DIRECT pays for transfers of this many bytes. */
+static inline bool
+xxl_direct_pays(size_t block)
+{
+	return block >= XXL_DIRECT_BLOCK_MIN;
+}
+
 typedef enum xxl_alloc_strategy
 {
 	XXL_ALLOC_STRIPING,			/* round robin over the disks */

@@ -99,8 +99,7 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 	s->disk = cfg->res.disk;
 	s->disk.block_size = block;
 	/* blocks of at most 256 kB: through the page cache, as the parts' small ones */
-	if (block < XXL_ENV_DIRECT_BLOCK_MIN)
-		s->disk.try_direct = false;
+	s->disk.try_direct &= xxl_direct_pays(block);
 	s->block = block;
 	s->cancel = cfg->res.cancel;
 	s->cancel_arg = cfg->res.cancel_arg;
