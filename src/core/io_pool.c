@@ -383,32 +383,30 @@ first_fit(const shared_file *f, uint64_t k)
 				start = f->hint,
 				run = 0;
 
+	/* a run of used or free units at a time, found with a bit scan */
 	for (uint64_t i = f->hint; i < units;)
 	{
-		uint64_t	w = f->used[i / 64];
+		uint64_t	w = f->used[i / 64] >> (i % 64);	/* bit 0: unit i */
+		uint64_t	avail = 64 - i % 64,
+					n;
 
-		if (i % 64 == 0 && w == 0 && i + 64 <= units)
+		if (avail > units - i)
+			avail = units - i;
+		if (w & 1)
 		{
-			if (run == 0)
-				start = i;
-			run += 64;
-			i += 64;
-		}
-		else if (i % 64 == 0 && w == UINT64_MAX)
-		{
+			n = ~w ? (uint64_t) __builtin_ctzll(~w) : 64;
 			run = 0;
-			i += 64;
 		}
 		else
 		{
-			if (w & (UINT64_C(1) << (i % 64)))
-				run = 0;
-			else if (run++ == 0)
+			n = w ? (uint64_t) __builtin_ctzll(w) : 64;
+			if (run == 0)
 				start = i;
-			i++;
+			run += n < avail ? n : avail;
+			if (run >= k)
+				return start;
 		}
-		if (run >= k)
-			return start;
+		i += n < avail ? n : avail;
 	}
 	return run > 0 ? start : units;
 }

@@ -731,6 +731,96 @@ XT_TEST(file_pool_returns_held_blocks)
 	free(seen);
 }
 
+/*
+ * Sets of four block sizes allocate and free at random in one pool: every
+ * block is where first fit over the file's 4 kB units puts it (an oracle
+ * kept here), so live blocks never overlap and the file grows only when no
+ * free run fits.
+ */
+XT_TEST(file_pool_first_fit)
+{
+	enum
+	{
+		SETS = 4,
+		OPS = 20000,
+		MAXU = 1 << 16
+	};
+	static const size_t units[SETS] = {1, 3, 16, 25};
+	xxl_error	err = {0};
+	xxl_file_pool *pool = xxl_file_pool_create();
+	xxl_spill_account acc;
+	xxl_disks  *d[SETS];
+	unsigned char *used = calloc(MAXU, 1);
+	struct
+	{
+		int			set;
+		uint64_t	unit;
+	}		   *live = malloc(OPS * sizeof(*live));
+	size_t		nlive = 0;
+	uint64_t	end = 0;		/* units the file has */
+	xt_rng		r = {7};
+
+	REQUIRE(pool != NULL && used != NULL && live != NULL);
+	xxl_spill_account_init(&acc, 0);
+	for (int k = 0; k < SETS; k++)
+	{
+		xxl_disk_config cfg = disk_config(1, units[k] * XXL_ALIGN, XXL_ALLOC_STRIPING, false);
+
+		cfg.pool = pool;
+		cfg.account = &acc;
+		d[k] = xxl_disks_open(&cfg, &err);
+		REQUIRE_MSG(d[k] != NULL, "%s", err.message);
+	}
+	for (int op = 0; op < OPS; op++)
+	{
+		if (nlive > 0 && xt_below(&r, 100) < 45)
+		{
+			size_t		j = (size_t) xt_below(&r, nlive);
+			int			k = live[j].set;
+
+			xxl_block_free(d[k], XXL_BID_MAKE(0, live[j].unit * XXL_ALIGN));
+			memset(used + live[j].unit, 0, units[k]);
+			live[j] = live[--nlive];
+		}
+		else
+		{
+			int			k = (int) xt_below(&r, SETS);
+			uint64_t	want = 0,
+						run = 0;
+			xxl_bid		bid;
+
+			/* the oracle: the first run of free units, which may go on past the end */
+			for (uint64_t u = 0; u < end && run < units[k]; u++)
+			{
+				if (used[u])
+					run = 0;
+				else if (run++ == 0)
+					want = u;
+			}
+			if (run == 0)
+				want = end;
+			REQUIRE(want + units[k] <= MAXU);
+			REQUIRE(xxl_block_alloc(d[k], &bid, &err) == XXL_OK);
+			CHECK_EQ(XXL_BID_OFFSET(bid) / XXL_ALIGN, want);
+			if (XXL_BID_OFFSET(bid) / XXL_ALIGN != want)
+				break;
+			memset(used + want, 1, units[k]);
+			if (want + units[k] > end)
+				end = want + units[k];
+			live[nlive].set = k;
+			live[nlive++].unit = want;
+		}
+	}
+	CHECK_EQ(acc.used, end * XXL_ALIGN);
+	for (int k = 0; k < SETS; k++)
+		xxl_disks_close(d[k]);
+	xxl_file_pool_destroy(pool);
+	CHECK_EQ(acc.used, 0);
+	xxl_spill_account_destroy(&acc);
+	free(used);
+	free(live);
+}
+
 /* Close right after posting: queued requests finish before the threads stop. */
 XT_TEST(close_with_requests_queued)
 {
