@@ -4,16 +4,16 @@
  * pool of spill files.
  *
  * The pool holds one file per directory, which every disk set of the
- * operator opened with the pool allocates its blocks in (through a second
- * descriptor opened with O_DIRECT for the sets that want it: the kernel
- * keeps the page cache coherent with direct transfers), with a map
- * of the file with a bit per XXL_ALIGN bytes, and each block at the first
- * run of free units big enough (blocks of parts differ in size, and freed
- * neighbours merge by themselves).  A block one set frees, or still holds
- * when it closes, is space for any set, so the files grow to the most the
- * operator held at once, not to the sum of what each of its sets ever held:
- * a DC3 build keeps sorters and permutations of many levels whose peaks do
- * not coincide.  The files are kept until the pool is destroyed: removing a
+ * operator opened with the pool allocates its blocks in; the sets that want
+ * O_DIRECT use a second descriptor of it (the kernel keeps the page cache
+ * coherent with direct transfers).  A bitmap of the file's XXL_ALIGN-byte
+ * units says what is in use, and a block goes to the first run of free
+ * units big enough: parts use blocks of many sizes, and freed neighbours
+ * merge by themselves.  A block one set frees, or still holds when it
+ * closes, is space for any set, so the files grow to the most the operator
+ * held at once, not to the sum of what each of its sets ever held: a DC3
+ * build keeps sorters and permutations of many levels whose peaks do not
+ * coincide.  The files are kept until the pool is destroyed: removing a
  * file of a few hundred MB with its cached pages takes ~25 ms, and writing
  * over cached pages is cheaper than filling new ones.
  */
@@ -47,7 +47,7 @@ struct shared_file
 
 struct xxl_file_pool
 {
-	pthread_mutex_t lock;		/* the files and their free lists */
+	pthread_mutex_t lock;		/* the files and their maps */
 	int			n,
 				cap;
 	shared_file **file;
