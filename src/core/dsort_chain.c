@@ -95,7 +95,8 @@ ds_free_chain(xxl_dsort *s, ds_disk *d, ds_chain *c)
 {
 	if (d->disks)
 		for (size_t e = 0; e < c->next; e++)
-			xxl_block_free(d->disks, c->ext[e]);
+			if (c->ext[e] != XXL_BID_NONE)	/* (freed as it was read) */
+				xxl_block_free(d->disks, c->ext[e]);
 	xxl_part_free(&s->part, c->ext, c->ext_cap * sizeof(xxl_bid));
 	c->ext = NULL;
 	c->next = c->ext_cap = 0;

@@ -197,10 +197,16 @@ distribute_stage(xxl_dsort *s)
 		for (size_t i = 0; i < n; i++, p += s->rec)
 			if (ds_distribute_one(s, p, &s->part.err) != XXL_OK)
 				return s->part.err.code;
+		/* an extent read to its end is room for the buckets being written */
+		if ((k + 1) % s->sd.bpe == 0 || k + 1 == s->stage.blocks)
+		{
+			xxl_block_free(s->sd.disks, s->stage.ext[k / s->sd.bpe]);
+			s->stage.ext[k / s->sd.bpe] = XXL_BID_NONE;
+		}
 		if (xxl_part_canceled(&s->part))
 			return s->part.err.code;
 	}
-	/* the stage is read: give its space back */
+	/* the stage is read: the rest of it goes */
 	ds_free_chain(s, &s->sd, &s->stage);
 	return XXL_OK;
 }

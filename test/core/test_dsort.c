@@ -365,6 +365,66 @@ XT_TEST(dsort_external)
 		}
 }
 
+/*
+ * A staged input gives the stage's space back as it is distributed: in an
+ * operator's shared files the spill peak stays well below stage plus
+ * buckets (twice the records), and the output is still sorted.
+ */
+XT_TEST(dsort_stage_freed_as_distributed)
+{
+	uint64_t	n = xt_quick() ? 200000 : 600000;
+	size_t		rec = 16;
+	xxl_file_pool *pool = xxl_file_pool_create();
+	xxl_spill_account acc;
+	xxl_dsort_config cfg = config(1 * MB, rec, 8, n);
+	xxl_error	err = {0};
+	xxl_dsort  *s;
+	xxl_dsort_stats st;
+	unsigned char r[16];
+	const void *recs;
+	size_t		count;
+	uint64_t	got = 0,
+				prev = 0;
+	int			rc;
+
+	REQUIRE(pool != NULL);
+	xxl_spill_account_init(&acc, 0);
+	cfg.disk.pool = pool;
+	cfg.disk.account = &acc;
+	s = xxl_dsort_create(&cfg, &err);
+	REQUIRE_MSG(s != NULL, "%s", err.message);
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	key = __builtin_bswap64(xt_mix64(i)),
+					v = i;
+
+		memcpy(r, &key, 8);
+		memcpy(r + 8, &v, 8);
+		REQUIRE(xxl_dsort_put(s, r) == XXL_OK);
+	}
+	REQUIRE(xxl_dsort_sort(s) == XXL_OK);
+	xxl_dsort_stats_get(s, &st);
+	CHECK(st.io.disk[0].bytes_written + st.io.disk[1].bytes_written >= 2 * n * rec);	/* staged */
+	CHECK_MSG(acc.peak < n * rec * 3 / 2, "spill peak %llu for %llu bytes of records",
+			  (unsigned long long) acc.peak, (unsigned long long) (n * rec));
+	while ((rc = xxl_dsort_read(s, &recs, &count)) > 0)
+		for (size_t i = 0; i < count; i++, got++)
+		{
+			uint64_t	key;
+
+			memcpy(&key, (const unsigned char *) recs + i * rec, 8);
+			key = __builtin_bswap64(key);
+			CHECK(got == 0 || key >= prev);
+			prev = key;
+		}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(got, n);
+	xxl_dsort_destroy(s);
+	xxl_file_pool_destroy(pool);
+	CHECK_EQ(acc.used, 0);
+	xxl_spill_account_destroy(&acc);
+}
+
 /* Less memory for the output than for distributing (lent by an operator). */
 XT_TEST(dsort_output_memory)
 {

@@ -14,6 +14,7 @@
 #include "core/text/xxl_docs.h"
 #include "core/text/xxl_lcp.h"
 #include "core/text/xxl_suffix.h"
+#include "core/text/xxl_text_store.h"
 
 #define KB (1024)
 #define LCP_ROUNDS_RUN 2
@@ -592,6 +593,72 @@ run_single_texts(run_mode mode)
 	c.t[0] = 'x';
 	check_lcp(&c, mode);
 	free_corpus(&c);
+}
+
+/*
+ * A text store read for the last time gives back its blocks as it goes: on
+ * disk (the operator's shared files do not grow when it is written again)
+ * and in memory; a forgotten block cannot be read.
+ */
+XT_TEST(text_store_forget)
+{
+	for (int on_disk = 0; on_disk < 2; on_disk++)
+	{
+		enum
+		{
+			N = 3000000
+		};
+		xxl_file_pool *pool = xxl_file_pool_create();
+		xxl_spill_account acc;
+		xxl_sa_config cfg;
+		xxl_error	err = {0};
+		xxl_text_store *s,
+				   *again;
+		unsigned char *t = malloc(N),
+				   *buf = malloc(100000);
+		uint64_t	used,
+					at = 0;
+		size_t		got;
+
+		REQUIRE(pool != NULL && t != NULL && buf != NULL);
+		for (size_t i = 0; i < N; i++)
+			t[i] = (unsigned char) xt_mix64(i);
+		xxl_spill_account_init(&acc, 0);
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.res = resources(on_disk ? 256 * KB : 16 * MB, "test_lcp_store");
+		cfg.res.disk.pool = pool;
+		cfg.res.disk.account = &acc;
+		cfg.sequential = true;
+		s = xxl_text_store_create(&cfg, &err);
+		REQUIRE_MSG(s != NULL, "%s", err.message);
+		CHECK_STATUS(xxl_text_store_put(s, t, N), XXL_OK);
+		CHECK_STATUS(xxl_text_store_finish(s), XXL_OK);
+		used = acc.used;
+		CHECK(on_disk ? used >= N : used == 0);
+		while (at < N)
+		{
+			CHECK_STATUS(xxl_text_store_read(s, at, buf, 100000, &got), XXL_OK);
+			REQUIRE(got > 0);
+			CHECK(memcmp(buf, t + at, got) == 0);
+			at += got;
+			xxl_text_store_forget(s, at);
+		}
+		CHECK_STATUS(xxl_text_store_read(s, 0, buf, 10, &got), XXL_EINVAL);
+		/* a second store of the same size takes the first one's space */
+		again = xxl_text_store_create(&cfg, &err);
+		REQUIRE_MSG(again != NULL, "%s", err.message);
+		CHECK_STATUS(xxl_text_store_put(again, t, N), XXL_OK);
+		CHECK_STATUS(xxl_text_store_finish(again), XXL_OK);
+		CHECK_MSG(acc.used <= used + 2 * 256 * KB, "%d: %llu bytes after %llu", on_disk,
+				  (unsigned long long) acc.used, (unsigned long long) used);
+		xxl_text_store_destroy(again);
+		xxl_text_store_destroy(s);
+		xxl_file_pool_destroy(pool);
+		CHECK_EQ(acc.used, 0);
+		xxl_spill_account_destroy(&acc);
+		free(t);
+		free(buf);
+	}
 }
 
 XT_TEST(lcp_single_roomy)

@@ -120,6 +120,8 @@ lcp_take_deferred(xxl_lcp *l)
 			if (lcp_take(l, get_be(l->dbuf + k, l->pw), (int) l->dbuf[k + l->pw] - 1) != XXL_OK)
 				return l->env.err.code;
 		at += got;
+		/* what is read is room for D */
+		xxl_text_store_forget(l->deferred, at);
 	}
 	/* its disk goes now; its I/O stays in the statistics */
 	{

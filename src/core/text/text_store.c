@@ -63,6 +63,7 @@ struct xxl_text_store
 	uint64_t	tick;
 	uint64_t	block_reads;
 	uint64_t	windows;
+	uint64_t	forgotten;		/* blocks below this one are gone */
 };
 
 xxl_text_store *
@@ -306,6 +307,12 @@ get_block(xxl_text_store *s, uint64_t b)
 	cache_slot *victim = &s->cache[0];
 	xxl_io_request req;
 
+	if (b < s->forgotten)
+	{
+		xxl_error_set(&s->err, XXL_EINVAL, 0, "text store: block %llu was read for the last time",
+					  (unsigned long long) b);
+		return NULL;
+	}
 	if (!s->on_disk)
 		return s->chunks[b];
 	for (int i = 0; i < s->ncache; i++)
@@ -420,6 +427,37 @@ xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_t len, size
 		pos += k;
 	}
 	return XXL_OK;
+}
+
+void
+xxl_text_store_forget(xxl_text_store *s, uint64_t pos)
+{
+	uint64_t	upto = pos / s->block;
+
+	if (!s->finished || s->err.code != XXL_OK)
+		return;
+	for (; s->forgotten < upto; s->forgotten++)
+	{
+		uint64_t	b = s->forgotten;
+
+		if (!s->on_disk)
+		{
+			if (b < s->nchunks && s->chunks[b])
+			{
+				xxl_budget_free(&s->budget, s->chunks[b], s->block);
+				s->chunks[b] = NULL;
+			}
+			continue;
+		}
+		for (int i = 0; i < s->ncache; i++)
+			if (s->cache[i].block == b)
+				s->cache[i].block = UINT64_MAX;
+		if (b < s->nbids && s->bids[b] != XXL_BID_NONE)
+		{
+			xxl_block_free(s->disks, s->bids[b]);
+			s->bids[b] = XXL_BID_NONE;
+		}
+	}
 }
 
 xxl_status

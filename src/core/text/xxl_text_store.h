@@ -48,6 +48,12 @@ xxl_status	xxl_text_store_compare(xxl_text_store *s, uint64_t pos, const unsigne
 /* Copy up to len bytes from pos into buf; *got is less than len only at the end. */
 xxl_status	xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_t len,
 								size_t *got);
+/*
+ * The bytes before pos will not be read again (after finish): the whole
+ * blocks below it give their memory or spill space back; reading them is
+ * an error (XXL_EINVAL).
+ */
+void		xxl_text_store_forget(xxl_text_store *s, uint64_t pos);
 /* *m: the length of the common prefix of T[i..] and T[j..], at most limit. */
 xxl_status	xxl_text_store_common(xxl_text_store *s, uint64_t i, uint64_t j, uint64_t limit,
 								  uint64_t *m);
