@@ -147,10 +147,7 @@ xxl_bwt_into_bytea(PG_FUNCTION_ARGS)
 {
 	char	   *target = xxl_arg_text(fcinfo, 1, NULL, "target");
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("data must not be null")));
+	xxl_arg_not_null(fcinfo, 0, NULL, "data");
 	PG_RETURN_INT64(bwt_into(NULL, PG_GETARG_BYTEA_PP(0), target));
 }
 

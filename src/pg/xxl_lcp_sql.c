@@ -73,10 +73,7 @@ arg_int(FunctionCallInfo fcinfo, int n, const char *name, int32 least)
 {
 	int32		v;
 
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", name)));
+	xxl_arg_not_null(fcinfo, n, NULL, name);
 	v = PG_GETARG_INT32(n);
 	if (v < least)
 		ereport(ERROR,

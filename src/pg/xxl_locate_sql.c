@@ -64,19 +64,25 @@ locate_core_collect(void *core, XxlStats *st)
  * In a corpus of documents a suffix ends with its document, where the
  * separator that is smaller than every byte stands in the suffix order.
  */
-static int
-probe(XxlOperator *op, LocateCore *c, uint64 k, const unsigned char *p, size_t len)
+/* Position pos, which rank k holds, must lie in the corpus of n bytes. */
+static void
+check_pos(const XxlRankTable *sa, uint64 k, int64 pos, uint64 n)
 {
-	int64		pos = xxl_rank_table_lookup(c->sa, k);
-	uint64		n = xxl_text_store_size(c->store);
-	int			cmp;
-
 	if (pos < 1 || (uint64) pos > n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("rank " UINT64_FORMAT " of the suffix array \"%s\" holds position " INT64_FORMAT
-						", outside the corpus of " UINT64_FORMAT " bytes", k, c->sa->name, pos, n),
+						", outside the corpus of " UINT64_FORMAT " bytes", k, sa->name, pos, n),
 				 errhint("Is it the suffix array of this corpus?  xxl.suffix_array_check tells.")));
+}
+
+static int
+probe(XxlOperator *op, LocateCore *c, uint64 k, const unsigned char *p, size_t len)
+{
+	int64		pos = xxl_rank_table_lookup(c->sa, k);
+	int			cmp;
+
+	check_pos(c->sa, k, pos, xxl_text_store_size(c->store));
 	c->probes++;
 	if (c->docs)
 	{
@@ -125,10 +131,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 	XxlInt8Writer w;
 	bool		nulls[3] = {false, false, false};
 
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("pattern must not be null")));
+	xxl_arg_not_null(fcinfo, 2, NULL, "pattern");
 	pattern = PG_GETARG_BYTEA_PP(2);
 	p = (const unsigned char *) VARDATA_ANY(pattern);
 	len = VARSIZE_ANY_EXHDR(pattern);
@@ -204,11 +207,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 		v[0] = xxl_rank_table_walk(sa, k, k == first);
 		if (c->docs)
 		{
-			if (v[0] < 1 || (uint64) v[0] > n)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("rank " UINT64_FORMAT " of the suffix array \"%s\" holds position " INT64_FORMAT
-								", outside the corpus of " UINT64_FORMAT " bytes", k, sa->name, v[0], n)));
+			check_pos(sa, k, v[0], n);
 			xxl_text_doc_of(c->docs, (uint64) v[0] - 1, &v[1], &v[2]);
 		}
 		xxl_int8_writer_put(&w, v, nulls);

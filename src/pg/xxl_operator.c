@@ -266,14 +266,20 @@ sorter_collect(void *core, XxlStats *st)
 	st->io = s.io;
 }
 
-char *
-xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
+void
+xxl_arg_not_null(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
 {
 	if (PG_ARGISNULL(n))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 fname ? errmsg("%s: %s must not be null", fname, name)
 				 : errmsg("%s must not be null", name)));
+}
+
+char *
+xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
+{
+	xxl_arg_not_null(fcinfo, n, fname, name);
 	return text_to_cstring(PG_GETARG_TEXT_PP(n));
 }
 

@@ -115,9 +115,11 @@ extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy dest
 extern xxl_resources xxl_operator_resources(const XxlOperator *op);
 
 /*
- * Argument n of a SQL function as a C string; a NULL is an error naming the
+ * Argument n of a SQL function must not be NULL: an error naming the
  * argument (fname: the function, prefixed to the message when not NULL).
  */
+extern void xxl_arg_not_null(FunctionCallInfo fcinfo, int n, const char *fname, const char *name);
+/* Argument n as a C string; a NULL is an error (as xxl_arg_not_null). */
 extern char *xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name);
 extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
 										   size_t key_size, const xxl_key_compare *compare);

@@ -171,10 +171,7 @@ xxl_suffix_array_check_bytea(PG_FUNCTION_ARGS)
 {
 	char	   *sa = xxl_arg_text(fcinfo, 1, NULL, "sa");
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("data must not be null")));
+	xxl_arg_not_null(fcinfo, 0, NULL, "data");
 	PG_RETURN_BOOL(suffix_array_check(NULL, PG_GETARG_BYTEA_PP(0), sa));
 }
 

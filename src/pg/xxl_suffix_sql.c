@@ -68,10 +68,7 @@ arg_lcp(FunctionCallInfo fcinfo)
 {
 	if (PG_NARGS() < 3)
 		return false;
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("lcp must not be null")));
+	xxl_arg_not_null(fcinfo, 2, NULL, "lcp");
 	return PG_GETARG_BOOL(2);
 }
 
@@ -81,10 +78,7 @@ xxl_suffix_array_into_bytea(PG_FUNCTION_ARGS)
 {
 	char	   *target = xxl_arg_text(fcinfo, 1, NULL, "target");
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("data must not be null")));
+	xxl_arg_not_null(fcinfo, 0, NULL, "data");
 	PG_RETURN_INT64(suffix_array_into(NULL, PG_GETARG_BYTEA_PP(0), target, arg_lcp(fcinfo)));
 }
 

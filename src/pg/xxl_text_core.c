@@ -70,6 +70,13 @@ xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset)
 }
 
 
+/* The budget that leaves m after the document map's share, for documents. */
+static size_t
+with_docs_share(size_t m, bool ids)
+{
+	return ids ? m * DOCS_DIVISOR / (DOCS_DIVISOR - 1) : m;
+}
+
 size_t
 xxl_text_docs_open(XxlOperator *op, xxl_docs **docs, size_t memory)
 {
@@ -185,115 +192,117 @@ detail_array(XxlStats *st, const char *key, int levels, const xxl_sa_level_stats
 }
 
 static void
-lcp_collect(const xxl_lcp *lcp, XxlStats *st)
+lcp_collect(const xxl_lcp_stats *s, XxlStats *st)
 {
-	xxl_lcp_stats s;
-
-	xxl_lcp_stats_get(lcp, &s);
-	xxl_stats_detail(st, "lcp_ms", "%.1f", s.lcp_ns / 1e6);
-	xxl_stats_detail(st, "lcp_method", "\"%s\"", s.direct ? "memory" : "rounds");
-	xxl_stats_detail(st, "lcp_irreducible", UINT64_FORMAT, s.irreducible);
-	xxl_stats_detail(st, "lcp_irreducible_sum", UINT64_FORMAT, s.irreducible_sum);
-	xxl_stats_detail(st, "lcp_max", UINT64_FORMAT, s.max_lcp);
-	xxl_stats_detail(st, "lcp_rounds", "%d", s.rounds);
+	xxl_stats_detail(st, "lcp_ms", "%.1f", s->lcp_ns / 1e6);
+	xxl_stats_detail(st, "lcp_method", "\"%s\"", s->direct ? "memory" : "rounds");
+	xxl_stats_detail(st, "lcp_irreducible", UINT64_FORMAT, s->irreducible);
+	xxl_stats_detail(st, "lcp_irreducible_sum", UINT64_FORMAT, s->irreducible_sum);
+	xxl_stats_detail(st, "lcp_max", UINT64_FORMAT, s->max_lcp);
+	xxl_stats_detail(st, "lcp_rounds", "%d", s->rounds);
 	xxl_stats_detail(st, "lcp_round_answers", "[" UINT64_FORMAT ", " UINT64_FORMAT "]",
-					 s.round_resolved[0], s.round_resolved[1]);
-	xxl_stats_detail(st, "lcp_random_answers", UINT64_FORMAT, s.random_resolved);
-	xxl_stats_detail(st, "lcp_text_on_disk", "%s", s.text_on_disk ? "true" : "false");
-	xxl_stats_detail(st, "lcp_io_bytes", UINT64_FORMAT, s.bytes_read + s.bytes_written);
-	xxl_stats_detail(st, "lcp_memory_peak", UINT64_FORMAT, s.memory_peak);
-	if (s.derived_prev)
+					 s->round_resolved[0], s->round_resolved[1]);
+	xxl_stats_detail(st, "lcp_random_answers", UINT64_FORMAT, s->random_resolved);
+	xxl_stats_detail(st, "lcp_text_on_disk", "%s", s->text_on_disk ? "true" : "false");
+	xxl_stats_detail(st, "lcp_io_bytes", UINT64_FORMAT, s->bytes_read + s->bytes_written);
+	xxl_stats_detail(st, "lcp_memory_peak", UINT64_FORMAT, s->memory_peak);
+	if (s->derived_prev)
 		xxl_stats_detail(st, "lcp_derived_prev", "true");
-	if (s.repeat_windows > 0 || s.repeat_groups > 0)
+	if (s->repeat_windows > 0 || s->repeat_groups > 0)
 	{
-		xxl_stats_detail(st, "repeat_groups", UINT64_FORMAT, s.repeat_groups);
-		xxl_stats_detail(st, "repeat_windows", UINT64_FORMAT, s.repeat_windows);
-		xxl_stats_detail(st, "repeat_ranges", UINT64_FORMAT, s.repeat_ranges);
+		xxl_stats_detail(st, "repeat_groups", UINT64_FORMAT, s->repeat_groups);
+		xxl_stats_detail(st, "repeat_windows", UINT64_FORMAT, s->repeat_windows);
+		xxl_stats_detail(st, "repeat_ranges", UINT64_FORMAT, s->repeat_ranges);
 	}
 }
 
+/* The suffix sorter's own details: levels, I/O against the thesis, times. */
+static void
+sa_collect(const XxlTextCore *c, const xxl_sa_stats *s, XxlStats *st)
+{
+	uint64		io = s->bytes_read + s->bytes_written;
+
+	xxl_stats_detail(st, "levels", "%d", s->levels);
+	xxl_stats_detail(st, "recursion_depth", "%d", s->recursion_depth);
+	xxl_stats_detail(st, "external_levels", "%d", s->external_levels);
+	xxl_stats_detail(st, "io_bytes", UINT64_FORMAT, io);
+	xxl_stats_detail(st, "io_bytes_per_byte", "%.2f", s->n ? (double) io / s->n : 0.0);
+	/* [T] Thm 13: sort(30n) + scan(6n) words of 4 bytes, a sort reading and writing once */
+	xxl_stats_detail(st, "thesis_bytes", UINT64_FORMAT, s->thesis_bytes);
+	xxl_stats_detail(st, "io_vs_thesis", "%.3f",
+					 s->thesis_bytes ? (double) io / s->thesis_bytes : 0.0);
+	xxl_stats_detail(st, "sorted_bytes", UINT64_FORMAT, s->sorted_bytes);
+	xxl_stats_detail(st, "spool_bytes", UINT64_FORMAT, s->spool_bytes);
+	xxl_stats_detail(st, "sorter_block_max", "%zu", s->sorter_block_max);
+	xxl_stats_detail(st, "build_ms", "%.1f", s->build_ns / 1e6);
+	if (c->mode == XXL_SA_BWT && c->built && c->sa)
+		xxl_stats_detail(st, "primary_index", UINT64_FORMAT, xxl_sa_bwt_primary(c->sa));
+	/* per level: characters and I/O bytes (0: solved in memory) */
+	detail_array(st, "level_n", s->levels, s->level, false);
+	detail_array(st, "level_io", s->levels, s->level, true);
+}
+
+/*
+ * The suffix sorter (live, or its figures kept when it went before the LCP
+ * work) and the LCP operator, one after the other; the LCP operator alone
+ * for a stored suffix array.
+ */
 static void
 text_core_collect(void *core, XxlStats *st)
 {
 	XxlTextCore *c = (XxlTextCore *) core;
+	bool		have_sa = c->sa != NULL || c->have_sa_stats;
 	xxl_sa_stats s;
-	uint64		io,
-				read,
-				written;
+	xxl_lcp_stats ls;
+	uint64		read = 0,
+				written = 0;
 
+	if (!have_sa && c->lcp == NULL)
+		return;					/* nothing yet */
 	if (c->sa)
 		xxl_sa_stats_get(c->sa, &s);
-	else if (c->have_sa_stats)
+	else if (have_sa)
 		s = c->sa_stats;
+	if (c->lcp)
+		xxl_lcp_stats_get(c->lcp, &ls);
+	if (have_sa)
+	{
+		read = s.bytes_read;
+		written = s.bytes_written;
+		st->record_bytes = s.n;
+		st->runs = s.runs;
+		st->merge_passes = s.max_merge_passes;
+		st->memory_peak = s.memory_peak;
+		st->io.wait_read_ns = s.io_wait_ns;	/* reads and writes together */
+		st->io.direct = s.io_direct;
+		/* one after the other, but the LCP operator's text store all along */
+		if (c->lcp)
+			st->memory_peak = Max(st->memory_peak + c->lcp_held, ls.memory_peak);
+	}
 	else
 	{
-		/* the LCP operator alone (a stored suffix array), or nothing yet */
-		if (c->lcp)
-		{
-			xxl_lcp_stats ls;
-
-			xxl_lcp_stats_get(c->lcp, &ls);
-			st->record_bytes = ls.n;
-			st->memory_peak = ls.memory_peak + (c->docs ? xxl_docs_memory(c->docs) : 0);
-			st->memory_limit = c->memory;
-			st->io.wait_read_ns = ls.io_wait_ns;
-			st->io.direct = ls.io_direct;
-			xxl_text_spread_io(st, ls.bytes_read, ls.bytes_written);
-			xxl_stats_detail(st, "n", UINT64_FORMAT, ls.n);
-			if (c->docs)
-				xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(c->docs));
-			lcp_collect(c->lcp, st);
-		}
-		return;
+		st->record_bytes = ls.n;
+		st->memory_peak = ls.memory_peak;
+		st->io.wait_read_ns = ls.io_wait_ns;
+		st->io.direct = ls.io_direct;
 	}
-	read = s.bytes_read;
-	written = s.bytes_written;
-	st->record_bytes = s.n;
-	st->runs = s.runs;
-	st->merge_passes = s.max_merge_passes;
-	st->memory_peak = s.memory_peak;
-	st->memory_limit = c->memory;
-	st->io.wait_read_ns = s.io_wait_ns;	/* reads and writes together */
-	st->io.direct = s.io_direct;
 	if (c->lcp)
 	{
-		xxl_lcp_stats ls;
-
-		xxl_lcp_stats_get(c->lcp, &ls);
 		read += ls.bytes_read;
 		written += ls.bytes_written;
-		/* one after the other, but the LCP operator's text store all along */
-		st->memory_peak = Max(st->memory_peak + c->lcp_held, ls.memory_peak);
 	}
+	st->memory_limit = c->memory;
 	if (c->docs)
 		st->memory_peak += xxl_docs_memory(c->docs);
 	xxl_text_spread_io(st, read, written);
-	io = s.bytes_read + s.bytes_written;
 
-	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
+	xxl_stats_detail(st, "n", UINT64_FORMAT, have_sa ? s.n : ls.n);
 	if (c->docs)
 		xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(c->docs));
-	xxl_stats_detail(st, "levels", "%d", s.levels);
-	xxl_stats_detail(st, "recursion_depth", "%d", s.recursion_depth);
-	xxl_stats_detail(st, "external_levels", "%d", s.external_levels);
-	xxl_stats_detail(st, "io_bytes", UINT64_FORMAT, io);
-	xxl_stats_detail(st, "io_bytes_per_byte", "%.2f", s.n ? (double) io / s.n : 0.0);
-	/* [T] Thm 13: sort(30n) + scan(6n) words of 4 bytes, a sort reading and writing once */
-	xxl_stats_detail(st, "thesis_bytes", UINT64_FORMAT, s.thesis_bytes);
-	xxl_stats_detail(st, "io_vs_thesis", "%.3f",
-					 s.thesis_bytes ? (double) io / s.thesis_bytes : 0.0);
-	xxl_stats_detail(st, "sorted_bytes", UINT64_FORMAT, s.sorted_bytes);
-	xxl_stats_detail(st, "spool_bytes", UINT64_FORMAT, s.spool_bytes);
-	xxl_stats_detail(st, "sorter_block_max", "%zu", s.sorter_block_max);
-	xxl_stats_detail(st, "build_ms", "%.1f", s.build_ns / 1e6);
-	if (c->mode == XXL_SA_BWT && c->built && c->sa)
-		xxl_stats_detail(st, "primary_index", UINT64_FORMAT, xxl_sa_bwt_primary(c->sa));
-
-	/* per level: characters and I/O bytes (0: solved in memory) */
-	detail_array(st, "level_n", s.levels, s.level, false);
-	detail_array(st, "level_io", s.levels, s.level, true);
+	if (have_sa)
+		sa_collect(c, &s, st);
 	if (c->lcp)
-		lcp_collect(c->lcp, st);
+		lcp_collect(&ls, st);
 }
 
 /* The builder's suffixes, as body positions with their preceding bytes, into the LCP operator. */
@@ -385,8 +394,9 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 					 errmsg("%s: xxl.memory of %zu bytes is too small for a suffix array with LCP values",
 							op->name, c->memory),
 					 errhint("LCP values and repeats need xxl.memory of at least %zu kB%s.",
-							 (xxl_lcp_defer_memory(xxl_lcp_min_memory()) +
-							  Max(xxl_sa_min_memory(), xxl_lcp_min_memory())) * (ids ? 8 : 7) / 7 / 1024 + 1,
+							 with_docs_share(xxl_lcp_defer_memory(xxl_lcp_min_memory()) +
+											 Max(xxl_sa_min_memory(), xxl_lcp_min_memory()),
+											 ids) / 1024 + 1,
 							 ids ? " for a corpus of documents" : "")));
 		lcfg = lcp_config(op, memory, c->docs);
 		lcfg.defer = true;
