@@ -158,10 +158,16 @@ lcp_text_done(xxl_lcp *l)
 	l->direct = !ss.on_disk && (l->cfg.internal_max == 0 || l->n <= l->cfg.internal_max);
 	l->st.direct = l->direct;
 	l->pw = width_for(l->n);
-	l->share_perm = l->env.pool / 5 * 2;
-	l->share_small = l->env.pool / 10;
-	l->share_round = l->env.pool / 4;
+	lcp_set_shares(l, l->env.pool);
 	return XXL_OK;
+}
+
+void
+lcp_set_shares(xxl_lcp *l, size_t avail)
+{
+	l->share_perm = avail / 5 * 2;
+	l->share_small = avail / 10;
+	l->share_round = avail / 4;
 }
 
 static size_t

@@ -42,9 +42,7 @@ load_text(xxl_lcp *l)
 	l->direct = true;
 	l->st.direct = true;
 	/* the parts share what the text leaves */
-	l->share_perm = (l->env.pool - (size_t) l->n) / 5 * 2;
-	l->share_small = (l->env.pool - (size_t) l->n) / 10;
-	l->share_round = (l->env.pool - (size_t) l->n) / 4;
+	lcp_set_shares(l, l->env.pool - (size_t) l->n);
 	return XXL_OK;
 }
 

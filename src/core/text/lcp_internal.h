@@ -129,6 +129,8 @@ lcp_push_pair(xxl_lcp *l, xxl_env_sorter *s, uint64_t a, uint64_t b)
 
 /* lcp.c: the end of the text (the comparisons' mode, the parts' shares) */
 xxl_status	lcp_text_done(xxl_lcp *l);
+/* The parts' shares of avail bytes of the pool (see share_perm). */
+void		lcp_set_shares(xxl_lcp *l, size_t avail);
 /* lcp.c: open D (and the requests' spool): the rank-order step can begin */
 xxl_status	lcp_open_rank_order(xxl_lcp *l);
 /* lcp.c: the next suffix in rank order with its preceding byte (-1: unknown) */
