@@ -77,7 +77,7 @@ an_collect(void *core, XxlStats *st)
 {
 	xxl_an_stats s;
 
-	xxl_an_stats_get((const xxl_an *) core, &s);
+	xxl_an_stats_get((xxl_an *) core, &s);
 	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
 
 	xxl_stats_detail(st, "path", "\"%s\"", s.path);
@@ -108,6 +108,7 @@ an_collect(void *core, XxlStats *st)
 		xxl_stats_detail(st, "converged", "%s", s.converged ? "true" : "false");
 		xxl_stats_detail(st, "dangling", UINT64_FORMAT, s.dangling);
 	}
+	xxl_stats_detail(st, "numbering", "\"%s\"", s.numbering_worker ? "worker" : "caller");
 	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
 	xxl_stats_detail(st, "sorts", UINT64_FORMAT, s.sorts);
 	xxl_stats_detail(st, "sorted_bytes", UINT64_FORMAT, s.sorted_bytes);

@@ -146,7 +146,7 @@ paths_collect(void *core, XxlStats *st)
 {
 	xxl_paths_stats s;
 
-	xxl_paths_stats_get((const xxl_paths *) core, &s);
+	xxl_paths_stats_get((xxl_paths *) core, &s);
 	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
 
 	xxl_stats_detail(st, "path", "\"%s\"", xxl_paths_path_name(s.path));

@@ -218,6 +218,8 @@ typedef struct result
 	xxl_an_stats st;
 } result;
 
+static int	t_threads;		/* 0: the default */
+
 static xxl_an_config
 config(xxl_an_op op, size_t memory)
 {
@@ -226,6 +228,7 @@ config(xxl_an_op op, size_t memory)
 	memset(&c, 0, sizeof(c));
 	c.op = op;
 	c.res.memory = memory;
+	c.res.threads = t_threads;
 	c.res.disk.dirs = xt_dirs;
 	c.res.disk.ndisks = 2;
 	c.res.disk.file_prefix = "test_analytics";
@@ -425,6 +428,66 @@ XT_TEST(analytics_shapes)
 	collect_ids(&one);
 	check_all(&one, "loop and a pair");
 	free(one.e);
+}
+
+/*
+ * The in-memory numbering on a worker thread (two threads) and on the
+ * caller's (one): the answers of check_all from both (repeated edges both
+ * ways and self loops in bulk, which the triangles' out-lists drop by
+ * their bitmaps); then 150000 edges over 50000 ids at 2MB, which the
+ * worker moves to the external path midway: the same rows as one thread.
+ */
+XT_TEST(analytics_numbering_worker)
+{
+	xt_rng		rng = {11};
+	graph		g = random_graph(&rng, 300, 20000, true);
+	xxl_an_op	ops[] = {XXL_AN_TRIANGLE_COUNT, XXL_AN_NODE_TRIANGLES, XXL_AN_COLORING,
+	XXL_AN_PAGERANK};
+	result		one[4];
+
+	for (t_threads = 1; t_threads <= 2; t_threads++)
+	{
+		xxl_an_config cfg = config(XXL_AN_TRIANGLE_COUNT, ROOMY);
+		result		r;
+
+		check_all(&g, t_threads == 1 ? "one thread" : "two threads");
+		r = run(&g, &cfg);
+		CHECK_STATUS(r.rc, XXL_OK);
+		CHECK_EQ(r.st.numbering_worker, t_threads == 2);
+		free(r.rows);
+	}
+	free(g.e);
+
+	g = (graph) {0};
+	g.e = malloc(150000 * sizeof(edge));
+	for (; g.m < 150000; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 50000), (int64_t) xt_below(&rng, 50000),
+		(double) (1 + xt_below(&rng, 3))};
+	for (t_threads = 1; t_threads <= 2; t_threads++)
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		{
+			xxl_an_config cfg = config(ops[k], 2 * MB);
+			result		r = run(&g, &cfg);
+
+			CHECK_STATUS(r.rc, XXL_OK);
+			CHECK_EQ(r.st.numbering_worker, t_threads == 2);
+			CHECK_MSG(strcmp(r.st.path, "external") == 0, "op %d: %s", (int) ops[k], r.st.path);
+			CHECK_EQ(r.st.edges, g.m);
+			if (t_threads == 1)
+			{
+				one[k] = r;
+				continue;
+			}
+			CHECK_EQ(r.n, one[k].n);
+			for (size_t i = 0; i < r.n && i < one[k].n; i++)
+				CHECK_MSG(memcmp(r.rows[i].v, one[k].rows[i].v, sizeof(r.rows[i].v)) == 0 &&
+						  fabs(r.rows[i].x - one[k].rows[i].x) < 1e-12,
+						  "op %d row %zu differs", (int) ops[k], i);
+			free(r.rows);
+			free(one[k].rows);
+		}
+	t_threads = 0;
+	free(g.e);
 }
 
 /* Cancel and write failures ------------------------------------------------------ */

@@ -23,6 +23,7 @@
 
 #include "core/graph/graph_internal.h"
 #include "core/graph/xxl_analytics.h"
+#include "core/xxl_pipe.h"
 
 typedef enum an_state
 {
@@ -31,6 +32,14 @@ typedef enum an_state
 	AN_DONE,
 	AN_FAILED
 } an_state;
+
+/* An edge as it came, on its way to the numbering. */
+typedef struct an_edge
+{
+	int64_t		u,
+				v;
+	double		w;
+} an_edge;
 
 /* A node of S with one record of lookahead. */
 typedef struct an_cursor
@@ -52,9 +61,7 @@ struct xxl_an
 	uint64_t	compute_ns;
 	gout_clock	out_clock;
 
-	/* figures */
-	uint64_t	m;
-	uint64_t	self_loops;
+	/* figures (m and self_loops: see the end) */
 	uint64_t	duplicates;
 	uint64_t	n;
 	uint64_t	links;
@@ -116,6 +123,29 @@ struct xxl_an
 	/* undirected operations in memory (analytics_memory.c) */
 	bool		in_memory;
 	struct an_mem *mem;
+	an_edge		batch[256];		/* edges not yet numbered (prefetched together) */
+	size_t		nbatch;
+	uint64_t	numbered;		/* edges numbered (PageRank: the next one's index) */
+
+	/*
+	 * The numbering worker: while it runs (pipe set), the caller's thread
+	 * only hands it edges and polls the host; in_memory, mem and every
+	 * part above are the worker's until xxl_pipe_finish.
+	 */
+	xxl_pipe   *pipe;
+	bool		numbering_worker;
+	uint64_t	numbering_wait_ns;
+
+	/*
+	 * What the caller's thread writes at every edge, a cache line away
+	 * from what the worker reads meanwhile: sharing one made every edge
+	 * an ownership transfer between the cores.
+	 */
+	char		caller_apart[64];
+	uint64_t	m;				/* edges put */
+	uint64_t	self_loops;
+	uint64_t	input_polls;
+	char		caller_end[64];
 };
 
 /* Small helpers ------------------------------------------------------------- */
@@ -169,9 +199,17 @@ bool		an_mem_wanted(const xxl_an *a);
 xxl_status	an_mem_start(xxl_an *a);
 /*
  * Keep an edge (or move everything to the external input when it does not
- * fit: a->in_memory false).  weight: PageRank's.
+ * fit: a->in_memory false), on this thread or through the numbering
+ * worker (a->pipe), polling the host either way.  weight: PageRank's.
  */
 xxl_status	an_mem_put(xxl_an *a, int64_t u, int64_t v, double weight);
+/*
+ * Stop the numbering worker, if it runs, dropping what it has not
+ * numbered: before the caller's thread records an error, reads the
+ * statistics or tears down what the worker may still be using.
+ */
+void		an_mem_stop_numbering(xxl_an *a);
+/* The end of the input: every edge numbered, the worker gone; then, if still in memory, the build. */
 xxl_status	an_mem_run(xxl_an *a);
 int			an_mem_next(xxl_an *a, xxl_an_row *row);
 void		an_mem_release(xxl_an *a);

@@ -186,6 +186,19 @@ start_numbering(xxl_paths *p, size_t memory)
 	p->numbering_worker = p->pipe != NULL;
 }
 
+/*
+ * Stop the numbering worker, if it runs, dropping what it has not
+ * numbered: before this thread records an error, reads the statistics or
+ * tears down what the worker may still be using.
+ */
+static void
+stop_numbering(xxl_paths *p)
+{
+	if (p->pipe)
+		xxl_pipe_destroy(p->pipe);
+	p->pipe = NULL;
+}
+
 /* The staged links: to the worker, or numbered here. */
 static xxl_status
 flush_batch(xxl_paths *p)
@@ -250,6 +263,7 @@ xxl_paths_put_edge(xxl_paths *p, int64_t source, int64_t target, int64_t id, dou
 	}
 	if (isnan(cost) || isnan(reverse_cost))
 	{
+		stop_numbering(p);
 		xxl_error_set(&p->env.err, XXL_EINVAL, 0, "edge %lld (%lld - %lld) has a NaN cost",
 					  (long long) id, (long long) source, (long long) target);
 		return pfail(p);
@@ -266,8 +280,7 @@ xxl_paths_put_edge(xxl_paths *p, int64_t source, int64_t target, int64_t id, dou
 		/* with the worker stopped, the stop becomes this operator's error */
 		if (p->pipe)
 		{
-			xxl_pipe_destroy(p->pipe);
-			p->pipe = NULL;
+			stop_numbering(p);
 			xxl_env_canceled(&p->env);
 		}
 		return pfail(p);
@@ -362,9 +375,12 @@ xxl_paths_error(const xxl_paths *p)
 }
 
 void
-xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *st)
+xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 {
 	const xxl_env *env = &p->env;
+
+	/* (an input stopped by the host leaves the worker running) */
+	stop_numbering(p);
 
 	memset(st, 0, sizeof(*st));
 	st->path = p->path;
@@ -453,8 +469,7 @@ xxl_paths_destroy(xxl_paths *p)
 
 	if (p == NULL)
 		return;
-	if (p->pipe)
-		xxl_pipe_destroy(p->pipe);
+	stop_numbering(p);
 	paths_mem_release(p);
 	paths_ext_release(p);
 	if (p->sources)

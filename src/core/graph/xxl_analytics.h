@@ -99,6 +99,8 @@ typedef struct xxl_an_stats
 	bool		converged;
 	uint64_t	dangling;		/* PageRank: nodes without out-weight */
 	const char *method;			/* PageRank: "arrays" or "sorted" (a sort per iteration) */
+	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
+	uint64_t	numbering_wait_ns;	/* ... and the caller waited this long for it */
 	uint64_t	pq_pushes;
 	uint64_t	sorts;
 	uint64_t	sorted_bytes;
@@ -133,7 +135,8 @@ xxl_status	xxl_an_run(xxl_an *a);
 int			xxl_an_next(xxl_an *a, xxl_an_row *row);
 
 const xxl_error *xxl_an_error(const xxl_an *a);
-void		xxl_an_stats_get(const xxl_an *a, xxl_an_stats *stats);
+/* Any time; an input the host stopped loses its numbering worker first. */
+void		xxl_an_stats_get(xxl_an *a, xxl_an_stats *stats);
 void		xxl_an_destroy(xxl_an *a);
 
 #endif							/* XXL_ANALYTICS_H */

@@ -186,7 +186,8 @@ int			xxl_paths_next_step(xxl_paths *p, int64_t *node, int64_t *edge, double *co
 								double *agg_cost);
 
 const xxl_error *xxl_paths_error(const xxl_paths *p);
-void		xxl_paths_stats_get(const xxl_paths *p, xxl_paths_stats *stats);
+/* Any time; an input the host stopped loses its numbering worker first. */
+void		xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *stats);
 const char *xxl_paths_path_name(xxl_paths_path path);
 const char *xxl_paths_bfs_name(xxl_paths_bfs bfs);
 const char *xxl_paths_sssp_name(xxl_paths_sssp sssp);
