@@ -39,7 +39,8 @@ typedef struct an_mem
 	uint32_t   *oadj;
 	uint32_t   *aux;			/* triangles: marks; MIS: excluded; coloring: colors */
 	uint32_t   *stamp;			/* coloring: the colors seen, per color */
-	uint64_t   *counts;			/* node triangles */
+	uint64_t   *counts;			/* node triangles, by dense id */
+	uint32_t   *order;			/* node triangles: rank -> dense id */
 	uint32_t   *deg;			/* triangles: every node's degree */
 	uint64_t   *bits;			/* triangles: a bitmap of the nodes per thread */
 	uint64_t	bit_words;		/* ... of this many words each */
@@ -51,6 +52,7 @@ typedef struct an_mem
 				aux_bytes,
 				stamp_bytes,
 				counts_bytes,
+				order_bytes,
 				deg_bytes,
 				bits_bytes;
 	/* the output pass */
@@ -133,6 +135,7 @@ an_mem_release(xxl_an *a)
 	an_free(a, (void **) &k->aux, &k->aux_bytes);
 	an_free(a, (void **) &k->stamp, &k->stamp_bytes);
 	an_free(a, (void **) &k->counts, &k->counts_bytes);
+	an_free(a, (void **) &k->order, &k->order_bytes);
 	an_free(a, (void **) &k->deg, &k->deg_bytes);
 	an_free(a, (void **) &k->bits, &k->bits_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
@@ -540,6 +543,38 @@ rank_ends(xxl_an *a, uint32_t *off)
 	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;
 }
 
+typedef struct ordering
+{
+	int64_t    *ids;
+	uint32_t   *order;
+	uint32_t	next;
+} ordering;
+
+static void
+order_id(void *arg, int64_t id, uint32_t dense)
+{
+	ordering   *o = arg;
+
+	o->ids[o->next] = id;
+	o->order[o->next++] = dense;
+}
+
+/* Rank the ids in id order, the edges left alone: k->ids rank -> id, k->order rank -> dense id. */
+static xxl_status
+rank_order(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	n = k->idm.n;
+	ordering	o;
+
+	o.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
+	o.order = k->order = k->ids ? an_alloc(a, n * sizeof(uint32_t), &k->order_bytes) : NULL;
+	o.next = 0;
+	if (o.order == NULL || idmap_each_sorted(&a->env, &k->idm, order_id, &o) != XXL_OK)
+		return an_fail(a);
+	return XXL_OK;
+}
+
 /* PageRank: the links as arrays of ranks (and weights) for analytics_rank.c. */
 static xxl_status
 hand_over_links(xxl_an *a)
@@ -707,36 +742,35 @@ build_oriented(xxl_an *a)
 		return an_fail(a);
 	memset(k->bits, 0, k->bits_bytes);
 	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
+	/*
+	 * The lists hold the dense ids as they came; node triangles' rows go
+	 * out in id order through the ranking (k->ids, k->order), a lookup per
+	 * node instead of renumbering every edge's ends; the listing's rows
+	 * read the id map's dense -> id array
+	 */
+	if (a->op == XXL_AN_NODE_TRIANGLES && rank_order(a) != XXL_OK)
+		return an_fail(a);
+	k->n = a->n = n;
 	if (a->op == XXL_AN_NODE_TRIANGLES)
-	{
-		/* rows in id order: ranks */
-		if (rank_ends(a, k->ooff) != XXL_OK)
-			return an_fail(a);
-	}
+		idmap_free(env, &k->idm);
 	else
-	{
-		/*
-		 * a count and a listing need no order: the dense ids as they came,
-		 * and the id map's dense -> id array for the listing's rows
-		 */
-		k->n = a->n = n;
 		idmap_drop_table(env, &k->idm);
-		for (uint64_t e = 0; e < m; e++)
+	ooff = k->ooff;
+	for (uint64_t e = 0; e < m; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+
+		if (e + PF_AHEAD < m)
 		{
-			const uint32_t *d = pvec_at(&k->ends, e);
+			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
 
-			if (e + PF_AHEAD < m)
-			{
-				const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-				__builtin_prefetch(&k->ooff[f[0] + 1]);
-				__builtin_prefetch(&k->ooff[f[1] + 1]);
-			}
-			if (d[0] != d[1])
-			{
-				k->ooff[d[0] + 1]++;
-				k->ooff[d[1] + 1]++;
-			}
+			__builtin_prefetch(&ooff[f[0] + 1]);
+			__builtin_prefetch(&ooff[f[1] + 1]);
+		}
+		if (d[0] != d[1])
+		{
+			ooff[d[0] + 1]++;
+			ooff[d[1] + 1]++;
 		}
 	}
 	/* degrees with repeats, then out-degrees */
@@ -744,7 +778,6 @@ build_oriented(xxl_an *a)
 	for (uint64_t x = 0; x < n; x++)
 		dd[x] = (uint32_t) k->ooff[x + 1];
 	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
-	ooff = k->ooff;
 	for (uint64_t e = 0; e < m; e++)
 	{
 		uint32_t   *d = pvec_at(&k->ends, e);
@@ -1031,13 +1064,21 @@ an_mem_next(xxl_an *a, xxl_an_row *row)
 		row->v[0] = k->ids[v];
 		if (a->op == XXL_AN_NODE_TRIANGLES)
 		{
-			uint64_t	d = k->deg[v];
+			uint32_t	x = k->order[v];
+			uint64_t	d = k->deg[x],
+						t = k->counts[x];
 
+			/* (the next node's, whose dense id is random) */
+			if (v + PF_AHEAD < k->n)
+			{
+				__builtin_prefetch(&k->deg[k->order[v + PF_AHEAD]]);
+				__builtin_prefetch(&k->counts[k->order[v + PF_AHEAD]]);
+			}
 			if (xxl_env_poll(&a->env))
 				return -1;
-			row->v[1] = (int64_t) k->counts[v];
+			row->v[1] = (int64_t) t;
 			row->v[2] = (int64_t) d;
-			row->x = d < 2 ? 0.0 : 2.0 * (double) k->counts[v] / ((double) d * (double) (d - 1));
+			row->x = d < 2 ? 0.0 : 2.0 * (double) t / ((double) d * (double) (d - 1));
 			return 1;
 		}
 		b = k->off[v];
