@@ -25,6 +25,7 @@ bool		xxl_log_stats = false;
 bool		xxl_direct_io = true;
 bool		xxl_sort_scan = true;
 bool		xxl_ordered_scan = true;
+bool		xxl_full_scan = true;
 bool		xxl_sort_in_plans = true;
 int			xxl_sort_in_plans_threshold_kb = -1;
 int			xxl_debug_fail_writes_after_kb = 0;
@@ -171,6 +172,14 @@ xxl_define_gucs(void)
 							 "Let ORDER BY an xxl table's order key read its segments merged, without a Sort.",
 							 "Off: the planner sorts as for any table.",
 							 &xxl_ordered_scan,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.full_scan",
+							 "Read whole xxl tables with a scan node that returns only the columns the plan needs.",
+							 "Used where a query reads every row of an xxl table with no condition on it "
+							 "and locks none.  Off: PostgreSQL's sequential scan.",
+							 &xxl_full_scan,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

@@ -479,6 +479,8 @@ extern void xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,
 
 /* The ordered scan (xxl_table_ordered.c). */
 extern void xxl_table_ordered_init(void);
+/* The full scan (xxl_table_fullscan.c). */
+extern void xxl_table_fullscan_init(void);
 
 /* Scans (xxl_table_scan.c) -------------------------------------------------- */
 
@@ -515,6 +517,17 @@ typedef struct XxlRowRun
 	const XxlRowFormat *fmt;
 } XxlRowRun;
 extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
+
+/*
+ * The next row of a sequential scan as the columns cols[0 .. ncols)
+ * (attribute numbers, at least 1) into values and isnull, and its TID;
+ * by-reference values stay valid until the next call.  false at the end.
+ * For the full scan node (xxl_table_fullscan.c), which returns only the
+ * columns its plan needs.  Not to be mixed with the other ways of reading
+ * one scan.
+ */
+extern bool xxl_scan_next_columns(TableScanDesc scan, const AttrNumber *cols, int ncols,
+								  Datum *values, bool *isnull, ItemPointer tid);
 
 /*
  * Row i of a run into values/isnull, at least its first natts columns: the

@@ -59,6 +59,9 @@ typedef struct XxlScanDescData
 	 */
 	const char *rows8;
 	int			width8;
+	/* xxl_scan_next_columns: a whole row of another layout, unpacked */
+	Datum	   *all_values;
+	bool	   *all_isnull;
 	BufferAccessStrategy strategy;
 	MemoryContext rowcxt;
 	bool		parallel_started;
@@ -377,6 +380,56 @@ xxl_scan_next_run(TableScanDesc sscan, XxlRowRun *run)
 	run->n = scan->stop - scan->row;
 	run->fmt = &scan->fmt;
 	scan->row = scan->stop;
+	return true;
+}
+
+bool
+xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Datum *values,
+					  bool *isnull, ItemPointer tid)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+	uint32		len;
+	const char *row;
+	int			i;
+
+	if (!((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan)))
+		return false;
+	i = scan->row++;
+	xxl_tid_set(tid, scan->block, i);
+	if (scan->rows8 != NULL)
+	{
+		row = scan->rows8 + i * scan->width8;
+		if (row[0] == 0)
+		{
+			for (int c = 0; c < ncols; c++)
+			{
+				memcpy(&values[c], row + 1 + (cols[c] - 1) * sizeof(Datum), sizeof(Datum));
+				isnull[c] = false;
+			}
+			return true;
+		}
+	}
+	/* the whole row, then the columns asked for (by-reference ones valid until the next row) */
+	if (scan->all_values == NULL)
+	{
+		int			natts = RelationGetDescr(scan->base.rs_rd)->natts;
+
+		scan->all_values = MemoryContextAlloc(GetMemoryChunkContext(scan), natts * sizeof(Datum));
+		scan->all_isnull = MemoryContextAlloc(GetMemoryChunkContext(scan), natts * sizeof(bool));
+	}
+	row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
+	MemoryContextReset(scan->rowcxt);
+	{
+		MemoryContext old = MemoryContextSwitchTo(scan->rowcxt);
+
+		xxl_row_unpack(&scan->fmt, row, scan->all_values, scan->all_isnull);
+		MemoryContextSwitchTo(old);
+	}
+	for (int c = 0; c < ncols; c++)
+	{
+		values[c] = scan->all_values[cols[c] - 1];
+		isnull[c] = scan->all_isnull[cols[c] - 1];
+	}
 	return true;
 }
 
