@@ -96,6 +96,19 @@ SELECT fs_same('SELECT b, a FROM tfs_drop');
 CREATE TABLE tfs_empty (a bigint) USING xxl;
 SELECT fs_same('SELECT count(*) AS n, sum(a) AS s FROM tfs_empty');
 
+-- partitions that are xxl tables, each read by the node; UPDATE of the parent reads them by sequential scans
+CREATE TABLE tfs_parts (k int, v bigint) PARTITION BY RANGE (k);
+CREATE TABLE tfs_p1 PARTITION OF tfs_parts FOR VALUES FROM (0) TO (100) USING xxl;
+CREATE TABLE tfs_p2 PARTITION OF tfs_parts FOR VALUES FROM (100) TO (200) USING xxl;
+CREATE TABLE tfs_p3 PARTITION OF tfs_parts FOR VALUES FROM (200) TO (300);
+INSERT INTO tfs_parts SELECT g % 300, g FROM generate_series(1, 3000) g;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM tfs_parts;
+EXPLAIN (COSTS OFF) UPDATE tfs_parts SET v = v + 1 WHERE v < 0;
+EXPLAIN (COSTS OFF) UPDATE tfs_parts SET v = v + 1;
+SELECT fs_same('SELECT k, v FROM tfs_parts');
+SELECT count(*), sum(v) FROM tfs_parts;
+DROP TABLE tfs_parts;
+
 -- rescans: the node inside a nested loop, read again for each outer row
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;

@@ -11,7 +11,7 @@
  * fills its scan slot, which holds exactly the needed columns, and returns
  * it: no projection, no reset, no qual.
  *
- * Where: a base relation that is an xxl table, with no restriction (a
+ * Where: a table that is an xxl table (a partition too), with no restriction (a
  * condition goes to the sequential scan, or to the ordered scan on key
  * bounds), no row mark (not the target of UPDATE or DELETE, not locked,
  * so EvalPlanQual never asks this node for a row), no TABLESAMPLE, and
@@ -91,9 +91,11 @@ wanted(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 	bool		is_xxl;
 
 	if (!xxl_full_scan || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rte->inh || rte->tablesample != NULL || rel->reloptkind != RELOPT_BASEREL ||
+		rte->inh || rte->tablesample != NULL ||
+		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
 		IS_DUMMY_REL(rel) || rel->baserestrictinfo != NIL ||
-		rti == (Index) root->parse->resultRelation || get_plan_rowmark(root->rowMarks, rti) != NULL)
+		rti == (Index) root->parse->resultRelation || bms_is_member(rti, root->all_result_relids) ||
+		get_plan_rowmark(root->rowMarks, rti) != NULL)
 		return false;
 	foreach(lc, rel->reltarget->exprs)
 	{
