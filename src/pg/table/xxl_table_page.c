@@ -92,6 +92,35 @@ xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull, S
 	int			bits_at;
 
 	resetStringInfo(buf);
+	/*
+	 * Rows of by-value columns without a NULL (a fact or edge row): the
+	 * values one after another, with no append per column (COPY into an
+	 * xxl table spent a tenth of its main thread here)
+	 */
+	if (fmt->byval)
+	{
+		bool		any_null = false;
+
+		for (int i = 0; i < fmt->natts; i++)
+			any_null |= isnull[i];
+		if (!any_null)
+		{
+			char	   *p;
+
+			enlargeStringInfo(buf, fmt->row_width);
+			p = buf->data;
+			memset(p, 0, fmt->bitmap_bytes);
+			p += fmt->bitmap_bytes;
+			for (int i = 0; i < fmt->natts; i++)
+			{
+				xxl_store_byval(p, values[i], fmt->lens[i]);
+				p += fmt->lens[i];
+			}
+			buf->len = (int) (p - buf->data);
+			buf->data[buf->len] = '\0';
+			return (uint32) buf->len;
+		}
+	}
 	bits_at = buf->len;
 	appendStringInfoSpaces(buf, fmt->bitmap_bytes);
 	memset(buf->data + bits_at, 0, fmt->bitmap_bytes);
