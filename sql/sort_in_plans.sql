@@ -120,6 +120,21 @@ SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
        same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,
        same('SELECT a.id, b.id FROM sp a FULL JOIN sp b ON a.t = b.k::text ORDER BY 1, 2') AS full_join;
 
+-- under a Unique on key columns the sort drops rows whose whole key came
+-- before, as they arrive and as they go out: DISTINCT with few keys (most
+-- rows dropped), with all keys distinct (the filter turns itself off),
+-- DISTINCT ON (the first row of each group by the whole key), UNION, text
+-- in an ICU collation and NULLs; a GROUP BY (Agg) reads every row
+SET enable_hashagg = off;
+SELECT explain_masked('SELECT DISTINCT k % 10 AS d FROM sp');
+SELECT same('SELECT DISTINCT k % 10 AS d FROM sp ORDER BY 1') AS few_keys,
+       same('SELECT DISTINCT id, t FROM sp ORDER BY 1') AS all_distinct,
+       same('SELECT DISTINCT ON (k) k, t, id FROM sp ORDER BY k, t') AS distinct_on,
+       same('SELECT t FROM sp UNION SELECT md5((id % 50)::text) FROM sp ORDER BY 1') AS union_,
+       same('SELECT DISTINCT substr(t, 1, 2) COLLATE "en-x-icu" AS p, (CASE WHEN id % 3 = 0 THEN NULL ELSE id % 4 END) AS q FROM sp ORDER BY 1, 2') AS icu_nulls;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM sp GROUP BY k;
+RESET enable_hashagg;
+
 -- columns restored from the sort key instead of stored: name, varchar, a
 -- domain over text, bytea with zero bytes, integers; ascending and
 -- descending, NULLs first and last, C and ICU collations

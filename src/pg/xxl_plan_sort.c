@@ -37,6 +37,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
+#include "utils/lsyscache.h"
 #include "utils/guc.h"
 
 #include "pg/xxl_guc.h"
@@ -77,6 +78,8 @@ xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
 	keys->sortops = palloc(sizeof(Oid) * Max(n, 1));
 	keys->collations = palloc(sizeof(Oid) * Max(n, 1));
 	keys->nulls_first = palloc(sizeof(bool) * Max(n, 1));
+	keys->distinct = list_length(cscan->custom_private) > 4 &&
+		intVal(list_nth(cscan->custom_private, 4)) != 0;
 	for (int i = 0; i < n; i++)
 	{
 		keys->cols[i] = (AttrNumber) list_nth_int(cols, i);
@@ -216,6 +219,42 @@ make_plan_sort(Sort *sort)
 static List *replace_in_list(List *plans, double bound);
 
 /*
+ * An XxlSort right under a Unique whose every column is a key column,
+ * compared with the equality of the key's ordering: the sort may drop a
+ * row whose key came before (XxlSortRunOptions.distinct), since rows equal
+ * in the whole key are equal in the Unique's columns, and which of them
+ * the Unique keeps is the sort's choice anyway.
+ */
+static void
+mark_distinct(Unique *u)
+{
+	CustomScan *cscan = (CustomScan *) u->plan.lefttree;
+	List	   *cols,
+			   *ops;
+
+	if (cscan == NULL || !IsA(cscan, CustomScan) || cscan->methods != &xxl_plan_sort_methods)
+		return;
+	cols = linitial(cscan->custom_private);
+	ops = lsecond(cscan->custom_private);
+	for (int i = 0; i < u->numCols; i++)
+	{
+		int			k = 0;
+		ListCell   *lc;
+
+		foreach(lc, cols)
+		{
+			if (lfirst_int(lc) == u->uniqColIdx[i])
+				break;
+			k++;
+		}
+		if (lc == NULL ||
+			get_equality_op_for_ordering_op(list_nth_oid(ops, k), NULL) != u->uniqOperators[i])
+			return;
+	}
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(1));
+}
+
+/*
  * plan with its replaceable Sorts replaced.  bound: what a Limit above may
  * pass this node at run time (see the file comment), or NO_BOUND.
  */
@@ -254,6 +293,10 @@ replace_sorts(Plan *plan, double bound)
 			((CustomScan *) plan)->custom_plans =
 				replace_in_list(((CustomScan *) plan)->custom_plans, NO_BOUND);
 			break;
+		case T_Unique:
+			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
+			mark_distinct((Unique *) plan);
+			return plan;
 		case T_Sort:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			if (big_enough((Sort *) plan, bound) && replaceable((Sort *) plan))

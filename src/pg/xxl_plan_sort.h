@@ -24,6 +24,7 @@ typedef struct XxlPlanSortKeys
 	Oid		   *sortops;
 	Oid		   *collations;
 	bool	   *nulls_first;
+	bool		distinct;		/* a Unique on key columns reads it: see XxlSortRunOptions */
 } XxlPlanSortKeys;
 
 /* custom_private of an XxlSort node made from sort */

@@ -149,7 +149,8 @@ sort_child(PlanSortState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
 	PlanState  *child = outerPlanState(state);
 	XxlInput   *in = xxl_input_open_plan(child, "the plan's rows");
-	XxlSortRunOptions options = {.memory = state->budget, .restore_from_key = true};
+	XxlSortRunOptions options = {.memory = state->budget, .restore_from_key = true,
+	.distinct = state->keys.distinct};
 
 	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child), NULL, NULL,
 									&options);
@@ -359,11 +360,16 @@ explain_plan_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	ExplainPropertyList("Sort Key", key_texts(state, ancestors, es), es);
 	ExplainPropertyInteger("Sort Budget", "kB", (int64) (state->budget / 1024), es);
+	if (state->keys.distinct)
+		ExplainPropertyBool("Distinct Keys", true, es);
 	if (es->analyze)
 	{
 		if (state->run != NULL && !state->eof_underlying)
 			keep_stats(state);	/* stopped early: what it did so far */
 		if (state->have_stats)
 			xxl_sort_run_explain(&state->stats, state->fixed, es);
+		if (state->keys.distinct && state->run != NULL)
+			ExplainPropertyInteger("Rows Dropped as Repeats", NULL,
+								   (int64) xxl_sort_run_dropped(state->run), es);
 	}
 }

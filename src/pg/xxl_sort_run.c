@@ -24,6 +24,8 @@
 #include "utils/memutils.h"
 
 #include "pg/xxl_error.h"
+#include "pg/xxl_guc.h"
+#include "pg/xxl_key_filter.h"
 #include "pg/xxl_operator.h"
 #include "pg/xxl_sort_run.h"
 #include "pg/table/xxl_table.h"
@@ -92,6 +94,14 @@ struct XxlSortRun
 	bool	   *restored;		/* per result column: restored, not stored */
 	bool		key_only;		/* the key restores every column there is:
 								 * records carry no row at all */
+
+	/* distinct runs: the input's filter, and the key last handed out */
+	XxlKeyFilter *filter;
+	unsigned char *prev_key;
+	uint32		prev_len;
+	size_t		prev_cap;
+	bool		have_prev;
+	uint64		dropped_out;
 };
 
 /* Record layout ---------------------------------------------------------- */
@@ -303,6 +313,10 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 				encode_fixed(run, slot->tts_values, slot->tts_isnull,
 							 dst + filled * run->record_size);
 			}
+			/* a key seen before: the slot is taken by the next row */
+			if (run->filter &&
+				xxl_key_filter_seen(run->filter, dst + filled * run->record_size, run->key_size))
+				filled--;
 		}
 		more = filled == room;
 		if (xxl_sorter_commit(run->sorter, filled) != XXL_OK)
@@ -342,6 +356,11 @@ read_variable(XxlSortRun *run, XxlInput *in)
 			break;
 		slot_getsomeattrs(slot, maxkey);
 		k = xxl_sortkey_encode(run->key, slot->tts_values, slot->tts_isnull, &klen);
+		if (run->filter && xxl_key_filter_seen(run->filter, k, klen))
+		{
+			MemoryContextSwitchTo(cxt);
+			continue;
+		}
 		if (run->key_only)
 		{
 			/* the key is the whole record */
@@ -470,6 +489,15 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	run->values = palloc0(sizeof(Datum) * Max(out_desc->natts, 1));
 	run->isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
 	run->fixed = plan_fixed(run);
+	if (options && options->distinct)
+	{
+		/* the filter's share of the budget: a sixteenth, at most 4MB */
+		size_t		budget = memory > 0 ? memory : xxl_memory_bytes();
+		size_t		share = Min(budget / 16, (size_t) 4 * 1024 * 1024);
+
+		run->filter = xxl_key_filter_create(share);
+		memory = budget - share;
+	}
 
 	run->op = memory > 0 ? xxl_operator_begin_budget("sort", memory) : xxl_operator_begin("sort");
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
@@ -530,9 +558,9 @@ xxl_sort_run_stats(XxlSortRun *run, XxlStats *stats)
 	}
 }
 
-/* The next record: 1, 0 at the end, with the pieces set. */
+/* The next record of the sorter: 1, 0 at the end, with the pieces set. */
 static int
-next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payload, uint32 *plen)
+next_sorted(XxlSortRun *run, const void **key, uint32 *klen, const void **payload, uint32 *plen)
 {
 	int			got;
 
@@ -566,8 +594,50 @@ next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payloa
 		run->exhausted = true;
 		return 0;
 	}
+	return 1;
+}
+
+/*
+ * The next record to hand out: 1, 0 at the end, with the pieces set; a
+ * distinct run skips the records whose key equals the last one's (the
+ * filter let some through).
+ */
+static int
+next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payload, uint32 *plen)
+{
+	for (;;)
+	{
+		uint32		len;
+
+		if (next_sorted(run, key, klen, payload, plen) == 0)
+			return 0;
+		if (run->filter == NULL)
+			break;
+		len = run->fixed ? (uint32) run->key_size : *klen;
+		if (run->have_prev && len == run->prev_len && memcmp(*key, run->prev_key, len) == 0)
+		{
+			run->dropped_out++;
+			continue;
+		}
+		if (len > run->prev_cap)
+		{
+			run->prev_cap = Max(len, 2 * run->prev_cap);
+			run->prev_key = run->prev_key ? repalloc(run->prev_key, run->prev_cap) :
+				MemoryContextAlloc(run->cxt, run->prev_cap);
+		}
+		memcpy(run->prev_key, *key, len);
+		run->prev_len = len;
+		run->have_prev = true;
+		break;
+	}
 	run->rows_out++;
 	return 1;
+}
+
+uint64
+xxl_sort_run_dropped(const XxlSortRun *run)
+{
+	return (run->filter ? xxl_key_filter_dropped(run->filter) : 0) + run->dropped_out;
 }
 
 /* The compact row as a MinimalTuple in the run's buffer. */

@@ -50,11 +50,21 @@ typedef struct XxlSortRunOptions
 	 * stored a second time in the record, but restored from the key.
 	 */
 	bool		restore_from_key;
+
+	/*
+	 * Rows with equal keys are interchangeable (a Unique on the key columns
+	 * reads the output): a row whose key came before may be dropped
+	 * (xxl_key_filter.h), and the output has each key once.
+	 */
+	bool		distinct;
 } XxlSortRunOptions;
 
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
 									  AttrNumber *map, const bool *needed,
 									  const XxlSortRunOptions *options);
+
+/* Rows a distinct run dropped, before the sort and after it. */
+extern uint64 xxl_sort_run_dropped(const XxlSortRun *run);
 
 /* Whether the run uses fixed-size records (for EXPLAIN and tests). */
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
