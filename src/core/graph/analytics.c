@@ -113,7 +113,7 @@ xxl_an_put_edge(xxl_an *a, int64_t source, int64_t target, double weight)
 	a->m++;
 	if (a->op == XXL_AN_PAGERANK && (isnan(weight) || weight < 0 || isinf(weight)))
 	{
-		an_mem_stop_numbering(a);
+		g_numbering_stop(&a->numbering);
 		xxl_error_set(&a->env.err, XXL_EINVAL, 0,
 					  "a weight must be a finite number >= 0, not %g (edge %llu)", weight,
 					  (unsigned long long) a->m);
@@ -122,7 +122,7 @@ xxl_an_put_edge(xxl_an *a, int64_t source, int64_t target, double weight)
 	if (source == target)
 		a->self_loops++;
 	/* with the numbering worker, only it knows whether the edges went external */
-	if (a->pipe || a->in_memory)
+	if (a->numbering.pipe || a->in_memory)
 		return an_mem_put(a, source, target, weight) == XXL_OK ? XXL_OK : an_fail(a);
 	a->numbered++;
 	if ((a->op == XXL_AN_PAGERANK ? an_rank_put(a, a->m - 1, source, target, weight) :
@@ -219,7 +219,7 @@ xxl_an_run(xxl_an *a)
 			xxl_error_set(&a->env.err, XXL_EINVAL, 0, "run called twice");
 		return an_fail(a);
 	}
-	if ((a->pipe || a->in_memory) && an_mem_run(a) != XXL_OK)
+	if ((a->numbering.pipe || a->in_memory) && an_mem_run(a) != XXL_OK)
 		return an_fail(a);
 	switch (a->in_memory ? -1 : (int) a->op)
 	{
@@ -301,7 +301,7 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 	const xxl_env *env = &a->env;
 
 	/* (an input stopped by the host leaves the worker running) */
-	an_mem_stop_numbering(a);
+	g_numbering_stop(&a->numbering);
 	uint64_t	wait;
 	bool		direct;
 	xxl_io_stats open_io;
@@ -325,8 +325,8 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 	st->converged = a->converged;
 	st->dangling = a->dangling;
 	st->method = a->op != XXL_AN_PAGERANK || a->n == 0 ? "" : a->rank_arrays ? "arrays" : "sorted";
-	st->numbering_worker = a->numbering_worker;
-	st->numbering_wait_ns = a->numbering_wait_ns;
+	st->numbering_worker = a->numbering.used;
+	st->numbering_wait_ns = a->numbering.wait_ns;
 	st->pq_pushes = a->pushes;
 	st->sorts = env->done.sorts;
 	st->sorted_bytes = env->done.sorted_bytes;
@@ -362,7 +362,7 @@ xxl_an_destroy(xxl_an *a)
 	if (a == NULL)
 		return;
 	/* the worker first: it may still be using the parts below */
-	an_mem_stop_numbering(a);
+	g_numbering_stop(&a->numbering);
 	an_mem_release(a);
 	an_tri_release(a);
 	an_rank_release(a);

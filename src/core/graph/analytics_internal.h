@@ -23,7 +23,7 @@
 
 #include "core/graph/graph_internal.h"
 #include "core/graph/xxl_analytics.h"
-#include "core/xxl_pipe.h"
+#include "core/graph/numbering.h"
 
 typedef enum an_state
 {
@@ -127,24 +127,18 @@ struct xxl_an
 	size_t		nbatch;
 	uint64_t	numbered;		/* edges numbered (PageRank: the next one's index) */
 
-	/*
-	 * The numbering worker: while it runs (pipe set), the caller's thread
-	 * only hands it edges and polls the host; in_memory, mem and every
-	 * part above are the worker's until xxl_pipe_finish.
-	 */
-	xxl_pipe   *pipe;
-	bool		numbering_worker;
-	uint64_t	numbering_wait_ns;
 
 	/*
 	 * What the caller's thread writes at every edge, a cache line away
-	 * from what the worker reads meanwhile: sharing one made every edge
-	 * an ownership transfer between the cores.
+	 * from what the numbering worker reads meanwhile: sharing one made
+	 * every edge an ownership transfer between the cores.  While the
+	 * worker runs (numbering.h), in_memory, mem and every part above are
+	 * its own.
 	 */
 	char		caller_apart[64];
 	uint64_t	m;				/* edges put */
 	uint64_t	self_loops;
-	uint64_t	input_polls;
+	g_numbering numbering;
 	char		caller_end[64];
 };
 
@@ -200,15 +194,9 @@ xxl_status	an_mem_start(xxl_an *a);
 /*
  * Keep an edge (or move everything to the external input when it does not
  * fit: a->in_memory false), on this thread or through the numbering
- * worker (a->pipe), polling the host either way.  weight: PageRank's.
+ * worker (a->numbering), polling the host either way.  weight: PageRank's.
  */
 xxl_status	an_mem_put(xxl_an *a, int64_t u, int64_t v, double weight);
-/*
- * Stop the numbering worker, if it runs, dropping what it has not
- * numbered: before the caller's thread records an error, reads the
- * statistics or tears down what the worker may still be using.
- */
-void		an_mem_stop_numbering(xxl_an *a);
 /* The end of the input: every edge numbered, the worker gone; then, if still in memory, the build. */
 xxl_status	an_mem_run(xxl_an *a);
 int			an_mem_next(xxl_an *a, xxl_an_row *row);

@@ -311,30 +311,23 @@ number_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
 }
 
 /*
- * Number the edges on a second core while the caller reads the next ones:
- * on 1M nodes / 5M edges the numbering was half of the input's time.
- * Edges go through in input order, so the numbering is the same as on one
- * thread.  A refusal only means numbering on this thread.
+ * Number the edges on a second core while the caller reads the next ones
+ * (numbering.h): on 1M nodes / 5M edges the numbering was half of the
+ * input's time.
  */
 static void
 start_numbering(xxl_an *a)
 {
-	size_t		batch = xxl_pipe_batch_for(a->env.budget.limit);
-	xxl_error	err = {0};
-
-	if (a->env.threads < 2 || batch == 0)
-		return;
-	a->pipe = xxl_pipe_create(batch - batch % sizeof(an_edge), XXL_PIPE_BATCHES, number_batch, a,
-							  &a->env.budget, &err);
-	a->numbering_worker = a->pipe != NULL;
+	g_numbering_start(&a->numbering, &a->env, a->env.budget.limit, sizeof(an_edge),
+					  number_batch, a);
 }
 
 xxl_status
 an_mem_put(xxl_an *a, int64_t u, int64_t v, double w)
 {
-	if (a->pipe)
+	if (a->numbering.pipe)
 	{
-		unsigned char *at = xxl_pipe_space(a->pipe, sizeof(an_edge), &a->env.err);
+		unsigned char *at = g_numbering_space(&a->numbering, &a->env, sizeof(an_edge));
 
 		if (at == NULL)
 			return a->env.err.code;
@@ -342,14 +335,7 @@ an_mem_put(xxl_an *a, int64_t u, int64_t v, double w)
 		memcpy(at + offsetof(an_edge, u), &u, sizeof(u));
 		memcpy(at + offsetof(an_edge, v), &v, sizeof(v));
 		memcpy(at + offsetof(an_edge, w), &w, sizeof(w));
-		/* the worker polls only the stop flag: the host is asked here */
-		if ((++a->input_polls & XXL_ENV_POLL_MASK) == 0 && xxl_env_host_stop(&a->env))
-		{
-			an_mem_stop_numbering(a);
-			xxl_env_canceled(&a->env);
-			return a->env.err.code;
-		}
-		return XXL_OK;
+		return g_numbering_poll(&a->numbering, &a->env) ? a->env.err.code : XXL_OK;
 	}
 	a->batch[a->nbatch] = (an_edge) {u, v, w};
 	if (++a->nbatch == sizeof(a->batch) / sizeof(a->batch[0]))
@@ -363,22 +349,14 @@ an_mem_put(xxl_an *a, int64_t u, int64_t v, double w)
 	return xxl_env_poll(&a->env) ? a->env.err.code : XXL_OK;
 }
 
-void
-an_mem_stop_numbering(xxl_an *a)
-{
-	if (a->pipe)
-		xxl_pipe_destroy(a->pipe);
-	a->pipe = NULL;
-}
-
 /* The end of the input: the staged edges numbered, the worker gone. */
 static xxl_status
 finish_numbering(xxl_an *a)
 {
 	xxl_status	rc;
 
-	if (a->pipe)
-		return xxl_pipe_finish(&a->pipe, &a->numbering_wait_ns, &a->env.err);
+	if (a->numbering.pipe)
+		return g_numbering_finish(&a->numbering, &a->env);
 	rc = number_edges(a, a->batch, a->nbatch);
 	a->nbatch = 0;
 	return rc;

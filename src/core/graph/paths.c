@@ -167,36 +167,14 @@ number_batch(void *arg, const unsigned char *batch, size_t len, xxl_error *err)
 
 /*
  * Number the links on a second core while the caller reads the next ones
- * (on 1M nodes / 5M edges the numbering was a third of the input's time):
- * only for the in-memory start, with a second thread and a pipe worth it.
- * Links go through in input order, so the numbering is the same as on one
- * thread.
+ * (numbering.h; on 1M nodes / 5M edges the numbering was a third of the
+ * input's time): only for the in-memory start.
  */
 static void
 start_numbering(xxl_paths *p, size_t memory)
 {
-	size_t		batch = xxl_pipe_batch_for(memory);
-	xxl_error	err = {0};
-
-	if (p->external || p->env.threads < 2 || batch == 0)
-		return;
-	/* a refusal only means numbering on this thread */
-	p->pipe = xxl_pipe_create(batch - batch % sizeof(plink_in), XXL_PIPE_BATCHES, number_batch,
-							  p, &p->env.budget, &err);
-	p->numbering_worker = p->pipe != NULL;
-}
-
-/*
- * Stop the numbering worker, if it runs, dropping what it has not
- * numbered: before this thread records an error, reads the statistics or
- * tears down what the worker may still be using.
- */
-static void
-stop_numbering(xxl_paths *p)
-{
-	if (p->pipe)
-		xxl_pipe_destroy(p->pipe);
-	p->pipe = NULL;
+	if (!p->external)
+		g_numbering_start(&p->numbering, &p->env, memory, sizeof(plink_in), number_batch, p);
 }
 
 /* The staged links: to the worker, or numbered here. */
@@ -205,13 +183,13 @@ flush_batch(xxl_paths *p)
 {
 	xxl_status	rc;
 
-	if (p->pipe)
+	if (p->numbering.pipe)
 	{
 		unsigned char *at;
 
 		if (p->nbatch == 0)
 			return XXL_OK;
-		at = xxl_pipe_space(p->pipe, p->nbatch * sizeof(plink_in), &p->env.err);
+		at = g_numbering_space(&p->numbering, &p->env, p->nbatch * sizeof(plink_in));
 		if (at == NULL)
 			return p->env.err.code;
 		memcpy(at, p->batch, p->nbatch * sizeof(plink_in));
@@ -229,9 +207,7 @@ finish_numbering(xxl_paths *p)
 {
 	if (flush_batch(p) != XXL_OK)
 		return p->env.err.code;
-	if (p->pipe)
-		return xxl_pipe_finish(&p->pipe, &p->numbering_wait_ns, &p->env.err);
-	return XXL_OK;
+	return g_numbering_finish(&p->numbering, &p->env);
 }
 
 static xxl_status
@@ -243,10 +219,10 @@ add_link(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	if (w > p->w_max)
 		p->w_max = w;
 	/* with the worker, only it knows whether the links went external */
-	if (p->pipe == NULL && p->external)
+	if (p->numbering.pipe == NULL && p->external)
 		return paths_ext_add(p, u, v, eid, w);
 	p->batch[p->nbatch++] = (plink_in) {u, v, eid, w};
-	if (p->nbatch == (p->pipe ? P_PIPE_LINKS : P_BATCH))
+	if (p->nbatch == (p->numbering.pipe ? P_PIPE_LINKS : P_BATCH))
 		return flush_batch(p);
 	return XXL_OK;
 }
@@ -263,7 +239,7 @@ xxl_paths_put_edge(xxl_paths *p, int64_t source, int64_t target, int64_t id, dou
 	}
 	if (isnan(cost) || isnan(reverse_cost))
 	{
-		stop_numbering(p);
+		g_numbering_stop(&p->numbering);
 		xxl_error_set(&p->env.err, XXL_EINVAL, 0, "edge %lld (%lld - %lld) has a NaN cost",
 					  (long long) id, (long long) source, (long long) target);
 		return pfail(p);
@@ -274,17 +250,9 @@ xxl_paths_put_edge(xxl_paths *p, int64_t source, int64_t target, int64_t id, dou
 		return pfail(p);
 	if (reverse_cost >= 0 && add_link(p, target, source, id, reverse_cost) != XXL_OK)
 		return pfail(p);
-	if (p->pipe == NULL ? xxl_env_poll(&p->env) :
-		((++p->input_polls & XXL_ENV_POLL_MASK) == 0 && xxl_env_host_stop(&p->env)))
-	{
-		/* with the worker stopped, the stop becomes this operator's error */
-		if (p->pipe)
-		{
-			stop_numbering(p);
-			xxl_env_canceled(&p->env);
-		}
+	if (p->numbering.pipe == NULL ? xxl_env_poll(&p->env) :
+		g_numbering_poll(&p->numbering, &p->env))
 		return pfail(p);
-	}
 	return XXL_OK;
 }
 
@@ -380,7 +348,7 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 	const xxl_env *env = &p->env;
 
 	/* (an input stopped by the host leaves the worker running) */
-	stop_numbering(p);
+	g_numbering_stop(&p->numbering);
 
 	memset(st, 0, sizeof(*st));
 	st->path = p->path;
@@ -424,9 +392,9 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_limit = env->budget.limit;
 	st->load_ns = p->load_ns;
-	st->numbering_worker = p->numbering_worker;
+	st->numbering_worker = p->numbering.used;
 	st->search_worker = p->search_worker;
-	st->numbering_wait_ns = p->numbering_wait_ns;
+	st->numbering_wait_ns = p->numbering.wait_ns;
 	st->build_ns = p->build_ns;
 	st->cluster_ns = p->cluster_ns;
 	st->forest_ns = p->forest_ns;
@@ -469,7 +437,7 @@ xxl_paths_destroy(xxl_paths *p)
 
 	if (p == NULL)
 		return;
-	stop_numbering(p);
+	g_numbering_stop(&p->numbering);
 	paths_mem_release(p);
 	paths_ext_release(p);
 	if (p->sources)

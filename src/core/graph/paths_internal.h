@@ -35,6 +35,7 @@
 #define XXL_PATHS_INTERNAL_H
 
 #include "core/graph/graph_internal.h"
+#include "core/graph/numbering.h"
 #include "core/graph/idmap.h"
 #include "core/graph/xxl_paths.h"
 #include "core/xxl_pagefile.h"
@@ -166,10 +167,7 @@ struct xxl_paths
 	uint64_t	cluster_mu;		/* configured tour arcs per cluster (0: chosen) */
 	plink_in	batch[P_BATCH];	/* in memory: links not yet numbered */
 	size_t		nbatch;
-	xxl_pipe   *pipe;			/* to the numbering worker, during the input */
-	bool		numbering_worker;	/* the numbering ran on the worker */
-	uint64_t	numbering_wait_ns;	/* the input waited for the worker */
-	uint64_t	input_polls;
+	g_numbering numbering;		/* the numbering worker, during the input */
 
 	uint64_t	m;				/* edges put */
 	uint64_t	nlinks;
@@ -281,11 +279,7 @@ static inline xxl_status
 pfail(xxl_paths *p)
 {
 	/* the numbering worker first: it writes the error and the budget too */
-	if (p->pipe)
-	{
-		xxl_pipe_destroy(p->pipe);
-		p->pipe = NULL;
-	}
+	g_numbering_stop(&p->numbering);
 	p->state = PS_FAILED;
 	if (p->env.err.code == XXL_OK)
 		xxl_error_set(&p->env.err, XXL_EIO, 0, "shortest-path operator failed");
