@@ -364,22 +364,6 @@ finish_numbering(xxl_an *a)
 
 /* Building the adjacency arrays ------------------------------------------------- */
 
-typedef struct ranking
-{
-	int64_t    *ids;
-	uint32_t   *rank;
-	uint32_t	next;
-} ranking;
-
-static void
-rank_id(void *arg, int64_t id, uint32_t dense)
-{
-	ranking    *r = arg;
-
-	r->ids[r->next] = id;
-	r->rank[dense] = r->next++;
-}
-
 static int
 cmp_u32(const void *x, const void *y)
 {
@@ -483,14 +467,13 @@ rank_ends(xxl_an *a, uint32_t *off)
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
 				m = k->ends.n;
-	ranking		r;
+	idmap_ranking r = {0};
 	size_t		rank_bytes;
 
 	k->n = a->n = n;
 	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
 	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
-	r.next = 0;
-	if (r.rank == NULL || idmap_each_sorted(env, &k->idm, rank_id, &r) != XXL_OK)
+	if (r.rank == NULL || idmap_each_sorted(env, &k->idm, idmap_rank_visit, &r) != XXL_OK)
 	{
 		if (r.rank)
 			xxl_env_free(env, r.rank, rank_bytes);
@@ -521,34 +504,17 @@ rank_ends(xxl_an *a, uint32_t *off)
 	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;
 }
 
-typedef struct ordering
-{
-	int64_t    *ids;
-	uint32_t   *order;
-	uint32_t	next;
-} ordering;
-
-static void
-order_id(void *arg, int64_t id, uint32_t dense)
-{
-	ordering   *o = arg;
-
-	o->ids[o->next] = id;
-	o->order[o->next++] = dense;
-}
-
 /* Rank the ids in id order, the edges left alone: k->ids rank -> id, k->order rank -> dense id. */
 static xxl_status
 rank_order(xxl_an *a)
 {
 	an_mem	   *k = a->mem;
 	uint64_t	n = k->idm.n;
-	ordering	o;
+	idmap_ranking o = {0};
 
 	o.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
 	o.order = k->order = k->ids ? an_alloc(a, n * sizeof(uint32_t), &k->order_bytes) : NULL;
-	o.next = 0;
-	if (o.order == NULL || idmap_each_sorted(&a->env, &k->idm, order_id, &o) != XXL_OK)
+	if (o.order == NULL || idmap_each_sorted(&a->env, &k->idm, idmap_rank_visit, &o) != XXL_OK)
 		return an_fail(a);
 	return XXL_OK;
 }

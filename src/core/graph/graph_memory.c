@@ -20,23 +20,6 @@
 
 #include <stdlib.h>
 
-/* Components number the nodes by their ids' order: rank -> id, dense -> rank. */
-typedef struct id_ranking
-{
-	int64_t    *ids;
-	uint32_t   *rank;
-	uint32_t	next;
-} id_ranking;
-
-static void
-rank_id(void *arg, int64_t id, uint32_t dense)
-{
-	id_ranking *r = arg;
-
-	r->ids[r->next] = id;
-	r->rank[dense] = r->next++;
-}
-
 /* Where the kept edges are: their sort records (MSF) or their ends. */
 static inline const pvec *
 kept_vec(const xxl_graph *g)
@@ -270,7 +253,7 @@ graph_mem_run(xxl_graph *g)
 {
 	xxl_env    *env = &g->env;
 	uint64_t	n = g->idm.n;
-	id_ranking	ranking;
+	idmap_ranking ranking = {0};
 	uint32_t   *rank;
 
 	g->path = XXL_GRAPH_IN_MEMORY;
@@ -295,8 +278,7 @@ graph_mem_run(xxl_graph *g)
 	g->mem_ids_bytes = sizeof(int64_t) * (n ? n : 1);
 	ranking.ids = g->mem_ids = xxl_env_alloc(env, g->mem_ids_bytes);
 	ranking.rank = rank = g->mem_ids ? xxl_env_alloc(env, sizeof(uint32_t) * (n ? n : 1)) : NULL;
-	ranking.next = 0;
-	if (rank == NULL || idmap_each_sorted(env, &g->idm, rank_id, &ranking) != XXL_OK)
+	if (rank == NULL || idmap_each_sorted(env, &g->idm, idmap_rank_visit, &ranking) != XXL_OK)
 	{
 		if (rank)
 			xxl_env_free(env, rank, sizeof(uint32_t) * (n ? n : 1));

@@ -302,6 +302,19 @@ idmap_each_sorted(xxl_env *env, const idmap *m, idmap_visit visit, void *arg)
 }
 
 void
+idmap_rank_visit(void *arg, int64_t id, uint32_t dense)
+{
+	idmap_ranking *r = arg;
+
+	r->ids[r->next] = id;
+	if (r->rank)
+		r->rank[dense] = r->next;
+	if (r->order)
+		r->order[r->next] = dense;
+	r->next++;
+}
+
+void
 idmap_prefetch(const idmap *m, int64_t id)
 {
 	if (in_direct(m, id))

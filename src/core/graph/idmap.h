@@ -112,6 +112,20 @@ idmap_id(const idmap *m, uint64_t dense)
 typedef void (*idmap_visit) (void *arg, int64_t id, uint32_t dense);
 xxl_status	idmap_each_sorted(xxl_env *env, const idmap *m, idmap_visit visit, void *arg);
 
+/*
+ * The ranking of the ids in id order, for idmap_each_sorted with
+ * idmap_rank_visit: rank -> id into ids, and where given, dense -> rank
+ * into rank and rank -> dense into order.  next starts at 0.
+ */
+typedef struct idmap_ranking
+{
+	int64_t    *ids;
+	uint32_t   *rank;
+	uint32_t   *order;
+	uint32_t	next;
+} idmap_ranking;
+void		idmap_rank_visit(void *arg, int64_t id, uint32_t dense);
+
 /* Free the tables, keep the dense -> original array. */
 void		idmap_drop_table(xxl_env *env, idmap *m);
 void		idmap_free(xxl_env *env, idmap *m);
