@@ -37,6 +37,7 @@ xxl_key_filter_create(size_t bytes)
 	XxlKeyFilter *f = palloc0(sizeof(XxlKeyFilter));
 
 	/* a quarter for the slots, the rest for the keys */
+	bytes = Max(bytes, 64 * 1024);
 	f->nslots = 64;
 	while ((size_t) f->nslots * 2 * sizeof(Slot) <= bytes / 4 && f->nslots < (1U << 24))
 		f->nslots *= 2;
