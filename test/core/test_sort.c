@@ -865,6 +865,7 @@ typedef enum kdist
 {
 	K_MIXED,					/* prefixy, shared prefixes, random, empty */
 	K_PREFIXY,					/* short keys over {0, 'a', 'b', 'c'} */
+	K_NAMES,					/* one of 40 long names, then a short tail: a report's keys */
 } kdist;
 
 typedef struct var_spec
@@ -891,6 +892,25 @@ gen_var_key(xt_rng *r, const var_spec *vs, unsigned char *k, uint32_t *len)
 	uint64_t	c = xt_below(r, 100);
 	uint32_t	n;
 
+	if (vs->keys == K_NAMES)
+	{
+		/*
+		 * 43-byte names sharing 9 bytes, some names prefixes of others (cut
+		 * at 16, 24 or 37 bytes), then 0-9 random bytes: buckets whose keys
+		 * agree far beyond one prefix word
+		 */
+		uint64_t	name = xt_below(r, 40);
+		uint32_t	cut = name % 4 == 0 ? (uint32_t) (16 + 8 * (name % 3) + (name % 5 == 0 ? 13 : 0)) : 43;
+		uint32_t	tail = small_len(r, 9);
+
+		memcpy(k, "customer ", 9);
+		for (uint32_t i = 9; i < 43; i++)
+			k[i] = (unsigned char) ('a' + (name * 7 + i * (name % 3 + 1)) % 26);
+		for (uint32_t i = 0; i < tail; i++)
+			k[cut + i] = (unsigned char) xt_next(r);
+		*len = cut + tail;
+		return;
+	}
 	if (vs->keys == K_PREFIXY)
 		c = 10;
 	if (c < 5)
@@ -1120,6 +1140,23 @@ XT_TEST(var_prefix_keys_in_memory_and_external)
 
 	run_var_case("prefixy in memory", recs, vs.n, &mem, NULL);
 	run_var_case("prefixy external", recs, vs.n, &ext, NULL);
+	free_var_records(recs, vs.n);
+}
+
+/*
+ * Keys that agree far beyond one prefix word in big buckets (the radix
+ * sort's common-prefix jump), some names prefixes of others and equal
+ * keys in bulk: in memory, with threads, and external.
+ */
+XT_TEST(var_long_equal_prefixes)
+{
+	var_spec	vs = {K_NAMES, xt_quick() ? 40000 : 200000, 64, 40, 0, 4};
+	var_rec    *recs = gen_var_records(&vs);
+	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0};
+	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0};
+
+	run_var_case("names in memory", recs, vs.n, &mem, NULL);
+	run_var_case("names external", recs, vs.n, &ext, NULL);
 	free_var_records(recs, vs.n);
 }
 
