@@ -922,13 +922,15 @@ next_triangle(xxl_an *a, xxl_an_row *row)
 xxl_status
 an_mem_run(xxl_an *a)
 {
-	an_mem	   *k = a->mem;
+	an_mem	   *k;
 	uint64_t	t0;
 
+	/* (a->mem is the worker's until it is done: it frees it when the edges go external) */
 	if (finish_numbering(a) != XXL_OK)
 		return an_fail(a);
 	if (!a->in_memory)
 		return XXL_OK;			/* the numbering moved everything to the sorters */
+	k = a->mem;
 	t0 = xxl_now_ns();
 	if (a->op == XXL_AN_PAGERANK)
 		return hand_over_links(a);
