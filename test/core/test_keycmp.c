@@ -192,6 +192,9 @@ XT_TEST(keycmp_column_rules)
 	cols[0].desc = true;
 	CHECK((xxl_key_compare_keys(&kc, a, 8, b, 8) > 0) == (strcoll_l("ab", "aB", loc) < 0 ||
 		   (strcoll_l("ab", "aB", loc) == 0 && strcmp("ab", "aB") < 0)));
+	/* equal bytes tie without strcoll, descending too */
+	CHECK_EQ(xxl_key_compare_keys(&kc, a, 8, a, 8), 0);
+	CHECK_EQ(xxl_key_compare_keys(&kc, b, 8, b, 8), 0);
 	freelocale(loc);
 }
 
