@@ -236,13 +236,58 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	return segno;
 }
 
-/* Row i of the current page into slot. */
-static pg_attribute_always_inline void
-store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
+/*
+ * Row i of the current page's 8-byte rows (rows8) as the columns cols
+ * (attribute numbers; NULL: every column in order) into values and
+ * isnull; false when the page has another layout or the row has a NULL.
+ * Everything it needs was looked up when the page was taken: finding the
+ * page and its layout again for every row was a third of a full scan's
+ * own time.
+ */
+static pg_attribute_always_inline bool
+fetch_row8(XxlScanDesc scan, int i, const AttrNumber *cols, int ncols, Datum *values,
+		   bool *isnull)
+{
+	const char *row;
+
+	if (scan->rows8 == NULL)
+		return false;
+	row = scan->rows8 + i * scan->width8;
+	if (row[0] != 0)
+		return false;
+	/* (a value at a time: a copy of a variable length was a call) */
+	for (int c = 0; c < ncols; c++)
+	{
+		memcpy(&values[c], row + 1 + (cols ? cols[c] - 1 : c) * sizeof(Datum), sizeof(Datum));
+		isnull[c] = false;
+	}
+	return true;
+}
+
+/* Row i of the current page by the general unpack (by-reference values valid until the next row). */
+static void
+unpack_row(XxlScanDesc scan, int i, Datum *values, bool *isnull)
 {
 	uint32		len;
 	const char *row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
 
+	if (scan->fmt.may_alloc)
+	{
+		MemoryContext old;
+
+		MemoryContextReset(scan->rowcxt);
+		old = MemoryContextSwitchTo(scan->rowcxt);
+		xxl_row_unpack(&scan->fmt, row, values, isnull);
+		MemoryContextSwitchTo(old);
+	}
+	else
+		xxl_row_unpack(&scan->fmt, row, values, isnull);
+}
+
+/* Row i of the current page into slot. */
+static pg_attribute_always_inline void
+store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
+{
 	/*
 	 * Rows of by-value columns go straight into a virtual slot that holds
 	 * nothing of its own: what ExecClearTuple and ExecStoreVirtualTuple
@@ -251,19 +296,13 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 	if (scan->fmt.byval && slot->tts_ops == &TTSOpsVirtual &&
 		!(slot->tts_flags & TTS_FLAG_SHOULDFREE))
 	{
-		if (scan->fmt.all8 && scan->fmt.natts <= 8 && row[0] == 0)
+		if (!fetch_row8(scan, i, NULL, scan->fmt.natts, slot->tts_values, slot->tts_isnull))
 		{
-			/* no NULL, every column 8 bytes: the two bigints of a fact row */
-			const char *p = row + 1;
+			uint32		len;
 
-			for (int c = 0; c < scan->fmt.natts; c++)
-			{
-				memcpy(&slot->tts_values[c], p + c * sizeof(Datum), sizeof(Datum));
-				slot->tts_isnull[c] = false;
-			}
+			xxl_row_unpack_byval(&scan->fmt, xxl_page_row(BufferGetPage(scan->buf), i, &len),
+								 slot->tts_values, slot->tts_isnull);
 		}
-		else
-			xxl_row_unpack_byval(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
 		slot->tts_flags &= ~TTS_FLAG_EMPTY;
 		slot->tts_nvalid = scan->fmt.natts;
 		xxl_tid_set(&slot->tts_tid, scan->block, i);
@@ -271,20 +310,10 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 		return;
 	}
 	ExecClearTuple(slot);
-	if (scan->fmt.may_alloc)
-	{
-		MemoryContext old;
-
-		MemoryContextReset(scan->rowcxt);
-		old = MemoryContextSwitchTo(scan->rowcxt);
-		xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
-		MemoryContextSwitchTo(old);
-	}
-	else
-		xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
+	unpack_row(scan, i, slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
 	xxl_tid_set(&slot->tts_tid, scan->block, i);
-	slot->tts_tableOid = RelationGetRelid(scan->base.rs_rd);
+	slot->tts_tableOid = scan->relid;
 }
 
 /*
@@ -331,37 +360,7 @@ xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlo
 	/* (the rows of a page between deleted runs go out with no more than this test) */
 	if ((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan))
 	{
-		int			i = scan->row++;
-
-		/*
-		 * A row of 8-byte values without NULLs into a virtual slot that
-		 * holds nothing of its own: everything it needs was looked up
-		 * when the page was taken (a third of this function's time was
-		 * finding the page and its layout again for every row)
-		 */
-		if (scan->rows8 != NULL && slot->tts_ops == &TTSOpsVirtual &&
-			!(slot->tts_flags & TTS_FLAG_SHOULDFREE))
-		{
-			const char *row = scan->rows8 + i * scan->width8;
-
-			if (row[0] == 0)
-			{
-				int			natts = scan->fmt.natts;
-
-				/* (a value at a time: a copy of a variable length was a call) */
-				for (int c = 0; c < natts; c++)
-				{
-					memcpy(&slot->tts_values[c], row + 1 + c * sizeof(Datum), sizeof(Datum));
-					slot->tts_isnull[c] = false;
-				}
-				slot->tts_flags &= ~TTS_FLAG_EMPTY;
-				slot->tts_nvalid = natts;
-				xxl_tid_set(&slot->tts_tid, scan->block, i);
-				slot->tts_tableOid = scan->relid;
-				return true;
-			}
-		}
-		store_row(scan, i, slot);
+		store_row(scan, scan->row++, slot);
 		return true;
 	}
 	ExecClearTuple(slot);
@@ -388,28 +387,15 @@ xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Da
 					  bool *isnull, ItemPointer tid)
 {
 	XxlScanDesc scan = (XxlScanDesc) sscan;
-	uint32		len;
-	const char *row;
 	int			i;
 
 	if (!((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan)))
 		return false;
 	i = scan->row++;
 	xxl_tid_set(tid, scan->block, i);
-	if (scan->rows8 != NULL)
-	{
-		row = scan->rows8 + i * scan->width8;
-		if (row[0] == 0)
-		{
-			for (int c = 0; c < ncols; c++)
-			{
-				memcpy(&values[c], row + 1 + (cols[c] - 1) * sizeof(Datum), sizeof(Datum));
-				isnull[c] = false;
-			}
-			return true;
-		}
-	}
-	/* the whole row, then the columns asked for (by-reference ones valid until the next row) */
+	if (fetch_row8(scan, i, cols, ncols, values, isnull))
+		return true;
+	/* the whole row, then the columns asked for */
 	if (scan->all_values == NULL)
 	{
 		int			natts = RelationGetDescr(scan->base.rs_rd)->natts;
@@ -417,14 +403,7 @@ xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Da
 		scan->all_values = MemoryContextAlloc(GetMemoryChunkContext(scan), natts * sizeof(Datum));
 		scan->all_isnull = MemoryContextAlloc(GetMemoryChunkContext(scan), natts * sizeof(bool));
 	}
-	row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
-	MemoryContextReset(scan->rowcxt);
-	{
-		MemoryContext old = MemoryContextSwitchTo(scan->rowcxt);
-
-		xxl_row_unpack(&scan->fmt, row, scan->all_values, scan->all_isnull);
-		MemoryContextSwitchTo(old);
-	}
+	unpack_row(scan, i, scan->all_values, scan->all_isnull);
 	for (int c = 0; c < ncols; c++)
 	{
 		values[c] = scan->all_values[cols[c] - 1];
