@@ -1131,33 +1131,39 @@ XT_TEST(var_in_memory_mixed)
 	free_var_records(recs, vs.n);
 }
 
+/* The records of vs sorted in memory (64MB, threads) and externally (striped on 2 disks). */
+static void
+run_var_memory_and_external(const var_spec *vs, const char *name)
+{
+	var_rec    *recs = gen_var_records(vs);
+	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0};
+	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0};
+	char		label[64];
+
+	snprintf(label, sizeof(label), "%s in memory", name);
+	run_var_case(label, recs, vs->n, &mem, NULL);
+	snprintf(label, sizeof(label), "%s external", name);
+	run_var_case(label, recs, vs->n, &ext, NULL);
+	free_var_records(recs, vs->n);
+}
+
 XT_TEST(var_prefix_keys_in_memory_and_external)
 {
 	var_spec	vs = {K_PREFIXY, xt_quick() ? 20000 : 100000, 16, 40, 0, 2};
-	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0};
-	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0};
 
-	run_var_case("prefixy in memory", recs, vs.n, &mem, NULL);
-	run_var_case("prefixy external", recs, vs.n, &ext, NULL);
-	free_var_records(recs, vs.n);
+	run_var_memory_and_external(&vs, "prefixy");
 }
 
 /*
  * Keys that agree far beyond one prefix word in big buckets (the radix
- * sort's common-prefix jump), some names prefixes of others and equal
- * keys in bulk: in memory, with threads, and external.
+ * sort refreshes its prefix words many times in one bucket), some names
+ * prefixes of others and equal keys in bulk.
  */
 XT_TEST(var_long_equal_prefixes)
 {
 	var_spec	vs = {K_NAMES, xt_quick() ? 40000 : 200000, 64, 40, 0, 4};
-	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0};
-	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0};
 
-	run_var_case("names in memory", recs, vs.n, &mem, NULL);
-	run_var_case("names external", recs, vs.n, &ext, NULL);
-	free_var_records(recs, vs.n);
+	run_var_memory_and_external(&vs, "names");
 }
 
 /* Small records, minimum budget: three or more merge passes. */
