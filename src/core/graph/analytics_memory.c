@@ -1,70 +1,24 @@
 /*
  * analytics_memory.c — the analytics operators in memory (xxl_analytics.h):
- * ids are numbered by a hash table as the edges come (idmap.h) and the
- * edges kept as pairs of dense ids (PageRank: with their weights once one
- * is not 1); at the end the ids are ranked in id order.  PageRank hands
- * the links, as arrays of ranks, to analytics_rank.c's iterations.  For
- * the others the graph becomes a compressed adjacency array (CSR) over the
- * ranks, each list sorted and without duplicates.
- *  - MIS and coloring: the greedy passes of the external path (ascending
- *    id order), on arrays; so both paths give the same answer.
- *  - Triangles: no adjacency array; each kept edge goes straight into the
- *    out-list of its lower (degree, id) end, then for every node v and
- *    out-neighbour u the out-lists of v and u are intersected (the
- *    "forward" algorithm, O(m^1.5)) by marks: a bitmap per thread for the
- *    count, which runs on the threads and never lists; an array of marks
- *    for the listing, which is the output pass itself.
+ * ids are numbered by a hash table as the edges come (idmap.h; on the
+ * numbering worker, numbering.h) and the edges kept as pairs of dense ids
+ * (PageRank: with their weights once one is not 1).  PageRank hands the
+ * links, as arrays of ranks, to analytics_rank.c's iterations.  MIS and
+ * coloring rank the ids in id order and turn the graph into a compressed
+ * adjacency array (CSR) over the ranks, each list sorted and without
+ * duplicates, for the greedy passes of the external path (ascending id
+ * order), so both paths give the same answer.  Triangles build their
+ * out-lists from the same edges: analytics_memory_tri.c.
  * The first edge that would outgrow the budget (checked per stride of
  * edges against what the run will need) replays the kept edges into the
  * external input (the symmetric sorter, or PageRank's numbering sorter) and
  * the operator goes on externally.
  */
-#include "core/graph/analytics_internal.h"
+#include "core/graph/analytics_memory.h"
 
 #include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
-
-typedef struct an_mem
-{
-	idmap		idm;
-	pvec		ends;			/* (dense, dense) per edge, self loops included */
-	pvec		weights;		/* PageRank: per edge, once one is not 1 */
-	bool		weighted;
-	uint64_t	n;
-	int64_t    *ids;			/* rank -> id */
-	uint32_t   *off;			/* adjacency of rank r: adj[off[r] .. off[r + 1]) (< 2^32: see fits) */
-	uint32_t   *adj;
-	uint32_t   *ooff;			/* triangles: out-lists, the same way */
-	uint32_t   *oadj;
-	uint32_t   *aux;			/* triangles: marks; MIS: excluded; coloring: colors */
-	uint32_t   *stamp;			/* coloring: the colors seen, per color */
-	uint64_t   *counts;			/* node triangles, by dense id */
-	uint32_t   *order;			/* node triangles: rank -> dense id */
-	uint32_t   *deg;			/* triangles: every node's degree */
-	uint64_t   *bits;			/* triangles: a bitmap of the nodes per thread */
-	uint64_t	bit_words;		/* ... of this many words each */
-	size_t		ids_bytes,
-				off_bytes,
-				adj_bytes,
-				ooff_bytes,
-				oadj_bytes,
-				aux_bytes,
-				stamp_bytes,
-				counts_bytes,
-				order_bytes,
-				deg_bytes,
-				bits_bytes;
-	/* the output pass */
-	uint64_t	v,
-				i,
-				j;
-	bool		v_marked;
-} an_mem;
-
-#define ID_AHEAD 8
-/* Array entries ahead that the random-access passes prefetch. */
-#define PF_AHEAD 32
 
 /* What m edges over n nodes with id tables of `tables` bytes need at the most. */
 static bool
@@ -285,7 +239,6 @@ number_edges(xxl_an *a, const an_edge *edges, size_t n)
 {
 	xxl_status	rc = XXL_OK;
 	size_t		i = 0;
-
 	uint64_t	e;
 
 	if (a->in_memory)
@@ -421,14 +374,14 @@ pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
 			{
 				uint32_t	y = adj[i];
 
-				if (!(bm[y >> 6] & (UINT64_C(1) << (y & 63))))
+				if (!an_bit_has(bm, y))
 				{
-					bm[y >> 6] |= UINT64_C(1) << (y & 63);
+					an_bit_set(bm, y);
 					adj[o++] = y;
 				}
 			}
 			for (uint64_t i = start; i < o; i++)
-				bm[adj[i] >> 6] = 0;
+				an_bit_clear_word(bm, adj[i]);
 		}
 		else
 		{
@@ -504,9 +457,9 @@ rank_ends(xxl_an *a, uint32_t *off)
 	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;
 }
 
-/* Rank the ids in id order, the edges left alone: k->ids rank -> id, k->order rank -> dense id. */
-static xxl_status
-rank_order(xxl_an *a)
+/* (analytics_memory.h) */
+xxl_status
+an_mem_rank_order(xxl_an *a)
 {
 	an_mem	   *k = a->mem;
 	uint64_t	n = k->idm.n;
@@ -562,16 +515,10 @@ hand_over_links(xxl_an *a)
 	return an_rank_adopt(a, ids, ids_bytes, lu, lv, link_bytes, lw, lw_bytes);
 }
 
-/*
- * The kept edges into lists by their ends' counts at off[x + 1]: every
- * edge into both ends' lists, or (oriented) only into the list of its
- * first end; the ends are freed, then the lists packed (pack_lists, len
- * the lengths; oriented ones by k->bits, in no order).  Returns the entries, UINT64_MAX when out
- * of budget.
- */
-static uint64_t
-build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, bool oriented,
-			uint32_t *len)
+/* (analytics_memory.h) */
+uint64_t
+an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, bool oriented,
+				   uint32_t *len)
 {
 	an_mem	   *k = a->mem;
 	uint64_t	n = k->n,
@@ -637,7 +584,7 @@ build_csr(xxl_an *a)
 	len = an_alloc(a, n * sizeof(uint32_t), &len_bytes);
 	if (len == NULL)
 		return an_fail(a);
-	w = build_lists(a, k->off, &k->adj, &k->adj_bytes, false, len);
+	w = an_mem_build_lists(a, k->off, &k->adj, &k->adj_bytes, false, len);
 	for (uint64_t x = 0; w != UINT64_MAX && x < n; x++)
 		if (len[x] > a->max_degree)
 			a->max_degree = len[x];
@@ -646,275 +593,6 @@ build_csr(xxl_an *a)
 		return an_fail(a);
 	a->links = w;
 	return XXL_OK;
-}
-
-static inline uint64_t
-deg(const an_mem *k, uint64_t x)
-{
-	return k->off[x + 1] - k->off[x];
-}
-
-/* Triangles ------------------------------------------------------------------------ */
-
-/*
- * Triangles: the kept edges oriented straight into out-lists, each from the
- * lower (degree, node) end to the higher, where the degree still counts
- * repeated edges: any total order lists every triangle exactly once, and
- * this one keeps out-lists short (at most sqrt(2m) entries).  The lists are
- * then rid of repeats on the threads (by the bitmaps k->bits, which the
- * count uses next), and k->deg becomes every node's true degree (out + in,
- * repeats gone).  The passes over the edges are random accesses to arrays
- * of nodes, prefetched ahead and free of branches that depend on them.
- */
-static xxl_status
-build_oriented(xxl_an *a)
-{
-	an_mem	   *k = a->mem;
-	xxl_env    *env = &a->env;
-	uint64_t	n = k->idm.n,
-				m = k->ends.n,
-				w;
-	uint32_t   *dd,
-			   *ooff;
-	int			threads = a->env.threads > 0 ? a->env.threads : 1;
-
-	k->bit_words = (n + 63) / 64;
-	k->ooff = an_alloc(a, (n + 1) * sizeof(uint32_t), &k->ooff_bytes);
-	k->deg = k->ooff ? an_alloc(a, n * sizeof(uint32_t), &k->deg_bytes) : NULL;
-	k->bits = k->deg ? an_alloc(a, threads * k->bit_words * sizeof(uint64_t), &k->bits_bytes) : NULL;
-	if (k->bits == NULL)
-		return an_fail(a);
-	memset(k->bits, 0, k->bits_bytes);
-	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
-	/*
-	 * The lists hold the dense ids as they came; node triangles' rows go
-	 * out in id order through the ranking (k->ids, k->order), a lookup per
-	 * node instead of renumbering every edge's ends; the listing's rows
-	 * read the id map's dense -> id array
-	 */
-	if (a->op == XXL_AN_NODE_TRIANGLES && rank_order(a) != XXL_OK)
-		return an_fail(a);
-	k->n = a->n = n;
-	if (a->op == XXL_AN_NODE_TRIANGLES)
-		idmap_free(env, &k->idm);
-	else
-		idmap_drop_table(env, &k->idm);
-	ooff = k->ooff;
-	for (uint64_t e = 0; e < m; e++)
-	{
-		const uint32_t *d = pvec_at(&k->ends, e);
-
-		if (e + PF_AHEAD < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-			__builtin_prefetch(&ooff[f[0] + 1]);
-			__builtin_prefetch(&ooff[f[1] + 1]);
-		}
-		if (d[0] != d[1])
-		{
-			ooff[d[0] + 1]++;
-			ooff[d[1] + 1]++;
-		}
-	}
-	/* degrees with repeats, then out-degrees */
-	dd = k->deg;
-	for (uint64_t x = 0; x < n; x++)
-		dd[x] = (uint32_t) k->ooff[x + 1];
-	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
-	for (uint64_t e = 0; e < m; e++)
-	{
-		uint32_t   *d = pvec_at(&k->ends, e);
-
-		if (e + PF_AHEAD < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-			__builtin_prefetch(&dd[f[0]]);
-			__builtin_prefetch(&dd[f[1]]);
-			__builtin_prefetch(&ooff[f[0] + 1]);
-			__builtin_prefetch(&ooff[f[1] + 1]);
-		}
-		if (d[0] != d[1])
-		{
-			uint32_t	x = d[0],
-						y = d[1];
-			/* (degree, node) as one key, and a mask: no branch to mispredict */
-			uint32_t	swap = -(uint32_t) ((((uint64_t) dd[x] << 32) | x) >
-										   (((uint64_t) dd[y] << 32) | y)),
-						lo = x ^ ((x ^ y) & swap);
-
-			d[0] = lo;
-			d[1] = x ^ y ^ lo;
-			ooff[lo + 1]++;
-		}
-	}
-	if (xxl_env_poll_n(env, m))
-		return an_fail(a);
-	/* dd becomes the out-degree, then the degree */
-	w = build_lists(a, k->ooff, &k->oadj, &k->oadj_bytes, true, dd);
-	if (w == UINT64_MAX)
-		return an_fail(a);
-	for (uint64_t x = 0; x < n; x++)
-		if (dd[x] > a->max_out)
-			a->max_out = dd[x];
-	for (uint64_t i = 0; i < w; i++)
-		dd[k->oadj[i]]++;
-	for (uint64_t x = 0; x < n; x++)
-		if (dd[x] > a->max_degree)
-			a->max_degree = dd[x];
-	a->links = 2 * w;
-	if (a->op == XXL_AN_TRIANGLES)
-	{
-		/* the listing's marks */
-		k->aux = an_alloc(a, n * sizeof(uint32_t), &k->aux_bytes);
-		if (k->aux == NULL)
-			return an_fail(a);
-		memset(k->aux, 0xff, k->aux_bytes);
-	}
-	return xxl_env_poll_n(env, m + n) ? an_fail(a) : XXL_OK;
-}
-
-/*
- * Triangles at v: v's out-neighbours marked in the thread's bitmap bm,
- * then for each out-neighbour u every out-neighbour x of u looked up in
- * it (no order needed, no branch but on a hit); counts (if any) get one
- * at each corner, atomically (threads share them).  Returns the
- * triangles, and the list entries looked up in *q; bm is left zero.
- */
-static uint64_t
-count_at(const an_mem *k, uint64_t v, uint64_t *bm, uint64_t *counts, uint64_t *q)
-{
-	const uint32_t *adj = k->oadj;
-	uint64_t	b = k->ooff[v],
-				e = k->ooff[v + 1],
-				t = 0;
-
-	for (uint64_t i = b; i < e; i++)
-		bm[adj[i] >> 6] |= UINT64_C(1) << (adj[i] & 63);
-	for (uint64_t i = b; i < e; i++)
-	{
-		uint32_t	u = adj[i];
-		uint64_t	r = k->ooff[u],
-					re = k->ooff[u + 1];
-
-		*q += re - r;
-		for (; r < re; r++)
-		{
-			uint32_t	x = adj[r];
-			uint64_t	hit = (bm[x >> 6] >> (x & 63)) & 1;
-
-			t += hit;
-			if (counts && hit)
-			{
-				__atomic_fetch_add(&counts[u], 1, __ATOMIC_RELAXED);
-				__atomic_fetch_add(&counts[x], 1, __ATOMIC_RELAXED);
-			}
-		}
-	}
-	for (uint64_t i = b; i < e; i++)
-		bm[adj[i] >> 6] = 0;
-	return t;
-}
-
-/* Count every triangle (and with counts, at each node): blocks of nodes on the threads. */
-static xxl_status
-count_all(xxl_an *a, uint64_t *counts)
-{
-	an_mem	   *k = a->mem;
-	uint64_t	t = 0,
-				q = 0;
-	int			threads = a->env.threads > 0 ? a->env.threads : 1;
-	const uint64_t block = 16384;
-
-	for (uint64_t from = 0; from < k->n; from += block)
-	{
-		uint64_t	to = from + block < k->n ? from + block : k->n,
-					bt = 0,
-					bq = 0;
-
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq)
-		for (uint64_t v = from; v < to; v++)
-		{
-			uint64_t	vq = 0,
-						vt;
-
-			/* the out-lists the next nodes will read (their heads are random) */
-			if (v + 2 < k->n)
-				for (uint64_t i = k->ooff[v + 2]; i < k->ooff[v + 3]; i++)
-					__builtin_prefetch(&k->ooff[k->oadj[i]]);
-			if (v + 1 < k->n)
-				for (uint64_t i = k->ooff[v + 1]; i < k->ooff[v + 2]; i++)
-					__builtin_prefetch(&k->oadj[k->ooff[k->oadj[i]]]);
-			vt = count_at(k, v, k->bits + (uint64_t) omp_get_thread_num() * k->bit_words,
-						  counts, &vq);
-
-			if (counts && vt)
-				__atomic_fetch_add(&counts[v], vt, __ATOMIC_RELAXED);
-			bt += vt;
-			bq += vq;
-		}
-		t += bt;
-		q += bq;
-		if (xxl_env_poll_n(&a->env, k->ooff[to] - k->ooff[from] + (to - from)))
-			return an_fail(a);
-	}
-	a->triangles = t;
-	a->queries = q;
-	return XXL_OK;
-}
-
-/* The listing: the next triangle of the forward pass, from where it stopped. */
-static int
-next_triangle(xxl_an *a, xxl_an_row *row)
-{
-	an_mem	   *k = a->mem;
-
-	for (; k->v < k->n; k->v++, k->i = 0, k->v_marked = false)
-	{
-		uint64_t	v = k->v,
-					b = k->ooff[v],
-					e = k->ooff[v + 1];
-
-		if (!k->v_marked)
-		{
-			for (uint64_t i = b; i < e; i++)
-				k->aux[k->oadj[i]] = (uint32_t) v;
-			k->v_marked = true;
-			k->i = b;
-			k->j = b < e ? k->ooff[k->oadj[b]] : 0;
-			if (xxl_env_poll_n(&a->env, e - b + 1))
-				return -1;
-		}
-		for (; k->i < e; k->i++, k->j = k->i < e ? k->ooff[k->oadj[k->i]] : 0)
-		{
-			uint32_t	u = k->oadj[k->i];
-
-			while (k->j < k->ooff[u + 1])
-			{
-				uint32_t	x = k->oadj[k->j++];
-
-				a->queries++;
-				if (k->aux[x] == v)
-				{
-					int64_t		t;
-
-					row->v[0] = idmap_id(&k->idm, v);
-					row->v[1] = idmap_id(&k->idm, u);
-					row->v[2] = idmap_id(&k->idm, x);
-					if (row->v[0] > row->v[1])
-						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
-					if (row->v[1] > row->v[2])
-						t = row->v[1], row->v[1] = row->v[2], row->v[2] = t;
-					if (row->v[0] > row->v[1])
-						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
-					a->triangles++;
-					return 1;
-				}
-			}
-		}
-	}
-	return 0;
 }
 
 /* Run and output --------------------------------------------------------------------- */
@@ -934,35 +612,9 @@ an_mem_run(xxl_an *a)
 	t0 = xxl_now_ns();
 	if (a->op == XXL_AN_PAGERANK)
 		return hand_over_links(a);
-	switch (a->op)
-	{
-		case XXL_AN_TRIANGLE_COUNT:
-		case XXL_AN_NODE_TRIANGLES:
-			if (build_oriented(a) != XXL_OK)
-				return an_fail(a);
-			a->build_ns = xxl_now_ns() - t0;
-			if (a->op == XXL_AN_NODE_TRIANGLES)
-			{
-				k->counts = an_alloc(a, k->n * sizeof(uint64_t), &k->counts_bytes);
-				if (k->counts == NULL)
-					return an_fail(a);
-				memset(k->counts, 0, k->counts_bytes);
-			}
-			t0 = xxl_now_ns();
-			if (count_all(a, k->counts) != XXL_OK)
-				return an_fail(a);
-			an_free(a, (void **) &k->bits, &k->bits_bytes);
-			a->compute_ns = xxl_now_ns() - t0;
-			return XXL_OK;
-		case XXL_AN_TRIANGLES:
-			if (build_oriented(a) != XXL_OK)
-				return an_fail(a);
-			an_free(a, (void **) &k->bits, &k->bits_bytes);
-			a->build_ns = xxl_now_ns() - t0;
-			return XXL_OK;
-		default:
-			break;
-	}
+	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
+		a->op == XXL_AN_NODE_TRIANGLES)
+		return an_mem_tri_run(a, t0);
 	if (build_csr(a) != XXL_OK)
 		return an_fail(a);
 	a->build_ns = xxl_now_ns() - t0;
@@ -988,19 +640,9 @@ an_mem_next(xxl_an *a, xxl_an_row *row)
 {
 	an_mem	   *k = a->mem;
 
-	switch (a->op)
-	{
-		case XXL_AN_TRIANGLES:
-			return next_triangle(a, row);
-		case XXL_AN_TRIANGLE_COUNT:
-			if (k->v > 0)
-				return 0;
-			k->v = 1;
-			row->v[0] = (int64_t) a->triangles;
-			return 1;
-		default:
-			break;
-	}
+	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
+		a->op == XXL_AN_NODE_TRIANGLES)
+		return an_mem_tri_next(a, row);
 	while (k->v < k->n)
 	{
 		uint64_t	v = k->v++;
@@ -1008,25 +650,6 @@ an_mem_next(xxl_an *a, xxl_an_row *row)
 					e;
 
 		row->v[0] = k->ids[v];
-		if (a->op == XXL_AN_NODE_TRIANGLES)
-		{
-			uint32_t	x = k->order[v];
-			uint64_t	d = k->deg[x],
-						t = k->counts[x];
-
-			/* (the next node's, whose dense id is random) */
-			if (v + PF_AHEAD < k->n)
-			{
-				__builtin_prefetch(&k->deg[k->order[v + PF_AHEAD]]);
-				__builtin_prefetch(&k->counts[k->order[v + PF_AHEAD]]);
-			}
-			if (xxl_env_poll(&a->env))
-				return -1;
-			row->v[1] = (int64_t) t;
-			row->v[2] = (int64_t) d;
-			row->x = d < 2 ? 0.0 : 2.0 * (double) t / ((double) d * (double) (d - 1));
-			return 1;
-		}
 		b = k->off[v];
 		e = k->off[v + 1];
 		if (xxl_env_poll_n(&a->env, e - b + 1))

@@ -1,0 +1,88 @@
+/*
+ * analytics_memory.h — the in-memory state of the undirected analytics
+ * (analytics_memory.c: numbering, adjacency arrays, MIS and coloring,
+ * PageRank's hand-over; analytics_memory_tri.c: triangles) and what the two
+ * files share.
+ */
+#ifndef XXL_GRAPH_ANALYTICS_MEMORY_H
+#define XXL_GRAPH_ANALYTICS_MEMORY_H
+
+#include "core/graph/analytics_internal.h"
+
+typedef struct an_mem
+{
+	idmap		idm;
+	pvec		ends;			/* (dense, dense) per edge, self loops included */
+	pvec		weights;		/* PageRank: per edge, once one is not 1 */
+	bool		weighted;
+	uint64_t	n;
+	int64_t    *ids;			/* rank -> id */
+	uint32_t   *off;			/* adjacency of rank r: adj[off[r] .. off[r + 1]) (< 2^32: see fits) */
+	uint32_t   *adj;
+	uint32_t   *ooff;			/* triangles: out-lists, the same way */
+	uint32_t   *oadj;
+	uint32_t   *aux;			/* triangles: marks; MIS: excluded; coloring: colors */
+	uint32_t   *stamp;			/* coloring: the colors seen, per color */
+	uint64_t   *counts;			/* node triangles, by dense id */
+	uint32_t   *order;			/* node triangles: rank -> dense id */
+	uint32_t   *deg;			/* triangles: every node's degree */
+	uint64_t   *bits;			/* triangles: a bitmap of the nodes per thread */
+	uint64_t	bit_words;		/* ... of this many words each */
+	size_t		ids_bytes,
+				off_bytes,
+				adj_bytes,
+				ooff_bytes,
+				oadj_bytes,
+				aux_bytes,
+				stamp_bytes,
+				counts_bytes,
+				order_bytes,
+				deg_bytes,
+				bits_bytes;
+	/* the output pass */
+	uint64_t	v,
+				i,
+				j;
+	bool		v_marked;
+} an_mem;
+
+#define ID_AHEAD 8
+/* Array entries ahead that the random-access passes prefetch. */
+#define PF_AHEAD 32
+
+/* Bitmaps of nodes (one per thread): set, test, and clear the word of x. */
+static inline void
+an_bit_set(uint64_t *bm, uint32_t x)
+{
+	bm[x >> 6] |= UINT64_C(1) << (x & 63);
+}
+
+static inline bool
+an_bit_has(const uint64_t *bm, uint32_t x)
+{
+	return (bm[x >> 6] >> (x & 63)) & 1;
+}
+
+static inline void
+an_bit_clear_word(uint64_t *bm, uint32_t x)
+{
+	bm[x >> 6] = 0;
+}
+
+/*
+ * The kept edges into lists by their ends' counts at off[x + 1]: every
+ * edge into both ends' lists, or (oriented) only into the list of its
+ * first end; the ends are freed, then the lists packed (len the lengths;
+ * oriented ones by k->bits, in no order).  Returns the entries,
+ * UINT64_MAX when out of budget.
+ */
+uint64_t	an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes,
+							   bool oriented, uint32_t *len);
+/* Rank the ids in id order, the edges left alone: k->ids rank -> id, k->order rank -> dense id. */
+xxl_status	an_mem_rank_order(xxl_an *a);
+
+/* analytics_memory_tri.c: the triangle operations once the edges are in (t0: when the build began). */
+xxl_status	an_mem_tri_run(xxl_an *a, uint64_t t0);
+int			an_mem_tri_next(xxl_an *a, xxl_an_row *row);
+
+#endif							/* XXL_GRAPH_ANALYTICS_MEMORY_H */
