@@ -280,8 +280,10 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 
 		if (dst == NULL)
 			put_failed(run);
-		for (; filled < room; filled++)
+		while (filled < room)
 		{
+			unsigned char *rec = dst + filled * run->record_size;
+
 			CHECK_FOR_INTERRUPTS();
 			if (tuples)
 			{
@@ -290,7 +292,7 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 				if (tuple == NULL)
 					break;
 				heap_deform_tuple(tuple, in_desc, values, isnull);
-				encode_fixed(run, values, isnull, dst + filled * run->record_size);
+				encode_fixed(run, values, isnull, rec);
 			}
 			else if (runs)
 			{
@@ -301,7 +303,7 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 					run_next = 0;
 				}
 				xxl_run_unpack(&run_rows, run_next++, run->max_in_attno, values, isnull);
-				encode_fixed(run, values, isnull, dst + filled * run->record_size);
+				encode_fixed(run, values, isnull, rec);
 			}
 			else
 			{
@@ -310,13 +312,11 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 				if (slot == NULL)
 					break;
 				slot_getsomeattrs(slot, run->max_in_attno);
-				encode_fixed(run, slot->tts_values, slot->tts_isnull,
-							 dst + filled * run->record_size);
+				encode_fixed(run, slot->tts_values, slot->tts_isnull, rec);
 			}
 			/* a key seen before: the slot is taken by the next row */
-			if (run->filter &&
-				xxl_key_filter_seen(run->filter, dst + filled * run->record_size, run->key_size))
-				filled--;
+			if (run->filter == NULL || !xxl_key_filter_seen(run->filter, rec, run->key_size))
+				filled++;
 		}
 		more = filled == room;
 		if (xxl_sorter_commit(run->sorter, filled) != XXL_OK)

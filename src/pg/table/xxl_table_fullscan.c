@@ -29,7 +29,6 @@
 #include "executor/executor.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
-#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
@@ -158,7 +157,6 @@ plan_full_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			   List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	List	   *cols = NIL;
 	ListCell   *lc;
 
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
@@ -175,10 +173,9 @@ plan_full_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 										   makeTargetEntry((Expr *) copyObject(v),
 														   list_length(cscan->custom_scan_tlist) + 1,
 														   NULL, false));
-		cols = lappend_int(cols, v->varattno);
 	}
 	cscan->scan.plan.targetlist = tlist != NIL ? tlist : copyObject(cscan->custom_scan_tlist);
-	cscan->custom_private = list_make1(cols);
+	cscan->custom_private = NIL;
 	cscan->methods = &full_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -189,17 +186,15 @@ static Node *
 create_full_state(CustomScan *cscan)
 {
 	FullScanState *st = palloc0(sizeof(FullScanState));
-	List	   *cols = linitial(cscan->custom_private);
 	ListCell   *lc;
 
 	NodeSetTag(st, T_CustomScanState);
 	st->css.flags = cscan->flags;
 	st->css.methods = &full_exec_methods;
-	st->ncols = list_length(cols);
-	st->cols = palloc(sizeof(AttrNumber) * Max(st->ncols, 1));
-	st->ncols = 0;
-	foreach(lc, cols)
-		st->cols[st->ncols++] = (AttrNumber) lfirst_int(lc);
+	/* the scan slot's columns: the table's columns its entries name */
+	st->cols = palloc(sizeof(AttrNumber) * Max(list_length(cscan->custom_scan_tlist), 1));
+	foreach(lc, cscan->custom_scan_tlist)
+		st->cols[st->ncols++] = castNode(Var, lfirst_node(TargetEntry, lc)->expr)->varattno;
 	return (Node *) st;
 }
 
