@@ -63,6 +63,14 @@ INSERT INTO tfs SELECT g, g FROM generate_series(1, 500) g;
 ROLLBACK;
 SELECT fs_same('SELECT a, b FROM tfs');
 SELECT count(*), sum(b) FROM tfs;
+-- against a heap table of the same rows (the node reads tfs here)
+CREATE TABLE tfs_heap (a bigint, b bigint);
+INSERT INTO tfs_heap SELECT g % 1000, g FROM generate_series(1, 20000) g WHERE g % 7 <> 0;
+INSERT INTO tfs_heap VALUES (NULL, 1), (5, NULL), (NULL, NULL);
+SELECT (SELECT count(*) FROM (SELECT a, b FROM tfs EXCEPT ALL SELECT a, b FROM tfs_heap) d) +
+       (SELECT count(*) FROM (SELECT a, b FROM tfs_heap EXCEPT ALL SELECT a, b FROM tfs) d)
+  AS differ_from_heap;
+DROP TABLE tfs_heap;
 
 -- types, NULLs, long and TOASTed values, dropped and added columns
 CREATE TABLE tfs_types (i2 smallint, i4 integer, i8 bigint, f8 double precision, n numeric,
