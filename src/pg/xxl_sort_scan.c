@@ -59,6 +59,7 @@
 #include "utils/typcache.h"
 #include "utils/varlena.h"
 
+#include "pg/xxl_custom_path.h"
 #include "pg/xxl_guc.h"
 #include "pg/xxl_operator.h"
 #include "pg/xxl_sort_scan.h"
@@ -190,15 +191,7 @@ sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 			return;
 	}
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = rel->rows;
+	cpath = xxl_custom_path(rel, &sort_path_methods);
 	/* the same work as the FunctionScan it replaces, less the tuplestore */
 	if (rel->pathlist != NIL)
 	{
@@ -207,10 +200,7 @@ sort_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 		cpath->path.startup_cost = fs->startup_cost;
 		cpath->path.total_cost = fs->total_cost;
 	}
-	cpath->path.pathkeys = NIL;
-	cpath->flags = 0;
 	cpath->custom_private = list_make2(makeInteger((int) form), fexpr);
-	cpath->methods = &sort_path_methods;
 
 	/*
 	 * The same rows in the same order, without the tuplestore: no reason to

@@ -37,6 +37,7 @@
 #include "utils/rel.h"
 
 #include "pg/table/xxl_table.h"
+#include "pg/xxl_custom_path.h"
 #include "pg/xxl_guc.h"
 
 #define SCAN_NAME "XxlFullScan"
@@ -113,35 +114,17 @@ static void
 full_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
 	CustomPath *cpath;
-	Path	   *seq = NULL;
-	ListCell   *lc;
+	Path	   *seq;
 
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
-	if (!wanted(root, rel, rti, rte))
+	if (!wanted(root, rel, rti, rte) || (seq = xxl_seqscan_path(rel)) == NULL)
 		return;
-	foreach(lc, rel->pathlist)
-		if (((Path *) lfirst(lc))->pathtype == T_SeqScan && ((Path *) lfirst(lc))->param_info == NULL)
-			seq = lfirst(lc);
-	if (seq == NULL)
-		return;
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = rel->rows;
+	cpath = xxl_custom_path(rel, &full_path_methods);
 	cpath->path.startup_cost = seq->startup_cost;
 	cpath->path.total_cost = seq->total_cost - 0.5 * cpu_tuple_cost * rel->tuples;
-	cpath->path.pathkeys = NIL;
 	/* a projection above it runs in it (through ExecScan), as a sequential scan's does */
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = NIL;
-	cpath->custom_private = NIL;
-	cpath->methods = &full_path_methods;
 	add_path(rel, &cpath->path);
 }
 

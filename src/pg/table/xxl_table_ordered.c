@@ -58,6 +58,7 @@
 #include "utils/typcache.h"
 
 #include "pg/table/xxl_table.h"
+#include "pg/xxl_custom_path.h"
 #include "pg/xxl_error.h"
 #include "pg/xxl_guc.h"
 #include "pg/xxl_operator.h"
@@ -325,16 +326,7 @@ static CustomPath *
 make_path(RelOptInfo *rel, Path *seq, List *pathkeys, double fraction, char *order_by,
 		  List *strategies, List *exprs)
 {
-	CustomPath *cpath = makeNode(CustomPath);
-
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = rel->rows;
+	CustomPath *cpath = xxl_custom_path(rel, &ordered_path_methods);
 
 	/*
 	 * A sequential scan's work (the part the bounds leave), a comparison per
@@ -345,12 +337,8 @@ make_path(RelOptInfo *rel, Path *seq, List *pathkeys, double fraction, char *ord
 		fraction * (seq->total_cost - seq->startup_cost + rel->tuples * 2 * cpu_operator_cost) +
 		(strategies ? 20 * random_page_cost : 0);
 	cpath->path.pathkeys = pathkeys;
-	cpath->flags = 0;
-	cpath->custom_private = list_make2(makeString(order_by), strategies);
-	cpath->custom_paths = NIL;
 	/* the bounds' value expressions travel in the private list too: copied by the plan */
-	cpath->custom_private = lappend(cpath->custom_private, exprs);
-	cpath->methods = &ordered_path_methods;
+	cpath->custom_private = list_make3(makeString(order_by), strategies, exprs);
 	return cpath;
 }
 
@@ -363,9 +351,8 @@ ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 	List	   *strategies = NIL,
 			   *exprs = NIL,
 			   *clauses = NIL;
-	Path	   *seq = NULL;
+	Path	   *seq;
 	double		fraction = 1.0;
-	ListCell   *lc;
 
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
@@ -387,10 +374,7 @@ ordered_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 	table_close(r, NoLock);
 	if (pathkeys == NIL && strategies == NIL)
 		return;
-	foreach(lc, rel->pathlist)
-		if (((Path *) lfirst(lc))->pathtype == T_SeqScan)
-			seq = lfirst(lc);
-	if (seq == NULL)
+	if ((seq = xxl_seqscan_path(rel)) == NULL)
 		return;
 	if (clauses != NIL)
 		fraction = clauselist_selectivity(root, clauses, rel->relid, JOIN_INNER, NULL);
