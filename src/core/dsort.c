@@ -482,6 +482,7 @@ xxl_dsort_stats_get(const xxl_dsort *s, xxl_dsort_stats *st)
 	}
 	st->overflows = s->overflows;
 	st->short_keys = s->short_keys;
+	st->helped_parts = s->helped_parts;
 	st->async = s->p.pipe_batch > 0;
 	st->sorted_ahead = s->p.areas == 3;
 	st->pipe_wait_ns = s->wait_ns + (s->pipe ? xxl_pipe_wait_ns(s->pipe) : 0);

@@ -71,62 +71,147 @@ ds_end_overflow(xxl_dsort *s)
 }
 
 /*
- * Sort a bucket of n records loaded into a; the result goes to out.  Runs on
- * the caller's thread or on the worker sorting ahead: it touches nothing of
- * the sort but its shape.  Keys of more than 8 bytes whose varying bits fit 64 are sorted as 8-byte
- * keys: the bits after the prefix all keys of the bucket share.  (Sorting
- * buckets where up to 72 bits vary on the top 64 and settling ties by the
- * last byte was tried: no fewer instructions than the byte-wise path.)
+ * Sorting one bucket of n records loaded into a, the result going to out:
+ * one pass distributes the records into out on the first key byte that
+ * varies, and the up to 256 parts that leaves are sorted in place, a's
+ * same offsets being their scratch.  The parts are independent, so the
+ * worker sorting ahead and a caller that would otherwise wait for it take
+ * them from one counter (ds_job_work).  Keys of more than 8 bytes whose
+ * varying bits fit 64 are sorted as 8-byte keys: the bits after the prefix
+ * all keys of the bucket share, put back part by part once sorted.
+ * (Sorting buckets where up to 72 bits vary on the top 64 and settling ties
+ * by the last byte was tried: no fewer instructions than the byte-wise
+ * path.)  A job touches nothing of the sort but its shape.
  */
-static void
-sort_bucket(const xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a, unsigned char *out,
-			uint64_t *short_keys)
+#define JOB_PARTS 256
+
+typedef struct ds_job
 {
-	size_t		ks = s->ks;
+	const xxl_dsort *s;
+	unsigned char *out,
+			   *scratch;
+	size_t		ks;				/* bytes sorted on: s->ks, or 8 for short keys */
+	size_t		depth;			/* the byte the first pass distributed on */
+	size_t		start[JOB_PARTS + 1];
+	bool		short_key;
+	int			common;			/* short keys: the bits every key shares */
+	unsigned __int128 prefix;
+	int			next;			/* the next part to take (atomic) */
+} ds_job;
+
+/* Short keys: the varying bits to the top 8 bytes of records [lo, hi) of a. */
+static void
+job_shorten(const ds_job *j, unsigned char *a, size_t lo, size_t hi)
+{
+	size_t		rec = j->s->rec;
+
+	for (size_t i = lo; i < hi; i++)
+	{
+		unsigned char *p = a + i * rec;
+		dkey		k = key_of_rec(p, j->s->ks, rec);
+		unsigned __int128 v = (((unsigned __int128) k.hi << 64) | k.lo) << j->common;
+		uint64_t	c = __builtin_bswap64((uint64_t) (v >> 64));
+
+		memcpy(p, &c, 8);
+	}
+}
+
+/* ... and back: bytes 8.. of the key were not touched, records moved whole. */
+static void
+job_restore(const ds_job *j, unsigned char *a, size_t lo, size_t hi)
+{
+	size_t		rec = j->s->rec;
+
+	for (size_t i = lo; i < hi; i++)
+	{
+		unsigned char *p = a + i * rec;
+		uint64_t	c;
+		unsigned __int128 v;
+
+		memcpy(&c, p, 8);
+		v = j->prefix | (((unsigned __int128) __builtin_bswap64(c) << 64) >> j->common);
+		c = __builtin_bswap64((uint64_t) (v >> 64));
+		memcpy(p, &c, 8);
+	}
+}
+
+/*
+ * The first pass.  Returns false when it finished the bucket (all keys
+ * equal: out is a copy of a), true when parts are left for ds_job_work.
+ */
+static bool
+job_start(ds_job *j, const xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a,
+		  unsigned char *out, uint64_t *short_keys)
+{
 	unsigned __int128 lo = ((unsigned __int128) b->min.hi << 64) | b->min.lo,
 				hi = ((unsigned __int128) b->max.hi << 64) | b->max.lo,
 				diff = lo ^ hi;
 	int			common = diff == 0 ? 128 : (uint64_t) (diff >> 64) ? __builtin_clzll((uint64_t) (diff >> 64))
 		: 64 + __builtin_clzll((uint64_t) diff);
-	int			varying = 8 * (int) ks - common;
+	int			varying = 8 * (int) s->ks - common;
 
-	if (ks <= 8 || varying > 64)
-	{
-		xxl_radix_sort_fixed((char *) a, (char *) out, n, s->rec, ks, 1, true);
-		return;
-	}
-	if (varying <= 0)
+	j->s = s;
+	j->out = out;
+	j->scratch = a;
+	j->ks = s->ks;
+	j->short_key = s->ks > 8 && varying > 0 && varying <= 64;
+	__atomic_store_n(&j->next, 0, __ATOMIC_RELAXED);
+	if (s->ks > 8 && varying <= 0)
 	{
 		memcpy(out, a, n * s->rec);	/* one key: in input order already */
-		return;
+		return false;
 	}
-	(*short_keys)++;
+	if (j->short_key)
 	{
-		unsigned __int128 prefix = common == 0 ? 0 : lo >> (128 - common) << (128 - common);
-
-		for (size_t i = 0; i < n; i++)
-		{
-			unsigned char *p = a + i * s->rec;
-			dkey		k = key_of_rec(p, ks, s->rec);
-			unsigned __int128 v = (((unsigned __int128) k.hi << 64) | k.lo) << common;
-			uint64_t	c = __builtin_bswap64((uint64_t) (v >> 64));
-
-			memcpy(p, &c, 8);
-		}
-		xxl_radix_sort_fixed((char *) a, (char *) out, n, s->rec, 8, 1, true);
-		for (size_t i = 0; i < n; i++)
-		{
-			unsigned char *p = out + i * s->rec;
-			uint64_t	c;
-			unsigned __int128 v;
-
-			memcpy(&c, p, 8);
-			v = prefix | (((unsigned __int128) __builtin_bswap64(c) << 64) >> common);
-			c = __builtin_bswap64((uint64_t) (v >> 64));
-			/* bytes 8.. of the key were not touched: records move whole */
-			memcpy(p, &c, 8);
-		}
+		(*short_keys)++;
+		j->ks = 8;
+		j->common = common;
+		j->prefix = common == 0 ? 0 : lo >> (128 - common) << (128 - common);
+		job_shorten(j, a, 0, n);
 	}
+	j->depth = xxl_radix_distribute_fixed((char *) a, (char *) out, n, s->rec, j->ks, 1, j->start);
+	if (j->depth < j->ks)
+		return true;
+	memcpy(out, a, n * s->rec);
+	if (j->short_key)
+		job_restore(j, out, 0, n);
+	return false;
+}
+
+/* Sort parts of a started job until none is left; the number this thread finished. */
+static int
+ds_job_work(ds_job *j)
+{
+	size_t		rec = j->s->rec;
+	int			mine = 0;
+	int			k;
+
+	while ((k = __atomic_fetch_add(&j->next, 1, __ATOMIC_ACQ_REL)) < JOB_PARTS)
+	{
+		size_t		lo = j->start[k],
+					hi = j->start[k + 1];
+
+		if (hi > lo)
+		{
+			xxl_radix_sort_bucket((char *) j->out + lo * rec, (char *) j->scratch + lo * rec, hi - lo,
+								  rec, j->ks, j->depth);
+			if (j->short_key)
+				job_restore(j, j->out, lo, hi);
+		}
+		mine++;
+	}
+	return mine;
+}
+
+/* A whole bucket on the calling thread. */
+static void
+sort_bucket(const xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a, unsigned char *out,
+			uint64_t *short_keys)
+{
+	ds_job		j;
+
+	if (job_start(&j, s, b, n, a, out, short_keys))
+		ds_job_work(&j);
 }
 
 /*
@@ -205,7 +290,8 @@ struct ds_ahead
 	pthread_t	thread;
 	bool		running;
 	pthread_mutex_t mu;
-	pthread_cond_t to_worker;	/* a slot was given back, or stop */
+	pthread_cond_t to_worker;	/* a slot was given back, a caller stopped
+								 * helping, or stop */
 	pthread_cond_t to_caller;	/* a bucket is sorted, or the worker ended */
 	/* under mu */
 	int			ready;			/* sorted buckets not given back (0..2) */
@@ -215,6 +301,9 @@ struct ds_ahead
 				ended;
 	xxl_status	status;
 	xxl_error	err;
+	bool		job_open;		/* job has parts the caller may take */
+	int			helpers;		/* callers sorting parts of job */
+	ds_job		job;			/* the bucket being sorted (its counters are atomic) */
 	/* the worker's */
 	size_t		from;
 	unsigned char *load,
@@ -248,8 +337,28 @@ ahead_worker(void *arg)
 		pthread_mutex_unlock(&a->mu);
 		if (stop || (rc = load_bucket(s, &s->bd, b, a->load, a->rbuf, &e)) != XXL_OK)
 			break;
-		sort_bucket(s, b, (size_t) b->count, a->load, a->out[w], &a->short_keys);
+		if (job_start(&a->job, s, b, (size_t) b->count, a->load, a->out[w], &a->short_keys))
+		{
+			pthread_mutex_lock(&a->mu);
+			a->job_open = true;
+			pthread_cond_signal(&a->to_caller);
+			/* (tests: every part is left to the caller) */
+			while (s->cfg.test_caller_sorts && !a->stop &&
+				   (__atomic_load_n(&a->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS || a->helpers > 0))
+				pthread_cond_wait(&a->to_worker, &a->mu);
+			pthread_mutex_unlock(&a->mu);
+			ds_job_work(&a->job);
+		}
 		pthread_mutex_lock(&a->mu);
+		/* no part is left to take: wait for the ones the caller took */
+		a->job_open = false;
+		while (a->helpers > 0)
+			pthread_cond_wait(&a->to_worker, &a->mu);
+		if (a->stop)
+		{
+			pthread_mutex_unlock(&a->mu);
+			break;
+		}
 		a->bucket[w] = j;
 		a->ready++;
 		pthread_cond_signal(&a->to_caller);
@@ -287,7 +396,7 @@ ds_ahead_start(xxl_dsort *s, size_t from)
 			return s->part.err.code;
 	}
 	a->ready = a->head = 0;
-	a->stop = a->ended = false;
+	a->stop = a->ended = a->job_open = false;
 	a->status = XXL_OK;
 	a->from = from;
 	a->out[0] = s->area;
@@ -329,7 +438,20 @@ ahead_take(xxl_dsort *s, size_t j)
 		uint64_t	t0 = xxl_now_ns();
 
 		while (a->ready == 0 && !a->ended)
+		{
+			if (a->job_open && __atomic_load_n(&a->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS)
+			{
+				/* rather than wait, sort parts of the bucket the worker is on */
+				a->helpers++;
+				pthread_mutex_unlock(&a->mu);
+				s->helped_parts += ds_job_work(&a->job);
+				pthread_mutex_lock(&a->mu);
+				if (--a->helpers == 0)
+					pthread_cond_signal(&a->to_worker);
+				continue;
+			}
 			pthread_cond_wait(&a->to_caller, &a->mu);
+		}
 		s->wait_ns += xxl_now_ns() - t0;
 	}
 	if (a->ready > 0 && a->bucket[a->head] == j)

@@ -122,6 +122,9 @@ typedef struct dcase
 
 static void run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async);
 
+/* dsort_caller_helps: the worker sorting ahead leaves every bucket's parts to the caller */
+static bool caller_sorts;
+
 static void
 run(const dcase *c, shape sh, int oversample)
 {
@@ -185,6 +188,7 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	cfg.output_memory = c->output_memory;
 	cfg.presampled = presampled;
 	cfg.async = async;
+	cfg.test_caller_sorts = caller_sorts;
 	if (sh == ADVERSARIAL)
 		stride = c->n / ((c->n * rec * 4) / c->memory + 1) / (oversample ? oversample : 32);
 	if (stride == 0)
@@ -289,6 +293,11 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * MB);
 	/* an asynchronous sort also sorts ahead where its areas fit */
 	CHECK_EQ(st.sorted_ahead, st.async);
+	/* the caller sorted parts of buckets only for a worker sorting ahead */
+	if (!st.sorted_ahead)
+		CHECK_EQ(st.helped_parts, 0);
+	else if (caller_sorts && sh != CONSTANT && sh != FEW)	/* (few keys: no normal bucket to sort) */
+		CHECK_MSG(st.helped_parts > 0, "%s ks %zu: the caller sorted no part", shape_names[sh], c->ks);
 	CHECK_EQ(st.records, c->n);
 	CHECK_LE(st.memory_peak, st.memory_limit);
 	if (c->external)
@@ -468,6 +477,30 @@ XT_TEST(dsort_async)
 		for (int pre = 0; pre < 2; pre++)
 			for (int sh = 0; sh < ADVERSARIAL; sh += 2)
 				run_mode(&cases[k], (shape) sh, 0, pre, true);
+}
+
+/*
+ * The caller, instead of waiting for the bucket the worker sorts ahead, sorts
+ * parts of it; here it sorts every part (the worker leaves them to it), with
+ * keys of 8 bytes, short keys (9..16 bytes whose varying bits fit 64) and
+ * long ones, and around an overfull bucket, where the worker stops and
+ * starts again.
+ */
+XT_TEST(dsort_caller_helps)
+{
+	static const dcase cases[] = {
+		{8, 5, 1500000, 5 * MB, true, 0},
+		{12, 5, 1200000, 5 * MB, true, 0},
+		{16, 6, 1000000, 6 * MB, true, 2 * MB},
+	};
+	dcase		over = {8, 5, 1500000, 5 * MB, true, 0};
+
+	caller_sorts = true;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (int sh = 0; sh < ADVERSARIAL; sh++)
+			run_mode(&cases[k], (shape) sh, 0, k == 1, true);
+	run_mode(&over, ADVERSARIAL, 1, false, true);
+	caller_sorts = false;
 }
 
 /*
