@@ -322,7 +322,8 @@ typedef struct triple_reader
 				k,
 				kk,
 				i,
-				v;
+				c1,				/* T[i+1], T[i+2] of the triple handed out next */
+				c2;
 } triple_reader;
 
 static xxl_status
@@ -334,19 +335,14 @@ triple_reader_open(dc3_level *lv, triple_reader *tr)
 	tr->kk = tr->k * tr->k;
 	if (char_reader_open(lv, &tr->cr, false) != XXL_OK)
 		return lv->tsp->env->err.code;
-	for (uint64_t i = 0; i < 2 && i < tr->n; i++)
-	{
-		uint64_t	c;
-
-		if (char_reader_next(&tr->cr, &c) != XXL_OK)
-			return lv->tsp->env->err.code;
-		tr->v = tr->v * tr->k + c;
-	}
-	tr->v *= tr->n >= 2 ? tr->k : tr->kk;
+	if (tr->n > 0 && char_reader_next(&tr->cr, &tr->c1) != XXL_OK)
+		return lv->tsp->env->err.code;
+	if (tr->n > 1 && char_reader_next(&tr->cr, &tr->c2) != XXL_OK)
+		return lv->tsp->env->err.code;
 	return XXL_OK;
 }
 
-/* The triple at the next position (n calls in all). */
+/* The triple at the next position (n calls in all); the window slides without a division. */
 static inline xxl_status
 triple_reader_next(triple_reader *tr, uint64_t *triple)
 {
@@ -355,9 +351,9 @@ triple_reader_next(triple_reader *tr, uint64_t *triple)
 
 	if (tr->i + 2 < tr->n)
 		rc = char_reader_next(&tr->cr, &c);
-	tr->v += c;
-	*triple = tr->v;
-	tr->v = (tr->v % tr->kk) * tr->k;
+	*triple = tr->c1 * tr->kk + tr->c2 * tr->k + c;
+	tr->c1 = tr->c2;
+	tr->c2 = c;
 	tr->i++;
 	return rc;
 }
