@@ -235,6 +235,7 @@ sa_collect(const XxlTextCore *c, const xxl_sa_stats *s, XxlStats *st)
 	xxl_stats_detail(st, "spool_bytes", UINT64_FORMAT, s->spool_bytes);
 	xxl_stats_detail(st, "sorter_block_max", "%zu", s->sorter_block_max);
 	xxl_stats_detail(st, "build_ms", "%.1f", s->build_ns / 1e6);
+	xxl_stats_detail(st, "merge_slots", "%d", s->merge_slots);
 	if (c->mode == XXL_SA_BWT && c->built && c->sa)
 		xxl_stats_detail(st, "primary_index", UINT64_FORMAT, xxl_sa_bwt_primary(c->sa));
 	/* per level: characters and I/O bytes (0: solved in memory) */

@@ -863,6 +863,7 @@ XT_TEST(sa_merge_on_worker)
 	CHECK_STATUS(b.rc, XXL_OK);
 	CHECK(!ref.st.merge_async);
 	CHECK(b.st.merge_async);
+	CHECK(b.st.merge_slots >= 2);
 	CHECK_EQ(b.count, n);
 	{
 		uint64_t   *oracle = naive_sa(t, n);

@@ -248,6 +248,7 @@ struct xxl_sa
 				out_at;
 	struct sa_merger *merger;	/* the top level's merge on a worker */
 	bool		merge_async;	/* ... was started */
+	int			merge_slots;	/* ... with a ring of this many batches */
 	/* BWT */
 	xxl_spool		bwt;
 	xxl_spool_reader bwt_rd;

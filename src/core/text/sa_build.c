@@ -318,6 +318,7 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 	st->sorter_block_max = env->largest_block;
 	st->build_ns = sa->build_ns;
 	st->merge_async = sa->merge_async;
+	st->merge_slots = sa->merge_slots;
 }
 
 void

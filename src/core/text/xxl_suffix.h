@@ -113,6 +113,7 @@ typedef struct xxl_sa_stats
 	uint64_t	build_ns;
 	bool		merge_async;	/* the top level's merge ran on a worker while
 								 * the caller took the positions */
+	int			merge_slots;	/* ... into a ring of this many batches */
 	xxl_sa_level_stats level[XXL_SA_MAX_LEVELS];
 } xxl_sa_stats;
 
