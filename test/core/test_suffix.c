@@ -14,6 +14,8 @@
  * ran, the budget must hold, and the spill directories must be empty after
  * every test (the framework checks).
  */
+#include <limits.h>
+
 #include "xxl_test.h"
 
 #include "core/text/xxl_suffix.h"
@@ -853,6 +855,7 @@ XT_TEST(sa_merge_on_worker)
 	built		ref,
 				b;
 	uint64_t	where = 0;
+	int			polls;
 
 	cfg.res.threads = 1;
 	cfg.with_prev = true;
@@ -864,6 +867,14 @@ XT_TEST(sa_merge_on_worker)
 	CHECK(!ref.st.merge_async);
 	CHECK(b.st.merge_async);
 	CHECK(b.st.merge_slots >= 2);
+	/* the levels below merge on a worker too, the parent filling its ISA */
+	CHECK(b.st.levels >= 3);
+	for (int l = 0; l < b.st.levels; l++)
+	{
+		CHECK_EQ(ref.st.level[l].merge_slots, 0);
+		if (!b.st.level[l].internal)
+			CHECK_MSG(b.st.level[l].merge_slots >= 2, "level %d merged on the caller", l);
+	}
 	CHECK_EQ(b.count, n);
 	{
 		uint64_t   *oracle = naive_sa(t, n);
@@ -904,6 +915,68 @@ XT_TEST(sa_merge_on_worker)
 			CHECK(k < n);
 		}
 		/* stop == 1: destroyed halfway, the worker still merging */
+		xxl_sa_destroy(sa);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+
+	/*
+	 * Failures and cancels during the build, where levels below the top
+	 * merge on a worker while their parent fills ISA: a write failing (in
+	 * the parent's ISA or in the child's sorts), a cancel at many points.
+	 */
+	cfg.with_prev = false;
+	{
+		/* the build's own polls (the merger's waits may add some: a margin) */
+		xxl_error	err = {0};
+		xxl_sa	   *sa;
+
+		cfg.res.cancel = cancel_hook;
+		cancel_after = INT_MAX;
+		sa = xxl_sa_create(&cfg, &err);
+		REQUIRE(sa != NULL);
+		CHECK_STATUS(xxl_sa_put(sa, t, n), XXL_OK);
+		CHECK_STATUS(xxl_sa_build(sa), XXL_OK);
+		polls = INT_MAX - cancel_after;
+		xxl_sa_destroy(sa);
+	}
+	{
+		/* at 16n bytes the levels spill, and their merges still run on a worker */
+		xxl_sa_config small = cfg;
+
+		small.res.cancel = NULL;
+		small.res.memory = n * 16;
+		b = run_sa(&small, t, n, 0);
+		CHECK_STATUS(b.rc, XXL_OK);
+		CHECK(b.st.bytes_written > 0 || b.st.level[0].io_bytes > 0);
+		CHECK(b.st.levels >= 2 && b.st.level[1].merge_slots >= 2);
+		free(b.sa), free(b.prev);
+	}
+	for (int k = 0; k < 12; k++)
+	{
+		xxl_error	err = {0};
+		xxl_sa	   *sa;
+		xxl_status	rc;
+
+		/*
+		 * canceled at an eighth, ... three quarters of the build's polls; a
+		 * write failing once a sort's or permutation's disks took n/10
+		 * bytes, 2n/10, ... 32n/10
+		 */
+		cfg.res.cancel = k < 6 ? cancel_hook : NULL;
+		cancel_after = polls * (k + 1) / 8;
+		cfg.res.disk.fail_write_after = k < 6 ? 0 : (n / 10) << (k - 6);
+		/* writes go to disk at a small budget, where the mergers' rings still fit */
+		cfg.res.memory = k < 6 ? 64 * MB : n * 16;
+		sa = xxl_sa_create(&cfg, &err);
+		REQUIRE(sa != NULL);
+		rc = xxl_sa_put(sa, t, n);
+		if (rc == XXL_OK)
+			rc = xxl_sa_build(sa);
+		if (k < 6)
+			CHECK_STATUS(rc, XXL_ECANCELED);
+		else
+			CHECK_MSG(rc == XXL_ENOSPC || rc == XXL_EIO, "write failure after %llu bytes: %s",
+					  (unsigned long long) cfg.res.disk.fail_write_after, xxl_sa_error(sa)->message);
 		xxl_sa_destroy(sa);
 		CHECK_EQ(xt_spill_files(), 0);
 	}

@@ -443,9 +443,10 @@ xxl_status	dc3_level_build(xxl_sa *sa, dc3_level *lv);
 /* dc3_merge.c: step 5, pulled by the consumer; the top level's merger thread */
 int64_t		dc3_level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);
 void		dc3_level_free(xxl_sa *sa, dc3_level *lv);
-bool		dc3_merger_start(xxl_sa *sa);
+bool		dc3_merger_start(xxl_sa *sa, dc3_level *lv);
 int64_t		dc3_merger_next(xxl_sa *sa);
 void		dc3_merger_stop(xxl_sa *sa);
+void		dc3_merger_abandon(xxl_sa *sa);
 
 /* sa_build.c: the builder's state machine */
 xxl_status	dc3_fail(xxl_sa *sa);

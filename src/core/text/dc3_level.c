@@ -505,6 +505,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 				out[OUT_BATCH];
 	int64_t		got;
 	xxl_status	rc;
+	bool		merger;
 
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "DC3: recursion deeper than %d levels",
@@ -532,15 +533,42 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	if (s0_ranks_alloc(sa, lv) != XXL_OK ||
 		xxl_env_scat_open(env, &lv->isa, share_scatter_a(lv), lv->rw, lv->n12) != XXL_OK)
 		return env->err.code;
-	while ((got = dc3_level_fill(sa, child, out, NULL, OUT_BATCH)) > 0)
+
+	/*
+	 * The child's merge runs on a worker where the budget has room for its
+	 * ring, this thread filling ISA meanwhile: merging and filling each took
+	 * about half of this thread's time (100 MiB at n/8: 16.7 -> 15.9 s, the
+	 * build).
+	 */
+	merger = dc3_merger_start(sa, child);
+	for (;;)
+	{
+		const uint64_t *batch = out;
+
+		if (merger)
+		{
+			got = dc3_merger_next(sa);
+			batch = sa->cur_pos;
+		}
+		else
+			got = dc3_level_fill(sa, child, out, NULL, OUT_BATCH);
+		if (got <= 0)
+			break;
 		for (int64_t x = 0; x < got; x++)
 		{
-			k = out[x];
+			k = batch[x];
 			s0_sample_rank(lv, k, j + 1);
 			put_be(xxl_env_scat_room(&lv->isa), ++j, lv->rw);
 			if (xxl_env_scat_push(env, &lv->isa, text_index_of_r(lv, k)) != XXL_OK)
+			{
+				if (merger)
+					dc3_merger_abandon(sa);
 				return env->err.code;
+			}
 		}
+	}
+	if (merger)
+		dc3_merger_stop(sa);	/* it has ended: its errors are in env */
 	if (got < 0)
 		return env->err.code;
 	if (j != lv->n12)

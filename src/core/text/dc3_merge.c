@@ -181,20 +181,23 @@ dc3_level_free(xxl_sa *sa, dc3_level *lv)
 }
 
 /*
- * The top level's merge on a worker (external builds of positions with more
- * than one thread): it fills batches of positions into a ring of slots while
- * the caller hands them out — the host writes its rows meanwhile, which in
- * SQL cost as much as the merge.  Each side stalls now and then (the worker
- * sorting a bucket of S0, the host in a write), so the ring takes up to 16
- * slots (2 MB) where the budget has them: in SQL, 100 MiB at n/8, the
- * output phase took 3.3-3.6 s with 2 slots, 3.0 with 4, 2.5 with 8 and 2.3
- * with 16.  The worker runs level_fill alone: the
- * level's sorts and scatters are its own from then on, it records errors in
- * the environment (read by the caller only once the worker has ended), and
- * its cancel polls see only the environment's stop flag, which the caller
- * sets when the host asks to stop (xxl_env_host_stop) — polled at every
- * batch and while it waits for one.  The slots are charged to the budget; where they do
- * not fit, the caller merges as before.
+ * A level's merge on a worker (external levels, more than one thread; at the
+ * top only when building positions): it fills batches of positions into a
+ * ring of slots while the caller takes them — the host writing its rows at
+ * the top, which in SQL cost as much as the merge, the parent filling its
+ * ISA below.  Each side stalls now and then (the worker sorting a bucket of
+ * S0, the host in a write), so the ring takes up to 16 slots (2 MB) where
+ * the budget has them: in SQL, 100 MiB at n/8, the output phase took
+ * 3.3-3.6 s with 2 slots, 3.0 with 4, 2.5 with 8 and 2.3 with 16.  One
+ * merger runs at a time (a child's merge ends before its parent's starts).
+ * The worker runs level_fill alone: the level's sorts and scatters are its
+ * own from then on, it records errors in the environment (read by the
+ * caller only once the worker has ended; a caller that fails first keeps
+ * its own, dc3_merger_abandon), and its cancel polls see only the
+ * environment's stop flag, which the caller sets when the host asks to stop
+ * (xxl_env_host_stop) — polled at every batch and while it waits for one.
+ * The slots are charged to the budget; where they do not fit, the caller
+ * merges.
  */
 #define MERGER_BATCH 16384
 #define MERGER_SLOTS_MIN 2
@@ -212,6 +215,7 @@ typedef struct sa_merger
 	bool		stop;
 	bool		holding;		/* the caller hands out slot head */
 	bool		ended;			/* the last batch (0 or an error) was taken */
+	dc3_level  *lv;				/* the level merged */
 	int			slots;			/* in the ring */
 	int64_t		got[MERGER_SLOTS_MAX];
 	uint64_t   *pos[MERGER_SLOTS_MAX];
@@ -238,7 +242,7 @@ merger_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&m->mu);
-		got = dc3_level_fill(sa, sa->top, m->pos[w], m->prev[w], MERGER_BATCH);
+		got = dc3_level_fill(sa, m->lv, m->pos[w], m->prev[w], MERGER_BATCH);
 		pthread_mutex_lock(&m->mu);
 		m->got[w] = got;
 		m->ready++;
@@ -252,18 +256,18 @@ merger_main(void *arg)
 
 /* Start the worker where it pays and fits; false: the caller merges. */
 bool
-dc3_merger_start(xxl_sa *sa)
+dc3_merger_start(xxl_sa *sa, dc3_level *lv)
 {
 	xxl_env   *env = &sa->env;
 	sa_merger  *m;
-	size_t		slot = MERGER_BATCH * (sizeof(uint64_t) + (sa->top->prev ? sizeof(int) : 0)),
+	size_t		slot = MERGER_BATCH * (sizeof(uint64_t) + (lv->prev ? sizeof(int) : 0)),
 				avail = xxl_budget_available(&env->budget);
 	int			slots = MERGER_SLOTS_MAX;
 	unsigned char *mem;
 
 	while (slots > MERGER_SLOTS_MIN && xxl_budget_charge(slots * slot) + xxl_env_slack(env) > avail)
 		slots /= 2;
-	if (env->threads < 2 || sa->top->internal || sa->cfg.mode != XXL_SA_POSITIONS ||
+	if (env->threads < 2 || lv->internal || (lv == sa->top && sa->cfg.mode != XXL_SA_POSITIONS) ||
 		xxl_budget_charge(slots * slot) + xxl_env_slack(env) > avail)
 		return false;
 	m = xxl_calloc_aligned(sizeof(*m));
@@ -285,11 +289,12 @@ dc3_merger_start(xxl_sa *sa)
 	for (int w = 0; w < slots; w++)
 	{
 		m->pos[w] = (uint64_t *) (mem + w * slot);
-		m->prev[w] = sa->top->prev ? (int *) (mem + w * slot + MERGER_BATCH * sizeof(uint64_t)) : NULL;
+		m->prev[w] = lv->prev ? (int *) (mem + w * slot + MERGER_BATCH * sizeof(uint64_t)) : NULL;
 	}
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_cond_init(&m->to_worker, NULL);
 	pthread_cond_init(&m->to_caller, NULL);
+	m->lv = lv;
 	sa->merger = m;
 	if (xxl_thread_start(&m->thread, merger_main, sa) != 0)
 	{
@@ -301,8 +306,12 @@ dc3_merger_start(xxl_sa *sa)
 		sa->merger = NULL;
 		return false;
 	}
-	sa->merge_async = true;
-	sa->merge_slots = slots;
+	sa->lstats[lv->depth].merge_slots = slots;
+	if (lv == sa->top)
+	{
+		sa->merge_async = true;
+		sa->merge_slots = slots;
+	}
 	return true;
 }
 
@@ -347,6 +356,19 @@ dc3_merger_next(xxl_sa *sa)
 		m->ended = true;
 	pthread_mutex_unlock(&m->mu);
 	return got;
+}
+
+/*
+ * The consumer failed while the worker merges: stop the worker, the
+ * consumer's error (already in the environment) staying the one reported.
+ */
+void
+dc3_merger_abandon(xxl_sa *sa)
+{
+	xxl_error	mine = sa->env.err;
+
+	dc3_merger_stop(sa);
+	sa->env.err = mine;
 }
 
 /* Stop the worker (after the batch it fills) and give its slots back. */

@@ -220,7 +220,7 @@ xxl_sa_build(xxl_sa *sa)
 		return dc3_fail(sa);
 	sa->build_ns = xxl_now_ns() - sa->t_build;
 	sa->phase = SA_OUTPUT;
-	dc3_merger_start(sa);
+	dc3_merger_start(sa, sa->top);
 	return XXL_OK;
 }
 

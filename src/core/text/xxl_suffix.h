@@ -80,6 +80,9 @@ typedef struct xxl_sa_level_stats
 								 * of all triples, not sorted */
 	bool		s0_presampled;	/* external: the mod-0 tuples' sort had its
 								 * sample before its input (not staged) */
+	int			merge_slots;	/* external: its merge ran on a worker, handing
+								 * positions over through a ring of this many
+								 * batches (0: on the consumer's thread) */
 	uint64_t	overfull_buckets;	/* buckets of its distribution sorts that
 									 * sampling noise overfilled */
 	uint64_t	sorted_bytes;	/* record bytes pushed into this level's sorters */
