@@ -87,6 +87,7 @@ struct xxl_dsort
 				ks;
 	ds_plan		p;
 	xxl_pipe   *pipe;			/* asynchronous: the worker takes the records */
+	bool		tagged;			/* ... each after its bucket (caller_buckets) */
 	uint64_t	wait_ns;		/* the caller waited for the worker */
 	uint64_t	overflows;
 	uint64_t	short_keys;
@@ -287,17 +288,21 @@ bucket_of(const xxl_dsort *s, dkey k)
 	return 2 * lo + (lo < s->nsp && s->heavy[lo] && key_eq(s->sp[lo], k) ? 1 : 0);
 }
 
-/* One record into its bucket (the per-record path: inline). */
+/* Bytes of the bucket a tagged pipe carries in front of each record. */
+#define DS_TAG 4
+
+/* One record into physical bucket bucket (the per-record path: inline). */
 static inline xxl_status
-ds_distribute_one(xxl_dsort *s, const unsigned char *p, xxl_error *err)
+ds_distribute_to(xxl_dsort *s, const unsigned char *p, size_t bucket, xxl_error *err)
 {
-	dkey		key = key_of_rec(p, s->ks, s->rec);
-	ds_chain   *b = &s->bk[bucket_of(s, key)];
+	ds_chain   *b = &s->bk[bucket];
 	unsigned char *w = s->wbuf + (size_t) b->buf * s->bd.block;
 
 	/* the range of a bucket's keys matters only for keys longer than 8 bytes */
 	if (s->ks > 8)
 	{
+		dkey		key = key_of_rec(p, s->ks, s->rec);
+
 		if (b->count == 0 || key_less(key, b->min))
 			b->min = key;
 		if (b->count == 0 || key_less(b->max, key))
@@ -311,6 +316,13 @@ ds_distribute_one(xxl_dsort *s, const unsigned char *p, xxl_error *err)
 		return ds_write_block(s, &s->bd, b, w, s->bd.per, err);
 	}
 	return XXL_OK;
+}
+
+/* One record into its bucket. */
+static inline xxl_status
+ds_distribute_one(xxl_dsort *s, const unsigned char *p, xxl_error *err)
+{
+	return ds_distribute_to(s, p, bucket_of(s, key_of_rec(p, s->ks, s->rec)), err);
 }
 
 #endif							/* XXL_DSORT_INTERNAL_H */

@@ -188,7 +188,7 @@ xxl_status
 xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output_memory,
 				  size_t rec_size, size_t key_size, uint64_t records, xxl_env_input in)
 {
-	bool		presampled = in == XXL_INPUT_PRESAMPLED;
+	bool		presampled = in == XXL_INPUT_PRESAMPLED || in == XXL_INPUT_PRESAMPLED_CALLER_BUCKETS;
 
 	memset(ts, 0, sizeof(*ts));
 	ts->rec_size = rec_size;
@@ -204,6 +204,7 @@ xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output
 										  presampled);
 		size_t		input;
 
+		c.caller_buckets = presampled && in == XXL_INPUT_PRESAMPLED_CALLER_BUCKETS;
 		ts->d = xxl_dsort_create(&c, &env->err);
 		if (ts->d == NULL)
 			return env->err.code;

@@ -50,6 +50,9 @@ typedef struct xxl_dsort_config
 								 * eighth of the memory */
 	int			oversample;		/* sample keys per bucket; 0 = the default (64);
 								 * tests use 1 to provoke overfull buckets */
+	bool		caller_buckets;	/* presampled and async: the caller finds each
+								 * record's bucket, the worker only copies it
+								 * there (for a caller that would wait) */
 	bool		test_caller_sorts;	/* tests: the worker sorting ahead leaves
 									 * every part of a bucket to the caller,
 									 * who then always helps */
@@ -65,6 +68,7 @@ typedef struct xxl_dsort_stats
 	bool		async;			/* records were taken by a worker */
 	bool		sorted_ahead;	/* a worker sorted the next bucket while the
 								 * caller read one */
+	bool		caller_buckets;	/* the caller found the records' buckets */
 	uint64_t	helped_parts;	/* parts of such a bucket (up to 256 each) the
 								 * caller sorted instead of waiting */
 	uint64_t	pipe_wait_ns;	/* the caller waited for the worker */

@@ -214,8 +214,12 @@ typedef enum xxl_env_input
 {
 	XXL_INPUT_UNBOUNDED,		/* maybe more than `records`: the core sorter */
 	XXL_INPUT_BOUNDED,			/* at most `records` */
-	XXL_INPUT_PRESAMPLED		/* at most `records`, and a sample first when
+	XXL_INPUT_PRESAMPLED,		/* at most `records`, and a sample first when
 								 * xxl_env_sort_stride says so */
+	XXL_INPUT_PRESAMPLED_CALLER_BUCKETS	/* the same, from a caller that
+										 * produces faster than a worker
+										 * distributes: it finds each
+										 * record's bucket itself */
 } xxl_env_input;
 
 /*

@@ -124,6 +124,8 @@ static void run_mode(const dcase *c, shape sh, int oversample, bool presampled, 
 
 /* dsort_caller_helps: the worker sorting ahead leaves every bucket's parts to the caller */
 static bool caller_sorts;
+/* dsort_caller_buckets: the caller of a presampled sort finds the buckets */
+static bool caller_buckets;
 
 static void
 run(const dcase *c, shape sh, int oversample)
@@ -189,6 +191,7 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	cfg.presampled = presampled;
 	cfg.async = async;
 	cfg.test_caller_sorts = caller_sorts;
+	cfg.caller_buckets = caller_buckets;
 	if (sh == ADVERSARIAL)
 		stride = c->n / ((c->n * rec * 4) / c->memory + 1) / (oversample ? oversample : 32);
 	if (stride == 0)
@@ -293,6 +296,8 @@ run_mode(const dcase *c, shape sh, int oversample, bool presampled, bool async)
 	CHECK_EQ(st.async, async && c->external && c->memory >= 2 * MB);
 	/* an asynchronous sort also sorts ahead where its areas fit */
 	CHECK_EQ(st.sorted_ahead, st.async);
+	/* the caller finds the buckets where it was asked to and a worker distributes */
+	CHECK_EQ(st.caller_buckets, caller_buckets && presampled && st.async);
 	/* the caller sorted parts of buckets only for a worker sorting ahead */
 	if (!st.sorted_ahead)
 		CHECK_EQ(st.helped_parts, 0);
@@ -501,6 +506,30 @@ XT_TEST(dsort_caller_helps)
 			run_mode(&cases[k], (shape) sh, 0, k == 1, true);
 	run_mode(&over, ADVERSARIAL, 1, false, true);
 	caller_sorts = false;
+}
+
+/*
+ * The caller finds each record's bucket and the worker only copies it there
+ * (presampled and asynchronous; otherwise the option changes nothing): every
+ * shape, short and long keys, records one by one and in batches, and an
+ * overfull bucket.
+ */
+XT_TEST(dsort_caller_buckets)
+{
+	static const dcase cases[] = {
+		{8, 5, 1500000, 5 * MB, true, 0},
+		{12, 5, 1200000, 5 * MB, true, 0},
+		{16, 6, 1000000, 6 * MB, true, 2 * MB},
+		{8, 5, 5000, 5 * MB, false, 0},	/* in memory: no worker */
+	};
+	dcase		over = {8, 5, 1500000, 5 * MB, true, 0};
+
+	caller_buckets = true;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (int sh = 0; sh < ADVERSARIAL; sh++)
+			run_mode(&cases[k], (shape) sh, 0, sh % 3 != 2, true);
+	run_mode(&over, ADVERSARIAL, 1, true, true);
+	caller_buckets = false;
 }
 
 /*

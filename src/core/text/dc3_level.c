@@ -179,7 +179,7 @@ sample_triples(xxl_sa *sa, dc3_level *lv)
 	char_out	co;
 
 	if (xxl_env_sort_open(env, &lv->TS, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * cw,
-				   lv->n12, XXL_INPUT_PRESAMPLED) != XXL_OK ||
+				   lv->n12, XXL_INPUT_PRESAMPLED_CALLER_BUCKETS) != XXL_OK ||
 		sample_triple_keys(sa, lv) != XXL_OK ||
 		char_reader_open(lv, &cr, false) != XXL_OK)
 		return env->err.code;
