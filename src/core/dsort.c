@@ -581,6 +581,7 @@ xxl_dsort_destroy(xxl_dsort *s)
 		return;
 	xxl_pipe_destroy(s->pipe);
 	ds_ahead_free(s);
+	ds_helper_free(s);
 	ds_end_overflow(s);
 	ds_free_chain(s, &s->sd, &s->stage);
 	if (s->bk)

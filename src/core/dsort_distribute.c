@@ -271,6 +271,8 @@ xxl_dsort_sort(xxl_dsort *s)
 	s->rbuf = xxl_part_alloc(&s->part, s->bd.block);
 	if (s->rbuf == NULL || (s->p.areas == 3 && ds_ahead_start(s, 0) != XXL_OK))
 		return xxl_part_fail(&s->part);
+	if (s->p.areas == 2 && s->p.pipe_batch > 0)
+		ds_helper_start(s);		/* (without one the caller sorts alone) */
 	s->phase = DS_OUTPUT;
 	s->cur = 0;
 	return XXL_OK;

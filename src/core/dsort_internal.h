@@ -77,6 +77,7 @@ typedef struct ds_plan
 } ds_plan;
 
 typedef struct ds_ahead ds_ahead;
+typedef struct ds_helper ds_helper;
 
 struct xxl_dsort
 {
@@ -136,6 +137,7 @@ struct xxl_dsort
 	bool		cur_started;
 	unsigned char *rbuf;
 	ds_ahead   *ahead;			/* sorting ahead on a worker (three areas) */
+	ds_helper  *helper;			/* or a thread helping the caller sort (two) */
 	xxl_sorter *over;			/* an overfull bucket */
 	size_t		over_memory;
 	bool		memory_done;
@@ -234,6 +236,8 @@ xxl_status ds_start_distribution(xxl_dsort *s, xxl_error *err);
 
 /* dsort_output.c: buckets sorted and handed out */
 void ds_ahead_free(xxl_dsort *s);
+void ds_helper_start(xxl_dsort *s);
+void ds_helper_free(xxl_dsort *s);
 xxl_status ds_ahead_start(xxl_dsort *s, size_t from);
 void ds_end_overflow(xxl_dsort *s);
 

@@ -491,6 +491,110 @@ ds_ahead_free(xxl_dsort *s)
 	s->ahead = NULL;
 }
 
+/*
+ * Sorting with a helper (asynchronous sorts whose output holds two areas,
+ * too little to sort ahead): the caller sorts each bucket when it reaches
+ * it, and a helper thread takes parts of it (ds_job_work) meanwhile.  The
+ * helper touches only the job.
+ */
+struct ds_helper
+{
+	pthread_t	thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;			/* a job opened, the helper stopped helping, or stop */
+	bool		stop,
+				open;			/* job has parts to take */
+	int			helpers;		/* 0 or 1: the helper is sorting parts */
+	bool		leave_all;		/* tests: the caller leaves every part to the helper */
+	uint64_t	parts;			/* parts the helper sorted */
+	ds_job		job;
+};
+
+static void *
+helper_main(void *arg)
+{
+	ds_helper  *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;)
+	{
+		int			n;
+
+		while (!h->stop && !(h->open && __atomic_load_n(&h->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS))
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->stop)
+			break;
+		h->helpers++;
+		pthread_mutex_unlock(&h->mu);
+		n = ds_job_work(&h->job);
+		pthread_mutex_lock(&h->mu);
+		h->parts += n;
+		h->helpers--;
+		pthread_cond_broadcast(&h->cv);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* The helper for a sort that sorts its buckets on the caller's thread; none if it cannot start. */
+void
+ds_helper_start(xxl_dsort *s)
+{
+	ds_helper  *h = xxl_calloc_aligned(sizeof(*h));
+
+	if (h == NULL)
+		return;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->leave_all = s->cfg.test_caller_sorts;
+	if (xxl_thread_start(&h->thread, helper_main, h) != 0)
+	{
+		pthread_mutex_destroy(&h->mu);
+		pthread_cond_destroy(&h->cv);
+		free(h);
+		return;
+	}
+	s->helper = h;
+}
+
+void
+ds_helper_free(xxl_dsort *s)
+{
+	ds_helper  *h = s->helper;
+
+	if (h == NULL)
+		return;
+	xxl_thread_stop(h->thread, &h->mu, &h->cv, &h->stop);
+	s->helped_parts += h->parts;
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+	free(h);
+	s->helper = NULL;
+}
+
+/* A bucket on the caller's thread, the helper taking parts of it. */
+static void
+sort_bucket_helped(xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a, unsigned char *out)
+{
+	ds_helper  *h = s->helper;
+
+	if (!job_start(&h->job, s, b, n, a, out, &s->short_keys))
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->open = true;
+	pthread_cond_broadcast(&h->cv);
+	while (h->leave_all && (__atomic_load_n(&h->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS || h->helpers > 0))
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	ds_job_work(&h->job);
+	pthread_mutex_lock(&h->mu);
+	/* no part is left to take: wait for the ones the helper took */
+	h->open = false;
+	while (h->helpers > 0)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
 int
 xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 {
@@ -589,13 +693,17 @@ xxl_dsort_read(xxl_dsort *s, const void **recs, size_t *count)
 
 			if (load_bucket(s, &s->bd, b, s->area, s->rbuf, &s->part.err) != XXL_OK || xxl_part_canceled(&s->part))
 				return -(int) xxl_part_fail(&s->part);
-			sort_bucket(s, b, (size_t) b->count, s->area, out, &s->short_keys);
+			if (s->helper)
+				sort_bucket_helped(s, b, (size_t) b->count, s->area, out);
+			else
+				sort_bucket(s, b, (size_t) b->count, s->area, out, &s->short_keys);
 			*recs = out;
 		}
 		*count = (size_t) b->count;
 		return 1;
 	}
 	ahead_stop(s);				/* it has ended: its counters join ours */
+	ds_helper_free(s);
 	return 0;
 }
 

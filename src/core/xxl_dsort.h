@@ -53,9 +53,10 @@ typedef struct xxl_dsort_config
 	bool		caller_buckets;	/* presampled and async: the caller finds each
 								 * record's bucket, the worker only copies it
 								 * there (for a caller that would wait) */
-	bool		test_caller_sorts;	/* tests: the worker sorting ahead leaves
-									 * every part of a bucket to the caller,
-									 * who then always helps */
+	bool		test_caller_sorts;	/* tests: the thread that starts a bucket's
+									 * sort leaves every part to the other one
+									 * (the worker sorting ahead to the caller,
+									 * the caller to its helper) */
 } xxl_dsort_config;
 
 typedef struct xxl_dsort_stats
@@ -69,8 +70,10 @@ typedef struct xxl_dsort_stats
 	bool		sorted_ahead;	/* a worker sorted the next bucket while the
 								 * caller read one */
 	bool		caller_buckets;	/* the caller found the records' buckets */
-	uint64_t	helped_parts;	/* parts of such a bucket (up to 256 each) the
-								 * caller sorted instead of waiting */
+	uint64_t	helped_parts;	/* parts of buckets (up to 256 each) a second
+								 * thread sorted: the caller for a worker
+								 * sorting ahead instead of waiting, a helper
+								 * for a caller sorting */
 	uint64_t	pipe_wait_ns;	/* the caller waited for the worker */
 	uint64_t	largest_bucket;	/* records */
 	uint64_t	bucket_capacity;	/* records a bucket can take in memory */
