@@ -215,6 +215,85 @@ sort_bucket(const xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a, u
 }
 
 /*
+ * A job between the thread that started it (the owner: the worker sorting
+ * ahead, or the caller sorting with a helper) and one other thread that may
+ * take parts of it.  One mutex and two conditions, which the worker sorting
+ * ahead also uses for its slots (to_other: the caller's, to_owner: the
+ * worker's).
+ */
+typedef struct ds_share
+{
+	pthread_mutex_t mu;
+	pthread_cond_t to_other;	/* a job opened (or, ahead: a bucket is sorted) */
+	pthread_cond_t to_owner;	/* the other stopped helping (or, ahead: a slot came back) */
+	bool		stop;
+	bool		open;			/* job has parts the other may take */
+	int			helpers;		/* 0 or 1: the other is sorting parts */
+	bool		leave_all;		/* tests: the owner leaves every part to the other */
+	ds_job		job;
+} ds_share;
+
+static void
+share_init(ds_share *sh, bool leave_all)
+{
+	pthread_mutex_init(&sh->mu, NULL);
+	pthread_cond_init(&sh->to_other, NULL);
+	pthread_cond_init(&sh->to_owner, NULL);
+	sh->leave_all = leave_all;
+}
+
+static void
+share_destroy(ds_share *sh)
+{
+	pthread_mutex_destroy(&sh->mu);
+	pthread_cond_destroy(&sh->to_other);
+	pthread_cond_destroy(&sh->to_owner);
+}
+
+static bool
+share_has_parts(ds_share *sh)
+{
+	return sh->open && __atomic_load_n(&sh->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS;
+}
+
+/*
+ * The owner, once job_start left parts: open the job to the other thread,
+ * sort parts, and wait for the ones the other took.  Returns with mu held.
+ */
+static void
+share_run_locked(ds_share *sh)
+{
+	pthread_mutex_lock(&sh->mu);
+	sh->open = true;
+	pthread_cond_broadcast(&sh->to_other);
+	while (sh->leave_all && !sh->stop && (share_has_parts(sh) || sh->helpers > 0))
+		pthread_cond_wait(&sh->to_owner, &sh->mu);
+	pthread_mutex_unlock(&sh->mu);
+	ds_job_work(&sh->job);
+	pthread_mutex_lock(&sh->mu);
+	sh->open = false;
+	while (sh->helpers > 0)
+		pthread_cond_wait(&sh->to_owner, &sh->mu);
+}
+
+/* The other thread, mu held: parts of the open job; -1 if it has none left. */
+static int
+share_help_locked(ds_share *sh)
+{
+	int			n;
+
+	if (!share_has_parts(sh))
+		return -1;
+	sh->helpers++;
+	pthread_mutex_unlock(&sh->mu);
+	n = ds_job_work(&sh->job);
+	pthread_mutex_lock(&sh->mu);
+	sh->helpers--;
+	pthread_cond_broadcast(&sh->to_owner);
+	return n;
+}
+
+/*
  * A bucket's blocks into dst, one after the other.  The blocks of an extent
  * lie side by side in the file, so on a buffered file each extent is one
  * read, its records going straight to dst and each block's padding to the
@@ -289,21 +368,16 @@ struct ds_ahead
 	xxl_dsort  *s;
 	pthread_t	thread;
 	bool		running;
-	pthread_mutex_t mu;
-	pthread_cond_t to_worker;	/* a slot was given back, a caller stopped
-								 * helping, or stop */
-	pthread_cond_t to_caller;	/* a bucket is sorted, or the worker ended */
-	/* under mu */
+	ds_share	sh;				/* to_other: a bucket is sorted or the worker
+								 * ended; to_owner: a slot was given back, the
+								 * caller stopped helping, or stop */
+	/* under sh.mu */
 	int			ready;			/* sorted buckets not given back (0..2) */
 	int			head;			/* slot of the oldest */
 	size_t		bucket[2];		/* physical bucket in each slot */
-	bool		stop,
-				ended;
+	bool		ended;
 	xxl_status	status;
 	xxl_error	err;
-	bool		job_open;		/* job has parts the caller may take */
-	int			helpers;		/* callers sorting parts of job */
-	ds_job		job;			/* the bucket being sorted (its counters are atomic) */
 	/* the worker's */
 	size_t		from;
 	unsigned char *load,
@@ -330,47 +404,34 @@ ahead_worker(void *arg)
 			continue;
 		if (b->count > s->p.cap)
 			break;
-		pthread_mutex_lock(&a->mu);
-		while (a->ready == 2 && !a->stop)
-			pthread_cond_wait(&a->to_worker, &a->mu);
-		stop = a->stop;
-		pthread_mutex_unlock(&a->mu);
+		pthread_mutex_lock(&a->sh.mu);
+		while (a->ready == 2 && !a->sh.stop)
+			pthread_cond_wait(&a->sh.to_owner, &a->sh.mu);
+		stop = a->sh.stop;
+		pthread_mutex_unlock(&a->sh.mu);
 		if (stop || (rc = load_bucket(s, &s->bd, b, a->load, a->rbuf, &e)) != XXL_OK)
 			break;
-		if (job_start(&a->job, s, b, (size_t) b->count, a->load, a->out[w], &a->short_keys))
+		if (job_start(&a->sh.job, s, b, (size_t) b->count, a->load, a->out[w], &a->short_keys))
+			share_run_locked(&a->sh);	/* the caller may take parts */
+		else
+			pthread_mutex_lock(&a->sh.mu);
+		if (a->sh.stop)
 		{
-			pthread_mutex_lock(&a->mu);
-			a->job_open = true;
-			pthread_cond_signal(&a->to_caller);
-			/* (tests: every part is left to the caller) */
-			while (s->cfg.test_caller_sorts && !a->stop &&
-				   (__atomic_load_n(&a->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS || a->helpers > 0))
-				pthread_cond_wait(&a->to_worker, &a->mu);
-			pthread_mutex_unlock(&a->mu);
-			ds_job_work(&a->job);
-		}
-		pthread_mutex_lock(&a->mu);
-		/* no part is left to take: wait for the ones the caller took */
-		a->job_open = false;
-		while (a->helpers > 0)
-			pthread_cond_wait(&a->to_worker, &a->mu);
-		if (a->stop)
-		{
-			pthread_mutex_unlock(&a->mu);
+			pthread_mutex_unlock(&a->sh.mu);
 			break;
 		}
 		a->bucket[w] = j;
 		a->ready++;
-		pthread_cond_signal(&a->to_caller);
-		pthread_mutex_unlock(&a->mu);
+		pthread_cond_broadcast(&a->sh.to_other);
+		pthread_mutex_unlock(&a->sh.mu);
 		w ^= 1;
 	}
-	pthread_mutex_lock(&a->mu);
+	pthread_mutex_lock(&a->sh.mu);
 	a->ended = true;
 	a->status = rc;
 	a->err = e;
-	pthread_cond_signal(&a->to_caller);
-	pthread_mutex_unlock(&a->mu);
+	pthread_cond_broadcast(&a->sh.to_other);
+	pthread_mutex_unlock(&a->sh.mu);
 	return NULL;
 }
 
@@ -388,15 +449,13 @@ ds_ahead_start(xxl_dsort *s, size_t from)
 		if (a == NULL)
 			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0, "could not allocate a sort's worker");
 		a->s = s;
-		pthread_mutex_init(&a->mu, NULL);
-		pthread_cond_init(&a->to_worker, NULL);
-		pthread_cond_init(&a->to_caller, NULL);
+		share_init(&a->sh, s->cfg.test_caller_sorts);
 		a->rbuf = xxl_part_alloc(&s->part, s->bd.block);
 		if (a->rbuf == NULL)
 			return s->part.err.code;
 	}
 	a->ready = a->head = 0;
-	a->stop = a->ended = a->job_open = false;
+	a->sh.stop = a->sh.open = a->ended = false;
 	a->status = XXL_OK;
 	a->from = from;
 	a->out[0] = s->area;
@@ -417,7 +476,7 @@ ahead_stop(xxl_dsort *s)
 
 	if (a == NULL || !a->running)
 		return;
-	xxl_thread_stop(a->thread, &a->mu, &a->to_worker, &a->stop);
+	xxl_thread_stop(a->thread, &a->sh.mu, &a->sh.to_owner, &a->sh.stop);
 	a->running = false;
 	s->short_keys += a->short_keys;
 	a->short_keys = 0;
@@ -432,25 +491,20 @@ ahead_take(xxl_dsort *s, size_t j)
 
 	if (xxl_part_canceled(&s->part))
 		return NULL;
-	pthread_mutex_lock(&a->mu);
+	pthread_mutex_lock(&a->sh.mu);
 	if (a->ready == 0 && !a->ended)
 	{
 		uint64_t	t0 = xxl_now_ns();
 
 		while (a->ready == 0 && !a->ended)
 		{
-			if (a->job_open && __atomic_load_n(&a->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS)
-			{
-				/* rather than wait, sort parts of the bucket the worker is on */
-				a->helpers++;
-				pthread_mutex_unlock(&a->mu);
-				s->helped_parts += ds_job_work(&a->job);
-				pthread_mutex_lock(&a->mu);
-				if (--a->helpers == 0)
-					pthread_cond_signal(&a->to_worker);
-				continue;
-			}
-			pthread_cond_wait(&a->to_caller, &a->mu);
+			/* rather than wait, sort parts of the bucket the worker is on */
+			int			n = share_help_locked(&a->sh);
+
+			if (n >= 0)
+				s->helped_parts += n;
+			else
+				pthread_cond_wait(&a->sh.to_other, &a->sh.mu);
 		}
 		s->wait_ns += xxl_now_ns() - t0;
 	}
@@ -460,7 +514,7 @@ ahead_take(xxl_dsort *s, size_t j)
 		xxl_error_set(&s->part.err, a->err.code, a->err.sys_errno, "%s", a->err.message);
 	else
 		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "distribution sort: bucket %zu was not sorted ahead", j);
-	pthread_mutex_unlock(&a->mu);
+	pthread_mutex_unlock(&a->sh.mu);
 	return r;
 }
 
@@ -468,11 +522,11 @@ ahead_take(xxl_dsort *s, size_t j)
 static void
 ahead_give_back(ds_ahead *a)
 {
-	pthread_mutex_lock(&a->mu);
+	pthread_mutex_lock(&a->sh.mu);
 	a->ready--;
 	a->head ^= 1;
-	pthread_cond_signal(&a->to_worker);
-	pthread_mutex_unlock(&a->mu);
+	pthread_cond_broadcast(&a->sh.to_owner);
+	pthread_mutex_unlock(&a->sh.mu);
 }
 
 void
@@ -484,9 +538,7 @@ ds_ahead_free(xxl_dsort *s)
 		return;
 	ahead_stop(s);
 	xxl_part_free(&s->part, a->rbuf, s->bd.block);
-	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->to_worker);
-	pthread_cond_destroy(&a->to_caller);
+	share_destroy(&a->sh);
 	free(a);
 	s->ahead = NULL;
 }
@@ -500,14 +552,8 @@ ds_ahead_free(xxl_dsort *s)
 struct ds_helper
 {
 	pthread_t	thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;			/* a job opened, the helper stopped helping, or stop */
-	bool		stop,
-				open;			/* job has parts to take */
-	int			helpers;		/* 0 or 1: the helper is sorting parts */
-	bool		leave_all;		/* tests: the caller leaves every part to the helper */
+	ds_share	sh;				/* the caller owns the jobs */
 	uint64_t	parts;			/* parts the helper sorted */
-	ds_job		job;
 };
 
 static void *
@@ -515,24 +561,17 @@ helper_main(void *arg)
 {
 	ds_helper  *h = arg;
 
-	pthread_mutex_lock(&h->mu);
-	for (;;)
+	pthread_mutex_lock(&h->sh.mu);
+	while (!h->sh.stop)
 	{
-		int			n;
+		int			n = share_help_locked(&h->sh);
 
-		while (!h->stop && !(h->open && __atomic_load_n(&h->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS))
-			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->stop)
-			break;
-		h->helpers++;
-		pthread_mutex_unlock(&h->mu);
-		n = ds_job_work(&h->job);
-		pthread_mutex_lock(&h->mu);
-		h->parts += n;
-		h->helpers--;
-		pthread_cond_broadcast(&h->cv);
+		if (n >= 0)
+			h->parts += n;
+		else
+			pthread_cond_wait(&h->sh.to_other, &h->sh.mu);
 	}
-	pthread_mutex_unlock(&h->mu);
+	pthread_mutex_unlock(&h->sh.mu);
 	return NULL;
 }
 
@@ -544,13 +583,10 @@ ds_helper_start(xxl_dsort *s)
 
 	if (h == NULL)
 		return;
-	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
-	h->leave_all = s->cfg.test_caller_sorts;
+	share_init(&h->sh, s->cfg.test_caller_sorts);
 	if (xxl_thread_start(&h->thread, helper_main, h) != 0)
 	{
-		pthread_mutex_destroy(&h->mu);
-		pthread_cond_destroy(&h->cv);
+		share_destroy(&h->sh);
 		free(h);
 		return;
 	}
@@ -564,10 +600,9 @@ ds_helper_free(xxl_dsort *s)
 
 	if (h == NULL)
 		return;
-	xxl_thread_stop(h->thread, &h->mu, &h->cv, &h->stop);
+	xxl_thread_stop(h->thread, &h->sh.mu, &h->sh.to_other, &h->sh.stop);
 	s->helped_parts += h->parts;
-	pthread_mutex_destroy(&h->mu);
-	pthread_cond_destroy(&h->cv);
+	share_destroy(&h->sh);
 	free(h);
 	s->helper = NULL;
 }
@@ -578,21 +613,10 @@ sort_bucket_helped(xxl_dsort *s, const ds_chain *b, size_t n, unsigned char *a, 
 {
 	ds_helper  *h = s->helper;
 
-	if (!job_start(&h->job, s, b, n, a, out, &s->short_keys))
+	if (!job_start(&h->sh.job, s, b, n, a, out, &s->short_keys))
 		return;
-	pthread_mutex_lock(&h->mu);
-	h->open = true;
-	pthread_cond_broadcast(&h->cv);
-	while (h->leave_all && (__atomic_load_n(&h->job.next, __ATOMIC_ACQUIRE) < JOB_PARTS || h->helpers > 0))
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
-	ds_job_work(&h->job);
-	pthread_mutex_lock(&h->mu);
-	/* no part is left to take: wait for the ones the helper took */
-	h->open = false;
-	while (h->helpers > 0)
-		pthread_cond_wait(&h->cv, &h->mu);
-	pthread_mutex_unlock(&h->mu);
+	share_run_locked(&h->sh);
+	pthread_mutex_unlock(&h->sh.mu);
 }
 
 int
