@@ -153,7 +153,8 @@ disk_thread(void *arg)
 
 		pthread_mutex_lock(&d->set->done_lock);
 		req->sys_errno = rc;
-		req->state = 2;
+		/* (the owner may look without the lock: xxl_io_done, xxl_io_wait) */
+		__atomic_store_n(&req->state, 2, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&d->set->done_cond);
 		pthread_mutex_unlock(&d->set->done_lock);
 	}
@@ -505,14 +506,14 @@ xxl_io_wait(xxl_disks *set, xxl_io_request *req, xxl_error *err)
 {
 	int			rc;
 
-	if (req->state == 0)
+	if (__atomic_load_n(&req->state, __ATOMIC_ACQUIRE) == 0)
 		return XXL_OK;
 	if (__atomic_load_n(&req->state, __ATOMIC_ACQUIRE) != 2)
 	{
 		uint64_t	t0 = xxl_now_ns();
 
 		pthread_mutex_lock(&set->done_lock);
-		while (req->state != 2)
+		while (__atomic_load_n(&req->state, __ATOMIC_ACQUIRE) != 2)
 			pthread_cond_wait(&set->done_cond, &set->done_lock);
 		pthread_mutex_unlock(&set->done_lock);
 		/* (a set may be read by two threads: a sort's caller and its worker) */
