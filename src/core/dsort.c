@@ -311,12 +311,27 @@ tag_record(const xxl_dsort *s, unsigned char *at, const unsigned char *rec)
 	xxl_copy_small(at + DS_TAG, rec, s->rec);
 }
 
-/* The caller's side: the splitters, from the sample it offered, once. */
-static inline xxl_status
-tagging_start(xxl_dsort *s)
+/*
+ * n records into the pipe, each after its bucket, a stage at a time; the
+ * splitters come from the sample the caller offered, before the first.
+ */
+static xxl_status
+put_tagged(xxl_dsort *s, const unsigned char *r, size_t n)
 {
+	size_t		per = XXL_PIPE_STAGE_BYTES / tagged_size(s);
+
 	if (s->bk == NULL && ds_start_distribution(s, &s->part.err) != XXL_OK)
 		return xxl_part_fail(&s->part);
+	for (size_t i = 0; i < n; i += per)
+	{
+		size_t		k = n - i < per ? n - i : per;
+		unsigned char *at = xxl_pipe_space(s->pipe, k * tagged_size(s), &s->part.err);
+
+		if (at == NULL)
+			return xxl_part_fail(&s->part);
+		for (size_t j = 0; j < k; j++)
+			tag_record(s, at + j * tagged_size(s), r + (i + j) * s->rec);
+	}
 	return XXL_OK;
 }
 
@@ -399,19 +414,15 @@ xxl_dsort_put(xxl_dsort *s, const void *rec)
 		xxl_copy_small(s->area + (s->puts - 1) * s->rec, rec, s->rec);
 		return XXL_OK;
 	}
+	if (s->tagged)
+		return put_tagged(s, rec, 1);
 	if (s->pipe)
 	{
-		unsigned char *at;
+		unsigned char *at = xxl_pipe_space(s->pipe, s->rec, &s->part.err);
 
-		if (s->tagged && tagging_start(s) != XXL_OK)
-			return s->part.err.code;
-		at = xxl_pipe_space(s->pipe, s->tagged ? tagged_size(s) : s->rec, &s->part.err);
 		if (at == NULL)
 			return xxl_part_fail(&s->part);
-		if (s->tagged)
-			tag_record(s, at, rec);
-		else
-			xxl_copy_small(at, rec, s->rec);
+		xxl_copy_small(at, rec, s->rec);
 		return XXL_OK;
 	}
 	if (take(s, rec, &s->part.err) != XXL_OK)
@@ -440,24 +451,8 @@ xxl_dsort_put_many(xxl_dsort *s, const void *recs, size_t n)
 		if (xxl_part_canceled(&s->part))
 			return xxl_part_fail(&s->part);
 	}
-	if (s->pipe && s->tagged)
-	{
-		size_t		per = XXL_PIPE_STAGE_BYTES / tagged_size(s);
-
-		if (tagging_start(s) != XXL_OK)
-			return s->part.err.code;
-		for (size_t i = 0; i < n; i += per)
-		{
-			size_t		k = n - i < per ? n - i : per;
-			unsigned char *at = xxl_pipe_space(s->pipe, k * tagged_size(s), &s->part.err);
-
-			if (at == NULL)
-				return xxl_part_fail(&s->part);
-			for (size_t j = 0; j < k; j++)
-				tag_record(s, at + j * tagged_size(s), r + (i + j) * s->rec);
-		}
-		return XXL_OK;
-	}
+	if (s->tagged)
+		return put_tagged(s, r, n);
 	if (s->pipe)
 	{
 		/* into the pipe a stage at a time: one call for many records */

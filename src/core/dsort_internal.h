@@ -92,7 +92,7 @@ struct xxl_dsort
 	uint64_t	wait_ns;		/* the caller waited for the worker */
 	uint64_t	overflows;
 	uint64_t	short_keys;
-	uint64_t	helped_parts;	/* parts of a bucket the caller sorted for the worker */
+	uint64_t	helped_parts;	/* parts of buckets a second thread sorted (ds_share) */
 	uint64_t	largest;
 	size_t		peak_before_output;
 

@@ -74,9 +74,10 @@ ds_end_overflow(xxl_dsort *s)
  * Sorting one bucket of n records loaded into a, the result going to out:
  * one pass distributes the records into out on the first key byte that
  * varies, and the up to 256 parts that leaves are sorted in place, a's
- * same offsets being their scratch.  The parts are independent, so the
- * worker sorting ahead and a caller that would otherwise wait for it take
- * them from one counter (ds_job_work).  Keys of more than 8 bytes whose
+ * same offsets being their scratch.  The parts are independent, so two
+ * threads take them from one counter (ds_job_work, ds_share below): the
+ * worker sorting ahead and a caller that would otherwise wait for it, or a
+ * caller sorting and its helper.  Keys of more than 8 bytes whose
  * varying bits fit 64 are sorted as 8-byte keys: the bits after the prefix
  * all keys of the bucket share, put back part by part once sorted.
  * (Sorting buckets where up to 72 bits vary on the top 64 and settling ties

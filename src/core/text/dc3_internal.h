@@ -246,9 +246,7 @@ struct xxl_sa
 	const int  *cur_prev;
 	int64_t		out_n,
 				out_at;
-	struct sa_merger *merger;	/* the top level's merge on a worker */
-	bool		merge_async;	/* ... was started */
-	int			merge_slots;	/* ... with a ring of this many batches */
+	struct sa_merger *merger;	/* a level's merge on a worker (one at a time) */
 	/* BWT */
 	xxl_spool		bwt;
 	xxl_spool_reader bwt_rd;
@@ -440,7 +438,7 @@ xxl_status	dc3_plan_level(xxl_sa *sa, dc3_level *lv);
 /* dc3_level.c: steps 1-4 of a level, or SA-IS when it fits */
 xxl_status	dc3_level_build(xxl_sa *sa, dc3_level *lv);
 
-/* dc3_merge.c: step 5, pulled by the consumer; the top level's merger thread */
+/* dc3_merge.c: step 5, pulled by the consumer; a level's merger thread */
 int64_t		dc3_level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);
 void		dc3_level_free(xxl_sa *sa, dc3_level *lv);
 bool		dc3_merger_start(xxl_sa *sa, dc3_level *lv);

@@ -307,11 +307,6 @@ dc3_merger_start(xxl_sa *sa, dc3_level *lv)
 		return false;
 	}
 	sa->lstats[lv->depth].merge_slots = slots;
-	if (lv == sa->top)
-	{
-		sa->merge_async = true;
-		sa->merge_slots = slots;
-	}
 	return true;
 }
 

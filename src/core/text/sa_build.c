@@ -317,8 +317,9 @@ xxl_sa_stats_get(const xxl_sa *sa, xxl_sa_stats *st)
 	st->block_size = env->disk.block_size;
 	st->sorter_block_max = env->largest_block;
 	st->build_ns = sa->build_ns;
-	st->merge_async = sa->merge_async;
-	st->merge_slots = sa->merge_slots;
+	/* the top level is level 0 */
+	st->merge_slots = sa->lstats[0].merge_slots;
+	st->merge_async = st->merge_slots > 0;
 }
 
 void
