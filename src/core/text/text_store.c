@@ -337,8 +337,8 @@ get_block(xxl_text_store *s, uint64_t b)
 	req.buf = victim->buf;
 	req.len = s->block;
 	req.is_write = false;
-	xxl_io_post(s->disks, &req);
-	if (io_status(s, &req) != XXL_OK)
+	/* a reader waits for the block anyway: no hand-over to the disk thread and back */
+	if (xxl_io_sync(s->disks, &req, &s->err) != XXL_OK)
 		return NULL;
 	s->block_reads++;
 	victim->block = b;
