@@ -517,3 +517,61 @@ xxl_heap_pages_put_compact(XxlHeapPages *out, const void *row, uint32 len)
 	pages_fix_infomask(tup);
 	out->rows++;
 }
+
+/*
+ * Rows of one length at once (bigint rows: a suffix array is 100M of them):
+ * the first row of each page goes through pages_reserve, which starts pages
+ * and batches; the rest that fit the page are laid out in a loop that
+ * knows they fit, without its checks and calls.
+ */
+void
+xxl_heap_pages_put_compact_many(XxlHeapPages *out, const char *rows, uint32 len, int n)
+{
+	Size		size = HEAP_SKIP + len;
+	Size		need = MAXALIGN(size) + sizeof(ItemIdData);
+
+	if (out->has_toast && size > TOAST_TUPLE_THRESHOLD)
+	{
+		for (int i = 0; i < n; i++)
+			xxl_heap_pages_put_compact(out, rows + (size_t) i * len, len);
+		return;
+	}
+	while (n > 0)
+	{
+		HeapTupleHeader tup = pages_reserve(out, size);
+		Page		page = batch_page(out, out->npages - 1);
+		PageHeader	ph = (PageHeader) page;
+		BlockNumber block = out->first_block + out->npages - 1;
+		OffsetNumber off = PageGetMaxOffsetNumber(page);
+		int			fit;
+
+		memcpy((char *) tup + HEAP_SKIP, rows, len);
+		pages_fix_infomask(tup);
+		rows += len;
+		n--;
+		out->rows++;
+
+		/* as pages_reserve decides: room beyond the fillfactor's, and line pointers */
+		fit = ph->pd_upper - ph->pd_lower >= need + out->save_free
+			? (int) ((ph->pd_upper - ph->pd_lower - out->save_free) / need) : 0;
+		fit = Min(fit, (int) (MaxHeapTuplesPerPage - off));
+		fit = Min(fit, n);
+		for (int i = 0; i < fit; i++)
+		{
+			ph->pd_upper -= MAXALIGN(size);
+			off++;
+			ItemIdSetNormal(PageGetItemId(page, off), ph->pd_upper, size);
+			tup = (HeapTupleHeader) ((char *) page + ph->pd_upper);
+			HeapTupleHeaderSetXmin(tup, out->xid);
+			HeapTupleHeaderSetCmin(tup, out->cid);
+			HeapTupleHeaderSetXmax(tup, InvalidTransactionId);
+			ItemPointerSet(&tup->t_ctid, block, off);
+			memcpy((char *) tup + HEAP_SKIP, rows, len);
+			pages_fix_infomask(tup);
+			rows += len;
+		}
+		ph->pd_lower += fit * sizeof(ItemIdData);
+		n -= fit;
+		out->rows += fit;
+	}
+}

@@ -22,6 +22,9 @@ extern XxlHeapPages *xxl_heap_pages_begin(Relation rel, CommandId cid);
 /* One row in compact form (xxl_rowcodec.h). */
 extern void xxl_heap_pages_put_compact(XxlHeapPages *pw, const void *row, uint32 len);
 
+/* n rows in compact form of len bytes each, back to back. */
+extern void xxl_heap_pages_put_compact_many(XxlHeapPages *pw, const char *rows, uint32 len, int n);
+
 /* One row as values and nulls of rel's descriptor. */
 extern void xxl_heap_pages_put_values(XxlHeapPages *pw, Datum *values, bool *isnull);
 

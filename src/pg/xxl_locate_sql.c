@@ -215,6 +215,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 		if ((c->occurrences & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	xxl_int8_writer_flush(&w);
 	op->rows_out = xxl_output_finish(out);
 	xxl_rank_table_close(sa);
 	xxl_operator_end(op);		/* collects c's statistics, which look at sa */

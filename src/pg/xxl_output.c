@@ -43,6 +43,8 @@ typedef struct XxlSink
 	void		(*put_compact) (XxlOutput *out, const void *row, uint32 len);
 	void		(*put_values) (XxlOutput *out, Datum *values, bool *isnull);
 	void		(*finish) (XxlOutput *out);
+	/* rows of one length at once; NULL: put_compact, row by row */
+	void		(*put_compact_many) (XxlOutput *out, const char *rows, uint32 len, int n);
 } XxlSink;
 
 struct XxlOutput
@@ -272,7 +274,15 @@ pending_finish(XxlOutput *out)
 	out->ops->finish(out);
 }
 
-static const XxlSink table_pending_sink = {pending_put_compact, pending_put_values, pending_finish};
+static void
+pending_put_compact_many(XxlOutput *out, const char *rows, uint32 len, int n)
+{
+	table_start(out);
+	xxl_output_put_compact_many(out, rows, len, n);
+}
+
+static const XxlSink table_pending_sink = {pending_put_compact, pending_put_values, pending_finish,
+pending_put_compact_many};
 
 /* Page by page ------------------------------------------------------------- */
 
@@ -296,7 +306,14 @@ pages_finish(XxlOutput *out)
 	table_close_out(out);
 }
 
-static const XxlSink pages_sink = {pages_put_compact, pages_put_values, pages_finish};
+static void
+pages_put_compact_many(XxlOutput *out, const char *rows, uint32 len, int n)
+{
+	xxl_heap_pages_put_compact_many(out->pages, rows, len, n);
+}
+
+static const XxlSink pages_sink = {pages_put_compact, pages_put_values, pages_finish,
+pages_put_compact_many};
 
 /* Multi-insert ------------------------------------------------------------- */
 
@@ -370,7 +387,7 @@ insert_finish(XxlOutput *out)
 	table_close_out(out);
 }
 
-static const XxlSink insert_sink = {insert_put_compact, insert_put_values, insert_finish};
+static const XxlSink insert_sink = {insert_put_compact, insert_put_values, insert_finish, NULL};
 
 /* To the caller -------------------------------------------------------------- */
 
@@ -448,7 +465,7 @@ caller_finish(XxlOutput *out)
 	ExecDropSingleTupleTableSlot(out->slot);
 }
 
-static const XxlSink caller_sink = {caller_put_compact, caller_put_values, caller_finish};
+static const XxlSink caller_sink = {caller_put_compact, caller_put_values, caller_finish, NULL};
 
 /* The interface ---------------------------------------------------------------- */
 
@@ -456,6 +473,16 @@ void
 xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len)
 {
 	out->ops->put_compact(out, row, len);
+}
+
+void
+xxl_output_put_compact_many(XxlOutput *out, const char *rows, uint32 len, int n)
+{
+	if (out->ops->put_compact_many)
+		out->ops->put_compact_many(out, rows, len, n);
+	else
+		for (int i = 0; i < n; i++)
+			out->ops->put_compact(out, rows + (size_t) i * len, len);
 }
 
 void

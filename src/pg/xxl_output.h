@@ -56,6 +56,9 @@ extern TupleDesc xxl_output_caller_desc(FunctionCallInfo fcinfo);
 /* One row in compact form (xxl_rowcodec.h), laid out as the output's desc. */
 extern void xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len);
 
+/* n rows in compact form of len bytes each, back to back. */
+extern void xxl_output_put_compact_many(XxlOutput *out, const char *rows, uint32 len, int n);
+
 /* One row as values and nulls of the output's desc. */
 extern void xxl_output_put_values(XxlOutput *out, Datum *values, bool *isnull);
 

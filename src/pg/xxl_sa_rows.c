@@ -78,6 +78,18 @@ xxl_int8_writer_init(XxlInt8Writer *w, XxlOutput *out, TupleDesc desc)
 	memcpy(w->row, row, w->len);
 	w->fast = true;
 	pfree(buf.data);
+	/* rows go out in batches, each a copy of the row with its values */
+	w->batch = palloc((Size) w->len * XXL_INT8_BATCH);
+	for (int i = 0; i < XXL_INT8_BATCH; i++)
+		memcpy(w->batch + (Size) i * w->len, w->row, w->len);
+}
+
+void
+xxl_int8_writer_flush(XxlInt8Writer *w)
+{
+	if (w->nbatch > 0)
+		xxl_output_put_compact_many(w->out, w->batch, w->len, w->nbatch);
+	w->nbatch = 0;
 }
 
 void
@@ -90,14 +102,19 @@ xxl_int8_writer_put(XxlInt8Writer *w, const int64 *values, const bool *nulls)
 			anynull |= nulls[i];
 	if (w->fast && !anynull)
 	{
-		memcpy(w->row + w->len - 8 * w->ncols, values, 8 * w->ncols);
-		xxl_output_put_compact(w->out, w->row, w->len);
+		/* only the values change: the rest of each batch row is the row's */
+		memcpy(w->batch + (Size) w->nbatch * w->len + w->len - 8 * w->ncols, values,
+			   8 * w->ncols);
+		if (++w->nbatch == XXL_INT8_BATCH)
+			xxl_int8_writer_flush(w);
 	}
 	else
 	{
 		Datum		datums[XXL_INT8_ROW_MAX];
 		bool		isnull[XXL_INT8_ROW_MAX];
 
+		/* in order: the held rows first */
+		xxl_int8_writer_flush(w);
 		for (int i = 0; i < w->ncols; i++)
 		{
 			datums[i] = Int64GetDatum(values[i]);

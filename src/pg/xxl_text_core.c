@@ -141,6 +141,7 @@ xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, b
 	}
 	if (got < 0)
 		xxl_raise_error(c->lcp ? xxl_lcp_error(c->lcp) : xxl_sa_error(c->sa), op->name);
+	xxl_int8_writer_flush(&w);
 	op->rows_out = xxl_output_finish(out);
 	xxl_operator_end(op);
 	return op->rows_out;

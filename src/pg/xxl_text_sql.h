@@ -168,14 +168,20 @@ typedef struct XxlInt8Writer
 {
 	XxlOutput  *out;
 	int			ncols;
-	char	   *row;
+	char	   *row;			/* the compact row, values at its end */
 	uint32		len;
 	bool		fast;
+	char	   *batch;			/* fast rows not yet put: XXL_INT8_BATCH rows */
+	int			nbatch;
 } XxlInt8Writer;
+
+#define XXL_INT8_BATCH 256
 
 extern void xxl_int8_writer_init(XxlInt8Writer *w, XxlOutput *out, TupleDesc desc);
 /* nulls may be NULL (no nulls) */
 extern void xxl_int8_writer_put(XxlInt8Writer *w, const int64 *values, const bool *nulls);
+/* Put the rows still held (before xxl_output_finish). */
+extern void xxl_int8_writer_flush(XxlInt8Writer *w);
 
 /* Find the rank and pos columns of a suffix array's rows (what: for messages). */
 extern void xxl_sa_columns(TupleDesc desc, const char *what, AttrNumber *rank_att,
