@@ -15,6 +15,7 @@
 #include "core/text/xxl_lcp.h"
 #include "core/text/xxl_suffix.h"
 #include "core/text/xxl_text_store.h"
+#include "core/xxl_ahead.h"
 
 #define KB (1024)
 #define LCP_ROUNDS_RUN 2
@@ -324,6 +325,10 @@ check_lcp(const corpus *c, run_mode mode)
 			CHECK_MSG(st.random_resolved > 0, "%s: no random reads", c->name);
 	}
 	CHECK_LE(st.memory_peak, cfg.res.memory);
+	/* a roomy budget reads the output ahead on a worker */
+	if (mode != RUN_TINY && c->n > 0)
+		CHECK_MSG(st.output_slots >= XXL_AHEAD_SLOTS_MIN, "%s [%s]: output read by the caller",
+				  c->name, mode_names[mode]);
 	xxl_lcp_destroy(l);
 
 	/* the same LCP from the stored suffix array, ranked rows in a scrambled order */
@@ -836,6 +841,102 @@ XT_TEST(lcp_cancel)
 	CHECK_STATUS(rc, XXL_ECANCELED);
 	xxl_lcp_destroy(l);
 	free(dsa);
+	free_corpus(&c);
+}
+
+/*
+ * The output read ahead on a worker, from a permutation on disk: every
+ * value right, then the operator destroyed halfway through its output (the
+ * worker still reading), then a cancel while the output is read, which the
+ * worker sees through the environment's stop flag.
+ */
+static int	output_cancel_armed;
+
+static bool
+output_cancel_hook(void *arg)
+{
+	return output_cancel_armed && --cancel_after < 0;
+}
+
+static xxl_lcp *
+ahead_run(const corpus *c, xxl_lcp_config *cfg)
+{
+	xxl_error	err;
+	xxl_lcp    *l = xxl_lcp_create(cfg, &err);
+	int64_t    *dsa = malloc(c->n * sizeof(int64_t));
+
+	CHECK(l != NULL);
+	divsufsort64(c->t, dsa, (int64_t) c->n);
+	CHECK_STATUS(xxl_lcp_put_text(l, c->t, c->n), XXL_OK);
+	for (uint64_t r = 0; r < c->n; r++)
+		CHECK_STATUS(xxl_lcp_put_sa(l, (uint64_t) dsa[r], dsa[r] ? c->t[dsa[r] - 1] : -1), XXL_OK);
+	free(dsa);
+	CHECK_STATUS(xxl_lcp_run(l), XXL_OK);
+	return l;
+}
+
+XT_TEST(lcp_output_ahead)
+{
+	xt_rng		rng = {11};
+	corpus		c = make_corpus("words", 3 * MB, 0);
+	xxl_lcp_config cfg;
+	uint64_t   *osa = malloc((c.n + 1) * 8),
+			   *olcp = malloc((c.n + 1) * 8);
+	xxl_lcp    *l;
+	xxl_lcp_stats st;
+	uint64_t	pos,
+				v,
+				r = 0;
+	int			got;
+
+	for (uint64_t i = 0; i < c.n; i++)
+		c.t[i] = "abcd "[xt_below(&rng, 5)];
+	oracle(&c, osa, olcp);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.res = resources(8 * MB, "test_lcp_ahead");
+	cfg.res.cancel = output_cancel_hook;
+
+	/* every value, against Kasai's */
+	l = ahead_run(&c, &cfg);
+	xxl_lcp_stats_get(l, &st);
+	CHECK(!st.direct);
+	CHECK(st.output_slots >= XXL_AHEAD_SLOTS_MIN);
+	while ((got = xxl_lcp_next(l, &pos, &v)) > 0 && r < c.n)
+	{
+		if (pos != osa[r] || v != olcp[r])
+		{
+			CHECK_MSG(false, "rank %llu: (%llu, %llu), oracle (%llu, %llu)", (unsigned long long) r,
+					  (unsigned long long) pos, (unsigned long long) v,
+					  (unsigned long long) osa[r], (unsigned long long) olcp[r]);
+			break;
+		}
+		r++;
+	}
+	CHECK_EQ(got, 0);
+	CHECK_EQ(r, c.n);
+	xxl_lcp_destroy(l);
+
+	/* destroyed halfway through: the worker is stopped first */
+	l = ahead_run(&c, &cfg);
+	for (r = 0; r < c.n / 2; r++)
+		CHECK_EQ(xxl_lcp_next(l, &pos, &v), 1);
+	xxl_lcp_destroy(l);
+
+	/* a cancel once the output is being read: the worker stops at its next poll */
+	l = ahead_run(&c, &cfg);
+	output_cancel_armed = 1;
+	cancel_after = 0;
+	r = 0;
+	while ((got = xxl_lcp_next(l, &pos, &v)) > 0)
+		r++;
+	output_cancel_armed = 0;
+	CHECK_MSG(got < 0 && xxl_lcp_error(l)->code == XXL_ECANCELED,
+			  "the cancel was not seen: %d after %llu rows", got, (unsigned long long) r);
+	CHECK(r < c.n);
+	xxl_lcp_destroy(l);
+
+	free(osa);
+	free(olcp);
 	free_corpus(&c);
 }
 

@@ -46,7 +46,8 @@
  * The sorts are distribution sorts where they fit (xxl_env_sorter): they stage
  * their records while other parts work and distribute when those are gone.
  * With two threads, sorts and scatters take their records on a worker, and
- * the top level's merge runs on a worker next to the caller (sa_merger).
+ * each external level's merge runs on a worker next to its consumer
+ * (dc3_merger_start, through xxl_ahead.h).
  *
  * Memory: see "Memory shares" below.  An in-memory subproblem gets what the
  * consumer of its output (the parent's ISA) leaves, all of the pool at level
@@ -56,6 +57,7 @@
 #define XXL_DC3_INTERNAL_H
 
 #include "core/text/text_internal.h"
+#include "core/xxl_ahead.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +248,8 @@ struct xxl_sa
 	const int  *cur_prev;
 	int64_t		out_n,
 				out_at;
-	struct sa_merger *merger;	/* a level's merge on a worker (one at a time) */
+	xxl_ahead  *merger;			/* a level's merge on a worker (one at a time) */
+	dc3_level  *merge_lv;		/* the level it merges */
 	/* BWT */
 	xxl_spool		bwt;
 	xxl_spool_reader bwt_rd;

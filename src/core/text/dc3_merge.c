@@ -182,131 +182,48 @@ dc3_level_free(xxl_sa *sa, dc3_level *lv)
 
 /*
  * A level's merge on a worker (external levels, more than one thread; at the
- * top only when building positions): it fills batches of positions into a
- * ring of slots while the caller takes them — the host writing its rows at
- * the top, which in SQL cost as much as the merge, the parent filling its
- * ISA below.  Each side stalls now and then (the worker sorting a bucket of
- * S0, the host in a write), so the ring takes up to 16 slots (2 MB) where
- * the budget has them: in SQL, 100 MiB at n/8, the output phase took
- * 3.3-3.6 s with 2 slots, 3.0 with 4, 2.5 with 8 and 2.3 with 16.  One
- * merger runs at a time (a child's merge ends before its parent's starts).
- * The worker runs level_fill alone: the level's sorts and scatters are its
- * own from then on, it records errors in the environment (read by the
- * caller only once the worker has ended; a caller that fails first keeps
- * its own, dc3_merger_abandon), and its cancel polls see only the
- * environment's stop flag, which the caller sets when the host asks to stop
- * (xxl_env_host_stop) — polled at every batch and while it waits for one.
- * The slots are charged to the budget; where they do not fit, the caller
- * merges.
+ * top only when building positions), through the environment's read-ahead
+ * ring (xxl_ahead.h): the worker fills batches of positions (and preceding
+ * bytes) while the caller takes them — the host writing its rows at the
+ * top, which in SQL cost as much as the merge, the parent filling its ISA
+ * below.  Each side stalls now and then (the worker sorting a bucket of S0,
+ * the host in a write), so the ring takes up to 16 slots (2 MB) where the
+ * budget has them: in SQL, 100 MiB at n/8, the output phase took 3.3-3.6 s
+ * with 2 slots, 3.0 with 4, 2.5 with 8 and 2.3 with 16.  One merger runs at
+ * a time (a child's merge ends before its parent's starts).  The worker
+ * runs level_fill alone: the level's sorts and scatters are its own from
+ * then on; a caller that fails first keeps its own error
+ * (dc3_merger_abandon).  Where the slots do not fit, the caller merges.
  */
 #define MERGER_BATCH 16384
-#define MERGER_SLOTS_MIN 2
-#define MERGER_SLOTS_MAX 16
-#define MERGER_POLL_NS (20 * 1000 * 1000)
 
-typedef struct sa_merger
+static size_t
+merger_slot_bytes(const dc3_level *lv)
 {
-	pthread_t	thread;
-	pthread_mutex_t mu;
-	pthread_cond_t to_worker;	/* a slot was given back, or stop */
-	pthread_cond_t to_caller;	/* a batch is ready */
-	int			ready,			/* filled slots not given back */
-				head;			/* the oldest */
-	bool		stop;
-	bool		holding;		/* the caller hands out slot head */
-	bool		ended;			/* the last batch (0 or an error) was taken */
-	dc3_level  *lv;				/* the level merged */
-	int			slots;			/* in the ring */
-	int64_t		got[MERGER_SLOTS_MAX];
-	uint64_t   *pos[MERGER_SLOTS_MAX];
-	int		   *prev[MERGER_SLOTS_MAX];
-	size_t		bytes;
-} sa_merger;
+	return MERGER_BATCH * (sizeof(uint64_t) + (lv->prev ? sizeof(int) : 0));
+}
 
-static void *
-merger_main(void *arg)
+static int64_t
+merger_fill(void *arg, void *slot)
 {
 	xxl_sa	   *sa = arg;
-	sa_merger  *m = sa->merger;
+	dc3_level  *lv = sa->merge_lv;
+	uint64_t   *pos = slot;
 
-	for (int w = 0;; w = (w + 1) % m->slots)
-	{
-		int64_t		got;
-
-		pthread_mutex_lock(&m->mu);
-		while (m->ready == m->slots && !m->stop)
-			pthread_cond_wait(&m->to_worker, &m->mu);
-		if (m->stop)
-		{
-			pthread_mutex_unlock(&m->mu);
-			break;
-		}
-		pthread_mutex_unlock(&m->mu);
-		got = dc3_level_fill(sa, m->lv, m->pos[w], m->prev[w], MERGER_BATCH);
-		pthread_mutex_lock(&m->mu);
-		m->got[w] = got;
-		m->ready++;
-		pthread_cond_signal(&m->to_caller);
-		pthread_mutex_unlock(&m->mu);
-		if (got <= 0)
-			break;
-	}
-	return NULL;
+	return dc3_level_fill(sa, lv, pos, lv->prev ? (int *) (pos + MERGER_BATCH) : NULL, MERGER_BATCH);
 }
 
 /* Start the worker where it pays and fits; false: the caller merges. */
 bool
 dc3_merger_start(xxl_sa *sa, dc3_level *lv)
 {
-	xxl_env   *env = &sa->env;
-	sa_merger  *m;
-	size_t		slot = MERGER_BATCH * (sizeof(uint64_t) + (lv->prev ? sizeof(int) : 0)),
-				avail = xxl_budget_available(&env->budget);
-	int			slots = MERGER_SLOTS_MAX;
-	unsigned char *mem;
-
-	while (slots > MERGER_SLOTS_MIN && xxl_budget_charge(slots * slot) + xxl_env_slack(env) > avail)
-		slots /= 2;
-	if (env->threads < 2 || lv->internal || (lv == sa->top && sa->cfg.mode != XXL_SA_POSITIONS) ||
-		xxl_budget_charge(slots * slot) + xxl_env_slack(env) > avail)
+	if (sa->env.threads < 2 || lv->internal || (lv == sa->top && sa->cfg.mode != XXL_SA_POSITIONS))
 		return false;
-	m = xxl_calloc_aligned(sizeof(*m));
-	if (m == NULL)
+	sa->merge_lv = lv;
+	sa->merger = xxl_ahead_start(&sa->env, merger_slot_bytes(lv), XXL_AHEAD_SLOTS_MAX, merger_fill, sa);
+	if (sa->merger == NULL)
 		return false;
-	{
-		/* a failure here only means the caller merges: it is not the operator's error */
-		xxl_error	ignored = {0};
-
-		mem = xxl_budget_alloc(&env->budget, slots * slot, &ignored);
-	}
-	if (mem == NULL)
-	{
-		free(m);
-		return false;
-	}
-	m->slots = slots;
-	m->bytes = slots * slot;
-	for (int w = 0; w < slots; w++)
-	{
-		m->pos[w] = (uint64_t *) (mem + w * slot);
-		m->prev[w] = lv->prev ? (int *) (mem + w * slot + MERGER_BATCH * sizeof(uint64_t)) : NULL;
-	}
-	pthread_mutex_init(&m->mu, NULL);
-	pthread_cond_init(&m->to_worker, NULL);
-	pthread_cond_init(&m->to_caller, NULL);
-	m->lv = lv;
-	sa->merger = m;
-	if (xxl_thread_start(&m->thread, merger_main, sa) != 0)
-	{
-		pthread_mutex_destroy(&m->mu);
-		pthread_cond_destroy(&m->to_worker);
-		pthread_cond_destroy(&m->to_caller);
-		xxl_budget_free(&env->budget, mem, m->bytes);
-		free(m);
-		sa->merger = NULL;
-		return false;
-	}
-	sa->lstats[lv->depth].merge_slots = slots;
+	sa->lstats[lv->depth].merge_slots = xxl_ahead_slots(sa->merger);
 	return true;
 }
 
@@ -314,42 +231,11 @@ dc3_merger_start(xxl_sa *sa, dc3_level *lv)
 int64_t
 dc3_merger_next(xxl_sa *sa)
 {
-	sa_merger  *m = sa->merger;
-	int64_t		got;
+	const void *slot;
+	int64_t		got = xxl_ahead_next(&sa->env, sa->merger, &slot);
 
-	/* once a batch, as the caller's own merge polls once a call of level_fill */
-	xxl_env_host_stop(&sa->env);
-	pthread_mutex_lock(&m->mu);
-	if (m->holding)
-	{
-		m->ready--;
-		m->head = (m->head + 1) % m->slots;
-		m->holding = false;
-		pthread_cond_signal(&m->to_worker);
-	}
-	while (m->ready == 0)
-	{
-		struct timespec until;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += MERGER_POLL_NS;
-		if (until.tv_nsec >= 1000000000)
-			until.tv_sec++, until.tv_nsec -= 1000000000;
-		if (pthread_cond_timedwait(&m->to_caller, &m->mu, &until) != 0 && m->ready == 0)
-		{
-			/* the worker's polls see the stop; it ends with an error soon */
-			pthread_mutex_unlock(&m->mu);
-			xxl_env_host_stop(&sa->env);
-			pthread_mutex_lock(&m->mu);
-		}
-	}
-	got = m->got[m->head];
-	m->holding = true;
-	sa->cur_pos = m->pos[m->head];
-	sa->cur_prev = m->prev[m->head];
-	if (got <= 0)
-		m->ended = true;
-	pthread_mutex_unlock(&m->mu);
+	sa->cur_pos = slot;
+	sa->cur_prev = sa->merge_lv->prev ? (const int *) (sa->cur_pos + MERGER_BATCH) : NULL;
 	return got;
 }
 
@@ -370,16 +256,7 @@ dc3_merger_abandon(xxl_sa *sa)
 void
 dc3_merger_stop(xxl_sa *sa)
 {
-	sa_merger  *m = sa->merger;
-
-	if (m == NULL)
-		return;
-	xxl_thread_stop(m->thread, &m->mu, &m->to_worker, &m->stop);
-	pthread_mutex_destroy(&m->mu);
-	pthread_cond_destroy(&m->to_worker);
-	pthread_cond_destroy(&m->to_caller);
-	xxl_budget_free(&sa->env.budget, m->pos[0], m->bytes);
-	free(m);
+	xxl_ahead_stop(&sa->env, sa->merger);
 	sa->merger = NULL;
+	sa->merge_lv = NULL;
 }
-

@@ -359,6 +359,36 @@ text_order(xxl_lcp *l)
 	return XXL_OK;
 }
 
+/*
+ * The output, (position, LCP) in rank order, is E read back: its buckets
+ * are placed on a worker while the host writes the rows of the one before
+ * (the host's rows and E's reading cost about as much each).
+ */
+#define OUT_BATCH 16384
+
+static int64_t
+fill_output(void *arg, void *slot)
+{
+	xxl_lcp    *l = arg;
+	uint64_t   *pair = slot;
+	int64_t		k = 0;
+
+	while (k < OUT_BATCH)
+	{
+		const unsigned char *rec;
+		int			got = xxl_env_scat_next(&l->env, &l->E, &rec);
+
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
+		pair[2 * k] = get_be(rec, l->pw);
+		pair[2 * k + 1] = get_be(rec + l->pw, l->pw);
+		k++;
+	}
+	return k;
+}
+
 xxl_status
 xxl_lcp_run(xxl_lcp *l)
 {
@@ -398,7 +428,23 @@ xxl_lcp_run(xxl_lcp *l)
 		return lcp_fail(l);
 	l->phase = LCP_OUTPUT;
 	l->st.lcp_ns = xxl_now_ns() - l->t_start;
+	if (l->cfg.min_length == 0)
+		l->ahead = xxl_ahead_start(&l->env, OUT_BATCH * 2 * sizeof(uint64_t), XXL_AHEAD_SLOTS_MAX,
+								   fill_output, l);
+	l->st.output_slots = xxl_ahead_slots(l->ahead);
 	return XXL_OK;
+}
+
+/* The end of the output: E is read, the worker (if any) has ended. */
+static int
+output_end(xxl_lcp *l)
+{
+	xxl_ahead_stop(&l->env, l->ahead);
+	l->ahead = NULL;
+	xxl_env_scat_close(&l->env, &l->E, NULL, NULL);
+	l->E_open = false;
+	l->phase = LCP_DONE;
+	return 0;
 }
 
 int
@@ -417,16 +463,34 @@ xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp)
 						  : "xxl_lcp_run must come before reading");
 		return -(int) lcp_fail(l);
 	}
+	if (l->ahead)
+	{
+		if (l->out_at == l->out_n)
+		{
+			const void *slot;
+			int64_t		n = xxl_ahead_next(&l->env, l->ahead, &slot);
+
+			if (n <= 0)
+			{
+				/* the worker has ended; its error, if any, is in the environment */
+				xxl_ahead_stop(&l->env, l->ahead);
+				l->ahead = NULL;
+				return n < 0 ? -(int) lcp_fail(l) : output_end(l);
+			}
+			l->out = slot;
+			l->out_n = n;
+			l->out_at = 0;
+		}
+		*pos = l->out[2 * l->out_at];
+		*lcp = l->out[2 * l->out_at + 1];
+		l->out_at++;
+		return 1;
+	}
 	got = xxl_env_scat_next(&l->env, &l->E, &rec);
 	if (got < 0)
 		return -(int) lcp_fail(l);
 	if (got == 0)
-	{
-		xxl_env_scat_close(&l->env, &l->E, NULL, NULL);
-		l->E_open = false;
-		l->phase = LCP_DONE;
-		return 0;
-	}
+		return output_end(l);
 	*pos = get_be(rec, l->pw);
 	*lcp = get_be(rec + l->pw, l->pw);
 	return 1;
@@ -493,6 +557,9 @@ xxl_lcp_destroy(xxl_lcp *l)
 {
 	if (l == NULL)
 		return;
+	/* first: it reads E */
+	xxl_ahead_stop(&l->env, l->ahead);
+	l->ahead = NULL;
 	if (l->A_open)
 		xxl_env_scat_close(&l->env, &l->A, NULL, NULL);
 	if (l->D_open)

@@ -9,6 +9,7 @@
 
 #include "core/text/text_internal.h"
 #include "core/text/xxl_lcp.h"
+#include "core/xxl_ahead.h"
 #include "core/text/xxl_text_store.h"
 
 /* D's flags */
@@ -72,6 +73,10 @@ struct xxl_lcp
 	/* output */
 	xxl_env_scatter E;			/* by rank: position, LCP */
 	bool		E_open;
+	xxl_ahead  *ahead;			/* E read on a worker, (position, LCP) pairs */
+	const uint64_t *out;		/* the batch being handed out */
+	int64_t		out_n,
+				out_at;
 
 	/* repeats */
 	xxl_env_sorter W;			/* windows, by position: position, count */
