@@ -209,6 +209,8 @@ lcp_collect(const xxl_lcp_stats *s, XxlStats *st)
 	xxl_stats_detail(st, "lcp_memory_peak", UINT64_FORMAT, s->memory_peak);
 	if (s->derived_prev)
 		xxl_stats_detail(st, "lcp_derived_prev", "true");
+	if (s->output_slots > 0)
+		xxl_stats_detail(st, "lcp_output_slots", "%d", s->output_slots);
 	if (s->repeat_windows > 0 || s->repeat_groups > 0)
 	{
 		xxl_stats_detail(st, "repeat_groups", UINT64_FORMAT, s->repeat_groups);
