@@ -328,6 +328,56 @@ MT_FN(merge_batch) (xxl_merger *m, size_t window, unsigned char *out)
 	if (total == 0)
 		return 0;
 
+	/*
+	 * One run below the bound (runs whose key ranges do not overlap: input
+	 * that came sorted, a table's rows in arrival order): the batch is that
+	 * run's records as they stand, as many of its window as come before
+	 * every other run's head and fit the output (k windows), not one window.
+	 */
+	{
+		int			only = -1;
+
+		for (int r = 0; r < m->k && only != -2; r++)
+			if (m->take[r] > 0)
+				only = only == -1 ? r : -2;
+		if (only >= 0)
+		{
+			size_t		avail = run_window_records(m, &m->src[only]);
+			size_t		cap = (size_t) m->k * window;
+
+			if (avail > cap)
+				avail = cap;
+			if (avail > total)
+			{
+				bool		other = false;
+				MT_KEY		head = MT_FN(key_max);
+				int			head_src = 0;
+
+				for (int r = 0; r < m->k; r++)
+				{
+					MT_KEY		h;
+
+					if (r == only || m->src[r].done)
+						continue;
+					h = MT_FN(load) (run_window(m, r), R, K);
+					if (!other || MT_LT(h, head))
+					{
+						other = true;
+						head = h;
+						head_src = r;
+					}
+				}
+				/* ties go to the lower run, as in the merge */
+				total = other ? MT_FN(count_below) (run_window(m, only), avail, R, K, head,
+													only < head_src)
+					: avail;
+				m->take[only] = total;
+			}
+			memcpy(out, run_window(m, only), total * R);
+			return total;
+		}
+	}
+
 	/* the segments to merge, split in two halves at a splitter key */
 	{
 		bool		parallel = m->env.threads > 1 && total >= PARALLEL_BATCH_MIN;

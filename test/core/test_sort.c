@@ -119,7 +119,9 @@ typedef enum pattern
 	P_REVERSE,
 	P_FEW,						/* 3 distinct keys */
 	P_SMALLRANGE,				/* 1000 distinct keys: many ties */
-	P_PREFIX_TIES				/* keys > 8 bytes equal in their first 8 */
+	P_PREFIX_TIES,				/* keys > 8 bytes equal in their first 8 */
+	P_SORTED_TIES				/* ascending in runs of 7 equal keys: runs of
+								 * the sort that touch at equal keys */
 } pattern;
 
 static const char *const pattern_names[] = {
@@ -177,6 +179,9 @@ gen_fixed(const fixed_case *fc, uint64_t i, unsigned char *rec)
 		case P_SORTED:
 			put_be(rec, kb, i);
 			break;
+		case P_SORTED_TIES:
+			put_be(rec, kb, i / 7);
+			break;
 		case P_REVERSE:
 			put_be(rec, kb, fc->n - 1 - i);
 			break;
@@ -233,6 +238,7 @@ expected_index(const fixed_case *fc, uint64_t pos, uint64_t *idx)
 	switch (fc->pat)
 	{
 		case P_SORTED:
+		case P_SORTED_TIES:
 		case P_EQUAL:
 			*idx = pos;
 			return true;
@@ -408,6 +414,23 @@ XT_TEST(fixed40_key24_patterns)
 	fc.memory = 0;
 	fc.expect_passes = 1;
 	run_fixed_case(&fc, NULL);
+}
+
+/*
+ * Input that comes sorted makes runs whose key ranges do not overlap but
+ * touch at equal keys: the merge hands out one run's records at a time,
+ * as many as precede every other run's head (ties to the earlier run),
+ * through one and three merge passes, with 8- and 24-byte keys.
+ */
+XT_TEST(fixed_presorted_runs)
+{
+	fixed_case	one = {16, 8, P_SORTED_TIES, 300000, 0, 0, 1, 2, false, 0, 1, 0};
+	fixed_case	three = {16, 8, P_SORTED_TIES, 1000000, 0, 16 * KB, 2, 0, false, XXL_ALLOC_STRIPING, 3, 0};
+	fixed_case	wide = {40, 24, P_SORTED_TIES, 400000, 0, 16 * KB, 1, 0, false, 0, 3, 0};
+
+	run_fixed_case(&one, NULL);
+	run_fixed_case(&three, NULL);
+	run_fixed_case(&wide, NULL);
 }
 
 XT_TEST(fixed_zero_and_one_record)
