@@ -42,6 +42,22 @@ is($standby->safe_psql('postgres', $fingerprint), $on_primary,
 	'the standby sees the same rows in the same order');
 like($on_primary, qr/^105000 /, '105000 rows');
 
+# --- large segments: their pages go to the file directly (smgrextend), WAL-logged whole --
+
+# over 8 MB of records: the statement's segment bypasses shared buffers
+my $big = q{SELECT format('%s %s %s', count(*), sum(a), md5(string_agg(a::text || ':' || b, ',' ORDER BY ctid))) FROM tbig};
+$primary->safe_psql('postgres', q{
+	CREATE TABLE tbig (a bigint, b bigint) USING xxl;
+	SELECT xxl.alter_table_set('tbig', 'a');
+	INSERT INTO tbig SELECT (g::bigint * 7919) % 1000003, g FROM generate_series(1, 1000000) g;
+});
+my $big_before = $primary->safe_psql('postgres', $big);
+is($primary->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT a, lag(a) OVER () AS p FROM tbig) s WHERE p > a}), '0',
+	'a large segment: its rows in key order');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $big), $big_before, 'a large segment: the standby has the same rows');
+
 # --- crashes -----------------------------------------------------------------------
 
 # a table with an index: its rows go to shared pages as they come
@@ -63,6 +79,7 @@ my $bg = $primary->background_psql('postgres');
 $bg->query_safe('BEGIN');
 $bg->query_safe("INSERT INTO t SELECT g, 'uncommitted' FROM generate_series(1, 20000) g");
 $bg->query_safe("INSERT INTO ti SELECT g, 'uncommitted' FROM generate_series(3001, 9000) g");
+$bg->query_safe("INSERT INTO tbig SELECT g, -g FROM generate_series(1, 1000000) g");
 $primary->safe_psql('postgres',
 	"INSERT INTO t SELECT g, 'committed' FROM generate_series(1, 3000) g");
 my $before_crash = $primary->safe_psql('postgres', $fingerprint);
@@ -75,6 +92,8 @@ is($primary->safe_psql('postgres', "SELECT count(*) FROM t WHERE b = 'uncommitte
 	'0', 'no row of the transaction that did not commit');
 is($primary->safe_psql('postgres', $indexed), "3000 4501500\n3000 4501500",
 	'the indexed table after the crash: the same committed rows by index and by scan');
+is($primary->safe_psql('postgres', $big), $big_before,
+	'a large segment after the crash: its committed rows, not the uncommitted large one');
 $primary->safe_psql('postgres', "INSERT INTO ti SELECT g, 'again' FROM generate_series(3001, 4000) g");
 $primary->safe_psql('postgres', q{
 	INSERT INTO t SELECT g, 'after' FROM generate_series(1, 1000) g;

@@ -16,7 +16,13 @@
  * relation while holding its extension lock, so a segment's pages are
  * contiguous, then appends its directory entry (xxl_table_dir.c).  Its
  * rows are seen by snapshots that see the inserting transaction, and by
- * the inserting transaction's commands after the inserting one.
+ * the inserting transaction's commands after the inserting one.  A large
+ * segment's pages go to the file directly (smgrextend), the way CREATE
+ * INDEX writes its pages (nbtsort.c), instead of a new buffer each: no
+ * block exists beyond the relation's end, and nobody extends it while we
+ * hold the lock.  They are WAL-logged whole when the relation needs WAL,
+ * and the file is synced before the directory entry is appended, because
+ * a checkpoint during the writing could not flush pages it never saw.
  *
  * A table with indexes cannot wait: the executor inserts each row's index
  * entries right after the row, by its TID, and a unique index checks
@@ -41,6 +47,7 @@
 #include "port/pg_bswap.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -407,6 +414,20 @@ xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy str
 	UnlockReleaseBuffer(buf);
 }
 
+/* segments from this many bytes of records on bypass shared buffers */
+#define BULK_SEGMENT_MIN ((uint64) 8 * 1024 * 1024)
+
+/* A page of a large segment, straight into the file at blkno (see the file comment). */
+static void
+bulk_write_page(Relation rel, BlockNumber blkno, Page page)
+{
+	/* the WAL record first: it sets the LSN the checksum covers */
+	if (RelationNeedsWAL(rel))
+		log_newpage(&rel->rd_node, MAIN_FORKNUM, blkno, page, true);
+	PageSetChecksumInplace(page, blkno);
+	smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, blkno, (char *) page, true);
+}
+
 /* The state's rows as one segment of its table. */
 static void
 flush_state(WriteState *ws)
@@ -417,6 +438,8 @@ flush_state(WriteState *ws)
 	XxlSegment	seg;
 	uint32		segno;
 	int			got;
+	bool		bulk;
+	xxl_sort_stats sst;
 
 	xxl_operator_phase(ws->op, XXL_PHASE_MERGE);
 	if (xxl_sorter_sort(ws->sorter) != XXL_OK)
@@ -432,6 +455,8 @@ flush_state(WriteState *ws)
 	seg.first_block = RelationGetNumberOfBlocks(rel);
 	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
 	seg.key_hash = ws->key_hash;
+	xxl_sorter_stats(ws->sorter, &sst);
+	bulk = sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
 	xxl_page_init(pb->data, &ws->fmt, segno);
 	for (;;)
 	{
@@ -462,7 +487,10 @@ flush_state(WriteState *ws)
 			if (!xxl_page_add(pb->data, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
-				xxl_write_new_page(rel, pb, strategy);
+				if (bulk)
+					bulk_write_page(rel, seg.first_block + seg.npages, pb->data);
+				else
+					xxl_write_new_page(rel, pb, strategy);
 				seg.npages++;
 				xxl_page_init(pb->data, &ws->fmt, segno);
 				if (!xxl_page_add(pb->data, row, len))
@@ -473,9 +501,15 @@ flush_state(WriteState *ws)
 	}
 	if (XXL_OPAQUE(pb->data)->nrows > 0)
 	{
-		xxl_write_new_page(rel, pb, strategy);
+		if (bulk)
+			bulk_write_page(rel, seg.first_block + seg.npages, pb->data);
+		else
+			xxl_write_new_page(rel, pb, strategy);
 		seg.npages++;
 	}
+	/* pages no checkpoint saw: on disk before the entry that makes them count */
+	if (bulk && (RelationNeedsWAL(rel) || rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED))
+		smgrimmedsync(RelationGetSmgr(rel), MAIN_FORKNUM);
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);
