@@ -25,6 +25,7 @@
 #include "utils/rel.h"
 
 #include "pg/xxl_heap_pages.h"
+#include "pg/xxl_relfile.h"
 #include "pg/xxl_rowcodec.h"
 
 struct XxlHeapPages
@@ -39,13 +40,7 @@ struct XxlHeapPages
 	char	   *pages;			/* PAGE_BATCH pages, the last one being filled */
 	int			npages;			/* pages in the batch, the one being filled included */
 	BlockNumber first_block;	/* block number of pages[0] */
-	char	   *file_path;		/* the main fork's first segment */
-	int			seg_fd;			/* open segment (transient file), or -1 */
-	char	   *seg_path;		/* its path */
-	BlockNumber seg_no;			/* which one */
-	off_t		seg_written;	/* bytes of it written by this call */
-	off_t		seg_flushing;	/* ... of which writeback has been started */
-	off_t		seg_dropped;	/* ... of which the page cache has been let go */
+	XxlRelFile *file;			/* where they go */
 	Size		save_free;		/* fillfactor: bytes each page keeps free */
 	bool		use_wal;
 	bool		sync_at_end;
@@ -84,25 +79,10 @@ xxl_heap_pages_allowed(Relation rel)
  * this transaction's xmin and the call's command id, exactly what
  * heap_insert() would give them.
  *
- * The pages go to the files in writes of PAGE_BATCH pages rather than
- * through smgrextend(), which takes one 8 kB block per call: appending
- * 4.4 GB to a new file took 2.1-7.9 s in 8 kB writes and 0.56-0.83 s in
- * 256 kB writes on the benchmark machine (1.2-3.2 s in 512 kB-1 MB writes,
- * for which the kernel looks for larger folios), and a suffix array of
- * 100 MB is 4.6 GB of heap.  The files are laid out
- * as md.c lays them out (segments of RELSEG_SIZE blocks, the n-th named
- * "<path>.n"), which is how md.c finds them again by their sizes; nothing
- * else of md.c's state depends on the blocks, since the relation is new and
- * empty when writing starts and no buffer of it exists.
- *
- * Behind the writing, the pages are sent to disk and dropped from the page
- * cache a few megabytes at a time (WRITE_BEHIND), as PostgreSQL's bulk
- * writes keep to a ring of buffers: an output far larger than the operator's
- * memory should not push everything else out of the cache, and page cache
- * that must be found afresh for every page is the dearest part of writing
- * on a virtual machine (appending 4.4 GB to a file: 7.0 s when the kernel
- * had to find new memory, 0.5 s when it reused pages just freed, 1.1 s
- * either way with write-behind).
+ * The pages go to the files in writes of PAGE_BATCH pages, with
+ * write-behind (xxl_relfile.c); nothing else of md.c's state depends on
+ * the blocks, since the relation is new and empty when writing starts and
+ * no buffer of it exists.
  *
  * When the relation needs WAL (wal_level above minimal) the pages are logged
  * as full-page images and the files are synced at the end, because a
@@ -114,7 +94,6 @@ xxl_heap_pages_allowed(Relation rel)
  * the transient file is closed.
  */
 #define PAGE_BATCH 32			/* pages per write: 256 kB */
-#define WRITE_BEHIND ((off_t) 8 * 1024 * 1024)	/* bytes per writeback step */
 
 static inline Page
 batch_page(XxlHeapPages *out, int i)
@@ -169,8 +148,7 @@ xxl_heap_pages_begin(Relation rel, CommandId cid)
 	out->pages = MemoryContextAlloc(out->cxt, (Size) PAGE_BATCH * BLCKSZ);
 	out->npages = 0;
 	out->first_block = 0;		/* xxl_heap_pages_allowed: the relation is empty */
-	out->file_path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
-	out->seg_fd = -1;
+	out->file = xxl_relfile_begin(rel);
 	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
 	out->use_wal = RelationNeedsWAL(rel);
 	/* nothing asks the checkpointer to sync an unlogged table's file for us */
@@ -180,135 +158,12 @@ xxl_heap_pages_begin(Relation rel, CommandId cid)
 	return out;
 }
 
-/* The open file of segment seg_no, created when it is new. */
-static int
-pages_segment(XxlHeapPages *out, BlockNumber seg_no)
-{
-	if (out->seg_fd >= 0 && out->seg_no == seg_no)
-		return out->seg_fd;
-	if (out->seg_fd >= 0)
-		CloseTransientFile(out->seg_fd);
-	out->seg_fd = -1;
-	if (out->seg_path)
-		pfree(out->seg_path);
-	{
-		/* rows may be put from a per-row context that is reset right after */
-		MemoryContext old = MemoryContextSwitchTo(out->cxt);
-
-		out->seg_path = seg_no == 0 ? pstrdup(out->file_path)
-			: psprintf("%s.%u", out->file_path, seg_no);
-		MemoryContextSwitchTo(old);
-	}
-	{
-		int			fd = OpenTransientFile(out->seg_path, O_RDWR | O_CREAT | PG_BINARY);
-
-		if (fd < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not open file \"%s\": %m", out->seg_path)));
-		out->seg_fd = fd;
-		out->seg_no = seg_no;
-		out->seg_written = out->seg_flushing = out->seg_dropped = 0;
-	}
-	return out->seg_fd;
-}
-
-/*
- * Once WRITE_BEHIND more bytes of the open segment are written, start their
- * writeback, and wait for and drop the step before the one started last
- * time, which has had a step's worth of writing to finish.  Only the page
- * cache changes: what is on disk or in shared buffers is the same either way
- * (PostgreSQL's own pg_flush_data() does nothing when fsync is off, but this
- * is about memory, not durability).
- */
-static void
-pages_write_behind(XxlHeapPages *out)
-{
-#if defined(HAVE_SYNC_FILE_RANGE) && defined(USE_POSIX_FADVISE)
-	int			fd = out->seg_fd;
-
-	if (out->seg_written - out->seg_flushing < WRITE_BEHIND)
-		return;
-	if (out->seg_flushing - out->seg_dropped >= WRITE_BEHIND)
-	{
-		off_t		len = out->seg_flushing - out->seg_dropped;
-
-		/* failures only mean the pages stay cached; the sync at commit reports I/O errors */
-		(void) sync_file_range(fd, out->seg_dropped, len,
-							   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-							   SYNC_FILE_RANGE_WAIT_AFTER);
-		(void) posix_fadvise(fd, out->seg_dropped, len, POSIX_FADV_DONTNEED);
-		out->seg_dropped = out->seg_flushing;
-	}
-	(void) sync_file_range(fd, out->seg_flushing, out->seg_written - out->seg_flushing,
-						   SYNC_FILE_RANGE_WRITE);
-	out->seg_flushing = out->seg_written;
-#endif
-}
-
-/* npages built pages from block first on, in one write per segment they touch */
-static void
-pages_write(XxlHeapPages *out, BlockNumber first, int npages)
-{
-	const char *src = out->pages;
-
-	while (npages > 0)
-	{
-		BlockNumber seg_no = first / RELSEG_SIZE;
-		BlockNumber in_seg = first % RELSEG_SIZE;
-		int			n = Min((BlockNumber) npages, RELSEG_SIZE - in_seg);
-		int			fd = pages_segment(out, seg_no);
-		size_t		len = (size_t) n * BLCKSZ;
-		ssize_t		done;
-
-		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_EXTEND);
-		done = pg_pwrite(fd, src, len, (off_t) in_seg * BLCKSZ);
-		pgstat_report_wait_end();
-		if (done != (ssize_t) len)
-		{
-			/* a short write sets no errno: the disk is full (as mdextend says) */
-			if (done >= 0)
-				errno = ENOSPC;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not extend file \"%s\" of relation \"%s\": %m",
-							out->seg_path, RelationGetRelationName(out->rel)),
-					 errhint("Check free disk space.")));
-		}
-		out->seg_written = (off_t) (in_seg + n) * BLCKSZ;
-		pages_write_behind(out);
-		src += len;
-		first += n;
-		npages -= n;
-	}
-}
-
 static void
 pages_flush(XxlHeapPages *out)
 {
 	if (out->npages == 0)
 		return;
-	if (out->use_wal)
-	{
-		/* a log_newpages() record holds at most XLR_MAX_BLOCK_ID pages */
-		for (int done = 0; done < out->npages; done += XLR_MAX_BLOCK_ID)
-		{
-			BlockNumber blknos[XLR_MAX_BLOCK_ID];
-			Page		pages[XLR_MAX_BLOCK_ID];
-			int			n = Min(XLR_MAX_BLOCK_ID, out->npages - done);
-
-			for (int i = 0; i < n; i++)
-			{
-				blknos[i] = out->first_block + done + i;
-				pages[i] = batch_page(out, done + i);
-			}
-			log_newpages(&out->rel->rd_node, MAIN_FORKNUM, n, blknos, pages, true);
-		}
-	}
-	/* after logging, which sets the pages' LSN */
-	for (int i = 0; i < out->npages; i++)
-		PageSetChecksumInplace(batch_page(out, i), out->first_block + i);
-	pages_write(out, out->first_block, out->npages);
+	xxl_relfile_write(out->file, out->first_block, out->pages, out->npages, out->use_wal);
 	out->first_block += out->npages;
 	out->npages = 0;
 	CHECK_FOR_INTERRUPTS();
@@ -478,9 +333,8 @@ xxl_heap_pages_finish(XxlHeapPages *out)
 	uint64		rows;
 
 	pages_flush(out);
-	if (out->seg_fd >= 0)
-		CloseTransientFile(out->seg_fd);
-	out->seg_fd = -1;
+	xxl_relfile_end(out->file);
+	out->file = NULL;
 	/* pages that bypassed shared buffers and the checkpointer: sync them now */
 	if (out->sync_at_end)
 		smgrimmedsync(RelationGetSmgr(out->rel), MAIN_FORKNUM);

@@ -56,6 +56,7 @@
 #include "pg/table/xxl_table.h"
 #include "pg/xxl_error.h"
 #include "pg/xxl_operator.h"
+#include "pg/xxl_relfile.h"
 #include "pg/xxl_sortkey.h"
 
 typedef struct WriteState
@@ -417,15 +418,15 @@ xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy str
 /* segments from this many bytes of records on bypass shared buffers */
 #define BULK_SEGMENT_MIN ((uint64) 8 * 1024 * 1024)
 
-/* A page of a large segment, straight into the file at blkno (see the file comment). */
+/* pages of a large segment per write */
+#define BULK_BATCH 32
+
+/* The pages of a large segment built so far, to the file (see the file comment). */
 static void
-bulk_write_page(Relation rel, BlockNumber blkno, Page page)
+bulk_flush(Relation rel, XxlRelFile *file, BlockNumber first, char *batch, int n)
 {
-	/* the WAL record first: it sets the LSN the checksum covers */
-	if (RelationNeedsWAL(rel))
-		log_newpage(&rel->rd_node, MAIN_FORKNUM, blkno, page, true);
-	PageSetChecksumInplace(page, blkno);
-	smgrextend(RelationGetSmgr(rel), MAIN_FORKNUM, blkno, (char *) page, true);
+	if (n > 0)
+		xxl_relfile_write(file, first, batch, n, RelationNeedsWAL(rel));
 }
 
 /* The state's rows as one segment of its table. */
@@ -440,6 +441,10 @@ flush_state(WriteState *ws)
 	int			got;
 	bool		bulk;
 	xxl_sort_stats sst;
+	XxlRelFile *file = NULL;
+	char	   *batch = NULL;	/* bulk: BULK_BATCH pages, the last one being built */
+	int			nbatch = 0;		/* bulk: full pages in it */
+	char	   *page;
 
 	xxl_operator_phase(ws->op, XXL_PHASE_MERGE);
 	if (xxl_sorter_sort(ws->sorter) != XXL_OK)
@@ -457,7 +462,13 @@ flush_state(WriteState *ws)
 	seg.key_hash = ws->key_hash;
 	xxl_sorter_stats(ws->sorter, &sst);
 	bulk = sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
-	xxl_page_init(pb->data, &ws->fmt, segno);
+	if (bulk)
+	{
+		file = xxl_relfile_begin(rel);
+		batch = palloc((Size) BULK_BATCH * BLCKSZ);
+	}
+	page = bulk ? batch : pb->data;
+	xxl_page_init(page, &ws->fmt, segno);
 	for (;;)
 	{
 		const void *key,
@@ -484,32 +495,42 @@ flush_state(WriteState *ws)
 			}
 			else
 				row = recs;
-			if (!xxl_page_add(pb->data, row, len))
+			if (!xxl_page_add(page, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
-				if (bulk)
-					bulk_write_page(rel, seg.first_block + seg.npages, pb->data);
-				else
+				if (!bulk)
 					xxl_write_new_page(rel, pb, strategy);
+				else if (++nbatch == BULK_BATCH)
+				{
+					bulk_flush(rel, file, seg.first_block + seg.npages + 1 - nbatch, batch, nbatch);
+					nbatch = 0;
+				}
 				seg.npages++;
-				xxl_page_init(pb->data, &ws->fmt, segno);
-				if (!xxl_page_add(pb->data, row, len))
+				page = bulk ? batch + (Size) nbatch * BLCKSZ : pb->data;
+				xxl_page_init(page, &ws->fmt, segno);
+				if (!xxl_page_add(page, row, len))
 					elog(ERROR, "row of %u bytes does not fit an empty page", len);
 			}
 			seg.nrows++;
 		}
 	}
-	if (XXL_OPAQUE(pb->data)->nrows > 0)
+	if (XXL_OPAQUE(page)->nrows > 0)
 	{
 		if (bulk)
-			bulk_write_page(rel, seg.first_block + seg.npages, pb->data);
+			nbatch++;
 		else
 			xxl_write_new_page(rel, pb, strategy);
 		seg.npages++;
 	}
-	/* pages no checkpoint saw: on disk before the entry that makes them count */
-	if (bulk && (RelationNeedsWAL(rel) || rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED))
-		smgrimmedsync(RelationGetSmgr(rel), MAIN_FORKNUM);
+	if (bulk)
+	{
+		bulk_flush(rel, file, seg.first_block + seg.npages - nbatch, batch, nbatch);
+		xxl_relfile_end(file);
+		pfree(batch);
+		/* pages no checkpoint saw: on disk before the entry that makes them count */
+		if (RelationNeedsWAL(rel) || rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+			smgrimmedsync(RelationGetSmgr(rel), MAIN_FORKNUM);
+	}
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);

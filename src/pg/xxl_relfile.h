@@ -1,0 +1,29 @@
+/*
+ * xxl_relfile.h — appending whole pages to a relation's main fork outside
+ * shared buffers, in large writes (see xxl_relfile.c): the writer of a new
+ * heap's pages (xxl_heap_pages.c) and of an xxl table's large segments
+ * (table/xxl_table_write.c).  The caller must own the blocks it writes: a
+ * relation of its own transaction, or blocks beyond the end of a relation
+ * whose extension lock it holds, for which no buffer exists.
+ */
+#ifndef XXL_PG_RELFILE_H
+#define XXL_PG_RELFILE_H
+
+#include "storage/block.h"
+#include "utils/relcache.h"
+
+typedef struct XxlRelFile XxlRelFile;
+
+/* Start writing rel's main fork (in CurrentMemoryContext). */
+extern XxlRelFile *xxl_relfile_begin(Relation rel);
+
+/*
+ * npages pages at blocks first.. (in the order they come, without gaps):
+ * logged as full-page images when wal is set, checksummed, written.
+ */
+extern void xxl_relfile_write(XxlRelFile *f, BlockNumber first, char *pages, int npages, bool wal);
+
+/* Close the open segment; returns nothing to sync (the caller syncs if it must). */
+extern void xxl_relfile_end(XxlRelFile *f);
+
+#endif							/* XXL_PG_RELFILE_H */
