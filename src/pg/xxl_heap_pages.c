@@ -148,7 +148,7 @@ xxl_heap_pages_begin(Relation rel, CommandId cid)
 	out->pages = MemoryContextAlloc(out->cxt, (Size) PAGE_BATCH * BLCKSZ);
 	out->npages = 0;
 	out->first_block = 0;		/* xxl_heap_pages_allowed: the relation is empty */
-	out->file = xxl_relfile_begin(rel);
+	out->file = xxl_relfile_begin(rel, true);
 	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
 	out->use_wal = RelationNeedsWAL(rel);
 	/* nothing asks the checkpointer to sync an unlogged table's file for us */

@@ -21,7 +21,10 @@
  * on a virtual machine (appending 4.4 GB to a file: 7.0 s when the kernel
  * had to find new memory, 0.5 s when it reused pages just freed, 1.1 s
  * either way with write-behind).  Only the page cache changes: what is on
- * disk or in shared buffers is the same either way.
+ * disk or in shared buffers is the same either way.  A writer whose pages
+ * are likely read soon (an xxl table's segment) keeps them instead: a scan
+ * right after a 20M-row load took 407-489 ms from the disk against 250 ms
+ * from the cache.
  *
  * Logged pages are full-page images (log_newpages); whoever writes pages
  * that no checkpoint can flush syncs the fork at its end (smgrimmedsync) if
@@ -56,14 +59,16 @@ struct XxlRelFile
 	off_t		seg_written;	/* bytes of it written up to here by this writer, */
 	off_t		seg_flushing;	/* ... of which writeback has been started up to here, */
 	off_t		seg_dropped;	/* ... of which the page cache has been let go up to here */
+	bool		drop_behind;
 };
 
 XxlRelFile *
-xxl_relfile_begin(Relation rel)
+xxl_relfile_begin(Relation rel, bool drop_behind)
 {
 	XxlRelFile *f = palloc0(sizeof(XxlRelFile));
 
 	f->rel = rel;
+	f->drop_behind = drop_behind;
 	f->cxt = CurrentMemoryContext;
 	f->file_path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
 	f->seg_fd = -1;
@@ -112,7 +117,7 @@ write_behind(XxlRelFile *f)
 #if defined(HAVE_SYNC_FILE_RANGE) && defined(USE_POSIX_FADVISE)
 	int			fd = f->seg_fd;
 
-	if (f->seg_written - f->seg_flushing < WRITE_BEHIND)
+	if (!f->drop_behind || f->seg_written - f->seg_flushing < WRITE_BEHIND)
 		return;
 	if (f->seg_flushing - f->seg_dropped >= WRITE_BEHIND)
 	{

@@ -14,8 +14,13 @@
 
 typedef struct XxlRelFile XxlRelFile;
 
-/* Start writing rel's main fork (in CurrentMemoryContext). */
-extern XxlRelFile *xxl_relfile_begin(Relation rel);
+/*
+ * Start writing rel's main fork (in CurrentMemoryContext).  drop_behind:
+ * let the page cache go behind the writing (an output far larger than
+ * memory, read later if ever), or keep it (a table's rows, often read
+ * right after).
+ */
+extern XxlRelFile *xxl_relfile_begin(Relation rel, bool drop_behind);
 
 /*
  * npages pages at blocks first.. (in the order they come, without gaps):

@@ -464,7 +464,7 @@ flush_state(WriteState *ws)
 	bulk = sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
 	if (bulk)
 	{
-		file = xxl_relfile_begin(rel);
+		file = xxl_relfile_begin(rel, false);
 		batch = palloc((Size) BULK_BATCH * BLCKSZ);
 	}
 	page = bulk ? batch : pb->data;
