@@ -204,7 +204,7 @@ xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output
 										  presampled);
 		size_t		input;
 
-		c.caller_buckets = presampled && in == XXL_INPUT_PRESAMPLED_CALLER_BUCKETS;
+		c.caller_buckets = in == XXL_INPUT_PRESAMPLED_CALLER_BUCKETS;
 		ts->d = xxl_dsort_create(&c, &env->err);
 		if (ts->d == NULL)
 			return env->err.code;

@@ -42,8 +42,6 @@ struct XxlHeapPages
 	BlockNumber first_block;	/* block number of pages[0] */
 	XxlRelFile *file;			/* where they go */
 	Size		save_free;		/* fillfactor: bytes each page keeps free */
-	bool		use_wal;
-	bool		sync_at_end;
 	bool		has_toast;
 	/* every column of fixed width: a row without nulls has one layout */
 	bool		fixed_layout;
@@ -84,13 +82,8 @@ xxl_heap_pages_allowed(Relation rel)
  * the blocks, since the relation is new and empty when writing starts and
  * no buffer of it exists.
  *
- * When the relation needs WAL (wal_level above minimal) the pages are logged
- * as full-page images and the files are synced at the end, because a
- * checkpoint during the call cannot flush pages that never were in shared
- * buffers; an unlogged table is synced at the end too, because no fsync
- * request was registered with the checkpointer; at wal_level = minimal the
- * commit's pending sync of new relfilenodes covers a permanent table.  If
- * the transaction aborts, the relfilenode and every segment are unlinked and
+ * WAL images and the sync at the end are xxl_relfile.c's.  If the
+ * transaction aborts, the relfilenode and every segment are unlinked and
  * the transient file is closed.
  */
 #define PAGE_BATCH 32			/* pages per write: 256 kB */
@@ -150,9 +143,6 @@ xxl_heap_pages_begin(Relation rel, CommandId cid)
 	out->first_block = 0;		/* xxl_heap_pages_allowed: the relation is empty */
 	out->file = xxl_relfile_begin(rel, true);
 	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
-	out->use_wal = RelationNeedsWAL(rel);
-	/* nothing asks the checkpointer to sync an unlogged table's file for us */
-	out->sync_at_end = out->use_wal || rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED;
 	out->has_toast = OidIsValid(rel->rd_rel->reltoastrelid);
 	plan_fixed_layout(out);
 	return out;
@@ -163,7 +153,7 @@ pages_flush(XxlHeapPages *out)
 {
 	if (out->npages == 0)
 		return;
-	xxl_relfile_write(out->file, out->first_block, out->pages, out->npages, out->use_wal);
+	xxl_relfile_write(out->file, out->first_block, out->pages, out->npages);
 	out->first_block += out->npages;
 	out->npages = 0;
 	CHECK_FOR_INTERRUPTS();
@@ -333,11 +323,8 @@ xxl_heap_pages_finish(XxlHeapPages *out)
 	uint64		rows;
 
 	pages_flush(out);
-	xxl_relfile_end(out->file);
+	xxl_relfile_end(out->file);	/* synced if nothing else will */
 	out->file = NULL;
-	/* pages that bypassed shared buffers and the checkpointer: sync them now */
-	if (out->sync_at_end)
-		smgrimmedsync(RelationGetSmgr(out->rel), MAIN_FORKNUM);
 	pgstat_count_heap_insert(out->rel, (PgStat_Counter) out->rows);
 	pfree(out->pages);
 	MemoryContextDelete(out->batch_cxt);

@@ -26,10 +26,13 @@
  * right after a 20M-row load took 407-489 ms from the disk against 250 ms
  * from the cache.
  *
- * Logged pages are full-page images (log_newpages); whoever writes pages
- * that no checkpoint can flush syncs the fork at its end (smgrimmedsync) if
- * nothing else will (the commit's pending sync covers a new relfilenode at
- * wal_level = minimal).
+ * When the relation needs WAL (wal_level above minimal, or a relation not
+ * new in this transaction) the pages are logged as full-page images
+ * (log_newpages) and the fork is synced at the end, because a checkpoint
+ * during the writing cannot flush pages that never were in shared buffers;
+ * an unlogged relation is synced at the end too, because no fsync request
+ * was registered with the checkpointer; at wal_level = minimal the commit's
+ * pending sync of new relfilenodes covers a permanent one.
  */
 #include "postgres.h"
 
@@ -60,6 +63,7 @@ struct XxlRelFile
 	off_t		seg_flushing;	/* ... of which writeback has been started up to here, */
 	off_t		seg_dropped;	/* ... of which the page cache has been let go up to here */
 	bool		drop_behind;
+	bool		wal;			/* pages logged as full-page images */
 };
 
 XxlRelFile *
@@ -69,6 +73,7 @@ xxl_relfile_begin(Relation rel, bool drop_behind)
 
 	f->rel = rel;
 	f->drop_behind = drop_behind;
+	f->wal = RelationNeedsWAL(rel);
 	f->cxt = CurrentMemoryContext;
 	f->file_path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
 	f->seg_fd = -1;
@@ -137,11 +142,11 @@ write_behind(XxlRelFile *f)
 }
 
 void
-xxl_relfile_write(XxlRelFile *f, BlockNumber first, char *pages, int npages, bool wal)
+xxl_relfile_write(XxlRelFile *f, BlockNumber first, char *pages, int npages)
 {
 	const char *src = pages;
 
-	if (wal)
+	if (f->wal)
 	{
 		/* a log_newpages() record holds at most XLR_MAX_BLOCK_ID pages */
 		for (int done = 0; done < npages; done += XLR_MAX_BLOCK_ID)
@@ -200,6 +205,8 @@ xxl_relfile_end(XxlRelFile *f)
 	if (f->seg_fd >= 0)
 		CloseTransientFile(f->seg_fd);
 	f->seg_fd = -1;
+	if (f->wal || f->rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+		smgrimmedsync(RelationGetSmgr(f->rel), MAIN_FORKNUM);
 	if (f->seg_path)
 		pfree(f->seg_path);
 	pfree(f->file_path);

@@ -24,11 +24,15 @@ extern XxlRelFile *xxl_relfile_begin(Relation rel, bool drop_behind);
 
 /*
  * npages pages at blocks first.. (in the order they come, without gaps):
- * logged as full-page images when wal is set, checksummed, written.
+ * logged as full-page images when the relation needs WAL, checksummed,
+ * written.
  */
-extern void xxl_relfile_write(XxlRelFile *f, BlockNumber first, char *pages, int npages, bool wal);
+extern void xxl_relfile_write(XxlRelFile *f, BlockNumber first, char *pages, int npages);
 
-/* Close the open segment; returns nothing to sync (the caller syncs if it must). */
+/*
+ * Close the open segment and sync the fork where nothing else will: no
+ * checkpoint can flush pages that never were in shared buffers.
+ */
 extern void xxl_relfile_end(XxlRelFile *f);
 
 #endif							/* XXL_PG_RELFILE_H */

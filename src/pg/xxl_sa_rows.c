@@ -74,14 +74,12 @@ xxl_int8_writer_init(XxlInt8Writer *w, XxlOutput *out, TupleDesc desc)
 		if (memcmp(row + w->len - 8 * (k - i), &m, 8) != 0)
 			return;
 	}
-	w->row = palloc(w->len);
-	memcpy(w->row, row, w->len);
-	w->fast = true;
-	pfree(buf.data);
-	/* rows go out in batches, each a copy of the row with its values */
+	/* rows go out in batches, each a copy of the formed row with its values */
 	w->batch = palloc((Size) w->len * XXL_INT8_BATCH);
 	for (int i = 0; i < XXL_INT8_BATCH; i++)
-		memcpy(w->batch + (Size) i * w->len, w->row, w->len);
+		memcpy(w->batch + (Size) i * w->len, row, w->len);
+	w->fast = true;
+	pfree(buf.data);
 }
 
 void

@@ -168,8 +168,7 @@ typedef struct XxlInt8Writer
 {
 	XxlOutput  *out;
 	int			ncols;
-	char	   *row;			/* the compact row, values at its end */
-	uint32		len;
+	uint32		len;			/* of the compact row, its values at its end */
 	bool		fast;
 	char	   *batch;			/* fast rows not yet put: XXL_INT8_BATCH rows */
 	int			nbatch;

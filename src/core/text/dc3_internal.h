@@ -445,7 +445,7 @@ xxl_status	dc3_level_build(xxl_sa *sa, dc3_level *lv);
 int64_t		dc3_level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);
 void		dc3_level_free(xxl_sa *sa, dc3_level *lv);
 bool		dc3_merger_start(xxl_sa *sa, dc3_level *lv);
-int64_t		dc3_merger_next(xxl_sa *sa);
+int64_t		dc3_merge_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);
 void		dc3_merger_stop(xxl_sa *sa);
 void		dc3_merger_abandon(xxl_sa *sa);
 

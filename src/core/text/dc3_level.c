@@ -505,7 +505,6 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 				out[OUT_BATCH];
 	int64_t		got;
 	xxl_status	rc;
-	bool		merger;
 
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "DC3: recursion deeper than %d levels",
@@ -540,35 +539,21 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	 * about half of this thread's time (100 MiB at n/8: 16.7 -> 15.9 s, the
 	 * build).
 	 */
-	merger = dc3_merger_start(sa, child);
-	for (;;)
+	(void) dc3_merger_start(sa, child);	/* else dc3_merge_next merges here */
+	while ((got = dc3_merge_next(sa, child, out, NULL, OUT_BATCH)) > 0)
 	{
-		const uint64_t *batch = out;
-
-		if (merger)
-		{
-			got = dc3_merger_next(sa);
-			batch = sa->cur_pos;
-		}
-		else
-			got = dc3_level_fill(sa, child, out, NULL, OUT_BATCH);
-		if (got <= 0)
-			break;
 		for (int64_t x = 0; x < got; x++)
 		{
-			k = batch[x];
+			k = sa->cur_pos[x];
 			s0_sample_rank(lv, k, j + 1);
 			put_be(xxl_env_scat_room(&lv->isa), ++j, lv->rw);
 			if (xxl_env_scat_push(env, &lv->isa, text_index_of_r(lv, k)) != XXL_OK)
 			{
-				if (merger)
-					dc3_merger_abandon(sa);
+				dc3_merger_abandon(sa);
 				return env->err.code;
 			}
 		}
 	}
-	if (merger)
-		dc3_merger_stop(sa);	/* it has ended: its errors are in env */
 	if (got < 0)
 		return env->err.code;
 	if (j != lv->n12)

@@ -227,21 +227,38 @@ dc3_merger_start(xxl_sa *sa, dc3_level *lv)
 	return true;
 }
 
-/* The next batch from the worker into cur_pos/cur_prev: its count, 0 at the end, -1 on error. */
+/*
+ * The next batch of lv's merge into cur_pos/cur_prev: from the worker where
+ * one runs (stopped once it has ended: its errors are in env), else merged
+ * here into pos/prev (cap of them).  Its count, 0 at the end, < 0 on error.
+ */
 int64_t
-dc3_merger_next(xxl_sa *sa)
+dc3_merge_next(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 {
-	const void *slot;
-	int64_t		got = xxl_ahead_next(&sa->env, sa->merger, &slot);
+	int64_t		got;
 
-	sa->cur_pos = slot;
-	sa->cur_prev = sa->merge_lv->prev ? (const int *) (sa->cur_pos + MERGER_BATCH) : NULL;
+	if (sa->merger == NULL)
+	{
+		sa->cur_pos = pos;
+		sa->cur_prev = prev;
+		return dc3_level_fill(sa, lv, pos, prev, cap);
+	}
+	{
+		const void *slot;
+
+		got = xxl_ahead_next(&sa->env, sa->merger, &slot);
+		sa->cur_pos = slot;
+		sa->cur_prev = lv->prev ? (const int *) (sa->cur_pos + MERGER_BATCH) : NULL;
+	}
+	if (got <= 0)
+		dc3_merger_stop(sa);
 	return got;
 }
 
 /*
- * The consumer failed while the worker merges: stop the worker, the
- * consumer's error (already in the environment) staying the one reported.
+ * The consumer failed while the worker (if any) merges: stop the worker,
+ * the consumer's error (already in the environment) staying the one
+ * reported.
  */
 void
 dc3_merger_abandon(xxl_sa *sa)

@@ -244,20 +244,9 @@ xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 	}
 	if (sa->out_at == sa->out_n)
 	{
-		int64_t		got;
+		int64_t		got = dc3_merge_next(sa, sa->top, sa->out_pos,
+										 sa->top->prev ? sa->out_prev : NULL, OUT_BATCH);
 
-		if (sa->merger)
-		{
-			got = dc3_merger_next(sa);
-			if (got <= 0)
-				dc3_merger_stop(sa);	/* it has ended: its errors are in env */
-		}
-		else
-		{
-			got = dc3_level_fill(sa, sa->top, sa->out_pos, sa->top->prev ? sa->out_prev : NULL, OUT_BATCH);
-			sa->cur_pos = sa->out_pos;
-			sa->cur_prev = sa->out_prev;
-		}
 		if (got < 0)
 			return -(int) dc3_fail(sa);
 		if (got == 0)

@@ -17,12 +17,13 @@
  * contiguous, then appends its directory entry (xxl_table_dir.c).  Its
  * rows are seen by snapshots that see the inserting transaction, and by
  * the inserting transaction's commands after the inserting one.  A large
- * segment's pages go to the file directly (smgrextend), the way CREATE
- * INDEX writes its pages (nbtsort.c), instead of a new buffer each: no
- * block exists beyond the relation's end, and nobody extends it while we
- * hold the lock.  They are WAL-logged whole when the relation needs WAL,
- * and the file is synced before the directory entry is appended, because
- * a checkpoint during the writing could not flush pages it never saw.
+ * segment's pages go to the file directly in 256 kB writes (xxl_relfile.c),
+ * the way CREATE INDEX writes its pages (nbtsort.c), instead of a new
+ * buffer each: no block exists beyond the relation's end, and nobody
+ * extends it while we hold the lock.  They are WAL-logged whole when the
+ * relation needs WAL, and the file is synced where it must be before the
+ * directory entry is appended, because a checkpoint during the writing
+ * could not flush pages it never saw.
  *
  * A table with indexes cannot wait: the executor inserts each row's index
  * entries right after the row, by its TID, and a unique index checks
@@ -47,7 +48,6 @@
 #include "port/pg_bswap.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
-#include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -421,14 +421,6 @@ xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy str
 /* pages of a large segment per write */
 #define BULK_BATCH 32
 
-/* The pages of a large segment built so far, to the file (see the file comment). */
-static void
-bulk_flush(Relation rel, XxlRelFile *file, BlockNumber first, char *batch, int n)
-{
-	if (n > 0)
-		xxl_relfile_write(file, first, batch, n, RelationNeedsWAL(rel));
-}
-
 /* The state's rows as one segment of its table. */
 static void
 flush_state(WriteState *ws)
@@ -498,14 +490,16 @@ flush_state(WriteState *ws)
 			if (!xxl_page_add(page, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
-				if (!bulk)
+				if (bulk)
+					nbatch++;
+				else
 					xxl_write_new_page(rel, pb, strategy);
-				else if (++nbatch == BULK_BATCH)
+				seg.npages++;
+				if (nbatch == BULK_BATCH)
 				{
-					bulk_flush(rel, file, seg.first_block + seg.npages + 1 - nbatch, batch, nbatch);
+					xxl_relfile_write(file, seg.first_block + seg.npages - nbatch, batch, nbatch);
 					nbatch = 0;
 				}
-				seg.npages++;
 				page = bulk ? batch + (Size) nbatch * BLCKSZ : pb->data;
 				xxl_page_init(page, &ws->fmt, segno);
 				if (!xxl_page_add(page, row, len))
@@ -524,12 +518,11 @@ flush_state(WriteState *ws)
 	}
 	if (bulk)
 	{
-		bulk_flush(rel, file, seg.first_block + seg.npages - nbatch, batch, nbatch);
+		if (nbatch > 0)
+			xxl_relfile_write(file, seg.first_block + seg.npages - nbatch, batch, nbatch);
+		/* synced where it must be: on disk before the entry that makes them count */
 		xxl_relfile_end(file);
 		pfree(batch);
-		/* pages no checkpoint saw: on disk before the entry that makes them count */
-		if (RelationNeedsWAL(rel) || rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
-			smgrimmedsync(RelationGetSmgr(rel), MAIN_FORKNUM);
 	}
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
