@@ -411,6 +411,9 @@ sort_write_fixed_run(xxl_sorter *s, xxl_run *run)
 
 /* Input --------------------------------------------------------------- */
 
+/* Records ahead whose first bytes a variable run's write fetches. */
+#define GATHER_AHEAD 16
+
 /*
  * Sort the load and write it as a new run.  With async_runs, every load but
  * the last is finished by the worker; the last one here, with all threads.
@@ -445,7 +448,21 @@ sort_flush_run(xxl_sorter *s, bool last)
 	{
 		size_t		len;
 		uint64_t	prefix;
-		const char *rec = sort_loaded_record(s, i, &len, &prefix);
+		const char *rec;
+
+		/*
+		 * records are gathered in key order from an arena in input order:
+		 * each is a cache miss unless fetched ahead (10M rows of 32-byte
+		 * text keys: run formation 1.45 -> 1.08 s)
+		 */
+		if (i + GATHER_AHEAD < s->nloaded)
+		{
+			const char *ahead = s->region + (size_t) var_entries(s)[i + GATHER_AHEAD].ref * 8;
+
+			__builtin_prefetch(ahead);
+			__builtin_prefetch(ahead + 64);
+		}
+		rec = sort_loaded_record(s, i, &len, &prefix);
 
 		xxl_bwriter_begin_record(w, prefix);
 		rc = xxl_bwriter_write(w, rec, len);
@@ -617,6 +634,15 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 			const xxl_sort_entry *e = &var_entries(s)[s->out_index];
 			const unsigned char *rec = (unsigned char *) s->region + (size_t) e->ref * 8;
 			uint32_t	hdr[2];
+
+			/* (in key order from an arena in input order, as a run's write) */
+			if (s->out_index + GATHER_AHEAD < s->nloaded)
+			{
+				const char *ahead = s->region + (size_t) e[GATHER_AHEAD].ref * 8;
+
+				__builtin_prefetch(ahead);
+				__builtin_prefetch(ahead + 64);
+			}
 
 			memcpy(hdr, rec, VAR_HEADER);
 			*key = rec + VAR_HEADER;
