@@ -206,6 +206,9 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 /* Edges ahead whose ends' id map entries the numbering prefetches. */
 #define ID_AHEAD 8
 
+/* Edges ahead whose ends' union-find entries the union-find passes prefetch. */
+#define UF_AHEAD 8
+
 xxl_status
 graph_mem_flush(xxl_graph *g)
 {
@@ -291,6 +294,20 @@ graph_mem_run(xxl_graph *g)
 		{
 			const uint32_t *d = pvec_at(&g->ends, e);
 
+			/*
+			 * the ends are random: their ranks two strides ahead, their
+			 * union-find entries one stride ahead (ranks fetched by then)
+			 */
+			if (e + 2 * UF_AHEAD < g->ends.n)
+			{
+				const uint32_t *far = pvec_at(&g->ends, e + 2 * UF_AHEAD);
+				const uint32_t *near = pvec_at(&g->ends, e + UF_AHEAD);
+
+				__builtin_prefetch(&rank[far[0]]);
+				__builtin_prefetch(&rank[far[1]]);
+				__builtin_prefetch(&g->parent[rank[near[0]]]);
+				__builtin_prefetch(&g->parent[rank[near[1]]]);
+			}
 			uf_union(g->parent, rank[d[0]], rank[d[1]]);
 			if (poll_canceled(g))
 				break;
@@ -308,8 +325,6 @@ graph_mem_run(xxl_graph *g)
  * SF, MSF: the next kept edge that joins two sets, in input order (SF) or
  * in (cost, id) order (MSF): 1, or 0 at the end.
  */
-/* Edges ahead whose ends' union-find entries the forests' scan prefetches. */
-#define UF_AHEAD 8
 
 int
 graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
