@@ -89,14 +89,6 @@ pvec_free(xxl_env *env, pvec *v)
 #define DIRECT_PER_ID 8
 #define DIRECT_MIN (64 * 1024)
 
-static inline uint64_t
-slot_of(int64_t id, size_t cap)
-{
-	uint64_t	x = (uint64_t) id * UINT64_C(0x9E3779B97F4A7C15);
-
-	return (x ^ (x >> 31)) & (cap - 1);
-}
-
 void
 idmap_init(idmap *m, size_t budget)
 {
@@ -108,12 +100,6 @@ size_t
 idmap_table_bytes(const idmap *m)
 {
 	return m->cap * IDMAP_SLOT_BYTES + m->dcap * sizeof(uint32_t);
-}
-
-static bool
-in_direct(const idmap *m, int64_t id)
-{
-	return id >= 0 && (uint64_t) id < m->dcap;
 }
 
 /* The direct array's size to take id, 0 if it should not (the hash takes it). */
@@ -132,12 +118,13 @@ direct_cap_for(const idmap *m, int64_t id)
 	return cap <= limit ? cap : 0;
 }
 
+/* (the ids outside the direct array: idmap_grow_bytes in idmap.h) */
 size_t
-idmap_grow_bytes(const idmap *m, int64_t id)
+idmap_grow_bytes_new(const idmap *m, int64_t id)
 {
 	size_t		dcap;
 
-	if (in_direct(m, id))
+	if (idmap_in_direct(m, id))
 		return 0;
 	dcap = direct_cap_for(m, id);
 	if (dcap > 0)
@@ -151,7 +138,7 @@ idmap_grow_bytes(const idmap *m, int64_t id)
 static void
 hash_put(idmap_slot *slots, size_t cap, int64_t key, uint32_t val)
 {
-	size_t		h = slot_of(key, cap);
+	size_t		h = idmap_slot_of(key, cap);
 
 	while (slots[h].val != IDMAP_NONE)
 		h = (h + 1) & (cap - 1);
@@ -170,7 +157,7 @@ rehash(xxl_env *env, idmap *m, size_t cap)
 	for (size_t i = 0; i < cap; i++)
 		slots[i].val = IDMAP_NONE;
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].val != IDMAP_NONE && !in_direct(m, m->slots[i].key))
+		if (m->slots[i].val != IDMAP_NONE && !idmap_in_direct(m, m->slots[i].key))
 			hash_put(slots, cap, m->slots[i].key, m->slots[i].val);
 	if (m->slots)
 		xxl_env_free(env, m->slots, m->cap * IDMAP_SLOT_BYTES);
@@ -184,7 +171,7 @@ idmap_grow(xxl_env *env, idmap *m, int64_t id)
 {
 	size_t		dcap;
 
-	if (in_direct(m, id))
+	if (idmap_in_direct(m, id))
 		return XXL_OK;
 	dcap = direct_cap_for(m, id);
 	if (dcap > 0)
@@ -200,7 +187,7 @@ idmap_grow(xxl_env *env, idmap *m, int64_t id)
 		m->dcap = dcap;
 		/* the hashed ids the array now covers move into it */
 		for (size_t i = 0; i < m->cap; i++)
-			if (m->slots[i].val != IDMAP_NONE && in_direct(m, m->slots[i].key))
+			if (m->slots[i].val != IDMAP_NONE && idmap_in_direct(m, m->slots[i].key))
 				m->direct[m->slots[i].key] = m->slots[i].val;
 		return m->cap ? rehash(env, m, m->cap) : XXL_OK;
 	}
@@ -214,11 +201,11 @@ idmap_find(const idmap *m, int64_t id)
 {
 	size_t		h;
 
-	if (in_direct(m, id))
+	if (idmap_in_direct(m, id))
 		return m->direct[id];
 	if (m->cap == 0)
 		return IDMAP_NONE;
-	h = slot_of(id, m->cap);
+	h = idmap_slot_of(id, m->cap);
 	while (m->slots[h].val != IDMAP_NONE)
 	{
 		if (m->slots[h].key == id)
@@ -228,14 +215,15 @@ idmap_find(const idmap *m, int64_t id)
 	return IDMAP_NONE;
 }
 
+/* (ids not yet numbered, or outside the direct array: idmap_intern in idmap.h) */
 uint32_t
-idmap_intern(xxl_env *env, idmap *m, int64_t id)
+idmap_intern_new(xxl_env *env, idmap *m, int64_t id)
 {
 	uint32_t   *slot_val;
 	size_t		h = 0;
 	int64_t    *orig;
 
-	if (in_direct(m, id))
+	if (idmap_in_direct(m, id))
 	{
 		slot_val = &m->direct[id];
 		if (*slot_val != IDMAP_NONE)
@@ -243,7 +231,7 @@ idmap_intern(xxl_env *env, idmap *m, int64_t id)
 	}
 	else
 	{
-		h = slot_of(id, m->cap);
+		h = idmap_slot_of(id, m->cap);
 		while (m->slots[h].val != IDMAP_NONE)
 		{
 			if (m->slots[h].key == id)
@@ -255,7 +243,7 @@ idmap_intern(xxl_env *env, idmap *m, int64_t id)
 	if (m->n >= IDMAP_MAX || (orig = pvec_push(env, &m->ids)) == NULL)
 		return IDMAP_NONE;
 	*orig = id;
-	if (!in_direct(m, id))
+	if (!idmap_in_direct(m, id))
 		m->slots[h].key = id;
 	*slot_val = (uint32_t) m->n;
 	return (uint32_t) m->n++;
@@ -312,15 +300,6 @@ idmap_rank_visit(void *arg, int64_t id, uint32_t dense)
 	if (r->order)
 		r->order[r->next] = dense;
 	r->next++;
-}
-
-void
-idmap_prefetch(const idmap *m, int64_t id)
-{
-	if (in_direct(m, id))
-		__builtin_prefetch(&m->direct[id]);
-	else if (m->cap > 0)
-		__builtin_prefetch(&m->slots[slot_of(id, m->cap)]);
 }
 
 void

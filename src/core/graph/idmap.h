@@ -79,23 +79,61 @@ typedef struct idmap
 } idmap;
 
 void		idmap_init(idmap *m, size_t budget);
+
+static inline bool
+idmap_in_direct(const idmap *m, int64_t id)
+{
+	return id >= 0 && (uint64_t) id < m->dcap;
+}
+
+/* The hash table's home slot of an id. */
+static inline uint64_t
+idmap_slot_of(int64_t id, size_t cap)
+{
+	uint64_t	x = (uint64_t) id * UINT64_C(0x9E3779B97F4A7C15);
+
+	return (x ^ (x >> 31)) & (cap - 1);
+}
+
 /* Bytes the tables hold now. */
 size_t		idmap_table_bytes(const idmap *m);
 /*
  * Bytes held while the tables grow to take id (old and new at once), 0 when
  * id needs no growth.
  */
-size_t		idmap_grow_bytes(const idmap *m, int64_t id);
+size_t		idmap_grow_bytes_new(const idmap *m, int64_t id);
+
+/* (inline: an id of the direct array, the common case, costs no call) */
+static inline size_t
+idmap_grow_bytes(const idmap *m, int64_t id)
+{
+	return idmap_in_direct(m, id) ? 0 : idmap_grow_bytes_new(m, id);
+}
 /* Grow the tables to take id (after idmap_grow_bytes said how much). */
 xxl_status	idmap_grow(xxl_env *env, idmap *m, int64_t id);
 /*
  * The dense id of id, numbering it if new (the tables must have room:
  * idmap_grow_bytes() == 0); IDMAP_NONE when the dense array cannot grow.
  */
-uint32_t	idmap_intern(xxl_env *env, idmap *m, int64_t id);
+uint32_t	idmap_intern_new(xxl_env *env, idmap *m, int64_t id);
+
+static inline uint32_t
+idmap_intern(xxl_env *env, idmap *m, int64_t id)
+{
+	if (idmap_in_direct(m, id) && m->direct[id] != IDMAP_NONE)
+		return m->direct[id];
+	return idmap_intern_new(env, m, id);
+}
 /* The dense id of id, IDMAP_NONE if unknown (also after idmap_drop_table). */
 uint32_t	idmap_find(const idmap *m, int64_t id);
-void		idmap_prefetch(const idmap *m, int64_t id);
+static inline void
+idmap_prefetch(const idmap *m, int64_t id)
+{
+	if (idmap_in_direct(m, id))
+		__builtin_prefetch(&m->direct[id]);
+	else if (m->cap > 0)
+		__builtin_prefetch(&m->slots[idmap_slot_of(id, m->cap)]);
+}
 
 static inline int64_t
 idmap_id(const idmap *m, uint64_t dense)
