@@ -43,10 +43,10 @@ pvec_bytes(const pvec *v, uint64_t n)
 	return chunks * pvec_chunk_bytes(v) + (chunks + 16) * sizeof(void *) * 2;
 }
 
+/* (pvec_push, in idmap.h, when the last chunk is full) */
 void *
-pvec_push(xxl_env *env, pvec *v)
+pvec_push_chunk(xxl_env *env, pvec *v)
 {
-	if ((v->n >> v->shift) >= v->nchunks)
 	{
 		unsigned char *chunk;
 

@@ -39,7 +39,16 @@ void		pvec_init(pvec *v, size_t elem, size_t budget);
  */
 #define PVEC_FIT_STRIDE 32768
 /* Room for one more element at the end (NULL: out of budget, in env->err). */
-void	   *pvec_push(xxl_env *env, pvec *v);
+void	   *pvec_push_chunk(xxl_env *env, pvec *v);
+
+/* (inline while the last chunk has room; a new chunk in idmap.c) */
+static inline void *
+pvec_push(xxl_env *env, pvec *v)
+{
+	if ((v->n >> v->shift) < v->nchunks)
+		return pvec_at(v, v->n++);
+	return pvec_push_chunk(env, v);
+}
 void		pvec_free(xxl_env *env, pvec *v);
 /* Bytes a pvec of n elements holds. */
 size_t		pvec_bytes(const pvec *v, uint64_t n);
