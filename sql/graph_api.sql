@@ -147,6 +147,26 @@ SELECT details->'path' AS path, memory_peak <= memory_limit AS within_budget,
 	bytes_written[1] > 0 AS spilled FROM xxl.last_stats();
 RESET xxl.memory;
 
+-- rows for the caller stay in memory while the budget leaves room beside the
+-- engine (no temporary file however small work_mem), and spill beyond it
+CREATE TABLE chain AS SELECT i AS source, i + 1 AS target FROM generate_series(1, 49999) i;
+SET work_mem = '64kB';
+SET xxl.memory = '64MB';
+SELECT pg_stat_force_next_flush();
+SELECT temp_files AS files0 FROM pg_stat_database WHERE datname = current_database() \gset
+SELECT count(*) AS nodes FROM xxl.connected_components('chain');
+SELECT pg_stat_force_next_flush();
+SELECT temp_files - :files0 AS temp_files_roomy FROM pg_stat_database WHERE datname = current_database();
+SET xxl.memory = '1MB';
+SELECT pg_stat_force_next_flush();
+SELECT temp_files AS files0 FROM pg_stat_database WHERE datname = current_database() \gset
+SELECT count(*) AS nodes FROM xxl.connected_components('chain');
+SELECT pg_stat_force_next_flush();
+SELECT temp_files - :files0 > 0 AS spilled_at_1mb FROM pg_stat_database WHERE datname = current_database();
+RESET xxl.memory;
+RESET work_mem;
+DROP TABLE chain;
+
 DROP SCHEMA "Graph Data" CASCADE;
 DROP TABLE roads, cc_roomy, sf_roomy, msf_roomy, cc_ext, msf_ext, sf_ext, no_edges, cc_none, typed;
 DROP DOMAIN node_id;

@@ -546,6 +546,15 @@ xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
 }
 
 void
+xxl_graph_output_memory(XxlOutput *out, const xxl_graph *g, size_t memory)
+{
+	xxl_graph_stats s;
+
+	xxl_graph_stats_get(g, &s);
+	xxl_output_caller_memory(out, memory > s.memory_held ? memory - s.memory_held : 0);
+}
+
+void
 xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory)
 {
 	if (memory < min_memory)
@@ -665,6 +674,7 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 		xxl_raise_error(xxl_graph_error(g), f->sql_name);
 
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	xxl_graph_output_memory(out, g, cfg.res.memory);
 	for (;;)
 	{
 		int			got;

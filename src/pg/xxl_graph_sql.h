@@ -65,6 +65,13 @@ extern void xxl_edges_close(XxlEdgeReader *r);
  */
 extern XxlOutput *xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc);
 
+/*
+ * At the start of output: rows for the caller may stay in memory up to what
+ * the budget leaves beside what the engine g still holds (xxl_output.h).
+ */
+struct xxl_graph;
+extern void xxl_graph_output_memory(XxlOutput *out, const struct xxl_graph *g, size_t memory);
+
 /* Error (22023, with the setting to use) when memory is below what the engine accepts. */
 extern void xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory);
 

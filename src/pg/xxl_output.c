@@ -66,6 +66,7 @@ struct XxlOutput
 	size_t		buffered_bytes;
 
 	/* caller */
+	ReturnSetInfo *rsinfo;
 	Tuplestorestate *tupstore;
 	TupleTableSlot *slot;
 	char	   *buf;			/* MAXALIGNed MinimalTuple under construction */
@@ -416,6 +417,7 @@ xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc)
 	out->tupstore = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
 										  false, work_mem);
 	MemoryContextSwitchTo(old);
+	out->rsinfo = rsinfo;
 
 	rsinfo->returnMode = SFRM_Materialize;
 	rsinfo->setResult = out->tupstore;
@@ -425,6 +427,24 @@ xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc)
 	out->buf_size = 1024;
 	out->buf = palloc(out->buf_size);
 	return out;
+}
+
+void
+xxl_output_caller_memory(XxlOutput *out, size_t bytes)
+{
+	ReturnSetInfo *rsinfo = out->rsinfo;
+	size_t		kb = Min(bytes / 1024, (size_t) MAX_KILOBYTES);
+	MemoryContext old;
+
+	if (out->ops != &caller_sink || out->rows > 0 || kb <= (size_t) work_mem)
+		return;
+	/* (empty: a store with the larger limit replaces it) */
+	tuplestore_end(out->tupstore);
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	out->tupstore = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+										  false, (int) kb);
+	MemoryContextSwitchTo(old);
+	rsinfo->setResult = out->tupstore;
 }
 
 static void

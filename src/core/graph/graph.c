@@ -309,6 +309,7 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 		st->bytes_written += st->io.disk[i].bytes_written;
 	}
 	st->memory_peak = xxl_env_used_peak(env);
+	st->memory_held = env->budget.used;
 	st->memory_limit = env->budget.limit;
 	st->run_ns = g->run_ns ? g->run_ns : xxl_now_ns() - g->t_start;
 	st->output_ns = gout_clock_ns(&g->out_clock);

@@ -125,6 +125,7 @@ typedef struct xxl_graph_stats
 								 * the sum of each file set's peak (an upper bound) */
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
+	uint64_t	memory_held;	/* the budget held now, sorters' shares whole */
 	uint64_t	run_ns;			/* put + run */
 	uint64_t	output_ns;		/* producing the result rows */
 } xxl_graph_stats;
