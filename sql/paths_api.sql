@@ -62,4 +62,17 @@ SELECT xxl.shortest_paths_into('SELECT id, source, target, 1/0 AS cost FROM e', 
 SELECT to_regclass('half') IS NULL AS no_half_target;
 -- the session still works
 SELECT count(*) FROM xxl.bfs('e', 1);
+-- rows for the caller stay in memory beside the engine's (no temporary file)
+CREATE TABLE chain AS SELECT i AS id, i AS source, i + 1 AS target, 1.0::float8 AS cost
+  FROM generate_series(1, 49999) i;
+SET work_mem = '64kB';
+SET xxl.memory = '64MB';
+SELECT pg_stat_force_next_flush();
+SELECT temp_files AS files0 FROM pg_stat_database WHERE datname = current_database() \gset
+SELECT count(*) AS reached, max(depth) AS depth FROM xxl.bfs('chain', 1);
+SELECT pg_stat_force_next_flush();
+SELECT temp_files - :files0 AS temp_files_roomy FROM pg_stat_database WHERE datname = current_database();
+RESET xxl.memory;
+RESET work_mem;
+DROP TABLE chain;
 DROP EXTENSION pgxxl;

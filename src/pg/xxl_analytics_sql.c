@@ -210,6 +210,13 @@ run_analytics(FunctionCallInfo fcinfo, const AnalyticsFunction *f, bool into)
 		xxl_raise_error(xxl_an_error(a), fname);
 
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	if (out != NULL)
+	{
+		xxl_an_stats s;
+
+		xxl_an_stats_get(a, &s);
+		xxl_graph_output_memory(out, cfg.res.memory, s.memory_held);
+	}
 	for (;;)
 	{
 		int			got = xxl_an_next(a, &row);

@@ -546,12 +546,9 @@ xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
 }
 
 void
-xxl_graph_output_memory(XxlOutput *out, const xxl_graph *g, size_t memory)
+xxl_graph_output_memory(XxlOutput *out, size_t memory, uint64 held)
 {
-	xxl_graph_stats s;
-
-	xxl_graph_stats_get(g, &s);
-	xxl_output_caller_memory(out, memory > s.memory_held ? memory - s.memory_held : 0);
+	xxl_output_caller_memory(out, memory > held ? memory - held : 0);
 }
 
 void
@@ -674,7 +671,12 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 		xxl_raise_error(xxl_graph_error(g), f->sql_name);
 
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
-	xxl_graph_output_memory(out, g, cfg.res.memory);
+	{
+		xxl_graph_stats s;
+
+		xxl_graph_stats_get(g, &s);
+		xxl_graph_output_memory(out, cfg.res.memory, s.memory_held);
+	}
 	for (;;)
 	{
 		int			got;

@@ -67,10 +67,10 @@ extern XxlOutput *xxl_graph_output(FunctionCallInfo fcinfo, const char *target, 
 
 /*
  * At the start of output: rows for the caller may stay in memory up to what
- * the budget leaves beside what the engine g still holds (xxl_output.h).
+ * the budget (memory) leaves beside the held bytes the engine still holds
+ * (its stats' memory_held; xxl_output.h).
  */
-struct xxl_graph;
-extern void xxl_graph_output_memory(XxlOutput *out, const struct xxl_graph *g, size_t memory);
+extern void xxl_graph_output_memory(XxlOutput *out, size_t memory, uint64 held);
 
 /* Error (22023, with the setting to use) when memory is below what the engine accepts. */
 extern void xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory);

@@ -257,6 +257,12 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 		xxl_raise_error(xxl_paths_error(p), c->fname);
 
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	{
+		xxl_paths_stats s;
+
+		xxl_paths_stats_get(p, &s);
+		xxl_graph_output_memory(out, cfg.res.memory, s.memory_held);
+	}
 	for (int32 seq = 1;; seq++)
 	{
 		int64		node,

@@ -347,6 +347,7 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 	st->path = a->in_memory ? "in-memory" : st->bytes_written == 0 && a->deg.on_disk == false && a->edges.on_disk == false ?
 		"in-memory" : "external";
 	st->memory_peak = xxl_env_used_peak(env);
+	st->memory_held = env->budget.used;
 	st->memory_limit = env->budget.limit;
 	st->run_ns = a->run_ns;
 	st->build_ns = a->build_ns;

@@ -390,6 +390,7 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 		st->bytes_written += p->sub_written;
 	}
 	st->memory_peak = xxl_env_used_peak(env);
+	st->memory_held = env->budget.used;
 	st->memory_limit = env->budget.limit;
 	st->load_ns = p->load_ns;
 	st->numbering_worker = p->numbering.used;

@@ -108,6 +108,7 @@ typedef struct xxl_an_stats
 	uint64_t	bytes_written;
 	xxl_io_stats io;
 	uint64_t	memory_peak;
+	uint64_t	memory_held;	/* the budget held now, sorters' shares whole */
 	uint64_t	memory_limit;
 	uint64_t	run_ns;
 	uint64_t	build_ns;		/* in memory: ranking ids and building the lists */

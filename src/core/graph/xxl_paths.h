@@ -156,6 +156,7 @@ typedef struct xxl_paths_stats
 	uint64_t	bytes_written;
 	xxl_io_stats io;
 	uint64_t	memory_peak;
+	uint64_t	memory_held;	/* the budget held now, sorters' shares whole */
 	uint64_t	memory_limit;
 	uint64_t	load_ns;		/* reading edges */
 	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
