@@ -215,7 +215,7 @@ run_analytics(FunctionCallInfo fcinfo, const AnalyticsFunction *f, bool into)
 		xxl_an_stats s;
 
 		xxl_an_stats_get(a, &s);
-		xxl_graph_output_memory(out, cfg.res.memory, s.memory_held);
+		xxl_output_caller_memory(out, cfg.res.memory, s.memory_held);
 	}
 	for (;;)
 	{

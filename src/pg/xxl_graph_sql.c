@@ -546,12 +546,6 @@ xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
 }
 
 void
-xxl_graph_output_memory(XxlOutput *out, size_t memory, uint64 held)
-{
-	xxl_output_caller_memory(out, memory > held ? memory - held : 0);
-}
-
-void
 xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory)
 {
 	if (memory < min_memory)
@@ -675,7 +669,7 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 		xxl_graph_stats s;
 
 		xxl_graph_stats_get(g, &s);
-		xxl_graph_output_memory(out, cfg.res.memory, s.memory_held);
+		xxl_output_caller_memory(out, cfg.res.memory, s.memory_held);
 	}
 	for (;;)
 	{

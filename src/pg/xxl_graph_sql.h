@@ -65,13 +65,6 @@ extern void xxl_edges_close(XxlEdgeReader *r);
  */
 extern XxlOutput *xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc);
 
-/*
- * At the start of output: rows for the caller may stay in memory up to what
- * the budget (memory) leaves beside the held bytes the engine still holds
- * (its stats' memory_held; xxl_output.h).
- */
-extern void xxl_graph_output_memory(XxlOutput *out, size_t memory, uint64 held);
-
 /* Error (22023, with the setting to use) when memory is below what the engine accepts. */
 extern void xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory);
 

@@ -37,10 +37,9 @@ struct XxlHeapPages
 	MemoryContext batch_cxt;	/* per-row allocations (toasting, forming) */
 	uint64		rows;
 	TransactionId xid;
-	char	   *pages;			/* PAGE_BATCH pages, the last one being filled */
-	int			npages;			/* pages in the batch, the one being filled included */
-	BlockNumber first_block;	/* block number of pages[0] */
-	XxlRelFile *file;			/* where they go */
+	XxlRelFile *file;			/* where the pages go, in batches */
+	Page		page;			/* the page being filled, or NULL */
+	BlockNumber block;			/* its number */
 	Size		save_free;		/* fillfactor: bytes each page keeps free */
 	bool		has_toast;
 	/* every column of fixed width: a row without nulls has one layout */
@@ -77,8 +76,8 @@ xxl_heap_pages_allowed(Relation rel)
  * this transaction's xmin and the call's command id, exactly what
  * heap_insert() would give them.
  *
- * The pages go to the files in writes of PAGE_BATCH pages, with
- * write-behind (xxl_relfile.c); nothing else of md.c's state depends on
+ * The pages go to the files in batches, with write-behind
+ * (xxl_relfile.c); nothing else of md.c's state depends on
  * the blocks, since the relation is new and empty when writing starts and
  * no buffer of it exists.
  *
@@ -86,14 +85,6 @@ xxl_heap_pages_allowed(Relation rel)
  * transaction aborts, the relfilenode and every segment are unlinked and
  * the transient file is closed.
  */
-#define PAGE_BATCH 32			/* pages per write: 256 kB */
-
-static inline Page
-batch_page(XxlHeapPages *out, int i)
-{
-	return (Page) (out->pages + (Size) i * BLCKSZ);
-}
-
 /*
  * When every column has a fixed width, a row without nulls always has the
  * same layout: where each value goes and how long the tuple is can be
@@ -138,25 +129,22 @@ xxl_heap_pages_begin(Relation rel, CommandId cid)
 	out->cxt = CurrentMemoryContext;
 	out->batch_cxt = AllocSetContextCreate(out->cxt, "xxl page rows", ALLOCSET_DEFAULT_SIZES);
 	out->xid = GetCurrentTransactionId();
-	out->pages = MemoryContextAlloc(out->cxt, (Size) PAGE_BATCH * BLCKSZ);
-	out->npages = 0;
-	out->first_block = 0;		/* xxl_heap_pages_allowed: the relation is empty */
-	out->file = xxl_relfile_begin(rel, true);
+	/* xxl_heap_pages_allowed: the relation is empty */
+	out->file = xxl_relfile_begin(rel, 0, true);
 	out->save_free = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
 	out->has_toast = OidIsValid(rel->rd_rel->reltoastrelid);
 	plan_fixed_layout(out);
 	return out;
 }
 
+/* A new page to fill, the one filled so far (if any) built. */
 static void
-pages_flush(XxlHeapPages *out)
+pages_next(XxlHeapPages *out)
 {
-	if (out->npages == 0)
-		return;
-	xxl_relfile_write(out->file, out->first_block, out->pages, out->npages);
-	out->first_block += out->npages;
-	out->npages = 0;
-	CHECK_FOR_INTERRUPTS();
+	if (out->page)
+		xxl_relfile_page_done(out->file);
+	out->page = (Page) xxl_relfile_page(out->file, &out->block);
+	PageInit(out->page, BLCKSZ, 0);
 }
 
 /*
@@ -177,28 +165,19 @@ pages_reserve(XxlHeapPages *out, Size len)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("row is too big: size %zu, maximum size %zu",
 						(size_t) len, (size_t) MaxHeapTupleSize)));
-	if (out->npages > 0)
+	if (out->page)
 	{
-		page = batch_page(out, out->npages - 1);
-		ph = (PageHeader) page;
-		off = PageGetMaxOffsetNumber(page) + 1;
+		ph = (PageHeader) out->page;
+		off = PageGetMaxOffsetNumber(out->page) + 1;
 		/* as heap_multi_insert: keep the fillfactor's space, but never leave a page empty */
 		if (off > MaxHeapTuplesPerPage ||
 			(Size) (ph->pd_upper - ph->pd_lower) < aligned + sizeof(ItemIdData) +
 			(off > FirstOffsetNumber ? out->save_free : 0))
-		{
-			if (out->npages == PAGE_BATCH)
-				pages_flush(out);
-			out->npages++;
-			PageInit(batch_page(out, out->npages - 1), BLCKSZ, 0);
-		}
+			pages_next(out);
 	}
 	else
-	{
-		out->npages = 1;
-		PageInit(batch_page(out, 0), BLCKSZ, 0);
-	}
-	page = batch_page(out, out->npages - 1);
+		pages_next(out);
+	page = out->page;
 	ph = (PageHeader) page;
 	off = PageGetMaxOffsetNumber(page) + 1;
 	ph->pd_upper -= aligned;
@@ -209,7 +188,7 @@ pages_reserve(XxlHeapPages *out, Size len)
 	HeapTupleHeaderSetXmin(tup, out->xid);
 	HeapTupleHeaderSetCmin(tup, out->cid);
 	HeapTupleHeaderSetXmax(tup, InvalidTransactionId);
-	ItemPointerSet(&tup->t_ctid, out->first_block + out->npages - 1, off);
+	ItemPointerSet(&tup->t_ctid, out->block, off);
 	return tup;
 }
 
@@ -322,11 +301,11 @@ xxl_heap_pages_finish(XxlHeapPages *out)
 {
 	uint64		rows;
 
-	pages_flush(out);
-	xxl_relfile_end(out->file);	/* synced if nothing else will */
+	if (out->page)
+		xxl_relfile_page_done(out->file);
+	xxl_relfile_end(out->file);	/* written, and synced if nothing else will */
 	out->file = NULL;
 	pgstat_count_heap_insert(out->rel, (PgStat_Counter) out->rows);
-	pfree(out->pages);
 	MemoryContextDelete(out->batch_cxt);
 	rows = out->rows;
 	pfree(out);
@@ -380,9 +359,9 @@ xxl_heap_pages_put_compact_many(XxlHeapPages *out, const char *rows, uint32 len,
 	while (n > 0)
 	{
 		HeapTupleHeader tup = pages_reserve(out, size);
-		Page		page = batch_page(out, out->npages - 1);
+		Page		page = out->page;
 		PageHeader	ph = (PageHeader) page;
-		BlockNumber block = out->first_block + out->npages - 1;
+		BlockNumber block = out->block;
 		OffsetNumber off = PageGetMaxOffsetNumber(page);
 		int			fit;
 

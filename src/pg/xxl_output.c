@@ -430,10 +430,10 @@ xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc)
 }
 
 void
-xxl_output_caller_memory(XxlOutput *out, size_t bytes)
+xxl_output_caller_memory(XxlOutput *out, size_t budget, uint64 held)
 {
 	ReturnSetInfo *rsinfo = out->rsinfo;
-	size_t		kb = Min(bytes / 1024, (size_t) MAX_KILOBYTES);
+	size_t		kb = Min((budget > held ? budget - held : 0) / 1024, (size_t) MAX_KILOBYTES);
 	MemoryContext old;
 
 	if (out->ops != &caller_sink || out->rows > 0 || kb <= (size_t) work_mem)

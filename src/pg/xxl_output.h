@@ -54,15 +54,15 @@ extern XxlOutput *xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc);
 extern TupleDesc xxl_output_caller_desc(FunctionCallInfo fcinfo);
 
 /*
- * Rows for the caller may be held in memory up to bytes before the
- * tuplestore spills; never less than work_mem, PostgreSQL's rule for a
- * function in materialize mode.  An operator says this when its output
- * starts, with what its budget leaves free then (xxl.memory less what the
- * engine still holds), so that the statement stays within the budget while
- * the result is not written to a temporary file and read back.  Before the
- * first row; a table output ignores it.
+ * Rows for the caller may be held in memory up to what the operator's
+ * budget leaves beside the held bytes its engine still holds (never less
+ * than work_mem, PostgreSQL's rule for a function in materialize mode)
+ * before the tuplestore spills: the statement stays within the budget, and
+ * a result that fits is not written to a temporary file and read back.  An
+ * operator says this when its output starts, before the first row; a table
+ * output ignores it.
  */
-extern void xxl_output_caller_memory(XxlOutput *out, size_t bytes);
+extern void xxl_output_caller_memory(XxlOutput *out, size_t budget, uint64 held);
 
 /* One row in compact form (xxl_rowcodec.h), laid out as the output's desc. */
 extern void xxl_output_put_compact(XxlOutput *out, const void *row, uint32 len);

@@ -261,7 +261,7 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 		xxl_paths_stats s;
 
 		xxl_paths_stats_get(p, &s);
-		xxl_graph_output_memory(out, cfg.res.memory, s.memory_held);
+		xxl_output_caller_memory(out, cfg.res.memory, s.memory_held);
 	}
 	for (int32 seq = 1;; seq++)
 	{

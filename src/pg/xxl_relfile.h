@@ -15,23 +15,31 @@
 typedef struct XxlRelFile XxlRelFile;
 
 /*
- * Start writing rel's main fork (in CurrentMemoryContext).  drop_behind:
- * let the page cache go behind the writing (an output far larger than
- * memory, read later if ever), or keep it (a table's rows, often read
- * right after).
+ * Start writing rel's main fork at block first (in CurrentMemoryContext).
+ * drop_behind: let the page cache go behind the writing (an output far
+ * larger than memory, read later if ever), or keep it (a table's rows,
+ * often read right after).
  */
-extern XxlRelFile *xxl_relfile_begin(Relation rel, bool drop_behind);
+extern XxlRelFile *xxl_relfile_begin(Relation rel, BlockNumber first, bool drop_behind);
 
 /*
- * npages pages at blocks first.. (in the order they come, without gaps):
- * logged as full-page images when the relation needs WAL, checksummed,
- * written.
+ * The page to build next, at block *blkno (NULL: not asked), in the
+ * writer's batch; the caller initialises it.  The same page until
+ * xxl_relfile_page_done.
  */
-extern void xxl_relfile_write(XxlRelFile *f, BlockNumber first, char *pages, int npages);
+extern char *xxl_relfile_page(XxlRelFile *f, BlockNumber *blkno);
 
 /*
- * Close the open segment and sync the fork where nothing else will: no
- * checkpoint can flush pages that never were in shared buffers.
+ * The page is built: it goes out with its batch, which is written when
+ * full (logged as full-page images when the relation needs WAL,
+ * checksummed, in one write per segment it touches).
+ */
+extern void xxl_relfile_page_done(XxlRelFile *f);
+
+/*
+ * Write the built pages still held, close the open segment and sync the
+ * fork where nothing else will: no checkpoint can flush pages that never
+ * were in shared buffers.
  */
 extern void xxl_relfile_end(XxlRelFile *f);
 

@@ -470,12 +470,14 @@ xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp)
 			const void *slot;
 			int64_t		n = xxl_ahead_next(&l->env, l->ahead, &slot);
 
-			if (n <= 0)
+			if (n == 0)
+				return output_end(l);
+			if (n < 0)
 			{
-				/* the worker has ended; its error, if any, is in the environment */
+				/* the worker has ended; its error is in the environment */
 				xxl_ahead_stop(&l->env, l->ahead);
 				l->ahead = NULL;
-				return n < 0 ? -(int) lcp_fail(l) : output_end(l);
+				return -(int) lcp_fail(l);
 			}
 			l->out = slot;
 			l->out_n = n;

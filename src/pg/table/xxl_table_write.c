@@ -418,8 +418,21 @@ xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy str
 /* segments from this many bytes of records on bypass shared buffers */
 #define BULK_SEGMENT_MIN ((uint64) 8 * 1024 * 1024)
 
-/* pages of a large segment per write */
-#define BULK_BATCH 32
+/*
+ * A segment's page is built: it goes to the file's batch (a large
+ * segment) or through shared buffers.  The page to build next.
+ */
+static char *
+segment_page_done(Relation rel, XxlRelFile *file, PGAlignedBlock *pb, BufferAccessStrategy strategy)
+{
+	if (file)
+	{
+		xxl_relfile_page_done(file);
+		return xxl_relfile_page(file, NULL);
+	}
+	xxl_write_new_page(rel, pb, strategy);
+	return pb->data;
+}
 
 /* The state's rows as one segment of its table. */
 static void
@@ -431,11 +444,8 @@ flush_state(WriteState *ws)
 	XxlSegment	seg;
 	uint32		segno;
 	int			got;
-	bool		bulk;
 	xxl_sort_stats sst;
-	XxlRelFile *file = NULL;
-	char	   *batch = NULL;	/* bulk: BULK_BATCH pages, the last one being built */
-	int			nbatch = 0;		/* bulk: full pages in it */
+	XxlRelFile *file = NULL;	/* a large segment's pages go to the file */
 	char	   *page;
 
 	xxl_operator_phase(ws->op, XXL_PHASE_MERGE);
@@ -453,13 +463,9 @@ flush_state(WriteState *ws)
 	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
 	seg.key_hash = ws->key_hash;
 	xxl_sorter_stats(ws->sorter, &sst);
-	bulk = sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
-	if (bulk)
-	{
-		file = xxl_relfile_begin(rel, false);
-		batch = palloc((Size) BULK_BATCH * BLCKSZ);
-	}
-	page = bulk ? batch : pb->data;
+	if (sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
+		file = xxl_relfile_begin(rel, seg.first_block, false);
+	page = file ? xxl_relfile_page(file, NULL) : pb->data;
 	xxl_page_init(page, &ws->fmt, segno);
 	for (;;)
 	{
@@ -490,17 +496,8 @@ flush_state(WriteState *ws)
 			if (!xxl_page_add(page, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
-				if (bulk)
-					nbatch++;
-				else
-					xxl_write_new_page(rel, pb, strategy);
+				page = segment_page_done(rel, file, pb, strategy);
 				seg.npages++;
-				if (nbatch == BULK_BATCH)
-				{
-					xxl_relfile_write(file, seg.first_block + seg.npages - nbatch, batch, nbatch);
-					nbatch = 0;
-				}
-				page = bulk ? batch + (Size) nbatch * BLCKSZ : pb->data;
 				xxl_page_init(page, &ws->fmt, segno);
 				if (!xxl_page_add(page, row, len))
 					elog(ERROR, "row of %u bytes does not fit an empty page", len);
@@ -510,20 +507,12 @@ flush_state(WriteState *ws)
 	}
 	if (XXL_OPAQUE(page)->nrows > 0)
 	{
-		if (bulk)
-			nbatch++;
-		else
-			xxl_write_new_page(rel, pb, strategy);
+		(void) segment_page_done(rel, file, pb, strategy);
 		seg.npages++;
 	}
-	if (bulk)
-	{
-		if (nbatch > 0)
-			xxl_relfile_write(file, seg.first_block + seg.npages - nbatch, batch, nbatch);
-		/* synced where it must be: on disk before the entry that makes them count */
+	/* synced where it must be: on disk before the entry that makes them count */
+	if (file)
 		xxl_relfile_end(file);
-		pfree(batch);
-	}
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);
