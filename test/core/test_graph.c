@@ -807,6 +807,89 @@ XT_TEST(graph_random_small_caps)
 	}
 }
 
+/*
+ * Renumber a graph's ids to base + stride * (rank of the id): small
+ * non-negative ids, as most tables have, take components by id.
+ */
+static void
+densify(edges *es, int64_t base, int64_t stride)
+{
+	oracle		o;
+
+	oracle_build(&o, es);
+	for (size_t i = 0; i < es->n; i++)
+	{
+		es->e[i].src = base + stride * (int64_t) o_index(&o, es->e[i].src);
+		es->e[i].tgt = base + stride * (int64_t) o_index(&o, es->e[i].tgt);
+	}
+	oracle_free(&o);
+}
+
+/* From 3/4 of the edges on, every 97th edge's target is late ... late ± 4 (0: none). */
+static void
+late_ids(edges *es, int64_t late)
+{
+	if (late != 0)
+		for (size_t i = es->n * 3 / 4; i < es->n; i += 97)
+			es->e[i].tgt = late + (late < 0 || late == INT64_MAX ? -1 : 1) * (int64_t) (i % 5);
+}
+
+/*
+ * Components by id (the id map's array as the union-find, no edge kept),
+ * and each way out of it: ids of the array all along; a negative id, a
+ * huge one, or ids too sparse for the array arriving midway (the links so
+ * far become the numbered map's edges); a budget too small for the array
+ * (the links go to the sorters).
+ */
+XT_TEST(graph_components_by_id)
+{
+	size_t		n = xt_quick() ? 30000 : 60000;
+	struct
+	{
+		const char *label;
+		int64_t		base,
+					stride;
+		int64_t		late;		/* an id for one end of the edges from 3/4 on, 0: none */
+	}			cases[] = {
+		{"by id", 0, 1, 0},
+		{"by id from 1", 1, 1, 0},
+		{"by id, stride 3", 5, 3, 0},
+		{"by id, then negative", 0, 1, -7},
+		{"by id, then huge", 0, 1, INT64_MAX},
+		{"by id, then 2^32", 1, 1, (int64_t) 1 << 32},
+		{"sparse", 0, 40, 0},
+	};
+	/* budgets at which the links so far no longer fit the numbered map */
+	size_t		budgets[] = {1 * MB, 3 * MB / 2, 2 * MB, 3 * MB};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		edges		es = {0};
+		xt_rng		rng = {31 + c};
+
+		random_graph(&es, &rng, n, 2 * n, 1 + c * 40, (int) c % 3);
+		densify(&es, cases[c].base, cases[c].stride);
+		late_ids(&es, cases[c].late);
+		check_all_ops(cases[c].label, &es, true, 0);
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+		{
+			char		l[100];
+			xxl_graph_config cfg = graph_config(budgets[b], 0);
+			result		r = run_graph(&es, XXL_GRAPH_CC, &cfg);
+
+			snprintf(l, sizeof(l), "%s/cc/%zu kB", cases[c].label, budgets[b] / KB);
+			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
+			if (r.rc == XXL_OK)
+			{
+				CHECK_LE(r.st.memory_peak, cfg.res.memory);
+				check_cc(l, &es, &r);
+			}
+			result_free(&r);
+		}
+		free(es.e);
+	}
+}
+
 /* Large enough that the smallest budget forces the external path. */
 XT_TEST(graph_random_tiny_budget)
 {
@@ -942,15 +1025,26 @@ cancel_hook(void *arg)
 XT_TEST(graph_cancel)
 {
 	edges		es = {0};
+	edges		dense = {0};
 	xt_rng		rng = {55};
-	xxl_graph_op ops[] = {XXL_GRAPH_CC, XXL_GRAPH_SF, XXL_GRAPH_MSF};
+	/* the last: components by id (the same graph, its ids renumbered 0..n-1) */
+	xxl_graph_op ops[] = {XXL_GRAPH_CC, XXL_GRAPH_SF, XXL_GRAPH_MSF, XXL_GRAPH_CC};
 
 	random_graph(&es, &rng, xt_quick() ? 20000 : 40000, xt_quick() ? 50000 : 100000, 4, 1);
-	for (int k = 0; k < 3; k++)
+	dense.n = dense.cap = es.n;
+	dense.e = malloc(es.n * sizeof(edge));
+	memcpy(dense.e, es.e, es.n * sizeof(edge));
+	densify(&dense, 0, 1);
+	late_ids(&dense, INT64_MAX);
+	for (int k = 0; k < 4; k++)
 	{
+		/*
+		 * in memory, and at the smallest budget (components by id: at
+		 * 1.5MB, where its links move to the sorters at the late ids)
+		 */
 		for (int pass = 0; pass < 2; pass++)
 		{
-			xxl_graph_config cfg = graph_config(pass ? xxl_graph_min_memory() : 8 * MB, 0);
+			xxl_graph_config cfg = graph_config(pass ? (k == 3 ? 3 * MB / 2 : xxl_graph_min_memory()) : 8 * MB, 0);
 			uint64_t	total;
 			result		r;
 
@@ -958,7 +1052,7 @@ XT_TEST(graph_cancel)
 			cfg.res.cancel = cancel_hook;
 			hook_calls = 0;
 			hook_limit = UINT64_MAX;
-			r = run_graph(&es, ops[k], &cfg);
+			r = run_graph(k == 3 ? &dense : &es, ops[k], &cfg);
 			CHECK_STATUS(r.rc, XXL_OK);
 			total = hook_calls;
 			result_free(&r);
@@ -966,7 +1060,7 @@ XT_TEST(graph_cancel)
 			{
 				hook_calls = 0;
 				hook_limit = total * f / 6;
-				r = run_graph(&es, ops[k], &cfg);
+				r = run_graph(k == 3 ? &dense : &es, ops[k], &cfg);
 				CHECK_MSG(r.rc == XXL_ECANCELED, "op %d pass %d: cancel at %" PRIu64 "/%" PRIu64 ": %s",
 						  k, pass, hook_limit, total, xxl_status_name(r.rc));
 				result_free(&r);
@@ -975,6 +1069,7 @@ XT_TEST(graph_cancel)
 		}
 	}
 	free(es.e);
+	free(dense.e);
 }
 
 XT_TEST(graph_write_failure)

@@ -59,7 +59,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	pvec_init(&g->ends, 2 * sizeof(uint32_t), g->env.budget.limit);
 	pvec_init(&g->attrs, sizeof(graph_attr), g->env.budget.limit);
 	pvec_init(&g->kedges, sizeof(graph_kedge), g->env.budget.limit);
-	g->in_memory = graph_mem_wanted(g);
+	graph_mem_start(g);
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->info, &g->env, XXL_SPOOL_SHARED);

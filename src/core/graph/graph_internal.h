@@ -195,6 +195,7 @@ typedef enum graph_out
 {
 	OUT_NONE,
 	OUT_CC_SEMI,				/* union-find array + map */
+	OUT_CC_BY_ID,				/* the id map's direct array as union-find */
 	OUT_CC_EXT,					/* F3 (node, original min) + map */
 	OUT_SF_SEMI,				/* S2 + input + union-find */
 	OUT_SF_MEM,					/* kept edges + union-find */
@@ -312,6 +313,12 @@ struct xxl_graph
 
 	/* CC in memory (graph_memory.c) */
 	bool		in_memory;		/* edges go to ends, ids to map */
+	/*
+	 * components while every id is a small non-negative integer: the id
+	 * map's direct array is the union-find itself, indexed by the ids (the
+	 * parent's id, IDMAP_NONE for an id not seen), and no edge is kept
+	 */
+	bool		by_id;
 	idmap		idm;
 	pvec		ends;			/* (dense, dense) per edge, in input order */
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
@@ -429,6 +436,8 @@ int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
 
 /* graph_memory.c: CC in memory */
 bool		graph_mem_wanted(const xxl_graph *g);
+/* Set in_memory (graph_mem_wanted) and whether components start by id. */
+void		graph_mem_start(xxl_graph *g);
 /* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
 xxl_status	graph_mem_put(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost);
 /* Number the edges put but not yet numbered (may move to the sorters). */

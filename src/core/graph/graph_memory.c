@@ -118,7 +118,9 @@ intern(xxl_graph *g, int64_t id)
 
 /*
  * Hand the kept edges to the sorting path and leave memory; the batch's
- * edges from `from` on were not kept and follow them.
+ * edges from `from` on were not kept and follow them.  Components by id
+ * kept no edge: their union-find's links stand in for them, one edge from
+ * each id seen to its parent, which joins the same sets.
  */
 static xxl_status
 to_sorter(xxl_graph *g, size_t from)
@@ -128,22 +130,37 @@ to_sorter(xxl_graph *g, size_t from)
 
 	xxl_error_clear(&env->err);
 	g->in_memory = false;
-	idmap_drop_table(env, &g->idm);
+	/* (the array of components by id stays beside the sorter: BY_ID_SHARE) */
+	if (!g->by_id)
+		idmap_drop_table(env, &g->idm);
 	if (graph_open_endpoints(g) != XXL_OK)
 		return env->err.code;
-	for (uint64_t e = 0; e < kept; e++)
+	if (g->by_id)
 	{
-		uint32_t	du,
-					dv;
-		int64_t		id;
-		double		cost;
+		const uint32_t *p = g->idm.direct;
 
-		kept_ends(g, e, &du, &dv);
-		kept_attr(g, e, &id, &cost);
-		if (graph_put_sorted(g, e, idmap_id(&g->idm, du), idmap_id(&g->idm, dv), id, cost) != XXL_OK ||
-			poll_canceled(g))
-			return env->err.code;
+		g->by_id = false;
+		kept = 0;
+		for (size_t x = 0; x < g->idm.dcap; x++)
+			if (p[x] != IDMAP_NONE &&
+				(graph_put_sorted(g, kept++, (int64_t) x, p[x], 0, 0) != XXL_OK || poll_canceled(g)))
+				return env->err.code;
+		idmap_drop_table(env, &g->idm);
 	}
+	else
+		for (uint64_t e = 0; e < kept; e++)
+		{
+			uint32_t	du,
+						dv;
+			int64_t		id;
+			double		cost;
+
+			kept_ends(g, e, &du, &dv);
+			kept_attr(g, e, &id, &cost);
+			if (graph_put_sorted(g, e, idmap_id(&g->idm, du), idmap_id(&g->idm, dv), id, cost) != XXL_OK ||
+				poll_canceled(g))
+				return env->err.code;
+		}
 	for (size_t i = from; i < g->nbatch; i++)
 		if (graph_put_sorted(g, kept + (i - from), g->batch[i].source, g->batch[i].target,
 							 g->batch[i].id, g->batch[i].cost) != XXL_OK)
@@ -209,19 +226,179 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 /* Edges ahead whose ends' union-find entries the union-find passes prefetch. */
 #define UF_AHEAD 8
 
+/* Components by id ---------------------------------------------------------- */
+
+/*
+ * Ids below this take a union-find entry of 4 bytes (IDMAP_NONE and the
+ * ids above stay apart).
+ */
+#define BY_ID_MAX ((int64_t) IDMAP_MAX)
+
+/*
+ * The array may take this part of the pool: when the edges move to the
+ * sorting path, it is replayed into a sorter of half the pool.
+ */
+#define BY_ID_SHARE 4
+
+void
+graph_mem_start(xxl_graph *g)
+{
+	size_t		floor = share(g, 16) / sizeof(uint32_t);
+
+	g->in_memory = graph_mem_wanted(g);
+	g->by_id = g->in_memory && g->op == XXL_GRAPH_CC;
+	/*
+	 * Ids come in any order: the array may cover a sixteenth of the budget
+	 * before as many ids are in (8 entries per id later, as the map's)
+	 */
+	if (g->by_id && floor > g->idm.dfloor)
+		g->idm.dfloor = floor;
+}
+
+/* Union by smaller id on 4-byte parents: a set's root is its smallest id. */
+static inline uint32_t
+uf32_find(uint32_t *p, uint32_t x)
+{
+	while (p[x] != x)
+	{
+		p[x] = p[p[x]];
+		x = p[x];
+	}
+	return x;
+}
+
+static inline void
+uf32_union(uint32_t *p, uint32_t a, uint32_t b)
+{
+	a = uf32_find(p, a);
+	b = uf32_find(p, b);
+	if (a < b)
+		p[b] = a;
+	else if (b < a)
+		p[a] = b;
+}
+
+/* Whether the direct array takes id (grown if need be, within the budget). */
+static bool
+by_id_takes(xxl_graph *g, int64_t id)
+{
+	size_t		grow;
+
+	if (idmap_in_direct(&g->idm, id))
+		return true;
+	if (id < 0 || id >= BY_ID_MAX)
+		return false;
+	grow = idmap_direct_grow_bytes(&g->idm, id);
+	return grow != SIZE_MAX && grow - idmap_table_bytes(&g->idm) <= share(g, BY_ID_SHARE) &&
+		idmap_grow(&g->env, &g->idm, id) == XXL_OK;
+}
+
+static inline void
+by_id_see(idmap *m, uint32_t x)
+{
+	if (m->direct[x] == IDMAP_NONE)
+	{
+		m->direct[x] = x;
+		m->n++;
+	}
+}
+
+/*
+ * Join the batch's edges from the first on, as far as the direct array
+ * takes their ends; the index of the first edge it does not take.
+ */
+static size_t
+by_id_take(xxl_graph *g)
+{
+	idmap	   *m = &g->idm;
+
+	for (size_t i = 0; i < g->nbatch && i < ID_AHEAD; i++)
+	{
+		idmap_prefetch(m, g->batch[i].source);
+		idmap_prefetch(m, g->batch[i].target);
+	}
+	for (size_t i = 0; i < g->nbatch; i++)
+	{
+		int64_t		s = g->batch[i].source,
+					t = g->batch[i].target;
+
+		if (i + ID_AHEAD < g->nbatch)
+		{
+			idmap_prefetch(m, g->batch[i + ID_AHEAD].source);
+			idmap_prefetch(m, g->batch[i + ID_AHEAD].target);
+		}
+		if (!by_id_takes(g, s) || !by_id_takes(g, t))
+			return i;
+		by_id_see(m, (uint32_t) s);
+		by_id_see(m, (uint32_t) t);
+		uf32_union(m->direct, (uint32_t) s, (uint32_t) t);
+	}
+	return g->nbatch;
+}
+
+/*
+ * Leave components by id for the numbered map: each id seen gets its dense
+ * number in ascending order (a parent is smaller, so numbered first) and
+ * the edge to its parent is kept in dense ends, which joins the same sets.
+ * The caller checked that this fits.
+ */
+static xxl_status
+by_id_leave(xxl_graph *g)
+{
+	idmap	   *m = &g->idm;
+	uint32_t   *p = m->direct;
+
+	g->by_id = false;
+	m->dfloor = IDMAP_DIRECT_MIN;
+	m->n = 0;
+	for (size_t x = 0; x < m->dcap; x++)
+	{
+		uint32_t	parent = p[x];
+		int64_t    *orig;
+		uint32_t   *d;
+
+		if (parent == IDMAP_NONE)
+			continue;
+		if ((orig = pvec_push(&g->env, &m->ids)) == NULL ||
+			(d = pvec_push(&g->env, &g->ends)) == NULL)
+			return g->env.err.code;
+		*orig = (int64_t) x;
+		p[x] = (uint32_t) m->n++;
+		d[0] = p[x];
+		d[1] = p[parent];
+	}
+	return XXL_OK;
+}
+
 xxl_status
 graph_mem_flush(xxl_graph *g)
 {
+	size_t		from = 0;
+
+	if (g->by_id)
+	{
+		if ((from = by_id_take(g)) == g->nbatch)
+		{
+			g->nbatch = 0;
+			return XXL_OK;
+		}
+		/* a link per id seen, and the map's dense -> original array */
+		if (!fits(g, g->idm.n, g->idm.n, idmap_table_bytes(&g->idm)))
+			return to_sorter(g, from);
+		if (by_id_leave(g) != XXL_OK)
+			return g->env.err.code;
+	}
+
 	/*
 	 * A rolling prefetch a few edges ahead: all of a batch's at once
 	 * overflow the outstanding misses, and the early ones are gone again
 	 */
-	for (size_t i = 0; i < g->nbatch && i < ID_AHEAD; i++)
+	for (size_t i = from; i < g->nbatch && i < from + ID_AHEAD; i++)
 	{
 		idmap_prefetch(&g->idm, g->batch[i].source);
 		idmap_prefetch(&g->idm, g->batch[i].target);
 	}
-	for (size_t i = 0; i < g->nbatch; i++)
+	for (size_t i = from; i < g->nbatch; i++)
 	{
 		if (i + ID_AHEAD < g->nbatch)
 		{
@@ -261,6 +438,17 @@ graph_mem_run(xxl_graph *g)
 
 	g->path = XXL_GRAPH_IN_MEMORY;
 	g->n = n;
+	if (g->by_id)
+	{
+		uint32_t   *p = g->idm.direct;
+
+		/* every id seen at its root (parents are smaller: one ascending pass) */
+		for (size_t x = 0; x < g->idm.dcap; x++)
+			if (p[x] != IDMAP_NONE)
+				p[x] = p[p[x]];
+		g->out = OUT_CC_BY_ID;
+		return XXL_OK;
+	}
 	if (g->op != XXL_GRAPH_CC)
 		idmap_drop_table(env, &g->idm);
 	if (g->op == XXL_GRAPH_MSF)

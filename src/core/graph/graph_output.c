@@ -72,7 +72,20 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 	xxl_env  *env = &g->env;
 	const unsigned char *p;
 
-	if (g->out == OUT_CC_SEMI)
+	if (g->out == OUT_CC_BY_ID)
+	{
+		const uint32_t *parent = g->idm.direct;
+
+		while (g->out_pos < g->idm.dcap && parent[g->out_pos] == IDMAP_NONE)
+			g->out_pos++;
+		if (g->out_pos == g->idm.dcap)
+			return finish_output(g);
+		*node = (int64_t) g->out_pos;
+		*component = parent[g->out_pos];
+		g->components += *component == *node;
+		g->out_pos++;
+	}
+	else if (g->out == OUT_CC_SEMI)
 	{
 		uint64_t	v = g->out_pos,
 					r;

@@ -85,14 +85,14 @@ pvec_free(xxl_env *env, pvec *v)
 
 #define IDMAP_SLOT_BYTES sizeof(idmap_slot)
 
-/* The direct array covers ids below this many entries per numbered id (and 64k). */
+/* The direct array covers ids below this many entries per numbered id (and dfloor). */
 #define DIRECT_PER_ID 8
-#define DIRECT_MIN (64 * 1024)
 
 void
 idmap_init(idmap *m, size_t budget)
 {
 	memset(m, 0, sizeof(*m));
+	m->dfloor = IDMAP_DIRECT_MIN;
 	pvec_init(&m->ids, sizeof(int64_t), budget);
 }
 
@@ -107,12 +107,12 @@ static size_t
 direct_cap_for(const idmap *m, int64_t id)
 {
 	uint64_t	limit = (m->n + 1) * DIRECT_PER_ID;
-	size_t		cap = m->dcap ? m->dcap : DIRECT_MIN;
+	size_t		cap = m->dcap ? m->dcap : IDMAP_DIRECT_MIN;
 
 	if (id < 0)
 		return 0;
-	if (limit < DIRECT_MIN)
-		limit = DIRECT_MIN;
+	if (limit < m->dfloor)
+		limit = m->dfloor;
 	while (cap <= (uint64_t) id)
 		cap *= 2;
 	return cap <= limit ? cap : 0;
@@ -133,6 +133,14 @@ idmap_grow_bytes_new(const idmap *m, int64_t id)
 	if ((m->n + 1) * 2 <= m->cap)
 		return 0;
 	return idmap_table_bytes(m) + (m->cap ? 2 * m->cap : 1024) * IDMAP_SLOT_BYTES;
+}
+
+size_t
+idmap_direct_grow_bytes(const idmap *m, int64_t id)
+{
+	size_t		dcap = direct_cap_for(m, id);
+
+	return dcap > 0 ? idmap_table_bytes(m) + dcap * sizeof(uint32_t) : SIZE_MAX;
 }
 
 static void

@@ -64,6 +64,8 @@ void		pvec_sort(pvec *v, size_t key_size, int threads);
 #define IDMAP_NONE UINT32_MAX	/* not a dense id */
 #define IDMAP_MAX (UINT32_MAX - 2)	/* dense ids stay below this */
 
+#define IDMAP_DIRECT_MIN (64 * 1024)
+
 typedef struct idmap_slot
 {
 	int64_t		key;
@@ -83,6 +85,8 @@ typedef struct idmap
 	size_t		cap;
 	uint32_t   *direct;			/* dense id of each id < dcap, or IDMAP_NONE */
 	size_t		dcap;
+	size_t		dfloor;			/* entries the array may reach however few ids are in
+								 * (IDMAP_DIRECT_MIN unless the owner says more) */
 	pvec		ids;			/* dense -> original */
 	uint64_t	n;
 } idmap;
@@ -118,6 +122,12 @@ idmap_grow_bytes(const idmap *m, int64_t id)
 {
 	return idmap_in_direct(m, id) ? 0 : idmap_grow_bytes_new(m, id);
 }
+/*
+ * Bytes held while the direct array grows to take id (old and new at
+ * once), SIZE_MAX when the array would not take it (a negative id, or one
+ * beyond both 8 entries per id numbered and dfloor).
+ */
+size_t		idmap_direct_grow_bytes(const idmap *m, int64_t id);
 /* Grow the tables to take id (after idmap_grow_bytes said how much). */
 xxl_status	idmap_grow(xxl_env *env, idmap *m, int64_t id);
 /*
