@@ -638,6 +638,8 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 	xxl_error	err;
 	xxl_graph  *g;
 	XxlEdge		e;
+	xxl_graph_edge batch[256];
+	size_t		nbatch = 0;
 	uint64		n = 0;
 	Datum		values[4];
 	bool		isnull[4] = {false, false, false, false};
@@ -654,9 +656,26 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 		xxl_raise_error(&err, f->sql_name);
 	xxl_operator_attach(op, g, graph_destroy, graph_collect);
 
-	while (xxl_edges_next(reader, &e))
-		if (xxl_graph_put_edge(g, e.source, e.target, e.id, e.cost) != XXL_OK)
+	/*
+	 * a batch per call into the engine, not a call per edge (the rows read
+	 * are counted as they come, for the statistics of a statement that
+	 * fails on a row)
+	 */
+	for (;;)
+	{
+		bool		more = true;
+
+		while (nbatch < lengthof(batch) && (more = xxl_edges_next(reader, &e)))
+		{
+			batch[nbatch++] = (xxl_graph_edge) {e.source, e.target, e.id, e.cost};
+			op->rows_in++;
+		}
+		if (xxl_graph_put_edges(g, batch, nbatch) != XXL_OK)
 			xxl_raise_error(xxl_graph_error(g), f->sql_name);
+		nbatch = 0;
+		if (!more)
+			break;
+	}
 	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);
 

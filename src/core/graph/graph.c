@@ -83,32 +83,44 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 xxl_status
 xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
+	xxl_graph_edge e = {source, target, id, cost};
+
+	return xxl_graph_put_edges(g, &e, 1);
+}
+
+xxl_status
+xxl_graph_put_edges(xxl_graph *g, const xxl_graph_edge *edges, size_t n)
+{
 	if (g->state != ST_INPUT)
 	{
 		if (g->state != ST_FAILED)
 			xxl_error_set(&g->env.err, XXL_EINVAL, 0, "edges can only be added before running");
 		return gfail(g);
 	}
-	if (g->op == XXL_GRAPH_MSF && isnan(cost))
+	for (size_t i = 0; i < n; i++)
 	{
-		xxl_error_set(&g->env.err, XXL_EINVAL, 0,
-					  "edge cost is NaN (edge %lld: %lld - %lld)", (long long) id,
-					  (long long) source, (long long) target);
-		return gfail(g);
-	}
-	if (g->in_memory)
-	{
-		/* kept in memory, or (if it no longer fits) written below by the move */
-		if (graph_mem_put(g, source, target, id, cost) != XXL_OK)
+		const xxl_graph_edge *e = &edges[i];
+
+		if (g->op == XXL_GRAPH_MSF && isnan(e->cost))
+		{
+			xxl_error_set(&g->env.err, XXL_EINVAL, 0,
+						  "edge cost is NaN (edge %lld: %lld - %lld)", (long long) e->id,
+						  (long long) e->source, (long long) e->target);
+			return gfail(g);
+		}
+		if (g->in_memory)
+		{
+			/* kept in memory, or (if it no longer fits) written below by the move */
+			if (graph_mem_put(g, e) != XXL_OK)
+				return gfail(g);
+		}
+		else if (graph_put_sorted(g, g->m, e->source, e->target, e->id, e->cost) != XXL_OK)
+			return gfail(g);
+		g->self_loops += e->source == e->target;
+		g->m++;
+		if (poll_canceled(g))
 			return gfail(g);
 	}
-	else if (graph_put_sorted(g, g->m, source, target, id, cost) != XXL_OK)
-		return gfail(g);
-	if (source == target)
-		g->self_loops++;
-	g->m++;
-	if (poll_canceled(g))
-		return gfail(g);
 	return XXL_OK;
 }
 

@@ -325,13 +325,7 @@ struct xxl_graph
 	size_t		mem_ids_bytes;
 	pvec		attrs;			/* SF: graph_attr per edge */
 	pvec		kedges;			/* MSF: graph_kedge per edge, instead of ends */
-	struct
-	{
-		int64_t		source,
-					target,
-					id;
-		double		cost;
-	}			batch[256];		/* edges not yet numbered (prefetched together) */
+	xxl_graph_edge batch[256];	/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 };
 
@@ -439,7 +433,7 @@ bool		graph_mem_wanted(const xxl_graph *g);
 /* Set in_memory (graph_mem_wanted) and whether components start by id. */
 void		graph_mem_start(xxl_graph *g);
 /* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
-xxl_status	graph_mem_put(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost);
+xxl_status	graph_mem_put(xxl_graph *g, const xxl_graph_edge *e);
 /* Number the edges put but not yet numbered (may move to the sorters). */
 xxl_status	graph_mem_flush(xxl_graph *g);
 xxl_status	graph_mem_run(xxl_graph *g);

@@ -417,12 +417,9 @@ graph_mem_flush(xxl_graph *g)
 }
 
 xxl_status
-graph_mem_put(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
+graph_mem_put(xxl_graph *g, const xxl_graph_edge *e)
 {
-	g->batch[g->nbatch].source = source;
-	g->batch[g->nbatch].target = target;
-	g->batch[g->nbatch].id = id;
-	g->batch[g->nbatch].cost = cost;
+	g->batch[g->nbatch] = *e;
 	if (++g->nbatch == sizeof(g->batch) / sizeof(g->batch[0]))
 		return graph_mem_flush(g);
 	return XXL_OK;

@@ -145,6 +145,17 @@ xxl_graph  *xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xx
 xxl_status	xxl_graph_put_edge(xxl_graph *g, int64_t source, int64_t target, int64_t id,
 							   double cost);
 
+typedef struct xxl_graph_edge
+{
+	int64_t		source,
+				target,
+				id;
+	double		cost;
+} xxl_graph_edge;
+
+/* xxl_graph_put_edge for n edges, in one call: a host reading rows hands them over in batches. */
+xxl_status	xxl_graph_put_edges(xxl_graph *g, const xxl_graph_edge *edges, size_t n);
+
 /* End of input: compute the result (the last scan runs while pulling). */
 xxl_status	xxl_graph_run(xxl_graph *g);
 
