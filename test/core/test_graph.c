@@ -850,14 +850,17 @@ XT_TEST(graph_components_by_id)
 		int64_t		base,
 					stride;
 		int64_t		late;		/* an id for one end of the edges from 3/4 on, 0: none */
+		size_t		m_per_2n;	/* edges per half node */
 	}			cases[] = {
-		{"by id", 0, 1, 0},
-		{"by id from 1", 1, 1, 0},
-		{"by id, stride 3", 5, 3, 0},
-		{"by id, then negative", 0, 1, -7},
-		{"by id, then huge", 0, 1, INT64_MAX},
-		{"by id, then 2^32", 1, 1, (int64_t) 1 << 32},
-		{"sparse", 0, 40, 0},
+		{"by id", 0, 1, 0, 4},
+		{"by id from 1", 1, 1, 0, 4},
+		{"by id, stride 3", 5, 3, 0, 4},
+		{"by id, then negative", 0, 1, -7, 4},
+		{"by id, then huge", 0, 1, INT64_MAX, 4},
+		{"by id, then 2^32", 1, 1, (int64_t) 1 << 32, 4},
+		/* more ids than edges when the links move on */
+		{"by id, few edges, then huge", 0, 1, INT64_MAX, 1},
+		{"sparse", 0, 40, 0, 4},
 	};
 	/* budgets at which the links so far no longer fit the numbered map */
 	size_t		budgets[] = {1 * MB, 3 * MB / 2, 2 * MB, 3 * MB};
@@ -867,7 +870,7 @@ XT_TEST(graph_components_by_id)
 		edges		es = {0};
 		xt_rng		rng = {31 + c};
 
-		random_graph(&es, &rng, n, 2 * n, 1 + c * 40, (int) c % 3);
+		random_graph(&es, &rng, n, n * cases[c].m_per_2n / 2, 1 + c * 40, (int) c % 3);
 		densify(&es, cases[c].base, cases[c].stride);
 		late_ids(&es, cases[c].late);
 		check_all_ops(cases[c].label, &es, true, 0);

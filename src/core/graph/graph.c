@@ -114,7 +114,7 @@ xxl_graph_put_edges(xxl_graph *g, const xxl_graph_edge *edges, size_t n)
 			if (graph_mem_put(g, e) != XXL_OK)
 				return gfail(g);
 		}
-		else if (graph_put_sorted(g, g->m, e->source, e->target, e->id, e->cost) != XXL_OK)
+		else if (graph_put_sorted(g, e->source, e->target, e->id, e->cost) != XXL_OK)
 			return gfail(g);
 		g->self_loops += e->source == e->target;
 		g->m++;
@@ -125,16 +125,18 @@ xxl_graph_put_edges(xxl_graph *g, const xxl_graph_edge *edges, size_t n)
 }
 
 /*
- * Edge e on the sorting path: its endpoints into S1 and, for the forests,
- * its record into the input spool (what their output reports).
+ * The next edge on the sorting path, numbered in the order they come: its
+ * endpoints into S1 and, for the forests, its record into the input spool
+ * (what their output reports).  Their numbers are the input positions,
+ * except for components that leave components by id, whose links stand in
+ * for the edges before.
  */
 xxl_status
-graph_put_sorted(xxl_graph *g, uint64_t e, int64_t source, int64_t target, int64_t id,
-				 double cost)
+graph_put_sorted(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
 	unsigned char io[IO_REC];
 
-	if (graph_put_endpoints(&g->env, &g->s1, e, source, target) != XXL_OK)
+	if (graph_put_endpoints(&g->env, &g->s1, g->sorted_m++, source, target) != XXL_OK)
 		return g->env.err.code;
 	if (g->op == XXL_GRAPH_CC)
 		return XXL_OK;
@@ -165,7 +167,7 @@ xxl_status
 graph_relabel(xxl_graph *g)
 {
 	if (xxl_spool_finish(&g->input) != XXL_OK ||
-		graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->m, write_map, g,
+		graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->sorted_m, write_map, g,
 						 false, &g->n) != XXL_OK)
 		return g->env.err.code;
 	return xxl_spool_finish(&g->map);

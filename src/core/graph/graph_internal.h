@@ -274,6 +274,7 @@ struct xxl_graph
 	gout_clock	out_clock;
 
 	uint64_t	m;
+	uint64_t	sorted_m;		/* edges on the sorting path (graph_put_sorted) */
 	uint64_t	n;
 	uint64_t	self_loops;
 	uint64_t	semi_max;
@@ -420,7 +421,7 @@ uf_flatten(uint64_t *p, uint64_t n)
 
 /* graph.c: input, relabeling, the semi-external path */
 xxl_status	graph_open_endpoints(xxl_graph *g);
-xxl_status	graph_put_sorted(xxl_graph *g, uint64_t e, int64_t source, int64_t target, int64_t id,
+xxl_status	graph_put_sorted(xxl_graph *g, int64_t source, int64_t target, int64_t id,
 							 double cost);
 xxl_status	graph_relabel(xxl_graph *g);
 xxl_status	graph_run_semi(xxl_graph *g);
@@ -433,9 +434,18 @@ bool		graph_mem_wanted(const xxl_graph *g);
 /* Set in_memory (graph_mem_wanted) and whether components start by id. */
 void		graph_mem_start(xxl_graph *g);
 /* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
-xxl_status	graph_mem_put(xxl_graph *g, const xxl_graph_edge *e);
 /* Number the edges put but not yet numbered (may move to the sorters). */
 xxl_status	graph_mem_flush(xxl_graph *g);
+
+/* One more edge for the in-memory paths, numbered with its batch. */
+static inline xxl_status
+graph_mem_put(xxl_graph *g, const xxl_graph_edge *e)
+{
+	g->batch[g->nbatch] = *e;
+	if (++g->nbatch == sizeof(g->batch) / sizeof(g->batch[0]))
+		return graph_mem_flush(g);
+	return XXL_OK;
+}
 xxl_status	graph_mem_run(xxl_graph *g);
 int			graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 								double *cost);

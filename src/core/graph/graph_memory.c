@@ -140,10 +140,9 @@ to_sorter(xxl_graph *g, size_t from)
 		const uint32_t *p = g->idm.direct;
 
 		g->by_id = false;
-		kept = 0;
 		for (size_t x = 0; x < g->idm.dcap; x++)
 			if (p[x] != IDMAP_NONE &&
-				(graph_put_sorted(g, kept++, (int64_t) x, p[x], 0, 0) != XXL_OK || poll_canceled(g)))
+				(graph_put_sorted(g, (int64_t) x, p[x], 0, 0) != XXL_OK || poll_canceled(g)))
 				return env->err.code;
 		idmap_drop_table(env, &g->idm);
 	}
@@ -157,12 +156,12 @@ to_sorter(xxl_graph *g, size_t from)
 
 			kept_ends(g, e, &du, &dv);
 			kept_attr(g, e, &id, &cost);
-			if (graph_put_sorted(g, e, idmap_id(&g->idm, du), idmap_id(&g->idm, dv), id, cost) != XXL_OK ||
+			if (graph_put_sorted(g, idmap_id(&g->idm, du), idmap_id(&g->idm, dv), id, cost) != XXL_OK ||
 				poll_canceled(g))
 				return env->err.code;
 		}
 	for (size_t i = from; i < g->nbatch; i++)
-		if (graph_put_sorted(g, kept + (i - from), g->batch[i].source, g->batch[i].target,
+		if (graph_put_sorted(g, g->batch[i].source, g->batch[i].target,
 							 g->batch[i].id, g->batch[i].cost) != XXL_OK)
 			return env->err.code;
 	g->nbatch = 0;
@@ -413,15 +412,6 @@ graph_mem_flush(xxl_graph *g)
 		}
 	}
 	g->nbatch = 0;
-	return XXL_OK;
-}
-
-xxl_status
-graph_mem_put(xxl_graph *g, const xxl_graph_edge *e)
-{
-	g->batch[g->nbatch] = *e;
-	if (++g->nbatch == sizeof(g->batch) / sizeof(g->batch[0]))
-		return graph_mem_flush(g);
 	return XXL_OK;
 }
 
