@@ -90,6 +90,7 @@ struct XxlEdgeReader
 	XxlRowRun	run;
 	int			run_next;		/* in run */
 	uint64		rows;			/* edges handed out */
+	uint64	   *count_into;		/* xxl_edges_read counts here too, or NULL */
 	Datum	   *values;			/* one row's columns */
 	bool	   *isnull;
 	/* a heap read a page at a time: tuples without NULLs read in place */
@@ -373,7 +374,7 @@ int_at(const char *p, int len)
  * A row without NULLs whose columns sit at r->off, read in place; false
  * when the general way must say why it is wrong (NaN).
  */
-static inline bool
+static pg_attribute_always_inline bool
 edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
 {
 	e->source = int_at(row + r->off[COL_SOURCE], r->len[COL_SOURCE]);
@@ -487,6 +488,54 @@ xxl_edges_next(XxlEdgeReader *r, XxlEdge *e)
 	slot_getsomeattrs(slot, r->maxatt);
 	edge_from(r, slot->tts_values, slot->tts_isnull, e);
 	return true;
+}
+
+int
+xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
+{
+	int			n = 0;
+
+	while (n < max)
+	{
+		/* the current page's rows without NULLs, in place */
+		if (r->runs && r->in_place && r->run_next < r->run.n)
+		{
+			const XxlRowRun *run = &r->run;
+			int			bitmap = run->fmt->bitmap_bytes;
+			uint32		len;
+
+			while (n < max && r->run_next < run->n)
+			{
+				const char *row = xxl_page_row(run->page, run->first + r->run_next, &len);
+				bool		nulls = false;
+
+				for (int b = 0; b < bitmap; b++)
+					nulls |= row[b] != 0;
+				if (nulls || !edge_in_place(r, row, &out[n]))
+					break;
+				n++;
+				r->run_next++;
+				r->rows++;
+				if (r->count_into)
+					(*r->count_into)++;
+			}
+			if (n == max)
+				break;
+		}
+		/* a new page, or a row the general way reads */
+		if (!xxl_edges_next(r, &out[n]))
+			break;
+		n++;
+		if (r->count_into)
+			(*r->count_into)++;
+	}
+	return n;
+}
+
+void
+xxl_edges_count_into(XxlEdgeReader *r, uint64 *counter)
+{
+	r->count_into = counter;
 }
 
 uint64
@@ -637,9 +686,9 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 	xxl_graph_config cfg;
 	xxl_error	err;
 	xxl_graph  *g;
-	XxlEdge		e;
+	XxlEdge		read[256];
 	xxl_graph_edge batch[256];
-	size_t		nbatch = 0;
+	int			nread;
 	uint64		n = 0;
 	Datum		values[4];
 	bool		isnull[4] = {false, false, false, false};
@@ -656,25 +705,14 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 		xxl_raise_error(&err, f->sql_name);
 	xxl_operator_attach(op, g, graph_destroy, graph_collect);
 
-	/*
-	 * a batch per call into the engine, not a call per edge (the rows read
-	 * are counted as they come, for the statistics of a statement that
-	 * fails on a row)
-	 */
-	for (;;)
+	/* a batch per call into the engine, not a call per edge */
+	xxl_edges_count_into(reader, &op->rows_in);
+	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
 	{
-		bool		more = true;
-
-		while (nbatch < lengthof(batch) && (more = xxl_edges_next(reader, &e)))
-		{
-			batch[nbatch++] = (xxl_graph_edge) {e.source, e.target, e.id, e.cost};
-			op->rows_in++;
-		}
-		if (xxl_graph_put_edges(g, batch, nbatch) != XXL_OK)
+		for (int i = 0; i < nread; i++)
+			batch[i] = (xxl_graph_edge) {read[i].source, read[i].target, read[i].id, read[i].cost};
+		if (xxl_graph_put_edges(g, batch, nread) != XXL_OK)
 			xxl_raise_error(xxl_graph_error(g), f->sql_name);
-		nbatch = 0;
-		if (!more)
-			break;
 	}
 	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);

@@ -51,6 +51,18 @@ extern XxlEdgeReader *xxl_edges_open(const char *edges, const char *fname, int n
 /* The next edge; false at the end.  Checks for interrupts. */
 extern bool xxl_edges_next(XxlEdgeReader *r, XxlEdge *e);
 
+/*
+ * Up to max edges into out, as xxl_edges_next would give them one by one
+ * (rows of an xxl table's page in one loop); 0 at the end.
+ */
+extern int	xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max);
+
+/*
+ * xxl_edges_read adds each edge it reads to *counter at once, so a
+ * statement that fails on a row still reports the rows before it.
+ */
+extern void xxl_edges_count_into(XxlEdgeReader *r, uint64 *counter);
+
 /* Edges read so far. */
 extern uint64 xxl_edges_count(XxlEdgeReader *r);
 
