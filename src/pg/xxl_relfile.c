@@ -29,17 +29,26 @@
  *
  * When the relation needs WAL (wal_level above minimal, or a relation not
  * new in this transaction) the pages are logged as full-page images
- * (log_newpages) and the fork is synced at the end, because a checkpoint
- * during the writing cannot flush pages that never were in shared buffers;
- * an unlogged relation is synced at the end too, because no fsync request
- * was registered with the checkpointer; at wal_level = minimal the commit's
- * pending sync of new relfilenodes covers a permanent one.
+ * (log_newpages).  A checkpoint cannot flush pages that never were in
+ * shared buffers, so they must reach the disk before a checkpoint whose redo
+ * point lies after their WAL completes.  If no checkpoint began while they
+ * were written, asking the checkpointer to fsync the segments written
+ * (RegisterSyncRequest, as md.c does for every write through buffers)
+ * guarantees that: the next checkpoint syncs them before it completes, and
+ * a crash before then replays their images from the redo point before.
+ * Otherwise, or when the checkpointer's queue is full, the fork is synced
+ * at the end.  (PostgreSQL 17's bulk_write.c decides the same way; a 4 GB
+ * segment's fsync at the end of a COPY took ~0.5-1 s here.)  An unlogged
+ * relation is synced at the end, as PostgreSQL's own bulk writes do; at
+ * wal_level = minimal the commit's pending sync of new relfilenodes covers
+ * a permanent one.
  */
 #include "postgres.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
@@ -47,6 +56,7 @@
 #include "storage/bufpage.h"
 #include "storage/fd.h"
 #include "storage/smgr.h"
+#include "storage/sync.h"
 #include "utils/rel.h"
 
 #include "pg/xxl_relfile.h"
@@ -67,6 +77,9 @@ struct XxlRelFile
 	off_t		seg_dropped;	/* ... of which the page cache has been let go up to here */
 	bool		drop_behind;
 	bool		wal;			/* pages logged as full-page images */
+	XLogRecPtr	redo_at_start;	/* the redo point when writing began */
+	BlockNumber seg_lo,			/* segments written: seg_lo .. seg_hi, */
+				seg_hi;			/* ... none while seg_lo > seg_hi */
 	char	   *batch;			/* BATCH_PAGES pages: the built ones, then the one being built */
 	int			nbuilt;			/* built pages in it */
 	BlockNumber batch_first;	/* block of its first page */
@@ -82,6 +95,9 @@ xxl_relfile_begin(Relation rel, BlockNumber first, bool drop_behind)
 	f->batch_first = first;
 	f->drop_behind = drop_behind;
 	f->wal = RelationNeedsWAL(rel);
+	f->redo_at_start = GetRedoRecPtr();
+	f->seg_lo = InvalidBlockNumber;
+	f->seg_hi = 0;
 	f->cxt = CurrentMemoryContext;
 	f->file_path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
 	f->seg_fd = -1;
@@ -113,6 +129,8 @@ segment(XxlRelFile *f, BlockNumber seg_no, off_t start)
 				 errmsg("could not open file \"%s\": %m", f->seg_path)));
 	f->seg_fd = fd;
 	f->seg_no = seg_no;
+	f->seg_lo = Min(f->seg_lo, seg_no);
+	f->seg_hi = Max(f->seg_hi, seg_no);
 	f->seg_written = f->seg_flushing = f->seg_dropped = start;
 	return fd;
 }
@@ -235,6 +253,30 @@ xxl_relfile_page_done(XxlRelFile *f)
 		write_batch(f);
 }
 
+/*
+ * Ask the checkpointer to fsync the segments written, if that is enough
+ * (see the file's head comment); false when the caller must sync them.
+ */
+static bool
+register_syncs(XxlRelFile *f)
+{
+	if (GetRedoRecPtr() != f->redo_at_start)
+		return false;
+	for (BlockNumber seg = f->seg_lo; seg <= f->seg_hi; seg++)
+	{
+		FileTag		tag;
+
+		memset(&tag, 0, sizeof(tag));
+		tag.handler = SYNC_HANDLER_MD;
+		tag.forknum = MAIN_FORKNUM;
+		tag.rnode = f->rel->rd_node;
+		tag.segno = seg;
+		if (!RegisterSyncRequest(&tag, SYNC_REQUEST, false))
+			return false;
+	}
+	return true;
+}
+
 void
 xxl_relfile_end(XxlRelFile *f)
 {
@@ -242,7 +284,8 @@ xxl_relfile_end(XxlRelFile *f)
 	if (f->seg_fd >= 0)
 		CloseTransientFile(f->seg_fd);
 	f->seg_fd = -1;
-	if (f->wal || f->rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+	if ((f->wal && !register_syncs(f)) ||
+		f->rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
 		smgrimmedsync(RelationGetSmgr(f->rel), MAIN_FORKNUM);
 	if (f->seg_path)
 		pfree(f->seg_path);
