@@ -55,6 +55,7 @@
 #include "pgstat.h"
 #include "storage/bufpage.h"
 #include "storage/fd.h"
+#include "storage/proc.h"
 #include "storage/smgr.h"
 #include "storage/sync.h"
 #include "utils/rel.h"
@@ -260,9 +261,14 @@ xxl_relfile_page_done(XxlRelFile *f)
 static bool
 register_syncs(XxlRelFile *f)
 {
+	bool		registered = true;
+
+	/* no checkpoint may begin between the look at the redo point and the requests */
+	Assert((MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0);
+	MyProc->delayChkptFlags |= DELAY_CHKPT_START;
 	if (GetRedoRecPtr() != f->redo_at_start)
-		return false;
-	for (BlockNumber seg = f->seg_lo; seg <= f->seg_hi; seg++)
+		registered = false;
+	for (BlockNumber seg = f->seg_lo; registered && seg <= f->seg_hi; seg++)
 	{
 		FileTag		tag;
 
@@ -271,10 +277,10 @@ register_syncs(XxlRelFile *f)
 		tag.forknum = MAIN_FORKNUM;
 		tag.rnode = f->rel->rd_node;
 		tag.segno = seg;
-		if (!RegisterSyncRequest(&tag, SYNC_REQUEST, false))
-			return false;
+		registered = RegisterSyncRequest(&tag, SYNC_REQUEST, false);
 	}
-	return true;
+	MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+	return registered;
 }
 
 void
