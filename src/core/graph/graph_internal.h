@@ -364,31 +364,39 @@ share(const xxl_graph *g, int parts)
 	return h - h % XXL_ALIGN;
 }
 
-/* Union-find with union by smaller index: parent[x] <= x, roots are minima. */
-static inline uint64_t
-uf_find(uint64_t *p, uint64_t x)
-{
-	while (p[x] != x)
-	{
-		p[x] = p[p[x]];
-		x = p[x];
-	}
-	return x;
+/*
+ * Union-find with union by smaller index: parent[x] <= x, roots are minima
+ * (a set's root is its smallest member).  uf_ on 8-byte parents (dense
+ * node numbers), uf32_ on 4-byte ones (components by id).
+ */
+#define UF_DEFINE(prefix, T) \
+static inline T \
+prefix##_find(T *p, T x) \
+{ \
+	while (p[x] != x) \
+	{ \
+		p[x] = p[p[x]]; \
+		x = p[x]; \
+	} \
+	return x; \
+} \
+\
+static inline bool \
+prefix##_union(T *p, T a, T b) \
+{ \
+	a = prefix##_find(p, a); \
+	b = prefix##_find(p, b); \
+	if (a == b) \
+		return false; \
+	if (a < b) \
+		p[b] = a; \
+	else \
+		p[a] = b; \
+	return true; \
 }
 
-static inline bool
-uf_union(uint64_t *p, uint64_t a, uint64_t b)
-{
-	a = uf_find(p, a);
-	b = uf_find(p, b);
-	if (a == b)
-		return false;
-	if (a < b)
-		p[b] = a;
-	else
-		p[a] = b;
-	return true;
-}
+UF_DEFINE(uf, uint64_t)
+UF_DEFINE(uf32, uint32_t)
 
 static inline xxl_status
 uf_alloc(xxl_graph *g, uint64_t n)

@@ -254,29 +254,6 @@ graph_mem_start(xxl_graph *g)
 		g->idm.dfloor = floor;
 }
 
-/* Union by smaller id on 4-byte parents: a set's root is its smallest id. */
-static inline uint32_t
-uf32_find(uint32_t *p, uint32_t x)
-{
-	while (p[x] != x)
-	{
-		p[x] = p[p[x]];
-		x = p[x];
-	}
-	return x;
-}
-
-static inline void
-uf32_union(uint32_t *p, uint32_t a, uint32_t b)
-{
-	a = uf32_find(p, a);
-	b = uf32_find(p, b);
-	if (a < b)
-		p[b] = a;
-	else if (b < a)
-		p[a] = b;
-}
-
 /* Whether the direct array takes id (grown if need be, within the budget). */
 static bool
 by_id_takes(xxl_graph *g, int64_t id)
