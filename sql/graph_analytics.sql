@@ -291,6 +291,13 @@ SELECT xt_try($$SELECT * FROM xxl.pagerank('SELECT source, target, -1 AS weight 
 SELECT xt_try($$SELECT * FROM xxl.pagerank('SELECT source, target, ''NaN''::float8 AS weight FROM rnd')$$);
 SELECT xt_try($$SELECT * FROM xxl.pagerank('SELECT source, target, ''Infinity''::float8 AS weight FROM rnd')$$);
 SELECT xt_try($$SELECT * FROM xxl.pagerank('SELECT source, target, NULL::float8 AS weight FROM rnd')$$);
+-- the row number of a bad weight past the first batch of rows read (256),
+-- from a query and from an xxl table's pages
+SELECT xt_try($$SELECT * FROM xxl.pagerank('SELECT i AS source, i + 1 AS target, CASE WHEN i = 300 THEN -2 ELSE 1 END::float8 AS weight FROM generate_series(1, 1000) i')$$);
+CREATE TABLE an_bad_w (source bigint, target bigint, weight float8) USING xxl;
+INSERT INTO an_bad_w SELECT i, i + 1, CASE WHEN i = 700 THEN -3 ELSE 1 END FROM generate_series(1, 1000) i;
+SELECT xt_try($$SELECT * FROM xxl.pagerank('an_bad_w')$$);
+DROP TABLE an_bad_w;
 SELECT xt_try($$SELECT xxl.coloring_into('rnd', 'an_col_t')$$);
 -- an error in the middle of the external passes leaves nothing behind
 SET xxl.memory = '1MB';

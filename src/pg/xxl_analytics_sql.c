@@ -162,7 +162,8 @@ run_analytics(FunctionCallInfo fcinfo, const AnalyticsFunction *f, bool into)
 	xxl_an_config cfg;
 	xxl_error	err;
 	xxl_an	   *a;
-	XxlEdge		e;
+	XxlEdge		read[256];
+	int			nread;
 	xxl_an_row	row;
 	uint64		n = 0;
 	Datum		values[4];
@@ -191,16 +192,25 @@ run_analytics(FunctionCallInfo fcinfo, const AnalyticsFunction *f, bool into)
 		xxl_raise_error(&err, fname);
 	xxl_operator_attach(op, a, an_destroy, an_collect);
 
-	while (xxl_edges_next(reader, &e))
+	/* (op->rows_in: the rows before each one, for its error's row number) */
+	xxl_edges_count_into(reader, &op->rows_in);
+	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
 	{
-		if (f->op == XXL_AN_PAGERANK && (e.weight < 0 || isinf(e.weight)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("%s: column \"weight\" of the edges must be finite and >= 0, not %g, in row " UINT64_FORMAT,
-							fname, e.weight, xxl_edges_count(reader)),
-					 errhint("Leave such edges out in the edges query.")));
-		if (xxl_an_put_edge(a, e.source, e.target, e.weight) != XXL_OK)
-			xxl_raise_error(xxl_an_error(a), fname);
+		uint64		before = op->rows_in - nread;
+
+		for (int i = 0; i < nread; i++)
+		{
+			const XxlEdge *e = &read[i];
+
+			if (f->op == XXL_AN_PAGERANK && (e->weight < 0 || isinf(e->weight)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: column \"weight\" of the edges must be finite and >= 0, not %g, in row " UINT64_FORMAT,
+								fname, e->weight, before + i + 1),
+						 errhint("Leave such edges out in the edges query.")));
+			if (xxl_an_put_edge(a, e->source, e->target, e->weight) != XXL_OK)
+				xxl_raise_error(xxl_an_error(a), fname);
+		}
 	}
 	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);

@@ -216,7 +216,8 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 	xxl_paths_config cfg;
 	xxl_error	err;
 	xxl_paths  *p;
-	XxlEdge		e;
+	XxlEdge		read[256];
+	int			nread;
 	uint64		n;
 	Datum		values[6];
 	bool		isnull[6] = {false, false, false, false, false, false};
@@ -246,9 +247,12 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 		xxl_raise_error(&err, c->fname);
 	xxl_operator_attach(op, p, paths_destroy, paths_collect);
 
-	while (xxl_edges_next(reader, &e))
-		if (xxl_paths_put_edge(p, e.source, e.target, e.id, e.cost, e.reverse_cost) != XXL_OK)
-			xxl_raise_error(xxl_paths_error(p), c->fname);
+	xxl_edges_count_into(reader, &op->rows_in);
+	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
+		for (int i = 0; i < nread; i++)
+			if (xxl_paths_put_edge(p, read[i].source, read[i].target, read[i].id, read[i].cost,
+								   read[i].reverse_cost) != XXL_OK)
+				xxl_raise_error(xxl_paths_error(p), c->fname);
 	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);
 
