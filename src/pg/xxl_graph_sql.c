@@ -472,8 +472,9 @@ next_from_heap(XxlEdgeReader *r, XxlEdge *e)
 	return true;
 }
 
-bool
-xxl_edges_next(XxlEdgeReader *r, XxlEdge *e)
+/* The next edge, whatever the source; false at the end. */
+static bool
+edges_next(XxlEdgeReader *r, XxlEdge *e)
 {
 	TupleTableSlot *slot;
 
@@ -523,7 +524,7 @@ xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
 				break;
 		}
 		/* a new page, or a row the general way reads */
-		if (!xxl_edges_next(r, &out[n]))
+		if (!edges_next(r, &out[n]))
 			break;
 		n++;
 		if (r->count_into)

@@ -48,12 +48,9 @@ typedef struct XxlEdgeReader XxlEdgeReader;
  */
 extern XxlEdgeReader *xxl_edges_open(const char *edges, const char *fname, int needs);
 
-/* The next edge; false at the end.  Checks for interrupts. */
-extern bool xxl_edges_next(XxlEdgeReader *r, XxlEdge *e);
-
 /*
- * Up to max edges into out, as xxl_edges_next would give them one by one
- * (rows of an xxl table's page in one loop); 0 at the end.
+ * The next edges, up to max, into out (the rows of an xxl table's page in
+ * one loop); 0 at the end.  Checks for interrupts.
  */
 extern int	xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max);
 
