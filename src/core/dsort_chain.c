@@ -15,9 +15,8 @@ ds_open_disk(xxl_dsort *s, ds_disk *d, size_t block, xxl_error *err)
 	d->per = block / s->rec;
 	d->bpe = block >= EXTENT_MIN ? 1 : EXTENT_MIN / block;
 	dc.block_size = d->bpe * block;
-	/* small blocks go through the page cache (see xxl_dsort.h) */
-	if (block < 128 * 1024)
-		dc.try_direct = false;
+	/* blocks below a megabyte go through the page cache, as every part's (xxl_io.h) */
+	dc.try_direct &= xxl_direct_pays(block);
 	d->disks = xxl_disks_open(&dc, err);
 	return d->disks ? XXL_OK : err->code;
 }
