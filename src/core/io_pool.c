@@ -42,6 +42,20 @@ struct shared_file
 	uint64_t   *used;			/* a bit per XXL_ALIGN bytes of size: in use */
 	size_t		words;			/* of used */
 	uint64_t	hint;			/* no free unit below this one */
+	/*
+	 * Per block size (in units), where its next first-fit search starts: no
+	 * run of that many free units begins below.  Parts of different block
+	 * sizes leave holes too small for each other; without these, every
+	 * allocation scanned them all again from the lowest free unit (5% of
+	 * an LCP build's time, under the pool's lock).
+	 */
+	struct fit_class
+	{
+		uint64_t	k,
+					hint;
+	}		   *fit;
+	int			nfit,
+				capfit;
 	int			users;			/* disks attached */
 };
 
@@ -186,6 +200,7 @@ xxl_file_pool_destroy(xxl_file_pool *pool)
 		unlink(f->path);
 		io_account_removed(f->account, f->path, f->size);
 		free(f->used);
+		free(f->fit);
 		free(f);
 	}
 	free(pool->file);
@@ -356,19 +371,83 @@ held_remove(held_blocks *h, uint64_t off)
 
 /* Shared blocks ---------------------------------------------------------------- */
 
-/* Mark units [u, u + k) of f in use or free. */
+/* Mark units [u, u + k) of f in use or free, a word at a time. */
 static void
 mark(shared_file *f, uint64_t u, uint64_t k, bool in_use)
 {
-	for (uint64_t i = u; i < u + k; i++)
+	uint64_t	end = u + k;
+
+	while (u < end)
 	{
-		uint64_t	bit = UINT64_C(1) << (i % 64);
+		uint64_t	bits = end - u < 64 - u % 64 ? end - u : 64 - u % 64;
+		uint64_t	mask = (bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1) << (u % 64);
 
 		if (in_use)
-			f->used[i / 64] |= bit;
+			f->used[u / 64] |= mask;
 		else
-			f->used[i / 64] &= ~bit;
+			f->used[u / 64] &= ~mask;
+		u += bits;
 	}
+}
+
+/* The search start kept for runs of k units (NULL: out of memory for another size). */
+static uint64_t *
+fit_hint(shared_file *f, uint64_t k)
+{
+	for (int i = 0; i < f->nfit; i++)
+		if (f->fit[i].k == k)
+			return &f->fit[i].hint;
+	if (f->nfit == f->capfit)
+	{
+		int			cap = f->capfit ? 2 * f->capfit : 16;
+		struct fit_class *grown = realloc(f->fit, (size_t) cap * sizeof(*grown));
+
+		/* (without one, the search starts from the lowest free unit) */
+		if (grown == NULL)
+			return NULL;
+		f->fit = grown;
+		f->capfit = cap;
+	}
+	f->fit[f->nfit].k = k;
+	f->fit[f->nfit].hint = 0;
+	return &f->fit[f->nfit++].hint;
+}
+
+/* The first unit at or after u in use (or the file's end). */
+static uint64_t
+free_run_end(const shared_file *f, uint64_t u)
+{
+	uint64_t	units = f->size / XXL_ALIGN;
+
+	while (u < units)
+	{
+		uint64_t	w = f->used[u / 64] >> (u % 64);
+
+		if (w)
+		{
+			u += (uint64_t) __builtin_ctzll(w);
+			return u < units ? u : units;
+		}
+		u += 64 - u % 64;
+	}
+	return units;
+}
+
+/* The first unit of the run of free units that ends at unit u - 1 (u if u - 1 is in use). */
+static uint64_t
+free_run_start(const shared_file *f, uint64_t u)
+{
+	while (u > 0)
+	{
+		uint64_t	i = u - 1;
+		uint64_t	low = i % 64 == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (i % 64 + 1)) - 1;
+		uint64_t	used = f->used[i / 64] & low;
+
+		if (used)
+			return i - i % 64 + (63 - (uint64_t) __builtin_clzll(used)) + 1;
+		u = i - i % 64;
+	}
+	return 0;
 }
 
 /*
@@ -377,14 +456,14 @@ mark(shared_file *f, uint64_t u, uint64_t k, bool in_use)
  * what is missing).
  */
 static uint64_t
-first_fit(const shared_file *f, uint64_t k)
+first_fit(const shared_file *f, uint64_t k, uint64_t from)
 {
 	uint64_t	units = f->size / XXL_ALIGN,
-				start = f->hint,
+				start = from,
 				run = 0;
 
 	/* a run of used or free units at a time, found with a bit scan */
-	for (uint64_t i = f->hint; i < units;)
+	for (uint64_t i = from; i < units;)
 	{
 		uint64_t	w = f->used[i / 64] >> (i % 64);	/* bit 0: unit i */
 		uint64_t	avail = 64 - i % 64,
@@ -418,12 +497,14 @@ io_shared_alloc(xxl_disk *d, uint64_t *off, xxl_error *err)
 	shared_file *f = d->shared;
 	uint64_t	k = set->block_size / XXL_ALIGN,
 				u,
-				end;
+				end,
+			   *hint;
 	xxl_file_pool *pool = set->pool;
 	xxl_status	rc = XXL_OK;
 
 	pthread_mutex_lock(&pool->lock);
-	u = first_fit(f, k);
+	hint = fit_hint(f, k);
+	u = first_fit(f, k, hint && *hint > f->hint ? *hint : f->hint);
 	end = (u + k) * XXL_ALIGN;
 	if (end > f->size)
 	{
@@ -454,6 +535,9 @@ io_shared_alloc(xxl_disk *d, uint64_t *off, xxl_error *err)
 		mark(f, u, k, true);
 		if (u == f->hint)
 			f->hint = u + k;
+		/* no run of k free units began below u, nor can one begin inside the block */
+		if (hint)
+			*hint = u + k;
 		*off = u * XXL_ALIGN;
 	}
 	pthread_mutex_unlock(&pool->lock);
@@ -469,11 +553,23 @@ io_shared_alloc(xxl_disk *d, uint64_t *off, xxl_error *err)
 static void
 shared_release(shared_file *f, size_t size, uint64_t off)
 {
-	uint64_t	u = off / XXL_ALIGN;
+	uint64_t	u = off / XXL_ALIGN,
+				r,
+				e;
 
 	mark(f, u, size / XXL_ALIGN, false);
 	if (u < f->hint)
 		f->hint = u;
+	/*
+	 * the free run around the block is the only one that changed: runs of
+	 * the sizes it now takes may begin where it begins (any size, if it
+	 * reaches the file's end, past which a run may grow)
+	 */
+	r = free_run_start(f, u);
+	e = free_run_end(f, u + size / XXL_ALIGN);
+	for (int i = 0; i < f->nfit; i++)
+		if ((f->fit[i].k <= e - r || e == f->size / XXL_ALIGN) && r < f->fit[i].hint)
+			f->fit[i].hint = r;
 }
 
 void

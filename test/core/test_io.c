@@ -719,20 +719,21 @@ XT_TEST(file_pool_returns_held_blocks)
 }
 
 /*
- * Sets of four block sizes allocate and free at random in one pool: every
+ * Sets of eleven block sizes allocate and free at random in one pool: every
  * block is where first fit over the file's 4 kB units puts it (an oracle
  * kept here), so live blocks never overlap and the file grows only when no
- * free run fits.
+ * free run fits.  (The pool keeps a search start per size, which frees
+ * move back only where the freed run takes that size.)
  */
 XT_TEST(file_pool_first_fit)
 {
 	enum
 	{
-		SETS = 4,
+		SETS = 11,
 		OPS = 20000,
-		MAXU = 1 << 16
+		MAXU = 1 << 18
 	};
-	static const size_t units[SETS] = {1, 3, 16, 25};
+	static const size_t units[SETS] = {1, 3, 16, 25, 2, 5, 7, 8, 12, 32, 64};
 	xxl_error	err = {0};
 	xxl_file_pool *pool = xxl_file_pool_create();
 	xxl_spill_account acc;
