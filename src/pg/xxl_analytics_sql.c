@@ -212,7 +212,6 @@ run_analytics(FunctionCallInfo fcinfo, const AnalyticsFunction *f, bool into)
 				xxl_raise_error(xxl_an_error(a), fname);
 		}
 	}
-	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);
 
 	xxl_operator_phase(op, XXL_PHASE_MERGE);

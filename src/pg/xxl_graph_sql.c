@@ -105,6 +105,14 @@ struct XxlEdgeReader
 
 static void plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc);
 
+/* Edges read so far: the row number of the one being read, in its errors. */
+static uint64
+edges_count(XxlEdgeReader *r)
+{
+	/* (a run's rows are counted one by one here, the input counts a run when it is taken) */
+	return r->runs ? r->rows : xxl_input_rows(r->in);
+}
+
 static void
 edges_error_context(void *arg)
 {
@@ -266,7 +274,7 @@ cost_value(XxlEdgeReader *r, EdgeColumn c, Datum d)
 					ereport(ERROR,
 							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 							 errmsg("%s: column \"%s\" of the edges is out of range for double precision in row " UINT64_FORMAT,
-									r->fname, column_names[c], xxl_edges_count(r))));
+									r->fname, column_names[c], edges_count(r))));
 				return v;
 			}
 		default:
@@ -280,7 +288,7 @@ null_error(XxlEdgeReader *r, EdgeColumn c)
 	ereport(ERROR,
 			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 			 errmsg("%s: column \"%s\" of the edges is null in row " UINT64_FORMAT,
-					r->fname, column_names[c], xxl_edges_count(r)),
+					r->fname, column_names[c], edges_count(r)),
 			 errhint("Leave such edges out in the edges query, e.g. WHERE %s IS NOT NULL.",
 					 column_names[c])));
 }
@@ -310,14 +318,14 @@ edge_from(XxlEdgeReader *r, const Datum *values, const bool *isnull, XxlEdge *e)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT
 							" (edge id " INT64_FORMAT ")",
-							r->fname, column_names[c], xxl_edges_count(r), e->id),
+							r->fname, column_names[c], edges_count(r), e->id),
 					 errhint("Costs must be numbers; leave such edges out with WHERE %s <> 'NaN'.",
 							 column_names[c])));
 		if (isnan(v))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT,
-							r->fname, column_names[c], xxl_edges_count(r)),
+							r->fname, column_names[c], edges_count(r)),
 					 errhint("Leave such edges out with WHERE %s <> 'NaN'.", column_names[c])));
 		if (c == COL_COST)
 			e->cost = v;
@@ -502,7 +510,8 @@ xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
 		if (r->runs && r->in_place && r->run_next < r->run.n)
 		{
 			const XxlRowRun *run = &r->run;
-			int			bitmap = run->fmt->bitmap_bytes;
+			int			bitmap = run->fmt->bitmap_bytes,
+						first = n;
 			uint32		len;
 
 			while (n < max && r->run_next < run->n)
@@ -516,10 +525,11 @@ xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
 					break;
 				n++;
 				r->run_next++;
-				r->rows++;
-				if (r->count_into)
-					(*r->count_into)++;
 			}
+			/* (counted before the general way may fail on the next row) */
+			r->rows += n - first;
+			if (r->count_into)
+				*r->count_into += n - first;
 			if (n == max)
 				break;
 		}
@@ -537,13 +547,6 @@ void
 xxl_edges_count_into(XxlEdgeReader *r, uint64 *counter)
 {
 	r->count_into = counter;
-}
-
-uint64
-xxl_edges_count(XxlEdgeReader *r)
-{
-	/* (a run is counted by the input as a whole when it is taken) */
-	return r->runs ? r->rows : xxl_input_rows(r->in);
 }
 
 uint64
@@ -715,7 +718,6 @@ run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 		if (xxl_graph_put_edges(g, batch, nread) != XXL_OK)
 			xxl_raise_error(xxl_graph_error(g), f->sql_name);
 	}
-	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);
 
 	xxl_operator_phase(op, XXL_PHASE_MERGE);

@@ -55,13 +55,11 @@ extern XxlEdgeReader *xxl_edges_open(const char *edges, const char *fname, int n
 extern int	xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max);
 
 /*
- * xxl_edges_read adds each edge it reads to *counter at once, so a
- * statement that fails on a row still reports the rows before it.
+ * xxl_edges_read adds the edges it reads to *counter (an operator's
+ * rows_in) as it goes, so a statement that fails on a row still reports
+ * the rows before it.
  */
 extern void xxl_edges_count_into(XxlEdgeReader *r, uint64 *counter);
-
-/* Edges read so far. */
-extern uint64 xxl_edges_count(XxlEdgeReader *r);
 
 /* The planner's row estimate of a table source, 0 if unknown (a query). */
 extern uint64 xxl_edges_estimate(XxlEdgeReader *r);

@@ -253,7 +253,6 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 			if (xxl_paths_put_edge(p, read[i].source, read[i].target, read[i].id, read[i].cost,
 								   read[i].reverse_cost) != XXL_OK)
 				xxl_raise_error(xxl_paths_error(p), c->fname);
-	op->rows_in = xxl_edges_count(reader);
 	xxl_edges_close(reader);
 
 	xxl_operator_phase(op, XXL_PHASE_MERGE);

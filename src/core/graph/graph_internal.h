@@ -441,11 +441,13 @@ int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
 bool		graph_mem_wanted(const xxl_graph *g);
 /* Set in_memory (graph_mem_wanted) and whether components start by id. */
 void		graph_mem_start(xxl_graph *g);
-/* XXL_OK with the edge kept, or with g->in_memory false after moving to the sorters */
 /* Number the edges put but not yet numbered (may move to the sorters). */
 xxl_status	graph_mem_flush(xxl_graph *g);
 
-/* One more edge for the in-memory paths, numbered with its batch. */
+/*
+ * One more edge for the in-memory paths, numbered with its batch: XXL_OK
+ * with the edge kept, or with g->in_memory false after moving to the sorters
+ */
 static inline xxl_status
 graph_mem_put(xxl_graph *g, const xxl_graph_edge *e)
 {

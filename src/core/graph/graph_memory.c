@@ -222,6 +222,21 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 /* Edges ahead whose ends' id map entries the numbering prefetches. */
 #define ID_AHEAD 8
 
+/*
+ * The id map entries of batch edge i's ends, if there is one: a rolling
+ * prefetch ID_AHEAD edges ahead (all of a batch's at once overflow the
+ * outstanding misses, and the early ones are gone again).
+ */
+static inline void
+prefetch_ends(const xxl_graph *g, size_t i)
+{
+	if (i < g->nbatch)
+	{
+		idmap_prefetch(&g->idm, g->batch[i].source);
+		idmap_prefetch(&g->idm, g->batch[i].target);
+	}
+}
+
 /* Edges ahead whose ends' union-find entries the union-find passes prefetch. */
 #define UF_AHEAD 8
 
@@ -288,21 +303,14 @@ by_id_take(xxl_graph *g)
 {
 	idmap	   *m = &g->idm;
 
-	for (size_t i = 0; i < g->nbatch && i < ID_AHEAD; i++)
-	{
-		idmap_prefetch(m, g->batch[i].source);
-		idmap_prefetch(m, g->batch[i].target);
-	}
+	for (size_t i = 0; i < ID_AHEAD; i++)
+		prefetch_ends(g, i);
 	for (size_t i = 0; i < g->nbatch; i++)
 	{
 		int64_t		s = g->batch[i].source,
 					t = g->batch[i].target;
 
-		if (i + ID_AHEAD < g->nbatch)
-		{
-			idmap_prefetch(m, g->batch[i + ID_AHEAD].source);
-			idmap_prefetch(m, g->batch[i + ID_AHEAD].target);
-		}
+		prefetch_ends(g, i + ID_AHEAD);
 		if (!by_id_takes(g, s) || !by_id_takes(g, t))
 			return i;
 		by_id_see(m, (uint32_t) s);
@@ -365,22 +373,11 @@ graph_mem_flush(xxl_graph *g)
 			return g->env.err.code;
 	}
 
-	/*
-	 * A rolling prefetch a few edges ahead: all of a batch's at once
-	 * overflow the outstanding misses, and the early ones are gone again
-	 */
-	for (size_t i = from; i < g->nbatch && i < from + ID_AHEAD; i++)
-	{
-		idmap_prefetch(&g->idm, g->batch[i].source);
-		idmap_prefetch(&g->idm, g->batch[i].target);
-	}
+	for (size_t i = from; i < from + ID_AHEAD; i++)
+		prefetch_ends(g, i);
 	for (size_t i = from; i < g->nbatch; i++)
 	{
-		if (i + ID_AHEAD < g->nbatch)
-		{
-			idmap_prefetch(&g->idm, g->batch[i + ID_AHEAD].source);
-			idmap_prefetch(&g->idm, g->batch[i + ID_AHEAD].target);
-		}
+		prefetch_ends(g, i + ID_AHEAD);
 		if (!keep(g, g->batch[i].source, g->batch[i].target, g->batch[i].id, g->batch[i].cost))
 		{
 			if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
@@ -477,7 +474,6 @@ graph_mem_run(xxl_graph *g)
  * SF, MSF: the next kept edge that joins two sets, in input order (SF) or
  * in (cost, id) order (MSF): 1, or 0 at the end.
  */
-
 int
 graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *cost)
 {
