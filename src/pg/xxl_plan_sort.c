@@ -345,4 +345,5 @@ xxl_plan_sort_init(void)
 	RegisterCustomScanMethods(&xxl_plan_sort_methods);
 	prev_planner = planner_hook;
 	planner_hook = plan_sort_planner;
+	xxl_plan_ctas_init();
 }

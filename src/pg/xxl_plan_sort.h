@@ -37,4 +37,10 @@ extern const CustomScanMethods xxl_plan_sort_methods;
 /* Called from _PG_init: the planner hook and the node's methods. */
 extern void xxl_plan_sort_init(void);
 
+/*
+ * xxl_plan_ctas.c: CREATE TABLE AS over an XxlSort writes its pages
+ * directly (an ExecutorRun hook; called by xxl_plan_sort_init).
+ */
+extern void xxl_plan_ctas_init(void);
+
 #endif							/* XXL_PG_PLAN_SORT_H */

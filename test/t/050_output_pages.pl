@@ -38,6 +38,9 @@ my $fill = q{
 	SELECT xxl.sort_into('SELECT id, a FROM src', 'a DESC, id', 'by_a_fixed');  -- fixed records
 	SELECT xxl.connected_components_into('edges', 'cc');
 	SELECT xxl.suffix_array_into('corpus', 'sa');
+	LOAD 'pgxxl';
+	SET xxl.sort_in_plans_threshold = 0;
+	CREATE TABLE ctas_by_a AS SELECT * FROM src ORDER BY a, id;  -- an XxlSort's rows
 };
 
 # md5 of every table's rows in physical (ctid) order
@@ -46,20 +49,22 @@ my $digest = q{
 	  SELECT 'by_a' AS name, md5(string_agg(t::text, '|' ORDER BY ctid)) FROM by_a t
 	  UNION ALL SELECT 'by_a_fixed', md5(string_agg(t::text, '|' ORDER BY ctid)) FROM by_a_fixed t
 	  UNION ALL SELECT 'cc', md5(string_agg(t::text, '|' ORDER BY ctid)) FROM cc t
+	  UNION ALL SELECT 'ctas_by_a', md5(string_agg(t::text, '|' ORDER BY ctid)) FROM ctas_by_a t
 	  UNION ALL SELECT 'sa', md5(string_agg(t::text, '|' ORDER BY ctid)) FROM sa t) d
 };
 
 # what the sorted tables must hold, from ORDER BY
 my $oracle = q{
-	SELECT format('%s %s',
+	SELECT format('%s %s %1$s',
 	  md5(string_agg(t::text, '|' ORDER BY a, id)),
 	  (SELECT md5(string_agg(s::text, '|' ORDER BY a DESC, id)) FROM (SELECT id, a FROM src) s))
 	FROM src t
 };
 my $sorted = q{
-	SELECT format('%s %s',
+	SELECT format('%s %s %s',
 	  (SELECT md5(string_agg(t::text, '|' ORDER BY ctid)) FROM by_a t),
-	  (SELECT md5(string_agg(t::text, '|' ORDER BY ctid)) FROM by_a_fixed t))
+	  (SELECT md5(string_agg(t::text, '|' ORDER BY ctid)) FROM by_a_fixed t),
+	  (SELECT md5(string_agg(t::text, '|' ORDER BY ctid)) FROM ctas_by_a t))
 };
 
 # --- wal_level = replica, with a streaming standby ------------------------------------
