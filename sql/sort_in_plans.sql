@@ -120,6 +120,53 @@ SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
        same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,
        same('SELECT a.id, b.id FROM sp a FULL JOIN sp b ON a.t = b.k::text ORDER BY 1, 2') AS full_join;
 
+-- ranking window functions over an XxlSort are counted as its rows stream
+-- out (XxlWindow, xxl.window_in_plans): peers and partitions by the
+-- WindowAgg's equality (numeric 1.0 = 1.00, NULLs together), expressions
+-- over the functions, windows stacked on one sort, rescans of a SubPlan
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT id, row_number() OVER w, rank() OVER w + 1, dense_rank() OVER w
+  FROM sp WINDOW w AS (PARTITION BY k ORDER BY t DESC);
+SELECT same('SELECT id, row_number() OVER w, rank() OVER w + 1, dense_rank() OVER w FROM sp '
+            'WINDOW w AS (PARTITION BY k ORDER BY t DESC, id) ORDER BY id') AS row_number_rank,
+       same('SELECT id, rank() OVER (PARTITION BY n ORDER BY k NULLS FIRST), '
+            'dense_rank() OVER (PARTITION BY n ORDER BY k NULLS FIRST) FROM '
+            '(SELECT id, CASE WHEN id % 5 = 0 THEN NULL ELSE k % 20 END AS k, '
+            'CASE WHEN id % 3 = 0 THEN NULL ELSE n END AS n FROM sp) s ORDER BY id') AS nulls,
+       same('SELECT x, rank() OVER (ORDER BY x), dense_rank() OVER (ORDER BY x) FROM '
+            '(VALUES (1.0), (1.00), (2), (2.000), (NULL::numeric), (1)) v(x) ORDER BY 2, x::text') AS numeric_scales,
+       same('SELECT id, dense_rank() OVER (PARTITION BY k), rank() OVER (ORDER BY t COLLATE "en-x-icu"), '
+            'row_number() OVER (ORDER BY t COLLATE "en-x-icu", id) FROM sp ORDER BY id') AS partition_only_icu,
+       same('SELECT id, rank() OVER (ORDER BY k), row_number() OVER (ORDER BY k, id) FROM sp '
+            'WHERE id > 40000 ORDER BY id') AS empty,
+       same('SELECT id, (SELECT max(r) FROM (SELECT dense_rank() OVER (ORDER BY t) r FROM sp s2 '
+            'WHERE s2.k = s1.k) x) FROM sp s1 WHERE id < 30 ORDER BY id') AS rescans;
+SELECT x, rank() OVER (ORDER BY x), dense_rank() OVER (ORDER BY x)
+  FROM (VALUES (1.0), (1.00), (2), (2.000), (NULL::numeric), (1)) v(x) ORDER BY 2, x::text;
+-- over any sorted input: a Sort kept for a small input, an index scan
+SET xxl.sort_in_plans_threshold = '1GB';
+EXPLAIN (COSTS OFF) SELECT id, rank() OVER (PARTITION BY k ORDER BY t) FROM sp;
+SELECT same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t), row_number() OVER (PARTITION BY k ORDER BY t, id) '
+            'FROM sp ORDER BY id') AS over_sort;
+RESET xxl.sort_in_plans_threshold;
+SET xxl.sort_in_plans_threshold = 0;
+CREATE INDEX sp_k ON sp (k, id);
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id, dense_rank() OVER (ORDER BY k) FROM sp;
+SELECT same('SELECT id, dense_rank() OVER (ORDER BY k), row_number() OVER (ORDER BY k, id) FROM sp ORDER BY id')
+  AS over_index_scan;
+RESET enable_seqscan;
+DROP INDEX sp_k;
+-- where WindowAgg stays: a run condition, a frame offset, an aggregate over
+-- the window, another function, the setting off
+EXPLAIN (COSTS OFF) SELECT * FROM (SELECT id, row_number() OVER (ORDER BY t) r FROM sp) s WHERE r <= 10;
+EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM sp;
+EXPLAIN (COSTS OFF) SELECT rank() OVER w, count(*) OVER w FROM sp WINDOW w AS (ORDER BY t);
+EXPLAIN (COSTS OFF) SELECT ntile(4) OVER (ORDER BY t) FROM sp;
+SET xxl.window_in_plans = off;
+EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t) FROM sp;
+RESET xxl.window_in_plans;
+
 -- under a Unique on key columns the sort drops rows whose whole key came
 -- before, as they arrive and as they go out: DISTINCT with few keys (most
 -- rows dropped), with all keys distinct (the filter turns itself off),
@@ -248,7 +295,7 @@ DECLARE
   c1 text := col(); c2 text := col(); c3 text := col();
   jc text := pick('i', 'b', 't', 'n', 'd');
 BEGIN
-  CASE floor(random() * 10)::int
+  CASE floor(random() * 11)::int
     WHEN 0 THEN
       RETURN format('SELECT id, %s, %s FROM %s ORDER BY %s%s, %s%s, id', c1, c2, ta, c1, dir(), c2, dir());
     WHEN 1 THEN
@@ -274,6 +321,11 @@ BEGIN
     WHEN 8 THEN
       RETURN format('SELECT id, %s FROM %s ORDER BY %s%s, id LIMIT %s OFFSET %s',
                     c1, ta, c1, dir(), floor(random() * 50)::int, floor(random() * 20)::int);
+    WHEN 9 THEN
+      RETURN format('SELECT id, row_number() OVER (PARTITION BY %s ORDER BY %s%s, id), rank() OVER w, '
+                    'dense_rank() OVER w, 10 * rank() OVER (ORDER BY %s%s) FROM %s '
+                    'WINDOW w AS (PARTITION BY %s ORDER BY %s%s) ORDER BY id',
+                    c2, c1, dir(), c3, dir(), ta, c2, c1, dir());
     ELSE
       RETURN format('SELECT %s, %s, count(*) FROM (SELECT * FROM %s ORDER BY %s%s) s GROUP BY 1, 2 ORDER BY 3 DESC, 1%s, 2%s',
                     c1, c2, ta, c2, dir(), dir(), dir());

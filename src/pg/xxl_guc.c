@@ -27,6 +27,7 @@ bool		xxl_sort_scan = true;
 bool		xxl_ordered_scan = true;
 bool		xxl_full_scan = true;
 bool		xxl_sort_in_plans = true;
+bool		xxl_window_in_plans = true;
 int			xxl_sort_in_plans_threshold_kb = -1;
 int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
@@ -189,6 +190,15 @@ xxl_define_gucs(void)
 							 "becomes an XxlSort node (ORDER BY, DISTINCT, GROUP BY, window functions, "
 							 "merge joins).  Off: PostgreSQL's Sort everywhere.",
 							 &xxl_sort_in_plans,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.window_in_plans",
+							 "Let the planner compute ranking window functions as sorted rows stream by.",
+							 "With xxl.sort_in_plans, a WindowAgg whose functions are all row_number(), "
+							 "rank() or dense_rank() becomes an XxlWindow node, which keeps no rows.  "
+							 "Off: PostgreSQL's WindowAgg.",
+							 &xxl_window_in_plans,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

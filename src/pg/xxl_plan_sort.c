@@ -27,7 +27,8 @@
  *    more than xxl.sort_in_plans_threshold (-1: work_mem), i.e. the sort is
  *    expected to fit in memory, where PostgreSQL's quicksort is as good.
  * IncrementalSort nodes are left alone: they sort small groups of an
- * already ordered input.
+ * already ordered input.  A WindowAgg of ranking functions only becomes
+ * an XxlWindow (xxl_plan_window.c).
  */
 #include "postgres.h"
 
@@ -42,6 +43,7 @@
 
 #include "pg/xxl_guc.h"
 #include "pg/xxl_plan_sort.h"
+#include "pg/xxl_plan_window.h"
 #include "pg/xxl_sortkey.h"
 
 static planner_hook_type prev_planner = NULL;
@@ -297,6 +299,9 @@ replace_sorts(Plan *plan, double bound)
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			mark_distinct((Unique *) plan);
 			return plan;
+		case T_WindowAgg:
+			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
+			return xxl_plan_window((WindowAgg *) plan);
 		case T_Sort:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			if (big_enough((Sort *) plan, bound) && replaceable((Sort *) plan))
@@ -343,6 +348,7 @@ void
 xxl_plan_sort_init(void)
 {
 	RegisterCustomScanMethods(&xxl_plan_sort_methods);
+	RegisterCustomScanMethods(&xxl_plan_window_methods);
 	prev_planner = planner_hook;
 	planner_hook = plan_sort_planner;
 	xxl_plan_ctas_init();

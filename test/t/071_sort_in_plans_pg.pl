@@ -128,14 +128,16 @@ sub items
 }
 
 my ($results, $exact, $reordered, $tie_values) = (0, 0, 0, 0);
-my $xxl_nodes = 0;
+my ($xxl_nodes, $window_nodes) = (0, 0);
 for my $t (@tests)
 {
 	my $on_file = "$out{on}/$t.out";
 	my $off_file = "$out{off}/$t.out";
 	ok(-s $on_file && -s $off_file, "$t: ran with the setting on and off") or next;
 	open(my $fh, '<', $on_file) or die;
-	$xxl_nodes += () = do { local $/; <$fh> } =~ /XxlSort/g;
+	my $text = do { local $/; <$fh> };
+	$xxl_nodes += () = $text =~ /XxlSort/g;
+	$window_nodes += () = $text =~ /XxlWindow/g;
 	close($fh);
 
 	my @on = items($on_file);
@@ -169,6 +171,7 @@ for my $t (@tests)
 }
 
 cmp_ok($xxl_nodes, '>', 100, "XxlSort replaced Sort $xxl_nodes times in the plans EXPLAIN showed");
+cmp_ok($window_nodes, '>', 0, "XxlWindow replaced WindowAgg $window_nodes times in the plans EXPLAIN showed");
 cmp_ok($exact, '>', 0.9 * $results,
 	"$results results compared: $exact identical, $reordered in another order of ties, "
 	  . "$tie_values with tie-dependent window values");

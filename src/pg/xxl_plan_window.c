@@ -1,0 +1,225 @@
+/*
+ * xxl_plan_window.c — which WindowAgg nodes become XxlWindow nodes
+ * (xxl.window_in_plans), and how.
+ *
+ * Over a sorted input, row_number(), rank() and dense_rank() need nothing
+ * but the current row and where the last partition and the last group of
+ * peers began.  PostgreSQL's WindowAgg evaluates them in its general frame
+ * machinery instead: every row is copied into a tuplestore and read back,
+ * and each function is called through the window API; over an XxlSort that
+ * is twice the sort's own time (docs/plans.md).  So a WindowAgg whose
+ * functions are all of those three becomes an XxlWindow node: the same
+ * child, the same output, the functions' values counted as rows pass.  Its
+ * input is sorted whatever its child (an XxlSort, a Sort kept for a small
+ * input, an index scan, a Gather Merge, another window): WindowAgg itself
+ * relies on that, and so does the node.
+ *
+ * It stays a WindowAgg when it has a run condition or a qual (PostgreSQL 15
+ * stops early or filters there), a frame offset (evaluated and checked at
+ * start even when no function reads the frame), or any other function,
+ * including aggregates over the window.
+ *
+ * The node's scan tuple is the child's row followed by one bigint column
+ * per distinct function; its target list is the WindowAgg's with the child's
+ * columns read from the scan tuple and each function replaced by its
+ * column.  custom_scan_tlist keeps the WindowFunc itself as that column's
+ * expression, so that EXPLAIN VERBOSE names it as it named WindowAgg's.
+ */
+#include "postgres.h"
+
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/fmgroids.h"
+
+#include "pg/xxl_guc.h"
+#include "pg/xxl_plan_window.h"
+
+static List *
+cols_private(int n, const AttrNumber *cols, const Oid *eqops, const Oid *collations)
+{
+	List	   *c = NIL,
+			   *o = NIL,
+			   *l = NIL;
+
+	for (int i = 0; i < n; i++)
+	{
+		c = lappend_int(c, cols[i]);
+		o = lappend_oid(o, eqops[i]);
+		l = lappend_oid(l, collations[i]);
+	}
+	return list_make3(c, o, l);
+}
+
+static void
+cols_read(List *private, XxlWindowCols *cols)
+{
+	List	   *c = linitial(private);
+	List	   *o = lsecond(private);
+	List	   *l = lthird(private);
+	int			n = list_length(c);
+
+	cols->n = n;
+	cols->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
+	cols->eqops = palloc(sizeof(Oid) * Max(n, 1));
+	cols->collations = palloc(sizeof(Oid) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		cols->cols[i] = (AttrNumber) list_nth_int(c, i);
+		cols->eqops[i] = list_nth_oid(o, i);
+		cols->collations[i] = list_nth_oid(l, i);
+	}
+}
+
+void
+xxl_plan_window_read(const CustomScan *cscan, XxlPlanWindow *window)
+{
+	List	   *funcs = lthird(cscan->custom_private);
+
+	cols_read(linitial(cscan->custom_private), &window->part);
+	cols_read(lsecond(cscan->custom_private), &window->order);
+	window->nfuncs = list_length(funcs);
+	window->funcs = palloc(sizeof(XxlWindowFunc) * Max(window->nfuncs, 1));
+	for (int i = 0; i < window->nfuncs; i++)
+		window->funcs[i] = (XxlWindowFunc) list_nth_int(funcs, i);
+}
+
+/* The function wfunc is, or -1 if the node does not compute it. */
+static int
+window_func(const WindowFunc *wfunc, Index winref)
+{
+	if (wfunc->winref != winref || wfunc->winagg || wfunc->aggfilter != NULL ||
+		wfunc->args != NIL || wfunc->wintype != INT8OID)
+		return -1;
+	switch (wfunc->winfnoid)
+	{
+		case F_ROW_NUMBER:
+			return XXL_WINDOW_ROW_NUMBER;
+		case F_RANK_:
+			return XXL_WINDOW_RANK;
+		case F_DENSE_RANK_:
+			return XXL_WINDOW_DENSE_RANK;
+		default:
+			return -1;
+	}
+}
+
+typedef struct FuncsContext
+{
+	Index		winref;
+	List	   *wfuncs;			/* distinct WindowFuncs, in order of appearance */
+	bool		ok;
+} FuncsContext;
+
+static bool
+collect_funcs(Node *node, FuncsContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, WindowFunc))
+	{
+		if (window_func((WindowFunc *) node, cxt->winref) < 0)
+			cxt->ok = false;
+		else if (!list_member(cxt->wfuncs, node))
+			cxt->wfuncs = lappend(cxt->wfuncs, node);
+		return false;
+	}
+	return expression_tree_walker(node, collect_funcs, cxt);
+}
+
+/* Where node is in list, by equal(); -1 if nowhere. */
+static int
+list_index_of(List *list, Node *node)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (equal(lfirst(lc), node))
+			return foreach_current_index(lc);
+	}
+	return -1;
+}
+
+typedef struct TlistContext
+{
+	List	   *wfuncs;
+	int			nchild;
+} TlistContext;
+
+/* A WindowAgg's expression as the XxlWindow's, over its scan tuple. */
+static Node *
+to_scan_tuple(Node *node, TlistContext *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varno = INDEX_VAR;
+		return (Node *) var;
+	}
+	if (IsA(node, WindowFunc))
+	{
+		int			k = list_index_of(cxt->wfuncs, node);
+
+		Assert(k >= 0);
+		return (Node *) makeVar(INDEX_VAR, cxt->nchild + k + 1, INT8OID, -1, InvalidOid, 0);
+	}
+	return expression_tree_mutator(node, to_scan_tuple, cxt);
+}
+
+Plan *
+xxl_plan_window(WindowAgg *wagg)
+{
+	Plan	   *child = wagg->plan.lefttree;
+	FuncsContext funcs = {.winref = wagg->winref, .ok = true};
+	TlistContext tcxt;
+	CustomScan *cscan;
+	List	   *scan_tlist = NIL;
+	List	   *kinds = NIL;
+	ListCell   *lc;
+
+	if (!xxl_window_in_plans || child == NULL || wagg->plan.qual != NIL ||
+		wagg->runCondition != NIL || wagg->startOffset != NULL || wagg->endOffset != NULL)
+		return &wagg->plan;
+	(void) collect_funcs((Node *) wagg->plan.targetlist, &funcs);
+	if (!funcs.ok)
+		return &wagg->plan;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) makeVar(OUTER_VAR, tle->resno,
+															  exprType((Node *) tle->expr),
+															  exprTypmod((Node *) tle->expr),
+															  exprCollation((Node *) tle->expr), 0),
+											 tle->resno, NULL, true));
+	}
+	foreach(lc, funcs.wfuncs)
+	{
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, true));
+		kinds = lappend_int(kinds, window_func(lfirst(lc), wagg->winref));
+	}
+
+	cscan = makeNode(CustomScan);
+	cscan->scan.plan = wagg->plan;
+	cscan->scan.plan.type = T_CustomScan;
+	tcxt.wfuncs = funcs.wfuncs;
+	tcxt.nchild = list_length(child->targetlist);
+	cscan->scan.plan.targetlist = (List *) to_scan_tuple((Node *) wagg->plan.targetlist, &tcxt);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;			/* as WindowAgg: no backward scan, no mark/restore */
+	cscan->custom_private = list_make3(cols_private(wagg->partNumCols, wagg->partColIdx,
+													wagg->partOperators, wagg->partCollations),
+									   cols_private(wagg->ordNumCols, wagg->ordColIdx,
+													wagg->ordOperators, wagg->ordCollations),
+									   kinds);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->methods = &xxl_plan_window_methods;
+	return &cscan->scan.plan;
+}

@@ -1,0 +1,50 @@
+/*
+ * xxl_plan_window.h — ranking window functions computed as an XxlSort's
+ * rows stream out.
+ *
+ * xxl_plan_window.c (planning): which WindowAgg nodes become XxlWindow
+ * custom scans; xxl_plan_window_exec.c (execution): that
+ * node, which numbers each row as it passes and keeps none.  What the two
+ * share is the node's private list, built and read back here.
+ */
+#ifndef XXL_PG_PLAN_WINDOW_H
+#define XXL_PG_PLAN_WINDOW_H
+
+#include "nodes/extensible.h"
+#include "nodes/plannodes.h"
+
+#define XXL_PLAN_WINDOW_NAME "XxlWindow"
+
+typedef enum XxlWindowFunc
+{
+	XXL_WINDOW_ROW_NUMBER,
+	XXL_WINDOW_RANK,
+	XXL_WINDOW_DENSE_RANK,
+} XxlWindowFunc;
+
+/* Columns compared for equality: in the child's rows, as WindowAgg has them. */
+typedef struct XxlWindowCols
+{
+	int			n;
+	AttrNumber *cols;
+	Oid		   *eqops;
+	Oid		   *collations;
+} XxlWindowCols;
+
+/* An XxlWindow node's window: its partition and order columns, its functions. */
+typedef struct XxlPlanWindow
+{
+	XxlWindowCols part;
+	XxlWindowCols order;
+	int			nfuncs;			/* columns after the child's in the scan tuple */
+	XxlWindowFunc *funcs;
+} XxlPlanWindow;
+
+/* wagg, or the XxlWindow node that computes it (after the child is final). */
+extern Plan *xxl_plan_window(WindowAgg *wagg);
+extern void xxl_plan_window_read(const CustomScan *cscan, XxlPlanWindow *window);
+
+/* The node's executor methods (xxl_plan_window_exec.c). */
+extern const CustomScanMethods xxl_plan_window_methods;
+
+#endif							/* XXL_PG_PLAN_WINDOW_H */

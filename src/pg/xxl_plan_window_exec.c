@@ -1,0 +1,288 @@
+/*
+ * xxl_plan_window_exec.c — the XxlWindow node: row_number(), rank() and
+ * dense_rank() of a WindowAgg counted as its sorted input streams through
+ * (which WindowAggs become one: xxl_plan_window.c).
+ *
+ * Each row of the child is compared with the first row of the current
+ * partition and of the current group of peers, with the WindowAgg's own
+ * equality operators and collations (NULLs equal to each other, as
+ * WindowAgg compares them); only those first rows' key values are kept.
+ * The scan tuple is the child's row plus the functions' values, and the
+ * WindowAgg's target list is projected from it.  Nothing is stored, so the
+ * node offers what WindowAgg offers: forward scans and rescans.
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+
+#include "pg/xxl_plan_window.h"
+
+/* Key columns and the values they had in the row that began the group. */
+typedef struct GroupKey
+{
+	XxlWindowCols cols;
+	FmgrInfo   *eq;
+	int16	   *typlen;
+	bool	   *typbyval;
+	bool		any_byref;
+	Datum	   *values;
+	bool	   *isnull;
+	MemoryContext cxt;			/* the by-reference values */
+} GroupKey;
+
+typedef struct WindowState
+{
+	CustomScanState css;
+	XxlPlanWindow window;
+	GroupKey	part;
+	GroupKey	order;
+	int			nchild;			/* the child's columns, first in the scan tuple */
+	bool		started;		/* a partition has begun */
+	int64		row_number;
+	int64		rank;
+	int64		dense_rank;
+} WindowState;
+
+static Node *create_window_state(CustomScan *cscan);
+static void begin_window(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_window(CustomScanState *node);
+static void end_window(CustomScanState *node);
+static void rescan_window(CustomScanState *node);
+static void explain_window(CustomScanState *node, List *ancestors, ExplainState *es);
+
+const CustomScanMethods xxl_plan_window_methods = {
+	.CustomName = XXL_PLAN_WINDOW_NAME,
+	.CreateCustomScanState = create_window_state,
+};
+
+static const CustomExecMethods window_exec_methods = {
+	.CustomName = XXL_PLAN_WINDOW_NAME,
+	.BeginCustomScan = begin_window,
+	.ExecCustomScan = exec_window,
+	.EndCustomScan = end_window,
+	.ReScanCustomScan = rescan_window,
+	.ExplainCustomScan = explain_window,
+};
+
+static Node *
+create_window_state(CustomScan *cscan)
+{
+	WindowState *state = palloc0(sizeof(WindowState));
+
+	NodeSetTag(state, T_CustomScanState);
+	state->css.flags = cscan->flags;
+	state->css.methods = &window_exec_methods;
+	xxl_plan_window_read(cscan, &state->window);
+	return (Node *) state;
+}
+
+static void
+group_key_init(GroupKey *key, const XxlWindowCols *cols, TupleDesc child, EState *estate)
+{
+	int			n = cols->n;
+
+	key->cols = *cols;
+	key->eq = palloc(sizeof(FmgrInfo) * Max(n, 1));
+	key->typlen = palloc(sizeof(int16) * Max(n, 1));
+	key->typbyval = palloc(sizeof(bool) * Max(n, 1));
+	key->values = palloc0(sizeof(Datum) * Max(n, 1));
+	key->isnull = palloc0(sizeof(bool) * Max(n, 1));
+	key->any_byref = false;
+	for (int i = 0; i < n; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(child, cols->cols[i] - 1);
+
+		fmgr_info_cxt(get_opcode(cols->eqops[i]), &key->eq[i], estate->es_query_cxt);
+		key->typlen[i] = att->attlen;
+		key->typbyval[i] = att->attbyval;
+		key->any_byref |= !att->attbyval;
+	}
+	key->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl window key", ALLOCSET_SMALL_SIZES);
+}
+
+/* The row's key is the group's: equal in every column, NULL equal to NULL. */
+static bool
+group_key_match(GroupKey *key, TupleTableSlot *row)
+{
+	for (int i = 0; i < key->cols.n; i++)
+	{
+		int			c = key->cols.cols[i] - 1;
+
+		if (key->isnull[i] != row->tts_isnull[c])
+			return false;
+		if (!key->isnull[i] &&
+			!DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i],
+											key->values[i], row->tts_values[c])))
+			return false;
+	}
+	return true;
+}
+
+/* The row begins a group: keep its key values. */
+static void
+group_key_keep(GroupKey *key, TupleTableSlot *row)
+{
+	MemoryContext old;
+
+	if (key->cols.n == 0)
+		return;
+	if (key->any_byref)
+		MemoryContextReset(key->cxt);
+	old = MemoryContextSwitchTo(key->cxt);
+	for (int i = 0; i < key->cols.n; i++)
+	{
+		int			c = key->cols.cols[i] - 1;
+
+		key->isnull[i] = row->tts_isnull[c];
+		key->values[i] = key->isnull[i] || key->typbyval[i] ? row->tts_values[c] :
+			datumCopy(row->tts_values[c], false, key->typlen[i]);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void
+begin_window(CustomScanState *node, EState *estate, int eflags)
+{
+	WindowState *state = (WindowState *) node;
+	TupleDesc	child;
+
+	/* as WindowAgg: REWIND passes to the child, nothing else is asked of it */
+	Assert(!(eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)));
+	outerPlanState(node) = ExecInitNode(outerPlan(node->ss.ps.plan), estate, eflags);
+	child = ExecGetResultType(outerPlanState(node));
+	state->nchild = child->natts;
+	group_key_init(&state->part, &state->window.part, child, estate);
+	group_key_init(&state->order, &state->window.order, child, estate);
+}
+
+/* The functions' values for the next row, which begins what it begins. */
+static void
+count_row(WindowState *state, TupleTableSlot *row)
+{
+	if (!state->started || !group_key_match(&state->part, row))
+	{
+		state->started = true;
+		state->row_number = state->rank = state->dense_rank = 1;
+		group_key_keep(&state->part, row);
+		group_key_keep(&state->order, row);
+		return;
+	}
+	state->row_number++;
+	/* without ORDER BY, every row of a partition is a peer of the first */
+	if (state->order.cols.n > 0 && !group_key_match(&state->order, row))
+	{
+		state->rank = state->row_number;
+		state->dense_rank++;
+		group_key_keep(&state->order, row);
+	}
+}
+
+static TupleTableSlot *
+exec_window(CustomScanState *node)
+{
+	WindowState *state = (WindowState *) node;
+	TupleTableSlot *scan = node->ss.ss_ScanTupleSlot;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *row;
+	MemoryContext old;
+
+	CHECK_FOR_INTERRUPTS();
+	ResetExprContext(econtext);
+	row = ExecProcNode(outerPlanState(node));
+	ExecClearTuple(scan);
+	if (TupIsNull(row))
+		return node->ss.ps.ps_ProjInfo ? ExecClearTuple(node->ss.ps.ps_ResultTupleSlot) : scan;
+	slot_getallattrs(row);
+
+	/* equality functions may allocate (detoasting): per row */
+	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	count_row(state, row);
+	MemoryContextSwitchTo(old);
+
+	memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * state->nchild);
+	memcpy(scan->tts_isnull, row->tts_isnull, sizeof(bool) * state->nchild);
+	for (int i = 0; i < state->window.nfuncs; i++)
+	{
+		int64		v = state->window.funcs[i] == XXL_WINDOW_ROW_NUMBER ? state->row_number :
+			state->window.funcs[i] == XXL_WINDOW_RANK ? state->rank : state->dense_rank;
+
+		scan->tts_values[state->nchild + i] = Int64GetDatum(v);
+		scan->tts_isnull[state->nchild + i] = false;
+	}
+	ExecStoreVirtualTuple(scan);
+	if (node->ss.ps.ps_ProjInfo == NULL)
+		return scan;
+	econtext->ecxt_scantuple = scan;
+	return ExecProject(node->ss.ps.ps_ProjInfo);
+}
+
+static void
+end_window(CustomScanState *node)
+{
+	ExecEndNode(outerPlanState(node));
+}
+
+static void
+rescan_window(CustomScanState *node)
+{
+	WindowState *state = (WindowState *) node;
+	PlanState  *child = outerPlanState(node);
+
+	ExecScanReScan(&node->ss);
+	state->started = false;
+	/* a child with changed parameters rescans itself on its next fetch */
+	if (child->chgParam == NULL)
+		ExecReScan(child);
+}
+
+/* EXPLAIN ----------------------------------------------------------------- */
+
+static const char *const func_names[] = {
+	[XXL_WINDOW_ROW_NUMBER] = "row_number()",
+	[XXL_WINDOW_RANK] = "rank()",
+	[XXL_WINDOW_DENSE_RANK] = "dense_rank()",
+};
+
+/* The key columns as EXPLAIN shows the child's expressions. */
+static List *
+cols_texts(CustomScanState *node, const XxlWindowCols *cols, List *ancestors, ExplainState *es)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+	List	   *result = NIL;
+
+	for (int i = 0; i < cols->n; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, cols->cols[i] - 1);
+		Var		   *var = makeVar(INDEX_VAR, tle->resno, exprType((Node *) tle->expr),
+								  exprTypmod((Node *) tle->expr), exprCollation((Node *) tle->expr), 0);
+
+		result = lappend(result, deparse_expression((Node *) var, context, prefix, false));
+	}
+	return result;
+}
+
+static void
+explain_window(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	WindowState *state = (WindowState *) node;
+	List	   *funcs = NIL;
+
+	for (int i = 0; i < state->window.nfuncs; i++)
+		funcs = lappend(funcs, (char *) func_names[state->window.funcs[i]]);
+	ExplainPropertyList("Window Functions", funcs, es);
+	if (state->window.part.n > 0)
+		ExplainPropertyList("Partition By", cols_texts(node, &state->window.part, ancestors, es), es);
+	if (state->window.order.n > 0)
+		ExplainPropertyList("Order By", cols_texts(node, &state->window.order, ancestors, es), es);
+}
