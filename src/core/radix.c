@@ -248,6 +248,42 @@ entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t 
 	}
 }
 
+/*
+ * The first depth at which keys of e[0..n) may differ, with every entry's
+ * prefix word holding the word of that depth.  Keys that share their first
+ * bytes (a text column whose values start alike, a report's "customer ...")
+ * would otherwise all fall into one bucket of the first byte, and the
+ * parallel split below would leave one thread all the work.
+ */
+static size_t
+first_varying_depth(const entry_ctx *cx, xxl_sort_entry *e, size_t n)
+{
+	size_t		depth = 0;
+
+	for (;;)
+	{
+		uint64_t	diff = 0;
+		uint32_t	min_len = UINT32_MAX,
+					max_len = 0;
+		size_t		same;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			diff |= e[i].prefix ^ e[0].prefix;
+			min_len = e[i].key_len < min_len ? e[i].key_len : min_len;
+			max_len = e[i].key_len > max_len ? e[i].key_len : max_len;
+		}
+		same = diff == 0 ? 8 : (size_t) __builtin_clzll(diff) / 8;
+		/* a key that ends sorts before the keys it is a prefix of: it varies there */
+		if (depth + same > min_len)
+			return min_len;
+		if (same < 8 || depth + 8 >= max_len)
+			return depth + same;
+		depth += 8;
+		refresh_prefixes(cx, e, n, depth);
+	}
+}
+
 void
 xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t n,
 					   const char *arena, size_t key_offset, int threads)
@@ -255,6 +291,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 	entry_ctx	cx = {arena, key_offset};
 	size_t		(*counts)[257] = NULL;
 	size_t		bucket_start[258];
+	size_t		depth;
 	sigset_t	all,
 				old;
 
@@ -266,7 +303,8 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		return;
 	}
 
-	/* parallel distribution on the first byte, as in radix_template.h */
+	/* parallel distribution on the first byte that varies, as in radix_template.h */
+	depth = first_varying_depth(&cx, entries, n);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 #pragma omp parallel num_threads(threads)
@@ -277,7 +315,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
 
 		for (size_t i = lo; i < hi; i++)
-			counts[t][entry_digit(&entries[i], 0)]++;
+			counts[t][entry_digit(&entries[i], depth)]++;
 	}
 	{
 		size_t		pos = 0;
@@ -303,7 +341,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
 
 		for (size_t i = lo; i < hi; i++)
-			scratch[counts[t][entry_digit(&entries[i], 0)]++] = entries[i];
+			scratch[counts[t][entry_digit(&entries[i], depth)]++] = entries[i];
 	}
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 	for (int b = 0; b < 257; b++)
@@ -312,7 +350,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		size_t		hi = bucket_start[b + 1];
 
 		if (hi > lo)
-			entry_rec(&cx, scratch + lo, entries + lo, hi - lo, 1, false, true);
+			entry_rec(&cx, scratch + lo, entries + lo, hi - lo, depth + 1, false, true);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	free(counts);
