@@ -62,6 +62,20 @@ SELECT pg_relation_size(a.reltoastrelid) > 0 AS toasted,
 SELECT count(*) AS long_values, bool_and(wide = (SELECT wide FROM cs WHERE cs.id = c_on.id)) AS intact
   FROM c_on WHERE wide IS NOT NULL;
 
+-- a temporary table and a fillfactor: the same pages as heap_insert's
+CREATE TEMP TABLE ct_on AS SELECT id, k FROM cs ORDER BY k, id;
+CREATE TABLE cf_on WITH (fillfactor = 50) AS SELECT id, k FROM cs ORDER BY k, id;
+SET xxl.sort_in_plans = off;
+CREATE TEMP TABLE ct_off AS SELECT id, k FROM cs ORDER BY k, id;
+CREATE TABLE cf_off WITH (fillfactor = 50) AS SELECT id, k FROM cs ORDER BY k, id;
+SET xxl.sort_in_plans = on;
+SELECT (SELECT md5(string_agg(x::text || x.ctid::text, '|' ORDER BY ctid)) FROM ct_on x) =
+       (SELECT md5(string_agg(x::text || x.ctid::text, '|' ORDER BY ctid)) FROM ct_off x) AS temp_same_ctids,
+       (SELECT md5(string_agg(x::text || x.ctid::text, '|' ORDER BY ctid)) FROM cf_on x) =
+       (SELECT md5(string_agg(x::text || x.ctid::text, '|' ORDER BY ctid)) FROM cf_off x) AS fillfactor_same_ctids,
+       pg_relation_size('cf_on') = 2 * pg_relation_size('ct_on') AS half_full;
+DROP TABLE ct_on, ct_off, cf_on, cf_off;
+
 -- in a transaction: the rows are this transaction's, visible to its next
 -- commands, and a rollback leaves no table
 BEGIN;
