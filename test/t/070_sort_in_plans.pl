@@ -4,8 +4,9 @@
 # in each phase of a sort inside a window-function query, an error in the
 # child plan after runs were spilled, temp_file_limit, a merge join whose
 # marked groups outgrow work_mem, and several sessions running sorting
-# queries at once (pgbench), each checked against PostgreSQL's Sort.  After
-# each failure: no spill file left and the session usable.
+# queries at once (pgbench), each checked against PostgreSQL's Sort; a
+# CREATE TABLE AS writing its pages directly, canceled in the sort's output
+# phase.  After each failure: no spill file left and the session usable.
 use strict;
 use warnings;
 
@@ -59,6 +60,27 @@ for my $phase (qw(input merge output))
 	is($again, $expected, "cancel in $phase: the session sorts again");
 	$bg->quit;
 }
+
+# --- CREATE TABLE AS writing its pages directly, canceled in the output phase -----
+# Nothing may be left: no table, no relation file, no spill file; the
+# session writes the table again, with the rows PostgreSQL's own gives.
+my $rel_files = q{SELECT count(*) FROM pg_ls_dir('base/' || (SELECT oid FROM pg_database WHERE datname = current_database()))};
+my $files_before = $node->safe_psql('postgres', $rel_files);
+my $ctas = q{CREATE TABLE ctas_out AS SELECT a, b, g FROM src ORDER BY b DESC, g};
+my ($cbg, $cpid) = start_held($node, 'output', [], $ctas);
+cancel_held($node, $cpid);
+$cbg->query("SET xxl.test_hold = 'none'");
+like($cbg->{stderr}, qr/canceling statement due to user request/, 'CREATE TABLE AS in output: canceled');
+is($node->safe_psql('postgres', q{SELECT to_regclass('ctas_out') IS NULL}), 't',
+	'CREATE TABLE AS in output: no table');
+$node->safe_psql('postgres', 'CHECKPOINT');
+is($node->safe_psql('postgres', $rel_files), $files_before, 'CREATE TABLE AS in output: no relation file left');
+is(spill_files($node, $cpid), '0', 'CREATE TABLE AS in output: no spill files left');
+$cbg->query($ctas);
+$cbg->quit;
+is($node->safe_psql('postgres', q{SELECT md5(string_agg(t::text, '|' ORDER BY ctid)) FROM ctas_out t}),
+	$node->safe_psql('postgres', q{SELECT md5(string_agg(t::text, '|' ORDER BY b DESC, g)) FROM (SELECT a, b, g FROM src) t}),
+	'CREATE TABLE AS again: the rows in ORDER BY order');
 
 # --- an error in the child plan after runs were spilled ---------------------------
 my ($ret, $out, $err) = $node->psql('postgres', q{
