@@ -1,5 +1,5 @@
 -- sort_in_plans_ctas.sql — CREATE TABLE AS and SELECT INTO whose rows come
--- out of an XxlSort write the new table's pages directly
+-- out of an XxlSort (or XxlWindow over one) write the new table's pages directly
 -- (src/pg/xxl_plan_ctas.c).  Each table must hold exactly what PostgreSQL's
 -- own CREATE TABLE AS gives (setting off), in the same physical order, with
 -- the same visibility; where the direct path does not apply (WITH NO DATA,
@@ -88,6 +88,21 @@ UPDATE c_tx SET t = 'x' WHERE id = 1;
 SELECT t FROM c_tx WHERE id = 1;
 ROLLBACK;
 SELECT to_regclass('c_tx') IS NULL AS rolled_back;
+
+-- rows numbered by XxlWindow on their way out of the sort go the same way
+BEGIN;
+CREATE TABLE c_ranked AS
+SELECT id, k, rank() OVER (PARTITION BY k % 10 ORDER BY k), row_number() OVER (PARTITION BY k % 10 ORDER BY k, id)
+  FROM cs;
+SELECT buffered('c_ranked') AS direct_buffers;
+COMMIT;
+SET xxl.sort_in_plans = off;
+CREATE TABLE c_ranked_off AS
+SELECT id, k, rank() OVER (PARTITION BY k % 10 ORDER BY k), row_number() OVER (PARTITION BY k % 10 ORDER BY k, id)
+  FROM cs;
+SET xxl.sort_in_plans = on;
+SELECT physical_digest('c_ranked') = physical_digest('c_ranked_off') AS ranked_same_rows_same_order;
+DROP TABLE c_ranked, c_ranked_off;
 
 -- EXPLAIN ANALYZE runs it too; CTAS of an empty result
 BEGIN;

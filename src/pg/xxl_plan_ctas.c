@@ -1,6 +1,7 @@
 /*
  * xxl_plan_ctas.c — CREATE TABLE AS (and SELECT INTO) whose rows come out
- * of an XxlSort: the rows go into the new table's pages directly
+ * of an XxlSort (or of XxlWindow nodes over one, which number them): the
+ * rows go into the new table's pages directly
  * (xxl_heap_pages.c), as xxl.sort_into writes its target, instead of one
  * heap_insert per row.
  *
@@ -32,6 +33,7 @@
 
 #include "pg/xxl_heap_pages.h"
 #include "pg/xxl_plan_sort.h"
+#include "pg/xxl_plan_window.h"
 
 /* createas.c's DR_intorel, PostgreSQL 15 */
 typedef struct IntoRelMirror
@@ -101,12 +103,18 @@ pages_destroy(DestReceiver *self)
 	pfree(self);
 }
 
-/* The statement's rows are an XxlSort's output. */
+/*
+ * The statement's rows are an XxlSort's output, or its output numbered by
+ * XxlWindow nodes over it.
+ */
 static bool
 rows_from_xxl_sort(QueryDesc *queryDesc)
 {
 	Plan	   *top = queryDesc->plannedstmt->planTree;
 
+	while (top != NULL && IsA(top, CustomScan) &&
+		   ((CustomScan *) top)->methods == &xxl_plan_window_methods)
+		top = outerPlan(top);
 	return top != NULL && IsA(top, CustomScan) &&
 		((CustomScan *) top)->methods == &xxl_plan_sort_methods;
 }
