@@ -157,12 +157,26 @@ SELECT same('SELECT id, dense_rank() OVER (ORDER BY k), row_number() OVER (ORDER
   AS over_index_scan;
 RESET enable_seqscan;
 DROP INDEX sp_k;
+-- lag(): values of the partition's earlier rows (text, numeric, NULLs),
+-- offsets 0 to beyond the partition, defaults constant or per row
+SELECT same('SELECT id, lag(t) OVER w, lag(n, 3) OVER w, lag(t, 0) OVER w, lag(id, 2, -id) OVER w, '
+            'lag(k::text || t, 1, ''none'') OVER w FROM (SELECT id, k % 7 AS k, '
+            'CASE WHEN id % 4 = 0 THEN NULL ELSE t END AS t, CASE WHEN id % 3 = 0 THEN NULL ELSE n END AS n '
+            'FROM sp) s WINDOW w AS (PARTITION BY k ORDER BY t DESC NULLS LAST, id) ORDER BY id') AS lag,
+       same('SELECT id, lag(id, 1000) OVER (PARTITION BY k ORDER BY id) FROM sp ORDER BY id') AS lag_beyond,
+       same('SELECT id, (SELECT max(l) FROM (SELECT lag(t, 2) OVER (ORDER BY t) l FROM sp s2 '
+            'WHERE s2.k = s1.k) x) FROM sp s1 WHERE id < 30 ORDER BY id') AS lag_rescans;
+EXPLAIN (COSTS OFF) SELECT lag(t, 2, 'x') OVER (PARTITION BY k ORDER BY id) FROM sp;
 -- where WindowAgg stays: a run condition, a frame offset, an aggregate over
--- the window, another function, the setting off
+-- the window, another function, lag of a volatile value or with an offset
+-- that is not a constant, the setting off
 EXPLAIN (COSTS OFF) SELECT * FROM (SELECT id, row_number() OVER (ORDER BY t) r FROM sp) s WHERE r <= 10;
 EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM sp;
 EXPLAIN (COSTS OFF) SELECT rank() OVER w, count(*) OVER w FROM sp WINDOW w AS (ORDER BY t);
 EXPLAIN (COSTS OFF) SELECT ntile(4) OVER (ORDER BY t) FROM sp;
+EXPLAIN (COSTS OFF) SELECT lead(t) OVER (ORDER BY t) FROM sp;
+EXPLAIN (COSTS OFF) SELECT lag(random()) OVER (ORDER BY t) FROM sp;
+EXPLAIN (COSTS OFF) SELECT lag(t, k) OVER (ORDER BY t) FROM sp;
 SET xxl.window_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t) FROM sp;
 RESET xxl.window_in_plans;
@@ -322,10 +336,11 @@ BEGIN
       RETURN format('SELECT id, %s FROM %s ORDER BY %s%s, id LIMIT %s OFFSET %s',
                     c1, ta, c1, dir(), floor(random() * 50)::int, floor(random() * 20)::int);
     WHEN 9 THEN
-      RETURN format('SELECT id, row_number() OVER (PARTITION BY %s ORDER BY %s%s, id), rank() OVER w, '
+      RETURN format('SELECT id, row_number() OVER u, lag(%s) OVER u, lag(%s, %s, %s) OVER u, rank() OVER w, '
                     'dense_rank() OVER w, 10 * rank() OVER (ORDER BY %s%s) FROM %s '
-                    'WINDOW w AS (PARTITION BY %s ORDER BY %s%s) ORDER BY id',
-                    c2, c1, dir(), c3, dir(), ta, c2, c1, dir());
+                    'WINDOW u AS (PARTITION BY %s ORDER BY %s%s, id), w AS (PARTITION BY %s ORDER BY %s%s) ORDER BY id',
+                    c3, 'id', floor(random() * 4)::int, pick('NULL', '-1', 'id'), c3, dir(), ta,
+                    c2, c1, dir(), c2, c1, dir());
     ELSE
       RETURN format('SELECT %s, %s, count(*) FROM (SELECT * FROM %s ORDER BY %s%s) s GROUP BY 1, 2 ORDER BY 3 DESC, 1%s, 2%s',
                     c1, c2, ta, c2, dir(), dir(), dir());

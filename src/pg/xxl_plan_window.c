@@ -4,11 +4,11 @@
  *
  * Over a sorted input, row_number(), rank() and dense_rank() need nothing
  * but the current row and where the last partition and the last group of
- * peers began.  PostgreSQL's WindowAgg evaluates them in its general frame
+ * peers began, and lag() the values of the last rows of the partition.  PostgreSQL's WindowAgg evaluates them in its general frame
  * machinery instead: every row is copied into a tuplestore and read back,
  * and each function is called through the window API; over an XxlSort that
  * is twice the sort's own time (docs/plans.md).  So a WindowAgg whose
- * functions are all of those three becomes an XxlWindow node: the same
+ * functions are all of those becomes an XxlWindow node: the same
  * child, the same output, the functions' values counted as rows pass.  Its
  * input is sorted whatever its child (an XxlSort, a Sort kept for a small
  * input, an index scan, a Gather Merge, another window): WindowAgg itself
@@ -16,11 +16,12 @@
  *
  * It stays a WindowAgg when it has a run condition or a qual (PostgreSQL 15
  * stops early or filters there), a frame offset (evaluated and checked at
- * start even when no function reads the frame), or any other function,
- * including aggregates over the window.
+ * start even when no function reads the frame), a lag() the node does not
+ * take (lag_args_ok), or any other function, including aggregates over the
+ * window.
  *
- * The node's scan tuple is the child's row followed by one bigint column
- * per distinct function; its target list is the WindowAgg's with the child's
+ * The node's scan tuple is the child's row followed by one column per
+ * distinct function; its target list is the WindowAgg's with the child's
  * columns read from the scan tuple and each function replaced by its
  * column.  custom_scan_tlist keeps the WindowFunc itself as that column's
  * expression, so that EXPLAIN VERBOSE names it as it named WindowAgg's.
@@ -29,6 +30,7 @@
 
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/fmgroids.h"
 
 #include "pg/xxl_guc.h"
@@ -83,21 +85,46 @@ xxl_plan_window_read(const CustomScan *cscan, XxlPlanWindow *window)
 		window->funcs[i] = (XxlWindowFunc) list_nth_int(funcs, i);
 }
 
+/*
+ * lag's arguments as the node takes them: a value and a default that are
+ * not volatile (WindowAgg evaluates the value when the row it lags to is
+ * reached again, the node when that row passed: the same only for stable
+ * expressions), an offset that is a constant from 0 to XXL_WINDOW_LAG_MAX.
+ */
+static bool
+lag_args_ok(const List *args)
+{
+	if (list_length(args) < 1 || contain_volatile_functions((Node *) args))
+		return false;
+	if (list_length(args) >= 2)
+	{
+		const Const *k = (const Const *) lsecond(args);
+
+		if (!IsA(k, Const) || k->consttype != INT4OID || k->constisnull ||
+			DatumGetInt32(k->constvalue) < 0 || DatumGetInt32(k->constvalue) > XXL_WINDOW_LAG_MAX)
+			return false;
+	}
+	return true;
+}
+
 /* The function wfunc is, or -1 if the node does not compute it. */
 static int
 window_func(const WindowFunc *wfunc, Index winref)
 {
-	if (wfunc->winref != winref || wfunc->winagg || wfunc->aggfilter != NULL ||
-		wfunc->args != NIL || wfunc->wintype != INT8OID)
+	if (wfunc->winref != winref || wfunc->winagg || wfunc->aggfilter != NULL)
 		return -1;
 	switch (wfunc->winfnoid)
 	{
 		case F_ROW_NUMBER:
-			return XXL_WINDOW_ROW_NUMBER;
+			return wfunc->args == NIL ? XXL_WINDOW_ROW_NUMBER : -1;
 		case F_RANK_:
-			return XXL_WINDOW_RANK;
+			return wfunc->args == NIL ? XXL_WINDOW_RANK : -1;
 		case F_DENSE_RANK_:
-			return XXL_WINDOW_DENSE_RANK;
+			return wfunc->args == NIL ? XXL_WINDOW_DENSE_RANK : -1;
+		case F_LAG_ANYELEMENT:
+		case F_LAG_ANYELEMENT_INT4:
+		case F_LAG_ANYCOMPATIBLE_INT4_ANYCOMPATIBLE:
+			return lag_args_ok(wfunc->args) ? XXL_WINDOW_LAG : -1;
 		default:
 			return -1;
 	}
@@ -164,7 +191,8 @@ to_scan_tuple(Node *node, TlistContext *cxt)
 		int			k = list_index_of(cxt->wfuncs, node);
 
 		Assert(k >= 0);
-		return (Node *) makeVar(INDEX_VAR, cxt->nchild + k + 1, INT8OID, -1, InvalidOid, 0);
+		return (Node *) makeVar(INDEX_VAR, cxt->nchild + k + 1, exprType(node), exprTypmod(node),
+								exprCollation(node), 0);
 	}
 	return expression_tree_mutator(node, to_scan_tuple, cxt);
 }

@@ -20,7 +20,10 @@ typedef enum XxlWindowFunc
 	XXL_WINDOW_ROW_NUMBER,
 	XXL_WINDOW_RANK,
 	XXL_WINDOW_DENSE_RANK,
+	XXL_WINDOW_LAG,				/* lag(x [, k [, default]]), k a constant 0..XXL_WINDOW_LAG_MAX */
 } XxlWindowFunc;
+
+#define XXL_WINDOW_LAG_MAX 1024
 
 /* Columns compared for equality: in the child's rows, as WindowAgg has them. */
 typedef struct XxlWindowCols
@@ -36,7 +39,8 @@ typedef struct XxlPlanWindow
 {
 	XxlWindowCols part;
 	XxlWindowCols order;
-	int			nfuncs;			/* columns after the child's in the scan tuple */
+	int			nfuncs;			/* columns after the child's in the scan tuple, */
+								/* whose expressions are the WindowFuncs */
 	XxlWindowFunc *funcs;
 } XxlPlanWindow;
 

@@ -1,12 +1,13 @@
 /*
- * xxl_plan_window_exec.c — the XxlWindow node: row_number(), rank() and
- * dense_rank() of a WindowAgg counted as its sorted input streams through
- * (which WindowAggs become one: xxl_plan_window.c).
+ * xxl_plan_window_exec.c — the XxlWindow node: row_number(), rank(),
+ * dense_rank() and lag() of a WindowAgg computed as its sorted input streams
+ * through (which WindowAggs become one: xxl_plan_window.c).
  *
  * Each row of the child is compared with the first row of the current
  * partition and of the current group of peers, with the WindowAgg's own
  * equality operators and collations (NULLs equal to each other, as
  * WindowAgg compares them); only those first rows' key values are kept.
+ * lag(x, k) keeps copies of x of the partition's last k rows in a ring.
  * The scan tuple is the child's row plus the functions' values, and the
  * WindowAgg's target list is projected from it.  Nothing is stored, so the
  * node offers what WindowAgg offers: forward scans and rescans.
@@ -39,10 +40,26 @@ typedef struct GroupKey
 	MemoryContext cxt;			/* the by-reference values */
 } GroupKey;
 
+/* A lag(): its argument expressions and the partition's last k values. */
+typedef struct LagState
+{
+	ExprState  *value;			/* over the child's row */
+	ExprState  *dflt;			/* at the current row, or NULL: NULL */
+	int			k;
+	int16		typlen;
+	bool		typbyval;
+	Datum	   *ring;			/* the value of row r in ring[(r - 1) % k] */
+	bool	   *ring_null;
+	Datum		held;			/* handed out from the ring: freed at the next row */
+	bool		held_valid;
+	MemoryContext cxt;			/* the copies */
+} LagState;
+
 typedef struct WindowState
 {
 	CustomScanState css;
 	XxlPlanWindow window;
+	LagState  **lags;			/* per function: NULL unless lag() */
 	GroupKey	part;
 	GroupKey	order;
 	int			nchild;			/* the child's columns, first in the scan tuple */
@@ -149,6 +166,73 @@ group_key_keep(GroupKey *key, TupleTableSlot *row)
 	MemoryContextSwitchTo(old);
 }
 
+static LagState *
+lag_init(CustomScanState *node, TargetEntry *tle, EState *estate)
+{
+	WindowFunc *wfunc = castNode(WindowFunc, tle->expr);
+	LagState   *lag = palloc0(sizeof(LagState));
+	int			nargs = list_length(wfunc->args);
+
+	lag->value = ExecInitExpr(linitial(wfunc->args), &node->ss.ps);
+	lag->k = nargs >= 2 ? DatumGetInt32(lsecond_node(Const, wfunc->args)->constvalue) : 1;
+	lag->dflt = nargs >= 3 ? ExecInitExpr(lthird(wfunc->args), &node->ss.ps) : NULL;
+	get_typlenbyval(wfunc->wintype, &lag->typlen, &lag->typbyval);
+	lag->ring = palloc0(sizeof(Datum) * Max(lag->k, 1));
+	lag->ring_null = palloc(sizeof(bool) * Max(lag->k, 1));
+	memset(lag->ring_null, true, sizeof(bool) * Max(lag->k, 1));
+	lag->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl window lag", ALLOCSET_SMALL_SIZES);
+	return lag;
+}
+
+/*
+ * lag()'s value at the row_number-th row of a partition (econtext's outer
+ * tuple): the value k rows back, else the default.  What is handed out
+ * stays valid until the next row.
+ */
+static void
+lag_row(LagState *lag, int64 row_number, ExprContext *econtext, Datum *out, bool *isnull)
+{
+	bool		vnull;
+	Datum		v = ExecEvalExpr(lag->value, econtext, &vnull);
+	int			slot;
+	MemoryContext old;
+
+	if (lag->held_valid)
+		pfree(DatumGetPointer(lag->held));
+	lag->held_valid = false;
+	if (lag->k == 0)
+	{
+		*out = v;
+		*isnull = vnull;
+		return;
+	}
+	slot = (int) ((row_number - 1) % lag->k);
+	if (row_number > lag->k)
+	{
+		*out = lag->ring[slot];
+		*isnull = lag->ring_null[slot];
+		lag->held = *out;
+		lag->held_valid = !*isnull && !lag->typbyval;
+	}
+	else
+	{
+		/* a copy left by the partition before */
+		if (!lag->ring_null[slot] && !lag->typbyval)
+			pfree(DatumGetPointer(lag->ring[slot]));
+		if (lag->dflt)
+			*out = ExecEvalExpr(lag->dflt, econtext, isnull);
+		else
+		{
+			*out = (Datum) 0;
+			*isnull = true;
+		}
+	}
+	old = MemoryContextSwitchTo(lag->cxt);
+	lag->ring[slot] = vnull || lag->typbyval ? v : datumCopy(v, false, lag->typlen);
+	lag->ring_null[slot] = vnull;
+	MemoryContextSwitchTo(old);
+}
+
 static void
 begin_window(CustomScanState *node, EState *estate, int eflags)
 {
@@ -162,6 +246,11 @@ begin_window(CustomScanState *node, EState *estate, int eflags)
 	state->nchild = child->natts;
 	group_key_init(&state->part, &state->window.part, child, estate);
 	group_key_init(&state->order, &state->window.order, child, estate);
+	state->lags = palloc0(sizeof(LagState *) * Max(state->window.nfuncs, 1));
+	for (int i = 0; i < state->window.nfuncs; i++)
+		if (state->window.funcs[i] == XXL_WINDOW_LAG)
+			state->lags[i] = lag_init(node, list_nth_node(TargetEntry, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist,
+														  state->nchild + i), estate);
 }
 
 /* The functions' values for the next row, which begins what it begins. */
@@ -203,21 +292,36 @@ exec_window(CustomScanState *node)
 		return node->ss.ps.ps_ProjInfo ? ExecClearTuple(node->ss.ps.ps_ResultTupleSlot) : scan;
 	slot_getallattrs(row);
 
-	/* equality functions may allocate (detoasting): per row */
+	/* equality functions and lag()'s expressions may allocate: per row */
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	count_row(state, row);
+	econtext->ecxt_outertuple = row;
+	for (int i = 0; i < state->window.nfuncs; i++)
+	{
+		Datum	   *v = &scan->tts_values[state->nchild + i];
+		bool	   *isnull = &scan->tts_isnull[state->nchild + i];
+
+		*isnull = false;
+		switch (state->window.funcs[i])
+		{
+			case XXL_WINDOW_ROW_NUMBER:
+				*v = Int64GetDatum(state->row_number);
+				break;
+			case XXL_WINDOW_RANK:
+				*v = Int64GetDatum(state->rank);
+				break;
+			case XXL_WINDOW_DENSE_RANK:
+				*v = Int64GetDatum(state->dense_rank);
+				break;
+			case XXL_WINDOW_LAG:
+				lag_row(state->lags[i], state->row_number, econtext, v, isnull);
+				break;
+		}
+	}
 	MemoryContextSwitchTo(old);
 
 	memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * state->nchild);
 	memcpy(scan->tts_isnull, row->tts_isnull, sizeof(bool) * state->nchild);
-	for (int i = 0; i < state->window.nfuncs; i++)
-	{
-		int64		v = state->window.funcs[i] == XXL_WINDOW_ROW_NUMBER ? state->row_number :
-			state->window.funcs[i] == XXL_WINDOW_RANK ? state->rank : state->dense_rank;
-
-		scan->tts_values[state->nchild + i] = Int64GetDatum(v);
-		scan->tts_isnull[state->nchild + i] = false;
-	}
 	ExecStoreVirtualTuple(scan);
 	if (node->ss.ps.ps_ProjInfo == NULL)
 		return scan;
@@ -250,6 +354,7 @@ static const char *const func_names[] = {
 	[XXL_WINDOW_ROW_NUMBER] = "row_number()",
 	[XXL_WINDOW_RANK] = "rank()",
 	[XXL_WINDOW_DENSE_RANK] = "dense_rank()",
+	[XXL_WINDOW_LAG] = "lag()",
 };
 
 /* The key columns as EXPLAIN shows the child's expressions. */
