@@ -167,9 +167,28 @@ SELECT same('SELECT id, lag(t) OVER w, lag(n, 3) OVER w, lag(t, 0) OVER w, lag(i
        same('SELECT id, (SELECT max(l) FROM (SELECT lag(t, 2) OVER (ORDER BY t) l FROM sp s2 '
             'WHERE s2.k = s1.k) x) FROM sp s1 WHERE id < 30 ORDER BY id') AS lag_rescans;
 EXPLAIN (COSTS OFF) SELECT lag(t, 2, 'x') OVER (PARTITION BY k ORDER BY id) FROM sp;
+-- first_value() of frames that start with the partition: the first row's
+SELECT same('SELECT id, first_value(t) OVER (PARTITION BY k % 9 ORDER BY n NULLS FIRST, id), '
+            'first_value(n) OVER (PARTITION BY k % 9 ORDER BY n NULLS FIRST, id ROWS BETWEEN UNBOUNDED PRECEDING '
+            'AND UNBOUNDED FOLLOWING), first_value(id * 2) OVER (PARTITION BY k % 9 ORDER BY n NULLS FIRST, id '
+            'GROUPS UNBOUNDED PRECEDING) FROM (SELECT id, k, t, CASE WHEN id % 5 = 0 THEN NULL ELSE n END AS n '
+            'FROM sp) s ORDER BY id') AS first_value,
+       same('SELECT id, first_value(CASE WHEN id % 3 = 0 THEN NULL ELSE t END) OVER (PARTITION BY k ORDER BY id '
+            'RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM sp ORDER BY id') AS first_value_whole;
+-- without ORDER BY the first row of a partition is whichever the sort put
+-- first among ties: the same row WindowAgg takes over the same XxlSort
+SET xxl.window_in_plans = off;
+CREATE TEMP TABLE fv_windowagg AS
+SELECT digest('SELECT id, first_value(t) OVER (PARTITION BY k) FROM sp ORDER BY id', true) AS d;
+RESET xxl.window_in_plans;
+SELECT d = digest('SELECT id, first_value(t) OVER (PARTITION BY k) FROM sp ORDER BY id', true)
+       AS first_value_unordered_as_windowagg FROM fv_windowagg;
+DROP TABLE fv_windowagg;
+EXPLAIN (COSTS OFF) SELECT first_value(t) OVER (PARTITION BY k ORDER BY id) FROM sp;
 -- where WindowAgg stays: a run condition, a frame offset, an aggregate over
 -- the window, another function, lag of a volatile value or with an offset
--- that is not a constant, the setting off
+-- that is not a constant, first_value of a frame that starts later or
+-- excludes rows, the setting off
 EXPLAIN (COSTS OFF) SELECT * FROM (SELECT id, row_number() OVER (ORDER BY t) r FROM sp) s WHERE r <= 10;
 EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM sp;
 EXPLAIN (COSTS OFF) SELECT rank() OVER w, count(*) OVER w FROM sp WINDOW w AS (ORDER BY t);
@@ -177,6 +196,8 @@ EXPLAIN (COSTS OFF) SELECT ntile(4) OVER (ORDER BY t) FROM sp;
 EXPLAIN (COSTS OFF) SELECT lead(t) OVER (ORDER BY t) FROM sp;
 EXPLAIN (COSTS OFF) SELECT lag(random()) OVER (ORDER BY t) FROM sp;
 EXPLAIN (COSTS OFF) SELECT lag(t, k) OVER (ORDER BY t) FROM sp;
+EXPLAIN (COSTS OFF) SELECT first_value(t) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) FROM sp;
+EXPLAIN (COSTS OFF) SELECT first_value(t) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING EXCLUDE CURRENT ROW) FROM sp;
 SET xxl.window_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t) FROM sp;
 RESET xxl.window_in_plans;
@@ -336,7 +357,7 @@ BEGIN
       RETURN format('SELECT id, %s FROM %s ORDER BY %s%s, id LIMIT %s OFFSET %s',
                     c1, ta, c1, dir(), floor(random() * 50)::int, floor(random() * 20)::int);
     WHEN 9 THEN
-      RETURN format('SELECT id, row_number() OVER u, lag(%s) OVER u, lag(%s, %s, %s) OVER u, rank() OVER w, '
+      RETURN format('SELECT id, row_number() OVER u, lag(%s) OVER u, lag(%s, %s, %s) OVER u, first_value(%1$s) OVER u, rank() OVER w, '
                     'dense_rank() OVER w, 10 * rank() OVER (ORDER BY %s%s) FROM %s '
                     'WINDOW u AS (PARTITION BY %s ORDER BY %s%s, id), w AS (PARTITION BY %s ORDER BY %s%s) ORDER BY id',
                     c3, 'id', floor(random() * 4)::int, pick('NULL', '-1', 'id'), c3, dir(), ta,

@@ -196,7 +196,7 @@ xxl_define_gucs(void)
 	DefineCustomBoolVariable("xxl.window_in_plans",
 							 "Let the planner compute ranking window functions as sorted rows stream by.",
 							 "With xxl.sort_in_plans, a WindowAgg whose functions are all row_number(), "
-							 "rank(), dense_rank() or lag() becomes an XxlWindow node, which keeps no rows.  "
+							 "rank(), dense_rank(), lag() or first_value() becomes an XxlWindow node, which keeps no rows.  "
 							 "Off: PostgreSQL's WindowAgg.",
 							 &xxl_window_in_plans,
 							 true,

@@ -4,7 +4,8 @@
  *
  * Over a sorted input, row_number(), rank() and dense_rank() need nothing
  * but the current row and where the last partition and the last group of
- * peers began, and lag() the values of the last rows of the partition.  PostgreSQL's WindowAgg evaluates them in its general frame
+ * peers began, lag() the values of the last rows of the partition, and
+ * first_value() (of frames that start with the partition) its first row's.  PostgreSQL's WindowAgg evaluates them in its general frame
  * machinery instead: every row is copied into a tuplestore and read back,
  * and each function is called through the window API; over an XxlSort that
  * is twice the sort's own time (docs/plans.md).  So a WindowAgg whose
@@ -16,8 +17,8 @@
  *
  * It stays a WindowAgg when it has a run condition or a qual (PostgreSQL 15
  * stops early or filters there), a frame offset (evaluated and checked at
- * start even when no function reads the frame), a lag() the node does not
- * take (lag_args_ok), or any other function, including aggregates over the
+ * start even when no function reads the frame), a lag() or first_value()
+ * the node does not take (lag_args_ok, first_value_ok), or any other function, including aggregates over the
  * window.
  *
  * The node's scan tuple is the child's row followed by one column per
@@ -107,9 +108,23 @@ lag_args_ok(const List *args)
 	return true;
 }
 
+/*
+ * first_value() is the partition's first row's value when every frame
+ * starts there and none excludes rows (frame offsets are refused for the
+ * whole node), and its value is not volatile (WindowAgg evaluates it at
+ * each row's frame head, the node once).
+ */
+static bool
+first_value_ok(const WindowFunc *wfunc, int frame_options)
+{
+	return (frame_options & FRAMEOPTION_START_UNBOUNDED_PRECEDING) != 0 &&
+		(frame_options & FRAMEOPTION_EXCLUSION) == 0 &&
+		list_length(wfunc->args) == 1 && !contain_volatile_functions((Node *) wfunc->args);
+}
+
 /* The function wfunc is, or -1 if the node does not compute it. */
 static int
-window_func(const WindowFunc *wfunc, Index winref)
+window_func(const WindowFunc *wfunc, Index winref, int frame_options)
 {
 	if (wfunc->winref != winref || wfunc->winagg || wfunc->aggfilter != NULL)
 		return -1;
@@ -125,6 +140,8 @@ window_func(const WindowFunc *wfunc, Index winref)
 		case F_LAG_ANYELEMENT_INT4:
 		case F_LAG_ANYCOMPATIBLE_INT4_ANYCOMPATIBLE:
 			return lag_args_ok(wfunc->args) ? XXL_WINDOW_LAG : -1;
+		case F_FIRST_VALUE:
+			return first_value_ok(wfunc, frame_options) ? XXL_WINDOW_FIRST_VALUE : -1;
 		default:
 			return -1;
 	}
@@ -133,6 +150,7 @@ window_func(const WindowFunc *wfunc, Index winref)
 typedef struct FuncsContext
 {
 	Index		winref;
+	int			frame_options;
 	List	   *wfuncs;			/* distinct WindowFuncs, in order of appearance */
 	bool		ok;
 } FuncsContext;
@@ -144,7 +162,7 @@ collect_funcs(Node *node, FuncsContext *cxt)
 		return false;
 	if (IsA(node, WindowFunc))
 	{
-		if (window_func((WindowFunc *) node, cxt->winref) < 0)
+		if (window_func((WindowFunc *) node, cxt->winref, cxt->frame_options) < 0)
 			cxt->ok = false;
 		else if (!list_member(cxt->wfuncs, node))
 			cxt->wfuncs = lappend(cxt->wfuncs, node);
@@ -201,7 +219,7 @@ Plan *
 xxl_plan_window(WindowAgg *wagg)
 {
 	Plan	   *child = wagg->plan.lefttree;
-	FuncsContext funcs = {.winref = wagg->winref, .ok = true};
+	FuncsContext funcs = {.winref = wagg->winref, .frame_options = wagg->frameOptions, .ok = true};
 	TlistContext tcxt;
 	CustomScan *cscan;
 	List	   *scan_tlist = NIL;
@@ -231,7 +249,7 @@ xxl_plan_window(WindowAgg *wagg)
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
 											 list_length(scan_tlist) + 1, NULL, true));
-		kinds = lappend_int(kinds, window_func(lfirst(lc), wagg->winref));
+		kinds = lappend_int(kinds, window_func(lfirst(lc), wagg->winref, wagg->frameOptions));
 	}
 
 	cscan = makeNode(CustomScan);

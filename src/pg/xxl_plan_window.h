@@ -21,6 +21,7 @@ typedef enum XxlWindowFunc
 	XXL_WINDOW_RANK,
 	XXL_WINDOW_DENSE_RANK,
 	XXL_WINDOW_LAG,				/* lag(x [, k [, default]]), k a constant 0..XXL_WINDOW_LAG_MAX */
+	XXL_WINDOW_FIRST_VALUE,		/* first_value(x) of a frame that starts at the partition's */
 } XxlWindowFunc;
 
 #define XXL_WINDOW_LAG_MAX 1024

@@ -1,13 +1,14 @@
 /*
  * xxl_plan_window_exec.c — the XxlWindow node: row_number(), rank(),
- * dense_rank() and lag() of a WindowAgg computed as its sorted input streams
- * through (which WindowAggs become one: xxl_plan_window.c).
+ * dense_rank(), lag() and first_value() of a WindowAgg computed as its
+ * sorted input streams through (which WindowAggs become one: xxl_plan_window.c).
  *
  * Each row of the child is compared with the first row of the current
  * partition and of the current group of peers, with the WindowAgg's own
  * equality operators and collations (NULLs equal to each other, as
  * WindowAgg compares them); only those first rows' key values are kept.
- * lag(x, k) keeps copies of x of the partition's last k rows in a ring.
+ * lag(x, k) keeps copies of x of the partition's last k rows in a ring,
+ * first_value(x) a copy of x of its first row.
  * The scan tuple is the child's row plus the functions' values, and the
  * WindowAgg's target list is projected from it.  Nothing is stored, so the
  * node offers what WindowAgg offers: forward scans and rescans.
@@ -40,7 +41,10 @@ typedef struct GroupKey
 	MemoryContext cxt;			/* the by-reference values */
 } GroupKey;
 
-/* A lag(): its argument expressions and the partition's last k values. */
+/*
+ * A lag() or first_value(): its argument expressions and the partition's
+ * last k values (first_value: k = 1, the first row's, kept).
+ */
 typedef struct LagState
 {
 	ExprState  *value;			/* over the child's row */
@@ -59,7 +63,7 @@ typedef struct WindowState
 {
 	CustomScanState css;
 	XxlPlanWindow window;
-	LagState  **lags;			/* per function: NULL unless lag() */
+	LagState  **lags;			/* per function: NULL unless lag() or first_value() */
 	GroupKey	part;
 	GroupKey	order;
 	int			nchild;			/* the child's columns, first in the scan tuple */
@@ -174,6 +178,7 @@ lag_init(CustomScanState *node, TargetEntry *tle, EState *estate)
 	int			nargs = list_length(wfunc->args);
 
 	lag->value = ExecInitExpr(linitial(wfunc->args), &node->ss.ps);
+	/* (first_value has one argument: k = 1) */
 	lag->k = nargs >= 2 ? DatumGetInt32(lsecond_node(Const, wfunc->args)->constvalue) : 1;
 	lag->dflt = nargs >= 3 ? ExecInitExpr(lthird(wfunc->args), &node->ss.ps) : NULL;
 	get_typlenbyval(wfunc->wintype, &lag->typlen, &lag->typbyval);
@@ -233,6 +238,31 @@ lag_row(LagState *lag, int64 row_number, ExprContext *econtext, Datum *out, bool
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * first_value()'s value at the row_number-th row of a partition: its first
+ * row's, copied there (the copy of the partition before freed then, after
+ * its last row was handed on).
+ */
+static void
+first_value_row(LagState *fv, int64 row_number, ExprContext *econtext, Datum *out, bool *isnull)
+{
+	if (row_number == 1)
+	{
+		bool		vnull;
+		Datum		v = ExecEvalExpr(fv->value, econtext, &vnull);
+		MemoryContext old;
+
+		if (!fv->ring_null[0] && !fv->typbyval)
+			pfree(DatumGetPointer(fv->ring[0]));
+		old = MemoryContextSwitchTo(fv->cxt);
+		fv->ring[0] = vnull || fv->typbyval ? v : datumCopy(v, false, fv->typlen);
+		fv->ring_null[0] = vnull;
+		MemoryContextSwitchTo(old);
+	}
+	*out = fv->ring[0];
+	*isnull = fv->ring_null[0];
+}
+
 static void
 begin_window(CustomScanState *node, EState *estate, int eflags)
 {
@@ -248,7 +278,7 @@ begin_window(CustomScanState *node, EState *estate, int eflags)
 	group_key_init(&state->order, &state->window.order, child, estate);
 	state->lags = palloc0(sizeof(LagState *) * Max(state->window.nfuncs, 1));
 	for (int i = 0; i < state->window.nfuncs; i++)
-		if (state->window.funcs[i] == XXL_WINDOW_LAG)
+		if (state->window.funcs[i] == XXL_WINDOW_LAG || state->window.funcs[i] == XXL_WINDOW_FIRST_VALUE)
 			state->lags[i] = lag_init(node, list_nth_node(TargetEntry, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist,
 														  state->nchild + i), estate);
 }
@@ -316,6 +346,9 @@ exec_window(CustomScanState *node)
 			case XXL_WINDOW_LAG:
 				lag_row(state->lags[i], state->row_number, econtext, v, isnull);
 				break;
+			case XXL_WINDOW_FIRST_VALUE:
+				first_value_row(state->lags[i], state->row_number, econtext, v, isnull);
+				break;
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -355,6 +388,7 @@ static const char *const func_names[] = {
 	[XXL_WINDOW_RANK] = "rank()",
 	[XXL_WINDOW_DENSE_RANK] = "dense_rank()",
 	[XXL_WINDOW_LAG] = "lag()",
+	[XXL_WINDOW_FIRST_VALUE] = "first_value()",
 };
 
 /* The key columns as EXPLAIN shows the child's expressions. */
