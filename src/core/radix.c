@@ -258,29 +258,35 @@ entry_rec(const entry_ctx *cx, xxl_sort_entry *src, xxl_sort_entry *dst, size_t 
 static size_t
 first_varying_depth(const entry_ctx *cx, xxl_sort_entry *e, size_t n)
 {
+	uint32_t	min_len = UINT32_MAX,
+				max_len = 0;
+	uint64_t	diff = 0;
 	size_t		depth = 0;
 
+	for (size_t i = 0; i < n; i++)
+	{
+		diff |= e[i].prefix ^ e[0].prefix;
+		min_len = e[i].key_len < min_len ? e[i].key_len : min_len;
+		max_len = e[i].key_len > max_len ? e[i].key_len : max_len;
+	}
 	for (;;)
 	{
-		uint64_t	diff = 0;
-		uint32_t	min_len = UINT32_MAX,
-					max_len = 0;
-		size_t		same;
+		size_t		same = diff == 0 ? 8 : (size_t) __builtin_clzll(diff) / 8;
 
-		for (size_t i = 0; i < n; i++)
-		{
-			diff |= e[i].prefix ^ e[0].prefix;
-			min_len = e[i].key_len < min_len ? e[i].key_len : min_len;
-			max_len = e[i].key_len > max_len ? e[i].key_len : max_len;
-		}
-		same = diff == 0 ? 8 : (size_t) __builtin_clzll(diff) / 8;
 		/* a key that ends sorts before the keys it is a prefix of: it varies there */
 		if (depth + same > min_len)
 			return min_len;
 		if (same < 8 || depth + 8 >= max_len)
 			return depth + same;
+		/* the next word of every key, and where they differ in it: one pass */
 		depth += 8;
-		refresh_prefixes(cx, e, n, depth);
+		refresh_prefixes(cx, e, 1, depth);
+		diff = 0;
+		for (size_t i = 1; i < n; i++)
+		{
+			refresh_prefixes(cx, &e[i], 1, depth);
+			diff |= e[i].prefix ^ e[0].prefix;
+		}
 	}
 }
 

@@ -176,6 +176,31 @@ replaceable(const Sort *sort)
 	return true;
 }
 
+Var *
+xxl_plan_column_ref(const TargetEntry *tle, int varno)
+{
+	Node	   *expr = (Node *) tle->expr;
+
+	return makeVar(varno, tle->resno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0);
+}
+
+List *
+xxl_plan_column_refs(List *tlist, int varno)
+{
+	List	   *refs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		TargetEntry *ref = flatCopyTargetEntry(tle);
+
+		ref->expr = (Expr *) xxl_plan_column_ref(tle, varno);
+		refs = lappend(refs, ref);
+	}
+	return refs;
+}
+
 /*
  * The XxlSort node for sort: its plan fields (costs, node id, parameters,
  * initPlans, parallel safety) and child as they were.  The scan tuple is
@@ -186,33 +211,16 @@ static Plan *
 make_plan_sort(Sort *sort)
 {
 	CustomScan *cscan = makeNode(CustomScan);
-	List	   *tlist = NIL;
-	List	   *scan_tlist = NIL;
-	ListCell   *lc;
 
 	cscan->scan.plan = sort->plan;
 	cscan->scan.plan.type = T_CustomScan;
-	foreach(lc, sort->plan.targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Expr	   *expr = tle->expr;
-		TargetEntry *mine = flatCopyTargetEntry(tle);
-		TargetEntry *scan = flatCopyTargetEntry(tle);
-
-		mine->expr = (Expr *) makeVar(INDEX_VAR, tle->resno, exprType((Node *) expr),
-									  exprTypmod((Node *) expr), exprCollation((Node *) expr), 0);
-		scan->expr = (Expr *) makeVar(OUTER_VAR, tle->resno, exprType((Node *) expr),
-									  exprTypmod((Node *) expr), exprCollation((Node *) expr), 0);
-		tlist = lappend(tlist, mine);
-		scan_tlist = lappend(scan_tlist, scan);
-	}
-	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.targetlist = xxl_plan_column_refs(sort->plan.targetlist, INDEX_VAR);
 	cscan->scan.scanrelid = 0;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = xxl_plan_sort_private(sort);
-	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_scan_tlist = xxl_plan_column_refs(sort->plan.targetlist, OUTER_VAR);
 	cscan->custom_relids = NULL;
 	cscan->methods = &xxl_plan_sort_methods;
 	return &cscan->scan.plan;

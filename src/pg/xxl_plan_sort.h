@@ -31,6 +31,15 @@ typedef struct XxlPlanSortKeys
 extern List *xxl_plan_sort_private(const Sort *sort);
 extern void xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys);
 
+/*
+ * A Var of varno referring to tle's column (its resno, type, typmod and
+ * collation); the list form maps every entry of tlist so.  How the plan
+ * nodes here see a child's row (OUTER_VAR) or their own scan tuple
+ * (INDEX_VAR).
+ */
+extern Var *xxl_plan_column_ref(const TargetEntry *tle, int varno);
+extern List *xxl_plan_column_refs(List *tlist, int varno);
+
 /* The node's executor methods (xxl_plan_sort_exec.c). */
 extern const CustomScanMethods xxl_plan_sort_methods;
 

@@ -35,6 +35,7 @@
 #include "utils/fmgroids.h"
 
 #include "pg/xxl_guc.h"
+#include "pg/xxl_plan_sort.h"
 #include "pg/xxl_plan_window.h"
 
 static List *
@@ -222,7 +223,7 @@ xxl_plan_window(WindowAgg *wagg)
 	FuncsContext funcs = {.winref = wagg->winref, .frame_options = wagg->frameOptions, .ok = true};
 	TlistContext tcxt;
 	CustomScan *cscan;
-	List	   *scan_tlist = NIL;
+	List	   *scan_tlist;
 	List	   *kinds = NIL;
 	ListCell   *lc;
 
@@ -233,22 +234,12 @@ xxl_plan_window(WindowAgg *wagg)
 	if (!funcs.ok)
 		return &wagg->plan;
 
-	foreach(lc, child->targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) makeVar(OUTER_VAR, tle->resno,
-															  exprType((Node *) tle->expr),
-															  exprTypmod((Node *) tle->expr),
-															  exprCollation((Node *) tle->expr), 0),
-											 tle->resno, NULL, true));
-	}
+	scan_tlist = xxl_plan_column_refs(child->targetlist, OUTER_VAR);
 	foreach(lc, funcs.wfuncs)
 	{
 		scan_tlist = lappend(scan_tlist,
 							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-											 list_length(scan_tlist) + 1, NULL, true));
+											 list_length(scan_tlist) + 1, NULL, false));
 		kinds = lappend_int(kinds, window_func(lfirst(lc), wagg->winref, wagg->frameOptions));
 	}
 

@@ -10,7 +10,7 @@
  * lag(x, k) keeps copies of x of the partition's last k rows in a ring,
  * first_value(x) a copy of x of its first row.
  * The scan tuple is the child's row plus the functions' values, and the
- * WindowAgg's target list is projected from it.  Nothing is stored, so the
+ * WindowAgg's target list is projected from it.  No row is stored, so the
  * node offers what WindowAgg offers: forward scans and rescans.
  */
 #include "postgres.h"
@@ -19,13 +19,13 @@
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
+#include "pg/xxl_plan_sort.h"
 #include "pg/xxl_plan_window.h"
 
 /* Key columns and the values they had in the row that began the group. */
@@ -42,28 +42,29 @@ typedef struct GroupKey
 } GroupKey;
 
 /*
- * A lag() or first_value(): its argument expressions and the partition's
- * last k values (first_value: k = 1, the first row's, kept).
+ * A lag() or first_value(): its argument expressions and copies of the
+ * values it keeps: lag(x, k) the partition's last k, first_value (k = 1)
+ * the first row's.
  */
-typedef struct LagState
+typedef struct KeptValues
 {
 	ExprState  *value;			/* over the child's row */
-	ExprState  *dflt;			/* at the current row, or NULL: NULL */
+	ExprState  *dflt;			/* lag's default at the current row, or NULL: NULL */
 	int			k;
 	int16		typlen;
 	bool		typbyval;
-	Datum	   *ring;			/* the value of row r in ring[(r - 1) % k] */
-	bool	   *ring_null;
+	Datum	   *ring;			/* lag: the value of row r in ring[(r - 1) % k] */
+	bool	   *ring_null;		/* true also where the slot owns no copy */
 	Datum		held;			/* handed out from the ring: freed at the next row */
 	bool		held_valid;
 	MemoryContext cxt;			/* the copies */
-} LagState;
+} KeptValues;
 
 typedef struct WindowState
 {
 	CustomScanState css;
 	XxlPlanWindow window;
-	LagState  **lags;			/* per function: NULL unless lag() or first_value() */
+	KeptValues **kept;			/* per function: NULL unless lag() or first_value() */
 	GroupKey	part;
 	GroupKey	order;
 	int			nchild;			/* the child's columns, first in the scan tuple */
@@ -170,23 +171,37 @@ group_key_keep(GroupKey *key, TupleTableSlot *row)
 	MemoryContextSwitchTo(old);
 }
 
-static LagState *
-lag_init(CustomScanState *node, TargetEntry *tle, EState *estate)
+static KeptValues *
+kept_init(CustomScanState *node, TargetEntry *tle, EState *estate)
 {
 	WindowFunc *wfunc = castNode(WindowFunc, tle->expr);
-	LagState   *lag = palloc0(sizeof(LagState));
+	KeptValues *kv = palloc0(sizeof(KeptValues));
 	int			nargs = list_length(wfunc->args);
 
-	lag->value = ExecInitExpr(linitial(wfunc->args), &node->ss.ps);
+	kv->value = ExecInitExpr(linitial(wfunc->args), &node->ss.ps);
 	/* (first_value has one argument: k = 1) */
-	lag->k = nargs >= 2 ? DatumGetInt32(lsecond_node(Const, wfunc->args)->constvalue) : 1;
-	lag->dflt = nargs >= 3 ? ExecInitExpr(lthird(wfunc->args), &node->ss.ps) : NULL;
-	get_typlenbyval(wfunc->wintype, &lag->typlen, &lag->typbyval);
-	lag->ring = palloc0(sizeof(Datum) * Max(lag->k, 1));
-	lag->ring_null = palloc(sizeof(bool) * Max(lag->k, 1));
-	memset(lag->ring_null, true, sizeof(bool) * Max(lag->k, 1));
-	lag->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl window lag", ALLOCSET_SMALL_SIZES);
-	return lag;
+	kv->k = nargs >= 2 ? DatumGetInt32(lsecond_node(Const, wfunc->args)->constvalue) : 1;
+	kv->dflt = nargs >= 3 ? ExecInitExpr(lthird(wfunc->args), &node->ss.ps) : NULL;
+	get_typlenbyval(wfunc->wintype, &kv->typlen, &kv->typbyval);
+	kv->ring = palloc0(sizeof(Datum) * Max(kv->k, 1));
+	kv->ring_null = palloc(sizeof(bool) * Max(kv->k, 1));
+	memset(kv->ring_null, true, sizeof(bool) * Max(kv->k, 1));
+	kv->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl window values", ALLOCSET_SMALL_SIZES);
+	return kv;
+}
+
+/* A copy of v into the ring's slot, whose own copy (if any) is freed. */
+static void
+kept_store(KeptValues *kv, int slot, Datum v, bool vnull)
+{
+	MemoryContext old;
+
+	if (!kv->ring_null[slot] && !kv->typbyval)
+		pfree(DatumGetPointer(kv->ring[slot]));
+	old = MemoryContextSwitchTo(kv->cxt);
+	kv->ring[slot] = vnull || kv->typbyval ? v : datumCopy(v, false, kv->typlen);
+	kv->ring_null[slot] = vnull;
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -195,72 +210,55 @@ lag_init(CustomScanState *node, TargetEntry *tle, EState *estate)
  * stays valid until the next row.
  */
 static void
-lag_row(LagState *lag, int64 row_number, ExprContext *econtext, Datum *out, bool *isnull)
+lag_row(KeptValues *kv, int64 row_number, ExprContext *econtext, Datum *out, bool *isnull)
 {
 	bool		vnull;
-	Datum		v = ExecEvalExpr(lag->value, econtext, &vnull);
+	Datum		v = ExecEvalExpr(kv->value, econtext, &vnull);
 	int			slot;
-	MemoryContext old;
 
-	if (lag->held_valid)
-		pfree(DatumGetPointer(lag->held));
-	lag->held_valid = false;
-	if (lag->k == 0)
+	if (kv->held_valid)
+		pfree(DatumGetPointer(kv->held));
+	kv->held_valid = false;
+	if (kv->k == 0)
 	{
 		*out = v;
 		*isnull = vnull;
 		return;
 	}
-	slot = (int) ((row_number - 1) % lag->k);
-	if (row_number > lag->k)
+	slot = (int) ((row_number - 1) % kv->k);
+	if (row_number > kv->k)
 	{
-		*out = lag->ring[slot];
-		*isnull = lag->ring_null[slot];
-		lag->held = *out;
-		lag->held_valid = !*isnull && !lag->typbyval;
+		/* the slot's copy goes out, and is freed at the next row */
+		*out = kv->ring[slot];
+		*isnull = kv->ring_null[slot];
+		kv->held = *out;
+		kv->held_valid = !*isnull && !kv->typbyval;
+		kv->ring_null[slot] = true;
 	}
+	else if (kv->dflt)
+		*out = ExecEvalExpr(kv->dflt, econtext, isnull);
 	else
 	{
-		/* a copy left by the partition before */
-		if (!lag->ring_null[slot] && !lag->typbyval)
-			pfree(DatumGetPointer(lag->ring[slot]));
-		if (lag->dflt)
-			*out = ExecEvalExpr(lag->dflt, econtext, isnull);
-		else
-		{
-			*out = (Datum) 0;
-			*isnull = true;
-		}
+		*out = (Datum) 0;
+		*isnull = true;
 	}
-	old = MemoryContextSwitchTo(lag->cxt);
-	lag->ring[slot] = vnull || lag->typbyval ? v : datumCopy(v, false, lag->typlen);
-	lag->ring_null[slot] = vnull;
-	MemoryContextSwitchTo(old);
+	kept_store(kv, slot, v, vnull);
 }
 
-/*
- * first_value()'s value at the row_number-th row of a partition: its first
- * row's, copied there (the copy of the partition before freed then, after
- * its last row was handed on).
- */
+/* first_value()'s value at the row_number-th row of a partition: its first row's. */
 static void
-first_value_row(LagState *fv, int64 row_number, ExprContext *econtext, Datum *out, bool *isnull)
+first_value_row(KeptValues *kv, int64 row_number, ExprContext *econtext, Datum *out, bool *isnull)
 {
 	if (row_number == 1)
 	{
 		bool		vnull;
-		Datum		v = ExecEvalExpr(fv->value, econtext, &vnull);
-		MemoryContext old;
+		Datum		v = ExecEvalExpr(kv->value, econtext, &vnull);
 
-		if (!fv->ring_null[0] && !fv->typbyval)
-			pfree(DatumGetPointer(fv->ring[0]));
-		old = MemoryContextSwitchTo(fv->cxt);
-		fv->ring[0] = vnull || fv->typbyval ? v : datumCopy(v, false, fv->typlen);
-		fv->ring_null[0] = vnull;
-		MemoryContextSwitchTo(old);
+		/* the partition before's copy: its last row was handed on already */
+		kept_store(kv, 0, v, vnull);
 	}
-	*out = fv->ring[0];
-	*isnull = fv->ring_null[0];
+	*out = kv->ring[0];
+	*isnull = kv->ring_null[0];
 }
 
 static void
@@ -276,11 +274,17 @@ begin_window(CustomScanState *node, EState *estate, int eflags)
 	state->nchild = child->natts;
 	group_key_init(&state->part, &state->window.part, child, estate);
 	group_key_init(&state->order, &state->window.order, child, estate);
-	state->lags = palloc0(sizeof(LagState *) * Max(state->window.nfuncs, 1));
+	state->kept = palloc0(sizeof(KeptValues *) * Max(state->window.nfuncs, 1));
 	for (int i = 0; i < state->window.nfuncs; i++)
-		if (state->window.funcs[i] == XXL_WINDOW_LAG || state->window.funcs[i] == XXL_WINDOW_FIRST_VALUE)
-			state->lags[i] = lag_init(node, list_nth_node(TargetEntry, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist,
-														  state->nchild + i), estate);
+	{
+		/* the function's own expression is its scan tuple column's */
+		List	   *scan_tlist = ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist;
+
+		if (state->window.funcs[i] == XXL_WINDOW_LAG ||
+			state->window.funcs[i] == XXL_WINDOW_FIRST_VALUE)
+			state->kept[i] = kept_init(node, list_nth_node(TargetEntry, scan_tlist, state->nchild + i),
+									   estate);
+	}
 }
 
 /* The functions' values for the next row, which begins what it begins. */
@@ -322,7 +326,7 @@ exec_window(CustomScanState *node)
 		return node->ss.ps.ps_ProjInfo ? ExecClearTuple(node->ss.ps.ps_ResultTupleSlot) : scan;
 	slot_getallattrs(row);
 
-	/* equality functions and lag()'s expressions may allocate: per row */
+	/* equality functions and lag()'s or first_value()'s expressions may allocate: per row */
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	count_row(state, row);
 	econtext->ecxt_outertuple = row;
@@ -344,10 +348,10 @@ exec_window(CustomScanState *node)
 				*v = Int64GetDatum(state->dense_rank);
 				break;
 			case XXL_WINDOW_LAG:
-				lag_row(state->lags[i], state->row_number, econtext, v, isnull);
+				lag_row(state->kept[i], state->row_number, econtext, v, isnull);
 				break;
 			case XXL_WINDOW_FIRST_VALUE:
-				first_value_row(state->lags[i], state->row_number, econtext, v, isnull);
+				first_value_row(state->kept[i], state->row_number, econtext, v, isnull);
 				break;
 		}
 	}
@@ -403,10 +407,9 @@ cols_texts(CustomScanState *node, const XxlWindowCols *cols, List *ancestors, Ex
 	for (int i = 0; i < cols->n; i++)
 	{
 		TargetEntry *tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, cols->cols[i] - 1);
-		Var		   *var = makeVar(INDEX_VAR, tle->resno, exprType((Node *) tle->expr),
-								  exprTypmod((Node *) tle->expr), exprCollation((Node *) tle->expr), 0);
 
-		result = lappend(result, deparse_expression((Node *) var, context, prefix, false));
+		result = lappend(result, deparse_expression((Node *) xxl_plan_column_ref(tle, INDEX_VAR),
+													context, prefix, false));
 	}
 	return result;
 }
