@@ -101,12 +101,12 @@ BEGIN
 EXCEPTION WHEN others THEN
   RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
 END $$;
-CREATE FUNCTION uses_xxl_sort(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+CREATE FUNCTION uses_xxl_sort(q text, node text DEFAULT 'XxlSort') RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
   PERFORM set_config('xxl.sort_in_plans', 'on', true);
   FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    IF line LIKE '%XxlSort%' THEN RETURN true; END IF;
+    IF line LIKE '%' || node || '%' THEN RETURN true; END IF;
   END LOOP;
   RETURN false;
 EXCEPTION WHEN others THEN
@@ -201,6 +201,59 @@ EXPLAIN (COSTS OFF) SELECT first_value(t) OVER (ORDER BY id ROWS UNBOUNDED PRECE
 SET xxl.window_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT rank() OVER (ORDER BY t) FROM sp;
 RESET xxl.window_in_plans;
+
+-- a sorted GROUP BY is aggregated as the rows stream out (XxlAgg,
+-- xxl.group_in_plans): groups by the Agg's equality (numeric 1.0 = 1.00,
+-- NULLs together), count() and integer sums counted in C (sum(int8) beyond
+-- 64 bits), other aggregates called through their own functions (strict
+-- with a NULL start, final functions, polymorphic, SQL-defined), HAVING,
+-- columns that depend on the key, empty input, rescans of a SubPlan
+SET enable_hashagg = off;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT k, count(*), sum(id), max(t), avg(id) FROM sp GROUP BY k HAVING count(*) > 1;
+CREATE TABLE ga AS
+SELECT g AS id, CASE WHEN g % 11 = 0 THEN NULL ELSE g % 97 END AS k,
+       CASE WHEN g % 7 = 0 THEN NULL ELSE (g % 5)::numeric / 2 END AS n,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE md5(g::text) END AS t,
+       (g % 3)::int2 AS s, 9000000000000000000 - g AS big, ARRAY[g % 4, g] AS arr,
+       CASE WHEN g % 3 = 0 THEN NULL ELSE g % 2 = 0 END AS l
+  FROM generate_series(1, 20000) g;
+CREATE TABLE ga_pk (id int PRIMARY KEY, v text);
+INSERT INTO ga_pk SELECT g, 'v' || g FROM generate_series(1, 3000) g;
+ANALYZE ga, ga_pk;
+CREATE FUNCTION ga_cat(state text, v text) RETURNS text LANGUAGE sql IMMUTABLE
+  AS $$ SELECT CASE WHEN v IS NULL THEN state ELSE least(coalesce(state, v), v) END $$;
+CREATE AGGREGATE ga_least(text) (SFUNC = ga_cat, STYPE = text);
+CREATE TABLE ga_queries (name text, q text);
+INSERT INTO ga_queries VALUES
+  ('aggregates', 'SELECT k, count(*), count(t), sum(id), sum(s), sum(k), sum(big), min(t), max(n), avg(id), '
+                 'avg(s), bool_and(l), bool_or(l), bit_or(k), max(arr), ga_least(t), every(id > 5) '
+                 'FROM ga GROUP BY k ORDER BY k'),
+  ('numeric_groups', 'SELECT n, count(*), min(id) FROM ga GROUP BY n ORDER BY n'),
+  ('having', 'SELECT k % 3, n, count(*), max(t) FROM ga GROUP BY 1, 2 HAVING count(*) > 40 AND max(t) > ''8'' '
+             'ORDER BY 1, 2'),
+  ('dependent', 'SELECT id, v, count(*) FROM ga_pk JOIN ga USING (id) GROUP BY ga_pk.id ORDER BY 1'),
+  ('empty', 'SELECT k, count(*), sum(big) FROM ga WHERE id < 0 GROUP BY k'),
+  ('rescans', 'SELECT k, (SELECT max(c) FROM (SELECT t2.k % 5, count(*) c FROM ga t2 WHERE t2.id % 97 = t1.k '
+              'GROUP BY 1) x) FROM ga t1 WHERE id < 40 ORDER BY id');
+SELECT name, uses_xxl_sort(q, 'XxlAgg') AS xxl_agg, same(q) FROM ga_queries;
+SELECT n, count(*), sum(big) FROM ga WHERE n IS NULL OR n < 1 GROUP BY n ORDER BY n;
+SELECT x, count(*) FROM (VALUES (1.0), (1.00), (2), (2.000), (NULL::numeric), (1)) v(x) GROUP BY x ORDER BY x;
+-- where Agg stays: an internal state, DISTINCT, ORDER BY or FILTER inside,
+-- grouping sets or GROUPING(), hashing, the setting off
+EXPLAIN (COSTS OFF) SELECT k, string_agg(t, ',') FROM sp GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT k, sum(n) FROM sp GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT k, count(DISTINCT t) FROM sp GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FILTER (WHERE id > 5) FROM sp GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT k, t, count(*) FROM sp GROUP BY ROLLUP (k, t);
+EXPLAIN (COSTS OFF) SELECT k, grouping(k), count(*) FROM sp GROUP BY k;
+SET xxl.group_in_plans = off;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM sp GROUP BY k;
+RESET xxl.group_in_plans;
+RESET enable_hashagg;
+-- an error in an aggregate: the query fails as usual, the session goes on
+SELECT k, sum(1 / (id - 19999)) FROM ga GROUP BY k;
+SELECT count(*) FROM (SELECT k, count(*) FROM ga GROUP BY k) x;
 
 -- under a Unique on key columns the sort drops rows whose whole key came
 -- before, as they arrive and as they go out: DISTINCT with few keys (most
@@ -330,7 +383,7 @@ DECLARE
   c1 text := col(); c2 text := col(); c3 text := col();
   jc text := pick('i', 'b', 't', 'n', 'd');
 BEGIN
-  CASE floor(random() * 11)::int
+  CASE floor(random() * 12)::int
     WHEN 0 THEN
       RETURN format('SELECT id, %s, %s FROM %s ORDER BY %s%s, %s%s, id', c1, c2, ta, c1, dir(), c2, dir());
     WHEN 1 THEN
@@ -362,6 +415,17 @@ BEGIN
                     'WINDOW u AS (PARTITION BY %s ORDER BY %s%s, id), w AS (PARTITION BY %s ORDER BY %s%s) ORDER BY id',
                     c3, 'id', floor(random() * 4)::int, pick('NULL', '-1', 'id'), c3, dir(), ta,
                     c2, c1, dir(), c2, c1, dir());
+    WHEN 11 THEN
+      -- XxlAgg: aggregates counted in C, called through their functions, and
+      -- kept in Agg (internal states, FILTER, DISTINCT); HAVING; rows of a group
+      -- in the sort's order, so order-sensitive aggregates are ordered by id
+      RETURN format('SELECT %s, %s, count(*), count(%s), sum(i), sum(b), sum(i::int2), min(%s), max(%s), '
+                    'avg(i), avg(f), bool_and(l), bit_or(i), max(t COLLATE "C"), min(n), max(d), every(i > 0)%s '
+                    'FROM %s GROUP BY 1, 2 HAVING count(*) %s ORDER BY 1%s, 2%s',
+                    c1, c2, c3, c3, c2,
+                    pick('', '', ', string_agg(t, '','' ORDER BY id)', ', count(*) FILTER (WHERE i > 5)',
+                         ', count(DISTINCT i)', ', sum(n)', ', array_agg(id ORDER BY id)'),
+                    ta, pick('> 0', '> 1', '< 3'), dir(), dir());
     ELSE
       RETURN format('SELECT %s, %s, count(*) FROM (SELECT * FROM %s ORDER BY %s%s) s GROUP BY 1, 2 ORDER BY 3 DESC, 1%s, 2%s',
                     c1, c2, ta, c2, dir(), dir(), dir());
@@ -400,7 +464,9 @@ SELECT queries >= 200 AS ran, mismatches, replaced > queries / 2 AS mostly_repla
 
 DROP FUNCTION diff_run, random_query, dir, col, pick, make_table, scroll_walk, same, uses_xxl_sort,
   digest, sort_memory, explain_masked;
-DROP TABLE sp, sp_keys, r0, r1, r2, r3, r4;
+DROP TABLE sp, sp_keys, r0, r1, r2, r3, r4, ga, ga_pk, ga_queries;
+DROP AGGREGATE ga_least(text);
+DROP FUNCTION ga_cat;
 DROP DOMAIN sp_dom;
 DROP COLLATION nd;
 DROP EXTENSION pgxxl;

@@ -28,6 +28,7 @@ bool		xxl_ordered_scan = true;
 bool		xxl_full_scan = true;
 bool		xxl_sort_in_plans = true;
 bool		xxl_window_in_plans = true;
+bool		xxl_group_in_plans = true;
 int			xxl_sort_in_plans_threshold_kb = -1;
 int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
@@ -199,6 +200,15 @@ xxl_define_gucs(void)
 							 "rank(), dense_rank(), lag() or first_value() becomes an XxlWindow node, which keeps no rows.  "
 							 "Off: PostgreSQL's WindowAgg.",
 							 &xxl_window_in_plans,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.group_in_plans",
+							 "Let the planner aggregate sorted groups as rows stream by.",
+							 "With xxl.sort_in_plans, a sorted GroupAggregate whose aggregates are all plain "
+							 "(no DISTINCT, ORDER BY or FILTER) and have no internal state, or are count() "
+							 "or sum() of integers, becomes an XxlAgg node.  Off: PostgreSQL's Agg.",
+							 &xxl_group_in_plans,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

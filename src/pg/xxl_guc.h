@@ -17,6 +17,7 @@ extern bool xxl_sort_scan;	/* xxl.sort() in FROM as a custom scan */
 extern bool xxl_ordered_scan;	/* ORDER BY an xxl table's key: merged segments */
 extern bool xxl_full_scan;	/* whole xxl tables: the full scan node */
 extern bool xxl_sort_in_plans;	/* big Sorts of query plans become XxlSort nodes */
+extern bool xxl_group_in_plans;	/* sorted GROUP BY Aggs become XxlAgg */
 extern bool xxl_window_in_plans;	/* ranking WindowAggs become XxlWindow */
 extern int	xxl_sort_in_plans_threshold_kb;	/* -1: work_mem */
 extern int	xxl_debug_fail_writes_after_kb;	/* tests: simulate a full disk */

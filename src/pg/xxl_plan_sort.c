@@ -42,6 +42,7 @@
 #include "utils/guc.h"
 
 #include "pg/xxl_guc.h"
+#include "pg/xxl_plan_agg.h"
 #include "pg/xxl_plan_sort.h"
 #include "pg/xxl_plan_window.h"
 #include "pg/xxl_sortkey.h"
@@ -307,6 +308,9 @@ replace_sorts(Plan *plan, double bound)
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			mark_distinct((Unique *) plan);
 			return plan;
+		case T_Agg:
+			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
+			return xxl_plan_agg((Agg *) plan);
 		case T_WindowAgg:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			return xxl_plan_window((WindowAgg *) plan);
@@ -357,6 +361,7 @@ xxl_plan_sort_init(void)
 {
 	RegisterCustomScanMethods(&xxl_plan_sort_methods);
 	RegisterCustomScanMethods(&xxl_plan_window_methods);
+	RegisterCustomScanMethods(&xxl_plan_agg_methods);
 	prev_planner = planner_hook;
 	planner_hook = plan_sort_planner;
 	xxl_plan_ctas_init();

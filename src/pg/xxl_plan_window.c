@@ -38,49 +38,13 @@
 #include "pg/xxl_plan_sort.h"
 #include "pg/xxl_plan_window.h"
 
-static List *
-cols_private(int n, const AttrNumber *cols, const Oid *eqops, const Oid *collations)
-{
-	List	   *c = NIL,
-			   *o = NIL,
-			   *l = NIL;
-
-	for (int i = 0; i < n; i++)
-	{
-		c = lappend_int(c, cols[i]);
-		o = lappend_oid(o, eqops[i]);
-		l = lappend_oid(l, collations[i]);
-	}
-	return list_make3(c, o, l);
-}
-
-static void
-cols_read(List *private, XxlWindowCols *cols)
-{
-	List	   *c = linitial(private);
-	List	   *o = lsecond(private);
-	List	   *l = lthird(private);
-	int			n = list_length(c);
-
-	cols->n = n;
-	cols->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
-	cols->eqops = palloc(sizeof(Oid) * Max(n, 1));
-	cols->collations = palloc(sizeof(Oid) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		cols->cols[i] = (AttrNumber) list_nth_int(c, i);
-		cols->eqops[i] = list_nth_oid(o, i);
-		cols->collations[i] = list_nth_oid(l, i);
-	}
-}
-
 void
 xxl_plan_window_read(const CustomScan *cscan, XxlPlanWindow *window)
 {
 	List	   *funcs = lthird(cscan->custom_private);
 
-	cols_read(linitial(cscan->custom_private), &window->part);
-	cols_read(lsecond(cscan->custom_private), &window->order);
+	xxl_plan_cols_read(linitial(cscan->custom_private), &window->part);
+	xxl_plan_cols_read(lsecond(cscan->custom_private), &window->order);
 	window->nfuncs = list_length(funcs);
 	window->funcs = palloc(sizeof(XxlWindowFunc) * Max(window->nfuncs, 1));
 	for (int i = 0; i < window->nfuncs; i++)
@@ -172,56 +136,11 @@ collect_funcs(Node *node, FuncsContext *cxt)
 	return expression_tree_walker(node, collect_funcs, cxt);
 }
 
-/* Where node is in list, by equal(); -1 if nowhere. */
-static int
-list_index_of(List *list, Node *node)
-{
-	ListCell   *lc;
-
-	foreach(lc, list)
-	{
-		if (equal(lfirst(lc), node))
-			return foreach_current_index(lc);
-	}
-	return -1;
-}
-
-typedef struct TlistContext
-{
-	List	   *wfuncs;
-	int			nchild;
-} TlistContext;
-
-/* A WindowAgg's expression as the XxlWindow's, over its scan tuple. */
-static Node *
-to_scan_tuple(Node *node, TlistContext *cxt)
-{
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
-	{
-		Var		   *var = (Var *) copyObject(node);
-
-		var->varno = INDEX_VAR;
-		return (Node *) var;
-	}
-	if (IsA(node, WindowFunc))
-	{
-		int			k = list_index_of(cxt->wfuncs, node);
-
-		Assert(k >= 0);
-		return (Node *) makeVar(INDEX_VAR, cxt->nchild + k + 1, exprType(node), exprTypmod(node),
-								exprCollation(node), 0);
-	}
-	return expression_tree_mutator(node, to_scan_tuple, cxt);
-}
-
 Plan *
 xxl_plan_window(WindowAgg *wagg)
 {
 	Plan	   *child = wagg->plan.lefttree;
 	FuncsContext funcs = {.winref = wagg->winref, .frame_options = wagg->frameOptions, .ok = true};
-	TlistContext tcxt;
 	CustomScan *cscan;
 	List	   *scan_tlist;
 	List	   *kinds = NIL;
@@ -246,14 +165,14 @@ xxl_plan_window(WindowAgg *wagg)
 	cscan = makeNode(CustomScan);
 	cscan->scan.plan = wagg->plan;
 	cscan->scan.plan.type = T_CustomScan;
-	tcxt.wfuncs = funcs.wfuncs;
-	tcxt.nchild = list_length(child->targetlist);
-	cscan->scan.plan.targetlist = (List *) to_scan_tuple((Node *) wagg->plan.targetlist, &tcxt);
+	cscan->scan.plan.targetlist =
+		(List *) xxl_plan_to_scan_tuple((Node *) wagg->plan.targetlist, funcs.wfuncs,
+										list_length(child->targetlist));
 	cscan->scan.scanrelid = 0;
 	cscan->flags = 0;			/* as WindowAgg: no backward scan, no mark/restore */
-	cscan->custom_private = list_make3(cols_private(wagg->partNumCols, wagg->partColIdx,
+	cscan->custom_private = list_make3(xxl_plan_cols_private(wagg->partNumCols, wagg->partColIdx,
 													wagg->partOperators, wagg->partCollations),
-									   cols_private(wagg->ordNumCols, wagg->ordColIdx,
+									   xxl_plan_cols_private(wagg->ordNumCols, wagg->ordColIdx,
 													wagg->ordOperators, wagg->ordCollations),
 									   kinds);
 	cscan->custom_scan_tlist = scan_tlist;

@@ -13,6 +13,8 @@
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 
+#include "pg/xxl_plan_group.h"
+
 #define XXL_PLAN_WINDOW_NAME "XxlWindow"
 
 typedef enum XxlWindowFunc
@@ -26,20 +28,11 @@ typedef enum XxlWindowFunc
 
 #define XXL_WINDOW_LAG_MAX 1024
 
-/* Columns compared for equality: in the child's rows, as WindowAgg has them. */
-typedef struct XxlWindowCols
-{
-	int			n;
-	AttrNumber *cols;
-	Oid		   *eqops;
-	Oid		   *collations;
-} XxlWindowCols;
-
 /* An XxlWindow node's window: its partition and order columns, its functions. */
 typedef struct XxlPlanWindow
 {
-	XxlWindowCols part;
-	XxlWindowCols order;
+	XxlPlanCols part;
+	XxlPlanCols order;
 	int			nfuncs;			/* columns after the child's in the scan tuple, */
 								/* whose expressions are the WindowFuncs */
 	XxlWindowFunc *funcs;

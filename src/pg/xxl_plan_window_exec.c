@@ -28,19 +28,6 @@
 #include "pg/xxl_plan_sort.h"
 #include "pg/xxl_plan_window.h"
 
-/* Key columns and the values they had in the row that began the group. */
-typedef struct GroupKey
-{
-	XxlWindowCols cols;
-	FmgrInfo   *eq;
-	int16	   *typlen;
-	bool	   *typbyval;
-	bool		any_byref;
-	Datum	   *values;
-	bool	   *isnull;
-	MemoryContext cxt;			/* the by-reference values */
-} GroupKey;
-
 /*
  * A lag() or first_value(): its argument expressions and copies of the
  * values it keeps: lag(x, k) the partition's last k, first_value (k = 1)
@@ -65,8 +52,8 @@ typedef struct WindowState
 	CustomScanState css;
 	XxlPlanWindow window;
 	KeptValues **kept;			/* per function: NULL unless lag() or first_value() */
-	GroupKey	part;
-	GroupKey	order;
+	XxlGroupKey	part;
+	XxlGroupKey	order;
 	int			nchild;			/* the child's columns, first in the scan tuple */
 	bool		started;		/* a partition has begun */
 	int64		row_number;
@@ -105,70 +92,6 @@ create_window_state(CustomScan *cscan)
 	state->css.methods = &window_exec_methods;
 	xxl_plan_window_read(cscan, &state->window);
 	return (Node *) state;
-}
-
-static void
-group_key_init(GroupKey *key, const XxlWindowCols *cols, TupleDesc child, EState *estate)
-{
-	int			n = cols->n;
-
-	key->cols = *cols;
-	key->eq = palloc(sizeof(FmgrInfo) * Max(n, 1));
-	key->typlen = palloc(sizeof(int16) * Max(n, 1));
-	key->typbyval = palloc(sizeof(bool) * Max(n, 1));
-	key->values = palloc0(sizeof(Datum) * Max(n, 1));
-	key->isnull = palloc0(sizeof(bool) * Max(n, 1));
-	key->any_byref = false;
-	for (int i = 0; i < n; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(child, cols->cols[i] - 1);
-
-		fmgr_info_cxt(get_opcode(cols->eqops[i]), &key->eq[i], estate->es_query_cxt);
-		key->typlen[i] = att->attlen;
-		key->typbyval[i] = att->attbyval;
-		key->any_byref |= !att->attbyval;
-	}
-	key->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl window key", ALLOCSET_SMALL_SIZES);
-}
-
-/* The row's key is the group's: equal in every column, NULL equal to NULL. */
-static bool
-group_key_match(GroupKey *key, TupleTableSlot *row)
-{
-	for (int i = 0; i < key->cols.n; i++)
-	{
-		int			c = key->cols.cols[i] - 1;
-
-		if (key->isnull[i] != row->tts_isnull[c])
-			return false;
-		if (!key->isnull[i] &&
-			!DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i],
-											key->values[i], row->tts_values[c])))
-			return false;
-	}
-	return true;
-}
-
-/* The row begins a group: keep its key values. */
-static void
-group_key_keep(GroupKey *key, TupleTableSlot *row)
-{
-	MemoryContext old;
-
-	if (key->cols.n == 0)
-		return;
-	if (key->any_byref)
-		MemoryContextReset(key->cxt);
-	old = MemoryContextSwitchTo(key->cxt);
-	for (int i = 0; i < key->cols.n; i++)
-	{
-		int			c = key->cols.cols[i] - 1;
-
-		key->isnull[i] = row->tts_isnull[c];
-		key->values[i] = key->isnull[i] || key->typbyval[i] ? row->tts_values[c] :
-			datumCopy(row->tts_values[c], false, key->typlen[i]);
-	}
-	MemoryContextSwitchTo(old);
 }
 
 static KeptValues *
@@ -272,8 +195,8 @@ begin_window(CustomScanState *node, EState *estate, int eflags)
 	outerPlanState(node) = ExecInitNode(outerPlan(node->ss.ps.plan), estate, eflags);
 	child = ExecGetResultType(outerPlanState(node));
 	state->nchild = child->natts;
-	group_key_init(&state->part, &state->window.part, child, estate);
-	group_key_init(&state->order, &state->window.order, child, estate);
+	xxl_group_key_init(&state->part, &state->window.part, child, estate);
+	xxl_group_key_init(&state->order, &state->window.order, child, estate);
 	state->kept = palloc0(sizeof(KeptValues *) * Max(state->window.nfuncs, 1));
 	for (int i = 0; i < state->window.nfuncs; i++)
 	{
@@ -291,21 +214,21 @@ begin_window(CustomScanState *node, EState *estate, int eflags)
 static void
 count_row(WindowState *state, TupleTableSlot *row)
 {
-	if (!state->started || !group_key_match(&state->part, row))
+	if (!state->started || !xxl_group_key_match(&state->part, row))
 	{
 		state->started = true;
 		state->row_number = state->rank = state->dense_rank = 1;
-		group_key_keep(&state->part, row);
-		group_key_keep(&state->order, row);
+		xxl_group_key_keep(&state->part, row);
+		xxl_group_key_keep(&state->order, row);
 		return;
 	}
 	state->row_number++;
 	/* without ORDER BY, every row of a partition is a peer of the first */
-	if (state->order.cols.n > 0 && !group_key_match(&state->order, row))
+	if (state->order.cols.n > 0 && !xxl_group_key_match(&state->order, row))
 	{
 		state->rank = state->row_number;
 		state->dense_rank++;
-		group_key_keep(&state->order, row);
+		xxl_group_key_keep(&state->order, row);
 	}
 }
 
@@ -395,25 +318,6 @@ static const char *const func_names[] = {
 	[XXL_WINDOW_FIRST_VALUE] = "first_value()",
 };
 
-/* The key columns as EXPLAIN shows the child's expressions. */
-static List *
-cols_texts(CustomScanState *node, const XxlWindowCols *cols, List *ancestors, ExplainState *es)
-{
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
-	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
-	List	   *result = NIL;
-
-	for (int i = 0; i < cols->n; i++)
-	{
-		TargetEntry *tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, cols->cols[i] - 1);
-
-		result = lappend(result, deparse_expression((Node *) xxl_plan_column_ref(tle, INDEX_VAR),
-													context, prefix, false));
-	}
-	return result;
-}
-
 static void
 explain_window(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -424,7 +328,7 @@ explain_window(CustomScanState *node, List *ancestors, ExplainState *es)
 		funcs = lappend(funcs, (char *) func_names[state->window.funcs[i]]);
 	ExplainPropertyList("Window Functions", funcs, es);
 	if (state->window.part.n > 0)
-		ExplainPropertyList("Partition By", cols_texts(node, &state->window.part, ancestors, es), es);
+		ExplainPropertyList("Partition By", xxl_plan_cols_texts(node, &state->window.part, ancestors, es), es);
 	if (state->window.order.n > 0)
-		ExplainPropertyList("Order By", cols_texts(node, &state->window.order, ancestors, es), es);
+		ExplainPropertyList("Order By", xxl_plan_cols_texts(node, &state->window.order, ancestors, es), es);
 }

@@ -128,7 +128,7 @@ sub items
 }
 
 my ($results, $exact, $reordered, $tie_values) = (0, 0, 0, 0);
-my ($xxl_nodes, $window_nodes) = (0, 0);
+my ($xxl_nodes, $window_nodes, $agg_nodes) = (0, 0, 0);
 for my $t (@tests)
 {
 	my $on_file = "$out{on}/$t.out";
@@ -138,6 +138,7 @@ for my $t (@tests)
 	my $text = do { local $/; <$fh> };
 	$xxl_nodes += () = $text =~ /XxlSort/g;
 	$window_nodes += () = $text =~ /XxlWindow/g;
+	$agg_nodes += () = $text =~ /XxlAgg/g;
 	close($fh);
 
 	my @on = items($on_file);
@@ -172,6 +173,7 @@ for my $t (@tests)
 
 cmp_ok($xxl_nodes, '>', 100, "XxlSort replaced Sort $xxl_nodes times in the plans EXPLAIN showed");
 cmp_ok($window_nodes, '>', 0, "XxlWindow replaced WindowAgg $window_nodes times in the plans EXPLAIN showed");
+cmp_ok($agg_nodes, '>', 0, "XxlAgg replaced GroupAggregate $agg_nodes times in the plans EXPLAIN showed");
 cmp_ok($exact, '>', 0.9 * $results,
 	"$results results compared: $exact identical, $reordered in another order of ties, "
 	  . "$tie_values with tie-dependent window values");

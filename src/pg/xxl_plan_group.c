@@ -1,0 +1,186 @@
+/*
+ * xxl_plan_group.c — groups of equal keys over a sorted input, for the
+ * XxlWindow and XxlAgg plan nodes (see xxl_plan_group.h).
+ *
+ * Keys are compared as the replaced PostgreSQL node compares them: with its
+ * equality operators and collations, NULL equal to NULL, so that numeric
+ * 1.0 and 1.00 fall into one group, as they do there.
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/tuptable.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+
+#include "pg/xxl_plan_group.h"
+#include "pg/xxl_plan_sort.h"
+
+List *
+xxl_plan_cols_private(int n, const AttrNumber *cols, const Oid *eqops, const Oid *collations)
+{
+	List	   *c = NIL,
+			   *o = NIL,
+			   *l = NIL;
+
+	for (int i = 0; i < n; i++)
+	{
+		c = lappend_int(c, cols[i]);
+		o = lappend_oid(o, eqops[i]);
+		l = lappend_oid(l, collations[i]);
+	}
+	return list_make3(c, o, l);
+}
+
+void
+xxl_plan_cols_read(List *private, XxlPlanCols *cols)
+{
+	List	   *c = linitial(private);
+	List	   *o = lsecond(private);
+	List	   *l = lthird(private);
+	int			n = list_length(c);
+
+	cols->n = n;
+	cols->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
+	cols->eqops = palloc(sizeof(Oid) * Max(n, 1));
+	cols->collations = palloc(sizeof(Oid) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		cols->cols[i] = (AttrNumber) list_nth_int(c, i);
+		cols->eqops[i] = list_nth_oid(o, i);
+		cols->collations[i] = list_nth_oid(l, i);
+	}
+}
+
+int
+xxl_plan_list_index(List *list, Node *node)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (equal(lfirst(lc), node))
+			return foreach_current_index(lc);
+	}
+	return -1;
+}
+
+typedef struct ScanTupleContext
+{
+	List	   *computed;
+	int			nchild;
+} ScanTupleContext;
+
+static Node *
+to_scan_tuple(Node *node, ScanTupleContext *cxt)
+{
+	int			k;
+
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varno = INDEX_VAR;
+		return (Node *) var;
+	}
+	if ((IsA(node, WindowFunc) || IsA(node, Aggref)) &&
+		(k = xxl_plan_list_index(cxt->computed, node)) >= 0)
+		return (Node *) makeVar(INDEX_VAR, cxt->nchild + k + 1, exprType(node), exprTypmod(node),
+								exprCollation(node), 0);
+	return expression_tree_mutator(node, to_scan_tuple, cxt);
+}
+
+Node *
+xxl_plan_to_scan_tuple(Node *expr, List *computed, int nchild)
+{
+	ScanTupleContext cxt = {.computed = computed, .nchild = nchild};
+
+	return to_scan_tuple(expr, &cxt);
+}
+
+void
+xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, EState *estate)
+{
+	int			n = cols->n;
+
+	key->cols = *cols;
+	key->eq = palloc(sizeof(FmgrInfo) * Max(n, 1));
+	key->typlen = palloc(sizeof(int16) * Max(n, 1));
+	key->typbyval = palloc(sizeof(bool) * Max(n, 1));
+	key->values = palloc0(sizeof(Datum) * Max(n, 1));
+	key->isnull = palloc0(sizeof(bool) * Max(n, 1));
+	key->any_byref = false;
+	for (int i = 0; i < n; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(child, cols->cols[i] - 1);
+
+		fmgr_info_cxt(get_opcode(cols->eqops[i]), &key->eq[i], estate->es_query_cxt);
+		key->typlen[i] = att->attlen;
+		key->typbyval[i] = att->attbyval;
+		key->any_byref |= !att->attbyval;
+	}
+	key->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl group key", ALLOCSET_SMALL_SIZES);
+}
+
+bool
+xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row)
+{
+	for (int i = 0; i < key->cols.n; i++)
+	{
+		int			c = key->cols.cols[i] - 1;
+
+		if (key->isnull[i] != row->tts_isnull[c])
+			return false;
+		if (!key->isnull[i] &&
+			!DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i],
+											key->values[i], row->tts_values[c])))
+			return false;
+	}
+	return true;
+}
+
+void
+xxl_group_key_keep(XxlGroupKey *key, TupleTableSlot *row)
+{
+	MemoryContext old;
+
+	if (key->cols.n == 0)
+		return;
+	if (key->any_byref)
+		MemoryContextReset(key->cxt);
+	old = MemoryContextSwitchTo(key->cxt);
+	for (int i = 0; i < key->cols.n; i++)
+	{
+		int			c = key->cols.cols[i] - 1;
+
+		key->isnull[i] = row->tts_isnull[c];
+		key->values[i] = key->isnull[i] || key->typbyval[i] ? row->tts_values[c] :
+			datumCopy(row->tts_values[c], false, key->typlen[i]);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+List *
+xxl_plan_cols_texts(CustomScanState *node, const XxlPlanCols *cols, List *ancestors,
+					ExplainState *es)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
+	List	   *result = NIL;
+
+	for (int i = 0; i < cols->n; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, cols->cols[i] - 1);
+
+		result = lappend(result, deparse_expression((Node *) xxl_plan_column_ref(tle, INDEX_VAR),
+													context, prefix, false));
+	}
+	return result;
+}
