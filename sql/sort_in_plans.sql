@@ -259,7 +259,10 @@ SELECT count(*) FROM (SELECT k, count(*) FROM ga GROUP BY k) x;
 -- before, as they arrive and as they go out: DISTINCT with few keys (most
 -- rows dropped), with all keys distinct (the filter turns itself off),
 -- DISTINCT ON (the first row of each group by the whole key), UNION, text
--- in an ICU collation and NULLs; a GROUP BY (Agg) reads every row
+-- in an ICU collation and NULLs; a GROUP BY (Agg) reads every row.  When
+-- the key is the Unique's columns and nothing more, the Unique goes: equal
+-- values have equal key bytes (numeric scales, -0 and 0, NaNs, char(n)
+-- blanks, a libc collation); a scrollable cursor over it: see below
 SET enable_hashagg = off;
 SELECT explain_masked('SELECT DISTINCT k % 10 AS d FROM sp');
 SELECT same('SELECT DISTINCT k % 10 AS d FROM sp ORDER BY 1') AS few_keys,
@@ -267,6 +270,18 @@ SELECT same('SELECT DISTINCT k % 10 AS d FROM sp ORDER BY 1') AS few_keys,
        same('SELECT DISTINCT ON (k) k, t, id FROM sp ORDER BY k, t') AS distinct_on,
        same('SELECT t FROM sp UNION SELECT md5((id % 50)::text) FROM sp ORDER BY 1') AS union_,
        same('SELECT DISTINCT substr(t, 1, 2) COLLATE "en-x-icu" AS p, (CASE WHEN id % 3 = 0 THEN NULL ELSE id % 4 END) AS q FROM sp ORDER BY 1, 2') AS icu_nulls;
+SELECT same('SELECT count(*), count(DISTINCT n::text) FROM (SELECT DISTINCT n FROM (SELECT CASE id % 4 WHEN 0 THEN 1.0 '
+            'WHEN 1 THEN 1.00 WHEN 2 THEN round(k / 7.0, 2) ELSE NULL END AS n FROM sp) s) d') AS numeric_scales,
+       same('SELECT count(*) FROM (SELECT DISTINCT f FROM (SELECT CASE id % 5 WHEN 0 THEN ''-0''::float8 WHEN 1 THEN 0 '
+            'WHEN 2 THEN ''NaN'' WHEN 3 THEN -(''NaN''::float8) ELSE k END AS f FROM sp) s) d') AS floats,
+       same('SELECT count(*) FROM (SELECT DISTINCT c FROM (SELECT (CASE WHEN id % 2 = 0 THEN ''a'' ELSE ''a  '' END '
+            '|| (k % 10))::char(6) AS c FROM sp) s) d') AS char_blanks,
+       same('SELECT DISTINCT substr(t, 1, 2) COLLATE "en_US" AS p FROM sp ORDER BY 1') AS libc;
+EXPLAIN (COSTS OFF) SELECT DISTINCT k % 300 AS a, n FROM sp;
+-- the sort names the result's columns, as the Unique did
+SELECT DISTINCT k % 3 AS named FROM sp;
+-- the Unique stays where the key has more columns than it compares
+EXPLAIN (COSTS OFF) SELECT DISTINCT ON (k) k, t FROM sp ORDER BY k, t;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM sp GROUP BY k;
 RESET enable_hashagg;
 
@@ -299,21 +314,27 @@ SELECT same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp s2 WH
                 FROM sp s1 WHERE id < 40 ORDER BY id$$) AS subplan_rescans;
 
 -- scrollable cursors: backward fetches and absolute positions
-CREATE FUNCTION scroll_walk(on_ boolean) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION scroll_walk(on_ boolean, q text DEFAULT 'SELECT id, k, t FROM sp ORDER BY k DESC, t',
+                            pos int DEFAULT 12345, rel int DEFAULT 29000) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE c refcursor; r record; acc text := '';
 BEGIN
   PERFORM set_config('xxl.sort_in_plans', on_::text, true);
-  OPEN c SCROLL FOR SELECT id, k, t FROM sp ORDER BY k DESC, t;
-  FETCH ABSOLUTE 12345 FROM c INTO r; acc := acc || r::text;
+  OPEN c SCROLL FOR EXECUTE q;
+  EXECUTE format('FETCH ABSOLUTE %s FROM %I', pos, c) INTO r; acc := acc || r::text;
   FOR i IN 1..3 LOOP FETCH PRIOR FROM c INTO r; acc := acc || r::text; END LOOP;
   FETCH LAST FROM c INTO r; acc := acc || r::text;
   FETCH PRIOR FROM c INTO r; acc := acc || r::text;
   FETCH FIRST FROM c INTO r; acc := acc || r::text;
-  FETCH RELATIVE 29000 FROM c INTO r; acc := acc || r::text;
+  EXECUTE format('FETCH RELATIVE %s FROM %I', rel, c) INTO r; acc := acc || r::text;
   CLOSE c;
   RETURN md5(acc);
 END $$;
 SELECT scroll_walk(true) = scroll_walk(false) AS scroll_cursor;
+-- over a DISTINCT whose Unique the sort replaced (see below)
+SET enable_hashagg = off;
+SELECT scroll_walk(true, 'SELECT DISTINCT k % 300 AS a, n FROM sp', 1000, 1500) =
+       scroll_walk(false, 'SELECT DISTINCT k % 300 AS a, n FROM sp', 1000, 1500) AS scroll_distinct;
+RESET enable_hashagg;
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT id, k FROM sp ORDER BY k, id;
 FETCH ABSOLUTE 3 FROM c;

@@ -235,16 +235,27 @@ static List *replace_in_list(List *plans, double bound);
  * row whose key came before (XxlSortRunOptions.distinct), since rows equal
  * in the whole key are equal in the Unique's columns, and which of them
  * the Unique keeps is the sort's choice anyway.
+ *
+ * When the key has no other column, the Unique has nothing left to do and
+ * goes: the key encodings are normalized (xxl_sortkey.c: numeric 1.0 and
+ * 1.00, -0 and +0, every NaN, char(n)'s trailing blanks encode alike, and
+ * deterministic collations call only identical strings equal), so values
+ * equal under the key's equality have equal key bytes, and the sort hands
+ * out one row per group in both directions (a backward scan reads its
+ * store of rows already handed out).  Returns what stands in the
+ * Unique's place.
  */
-static void
+static Plan *
 mark_distinct(Unique *u)
 {
 	CustomScan *cscan = (CustomScan *) u->plan.lefttree;
 	List	   *cols,
 			   *ops;
+	ListCell   *lc_u,
+			   *lc_s;
 
 	if (cscan == NULL || !IsA(cscan, CustomScan) || cscan->methods != &xxl_plan_sort_methods)
-		return;
+		return &u->plan;
 	cols = linitial(cscan->custom_private);
 	ops = lsecond(cscan->custom_private);
 	for (int i = 0; i < u->numCols; i++)
@@ -260,9 +271,36 @@ mark_distinct(Unique *u)
 		}
 		if (lc == NULL ||
 			get_equality_op_for_ordering_op(list_nth_oid(ops, k), NULL) != u->uniqOperators[i])
-			return;
+			return &u->plan;
 	}
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(1));
+	if (list_length(cols) != u->numCols || u->plan.qual != NIL)
+		return &u->plan;
+
+	/*
+	 * The sort in the Unique's place: its row estimate, initPlans and
+	 * parameters, and its target list's names (which name a query's result
+	 * columns when it is the top node); the columns are the same.
+	 */
+	if (list_length(u->plan.targetlist) != list_length(cscan->scan.plan.targetlist))
+		return &u->plan;
+	forboth(lc_u, u->plan.targetlist, lc_s, cscan->scan.plan.targetlist)
+	{
+		TargetEntry *from = lfirst_node(TargetEntry, lc_u);
+		TargetEntry *to = lfirst_node(TargetEntry, lc_s);
+
+		to->resname = from->resname;
+		to->ressortgroupref = from->ressortgroupref;
+		to->resorigtbl = from->resorigtbl;
+		to->resorigcol = from->resorigcol;
+		to->resjunk = from->resjunk;
+	}
+	cscan->scan.plan.plan_rows = u->plan.plan_rows;
+	cscan->scan.plan.total_cost = u->plan.total_cost;
+	cscan->scan.plan.initPlan = list_concat(cscan->scan.plan.initPlan, u->plan.initPlan);
+	cscan->scan.plan.extParam = bms_union(cscan->scan.plan.extParam, u->plan.extParam);
+	cscan->scan.plan.allParam = bms_union(cscan->scan.plan.allParam, u->plan.allParam);
+	return &cscan->scan.plan;
 }
 
 /*
@@ -306,8 +344,7 @@ replace_sorts(Plan *plan, double bound)
 			break;
 		case T_Unique:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
-			mark_distinct((Unique *) plan);
-			return plan;
+			return mark_distinct((Unique *) plan);
 		case T_Agg:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			return xxl_plan_agg((Agg *) plan);
