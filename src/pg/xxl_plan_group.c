@@ -13,6 +13,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -104,6 +105,32 @@ xxl_plan_to_scan_tuple(Node *expr, List *computed, int nchild)
 	return to_scan_tuple(expr, &cxt);
 }
 
+/*
+ * Equality functions of by-value types that hold exactly when the Datums
+ * are the same: the key compares those Datums without a function call (a
+ * call per row was a tenth of a one-row-per-group GROUP BY's node time).
+ */
+static bool
+bitwise_equality(Oid eqfn)
+{
+	switch (eqfn)
+	{
+		case F_BOOLEQ:
+		case F_CHAREQ:
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_OIDEQ:
+		case F_DATE_EQ:
+		case F_TIME_EQ:
+		case F_TIMESTAMP_EQ:
+		case F_TIMESTAMPTZ_EQ:
+			return true;
+		default:
+			return false;
+	}
+}
+
 void
 xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, EState *estate)
 {
@@ -111,6 +138,7 @@ xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, E
 
 	key->cols = *cols;
 	key->eq = palloc(sizeof(FmgrInfo) * Max(n, 1));
+	key->bitwise = palloc(sizeof(bool) * Max(n, 1));
 	key->typlen = palloc(sizeof(int16) * Max(n, 1));
 	key->typbyval = palloc(sizeof(bool) * Max(n, 1));
 	key->values = palloc0(sizeof(Datum) * Max(n, 1));
@@ -120,7 +148,10 @@ xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, E
 	{
 		Form_pg_attribute att = TupleDescAttr(child, cols->cols[i] - 1);
 
-		fmgr_info_cxt(get_opcode(cols->eqops[i]), &key->eq[i], estate->es_query_cxt);
+		Oid			eqfn = get_opcode(cols->eqops[i]);
+
+		fmgr_info_cxt(eqfn, &key->eq[i], estate->es_query_cxt);
+		key->bitwise[i] = att->attbyval && bitwise_equality(eqfn);
 		key->typlen[i] = att->attlen;
 		key->typbyval[i] = att->attbyval;
 		key->any_byref |= !att->attbyval;
@@ -137,8 +168,14 @@ xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row)
 
 		if (key->isnull[i] != row->tts_isnull[c])
 			return false;
-		if (!key->isnull[i] &&
-			!DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i],
+		if (key->isnull[i])
+			continue;
+		if (key->bitwise[i])
+		{
+			if (key->values[i] != row->tts_values[c])
+				return false;
+		}
+		else if (!DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i],
 											key->values[i], row->tts_values[c])))
 			return false;
 	}

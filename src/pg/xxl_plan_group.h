@@ -45,6 +45,7 @@ typedef struct XxlGroupKey
 {
 	XxlPlanCols cols;
 	FmgrInfo   *eq;
+	bool	   *bitwise;		/* by value, equal exactly when the Datums are */
 	int16	   *typlen;
 	bool	   *typbyval;
 	bool		any_byref;
