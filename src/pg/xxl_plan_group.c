@@ -159,6 +159,17 @@ xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, E
 	key->cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl group key", ALLOCSET_SMALL_SIZES);
 }
 
+/* The key's i-th column: a (kept or a row's) equal to the row's value b. */
+static inline bool
+column_equal(XxlGroupKey *key, int i, Datum a, bool anull, Datum b, bool bnull)
+{
+	if (anull || bnull)
+		return anull == bnull;
+	if (key->bitwise[i])
+		return a == b;
+	return DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i], a, b));
+}
+
 bool
 xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row)
 {
@@ -166,17 +177,22 @@ xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row)
 	{
 		int			c = key->cols.cols[i] - 1;
 
-		if (key->isnull[i] != row->tts_isnull[c])
+		if (!column_equal(key, i, key->values[i], key->isnull[i], row->tts_values[c],
+						  row->tts_isnull[c]))
 			return false;
-		if (key->isnull[i])
-			continue;
-		if (key->bitwise[i])
-		{
-			if (key->values[i] != row->tts_values[c])
-				return false;
-		}
-		else if (!DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i],
-											key->values[i], row->tts_values[c])))
+	}
+	return true;
+}
+
+bool
+xxl_group_key_same(XxlGroupKey *key, TupleTableSlot *first, TupleTableSlot *row)
+{
+	for (int i = 0; i < key->cols.n; i++)
+	{
+		int			c = key->cols.cols[i] - 1;
+
+		if (!column_equal(key, i, first->tts_values[c], first->tts_isnull[c], row->tts_values[c],
+						  row->tts_isnull[c]))
 			return false;
 	}
 	return true;

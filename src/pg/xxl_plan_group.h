@@ -58,6 +58,11 @@ extern void xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleD
 							   EState *estate);
 /* The row's key is the group's: equal in every column, NULL equal to NULL. */
 extern bool xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row);
+/*
+ * The same, against a copy of the group's first row (first: the child's
+ * columns at their places, as row has them) rather than kept key values.
+ */
+extern bool xxl_group_key_same(XxlGroupKey *key, TupleTableSlot *first, TupleTableSlot *row);
 /* The row begins a group: keep its key values. */
 extern void xxl_group_key_keep(XxlGroupKey *key, TupleTableSlot *row);
 
