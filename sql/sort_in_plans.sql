@@ -247,6 +247,12 @@ EXPLAIN (COSTS OFF) SELECT k, count(DISTINCT t) FROM sp GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FILTER (WHERE id > 5) FROM sp GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, t, count(*) FROM sp GROUP BY ROLLUP (k, t);
 EXPLAIN (COSTS OFF) SELECT k, grouping(k), count(*) FROM sp GROUP BY k;
+-- an extension's C function might insist on an Agg caller: its aggregate stays Agg's
+CREATE FUNCTION ga_larger(int4, int4) RETURNS int4 LANGUAGE internal IMMUTABLE STRICT AS 'int4larger';
+CREATE AGGREGATE ga_max(int4) (SFUNC = ga_larger, STYPE = int4);
+EXPLAIN (COSTS OFF) SELECT k, ga_max(k) FROM sp GROUP BY k;
+DROP AGGREGATE ga_max(int4);
+DROP FUNCTION ga_larger;
 SET xxl.group_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM sp GROUP BY k;
 RESET xxl.group_in_plans;

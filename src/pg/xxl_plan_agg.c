@@ -10,12 +10,13 @@
  * grouping sets or GROUPING(), not split for parallel aggregation) and
  * whose aggregates are all plain ones (no DISTINCT, ORDER BY or FILTER
  * inside) that the node computes becomes an XxlAgg over the same child:
- * count(*), count(x) and
- * sum() of integers are counted in C, and every other aggregate whose
- * state is not `internal` is called through its own transition and final
- * functions, as Agg calls them.  An aggregate with an `internal` state
- * (numeric sums, array_agg, string_agg, ...) keeps the node an Agg: such
- * functions insist on being called by an Agg (AggCheckCallContext).
+ * count(*), count(x) and sum() of integers are counted in C, and every
+ * other aggregate whose state is not `internal` is called through its own
+ * transition and final functions, as Agg calls them, when those are
+ * PostgreSQL's own or not written in C (callable_fn).  An aggregate with an
+ * `internal` state (numeric sums, array_agg, string_agg, ...) keeps the
+ * node an Agg: such functions insist on being called by an Agg
+ * (AggCheckCallContext).
  *
  * The node's scan tuple is the child's row (the group's first, as Agg
  * reads grouping columns and columns that depend on them) followed by one
@@ -25,7 +26,10 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -35,6 +39,29 @@
 #include "pg/xxl_guc.h"
 #include "pg/xxl_plan_agg.h"
 #include "pg/xxl_plan_sort.h"
+
+/*
+ * fn may be called outside an Agg: PostgreSQL's own functions (those of
+ * aggregates without an `internal` state copy their state when not called
+ * by an Agg, and none refuses), and functions not written in C, which
+ * cannot ask.  A C function of an extension might insist on an Agg caller
+ * (AggCheckCallContext), so its aggregate stays Agg's.
+ */
+static bool
+callable_fn(Oid fn)
+{
+	HeapTuple	tuple;
+	Oid			lang;
+
+	if (!OidIsValid(fn) || fn < FirstNormalObjectId)
+		return true;
+	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	lang = ((Form_pg_proc) GETSTRUCT(tuple))->prolang;
+	ReleaseSysCache(tuple);
+	return lang != ClanguageId && lang != INTERNALlanguageId;
+}
 
 /* Whether the node can call the aggregate's own functions without an Agg. */
 static bool
@@ -48,7 +75,7 @@ callable(Oid aggfnoid)
 		return false;
 	form = (Form_pg_aggregate) GETSTRUCT(tuple);
 	ok = form->aggkind == AGGKIND_NORMAL && form->aggtranstype != INTERNALOID &&
-		!form->aggfinalextra;
+		!form->aggfinalextra && callable_fn(form->aggtransfn) && callable_fn(form->aggfinalfn);
 	ReleaseSysCache(tuple);
 	return ok;
 }

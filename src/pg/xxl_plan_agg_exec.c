@@ -234,9 +234,20 @@ calc_init(CustomScanState *node, AggCalc *calc, XxlAggKind kind, Aggref *aggref,
 		calc_init_called(calc, aggref, estate->es_query_cxt);
 }
 
-/* The aggregate's state before the group's first row. */
+/* A copy of the non-NULL by-reference v in cxt. */
+static Datum
+copy_into(MemoryContext cxt, Datum v, int16 len)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	v = datumCopy(v, false, len);
+	MemoryContextSwitchTo(old);
+	return v;
+}
+
+/* The aggregate's state before the group's first row (a by-reference one in group_cxt). */
 static void
-calc_start(AggCalc *calc)
+calc_start(AggCalc *calc, MemoryContext group_cxt)
 {
 	calc->count = 0;
 	calc->isum = 0;
@@ -248,18 +259,7 @@ calc_start(AggCalc *calc)
 	/* (the group's memory was reset: nothing to free) */
 	calc->state_null = calc->no_state = calc->init_null;
 	calc->state = calc->init_null || calc->transbyval ? calc->init :
-		datumCopy(calc->init, false, calc->translen);
-}
-
-/* A copy of the non-NULL by-reference v in cxt. */
-static Datum
-copy_into(MemoryContext cxt, Datum v, int16 len)
-{
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-
-	v = datumCopy(v, false, len);
-	MemoryContextSwitchTo(old);
-	return v;
+		copy_into(group_cxt, calc->init, calc->translen);
 }
 
 /* Agg's transition step for a called aggregate, the arguments evaluated. */
@@ -459,7 +459,7 @@ start_group(AggNodeState *state, TupleTableSlot *row)
 	}
 	MemoryContextSwitchTo(old);
 	for (int i = 0; i < state->plan.naggs; i++)
-		calc_start(&state->calcs[i]);
+		calc_start(&state->calcs[i], state->group_cxt);
 }
 
 static void
