@@ -36,7 +36,12 @@
 # has none: over an XxlSort it writes its pages directly, over a scan it
 # inserts row by row, so its "floor" would be dearer than the query.
 #
-# Environment: ROWS, TEXT_ROWS, MEM, SEED, QUERIES (a subset, e.g.
+# ROUNDS (default 1) repeats each query's four configurations that many
+# times, in turn, and the tables give each configuration's median: this
+# shared 2-core VM's run-to-run spread (the same query 2.2 s in one run,
+# 3.9 s in the next) is larger than the margins the targets leave.
+#
+# Environment: ROWS, TEXT_ROWS, MEM, SEED, ROUNDS, QUERIES (a subset, e.g.
 # "orderby window"), FLOOR_RUNS=0 (skip the floor), KEEP_CLUSTER=1.
 set -euo pipefail
 
@@ -50,6 +55,7 @@ MEM=${MEM:-64MB}
 case $MEM in *[0-9]) MEM=${MEM}MB ;; esac
 SEED=${SEED:-0.42}
 QUERIES=${QUERIES:-orderby window partition distinct groupby mergejoin ctas report bigjoin}
+ROUNDS=${ROUNDS:-1}
 OUT=bench/out
 CSV=$OUT/sort_plans.csv
 DAT=$OUT/sort_plans.dat
@@ -177,10 +183,12 @@ for q in $QUERIES; do
 		-c "${SETTINGS[$q]:-SELECT}" -c "EXPLAIN (COSTS OFF) ${SQL[$q]}")
 	printf 'plan of %s:\n%s\n' "$q" "$plan" >>"$LOG"
 	grep -q XxlSort <<<"$plan" || { echo "bench-sort-plans: the plan of $q has no XxlSort" >&2; exit 1; }
-	measure "$q" off 0
-	measure "$q" off 2
-	measure "$q" on 0
-	measure "$q" on 2
+	for ((round = 1; round <= ROUNDS; round++)); do
+		measure "$q" off 0
+		measure "$q" off 2
+		measure "$q" on 0
+		measure "$q" on 2
+	done
 	if [ -n "${FLOOR[$q]:-}" ]; then
 		# (EXPLAIN of CREATE TABLE AS fails when the table exists)
 		[ "$q" = ctas ] && psql_ -c "DROP TABLE IF EXISTS ctas_out" >>"$LOG" 2>&1
@@ -204,11 +212,20 @@ bad=$(psql_ -c "SET synchronize_seqscans = off" -c "SELECT count(*) FROM (SELECT
 echo "bench-sort-plans: checks ok (every configuration gives the same answer; CTAS target inversions: $bad)"
 
 # --- report -----------------------------------------------------------------------------
-awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" '
+awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" -v rounds="$ROUNDS" '
+	# the median of the runs of configuration k (the mean of the middle two if even)
+	function median(k,    n, i, j, v, x) {
+		n = cnt[k]
+		for (i = 1; i <= n; i++) v[i] = all[k, i]
+		for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
 	NR == 1 { next }
-	{ k = $1 "," $2 "," $3; t[k] = $4; vm[k] = $5 / 1024; wr[k] = $6 / 1048576 }
+	{ k = $1 "," $2 "," $3; n = ++cnt[k]; all[k, n] = $4; vm[k] = $5 / 1024; wr[k] = $6 / 1048576 }
 	END {
-		printf "\n%s rows (t), work_mem = xxl.memory = %s\n", rows, mem
+		for (k in cnt) t[k] = median(k)
+		printf "\n%s rows (t), work_mem = xxl.memory = %s%s\n", rows, mem,
+			rounds > 1 ? sprintf(", the median of %d rounds", rounds) : ""
 		printf "%-10s %8s %8s %8s %8s %7s %7s %7s %8s %7s %8s %8s %8s %8s\n", "query", "Sort[s]", "Sort 2w", "Xxl[s]",
 			"Xxl 2w", "on/off", "2w/2w", "best/2w", "floor[s]", "fl/off", "Sort MB", "Xxl MB", "Sort wr", "Xxl wr"
 		n = split(queries, qs, " "); worst0 = 0; worst2 = 0
@@ -236,8 +253,17 @@ awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" '
 		printf " floor: the query over input already in order, no sort in the plan; fl/off: the best ratio any sort could reach)\n"
 	}' "$CSV"
 
-awk -F, -v queries="$QUERIES" 'NR > 1 { t[$1 "," $2 "," $3] = $4 }
+awk -F, -v queries="$QUERIES" '
+	# the median of the runs of configuration k (the mean of the middle two if even)
+	function median(k,    n, i, j, v, x) {
+		n = cnt[k]
+		for (i = 1; i <= n; i++) v[i] = all[k, i]
+		for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	NR > 1 { k = $1 "," $2 "," $3; n = ++cnt[k]; all[k, n] = $4 }
 	END {
+		for (k in cnt) t[k] = median(k)
 		print "# query sort0 sort2 xxl0 xxl2"
 		n = split(queries, qs, " ")
 		for (i = 1; i <= n; i++) print qs[i], t[qs[i] ",off,0"], t[qs[i] ",off,2"], t[qs[i] ",on,0"], t[qs[i] ",on,2"]
