@@ -225,7 +225,7 @@ awk -F, -v rows="$ROWS" -v mem="$MEM" -v queries="$QUERIES" -v rounds="$ROUNDS" 
 	END {
 		for (k in cnt) t[k] = median(k)
 		printf "\n%s rows (t), work_mem = xxl.memory = %s%s\n", rows, mem,
-			rounds > 1 ? sprintf(", the median of %d rounds", rounds) : ""
+			(rounds > 1 ? sprintf(", the median of %d rounds", rounds) : "")
 		printf "%-10s %8s %8s %8s %8s %7s %7s %7s %8s %7s %8s %8s %8s %8s\n", "query", "Sort[s]", "Sort 2w", "Xxl[s]",
 			"Xxl 2w", "on/off", "2w/2w", "best/2w", "floor[s]", "fl/off", "Sort MB", "Xxl MB", "Sort wr", "Xxl wr"
 		n = split(queries, qs, " "); worst0 = 0; worst2 = 0
