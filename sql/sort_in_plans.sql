@@ -247,6 +247,13 @@ EXPLAIN (COSTS OFF) SELECT k, count(DISTINCT t) FROM sp GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FILTER (WHERE id > 5) FROM sp GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, t, count(*) FROM sp GROUP BY ROLLUP (k, t);
 EXPLAIN (COSTS OFF) SELECT k, grouping(k), count(*) FROM sp GROUP BY k;
+-- over a Sort kept for a nondeterministic collation, groups and peers are the
+-- collation's ('ab' and 'AB' together), not equal bytes
+SELECT same('SELECT upper(t) = t, lower(t), count(*), min(id) FROM (SELECT id, CASE WHEN id % 2 = 0 THEN upper(substr(t, 1, 1)) '
+            'ELSE substr(t, 1, 1) END COLLATE nd AS t FROM sp) s GROUP BY t, 1 ORDER BY 2, 1') AS agg_nondeterministic,
+       same('SELECT id, rank() OVER (ORDER BY t), dense_rank() OVER (ORDER BY t) FROM (SELECT id, CASE WHEN id % 2 = 0 '
+            'THEN upper(substr(t, 1, 1)) ELSE substr(t, 1, 1) END COLLATE nd AS t FROM sp) s ORDER BY id') AS window_nondeterministic;
+EXPLAIN (COSTS OFF) SELECT t, count(*) FROM (SELECT upper(t) COLLATE nd AS t FROM sp) s GROUP BY t;
 -- an extension's C function might insist on an Agg caller: its aggregate stays Agg's
 CREATE FUNCTION ga_larger(int4, int4) RETURNS int4 LANGUAGE internal IMMUTABLE STRICT AS 'int4larger';
 CREATE AGGREGATE ga_max(int4) (SFUNC = ga_larger, STYPE = int4);

@@ -131,6 +131,19 @@ bitwise_equality(Oid eqfn)
 	}
 }
 
+/*
+ * texteq under a deterministic collation, and byteaeq: equal exactly when
+ * the bytes are (texteq itself compares them so), which the key compares
+ * in place unless a value is toasted.
+ */
+static bool
+bytewise_equality(Oid eqfn, Oid collation)
+{
+	if (eqfn == F_BYTEAEQ)
+		return true;
+	return eqfn == F_TEXTEQ && OidIsValid(collation) && get_collation_isdeterministic(collation);
+}
+
 void
 xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, EState *estate)
 {
@@ -139,6 +152,7 @@ xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, E
 	key->cols = *cols;
 	key->eq = palloc(sizeof(FmgrInfo) * Max(n, 1));
 	key->bitwise = palloc(sizeof(bool) * Max(n, 1));
+	key->bytewise = palloc(sizeof(bool) * Max(n, 1));
 	key->typlen = palloc(sizeof(int16) * Max(n, 1));
 	key->typbyval = palloc(sizeof(bool) * Max(n, 1));
 	key->values = palloc0(sizeof(Datum) * Max(n, 1));
@@ -152,6 +166,7 @@ xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, E
 
 		fmgr_info_cxt(eqfn, &key->eq[i], estate->es_query_cxt);
 		key->bitwise[i] = att->attbyval && bitwise_equality(eqfn);
+		key->bytewise[i] = att->attlen == -1 && bytewise_equality(eqfn, cols->collations[i]);
 		key->typlen[i] = att->attlen;
 		key->typbyval[i] = att->attbyval;
 		key->any_byref |= !att->attbyval;
@@ -167,6 +182,17 @@ column_equal(XxlGroupKey *key, int i, Datum a, bool anull, Datum b, bool bnull)
 		return anull == bnull;
 	if (key->bitwise[i])
 		return a == b;
+	if (key->bytewise[i])
+	{
+		struct varlena *x = (struct varlena *) DatumGetPointer(a);
+		struct varlena *y = (struct varlena *) DatumGetPointer(b);
+
+		/* (short headers are read in place; toasted values go to the function) */
+		if (!VARATT_IS_EXTERNAL(x) && !VARATT_IS_COMPRESSED(x) &&
+			!VARATT_IS_EXTERNAL(y) && !VARATT_IS_COMPRESSED(y))
+			return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) &&
+				memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
+	}
 	return DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i], a, b));
 }
 

@@ -46,6 +46,7 @@ typedef struct XxlGroupKey
 	XxlPlanCols cols;
 	FmgrInfo   *eq;
 	bool	   *bitwise;		/* by value, equal exactly when the Datums are */
+	bool	   *bytewise;		/* varlena, equal exactly when the bytes are */
 	int16	   *typlen;
 	bool	   *typbyval;
 	bool		any_byref;
