@@ -151,9 +151,7 @@ xxl_plan_agg(Agg *agg)
 	Plan	   *child = agg->plan.lefttree;
 	AggrefsContext aggrefs = {.ok = true};
 	CustomScan *cscan;
-	List	   *scan_tlist;
 	List	   *kinds = NIL;
-	int			nchild;
 	ListCell   *lc;
 
 	if (!xxl_group_in_plans || child == NULL || agg->aggstrategy != AGG_SORTED ||
@@ -165,29 +163,12 @@ xxl_plan_agg(Agg *agg)
 	if (!aggrefs.ok)
 		return &agg->plan;
 
-	nchild = list_length(child->targetlist);
-	scan_tlist = xxl_plan_column_refs(child->targetlist, OUTER_VAR);
 	foreach(lc, aggrefs.aggrefs)
-	{
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-											 list_length(scan_tlist) + 1, NULL, false));
 		kinds = lappend_int(kinds, agg_kind(lfirst(lc)));
-	}
-
-	cscan = makeNode(CustomScan);
-	cscan->scan.plan = agg->plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.plan.targetlist =
-		(List *) xxl_plan_to_scan_tuple((Node *) agg->plan.targetlist, aggrefs.aggrefs, nchild);
-	cscan->scan.plan.qual =
-		(List *) xxl_plan_to_scan_tuple((Node *) agg->plan.qual, aggrefs.aggrefs, nchild);
-	cscan->scan.scanrelid = 0;
-	cscan->flags = 0;			/* as Agg: no backward scan, no mark/restore */
-	cscan->custom_private = list_make2(xxl_plan_cols_private(agg->numCols, agg->grpColIdx,
-															 agg->grpOperators, agg->grpCollations),
-									   kinds);
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->methods = &xxl_plan_agg_methods;
+	cscan = xxl_plan_group_scan(&agg->plan, aggrefs.aggrefs,
+								list_make2(xxl_plan_cols_private(agg->numCols, agg->grpColIdx,
+																 agg->grpOperators, agg->grpCollations),
+										   kinds),
+								&xxl_plan_agg_methods);
 	return &cscan->scan.plan;
 }

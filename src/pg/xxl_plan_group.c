@@ -144,6 +144,32 @@ bytewise_equality(Oid eqfn, Oid collation)
 	return eqfn == F_TEXTEQ && OidIsValid(collation) && get_collation_isdeterministic(collation);
 }
 
+CustomScan *
+xxl_plan_group_scan(Plan *replaced, List *computed, List *private, const CustomScanMethods *methods)
+{
+	Plan	   *child = replaced->lefttree;
+	int			nchild = list_length(child->targetlist);
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *scan_tlist = xxl_plan_column_refs(child->targetlist, OUTER_VAR);
+	ListCell   *lc;
+
+	foreach(lc, computed)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, false));
+	cscan->scan.plan = *replaced;
+	cscan->scan.plan.type = T_CustomScan;
+	cscan->scan.plan.targetlist =
+		(List *) xxl_plan_to_scan_tuple((Node *) replaced->targetlist, computed, nchild);
+	cscan->scan.plan.qual = (List *) xxl_plan_to_scan_tuple((Node *) replaced->qual, computed, nchild);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	cscan->custom_private = private;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->methods = methods;
+	return cscan;
+}
+
 void
 xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, EState *estate)
 {

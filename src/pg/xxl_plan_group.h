@@ -14,6 +14,7 @@
 
 #include "fmgr.h"
 #include "nodes/execnodes.h"
+#include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 
 /* Columns compared for equality: in the child's rows, as the plan node has them. */
@@ -28,6 +29,17 @@ typedef struct XxlPlanCols
 extern List *xxl_plan_cols_private(int n, const AttrNumber *cols, const Oid *eqops,
 								   const Oid *collations);
 extern void xxl_plan_cols_read(List *private, XxlPlanCols *cols);
+
+/*
+ * The custom scan that takes replaced's place over the same child: its plan
+ * fields (costs, node id, parameters, initPlans), and a scan tuple of the
+ * child's columns followed by one column per member of computed (whose
+ * expressions custom_scan_tlist keeps, so that EXPLAIN VERBOSE names them
+ * as before); the target list and qual are replaced's over that tuple.  No
+ * backward scan or mark/restore, as the nodes it replaces.
+ */
+extern CustomScan *xxl_plan_group_scan(Plan *replaced, List *computed, List *private,
+									   const CustomScanMethods *methods);
 
 /*
  * expr (a plan node's target list or qual over its child's row, OUTER_VAR)

@@ -142,7 +142,6 @@ xxl_plan_window(WindowAgg *wagg)
 	Plan	   *child = wagg->plan.lefttree;
 	FuncsContext funcs = {.winref = wagg->winref, .frame_options = wagg->frameOptions, .ok = true};
 	CustomScan *cscan;
-	List	   *scan_tlist;
 	List	   *kinds = NIL;
 	ListCell   *lc;
 
@@ -153,29 +152,16 @@ xxl_plan_window(WindowAgg *wagg)
 	if (!funcs.ok)
 		return &wagg->plan;
 
-	scan_tlist = xxl_plan_column_refs(child->targetlist, OUTER_VAR);
 	foreach(lc, funcs.wfuncs)
-	{
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
-											 list_length(scan_tlist) + 1, NULL, false));
 		kinds = lappend_int(kinds, window_func(lfirst(lc), wagg->winref, wagg->frameOptions));
-	}
-
-	cscan = makeNode(CustomScan);
-	cscan->scan.plan = wagg->plan;
-	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.plan.targetlist =
-		(List *) xxl_plan_to_scan_tuple((Node *) wagg->plan.targetlist, funcs.wfuncs,
-										list_length(child->targetlist));
-	cscan->scan.scanrelid = 0;
-	cscan->flags = 0;			/* as WindowAgg: no backward scan, no mark/restore */
-	cscan->custom_private = list_make3(xxl_plan_cols_private(wagg->partNumCols, wagg->partColIdx,
-													wagg->partOperators, wagg->partCollations),
-									   xxl_plan_cols_private(wagg->ordNumCols, wagg->ordColIdx,
-													wagg->ordOperators, wagg->ordCollations),
-									   kinds);
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->methods = &xxl_plan_window_methods;
+	cscan = xxl_plan_group_scan(&wagg->plan, funcs.wfuncs,
+								list_make3(xxl_plan_cols_private(wagg->partNumCols, wagg->partColIdx,
+																 wagg->partOperators,
+																 wagg->partCollations),
+										   xxl_plan_cols_private(wagg->ordNumCols, wagg->ordColIdx,
+																 wagg->ordOperators,
+																 wagg->ordCollations),
+										   kinds),
+								&xxl_plan_window_methods);
 	return &cscan->scan.plan;
 }
