@@ -57,8 +57,9 @@ xxl_plan_cols_read(List *private, XxlPlanCols *cols)
 	}
 }
 
-int
-xxl_plan_list_index(List *list, Node *node)
+/* Where node is in list, by equal(); -1 if nowhere. */
+static int
+list_index(List *list, Node *node)
 {
 	ListCell   *lc;
 
@@ -91,7 +92,7 @@ to_scan_tuple(Node *node, ScanTupleContext *cxt)
 		return (Node *) var;
 	}
 	if ((IsA(node, WindowFunc) || IsA(node, Aggref)) &&
-		(k = xxl_plan_list_index(cxt->computed, node)) >= 0)
+		(k = list_index(cxt->computed, node)) >= 0)
 		return (Node *) makeVar(INDEX_VAR, cxt->nchild + k + 1, exprType(node), exprTypmod(node),
 								exprCollation(node), 0);
 	return expression_tree_mutator(node, to_scan_tuple, cxt);
@@ -181,13 +182,12 @@ xxl_group_key_init(XxlGroupKey *key, const XxlPlanCols *cols, TupleDesc child, E
 	key->bytewise = palloc(sizeof(bool) * Max(n, 1));
 	key->typlen = palloc(sizeof(int16) * Max(n, 1));
 	key->typbyval = palloc(sizeof(bool) * Max(n, 1));
-	key->values = palloc0(sizeof(Datum) * Max(n, 1));
-	key->isnull = palloc0(sizeof(bool) * Max(n, 1));
+	key->values = palloc0(sizeof(Datum) * Max(child->natts, 1));
+	key->isnull = palloc0(sizeof(bool) * Max(child->natts, 1));
 	key->any_byref = false;
 	for (int i = 0; i < n; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(child, cols->cols[i] - 1);
-
 		Oid			eqfn = get_opcode(cols->eqops[i]);
 
 		fmgr_info_cxt(eqfn, &key->eq[i], estate->es_query_cxt);
@@ -222,32 +222,30 @@ column_equal(XxlGroupKey *key, int i, Datum a, bool anull, Datum b, bool bnull)
 	return DatumGetBool(FunctionCall2Coll(&key->eq[i], key->cols.collations[i], a, b));
 }
 
-bool
-xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row)
+/* The key columns of values/isnull (at the child's places) equal row's. */
+static inline bool
+key_equal(XxlGroupKey *key, const Datum *values, const bool *isnull, TupleTableSlot *row)
 {
 	for (int i = 0; i < key->cols.n; i++)
 	{
 		int			c = key->cols.cols[i] - 1;
 
-		if (!column_equal(key, i, key->values[i], key->isnull[i], row->tts_values[c],
-						  row->tts_isnull[c]))
+		if (!column_equal(key, i, values[c], isnull[c], row->tts_values[c], row->tts_isnull[c]))
 			return false;
 	}
 	return true;
 }
 
 bool
+xxl_group_key_match(XxlGroupKey *key, TupleTableSlot *row)
+{
+	return key_equal(key, key->values, key->isnull, row);
+}
+
+bool
 xxl_group_key_same(XxlGroupKey *key, TupleTableSlot *first, TupleTableSlot *row)
 {
-	for (int i = 0; i < key->cols.n; i++)
-	{
-		int			c = key->cols.cols[i] - 1;
-
-		if (!column_equal(key, i, first->tts_values[c], first->tts_isnull[c], row->tts_values[c],
-						  row->tts_isnull[c]))
-			return false;
-	}
-	return true;
+	return key_equal(key, first->tts_values, first->tts_isnull, row);
 }
 
 void
@@ -264,8 +262,8 @@ xxl_group_key_keep(XxlGroupKey *key, TupleTableSlot *row)
 	{
 		int			c = key->cols.cols[i] - 1;
 
-		key->isnull[i] = row->tts_isnull[c];
-		key->values[i] = key->isnull[i] || key->typbyval[i] ? row->tts_values[c] :
+		key->isnull[c] = row->tts_isnull[c];
+		key->values[c] = key->isnull[c] || key->typbyval[i] ? row->tts_values[c] :
 			datumCopy(row->tts_values[c], false, key->typlen[i]);
 	}
 	MemoryContextSwitchTo(old);

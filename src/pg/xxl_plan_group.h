@@ -49,9 +49,6 @@ extern CustomScan *xxl_plan_group_scan(Plan *replaced, List *computed, List *pri
  */
 extern Node *xxl_plan_to_scan_tuple(Node *expr, List *computed, int nchild);
 
-/* Where node is in list, by equal(); -1 if nowhere. */
-extern int	xxl_plan_list_index(List *list, Node *node);
-
 /* Key columns and the values they had in the row that began the group. */
 typedef struct XxlGroupKey
 {
@@ -62,7 +59,7 @@ typedef struct XxlGroupKey
 	int16	   *typlen;
 	bool	   *typbyval;
 	bool		any_byref;
-	Datum	   *values;
+	Datum	   *values;			/* at the child's column places, as a row has them */
 	bool	   *isnull;
 	MemoryContext cxt;			/* the by-reference values */
 } XxlGroupKey;

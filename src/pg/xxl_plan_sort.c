@@ -274,7 +274,7 @@ mark_distinct(Unique *u)
 			return &u->plan;
 	}
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(1));
-	if (list_length(cols) != u->numCols || u->plan.qual != NIL)
+	if (list_length(cols) != u->numCols)
 		return &u->plan;
 
 	/*
