@@ -11,17 +11,27 @@
  * one frame per run being merged, the rest as prefetch frames.  On request
  * the final merge runs asynchronously (merge.h).
  *
- * Asynchronous run formation (async_runs, fixed records): when a load is
- * full, the caller distributes it on its first varying key byte into the
- * sorted half (all threads) and sorts the buckets too large for the worker's
- * bucket scratch; then a worker thread sorts the other buckets one by one,
- * in key order, and posts each block of the run as soon as the records
- * before its end are sorted, while the caller refills the input half.  At
- * the next full load the caller waits for the worker and the writes, as it
- * waits for the writes alone in synchronous mode.  During a job the worker
- * owns the sorted half, the run being written, run_writes and the block
+ * Asynchronous run formation (async_runs): a worker thread finishes each
+ * full load but the last while the caller fills the next.
+ *   - Fixed records: the caller distributes the load on its first varying
+ *     key byte into the sorted half (all threads) and sorts the buckets too
+ *     large for the worker's bucket scratch; then the worker sorts the other
+ *     buckets one by one, in key order, and posts each block of the run as
+ *     soon as the records before its end are sorted, while the caller
+ *     refills the input half.
+ *   - Variable records: the first load has the whole region and is sorted
+ *     and written by the caller, so an input that fits the budget stays in
+ *     memory as before.  After it, loads alternate between the region's two
+ *     halves: the worker sorts a full half's entries (one thread) and writes
+ *     its records in key order through a block writer the caller made for
+ *     it, while the caller fills the other half.  Runs are half as long;
+ *     the merge's fan-in takes twice as many.
+ * At the next full load the caller waits for the worker and the writes, as
+ * it waits for the writes alone in synchronous mode.  During a job the
+ * worker owns its load, the run being written, its writes and the block
  * manager; it never allocates from the budget (the run's block list is
- * reserved up front) and never calls back into the caller.
+ * reserved up front, the writer made by the caller) and never calls back
+ * into the caller.
  */
 #include "core/sort_internal.h"
 
@@ -187,8 +197,8 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	 */
 	s->region_size = config->res.memory - s->part.budget.used - SLACK_FOR(config->res.memory)
 		- (s->fixed ? 0 : WRITE_BUFFERS * block_size);
-	s->async_runs = s->fixed && config->async_runs;
-	if (s->async_runs)
+	s->async_runs = config->async_runs;
+	if (s->async_runs && s->fixed)
 	{
 		size_t		scratch = s->region_size / 32;
 
@@ -202,6 +212,8 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	s->region = xxl_budget_alloc(&s->part.budget, s->region_size, err);
 	if (s->region == NULL)
 		goto fail;
+	s->load = s->region;
+	s->load_size = s->region_size;
 	if (s->fixed)
 	{
 		s->half = (s->region_size / 2) & ~(size_t) (XXL_ALIGN - 1);
@@ -222,9 +234,12 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 		pthread_mutex_init(&rw->lock, NULL);
 		pthread_cond_init(&rw->changed, NULL);
 		s->rw = rw;
-		rw->scratch = xxl_budget_alloc(&s->part.budget, s->bucket_scratch_size, err);
-		if (rw->scratch == NULL)
-			goto fail;
+		if (s->fixed)
+		{
+			rw->scratch = xxl_budget_alloc(&s->part.budget, s->bucket_scratch_size, err);
+			if (rw->scratch == NULL)
+				goto fail;
+		}
 	}
 	s->t_start = xxl_now_ns();
 	return s;
@@ -324,24 +339,59 @@ sort_load(xxl_sorter *s)
 		xxl_radix_sort_fixed(s->region, sort_fixed_sorted(s), s->nloaded, s->rec_size, s->key_size,
 							 s->threads, true);
 	else
+		sort_var_load(s, s->load, s->load_size, s->nloaded, s->threads);
+}
+
+/*
+ * Sort the n entries of a variable load into key order.  Runs on the run
+ * worker too: it reads only the configuration.
+ */
+void
+sort_var_load(xxl_sorter *s, char *load, size_t load_size, size_t n, int threads)
+{
+	xxl_sort_entry *e = var_load_entries(load, load_size, n);
+
+	/* entries were pushed downwards: restore input order for stability */
+	for (size_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--)
 	{
-		xxl_sort_entry *e = var_entries(s);
+		xxl_sort_entry t = e[i];
 
-		/* entries were pushed downwards: restore input order for stability */
-		for (size_t i = 0, j = s->nloaded ? s->nloaded - 1 : 0; i < j; i++, j--)
-		{
-			xxl_sort_entry t = e[i];
-
-			e[i] = e[j];
-			e[j] = t;
-		}
-		if (s->cfg.compare != NULL)
-			xxl_compare_sort_entries(e, e - s->nloaded, s->nloaded, s->region, VAR_HEADER,
-									 s->cfg.compare, s->threads);
-		else
-			xxl_radix_sort_entries(e, e - s->nloaded, s->nloaded, s->region, VAR_HEADER,
-								   s->threads);
+		e[i] = e[j];
+		e[j] = t;
 	}
+	if (s->cfg.compare != NULL)
+		xxl_compare_sort_entries(e, e - n, n, load, VAR_HEADER, s->cfg.compare, threads);
+	else
+		xxl_radix_sort_entries(e, e - n, n, load, VAR_HEADER, threads);
+}
+
+/*
+ * Write the records of a sorted variable load, in key order, through w;
+ * stop is polled every POLL_EVERY records.  The writer's error is w's.
+ */
+xxl_status
+sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n, xxl_bwriter *w,
+					bool (*stop) (void *), void *stop_arg)
+{
+	xxl_status	rc = XXL_OK;
+
+	for (size_t i = 0; i < n && rc == XXL_OK; i++)
+	{
+		size_t		len;
+		uint64_t	prefix;
+		const char *rec;
+
+		if (i + GATHER_AHEAD < n)
+			var_fetch_ahead(load, &entries[i + GATHER_AHEAD]);
+		rec = var_record(load, &entries[i], &len, &prefix);
+		xxl_bwriter_begin_record(w, prefix);
+		rc = xxl_bwriter_write(w, rec, len);
+		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && stop(stop_arg))
+			rc = XXL_ECANCELED;
+	}
+	if (rc == XXL_OK)
+		rc = xxl_bwriter_finish(w);
+	return rc;
 }
 
 
@@ -411,21 +461,27 @@ sort_write_fixed_run(xxl_sorter *s, xxl_run *run)
 
 /* Input --------------------------------------------------------------- */
 
+static bool
+caller_canceled(void *arg)
+{
+	return xxl_part_canceled(&((xxl_sorter *) arg)->part);
+}
+
 /*
  * Sort the load and write it as a new run.  With async_runs, every load but
- * the last is finished by the worker; the last one here, with all threads.
+ * the last (and a variable input's first) is finished by the worker; those
+ * here, with all threads.
  */
 xxl_status
 sort_flush_run(xxl_sorter *s, bool last)
 {
 	xxl_run    *run = NULL;
 	xxl_bwriter *w;
-	const xxl_sort_entry *entries;
-	xxl_status	rc = XXL_OK;
+	xxl_status	rc;
 
 	if (s->nloaded == 0)
 		return XXL_OK;
-	if (s->async_runs && !last)
+	if (s->async_runs && !last && (s->fixed || s->load_size < s->region_size))
 		return sort_flush_run_async(s);
 	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
 		sort_wait_run_writes(s) != XXL_OK)
@@ -442,24 +498,7 @@ sort_flush_run(xxl_sorter *s, bool last)
 	w = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, run, &s->part.err);
 	if (w == NULL)
 		return s->part.err.code;
-	entries = var_entries(s);
-	for (size_t i = 0; i < s->nloaded && rc == XXL_OK; i++)
-	{
-		size_t		len;
-		uint64_t	prefix;
-		const char *rec;
-
-		if (i + GATHER_AHEAD < s->nloaded)
-			var_fetch_ahead(s, &entries[i + GATHER_AHEAD]);
-		rec = sort_loaded_record(s, i, &len, &prefix);
-
-		xxl_bwriter_begin_record(w, prefix);
-		rc = xxl_bwriter_write(w, rec, len);
-		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && xxl_part_canceled(&s->part))
-			rc = XXL_ECANCELED;
-	}
-	if (rc == XXL_OK)
-		rc = xxl_bwriter_finish(w);
+	rc = sort_write_var_load(s->load, var_entries(s), s->nloaded, w, caller_canceled, s);
 	if (rc != XXL_OK && rc != XXL_ECANCELED)
 		xxl_error_set(&s->part.err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
 					  xxl_bwriter_error(w)->message);
@@ -468,6 +507,13 @@ sort_flush_run(xxl_sorter *s, bool last)
 	sort_note_load(s);
 	s->nloaded = 0;
 	s->arena_used = 0;
+	s->load_bytes = 0;
+	if (s->async_runs && !last)
+	{
+		/* from now on loads alternate between the halves */
+		s->load = s->region;
+		s->load_size = (s->region_size / 2) & ~(size_t) 63;
+	}
 	return rc;
 }
 
@@ -543,6 +589,13 @@ xxl_sorter_commit(xxl_sorter *s, size_t n)
 	return count_puts(s, n, n * s->rec_size);
 }
 
+/* Whether the load has room for a record of need bytes, its entry and the entry's radix scratch. */
+static bool
+var_fits(const xxl_sorter *s, size_t need)
+{
+	return s->arena_used + need + (s->nloaded + 1) * 2 * sizeof(xxl_sort_entry) <= s->load_size;
+}
+
 xxl_status
 xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 				   const void *payload, uint32_t payload_len)
@@ -556,25 +609,24 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	if (!sort_check_input_phase(s) || s->fixed)
 		return !s->fixed ? s->part.err.code : xxl_error_set(&s->part.err, XXL_EINVAL, 0,
 													   "xxl_sorter_put_var needs variable-length records");
-	/* each record also needs an entry and the entry's radix scratch */
-	if (s->arena_used + need + (s->nloaded + 1) * 2 * sizeof(xxl_sort_entry) > s->region_size)
+	if (!var_fits(s, need))
 	{
-		if (s->nloaded == 0)
+		if (s->nloaded > 0 && sort_flush_run(s, false) != XXL_OK)
+			return xxl_part_fail(&s->part);
+		if (!var_fits(s, need))
 		{
 			xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 						  "a record of %zu bytes does not fit the sort memory budget of %zu bytes",
 						  len, s->cfg.res.memory);
 			return xxl_part_fail(&s->part);
 		}
-		if (sort_flush_run(s, false) != XXL_OK)
-			return xxl_part_fail(&s->part);
 	}
 	if ((s->arena_used >> 3) > UINT32_MAX)
 	{
 		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "load region larger than 32 GB is not supported");
 		return xxl_part_fail(&s->part);
 	}
-	dst = s->region + s->arena_used;
+	dst = s->load + s->arena_used;
 	memcpy(dst, hdr, VAR_HEADER);
 	if (key_len)
 		memcpy(dst + VAR_HEADER, key, key_len);
@@ -585,6 +637,7 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	e->key_len = key_len;
 	e->ref = (uint32_t) (s->arena_used >> 3);
 	s->arena_used += need;
+	s->load_bytes += len;
 	if (len > s->max_record)
 		s->max_record = len;
 	return count_puts(s, 1, (size_t) key_len + payload_len);
@@ -621,11 +674,11 @@ next_record(xxl_sorter *s, const unsigned char **key, uint32_t *key_len,
 		else
 		{
 			const xxl_sort_entry *e = &var_entries(s)[s->out_index];
-			const unsigned char *rec = (unsigned char *) s->region + (size_t) e->ref * 8;
+			const unsigned char *rec = (unsigned char *) s->load + (size_t) e->ref * 8;
 			uint32_t	hdr[2];
 
 			if (s->out_index + GATHER_AHEAD < s->nloaded)
-				var_fetch_ahead(s, &e[GATHER_AHEAD]);
+				var_fetch_ahead(s->load, &e[GATHER_AHEAD]);
 			memcpy(hdr, rec, VAR_HEADER);
 			*key = rec + VAR_HEADER;
 			*key_len = hdr[0];

@@ -1,7 +1,9 @@
 /*
  * sort_async.c — asynchronous run formation (xxl_sort_config.async_runs):
  * a worker sorts and writes each full load while the caller fills the
- * next; see docs/engine.md.  The sorter's state: sort_internal.h.
+ * next, for fixed and variable records (the head of sort.c says how each
+ * load is split between them); see docs/engine.md.  The sorter's state:
+ * sort_internal.h.
  */
 #include "core/sort_internal.h"
 
@@ -17,9 +19,35 @@ runs_stopping(run_worker *rw)
 	return __atomic_load_n(&rw->stop, __ATOMIC_RELAXED);
 }
 
+static bool
+worker_stopping(void *arg)
+{
+	return runs_stopping(arg);
+}
+
 /*
- * The worker's half of a load: sort the buckets the caller left, in key
- * order, posting every block whose bytes are all sorted.
+ * The worker's share of a variable load: all of it.  Sort the entries on
+ * this thread (the caller's thread is filling the other half) and write
+ * the records in key order.
+ */
+static void
+finish_var_load(xxl_sorter *s, run_worker *rw)
+{
+	xxl_status	rc;
+
+	sort_var_load(s, rw->load, rw->load_size, rw->records, 1);
+	if (runs_stopping(rw))
+		return;
+	rc = sort_write_var_load(rw->load, var_load_entries(rw->load, rw->load_size, rw->records),
+							 rw->records, rw->writer, worker_stopping, rw);
+	if (rc != XXL_OK && rc != XXL_ECANCELED)
+		xxl_error_set(&rw->err, rc, xxl_bwriter_error(rw->writer)->sys_errno, "%s",
+					  xxl_bwriter_error(rw->writer)->message);
+}
+
+/*
+ * The worker's half of a fixed load: sort the buckets the caller left, in
+ * key order, posting every block whose bytes are all sorted.
  */
 static void
 finish_load(xxl_sorter *s, run_worker *rw)
@@ -65,7 +93,10 @@ runs_worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&rw->lock);
 
-		finish_load(s, rw);
+		if (s->fixed)
+			finish_load(s, rw);
+		else
+			finish_var_load(s, rw);
 
 		pthread_mutex_lock(&rw->lock);
 		rw->job_pending = false;
@@ -74,7 +105,18 @@ runs_worker_main(void *arg)
 	}
 }
 
-/* Wait until the worker is idle; take over its error, if it had one. */
+/* Free the writer of the worker's last variable job; the worker is idle or gone. */
+static void
+free_job_writer(run_worker *rw)
+{
+	xxl_bwriter_destroy(rw->writer);	/* waits for its writes */
+	rw->writer = NULL;
+}
+
+/*
+ * Wait until the worker is idle and free its job's writer; take over its
+ * error, if it had one.
+ */
 xxl_status
 sort_wait_runs_worker(xxl_sorter *s)
 {
@@ -86,6 +128,7 @@ sort_wait_runs_worker(xxl_sorter *s)
 	while (rw->job_pending)
 		pthread_cond_wait(&rw->changed, &rw->lock);
 	pthread_mutex_unlock(&rw->lock);
+	free_job_writer(rw);
 	if (rw->err.code != XXL_OK)
 		return xxl_error_set(&s->part.err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
 	return XXL_OK;
@@ -101,9 +144,11 @@ sort_end_runs_worker(xxl_sorter *s)
 		return;
 	if (rw->started)
 		xxl_thread_stop(rw->thread, &rw->lock, &rw->changed, &rw->stop);
+	free_job_writer(rw);
 	pthread_mutex_destroy(&rw->lock);
 	pthread_cond_destroy(&rw->changed);
-	xxl_part_free(&s->part, rw->scratch, s->bucket_scratch_size);
+	if (rw->scratch != NULL)
+		xxl_part_free(&s->part, rw->scratch, s->bucket_scratch_size);
 	xxl_part_free(&s->part, rw, sizeof(*rw));
 	s->rw = NULL;
 }
@@ -122,10 +167,53 @@ start_runs_worker(xxl_sorter *s)
 	return XXL_OK;
 }
 
+/* Hand the job set up in rw over to the worker. */
+static void
+post_job(run_worker *rw)
+{
+	pthread_mutex_lock(&rw->lock);
+	rw->job_pending = true;
+	pthread_cond_broadcast(&rw->changed);
+	pthread_mutex_unlock(&rw->lock);
+}
+
 /*
- * The caller's half of a full load: distribute it into the sorted half,
- * sort the buckets too large for the worker, hand the rest over.  The
- * input half is free again when this returns.
+ * The caller's share of a full variable load: a run with its block list
+ * reserved and a writer for it; the worker does the rest.  The caller goes
+ * on in the other half.
+ */
+static xxl_status
+flush_var_async(xxl_sorter *s)
+{
+	run_worker *rw = s->rw;
+	xxl_run    *run = NULL;
+	size_t		half = s->load_size;
+
+	if (sort_add_run(s, &run) != XXL_OK ||
+		xxl_run_reserve(run, (s->load_bytes + s->block_size - 1) / s->block_size, &s->part.budget,
+						&s->part.err) != XXL_OK)
+		return s->part.err.code;
+	rw->writer = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, run, &s->part.err);
+	if (rw->writer == NULL)
+		return s->part.err.code;
+	rw->run = run;
+	rw->records = s->nloaded;
+	rw->load = s->load;
+	rw->load_size = half;
+	post_job(rw);
+	s->stats.runs++;
+	sort_note_load(s);
+	s->nloaded = 0;
+	s->arena_used = 0;
+	s->load_bytes = 0;
+	s->load = s->load == s->region ? s->region + half : s->region;
+	return XXL_OK;
+}
+
+/*
+ * The caller's share of a full load.  Fixed: distribute it into the sorted
+ * half, sort the buckets too large for the worker, hand the rest over.
+ * The input half is free again when this returns.
  */
 xxl_status
 sort_flush_run_async(xxl_sorter *s)
@@ -135,8 +223,11 @@ sort_flush_run_async(xxl_sorter *s)
 	size_t		depth;
 
 	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
-		sort_wait_run_writes(s) != XXL_OK || start_runs_worker(s) != XXL_OK ||
-		sort_add_load_run(s, &run) != XXL_OK)
+		sort_wait_run_writes(s) != XXL_OK || start_runs_worker(s) != XXL_OK)
+		return s->part.err.code;
+	if (!s->fixed)
+		return flush_var_async(s);
+	if (sort_add_load_run(s, &run) != XXL_OK)
 		return s->part.err.code;
 	depth = xxl_radix_distribute_fixed(s->region, sort_fixed_sorted(s), s->nloaded, s->rec_size,
 									   s->key_size, s->threads, rw->buckets);
@@ -154,10 +245,7 @@ sort_flush_run_async(xxl_sorter *s)
 	rw->run = run;
 	rw->records = s->nloaded;
 	rw->depth = depth;
-	pthread_mutex_lock(&rw->lock);
-	rw->job_pending = true;
-	pthread_cond_broadcast(&rw->changed);
-	pthread_mutex_unlock(&rw->lock);
+	post_job(rw);
 	s->stats.runs++;
 	sort_note_load(s);
 	s->nloaded = 0;

@@ -39,7 +39,11 @@ typedef enum sorter_phase
 	PHASE_DONE
 } sorter_phase;
 
-/* The run formation thread and its job (async_runs); from the budget. */
+/*
+ * The run formation thread and its job (async_runs); from the budget.  A
+ * fixed job is a load distributed into the sorted half; a variable job is
+ * a load half (arena and entries) to sort and write through its writer.
+ */
 typedef struct run_worker
 {
 	pthread_t	thread;
@@ -50,7 +54,10 @@ typedef struct run_worker
 	bool		stop;			/* destroy: abandon the job and exit */
 	xxl_run    *run;
 	size_t		records;
-	size_t		depth;			/* the distribution's key byte */
+	size_t		depth;			/* fixed: the distribution's key byte */
+	char	   *load;			/* variable: the load's arena ... */
+	size_t		load_size;		/* ... and size (its entries end there) */
+	xxl_bwriter *writer; /* variable: the run's, made and freed by the caller */
 	size_t		buckets[257];
 	char	   *scratch;		/* for one bucket: bucket_scratch_size bytes */
 	xxl_error	err;			/* the worker's error, taken over at the next hand-off */
@@ -78,14 +85,19 @@ struct xxl_sorter
 	xxl_io_request *run_writes;	/* fixed: writes of the last run, in flight */
 	size_t		nrun_writes;
 	size_t		run_writes_capacity;
+	char	   *load;			/* variable: the load being filled (arena at its start,
+								 * entries growing down from its end) ... */
+	size_t		load_size;		/* ... the whole region, or a half of it once async
+								 * loads alternate */
 	size_t		arena_used;		/* variable: arena bytes */
+	size_t		load_bytes;		/* variable: record bytes of the load, as on disk */
 	size_t		region_touched; /* most region bytes a load has used */
 	uint64_t	input_peak;		/* budget peak while the region lived, its untouched
 								 * part left out (it is mapped, never backed) */
 	size_t		max_record;		/* largest record seen (bytes on disk) */
 	uint64_t	puts_since_poll;
 
-	/* asynchronous run formation (fixed records, see the head of this file) */
+	/* asynchronous run formation (see the head of sort.c) */
 	bool		async_runs;
 	size_t		bucket_scratch_size;
 	struct run_worker *rw;		/* while loads are formed */
@@ -113,9 +125,15 @@ struct xxl_sorter
  */
 
 static inline xxl_sort_entry *
+var_load_entries(char *load, size_t load_size, size_t n)
+{
+	return (xxl_sort_entry *) (load + load_size) - n;
+}
+
+static inline xxl_sort_entry *
 var_entries(xxl_sorter *s)
 {
-	return (xxl_sort_entry *) (s->region + s->region_size) - s->nloaded;
+	return var_load_entries(s->load, s->load_size, s->nloaded);
 }
 
 /* Where sorted fixed records are: the region's second half. */
@@ -135,36 +153,25 @@ sort_fixed_sorted(xxl_sorter *s)
  * 1.45 -> 1.08 s, the in-memory output 2.3 -> 0.84 s).
  */
 static inline void
-var_fetch_ahead(const xxl_sorter *s, const xxl_sort_entry *e)
+var_fetch_ahead(const char *load, const xxl_sort_entry *e)
 {
-	const char *rec = s->region + (size_t) e->ref * 8;
+	const char *rec = load + (size_t) e->ref * 8;
 
 	__builtin_prefetch(rec);
 	__builtin_prefetch(rec + 64);
 }
 
+/* The record of entry e of a variable load: its bytes as on disk. */
 static inline const char *
-sort_loaded_record(xxl_sorter *s, size_t i, size_t *len, uint64_t *prefix)
+var_record(const char *load, const xxl_sort_entry *e, size_t *len, uint64_t *prefix)
 {
-	if (s->fixed)
-	{
-		const char *rec = sort_fixed_sorted(s) + i * s->rec_size;
+	const char *rec = load + (size_t) e->ref * 8;
+	uint32_t	hdr[2];
 
-		*len = s->rec_size;
-		*prefix = xxl_key_prefix((const unsigned char *) rec, s->key_size);
-		return rec;
-	}
-	else
-	{
-		const xxl_sort_entry *e = &var_entries(s)[i];
-		const char *rec = s->region + (size_t) e->ref * 8;
-		uint32_t	hdr[2];
-
-		memcpy(hdr, rec, sizeof(hdr));
-		*len = VAR_HEADER + (size_t) hdr[0] + hdr[1];
-		*prefix = xxl_key_prefix((const unsigned char *) rec + VAR_HEADER, hdr[0]);
-		return rec;
-	}
+	memcpy(hdr, rec, sizeof(hdr));
+	*len = VAR_HEADER + (size_t) hdr[0] + hdr[1];
+	*prefix = xxl_key_prefix((const unsigned char *) rec + VAR_HEADER, hdr[0]);
+	return rec;
 }
 
 /* sort.c: creation, run formation, output */
@@ -177,6 +184,9 @@ uint64_t sort_touched_peak(const xxl_sorter *s);
 xxl_status sort_wait_run_writes(xxl_sorter *s);
 xxl_status sort_write_fixed_run(xxl_sorter *s, xxl_run *run);
 void sort_load(xxl_sorter *s);
+void sort_var_load(xxl_sorter *s, char *load, size_t load_size, size_t n, int threads);
+xxl_status sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n,
+							   xxl_bwriter *w, bool (*stop) (void *), void *stop_arg);
 
 bool sort_check_input_phase(xxl_sorter *s);
 xxl_status sort_flush_run(xxl_sorter *s, bool last);

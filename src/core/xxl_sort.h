@@ -18,9 +18,11 @@
  * When the runs exceed the fan-in the budget allows, intermediate merge
  * passes combine them first.  An input that fits the budget is never written.
  *
- * With async_runs, a worker thread sorts and writes a full load of fixed
- * records while the caller fills the next one; the caller is held only for
- * the load's first radix pass (see docs/engine.md).
+ * With async_runs, a worker thread sorts and writes a full load while the
+ * caller fills the next one.  For fixed records the caller is held only for
+ * the load's first radix pass; variable records alternate between two
+ * half-size loads after a first load of the whole region (see
+ * docs/engine.md).
  *
  * The cancel hook is polled between blocks; when it says stop, the current
  * call returns XXL_ECANCELED and xxl_sorter_destroy() cleans up.  The hook
@@ -44,8 +46,8 @@ typedef struct xxl_sort_config
 	bool		async_merge;	/* run the final merge on a worker thread (pays off when
 								 * the consumer is heavy; needs >= 4 MiB) */
 	bool		async_runs;		/* sort and write each load on a worker thread while the
-								 * caller fills the next (fixed-size records; pays off
-								 * when the producer works per record) */
+								 * caller fills the next (pays off when the producer
+								 * works per record) */
 	/*
 	 * Variable-length records whose keys are not byte images: compare them
 	 * with this (xxl_keycmp.h) instead of memcmp; run formation then sorts

@@ -1055,6 +1055,7 @@ typedef struct var_run_opts
 	xxl_alloc_strategy strategy;
 	int			expect_passes;	/* 0: in memory; else at least this many */
 	int			async_merge;
+	bool		async_runs;
 } var_run_opts;
 
 /* Sort recs through the sorter and compare with the oracle, record by record. */
@@ -1075,6 +1076,7 @@ run_var_case(const char *label, var_rec *recs, size_t n, const var_run_opts *o,
 
 	cfg.res.threads = o->threads;
 	cfg.async_merge = o->async_merge;
+	cfg.async_runs = o->async_runs;
 	cfg.res.disk.strategy = o->strategy;
 	s = xxl_sorter_create(&cfg, &err);
 	REQUIRE_MSG(s != NULL, "[%s] create: %s", label, err.message);
@@ -1148,7 +1150,7 @@ XT_TEST(var_in_memory_mixed)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 5000 : 40000, 2 * BS, 3 * BS, 1, 1};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {256 * MB, BS, 1, 0, 0, 0, 0};
+	var_run_opts o = {256 * MB, BS, 1, 0, 0, 0, 0, false};
 
 	run_var_case("var in memory", recs, vs.n, &o, NULL);
 	free_var_records(recs, vs.n);
@@ -1159,8 +1161,8 @@ static void
 run_var_memory_and_external(const var_spec *vs, const char *name)
 {
 	var_rec    *recs = gen_var_records(vs);
-	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0};
-	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0};
+	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0, false};
+	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0, false};
 	char		label[64];
 
 	snprintf(label, sizeof(label), "%s in memory", name);
@@ -1194,7 +1196,7 @@ XT_TEST(var_three_merge_passes)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 30000 : 200000, 40, 100, 0, 3};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {0, 16 * KB, 1, 0, 0, 3, 0};
+	var_run_opts o = {0, 16 * KB, 1, 0, 0, 3, 0, false};
 	xxl_sort_stats st;
 
 	if (xt_quick())
@@ -1210,7 +1212,7 @@ XT_TEST(var_merge_reads_partial_blocks)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 100000 : 800000, 40, 100, 0, 7};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {4 * MB, 256 * KB, 1, 1, 0, 1, 0};
+	var_run_opts o = {4 * MB, 256 * KB, 1, 1, 0, 1, 0, false};
 	xxl_sort_stats st;
 
 	memset(&st, 0, sizeof(st));
@@ -1233,7 +1235,7 @@ XT_TEST(var_async_merge_modes)
 
 	for (int mode = 0; mode < 4; mode++)
 	{
-		var_run_opts o = {4 * MB, BS, 2, mode < 2 ? 1 : 2, XXL_ALLOC_STRIPING, 1, mode % 2};
+		var_run_opts o = {4 * MB, BS, 2, mode < 2 ? 1 : 2, XXL_ALLOC_STRIPING, 1, mode % 2, false};
 
 		if (xt_quick())
 			o.block_size = QUICK_BS;
@@ -1247,8 +1249,8 @@ XT_TEST(var_huge_records_external)
 {
 	var_spec	vs = {K_MIXED, 6000, 2 * BS, 3 * BS, 2, 4};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {4 * MB, BS, 3, 0, XXL_ALLOC_RANDOM_CYCLING, 1, 0};
-	var_run_opts o1 = {4 * MB, BS, 1, 1, XXL_ALLOC_STRIPING, 1, 0};
+	var_run_opts o = {4 * MB, BS, 3, 0, XXL_ALLOC_RANDOM_CYCLING, 1, 0, false};
+	var_run_opts o1 = {4 * MB, BS, 1, 1, XXL_ALLOC_STRIPING, 1, 0, false};
 	xxl_sort_stats st;
 
 	memset(&st, 0, sizeof(st));
@@ -1259,6 +1261,58 @@ XT_TEST(var_huge_records_external)
 }
 
 /*
+ * Asynchronous run formation of variable records: the first load has the
+ * whole region and the caller, later ones alternate between the halves on
+ * the worker.  Shapes: mixed keys and payloads in many runs, long equal
+ * prefixes, one and two threads, and records of several blocks (up to
+ * 768 kB, at 4 and 3 MB).  Runs: about twice the synchronous count.
+ */
+XT_TEST(var_async_runs)
+{
+	var_spec	mixed = {K_MIXED, xt_quick() ? 60000 : 300000, 40, 300, 0, 21};
+	var_spec	names = {K_NAMES, xt_quick() ? 60000 : 200000, 64, 40, 0, 22};
+	var_spec	huge = {K_MIXED, 300, 6 * BS, 6 * BS, 30, 23};
+	var_rec    *recs = gen_var_records(&mixed);
+	xxl_sort_stats sync_st,
+				async_st;
+
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		var_run_opts o = {4 * MB, BS, 2, threads, XXL_ALLOC_STRIPING, 1, threads - 1, false};
+
+		if (xt_quick())
+			o.block_size = QUICK_BS;
+		run_var_case("var sync runs", recs, mixed.n, &o, &sync_st);
+		o.async_runs = true;
+		run_var_case("var async runs", recs, mixed.n, &o, &async_st);
+		/* the first load is whole, the others halves */
+		CHECK_GE(async_st.runs, 2 * sync_st.runs - 2);
+		CHECK_LE(async_st.runs, 2 * sync_st.runs + 1);
+		o.memory = 0;			/* the minimum: many runs, more merge passes */
+		run_var_case("var async runs, minimum budget", recs, mixed.n, &o, NULL);
+	}
+	free_var_records(recs, mixed.n);
+
+	recs = gen_var_records(&names);
+	{
+		var_run_opts o = {2 * MB, BS, 1, 2, XXL_ALLOC_STRIPING, 1, 0, true};
+
+		run_var_case("names, async runs", recs, names.n, &o, NULL);
+	}
+	free_var_records(recs, names.n);
+
+	recs = gen_var_records(&huge);
+	{
+		var_run_opts o = {4 * MB, BS, 1, 2, XXL_ALLOC_STRIPING, 1, 1, true};
+
+		run_var_case("huge records, async runs", recs, huge.n, &o, NULL);
+		o.memory = 3 * MB;
+		run_var_case("huge records, async runs, 3 MB", recs, huge.n, &o, NULL);
+	}
+	free_var_records(recs, huge.n);
+}
+
+/*
  * Few runs holding records of several blocks: the final merge must find room
  * for each run's spanning-record scratch however it grows.
  */
@@ -1266,7 +1320,7 @@ XT_TEST(var_huge_records_few_runs)
 {
 	var_spec	vs = {K_MIXED, 1500, 2 * BS, 3 * BS, 2, 4};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {4 * MB, BS, 1, 0, XXL_ALLOC_STRIPING, 1, 0};
+	var_run_opts o = {4 * MB, BS, 1, 0, XXL_ALLOC_STRIPING, 1, 0, false};
 
 	run_var_case("var huge, 2 runs", recs, vs.n, &o, NULL);
 	free_var_records(recs, vs.n);
@@ -1389,8 +1443,8 @@ XT_TEST(var_handcrafted_prefix_order)
 	size_t		n = NK * copies;
 	var_rec    *recs = calloc(n, sizeof(var_rec));
 	xt_rng		r = {11};
-	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0};
-	var_run_opts ext = {0, BS, 1, 0, 0, 1, 0};
+	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0, false};
+	var_run_opts ext = {0, BS, 1, 0, 0, 1, 0, false};
 
 	for (size_t i = 0; i < n; i++)
 	{
@@ -1444,7 +1498,7 @@ XT_TEST(var_zero_and_one_record)
 {
 	var_rec		one = {(unsigned char *) "key", (unsigned char *) "payload", 3, 7, 0};
 	var_rec		empty = {(unsigned char *) "", (unsigned char *) "", 0, 0, 0};
-	var_run_opts mem = {4 * MB, BS, 1, 0, 0, 0, 0};
+	var_run_opts mem = {4 * MB, BS, 1, 0, 0, 0, 0, false};
 
 	run_var_case("var zero records", NULL, 0, &mem, NULL);
 	run_var_case("var one record", &one, 1, &mem, NULL);
@@ -1609,7 +1663,7 @@ XT_TEST(var_write_failure)
 	recs = gen_var_records(&vs);
 	for (size_t i = 0; i < vs.n; i++)
 		data_bytes += 8 + recs[i].key_len + recs[i].payload_len;
-	for (int variant = 0; variant < 2; variant++)
+	for (int variant = 0; variant < 4; variant++)
 	{
 		xxl_sorter *s;
 		xxl_status	rc = XXL_OK;
@@ -1620,8 +1674,14 @@ XT_TEST(var_write_failure)
 					pl;
 		int			nrc;
 
-		/* variant 0: during run formation; 1: in an intermediate merge pass */
-		cfg.res.disk.fail_write_after = variant == 0 ? 3 * BS : data_bytes + data_bytes / 10;
+		/*
+		 * variant 0: during run formation; 1: in an intermediate merge pass;
+		 * 2 and 3: the same with asynchronous runs, 2 a third into the input,
+		 * where the worker writes the runs
+		 */
+		cfg.async_runs = variant >= 2;
+		cfg.res.disk.fail_write_after = variant == 0 ? 3 * BS : variant == 2 ? data_bytes / 3
+			: data_bytes + data_bytes / 10;
 		s = xxl_sorter_create(&cfg, &err);
 		REQUIRE_MSG(s != NULL, "%s", err.message);
 		for (size_t i = 0; i < vs.n && rc == XXL_OK; i++)
@@ -1642,7 +1702,7 @@ XT_TEST(var_write_failure)
 			}
 		}
 		CHECK_MSG(phase != 0, "variant %d: no error surfaced", variant);
-		if (variant == 1)
+		if (variant % 2 == 1)
 			CHECK_EQ(phase, 2);
 		CHECK_STATUS(rc, XXL_ENOSPC);
 		CHECK_STATUS(xxl_sorter_error(s)->code, XXL_ENOSPC);
@@ -1718,6 +1778,51 @@ XT_TEST(async_runs_destroy_anywhere)
 				CHECK_STATUS(xxl_sorter_sort(s), XXL_OK);
 			for (int r = 0; then == 2 && r < 1000; r++)
 				if (xxl_sorter_next(s, &p) != 1)
+					break;
+			xxl_sorter_destroy(s);
+			CHECK_MSG(xt_spill_files() == 0, "%" PRIu64 " puts, then %d: spill files left",
+					  puts[i], then);
+			CHECK_MSG(xt_threads_at_most(baseline) <= baseline, "%" PRIu64 " puts, then %d: %d threads, %d before",
+					  puts[i], then, xt_thread_count(), baseline);
+		}
+}
+
+/*
+ * The same for variable records: the first load is the caller's, the
+ * later ones the worker's, and a destroy may find it sorting or writing.
+ */
+XT_TEST(var_async_runs_destroy_anywhere)
+{
+	int			baseline = thread_baseline();
+	/* 24-byte records at the minimum budget: a first load of some 8K records */
+	static const uint64_t puts[] = {0, 1000, 8000, 12000, 30000, 100000};
+
+	for (size_t i = 0; i < sizeof(puts) / sizeof(puts[0]); i++)
+		for (int then = 0; then < 3; then++)
+		{
+			xxl_sort_config cfg = sort_config(0, BS, 2, 0, 0);
+			xxl_error	err = {0};
+			xxl_sorter *s;
+			unsigned char key[8];
+			const void *k,
+					   *p;
+			uint32_t	kl,
+						pl;
+
+			cfg.async_runs = true;
+			cfg.res.threads = 1 + (int) (i % 2);
+			s = xxl_sorter_create(&cfg, &err);
+			REQUIRE_MSG(s != NULL, "%s", err.message);
+			for (uint64_t r = 0; r < puts[i]; r++)
+			{
+				put_be(key, 8, xt_mix64(r));
+				CHECK_STATUS(xxl_sorter_put_var(s, key, 8, &r, 8), XXL_OK);
+			}
+			/* then: 0 destroy at once, 1 after sort, 2 after reading a little */
+			if (then >= 1)
+				CHECK_STATUS(xxl_sorter_sort(s), XXL_OK);
+			for (int r = 0; then == 2 && r < 1000; r++)
+				if (xxl_sorter_next_var(s, &k, &kl, &p, &pl) != 1)
 					break;
 			xxl_sorter_destroy(s);
 			CHECK_MSG(xt_spill_files() == 0, "%" PRIu64 " puts, then %d: spill files left",
@@ -1948,8 +2053,10 @@ XT_TEST(cancel_var)
 		vs.n = 70000;
 	recs = gen_var_records(&vs);
 	hook_wrong_thread = 0;
-	for (int k = 1; k <= 41; k += 8)
+	/* k: the hook call that says stop; the second six with asynchronous runs */
+	for (int i = 0; i < 12; i++)
 	{
+		int			k = 1 + 8 * (i % 6);
 		cancel_state cs = {0, k};
 		xxl_error	err = {0};
 		xxl_sorter *s;
@@ -1962,11 +2069,12 @@ XT_TEST(cancel_var)
 
 		cfg.res.cancel = cancel_hook;
 		cfg.res.cancel_arg = &cs;
+		cfg.async_runs = i >= 6;
 		s = xxl_sorter_create(&cfg, &err);
 		REQUIRE_MSG(s != NULL, "%s", err.message);
-		for (size_t i = 0; i < vs.n && rc == XXL_OK; i++)
-			rc = xxl_sorter_put_var(s, recs[i].key, recs[i].key_len, recs[i].payload,
-									recs[i].payload_len);
+		for (size_t r = 0; r < vs.n && rc == XXL_OK; r++)
+			rc = xxl_sorter_put_var(s, recs[r].key, recs[r].key_len, recs[r].payload,
+									recs[r].payload_len);
 		if (rc == XXL_OK)
 			rc = xxl_sorter_sort(s);
 		if (rc == XXL_OK)
