@@ -272,12 +272,30 @@ source_advance(xxl_merger *m, merge_source *src)
 	{
 		const unsigned char *p;
 		uint32_t	hdr[2];
+		size_t		avail = src->cur_frame >= 0 ? src->cur_len - src->pos : 0;
 
+		if (avail >= VAR_HEADER)
+		{
+			/* the common case: header and record inside the current block */
+			p = (unsigned char *) m->frames[src->cur_frame].data + src->pos;
+			memcpy(hdr, p, VAR_HEADER);
+			if (VAR_HEADER + (uint64_t) hdr[0] + hdr[1] <= avail &&
+				VAR_HEADER + (uint64_t) hdr[0] + hdr[1] <= src->remaining)
+			{
+				size_t		len = VAR_HEADER + (size_t) hdr[0] + hdr[1];
+
+				src->pos += len;
+				src->remaining -= len;
+				p += VAR_HEADER;
+				goto found;
+			}
+		}
 		if (source_read(m, src, VAR_HEADER, &p) != XXL_OK)
 			return s->err->code;
 		memcpy(hdr, p, VAR_HEADER);
 		if (source_read(m, src, (size_t) hdr[0] + hdr[1], &p) != XXL_OK)
 			return s->err->code;
+found:
 		src->key = p;
 		src->key_len = hdr[0];
 		src->payload = p + hdr[0];

@@ -41,9 +41,9 @@ batch_append(xxl_merger *m, merge_batch *b, const xxl_merge_record *r)
 	{
 		uint32_t	hdr[2] = {r->key_len, r->payload_len};
 
+		/* a variable record's payload follows its key (source_advance) */
 		memcpy(b->data + b->used, hdr, VAR_HEADER);
-		memcpy(b->data + b->used + VAR_HEADER, r->key, r->key_len);
-		memcpy(b->data + b->used + VAR_HEADER + r->key_len, r->payload, r->payload_len);
+		memcpy(b->data + b->used + VAR_HEADER, r->key, len - VAR_HEADER);
 	}
 	b->used += len;
 	return true;
