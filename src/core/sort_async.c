@@ -39,10 +39,10 @@ finish_var_load(xxl_sorter *s, run_worker *rw)
 	if (runs_stopping(rw))
 		return;
 	rc = sort_write_var_load(rw->load, var_load_entries(rw->load, rw->load_size, rw->records),
-							 rw->records, rw->writer, worker_stopping, rw);
+							 rw->records, s->var_writer, worker_stopping, rw);
 	if (rc != XXL_OK && rc != XXL_ECANCELED)
-		xxl_error_set(&rw->err, rc, xxl_bwriter_error(rw->writer)->sys_errno, "%s",
-					  xxl_bwriter_error(rw->writer)->message);
+		xxl_error_set(&rw->err, rc, xxl_bwriter_error(s->var_writer)->sys_errno, "%s",
+					  xxl_bwriter_error(s->var_writer)->message);
 }
 
 /*
@@ -105,18 +105,7 @@ runs_worker_main(void *arg)
 	}
 }
 
-/* Free the writer of the worker's last variable job; the worker is idle or gone. */
-static void
-free_job_writer(run_worker *rw)
-{
-	xxl_bwriter_destroy(rw->writer);	/* waits for its writes */
-	rw->writer = NULL;
-}
-
-/*
- * Wait until the worker is idle and free its job's writer; take over its
- * error, if it had one.
- */
+/* Wait until the worker is idle; take over its error, if it had one. */
 xxl_status
 sort_wait_runs_worker(xxl_sorter *s)
 {
@@ -128,7 +117,6 @@ sort_wait_runs_worker(xxl_sorter *s)
 	while (rw->job_pending)
 		pthread_cond_wait(&rw->changed, &rw->lock);
 	pthread_mutex_unlock(&rw->lock);
-	free_job_writer(rw);
 	if (rw->err.code != XXL_OK)
 		return xxl_error_set(&s->part.err, rw->err.code, rw->err.sys_errno, "%s", rw->err.message);
 	return XXL_OK;
@@ -144,7 +132,6 @@ sort_end_runs_worker(xxl_sorter *s)
 		return;
 	if (rw->started)
 		xxl_thread_stop(rw->thread, &rw->lock, &rw->changed, &rw->stop);
-	free_job_writer(rw);
 	pthread_mutex_destroy(&rw->lock);
 	pthread_cond_destroy(&rw->changed);
 	if (rw->scratch != NULL)
@@ -179,7 +166,7 @@ post_job(run_worker *rw)
 
 /*
  * The caller's share of a full variable load: a run with its block list
- * reserved and a writer for it; the worker does the rest.  The caller goes
+ * reserved and the writer aimed at it; the worker does the rest.  The caller goes
  * on in the other half.
  */
 static xxl_status
@@ -193,8 +180,7 @@ flush_var_async(xxl_sorter *s)
 		xxl_run_reserve(run, (s->load_bytes + s->block_size - 1) / s->block_size, &s->part.budget,
 						&s->part.err) != XXL_OK)
 		return s->part.err.code;
-	rw->writer = xxl_bwriter_create(s->disks, &s->part.budget, WRITE_BUFFERS, run, &s->part.err);
-	if (rw->writer == NULL)
+	if (sort_var_writer(s, run) == NULL)
 		return s->part.err.code;
 	rw->run = run;
 	rw->records = s->nloaded;

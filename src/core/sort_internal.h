@@ -42,7 +42,8 @@ typedef enum sorter_phase
 /*
  * The run formation thread and its job (async_runs); from the budget.  A
  * fixed job is a load distributed into the sorted half; a variable job is
- * a load half (arena and entries) to sort and write through its writer.
+ * a load half (arena and entries) to sort and write through the sorter's
+ * variable-run writer.
  */
 typedef struct run_worker
 {
@@ -57,7 +58,6 @@ typedef struct run_worker
 	size_t		depth;			/* fixed: the distribution's key byte */
 	char	   *load;			/* variable: the load's arena ... */
 	size_t		load_size;		/* ... and size (its entries end there) */
-	xxl_bwriter *writer; /* variable: the run's, made and freed by the caller */
 	size_t		buckets[257];
 	char	   *scratch;		/* for one bucket: bucket_scratch_size bytes */
 	xxl_error	err;			/* the worker's error, taken over at the next hand-off */
@@ -91,6 +91,8 @@ struct xxl_sorter
 								 * loads alternate */
 	size_t		arena_used;		/* variable: arena bytes */
 	size_t		load_bytes;		/* variable: record bytes of the load, as on disk */
+	xxl_bwriter *var_writer;	/* variable: writes every run of run formation (the
+								 * worker's during its job), its buffers kept */
 	size_t		region_touched; /* most region bytes a load has used */
 	uint64_t	input_peak;		/* budget peak while the region lived, its untouched
 								 * part left out (it is mapped, never backed) */
@@ -184,6 +186,8 @@ uint64_t sort_touched_peak(const xxl_sorter *s);
 xxl_status sort_wait_run_writes(xxl_sorter *s);
 xxl_status sort_write_fixed_run(xxl_sorter *s, xxl_run *run);
 void sort_load(xxl_sorter *s);
+xxl_bwriter *sort_var_writer(xxl_sorter *s, xxl_run *run);
+void sort_end_var_writer(xxl_sorter *s);
 void sort_var_load(xxl_sorter *s, char *load, size_t load_size, size_t n, int threads);
 xxl_status sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n,
 							   xxl_bwriter *w, bool (*stop) (void *), void *stop_arg);

@@ -251,6 +251,7 @@ xxl_sorter_sort(xxl_sorter *s)
 		return xxl_part_fail(&s->part);
 	/* run formation is over: its thread and buffers give way to merging */
 	sort_end_runs_worker(s);
+	sort_end_var_writer(s);
 	sort_note_load(s);
 	s->input_peak = sort_touched_peak(s);
 	xxl_part_free(&s->part, s->region, s->region_size);

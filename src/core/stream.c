@@ -231,6 +231,20 @@ xxl_bwriter_finish(xxl_bwriter *w)
 }
 
 void
+xxl_bwriter_restart(xxl_bwriter *w, xxl_run *run)
+{
+	xxl_error	ignored = {0};
+
+	for (int i = 0; i < w->nbuf; i++)
+		xxl_io_wait(w->disks, &w->ring[i].req, &ignored);
+	xxl_error_clear(&w->err);
+	w->run = run;
+	w->cur = 0;
+	w->fill = 0;
+	w->record_prefix = 0;
+}
+
+void
 xxl_bwriter_destroy(xxl_bwriter *w)
 {
 	if (w == NULL)

@@ -51,6 +51,12 @@ xxl_status	xxl_bwriter_write(xxl_bwriter *w, const void *data, size_t len);
  * wake-ups.  O_DIRECT files keep the write-behind.
  */
 void		xxl_bwriter_inline(xxl_bwriter *w, bool on);
+/*
+ * Aim the writer at another empty run, keeping its buffers (waits for
+ * writes still in flight; clears its error).  Saves the page faults of
+ * fresh buffers for every run.
+ */
+void		xxl_bwriter_restart(xxl_bwriter *w, xxl_run *run);
 /* Write the last partial block and wait for every write. */
 xxl_status	xxl_bwriter_finish(xxl_bwriter *w);
 /* Free buffers (waiting for writes in flight); does not release the run. */

@@ -431,6 +431,75 @@ XT_TEST(interleaved_readers)
 	xxl_disks_close(d);
 }
 
+/*
+ * One writer restarted for three runs (as the sorter's run formation keeps
+ * it): each run holds exactly its own records, and the budget holds one
+ * ring throughout (only the runs' block lists grow).
+ */
+XT_TEST(writer_restarted_for_each_run)
+{
+	enum
+	{
+		N = 20000
+	};
+	xxl_error	err = {0};
+	xxl_disks  *d = open_disks(2, BS, XXL_ALLOC_STRIPING, true, 0, 0, &err);
+	xxl_budget	budget;
+	xxl_run		run[3];
+	xxl_bwriter *w = NULL;
+	size_t		used_after_first = 0;
+	int			bad = 0;
+
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	xxl_budget_init(&budget, 8 << 20);
+	for (int k = 0; k < 3; k++)
+	{
+		xxl_run_init(&run[k]);
+		if (w == NULL)
+		{
+			w = xxl_bwriter_create(d, &budget, 2, &run[k], &err);
+			REQUIRE_MSG(w != NULL, "%s", err.message);
+		}
+		else
+			xxl_bwriter_restart(w, &run[k]);
+		/* runs of different lengths: the last block's fill must not carry over */
+		for (uint64_t i = 0; i < N + (uint64_t) k * 777; i++)
+		{
+			uint64_t	v[3] = {i, (uint64_t) k, i ^ 0x5555};
+
+			xxl_bwriter_begin_record(w, i);
+			CHECK_STATUS(xxl_bwriter_write(w, v, sizeof(v)), XXL_OK);
+		}
+		CHECK_STATUS(xxl_bwriter_finish(w), XXL_OK);
+		if (k == 0)
+			used_after_first = budget.used;
+		CHECK_EQ(run[k].nrecords, N + (uint64_t) k * 777);
+		CHECK_EQ(run[k].nbytes, (N + (uint64_t) k * 777) * 24);
+	}
+	CHECK_LE(budget.used, used_after_first + 3 * sizeof(xxl_bid) * 64);
+	xxl_bwriter_destroy(w);
+	for (int k = 0; k < 3; k++)
+	{
+		xxl_breader *r = xxl_breader_create(d, &budget, 2, &run[k], &err);
+
+		REQUIRE_MSG(r != NULL, "%s", err.message);
+		for (uint64_t i = 0; i < N + (uint64_t) k * 777; i++)
+		{
+			const uint64_t *v;
+
+			if (xxl_breader_next(r, 24, (const void **) &v) != XXL_OK ||
+				v[0] != i || v[1] != (uint64_t) k || v[2] != (i ^ 0x5555))
+				bad++;
+		}
+		CHECK_EQ(xxl_breader_remaining(r), 0);
+		xxl_breader_destroy(r);
+		xxl_run_release(&run[k], d, &budget);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(budget.used, 0);
+	xxl_disks_close(d);
+}
+
 /* Destroying a reader with reads in flight, and a writer with writes in flight. */
 XT_TEST(destroy_midway)
 {
