@@ -26,26 +26,31 @@ xxl_merge_async_bytes(const xxl_merge_env *env)
 	return MERGE_BATCHES * batch;
 }
 
-/* Append the record to the batch; false if it does not fit. */
+/*
+ * Append the record at *used bytes into the batch; false if it does not
+ * fit.  The fill level stays in the worker's variable until the batch is
+ * handed over: b->used shares a cache line with what the caller reads for
+ * every record (a store per record made both cores wait on that line).
+ */
 static bool
-batch_append(xxl_merger *m, merge_batch *b, const xxl_merge_record *r)
+batch_append(xxl_merger *m, merge_batch *b, size_t *used, const xxl_merge_record *r)
 {
 	size_t		len = m->env.fixed ? m->env.rec_size
 		: VAR_HEADER + (size_t) r->key_len + r->payload_len;
 
-	if (b->used + len > m->batch_size)
+	if (*used + len > m->batch_size)
 		return false;
 	if (m->env.fixed)
-		memcpy(b->data + b->used, r->key, len);
+		memcpy(b->data + *used, r->key, len);
 	else
 	{
 		uint32_t	hdr[2] = {r->key_len, r->payload_len};
 
 		/* a variable record's payload follows its key (source_advance) */
-		memcpy(b->data + b->used, hdr, VAR_HEADER);
-		memcpy(b->data + b->used + VAR_HEADER, r->key, len - VAR_HEADER);
+		memcpy(b->data + *used, hdr, VAR_HEADER);
+		memcpy(b->data + *used + VAR_HEADER, r->key, len - VAR_HEADER);
 	}
-	b->used += len;
+	*used += len;
 	return true;
 }
 
@@ -116,24 +121,30 @@ merge_worker(void *arg)
 				status = rc < 0 ? m->worker_err.code : XXL_OK;
 			}
 		}
-		while (!m->batched)
+		if (!m->batched)
 		{
-			int			rc;
+			size_t		used = 0;
 
-			if (!holding)
+			for (;;)
 			{
-				rc = merge_next_sync(m, &rec);
-				if (rc <= 0)
+				int			rc;
+
+				if (!holding)
 				{
-					last = true;
-					status = rc < 0 ? m->worker_err.code : XXL_OK;
-					break;
+					rc = merge_next_sync(m, &rec);
+					if (rc <= 0)
+					{
+						last = true;
+						status = rc < 0 ? m->worker_err.code : XXL_OK;
+						break;
+					}
+					holding = true;
 				}
-				holding = true;
+				if (!batch_append(m, b, &used, &rec))
+					break;
+				holding = false;
 			}
-			if (!batch_append(m, b, &rec))
-				break;
-			holding = false;
+			b->used = used;
 		}
 
 		pthread_mutex_lock(&m->lock);

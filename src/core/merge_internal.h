@@ -116,6 +116,12 @@ struct xxl_merger
 	size_t		batch_size;
 	merge_batch batch[MERGE_BATCHES];
 	int			fill_index;		/* next batch the worker fills */
+	/*
+	 * The caller's, a cache line away from the worker's fields (the struct
+	 * comes from malloc, so padding rather than alignment): it writes
+	 * read_pos for every record.
+	 */
+	char		caller_apart[64];
 	int			read_index;		/* batch the caller reads */
 	size_t		read_pos;
 	bool		reading;		/* the caller holds batch[read_index] */
