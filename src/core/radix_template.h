@@ -323,6 +323,14 @@ RT_CAT(rt_rest_, RT_SUFFIX) (char *src, char *dst, size_t n, size_t r_param, siz
  * slice, offsets bucket-major, thread-minor: the order of equal keys is
  * kept).  Returns that byte's depth with bucket_start[0..256] filled, or
  * key_size when every key is equal (then nothing moves).
+ *
+ * When the first varying bit lies in the key's first word, the digit is
+ * the 8 bits from that bit on instead of its byte: integers far below their
+ * type's range vary in a few bits of their first varying byte (ids up to
+ * 50M in 2 bits of the fourth, a / 16 of a below 10^12 in 4), which made a
+ * few large buckets, each too large for the run worker's scratch.  A bucket
+ * still holds keys equal up to the end of byte depth, so the buckets' sorts
+ * go on from byte depth + 1 either way.
  */
 static size_t
 RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_size, int threads,
@@ -332,7 +340,11 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 	size_t		local[2][256];
 	size_t		(*counts)[256] = NULL;
 	size_t		(*next_counts)[256];
+	bool		bitwise = false;	/* the digit: 8 bits from the first varying one */
+	int			shift = 0;
 
+#define RT_DIG(r) (bitwise ? (size_t) ((rt_word(r) >> shift) & 0xFF) \
+				   : (size_t) (unsigned char) (r)[depth])
 	(void) r_param;
 	if (threads > 1)
 		counts = calloc(2 * (size_t) threads, sizeof(*counts));
@@ -342,6 +354,36 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 		counts = local;
 	}
 	next_counts = counts + threads;
+	if (RT_R >= 8 && key_size >= 8 && n > 1)
+	{
+		uint64_t	w0 = rt_word(records);
+		uint64_t	diff = 0;
+
+#pragma omp parallel for reduction(|:diff) num_threads(threads)
+		for (size_t i = 1; i < n; i++)
+			diff |= rt_word(records + i * RT_R) ^ w0;
+		if (diff != 0)
+		{
+			int			fvb = __builtin_clzll(diff);
+
+			shift = fvb > 56 ? 0 : 56 - fvb;
+			depth = (size_t) fvb / 8;
+			bitwise = true;
+			memset(counts, 0, (size_t) threads * sizeof(*counts));
+#pragma omp parallel num_threads(threads)
+			{
+				int			t = omp_get_thread_num();
+				int			nt = omp_get_num_threads();
+				size_t		lo = n * (size_t) t / (size_t) nt;
+				size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+
+				for (size_t i = lo; i < hi; i++)
+					counts[t][RT_DIG(records + i * RT_R)]++;
+			}
+			goto offsets;
+		}
+		depth = 8;				/* the first word is the same everywhere */
+	}
 	for (;;)
 	{
 		/*
@@ -390,6 +432,7 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 		}
 	}
 
+offsets:
 	{
 		size_t		pos = 0;
 
@@ -418,9 +461,10 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 		{
 			const char *r = records + i * RT_R;
 
-			RT_COPY(dst + (pos[(unsigned char) r[depth]]++) * RT_R, r);
+			RT_COPY(dst + (pos[RT_DIG(r)]++) * RT_R, r);
 		}
 	}
+#undef RT_DIG
 out:
 	if (counts != local && next_counts != local)
 		free(counts < next_counts ? counts : next_counts);

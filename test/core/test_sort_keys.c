@@ -36,11 +36,15 @@ typedef enum key_pattern
 	KP_FEW_BYTES,				/* every byte from {00, 7f, 80, ff} */
 	KP_SORTED,					/* a counter in the key's last 8 bytes */
 	KP_REVERSE,
+	KP_SMALL_INTS,				/* a bigint's key far below its range: few bits of its
+								 * first varying byte vary (a bitwise distribution) */
+	KP_LAST_BITS,				/* the first word varies in its last byte's low bits */
 	KP_COUNT
 } key_pattern;
 
 static const char *const kp_names[] = {
-	"random-dups", "null-flag", "hi-ties", "lo-only", "few-bytes", "sorted", "reverse"
+	"random-dups", "null-flag", "hi-ties", "lo-only", "few-bytes", "sorted", "reverse",
+	"small-ints", "last-bits"
 };
 
 typedef struct keys_case
@@ -115,6 +119,15 @@ fill_key(const keys_case *kc, size_t i, unsigned char *out)
 				else
 					memcpy(key, be + 8 - K, K);
 			}
+			break;
+		case KP_SMALL_INTS:
+		case KP_LAST_BITS:
+			/* as a signed bigint's key: sign bit flipped, then the value */
+			v = kc->pat == KP_SMALL_INTS ? xt_below(&r, 3 * (uint64_t) kc->n + 1)
+				: 0x5a00 + xt_below(&r, 3);
+			xt_put_be64(key, v ^ (UINT64_C(1) << 63));
+			for (size_t b = 8; b < K; b++)
+				key[b] = (unsigned char) xt_below(&r, 3);
 			break;
 		default:
 			break;
