@@ -24,8 +24,8 @@
  *     memory as before.  After it, loads alternate between the region's two
  *     halves: the worker sorts a full half's entries (one thread) and writes
  *     its records in key order through the sorter's block writer, which
- *     the caller aims at the run, while the caller fills the other half.  Runs are half as long;
- *     the merge's fan-in takes twice as many.
+ *     the caller aims at the run, while the caller fills the other half.
+ *     Runs are half as long; the merge takes twice as many.
  * At the next full load the caller waits for the worker and the writes, as
  * it waits for the writes alone in synchronous mode.  During a job the
  * worker owns its load, the run being written, its writes and the block

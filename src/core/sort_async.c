@@ -166,8 +166,8 @@ post_job(run_worker *rw)
 
 /*
  * The caller's share of a full variable load: a run with its block list
- * reserved and the writer aimed at it; the worker does the rest.  The caller goes
- * on in the other half.
+ * reserved and the writer aimed at it; the worker does the rest while the
+ * caller goes on in the other half.
  */
 static xxl_status
 flush_var_async(xxl_sorter *s)
