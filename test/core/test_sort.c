@@ -1747,63 +1747,24 @@ XT_TEST(async_runs_failures)
 	CHECK_LE(xt_threads_at_most(baseline), baseline);
 }
 
-/* Destroy at every point of asynchronous run formation, the worker busy or not. */
-XT_TEST(async_runs_destroy_anywhere)
+/*
+ * Destroy at every point of asynchronous run formation, the worker busy or
+ * not: after puts[i] records, then at once, after sort, or after reading a
+ * little.  Fixed records are 16 bytes, variable ones an 8-byte key and an
+ * 8-byte payload (24 bytes with their header).
+ */
+static void
+destroy_anywhere(bool var, const uint64_t *puts, size_t nputs)
 {
 	int			baseline = thread_baseline();
-	/* loads of some 15K records at the minimum budget: a hand-off every 15K puts */
-	static const uint64_t puts[] = {0, 1000, 15000, 16000, 31000, 100000, 150000};
 
-	for (size_t i = 0; i < sizeof(puts) / sizeof(puts[0]); i++)
+	for (size_t i = 0; i < nputs; i++)
 		for (int then = 0; then < 3; then++)
 		{
-			xxl_sort_config cfg = sort_config(0, BS, 2, 16, 8);
+			xxl_sort_config cfg = sort_config(0, BS, 2, var ? 0 : 16, var ? 0 : 8);
 			xxl_error	err = {0};
 			xxl_sorter *s;
 			unsigned char rec[16];
-			const void *p;
-
-			cfg.async_runs = true;
-			cfg.res.threads = 1 + (int) (i % 2);
-			s = xxl_sorter_create(&cfg, &err);
-			REQUIRE_MSG(s != NULL, "%s", err.message);
-			for (uint64_t r = 0; r < puts[i]; r++)
-			{
-				put_be(rec, 8, xt_mix64(r));
-				memcpy(rec + 8, &r, 8);
-				CHECK_STATUS(xxl_sorter_put(s, rec), XXL_OK);
-			}
-			/* then: 0 destroy at once, 1 after sort, 2 after reading a little */
-			if (then >= 1)
-				CHECK_STATUS(xxl_sorter_sort(s), XXL_OK);
-			for (int r = 0; then == 2 && r < 1000; r++)
-				if (xxl_sorter_next(s, &p) != 1)
-					break;
-			xxl_sorter_destroy(s);
-			CHECK_MSG(xt_spill_files() == 0, "%" PRIu64 " puts, then %d: spill files left",
-					  puts[i], then);
-			CHECK_MSG(xt_threads_at_most(baseline) <= baseline, "%" PRIu64 " puts, then %d: %d threads, %d before",
-					  puts[i], then, xt_thread_count(), baseline);
-		}
-}
-
-/*
- * The same for variable records: the first load is the caller's, the
- * later ones the worker's, and a destroy may find it sorting or writing.
- */
-XT_TEST(var_async_runs_destroy_anywhere)
-{
-	int			baseline = thread_baseline();
-	/* 24-byte records at the minimum budget: a first load of some 8K records */
-	static const uint64_t puts[] = {0, 1000, 8000, 12000, 30000, 100000};
-
-	for (size_t i = 0; i < sizeof(puts) / sizeof(puts[0]); i++)
-		for (int then = 0; then < 3; then++)
-		{
-			xxl_sort_config cfg = sort_config(0, BS, 2, 0, 0);
-			xxl_error	err = {0};
-			xxl_sorter *s;
-			unsigned char key[8];
 			const void *k,
 					   *p;
 			uint32_t	kl,
@@ -1815,21 +1776,40 @@ XT_TEST(var_async_runs_destroy_anywhere)
 			REQUIRE_MSG(s != NULL, "%s", err.message);
 			for (uint64_t r = 0; r < puts[i]; r++)
 			{
-				put_be(key, 8, xt_mix64(r));
-				CHECK_STATUS(xxl_sorter_put_var(s, key, 8, &r, 8), XXL_OK);
+				put_be(rec, 8, xt_mix64(r));
+				memcpy(rec + 8, &r, 8);
+				CHECK_STATUS(var ? xxl_sorter_put_var(s, rec, 8, rec + 8, 8) : xxl_sorter_put(s, rec),
+							 XXL_OK);
 			}
-			/* then: 0 destroy at once, 1 after sort, 2 after reading a little */
 			if (then >= 1)
 				CHECK_STATUS(xxl_sorter_sort(s), XXL_OK);
 			for (int r = 0; then == 2 && r < 1000; r++)
-				if (xxl_sorter_next_var(s, &k, &kl, &p, &pl) != 1)
+				if ((var ? xxl_sorter_next_var(s, &k, &kl, &p, &pl) : xxl_sorter_next(s, &p)) != 1)
 					break;
 			xxl_sorter_destroy(s);
-			CHECK_MSG(xt_spill_files() == 0, "%" PRIu64 " puts, then %d: spill files left",
-					  puts[i], then);
-			CHECK_MSG(xt_threads_at_most(baseline) <= baseline, "%" PRIu64 " puts, then %d: %d threads, %d before",
-					  puts[i], then, xt_thread_count(), baseline);
+			CHECK_MSG(xt_spill_files() == 0, "%s, %" PRIu64 " puts, then %d: spill files left",
+					  var ? "var" : "fixed", puts[i], then);
+			CHECK_MSG(xt_threads_at_most(baseline) <= baseline,
+					  "%s, %" PRIu64 " puts, then %d: %d threads, %d before",
+					  var ? "var" : "fixed", puts[i], then, xt_thread_count(), baseline);
 		}
+}
+
+XT_TEST(async_runs_destroy_anywhere)
+{
+	/* loads of some 15K records at the minimum budget: a hand-off every 15K puts */
+	static const uint64_t puts[] = {0, 1000, 15000, 16000, 31000, 100000, 150000};
+
+	destroy_anywhere(false, puts, sizeof(puts) / sizeof(puts[0]));
+}
+
+/* Variable records: the first load is the caller's, the later ones the worker's. */
+XT_TEST(var_async_runs_destroy_anywhere)
+{
+	/* a first load of some 8K records at the minimum budget */
+	static const uint64_t puts[] = {0, 1000, 8000, 12000, 30000, 100000};
+
+	destroy_anywhere(true, puts, sizeof(puts) / sizeof(puts[0]));
 }
 
 XT_TEST(missing_spill_directory)
