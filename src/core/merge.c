@@ -279,8 +279,8 @@ source_advance(xxl_merger *m, merge_source *src)
 			/* the common case: header and record inside the current block */
 			p = (unsigned char *) m->frames[src->cur_frame].data + src->pos;
 			memcpy(hdr, p, VAR_HEADER);
-			if (VAR_HEADER + (uint64_t) hdr[0] + hdr[1] <= avail &&
-				VAR_HEADER + (uint64_t) hdr[0] + hdr[1] <= src->remaining)
+			/* (the block's rest is part of what remains of the run) */
+			if (VAR_HEADER + (uint64_t) hdr[0] + hdr[1] <= avail)
 			{
 				size_t		len = VAR_HEADER + (size_t) hdr[0] + hdr[1];
 

@@ -26,6 +26,16 @@
 	X(8, __VA_ARGS__) X(12, __VA_ARGS__) X(13, __VA_ARGS__) X(15, __VA_ARGS__) \
 	X(16, __VA_ARGS__) X(18, __VA_ARGS__) X(24, __VA_ARGS__) X(32, __VA_ARGS__)
 
+/*
+ * Where the share of OpenMP thread k of n items begins (k = the team's
+ * size: n): contiguous shares in thread order keep a distribution stable.
+ */
+static inline size_t
+omp_share_start(size_t n, int k)
+{
+	return n * (size_t) k / (size_t) omp_get_num_threads();
+}
+
 #define EACH_LIST RT_SIZES
 #define EACH_TEMPLATE "core/radix_template.h"
 #include "core/template_each.h"
@@ -316,9 +326,8 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 #pragma omp parallel num_threads(threads)
 	{
 		int			t = omp_get_thread_num();
-		int			nt = omp_get_num_threads();
-		size_t		lo = n * (size_t) t / (size_t) nt;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+		size_t		lo = omp_share_start(n, t);
+		size_t		hi = omp_share_start(n, t + 1);
 
 		for (size_t i = lo; i < hi; i++)
 			counts[t][entry_digit(&entries[i], depth)]++;
@@ -342,9 +351,8 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 #pragma omp parallel num_threads(threads)
 	{
 		int			t = omp_get_thread_num();
-		int			nt = omp_get_num_threads();
-		size_t		lo = n * (size_t) t / (size_t) nt;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+		size_t		lo = omp_share_start(n, t);
+		size_t		hi = omp_share_start(n, t + 1);
 
 		for (size_t i = lo; i < hi; i++)
 			scratch[counts[t][entry_digit(&entries[i], depth)]++] = entries[i];

@@ -373,9 +373,8 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 #pragma omp parallel num_threads(threads)
 			{
 				int			t = omp_get_thread_num();
-				int			nt = omp_get_num_threads();
-				size_t		lo = n * (size_t) t / (size_t) nt;
-				size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+				size_t		lo = omp_share_start(n, t);
+				size_t		hi = omp_share_start(n, t + 1);
 
 				for (size_t i = lo; i < hi; i++)
 					counts[t][RT_DIG(records + i * RT_R)]++;
@@ -403,9 +402,8 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 #pragma omp parallel num_threads(threads)
 		{
 			int			t = omp_get_thread_num();
-			int			nt = omp_get_num_threads();
-			size_t		lo = n * (size_t) t / (size_t) nt;
-			size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+			size_t		lo = omp_share_start(n, t);
+			size_t		hi = omp_share_start(n, t + 1);
 
 			if (pair)
 				for (size_t i = lo; i < hi; i++)
@@ -452,9 +450,8 @@ offsets:
 #pragma omp parallel num_threads(threads)
 	{
 		int			t = omp_get_thread_num();
-		int			nt = omp_get_num_threads();
-		size_t		lo = n * (size_t) t / (size_t) nt;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) nt;
+		size_t		lo = omp_share_start(n, t);
+		size_t		hi = omp_share_start(n, t + 1);
 		size_t	   *pos = counts[t];
 
 		for (size_t i = lo; i < hi; i++)

@@ -531,7 +531,6 @@ sort_flush_run(xxl_sorter *s, bool last)
 	sort_note_load(s);
 	s->nloaded = 0;
 	s->arena_used = 0;
-	s->load_bytes = 0;
 	if (s->async_runs && !last)
 	{
 		/* from now on loads alternate between the halves */
@@ -661,7 +660,6 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	e->key_len = key_len;
 	e->ref = (uint32_t) (s->arena_used >> 3);
 	s->arena_used += need;
-	s->load_bytes += len;
 	if (len > s->max_record)
 		s->max_record = len;
 	return count_puts(s, 1, (size_t) key_len + payload_len);

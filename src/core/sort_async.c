@@ -154,14 +154,24 @@ start_runs_worker(xxl_sorter *s)
 	return XXL_OK;
 }
 
-/* Hand the job set up in rw over to the worker. */
+/*
+ * Hand the load over to the worker as run's job (the rest of the job set up
+ * in rw); the caller's load is empty again.
+ */
 static void
-post_job(run_worker *rw)
+hand_over(xxl_sorter *s, xxl_run *run)
 {
+	run_worker *rw = s->rw;
+
+	rw->run = run;
+	rw->records = s->nloaded;
 	pthread_mutex_lock(&rw->lock);
 	rw->job_pending = true;
 	pthread_cond_broadcast(&rw->changed);
 	pthread_mutex_unlock(&rw->lock);
+	s->stats.runs++;
+	sort_note_load(s);
+	s->nloaded = 0;
 }
 
 /*
@@ -176,22 +186,17 @@ flush_var_async(xxl_sorter *s)
 	xxl_run    *run = NULL;
 	size_t		half = s->load_size;
 
+	/* the arena's bytes bound the records' (each is padded to 8 there) */
 	if (sort_add_run(s, &run) != XXL_OK ||
-		xxl_run_reserve(run, (s->load_bytes + s->block_size - 1) / s->block_size, &s->part.budget,
+		xxl_run_reserve(run, (s->arena_used + s->block_size - 1) / s->block_size, &s->part.budget,
 						&s->part.err) != XXL_OK)
 		return s->part.err.code;
 	if (sort_var_writer(s, run) == NULL)
 		return s->part.err.code;
-	rw->run = run;
-	rw->records = s->nloaded;
 	rw->load = s->load;
 	rw->load_size = half;
-	post_job(rw);
-	s->stats.runs++;
-	sort_note_load(s);
-	s->nloaded = 0;
+	hand_over(s, run);
 	s->arena_used = 0;
-	s->load_bytes = 0;
 	s->load = s->load == s->region ? s->region + half : s->region;
 	return XXL_OK;
 }
@@ -228,12 +233,7 @@ sort_flush_run_async(xxl_sorter *s)
 	else
 		xxl_radix_sort_large_buckets(sort_fixed_sorted(s), s->region, rw->buckets, s->rec_size,
 									 s->key_size, depth, s->threads, s->bucket_scratch_size);
-	rw->run = run;
-	rw->records = s->nloaded;
 	rw->depth = depth;
-	post_job(rw);
-	s->stats.runs++;
-	sort_note_load(s);
-	s->nloaded = 0;
+	hand_over(s, run);
 	return XXL_OK;
 }

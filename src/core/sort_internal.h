@@ -90,7 +90,6 @@ struct xxl_sorter
 	size_t		load_size;		/* ... the whole region, or a half of it once async
 								 * loads alternate */
 	size_t		arena_used;		/* variable: arena bytes */
-	size_t		load_bytes;		/* variable: record bytes of the load, as on disk */
 	xxl_bwriter *var_writer;	/* variable: writes every run of run formation (the
 								 * worker's during its job), its buffers kept */
 	size_t		region_touched; /* most region bytes a load has used */
