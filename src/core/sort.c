@@ -367,11 +367,12 @@ sort_var_load(xxl_sorter *s, char *load, size_t load_size, size_t n, int threads
 
 /*
  * Write the records of a sorted variable load, in key order, through w;
- * stop is polled every POLL_EVERY records.  The writer's error is w's.
+ * stop is polled every POLL_EVERY records.  A write failure is copied from
+ * the writer into err (cancel is only returned).
  */
 xxl_status
 sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n, xxl_bwriter *w,
-					bool (*stop) (void *), void *stop_arg)
+					bool (*stop) (void *), void *stop_arg, xxl_error *err)
 {
 	xxl_status	rc = XXL_OK;
 
@@ -391,6 +392,8 @@ sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n, x
 	}
 	if (rc == XXL_OK)
 		rc = xxl_bwriter_finish(w);
+	if (rc != XXL_OK && rc != XXL_ECANCELED)
+		xxl_error_set(err, rc, xxl_bwriter_error(w)->sys_errno, "%s", xxl_bwriter_error(w)->message);
 	return rc;
 }
 
@@ -486,6 +489,13 @@ sort_end_var_writer(xxl_sorter *s)
 	s->var_writer = NULL;
 }
 
+/* Variable records: past the first load, which had the whole region. */
+static bool
+loads_alternate(const xxl_sorter *s)
+{
+	return s->load_size < s->region_size;
+}
+
 static bool
 caller_canceled(void *arg)
 {
@@ -506,7 +516,7 @@ sort_flush_run(xxl_sorter *s, bool last)
 
 	if (s->nloaded == 0)
 		return XXL_OK;
-	if (s->async_runs && !last && (s->fixed || s->load_size < s->region_size))
+	if (s->async_runs && !last && (s->fixed || loads_alternate(s)))
 		return sort_flush_run_async(s);
 	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
 		sort_wait_run_writes(s) != XXL_OK)
@@ -523,10 +533,8 @@ sort_flush_run(xxl_sorter *s, bool last)
 	w = sort_var_writer(s, run);
 	if (w == NULL)
 		return s->part.err.code;
-	rc = sort_write_var_load(s->load, var_entries(s), s->nloaded, w, caller_canceled, s);
-	if (rc != XXL_OK && rc != XXL_ECANCELED)
-		xxl_error_set(&s->part.err, rc, xxl_bwriter_error(w)->sys_errno, "%s",
-					  xxl_bwriter_error(w)->message);
+	rc = sort_write_var_load(s->load, var_entries(s), s->nloaded, w, caller_canceled, s,
+							 &s->part.err);
 	s->stats.runs++;
 	sort_note_load(s);
 	s->nloaded = 0;

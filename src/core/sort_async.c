@@ -33,16 +33,10 @@ worker_stopping(void *arg)
 static void
 finish_var_load(xxl_sorter *s, run_worker *rw)
 {
-	xxl_status	rc;
-
 	sort_var_load(s, rw->load, rw->load_size, rw->records, 1);
-	if (runs_stopping(rw))
-		return;
-	rc = sort_write_var_load(rw->load, var_load_entries(rw->load, rw->load_size, rw->records),
-							 rw->records, s->var_writer, worker_stopping, rw);
-	if (rc != XXL_OK && rc != XXL_ECANCELED)
-		xxl_error_set(&rw->err, rc, xxl_bwriter_error(s->var_writer)->sys_errno, "%s",
-					  xxl_bwriter_error(s->var_writer)->message);
+	if (!runs_stopping(rw))
+		(void) sort_write_var_load(rw->load, var_load_entries(rw->load, rw->load_size, rw->records),
+								   rw->records, s->var_writer, worker_stopping, rw, &rw->err);
 }
 
 /*

@@ -189,7 +189,8 @@ xxl_bwriter *sort_var_writer(xxl_sorter *s, xxl_run *run);
 void sort_end_var_writer(xxl_sorter *s);
 void sort_var_load(xxl_sorter *s, char *load, size_t load_size, size_t n, int threads);
 xxl_status sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n,
-							   xxl_bwriter *w, bool (*stop) (void *), void *stop_arg);
+							   xxl_bwriter *w, bool (*stop) (void *), void *stop_arg,
+							   xxl_error *err);
 
 bool sort_check_input_phase(xxl_sorter *s);
 xxl_status sort_flush_run(xxl_sorter *s, bool last);

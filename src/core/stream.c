@@ -95,19 +95,25 @@ alloc_ring(xxl_budget *budget, int n, size_t block_size, xxl_error *err)
 }
 
 /* Wait for every request still in flight, then free the ring. */
+/* Wait for every transfer of the ring still in flight, ignoring their errors. */
+static void
+drain_ring(xxl_disks *disks, xxl_stream_buffer *ring, int n)
+{
+	xxl_error	ignored = {0};
+
+	for (int i = 0; i < n; i++)
+		xxl_io_wait(disks, &ring[i].req, &ignored);
+}
+
 static void
 free_ring(xxl_disks *disks, xxl_budget *budget, xxl_stream_buffer *ring, int n,
 		  size_t block_size)
 {
-	xxl_error	ignored = {0};
-
 	if (ring == NULL)
 		return;
+	drain_ring(disks, ring, n);
 	for (int i = 0; i < n; i++)
-	{
-		xxl_io_wait(disks, &ring[i].req, &ignored);
 		xxl_budget_free(budget, ring[i].data, block_size);
-	}
 	xxl_budget_free(budget, ring, (size_t) n * sizeof(*ring));
 }
 
@@ -233,10 +239,7 @@ xxl_bwriter_finish(xxl_bwriter *w)
 void
 xxl_bwriter_restart(xxl_bwriter *w, xxl_run *run)
 {
-	xxl_error	ignored = {0};
-
-	for (int i = 0; i < w->nbuf; i++)
-		xxl_io_wait(w->disks, &w->ring[i].req, &ignored);
+	drain_ring(w->disks, w->ring, w->nbuf);
 	xxl_error_clear(&w->err);
 	w->run = run;
 	w->cur = 0;
