@@ -348,13 +348,20 @@ check_stats(const built *b, run_mode mode, uint64_t n, const char *name)
 
 /* Tests ---------------------------------------------------------------------- */
 
+/* widths: the testing minimum of names, ranks and positions, or NULL */
 static void
-run_corpus(run_mode mode, long chunk, bool with_prev)
+run_corpus_widths(run_mode mode, long chunk, bool with_prev, const int *widths)
 {
 	xxl_sa_config cfg = sa_config(mode);
 	int			deep = 0;
 
 	cfg.with_prev = with_prev;
+	if (widths)
+	{
+		cfg.widths_min.chars = widths[0];
+		cfg.widths_min.ranks = widths[1];
+		cfg.widths_min.positions = widths[2];
+	}
 	build_corpus();
 	for (int k = 0; k < ncorpus; k++)
 	{
@@ -385,6 +392,9 @@ run_corpus(run_mode mode, long chunk, bool with_prev)
 				}
 			}
 		check_stats(&b, mode, t->n, t->name);
+		if (widths && b.st.levels > 1 && !b.st.level[1].internal)
+			CHECK_MSG(b.st.level[1].char_bytes == widths[0], "%s: level 1's names take %d bytes, not %d",
+					  t->name, b.st.level[1].char_bytes, widths[0]);
 		if (b.st.levels > 2)
 			deep++;
 		built_free(&b);
@@ -393,6 +403,12 @@ run_corpus(run_mode mode, long chunk, bool with_prev)
 	if (mode == RUN_FORCED || mode == RUN_TINY_FORCED)
 		CHECK_MSG(deep > 20, "only %d texts recursed more than once", deep);
 	printf("  # %d texts, %d with recursion depth >= 2\n", ncorpus, deep);
+}
+
+static void
+run_corpus(run_mode mode, long chunk, bool with_prev)
+{
+	run_corpus_widths(mode, chunk, with_prev, NULL);
 }
 
 XT_TEST(sa_naive_roomy)
@@ -415,6 +431,25 @@ XT_TEST(sa_naive_small_chunks)
 	/* one byte at a time, then random chunk sizes, with the preceding bytes */
 	run_corpus(RUN_ROOMY, 1, true);
 	run_corpus(RUN_FORCED, -1, true);
+}
+
+/*
+ * The merge is compiled for the field widths of large levels (merge_level
+ * in dc3_merge.c), which these texts reach only with the testing minimum:
+ * each of those instances, at the top with 1- and 2-byte characters (the
+ * corpus has both) and below, against the naive sort, with the preceding
+ * bytes.
+ */
+XT_TEST(sa_merge_widths)
+{
+	static const int widths[][3] = {{3, 3, 3}, {3, 3, 4}, {3, 4, 4}, {4, 4, 4}};
+
+	for (size_t k = 0; k < sizeof(widths) / sizeof(widths[0]); k++)
+	{
+		printf("  # names %d, ranks %d, positions %d bytes\n", widths[k][0], widths[k][1],
+			   widths[k][2]);
+		run_corpus_widths(RUN_FORCED, 0, true, widths[k]);
+	}
 }
 
 /* Long texts at a tiny budget ------------------------------------------------ */

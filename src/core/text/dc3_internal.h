@@ -265,6 +265,31 @@ struct xxl_sa
 };
 
 
+/* Bytes per name (below the top level), rank and position: what max needs, or the test's minimum. */
+static inline int
+widen(int w, int min)
+{
+	return w < min ? min : w;
+}
+
+static inline int
+char_width(const xxl_sa *sa, uint64_t max)
+{
+	return widen(width_for(max), sa->cfg.widths_min.chars);
+}
+
+static inline int
+rank_width(const xxl_sa *sa, uint64_t max)
+{
+	return widen(width_for(max), sa->cfg.widths_min.ranks);
+}
+
+static inline int
+pos_width(const xxl_sa *sa, uint64_t max)
+{
+	return widen(width_for(max), sa->cfg.widths_min.positions);
+}
+
 static inline bool
 dc3_poll(xxl_sa *sa)
 {

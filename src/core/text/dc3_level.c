@@ -517,7 +517,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	child->depth = lv->depth + 1;
 	child->n = lv->n12;
 	child->K = D;
-	child->cw = width_for(D);
+	child->cw = char_width(sa, D);
 	child->tsp = &child->own;
 	child->tw = child->cw;
 	child->share_cons = lv->share_a;
@@ -828,14 +828,14 @@ plan_below(xxl_sa *sa, const dc3_level *top)
 		lv.depth = depth;
 		lv.n = m;
 		lv.K = K;
-		lv.cw = width_for(K);
+		lv.cw = char_width(sa, K);
 		lv.share_cons = consumer;
-		lv.pw = width_for(m);
+		lv.pw = pos_width(sa, m);
 		lv.n0 = lv.n1 = (m + 2) / 3;
 		lv.n2 = m / 3;
 		lv.n12 = lv.n1 + lv.n2;
 		lv.dummy = m % 3 == 1;
-		lv.rw = width_for(lv.n12);
+		lv.rw = rank_width(sa, lv.n12);
 		rc = dc3_plan_level(sa, &lv);
 		xxl_spool_free(&lv.s0_t);
 		consumer = lv.share_a;
@@ -852,13 +852,13 @@ build_external(xxl_sa *sa, dc3_level *lv)
 	uint64_t	D = 0;
 
 	lv->internal = false;
-	lv->pw = width_for(n);
+	lv->pw = pos_width(sa, n);
 	lv->n0 = (n + 2) / 3;
 	lv->n1 = (n + 2) / 3;
 	lv->n2 = n / 3;
 	lv->n12 = lv->n1 + lv->n2;
 	lv->dummy = n % 3 == 1;
-	lv->rw = width_for(lv->n12);
+	lv->rw = rank_width(sa, lv->n12);
 	if (lv->depth == 0 && dc3_reserve_lists(sa, n) != XXL_OK)
 		return env->err.code;
 	if (dc3_plan_level(sa, lv) != XXL_OK || (lv->depth == 0 && plan_below(sa, lv) != XXL_OK))

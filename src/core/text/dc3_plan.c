@@ -22,7 +22,7 @@ list_bytes(uint64_t b)
  * text spool and every level's copy of its text live until that level's
  * merge; the deepest external level may spool its unique names as ranks
  * (mod-1 and mod-2 apart); characters below level 0 are names of up to
- * width_for(n12) bytes.  Plus the level structs.
+ * char_width(n12) bytes.  Plus the level structs.
  */
 static uint64_t
 lists_bound(const xxl_sa *sa, uint64_t n)
@@ -39,14 +39,14 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 	while (levels < XXL_SA_MAX_LEVELS)
 	{
 		uint64_t	m12 = (m + 2) / 3 + m / 3;
-		uint64_t	r2 = 2 * list_bytes(m12 * width_for(m12) / B / 2 + 1);
+		uint64_t	r2 = 2 * list_bytes(m12 * rank_width(sa, m12) / B / 2 + 1);
 
 		if (r2 > ranks)
 			ranks = r2;
 		levels++;
 		if (fits_internal((xxl_sa *) sa, m12, m12, sa->env.pool / 100 * SHARE_A_PCT))
 			break;
-		b = m12 * width_for(m12) / B + 1;
+		b = m12 * char_width(sa, m12) / B + 1;
 		total += list_bytes(b);
 		if (b > largest)
 			largest = b;

@@ -67,6 +67,16 @@ typedef struct xxl_sa_config
 								 * additionally only texts of at most k
 								 * characters (1 forces external DC3 almost
 								 * everywhere) */
+	struct
+	{
+		int			chars,		/* names, below the top level */
+					ranks,
+					positions;
+	}			widths_min;		/* testing: fields take at least these many
+								 * bytes (0: as many as their values need);
+								 * the merge is compiled for the widths of
+								 * large levels (dc3_merge.c), which small
+								 * texts would not reach */
 } xxl_sa_config;
 
 typedef struct xxl_sa_level_stats
