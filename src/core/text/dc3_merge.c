@@ -80,6 +80,36 @@ less0(const merge_head *a, const merge_head *b)
 }
 
 /*
+ * A side's next head into *h, decoded from the batch in hand (*p, *left,
+ * records of size bytes) or, once that is used up, through the reader.
+ * False if the side has ended or failed (*failed).
+ */
+static inline __attribute__((always_inline)) bool
+next_head(xxl_sa *sa, dc3_level *lv, widths w, int which, size_t size, merge_head *h,
+		  const unsigned char **p, size_t *left, bool *failed)
+{
+	xxl_batch  *b = which == 0 ? &lv->S0.out : &lv->S12.out;
+
+	if (*left > 0)
+	{
+		decode(lv, w, which, *p, h);
+		*p += size;
+		(*left)--;
+		return true;
+	}
+	b->left = 0;
+	if (fetch_w(sa, lv, w, which) < 0)
+	{
+		*failed = true;
+		return false;
+	}
+	*h = lv->h[which];
+	*p = b->p;
+	*left = b->left;
+	return lv->have[which];
+}
+
+/*
  * Both sides' heads merged into pos (and prev) until cap suffixes or one
  * side ends: returns how many, SIZE_MAX on error.  Inlined with constant
  * widths by merge_level.  The heads and both readers' cursors are kept in
@@ -93,12 +123,10 @@ merge_both(xxl_sa *sa, dc3_level *lv, widths w, uint64_t *pos, int *prev, size_t
 {
 	merge_head	h0 = lv->h[0],
 				h1 = lv->h[1];
-	xxl_batch  *b0 = &lv->S0.out,
-			   *b1 = &lv->S12.out;
-	const unsigned char *p0 = b0->p,
-			   *p1 = b1->p;
-	size_t		left0 = b0->left,
-				left1 = b1->left;
+	const unsigned char *p0 = lv->S0.out.p,
+			   *p1 = lv->S12.out.p;
+	size_t		left0 = lv->S0.out.left,
+				left1 = lv->S12.out.left;
 	size_t		size0 = 2 * w.cw + 2 * w.rw + w.pw + (lv->prev ? 1 : 0),
 				size1 = 2 * w.cw + w.rw + w.pw + (lv->prev ? 1 : 0);
 	size_t		k = 0;
@@ -112,23 +140,7 @@ merge_both(xxl_sa *sa, dc3_level *lv, widths w, uint64_t *pos, int *prev, size_t
 			if (prev)
 				prev[k] = h0.prev;
 			k++;
-			if (left0 > 0)
-			{
-				decode(lv, w, 0, p0, &h0);
-				p0 += size0;
-				left0--;
-				continue;
-			}
-			/* the next batch, through the reader */
-			b0->left = 0;
-			if (fetch_w(sa, lv, w, 0) < 0)
-			{
-				failed = true;
-				break;
-			}
-			h0 = lv->h[0];
-			p0 = b0->p, left0 = b0->left;
-			if (!lv->have[0])
+			if (!next_head(sa, lv, w, 0, size0, &h0, &p0, &left0, &failed))
 				break;
 		}
 		else
@@ -137,28 +149,13 @@ merge_both(xxl_sa *sa, dc3_level *lv, widths w, uint64_t *pos, int *prev, size_t
 			if (prev)
 				prev[k] = h1.prev;
 			k++;
-			if (left1 > 0)
-			{
-				decode(lv, w, 1, p1, &h1);
-				p1 += size1;
-				left1--;
-				continue;
-			}
-			b1->left = 0;
-			if (fetch_w(sa, lv, w, 1) < 0)
-			{
-				failed = true;
-				break;
-			}
-			h1 = lv->h[1];
-			p1 = b1->p, left1 = b1->left;
-			if (!lv->have[1])
+			if (!next_head(sa, lv, w, 1, size1, &h1, &p1, &left1, &failed))
 				break;
 		}
 	}
 	lv->h[0] = h0, lv->h[1] = h1;
-	b0->p = p0, b0->left = left0;
-	b1->p = p1, b1->left = left1;
+	lv->S0.out.p = p0, lv->S0.out.left = left0;
+	lv->S12.out.p = p1, lv->S12.out.left = left1;
 	lv->emitted += k;
 	return failed ? SIZE_MAX : k;
 }
