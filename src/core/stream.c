@@ -94,7 +94,6 @@ alloc_ring(xxl_budget *budget, int n, size_t block_size, xxl_error *err)
 	return ring;
 }
 
-/* Wait for every request still in flight, then free the ring. */
 /* Wait for every transfer of the ring still in flight, ignoring their errors. */
 static void
 drain_ring(xxl_disks *disks, xxl_stream_buffer *ring, int n)
@@ -105,6 +104,7 @@ drain_ring(xxl_disks *disks, xxl_stream_buffer *ring, int n)
 		xxl_io_wait(disks, &ring[i].req, &ignored);
 }
 
+/* Wait for every request still in flight, then free the ring. */
 static void
 free_ring(xxl_disks *disks, xxl_budget *budget, xxl_stream_buffer *ring, int n,
 		  size_t block_size)
