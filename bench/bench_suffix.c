@@ -87,6 +87,9 @@ main(int argc, char **argv)
 	cfg.res.disk.block_size = argc > 4 ? (size_t) atol(argv[4]) * 1024 : 2 * 1024 * 1024;
 	cfg.res.disk.try_direct = false;
 	cfg.res.disk.strategy = XXL_ALLOC_STRIPING;
+	/* SA_ALGORITHM=dc3 builds by DC3 at every level; default: the builder chooses */
+	if (getenv("SA_ALGORITHM") && strcmp(getenv("SA_ALGORITHM"), "dc3") == 0)
+		cfg.algorithm = XXL_SA_DC3;
 
 	out = malloc((n + 1) * sizeof(uint64_t));
 	rss0 = rss_peak_kb();

@@ -141,15 +141,16 @@ xxl_env_sort_error(xxl_env *env, xxl_env_sorter *ts)
 	return xxl_env_fail(env, ts->d ? xxl_dsort_error(ts->d) : xxl_sorter_error(ts->s));
 }
 
+/* rec_size 0: variable-length records of about avg_size bytes. */
 static xxl_status
 open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_size,
-				 size_t key_size, uint64_t records)
+				 size_t key_size, uint64_t records, size_t avg_size)
 {
 	xxl_sort_config c;
 	size_t		block;
 
 	memory -= memory % XXL_ALIGN;
-	if (xxl_env_sort_block(env, memory, rec_size, records, &block) != XXL_OK)
+	if (xxl_env_sort_block(env, memory, rec_size ? rec_size : avg_size, records, &block) != XXL_OK)
 		return env->err.code;
 	if (xxl_env_reserve_share(env, memory, "sorter") != XXL_OK)
 		return env->err.code;
@@ -179,9 +180,18 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	}
 	if (block > env->largest_block)
 		env->largest_block = block;
-	xxl_batch_init(&ts->out, read_core, ts->s, rec_size);
+	if (rec_size > 0)
+		xxl_batch_init(&ts->out, read_core, ts->s, rec_size);
 	xxl_env_share_add(env, ts->s, XXL_SHARE_SORTER, ts->memory);
 	return XXL_OK;
+}
+
+xxl_status
+xxl_env_sort_open_var(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t avg_size,
+					  uint64_t records)
+{
+	memset(ts, 0, sizeof(*ts));
+	return open_core_sorter(env, ts, memory, 0, 0, records, avg_size);
 }
 
 xxl_status
@@ -220,7 +230,7 @@ xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output
 		xxl_batch_init(&ts->out, read_dsort, ts->d, rec_size);
 		return xxl_env_resize(env, &ts->memory, input, "sort");
 	}
-	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records);
+	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records, 0);
 }
 
 xxl_status

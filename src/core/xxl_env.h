@@ -255,6 +255,13 @@ xxl_status	xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory,
 							  size_t output_memory, size_t rec_size, size_t key_size,
 							  uint64_t records, xxl_env_input input);
 /*
+ * Variable-length records (xxl_sorter_put_var / next_var on ts->s, sorted
+ * by xxl_env_sort_sort): always the core sorter, memory for its whole life;
+ * avg_size sizes its blocks.
+ */
+xxl_status	xxl_env_sort_open_var(xxl_env *env, xxl_env_sorter *ts, size_t memory,
+								  size_t avg_size, uint64_t records);
+/*
  * The block size for a core sorter of the given memory that will take
  * records records; XXL_ENOMEM if no block size lets the core sorter take
  * them.

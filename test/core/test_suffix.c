@@ -33,6 +33,10 @@ typedef enum run_mode
 
 static const char *const mode_names[] = {"roomy", "forced", "tiny-forced", "tiny"};
 
+/* the suffix sorter the corpus tests run: DC3 everywhere unless a test says */
+static xxl_sa_algorithm test_algorithm = XXL_SA_DC3;
+static int	induced_builds;		/* builds whose top level was induced */
+
 static xxl_sa_config
 sa_config(run_mode mode)
 {
@@ -49,6 +53,7 @@ sa_config(run_mode mode)
 	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
 	c.res.disk.seed = 77;
 	c.internal_max = (mode == RUN_FORCED || mode == RUN_TINY_FORCED) ? 1 : 0;
+	c.algorithm = test_algorithm;
 	return c;
 }
 
@@ -320,6 +325,15 @@ check_stats(const built *b, run_mode mode, uint64_t n, const char *name)
 	CHECK_LE(st->memory_peak, st->memory_limit);
 	CHECK_GE(st->levels, 1);
 	CHECK_EQ(st->recursion_depth, st->levels - 1);
+	if (test_algorithm == XXL_SA_INDUCED && n >= 2)
+	{
+		/* the top level's queues and stack spill whatever the budget */
+		/* texts with long runs, and 256 characters at the smallest budget, fall back to DC3 */
+		if (st->level[0].induced)
+			induced_builds++;
+		CHECK_GE(st->bytes_read, st->bytes_written);
+		return;
+	}
 	if (mode == RUN_ROOMY)
 	{
 		CHECK_MSG(st->levels == 1 && st->external_levels == 0,
@@ -400,7 +414,7 @@ run_corpus_widths(run_mode mode, long chunk, bool with_prev, const int *widths)
 		built_free(&b);
 		free(oracle);
 	}
-	if (mode == RUN_FORCED || mode == RUN_TINY_FORCED)
+	if ((mode == RUN_FORCED || mode == RUN_TINY_FORCED) && test_algorithm == XXL_SA_DC3)
 		CHECK_MSG(deep > 20, "only %d texts recursed more than once", deep);
 	printf("  # %d texts, %d with recursion depth >= 2\n", ncorpus, deep);
 }
@@ -450,6 +464,28 @@ XT_TEST(sa_merge_widths)
 			   widths[k][2]);
 		run_corpus_widths(RUN_FORCED, 0, true, widths[k]);
 	}
+}
+
+/*
+ * The top level by induced sorting (sa_induce.c) over every text of the
+ * corpus, in memory and external below, at a roomy and the smallest budget,
+ * in one piece and in random chunks, against the naive sort.
+ */
+XT_TEST(sa_induced)
+{
+	static const run_mode modes[] = {RUN_ROOMY, RUN_FORCED, RUN_TINY, RUN_TINY_FORCED};
+
+	test_algorithm = XXL_SA_INDUCED;
+	for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++)
+	{
+		induced_builds = 0;
+		/* with the preceding bytes in two of the modes */
+		run_corpus(modes[k], modes[k] == RUN_FORCED ? -1 : 0, k % 2 == 1);
+		CHECK_MSG(induced_builds >= ncorpus * 4 / 5, "[%s] only %d of %d builds were induced",
+				  mode_names[modes[k]], induced_builds, ncorpus);
+		printf("  # [%s] %d of %d induced\n", mode_names[modes[k]], induced_builds, ncorpus);
+	}
+	test_algorithm = XXL_SA_DC3;
 }
 
 /* Long texts at a tiny budget ------------------------------------------------ */
@@ -1179,6 +1215,116 @@ XT_TEST(sa_cancel_and_limits)
 		printf("  # write failure: %s\n", xxl_sa_error(sa)->message);
 	}
 	xxl_sa_destroy(sa);
+	free(t);
+}
+
+/*
+ * Induced sorting on long texts at the smallest budget: against DC3 and the
+ * checker; a text of one repeated byte falls back to DC3 (each item of its
+ * one long run would carry the rest of it), and so do 256 distinct bytes
+ * (a page per bucket does not fit this budget).  Then cancel at several points,
+ * the spill limit and a failing write, with nothing left on disk.
+ */
+XT_TEST(sa_induced_long_texts)
+{
+	static const big_case cases[] = {
+		{"rand4", 300000, 1},
+		{"rand256", 300000, 1},
+		{"unary", 120000, 1},
+		{"fib", 150000, 2},
+		{"random2x", 1000000, 2},
+	};
+	xxl_sa_config roomy = sa_config(RUN_ROOMY);
+	xxl_sa_config tiny = sa_config(RUN_TINY);
+	xxl_error	err = {0};
+	unsigned char *t;
+	uint64_t	n = 200000;
+
+	tiny.algorithm = XXL_SA_AUTO;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+	{
+		const big_case *c = &cases[k];
+		uint64_t	m = xt_quick() ? c->n / 4 : c->n,
+					where = 0;
+		built		ref,
+					b;
+		char		why[256];
+
+		t = make_big(c->name, m);
+		ref = run_sa(&roomy, t, m, 0);
+		tiny.with_prev = k % 2 == 1;
+		b = run_sa(&tiny, t, m, 65536 + 17);
+		CHECK_STATUS(b.rc, XXL_OK);
+		CHECK_EQ(b.count, m);
+		if (b.count == m && ref.count == m)
+			CHECK_MSG(same_sa(b.sa, ref.sa, m, &where), "%s: SA[%llu] differs", c->name,
+					  (unsigned long long) where);
+		if (tiny.with_prev && b.count == m)
+			for (uint64_t j = 0; j < m; j++)
+				if (b.prev[j] != (b.sa[j] == 0 ? -1 : t[b.sa[j] - 1]))
+				{
+					CHECK_MSG(false, "%s: prev at %llu", c->name, (unsigned long long) j);
+					break;
+				}
+		/* unary falls back, and so does rand256: 257 pages do not fit the smallest budget */
+		CHECK_MSG(b.st.level[0].induced == (strcmp(c->name, "unary") != 0 && strcmp(c->name, "rand256") != 0),
+				  "%s: induced %d", c->name, b.st.level[0].induced);
+		CHECK_MSG(b.st.levels >= c->min_levels && b.st.bytes_written > 0, "%s: %d levels", c->name,
+				  b.st.levels);
+		CHECK_LE(b.st.memory_peak, b.st.memory_limit);
+		CHECK_MSG(run_check(&tiny, t, m, b.sa, b.count, why, sizeof(why), NULL),
+				  "%s: checker rejected: %s", c->name, why);
+		printf("  # %s n=%llu: induced %d, %d levels, io %.1f B/char, peak %llu/%llu\n", c->name,
+			   (unsigned long long) m, b.st.level[0].induced, b.st.levels,
+			   (double) (b.st.bytes_read + b.st.bytes_written) / m,
+			   (unsigned long long) b.st.memory_peak, (unsigned long long) b.st.memory_limit);
+		built_free(&ref);
+		built_free(&b);
+		free(t);
+	}
+
+	t = make_big("random2x", n);
+	tiny.with_prev = false;
+	for (int after = 0; after < 40; after += 3)
+	{
+		xxl_sa	   *sa;
+		xxl_status	rc;
+		xxl_sa_config cfg = tiny;
+
+		cfg.res.cancel = cancel_hook;
+		cancel_after = after;
+		sa = xxl_sa_create(&cfg, &err);
+		REQUIRE(sa != NULL);
+		rc = xxl_sa_put(sa, t, n);
+		if (rc == XXL_OK)
+			rc = xxl_sa_build(sa);
+		CHECK_STATUS(rc, XXL_ECANCELED);
+		xxl_sa_destroy(sa);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+	for (int fail = 0; fail < 2; fail++)
+	{
+		xxl_sa_config cfg = tiny;
+		xxl_sa	   *sa;
+		xxl_status	rc;
+
+		if (fail)
+			cfg.res.disk.fail_write_after = 300 * KB;
+		else
+			cfg.res.disk.max_spill_bytes = 256 * KB;
+		sa = xxl_sa_create(&cfg, &err);
+		REQUIRE(sa != NULL);
+		rc = xxl_sa_put(sa, t, n);
+		if (rc == XXL_OK)
+			rc = xxl_sa_build(sa);
+		if (fail)
+			CHECK(rc == XXL_ENOSPC || rc == XXL_EIO);
+		else
+			CHECK_STATUS(rc, XXL_ELIMIT);
+		printf("  # %s: %s\n", fail ? "write failure" : "limit", xxl_sa_error(sa)->message);
+		xxl_sa_destroy(sa);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
 	free(t);
 }
 

@@ -241,6 +241,7 @@ struct xxl_sa
 	uint16_t	map[257];		/* raw value -> character */
 	uint8_t		unmap[258];		/* character -> preceding-byte report */
 	dc3_level  *top;
+	struct sa_induce *is;		/* the top level by induced sorting, if so */
 	/* the top level's output, handed out one by one */
 	uint64_t	out_pos[OUT_BATCH];
 	int			out_prev[OUT_BATCH];
@@ -465,6 +466,11 @@ xxl_status	dc3_plan_level(xxl_sa *sa, dc3_level *lv);
 
 /* dc3_level.c: steps 1-4 of a level, or SA-IS when it fits */
 xxl_status	dc3_level_build(xxl_sa *sa, dc3_level *lv);
+
+/* sa_induce.c: the top level by induced sorting, where it suits */
+xxl_status	sa_induce_build(xxl_sa *sa, uint64_t K, int cw, bool *done);
+int64_t		sa_induce_next(xxl_sa *sa, uint64_t *pos, int *prev, size_t cap);
+void		sa_induce_free(xxl_sa *sa);
 
 /* dc3_merge.c: step 5, pulled by the consumer; a level's merger thread */
 int64_t		dc3_level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap);

@@ -201,6 +201,18 @@ xxl_sa_build(xxl_sa *sa)
 	if (xxl_spool_finish(&sa->text) != XXL_OK)
 		return dc3_fail(sa);
 	make_map(sa, &K, &cw);
+	{
+		bool		induced;
+
+		if (sa_induce_build(sa, K, cw, &induced) != XXL_OK)
+			return dc3_fail(sa);
+		if (induced)
+		{
+			sa->build_ns = xxl_now_ns() - sa->t_build;
+			sa->phase = SA_OUTPUT;
+			return XXL_OK;
+		}
+	}
 	top = xxl_budget_alloc(&env->budget, sizeof(*top), &env->err);
 	if (top == NULL)
 		return dc3_fail(sa);
@@ -237,22 +249,33 @@ xxl_sa_next_prev(xxl_sa *sa, uint64_t *pos, int *prev)
 						  : "suffix positions are not available in BWT mode");
 		return -(int) dc3_fail(sa);
 	}
-	if (prev && !sa->top->prev)
+	if (prev && !(sa->is ? sa->cfg.with_prev : sa->top->prev))
 	{
 		xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "preceding bytes need with_prev");
 		return -(int) dc3_fail(sa);
 	}
 	if (sa->out_at == sa->out_n)
 	{
-		int64_t		got = dc3_merge_next(sa, sa->top, sa->out_pos,
-										 sa->top->prev ? sa->out_prev : NULL, OUT_BATCH);
+		int64_t		got;
 
+		if (sa->is)
+		{
+			got = sa_induce_next(sa, sa->out_pos, sa->cfg.with_prev ? sa->out_prev : NULL, OUT_BATCH);
+			sa->cur_pos = sa->out_pos;
+			sa->cur_prev = sa->out_prev;
+		}
+		else
+			got = dc3_merge_next(sa, sa->top, sa->out_pos,
+								 sa->top->prev ? sa->out_prev : NULL, OUT_BATCH);
 		if (got < 0)
 			return -(int) dc3_fail(sa);
 		if (got == 0)
 		{
 			/* release the sorts and their spill files as soon as possible */
-			dc3_level_free(sa, sa->top);
+			if (sa->is)
+				sa_induce_free(sa);
+			else
+				dc3_level_free(sa, sa->top);
 			sa->build_ns = xxl_now_ns() - sa->t_build;
 			sa->phase = SA_DONE;
 			return 0;
@@ -319,6 +342,7 @@ xxl_sa_destroy(xxl_sa *sa)
 	/* a worker still merging stops at its next batch or poll */
 	__atomic_store_n(&sa->env.stop, 1, __ATOMIC_RELEASE);
 	dc3_merger_stop(sa);
+	sa_induce_free(sa);
 	if (sa->top)
 	{
 		dc3_level_free(sa, sa->top);

@@ -41,12 +41,22 @@ typedef enum xxl_sa_mode
 	XXL_SA_BWT					/* xxl_sa_bwt_read + xxl_sa_bwt_primary */
 } xxl_sa_mode;
 
+typedef enum xxl_sa_algorithm
+{
+	XXL_SA_AUTO = 0,			/* induced sorting at the top of an external
+								 * text where it suits (sa_induce.c), else DC3 */
+	XXL_SA_DC3,					/* DC3 at every level */
+	XXL_SA_INDUCED				/* testing: induced sorting at the top
+								 * wherever it can run, in-memory texts too */
+} xxl_sa_algorithm;
+
 typedef struct xxl_sa_config
 {
 	xxl_resources res;			/* disk.block_size is an upper bound (0 = 2 MB):
 								 * smaller blocks are used when the budget
 								 * needs them */
 	xxl_sa_mode mode;
+	xxl_sa_algorithm algorithm;
 	bool		with_prev;		/* positions mode: also carry T[pos-1]
 								 * (xxl_sa_next_prev) */
 	bool		separated;		/* documents end with xxl_sa_end_doc: a
@@ -85,6 +95,7 @@ typedef struct xxl_sa_level_stats
 	uint64_t	alphabet;		/* largest character value */
 	int			char_bytes;		/* bytes per character in records */
 	bool		internal;		/* solved in memory (SA-IS) */
+	bool		induced;		/* level 0 by external induced sorting, DC3 below */
 	bool		names_unique;	/* external: no recursion needed below */
 	bool		names_by_table;	/* external level 0: triples named by a table
 								 * of all triples, not sorted */
