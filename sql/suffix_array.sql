@@ -148,7 +148,7 @@ SELECT count(*) FROM sa_empty;
 -- text.  The reference is the in-memory build (roomy budget); the statistics
 -- must show the external path, the recursion and the budget held.
 CREATE FUNCTION sa_external(text_kind text, text_len int) RETURNS TABLE(
-  kind text, n int, external boolean, recursion boolean, within_budget boolean,
+  kind text, n int, top_level text, external boolean, recursion boolean, within_budget boolean,
   io_per_byte_below_thesis boolean, same boolean, checked boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -162,7 +162,7 @@ BEGIN
   SET LOCAL xxl.memory = '1MB';
   PERFORM xxl.suffix_array_into('sa_ext_src', 'sa_ext_got');
   SELECT * INTO st FROM xxl.last_stats();
-  RETURN QUERY SELECT text_kind, text_len,
+  RETURN QUERY SELECT text_kind, text_len, st.details->>'top_level',
     (st.details->>'external_levels')::int > 0,
     (st.details->>'recursion_depth')::int > 0,
     st.memory_peak <= st.memory_limit,
@@ -171,6 +171,9 @@ BEGIN
                 WHERE r.pos IS DISTINCT FROM g.pos),
     xxl.suffix_array_check('sa_ext_src', 'sa_ext_got');
 END $$;
+-- top_level: induced sorting where the text suits it; 256 distinct bytes
+-- (no page per bucket at 1MB) and one repeated byte (one long run) fall
+-- back to DC3 at every level
 SELECT * FROM sa_external('rand2', 200000);
 SELECT * FROM sa_external('rand4', 250000);
 SELECT * FROM sa_external('rand256', 150000);

@@ -225,6 +225,9 @@ sa_collect(const XxlTextCore *c, const xxl_sa_stats *s, XxlStats *st)
 {
 	uint64		io = s->bytes_read + s->bytes_written;
 
+	/* the top level: induced sorting, external DC3, or in memory (SA-IS) */
+	xxl_stats_detail(st, "top_level", "\"%s\"",
+					 s->level[0].induced ? "induced" : s->level[0].internal ? "in memory" : "dc3");
 	xxl_stats_detail(st, "levels", "%d", s->levels);
 	xxl_stats_detail(st, "recursion_depth", "%d", s->recursion_depth);
 	xxl_stats_detail(st, "external_levels", "%d", s->external_levels);
