@@ -130,6 +130,9 @@ typedef struct scan
 	size_t		a,
 				b;
 	uint64_t	pre;			/* the character before the segment (0: none) */
+	uint64_t	run_c,			/* the run of equal characters being read */
+				run_len,
+				start;
 	uint64_t	k;				/* LMS positions so far */
 	unsigned char *key;			/* the previous segment's LMS substring key */
 	char_out	co;
@@ -235,7 +238,28 @@ typed_run(xxl_sa *sa, scan *sc, uint64_t start, uint64_t c, uint64_t len, bool s
 {
 	if (s_type && sc->b > 0 && end_segment(sa, sc, start, c) != XXL_OK)
 		return sa->env.err.code;
-	*fits = add_run(sc, c, len, s_type);
+	*fits = add_run(sc, c, len, s_type) &&
+		sc->is->carried <= (double) CARRY_LIMIT * sc->is->n + 1e6;
+	return XXL_OK;
+}
+
+/* One character of the scan: a run ends where the character changes. */
+static inline xxl_status
+scan_char(xxl_sa *sa, scan *sc, uint64_t c, bool *fits)
+{
+	if (c == sc->run_c)
+	{
+		sc->run_len++;
+		return XXL_OK;
+	}
+	if (sc->run_len > 0)
+	{
+		if (typed_run(sa, sc, sc->start, sc->run_c, sc->run_len, sc->run_c < c, fits) != XXL_OK)
+			return sa->env.err.code;
+		sc->start += sc->run_len;
+	}
+	sc->run_c = c;
+	sc->run_len = 1;
 	return XXL_OK;
 }
 
@@ -243,12 +267,7 @@ static xxl_status
 scan_text(xxl_sa *sa, sa_induce *is, bool *fits)
 {
 	xxl_env    *env = &sa->env;
-	value_reader vr;
 	scan		sc;
-	uint64_t	run_c = 0,
-				run_len = 0,
-				start = 0,
-				raw;
 	xxl_status	rc = XXL_OK;
 
 	memset(&sc, 0, sizeof(sc));
@@ -257,39 +276,50 @@ scan_text(xxl_sa *sa, sa_induce *is, bool *fits)
 	sc.lrun = is->buf + SEG_HEAD(is) + is->seg_cap * is->cw;
 	sc.key = sc.lrun + is->seg_cap * is->cw;
 	*fits = true;
-	if (value_reader_open(&vr, &sa->text, sa->cfg.separated ? 2 : 1, false) != XXL_OK)
-		return env->err.code;
-	for (uint64_t i = 0; i < is->n && *fits; i++)
+	if (!sa->cfg.separated)
 	{
-		uint64_t	c;
+		/* bytes: a piece of the spool at a time */
+		xxl_spool_reader rd;
+		const unsigned char *p;
+		size_t		len;
 
-		if ((rc = value_reader_next(&vr, &raw)) != XXL_OK)
-			break;
-		c = sa->map[raw];
-		if (run_len > 0 && c != run_c)
+		if (xxl_spool_reader_open(&rd, &sa->text, false) != XXL_OK)
+			return env->err.code;
+		while (*fits && (rc = xxl_spool_reader_piece(&rd, &p, &len)) == XXL_OK && len > 0)
 		{
-			if ((rc = typed_run(sa, &sc, start, run_c, run_len, run_c < c, fits)) != XXL_OK)
-				break;
-			start += run_len;
-			run_len = 0;
+			for (size_t x = 0; x < len && *fits && rc == XXL_OK; x++)
+				rc = scan_char(sa, &sc, sa->map[p[x]], fits);
+			if (rc == XXL_OK && xxl_env_poll_n(env, len))
+				rc = env->err.code;
 		}
-		run_c = c;
-		run_len++;
-		if (dc3_poll(sa))
-		{
-			rc = env->err.code;
-			break;
-		}
-		if (is->carried > (double) CARRY_LIMIT * is->n + 1e6)
-			*fits = false;
+		xxl_spool_reader_close(&rd);
 	}
-	value_reader_close(&vr);
+	else
+	{
+		/* a separated text: raw values of two bytes */
+		value_reader vr;
+		uint64_t	raw;
+
+		if (value_reader_open(&vr, &sa->text, 2, false) != XXL_OK)
+			return env->err.code;
+		for (uint64_t i = 0; i < is->n && *fits && rc == XXL_OK; i++)
+		{
+			if ((rc = value_reader_next(&vr, &raw)) == XXL_OK)
+				rc = scan_char(sa, &sc, sa->map[raw], fits);
+			if (rc == XXL_OK && dc3_poll(sa))
+				rc = env->err.code;
+		}
+		value_reader_close(&vr);
+	}
 	if (rc != XXL_OK || !*fits)
 		return rc;
 	/* the last run is L-type (followed by $), and $ at n is LMS */
-	if (typed_run(sa, &sc, start, run_c, run_len, false, fits) != XXL_OK ||
+	if (typed_run(sa, &sc, sc.start, sc.run_c, sc.run_len, false, fits) != XXL_OK ||
 		(*fits && end_segment(sa, &sc, is->n, 0) != XXL_OK))
 		return env->err.code;
+	if (sc.start + sc.run_len != is->n)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0, "induced sorting: scanned %llu characters of %llu",
+							 (unsigned long long) (sc.start + sc.run_len), (unsigned long long) is->n);
 	if (is->carried > (double) CARRY_LIMIT * is->n + 1e6)
 		*fits = false;
 	is->m = sc.k - 1;
