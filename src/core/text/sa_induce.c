@@ -55,7 +55,7 @@
 #define SEG_A(is) ((size_t) (is)->pw + 2 * (is)->cw)
 #define NOT_END 0xFFFF
 /* Key bytes of the LMS substrings' distribution sort. */
-#define KEY16 16
+#define KEY 8
 #define SEGF(is) (SEG_HEAD(is) + (size_t) (is)->F * (is)->cw)
 
 typedef struct sa_induce
@@ -68,12 +68,12 @@ typedef struct sa_induce
 								 * preceding characters are wanted, else 0 */
 				pw,				/* per position */
 				kw,				/* per LMS index or rank (0..m) */
-				ew;				/* per character of a substring's key: 2c + type */
+				eb;				/* bits per character of a substring's key: 2c + type */
 	size_t		page,
 				seg_cap;		/* most characters in a segment */
 	double		carried;		/* characters items will carry */
 	xxl_spool	seg;			/* segments in text order: [p][T[p]][a][b][S-run][L-run] */
-	xxl_env_sorter subs,		/* LMS substrings of up to KEY16 key bytes
+	xxl_env_sorter subs,		/* LMS substrings of up to KEY key bytes
 								 * (padded with 0), then the LMS index */
 				subs_long,		/* longer ones: key, LMS index */
 				seg_long;		/* by rank: the characters of long segments
@@ -176,25 +176,31 @@ end_segment(xxl_sa *sa, scan *sc, uint64_t p, uint64_t c)
 	if (sc->k > 0)
 	{
 		unsigned char *key = sc->key,
-					kbuf[KEY16 + 8];
+					kbuf[KEY + 8];
 		size_t		kl = 0;
+		uint64_t	acc = 0;
+		int			bits = 0;
 
-		for (size_t i = 0; i < a + b; i++)
+		/* codes 2c + type, eb bits each, packed from the most significant bit */
+		for (size_t i = 0; i <= a + b; i++)
 		{
-			uint64_t	e = 2 * chr(is, r + h, i) + (i < a);
-
-			put_be(key + kl, e, is->ew);
-			kl += is->ew;
+			acc = (acc << is->eb) | (i < a + b ? 2 * chr(is, r + h, i) + (i < a) : 2 * c + 1);
+			bits += is->eb;
+			while (bits >= 8)
+			{
+				bits -= 8;
+				key[kl++] = (unsigned char) (acc >> bits);
+			}
 		}
-		put_be(key + kl, 2 * c + 1, is->ew);
-		kl += is->ew;
-		if (kl <= KEY16)
+		if (bits > 0)
+			key[kl++] = (unsigned char) (acc << (8 - bits));
+		if (kl <= KEY)
 		{
 			unsigned char *rec = xxl_env_sort_room(&is->subs, kbuf);
 
 			memcpy(rec, key, kl);
-			memset(rec + kl, 0, KEY16 - kl);
-			put_be(rec + KEY16, sc->k - 1, is->kw);
+			memset(rec + kl, 0, KEY - kl);
+			put_be(rec + KEY, sc->k - 1, is->kw);
 			if (xxl_env_sort_push(env, &is->subs, rec) != XXL_OK)
 				return env->err.code;
 		}
@@ -346,9 +352,10 @@ next_long(xxl_env *env, sa_induce *is, const unsigned char **key, uint32_t *kl,
 }
 
 /*
- * The two sorts merged: a short key (padded with 0, which no character's
- * code is) and a long one always differ in their first KEY16 bytes, since
- * no LMS substring is a proper prefix of another.
+ * The two sorts merged: a short key (padded with 0 bits; no character's
+ * code is 0, so padding and length go together) and a long one always
+ * differ in their first KEY bytes, since no LMS substring is a proper
+ * prefix of another.  A short key is compared whole, padding included.
  */
 static xxl_status
 name_substrings(xxl_sa *sa, sa_induce *is, uint64_t *D)
@@ -380,7 +387,7 @@ name_substrings(xxl_sa *sa, sa_induce *is, uint64_t *D)
 		const unsigned char *key,
 				   *pay;
 		uint32_t	kl;
-		bool		take_long = srec == NULL || (lkey != NULL && memcmp(lkey, srec, KEY16) < 0);
+		bool		take_long = srec == NULL || (lkey != NULL && memcmp(lkey, srec, KEY) < 0);
 
 		if (take_long)
 		{
@@ -391,10 +398,8 @@ name_substrings(xxl_sa *sa, sa_induce *is, uint64_t *D)
 		else
 		{
 			key = srec;
-			kl = KEY16;
-			while (kl > 0 && srec[kl - 1] == 0)
-				kl--;
-			pay = srec + KEY16;
+			kl = KEY;
+			pay = srec + KEY;
 		}
 		if (name == 0 || kl != prev_len || memcmp(key, prev, kl) != 0)
 		{
@@ -910,11 +915,11 @@ sa_induce_build(xxl_sa *sa, uint64_t K, int cw, bool *done)
 	is->xw = sa->cfg.with_prev ? cw : 0;
 	is->pw = pos_width(sa, sa->n);
 	is->kw = rank_width(sa, sa->n / 2 + 1);
-	is->ew = 2 * K + 1 <= 255 ? 1 : 2;
+	is->eb = 2 * K + 1 < 256 ? 8 : 2 * K + 1 < 512 ? 9 : 10;
 	is->page = queue_page(env, K);
 	is->F = 12 / cw;
 	/* an L item, a stack record or a segment must fit a page */
-	is->seg_cap = (is->page - IS_PAGE_HEADER - SEG_HEAD(is) - 8) / (size_t) (cw > is->ew ? cw : is->ew);
+	is->seg_cap = (is->page - IS_PAGE_HEADER - SEG_HEAD(is) - 8) / (size_t) cw;
 	if (is->seg_cap > 0xFFF0)
 		is->seg_cap = 0xFFF0;
 	is->buf_bytes = XXL_ROUND_UP(3 * (SEG_HEAD(is) + (is->seg_cap + 1) * 2 * 2) + 64, XXL_ALIGN);
@@ -923,8 +928,8 @@ sa_induce_build(xxl_sa *sa, uint64_t K, int cw, bool *done)
 		return env->err.code;
 	is->sent = is->buf + is->buf_bytes / 3 * 2;
 	xxl_spool_init(&is->seg, env, spool_room(env) / 4);
-	if (xxl_env_sort_open(env, &is->subs, env->pool / 100 * SHARE_SORT_PCT, 0, KEY16 + (size_t) is->kw,
-						  KEY16, sa->n / 2 + 1, XXL_INPUT_BOUNDED) != XXL_OK ||
+	if (xxl_env_sort_open(env, &is->subs, env->pool / 100 * SHARE_SORT_PCT, 0, KEY + (size_t) is->kw,
+						  KEY, sa->n / 2 + 1, XXL_INPUT_BOUNDED) != XXL_OK ||
 		xxl_env_sort_open_var(env, &is->subs_long, long_share(env), 64, sa->n / 32) != XXL_OK)
 		return env->err.code;
 	if (scan_text(sa, is, &fits) != XXL_OK)
