@@ -127,7 +127,8 @@ SELECT format('RESULT secs=%s vmhwm_kb=%s shmem_kb=%s', round((extract(epoch FRO
 	(regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssShmem:\s+(\d+) kB'))[1]);
 SELECT format('STATS io=%s levels=%s lcp_ms=%s extra=%s', (SELECT sum(x) FROM unnest(bytes_read || bytes_written) x),
 	coalesce(details->>'levels', ''), coalesce(details->>'lcp_ms', ''),
-	concat_ws(' ', 'lcp_irreducible=' || (details->>'lcp_irreducible'), 'lcp_random=' || (details->>'lcp_random_answers'),
+	concat_ws(' ', 'top=' || replace(details->>'top_level', ' ', '_'),
+	          'lcp_irreducible=' || (details->>'lcp_irreducible'), 'lcp_random=' || (details->>'lcp_random_answers'),
 	          'repeat_ranges=' || (details->>'repeat_ranges')))
 FROM xxl.last_stats();
 SQL
@@ -200,13 +201,14 @@ awk -F, -v n="$N" '
 	NR == 1 { next }
 	{ key = $1 "|" $2; secs[key] = $3; line[NR] = $0 }
 	END {
-		printf "%-11s %-17s %9s %9s %9s %9s %10s %8s %7s %9s\n", "corpus", "run", "s", "peak MB", "own MB", "disk MB",
-			"disk B/B", "I/O B/B", "levels", "lcp s"
+		printf "%-11s %-17s %9s %9s %9s %9s %10s %8s %7s %9s  %s\n", "corpus", "run", "s", "peak MB", "own MB", "disk MB",
+			"disk B/B", "I/O B/B", "levels", "lcp s", "top level"
 		for (i = 2; i <= NR; i++) {
 			split(line[i], f, ",")
-			printf "%-11s %-17s %9s %9.1f %9.1f %9.1f %10.2f %8.1f %7s %9s\n", f[1], f[2], f[3], f[4] / 1024,
+			top = match(f[10], /top=[a-z_0-9]+/) ? substr(f[10], RSTART + 4, RLENGTH - 4) : "-"
+			printf "%-11s %-17s %9s %9.1f %9.1f %9.1f %10.2f %8.1f %7s %9s  %s\n", f[1], f[2], f[3], f[4] / 1024,
 				(f[4] - f[5]) / 1024, f[6] / 1048576, f[6] / n, f[7] / n, f[8] == "" ? "-" : f[8],
-				f[9] == "" ? "-" : sprintf("%.1f", f[9] / 1000)
+				f[9] == "" ? "-" : sprintf("%.1f", f[9] / 1000), top
 		}
 	}' "$CSV"
 echo
