@@ -1161,60 +1161,55 @@ XT_TEST(sa_budget_fails_before_work)
 	}
 }
 
-XT_TEST(sa_cancel_and_limits)
+/*
+ * A build of t stopped by cfg: a cancel at several points (every step-th
+ * poll from 0 to 40), the spill limit, a failing write; each with its
+ * status, and nothing left on disk.
+ */
+static void
+check_stopped_builds(const xxl_sa_config *base, const unsigned char *t, uint64_t n, int step)
 {
-	uint64_t	n = 200000;
-	unsigned char *t = make_big("unary", n);
-	xxl_sa_config cfg = sa_config(RUN_TINY);
-	xxl_error	err = {0};
-	xxl_sa	   *sa;
-
-	/* cancel at several points of the build */
-	for (int after = 0; after < 40; after += 7)
+	for (int k = -2; k < 40; k += k < 0 ? 1 : step)
 	{
+		xxl_sa_config cfg = *base;
+		xxl_error	err = {0};
+		xxl_sa	   *sa;
 		xxl_status	rc;
 
-		cfg.res.cancel = cancel_hook;
-		cancel_after = after;
+		if (k == -2)
+			cfg.res.disk.max_spill_bytes = 256 * KB;
+		else if (k == -1)
+			cfg.res.disk.fail_write_after = 300 * KB;
+		else
+		{
+			cfg.res.cancel = cancel_hook;
+			cancel_after = k;
+		}
 		sa = xxl_sa_create(&cfg, &err);
 		REQUIRE(sa != NULL);
 		rc = xxl_sa_put(sa, t, n);
 		if (rc == XXL_OK)
 			rc = xxl_sa_build(sa);
-		CHECK_STATUS(rc, XXL_ECANCELED);
+		if (k == -2)
+			CHECK_STATUS(rc, XXL_ELIMIT);
+		else if (k == -1)
+			CHECK(rc == XXL_ENOSPC || rc == XXL_EIO);
+		else
+			CHECK_STATUS(rc, XXL_ECANCELED);
+		if (k < 0)
+			printf("  # %s: %s\n", k == -2 ? "limit" : "write failure", xxl_sa_error(sa)->message);
 		xxl_sa_destroy(sa);
 		CHECK_EQ(xt_spill_files(), 0);
 	}
+}
 
-	/* the spill limit */
-	cfg = sa_config(RUN_TINY);
-	cfg.res.disk.max_spill_bytes = 256 * KB;
-	sa = xxl_sa_create(&cfg, &err);
-	REQUIRE(sa != NULL);
-	{
-		xxl_status	rc = xxl_sa_put(sa, t, n);
+XT_TEST(sa_cancel_and_limits)
+{
+	uint64_t	n = 200000;
+	unsigned char *t = make_big("unary", n);
+	xxl_sa_config cfg = sa_config(RUN_TINY);
 
-		if (rc == XXL_OK)
-			rc = xxl_sa_build(sa);
-		CHECK_STATUS(rc, XXL_ELIMIT);
-		printf("  # limit: %s\n", xxl_sa_error(sa)->message);
-	}
-	xxl_sa_destroy(sa);
-
-	/* injected write failure */
-	cfg = sa_config(RUN_TINY);
-	cfg.res.disk.fail_write_after = 300 * KB;
-	sa = xxl_sa_create(&cfg, &err);
-	REQUIRE(sa != NULL);
-	{
-		xxl_status	rc = xxl_sa_put(sa, t, n);
-
-		if (rc == XXL_OK)
-			rc = xxl_sa_build(sa);
-		CHECK(rc == XXL_ENOSPC || rc == XXL_EIO);
-		printf("  # write failure: %s\n", xxl_sa_error(sa)->message);
-	}
-	xxl_sa_destroy(sa);
+	check_stopped_builds(&cfg, t, n, 7);
 	free(t);
 }
 
@@ -1236,7 +1231,6 @@ XT_TEST(sa_induced_long_texts)
 	};
 	xxl_sa_config roomy = sa_config(RUN_ROOMY);
 	xxl_sa_config tiny = sa_config(RUN_TINY);
-	xxl_error	err = {0};
 	unsigned char *t;
 	uint64_t	n = 200000;
 
@@ -1285,46 +1279,7 @@ XT_TEST(sa_induced_long_texts)
 
 	t = make_big("random2x", n);
 	tiny.with_prev = false;
-	for (int after = 0; after < 40; after += 3)
-	{
-		xxl_sa	   *sa;
-		xxl_status	rc;
-		xxl_sa_config cfg = tiny;
-
-		cfg.res.cancel = cancel_hook;
-		cancel_after = after;
-		sa = xxl_sa_create(&cfg, &err);
-		REQUIRE(sa != NULL);
-		rc = xxl_sa_put(sa, t, n);
-		if (rc == XXL_OK)
-			rc = xxl_sa_build(sa);
-		CHECK_STATUS(rc, XXL_ECANCELED);
-		xxl_sa_destroy(sa);
-		CHECK_EQ(xt_spill_files(), 0);
-	}
-	for (int fail = 0; fail < 2; fail++)
-	{
-		xxl_sa_config cfg = tiny;
-		xxl_sa	   *sa;
-		xxl_status	rc;
-
-		if (fail)
-			cfg.res.disk.fail_write_after = 300 * KB;
-		else
-			cfg.res.disk.max_spill_bytes = 256 * KB;
-		sa = xxl_sa_create(&cfg, &err);
-		REQUIRE(sa != NULL);
-		rc = xxl_sa_put(sa, t, n);
-		if (rc == XXL_OK)
-			rc = xxl_sa_build(sa);
-		if (fail)
-			CHECK(rc == XXL_ENOSPC || rc == XXL_EIO);
-		else
-			CHECK_STATUS(rc, XXL_ELIMIT);
-		printf("  # %s: %s\n", fail ? "write failure" : "limit", xxl_sa_error(sa)->message);
-		xxl_sa_destroy(sa);
-		CHECK_EQ(xt_spill_files(), 0);
-	}
+	check_stopped_builds(&tiny, t, n, 3);
 	free(t);
 }
 
