@@ -215,6 +215,10 @@ lcp_config(run_mode mode, const xxl_docs *docs)
 	return cfg;
 }
 
+/* suffix arrays built by pipeline(), and how many had an induced top level */
+static int	builds,
+			induced_builds;
+
 /*
  * The pipeline the SQL functions run: the (separated) suffix sorter with
  * preceding bytes, its positions turned into body positions, into the LCP
@@ -250,6 +254,13 @@ pipeline(const corpus *c, run_mode mode, const xxl_lcp_config *lcfg, uint64_t *s
 		at += c->len[d];
 	}
 	CHECK_STATUS(xxl_sa_build(s), XXL_OK);
+	{
+		xxl_sa_stats st;
+
+		xxl_sa_stats_get(s, &st);
+		builds++;
+		induced_builds += st.level[0].induced;
+	}
 	l = xxl_lcp_create(lcfg, &err);
 	CHECK(l != NULL);
 	CHECK_STATUS(xxl_lcp_put_text(l, c->t, c->n), XXL_OK);
@@ -749,7 +760,11 @@ XT_TEST(lcp_documents_roomy)
 
 XT_TEST(lcp_documents_tiny_external)
 {
+	/* external, the top level by induced sorting where it suits (not one repeated byte) */
+	builds = induced_builds = 0;
 	run_documents(RUN_TINY);
+	printf("  # %d of %d suffix arrays induced\n", induced_builds, builds);
+	CHECK_MSG(induced_builds * 2 > builds, "only %d of %d suffix arrays induced", induced_builds, builds);
 }
 
 XT_TEST(repeats_single_text)
