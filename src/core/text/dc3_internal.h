@@ -266,6 +266,24 @@ struct xxl_sa
 };
 
 
+/*
+ * The top level's table from characters to the preceding bytes it
+ * reports: bytes renamed to 1 byte, or a separated text; NULL where the
+ * character is the byte + 1 (all 256 bytes, 2-byte characters).
+ */
+static inline const uint8_t *
+top_unmap(const xxl_sa *sa, int cw)
+{
+	return cw == 1 || sa->cfg.separated ? sa->unmap : NULL;
+}
+
+/* The preceding byte reported for character c >= 1 (xxl_sa_next_prev). */
+static inline int
+prev_report(const uint8_t *unmap, uint64_t c)
+{
+	return unmap ? unmap[c] : (int) c - 1;
+}
+
 /* Bytes per name (below the top level), rank and position: what max needs, or the test's minimum. */
 static inline int
 widen(int w, int min)
@@ -466,6 +484,9 @@ xxl_status	dc3_plan_level(xxl_sa *sa, dc3_level *lv);
 
 /* dc3_level.c: steps 1-4 of a level, or SA-IS when it fits */
 xxl_status	dc3_level_build(xxl_sa *sa, dc3_level *lv);
+/* A level below the top, its text in its own spool; and freeing it. */
+dc3_level  *dc3_child_new(xxl_sa *sa, int depth, uint64_t n, uint64_t K, size_t share_cons);
+void		dc3_child_free(xxl_sa *sa, dc3_level *child);
 
 /* sa_induce.c: the top level by induced sorting, where it suits */
 xxl_status	sa_induce_build(xxl_sa *sa, uint64_t K, int cw, bool *done);

@@ -505,6 +505,38 @@ write_names(xxl_sa *sa, dc3_level *lv, xxl_spool *first, xxl_spool *second, int 
 	return spool_names(sa, lv, first, second, w);
 }
 
+/*
+ * A level below the top: n characters over 1..K (names), written by its
+ * parent into its own spool; its output goes to a consumer holding
+ * share_cons of the pool.  NULL on error (in env).
+ */
+dc3_level *
+dc3_child_new(xxl_sa *sa, int depth, uint64_t n, uint64_t K, size_t share_cons)
+{
+	xxl_env    *env = &sa->env;
+	dc3_level  *child = xxl_budget_alloc(&env->budget, sizeof(*child), &env->err);
+
+	if (child == NULL)
+		return NULL;
+	memset(child, 0, sizeof(*child));
+	child->depth = depth;
+	child->n = n;
+	child->K = K;
+	child->cw = char_width(sa, K);
+	child->tsp = &child->own;
+	child->tw = child->cw;
+	child->share_cons = share_cons;
+	xxl_spool_init(&child->own, env, spool_room(env) / 2);
+	return child;
+}
+
+void
+dc3_child_free(xxl_sa *sa, dc3_level *child)
+{
+	dc3_level_free(sa, child);
+	xxl_budget_free(&sa->env.budget, child, sizeof(*child));
+}
+
 /* Step 3: recursion; leaves the ranks of the sample in text order in ISA. */
 static xxl_status
 recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
@@ -520,19 +552,10 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	if (lv->depth + 1 >= XXL_SA_MAX_LEVELS)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "DC3: recursion deeper than %d levels",
 							 XXL_SA_MAX_LEVELS);
-	child = xxl_budget_alloc(&env->budget, sizeof(*child), &env->err);
+	child = dc3_child_new(sa, lv->depth + 1, lv->n12, D, lv->share_a);
 	if (child == NULL)
 		return env->err.code;
-	memset(child, 0, sizeof(*child));
 	lv->child = child;
-	child->depth = lv->depth + 1;
-	child->n = lv->n12;
-	child->K = D;
-	child->cw = char_width(sa, D);
-	child->tsp = &child->own;
-	child->tw = child->cw;
-	child->share_cons = lv->share_a;
-	xxl_spool_init(&child->own, env, spool_room(env) / 2);
 	if (write_names(sa, lv, &child->own, NULL, child->cw) != XXL_OK)
 		return env->err.code;
 	rc = dc3_level_build(sa, child);
@@ -571,8 +594,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0,
 							 "DC3: recursion returned %llu suffixes, expected %llu",
 							 (unsigned long long) j, (unsigned long long) lv->n12);
-	dc3_level_free(sa, child);
-	xxl_budget_free(&env->budget, child, sizeof(*child));
+	dc3_child_free(sa, child);
 	lv->child = NULL;
 	return xxl_env_scat_finish(env, &lv->isa);
 }

@@ -217,7 +217,7 @@ dc3_level_fill(xxl_sa *sa, dc3_level *lv, uint64_t *pos, int *prev, size_t cap)
 					uint32_t	c = lv->ts == 1 ? ((uint8_t *) lv->text)[p - 1]
 						: ((uint16_t *) lv->text)[p - 1];
 
-					prev[k] = lv->unmap ? lv->unmap[c] : (int) c - 1;
+					prev[k] = prev_report(lv->unmap, c);
 				}
 			}
 		}

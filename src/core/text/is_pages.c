@@ -180,7 +180,6 @@ is_queue_flush(is_queues *qs, is_queue *q)
 	memcpy(q->tail, &(uint32_t) {(uint32_t) q->fill}, IS_PAGE_HEADER);
 	if (chain_write(ps, &q->ch, q->tail) != XXL_OK)
 		return ps->env->err.code;
-	qs->written += ps->page;
 	q->fill = IS_PAGE_HEADER;
 	return XXL_OK;
 }
@@ -205,7 +204,6 @@ is_queue_next_page(is_queues *qs, int c, bool *empty)
 
 		if (page_io(ps, addr, qs->rbuf, false) != XXL_OK)
 			return ps->env->err.code;
-		qs->read += ps->page;
 		/* the block's last page read: the block is done */
 		if (addr - base + ps->page == ps->block)
 		{
@@ -269,16 +267,7 @@ is_stack_flush(is_stack *st)
 	memcpy(st->buf, &(uint32_t) {(uint32_t) st->fill}, IS_PAGE_HEADER);
 	if (chain_write(ps, &st->ch, st->buf) != XXL_OK)
 		return ps->env->err.code;
-	st->written += ps->page;
 	st->fill = IS_PAGE_HEADER;
-	return XXL_OK;
-}
-
-/* The page in memory is the last one: reading starts there. */
-xxl_status
-is_stack_finish(is_stack *st)
-{
-	st->reading = true;
 	return XXL_OK;
 }
 
@@ -297,7 +286,6 @@ is_stack_prev_page(is_stack *st, bool *empty)
 	base = st->ch.base[st->ch.n];
 	if (page_io(ps, addr, st->buf, false) != XXL_OK)
 		return ps->env->err.code;
-	st->read += ps->page;
 	/* read backwards: a block's first page read is its last */
 	if (addr == base)
 	{

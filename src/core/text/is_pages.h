@@ -59,8 +59,6 @@ typedef struct is_queues
 	unsigned char *rbuf;
 	size_t		rpos,
 				rend;
-	uint64_t	written,		/* bytes of pages written and read, for statistics */
-				read;
 } is_queues;
 
 xxl_status	is_queues_open(is_queues *qs, is_pages *ps, int nq);
@@ -127,9 +125,6 @@ typedef struct is_stack
 	unsigned char *buf;
 	size_t		fill;			/* writing: bytes of buf used; reading: bytes left of it */
 	is_chain	ch;
-	bool		reading;
-	uint64_t	written,
-				read;
 } is_stack;
 
 xxl_status	is_stack_open(is_stack *st, is_pages *ps);
@@ -150,14 +145,13 @@ is_stack_commit(is_stack *st, size_t len)
 	st->fill += len;
 }
 
-/* End of writing: the last page goes to disk unless it is the only one. */
-xxl_status	is_stack_finish(is_stack *st);
 xxl_status	is_stack_prev_page(is_stack *st, bool *empty);
 
 /*
  * The end of the last record not yet read (the caller reads backwards from
  * it and tells is_stack_back how long the record was); NULL when none is
- * left or on error.
+ * left or on error.  Reading may start as soon as writing ends: the page in
+ * memory holds the last records.
  */
 static inline const unsigned char *
 is_stack_top(is_stack *st)

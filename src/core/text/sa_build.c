@@ -222,7 +222,7 @@ xxl_sa_build(xxl_sa *sa)
 	top->K = K;
 	top->cw = cw;
 	top->prev = sa->cfg.with_prev || sa->cfg.mode == XXL_SA_BWT;
-	top->unmap = cw == 1 || sa->cfg.separated ? sa->unmap : NULL;
+	top->unmap = top_unmap(sa, cw);
 	top->tsp = &sa->text;
 	top->tw = sa->cfg.separated ? 2 : 1;
 	top->map = sa->map;

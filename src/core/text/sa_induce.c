@@ -22,7 +22,7 @@ push_l(sa_induce *is, uint64_t j, uint64_t pre, size_t a, size_t l, const unsign
 	unsigned char *to = is_queue_room(&is->qs, (int) c, len);
 
 	if (to == NULL)
-		return XXL_ENOMEM;
+		return is->ps.env->err.code;
 	put_be(to, j - 1, is->pw);
 	put_be(to + is->pw, pre, is->xw);
 	put_be(to + h - 4, a, 2);
@@ -43,7 +43,7 @@ push_s(sa_induce *is, uint64_t j, uint64_t pre, size_t s, const unsigned char *S
 	unsigned char *to = is_queue_room(&is->qs, (int) c, len);
 
 	if (to == NULL)
-		return XXL_ENOMEM;
+		return is->ps.env->err.code;
 	put_be(to, j - 1, is->pw);
 	put_be(to + is->pw, pre, is->xw);
 	put_be(to + h - 2, s - 1, 2);
@@ -165,10 +165,9 @@ l_pass(xxl_sa *sa, sa_induce *is)
 	}
 	if (lms != NULL)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "induced sorting: LMS suffixes left over");
-	if (is->segs.s)
-		xxl_env_scat_close(env, &is->segs, &sa->lstats[0].io_bytes, &sa->lstats[0].scattered_bytes);
+	xxl_env_scat_close(env, &is->segs, &sa->lstats[0].io_bytes, &sa->lstats[0].scattered_bytes);
 	xxl_env_sort_close(env, &is->seg_long, &sa->lstats[0].io_bytes, &sa->lstats[0].sorted_bytes);
-	return is_stack_finish(&is->lst);
+	return XXL_OK;
 }
 
 /* Suffix j out, largest first, with T[j-1] (0: j = 0) if the caller wants it. */
@@ -254,7 +253,7 @@ s_pass(xxl_sa *sa, sa_induce *is)
 							 (unsigned long long) is->emitted, (unsigned long long) is->n);
 	is_queues_close(&is->qs);
 	is_stack_close(&is->lst);
-	return is_stack_finish(&is->out);
+	return XXL_OK;
 }
 
 /* Plan and entry points -------------------------------------------------------- */
@@ -281,18 +280,13 @@ sa_induce_free(xxl_sa *sa)
 
 	if (is == NULL)
 		return;
-	if (is->subs.s || is->subs.d)
-		xxl_env_sort_close(env, &is->subs, NULL, NULL);
-	if (is->subs_long.s || is->subs_long.d)
-		xxl_env_sort_close(env, &is->subs_long, NULL, NULL);
-	if (is->seg_long.s || is->seg_long.d)
-		xxl_env_sort_close(env, &is->seg_long, NULL, NULL);
-	if (is->segs.s)
-		xxl_env_scat_close(env, &is->segs, NULL, NULL);
-	if (is->names.s)
-		xxl_env_scat_close(env, &is->names, NULL, NULL);
-	if (is->isa.s)
-		xxl_env_scat_close(env, &is->isa, NULL, NULL);
+	/* each close takes a part never opened or already closed */
+	xxl_env_sort_close(env, &is->subs, NULL, NULL);
+	xxl_env_sort_close(env, &is->subs_long, NULL, NULL);
+	xxl_env_sort_close(env, &is->seg_long, NULL, NULL);
+	xxl_env_scat_close(env, &is->segs, NULL, NULL);
+	xxl_env_scat_close(env, &is->names, NULL, NULL);
+	xxl_env_scat_close(env, &is->isa, NULL, NULL);
 	is_queues_close(&is->qs);
 	is_stack_close(&is->lst);
 	is_stack_close(&is->out);
@@ -349,6 +343,7 @@ sa_induce_build(xxl_sa *sa, uint64_t K, int cw, bool *done)
 	is->kw = rank_width(sa, sa->n / 2 + 1);
 	is->eb = 2 * K + 1 < 256 ? 8 : 2 * K + 1 < 512 ? 9 : 10;
 	is->page = queue_page(env, K);
+	is->carry_max = (double) CARRY_LIMIT * sa->n + 1e6;
 	is->F = 12 / cw;
 	/* an L item, a stack record or a segment must fit a page */
 	is->seg_cap = (is->page - IS_PAGE_HEADER - SEG_HEAD(is) - 8) / (size_t) cw;
@@ -428,7 +423,7 @@ sa_induce_next(xxl_sa *sa, uint64_t *pos, int *prev, size_t cap)
 	sa_induce  *is = sa->is;
 	size_t		k = 0,
 				ow = (size_t) is->pw + (is->xw ? 2 : 0);
-	bool		unmap = is->cw == 1 || sa->cfg.separated;
+	const uint8_t *unmap = top_unmap(sa, is->cw);
 
 	while (k < cap)
 	{
@@ -445,7 +440,7 @@ sa_induce_next(xxl_sa *sa, uint64_t *pos, int *prev, size_t cap)
 		{
 			uint64_t	c = get_be(end - 2, 2);
 
-			prev[k] = c == 0 ? -1 : unmap ? sa->unmap[c] : (int) c - 1;
+			prev[k] = c == 0 ? -1 : prev_report(unmap, c);
 		}
 		k++;
 		is_stack_back(&is->out, ow);

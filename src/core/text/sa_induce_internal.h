@@ -79,7 +79,8 @@ typedef struct sa_induce
 				eb;				/* bits per character of a substring's key: 2c + type */
 	size_t		page,
 				seg_cap;		/* most characters in a segment */
-	double		carried;		/* characters items will carry */
+	double		carried,		/* characters items will carry */
+				carry_max;		/* and at most (CARRY_LIMIT per text character) */
 	xxl_spool	seg;			/* segments in text order (SEG_HEAD) */
 	xxl_env_sorter subs,		/* LMS substrings of up to KEY key bytes
 								 * (padded with 0), then the LMS index */

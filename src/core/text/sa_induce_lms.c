@@ -129,8 +129,7 @@ typed_run(xxl_sa *sa, scan *sc, uint64_t start, uint64_t c, uint64_t len, bool s
 {
 	if (s_type && sc->b > 0 && end_segment(sa, sc, start, c) != XXL_OK)
 		return sa->env.err.code;
-	*fits = add_run(sc, c, len, s_type) &&
-		sc->is->carried <= (double) CARRY_LIMIT * sc->is->n + 1e6;
+	*fits = add_run(sc, c, len, s_type) && sc->is->carried <= sc->is->carry_max;
 	return XXL_OK;
 }
 
@@ -211,7 +210,7 @@ lms_scan(xxl_sa *sa, sa_induce *is, bool *fits)
 	if (sc.start + sc.run_len != is->n)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "induced sorting: scanned %llu characters of %llu",
 							 (unsigned long long) (sc.start + sc.run_len), (unsigned long long) is->n);
-	if (is->carried > (double) CARRY_LIMIT * is->n + 1e6)
+	if (is->carried > is->carry_max)
 		*fits = false;
 	is->m = sc.k - 1;
 	return xxl_spool_finish(&is->seg);
@@ -334,19 +333,10 @@ lms_sort_reduced(xxl_sa *sa, sa_induce *is, uint64_t D)
 				r;
 	size_t		share = env->pool / 100 * SHARE_SCATTER_PCT;
 
-	child = xxl_budget_alloc(&env->budget, sizeof(*child), &env->err);
+	child = dc3_child_new(sa, 1, is->m, D, share);
 	if (child == NULL)
 		return env->err.code;
-	memset(child, 0, sizeof(*child));
 	sa->top = child;			/* freed with the builder on any error */
-	child->depth = 1;
-	child->n = is->m;
-	child->K = D;
-	child->cw = char_width(sa, D);
-	child->tsp = &child->own;
-	child->tw = child->cw;
-	child->share_cons = share;
-	xxl_spool_init(&child->own, env, spool_room(env) / 2);
 	co.fill = 0;
 	while ((r = xxl_env_scat_next(env, &is->names, &rec)) > 0)
 		if (char_out_put(&child->own, &co, get_be(rec, nw), child->cw) != XXL_OK)
@@ -376,8 +366,7 @@ lms_sort_reduced(xxl_sa *sa, sa_induce *is, uint64_t D)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0,
 							 "induced sorting: the reduced string gave %llu suffixes, expected %llu",
 							 (unsigned long long) j, (unsigned long long) is->m);
-	dc3_level_free(sa, child);
-	xxl_budget_free(&env->budget, child, sizeof(*child));
+	dc3_child_free(sa, child);
 	sa->top = NULL;
 	return xxl_env_scat_finish(env, &is->isa);
 }
