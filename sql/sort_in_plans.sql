@@ -318,9 +318,29 @@ SET enable_nestloop = off;
 SET enable_material = off;
 EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM sp a JOIN sp b ON a.k = b.k;
 SELECT same('SELECT a.id, b.id FROM sp a JOIN sp b ON a.k = b.k ORDER BY 1, 2') AS merge_join_marks;
+RESET enable_material;
+-- PostgreSQL puts a Material over an inner Sort expected to spill; over
+-- XxlSort it goes: the node keeps the rows since the mark itself, as the
+-- sorter's records, and moves a group that outgrows work_mem into a
+-- tuplestore (the last group is restored after the inner side's end)
+SET work_mem = '64kB';
+CREATE TABLE mj_big AS SELECT g AS id, g % 4 AS k, md5(g::text) AS t FROM generate_series(1, 20000) g;
+CREATE TABLE mj_few AS SELECT g AS id, g % 4 AS k FROM generate_series(1, 12) g;
+ANALYZE mj_big, mj_few;
+SET xxl.sort_in_plans = off;
+EXPLAIN (COSTS OFF) SELECT f.id, b.t FROM mj_few f JOIN mj_big b ON f.k = b.k;
+RESET xxl.sort_in_plans;
+SELECT explain_masked('SELECT f.id, b.t FROM mj_few f JOIN mj_big b ON f.k = b.k');
+SELECT explain_masked('SELECT a.id, b.id FROM sp a JOIN sp b ON a.k = b.k');
+SELECT same('SELECT a.id, b.id FROM sp a JOIN sp b ON a.k = b.k ORDER BY 1, 2') AS small_groups_fixed,
+       same('SELECT a.id, b.t FROM sp a JOIN sp b ON a.k = b.k ORDER BY 1, 2') AS small_groups_variable,
+       same('SELECT a.id, b.id FROM sp a JOIN sp b ON a.t = b.t ORDER BY 1, 2') AS unique_text_keys,
+       same('SELECT f.id, b.t FROM mj_few f JOIN mj_big b ON f.k = b.k ORDER BY 1, 2') AS big_groups_variable,
+       same('SELECT f.id, b.id FROM mj_few f JOIN mj_big b ON f.k = b.k ORDER BY 1, 2') AS big_groups_fixed,
+       same('SELECT f.id, b.id FROM mj_few f LEFT JOIN mj_big b ON f.k = b.k + 1 ORDER BY 1, 2') AS left_join;
+RESET work_mem;
 RESET enable_hashjoin;
 RESET enable_nestloop;
-RESET enable_material;
 
 -- rescans with changed parameters: a SubPlan sorting per outer row
 SELECT same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp s2 WHERE s2.k = s1.k ORDER BY t DESC) x)

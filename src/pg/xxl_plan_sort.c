@@ -304,6 +304,29 @@ mark_distinct(Unique *u)
 }
 
 /*
+ * A merge join's inner side without the Material that createplan.c puts
+ * over a Sort expected to spill (a spilled Sort's mark/restore costs a
+ * random-access final merge): XxlSort keeps the marked rows itself, as
+ * encoded records, which costs less than Material's copy of every row into
+ * a tuplestore, and it does what else Material does for a parent (rescans,
+ * backward fetches).  Material projects nothing, so the join reads the same
+ * columns.
+ */
+static Plan *
+inner_without_material(Plan *inner)
+{
+	Plan	   *child;
+
+	if (inner == NULL || !IsA(inner, Material) || inner->initPlan != NIL)
+		return inner;
+	child = inner->lefttree;
+	if (child == NULL || !IsA(child, CustomScan) ||
+		((CustomScan *) child)->methods != &xxl_plan_sort_methods)
+		return inner;
+	return child;
+}
+
+/*
  * plan with its replaceable Sorts replaced.  bound: what a Limit above may
  * pass this node at run time (see the file comment), or NO_BOUND.
  */
@@ -351,6 +374,10 @@ replace_sorts(Plan *plan, double bound)
 		case T_WindowAgg:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			return xxl_plan_window((WindowAgg *) plan);
+		case T_MergeJoin:
+			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
+			plan->righttree = inner_without_material(replace_sorts(plan->righttree, NO_BOUND));
+			return plan;
 		case T_Sort:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			if (big_enough((Sort *) plan, bound) && replaceable((Sort *) plan))

@@ -8,13 +8,16 @@
  * the final merge as virtual tuples, valid until the next fetch.
  *
  * What a Sort offers its parent, XxlSort offers too, as Material does over
- * any child: when the executor asks for mark/restore (a merge join's inner
- * side), backward fetches (scrollable cursors) or cheap rescans (REWIND),
- * rows also go into a tuplestore as they stream out.  With marks only, the
- * tuplestore is trimmed to the rows since the mark, so a merge join keeps
- * one group of equal keys, not the whole input.  Without such a request
- * nothing is stored.  A rescan sorts again, unless the tuplestore holds
- * the rows and the child's parameters did not change.
+ * any child.  Marks alone (a merge join's inner side) are kept by the run:
+ * it keeps the records handed out since the mark (xxl_mark_buffer.h), one
+ * group of equal keys, and replays them after a restore.  A group larger
+ * than work_mem moves into a tuplestore, which spills, and the tuplestore
+ * keeps the marks from then on, trimmed to the rows since the mark.  When
+ * the executor asks for backward fetches (scrollable cursors) or cheap
+ * rescans (REWIND), rows go into a tuplestore as they stream out from the
+ * start.  Without such a request nothing is kept.  A rescan sorts again,
+ * unless the tuplestore holds the rows and the child's parameters did not
+ * change.
  *
  * Everything the node holds lives in a memory context of the query: an
  * error or cancel anywhere (the child, the sorter, the parent) drops the
@@ -53,8 +56,11 @@ typedef struct PlanSortState
 	XxlSortRun *run;
 	bool		sorted;			/* the child was read into run */
 	bool		eof_underlying; /* run handed out its last row */
-	Tuplestorestate *store;		/* eflags != 0: rows handed out */
+	Tuplestorestate *store;		/* eflags != 0 (but marks in the run): rows
+								 * handed out */
 	TupleTableSlot *stored;		/* a row read back from store */
+	size_t		marks_peak;		/* the run's mark buffer at most */
+	bool		marks_spilled;	/* a group outgrew work_mem: store took over */
 	/* for EXPLAIN ANALYZE: the last run's statistics */
 	bool		have_stats;
 	bool		fixed;
@@ -164,8 +170,12 @@ keep_stats(PlanSortState *state)
 {
 	if (state->run != NULL)
 	{
+		size_t		peak;
+
 		xxl_sort_run_stats(state->run, &state->stats);
 		state->have_stats = true;
+		(void) xxl_sort_run_marked_bytes(state->run, &peak);
+		state->marks_peak = Max(state->marks_peak, peak);
 	}
 }
 
@@ -200,6 +210,48 @@ open_store(PlanSortState *state)
 	return store;
 }
 
+/* Marks alone, not yet moved to a tuplestore: the run keeps them. */
+static bool
+marks_in_run(PlanSortState *state)
+{
+	return state->eflags == EXEC_FLAG_MARK && state->store == NULL;
+}
+
+/*
+ * The run's kept rows outgrew work_mem (a big group of equal keys, with
+ * slot the last of them, just handed out): they go into a tuplestore,
+ * which spills, with the mark before the first and the read pointer after
+ * the last, as if they had gone there as they passed; the store keeps the
+ * marks from now on.
+ */
+static void
+marks_to_store(PlanSortState *state, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	Datum	   *values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+	size_t		peak;
+
+	/* the row handed out must outlive the run's buffer */
+	ExecMaterializeSlot(slot);
+	state->store = open_store(state);
+	xxl_sort_run_restore(state->run);
+	while (xxl_sort_run_replaying(state->run))
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) xxl_sort_run_next(state->run, values, isnull);
+		tuplestore_putvalues(state->store, desc, values, isnull);
+	}
+	(void) xxl_sort_run_marked_bytes(state->run, &peak);
+	state->marks_peak = Max(state->marks_peak, peak);
+	xxl_sort_run_unmark(state->run);
+	while (tuplestore_advance(state->store, true))
+		;
+	state->marks_spilled = true;
+	pfree(values);
+	pfree(isnull);
+}
+
 static TupleTableSlot *
 exec_plan_sort(CustomScanState *node)
 {
@@ -210,11 +262,15 @@ exec_plan_sort(CustomScanState *node)
 
 	if (!state->sorted)
 		sort_child(state);
-	if (state->eflags == 0)
+	if (state->eflags == 0 || marks_in_run(state))
 	{
+		size_t		peak;
+
 		if (!forward)
 			elog(ERROR, "XxlSort was not set up for backward scans");
-		next_from_run(state, slot);
+		if (next_from_run(state, slot) && state->eflags != 0 &&
+			xxl_sort_run_marked_bytes(state->run, &peak) > (size_t) work_mem * 1024)
+			marks_to_store(state, slot);
 		return slot;
 	}
 
@@ -298,6 +354,12 @@ mark_plan_sort(CustomScanState *node)
 {
 	PlanSortState *state = (PlanSortState *) node;
 
+	if (marks_in_run(state))
+	{
+		if (state->run != NULL)
+			xxl_sort_run_mark(state->run);
+		return;
+	}
 	if (state->store == NULL)
 		return;					/* nothing fetched yet: restore finds an empty store */
 	tuplestore_copy_read_pointer(state->store, 0, 1);
@@ -309,6 +371,16 @@ restore_plan_sort(CustomScanState *node)
 {
 	PlanSortState *state = (PlanSortState *) node;
 
+	if (marks_in_run(state))
+	{
+		if (state->run == NULL)
+			return;
+		xxl_sort_run_restore(state->run);
+		/* the run may have ended: its kept rows come first */
+		if (xxl_sort_run_replaying(state->run))
+			state->eof_underlying = false;
+		return;
+	}
 	if (state->store == NULL)
 		return;
 	tuplestore_copy_read_pointer(state->store, 1, 0);
@@ -368,6 +440,13 @@ explain_plan_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 			keep_stats(state);	/* stopped early: what it did so far */
 		if (state->have_stats)
 			xxl_sort_run_explain(&state->stats, state->fixed, es);
+		if (state->eflags == EXEC_FLAG_MARK)
+		{
+			ExplainPropertyInteger("Marked Rows Peak", "kB",
+								   (int64) ((state->marks_peak + 1023) / 1024), es);
+			if (state->marks_spilled)
+				ExplainPropertyText("Marked Rows", "moved to a tuplestore (a group outgrew work_mem)", es);
+		}
 		if (state->keys.distinct && state->run != NULL)
 			ExplainPropertyInteger("Rows Dropped as Repeats", NULL,
 								   (int64) xxl_sort_run_dropped(state->run), es);

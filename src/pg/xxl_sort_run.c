@@ -26,6 +26,7 @@
 #include "pg/xxl_error.h"
 #include "pg/xxl_guc.h"
 #include "pg/xxl_key_filter.h"
+#include "pg/xxl_mark_buffer.h"
 #include "pg/xxl_operator.h"
 #include "pg/xxl_sort_run.h"
 #include "pg/table/xxl_table.h"
@@ -102,6 +103,9 @@ struct XxlSortRun
 	size_t		prev_cap;
 	bool		have_prev;
 	uint64		dropped_out;
+
+	/* marks (xxl_sort_run_mark): the records handed out since, or NULL */
+	XxlMarkBuffer *marks;
 };
 
 /* Record layout ---------------------------------------------------------- */
@@ -634,6 +638,70 @@ next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payloa
 	return 1;
 }
 
+/*
+ * The next record to hand out: again from the mark buffer after a
+ * restore, else the sorter's, kept while a mark is set.
+ */
+static int
+next_out(XxlSortRun *run, const void **key, uint32 *klen, const void **payload, uint32 *plen)
+{
+	if (run->marks == NULL)
+		return next_record(run, key, klen, payload, plen);
+	if (xxl_mark_buffer_next(run->marks, key, klen, payload, plen))
+	{
+		if (run->fixed)
+			*payload = *key;
+		return 1;
+	}
+	if (!next_record(run, key, klen, payload, plen))
+		return 0;
+	if (run->fixed)
+		xxl_mark_buffer_keep(run->marks, *payload, (uint32) run->record_size, NULL, 0);
+	else
+		xxl_mark_buffer_keep(run->marks, *key, *klen, *payload, *plen);
+	return 1;
+}
+
+void
+xxl_sort_run_mark(XxlSortRun *run)
+{
+	if (run->marks == NULL)
+		run->marks = xxl_mark_buffer_create(run->cxt);
+	xxl_mark_buffer_mark(run->marks);
+}
+
+void
+xxl_sort_run_restore(XxlSortRun *run)
+{
+	if (run->marks != NULL)
+		xxl_mark_buffer_restore(run->marks);
+}
+
+bool
+xxl_sort_run_replaying(const XxlSortRun *run)
+{
+	return run->marks != NULL && xxl_mark_buffer_replaying(run->marks);
+}
+
+size_t
+xxl_sort_run_marked_bytes(const XxlSortRun *run, size_t *peak)
+{
+	if (run->marks == NULL)
+	{
+		*peak = 0;
+		return 0;
+	}
+	*peak = xxl_mark_buffer_peak(run->marks);
+	return xxl_mark_buffer_bytes(run->marks);
+}
+
+void
+xxl_sort_run_unmark(XxlSortRun *run)
+{
+	if (run->marks != NULL)
+		xxl_mark_buffer_clear(run->marks);
+}
+
 uint64
 xxl_sort_run_dropped(const XxlSortRun *run)
 {
@@ -673,7 +741,7 @@ xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 	uint32		klen = 0,
 				plen = 0;
 
-	if (!next_record(run, &key, &klen, &payload, &plen))
+	if (!next_out(run, &key, &klen, &payload, &plen))
 	{
 		finish(run);
 		return false;

@@ -76,6 +76,20 @@ extern bool xxl_sort_run_fixed(const XxlSortRun *run);
  */
 extern bool xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull);
 
+/*
+ * Marks, for the inner side of a merge join (XxlSort): after
+ * xxl_sort_run_mark the run keeps the records it hands out
+ * (xxl_mark_buffer.h), and after xxl_sort_run_restore xxl_sort_run_next
+ * hands out again the rows after the mark, then goes on.  Replaying tells
+ * whether kept rows are still to come; marked bytes are what is kept now
+ * (peak: at most); unmark stops marking and frees them.
+ */
+extern void xxl_sort_run_mark(XxlSortRun *run);
+extern void xxl_sort_run_restore(XxlSortRun *run);
+extern bool xxl_sort_run_replaying(const XxlSortRun *run);
+extern size_t xxl_sort_run_marked_bytes(const XxlSortRun *run, size_t *peak);
+extern void xxl_sort_run_unmark(XxlSortRun *run);
+
 /* Every remaining row into out, finished; returns the rows written. */
 extern uint64 xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out);
 
