@@ -342,6 +342,36 @@ RESET work_mem;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
+-- a Seq Scan child is read directly (its heap's pages, its qual and
+-- projection evaluated as the node would, EXPLAIN ANALYZE's counts kept):
+-- the rows the statement's snapshot sees after deletes and updates of its
+-- transaction, filters, expressions and system columns, parameters of a
+-- SubPlan, row-level security, and not the rows the statement inserts
+CREATE TABLE sp_vis AS SELECT g AS id, g % 100 AS k, md5(g::text) AS t FROM generate_series(1, 20000) g;
+BEGIN;
+DELETE FROM sp_vis WHERE id % 7 = 0;
+UPDATE sp_vis SET k = k + 1000 WHERE id % 11 = 0;
+SELECT explain_masked('SELECT k, id FROM sp_vis WHERE id % 3 <> 0 ORDER BY k, id');
+SELECT same('SELECT k, id, t FROM sp_vis WHERE id % 3 <> 0 ORDER BY k, id') AS deleted_updated,
+       same('SELECT k * 2 + 1 AS e, upper(t), ctid::text, tableoid::regclass::text FROM sp_vis ORDER BY 1, 3') AS expressions_system_columns,
+       same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp_vis s2 WHERE s2.k = s1.k AND s2.id > s1.id ORDER BY t) x)
+                FROM sp_vis s1 WHERE id < 30 ORDER BY id$$) AS parameters;
+SET LOCAL xxl.sort_in_plans = on;	-- (same() set it locally)
+EXPLAIN (COSTS OFF) INSERT INTO sp_vis SELECT id + 100000, k, t FROM sp_vis ORDER BY k, id;
+INSERT INTO sp_vis SELECT id + 100000, k, t FROM sp_vis ORDER BY k, id;
+SELECT count(*), count(*) FILTER (WHERE id > 100000) AS inserted FROM sp_vis;
+ROLLBACK;
+CREATE ROLE regress_sp_reader;
+GRANT SELECT ON sp_vis TO regress_sp_reader;
+ALTER TABLE sp_vis ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sp_vis_even ON sp_vis FOR SELECT TO regress_sp_reader USING (id % 2 = 0);
+SET ROLE regress_sp_reader;
+SELECT same('SELECT k, id FROM sp_vis ORDER BY k, id') AS row_security,
+       (SELECT count(*) FROM (SELECT k FROM sp_vis ORDER BY k OFFSET 0) x) AS rows_seen;
+RESET ROLE;
+DROP TABLE sp_vis;
+DROP ROLE regress_sp_reader;
+
 -- rescans with changed parameters: a SubPlan sorting per outer row
 SELECT same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp s2 WHERE s2.k = s1.k ORDER BY t DESC) x)
                 FROM sp s1 WHERE id < 40 ORDER BY id$$) AS subplan_rescans;

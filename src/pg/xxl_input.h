@@ -59,10 +59,15 @@ extern XxlInput *xxl_input_open_relid(Oid relid);
 /*
  * The rows of a child plan node, pulled with ExecProcNode: how an operator
  * inside a query plan (the sort node of xxl_plan_sort.c) reads its input.
- * The child stays its owner's to rescan and end; description is for messages.
+ * A Seq Scan child of a heap is read directly instead: its pages as a
+ * table's, its qual and projection evaluated in its expression context
+ * (the conditions are in xxl_input.c).  The child stays its owner's to
+ * rescan and end; description is for messages.
  */
 struct PlanState;
 extern XxlInput *xxl_input_open_plan(struct PlanState *child, const char *description);
+/* Whether a plan input reads its Seq Scan child's table directly. */
+extern bool xxl_input_plan_direct(XxlInput *in);
 
 /* The rows' descriptor (a table's includes its dropped columns). */
 extern TupleDesc xxl_input_desc(XxlInput *in);

@@ -64,6 +64,7 @@ typedef struct PlanSortState
 	/* for EXPLAIN ANALYZE: the last run's statistics */
 	bool		have_stats;
 	bool		fixed;
+	bool		direct;			/* the child Seq Scan was read directly */
 	XxlStats	stats;
 } PlanSortState;
 
@@ -158,6 +159,7 @@ sort_child(PlanSortState *state)
 	XxlSortRunOptions options = {.memory = state->budget, .restore_from_key = true,
 	.distinct = state->keys.distinct};
 
+	state->direct = xxl_input_plan_direct(in);
 	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child), NULL, NULL,
 									&options);
 	state->fixed = xxl_sort_run_fixed(state->run);
@@ -438,6 +440,8 @@ explain_plan_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		if (state->run != NULL && !state->eof_underlying)
 			keep_stats(state);	/* stopped early: what it did so far */
+		if (state->direct)
+			ExplainPropertyText("Input", "table pages read directly", es);
 		if (state->have_stats)
 			xxl_sort_run_explain(&state->stats, state->fixed, es);
 		if (state->eflags == EXEC_FLAG_MARK)
