@@ -60,6 +60,7 @@ typedef struct merge_source
 	/* current record */
 	bool		done;
 	uint64_t	prefix;
+	uint64_t	code;			/* what the loser tree compares first (merge.c) */
 	const unsigned char *key;
 	uint32_t	key_len;
 	const unsigned char *payload;
@@ -75,12 +76,17 @@ struct xxl_merger
 	int			frame_capacity;
 	merge_frame *frames;
 	int			free_head;
-	/* loser tree: node 0 is the winner, nodes 1..k-1 hold losers with their key prefix */
+	/* loser tree: node 0 is the winner, nodes 1..k-1 hold losers with their code */
 	struct tree_node
 	{
-		uint64_t	prefix;
+		uint64_t	code;
 		int			rank;		/* source index */
 	}		   *tree;
+	/* offset-value codes (merge.c): relative to the key handed out last, base */
+	bool		ovc;
+	unsigned char *base;
+	uint32_t	base_len;
+	size_t		base_size;
 	bool		release_blocks; /* intermediate pass: recycle consumed blocks */
 	int			advance_pending;	/* source whose record was handed out */
 
