@@ -286,6 +286,35 @@ key_lcp(const unsigned char *a, uint32_t alen, const unsigned char *b, uint32_t 
 	return i;
 }
 
+/*
+ * Whether the runs' first keys share their first 8 bytes: then prefixes
+ * would tie at every comparison (a leading column with few values, text
+ * with a common beginning), and the tree compares offset-value codes.
+ * Otherwise the 8-byte prefix decides almost every comparison by itself,
+ * where a one-byte code would tie far more often (random text: a code's
+ * byte is one of 16 hex digits), so the tree keeps prefixes.
+ */
+static bool
+heads_share_prefix(const xxl_merger *m)
+{
+	const merge_source *first = NULL;
+	int			live = 0;
+
+	for (int r = 0; r < m->k; r++)
+	{
+		const merge_source *src = &m->src[r];
+
+		if (src->done)
+			continue;
+		live++;
+		if (first == NULL)
+			first = src;
+		else if (key_lcp(first->key, first->key_len, src->key, src->key_len, 0) < 8)
+			return false;
+	}
+	return live > 1;
+}
+
 /* Load the source's next record, or mark it done. */
 static xxl_status
 source_advance(xxl_merger *m, merge_source *src)
@@ -633,9 +662,6 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		}
 		return m;
 	}
-	/* codes against an empty base to begin with */
-	m->ovc = m->env.compare == NULL && k > 1;
-	m->base_len = 0;
 	for (int r = 0; r < k; r++)
 	{
 		if (source_advance(m, &m->src[r]) != XXL_OK)
@@ -643,6 +669,15 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 			xxl_merger_destroy(m);
 			return NULL;
 		}
+	}
+	if (k > 1 && m->env.compare == NULL && heads_share_prefix(m))
+	{
+		/* offset-value codes, against an empty base to begin with */
+		m->ovc = true;
+		m->base_len = 0;
+		for (int r = 0; r < k; r++)
+			if (!m->src[r].done)
+				m->src[r].code = ovc_code(m->src[r].key, m->src[r].key_len, 0);
 	}
 	m->tree[0].rank = k == 1 ? 0 : tree_build(m, 1);
 	return m;
