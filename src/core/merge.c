@@ -179,22 +179,32 @@ merge_next_block(xxl_merger *m, merge_source *src)
 	return xxl_io_wait(m->env.disks, &m->frames[f].req, m->env.err);
 }
 
+/*
+ * A budgeted buffer of size bytes in place of old (of *cur bytes, whose
+ * contents are lost), or NULL with *cur 0; old is freed first, so the budget
+ * never holds both.
+ */
+static void *
+merge_regrow(xxl_merger *m, void *old, size_t *cur, size_t size)
+{
+	void	   *buf;
+
+	xxl_budget_free(m->env.budget, old, *cur);
+	*cur = 0;
+	buf = xxl_budget_alloc(m->env.budget, size, m->env.err);
+	if (buf != NULL)
+		*cur = size;
+	return buf;
+}
+
 /* Make sure the source's scratch holds len bytes (its old contents are lost). */
 xxl_status
 merge_ensure_scratch(xxl_merger *m, merge_source *src, size_t len)
 {
-	size_t		size = XXL_ROUND_UP(len, 64);
-
 	if (len <= src->scratch_size)
 		return XXL_OK;
-	/* free first, so the budget never holds both */
-	xxl_budget_free(m->env.budget, src->scratch, src->scratch_size);
-	src->scratch_size = 0;
-	src->scratch = xxl_budget_alloc(m->env.budget, size, m->env.err);
-	if (src->scratch == NULL)
-		return m->env.err->code;
-	src->scratch_size = size;
-	return XXL_OK;
+	src->scratch = merge_regrow(m, src->scratch, &src->scratch_size, XXL_ROUND_UP(len, 64));
+	return src->scratch != NULL ? XXL_OK : m->env.err->code;
 }
 
 /* Contiguous pointer to the source's next len bytes. */
@@ -687,15 +697,8 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 static xxl_status
 merge_grow_base(xxl_merger *m, size_t len)
 {
-	size_t		size = XXL_ROUND_UP(len, XXL_ALIGN);
-
-	xxl_budget_free(m->env.budget, m->base, m->base_size);
-	m->base_size = 0;
-	m->base = xxl_budget_alloc(m->env.budget, size, m->env.err);
-	if (m->base == NULL)
-		return m->env.err->code;
-	m->base_size = size;
-	return XXL_OK;
+	m->base = merge_regrow(m, m->base, &m->base_size, XXL_ROUND_UP(len, XXL_ALIGN));
+	return m->base != NULL ? XXL_OK : m->env.err->code;
 }
 
 /* Next record of the merge: the winning source, or -1 at the end. */
