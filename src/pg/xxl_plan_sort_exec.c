@@ -270,7 +270,9 @@ exec_plan_sort(CustomScanState *node)
 
 		if (!forward)
 			elog(ERROR, "XxlSort was not set up for backward scans");
+		/* (a row replayed is no new one: the kept rows only grow by those) */
 		if (next_from_run(state, slot) && state->eflags != 0 &&
+			!xxl_sort_run_replaying(state->run) &&
 			xxl_sort_run_marked_bytes(state->run, &peak) > (size_t) work_mem * 1024)
 			marks_to_store(state, slot);
 		return slot;
