@@ -88,6 +88,7 @@ struct XxlInput
 
 static XxlInput *open_query(const char *query, char *description);
 static HeapTuple next_page_tuple(XxlInput *in);
+static bool begin_scan(XxlInput *in, Relation rel, Snapshot snapshot);
 
 RangeVar *
 xxl_source_name(const char *source)
@@ -185,20 +186,30 @@ open_relation(Relation rel)
 	in->desc = RelationGetDescr(rel);
 	in->snapshot = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot()
 									: GetTransactionSnapshot());
-	/* from the first block: a synchronized scan would start anywhere */
-	in->scan = table_beginscan_strat(rel, in->snapshot, 0, NULL, true, false);
+	if (!begin_scan(in, rel, in->snapshot))
+		in->slot = table_slot_create(rel, NULL);
+	return in;
+}
+
+/*
+ * Begin the scan of rel from its first block (a synchronized scan would
+ * start anywhere); a heap in page mode is read a page at a time
+ * (next_page_tuple) through a heap-tuple slot: true then.
+ */
+static bool
+begin_scan(XxlInput *in, Relation rel, Snapshot snapshot)
+{
+	in->scan = table_beginscan_strat(rel, snapshot, 0, NULL, true, false);
 	in->pagewise = rel->rd_tableam == GetHeapamTableAmRoutine() &&
 		(in->scan->rs_flags & SO_ALLOW_PAGEMODE) != 0;
 	if (in->pagewise)
 	{
-		in->slot = MakeSingleTupleTableSlot(in->desc, &TTSOpsHeapTuple);
+		in->slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
 		in->tuple.t_tableOid = RelationGetRelid(rel);
 		in->next_index = 0;
 		in->next_block = 0;
 	}
-	else
-		in->slot = table_slot_create(rel, NULL);
-	return in;
+	return in->pagewise;
 }
 
 static XxlInput *
@@ -323,17 +334,12 @@ open_plan_scan(XxlInput *in, PlanState *child)
 	if (child->chgParam != NULL)
 		ExecReScan(child);
 	in->rel = rel;
-	/* from the first block, as a table input reads (no synchronized start) */
-	in->scan = table_beginscan_strat(rel, estate->es_snapshot, 0, NULL, true, false);
-	if ((in->scan->rs_flags & SO_ALLOW_PAGEMODE) == 0)
+	if (!begin_scan(in, rel, estate->es_snapshot))
 	{
 		table_endscan(in->scan);
 		in->scan = NULL;
 		return false;
 	}
-	in->pagewise = true;
-	in->slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
-	in->tuple.t_tableOid = RelationGetRelid(rel);
 	in->qual = child->qual;
 	in->proj = child->ps_ProjInfo;
 	in->econtext = child->ps_ExprContext;
