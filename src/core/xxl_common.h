@@ -11,6 +11,7 @@
 #define XXL_COMMON_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -282,5 +283,33 @@ xxl_copy_small(void *dst_, const void *src_, size_t n)
 
 #define XXL_ALIGN 4096
 #define XXL_ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+/*
+ * Every OpenMP region and thread the engine starts runs with all signals
+ * blocked: the backend's handlers (SIGINT, SIGTERM, SIGUSR1, ...) must run
+ * on the thread PostgreSQL knows, never on a worker.  Threads inherit the
+ * mask of the thread that starts them, so the caller blocks around the
+ * region and restores after it:
+ *     xxl_sigmask m; xxl_signals_block(&m); #pragma omp parallel ... ; xxl_signals_restore(&m);
+ */
+typedef struct xxl_sigmask
+{
+	sigset_t	old;
+} xxl_sigmask;
+
+static inline void
+xxl_signals_block(xxl_sigmask *m)
+{
+	sigset_t	all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &m->old);
+}
+
+static inline void
+xxl_signals_restore(const xxl_sigmask *m)
+{
+	pthread_sigmask(SIG_SETMASK, &m->old, NULL);
+}
 
 #endif							/* XXL_COMMON_H */

@@ -358,7 +358,9 @@ pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
 		   uint64_t *bits, uint64_t words)
 {
 	uint64_t	w = 0;
+	xxl_sigmask mask;
 
+	xxl_signals_block(&mask);
 #pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
 	for (uint64_t x = 0; x < n; x++)
 	{
@@ -392,6 +394,7 @@ pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
 		}
 		len[x] = (uint32_t) (o - start);
 	}
+	xxl_signals_restore(&mask);
 	for (uint64_t x = 0, start = 0; x < n; x++)
 	{
 		uint64_t	end = off[x];

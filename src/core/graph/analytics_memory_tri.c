@@ -187,7 +187,9 @@ count_all(xxl_an *a, uint64_t *counts)
 		uint64_t	to = from + block < k->n ? from + block : k->n,
 					bt = 0,
 					bq = 0;
+		xxl_sigmask mask;
 
+		xxl_signals_block(&mask);
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq)
 		for (uint64_t v = from; v < to; v++)
 		{
@@ -209,6 +211,7 @@ count_all(xxl_an *a, uint64_t *counts)
 			bt += vt;
 			bq += vq;
 		}
+		xxl_signals_restore(&mask);
 		t += bt;
 		q += bq;
 		if (xxl_env_poll_n(&a->env, k->ooff[to] - k->ooff[from] + (to - from)))
