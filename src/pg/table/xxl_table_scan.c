@@ -44,6 +44,7 @@ typedef struct XxlScanDescData
 	XxlDeleted	dels;			/* the deleted rows it skips */
 	int			del_k;			/* the first run that ends after the current page's start */
 	int			stop;			/* the current page's rows [row, stop) are not deleted */
+	TupleDesc	desc;			/* the row type rows are decoded by (see use_slot_desc) */
 	XxlRowFormat fmt;
 	BlockNumber nblocks;
 	BlockNumber next_block;
@@ -108,7 +109,8 @@ scan_make(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 	scan->relid = RelationGetRelid(rel);
 	xxl_dir_load(rel, &scan->dir);
 	decide_visibility(scan, how);
-	xxl_row_format_init(&scan->fmt, RelationGetDescr(rel), RelationGetDescr(rel)->natts);
+	scan->desc = RelationGetDescr(rel);
+	xxl_row_format_init(&scan->fmt, scan->desc, scan->desc->natts);
 	scan->nblocks = RelationGetNumberOfBlocks(rel);
 	scan->next_block = XXL_META_BLOCK + 1;
 	scan->buf = InvalidBuffer;
@@ -214,7 +216,7 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 		scan->nrows = op->nrows;
 		/* rows written before columns were added have fewer */
 		if (op->natts != scan->fmt.natts)
-			xxl_row_format_init(&scan->fmt, RelationGetDescr(scan->base.rs_rd), op->natts);
+			xxl_row_format_init(&scan->fmt, scan->desc, op->natts);
 	}
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	if (segno < 0)
@@ -352,10 +354,27 @@ next_rows(XxlScanDesc scan)
 	}
 }
 
+/*
+ * Rows are decoded by the row type of the slot they go into.  It is the
+ * relation's, except in ALTER TABLE's rewrite: the old relation is read
+ * into slots of its old row type while the relation's descriptor already
+ * has the new one (a retyped column, a column added with a volatile
+ * default), and decoding by that would read the old bytes as new types.
+ */
+static pg_noinline void
+use_slot_desc(XxlScanDesc scan, TupleDesc desc)
+{
+	scan->desc = desc;
+	xxl_row_format_init(&scan->fmt, desc, BufferIsValid(scan->buf) ? scan->fmt.natts : desc->natts);
+}
+
 bool
 xxl_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
 {
 	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	if (unlikely(slot->tts_tupleDescriptor != scan->desc))
+		use_slot_desc(scan, slot->tts_tupleDescriptor);
 
 	/* (the rows of a page between deleted runs go out with no more than this test) */
 	if ((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan))
