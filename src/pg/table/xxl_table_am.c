@@ -158,6 +158,14 @@ xxl_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char pe
 	}
 	smgrclose(srel);
 	/* the metapage comes with the first segment */
+
+	/*
+	 * A relation being created (not a TRUNCATE or rewrite of one, which
+	 * get a new file node) has no settings: a row under its OID is a
+	 * dropped table's that the drop hook did not see.
+	 */
+	if (RelFileNodeEquals(*newrnode, rel->rd_node))
+		xxl_table_options_forget(RelationGetRelid(rel));
 }
 
 static void
@@ -300,8 +308,12 @@ static void
 xxl_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 						   double *tuples, double *allvisfrac)
 {
+	/*
+	 * A row's overhead is its null bitmap; at least a byte, as the estimate
+	 * divides by the row's width (a zero-column table has rows too).
+	 */
 	table_block_relation_estimate_size(rel, attr_widths, pages, tuples, allvisfrac,
-									   (RelationGetDescr(rel)->natts + 7) / 8,
+									   Max(1, (RelationGetDescr(rel)->natts + 7) / 8),
 									   BLCKSZ - SizeOfPageHeaderData -
 									   MAXALIGN(sizeof(XxlPageOpaque)));
 }
@@ -415,11 +427,6 @@ xxl_alter_table_set(PG_FUNCTION_ARGS)
 	Oid			relid;
 	char	   *order_by;
 	Relation	rel;
-	Oid			save_userid;
-	int			save_sec;
-	Oid			argtypes[2] = {REGCLASSOID, TEXTOID};
-	Datum		args[2];
-	int			rc;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -431,29 +438,10 @@ xxl_alter_table_set(PG_FUNCTION_ARGS)
 	rel = open_own_xxl_table(relid, ShareUpdateExclusiveLock);
 	/* the key must resolve against the table as the sorter would take it */
 	if (order_by != NULL)
-		(void) xxl_sortkey_create(RelationGetDescr(rel), xxl_parse_order_by(order_by));
+		order_by = xxl_order_by_canonical(RelationGetDescr(rel), order_by);
 	/* plans that merged segments by the old key are made again */
 	CacheInvalidateRelcache(rel);
 	table_close(rel, NoLock);
-
-	/* the settings table is the extension's: written with its rights */
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	args[0] = ObjectIdGetDatum(relid);
-	args[1] = order_by ? CStringGetTextDatum(order_by) : (Datum) 0;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (order_by != NULL)
-		rc = SPI_execute_with_args("INSERT INTO xxl.table_options (relation, order_by) VALUES ($1, $2) "
-								   "ON CONFLICT (relation) DO UPDATE SET order_by = EXCLUDED.order_by",
-								   2, argtypes, args, NULL, false, 0);
-	else
-		rc = SPI_execute_with_args("DELETE FROM xxl.table_options WHERE relation = $1",
-								   1, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
-		elog(ERROR, "writing xxl.table_options failed: %s", SPI_result_code_string(rc));
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	xxl_table_options_set_order_by(relid, order_by);
 	PG_RETURN_VOID();
 }
