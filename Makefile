@@ -148,3 +148,8 @@ bench:
 .PHONY: bench-sort-sql bench-sort-plans bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table
 
 EXTRA_CLEAN = $(BUILD) tmp_check
+
+# The pg_regress tests, for scripts/test.sh's second pass as an ordinary role.
+print-regress:
+	@echo $(REGRESS)
+.PHONY: print-regress

@@ -35,7 +35,12 @@ if ! build_and_install; then
 	finish
 fi
 
+# A developer may run some suites only: PGXXL_SUITES="regress tap" (default: all).
+SUITES=" ${PGXXL_SUITES:-core regress tap} "
+suite() { [[ $SUITES == *" $1 "* ]]; }
+
 # --- engine unit tests ---------------------------------------------------
+if suite core; then
 echo "=== engine unit tests"
 log=$(mktemp)
 make -s core-tests 2>&1 | tee "$log"
@@ -50,10 +55,13 @@ else
 	echo "engine unit tests did not build or run"
 	add 0 1
 fi
+fi
 
 # --- pg_regress ----------------------------------------------------------
+PGXS_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 make_repo_reachable
 make_workdir test
+if suite regress; then
 echo "=== pg_regress"
 if start_cluster server; then
 	log=$WORK/installcheck.log
@@ -76,10 +84,68 @@ if start_cluster server; then
 else
 	add 0 1
 fi
+
+# --- pg_regress again, as an ordinary role ---------------------------------
+# The same tests as a role that is neither superuser nor the extensions'
+# owner, with what a DBA grants an application role: CREATE on the database,
+# SET on the testing settings, the roles the tests play.  The superuser
+# installs the extensions first (test/sql/begin.sql then finds them); tests
+# that install extensions or create databases themselves run only above.
+SUPERUSER_ONLY="version sort_collation_db sort_privileges output_target_event sort_in_plans_c_agg"
+if [ -n "${CLUSTER_STARTED:-}" ]; then
+	echo "=== pg_regress as an ordinary role (regress_xxl_user)"
+	roles=$(grep -ohE "xt_role\('[a-z_]+'\)" sql/*.sql | sed -E "s/.*'([a-z_]+)'.*/\1/" | sort -u)
+	setup=$WORK/ordinary-setup.sql
+	{
+		echo "DROP DATABASE IF EXISTS contrib_regression;"
+		echo "CREATE ROLE regress_xxl_user LOGIN;"
+		for r in $roles; do
+			echo "SELECT format('CREATE ROLE %I', '$r') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$r') \\gexec"
+			echo "GRANT $r TO regress_xxl_user;"
+		done
+		echo "CREATE DATABASE contrib_regression;"
+		echo "GRANT CREATE ON DATABASE contrib_regression TO regress_xxl_user;"
+		echo "\\c contrib_regression"
+		echo "CREATE EXTENSION pgxxl;"
+		echo "CREATE EXTENSION pgrouting CASCADE;"
+		echo "CREATE EXTENSION pg_buffercache;"
+		echo "GRANT CREATE ON SCHEMA public TO regress_xxl_user;"
+		echo "GRANT SELECT ON pg_buffercache TO regress_xxl_user;"
+		echo "GRANT EXECUTE ON FUNCTION pg_buffercache_pages() TO regress_xxl_user;"
+		echo "GRANT EXECUTE ON FUNCTION pg_ls_tmpdir() TO regress_xxl_user;"
+		echo "GRANT pg_read_all_settings TO regress_xxl_user;"
+		echo "GRANT SET ON PARAMETER temp_file_limit, xxl.disks, xxl.test_hold, xxl.debug_fail_writes_after,"
+		echo "  xxl.graph_force_external, xxl.graph_max_semi_nodes, xxl.text_force_external TO regress_xxl_user;"
+	} >"$setup"
+	chmod 644 "$setup"
+	tests=()
+	for t in $(make -s --no-print-directory PG_CONFIG="$PG_CONFIG" print-regress); do
+		case " $SUPERUSER_ONLY " in *" $t "*) ;; *) tests+=("$t") ;; esac
+	done
+	log=$WORK/installcheck-ordinary.log
+	if as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -f "$setup" >"$WORK/ordinary-setup.log" 2>&1; then
+		"$PGXS_REGRESS" --inputdir=. --bindir="$PGBIN" --outputdir="$WORK/regress-ordinary" \
+			--host="$PGHOST" --port="$PGPORT" --user=regress_xxl_user \
+			--use-existing --dbname=contrib_regression "${tests[@]}" 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+		p=$(grep -cE ' \.\.\. ok' "$log" || true)
+		f=$(grep -cE ' \.\.\. (FAILED|failed)' "$log" || true)
+		add "$p" "$f"
+		if [ "$rc" -ne 0 ]; then
+			[ "$f" -eq 0 ] && add 0 1
+			[ -s "$WORK/regress-ordinary/regression.diffs" ] && cat "$WORK/regress-ordinary/regression.diffs"
+		fi
+	else
+		cat "$WORK/ordinary-setup.log"
+		add 0 1
+	fi
+fi
 stop_cluster
 unset PGHOST PGPORT PGUSER
+fi
 
 # --- TAP -----------------------------------------------------------------
+if suite tap; then
 echo "=== TAP tests"
 # PostgreSQL's own regression tests, which 071_sort_in_plans_pg.pl runs with
 # xxl.sort_in_plans on and off: from Debian's source package, kept in build/
@@ -121,6 +187,7 @@ for t in "${taps[@]}"; do
 		done
 	fi
 done
+fi
 
 if [ "$FAILED" -eq 0 ]; then
 	rm -rf "$WORK"/server "$WORK"/tap/*/tmp_check/t_*_data

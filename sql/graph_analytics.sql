@@ -8,8 +8,10 @@
 -- dangling nodes), and pgr_sequentialVertexColoring's color count.
 -- Every graph runs at a roomy budget (nothing spilled: path in-memory) and
 -- at xxl.memory = 1MB (external), and the answers must agree.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
+RESET client_min_messages;
 SET client_min_messages = warning;
 \i test/sql/helpers.sql
 CREATE SCHEMA an_test;
@@ -308,6 +310,4 @@ SELECT xt_leftovers('an_bad') AS after_errors;
 RESET search_path;
 DROP SCHEMA an_test CASCADE;
 DROP FUNCTION xt_try(text), xt_differ(text, text), xt_leftovers(text);
-DROP EXTENSION pgrouting;
-DROP EXTENSION postgis;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -5,7 +5,7 @@
 -- the ends of bigint, and what xxl.last_stats() reports.  Each case runs at
 -- a roomy budget and on the fully external path (xxl.memory at its minimum
 -- and xxl.graph_max_semi_nodes = 2), and both must give the same rows.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 
 CREATE TABLE roads (id bigint, source bigint, target bigint, cost float8, name text);
 INSERT INTO roads VALUES
@@ -170,4 +170,4 @@ DROP TABLE chain;
 DROP SCHEMA "Graph Data" CASCADE;
 DROP TABLE roads, cc_roomy, sf_roomy, msf_roomy, cc_ext, msf_ext, sf_ext, no_edges, cc_none, typed;
 DROP DOMAIN node_id;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

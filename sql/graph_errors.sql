@@ -7,7 +7,7 @@
 -- "SQLSTATE: message" (spill file names, which contain the backend's PID,
 -- are normalized); a few errors are also shown at top level for their
 -- DETAIL, HINT and CONTEXT.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 -- spill files of this backend, and targets that must not exist
 
@@ -110,4 +110,4 @@ SELECT completed, rows, rows_out FROM xxl.last_stats();
 
 DROP TABLE graph_edges, graph_err_exists, graph_err_out_ok;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -11,7 +11,7 @@
 -- (cost, id) is strict), with the same weight and nodes - components edges;
 -- the spanning forest consists of input edges, has no loop, has
 -- nodes - components edges and the oracle's components.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 SET client_min_messages = warning;
 CREATE SCHEMA graph_test;
 
@@ -270,4 +270,4 @@ FROM xxl.last_stats();
 
 RESET xxl.memory;
 DROP SCHEMA graph_test CASCADE;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

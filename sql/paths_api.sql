@@ -3,7 +3,7 @@
 -- sources, limits, sources and targets outside the graph, zero costs,
 -- numeric and integer cost columns, and every bad input with its SQLSTATE
 -- (the session stays usable, no half-written target is visible).
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 SET client_min_messages = warning;
 CREATE TEMP TABLE e (id int, source int, target int, cost numeric, reverse_cost int);
 INSERT INTO e VALUES (1, 1, 2, 1.5, -1), (2, 2, 3, 0, 0), (3, 3, 4, 2, 5), (4, 1, 4, 10, -1),
@@ -75,4 +75,4 @@ SELECT temp_files - :files0 AS temp_files_roomy FROM pg_stat_database WHERE datn
 RESET xxl.memory;
 RESET work_mem;
 DROP TABLE chain;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -11,8 +11,10 @@
 -- is an input edge in an allowed direction whose cost adds up; dijkstra's
 -- path is such a chain from source to target with pgr_dijkstra's total and
 -- its last row (target, -1, 0, total), and no row when pgRouting has none.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
+RESET client_min_messages;
 SET client_min_messages = warning;
 SET jit = off;
 CREATE SCHEMA paths_test;
@@ -277,6 +279,4 @@ FROM xxl.dijkstra('grid', 0, 3599);
 RESET xxl.memory;
 RESET search_path;
 DROP SCHEMA paths_test CASCADE;
-DROP EXTENSION pgrouting;
-DROP EXTENSION postgis;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

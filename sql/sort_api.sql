@@ -3,7 +3,7 @@
 -- inheritance parents), identifiers, dropped and added columns, TOAST,
 -- the settings, xxl.last_stats() and xxl.log_stats, transactions and the
 -- caller's privileges (including row-level security).
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 
 -- settings and their defaults
 SHOW xxl.memory;
@@ -135,8 +135,8 @@ SELECT to_regclass('sort_rolled_back');
 
 -- sources are read and targets created with the caller's privileges, and
 -- row-level security applies
-CREATE ROLE regress_xxl_owner;
-CREATE ROLE regress_xxl_reader;
+SELECT pg_temp.xt_role('regress_xxl_owner');
+SELECT pg_temp.xt_role('regress_xxl_reader');
 CREATE SCHEMA sort_sec AUTHORIZATION regress_xxl_owner;
 GRANT USAGE, CREATE ON SCHEMA sort_sec TO regress_xxl_reader;
 SET ROLE regress_xxl_owner;
@@ -156,10 +156,10 @@ SELECT * FROM xxl.sort('SELECT * FROM sort_sec.private', 'v') AS s(v int);
 SELECT xxl.sort_into('sort_sec.rows', 'v', 'public.not_allowed');
 RESET ROLE;
 DROP SCHEMA sort_sec CASCADE;
-DROP ROLE regress_xxl_owner, regress_xxl_reader;
+SELECT pg_temp.xt_drop_role('regress_xxl_owner'), pg_temp.xt_drop_role('regress_xxl_reader');
 
 DROP SCHEMA "Sort Schema" CASCADE;
 DROP VIEW sort_view;
 DROP TABLE sort_t, sort_t_out, sort_v_out, sort_parent CASCADE;
 DROP TABLE sort_part, sort_part_out, sort_empty, sort_empty_out, sort_wide, sort_wide_out;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -6,7 +6,7 @@
 -- "SQLSTATE: message" (spill file names, which contain the backend's PID,
 -- are normalized); a few errors are also shown at top level for their
 -- DETAIL and HINT.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 -- spill files of this backend, and targets that must not exist
 
@@ -83,7 +83,7 @@ SET xxl.disks = '/';
 SET xxl.memory = '1MB';
 SELECT xt_try($$SELECT xxl.sort_into('SELECT generate_series(1, 300000) AS g', 'g', 'sort_err_out')$$);
 RESET xxl.disks;
-CREATE ROLE regress_xxl_plain;
+SELECT pg_temp.xt_role('regress_xxl_plain');
 SET ROLE regress_xxl_plain;
 SELECT xt_try($$SET xxl.disks = '/tmp'$$);
 -- testing-only settings are the superuser's too
@@ -91,7 +91,7 @@ SELECT xt_try($$SET xxl.test_hold = 'merge'$$);
 SELECT xt_try($$SET xxl.graph_max_semi_nodes = 10$$);
 SELECT xt_try($$SET xxl.debug_fail_writes_after = '1MB'$$);
 RESET ROLE;
-DROP ROLE regress_xxl_plain;
+SELECT pg_temp.xt_drop_role('regress_xxl_plain');
 
 -- engine failures: a record beyond the budget, temp_file_limit, a full disk
 SELECT xt_try($$SELECT xxl.sort_into('SELECT repeat(''x'', 2000000) AS a', 'a', 'sort_err_out')$$);
@@ -138,4 +138,4 @@ DROP TABLE sort_src, sort_err_exists, sort_err_out_ok;
 DROP MATERIALIZED VIEW sort_mv;
 DROP TYPE sort_pair;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -8,7 +8,7 @@
 -- three ways out: a new table, the custom scan in FROM, and the function
 -- scan (xxl.sort_scan = off).  Rows too wide for a fixed record fall back to
 -- variable records.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 SET xxl.memory = '1MB';
 SET xxl.block_size = '64kB';
 
@@ -197,4 +197,4 @@ SELECT count(*) AS changed FROM ((SELECT s::text FROM fx_wide_out s EXCEPT ALL S
 
 DROP TABLE fx, fx_wide, fx_wide_out;
 DROP FUNCTION fixed_check(text, text);
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -8,8 +8,9 @@
 --
 -- The differential run takes pgxxl_test.diff_queries queries (200 unless set,
 -- e.g. PGOPTIONS='-c pgxxl_test.diff_queries=5000' make installcheck).
-CREATE EXTENSION IF NOT EXISTS pgxxl;
-LOAD 'pgxxl';
+\i test/sql/begin.sql
+-- any call into the library loads it, and with it the planner's hooks
+SELECT xxl.version() IS NOT NULL AS loaded;
 SET xxl.memory = '1MB';
 SET xxl.block_size = '64kB';
 SET xxl.sort_in_plans_threshold = 0;
@@ -254,12 +255,7 @@ SELECT same('SELECT upper(t) = t, lower(t), count(*), min(id) FROM (SELECT id, C
        same('SELECT id, rank() OVER (ORDER BY t), dense_rank() OVER (ORDER BY t) FROM (SELECT id, CASE WHEN id % 2 = 0 '
             'THEN upper(substr(t, 1, 1)) ELSE substr(t, 1, 1) END COLLATE nd AS t FROM sp) s ORDER BY id') AS window_nondeterministic;
 EXPLAIN (COSTS OFF) SELECT t, count(*) FROM (SELECT upper(t) COLLATE nd AS t FROM sp) s GROUP BY t;
--- an extension's C function might insist on an Agg caller: its aggregate stays Agg's
-CREATE FUNCTION ga_larger(int4, int4) RETURNS int4 LANGUAGE internal IMMUTABLE STRICT AS 'int4larger';
-CREATE AGGREGATE ga_max(int4) (SFUNC = ga_larger, STYPE = int4);
-EXPLAIN (COSTS OFF) SELECT k, ga_max(k) FROM sp GROUP BY k;
-DROP AGGREGATE ga_max(int4);
-DROP FUNCTION ga_larger;
+-- (an extension's C aggregate: sort_in_plans_c_agg.sql)
 SET xxl.group_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM sp GROUP BY k;
 RESET xxl.group_in_plans;
@@ -361,7 +357,7 @@ EXPLAIN (COSTS OFF) INSERT INTO sp_vis SELECT id + 100000, k, t FROM sp_vis ORDE
 INSERT INTO sp_vis SELECT id + 100000, k, t FROM sp_vis ORDER BY k, id;
 SELECT count(*), count(*) FILTER (WHERE id > 100000) AS inserted FROM sp_vis;
 ROLLBACK;
-CREATE ROLE regress_sp_reader;
+SELECT pg_temp.xt_role('regress_sp_reader');
 GRANT SELECT ON sp_vis TO regress_sp_reader;
 ALTER TABLE sp_vis ENABLE ROW LEVEL SECURITY;
 CREATE POLICY sp_vis_even ON sp_vis FOR SELECT TO regress_sp_reader USING (id % 2 = 0);
@@ -370,7 +366,7 @@ SELECT same('SELECT k, id FROM sp_vis ORDER BY k, id') AS row_security,
        (SELECT count(*) FROM (SELECT k FROM sp_vis ORDER BY k OFFSET 0) x) AS rows_seen;
 RESET ROLE;
 DROP TABLE sp_vis;
-DROP ROLE regress_sp_reader;
+SELECT pg_temp.xt_drop_role('regress_sp_reader');
 
 -- rescans with changed parameters: a SubPlan sorting per outer row
 SELECT same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp s2 WHERE s2.k = s1.k ORDER BY t DESC) x)
@@ -553,4 +549,4 @@ DROP AGGREGATE ga_least(text);
 DROP FUNCTION ga_cat;
 DROP DOMAIN sp_dom;
 DROP COLLATION nd;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -6,9 +6,12 @@
 -- a materialized view, another table AM, a plan not topped by XxlSort) the
 -- result is PostgreSQL's.  Which path ran shows in shared buffers: the
 -- direct path writes none of the table's pages there, heap_insert does.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
-LOAD 'pgxxl';
+RESET client_min_messages;
+-- any call into the library loads it, and with it the planner's hooks
+SELECT xxl.version() IS NOT NULL AS loaded;
 SET xxl.memory = '1MB';
 SET xxl.block_size = '64kB';
 SET xxl.sort_in_plans_threshold = 0;
@@ -132,5 +135,4 @@ SELECT to_regclass('c_boom') IS NULL AS no_table;
 DROP MATERIALIZED VIEW c_mv;
 DROP TABLE cs, c_on, c_off, c_explain, c_empty, c_nodata, c_xxl, c_limit;
 DROP FUNCTION physical_digest, buffered;
-DROP EXTENSION pg_buffercache;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

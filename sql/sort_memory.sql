@@ -4,7 +4,7 @@
 -- what the sort used, not what it may use.  The graph and text operators
 -- at the end, the same.  A LIMIT that stops the
 -- streaming scan early leaves rows_out at the rows handed out.
-CREATE EXTENSION pgxxl;
+\i test/sql/begin.sql
 SET xxl.memory = '100GB';
 SELECT count(*), min(g), max(g) FROM xxl.sort('SELECT g FROM generate_series(1, 3000) g', 'g DESC') AS s(g int);
 SELECT memory_limit = 100::bigint * 1024 * 1024 * 1024 AS limit_is_setting,
@@ -38,4 +38,4 @@ SET xxl.memory = '8MB';
 SELECT count(*) FROM xxl.connected_components('SELECT (g::bigint * 7919) % 50000 AS source, (g::bigint * 104729) % 50000 AS target FROM generate_series(1, 400000) g');
 SELECT memory_peak <= memory_limit AS within, memory_peak > 0 AS counted FROM xxl.last_stats();
 DROP TABLE sm_t;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

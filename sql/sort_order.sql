@@ -12,7 +12,7 @@
 -- IS DISTINCT FROM, which treats NaN = NaN, -0 = 0 and 1.0 = 1.00 as
 -- PostgreSQL's sort does); whole rows are compared as multisets of their
 -- text form, so every payload value must come back unchanged.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 SET xxl.memory = '1MB';
 SET xxl.block_size = '64kB';
 
@@ -195,4 +195,4 @@ SELECT runs > 1 AS spilled FROM xxl.last_stats();
 
 DROP FUNCTION sort_check(text, text, text, text);
 DROP TABLE sort_data, sort_num, sort_float;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -2,7 +2,7 @@
 -- rows (src/pg/xxl_sort_scan.c): when it is used and when not, parameters,
 -- rescans, scrollable cursors, early ends, dropped columns, privileges,
 -- errors, EXPLAIN, and the row estimate of the support function.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 SET xxl.memory = '1MB';
 SET xxl.block_size = '64kB';
 
@@ -151,20 +151,6 @@ SELECT * FROM xxl.sort('ss', 'k') AS s(a int);
 -- the session goes on
 SELECT count(*) FROM xxl.sort(NULL::ss, 'k');
 
--- privileges: EXECUTE on the function, SELECT on the source
-CREATE ROLE xxl_scan_user;
-GRANT SELECT ON ss TO xxl_scan_user;
-REVOKE EXECUTE ON FUNCTION xxl.sort(anyelement, text) FROM PUBLIC;
-SET ROLE xxl_scan_user;
-SELECT count(*) FROM xxl.sort(NULL::ss, 'k');
-RESET ROLE;
-GRANT EXECUTE ON FUNCTION xxl.sort(anyelement, text) TO PUBLIC;
-REVOKE SELECT ON ss FROM xxl_scan_user;
-SET ROLE xxl_scan_user;
-SELECT count(*) FROM xxl.sort(NULL::ss, 'k');
-RESET ROLE;
-DROP ROLE xxl_scan_user;
-
 -- a cached plan outlives ALTER TABLE on the typed form's table: the scan
 -- checks the row type when it starts, as the executor's Var checks do
 -- (it crashed the server when a column was dropped or retyped)
@@ -203,4 +189,4 @@ DROP FUNCTION first_by(text);
 DROP FUNCTION plan_rows(text);
 DROP FUNCTION explain_lines(text);
 DROP TABLE ss;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

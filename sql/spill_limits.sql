@@ -4,7 +4,7 @@
 -- components completed with 1.7 times the limit on disk.  spill_peak is
 -- the operator's total, and its files count in pg_stat_database as
 -- PostgreSQL's own temporary files do.
-CREATE EXTENSION pgxxl;
+\i test/sql/begin.sql
 SELECT setseed(0.5);
 CREATE TABLE sl_edges AS
   SELECT (random() * 300000)::bigint AS source, (random() * 300000)::bigint AS target
@@ -53,4 +53,4 @@ FROM pg_stat_database WHERE datname = current_database();
 
 DROP FUNCTION sl_try(text);
 DROP TABLE sl_edges, sl_text, sl_sa;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

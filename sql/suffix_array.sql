@@ -7,7 +7,7 @@
 -- Texts of a few hundred kB at the smallest budget take the external DC3
 -- path with recursion: there the oracle is the in-memory build (itself
 -- checked above) and xxl.suffix_array_check.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 
 -- deterministic texts: kind, length
 CREATE FUNCTION sa_gen(kind text, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
@@ -189,4 +189,4 @@ SELECT rows, rows_out, (details->>'external_levels')::int > 0 AS external
 FROM xxl.last_stats();
 SELECT xxl.suffix_array_check('SELECT t FROM sa_many ORDER BY id', 'sa_many_sa');
 
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

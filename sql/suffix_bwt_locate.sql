@@ -3,7 +3,7 @@
 -- array, and xxl.locate against a naive scan for every occurrence, with the
 -- suffix array reached by its physical layout or through an index, the
 -- corpus in memory or in a spill file; roomy and smallest budgets.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 
 CREATE FUNCTION bl_gen(kind text, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(string_agg(set_byte('\x00'::bytea, 0,
@@ -185,4 +185,4 @@ SELECT l.pos FROM xxl.locate('SELECT b FROM bl_big ORDER BY id', 'bl_big_sa',
                           WHERE id = 2024)) l;
 SELECT (2024 - 1) * 16 + 5 AS expected;
 
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -4,7 +4,7 @@
 -- type) and rejects corrupted ones (swapped, duplicated, missing, extra,
 -- shifted, out of range, rotated entries), at a roomy and at the smallest
 -- budget, on small texts and on texts whose sorts spill.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 
 CREATE FUNCTION ck_gen(kind text, n int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(string_agg(set_byte('\x00'::bytea, 0,
@@ -93,4 +93,4 @@ SELECT xxl.suffix_array_check('SELECT b FROM ck_rows ORDER BY id',
 SELECT details->>'reason' FROM xxl.last_stats();
 SELECT xxl.suffix_array_check('SELECT b FROM ck_rows ORDER BY id DESC', 'ck_rows_sa');
 
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -4,7 +4,7 @@
 -- column, a failing query, missing tables, taken targets, bad suffix array
 -- tables for locate and the checker, engine failures (temp_file_limit, a
 -- full disk) and cancel.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 
 CREATE TABLE sx_docs (id int, body text, n int, raw bytea);
@@ -83,7 +83,7 @@ FROM xxl.last_stats();
 SELECT xt_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa_far', '\x61')$$);
 SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa', '\x62');
 ALTER TABLE sx_sa ENABLE ROW LEVEL SECURITY;
-CREATE ROLE regress_sx_plain;
+SELECT pg_temp.xt_role('regress_sx_plain');
 GRANT SELECT ON sx_sa TO regress_sx_plain;
 SET ROLE regress_sx_plain;
 SELECT xt_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa', '\x61')$$);
@@ -94,7 +94,7 @@ SET ROLE regress_sx_plain;
 SELECT xt_try($$SELECT * FROM xxl.locate('SELECT ''abc''', 'sx_sa', '\x61')$$);
 SELECT xt_try($$SELECT xxl.suffix_array_check('SELECT ''abc''', 'sx_sa')$$);
 RESET ROLE;
-DROP ROLE regress_sx_plain;
+SELECT pg_temp.xt_drop_role('regress_sx_plain');
 
 -- bwt_inverse
 SELECT xt_try($$SELECT xxl.bwt_inverse('\x616e6e626161', 0)$$);
@@ -129,8 +129,12 @@ RESET temp_file_limit;
 -- spill files, and the session goes on
 SET statement_timeout = '200ms';
 SELECT xxl.suffix_array_into('SELECT b FROM sx_big, generate_series(1, 200) ORDER BY id', 'sx_out');
+-- (where the cancel lands, in the check or in its SPI query with a
+-- CONTEXT line, is the machine's)
+\set VERBOSITY terse
 SELECT xxl.suffix_array_check('SELECT b FROM sx_big, generate_series(1, 20)',
                               'SELECT 1 AS rank, g AS pos FROM generate_series(1, 100000000) g');
+\set VERBOSITY default
 RESET statement_timeout;
 SELECT operator, completed FROM xxl.last_stats();
 SELECT xt_leftovers('sx_out');
@@ -147,4 +151,4 @@ SELECT xxl.suffix_array_into('SELECT b FROM sx_big ORDER BY id', 'sx_out_ok');
 SELECT xxl.suffix_array_check('SELECT b FROM sx_big ORDER BY id', 'sx_out_ok');
 
 DROP FUNCTION xt_try, xt_differ, xt_leftovers;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

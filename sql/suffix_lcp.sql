@@ -11,7 +11,7 @@
 -- 0x00/0xFF, empty and one-byte documents, a repeat that would cross a
 -- document boundary; each at a roomy budget and at the smallest with the
 -- external paths forced (xxl.text_force_external).
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 
 CREATE FUNCTION lc_gen(kind text, n int, seed int) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
@@ -167,4 +167,4 @@ RESET client_min_messages;
 DROP TABLE lc_docs, lc_want, lc_one, lc_one_sa, lc_one_sa_b, lc_sa2;
 DROP FUNCTION lc_gen, lc_lcp, lc_oracle, lc_check, lc_scan;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -7,7 +7,7 @@
 -- that would cross a document boundary, one text without ids; min_length
 -- above every document; each at 64MB and at 3MB with the external paths
 -- forced.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 
 CREATE TABLE rp_docs (corpus text, ord int, id bigint, body bytea);
@@ -113,4 +113,4 @@ RESET xxl.memory;
 DROP TABLE rp_docs, rp_example, rp_cases, rp_one, rp_out;
 DROP FUNCTION rp_oracle, rp_differ;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

@@ -6,7 +6,7 @@
 -- far beyond xxl.memory spill and stay sorted, parallel scans see every row,
 -- and what is not supported says so with SQLSTATE 0A000 (DELETE and UPDATE:
 -- table_dml.sql).
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 
 -- every common type, NULLs, NaN, infinities, long values, dropped columns
@@ -61,8 +61,8 @@ DROP TABLE tam_byval, tam_byval8, tam_byval_heap;
 -- the same through COPY, ordered by a key, and after a column is dropped
 CREATE TABLE tam_types_copy (LIKE tam_types_heap) USING xxl;
 SELECT xxl.alter_table_set('tam_types_copy', 'i4 DESC NULLS FIRST, t COLLATE "C"');
-COPY tam_types_heap TO '/tmp/pgxxl_tam_types.copy';
-COPY tam_types_copy FROM '/tmp/pgxxl_tam_types.copy';
+\copy tam_types_heap TO '/tmp/pgxxl_tam_types.copy'
+\copy tam_types_copy FROM '/tmp/pgxxl_tam_types.copy'
 SELECT xt_differ('tam_types_copy', 'tam_types_heap') AS differing_after_copy;
 SELECT i4 FROM tam_types_copy LIMIT 3;
 ALTER TABLE tam_types_copy DROP COLUMN by;
@@ -386,12 +386,12 @@ SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'a +')$$);
 CREATE TABLE tam_pt (p point) USING xxl;
 SELECT xt_try($$SELECT xxl.alter_table_set('tam_pt', 'p')$$);
 SELECT xt_try($$INSERT INTO tam_ctas VALUES (1, repeat('x', 9000))$$) AS long_value_compressed;
-CREATE ROLE tam_other;
+SELECT pg_temp.xt_role('tam_other');
 SET ROLE tam_other;
 SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'a')$$);
 SELECT xt_try($$INSERT INTO xxl.table_options VALUES ('tam_tx', 'a')$$);
 RESET ROLE;
-DROP ROLE tam_other;
+SELECT pg_temp.xt_drop_role('tam_other');
 -- a dropped table's settings go with it
 DROP TABLE tam_big;
 SELECT count(*) AS settings_of_dropped FROM xxl.table_options o
@@ -404,4 +404,4 @@ DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx
   tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text, tam_toast, tam_toast_heap, tam_plain,
   tam_many, tam_idx;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers, tam_ordered(text), tam_indexed(text);
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

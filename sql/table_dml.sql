@@ -6,7 +6,7 @@
 -- (index, bitmap and unique checks), an UPDATE beyond xxl.memory, VACUUM's
 -- counts, compaction dropping deleted rows, triggers, row locks and foreign
 -- keys to an xxl table.  Concurrent sessions: test/t/061_table_dml.pl.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 -- run a statement (with %s for the table) on both tables; the row counts it reported
 CREATE FUNCTION dml_both(stmt text, x text DEFAULT 'dx', h text DEFAULT 'dh') RETURNS text
@@ -277,4 +277,4 @@ SELECT xt_differ('dx', 'dh') AS after_tid_delete;
 
 DROP TABLE dx, dh, di, di_heap, dbig, dml_three, dml_log;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers, dml_both, dml_upper, dml_after, dml_log;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

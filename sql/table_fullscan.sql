@@ -5,7 +5,7 @@
 -- it on and off: types, NULLs, TOASTed values, dropped and added columns,
 -- deleted rows, an aborted insert, an empty table, projections, rescans in
 -- a nested loop, a scroll cursor and parallel plans.
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 SET max_parallel_workers_per_gather = 0;
 
@@ -151,4 +151,4 @@ RESET min_parallel_table_scan_size;
 
 DROP TABLE tfs, tfs_types, tfs_byval, tfs_drop, tfs_empty;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers, fs_same(text);
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

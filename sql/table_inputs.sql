@@ -8,7 +8,7 @@
 -- columns, a text column before or after the needed ones, deleted rows,
 -- and rows with NULLs and NaN, which must fail the same way (same
 -- SQLSTATE, same row number).
-CREATE EXTENSION IF NOT EXISTS pgxxl;
+\i test/sql/begin.sql
 \i test/sql/helpers.sql
 -- errors name the table: the same message for the xxl table and its heap copy
 SET xt.hide_tables = '"ti_[a-z0-9]+"';
@@ -115,4 +115,4 @@ SELECT xt_try($$SELECT count(*) FROM xxl.shortest_paths('ti_n', 1)$$) AS nan_aft
 DROP TABLE ti_e, ti_h, ti_ie, ti_ih, ti_a, ti_ah, ti_v, ti_vh, ti_n, ti_nh, ti_hp, ti_ht, ti_hq, ti_s, ti_sh, ti_sorted;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers, ti_same;
 RESET xt.hide_tables;
-DROP EXTENSION pgxxl;
+\i test/sql/end.sql

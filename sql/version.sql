@@ -28,6 +28,11 @@ CREATE FUNCTION pg_temp.xxl_members() RETURNS SETOF text LANGUAGE sql AS $$
   FROM pg_depend d
   WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
     AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pgxxl')
+  UNION ALL
+  -- what pg_dump dumps of the configuration tables, and under which condition
+  SELECT 'config ' || u.c::regclass::text || ' ' || u.cond
+  FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(c, cond)
+  WHERE e.extname = 'pgxxl'
 $$;
 CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT count(*) > 20 AS many_members FROM fresh;
@@ -84,6 +89,24 @@ CREATE EXTENSION pgxxl VERSION '0.5';
 SELECT to_regprocedure('xxl.repeats(text,integer,integer)') IS NULL AS no_repeats_in_05;
 ALTER EXTENSION pgxxl UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.6 (an event trigger kept the settings; keys as written): the
+-- update keeps the keys of existing tables, in canonical form, and forgets
+-- rows the event trigger missed
+CREATE EXTENSION pgxxl VERSION '0.6';
+SELECT count(*) AS event_trigger_in_06 FROM pg_event_trigger WHERE evtname = 'xxl_forget_dropped_tables';
+CREATE TABLE keyed (a int, "B" text) USING xxl;
+SELECT xxl.alter_table_set('keyed', '2 DESC, a');
+INSERT INTO xxl.table_options VALUES (4294967000, 'gone');
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+SELECT relation, order_by FROM xxl.table_options;
+DROP TABLE keyed;
 CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
 UNION ALL

@@ -40,6 +40,7 @@ _PG_init(void)
 	xxl_sort_scan_init();
 	xxl_plan_sort_init();
 	xxl_table_writes_init();
+	xxl_table_options_init();
 	xxl_table_ordered_init();
 	xxl_table_fullscan_init();
 }

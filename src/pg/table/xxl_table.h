@@ -354,11 +354,25 @@ extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
 							   BufferAccessStrategy strategy);
 extern void xxl_table_writes_init(void);
 
+/* Settings (xxl_table_options.c) --------------------------------------------- */
+
 /* The order key text of rel, or NULL (xxl.table_options). */
 extern char *xxl_table_order_by(Oid relid);
 
+/* Store rel's order key (canonical text; NULL removes it), with the extension's rights. */
+extern void xxl_table_options_set_order_by(Oid relid, const char *order_by);
+
+/* Forget every setting of relid (a relation made anew under a reused OID). */
+extern void xxl_table_options_forget(Oid relid);
+
+/* order_by resolved against desc and written back: quoted names, every option explicit. */
+extern char *xxl_order_by_canonical(TupleDesc desc, const char *order_by);
+
 /* What a sorted segment records of the key it was sorted by (never 0). */
-extern uint32 xxl_key_hash(const char *order_by);
+extern uint32 xxl_key_hash(TupleDesc desc, const char *order_by);
+
+/* The object access hook that keeps xxl.table_options in step with the tables. */
+extern void xxl_table_options_init(void);
 
 /* Deletes (xxl_table_delete.c) ------------------------------------------------ */
 

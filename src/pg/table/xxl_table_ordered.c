@@ -844,7 +844,7 @@ start(OrderedScanState *st)
 {
 	Relation	rel = st->css.ss.ss_currentRelation;
 	Snapshot	snapshot = st->css.ss.ps.state->es_snapshot;
-	uint32		key_hash = xxl_key_hash(st->order_by);
+	uint32		key_hash = xxl_key_hash(RelationGetDescr(rel), st->order_by);
 	XxlDirectory dir;
 	bool	   *rest;
 	int			nsorted = 0;

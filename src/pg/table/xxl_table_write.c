@@ -94,40 +94,6 @@ typedef struct WriteState
 static XxlPending *pending = NULL;
 static ExecutorEnd_hook_type prev_executor_end = NULL;
 
-/* Settings --------------------------------------------------------------------- */
-
-char *
-xxl_table_order_by(Oid relid)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(relid)};
-	MemoryContext caller = CurrentMemoryContext;
-	char	   *result = NULL;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT order_by FROM xxl.table_options WHERE relation = $1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "reading xxl.table_options failed");
-	if (SPI_processed > 0)
-	{
-		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		if (v != NULL)
-			result = MemoryContextStrdup(caller, v);
-	}
-	SPI_finish();
-	return result;
-}
-
-uint32
-xxl_key_hash(const char *order_by)
-{
-	uint32		h = hash_bytes((const unsigned char *) order_by, strlen(order_by));
-
-	return h ? h : 1;
-}
-
 /* States ------------------------------------------------------------------------ */
 
 /*
@@ -173,7 +139,7 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 	if (order_by != NULL)
 	{
 		ws->key = xxl_sortkey_create(ws->fmt.desc, xxl_parse_order_by(order_by));
-		ws->key_hash = xxl_key_hash(order_by);
+		ws->key_hash = xxl_key_hash(ws->fmt.desc, order_by);
 	}
 	initStringInfo(&ws->row);
 	ws->direct = RelationGetForm(rel)->relhasindex;
