@@ -39,6 +39,9 @@ xxl_index_build_range_scan(Relation table_rel, Relation index_rel, IndexInfo *in
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
+	XxlDirectory dir;
+	XxlDeleted	dels;
+	bool		alive;
 
 	/*
 	 * BRIN summarizes ranges of heap blocks; an xxl TID's block is a slice
@@ -53,6 +56,16 @@ xxl_index_build_range_scan(Relation table_rel, Relation index_rel, IndexInfo *in
 				 errhint("Declare an order key with xxl.alter_table_set: ranges of its leading column skip pages.")));
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+
+	/*
+	 * Rows that a committed delete (or this transaction's) names are
+	 * indexed as heap indexes its recently dead versions: an older
+	 * snapshot may still use them, but they are not alive, so a unique
+	 * index does not count them (an UPDATE's old version made CREATE
+	 * UNIQUE INDEX fail on a key held once).
+	 */
+	xxl_dir_load(table_rel, &dir);
+	xxl_deleted_load(table_rel, &dir, XXL_DELS_COMMITTED, NULL, &dels);
 	/* rows of committed segments and this transaction's (a scan with SnapshotAny) */
 	if (scan == NULL)
 		scan = table_beginscan_strat(table_rel, SnapshotAny, 0, NULL, true, allow_sync);
@@ -63,10 +76,15 @@ xxl_index_build_range_scan(Relation table_rel, Relation index_rel, IndexInfo *in
 		if (predicate != NULL && !ExecQual(predicate, econtext))
 			continue;
 		FormIndexDatum(index_info, slot, estate, values, isnull);
-		callback(index_rel, &slot->tts_tid, values, isnull, true, callback_state);
-		reltuples += 1;
+		alive = dels.nruns == 0 ||
+			xxl_deleted_find(&dels, xxl_row_pos(xxl_tid_page(&slot->tts_tid),
+												xxl_tid_row(&slot->tts_tid))) < 0;
+		callback(index_rel, &slot->tts_tid, values, isnull, alive, callback_state);
+		if (alive)
+			reltuples += 1;
 	}
 	table_endscan(scan);
+	xxl_deleted_free(&dels);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	/* they pointed into the executor state just freed */
