@@ -122,6 +122,44 @@ $b->query('SELECT 1');
 like($b->{stderr}, qr/duplicate key value violates unique constraint/,
 	'after the delete rolls back the insert is a duplicate');
 $b->{stderr} = '';
+
+# --- compaction under an older snapshot: a loud 40001, never an empty table ----------------
+# (heap's VACUUM FULL keeps each row's xmin; one merged segment has one)
+
+$primary->safe_psql('postgres', q{
+	CREATE TABLE cmp (k int) USING xxl;
+	INSERT INTO cmp SELECT g FROM generate_series(1, 1000) g;
+	INSERT INTO cmp SELECT g FROM generate_series(1001, 2000) g;
+	DELETE FROM cmp WHERE k % 100 = 0;
+});
+# (the snapshot is taken by a query on another table: one that read cmp
+# would hold a lock that compaction waits for)
+$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$b->query_safe('SELECT count(*) FROM t');
+# every segment older than every snapshot: the merged one is frozen, B reads it
+$primary->safe_psql('postgres', 'SELECT xxl.compact(\'cmp\')');
+is($b->query_safe('SELECT count(*) FROM cmp'), '1980', 'B reads a compaction of what its snapshot saw');
+$b->query_safe('ROLLBACK');
+# rows B must not see, then a compaction that merges them with what it saw
+$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$b->query_safe('SELECT count(*) FROM t');
+$primary->safe_psql('postgres', 'INSERT INTO cmp SELECT g FROM generate_series(1, 500) g');
+$primary->safe_psql('postgres', 'SELECT xxl.compact(\'cmp\')');
+$b->query('SELECT count(*) FROM cmp');
+like($b->{stderr}, qr/could not serialize access: an xxl table was compacted/,
+	'a snapshot older than rows xxl.compact merged fails with a serialization failure');
+$b->{stderr} = '';
+$b->query('ROLLBACK');
+$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$b->query_safe('SELECT count(*) FROM t');
+$primary->safe_psql('postgres', 'DELETE FROM cmp WHERE k <= 10');
+$primary->safe_psql('postgres', 'VACUUM FULL cmp');
+$b->query('SELECT count(*) FROM cmp');
+like($b->{stderr}, qr/could not serialize access: an xxl table was compacted/,
+	'and one older than a delete VACUUM FULL applied');
+$b->{stderr} = '';
+$b->query('ROLLBACK');
+is($b->query_safe('SELECT count(*) FROM cmp'), '2460', 'a later snapshot reads the compacted rows');
 $a->quit;
 $b->quit;
 

@@ -116,6 +116,7 @@ xxl_page_is(Page page, XxlPageKind kind)
 #define XXL_SEG_SCATTERED 0x0004	/* written row by row: its pages are anywhere after first_block */
 #define XXL_SEG_DELETES 0x0008	/* a delete segment: its pages name rows it deleted (nrows) */
 #define XXL_SEG_UPDATES 0x0010	/* DELETES: some of them by UPDATE (they have a new version) */
+#define XXL_SEG_REWRITE 0x0020	/* compaction's, not frozen: older snapshots cannot read the table */
 
 /* One directory entry. */
 typedef struct XxlSegment
@@ -353,6 +354,9 @@ extern void xxl_notice_compact(Relation rel, const char *message, const char *de
 extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
 							   BufferAccessStrategy strategy);
 extern void xxl_table_writes_init(void);
+
+/* Statements refused at parse analysis (xxl_table_analyze.c). */
+extern void xxl_table_analyze_init(void);
 
 /* Settings (xxl_table_options.c) --------------------------------------------- */
 

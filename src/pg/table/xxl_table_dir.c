@@ -285,7 +285,21 @@ xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot)
 			if (TransactionIdIsCurrentTransactionId(xmin))
 				return seg->cmin < snapshot->curcid;
 			if (XidInMVCCSnapshot(xmin, snapshot))
+			{
+				/*
+				 * Compaction replaced every segment by this one, which a
+				 * snapshot older than it cannot see: it would read an empty
+				 * table.  Heap's VACUUM FULL keeps each row's xmin; one
+				 * merged segment has one, so such a snapshot fails loudly.
+				 */
+				if (seg->flags & XXL_SEG_REWRITE)
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access: an xxl table was compacted after this transaction's snapshot was taken"),
+							 errdetail("xxl.compact, VACUUM FULL or CLUSTER rewrote it into one segment that snapshots older than the rewrite cannot see."),
+							 errhint("Retry the transaction.")));
 				return false;
+			}
 			return TransactionIdDidCommit(xmin);
 		case SNAPSHOT_SELF:
 			if (xmin == FrozenTransactionId || TransactionIdIsCurrentTransactionId(xmin))

@@ -63,6 +63,7 @@ typedef struct WriteState
 {
 	XxlPending	pend;			/* table, command, transaction, memory */
 	TransactionId xmin;			/* the segment's: xid, or frozen for a rewrite */
+	bool		rewrite;		/* compaction's segment (XXL_SEG_REWRITE unless frozen) */
 	MemoryContext rowcxt;		/* detoasted values of one row */
 	XxlOperator *op;
 	xxl_sorter *sorter;
@@ -337,6 +338,8 @@ xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, bool frozen)
 
 	if (frozen)
 		ws->xmin = FrozenTransactionId;
+	else
+		ws->rewrite = true;
 }
 
 void
@@ -427,6 +430,8 @@ flush_state(WriteState *ws)
 	seg.cmin = ws->pend.cid;
 	seg.first_block = RelationGetNumberOfBlocks(rel);
 	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
+	if (ws->rewrite)
+		seg.flags |= XXL_SEG_REWRITE;
 	seg.key_hash = ws->key_hash;
 	xxl_sorter_stats(ws->sorter, &sst);
 	if (sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
