@@ -377,9 +377,29 @@ CREATE INDEX CONCURRENTLY tam_idx_a ON tam_idx (a);
 
 -- what is not supported, and bad settings
 SELECT xt_try('SELECT * FROM tam_tx TABLESAMPLE SYSTEM (50)');
--- with no unique index ON CONFLICT DO NOTHING is a plain insert
-SELECT xt_try('INSERT INTO tam_tx VALUES (1) ON CONFLICT DO NOTHING');
-SELECT xt_try($$INSERT INTO tam_tx2 VALUES (1) RETURNING ctid$$) AS returning_ctid_works;
+-- ON CONFLICT is refused when the statement is analyzed, whatever the
+-- data and the indexes (it was accepted when every row conflicted, or with
+-- no unique index, and refused when one row would be inserted)
+SELECT xt_try('INSERT INTO tam_tx VALUES (1) ON CONFLICT DO NOTHING') AS no_unique_index;
+CREATE TABLE tam_oc (k int PRIMARY KEY, v text) USING xxl;
+INSERT INTO tam_oc VALUES (1, 'a'), (2, 'b');
+SELECT xt_try($$INSERT INTO tam_oc VALUES (1, 'x') ON CONFLICT DO NOTHING$$) AS all_conflict;
+SELECT xt_try($$INSERT INTO tam_oc VALUES (1, 'x'), (3, 'c') ON CONFLICT DO NOTHING$$) AS one_new;
+SELECT xt_try($$INSERT INTO tam_oc VALUES (2, 'x') ON CONFLICT (k) DO UPDATE SET v = 'u'$$) AS do_update;
+SELECT xt_try($$WITH w AS (INSERT INTO tam_oc VALUES (4, 'd') ON CONFLICT DO NOTHING RETURNING k) SELECT * FROM w$$) AS in_cte;
+PREPARE tam_oc_q AS INSERT INTO tam_oc VALUES (5, 'e') ON CONFLICT DO NOTHING;
+SELECT k, v FROM tam_oc ORDER BY k;
+-- RETURNING ctid: refused where rows are sorted and placed at the
+-- statement's end (no index), the real TID where they are written at once
+SELECT xt_try($$INSERT INTO tam_tx2 VALUES (1) RETURNING ctid$$) AS returning_ctid;
+SELECT xt_try($$UPDATE tam_tx2 SET a = a + 1 WHERE a = 10 RETURNING a, ctid$$) AS update_returning_ctid;
+SELECT xt_try($$WITH w AS (INSERT INTO tam_tx2 VALUES (2) RETURNING ctid::text) SELECT * FROM w$$) AS in_cte;
+SELECT xt_try($$INSERT INTO tam_tx2 VALUES (3) RETURNING a$$) AS returning_columns;
+CREATE TEMP TABLE tam_oc_tids AS WITH w AS (INSERT INTO tam_oc VALUES (6, 'f'), (7, 'g') RETURNING k, ctid AS tid) SELECT * FROM w;
+SELECT count(*) AS tids_match FROM tam_oc_tids r JOIN tam_oc t ON t.ctid = r.tid AND t.k = r.k;
+DROP TABLE tam_oc_tids;
+DEALLOCATE ALL;
+DROP TABLE tam_oc;
 SELECT xt_try($$SELECT xxl.alter_table_set('tam_heap', 'a')$$);
 SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'nosuch')$$);
 SELECT xt_try($$SELECT xxl.alter_table_set('tam_tx', 'a +')$$);

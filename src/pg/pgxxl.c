@@ -41,6 +41,7 @@ _PG_init(void)
 	xxl_plan_sort_init();
 	xxl_table_writes_init();
 	xxl_table_options_init();
+	xxl_table_analyze_init();
 	xxl_table_ordered_init();
 	xxl_table_fullscan_init();
 }
