@@ -110,6 +110,12 @@ SELECT xxl.sort_into('sort_src', 'p', 'sort_err_out');
 SELECT xxl.sort_into('sort_src', 'a', 'sort_err_exists');
 SELECT * FROM xxl.sort('sort_src', 'a');
 SELECT xxl.sort_into('SELECT repeat(''x'', 2000000) AS a', 'a', 'sort_err_out');
+-- with xxl.memory = -1 the hint names the setting the budget came from, not -1
+SET xxl.memory = -1;
+SET maintenance_work_mem = '1MB';
+SELECT xxl.sort_into('SELECT repeat(''x'', 2000000) AS a', 'a', 'sort_err_out');
+RESET maintenance_work_mem;
+SET xxl.memory = '1MB';
 SET temp_file_limit = '1MB';
 SELECT xxl.sort_into('SELECT g, md5(g::text) FROM (SELECT generate_series(1, 100000) AS g) s', 'md5', 'sort_err_out');
 RESET temp_file_limit;

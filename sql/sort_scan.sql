@@ -160,12 +160,18 @@ PREPARE alt_q AS SELECT * FROM xxl.sort(NULL::alt, 'a');
 EXECUTE alt_q;
 ALTER TABLE alt ADD COLUMN c text DEFAULT 'x';
 EXECUTE alt_q;
+-- the error reset the cached plans: the statement is analyzed anew, and
+-- PostgreSQL refuses a prepared statement whose result columns changed,
+-- as it does for SELECT * FROM a table; a function's query runs again
+EXECUTE alt_q;
 ALTER TABLE alt DROP COLUMN b;
+EXECUTE alt_q;
 EXECUTE alt_q;
 DEALLOCATE alt_q;
 PREPARE alt_q AS SELECT * FROM xxl.sort(NULL::alt, 'a');
 EXECUTE alt_q;
 ALTER TABLE alt ALTER COLUMN c DROP DEFAULT, ALTER COLUMN c TYPE int USING 7;
+EXECUTE alt_q;
 EXECUTE alt_q;
 DEALLOCATE alt_q;
 PREPARE alt_q AS SELECT a FROM xxl.sort(NULL::alt, 'a');

@@ -9,6 +9,23 @@
 #include "utils/guc.h"
 
 #include "pg/xxl_error.h"
+#include "pg/xxl_guc.h"
+
+/*
+ * Which setting set an operator's memory budget, with its value: xxl.memory,
+ * or when it is -1 the setting it follows (maintenance_work_mem for the SQL
+ * functions, work_mem for sorts inside plans), never "-1".
+ */
+static char *
+budget_source(void)
+{
+	if (xxl_memory_kb >= 0)
+		return psprintf("xxl.memory (currently %s)", GetConfigOptionByName("xxl.memory", NULL, true));
+	return psprintf("which xxl.memory = -1 takes from maintenance_work_mem (currently %s) for xxl "
+					"functions and from work_mem (currently %s) for sorts in plans",
+					GetConfigOptionByName("maintenance_work_mem", NULL, true),
+					GetConfigOptionByName("work_mem", NULL, true));
+}
 
 void
 xxl_raise_error(const xxl_error *err, const char *what)
@@ -40,10 +57,9 @@ xxl_raise_error(const xxl_error *err, const char *what)
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("%s ran out of memory: %s", what, msg),
 					 err->sys_errno != 0 ?
-					 errhint("The system could not provide memory within xxl.memory (currently %s); lower it or free memory.",
-							 GetConfigOptionByName("xxl.memory", NULL, true)) :
-					 errhint("Raise xxl.memory (currently %s).",
-							 GetConfigOptionByName("xxl.memory", NULL, true))));
+					 errhint("The system could not provide memory within the budget, %s; lower it or free memory.",
+							 budget_source()) :
+					 errhint("Raise the budget, %s.", budget_source())));
 			break;
 		case XXL_ENOSPC:
 			ereport(ERROR,
