@@ -58,6 +58,21 @@ fi
 fi
 
 # --- pg_regress ----------------------------------------------------------
+# count_regress LOG RC OUTDIR: a pg_regress run's tests into the totals (one
+# failure more if it failed without naming a test), and its diffs shown
+count_regress() {
+	local p f
+	p=$(grep -cE ' \.\.\. ok' "$1" || true)
+	f=$(grep -cE ' \.\.\. (FAILED|failed)' "$1" || true)
+	add "$p" "$f"
+	if [ "$2" -ne 0 ]; then
+		[ "$f" -eq 0 ] && add 0 1
+		if [ -s "$3/regression.diffs" ]; then
+			echo "--- $3/regression.diffs"
+			cat "$3/regression.diffs"
+		fi
+	fi
+}
 PGXS_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 make_repo_reachable
 make_workdir test
@@ -69,15 +84,8 @@ if start_cluster server; then
 		EXTRA_REGRESS_OPTS="--outputdir=$WORK/regress --host=$PGHOST --port=$PGPORT --user=postgres" \
 		2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
-	p=$(grep -cE ' \.\.\. ok' "$log" || true)
-	f=$(grep -cE ' \.\.\. (FAILED|failed)' "$log" || true)
-	add "$p" "$f"
+	count_regress "$log" "$rc" "$WORK/regress"
 	if [ "$rc" -ne 0 ]; then
-		[ "$f" -eq 0 ] && add 0 1
-		if [ -s "$WORK/regress/regression.diffs" ]; then
-			echo "--- $WORK/regress/regression.diffs"
-			cat "$WORK/regress/regression.diffs"
-		fi
 		echo "--- server log (last 50 lines)"
 		tail -n 50 "$WORK/server.log" || true
 	fi
@@ -109,6 +117,7 @@ if [ -n "${CLUSTER_STARTED:-}" ]; then
 		echo "CREATE EXTENSION pgxxl;"
 		echo "CREATE EXTENSION pgrouting CASCADE;"
 		echo "CREATE EXTENSION pg_buffercache;"
+		echo "CREATE EXTENSION bloom;"
 		echo "GRANT CREATE ON SCHEMA public TO regress_xxl_user;"
 		echo "GRANT SELECT ON pg_buffercache TO regress_xxl_user;"
 		echo "GRANT EXECUTE ON FUNCTION pg_buffercache_pages() TO regress_xxl_user;"
@@ -127,14 +136,7 @@ if [ -n "${CLUSTER_STARTED:-}" ]; then
 		"$PGXS_REGRESS" --inputdir=. --bindir="$PGBIN" --outputdir="$WORK/regress-ordinary" \
 			--host="$PGHOST" --port="$PGPORT" --user=regress_xxl_user \
 			--use-existing --dbname=contrib_regression "${tests[@]}" 2>&1 | tee "$log"
-		rc=${PIPESTATUS[0]}
-		p=$(grep -cE ' \.\.\. ok' "$log" || true)
-		f=$(grep -cE ' \.\.\. (FAILED|failed)' "$log" || true)
-		add "$p" "$f"
-		if [ "$rc" -ne 0 ]; then
-			[ "$f" -eq 0 ] && add 0 1
-			[ -s "$WORK/regress-ordinary/regression.diffs" ] && cat "$WORK/regress-ordinary/regression.diffs"
-		fi
+		count_regress "$log" "${PIPESTATUS[0]}" "$WORK/regress-ordinary"
 	else
 		cat "$WORK/ordinary-setup.log"
 		add 0 1

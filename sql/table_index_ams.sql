@@ -6,6 +6,9 @@
 -- plans and answers (its size estimate divided by zero).
 \i test/sql/begin.sql
 \i test/sql/helpers.sql
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS bloom;
+RESET client_min_messages;
 CREATE TABLE ia_h AS
 SELECT g AS k, ARRAY[g % 10, g % 7] AS arr, point(g % 100, g / 100) AS p,
        int4range(g, g + 10) AS r, 'w' || (g % 1000) AS t
@@ -18,11 +21,13 @@ CREATE INDEX ia_x_hash ON ia_x USING hash (t);
 CREATE INDEX ia_x_gin ON ia_x USING gin (arr);
 CREATE INDEX ia_x_gist ON ia_x USING gist (p);
 CREATE INDEX ia_x_spgist ON ia_x USING spgist (r);
+CREATE INDEX ia_x_bloom ON ia_x USING bloom (k, (length(t)));
 CREATE INDEX ia_h_bt ON ia_h (k);
 CREATE INDEX ia_h_hash ON ia_h USING hash (t);
 CREATE INDEX ia_h_gin ON ia_h USING gin (arr);
 CREATE INDEX ia_h_gist ON ia_h USING gist (p);
 CREATE INDEX ia_h_spgist ON ia_h USING spgist (r);
+CREATE INDEX ia_h_bloom ON ia_h USING bloom (k, (length(t)));
 SET enable_seqscan = off;
 CREATE FUNCTION pg_temp.both(cond text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE nx bigint; nh bigint;
@@ -38,6 +43,9 @@ SELECT pg_temp.both($$t = 'w42'$$) AS hash_eq;
 SELECT pg_temp.both('arr @> ARRAY[3, 5]') AS gin_contains;
 SELECT pg_temp.both($$p <@ box '(10,10),(20,20)'$$) AS gist_box;
 SELECT pg_temp.both('r && int4range(500, 520)') AS spgist_overlap;
+DROP INDEX ia_x_bt, ia_h_bt;
+SELECT pg_temp.both('k = 4242 AND length(t) = 4') AS bloom_eq;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ia_x WHERE k = 4242 AND length(t) = 4;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ia_x WHERE arr @> ARRAY[3, 5];
 RESET enable_seqscan;
 DROP TABLE ia_x, ia_h;

@@ -9,6 +9,7 @@ BEGIN
     DROP EXTENSION IF EXISTS pgrouting;
     DROP EXTENSION IF EXISTS postgis;
     DROP EXTENSION IF EXISTS pg_buffercache;
+    DROP EXTENSION IF EXISTS bloom;
     DROP EXTENSION pgxxl;
   END IF;
 END $$;
