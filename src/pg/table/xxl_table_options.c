@@ -173,8 +173,13 @@ append_item(StringInfo s, const char *colname, const XxlSortItem *item)
 		appendStringInfoString(s, item->nulls_first ? " NULLS FIRST" : " NULLS LAST");
 }
 
-char *
-xxl_order_by_canonical(TupleDesc desc, const char *order_by)
+/*
+ * order_by resolved against desc and written back item by item, each
+ * column by its name, or by its number (by_number: what stays the same
+ * across renames).
+ */
+static char *
+key_text(TupleDesc desc, const char *order_by, bool by_number)
 {
 	List	   *items = xxl_parse_order_by(order_by);
 	XxlSortKey *key = xxl_sortkey_create(desc, items);
@@ -187,9 +192,16 @@ xxl_order_by_canonical(TupleDesc desc, const char *order_by)
 	{
 		AttrNumber	attno = xxl_sortkey_attno(key, i++);
 
-		append_item(&s, NameStr(TupleDescAttr(desc, attno - 1)->attname), lfirst(lc));
+		append_item(&s, by_number ? psprintf("%d", attno) :
+					NameStr(TupleDescAttr(desc, attno - 1)->attname), lfirst(lc));
 	}
 	return s.data;
+}
+
+char *
+xxl_order_by_canonical(TupleDesc desc, const char *order_by)
+{
+	return key_text(desc, order_by, false);
 }
 
 /*
@@ -200,23 +212,10 @@ xxl_order_by_canonical(TupleDesc desc, const char *order_by)
 uint32
 xxl_key_hash(TupleDesc desc, const char *order_by)
 {
-	List	   *items = xxl_parse_order_by(order_by);
-	XxlSortKey *key = xxl_sortkey_create(desc, items);
-	StringInfoData s;
-	int			i = 0;
-	ListCell   *lc;
-	uint32		h;
+	char	   *text = key_text(desc, order_by, true);
+	uint32		h = hash_bytes((const unsigned char *) text, strlen(text));
 
-	initStringInfo(&s);
-	foreach(lc, items)
-	{
-		XxlSortItem *item = lfirst(lc);
-
-		appendStringInfo(&s, "%d:%d:%d:%u;", xxl_sortkey_attno(key, i++),
-						 item->desc, item->nulls_first, item->collation);
-	}
-	h = hash_bytes((const unsigned char *) s.data, s.len);
-	pfree(s.data);
+	pfree(text);
 	return h ? h : 1;
 }
 
