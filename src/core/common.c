@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,14 +280,12 @@ xxl_calloc_aligned(size_t size)
 int
 xxl_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg)
 {
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 	int			rc;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 	rc = pthread_create(thread, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 	return rc;
 }
 

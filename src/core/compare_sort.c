@@ -6,11 +6,11 @@
  * radix.c.
  */
 #include "core/radix.h"
+#include "core/xxl_common.h"
 #include "core/xxl_keycmp.h"
 
 #include <omp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,16 +80,14 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 {
 	cmp_ctx		cx = {arena, key_offset, kc};
 	int			slices = threads > 1 && n >= XXL_RADIX_PARALLEL_MIN ? threads : 1;
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 
 	if (slices == 1)
 	{
 		merge_sort(&cx, entries, scratch, n);
 		return;
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
 	for (int t = 0; t < slices; t++)
 	{
@@ -113,5 +111,5 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 			merge_halves(&cx, entries + lo, scratch + lo, mid - lo, hi - lo);
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 }

@@ -11,7 +11,6 @@
 
 #include <omp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,29 +56,25 @@ void
 xxl_radix_sort_fixed(char *records, char *scratch, size_t n, size_t record_size,
 					 size_t key_size, int threads, bool into_scratch)
 {
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 	RT_DISPATCH(record_size, rt_sort,
 				(records, scratch, n, record_size, key_size, threads, into_scratch));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 }
 
 size_t
 xxl_radix_distribute_fixed(char *records, char *dst, size_t n, size_t record_size,
 						   size_t key_size, int threads, size_t bucket_start[257])
 {
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 	size_t		depth = 0;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 	RT_DISPATCH(record_size, depth = rt_distribute,
 				(records, dst, n, record_size, key_size, threads, bucket_start));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 	return depth;
 }
 
@@ -88,15 +83,13 @@ xxl_radix_sort_large_buckets(char *dist, char *scratch, const size_t bucket_star
 							 size_t record_size, size_t key_size, size_t depth, int threads,
 							 size_t min_bytes)
 {
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 	RT_DISPATCH(record_size, rt_sort_buckets,
 				(dist, scratch, bucket_start, record_size, key_size, depth, threads, min_bytes,
 				 false));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 }
 
 void
@@ -308,8 +301,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 	size_t		(*counts)[257] = NULL;
 	size_t		bucket_start[258];
 	size_t		depth;
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 
 	if (threads > 1 && n >= XXL_RADIX_PARALLEL_MIN)
 		counts = calloc((size_t) threads, sizeof(*counts));
@@ -321,8 +313,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 
 	/* parallel distribution on the first byte that varies, as in radix_template.h */
 	depth = first_varying_depth(&cx, entries, n);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 #pragma omp parallel num_threads(threads)
 	{
 		int			t = omp_get_thread_num();
@@ -366,6 +357,6 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		if (hi > lo)
 			entry_rec(&cx, scratch + lo, entries + lo, hi - lo, depth + 1, false, true);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 	free(counts);
 }

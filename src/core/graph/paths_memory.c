@@ -18,7 +18,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <time.h>
-#include <signal.h>
 
 #define NODE_BYTES 40			/* pnode 16, heap entry 16, plink, order 4 each */
 
@@ -426,12 +425,10 @@ build_csr(xxl_paths *p)
 	memset(p->off, 0, 4 * (p->n + 1));
 	if (two)
 	{
-		sigset_t	all,
-					old;
+		xxl_sigmask mask;
 
 		memset(cur2, 0, cur_bytes);
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
+		xxl_signals_block(&mask);
 #pragma omp parallel sections num_threads(2)
 		{
 #pragma omp section
@@ -439,7 +436,7 @@ build_csr(xxl_paths *p)
 #pragma omp section
 			count_arcs(p, half, p->nlinks, cur2);
 		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		xxl_signals_restore(&mask);
 		for (uint64_t x = 0; x < p->n; x++)
 		{
 			uint32_t	first = p->off[x + 1],
@@ -449,7 +446,7 @@ build_csr(xxl_paths *p)
 			cur2[x] = p->off[x] + first;
 			p->off[x + 1] = p->off[x] + first + second;
 		}
-		pthread_sigmask(SIG_SETMASK, &all, &old);
+		xxl_signals_block(&mask);
 #pragma omp parallel sections num_threads(2)
 		{
 #pragma omp section
@@ -457,7 +454,7 @@ build_csr(xxl_paths *p)
 #pragma omp section
 			place_arcs(p, half, p->nlinks, cur2);
 		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		xxl_signals_restore(&mask);
 		xxl_env_free(env, cur2, cur_bytes);
 	}
 	else
@@ -578,16 +575,14 @@ search_worker(void *arg)
 static xxl_status
 start_search(xxl_paths *p)
 {
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 	int			rc;
 
 	p->published = 0;
 	p->search_done = 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 	rc = pthread_create(&p->search_thread, NULL, search_worker, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 	if (rc != 0)
 	{
 		/* no thread: search here */

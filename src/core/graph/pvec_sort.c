@@ -16,7 +16,6 @@
 
 #include <omp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 
 /* Buckets this small are finished by insertion sort. */
@@ -200,8 +199,7 @@ pvec_sort(pvec *v, size_t key_size, int threads)
 {
 	uint64_t	end[256];
 	size_t		depth = 0;
-	sigset_t	all,
-				old;
+	xxl_sigmask mask;
 
 	if (v->n <= SMALL)
 	{
@@ -210,8 +208,7 @@ pvec_sort(pvec *v, size_t key_size, int threads)
 	}
 	if (!distribute(v, 0, v->n, key_size, &depth, end))
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	xxl_signals_block(&mask);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : 1)
 	for (int b = 0; b < 256; b++)
 	{
@@ -220,5 +217,5 @@ pvec_sort(pvec *v, size_t key_size, int threads)
 		if (end[b] - start > 1)
 			sort_range(v, start, end[b] - start, key_size, depth + 1);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	xxl_signals_restore(&mask);
 }
