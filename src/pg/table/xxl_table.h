@@ -369,7 +369,7 @@ extern void xxl_table_options_set_order_by(Oid relid, const char *order_by);
 /* Forget every setting of relid (a relation made anew under a reused OID). */
 extern void xxl_table_options_forget(Oid relid);
 
-/* order_by resolved against desc and written back: quoted names, every option explicit. */
+/* order_by resolved against desc and written back: names, never positions; defaults left out. */
 extern char *xxl_order_by_canonical(TupleDesc desc, const char *order_by);
 
 /* What a sorted segment records of the key it was sorted by (never 0). */

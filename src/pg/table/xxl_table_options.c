@@ -80,15 +80,19 @@ options_table_exists(void)
 /*
  * Run sql with the relation (and the key text, when given) as parameters,
  * as the bootstrap superuser in a security-restricted context: the table
- * is the extension's, whoever's statement caused the write.
+ * is the extension's, whoever's statement caused the read or write.
+ * Returns the first column of the first row, if any, in the caller's
+ * memory context.
  */
-static void
-options_execute(const char *sql, Oid relid, const char *order_by, int expect)
+static char *
+options_spi(const char *sql, Oid relid, const char *order_by, bool read_only, int expect)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			save_userid;
 	int			save_sec;
 	Oid			argtypes[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
+	char	   *result = NULL;
 	int			rc;
 
 	args[0] = ObjectIdGetDatum(relid);
@@ -98,32 +102,10 @@ options_execute(const char *sql, Oid relid, const char *order_by, int expect)
 						   save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute_with_args(sql, order_by ? 2 : 1, argtypes, args, NULL, false, 0);
+	rc = SPI_execute_with_args(sql, order_by ? 2 : 1, argtypes, args, NULL, read_only, 0);
 	if (rc != expect)
-		elog(ERROR, "writing xxl.table_options failed: %s", SPI_result_code_string(rc));
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
-}
-
-char *
-xxl_table_order_by(Oid relid)
-{
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(relid)};
-	MemoryContext caller = CurrentMemoryContext;
-	char	   *result = NULL;
-	Oid			save_userid;
-	int			save_sec;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-						   save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT order_by FROM xxl.table_options WHERE relation = $1::oid",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "reading xxl.table_options failed");
-	if (SPI_processed > 0)
+		elog(ERROR, "xxl.table_options: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
+	if (SPI_tuptable != NULL && SPI_processed > 0)
 	{
 		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 
@@ -135,29 +117,41 @@ xxl_table_order_by(Oid relid)
 	return result;
 }
 
+char *
+xxl_table_order_by(Oid relid)
+{
+	return options_spi("SELECT order_by FROM xxl.table_options WHERE relation = $1::oid",
+					   relid, NULL, true, SPI_OK_SELECT);
+}
+
+static void
+options_delete(Oid relid)
+{
+	(void) options_spi("DELETE FROM xxl.table_options WHERE relation = $1::oid",
+					   relid, NULL, false, SPI_OK_DELETE);
+}
+
 void
 xxl_table_options_set_order_by(Oid relid, const char *order_by)
 {
 	if (order_by != NULL)
-		options_execute("INSERT INTO xxl.table_options (relation, order_by) VALUES ($1::oid, $2) "
-						"ON CONFLICT (relation) DO UPDATE SET order_by = EXCLUDED.order_by",
-						relid, order_by, SPI_OK_INSERT);
+		(void) options_spi("INSERT INTO xxl.table_options (relation, order_by) VALUES ($1::oid, $2) "
+						   "ON CONFLICT (relation) DO UPDATE SET order_by = EXCLUDED.order_by",
+						   relid, order_by, false, SPI_OK_INSERT);
 	else
-		options_execute("DELETE FROM xxl.table_options WHERE relation = $1::oid",
-						relid, NULL, SPI_OK_DELETE);
+		options_delete(relid);
 }
 
 void
 xxl_table_options_forget(Oid relid)
 {
 	if (options_table_exists())
-		options_execute("DELETE FROM xxl.table_options WHERE relation = $1::oid",
-						relid, NULL, SPI_OK_DELETE);
+		options_delete(relid);
 }
 
 /* The canonical key ------------------------------------------------------------- */
 
-/* Item i of items, resolved to a column of desc by the sorter's own rules. */
+/* One item of a key, written back with the column named colname. */
 static void
 append_item(StringInfo s, const char *colname, const XxlSortItem *item)
 {
@@ -366,7 +360,7 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 	if (!is_xxl_table(objectId) || !options_table_exists())
 		return;
 	if (access == OAT_DROP && subId == 0)
-		xxl_table_options_forget(objectId);
+		options_delete(objectId);
 	else if (access == OAT_DROP)
 		column_dropped(objectId, (AttrNumber) subId);
 	else if (subId > 0)
