@@ -124,7 +124,8 @@ if [ -n "${CLUSTER_STARTED:-}" ]; then
 		echo "GRANT EXECUTE ON FUNCTION pg_ls_tmpdir() TO regress_xxl_user;"
 		echo "GRANT pg_read_all_settings TO regress_xxl_user;"
 		echo "GRANT SET ON PARAMETER temp_file_limit, xxl.disks, xxl.test_hold, xxl.debug_fail_writes_after,"
-		echo "  xxl.graph_force_external, xxl.graph_max_semi_nodes, xxl.text_force_external TO regress_xxl_user;"
+		echo "  xxl.graph_force_external, xxl.graph_max_semi_nodes, xxl.text_force_external,"
+		echo "  xxl.test_listed_dirpages TO regress_xxl_user;"
 	} >"$setup"
 	chmod 644 "$setup"
 	tests=()

@@ -55,3 +55,12 @@ xxl_cancel_requested(void *arg)
 		hold_until_canceled();
 	return cancel_pending();
 }
+
+void
+xxl_hold_point(int phase)
+{
+	xxl_hold_phase_now = phase;
+	(void) xxl_cancel_requested(NULL);
+	xxl_hold_phase_now = XXL_HOLD_NONE;
+	CHECK_FOR_INTERRUPTS();
+}

@@ -17,4 +17,11 @@ extern void xxl_cancel_init(void);
  */
 extern bool xxl_cancel_requested(void *arg);
 
+/*
+ * A hold point outside the engine, for glue that works in steps (VACUUM's
+ * merge of an xxl table): held there when xxl.test_hold names phase, then
+ * a pending cancel is raised.
+ */
+extern void xxl_hold_point(int phase);
+
 #endif							/* XXL_PG_CANCEL_H */

@@ -32,6 +32,7 @@ bool		xxl_group_in_plans = true;
 int			xxl_sort_in_plans_threshold_kb = -1;
 int			xxl_debug_fail_writes_after_kb = 0;
 int			xxl_test_hold = XXL_HOLD_NONE;
+int			xxl_test_listed_dirpages = 256;
 int			xxl_graph_max_semi_nodes = 0;
 bool		xxl_graph_force_external = false;
 bool		xxl_text_force_external = false;
@@ -232,11 +233,20 @@ xxl_define_gucs(void)
 							 "The first time the engine polls for a cancel in the named "
 							 "phase (input, merge or output), the backend waits with wait "
 							 "event \"Extension\" until a cancel or termination arrives, "
-							 "which the engine then sees.",
+							 "which the engine then sees.  VACUUM's merge of an xxl table "
+							 "holds after its steps: input, the merged rows written and "
+							 "indexed; merge, switched in; output, copied down.",
 							 &xxl_test_hold,
 							 XXL_HOLD_NONE, hold_options,
 							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("xxl.test_listed_dirpages",
+							"Testing only: directory pages a new xxl table's metapage lists before their chain begins.",
+							"A table keeps the number it was created with.",
+							&xxl_test_listed_dirpages,
+							256, 1, 256,
+							PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("xxl.graph_max_semi_nodes",
 							"Testing only: most nodes the graph functions handle semi-externally.",
 							"Graphs with more nodes take the fully external path (edge "

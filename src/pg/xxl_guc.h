@@ -42,6 +42,14 @@ typedef enum XxlHold
 } XxlHold;
 extern int	xxl_test_hold;
 
+/*
+ * xxl.test_listed_dirpages (superuser, tests only): how many directory
+ * pages a new xxl table's metapage lists before their chain begins
+ * (XXL_META_DIRPAGES), so that a test reaches the chain with a few
+ * hundred segments.
+ */
+extern int	xxl_test_listed_dirpages;
+
 /* Called from _PG_init. */
 extern void xxl_define_gucs(void);
 

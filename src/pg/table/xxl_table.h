@@ -47,7 +47,8 @@ typedef struct XxlPageOpaque
 	uint32		magic;
 	uint16		kind;			/* XxlPageKind */
 	uint16		nrows;			/* data: rows on the page */
-	uint32		segno;			/* data: its segment */
+	uint32		segno;			/* data: its segment; directory: the next page of the
+								 * chain past the metapage's list (0: none) */
 	uint16		row_width;		/* data: every row this wide, or 0: offsets */
 	uint16		natts;			/* data: columns the rows have (later ones are missing) */
 } XxlPageOpaque;
@@ -128,10 +129,39 @@ typedef struct XxlSegment
 	uint64		nrows;
 	uint16		flags;
 	uint16		pad;
-	uint32		key_hash;		/* SORTED: xxl_key_hash of the order key it was sorted by */
+	union
+	{
+		uint32		key_hash;	/* SORTED: xxl_key_hash of the order key it was sorted by */
+		BlockNumber end_block;	/* SCATTERED: the block after its last page, once its
+								 * statement ended (0: not yet, or written by 0.6) */
+	};
 } XxlSegment;
 
-/* The metapage's contents (after the page header). */
+/*
+ * Whether block may hold rows of seg: its pages, or for a scattered
+ * segment whose end is not known, any block from its first on.  Pages
+ * outside every extent are garbage a crash left behind (a merge's copy
+ * that never counted, xxl_table_merge.c), whatever segment number they
+ * carry.
+ */
+static inline bool
+xxl_segment_holds(const XxlSegment *seg, BlockNumber block)
+{
+	if (block < seg->first_block)
+		return false;
+	if (seg->flags & XXL_SEG_SCATTERED)
+		return seg->end_block == 0 || block < seg->end_block;
+	return block < seg->first_block + seg->npages;
+}
+
+/*
+ * The metapage's contents (after the page header).  The directory's pages
+ * past the metapage's own entries are listed in dirpages, the first
+ * listed of them; the ones after those form a chain through their special
+ * space, whose last page is lastdir.  (Fields after segs came with 0.7: a
+ * metapage written before holds zeros there, which mean the same as
+ * before.)
+ */
 #define XXL_META_DIRPAGES 256
 #define XXL_META_SEGS 160
 typedef struct XxlMeta
@@ -139,15 +169,16 @@ typedef struct XxlMeta
 	uint32		magic;
 	uint32		version;
 	uint32		nsegments;
-	uint32		ndirpages;
+	uint32		ndirpages;		/* directory pages in use, listed and chained */
 	BlockNumber dirpages[XXL_META_DIRPAGES];
 	XxlSegment	segs[XXL_META_SEGS];
+	uint32		listed;			/* dirpages this table uses (0: all of them) */
+	BlockNumber lastdir;		/* the chain's last page (0: no chain) */
 } XxlMeta;
 
 /* Entries per further directory page. */
 #define XXL_DIR_SEGS ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(XxlPageOpaque))) \
 					  / sizeof(XxlSegment))
-#define XXL_MAX_SEGMENTS (XXL_META_SEGS + XXL_META_DIRPAGES * XXL_DIR_SEGS)
 
 /* Directory (xxl_table_dir.c) -------------------------------------------- */
 
@@ -170,6 +201,17 @@ extern uint32 xxl_dir_append(Relation rel, const XxlSegment *seg);
 
 /* Replace segment segno's entry (its writer, at the end of its statement). */
 extern void xxl_dir_update(Relation rel, uint32 segno, const XxlSegment *seg);
+
+/*
+ * A merge's switch, atomically (one WAL record): the entries from segno on
+ * become segs[0 .. nsegs) (no more than were there), the entries after
+ * them are gone, and the directory keeps only the pages it then needs.
+ * The caller holds an ACCESS EXCLUSIVE lock.
+ */
+extern void xxl_dir_truncate(Relation rel, uint32 segno, const XxlSegment *segs, int nsegs);
+
+/* The directory pages in use (the ones a merge must not overwrite), ascending; their count. */
+extern int	xxl_dir_pages(Relation rel, BlockNumber **blocks);
 
 /*
  * The segment number the next xxl_dir_append will give, the metapage made
@@ -340,6 +382,25 @@ extern void xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nsl
  */
 extern void xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, bool frozen);
 
+/*
+ * A merge's segment (xxl_table_merge.c): rows put in any order are written
+ * at the end of rel in the order of its key, frozen, under segment number
+ * segno, and their entry is returned, not appended: the merge switches it
+ * in.  Their TOAST pointers stay as they are (the values are rel's own).
+ */
+typedef struct XxlSegmentWriter XxlSegmentWriter;
+extern XxlSegmentWriter *xxl_segment_writer_begin(Relation rel);
+extern void xxl_segment_writer_put(XxlSegmentWriter *w, Relation rel, TupleTableSlot *slot);
+extern void xxl_segment_writer_end(XxlSegmentWriter *w, Relation rel, uint32 segno,
+								   XxlSegment *seg);
+
+/*
+ * VACUUM's merge of the segments at rel's end (xxl_table_merge.c), if it
+ * gets an ACCESS EXCLUSIVE lock without waiting; what it did at elevel.
+ */
+extern void xxl_table_merge(Relation rel, TransactionId oldest_xmin,
+							BufferAccessStrategy strategy, int elevel);
+
 /* Write the pending rows of rel (all relations: InvalidOid) as segments. */
 extern void xxl_table_flush(Oid relid);
 
@@ -406,6 +467,24 @@ typedef enum XxlDeletesSeen
 extern void xxl_deleted_load(Relation rel, const XxlDirectory *dir, XxlDeletesSeen seen,
 							 Snapshot snapshot, XxlDeleted *out);
 extern void xxl_deleted_free(XxlDeleted *d);
+
+/*
+ * A merge's deletes: the runs of the live delete segments among dir's
+ * entries from on (all committed), joined; their XXL_SEG_UPDATES into flags.
+ */
+extern void xxl_deleted_load_from(Relation rel, const XxlDirectory *dir, uint32 from,
+								  XxlDeleted *out, uint16 *flags);
+
+/* The last row position delete segment segno names (0: none). */
+extern uint64 xxl_deletes_last(Relation rel, const XxlSegment *seg, uint32 segno);
+
+/*
+ * The runs of d below position below, written at the end of rel as a
+ * frozen delete segment numbered segno (extension lock held) with flags;
+ * its entry into seg, not appended.  false: there were none.
+ */
+extern bool xxl_deletes_write(Relation rel, const XxlDeleted *d, uint64 below, uint32 segno,
+							  uint16 flags, XxlSegment *seg);
 
 /* The run that holds pos, or -1. */
 extern int	xxl_deleted_find(const XxlDeleted *d, uint64 pos);

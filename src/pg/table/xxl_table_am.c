@@ -270,6 +270,11 @@ xxl_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 						  params->multixact_freeze_min_age, params->multixact_freeze_table_age,
 						  &oldest_xmin, &oldest_mxact, &freeze_limit, &multi_cutoff);
 	frozenxid = xxl_dir_vacuum(rel, freeze_limit, &live_rows, &live_pages, &dead_rows);
+	/* the merge truncates and maintains indexes: not when VACUUM is told not to */
+	if (params->truncate != VACOPTVALUE_DISABLED &&
+		params->index_cleanup != VACOPTVALUE_DISABLED)
+		xxl_table_merge(rel, oldest_xmin, bstrategy,
+						(params->options & VACOPT_VERBOSE) ? INFO : DEBUG2);
 	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel), live_rows, 0,
 						RelationGetForm(rel)->relhasindex, frozenxid, oldest_mxact,
 						&frozenxid_updated, &minmulti_updated, false);

@@ -28,6 +28,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
@@ -622,6 +623,112 @@ dels_page_init(PGAlignedBlock *image, uint32 segno)
 	xxl_page_init_kind(image->data, XXL_PAGE_DELS, segno)->row_width = sizeof(uint64);
 }
 
+/* The longest run one word holds. */
+#define RUN_MAX_ROWS (UINT64CONST(1) << (64 - RUN_FIRST_BITS))
+
+/*
+ * Run [first, end) onto a delete segment's page image; a full page is
+ * written at the end of rel first (extension lock held) and counted in seg.
+ */
+static void
+dels_put_run(Relation rel, PGAlignedBlock *image, XxlSegment *seg, uint32 segno,
+			 uint64 first, uint64 end)
+{
+	while (first < end)
+	{
+		uint64		len = Min(end - first, RUN_MAX_ROWS);
+
+		if (XXL_OPAQUE(image->data)->nrows == RUNS_PER_PAGE)
+		{
+			xxl_write_new_page(rel, image, NULL);
+			seg->npages++;
+			dels_page_init(image, segno);
+		}
+		((uint64 *) (image->data + SizeOfPageHeaderData))[XXL_OPAQUE(image->data)->nrows++] =
+			first | ((len - 1) << RUN_FIRST_BITS);
+		((PageHeader) image->data)->pd_lower =
+			SizeOfPageHeaderData + XXL_OPAQUE(image->data)->nrows * sizeof(uint64);
+		first += len;
+	}
+}
+
+/* A delete segment's last page, if it holds runs. */
+static void
+dels_finish(Relation rel, PGAlignedBlock *image, XxlSegment *seg)
+{
+	if (XXL_OPAQUE(image->data)->nrows > 0)
+	{
+		xxl_write_new_page(rel, image, NULL);
+		seg->npages++;
+	}
+}
+
+void
+xxl_deleted_load_from(Relation rel, const XxlDirectory *dir, uint32 from, XxlDeleted *out,
+					  uint16 *flags)
+{
+	int			cap = 0;
+	int		   *starts = palloc(sizeof(int) * (dir->nsegments + 2));
+	int			nlists = 0;
+
+	memset(out, 0, sizeof(*out));
+	*flags = 0;
+	for (uint32 s = from; s < dir->nsegments; s++)
+		if ((dir->segs[s].flags & XXL_SEG_DELETES) && !(dir->segs[s].flags & XXL_SEG_DEAD))
+		{
+			starts[nlists++] = out->nruns;
+			read_segment(rel, &dir->segs[s], s, out, &cap);
+			*flags |= dir->segs[s].flags & XXL_SEG_UPDATES;
+		}
+	normalize(out, starts, nlists, false);
+	pfree(starts);
+}
+
+uint64
+xxl_deletes_last(Relation rel, const XxlSegment *seg, uint32 segno)
+{
+	XxlSegment	last = *seg;
+	XxlDeleted	d;
+	int			cap = 0;
+	uint64		pos = 0;
+
+	if (seg->npages == 0)
+		return 0;
+	/* its runs are in order: the last page's last one */
+	last.first_block = seg->first_block + seg->npages - 1;
+	last.npages = 1;
+	memset(&d, 0, sizeof(d));
+	read_segment(rel, &last, segno, &d, &cap);
+	if (d.nruns > 0)
+		pos = d.end[d.nruns - 1] - 1;
+	xxl_deleted_free(&d);
+	return pos;
+}
+
+bool
+xxl_deletes_write(Relation rel, const XxlDeleted *d, uint64 below, uint32 segno, uint16 flags,
+				  XxlSegment *seg)
+{
+	PGAlignedBlock *image = palloc(sizeof(PGAlignedBlock));
+
+	memset(seg, 0, sizeof(*seg));
+	seg->xmin = FrozenTransactionId;
+	seg->first_block = RelationGetNumberOfBlocks(rel);
+	seg->flags = XXL_SEG_DELETES | flags;
+	dels_page_init(image, segno);
+	for (int i = 0; i < d->nruns && d->first[i] < below; i++)
+	{
+		uint64		end = Min(d->end[i], below);
+
+		CHECK_FOR_INTERRUPTS();
+		dels_put_run(rel, image, seg, segno, d->first[i], end);
+		seg->nrows += end - d->first[i];
+	}
+	dels_finish(rel, image, seg);
+	pfree(image);
+	return seg->nrows > 0;
+}
+
 /*
  * Readers hold the runs of the deleted rows in memory until compaction
  * drops them: say so when the deleted rows of live delete segments pass
@@ -692,24 +799,9 @@ flush_deletes(DeleteState *ds)
 
 		CHECK_FOR_INTERRUPTS();
 		while (next_bit_run(order[i], &row, &start))
-		{
-			if (XXL_OPAQUE(image->data)->nrows == RUNS_PER_PAGE)
-			{
-				xxl_write_new_page(rel, image, NULL);
-				seg.npages++;
-				dels_page_init(image, segno);
-			}
-			((uint64 *) (image->data + SizeOfPageHeaderData))[XXL_OPAQUE(image->data)->nrows++] =
-				(base + start) | ((uint64) (row - start - 1) << RUN_FIRST_BITS);
-			((PageHeader) image->data)->pd_lower =
-				SizeOfPageHeaderData + XXL_OPAQUE(image->data)->nrows * sizeof(uint64);
-		}
+			dels_put_run(rel, image, &seg, segno, base + start, base + row);
 	}
-	if (XXL_OPAQUE(image->data)->nrows > 0)
-	{
-		xxl_write_new_page(rel, image, NULL);
-		seg.npages++;
-	}
+	dels_finish(rel, image, &seg);
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);

@@ -3,18 +3,23 @@
  * (block 0, created by the first write) and further directory pages, and
  * which segments a snapshot sees.
  *
- * Appends hold the relation's extension lock (a writer holds it anyway
- * while it extends the relation by its segment's pages) and the metapage's
- * exclusive lock; readers copy the directory under the metapage's share
- * lock.  A changed page is WAL-logged whole, a new directory page before
- * the metapage that counts its entry, so that a crash between the two
- * leaves an entry nobody counts.
+ * The metapage holds the first entries and lists the first directory
+ * pages; the pages after those form a chain through their special space,
+ * so the directory has no size limit.  Appends hold the relation's
+ * extension lock (a writer holds it anyway while it extends the relation
+ * by its segment's pages) and the metapage's exclusive lock; readers copy
+ * the directory under the metapage's share lock.  A changed page is
+ * WAL-logged whole, a new directory page (and the link to it) before the
+ * metapage that counts its entry, so that a crash between the two leaves
+ * an entry nobody counts.  A merge's switch changes an entry and the
+ * count in one record (xxl_dir_truncate).
  */
 #include "postgres.h"
 
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xloginsert.h"
+#include "catalog/pg_control.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -22,6 +27,7 @@
 #include "utils/snapmgr.h"
 
 #include "pg/table/xxl_table.h"
+#include "pg/xxl_guc.h"
 
 static inline XxlMeta *
 meta_of(Page page)
@@ -33,6 +39,20 @@ static inline XxlSegment *
 dir_entries(Page page)
 {
 	return (XxlSegment *) PageGetContents(page);
+}
+
+/* Directory pages the metapage lists (a table created before 0.7: all of them). */
+static inline uint32
+listed_of(const XxlMeta *m)
+{
+	return m->listed ? m->listed : XXL_META_DIRPAGES;
+}
+
+/* Directory pages that n entries take. */
+static inline uint32
+dirpages_for(uint32 n)
+{
+	return n <= XXL_META_SEGS ? 0 : (n - XXL_META_SEGS + XXL_DIR_SEGS - 1) / XXL_DIR_SEGS;
 }
 
 /*
@@ -88,12 +108,40 @@ new_page(Relation rel)
 	return xxl_extend(rel, NULL);
 }
 
+/*
+ * Pages changed together, WAL-logged whole in one record, so that a crash
+ * keeps all or none of the changes (in a critical section).  A metapage
+ * written before 0.7 gets the pd_lower that covers the fields 0.7 added.
+ */
+static void
+log_pages(Relation rel, Buffer *bufs, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		Page		page = BufferGetPage(bufs[i]);
+
+		if (xxl_page_is(page, XXL_PAGE_META))
+			((PageHeader) page)->pd_lower = Max(((PageHeader) page)->pd_lower,
+												SizeOfPageHeaderData + sizeof(XxlMeta));
+		MarkBufferDirty(bufs[i]);
+	}
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	lsn;
+
+		XLogBeginInsert();
+		for (int i = 0; i < n; i++)
+			XLogRegisterBuffer(i, bufs[i], REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+		lsn = XLogInsert(RM_XLOG_ID, XLOG_FPI);
+		for (int i = 0; i < n; i++)
+			PageSetLSN(BufferGetPage(bufs[i]), lsn);
+	}
+}
+
 static void
 log_page(Relation rel, Buffer buf)
 {
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(rel))
-		log_newpage_buffer(buf, true);
+	log_pages(rel, &buf, 1);
 }
 
 /*
@@ -107,6 +155,8 @@ meta_buffer(Relation rel, int mode, bool create)
 
 	if (RelationGetNumberOfBlocks(rel) == 0)
 	{
+		XxlMeta    *m;
+
 		if (!create)
 			return InvalidBuffer;
 		buf = new_page(rel);
@@ -115,8 +165,10 @@ meta_buffer(Relation rel, int mode, bool create)
 				 RelationGetRelationName(rel), BufferGetBlockNumber(buf));
 		START_CRIT_SECTION();
 		page_init(BufferGetPage(buf), XXL_PAGE_META);
-		meta_of(BufferGetPage(buf))->magic = XXL_TABLE_MAGIC;
-		meta_of(BufferGetPage(buf))->version = XXL_TABLE_VERSION;
+		m = meta_of(BufferGetPage(buf));
+		m->magic = XXL_TABLE_MAGIC;
+		m->version = XXL_TABLE_VERSION;
+		m->listed = xxl_test_listed_dirpages;
 		log_page(rel, buf);
 		END_CRIT_SECTION();
 		if (mode != BUFFER_LOCK_EXCLUSIVE)
@@ -132,12 +184,72 @@ meta_buffer(Relation rel, int mode, bool create)
 	return buf;
 }
 
+/*
+ * Directory page p (0-based), pinned and locked in mode; after is page
+ * p - 1's block when the caller has it (InvalidBlockNumber: walk the chain).
+ */
+static Buffer
+dir_buffer(Relation rel, const XxlMeta *m, uint32 p, BlockNumber after, int mode)
+{
+	uint32		listed = listed_of(m);
+	BlockNumber block;
+	Buffer		buf;
+
+	if (p >= m->ndirpages)
+		elog(ERROR, "xxl table \"%s\" has no directory page %u", RelationGetRelationName(rel), p);
+	if (p < listed)
+		block = m->dirpages[p];
+	else if (p == m->ndirpages - 1 && m->lastdir != 0)
+		block = m->lastdir;
+	else
+	{
+		if (after == InvalidBlockNumber)
+		{
+			/* from the last listed page along the chain */
+			after = m->dirpages[listed - 1];
+			for (uint32 q = listed; q < p; q++)
+			{
+				buf = dir_buffer(rel, m, q, after, BUFFER_LOCK_SHARE);
+				after = BufferGetBlockNumber(buf);
+				UnlockReleaseBuffer(buf);
+			}
+		}
+		buf = ReadBuffer(rel, after);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		check_page(rel, buf, XXL_PAGE_DIR);
+		block = XXL_OPAQUE(BufferGetPage(buf))->segno;
+		UnlockReleaseBuffer(buf);
+	}
+	if (block == XXL_META_BLOCK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("xxl table \"%s\": directory page %u is missing",
+						RelationGetRelationName(rel), p)));
+	buf = ReadBuffer(rel, block);
+	LockBuffer(buf, mode);
+	check_page(rel, buf, XXL_PAGE_DIR);
+	return buf;
+}
+
+/* The entry of segno, on the metapage or on its directory page (pinned and locked). */
+static XxlSegment *
+entry_of(Relation rel, XxlMeta *m, uint32 segno, Buffer *dirbuf)
+{
+	*dirbuf = InvalidBuffer;
+	if (segno < XXL_META_SEGS)
+		return &m->segs[segno];
+	*dirbuf = dir_buffer(rel, m, (segno - XXL_META_SEGS) / XXL_DIR_SEGS, InvalidBlockNumber,
+						 BUFFER_LOCK_EXCLUSIVE);
+	return &dir_entries(BufferGetPage(*dirbuf))[(segno - XXL_META_SEGS) % XXL_DIR_SEGS];
+}
+
 void
 xxl_dir_load(Relation rel, XxlDirectory *dir)
 {
 	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_SHARE, false);
 	XxlMeta    *m;
 	uint32		n;
+	BlockNumber block = InvalidBlockNumber;
 
 	dir->nsegments = 0;
 	dir->segs = NULL;
@@ -148,27 +260,105 @@ xxl_dir_load(Relation rel, XxlDirectory *dir)
 	dir->nsegments = n;
 	dir->segs = palloc(sizeof(XxlSegment) * Max(n, 1));
 	memcpy(dir->segs, m->segs, sizeof(XxlSegment) * Min(n, XXL_META_SEGS));
-	for (uint32 p = 0; n > XXL_META_SEGS && p * XXL_DIR_SEGS < n - XXL_META_SEGS; p++)
+	for (uint32 p = 0; p < dirpages_for(n); p++)
 	{
-		Buffer		buf = ReadBuffer(rel, m->dirpages[p]);
+		Buffer		buf = dir_buffer(rel, m, p, block, BUFFER_LOCK_SHARE);
 		uint32		first = XXL_META_SEGS + p * XXL_DIR_SEGS;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		check_page(rel, buf, XXL_PAGE_DIR);
 		memcpy(dir->segs + first, dir_entries(BufferGetPage(buf)),
 			   sizeof(XxlSegment) * Min(XXL_DIR_SEGS, n - first));
+		block = BufferGetBlockNumber(buf);
 		UnlockReleaseBuffer(buf);
 	}
 	UnlockReleaseBuffer(meta);
 }
 
+int
+xxl_dir_pages(Relation rel, BlockNumber **blocks)
+{
+	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_SHARE, false);
+	XxlMeta    *m;
+	BlockNumber block = InvalidBlockNumber;
+	int			n;
+
+	*blocks = NULL;
+	if (!BufferIsValid(meta))
+		return 0;
+	m = meta_of(BufferGetPage(meta));
+	n = m->ndirpages;
+	*blocks = palloc(sizeof(BlockNumber) * Max(n, 1));
+	for (int p = 0; p < n; p++)
+	{
+		Buffer		buf = dir_buffer(rel, m, p, block, BUFFER_LOCK_SHARE);
+
+		block = (*blocks)[p] = BufferGetBlockNumber(buf);
+		UnlockReleaseBuffer(buf);
+	}
+	UnlockReleaseBuffer(meta);
+	return n;
+}
+
+/*
+ * A new directory page, counted in ndirpages before any entry is on it
+ * (metapage locked exclusively, extension lock held): linked from the
+ * chain's last page, or listed.  The page and the link are logged before
+ * the metapage, so a crash between them leaves a page nobody counts.
+ */
+static void
+add_dirpage(Relation rel, Buffer meta)
+{
+	XxlMeta    *m = meta_of(BufferGetPage(meta));
+	uint32		p = m->ndirpages;
+	Buffer		prevbuf = InvalidBuffer;
+	Buffer		buf;
+	BlockNumber block;
+
+	if (p >= listed_of(m))
+		prevbuf = dir_buffer(rel, m, p - 1, InvalidBlockNumber, BUFFER_LOCK_EXCLUSIVE);
+	buf = new_page(rel);
+	block = BufferGetBlockNumber(buf);
+	START_CRIT_SECTION();
+	page_init(BufferGetPage(buf), XXL_PAGE_DIR);
+	log_page(rel, buf);
+	if (BufferIsValid(prevbuf))
+	{
+		XXL_OPAQUE(BufferGetPage(prevbuf))->segno = block;
+		log_page(rel, prevbuf);
+		m->lastdir = block;
+	}
+	else
+		m->dirpages[p] = block;
+	m->ndirpages++;
+	log_page(rel, meta);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+	if (BufferIsValid(prevbuf))
+		UnlockReleaseBuffer(prevbuf);
+}
+
+/*
+ * Whether the entry of segment n needs a directory page not there yet.
+ */
+static inline bool
+needs_dirpage(const XxlMeta *m, uint32 n)
+{
+	return dirpages_for(n + 1) > m->ndirpages;
+}
+
 uint32
 xxl_dir_prepare(Relation rel)
 {
-	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_SHARE, true);
+	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_EXCLUSIVE, true);
 	uint32		n;
 
+	/*
+	 * The directory page the entry will need comes now, before the
+	 * segment's pages: directory pages then never lie among the pages of
+	 * the segments after them, which a merge rewrites.
+	 */
 	n = meta_of(BufferGetPage(meta))->nsegments;
+	if (needs_dirpage(meta_of(BufferGetPage(meta)), n))
+		add_dirpage(rel, meta);
 	UnlockReleaseBuffer(meta);
 	return n;
 }
@@ -180,42 +370,23 @@ xxl_dir_append(Relation rel, const XxlSegment *seg)
 	XxlMeta    *m = meta_of(BufferGetPage(meta));
 	uint32		n = m->nsegments;
 	Buffer		dirbuf = InvalidBuffer;
-	bool		fresh = false;
 
-	if (n >= XXL_MAX_SEGMENTS)
+	if (n == PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("xxl table \"%s\" has %u segments, the most it can hold",
 						RelationGetRelationName(rel), n),
-				 errhint("Merge them into one with VACUUM FULL.")));
+				 errhint("Merge them with VACUUM.")));
+	if (needs_dirpage(m, n))
+		add_dirpage(rel, meta);
 	if (n >= XXL_META_SEGS)
-	{
-		uint32		p = (n - XXL_META_SEGS) / XXL_DIR_SEGS;
-
-		if (p == m->ndirpages)
-		{
-			dirbuf = new_page(rel);
-			fresh = true;
-		}
-		else
-		{
-			dirbuf = ReadBuffer(rel, m->dirpages[p]);
-			LockBuffer(dirbuf, BUFFER_LOCK_EXCLUSIVE);
-			check_page(rel, dirbuf, XXL_PAGE_DIR);
-		}
-	}
+		dirbuf = dir_buffer(rel, m, (n - XXL_META_SEGS) / XXL_DIR_SEGS, InvalidBlockNumber,
+							BUFFER_LOCK_EXCLUSIVE);
 
 	START_CRIT_SECTION();
 	if (BufferIsValid(dirbuf))
 	{
-		Page		page = BufferGetPage(dirbuf);
-
-		if (fresh)
-		{
-			page_init(page, XXL_PAGE_DIR);
-			m->dirpages[m->ndirpages++] = BufferGetBlockNumber(dirbuf);
-		}
-		dir_entries(page)[(n - XXL_META_SEGS) % XXL_DIR_SEGS] = *seg;
+		dir_entries(BufferGetPage(dirbuf))[(n - XXL_META_SEGS) % XXL_DIR_SEGS] = *seg;
 		/* the entry's page before the metapage that counts it */
 		log_page(rel, dirbuf);
 	}
@@ -236,30 +407,65 @@ xxl_dir_update(Relation rel, uint32 segno, const XxlSegment *seg)
 {
 	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_EXCLUSIVE, false);
 	XxlMeta    *m = meta_of(BufferGetPage(meta));
-	Buffer		dirbuf = InvalidBuffer;
+	Buffer		dirbuf;
+	XxlSegment *e;
 
 	if (segno >= m->nsegments)
 		elog(ERROR, "xxl table \"%s\": no segment %u to update", RelationGetRelationName(rel), segno);
-	if (segno >= XXL_META_SEGS)
-	{
-		dirbuf = ReadBuffer(rel, m->dirpages[(segno - XXL_META_SEGS) / XXL_DIR_SEGS]);
-		LockBuffer(dirbuf, BUFFER_LOCK_EXCLUSIVE);
-		check_page(rel, dirbuf, XXL_PAGE_DIR);
-	}
+	e = entry_of(rel, m, segno, &dirbuf);
 	START_CRIT_SECTION();
-	if (BufferIsValid(dirbuf))
-	{
-		dir_entries(BufferGetPage(dirbuf))[(segno - XXL_META_SEGS) % XXL_DIR_SEGS] = *seg;
-		log_page(rel, dirbuf);
-	}
-	else
-	{
-		m->segs[segno] = *seg;
-		log_page(rel, meta);
-	}
+	*e = *seg;
+	log_page(rel, BufferIsValid(dirbuf) ? dirbuf : meta);
 	END_CRIT_SECTION();
 	if (BufferIsValid(dirbuf))
 		UnlockReleaseBuffer(dirbuf);
+	UnlockReleaseBuffer(meta);
+}
+
+void
+xxl_dir_truncate(Relation rel, uint32 segno, const XxlSegment *segs, int nsegs)
+{
+	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_EXCLUSIVE, false);
+	XxlMeta    *m = meta_of(BufferGetPage(meta));
+	uint32		keep = dirpages_for(segno + nsegs);
+	BlockNumber lastdir = 0;
+	Buffer		bufs[3];
+	int			nbufs = 1;
+	XxlSegment *e[2];
+
+	Assert(nsegs >= 1 && nsegs <= 2);
+	if (segno + nsegs > m->nsegments)
+		elog(ERROR, "xxl table \"%s\": no segments %u to %u to merge into",
+			 RelationGetRelationName(rel), segno, segno + nsegs - 1);
+	bufs[0] = meta;
+	for (int i = 0; i < nsegs; i++)
+	{
+		Buffer		dirbuf = InvalidBuffer;
+
+		/* the second entry may share the first one's page */
+		if (i > 0 && segno + i >= XXL_META_SEGS && segno >= XXL_META_SEGS &&
+			(segno + i - XXL_META_SEGS) / XXL_DIR_SEGS == (segno - XXL_META_SEGS) / XXL_DIR_SEGS)
+		{
+			e[i] = e[0] + i;
+			continue;
+		}
+		e[i] = entry_of(rel, m, segno + i, &dirbuf);
+		if (BufferIsValid(dirbuf))
+			bufs[nbufs++] = dirbuf;
+	}
+	/* the chain's new last page: the page of the last entry kept, if chained */
+	if (keep > listed_of(m))
+		lastdir = BufferGetBlockNumber(bufs[nbufs - 1]);
+	START_CRIT_SECTION();
+	for (int i = 0; i < nsegs; i++)
+		*e[i] = segs[i];
+	m->nsegments = segno + nsegs;
+	m->ndirpages = keep;
+	m->lastdir = lastdir;
+	log_pages(rel, bufs, nbufs);
+	END_CRIT_SECTION();
+	for (int i = 1; i < nbufs; i++)
+		UnlockReleaseBuffer(bufs[i]);
 	UnlockReleaseBuffer(meta);
 }
 
@@ -392,21 +598,21 @@ xxl_dir_vacuum(Relation rel, TransactionId freeze_limit, double *live_rows,
 	TransactionId oldest = freeze_limit;
 	XxlMeta    *m;
 	bool		changed = false;
+	BlockNumber block = InvalidBlockNumber;
 
 	*live_rows = *dead_rows = 0;
 	*live_pages = 0;
 	if (!BufferIsValid(meta))
 		return oldest;
 	m = meta_of(BufferGetPage(meta));
-	for (uint32 p = 0; p * XXL_DIR_SEGS + XXL_META_SEGS < m->nsegments; p++)
+	for (uint32 p = 0; p < dirpages_for(m->nsegments); p++)
 	{
-		Buffer		buf = ReadBuffer(rel, m->dirpages[p]);
+		Buffer		buf = dir_buffer(rel, m, p, block, BUFFER_LOCK_EXCLUSIVE);
 		uint32		first = XXL_META_SEGS + p * XXL_DIR_SEGS;
 		XxlSegment *e;
 		bool		page_changed = false;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		check_page(rel, buf, XXL_PAGE_DIR);
+		block = BufferGetBlockNumber(buf);
 		e = dir_entries(BufferGetPage(buf));
 		START_CRIT_SECTION();
 		for (uint32 i = 0; i < XXL_DIR_SEGS && first + i < m->nsegments; i++)

@@ -201,7 +201,8 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	/* a segment appended since the directory was read: read it again */
 	if (!f->loaded || segno >= f->dir.nsegments)
 		load_directory(f);
-	if (segno < f->dir.nsegments && xxl_segment_visible(&f->dir.segs[segno], snapshot) &&
+	if (segno < f->dir.nsegments && xxl_segment_holds(&f->dir.segs[segno], block) &&
+		xxl_segment_visible(&f->dir.segs[segno], snapshot) &&
 		!xxl_row_deleted(rel, &f->dels, &f->dir, xxl_row_pos(block, rowno), snapshot))
 	{
 		MemoryContext old;

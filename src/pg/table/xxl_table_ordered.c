@@ -92,6 +92,7 @@ typedef struct Cursor
 	bool		past_start;		/* bounds: a row at or after the start was seen */
 	bool		scattered;		/* skip pages of other segments instead of failing */
 	const bool *accept;			/* scattered: the segments taken (by number), or NULL */
+	const XxlSegment *segs;		/* scattered: their entries (whose pages they are) */
 	uint32		naccept;
 } Cursor;
 
@@ -600,7 +601,8 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		page = BufferGetPage(cur->buf);
 		op = XXL_OPAQUE(page);
 		if (cur->scattered &&
-			!(xxl_page_is(page, XXL_PAGE_DATA) && op->segno < cur->naccept && cur->accept[op->segno]))
+			!(xxl_page_is(page, XXL_PAGE_DATA) && op->segno < cur->naccept && cur->accept[op->segno] &&
+			  xxl_segment_holds(&cur->segs[op->segno], cur->next_block - 1)))
 		{
 			UnlockReleaseBuffer(cur->buf);
 			cur->buf = InvalidBuffer;
@@ -726,6 +728,7 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 		{
 			tmp.scattered = true;
 			tmp.accept = scattered;
+			tmp.segs = dir->segs;
 			tmp.naccept = dir->nsegments;
 			tmp.next_block = scattered_from;
 			tmp.end_block = RelationGetNumberOfBlocks(st->css.ss.ss_currentRelation);

@@ -210,7 +210,8 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = XXL_OPAQUE(page);
-	if (xxl_page_is(page, XXL_PAGE_DATA) && op->segno < scan->dir.nsegments)
+	if (xxl_page_is(page, XXL_PAGE_DATA) && op->segno < scan->dir.nsegments &&
+		xxl_segment_holds(&scan->dir.segs[op->segno], block))
 	{
 		segno = op->segno;
 		scan->nrows = op->nrows;

@@ -59,11 +59,12 @@
 #include "pg/xxl_relfile.h"
 #include "pg/xxl_sortkey.h"
 
-typedef struct WriteState
+struct XxlSegmentWriter
 {
 	XxlPending	pend;			/* table, command, transaction, memory */
 	TransactionId xmin;			/* the segment's: xid, or frozen for a rewrite */
 	bool		rewrite;		/* compaction's segment (XXL_SEG_REWRITE unless frozen) */
+	bool		merge;			/* a merge's: not pending, not counted, TOAST kept */
 	MemoryContext rowcxt;		/* detoasted values of one row */
 	XxlOperator *op;
 	xxl_sorter *sorter;
@@ -84,7 +85,8 @@ typedef struct WriteState
 	XxlRowFormat fmt;
 	StringInfoData row;
 	uint64		nrows;
-} WriteState;
+};
+typedef struct XxlSegmentWriter WriteState;
 
 /* Segment counts from which a flush suggests compaction (at each power of two). */
 #define XXL_SEGMENTS_NOTICE 64
@@ -98,26 +100,24 @@ static ExecutorEnd_hook_type prev_executor_end = NULL;
 /* States ------------------------------------------------------------------------ */
 
 /*
- * The write state of (rel, cid), made if there is none, with the order key
- * of table key_of (rel itself, or the table a rewrite copies).
+ * A new write state of rel, with the order key of table key_of (rel
+ * itself, or the table a rewrite copies); a merge's writes sorted whatever
+ * indexes rel has.
  */
 static WriteState *
-state_for(Relation rel, CommandId cid, Oid key_of)
+state_new(Relation rel, CommandId cid, Oid key_of, bool merge)
 {
 	Oid			relid = RelationGetRelid(rel);
-	WriteState *ws = (WriteState *) xxl_pending_find(pending, relid, cid);
+	WriteState *ws;
 	MemoryContext cxt;
 	MemoryContext old;
 	char	   *order_by;
-
-	if (ws != NULL)
-		return ws;
 
 	/*
 	 * Row triggers and foreign keys would fetch the new rows by the TID
 	 * they are given now, and the rows have none until the statement ends.
 	 */
-	if (rel->trigdesc != NULL && (rel->trigdesc->trig_insert_after_row ||
+	if (!merge && rel->trigdesc != NULL && (rel->trigdesc->trig_insert_after_row ||
 								  rel->trigdesc->trig_insert_new_table))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -130,7 +130,11 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 	ws = MemoryContextAllocZero(TopTransactionContext, sizeof(WriteState));
 	cxt = AllocSetContextCreate(TopTransactionContext, "xxl table write", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	ws->xmin = GetCurrentTransactionId();
+	ws->merge = merge;
+	ws->pend.relid = relid;
+	ws->pend.cid = cid;
+	ws->pend.cxt = cxt;
+	ws->xmin = merge ? FrozenTransactionId : GetCurrentTransactionId();
 	ws->rowcxt = AllocSetContextCreate(cxt, "xxl table row", ALLOCSET_SMALL_SIZES);
 	{
 		TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(rel));
@@ -143,9 +147,9 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 		ws->key_hash = xxl_key_hash(ws->fmt.desc, order_by);
 	}
 	initStringInfo(&ws->row);
-	ws->direct = RelationGetForm(rel)->relhasindex;
+	ws->direct = RelationGetForm(rel)->relhasindex && !merge;
 	ws->cur_block = InvalidBlockNumber;
-	ws->op = xxl_operator_begin("table insert");
+	ws->op = xxl_operator_begin(merge ? "table merge" : "table insert");
 
 	/*
 	 * Rows of fixed width under a fixed-size key (integers, floats, dates,
@@ -171,7 +175,20 @@ state_for(Relation rel, CommandId cid, Oid key_of)
 	xxl_operator_detail(ws->op, "records", ws->direct ? "\"direct\"" :
 						ws->key_size ? "\"fixed\"" : "\"variable\"");
 	MemoryContextSwitchTo(old);
-	xxl_pending_push(&pending, &ws->pend, relid, cid, cxt);
+	return ws;
+}
+
+/* The write state of (rel, cid), made if there is none (key_of as for state_new). */
+static WriteState *
+state_for(Relation rel, CommandId cid, Oid key_of)
+{
+	WriteState *ws = (WriteState *) xxl_pending_find(pending, RelationGetRelid(rel), cid);
+
+	if (ws == NULL)
+	{
+		ws = state_new(rel, cid, key_of, false);
+		xxl_pending_push(&pending, &ws->pend, RelationGetRelid(rel), cid, ws->pend.cxt);
+	}
 	return ws;
 }
 
@@ -266,6 +283,7 @@ flush_direct(WriteState *ws)
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		log_direct_page(rel, buf);
 		UnlockReleaseBuffer(buf);
+		ws->seg.end_block = Max(ws->seg.end_block, ws->blocks[i] + 1);
 	}
 	xxl_dir_update(rel, ws->segno, &ws->seg);
 	table_close(rel, NoLock);
@@ -281,7 +299,8 @@ put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 	uint32		len;
 
 	slot_getallattrs(slot);
-	len = xxl_row_pack(&ws->fmt, slot->tts_values, slot->tts_isnull, &ws->row, rel);
+	len = xxl_row_pack(&ws->fmt, slot->tts_values, slot->tts_isnull, &ws->row,
+					   ws->merge ? NULL : rel);
 	if (len > xxl_page_max_row(ws->fmt.row_width))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -317,7 +336,8 @@ put_row(WriteState *ws, Relation rel, TupleTableSlot *slot)
 	ws->nrows++;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(ws->rowcxt);
-	pgstat_count_heap_insert(rel, 1);
+	if (!ws->merge)
+		pgstat_count_heap_insert(rel, 1);
 	/* a sorted row's place is known when the statement ends */
 	if (!ws->direct)
 		ItemPointerSetInvalid(&slot->tts_tid);
@@ -403,39 +423,41 @@ segment_page_done(Relation rel, XxlRelFile *file, PGAlignedBlock *pb, BufferAcce
 	return pb->data;
 }
 
-/* The state's rows as one segment of its table. */
+/* Sort the state's rows (before the extension lock is taken). */
 static void
-flush_state(WriteState *ws)
+sort_rows(WriteState *ws)
 {
-	Relation	rel;
+	xxl_operator_phase(ws->op, XXL_PHASE_MERGE);
+	if (xxl_sorter_sort(ws->sorter) != XXL_OK)
+		xxl_raise_error(xxl_sorter_error(ws->sorter), ws->op->name);
+	xxl_operator_phase(ws->op, XXL_PHASE_OUTPUT);
+}
+
+/*
+ * The sorted rows onto new pages at the end of rel, as segment segno
+ * (extension lock held); their entry into seg.
+ */
+static void
+write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
+{
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKWRITE);
 	PGAlignedBlock *pb = palloc(sizeof(PGAlignedBlock));
-	XxlSegment	seg;
-	uint32		segno;
 	int			got;
 	xxl_sort_stats sst;
 	XxlRelFile *file = NULL;	/* a large segment's pages go to the file */
 	char	   *page;
 
-	xxl_operator_phase(ws->op, XXL_PHASE_MERGE);
-	if (xxl_sorter_sort(ws->sorter) != XXL_OK)
-		xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
-	xxl_operator_phase(ws->op, XXL_PHASE_OUTPUT);
-
-	rel = table_open(ws->pend.relid, NoLock);
-	LockRelationForExtension(rel, ExclusiveLock);
-	segno = xxl_dir_prepare(rel);
-	memset(&seg, 0, sizeof(seg));
-	seg.xmin = ws->xmin;
-	seg.cmin = ws->pend.cid;
-	seg.first_block = RelationGetNumberOfBlocks(rel);
-	seg.flags = ws->key ? XXL_SEG_SORTED : 0;
+	memset(seg, 0, sizeof(*seg));
+	seg->xmin = ws->xmin;
+	seg->cmin = ws->pend.cid;
+	seg->first_block = RelationGetNumberOfBlocks(rel);
+	seg->flags = ws->key ? XXL_SEG_SORTED : 0;
 	if (ws->rewrite)
-		seg.flags |= XXL_SEG_REWRITE;
-	seg.key_hash = ws->key_hash;
+		seg->flags |= XXL_SEG_REWRITE;
+	seg->key_hash = ws->key_hash;
 	xxl_sorter_stats(ws->sorter, &sst);
 	if (sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
-		file = xxl_relfile_begin(rel, seg.first_block, false);
+		file = xxl_relfile_begin(rel, seg->first_block, false);
 	page = file ? xxl_relfile_page(file, NULL) : pb->data;
 	xxl_page_init(page, &ws->fmt, segno);
 	for (;;)
@@ -452,7 +474,7 @@ flush_state(WriteState *ws)
 		else
 			got = xxl_sorter_next_var(ws->sorter, &key, &klen, &recs, &len);
 		if (got < 0)
-			xxl_raise_error(xxl_sorter_error(ws->sorter), "xxl table insert");
+			xxl_raise_error(xxl_sorter_error(ws->sorter), ws->op->name);
 		if (got == 0)
 			break;
 		for (size_t i = 0; i < n; i++)
@@ -468,22 +490,42 @@ flush_state(WriteState *ws)
 			{
 				CHECK_FOR_INTERRUPTS();
 				page = segment_page_done(rel, file, pb, strategy);
-				seg.npages++;
+				seg->npages++;
 				xxl_page_init(page, &ws->fmt, segno);
 				if (!xxl_page_add(page, row, len))
 					elog(ERROR, "row of %u bytes does not fit an empty page", len);
 			}
-			seg.nrows++;
+			seg->nrows++;
 		}
 	}
 	if (XXL_OPAQUE(page)->nrows > 0)
 	{
 		(void) segment_page_done(rel, file, pb, strategy);
-		seg.npages++;
+		seg->npages++;
 	}
 	/* synced where it must be: on disk before the entry that makes them count */
 	if (file)
 		xxl_relfile_end(file);
+	FreeAccessStrategy(strategy);
+	pfree(pb);
+	ws->op->rows_in = ws->op->rows_out = seg->nrows;
+	xxl_operator_detail(ws->op, "segment", "%u", segno);
+	xxl_operator_detail(ws->op, "pages", "%u", seg->npages);
+}
+
+/* The state's rows as one segment of its table. */
+static void
+flush_state(WriteState *ws)
+{
+	Relation	rel;
+	XxlSegment	seg;
+	uint32		segno;
+
+	sort_rows(ws);
+	rel = table_open(ws->pend.relid, NoLock);
+	LockRelationForExtension(rel, ExclusiveLock);
+	segno = xxl_dir_prepare(rel);
+	write_segment(ws, rel, segno, &seg);
 	if (xxl_dir_append(rel, &seg) != segno)
 		elog(ERROR, "xxl table \"%s\": segment %u appended out of turn",
 			 RelationGetRelationName(rel), segno);
@@ -491,7 +533,8 @@ flush_state(WriteState *ws)
 	/*
 	 * Many segments cost an ordered scan a cursor each and every scan a
 	 * directory entry each: say so when their number passes 64, 128, ...
-	 * (compaction needs an ACCESS EXCLUSIVE lock, so it is not started here).
+	 * (compaction needs an ACCESS EXCLUSIVE lock, so it is not started here;
+	 * VACUUM merges small segments at the table's end).
 	 */
 	if (segno + 1 >= XXL_SEGMENTS_NOTICE && ((segno + 1) & segno) == 0)
 		xxl_notice_compact(rel, psprintf("xxl table \"%s\" has %u segments",
@@ -499,12 +542,35 @@ flush_state(WriteState *ws)
 						   NULL, "merges them into one sorted segment");
 	UnlockRelationForExtension(rel, ExclusiveLock);
 	table_close(rel, NoLock);
-	FreeAccessStrategy(strategy);
-	pfree(pb);
-	ws->op->rows_in = ws->op->rows_out = seg.nrows;
-	xxl_operator_detail(ws->op, "segment", "%u", segno);
-	xxl_operator_detail(ws->op, "pages", "%u", seg.npages);
 	xxl_operator_end(ws->op);
+}
+
+/* Merges (xxl_table_merge.c) ------------------------------------------------------ */
+
+XxlSegmentWriter *
+xxl_segment_writer_begin(Relation rel)
+{
+	return state_new(rel, InvalidCommandId, RelationGetRelid(rel), true);
+}
+
+void
+xxl_segment_writer_put(XxlSegmentWriter *w, Relation rel, TupleTableSlot *slot)
+{
+	put_row(w, rel, slot);
+}
+
+void
+xxl_segment_writer_end(XxlSegmentWriter *w, Relation rel, uint32 segno, XxlSegment *seg)
+{
+	WriteState *ws = w;
+
+	sort_rows(ws);
+	LockRelationForExtension(rel, ExclusiveLock);
+	write_segment(ws, rel, segno, seg);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	xxl_operator_end(ws->op);
+	MemoryContextDelete(ws->pend.cxt);
+	pfree(ws);
 }
 
 /* Write a state's rows as its segment. */
