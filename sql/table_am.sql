@@ -418,8 +418,23 @@ SELECT count(*) AS settings_of_dropped FROM xxl.table_options o
 WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = o.relation);
 -- pg_dump dumps the settings table
 SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pgxxl';
+-- a function's SELECT (through SPI) inside a transaction's first statement
+-- does not end that statement's write: the rows stay one segment (each row
+-- was flushed as a segment of its own: 1005 pages instead of 3)
+CREATE TABLE tam_spi (k int, v int) USING xxl;
+SELECT xxl.alter_table_set('tam_spi', order_by => 'k');
+CREATE FUNCTION pg_temp.spi_read(i int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE n int;
+BEGIN
+  SELECT count(*) INTO n FROM pg_namespace WHERE oid < 0;
+  RETURN i + n;
+END $$;
+INSERT INTO tam_spi SELECT 1001 - g, pg_temp.spi_read(g) FROM generate_series(1, 1000) g;
+SELECT pg_relation_size('tam_spi') / 8192 AS pages, count(*) AS rows,
+  bool_and(k + v = 1001) AS right FROM tam_spi;
 -- the session is still usable
 SELECT count(*) FROM tam_tx;
+DROP TABLE tam_spi;
 DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
   tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text, tam_toast, tam_toast_heap, tam_plain,
   tam_many, tam_idx;

@@ -605,7 +605,15 @@ xxl_table_flush(Oid relid)
 static void
 executor_end(QueryDesc *queryDesc)
 {
-	if (queryDesc->estate != NULL && queryDesc->estate->es_output_cid != InvalidCommandId)
+	/*
+	 * Only a statement that writes ends a write: a SELECT run inside one (a
+	 * function's, through SPI) has es_output_cid 0, which is also the cid
+	 * of a transaction's first statement, and flushed its rows and deletes
+	 * in the middle, as extra segments.
+	 */
+	if (queryDesc->estate != NULL && queryDesc->estate->es_output_cid != InvalidCommandId &&
+		(queryDesc->operation != CMD_SELECT || queryDesc->plannedstmt->hasModifyingCTE ||
+		 queryDesc->plannedstmt->rowMarks != NIL))
 	{
 		if (pending != NULL)
 			flush_matching(InvalidOid, queryDesc->estate->es_output_cid);
