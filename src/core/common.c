@@ -119,7 +119,17 @@ map_pages(size_t size)
 	if (p + span > aligned + size)
 		munmap(aligned + size, (size_t) (p + span - (aligned + size)));
 	if (align == XXL_HUGE_PAGE)
-		madvise(aligned, size, MADV_HUGEPAGE);
+	{
+		/*
+		 * A sorter fills its load from both ends (records from the start,
+		 * their entries from the end), so a small sort touches a page at
+		 * each: outside huge pages those cost a 4 kB zeroing each instead
+		 * of 2 MB (a one-row INSERT into an xxl table paid 0.4 ms for them).
+		 */
+		size_t		edge = size >= 8 * XXL_HUGE_PAGE ? XXL_HUGE_PAGE : 0;
+
+		madvise(aligned + edge, size - 2 * edge, MADV_HUGEPAGE);
+	}
 	return aligned;
 }
 
