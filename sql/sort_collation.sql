@@ -77,6 +77,47 @@ CREATE COLLATION xc_nd (provider = icu, locale = 'und-u-ks-level2', deterministi
 SELECT count(*) FROM xxl.sort('xc', 's COLLATE xc_nd') AS x(id int, s text);
 DROP COLLATION xc_nd;
 
+-- C.UTF-8 compares bytes: glibc's C.UTF-8 orders by code point, which is
+-- UTF-8's byte order, so its strcoll() (PostgreSQL's Sort) and memcmp (the
+-- sorter's) agree.  Strings of one to three characters over the whole
+-- Unicode range (every 61st code point, and each boundary of UTF-8's
+-- lengths and of the surrogates), ordered by PostgreSQL's Sort, by
+-- xxl.sort and by XxlSort, with ties broken by id.
+CREATE TABLE xu (id int, s text);
+INSERT INTO xu
+SELECT row_number() OVER (), s FROM (
+  SELECT chr(cp) AS s FROM (
+    SELECT g AS cp FROM generate_series(1, 1114111, 61) g WHERE g NOT BETWEEN 55296 AND 57343
+    UNION SELECT unnest(ARRAY[1, 126, 127, 128, 129, 2047, 2048, 2049, 55295, 57344, 57345,
+                              65533, 65534, 65535, 65536, 65537, 1114110, 1114111])) c
+  UNION ALL
+  SELECT chr(a) || chr(b) || CASE WHEN a % 3 = 0 THEN chr(a + b) ELSE '' END
+  FROM generate_series(1, 1114111, 15013) a, generate_series(33, 1114111, 28001) b
+  WHERE a NOT BETWEEN 55296 AND 57343 AND b NOT BETWEEN 55296 AND 57343
+    AND (a + b) NOT BETWEEN 55296 AND 57343 AND a + b <= 1114111) t;
+SELECT count(*) AS strings FROM xu;
+SET xxl.sort_in_plans = off;
+CREATE TABLE xu_pg AS SELECT id, row_number() OVER (ORDER BY s COLLATE "C.utf8", id) AS r FROM xu;
+CREATE TABLE xu_pg_desc AS SELECT id, row_number() OVER (ORDER BY s COLLATE "C.utf8" DESC, id) AS r FROM xu;
+RESET xxl.sort_in_plans;
+-- the same order as bytes (COLLATE "C")
+SELECT bool_and(a.id = b.id) AS same_as_c
+FROM xu_pg a JOIN (SELECT id, row_number() OVER (ORDER BY s COLLATE "C", id) AS r FROM xu) b USING (r);
+SELECT bool_and(a.id = b.id) AS xxl_sort
+FROM xu_pg a JOIN (SELECT id, row_number() OVER () AS r
+                   FROM xxl.sort('xu', 's COLLATE "C.utf8", id') AS x(id int, s text)) b USING (r);
+SELECT bool_and(a.id = b.id) AS xxl_sort_desc
+FROM xu_pg_desc a JOIN (SELECT id, row_number() OVER () AS r
+                        FROM xxl.sort('xu', 's COLLATE "C.utf8" DESC, id') AS x(id int, s text)) b USING (r);
+SET xxl.sort_in_plans_threshold = 0;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF) SELECT id FROM xu ORDER BY s COLLATE "C.utf8", id;
+SELECT bool_and(a.id = b.id) AS xxl_in_plans
+FROM xu_pg a JOIN (SELECT id, row_number() OVER () AS r
+                   FROM (SELECT id FROM xu ORDER BY s COLLATE "C.utf8", id OFFSET 0) q) b USING (r);
+RESET xxl.sort_in_plans_threshold;
+RESET max_parallel_workers_per_gather;
+DROP TABLE xu, xu_pg, xu_pg_desc;
 
 DROP FUNCTION xc_same(text);
 DROP TABLE xc, xc2, xc_sorted;

@@ -2,8 +2,9 @@
  * xxl_order_by.c — ORDER BY text parsed into items, and items resolved
  * against a row type into a sort key's columns: which column, which kind of
  * encoding, which collation (see xxl_sortkey.h).  Nondeterministic
- * collations are refused; libc collations other than C are compared by the
- * engine (xxl_keycmp.h), ICU ones by their sort keys.
+ * collations are refused; C and C.UTF-8 compare bytes, other libc
+ * collations are compared by the engine (xxl_keycmp.h), ICU ones by their
+ * sort keys.
  */
 #include "postgres.h"
 
@@ -30,6 +31,7 @@
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/pg_locale.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 #include "catalog/namespace.h"
@@ -311,6 +313,44 @@ default_collate_locale(void)
 	return loc;
 }
 
+/*
+ * Whether a libc collation orders strings as their bytes do: glibc's
+ * C.UTF-8 compares code points (its LC_COLLATE has "codepoint_collation"),
+ * and UTF-8's byte order is code point order, so in a UTF-8 database its
+ * strcoll_l() agrees with memcmp() (sql/sort_collation.sql checks that over
+ * the whole Unicode range against ORDER BY).  PostgreSQL still calls
+ * strcoll() for it (lc_collate_is_c() knows only C and POSIX).
+ */
+static bool
+libc_orders_as_bytes(Oid collation)
+{
+	const char *name = NULL;
+	char	   *copy = NULL;
+	bool		bytes;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return false;
+	if (collation == DEFAULT_COLLATION_OID)
+		name = setlocale(LC_COLLATE, NULL);
+	else
+	{
+		HeapTuple	tp = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+		bool		isnull;
+		Datum		d;
+
+		if (!HeapTupleIsValid(tp))
+			return false;
+		d = SysCacheGetAttr(COLLOID, tp, Anum_pg_collation_collcollate, &isnull);
+		if (!isnull)
+			name = copy = TextDatumGetCString(d);
+		ReleaseSysCache(tp);
+	}
+	bytes = name != NULL && (pg_strcasecmp(name, "C.UTF-8") == 0 || pg_strcasecmp(name, "C.utf8") == 0);
+	if (copy)
+		pfree(copy);
+	return bytes;
+}
+
 static void
 resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 {
@@ -329,6 +369,12 @@ resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 		return;
 	}
 	locale = pg_newlocale_from_collation(collation);
+	if ((locale == NULL || locale->provider == COLLPROVIDER_LIBC) &&
+		libc_orders_as_bytes(collation))
+	{
+		col->collate_c = true;
+		return;
+	}
 	if (locale != NULL && !locale->deterministic)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -525,6 +571,23 @@ xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc)
 #endif
 	}
 	return true;
+}
+
+const char *
+xxl_sortkey_plan_column_slower(Oid typid, Oid collation)
+{
+	KeyKind		kind;
+	pg_locale_t locale;
+
+	if (!kind_for_type(getBaseType(typid), &kind) ||
+		(kind != KEY_TEXT && kind != KEY_BPCHAR && kind != KEY_NAME) ||
+		!OidIsValid(collation) || lc_collate_is_c(collation))
+		return NULL;
+	locale = pg_newlocale_from_collation(collation);
+	if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
+		return psprintf("a key column in ICU collation \"%s\", which PostgreSQL's Sort compares faster",
+						get_collation_name(collation));
+	return NULL;
 }
 
 XxlSortKey *
