@@ -24,6 +24,9 @@ typedef struct cmp_ctx
 static inline int
 entry_cmp(const cmp_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry *b)
 {
+	/* the abbreviations decide where they differ (xxl_key_abbrev) */
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
 	return xxl_key_compare_keys(cx->kc,
 								(const unsigned char *) cx->arena + (size_t) a->ref * 8 + cx->key_offset,
 								a->key_len,
@@ -82,6 +85,11 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	int			slices = threads > 1 && n >= XXL_RADIX_PARALLEL_MIN ? threads : 1;
 	xxl_sigmask mask;
 
+	/* the entries' prefixes become the keys' abbreviations (nothing else reads them) */
+	for (size_t i = 0; i < n; i++)
+		entries[i].prefix = xxl_key_abbrev(kc, (const unsigned char *) arena +
+										   (size_t) entries[i].ref * 8 + key_offset,
+										   entries[i].key_len);
 	if (slices == 1)
 	{
 		merge_sort(&cx, entries, scratch, n);

@@ -8,6 +8,30 @@
 #include "core/record.h"
 #include "core/xxl_keycmp.h"
 
+uint64_t
+xxl_key_abbrev(const xxl_key_compare *kc, const unsigned char *key, uint32_t len)
+{
+	uint64_t	p;
+	uint32_t	vlen;
+
+	if (kc->ncols == 0 || len < XXL_KEYCOL_HEADER)
+		return 0;
+	p = (uint64_t) key[0] << 56;
+	if (kc->cols[0].kind != XXL_KEYCOL_BYTES)
+		return p;
+	vlen = xxl_load_be32(key + 1);
+	if (vlen > len - XXL_KEYCOL_HEADER)
+		vlen = len - XXL_KEYCOL_HEADER;
+	/*
+	 * Zero padding keeps the order: a value shorter than 7 bytes sorts
+	 * before a longer one it begins, and after one its padding exceeds
+	 * (where that one has a byte above 0 past it).
+	 */
+	for (uint32_t i = 0; i < 7 && i < vlen; i++)
+		p |= (uint64_t) key[XXL_KEYCOL_HEADER + i] << (48 - 8 * i);
+	return p;
+}
+
 int
 xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
 					 const unsigned char *b, uint32_t blen)

@@ -388,8 +388,9 @@ found:
 		src->payload = p + hdr[0];
 		src->payload_len = hdr[1];
 	}
-	/* compared keys have no byte order: every live source ties on the prefix */
-	src->prefix = m->env.compare != NULL ? 0 : xxl_key_prefix(src->key, src->key_len);
+	/* compared keys: their abbreviation, which decides where it differs */
+	src->prefix = m->env.compare != NULL ? xxl_key_abbrev(m->env.compare, src->key, src->key_len)
+		: xxl_key_prefix(src->key, src->key_len);
 	src->code = m->ovc ? ovc_code(src->key, src->key_len,
 								  key_lcp(src->key, src->key_len, m->base, m->base_len, 0)) :
 		src->prefix;

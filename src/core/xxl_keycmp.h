@@ -45,6 +45,16 @@ typedef struct xxl_key_compare
 /* Bytes of a column's header: flag and length. */
 #define XXL_KEYCOL_HEADER 5
 
+/*
+ * An abbreviation of a key, as PostgreSQL abbreviates a sort's first
+ * column: where two keys' abbreviations differ they order as the keys do;
+ * where they are equal, only the keys decide.  The first column's flag,
+ * then, when that column is a byte image, its first 7 bytes (zero padded).
+ * A string in a libc collation has no such image: its abbreviation is the
+ * flag alone.  Never UINT64_MAX (the merge's code for a finished run).
+ */
+uint64_t	xxl_key_abbrev(const xxl_key_compare *kc, const unsigned char *key, uint32_t len);
+
 /* <0, 0 or >0 as key a sorts before, with or after key b. */
 int			xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
 								 const unsigned char *b, uint32_t blen);

@@ -5,7 +5,9 @@
  * behind them.  The oracle is a stable insertion into an array sorted with
  * the same comparison (qsort with the input position as the last key),
  * in memory, with several runs, several merge passes and parallel run
- * formation.
+ * formation.  A byte column in front of the string (an integer key, then
+ * a libc text column) is abbreviated (xxl_key_abbrev), which must never
+ * contradict the comparison.
  */
 #include "xxl_test.h"
 #include "core/xxl_keycmp.h"
@@ -73,6 +75,41 @@ make_rec(rec *r, xt_rng *rng, uint32_t pos)
 	r->pos = pos;
 }
 
+/*
+ * column 0: 0 to 9 bytes of {0x00, 0x01, 0x41, 0xFF} (or NULL, last), so
+ * that values share 7-byte prefixes and end in zeros; column 1: a string
+ */
+static void
+make_rec_bytes_first(rec *r, xt_rng *rng, uint32_t pos)
+{
+	static const unsigned char bytes[] = {0x00, 0x01, 0x41, 0xFF};
+	unsigned char *p = r->key;
+	size_t		len = xt_below(rng, 10);
+
+	if (xt_below(rng, 40) == 0)
+	{
+		*p++ = 0x01;			/* NULLS LAST */
+		put_be32(p, 0);
+		p += 4;
+	}
+	else
+	{
+		*p++ = 0x00;
+		put_be32(p, (uint32_t) len);
+		p += 4;
+		for (size_t i = 0; i < len; i++)
+			*p++ = bytes[xt_below(rng, i < 6 ? 2 : 4)];
+	}
+	*p++ = 0x01;
+	put_be32(p, 3);
+	p += 4;
+	*p++ = "aB"[xt_below(rng, 2)];
+	*p++ = "b0"[xt_below(rng, 2)];
+	*p++ = 0;
+	r->key_len = (uint32_t) (p - r->key);
+	r->pos = pos;
+}
+
 static locale_t
 test_locale(void)
 {
@@ -86,12 +123,13 @@ test_locale(void)
 }
 
 static void
-run_case(const char *name, size_t n, size_t memory, size_t block, int threads, bool desc,
-		 int min_passes)
+run_case_with(const char *name, size_t n, size_t memory, size_t block, int threads, bool desc,
+			  int min_passes, bool bytes_first)
 {
 	locale_t	loc = test_locale();
 	xxl_keycol	cols[2] = {{XXL_KEYCOL_STRCOLL, desc, loc}, {XXL_KEYCOL_BYTES, false, 0}};
-	xxl_key_compare kc = {2, cols};
+	xxl_keycol	bcols[2] = {{XXL_KEYCOL_BYTES, false, 0}, {XXL_KEYCOL_STRCOLL, desc, loc}};
+	xxl_key_compare kc = {2, bytes_first ? bcols : cols};
 	rec		   *recs = malloc(n * sizeof(rec));
 	rec		   *want = malloc(n * sizeof(rec));
 	xt_rng		rng = {(uint64_t) n * 31 + desc};
@@ -103,7 +141,24 @@ run_case(const char *name, size_t n, size_t memory, size_t block, int threads, b
 				bad = 0;
 
 	for (size_t i = 0; i < n; i++)
-		make_rec(&recs[i], &rng, (uint32_t) i);
+	{
+		if (bytes_first)
+			make_rec_bytes_first(&recs[i], &rng, (uint32_t) i);
+		else
+			make_rec(&recs[i], &rng, (uint32_t) i);
+	}
+	/* abbreviations that differ order as the keys do */
+	for (size_t i = 0; i + 1 < n; i++)
+	{
+		uint64_t	x = xxl_key_abbrev(&kc, recs[i].key, recs[i].key_len);
+		uint64_t	y = xxl_key_abbrev(&kc, recs[i + 1].key, recs[i + 1].key_len);
+		int			c = xxl_key_compare_keys(&kc, recs[i].key, recs[i].key_len,
+											 recs[i + 1].key, recs[i + 1].key_len);
+
+		if (x != y && (x < y) != (c < 0))
+			bad++;
+	}
+	CHECK_EQ(bad, 0);
 	memcpy(want, recs, n * sizeof(rec));
 	sort_kc = &kc;
 	qsort(want, n, sizeof(rec), rec_cmp);
@@ -157,6 +212,21 @@ out:
 	free(recs);
 	free(want);
 	freelocale(loc);
+}
+
+static void
+run_case(const char *name, size_t n, size_t memory, size_t block, int threads, bool desc,
+		 int min_passes)
+{
+	run_case_with(name, n, memory, block, threads, desc, min_passes, false);
+}
+
+XT_TEST(keycmp_bytes_first_abbreviated)
+{
+	run_case_with("bytes first, in memory, 2 threads", 100000, 64 * 1024 * 1024, 64 * 1024, 2,
+				  false, 0, true);
+	run_case_with("bytes first, external", xt_quick() ? 30000 : 150000, 0, 8 * 1024, 2, true, 2,
+				  true);
 }
 
 XT_TEST(keycmp_in_memory_parallel)
