@@ -86,7 +86,16 @@ EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t COLLATE nd;
 RESET xxl.sort_in_plans_threshold;
 EXPLAIN (COSTS OFF) SELECT * FROM sp WHERE id < 100 ORDER BY t;
 EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t;
+-- where PostgreSQL's Sort is expected to be faster (a key column in an ICU
+-- collation), it stays, and EXPLAIN VERBOSE says why; a libc collation
+-- after an integer, C.UTF-8 and C are replaced; threshold 0 replaces all
+SET work_mem = '64kB';
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE "en-x-icu";
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE "en_US";
+EXPLAIN (COSTS OFF) SELECT id FROM sp ORDER BY t COLLATE "C.utf8";
 SET xxl.sort_in_plans_threshold = 0;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE "en-x-icu";
+RESET work_mem;
 SET xxl.sort_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t;
 RESET xxl.sort_in_plans;

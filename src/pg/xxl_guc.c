@@ -216,7 +216,8 @@ xxl_define_gucs(void)
 	DefineCustomIntVariable("xxl.sort_in_plans_threshold",
 							"Estimated sort input above which xxl.sort_in_plans replaces a Sort.",
 							"-1 uses work_mem, the size beyond which PostgreSQL's Sort spills; "
-							"0 replaces every Sort that can be replaced.",
+							"0 replaces every Sort that can be replaced, also those PostgreSQL "
+							"is expected to sort faster (keys in ICU collations).",
 							&xxl_sort_in_plans_threshold_kb,
 							-1, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,

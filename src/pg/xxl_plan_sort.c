@@ -25,7 +25,14 @@
  *    text_pattern_ops), or a nondeterministic collation;
  *  - its estimated input (rows x width, as cost_sort estimates it) is no
  *    more than xxl.sort_in_plans_threshold (-1: work_mem), i.e. the sort is
- *    expected to fit in memory, where PostgreSQL's quicksort is as good.
+ *    expected to fit in memory, where PostgreSQL's quicksort is as good;
+ *  - PostgreSQL's Sort is expected to be faster for its key (a column in an
+ *    ICU collation: bench/run_sort_shapes.sh), unless the threshold is 0,
+ *    which replaces every Sort that can be.  EXPLAIN VERBOSE then says so
+ *    under the plan, in text format (PostgreSQL 15 has no hook per node).
+ *    A key whose leading columns are bytes and whose later ones are in a
+ *    libc collation sorts faster here since the sorter abbreviates it
+ *    (xxl_key_abbrev); C.UTF-8 compares as bytes.
  * IncrementalSort nodes are left alone: they sort small groups of an
  * already ordered input.  A WindowAgg of ranking functions only becomes
  * an XxlWindow (xxl_plan_window.c).
@@ -33,11 +40,14 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "commands/explain.h"
+#include "executor/instrument.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
+#include "tcop/tcopprot.h"
 #include "utils/lsyscache.h"
 #include "utils/guc.h"
 
@@ -48,6 +58,11 @@
 #include "pg/xxl_sortkey.h"
 
 static planner_hook_type prev_planner = NULL;
+static ExplainOneQuery_hook_type prev_explain_one_query = NULL;
+
+/* While EXPLAIN plans: why Sorts stayed PostgreSQL's, for EXPLAIN VERBOSE */
+static bool collect_kept = false;
+static List *kept_sorts = NIL;
 
 List *
 xxl_plan_sort_private(const Sort *sort)
@@ -175,6 +190,28 @@ replaceable(const Sort *sort)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Why PostgreSQL's Sort is expected to sort sort's key faster than the
+ * sorter, or NULL (always NULL at threshold 0: replace what can be).
+ */
+static const char *
+faster_in_postgres(const Sort *sort)
+{
+	if (xxl_sort_in_plans_threshold_kb == 0)
+		return NULL;
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, sort->plan.targetlist,
+										 sort->sortColIdx[i] - 1);
+		const char *why = xxl_sortkey_plan_column_slower(exprType((Node *) tle->expr),
+														  sort->collations[i]);
+
+		if (why != NULL)
+			return why;
+	}
+	return NULL;
 }
 
 Var *
@@ -381,7 +418,14 @@ replace_sorts(Plan *plan, double bound)
 		case T_Sort:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
 			if (big_enough((Sort *) plan, bound) && replaceable((Sort *) plan))
-				return make_plan_sort((Sort *) plan);
+			{
+				const char *why = faster_in_postgres((Sort *) plan);
+
+				if (why == NULL)
+					return make_plan_sort((Sort *) plan);
+				if (collect_kept)
+					kept_sorts = lappend(kept_sorts, (void *) why);
+			}
 			return plan;
 		default:
 			break;
@@ -420,6 +464,59 @@ plan_sort_planner(Query *parse, const char *query_string, int cursorOptions,
 	return stmt;
 }
 
+/*
+ * EXPLAIN of a query: ExplainOneQuery's own planning and output (which it
+ * does without a hook), with the reasons Sorts stayed PostgreSQL's
+ * collected while planning and, under EXPLAIN VERBOSE in text, printed
+ * after the plan.
+ */
+static void
+plan_sort_explain(Query *query, int cursorOptions, IntoClause *into, ExplainState *es,
+				  const char *queryString, ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	PlannedStmt *plan;
+	instr_time	planstart,
+				planduration;
+	BufferUsage bufusage_start,
+				bufusage;
+	List	   *kept;
+	ListCell   *lc;
+
+	if (prev_explain_one_query)
+	{
+		prev_explain_one_query(query, cursorOptions, into, es, queryString, params, queryEnv);
+		return;
+	}
+	if (es->buffers)
+		bufusage_start = pgBufferUsage;
+	INSTR_TIME_SET_CURRENT(planstart);
+	collect_kept = true;
+	kept_sorts = NIL;
+	PG_TRY();
+	{
+		plan = pg_plan_query(query, queryString, cursorOptions, params);
+	}
+	PG_FINALLY();
+	{
+		collect_kept = false;
+	}
+	PG_END_TRY();
+	kept = kept_sorts;
+	kept_sorts = NIL;
+	INSTR_TIME_SET_CURRENT(planduration);
+	INSTR_TIME_SUBTRACT(planduration, planstart);
+	if (es->buffers)
+	{
+		memset(&bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+	}
+	ExplainOnePlan(plan, into, es, queryString, params, queryEnv, &planduration,
+				   es->buffers ? &bufusage : NULL);
+	if (es->verbose && es->format == EXPLAIN_FORMAT_TEXT)
+		foreach(lc, kept)
+			appendStringInfo(es->str, "XxlSort not used for a Sort: %s\n", (const char *) lfirst(lc));
+}
+
 void
 xxl_plan_sort_init(void)
 {
@@ -428,5 +525,7 @@ xxl_plan_sort_init(void)
 	RegisterCustomScanMethods(&xxl_plan_agg_methods);
 	prev_planner = planner_hook;
 	planner_hook = plan_sort_planner;
+	prev_explain_one_query = ExplainOneQuery_hook;
+	ExplainOneQuery_hook = plan_sort_explain;
 	xxl_plan_ctas_init();
 }

@@ -411,7 +411,8 @@ key_texts(PlanSortState *state, List *ancestors, ExplainState *es)
 
 		initStringInfo(&buf);
 		appendStringInfoString(&buf, deparse_expression(expr, context, prefix, true));
-		if (OidIsValid(collation) && collation != exprCollation(expr))
+		/* as show_sortorder_options: unless the type's default collation */
+		if (OidIsValid(collation) && collation != get_typcollation(exprType(expr)))
 		{
 			char	   *name = get_collation_name(collation);
 

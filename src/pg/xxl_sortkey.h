@@ -100,6 +100,13 @@ extern Datum xxl_sortkey_restore(const XxlSortKey *key, int column,
  * that all do.
  */
 extern bool xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc);
+
+/*
+ * Why PostgreSQL's Sort is expected to sort a column of this type and
+ * collation faster than the sorter (an ICU collation: PostgreSQL compares
+ * abbreviated keys, the sorter makes every value's full sort key), or NULL.
+ */
+extern const char *xxl_sortkey_plan_column_slower(Oid typid, Oid collation);
 extern XxlSortKey *xxl_sortkey_create_plan(TupleDesc desc, int ncols, const AttrNumber *cols,
 										   const Oid *sortops, const Oid *collations,
 										   const bool *nulls_first);
