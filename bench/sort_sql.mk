@@ -12,7 +12,7 @@
 
 ROWS ?= 50000000
 
-.PHONY: bench-sort-sql bench-sort-plans
+.PHONY: bench-sort-sql bench-sort-plans bench-sort-shapes
 
 bench: bench-sort-sql
 
@@ -22,3 +22,7 @@ bench-sort-sql:
 
 bench-sort-plans:
 	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_plans.sh
+
+# key shapes and collations (issue 45): its own sizes, see bench/run_sort_shapes.sh
+bench-sort-shapes:
+	@bash bench/run_sort_shapes.sh
