@@ -124,7 +124,9 @@ for rows in $ROWS; do
 				ratio=$(echo "$on / $off" | bc -l)
 				printf '%-9s %-5s %-7s %-26s %-8s %8.2fs %8.2fs %7.2f\n' "$rows" "$mem" "$db" "${SHAPE[$shape]}" \
 					"$node" "$on" "$off" "$ratio"
-				printf '"%s %s %s" "%s" %s %s %.3f\n' "$db" "$mem" "$rows" "${SHAPE[$shape]}" "$on" "$off" "$ratio" >>"$DAT"
+				# (the chart's labels in double quotes: the shape's own as single ones)
+				printf '"%s %s %s" "%s" %s %s %.3f\n' "$db" "$mem" "$rows" "${SHAPE[$shape]//\"/\'}" "$on" "$off" \
+					"$ratio" >>"$DAT"
 			done
 		done
 	done
