@@ -12,10 +12,16 @@ TABLE_ROWS ?= 50000000
 TABLE_EDGES ?= 5000000
 TABLE_MEM ?= 256MB
 
-.PHONY: bench-table
+.PHONY: bench-table bench-table-merge
 
 bench: bench-table
 
 bench-table:
 	@TABLE_ROWS="$(TABLE_ROWS)" TABLE_EDGES="$(TABLE_EDGES)" TABLE_MEM="$(TABLE_MEM)" \
 		bash bench/run_table.sh
+
+# one row per statement, then VACUUM's merge (bench/run_table_merge.sh)
+bench: bench-table-merge
+
+bench-table-merge:
+	@bash bench/run_table_merge.sh
