@@ -663,9 +663,14 @@ extern bool xxl_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer 
 								  Snapshot snapshot, TupleTableSlot *slot, bool *call_again,
 								  bool *all_dead);
 
-/* Every visible row of rel (SnapshotAny: rows of committed segments) to a callback. */
+/*
+ * Every row on rel's pages [lo, hi) of a committed segment (or this
+ * transaction's) that no such delete names, to a callback (compaction's
+ * and a merge's input).
+ */
 typedef void (*XxlRowCallback) (void *arg, TupleTableSlot *slot);
-extern double xxl_scan_committed(Relation rel, TupleTableSlot *slot, XxlRowCallback cb,
+extern double xxl_scan_committed(Relation rel, BlockNumber lo, BlockNumber hi,
+								 TupleTableSlot *slot, XxlRowCallback cb,
 								 void *arg);
 
 /* The OID of the access method (for "is this an xxl table"). */

@@ -245,7 +245,7 @@ xxl_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 	}
 	xxl_table_begin_rewrite(NewTable, cs.cid, RelationGetRelid(OldTable), all_old);
 
-	*num_tuples = xxl_scan_committed(OldTable, slot, copy_row, &cs);
+	*num_tuples = xxl_scan_committed(OldTable, 0, InvalidBlockNumber, slot, copy_row, &cs);
 	ExecDropSingleTupleTableSlot(slot);
 	xxl_table_flush(RelationGetRelid(NewTable));
 	*tups_vacuumed = 0;

@@ -175,55 +175,20 @@ worth_merging(Relation rel, const XxlDirectory *dir, uint32 a, BlockNumber lo)
 	return data > 1 || deletes > 1 || own_rows;
 }
 
-/* Each row of the merged segments' pages in [lo, hi) that dels does not name, as slot, to the writer. */
-static void
-read_rows(Relation rel, const XxlDirectory *dir, uint32 a, BlockRange r, const XxlDeleted *dels,
-		  XxlSegmentWriter *w, TupleTableSlot *slot, BufferAccessStrategy strategy)
+/* A merge's rows on their way to its segment writer. */
+typedef struct MergeInput
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	XxlRowFormat fmt;
-	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl merge row",
-												 ALLOCSET_SMALL_SIZES);
+	Relation	rel;
+	XxlSegmentWriter *w;
+} MergeInput;
 
-	xxl_row_format_init(&fmt, desc, desc->natts);
-	for (BlockNumber b = r.lo; b < r.hi; b++)
-	{
-		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
-		Page		page = BufferGetPage(buf);
-		XxlPageOpaque *op = XXL_OPAQUE(page);
+static void
+put_merged_row(void *arg, TupleTableSlot *slot)
+{
+	MergeInput *in = arg;
 
-		/* pinned; nobody changes a page while the merge holds the table */
-		CHECK_FOR_INTERRUPTS();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		if (xxl_page_is(page, XXL_PAGE_DATA) && op->segno >= a && op->segno < dir->nsegments &&
-			!(dir->segs[op->segno].flags & (XXL_SEG_DEAD | XXL_SEG_DELETES)) &&
-			xxl_segment_holds(&dir->segs[op->segno], b))
-		{
-			if (op->natts != fmt.natts)
-				xxl_row_format_init(&fmt, desc, op->natts);
-			for (int i = 0; i < op->nrows; i++)
-			{
-				MemoryContext old = MemoryContextSwitchTo(rowcxt);
-				uint32		len;
-
-				if (xxl_deleted_find(dels, xxl_row_pos(b, i)) >= 0)
-				{
-					MemoryContextSwitchTo(old);
-					continue;
-				}
-				ExecClearTuple(slot);
-				xxl_row_unpack(&fmt, xxl_page_row(page, i, &len), slot->tts_values,
-							   slot->tts_isnull);
-				ExecStoreVirtualTuple(slot);
-				xxl_segment_writer_put(w, rel, slot);
-				MemoryContextSwitchTo(old);
-				MemoryContextReset(rowcxt);
-			}
-		}
-		ReleaseBuffer(buf);
-	}
-	MemoryContextDelete(rowcxt);
+	CHECK_FOR_INTERRUPTS();
+	xxl_segment_writer_put(in->w, in->rel, slot);
 }
 
 /*
@@ -401,7 +366,7 @@ merge_once(Relation rel, TransactionId oldest_xmin, BufferAccessStrategy strateg
 				copy;
 	XxlDeleted	dels;
 	uint16		dels_flags;
-	XxlSegmentWriter *w;
+	MergeInput	in;
 	TupleTableSlot *slot;
 	XxlSegment	segs[2];
 	int			nsegs = 1;
@@ -425,12 +390,18 @@ merge_once(Relation rel, TransactionId oldest_xmin, BufferAccessStrategy strateg
 	 * end; the merged deletes of older rows after it as segment a + 1; the
 	 * rows indexed.
 	 */
-	xxl_deleted_load_from(rel, &dir, a, &dels, &dels_flags);
-	w = xxl_segment_writer_begin(rel);
+	in.rel = rel;
+	in.w = xxl_segment_writer_begin(rel);
 	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
-	read_rows(rel, &dir, a, old, &dels, w, slot, strategy);
+	/*
+	 * The region holds only the merged segments' pages (and dead ones): its
+	 * committed rows that no committed delete names are theirs, as the
+	 * merge takes them (a delete before them cannot name them).
+	 */
+	(void) xxl_scan_committed(rel, old.lo, old.hi, slot, put_merged_row, &in);
 	ExecDropSingleTupleTableSlot(slot);
-	xxl_segment_writer_end(w, rel, a, &segs[0]);
+	xxl_segment_writer_end(in.w, rel, a, &segs[0]);
+	xxl_deleted_load_from(rel, &dir, a, &dels, &dels_flags);
 	LockRelationForExtension(rel, ExclusiveLock);
 	if (xxl_deletes_write(rel, &dels, xxl_row_pos(old.lo, 0), a + 1, dels_flags, &segs[1]))
 		nsegs = 2;

@@ -564,10 +564,14 @@ xxl_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, doubl
 
 /* Every row of segments committed (or this transaction's) to cb. */
 double
-xxl_scan_committed(Relation rel, TupleTableSlot *slot, XxlRowCallback cb, void *arg)
+xxl_scan_committed(Relation rel, BlockNumber lo, BlockNumber hi, TupleTableSlot *slot,
+				   XxlRowCallback cb, void *arg)
 {
 	XxlScanDesc scan = scan_make(rel, NULL, 0, NULL, NULL, SO_TYPE_SEQSCAN, VIS_COMMITTED);
 	double		rows = 0;
+
+	scan->next_block = Max(lo, XXL_META_BLOCK + 1);
+	scan->nblocks = Min(hi, scan->nblocks);
 
 	while (xxl_scan_getnextslot((TableScanDesc) scan, ForwardScanDirection, slot))
 	{
