@@ -184,9 +184,23 @@ meta_buffer(Relation rel, int mode, bool create)
 	return buf;
 }
 
+/* The block of the chained directory page after the one at block (its special space names it). */
+static BlockNumber
+next_dirpage(Relation rel, BlockNumber block)
+{
+	Buffer		buf = ReadBuffer(rel, block);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_page(rel, buf, XXL_PAGE_DIR);
+	block = XXL_OPAQUE(BufferGetPage(buf))->segno;
+	UnlockReleaseBuffer(buf);
+	return block;
+}
+
 /*
  * Directory page p (0-based), pinned and locked in mode; after is page
- * p - 1's block when the caller has it (InvalidBlockNumber: walk the chain).
+ * p - 1's block when the caller has it (InvalidBlockNumber: walk the chain
+ * from the last listed page).
  */
 static Buffer
 dir_buffer(Relation rel, const XxlMeta *m, uint32 p, BlockNumber after, int mode)
@@ -203,22 +217,11 @@ dir_buffer(Relation rel, const XxlMeta *m, uint32 p, BlockNumber after, int mode
 		block = m->lastdir;
 	else
 	{
-		if (after == InvalidBlockNumber)
-		{
-			/* from the last listed page along the chain */
-			after = m->dirpages[listed - 1];
-			for (uint32 q = listed; q < p; q++)
-			{
-				buf = dir_buffer(rel, m, q, after, BUFFER_LOCK_SHARE);
-				after = BufferGetBlockNumber(buf);
-				UnlockReleaseBuffer(buf);
-			}
-		}
-		buf = ReadBuffer(rel, after);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		check_page(rel, buf, XXL_PAGE_DIR);
-		block = XXL_OPAQUE(BufferGetPage(buf))->segno;
-		UnlockReleaseBuffer(buf);
+		uint32		q = after != InvalidBlockNumber ? p - 1 : listed - 1;
+
+		block = after != InvalidBlockNumber ? after : m->dirpages[listed - 1];
+		for (; q < p && block != XXL_META_BLOCK; q++)
+			block = next_dirpage(rel, block);
 	}
 	if (block == XXL_META_BLOCK)
 		ereport(ERROR,
@@ -369,7 +372,8 @@ xxl_dir_append(Relation rel, const XxlSegment *seg)
 	Buffer		meta = meta_buffer(rel, BUFFER_LOCK_EXCLUSIVE, true);
 	XxlMeta    *m = meta_of(BufferGetPage(meta));
 	uint32		n = m->nsegments;
-	Buffer		dirbuf = InvalidBuffer;
+	Buffer		dirbuf;
+	XxlSegment *e;
 
 	if (n == PG_UINT32_MAX)
 		ereport(ERROR,
@@ -379,19 +383,13 @@ xxl_dir_append(Relation rel, const XxlSegment *seg)
 				 errhint("Merge them with VACUUM.")));
 	if (needs_dirpage(m, n))
 		add_dirpage(rel, meta);
-	if (n >= XXL_META_SEGS)
-		dirbuf = dir_buffer(rel, m, (n - XXL_META_SEGS) / XXL_DIR_SEGS, InvalidBlockNumber,
-							BUFFER_LOCK_EXCLUSIVE);
+	e = entry_of(rel, m, n, &dirbuf);
 
 	START_CRIT_SECTION();
+	*e = *seg;
+	/* the entry's page before the metapage that counts it */
 	if (BufferIsValid(dirbuf))
-	{
-		dir_entries(BufferGetPage(dirbuf))[(n - XXL_META_SEGS) % XXL_DIR_SEGS] = *seg;
-		/* the entry's page before the metapage that counts it */
 		log_page(rel, dirbuf);
-	}
-	else
-		m->segs[n] = *seg;
 	m->nsegments = n + 1;
 	log_page(rel, meta);
 	END_CRIT_SECTION();
