@@ -34,6 +34,15 @@ entry_cmp(const cmp_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry *b)
 								b->key_len);
 }
 
+/* The entries' prefixes become their keys' abbreviations (nothing else reads them here). */
+static void
+abbreviate(const cmp_ctx *cx, xxl_sort_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		e[i].prefix = xxl_key_abbrev(cx->kc, (const unsigned char *) cx->arena +
+									 (size_t) e[i].ref * 8 + cx->key_offset, e[i].key_len);
+}
+
 /* Merge e[0, h) and e[h, n), both sorted, in place; tmp holds h entries. */
 static void
 merge_halves(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t h, size_t n)
@@ -85,13 +94,9 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	int			slices = threads > 1 && n >= XXL_RADIX_PARALLEL_MIN ? threads : 1;
 	xxl_sigmask mask;
 
-	/* the entries' prefixes become the keys' abbreviations (nothing else reads them) */
-	for (size_t i = 0; i < n; i++)
-		entries[i].prefix = xxl_key_abbrev(kc, (const unsigned char *) arena +
-										   (size_t) entries[i].ref * 8 + key_offset,
-										   entries[i].key_len);
 	if (slices == 1)
 	{
+		abbreviate(&cx, entries, n);
 		merge_sort(&cx, entries, scratch, n);
 		return;
 	}
@@ -102,6 +107,7 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 		size_t		lo = n * (size_t) t / (size_t) slices;
 		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
 
+		abbreviate(&cx, entries + lo, hi - lo);
 		merge_sort(&cx, entries + lo, scratch + lo, hi - lo);
 	}
 	/* slices of width w merged pairwise into slices of width 2w */
