@@ -351,19 +351,14 @@ plan_columns(SortScanState *state, CustomScan *cscan)
  * every reference above were built for the planned columns: reject what
  * the executor's own Var checks (CheckVarSlotCompatibility) reject, with
  * their SQLSTATEs, and a column count that changed (the run would fill
- * a row of another shape than the scan tuple).
+ * a row of another shape than the scan tuple).  Before it raises, every
+ * cached plan of the session is reset: the plan cache cannot see this
+ * dependency, and the statement's analyzed form (its expanded columns) is
+ * as stale as its plan, so the next run analyzes it again and the hint
+ * holds.
  */
-static void
-reset_plans(void)
-{
-	/*
-	 * The plan cache cannot see this dependency, and the statement's
-	 * analyzed form (its expanded columns) is as stale as its plan: reset
-	 * every cached plan of the session, so that the next run analyzes the
-	 * statement again and the hint holds.
-	 */
-	ResetPlanCache();
-}
+#define ROW_TYPE_CHANGED_HINT \
+	"The row type changed after the query was planned. Cached plans were reset, so the query is planned anew when run again; a prepared statement whose result columns changed must be prepared again."
 
 static TupleDesc
 planned_result_desc(TupleDesc now, CustomScan *cscan, bool whole_row)
@@ -383,34 +378,34 @@ planned_result_desc(TupleDesc now, CustomScan *cscan, bool whole_row)
 		att = i < now->natts ? TupleDescAttr(now, i) : NULL;
 		if (att == NULL || att->attisdropped)
 		{
-			reset_plans();
+			ResetPlanCache();
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("attribute %d of type %s has been dropped",
 							i + 1, format_type_be(now->tdtypeid)),
-					 errhint("The row type changed after the query was planned. Cached plans were reset, so the query is planned anew when run again; a prepared statement whose result columns changed must be prepared again.")));
+					 errhint(ROW_TYPE_CHANGED_HINT)));
 		}
 		if (att->atttypid != var->vartype)
 		{
-			reset_plans();
+			ResetPlanCache();
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("attribute %d of type %s has wrong type",
 							i + 1, format_type_be(now->tdtypeid)),
 					 errdetail("Table has type %s, but query expects %s.",
 							   format_type_be(att->atttypid), format_type_be(var->vartype)),
-					 errhint("The row type changed after the query was planned. Cached plans were reset, so the query is planned anew when run again; a prepared statement whose result columns changed must be prepared again.")));
+					 errhint(ROW_TYPE_CHANGED_HINT)));
 		}
 	}
 	if (now->natts != planned)
 	{
-		reset_plans();
+		ResetPlanCache();
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("function return row and query-specified return row do not match"),
 				 errdetail("Returned row contains %d attributes, but query expects %d.",
 						   now->natts, planned),
-				 errhint("The row type changed after the query was planned. Cached plans were reset, so the query is planned anew when run again; a prepared statement whose result columns changed must be prepared again.")));
+				 errhint(ROW_TYPE_CHANGED_HINT)));
 	}
 	return now;
 }

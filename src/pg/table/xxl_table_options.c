@@ -71,31 +71,31 @@ xxl_load_library(PG_FUNCTION_ARGS)
 
 /* Rights and SPI ----------------------------------------------------------------- */
 
-/* Does this database have xxl.table_options (the extension may be absent, or being dropped)? */
-static bool
-options_table_exists(void)
+/*
+ * xxl.table_options, or InvalidOid where this database has none (the
+ * extension may be absent, or being dropped).
+ */
+static Oid
+options_table(void)
 {
 	Oid			nsp = get_namespace_oid("xxl", true);
 
-	return OidIsValid(nsp) && OidIsValid(get_relname_relid("table_options", nsp));
+	return OidIsValid(nsp) ? get_relname_relid("table_options", nsp) : InvalidOid;
 }
 
 /*
- * Run sql with the relation (and the key text, when given) as parameters,
- * as the bootstrap superuser in a security-restricted context: the table
- * is the extension's, whoever's statement caused the read or write.
- * Returns the first column of the first row, if any, in the caller's
- * memory context.
+ * Change xxl.table_options with sql, the relation (and the key text, when
+ * given) its parameters, as the bootstrap superuser in a
+ * security-restricted context: the table is the extension's, whoever's
+ * statement caused the write.
  */
-static char *
-options_spi(const char *sql, Oid relid, const char *order_by, int expect)
+static void
+options_write(const char *sql, Oid relid, const char *order_by, int expect)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	Oid			save_userid;
 	int			save_sec;
 	Oid			argtypes[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
-	char	   *result = NULL;
 	int			rc;
 
 	args[0] = ObjectIdGetDatum(relid);
@@ -108,16 +108,8 @@ options_spi(const char *sql, Oid relid, const char *order_by, int expect)
 	rc = SPI_execute_with_args(sql, order_by ? 2 : 1, argtypes, args, NULL, false, 0);
 	if (rc != expect)
 		elog(ERROR, "xxl.table_options: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
-	if (SPI_tuptable != NULL && SPI_processed > 0)
-	{
-		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		if (v != NULL)
-			result = MemoryContextStrdup(caller, v);
-	}
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec);
-	return result;
 }
 
 /*
@@ -129,8 +121,7 @@ options_spi(const char *sql, Oid relid, const char *order_by, int expect)
 char *
 xxl_table_order_by(Oid relid)
 {
-	Oid			nsp = get_namespace_oid("xxl", true);
-	Oid			tab = OidIsValid(nsp) ? get_relname_relid("table_options", nsp) : InvalidOid;
+	Oid			tab = options_table();
 	Relation	rel;
 	SysScanDesc scan;
 	ScanKeyData key;
@@ -161,17 +152,17 @@ xxl_table_order_by(Oid relid)
 static void
 options_delete(Oid relid)
 {
-	(void) options_spi("DELETE FROM xxl.table_options WHERE relation = $1::oid",
-					   relid, NULL, SPI_OK_DELETE);
+	options_write("DELETE FROM xxl.table_options WHERE relation = $1::oid",
+				  relid, NULL, SPI_OK_DELETE);
 }
 
 void
 xxl_table_options_set_order_by(Oid relid, const char *order_by)
 {
 	if (order_by != NULL)
-		(void) options_spi("INSERT INTO xxl.table_options (relation, order_by) VALUES ($1::oid, $2) "
-						   "ON CONFLICT (relation) DO UPDATE SET order_by = EXCLUDED.order_by",
-						   relid, order_by, SPI_OK_INSERT);
+		options_write("INSERT INTO xxl.table_options (relation, order_by) VALUES ($1::oid, $2) "
+					  "ON CONFLICT (relation) DO UPDATE SET order_by = EXCLUDED.order_by",
+					  relid, order_by, SPI_OK_INSERT);
 	else
 		options_delete(relid);
 }
@@ -179,7 +170,7 @@ xxl_table_options_set_order_by(Oid relid, const char *order_by)
 void
 xxl_table_options_forget(Oid relid)
 {
-	if (options_table_exists())
+	if (OidIsValid(options_table()))
 		options_delete(relid);
 }
 
@@ -391,7 +382,7 @@ object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, voi
 		return;
 	if (access != OAT_DROP && access != OAT_POST_ALTER)
 		return;
-	if (!is_xxl_table(objectId) || !options_table_exists())
+	if (!is_xxl_table(objectId) || !OidIsValid(options_table()))
 		return;
 	if (access == OAT_DROP && subId == 0)
 		options_delete(objectId);
