@@ -22,25 +22,10 @@ SELECT (SELECT md5(string_agg(encode(b, 'hex'), ',')) FROM xxl.sort('SELECT conv
      = (SELECT md5(string_agg(encode(convert_to(s, 'UTF8'), 'hex'), ',' ORDER BY convert_to(s, 'UTF8'))) FROM xd) AS bytea_order;
 -- ORDER BY through XxlSort (every Sort replaced) against PostgreSQL's Sort,
 -- keys mixed: an integer first, the text first, DESC, NULLs
-CREATE FUNCTION plans_same() RETURNS TABLE (order_by text, same boolean) LANGUAGE plpgsql AS $$
-DECLARE k text; a text; b text;
-BEGIN
-  FOREACH k IN ARRAY ARRAY['id % 97, s, id', 's, id', 's DESC NULLS FIRST, id', 'id % 5 DESC, s, id',
-                           'nullif(s, ''a'') NULLS FIRST, id', 's COLLATE "C", id'] LOOP
-    PERFORM set_config('xxl.sort_in_plans', 'off', true);
-    EXECUTE format('SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM xd ORDER BY %s OFFSET 0) q', k) INTO a;
-    PERFORM set_config('xxl.sort_in_plans', 'on', true);
-    EXECUTE format('SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM xd ORDER BY %s OFFSET 0) q', k) INTO b;
-    order_by := k;
-    same := a = b;
-    RETURN NEXT;
-  END LOOP;
-END $$;
-LOAD 'pgxxl';
-SET xxl.sort_in_plans_threshold = 0;
-SET max_parallel_workers_per_gather = 0;
+\i test/sql/plans_same.sql
 EXPLAIN (COSTS OFF) SELECT id FROM xd ORDER BY id % 97, s, id;
-SELECT * FROM plans_same();
+SELECT * FROM plans_same(ARRAY['id % 97, s, id', 's, id', 's DESC NULLS FIRST, id', 'id % 5 DESC, s, id',
+  'nullif(s, ''a'') NULLS FIRST, id', 's COLLATE "C", id']);
 \c contrib_regression
 DROP DATABASE xc_en_us;
 
@@ -61,24 +46,9 @@ SELECT (SELECT md5(string_agg(coalesce(s, '-'), E'\n')) FROM xxl.sort('xd', 's, 
      = (SELECT md5(string_agg(coalesce(s, '-'), E'\n' ORDER BY s, id)) FROM xd) AS same_order,
        (SELECT md5(string_agg(coalesce(s, '-'), E'\n' ORDER BY s, id)) FROM xd)
      = (SELECT md5(string_agg(coalesce(s, '-'), E'\n' ORDER BY s COLLATE "C", id)) FROM xd) AS bytes_order;
-CREATE FUNCTION plans_same() RETURNS TABLE (order_by text, same boolean) LANGUAGE plpgsql AS $$
-DECLARE k text; a text; b text;
-BEGIN
-  FOREACH k IN ARRAY ARRAY['id % 97, s, id', 's, id', 's DESC NULLS FIRST, id', 'id % 5 DESC, s, id',
-                           'nullif(s, ''a'') NULLS FIRST, id', 's COLLATE "en_US.utf8", id'] LOOP
-    PERFORM set_config('xxl.sort_in_plans', 'off', true);
-    EXECUTE format('SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM xd ORDER BY %s OFFSET 0) q', k) INTO a;
-    PERFORM set_config('xxl.sort_in_plans', 'on', true);
-    EXECUTE format('SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM xd ORDER BY %s OFFSET 0) q', k) INTO b;
-    order_by := k;
-    same := a = b;
-    RETURN NEXT;
-  END LOOP;
-END $$;
-LOAD 'pgxxl';
-SET xxl.sort_in_plans_threshold = 0;
-SET max_parallel_workers_per_gather = 0;
+\i test/sql/plans_same.sql
 EXPLAIN (COSTS OFF) SELECT id FROM xd ORDER BY s, id;
-SELECT * FROM plans_same();
+SELECT * FROM plans_same(ARRAY['id % 97, s, id', 's, id', 's DESC NULLS FIRST, id', 'id % 5 DESC, s, id',
+  'nullif(s, ''a'') NULLS FIRST, id', 's COLLATE "en_US.utf8", id']);
 \c contrib_regression
 DROP DATABASE xc_c_utf8;

@@ -140,25 +140,25 @@ $b->query_safe('SELECT count(*) FROM t');
 $primary->safe_psql('postgres', 'SELECT xxl.compact(\'cmp\')');
 is($b->query_safe('SELECT count(*) FROM cmp'), '1980', 'B reads a compaction of what its snapshot saw');
 $b->query_safe('ROLLBACK');
-# rows B must not see, then a compaction that merges them with what it saw
-$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
-$b->query_safe('SELECT count(*) FROM t');
-$primary->safe_psql('postgres', 'INSERT INTO cmp SELECT g FROM generate_series(1, 500) g');
-$primary->safe_psql('postgres', 'SELECT xxl.compact(\'cmp\')');
-$b->query('SELECT count(*) FROM cmp');
-like($b->{stderr}, qr/could not serialize access: an xxl table was compacted/,
+# $change, which B's snapshot must not see, then $compaction, which merges
+# it with what B saw: B's next read of cmp fails with 40001
+sub older_snapshot_fails
+{
+	my ($change, $compaction, $name) = @_;
+	$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+	$b->query_safe('SELECT count(*) FROM t');
+	$primary->safe_psql('postgres', $change);
+	$primary->safe_psql('postgres', $compaction);
+	$b->query('SELECT count(*) FROM cmp');
+	like($b->{stderr}, qr/could not serialize access: an xxl table was compacted/, $name);
+	$b->{stderr} = '';
+	$b->query('ROLLBACK');
+}
+older_snapshot_fails('INSERT INTO cmp SELECT g FROM generate_series(1, 500) g',
+	"SELECT xxl.compact('cmp')",
 	'a snapshot older than rows xxl.compact merged fails with a serialization failure');
-$b->{stderr} = '';
-$b->query('ROLLBACK');
-$b->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
-$b->query_safe('SELECT count(*) FROM t');
-$primary->safe_psql('postgres', 'DELETE FROM cmp WHERE k <= 10');
-$primary->safe_psql('postgres', 'VACUUM FULL cmp');
-$b->query('SELECT count(*) FROM cmp');
-like($b->{stderr}, qr/could not serialize access: an xxl table was compacted/,
+older_snapshot_fails('DELETE FROM cmp WHERE k <= 10', 'VACUUM FULL cmp',
 	'and one older than a delete VACUUM FULL applied');
-$b->{stderr} = '';
-$b->query('ROLLBACK');
 is($b->query_safe('SELECT count(*) FROM cmp'), '2460', 'a later snapshot reads the compacted rows');
 $a->quit;
 $b->quit;
