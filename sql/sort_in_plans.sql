@@ -76,25 +76,26 @@ SET xxl.memory = '1MB';
 
 -- where it must not appear: a bound from LIMIT (top-N heap sort), a type
 -- the sorter does not encode, another operator class, a nondeterministic
--- collation, a sort expected to fit the threshold, the setting off
+-- collation (for these three EXPLAIN VERBOSE says why), a sort expected
+-- to fit the threshold, the setting off
 EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT * FROM (SELECT * FROM sp ORDER BY t) s LIMIT 10;
-EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY iv;
-EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t USING ~<~;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY iv;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY t USING ~<~;
 CREATE COLLATION nd (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
-EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t COLLATE nd;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE nd;
+EXPLAIN (FORMAT JSON, COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY t COLLATE nd;
 RESET xxl.sort_in_plans_threshold;
 EXPLAIN (COSTS OFF) SELECT * FROM sp WHERE id < 100 ORDER BY t;
 EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t;
--- where PostgreSQL's Sort is expected to be faster (a key column in an ICU
--- collation), it stays, and EXPLAIN VERBOSE says why; a libc collation
--- after an integer, C.UTF-8 and C are replaced; threshold 0 replaces all
+-- no key is left to PostgreSQL for speed: libc and ICU collations, after
+-- an integer or alone, C.UTF-8 and C are all replaced
 SET work_mem = '64kB';
 EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE "en-x-icu";
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY t COLLATE "en-x-icu" DESC;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE "en_US";
 EXPLAIN (COSTS OFF) SELECT id FROM sp ORDER BY t COLLATE "C.utf8";
 SET xxl.sort_in_plans_threshold = 0;
-EXPLAIN (COSTS OFF, VERBOSE) SELECT id FROM sp ORDER BY id, t COLLATE "en-x-icu";
 RESET work_mem;
 SET xxl.sort_in_plans = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sp ORDER BY t;

@@ -21,17 +21,19 @@ typedef struct cmp_ctx
 	const xxl_key_compare *kc;
 } cmp_ctx;
 
+static inline const unsigned char *
+entry_key(const cmp_ctx *cx, const xxl_sort_entry *e)
+{
+	return (const unsigned char *) cx->arena + (size_t) e->ref * 8 + cx->key_offset;
+}
+
 static inline int
 entry_cmp(const cmp_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry *b)
 {
 	/* the abbreviations decide where they differ (xxl_key_abbrev) */
 	if (a->prefix != b->prefix)
 		return a->prefix < b->prefix ? -1 : 1;
-	return xxl_key_compare_keys(cx->kc,
-								(const unsigned char *) cx->arena + (size_t) a->ref * 8 + cx->key_offset,
-								a->key_len,
-								(const unsigned char *) cx->arena + (size_t) b->ref * 8 + cx->key_offset,
-								b->key_len);
+	return xxl_key_compare_keys(cx->kc, entry_key(cx, a), a->key_len, entry_key(cx, b), b->key_len);
 }
 
 /* The entries' prefixes become their keys' abbreviations (nothing else reads them here). */
@@ -39,8 +41,7 @@ static void
 abbreviate(const cmp_ctx *cx, xxl_sort_entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		e[i].prefix = xxl_key_abbrev(cx->kc, (const unsigned char *) cx->arena +
-									 (size_t) e[i].ref * 8 + cx->key_offset, e[i].key_len);
+		e[i].prefix = xxl_key_abbrev(cx->kc, entry_key(cx, &e[i]), e[i].key_len);
 }
 
 /* Merge e[0, h) and e[h, n), both sorted, in place; tmp holds h entries. */

@@ -1,7 +1,7 @@
 /*
  * keycmp.c — comparing sort keys column by column (see xxl_keycmp.h): the
  * sorter's path for keys that are not byte images, such as strings in a
- * libc collation.
+ * libc or ICU collation.
  */
 #include <string.h>
 
@@ -17,11 +17,25 @@ xxl_key_abbrev(const xxl_key_compare *kc, const unsigned char *key, uint32_t len
 	if (kc->ncols == 0 || len < XXL_KEYCOL_HEADER)
 		return 0;
 	p = (uint64_t) key[0] << 56;
-	if (kc->cols[0].kind != XXL_KEYCOL_BYTES)
-		return p;
 	vlen = xxl_load_be32(key + 1);
 	if (vlen > len - XXL_KEYCOL_HEADER)
 		vlen = len - XXL_KEYCOL_HEADER;
+	if (kc->cols[0].kind == XXL_KEYCOL_COLLATED)
+	{
+		/* only the prefix is a byte image; DESC inverts it here */
+		uint64_t	inv = kc->cols[0].desc ? UINT64_C(0x00FFFFFFFFFFFFFF) : 0;
+		uint64_t	img = 0;
+
+		if (vlen == 0)
+			return p;			/* a NULL */
+		if (vlen > kc->cols[0].prefix)
+			vlen = kc->cols[0].prefix;
+		if (vlen == 0)
+			return p;
+		for (uint32_t i = 0; i < 7 && i < vlen; i++)
+			img |= (uint64_t) key[XXL_KEYCOL_HEADER + i] << (48 - 8 * i);
+		return p | (img ^ inv);
+	}
 	/*
 	 * Zero padding keeps the order: a value shorter than 7 bytes sorts
 	 * before a longer one it begins, and after one its padding exceeds
@@ -57,8 +71,10 @@ xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t
 		b += XXL_KEYCOL_HEADER;
 		if (la == 0 || lb == 0)
 			r = (la > lb) - (la < lb);
-		else if (col->kind == XXL_KEYCOL_STRCOLL)
+		else if (col->kind == XXL_KEYCOL_COLLATED)
 		{
+			uint32_t	pre = col->prefix;
+
 			/*
 			 * Equal bytes are equal under any collation strcmp breaks the
 			 * ties of: no strcoll for the repeats of a value (as
@@ -67,11 +83,15 @@ xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t
 			 */
 			if (la == lb && memcmp(a, b, la) == 0)
 				r = 0;
+			else if (la < pre || lb < pre)
+				r = (la > lb) - (la < lb);	/* cut short: never made by the glue */
 			else
 			{
-				r = strcoll_l((const char *) a, (const char *) b, col->locale);
+				r = memcmp(a, b, pre);
 				if (r == 0)
-					r = strcmp((const char *) a, (const char *) b);
+					r = col->collate(col->collator, (const char *) a + pre, (const char *) b + pre);
+				if (r == 0)
+					r = strcmp((const char *) a + pre, (const char *) b + pre);
 				if (col->desc)
 					r = r > 0 ? -1 : (r < 0);
 			}
@@ -88,4 +108,10 @@ xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t
 		b += lb;
 	}
 	return 0;
+}
+
+int
+xxl_collate_libc(const void *collator, const char *a, const char *b)
+{
+	return strcoll_l(a, b, (locale_t) collator);
 }

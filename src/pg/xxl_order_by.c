@@ -387,12 +387,30 @@ resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 	{
 #ifdef USE_ICU
 		col->locale = locale;
+		/*
+		 * In UTF-8 the engine compares with ICU itself, after a prefix of
+		 * the sort key: a whole sort key per row cost more than the
+		 * comparisons it spared.  Other encodings would need a conversion
+		 * (through the host) per comparison, so they keep whole sort keys.
+		 */
+		if (GetDatabaseEncoding() == PG_UTF8)
+		{
+			col->compared = true;
+			col->collate = xxl_collate_icu_utf8;
+			col->collator = locale->info.icu.ucol;
+			col->prefix = XXL_ICU_PREFIX;
+		}
 #else
 		elog(ERROR, "ICU collation without ICU support");
 #endif
 	}
 	else
-		col->libc = locale != NULL ? locale->info.lt : default_collate_locale();
+	{
+		col->compared = true;
+		col->collate = xxl_collate_libc;
+		col->collator = locale != NULL ? locale->info.lt : default_collate_locale();
+		col->prefix = 0;
+	}
 }
 
 /* Bytes of every encoded value of a kind, or 0 if the length varies. */
@@ -479,15 +497,19 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 		key->fixed_size += 1 + col->fixed_width;
 	}
 	for (int c = 0; c < key->ncols; c++)
-		if (key->cols[c].libc != (locale_t) 0)
+		if (key->cols[c].compared)
 		{
 			xxl_keycol *cols = palloc0(sizeof(xxl_keycol) * key->ncols);
 
 			for (int k = 0; k < key->ncols; k++)
 			{
-				cols[k].kind = key->cols[k].libc ? XXL_KEYCOL_STRCOLL : XXL_KEYCOL_BYTES;
-				cols[k].desc = key->cols[k].desc;
-				cols[k].locale = key->cols[k].libc;
+				const KeyColumn *col = &key->cols[k];
+
+				cols[k].kind = col->compared ? XXL_KEYCOL_COLLATED : XXL_KEYCOL_BYTES;
+				cols[k].desc = col->desc;
+				cols[k].prefix = col->prefix;
+				cols[k].collate = col->collate;
+				cols[k].collator = col->collator;
 			}
 			key->compare.ncols = key->ncols;
 			key->compare.cols = cols;
@@ -526,15 +548,16 @@ xxl_sortkey_max_attno(const XxlSortKey *key)
 /* Sort keys of query plans ---------------------------------------------- */
 
 /*
- * Whether sorting a column of type typid by sortop in collation gives the
- * order of this module's encoding: a type it encodes, sortop the "<" or ">"
- * of the type's default btree operator class (the order the encodings
- * follow; text_pattern_ops and other classes order otherwise), and a
- * deterministic collation.  Sets *desc for ">".  Raises no error: the
- * planner asks, and keeps PostgreSQL's Sort on "no".
+ * Why sorting a column of type typid by sortop in collation would not give
+ * the order of this module's encoding, or NULL where it does: a type it
+ * encodes, sortop the "<" or ">" of the type's default btree operator
+ * class (the order the encodings follow; text_pattern_ops and other
+ * classes order otherwise), and a deterministic collation.  Sets *desc for
+ * ">".  Raises no error: the planner asks, keeps PostgreSQL's Sort on a
+ * reason and shows it under EXPLAIN VERBOSE.
  */
-bool
-xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc)
+const char *
+xxl_sortkey_plan_column_refused(Oid typid, Oid sortop, Oid collation, bool *desc)
 {
 	Oid			base = getBaseType(typid);
 	KeyKind		kind;
@@ -544,49 +567,33 @@ xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc)
 	Oid			opclass;
 
 	if (!kind_for_type(base, &kind))
-		return false;
-	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
-		return false;
+		return psprintf("a key column of type %s, which pgxxl does not sort", format_type_be(typid));
 	opclass = GetDefaultOpClass(base, BTREE_AM_OID);
-	if (!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily ||
-		get_opclass_input_type(opclass) != opcintype)
-		return false;
-	if (strategy != BTLessStrategyNumber && strategy != BTGreaterStrategyNumber)
-		return false;
+	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) ||
+		!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily ||
+		get_opclass_input_type(opclass) != opcintype ||
+		(strategy != BTLessStrategyNumber && strategy != BTGreaterStrategyNumber))
+		return psprintf("a key column of type %s ordered by operator %s, not by the type's default btree order",
+						format_type_be(typid), get_opname(sortop));
 	*desc = strategy == BTGreaterStrategyNumber;
 	if (kind == KEY_TEXT || kind == KEY_BPCHAR || kind == KEY_NAME)
 	{
 		pg_locale_t locale;
 
 		if (!OidIsValid(collation))
-			return false;
+			return pstrdup("a text key column without a collation");
 		if (lc_collate_is_c(collation))
-			return true;
+			return NULL;
 		locale = pg_newlocale_from_collation(collation);
 		if (locale != NULL && !locale->deterministic)
-			return false;
+			return psprintf("a key column in nondeterministic collation \"%s\"",
+							get_collation_name(collation));
 #ifndef USE_ICU
 		if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
-			return false;
+			return psprintf("a key column in ICU collation \"%s\", and pgxxl was built without ICU",
+							get_collation_name(collation));
 #endif
 	}
-	return true;
-}
-
-const char *
-xxl_sortkey_plan_column_slower(Oid typid, Oid collation)
-{
-	KeyKind		kind;
-	pg_locale_t locale;
-
-	if (!kind_for_type(getBaseType(typid), &kind) ||
-		(kind != KEY_TEXT && kind != KEY_BPCHAR && kind != KEY_NAME) ||
-		!OidIsValid(collation) || lc_collate_is_c(collation))
-		return NULL;
-	locale = pg_newlocale_from_collation(collation);
-	if (locale != NULL && locale->provider == COLLPROVIDER_ICU)
-		return psprintf("a key column in ICU collation \"%s\", which PostgreSQL's Sort compares faster",
-						get_collation_name(collation));
 	return NULL;
 }
 
@@ -603,7 +610,7 @@ xxl_sortkey_create_plan(TupleDesc desc, int ncols, const AttrNumber *cols,
 
 		/* a plan's rows have no dropped columns: position = attribute number */
 		Assert(!att->attisdropped);
-		if (!xxl_sortkey_plan_column_ok(att->atttypid, sortops[i], collations[i], &item->desc))
+		if (xxl_sortkey_plan_column_refused(att->atttypid, sortops[i], collations[i], &item->desc) != NULL)
 			elog(ERROR, "sort operator %u on column %d cannot be encoded", sortops[i], cols[i]);
 		item->position = cols[i];
 		item->nulls_first = nulls_first[i];

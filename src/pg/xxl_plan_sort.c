@@ -22,17 +22,17 @@
  *    one that fits;
  *  - a key column has a type the sorter does not encode, a sort operator
  *    of another operator class than the type's default btree class (e.g.
- *    text_pattern_ops), or a nondeterministic collation;
+ *    text_pattern_ops), or a nondeterministic collation, when the sort is
+ *    big enough to be replaced otherwise.  EXPLAIN VERBOSE then says which
+ *    under the plan, in text format (PostgreSQL 15 has no hook per node);
  *  - its estimated input (rows x width, as cost_sort estimates it) is no
  *    more than xxl.sort_in_plans_threshold (-1: work_mem), i.e. the sort is
- *    expected to fit in memory, where PostgreSQL's quicksort is as good;
- *  - PostgreSQL's Sort is expected to be faster for its key (a column in an
- *    ICU collation: bench/run_sort_shapes.sh), unless the threshold is 0,
- *    which replaces every Sort that can be.  EXPLAIN VERBOSE then says so
- *    under the plan, in text format (PostgreSQL 15 has no hook per node).
- *    A key whose leading columns are bytes and whose later ones are in a
- *    libc collation sorts faster here since the sorter abbreviates it
- *    (xxl_key_abbrev); C.UTF-8 compares as bytes.
+ *    expected to fit in memory, where PostgreSQL's quicksort is as good.
+ * No key shape or collation is slower here (bench/run_sort_shapes.sh): a
+ * key whose leading columns are bytes and whose later ones are in a libc
+ * collation sorts faster since the sorter abbreviates it
+ * (xxl_key_abbrev), C.UTF-8 compares as bytes, and ICU keys compare a
+ * prefix of their sort key first, as PostgreSQL's abbreviated keys do.
  * IncrementalSort nodes are left alone: they sort small groups of an
  * already ordered input.  A WindowAgg of ranking functions only becomes
  * an XxlWindow (xxl_plan_window.c).
@@ -154,9 +154,12 @@ limit_bound(const Limit *limit)
 	return Max(bound, 0);
 }
 
-/* Whether the sorter sorts sort's rows exactly as it would. */
+/*
+ * Whether the sorter sorts sort's rows exactly as it would; where a key
+ * column is why not, *why says so (for EXPLAIN VERBOSE).
+ */
 static bool
-replaceable(const Sort *sort)
+replaceable(const Sort *sort, const char **why)
 {
 	const Plan *child = sort->plan.lefttree;
 	ListCell   *lc;
@@ -185,33 +188,12 @@ replaceable(const Sort *sort)
 										 sort->sortColIdx[i] - 1);
 		bool		desc;
 
-		if (!xxl_sortkey_plan_column_ok(exprType((Node *) tle->expr), sort->sortOperators[i],
-										sort->collations[i], &desc))
+		*why = xxl_sortkey_plan_column_refused(exprType((Node *) tle->expr), sort->sortOperators[i],
+											   sort->collations[i], &desc);
+		if (*why != NULL)
 			return false;
 	}
 	return true;
-}
-
-/*
- * Why PostgreSQL's Sort is expected to sort sort's key faster than the
- * sorter, or NULL (always NULL at threshold 0: replace what can be).
- */
-static const char *
-faster_in_postgres(const Sort *sort)
-{
-	if (xxl_sort_in_plans_threshold_kb == 0)
-		return NULL;
-	for (int i = 0; i < sort->numCols; i++)
-	{
-		TargetEntry *tle = list_nth_node(TargetEntry, sort->plan.targetlist,
-										 sort->sortColIdx[i] - 1);
-		const char *why = xxl_sortkey_plan_column_slower(exprType((Node *) tle->expr),
-														  sort->collations[i]);
-
-		if (why != NULL)
-			return why;
-	}
-	return NULL;
 }
 
 Var *
@@ -417,13 +399,13 @@ replace_sorts(Plan *plan, double bound)
 			return plan;
 		case T_Sort:
 			plan->lefttree = replace_sorts(plan->lefttree, NO_BOUND);
-			if (big_enough((Sort *) plan, bound) && replaceable((Sort *) plan))
+			if (big_enough((Sort *) plan, bound))
 			{
-				const char *why = faster_in_postgres((Sort *) plan);
+				const char *why = NULL;
 
-				if (why == NULL)
+				if (replaceable((Sort *) plan, &why))
 					return make_plan_sort((Sort *) plan);
-				if (collect_kept)
+				if (collect_kept && why != NULL)
 					kept_sorts = lappend(kept_sorts, (void *) why);
 			}
 			return plan;

@@ -419,8 +419,8 @@ key_texts(PlanSortState *state, List *ancestors, ExplainState *es)
 			if (name != NULL)
 				appendStringInfo(&buf, " COLLATE %s", quote_identifier(name));
 		}
-		(void) xxl_sortkey_plan_column_ok(exprType(expr), state->keys.sortops[i],
-										  collation, &desc);
+		(void) xxl_sortkey_plan_column_refused(exprType(expr), state->keys.sortops[i],
+											   collation, &desc);
 		if (desc)
 			appendStringInfoString(&buf, " DESC");
 		if (desc != state->keys.nulls_first[i])

@@ -18,14 +18,19 @@
  *  - uuid: its 16 bytes (uuid_cmp is memcmp);
  *  - text, varchar, char(n) (trailing blanks dropped, as bpcharcmp does),
  *    name, bytea: the bytes with 0x00 escaped as 0x00 0xFF and a 0x00 0x00
- *    terminator; in an ICU collation the collator's sort key (designed to
- *    compare as ucol_strcoll() does, ending in its one 0x00) comes first,
- *    and the raw bytes break ties as varstr_cmp() does with strcmp().
+ *    terminator; in an ICU collation in a database not in UTF-8 the
+ *    collator's sort key (designed to compare as ucol_strcoll() does,
+ *    ending in its one 0x00) comes first, and the raw bytes break ties as
+ *    varstr_cmp() does with strcmp().
  *  - text-like values in a libc collation other than C have no byte image:
  *    glibc's strxfrm() does not always order as its strcoll(), which
  *    PostgreSQL compares with.  A key with such a column is written in the
  *    engine's column-wise form (xxl_keycmp.h), the string as it is plus a
- *    NUL, and the engine compares it with strcoll_l() and strcmp().
+ *    NUL, and the engine compares it with strcoll_l() and strcmp().  So is
+ *    a value in an ICU collation in a UTF-8 database, after the first
+ *    XXL_ICU_PREFIX bytes of its sort key: the engine compares prefixes,
+ *    and only where they tie calls ucol_strcollUTF8(), as PostgreSQL's
+ *    abbreviated keys do.
  * Nondeterministic collations are refused.
  */
 #include "postgres.h"
@@ -35,6 +40,7 @@
 
 #ifdef USE_ICU
 #include <unicode/ucol.h>
+#include <unicode/uiter.h>
 #include <unicode/ustring.h>
 #endif
 
@@ -177,14 +183,58 @@ put_icu_sortkey(XxlSortKey *key, const KeyColumn *col, const char *data, size_t 
 	if (uchar != key->ubuf)
 		pfree(uchar);
 }
+
+/*
+ * The first XXL_ICU_PREFIX bytes of the ICU collator's sort key for a UTF-8
+ * string, zero padded (a sort key has no other 0x00): prefixes that differ
+ * order as the strings do.
+ */
+static void
+put_icu_prefix(XxlSortKey *key, const KeyColumn *col, const char *data, size_t len)
+{
+	UCharIterator iter;
+	uint32_t	state[2] = {0, 0};
+	UErrorCode	status = U_ZERO_ERROR;
+	int32_t		got;
+
+	reserve(key, XXL_ICU_PREFIX);
+	uiter_setUTF8(&iter, data, (int32_t) len);
+	got = ucol_nextSortKeyPart(col->locale->info.icu.ucol, &iter, state,
+							   key->buf + key->len, XXL_ICU_PREFIX, &status);
+	if (U_FAILURE(status))
+		ereport(ERROR,
+				(errmsg("sort key generation failed: %s", u_errorName(status))));
+	memset(key->buf + key->len + got, 0, XXL_ICU_PREFIX - got);
+	key->len += XXL_ICU_PREFIX;
+}
+
+/*
+ * Runs on the engine's threads: ICU only, nothing of the host.  Valid UTF-8
+ * (what the database holds) does not fail; were it to, bytes decide rather
+ * than an error no thread may raise.
+ */
+int
+xxl_collate_icu_utf8(const void *collator, const char *a, const char *b)
+{
+	UErrorCode	status = U_ZERO_ERROR;
+	UCollationResult r = ucol_strcollUTF8((const UCollator *) collator, a, -1, b, -1, &status);
+
+	if (U_FAILURE(status))
+		return strcmp(a, b);
+	return (int) r;
+}
 #endif
 
 static void
 put_string(XxlSortKey *key, const KeyColumn *col, const char *data, size_t len)
 {
-	if (col->libc)
+	if (col->compared)
 	{
-		/* compared by the engine: the string itself, NUL-terminated */
+		/* compared by the engine: a prefix, the string itself, a NUL */
+#ifdef USE_ICU
+		if (col->prefix > 0)
+			put_icu_prefix(key, col, data, len);
+#endif
 		reserve(key, len + 1);
 		memcpy(key->buf + key->len, data, len);
 		key->len += len;
@@ -432,7 +482,7 @@ xxl_sortkey_encode(XxlSortKey *key, const Datum *values, const bool *isnull, uin
 		start = key->len;
 		put_value(key, col, values[a]);
 		/* the engine negates a compared column's result itself */
-		if (col->desc && !col->libc)
+		if (col->desc && !col->compared)
 			for (size_t j = start; j < key->len; j++)
 				key->buf[j] = ~key->buf[j];
 		if (columnwise)
@@ -637,9 +687,6 @@ xxl_sortkey_restore(const XxlSortKey *key, int column, const unsigned char *keyb
 bool
 xxl_sortkey_var_restorable(const XxlSortKey *key, int column)
 {
-	/* column-wise keys (a libc collation) are not walked here */
-	if (key->compare.ncols > 0)
-		return false;
 	switch (key->cols[column].kind)
 	{
 		case KEY_TEXT:
@@ -694,11 +741,107 @@ walk_escaped(const unsigned char *k, uint32 klen, uint32 *pos, unsigned char inv
 	*pos = p;
 }
 
+/*
+ * Where a restored value starts in buf (MAXALIGNed: a varlena, or a
+ * NameData), noted for the pointer set once buf stops moving; a varlena's
+ * header comes first.
+ */
+static int
+begin_value(StringInfo buf, int *offsets, int *targets, int *nrestored, int target,
+			const KeyColumn *col)
+{
+	int			start;
+
+	while (buf->len % MAXIMUM_ALIGNOF != 0)
+		appendStringInfoChar(buf, '\0');
+	start = buf->len;
+	offsets[*nrestored] = start;
+	targets[(*nrestored)++] = target;
+	if (col->kind != KEY_NAME)
+		appendBinaryStringInfo(buf, "\0\0\0\0", VARHDRSZ);
+	return start;
+}
+
+/* The value begun at start is complete: its varlena size, or a NameData's padding. */
+static void
+end_value(StringInfo buf, const KeyColumn *col, int start)
+{
+	if (col->kind == KEY_NAME)
+	{
+		enlargeStringInfo(buf, NAMEDATALEN);
+		memset(buf->data + buf->len, 0, NAMEDATALEN - (buf->len - start));
+		buf->len = start + NAMEDATALEN;
+	}
+	else
+		SET_VARSIZE(buf->data + start, buf->len - start);
+}
+
+/* A compared column's string, as it is in the key. */
+static void
+restore_string(StringInfo buf, const KeyColumn *col, const char *s, uint32 len,
+			   int *offsets, int *targets, int *nrestored, int target)
+{
+	int			start = begin_value(buf, offsets, targets, nrestored, target, col);
+
+	appendBinaryStringInfoNT(buf, s, len);
+	end_value(buf, col, start);
+}
+
+/*
+ * Walk one non-NULL value of col in its byte encoding from k[*pos]; when
+ * target is not -1 (a column xxl_sortkey_var_restorable allows), restore
+ * it into values[target] or, by reference, into buf.
+ */
+static void
+walk_value(const KeyColumn *col, const unsigned char *k, uint32 klen, uint32 *pos, int target,
+		   Datum *values, StringInfo buf, int *offsets, int *targets, int *nrestored)
+{
+	unsigned char inv = col->desc ? 0xFF : 0x00;
+	int			start;
+
+	if (col->fixed_width > 0)
+	{
+		if (target >= 0)
+			values[target] = restore_fixed_value(col, k + *pos);
+		*pos += col->fixed_width;
+		return;
+	}
+	if (col->kind == KEY_NUMERIC)
+	{
+		unsigned char class = k[(*pos)++] ^ inv;
+		unsigned char digits_inv = inv ^ (class == NUMCLASS_NEG ? 0xFF : 0x00);
+
+		if (class != NUMCLASS_NEG && class != NUMCLASS_POS)
+			return;
+		*pos += 2;				/* the weight */
+		while (*pos + 1 < klen && ((k[*pos] ^ digits_inv) | (k[*pos + 1] ^ digits_inv)) != 0)
+			*pos += 2;
+		*pos += 2;				/* the terminator */
+		return;
+	}
+	/* text-like: an ICU sort key (ending in its only 0x00), then the bytes */
+	if (col->locale != NULL)
+	{
+		while (*pos < klen && (k[*pos] ^ inv) != 0x00)
+			(*pos)++;
+		(*pos)++;
+	}
+	if (target < 0)
+	{
+		walk_escaped(k, klen, pos, inv, NULL);
+		return;
+	}
+	start = begin_value(buf, offsets, targets, nrestored, target, col);
+	walk_escaped(k, klen, pos, inv, buf);
+	end_value(buf, col, start);
+}
+
 void
 xxl_sortkey_restore_var(XxlSortKey *key, const unsigned char *k, uint32 klen,
 						const int *out_column, Datum *values, bool *isnull)
 {
 	StringInfoData *buf = &key->restored;
+	bool		columnwise = key->compare.ncols > 0;
 	int		   *offsets;
 	int		   *targets;
 	int			nrestored = 0;
@@ -719,68 +862,32 @@ xxl_sortkey_restore_var(XxlSortKey *key, const unsigned char *k, uint32 klen,
 	{
 		const KeyColumn *col = &key->cols[c];
 		int			target = out_column[c];
-		unsigned char inv = col->desc ? 0xFF : 0x00;
 		bool		null = k[pos++] == (col->nulls_first ? 0x00 : 0x01);
-		int			width = col->fixed_width;
 
 		if (target >= 0)
 			isnull[target] = null;
-		if (null)
-			continue;
-		if (width > 0)
+		if (columnwise)
 		{
-			if (target >= 0)
-				values[target] = restore_fixed_value(col, k + pos);
-			pos += width;
-			continue;
-		}
-		if (col->kind == KEY_NUMERIC)
-		{
-			unsigned char class = k[pos++] ^ inv;
-			unsigned char digits_inv = inv ^ (class == NUMCLASS_NEG ? 0xFF : 0x00);
+			/* xxl_keycmp.h's form: the value's length, then its bytes */
+			uint32		vlen;
+			uint32		vend;
 
-			if (class != NUMCLASS_NEG && class != NUMCLASS_POS)
-				continue;
-			pos += 2;			/* the weight */
-			while (pos + 1 < klen && ((k[pos] ^ digits_inv) | (k[pos + 1] ^ digits_inv)) != 0)
-				pos += 2;
-			pos += 2;			/* the terminator */
+			if (klen - pos < 4)
+				break;
+			memcpy(&vlen, k + pos, 4);
+			pos += 4;
+			vend = pos + Min(pg_ntoh32(vlen), klen - pos);
+			/* a compared column: its prefix, the string, a NUL */
+			if (!null && target >= 0 && col->compared && vend > pos + col->prefix)
+				restore_string(buf, col, (const char *) k + pos + col->prefix,
+							   vend - pos - col->prefix - 1, offsets, targets, &nrestored, target);
+			else if (!null && target >= 0 && !col->compared)
+				walk_value(col, k, vend, &pos, target, values, buf, offsets, targets, &nrestored);
+			pos = vend;
 			continue;
 		}
-		/* text-like: an ICU sort key (ending in its only 0x00), then the bytes */
-		if (col->locale != NULL)
-		{
-			while (pos < klen && (k[pos] ^ inv) != 0x00)
-				pos++;
-			pos++;
-		}
-		if (target < 0)
-		{
-			walk_escaped(k, klen, &pos, inv, NULL);
-			continue;
-		}
-		/* the value, MAXALIGNed in buf: a varlena, or a NameData */
-		while (buf->len % MAXIMUM_ALIGNOF != 0)
-			appendStringInfoChar(buf, '\0');
-		offsets[nrestored] = buf->len;
-		targets[nrestored++] = target;
-		if (col->kind == KEY_NAME)
-		{
-			int			start = buf->len;
-
-			walk_escaped(k, klen, &pos, inv, buf);
-			enlargeStringInfo(buf, NAMEDATALEN);
-			memset(buf->data + buf->len, 0, NAMEDATALEN - (buf->len - start));
-			buf->len = start + NAMEDATALEN;
-		}
-		else
-		{
-			int			start = buf->len;
-
-			appendBinaryStringInfo(buf, "\0\0\0\0", VARHDRSZ);
-			walk_escaped(k, klen, &pos, inv, buf);
-			SET_VARSIZE(buf->data + start, buf->len - start);
-		}
+		if (!null)
+			walk_value(col, k, klen, &pos, target, values, buf, offsets, targets, &nrestored);
 	}
 	/* pointers once buf has stopped moving */
 	for (int i = 0; i < nrestored; i++)

@@ -12,7 +12,8 @@
  * FIRST, a value under NULLS LAST), then, for a value, its encoding, every
  * byte inverted under DESC (the flag is not).  Encodings are prefix-free, so
  * columns simply concatenate.  A key with a column in a libc collation
- * other than C is no byte image: see xxl_sortkey_compare().
+ * other than C, or in an ICU collation in a UTF-8 database, is no byte
+ * image: see xxl_sortkey_compare().
  */
 #ifndef XXL_PG_SORTKEY_H
 #define XXL_PG_SORTKEY_H
@@ -51,8 +52,8 @@ extern XxlSortKey *xxl_sortkey_create(TupleDesc desc, List *items);
 /*
  * How the engine compares the keys of xxl_sortkey_encode: NULL when they
  * are byte images (memcmp order), else the column-wise comparison of
- * xxl_keycmp.h (a column in a libc collation other than C).  Lives as
- * long as the key.
+ * xxl_keycmp.h (a column in a libc collation other than C, or in ICU in
+ * a UTF-8 database).  Lives as long as the key.
  */
 extern const xxl_key_compare *xxl_sortkey_compare(const XxlSortKey *key);
 
@@ -94,27 +95,21 @@ extern Datum xxl_sortkey_restore(const XxlSortKey *key, int column,
 
 /*
  * Sort keys as a query plan gives them (a Sort node's columns, sort
- * operators, collations and NULLS FIRST flags).  xxl_sortkey_plan_column_ok
- * tells, without raising, whether one column sorts here exactly as
- * PostgreSQL sorts it; xxl_sortkey_create_plan builds the key of columns
- * that all do.
+ * operators, collations and NULLS FIRST flags).
+ * xxl_sortkey_plan_column_refused tells, without raising, why one column
+ * would not sort here exactly as PostgreSQL sorts it (NULL: it would);
+ * xxl_sortkey_create_plan builds the key of columns that all do.
  */
-extern bool xxl_sortkey_plan_column_ok(Oid typid, Oid sortop, Oid collation, bool *desc);
-
-/*
- * Why PostgreSQL's Sort is expected to sort a column of this type and
- * collation faster than the sorter (an ICU collation: PostgreSQL compares
- * abbreviated keys, the sorter makes every value's full sort key), or NULL.
- */
-extern const char *xxl_sortkey_plan_column_slower(Oid typid, Oid collation);
+extern const char *xxl_sortkey_plan_column_refused(Oid typid, Oid sortop, Oid collation,
+												   bool *desc);
 extern XxlSortKey *xxl_sortkey_create_plan(TupleDesc desc, int ncols, const AttrNumber *cols,
 										   const Oid *sortops, const Oid *collations,
 										   const bool *nulls_first);
 
 /*
  * Variable-size keys hold some columns losslessly too (integer kinds,
- * boolean, "char", oid; text, varchar, bytea and name, unless compared in a
- * libc collation, whose keys are column-wise): rows sorted with such a key
+ * boolean, "char", oid; text, varchar, bytea and name, in any collation):
+ * rows sorted with such a key
  * need not carry those columns again.  xxl_sortkey_var_restorable tells
  * which key columns; xxl_sortkey_restore_var walks one key and sets
  * values/isnull[out_column[c]] for each key column c whose out_column[c] is

@@ -40,8 +40,15 @@ typedef struct KeyColumn
 	int			fixed_offset;	/* fixed keys: where the null flag is */
 	bool		collate_c;		/* text-like: compare bytes */
 	pg_locale_t locale;			/* text-like, ICU: its collator */
-	locale_t	libc;			/* text-like, libc other than C: compared by
-								 * the engine with strcoll_l in this locale */
+	/*
+	 * Text-like in a libc collation other than C, or in ICU in a UTF-8
+	 * database: compared by the engine (xxl_keycmp.h's COLLATED column)
+	 * with collate(collator, ...) after a prefix of prefix bytes.
+	 */
+	bool		compared;
+	xxl_collate_fn collate;
+	const void *collator;
+	uint32		prefix;
 } KeyColumn;
 
 struct XxlSortKey
@@ -56,10 +63,18 @@ struct XxlSortKey
 	MemoryContext cxt;			/* where the key lives */
 	void	   *ubuf;			/* ICU: a value in UTF-16, reused */
 	size_t		ubuf_cap;		/* in UTF-16 units */
-	/* with a libc column (ncols > 0): keys in xxl_keycmp.h's form */
+	/* with a compared column (ncols > 0): keys in xxl_keycmp.h's form */
 	xxl_key_compare compare;
 	StringInfoData restored;	/* values restored from a key (xxl_sortkey_restore_var) */
 	int		   *restored_at;	/* ... their offsets in it and result columns */
 };
+
+#ifdef USE_ICU
+/* Bytes of an ICU sort key that precede a compared string (xxl_sortkey.c). */
+#define XXL_ICU_PREFIX 8
+
+/* ucol_strcollUTF8() in the UCollator collator: an xxl_collate_fn. */
+extern int	xxl_collate_icu_utf8(const void *collator, const char *a, const char *b);
+#endif
 
 #endif							/* XXL_PG_SORTKEY_INTERNAL_H */

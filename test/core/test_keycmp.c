@@ -7,13 +7,17 @@
  * in memory, with several runs, several merge passes and parallel run
  * formation.  A byte column in front of the string (an integer key, then
  * a libc text column) is abbreviated (xxl_key_abbrev), which must never
- * contradict the comparison.
+ * contradict the comparison; so is a string with a prefix (as ICU keys
+ * have one), here in a case-blind collation whose prefix is the string's
+ * first bytes in lower case.
  */
 #include "xxl_test.h"
 #include "core/xxl_keycmp.h"
 #include "core/xxl_sort.h"
 
+#include <ctype.h>
 #include <locale.h>
+#include <strings.h>
 
 typedef struct rec
 {
@@ -43,9 +47,20 @@ put_be32(unsigned char *p, uint32_t v)
 	p[3] = v;
 }
 
+/* Bytes of the case-blind collation's prefix: fewer than most strings have. */
+#define FOLD_PREFIX 3
+
+/* The case-blind collation (ASCII): strcasecmp. */
+static int
+collate_fold(const void *collator, const char *a, const char *b)
+{
+	(void) collator;
+	return strcasecmp(a, b);
+}
+
 /* column 0: a string of "0a-_ .bB1" (or NULL), column 1: a 2-byte value */
 static void
-make_rec(rec *r, xt_rng *rng, uint32_t pos)
+make_rec_prefixed(rec *r, xt_rng *rng, uint32_t pos, uint32_t prefix)
 {
 	static const char alphabet[] = "0a-_ .bB1";
 	unsigned char *p = r->key;
@@ -59,12 +74,18 @@ make_rec(rec *r, xt_rng *rng, uint32_t pos)
 	}
 	else
 	{
+		unsigned char *s = p + 5 + prefix;
+
 		*p++ = 0x01;
-		put_be32(p, (uint32_t) len + 1);
+		put_be32(p, prefix + (uint32_t) len + 1);
 		p += 4;
 		for (size_t i = 0; i < len; i++)
-			*p++ = alphabet[xt_below(rng, 9)];
-		*p++ = 0;
+			s[i] = alphabet[xt_below(rng, 9)];
+		s[len] = 0;
+		/* the prefix: tolower of the first bytes, zero padded */
+		for (uint32_t i = 0; i < prefix; i++)
+			*p++ = i < len ? (unsigned char) tolower(s[i]) : 0;
+		p = s + len + 1;
 	}
 	*p++ = 0x01;
 	put_be32(p, 2);
@@ -73,6 +94,12 @@ make_rec(rec *r, xt_rng *rng, uint32_t pos)
 	*p++ = (unsigned char) xt_below(rng, 256);
 	r->key_len = (uint32_t) (p - r->key);
 	r->pos = pos;
+}
+
+static void
+make_rec(rec *r, xt_rng *rng, uint32_t pos)
+{
+	make_rec_prefixed(r, rng, pos, 0);
 }
 
 /*
@@ -122,14 +149,25 @@ test_locale(void)
 	return loc;
 }
 
+typedef enum case_shape
+{
+	STRING_FIRST,				/* a libc string, then bytes */
+	BYTES_FIRST,				/* bytes, then a libc string */
+	PREFIXED_FIRST				/* a case-blind string with a prefix, then bytes */
+} case_shape;
+
 static void
 run_case_with(const char *name, size_t n, size_t memory, size_t block, int threads, bool desc,
-			  int min_passes, bool bytes_first)
+			  int min_passes, case_shape shape)
 {
 	locale_t	loc = test_locale();
-	xxl_keycol	cols[2] = {{XXL_KEYCOL_STRCOLL, desc, loc}, {XXL_KEYCOL_BYTES, false, 0}};
-	xxl_keycol	bcols[2] = {{XXL_KEYCOL_BYTES, false, 0}, {XXL_KEYCOL_STRCOLL, desc, loc}};
-	xxl_key_compare kc = {2, bytes_first ? bcols : cols};
+	xxl_keycol	cols[2] = {{XXL_KEYCOL_COLLATED, desc, 0, xxl_collate_libc, loc},
+	{XXL_KEYCOL_BYTES, false, 0, NULL, NULL}};
+	xxl_keycol	bcols[2] = {{XXL_KEYCOL_BYTES, false, 0, NULL, NULL},
+	{XXL_KEYCOL_COLLATED, desc, 0, xxl_collate_libc, loc}};
+	xxl_keycol	pcols[2] = {{XXL_KEYCOL_COLLATED, desc, FOLD_PREFIX, collate_fold, NULL},
+	{XXL_KEYCOL_BYTES, false, 0, NULL, NULL}};
+	xxl_key_compare kc = {2, shape == BYTES_FIRST ? bcols : shape == PREFIXED_FIRST ? pcols : cols};
 	rec		   *recs = malloc(n * sizeof(rec));
 	rec		   *want = malloc(n * sizeof(rec));
 	xt_rng		rng = {(uint64_t) n * 31 + desc};
@@ -142,10 +180,11 @@ run_case_with(const char *name, size_t n, size_t memory, size_t block, int threa
 
 	for (size_t i = 0; i < n; i++)
 	{
-		if (bytes_first)
+		if (shape == BYTES_FIRST)
 			make_rec_bytes_first(&recs[i], &rng, (uint32_t) i);
 		else
-			make_rec(&recs[i], &rng, (uint32_t) i);
+			make_rec_prefixed(&recs[i], &rng, (uint32_t) i,
+							  shape == PREFIXED_FIRST ? FOLD_PREFIX : 0);
 	}
 	/* abbreviations that differ order as the keys do */
 	for (size_t i = 0; i + 1 < n; i++)
@@ -156,6 +195,23 @@ run_case_with(const char *name, size_t n, size_t memory, size_t block, int threa
 											 recs[i + 1].key, recs[i + 1].key_len);
 
 		if (x != y && (x < y) != (c < 0))
+			bad++;
+	}
+	CHECK_EQ(bad, 0);
+	/* a prefixed string orders as the collation says, prefix or not */
+	for (size_t i = 0; shape == PREFIXED_FIRST && i + 1 < n; i++)
+	{
+		const char *x = (const char *) recs[i].key + 5 + FOLD_PREFIX;
+		const char *y = (const char *) recs[i + 1].key + 5 + FOLD_PREFIX;
+		int			want_c = strcasecmp(x, y) != 0 ? strcasecmp(x, y) : strcmp(x, y);
+		int			c = xxl_key_compare_keys(&kc, recs[i].key, recs[i].key_len,
+											 recs[i + 1].key, recs[i + 1].key_len);
+
+		if (recs[i].key[0] != 0x01 || recs[i + 1].key[0] != 0x01 || want_c == 0)
+			continue;
+		if (desc)
+			want_c = -want_c;
+		if ((c < 0) != (want_c < 0) || c == 0)
 			bad++;
 	}
 	CHECK_EQ(bad, 0);
@@ -218,15 +274,23 @@ static void
 run_case(const char *name, size_t n, size_t memory, size_t block, int threads, bool desc,
 		 int min_passes)
 {
-	run_case_with(name, n, memory, block, threads, desc, min_passes, false);
+	run_case_with(name, n, memory, block, threads, desc, min_passes, STRING_FIRST);
+}
+
+XT_TEST(keycmp_prefixed_abbreviated)
+{
+	run_case_with("prefixed, in memory, 2 threads", 100000, 64 * 1024 * 1024, 64 * 1024, 2,
+				  false, 0, PREFIXED_FIRST);
+	run_case_with("prefixed desc, external", xt_quick() ? 30000 : 150000, 0, 8 * 1024, 2, true, 2,
+				  PREFIXED_FIRST);
 }
 
 XT_TEST(keycmp_bytes_first_abbreviated)
 {
 	run_case_with("bytes first, in memory, 2 threads", 100000, 64 * 1024 * 1024, 64 * 1024, 2,
-				  false, 0, true);
+				  false, 0, BYTES_FIRST);
 	run_case_with("bytes first, external", xt_quick() ? 30000 : 150000, 0, 8 * 1024, 2, true, 2,
-				  true);
+				  BYTES_FIRST);
 }
 
 XT_TEST(keycmp_in_memory_parallel)
@@ -247,7 +311,7 @@ XT_TEST(keycmp_external_desc_passes)
 XT_TEST(keycmp_column_rules)
 {
 	locale_t	loc = test_locale();
-	xxl_keycol	cols[1] = {{XXL_KEYCOL_STRCOLL, false, loc}};
+	xxl_keycol	cols[1] = {{XXL_KEYCOL_COLLATED, false, 0, xxl_collate_libc, loc}};
 	xxl_key_compare kc = {1, cols};
 	unsigned char a[16] = {1, 0, 0, 0, 3, 'a', 'b', 0};
 	unsigned char b[16] = {1, 0, 0, 0, 3, 'a', 'B', 0};

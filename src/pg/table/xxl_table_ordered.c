@@ -442,7 +442,7 @@ begin_ordered(CustomScanState *node, EState *estate, int eflags)
 		st->first = linitial(xxl_parse_order_by(st->order_by));
 		st->first_attno = item_attno(desc, st->first);
 		st->key1 = xxl_sortkey_create(desc, list_make1(st->first));
-		/* bounds compare encoded keys as bytes: not for a libc collation's */
+		/* bounds compare encoded keys as bytes: not for a compared (collated) column's */
 		st->bounded = xxl_sortkey_compare(st->key1) == NULL;
 		st->bound_states = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 		initStringInfo(&st->start);
