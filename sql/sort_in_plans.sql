@@ -126,6 +126,10 @@ END $$;
 CREATE FUNCTION same(q text) RETURNS boolean LANGUAGE sql
   AS $$ SELECT digest(q, true) = digest(q, false) $$;
 
+-- columns nobody above reads come from the child as NULL constants: the
+-- run leaves them out and returns NULLs, and what is read is the same
+SELECT same('SELECT count(*), sum(k), max(n) FROM (SELECT * FROM sp ORDER BY k, t COLLATE "C", id OFFSET 0) s') AS unread_columns,
+       same('SELECT t, id FROM (SELECT * FROM sp ORDER BY t COLLATE "en-x-icu" DESC, id OFFSET 0) s') AS read_columns;
 SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
        same('SELECT DISTINCT k, n FROM sp ORDER BY n DESC, k') AS distinct_,
        same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,

@@ -149,6 +149,38 @@ next_from_store(PlanSortState *state, bool forward, TupleTableSlot *slot)
 	return true;
 }
 
+/*
+ * Which of the child's columns the run must keep: not those the child's
+ * target list fills with a NULL constant (a column nobody above reads, as
+ * the planner leaves it), which come back as NULL; NULL when it keeps all.
+ * A row that is then all key needs no payload (2M rows ORDER BY k, v
+ * COLLATE "C", the backend's CPU: 1.12 s -> 0.70 s, 27 runs -> 24).
+ */
+static bool *
+columns_needed(const Plan *child)
+{
+	bool	   *needed = NULL;
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (IsA(tle->expr, Const) && ((Const *) tle->expr)->constisnull)
+		{
+			if (needed == NULL)
+			{
+				needed = palloc(sizeof(bool) * list_length(child->targetlist));
+				memset(needed, true, sizeof(bool) * list_length(child->targetlist));
+			}
+			needed[i] = false;
+		}
+		i++;
+	}
+	return needed;
+}
+
 /* Read the child into the sorter: everything before the first row. */
 static void
 sort_child(PlanSortState *state)
@@ -160,8 +192,8 @@ sort_child(PlanSortState *state)
 	.distinct = state->keys.distinct};
 
 	state->direct = xxl_input_plan_direct(in);
-	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child), NULL, NULL,
-									&options);
+	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child), NULL,
+									columns_needed(child->plan), &options);
 	state->fixed = xxl_sort_run_fixed(state->run);
 	state->sorted = true;
 	MemoryContextSwitchTo(old);
