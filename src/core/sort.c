@@ -22,7 +22,8 @@
  *   - Variable records: the first load has the whole region and is sorted
  *     and written by the caller, so an input that fits the budget stays in
  *     memory as before.  After it, loads alternate between the region's two
- *     halves: the worker sorts a full half's entries (one thread) and writes
+ *     halves: the worker sorts a full half's entries (one thread, or all of
+ *     them for compared keys) and writes
  *     its records in key order through the sorter's block writer, which
  *     the caller aims at the run, while the caller fills the other half.
  *     Runs are half as long; the merge takes twice as many.

@@ -26,14 +26,21 @@ worker_stopping(void *arg)
 }
 
 /*
- * The worker's share of a variable load: all of it.  Sort the entries on
- * this thread (the caller's thread is filling the other half) and write
- * the records in key order.
+ * The worker's share of a variable load: all of it.  Sort the entries
+ * (while the caller fills the other half) and write the records in key
+ * order.
  */
 static void
 finish_var_load(xxl_sorter *s, run_worker *rw)
 {
-	sort_var_load(s, rw->load, rw->load_size, rw->records, 1);
+	/*
+	 * Compared keys (a collation's strings) make sorting the load cost far
+	 * more than filling the next one, so the worker takes every thread and
+	 * the caller's filling shares them (4M libc strings at 16MB: run
+	 * formation 5.2-6.8 s -> 4.4-4.6 s); byte keys radix sort in less time
+	 * than the caller fills, and one thread leaves it a core.
+	 */
+	sort_var_load(s, rw->load, rw->load_size, rw->records, s->cfg.compare != NULL ? s->threads : 1);
 	if (!runs_stopping(rw))
 		(void) sort_write_var_load(rw->load, var_load_entries(rw->load, rw->load_size, rw->records),
 								   rw->records, s->var_writer, worker_stopping, rw, &rw->err);

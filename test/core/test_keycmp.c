@@ -222,6 +222,8 @@ run_case_with(const char *name, size_t n, size_t memory, size_t block, int threa
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.res.memory = memory ? memory : xxl_sort_min_memory(block);
 	cfg.res.threads = threads;
+	/* as the glue does: a worker sorts each load, with every thread */
+	cfg.async_runs = threads > 1;
 	cfg.compare = &kc;
 	cfg.res.disk.dirs = xt_dirs;
 	cfg.res.disk.ndisks = 2;
