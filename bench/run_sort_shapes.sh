@@ -4,8 +4,8 @@
 # keeps it) against off (PostgreSQL's Sort), side by side in one run on one
 # server: `make bench-sort-shapes`.
 #
-# Databases: one per default collation (C, C.UTF-8, en_US.UTF-8), each
-# with t: ROWS rows of (k bigint, v text) with v = md5(k), k random.
+# Databases: one per default collation (C, C.UTF-8, en_US.UTF-8, and ICU
+# en-US as the provider of "icu"), each with t: ROWS rows of (k bigint, v text) with v = md5(k), k random.
 # Shapes, each `SELECT count(*) FROM (SELECT * FROM t ORDER BY <shape>
 # OFFSET 0) s` with no parallel workers:
 #   k, v      v                v, k      k, v COLLATE "C"
@@ -20,7 +20,7 @@
 # at most 0.7, none above 1.0.
 #
 # Environment: ROWS (2000000; several: "2000000 20000000"), MEMS ("16MB
-# 64MB"), DBS ("c c_utf8 en_us"), SHAPES (indexes into the list above,
+# 64MB"), DBS ("c c_utf8 en_us icu"), SHAPES (indexes into the list above,
 # 1-6), ROUNDS (3), SEED, KEEP_CLUSTER=1.
 set -euo pipefail
 
@@ -30,7 +30,7 @@ cd "$REPO"
 
 ROWS=${ROWS:-2000000}
 MEMS=${MEMS:-16MB 64MB}
-DBS=${DBS:-c c_utf8 en_us}
+DBS=${DBS:-c c_utf8 en_us icu}
 SHAPES=${SHAPES:-1 2 3 4 5 6}
 ROUNDS=${ROUNDS:-3}
 SEED=${SEED:-0.42}
@@ -48,7 +48,8 @@ SHAPE[3]='v, k'
 SHAPE[4]='k, v COLLATE "C"'
 SHAPE[5]='v COLLATE "en_US.utf8"'
 SHAPE[6]='v COLLATE "en-US-x-icu"'
-declare -A LOCALE=([c]=C [c_utf8]=C.UTF-8 [en_us]=en_US.UTF-8)
+declare -A LOCALE=([c]=C [c_utf8]=C.UTF-8 [en_us]=en_US.UTF-8 [icu]=C.UTF-8)
+declare -A PROVIDER=([icu]="LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
 
 echo "bench-sort-shapes: build and install pgxxl"
 build_and_install >>"$LOG" 2>&1 || { echo "bench-sort-shapes: build failed, see $LOG" >&2; exit 1; }
@@ -58,7 +59,7 @@ start_bench_server bench-sort-shapes "shared_preload_libraries = 'pgxxl'"
 psql_() { local db=$1; shift; "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@"; }
 echo "bench-sort-shapes: $(nproc) cores, load:$(uptime | sed 's/.*load average//')"
 for db in $DBS; do
-	psql_ postgres -c "CREATE DATABASE $db TEMPLATE template0 ENCODING UTF8 LC_COLLATE '${LOCALE[$db]}' LC_CTYPE '${LOCALE[$db]}'" >>"$LOG" 2>&1
+	psql_ postgres -c "CREATE DATABASE $db TEMPLATE template0 ENCODING UTF8 LC_COLLATE '${LOCALE[$db]}' LC_CTYPE '${LOCALE[$db]}' ${PROVIDER[$db]:-}" >>"$LOG" 2>&1
 	psql_ "$db" -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1
 done
 
