@@ -221,6 +221,19 @@ SELECT tam_ordered('SELECT count(*), sum(b) FROM tam_rng WHERE a BETWEEN 1000 AN
 SELECT tam_ordered('SELECT count(*), sum(b) FROM tam_rng_desc WHERE a BETWEEN 1000 AND 1019') AS desc_between,
   tam_ordered('SELECT * FROM tam_rng_desc WHERE a <= 3 ORDER BY a DESC, b') AS desc_le,
   tam_ordered($$SELECT count(*) FROM tam_rng_text WHERE s >= 'r1999' AND s < 'r2'$$) AS text_c;
+-- bounds in a collation the engine compares (ICU, libc): the same range
+CREATE TABLE tam_rng_icu (a bigint, b int, s text COLLATE "en-x-icu") USING xxl;
+SELECT xxl.alter_table_set('tam_rng_icu', 's');
+INSERT INTO tam_rng_icu SELECT a, b, CASE WHEN b % 3 = 0 THEN upper(s) ELSE s END FROM tam_rng;
+CREATE TABLE tam_rng_libc (a bigint, b int, s text COLLATE "en_US") USING xxl;
+SELECT xxl.alter_table_set('tam_rng_libc', 's DESC');
+INSERT INTO tam_rng_libc SELECT * FROM tam_rng_icu;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM tam_rng_icu WHERE s >= 'r1999' AND s < 'r2';
+SELECT tam_ordered($$SELECT count(*), sum(b) FROM tam_rng_icu WHERE s >= 'r1999' AND s < 'r2'$$) AS icu_range,
+  tam_ordered($$SELECT * FROM tam_rng_icu WHERE s > 'Q99' ORDER BY s LIMIT 50$$) AS icu_gt,
+  tam_ordered($$SELECT count(*), sum(b) FROM tam_rng_libc WHERE s BETWEEN 'q5' AND 'R1'$$) AS libc_desc_between,
+  tam_ordered($$SELECT * FROM tam_rng_libc WHERE s <= 'Q1' ORDER BY s DESC LIMIT 50$$) AS libc_desc_le;
 -- a prepared statement's parameter in a generic plan, NULL included
 SET plan_cache_mode = force_generic_plan;
 PREPARE tam_rng_p(bigint) AS SELECT count(*) FROM tam_rng WHERE a >= $1 AND a < 1000;
@@ -436,7 +449,7 @@ SELECT pg_relation_size('tam_spi') / 8192 AS pages, count(*) AS rows,
 SELECT count(*) FROM tam_tx;
 DROP TABLE tam_spi;
 DROP TABLE tam_types, tam_types_heap, tam_types_copy, tam_sorted, tam_tx, tam_tx2, tam_ctas,
-  tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text, tam_toast, tam_toast_heap, tam_plain,
+  tam_heap, tam_pt, tam_ord, tam_rng, tam_rng_desc, tam_rng_text, tam_rng_icu, tam_rng_libc, tam_toast, tam_toast_heap, tam_plain,
   tam_many, tam_idx;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers, tam_ordered(text), tam_indexed(text);
 \i test/sql/end.sql

@@ -13,7 +13,8 @@
  *
  * Key ranges: restrictions "leading key column op constant" (<, <=, =,
  * >=, > with a Const or a Param of the column's type and collation) become
- * bounds.  A path that takes them is offered even without ORDER BY (no
+ * bounds, encoded and compared as the sorter compares keys (bytes, or a
+ * collation's comparison for libc and ICU strings).  A path that takes them is offered even without ORDER BY (no
  * pathkeys), costed at the bounds' selectivity.  Each sorted segment's
  * cursor then starts at the page a binary search over the pages' first
  * rows finds, and stops at the first row past the range; rows of the other
@@ -128,7 +129,7 @@ typedef struct OrderedScanState
 	XxlSortKey *key1;			/* the leading column alone */
 	XxlSortItem *first;			/* its item and attribute (parsed once, not per rescan) */
 	AttrNumber	first_attno;
-	bool		bounded;
+	const xxl_key_compare *kc1;	/* key1's comparison (NULL: memcmp) */
 	bool		empty;			/* a bound is NULL: no row qualifies */
 	StringInfoData start;		/* rows before it are skipped (len 0: none) */
 	StringInfoData stop;		/* rows after it end a cursor (len 0: none) */
@@ -442,19 +443,23 @@ begin_ordered(CustomScanState *node, EState *estate, int eflags)
 		st->first = linitial(xxl_parse_order_by(st->order_by));
 		st->first_attno = item_attno(desc, st->first);
 		st->key1 = xxl_sortkey_create(desc, list_make1(st->first));
-		/* bounds compare encoded keys as bytes: not for a compared (collated) column's */
-		st->bounded = xxl_sortkey_compare(st->key1) == NULL;
+		st->kc1 = xxl_sortkey_compare(st->key1);
 		st->bound_states = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 		initStringInfo(&st->start);
 		initStringInfo(&st->stop);
 	}
 }
 
+/* Encoded keys of the leading column, in the order its rows are stored. */
 static int
-compare_bytes(const unsigned char *a, uint32 alen, const unsigned char *b, uint32 blen)
+compare_encoded(const OrderedScanState *st, const unsigned char *a, uint32 alen,
+				const unsigned char *b, uint32 blen)
 {
-	int			c = memcmp(a, b, Min(alen, blen));
+	int			c;
 
+	if (st->kc1 != NULL)
+		return xxl_key_compare_keys(st->kc1, a, alen, b, blen);
+	c = memcmp(a, b, Min(alen, blen));
 	return c != 0 ? c : (alen > blen) - (alen < blen);
 }
 
@@ -475,8 +480,8 @@ evaluate_bounds(OrderedScanState *st)
 			   *le;
 
 	st->has_start = st->has_stop = st->empty = false;
-	if (!st->bounded)
-		return;
+	if (st->key1 == NULL)
+		return;					/* no bounds */
 	resetStringInfo(&st->start);
 	resetStringInfo(&st->stop);
 	for (int i = 0; i < desc->natts; i++)
@@ -512,14 +517,14 @@ evaluate_bounds(OrderedScanState *st)
 			upper = t;
 		}
 		if (lower && (!st->has_start ||
-					  compare_bytes(enc, len, (unsigned char *) st->start.data, st->start.len) > 0))
+					  compare_encoded(st, enc, len, (unsigned char *) st->start.data, st->start.len) > 0))
 		{
 			resetStringInfo(&st->start);
 			appendBinaryStringInfo(&st->start, (const char *) enc, len);
 			st->has_start = true;
 		}
 		if (upper && (!st->has_stop ||
-					  compare_bytes(enc, len, (unsigned char *) st->stop.data, st->stop.len) < 0))
+					  compare_encoded(st, enc, len, (unsigned char *) st->stop.data, st->stop.len) < 0))
 		{
 			resetStringInfo(&st->stop);
 			appendBinaryStringInfo(&st->stop, (const char *) enc, len);
@@ -537,9 +542,9 @@ against_range(OrderedScanState *st, const XxlRowFormat *fmt, const char *row)
 
 	xxl_row_unpack(fmt, row, st->values, st->isnull);
 	enc = xxl_sortkey_encode(st->key1, st->values, st->isnull, &len);
-	if (st->has_start && compare_bytes(enc, len, (unsigned char *) st->start.data, st->start.len) < 0)
+	if (st->has_start && compare_encoded(st, enc, len, (unsigned char *) st->start.data, st->start.len) < 0)
 		return -1;
-	if (st->has_stop && compare_bytes(enc, len, (unsigned char *) st->stop.data, st->stop.len) > 0)
+	if (st->has_stop && compare_encoded(st, enc, len, (unsigned char *) st->stop.data, st->stop.len) > 0)
 		return 1;
 	return 0;
 }
