@@ -127,9 +127,14 @@ CREATE FUNCTION same(q text) RETURNS boolean LANGUAGE sql
   AS $$ SELECT digest(q, true) = digest(q, false) $$;
 
 -- columns nobody above reads come from the child as NULL constants: the
--- run leaves them out and returns NULLs, and what is read is the same
+-- run leaves them out and returns NULLs, and what is read is the same; a
+-- column that a key holds relabelled (COLLATE, a cast to varchar) comes
+-- back from the key
 SELECT same('SELECT count(*), sum(k), max(n) FROM (SELECT * FROM sp ORDER BY k, t COLLATE "C", id OFFSET 0) s') AS unread_columns,
-       same('SELECT t, id FROM (SELECT * FROM sp ORDER BY t COLLATE "en-x-icu" DESC, id OFFSET 0) s') AS read_columns;
+       same('SELECT t, id FROM (SELECT * FROM sp ORDER BY t COLLATE "en-x-icu" DESC, id OFFSET 0) s') AS read_columns,
+       same('SELECT t, k, id FROM (SELECT * FROM sp ORDER BY k, t::varchar COLLATE "C" DESC, id OFFSET 0) s') AS relabelled,
+       same('SELECT * FROM (SELECT id, t::varchar COLLATE "C" AS tc, t FROM sp ORDER BY 2 DESC, id OFFSET 0) s') AS read_twice,
+       same('SELECT t, k FROM (SELECT t, k, id FROM sp ORDER BY t COLLATE "C" DESC, t, id OFFSET 0) s') AS both_keys;
 SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
        same('SELECT DISTINCT k, n FROM sp ORDER BY n DESC, k') AS distinct_,
        same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,

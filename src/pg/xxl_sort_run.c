@@ -310,7 +310,8 @@ only_needed(AttrNumber *map, TupleDesc out_desc, const bool *needed)
 
 /*
  * Which result columns a variable key restores: each key column that is a
- * result column's input and that the key holds losslessly.
+ * result column's input and that the key holds losslessly; where several
+ * result columns have that input, the later ones copy the first.
  */
 static void
 plan_restore(XxlSortRun *run)
@@ -330,14 +331,24 @@ plan_restore(XxlSortRun *run)
 		{
 			AttrNumber	a = run->map ? run->map[i] : i + 1;
 
-			if (a == xxl_sortkey_attno(run->key, c) && !run->restored[i] &&
-				!TupleDescAttr(out, i)->attisdropped)
+			if (a != xxl_sortkey_attno(run->key, c) || run->restored[i] ||
+				TupleDescAttr(out, i)->attisdropped)
+				continue;
+			run->restored[i] = true;
+			any = true;
+			if (run->restore[c] < 0)
 			{
 				run->restore[c] = i;
-				run->restored[i] = true;
-				any = true;
-				break;
+				continue;
 			}
+			/* another result column of the same input: a copy of the first */
+			if (run->copy_from == NULL)
+			{
+				run->copy_from = palloc(sizeof(int) * out->natts);
+				for (int j = 0; j < out->natts; j++)
+					run->copy_from[j] = -1;
+			}
+			run->copy_from[i] = run->restore[c];
 		}
 	}
 	if (!any)

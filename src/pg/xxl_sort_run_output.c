@@ -258,6 +258,19 @@ compact_to_tuple(XxlSortRun *run, const void *row, uint32 len)
 	return mt;
 }
 
+/* The result columns the key holds, and their copies. */
+static void
+restore_from_key(XxlSortRun *run, const void *key, uint32 klen, Datum *values, bool *isnull)
+{
+	xxl_sortkey_restore_var(run->key, key, klen, run->restore, values, isnull);
+	for (int i = 0; run->copy_from != NULL && i < run->out_desc->natts; i++)
+		if (run->copy_from[i] >= 0)
+		{
+			values[i] = values[run->copy_from[i]];
+			isnull[i] = isnull[run->copy_from[i]];
+		}
+}
+
 bool
 xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 {
@@ -280,7 +293,7 @@ xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 			values[i] = (Datum) 0;
 			isnull[i] = true;
 		}
-		xxl_sortkey_restore_var(run->key, key, klen, run->restore, values, isnull);
+		restore_from_key(run, key, klen, values, isnull);
 	}
 	else
 	{
@@ -291,7 +304,7 @@ xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
 		heap_deform_tuple(&htup, run->out_desc, values, isnull);
 		if (run->restore != NULL)
-			xxl_sortkey_restore_var(run->key, key, klen, run->restore, values, isnull);
+			restore_from_key(run, key, klen, values, isnull);
 	}
 	return true;
 }
