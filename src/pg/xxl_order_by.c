@@ -481,6 +481,14 @@ xxl_sortkey_create(TupleDesc desc, List *items)
 		if (col->attno > key->max_attno)
 			key->max_attno = col->attno;
 	}
+	/*
+	 * Only the first column's prefix is worth its cost: it is what the
+	 * sorter abbreviates, and later columns are compared on its ties only
+	 * (2M rows ORDER BY k, v in ICU: 1.44-1.81 s with a prefix for v,
+	 * where PostgreSQL's Sort took 1.39 s).
+	 */
+	for (int c = 1; c < key->ncols; c++)
+		key->cols[c].prefix = 0;
 	key->fixed_size = 0;
 	for (int c = 0; c < key->ncols; c++)
 		key->cols[c].fixed_width = fixed_width_of(key->cols[c].kind);
