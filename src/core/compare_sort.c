@@ -1,7 +1,9 @@
 /*
  * compare_sort.c — run formation for keys that are compared, not radix
- * sorted (xxl_keycmp.h): a stable merge sort of the variable-length
- * records' entries (radix.h), each thread sorting a slice, then slices
+ * sorted (xxl_keycmp.h).  Each entry gets its key's abbreviation; where
+ * the abbreviations vary, a stable radix sort by them orders the entries
+ * and comparisons only order each run of equal ones, else a stable merge
+ * sort compares every pair, each thread sorting a slice, then slices
  * merged pairwise.  OpenMP threads start with every signal blocked, as in
  * radix.c.
  */
@@ -86,35 +88,94 @@ merge_sort(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n)
 	merge_halves(cx, e, tmp, n / 2, n);
 }
 
-void
-xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t n,
-						 const char *arena, size_t key_offset, const xxl_key_compare *kc,
-						 int threads)
+/*
+ * Sort e[0, n) stably by abbreviation alone: an LSD radix over the bits
+ * that vary (diff), 11 at a time, the result back in e.
+ */
+static void
+radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff)
 {
-	cmp_ctx		cx = {arena, key_offset, kc};
-	int			slices = threads > 1 && n >= XXL_RADIX_PARALLEL_MIN ? threads : 1;
-	xxl_sigmask mask;
+	int			lo = __builtin_ctzll(diff);
+	int			hi = 63 - __builtin_clzll(diff);
+	xxl_sort_entry *src = e,
+			   *dst = tmp;
 
+	for (int shift = lo; shift <= hi; shift += 11)
+	{
+		size_t		count[2048] = {0};
+		size_t		sum = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].prefix >> shift) & 2047]++;
+		for (int d = 0; d < 2048; d++)
+		{
+			size_t		c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].prefix >> shift) & 2047]++] = src[i];
+		src = dst;
+		dst = src == e ? tmp : e;
+	}
+	if (src != e)
+		memcpy(e, src, n * sizeof(*e));
+}
+
+/*
+ * Sort each run of equal abbreviations in e[lo, hi) by comparisons, but
+ * for runs of big entries or more (left for the parallel sort).
+ */
+static void
+sort_ties(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t lo, size_t hi,
+		  size_t big)
+{
+	while (lo < hi)
+	{
+		size_t		end = lo + 1;
+
+		while (end < hi && e[end].prefix == e[lo].prefix)
+			end++;
+		if (end - lo > 1 && end - lo < big)
+			merge_sort(cx, e + lo, tmp + lo, end - lo);
+		lo = end;
+	}
+}
+
+/* Where slice t of e[0, n) begins: at the start of a run of equal abbreviations. */
+static size_t
+tie_slice_start(const xxl_sort_entry *e, size_t n, int t, int slices)
+{
+	size_t		i = n * (size_t) t / (size_t) slices;
+
+	while (i > 0 && i < n && e[i].prefix == e[i - 1].prefix)
+		i++;
+	return i;
+}
+
+/* The stable merge sort of e[0, n) by comparisons, on slices threads. */
+static void
+merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n,
+					int slices)
+{
 	if (slices == 1)
 	{
-		abbreviate(&cx, entries, n);
-		merge_sort(&cx, entries, scratch, n);
+		merge_sort(cx, e, tmp, n);
 		return;
 	}
-	xxl_signals_block(&mask);
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
+#pragma omp parallel for schedule(static, 1) num_threads(slices)
 	for (int t = 0; t < slices; t++)
 	{
 		size_t		lo = n * (size_t) t / (size_t) slices;
 		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
 
-		abbreviate(&cx, entries + lo, hi - lo);
-		merge_sort(&cx, entries + lo, scratch + lo, hi - lo);
+		merge_sort(cx, e + lo, tmp + lo, hi - lo);
 	}
 	/* slices of width w merged pairwise into slices of width 2w */
 	for (int w = 1; w < slices; w *= 2)
 	{
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
+#pragma omp parallel for schedule(static, 1) num_threads(slices)
 		for (int t = 0; t < slices; t += 2 * w)
 		{
 			size_t		lo = n * (size_t) t / (size_t) slices;
@@ -123,8 +184,63 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 			size_t		mid = n * (size_t) mid_t / (size_t) slices;
 			size_t		hi = n * (size_t) hi_t / (size_t) slices;
 
-			merge_halves(&cx, entries + lo, scratch + lo, mid - lo, hi - lo);
+			merge_halves(cx, e + lo, tmp + lo, mid - lo, hi - lo);
 		}
+	}
+}
+
+void
+xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t n,
+						 const char *arena, size_t key_offset, const xxl_key_compare *kc,
+						 int threads)
+{
+	cmp_ctx		cx = {arena, key_offset, kc};
+	int			slices = threads > 1 && n >= XXL_RADIX_PARALLEL_MIN ? threads : 1;
+	size_t		big = slices > 1 ? XXL_RADIX_PARALLEL_MIN : SIZE_MAX;
+	xxl_sigmask mask;
+	uint64_t	diff = 0;
+
+	xxl_signals_block(&mask);
+#pragma omp parallel for schedule(static, 1) num_threads(slices)
+	for (int t = 0; t < slices; t++)
+	{
+		size_t		lo = n * (size_t) t / (size_t) slices;
+		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
+
+		abbreviate(&cx, entries + lo, hi - lo);
+	}
+	for (size_t i = 1; i < n; i++)
+		diff |= entries[i].prefix ^ entries[0].prefix;
+	if (diff == 0)
+	{
+		/* all tie (a libc string first): every pair compares */
+		merge_sort_parallel(&cx, entries, scratch, n, slices);
+		xxl_signals_restore(&mask);
+		return;
+	}
+
+	/*
+	 * Abbreviations that vary order the entries by themselves where they
+	 * differ (a key that leads with an integer: all of them): a radix sort
+	 * by them, then comparisons within each run of equal ones, as the radix
+	 * sort of byte keys compares only within runs of equal bytes.  Small
+	 * runs are shared out over the threads; big ones (a flag that only
+	 * NULLs change) get all threads each.
+	 */
+	radix_by_abbrev(entries, scratch, n, diff);
+#pragma omp parallel for schedule(static, 1) num_threads(slices)
+	for (int t = 0; t < slices; t++)
+		sort_ties(&cx, entries, scratch, tie_slice_start(entries, n, t, slices),
+				  tie_slice_start(entries, n, t + 1, slices), big);
+	for (size_t lo = 0; big != SIZE_MAX && lo < n;)
+	{
+		size_t		end = lo + 1;
+
+		while (end < n && entries[end].prefix == entries[lo].prefix)
+			end++;
+		if (end - lo >= big)
+			merge_sort_parallel(&cx, entries + lo, scratch + lo, end - lo, slices);
+		lo = end;
 	}
 	xxl_signals_restore(&mask);
 }

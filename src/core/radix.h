@@ -74,8 +74,9 @@ void		xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,
 								   int threads);
 
 /*
- * The same for keys compared by kc instead of memcmp: a stable merge sort
- * of the entries (halves sorted by parallel threads, then merged).
+ * The same for keys compared by kc instead of memcmp, stable: a radix sort
+ * by the keys' abbreviations (xxl_key_abbrev) where they vary, comparisons
+ * within their ties (compare_sort.c).
  */
 struct xxl_key_compare;
 void		xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,

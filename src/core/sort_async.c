@@ -34,13 +34,18 @@ static void
 finish_var_load(xxl_sorter *s, run_worker *rw)
 {
 	/*
-	 * Compared keys (a collation's strings) make sorting the load cost far
-	 * more than filling the next one, so the worker takes every thread and
-	 * the caller's filling shares them (4M libc strings at 16MB: run
-	 * formation 5.2-6.8 s -> 4.4-4.6 s); byte keys radix sort in less time
-	 * than the caller fills, and one thread leaves it a core.
+	 * Keys that lead with a collation's strings make sorting the load cost
+	 * far more than filling the next one, so the worker takes every thread
+	 * and the caller's filling shares them (4M libc strings at 16MB: run
+	 * formation 5.2-6.8 s -> 4.4-4.6 s).  Byte keys radix sort in less
+	 * time than the caller fills, and so do compared keys that lead with
+	 * bytes (their abbreviations decide): one thread leaves the caller a
+	 * core.
 	 */
-	sort_var_load(s, rw->load, rw->load_size, rw->records, s->cfg.compare != NULL ? s->threads : 1);
+	const xxl_key_compare *kc = s->cfg.compare;
+	bool		costly = kc != NULL && kc->ncols > 0 && kc->cols[0].kind == XXL_KEYCOL_COLLATED;
+
+	sort_var_load(s, rw->load, rw->load_size, rw->records, costly ? s->threads : 1);
 	if (!runs_stopping(rw))
 		(void) sort_write_var_load(rw->load, var_load_entries(rw->load, rw->load_size, rw->records),
 								   rw->records, s->var_writer, worker_stopping, rw, &rw->err);

@@ -96,12 +96,6 @@ make_rec_prefixed(rec *r, xt_rng *rng, uint32_t pos, uint32_t prefix)
 	r->pos = pos;
 }
 
-static void
-make_rec(rec *r, xt_rng *rng, uint32_t pos)
-{
-	make_rec_prefixed(r, rng, pos, 0);
-}
-
 /*
  * column 0: 0 to 9 bytes of {0x00, 0x01, 0x41, 0xFF} (or NULL, last), so
  * that values share 7-byte prefixes and end in zeros; column 1: a string
