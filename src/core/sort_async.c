@@ -36,8 +36,7 @@ finish_var_load(xxl_sorter *s, run_worker *rw)
 	/*
 	 * Keys that lead with a collation's strings make sorting the load cost
 	 * far more than filling the next one, so the worker takes every thread
-	 * and the caller's filling shares them (4M libc strings at 16MB: run
-	 * formation 5.2-6.8 s -> 4.4-4.6 s).  Byte keys radix sort in less
+	 * and the caller's filling shares them.  Byte keys radix sort in less
 	 * time than the caller fills, and so do compared keys that lead with
 	 * bytes (their abbreviations decide): one thread leaves the caller a
 	 * core.
