@@ -154,7 +154,10 @@ tie_slice_start(const xxl_sort_entry *e, size_t n, int t, int slices)
 	return i;
 }
 
-/* The stable merge sort of e[0, n) by comparisons, on slices threads. */
+/*
+ * The stable merge sort of e[0, n) by comparisons, on slices threads;
+ * the caller has blocked signals (xxl_compare_sort_entries).
+ */
 static void
 merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n,
 					int slices)
@@ -164,6 +167,7 @@ merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, s
 		merge_sort(cx, e, tmp, n);
 		return;
 	}
+	/* signals: blocked by the caller */
 #pragma omp parallel for schedule(static, 1) num_threads(slices)
 	for (int t = 0; t < slices; t++)
 	{
@@ -175,6 +179,7 @@ merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, s
 	/* slices of width w merged pairwise into slices of width 2w */
 	for (int w = 1; w < slices; w *= 2)
 	{
+		/* signals: blocked by the caller */
 #pragma omp parallel for schedule(static, 1) num_threads(slices)
 		for (int t = 0; t < slices; t += 2 * w)
 		{
