@@ -450,17 +450,25 @@ begin_ordered(CustomScanState *node, EState *estate, int eflags)
 	}
 }
 
+/* Two encoded keys as the sorter orders them: by kc, or as bytes where it is NULL. */
+static int
+compare_encoded_by(const xxl_key_compare *kc, const unsigned char *a, uint32 alen,
+				   const unsigned char *b, uint32 blen)
+{
+	int			c;
+
+	if (kc != NULL)
+		return xxl_key_compare_keys(kc, a, alen, b, blen);
+	c = memcmp(a, b, Min(alen, blen));
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
 /* Encoded keys of the leading column, in the order its rows are stored. */
 static int
 compare_encoded(const OrderedScanState *st, const unsigned char *a, uint32 alen,
 				const unsigned char *b, uint32 blen)
 {
-	int			c;
-
-	if (st->kc1 != NULL)
-		return xxl_key_compare_keys(st->kc1, a, alen, b, blen);
-	c = memcmp(a, b, Min(alen, blen));
-	return c != 0 ? c : (alen > blen) - (alen < blen);
+	return compare_encoded_by(st->kc1, a, alen, b, blen);
 }
 
 /*
@@ -552,14 +560,7 @@ against_range(OrderedScanState *st, const XxlRowFormat *fmt, const char *row)
 static int
 compare_keys(const OrderedScanState *st, const Cursor *a, const Cursor *b)
 {
-	int			c;
-
-	if (st->kc != NULL)
-		return xxl_key_compare_keys(st->kc, a->key, a->keylen, b->key, b->keylen);
-	c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
-	if (c != 0)
-		return c;
-	return (a->keylen > b->keylen) - (a->keylen < b->keylen);
+	return compare_encoded_by(st->kc, a->key, a->keylen, b->key, b->keylen);
 }
 
 /* Whether cursor i's row sorts before cursor j's (ties: the lower cursor). */
