@@ -33,8 +33,7 @@ xxl_env_sort_block(xxl_env *env, size_t memory, size_t rec_size, uint64_t record
 
 	/*
 	 * As large as allowed while the merge keeps a fan-in of about
-	 * SORT_FAN_IN, larger if the run metadata needs it (then the budget is
-	 * tight for this input and the fan-in drops).  With a fan-in of 16, 2 MB
+	 * SORT_FAN_IN, larger only where the sorter's least memory needs it.  With a fan-in of 16, 2 MB
 	 * blocks at a 60 MB budget merged DC3's sorters in two passes: 298
 	 * bytes of I/O per text byte instead of 230 with 256 kB blocks.
 	 */
@@ -62,9 +61,8 @@ xxl_env_sort_block(xxl_env *env, size_t memory, size_t rec_size, uint64_t record
 		if (xxl_sort_min_memory(block) > memory)
 			return xxl_error_set(&env->err, XXL_ENOMEM, 0,
 								 "memory budget of %zu bytes is too small for this %s: a sorter "
-								 "of %zu bytes cannot take %llu bytes (the sorter keeps its run "
-								 "list in memory)", env->budget.limit, env->noun, memory,
-								 (unsigned long long) nbytes);
+								 "of %zu bytes cannot sort %zu-byte records", env->budget.limit,
+								 env->noun, memory, rec_size);
 	}
 	*block_out = block;
 	return XXL_OK;

@@ -62,27 +62,31 @@ unit_ends_block(const xxl_merger *m, const merge_source *src, size_t u)
 	return u + 1 == src->nunits || unit_block(m, u + 1) != unit_block(m, u);
 }
 
-static inline uint64_t
-unit_key(const xxl_merger *m, const merge_source *src, size_t u)
-{
-	return src->run->block_keys[unit_block(m, u)];
-}
-
-static void
-post_block(xxl_merger *m, int f, int r, size_t u)
+/*
+ * Post unit next_unissued of source r into frame f and read the block
+ * table on to the next unit's block (its key is what the prefetch order
+ * compares).
+ */
+static xxl_status
+issue_unit(xxl_merger *m, int f, int r)
 {
 	merge_frame *fr = &m->frames[f];
-	xxl_run    *run = m->src[r].run;
+	merge_source *src = &m->src[r];
 	size_t		unit = read_unit(&m->env);
+	size_t		u = src->next_unissued++;
 	uint64_t	offset = (uint64_t) u * unit;
 
 	fr->block = u;
 	/* a bid is a byte offset on its disk: a unit inside the block is one too */
-	fr->req.bid = run->bids[offset / m->env.block_size] + offset % m->env.block_size;
+	fr->req.bid = src->issue.bid + offset % m->env.block_size;
 	fr->req.buf = fr->data;
-	fr->req.len = XXL_ROUND_UP(unit_length(run, u, unit), XXL_ALIGN);
+	fr->req.len = XXL_ROUND_UP(unit_length(src->run, u, unit), XXL_ALIGN);
 	fr->req.is_write = false;
 	xxl_io_post(m->env.disks, &fr->req);
+	if (src->next_unissued < src->nunits)
+		return xxl_run_cursor_seek(&src->blocks, unit_block(m, src->next_unissued), &src->issue,
+								   m->env.err);
+	return XXL_OK;
 }
 
 static int
@@ -103,7 +107,7 @@ push_free(xxl_merger *m, int f)
 }
 
 /* Fill free frames with the next blocks of the prediction sequence. */
-void
+xxl_status
 merge_prefetch(xxl_merger *m)
 {
 	while (m->free_head >= 0)
@@ -117,25 +121,26 @@ merge_prefetch(xxl_merger *m)
 		{
 			merge_source *c = &m->src[r];
 
-			if (c->next_unissued < c->nunits &&
-				(best < 0 || unit_key(m, c, c->next_unissued) < best_key))
+			if (c->next_unissued < c->nunits && (best < 0 || c->issue.key < best_key))
 			{
 				best = r;
-				best_key = unit_key(m, c, c->next_unissued);
+				best_key = c->issue.key;
 			}
 		}
 		if (best < 0)
-			return;
+			return XXL_OK;
 		src = &m->src[best];
 		f = pop_free(m);
-		post_block(m, f, best, src->next_unissued++);
 		m->frames[f].next = -1;
 		if (src->pend_tail >= 0)
 			m->frames[src->pend_tail].next = f;
 		else
 			src->pend_head = f;
 		src->pend_tail = f;
+		if (issue_unit(m, f, best) != XXL_OK)
+			return m->env.err->code;
 	}
+	return XXL_OK;
 }
 
 /* Give up the current block of a source (recycling it in intermediate passes). */
@@ -145,7 +150,12 @@ merge_release_current(xxl_merger *m, merge_source *src)
 	if (src->cur_frame < 0)
 		return;
 	if (m->release_blocks && unit_ends_block(m, src, src->cur_block))
-		xxl_block_free(m->env.disks, src->run->bids[unit_block(m, src->cur_block)]);
+	{
+		const merge_frame *fr = &m->frames[src->cur_frame];
+		uint64_t	offset = (uint64_t) src->cur_block * read_unit(&m->env);
+
+		xxl_block_free(m->env.disks, fr->req.bid - offset % m->env.block_size);
+	}
 	push_free(m, src->cur_frame);
 	src->cur_frame = -1;
 }
@@ -169,13 +179,18 @@ merge_next_block(xxl_merger *m, merge_source *src)
 	{
 		/* not prefetched: read it into the frame just released */
 		f = pop_free(m);
-		post_block(m, f, r, src->next_unissued++);
+		if (issue_unit(m, f, r) != XXL_OK)
+		{
+			push_free(m, f);	/* (posted or not, destroy waits for it) */
+			return m->env.err->code;
+		}
 	}
 	src->cur_frame = f;
 	src->cur_block = m->frames[f].block;
 	src->cur_len = unit_length(src->run, src->cur_block, read_unit(&m->env));
 	src->pos = 0;
-	merge_prefetch(m);
+	if (merge_prefetch(m) != XXL_OK)
+		return m->env.err->code;
 	return xxl_io_wait(m->env.disks, &m->frames[f].req, m->env.err);
 }
 
@@ -337,8 +352,7 @@ source_advance(xxl_merger *m, merge_source *src)
 		src->prefix = UINT64_MAX;
 		src->code = UINT64_MAX;
 		merge_release_current(m, src);
-		merge_prefetch(m);
-		return XXL_OK;
+		return merge_prefetch(m);
 	}
 	if (s->fixed)
 	{
@@ -562,7 +576,8 @@ tree_replay(xxl_merger *m, int leaf)
 static size_t
 per_source_bytes(const xxl_merge_env *env)
 {
-	return read_unit(env) + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + sizeof(merge_source)
+	return read_unit(env) + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + XXL_RUN_LOG_CURSOR
+		+ sizeof(merge_source)
 		+ sizeof(merge_frame) + sizeof(struct tree_node) + 2 * MERGE_TREE_NODE_MAX
 		+ sizeof(size_t) + 2 * sizeof(segment);
 }
@@ -602,7 +617,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	/* all memory not needed elsewhere becomes frames */
 	avail = xxl_budget_available(s->budget);
 	reserve = reserve_bytes + XXL_ROUND_UP(s->max_record, XXL_ALIGN)
-		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + sizeof(merge_source)
+		+ (size_t) k * (XXL_ROUND_UP(s->max_record, XXL_ALIGN) + XXL_RUN_LOG_CURSOR + sizeof(merge_source)
 						+ sizeof(struct tree_node) + 2 * MERGE_TREE_NODE_MAX + sizeof(size_t)
 						+ 2 * sizeof(segment));
 	nframes = avail > reserve ? (int) ((avail - reserve) / (read_unit(s) + sizeof(merge_frame))) : 0;
@@ -611,6 +626,8 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 
 	m->src = xxl_budget_alloc(s->budget, (size_t) k * sizeof(merge_source), s->err);
 	m->tree = m->src ? xxl_budget_alloc(s->budget, (size_t) k * sizeof(struct tree_node), s->err) : NULL;
+	if (m->src != NULL)
+		memset(m->src, 0, (size_t) k * sizeof(merge_source));
 	m->frames = m->tree ? xxl_budget_alloc(s->budget, (size_t) nframes * sizeof(merge_frame), s->err) : NULL;
 	if (m->frames == NULL)
 	{
@@ -640,12 +657,17 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 	{
 		merge_source *src = &m->src[r];
 
-		memset(src, 0, sizeof(*src));
 		src->run = &runs[r];
 		src->cur_frame = -1;
 		src->pend_head = src->pend_tail = -1;
 		src->remaining = runs[r].nbytes;
 		src->nunits = (size_t) ((runs[r].nbytes + read_unit(s) - 1) / read_unit(s));
+		if (xxl_run_cursor_open(&src->blocks, &runs[r], s->budget, s->err) != XXL_OK ||
+			(src->nunits > 0 && xxl_run_cursor_seek(&src->blocks, 0, &src->issue, s->err) != XXL_OK))
+		{
+			xxl_merger_destroy(m);
+			return NULL;
+		}
 	}
 	/* every run's first block first, then prefetch in σ order */
 	for (int r = 0; r < k; r++)
@@ -656,12 +678,20 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		{
 			int			f = pop_free(m);
 
-			post_block(m, f, r, src->next_unissued++);
 			m->frames[f].next = -1;
 			src->pend_head = src->pend_tail = f;
+			if (issue_unit(m, f, r) != XXL_OK)
+			{
+				xxl_merger_destroy(m);
+				return NULL;
+			}
 		}
 	}
-	merge_prefetch(m);
+	if (merge_prefetch(m) != XXL_OK)
+	{
+		xxl_merger_destroy(m);
+		return NULL;
+	}
 	/* a batch takes a record or more from every run: the buffer must hold k */
 	if (merge_batch_eligible(env) && xxl_merge_output_bytes(env) / env->rec_size >= (size_t) k)
 	{
@@ -889,7 +919,10 @@ xxl_merger_destroy(xxl_merger *m)
 	if (m->src)
 	{
 		for (int r = 0; r < m->k; r++)
+		{
 			xxl_budget_free(s->budget, m->src[r].scratch, m->src[r].scratch_size);
+			xxl_run_cursor_close(&m->src[r].blocks, s->budget);
+		}
 		xxl_budget_free(s->budget, m->src, (size_t) m->k * sizeof(merge_source));
 	}
 	xxl_budget_free(s->budget, m->tree, (size_t) m->k * sizeof(struct tree_node));

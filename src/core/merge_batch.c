@@ -169,7 +169,8 @@ merge_fill_batch(xxl_merger *m, unsigned char *out, size_t capacity, size_t *cou
 		{
 			src->done = true;
 			merge_release_current(m, src);
-			merge_prefetch(m);
+			if (merge_prefetch(m) != XXL_OK)
+				return -1;
 		}
 	}
 	*count = total;

@@ -44,6 +44,8 @@ typedef struct merge_frame
 typedef struct merge_source
 {
 	xxl_run    *run;
+	xxl_run_cursor blocks;		/* the run's block table, read as units are posted */
+	xxl_run_block issue;		/* the block of next_unissued: its id and first key */
 	size_t		next_unissued;	/* first unit not yet posted */
 	size_t		nunits;			/* units of the run (blocks, with full-size reads) */
 	int			cur_frame;		/* frame holding the current unit, or -1 */
@@ -159,7 +161,7 @@ run_window_records(const xxl_merger *m, const merge_source *src)
 /* merge.c: the loser tree, frames and prefetching */
 xxl_status merge_ensure_scratch(xxl_merger *m, merge_source *src, size_t len);
 xxl_status merge_next_block(xxl_merger *m, merge_source *src);
-void merge_prefetch(xxl_merger *m);
+xxl_status merge_prefetch(xxl_merger *m);
 void merge_release_current(xxl_merger *m, merge_source *src);
 int merge_step(xxl_merger *m, xxl_status *rc);
 /* The next record through the loser tree (the async worker fills its ring with it). */

@@ -30,9 +30,16 @@
  * At the next full load the caller waits for the worker and the writes, as
  * it waits for the writes alone in synchronous mode.  During a job the
  * worker owns its load, the run being written, its writes and the block
- * manager; it never allocates from the budget (the run's block list is
- * reserved up front, the writer made by the caller) and never calls back
- * into the caller.
+ * manager and appends to the block log; it never allocates from the
+ * budget (the run's log pages exist, the writer is made by the caller) and
+ * never calls back into the caller.
+ *
+ * Runs and their block lists live on disk, in two run logs (xxl_stream.h):
+ * blocks_log holds every run's (block id, first key) entries, runs_log the
+ * runs themselves, appended as each is complete.  Memory holds the run
+ * being formed, and each merge the runs it takes, so no input is too large
+ * for a budget; a merge pass reads runs_log from the pass's start and
+ * appends the runs it leaves (sort_merge.c).
  */
 #include "core/sort_internal.h"
 
@@ -63,10 +70,11 @@ xxl_sort_min_memory(size_t block_size)
 }
 
 /*
- * The sorter keeps two 8-byte entries per block of every run, the run array
- * and the write requests of one load in the slack its load region leaves;
- * this is that accounting with margin, at the end of the input and when the
- * run array last doubled.
+ * Whether a sorter of memory bytes with blocks of block bytes takes nbytes
+ * of rec_size-byte records: what it keeps beside its load region is the
+ * write requests of one load and two pages per run log, whatever the input
+ * (the runs and their block tables are on disk), so any input it can
+ * form runs of.
  */
 bool
 xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
@@ -74,38 +82,16 @@ xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
 	size_t		slack = xxl_sort_slack(memory);
 	size_t		region,
 				half;
-	uint64_t	per_run,
-				runs,
-				cap = 16,
-				run_meta,
-				meta;
-	size_t		nb;
+	uint64_t	meta;
 
+	(void) nbytes;
 	if (memory < xxl_sort_min_memory(block))
 		return false;
 	region = memory - XXL_ALIGN - slack;
 	half = (region / 2) & ~(size_t) (XXL_ALIGN - 1);
-	per_run = half / rec_size * rec_size;
-	if (per_run == 0)
+	if (half / rec_size == 0)
 		return false;
-	if (nbytes <= per_run)
-		return true;			/* sorted in memory: no runs */
-	runs = nbytes / per_run + 1;
-	nb = (size_t) ((per_run + block - 1) / block);
-	run_meta = 2 * xxl_budget_charge(nb * sizeof(uint64_t));
-	while (cap < runs)
-		cap *= 2;
-	/* at the end, and when the run array last doubled (old and new copy) */
-	meta = runs * run_meta + xxl_budget_charge(cap * sizeof(xxl_run));
-	if (cap > 16)
-	{
-		uint64_t	at_growth = cap / 2 * run_meta + xxl_budget_charge(cap / 2 * sizeof(xxl_run)) +
-			xxl_budget_charge(cap * sizeof(xxl_run));
-
-		if (at_growth > meta)
-			meta = at_growth;
-	}
-	meta += xxl_budget_charge((half / block + 1) * sizeof(xxl_io_request));
+	meta = xxl_budget_charge((half / block + 1) * sizeof(xxl_io_request)) + 4 * XXL_RUN_LOG_PAGE;
 	return meta + XXL_ALIGN <= slack;
 }
 
@@ -261,26 +247,52 @@ sort_ensure_disks(xxl_sorter *s)
 		if (s->disks == NULL)
 			return s->part.err.code;
 	}
+	if (!s->logs_open)
+	{
+		if (xxl_run_log_open(&s->blocks_log, s->disks, sizeof(xxl_run_block), &s->part.budget,
+							 &s->part.err) != XXL_OK)
+			return s->part.err.code;
+		if (xxl_run_log_open(&s->runs_log, s->disks, sizeof(run_record), &s->part.budget,
+							 &s->part.err) != XXL_OK)
+		{
+			xxl_run_log_close(&s->blocks_log, &s->part.budget);
+			return s->part.err.code;
+		}
+		s->pass_start = xxl_run_log_tail(&s->runs_log);
+		s->logs_open = true;
+	}
 	return XXL_OK;
 }
 
+/*
+ * The run formed so far, complete (its writes may be in flight), goes to
+ * the runs' log.  Caller's thread, the worker idle.
+ */
+xxl_status
+sort_close_run(xxl_sorter *s)
+{
+	if (!s->run_open)
+		return XXL_OK;
+	if (sort_log_run(s, &s->open_run) != XXL_OK)
+		return s->part.err.code;
+	s->run_open = false;
+	return XXL_OK;
+}
+
+/*
+ * A new, empty run: the one formed before it is complete (the worker and
+ * its writes are waited for before a load is flushed) and goes to the
+ * log, so memory holds one run whatever their number.
+ */
 xxl_status
 sort_add_run(xxl_sorter *s, xxl_run **run)
 {
-	if (s->nruns == s->runs_capacity)
-	{
-		size_t		cap = s->runs_capacity ? s->runs_capacity * 2 : 16;
-		xxl_run    *grown = xxl_budget_realloc(&s->part.budget, s->runs,
-											   s->runs_capacity * sizeof(xxl_run),
-											   cap * sizeof(xxl_run), &s->part.err);
-
-		if (grown == NULL)
-			return s->part.err.code;
-		s->runs = grown;
-		s->runs_capacity = cap;
-	}
-	*run = &s->runs[s->nruns++];
-	xxl_run_init(*run);
+	if (sort_close_run(s) != XXL_OK)
+		return s->part.err.code;
+	xxl_run_init_logged(&s->open_run, &s->blocks_log);
+	s->run_open = true;
+	s->nruns++;
+	*run = &s->open_run;
 	return XXL_OK;
 }
 
@@ -401,8 +413,8 @@ sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n, x
 
 /*
  * Post the write of block b of a sorted fixed-record load of bytes bytes,
- * straight from the sorted half.  The run's block list must have room (it
- * is reserved up front: the run worker must not allocate).
+ * straight from the sorted half.  (On the run worker too: the block's
+ * entry goes to the block log, which allocates nothing.)
  */
 xxl_status
 sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err)
@@ -868,6 +880,12 @@ xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats)
 		xxl_disks_stats(s->disks, &stats->io);
 	else
 		memset(&stats->io, 0, sizeof(stats->io));
+	if (s->logs_open)
+	{
+		stats->log_bytes_read = (s->blocks_log.pages_read + s->runs_log.pages_read) * XXL_RUN_LOG_PAGE;
+		stats->log_bytes_written = (s->blocks_log.pages_written + s->runs_log.pages_written)
+			* XXL_RUN_LOG_PAGE;
+	}
 }
 
 void
@@ -888,9 +906,12 @@ xxl_sorter_destroy(xxl_sorter *s)
 			xxl_io_wait(s->disks, &s->run_writes[i], &ignored);
 	}
 	xxl_part_free(&s->part, s->run_writes, s->run_writes_capacity * sizeof(xxl_io_request));
-	for (size_t i = 0; i < s->nruns; i++)
-		xxl_run_release(&s->runs[i], s->disks, &s->part.budget);
 	xxl_part_free(&s->part, s->runs, s->runs_capacity * sizeof(xxl_run));
+	if (s->logs_open)
+	{
+		xxl_run_log_close(&s->blocks_log, &s->part.budget);
+		xxl_run_log_close(&s->runs_log, &s->part.budget);
+	}
 	xxl_part_free(&s->part, s->region, s->region_size);
 	xxl_disks_close(s->disks);	/* joins the I/O threads, removes the files */
 	budget = s->part.budget;

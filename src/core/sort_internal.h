@@ -18,7 +18,7 @@
 #define VAR_HEADER 8			/* u32 key_len, u32 payload_len; as in merge.c */
 #define POLL_EVERY 65536
 #define WRITE_BUFFERS 2
-/* structs, trees and run lists: they grow with N/B, so scale with the budget */
+/* structs, write requests and the run logs' pages; more for larger budgets */
 #define SLACK_BYTES (64 * 1024)
 #define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
 #define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
@@ -103,9 +103,19 @@ struct xxl_sorter
 	size_t		bucket_scratch_size;
 	struct run_worker *rw;		/* while loads are formed */
 
-	/* runs on disk */
-	xxl_run    *runs;
+	/*
+	 * Runs on disk: their block tables in blocks_log, the runs themselves in
+	 * runs_log from pass_start on (nruns of them), but for the one being
+	 * formed, open_run.  The final merge's runs are read into runs.
+	 */
+	bool		logs_open;
+	xxl_run_log blocks_log;
+	xxl_run_log runs_log;
+	xxl_run_log_pos pass_start;
+	xxl_run		open_run;
+	bool		run_open;
 	size_t		nruns;
+	xxl_run    *runs;
 	size_t		runs_capacity;
 
 	/* output */
@@ -118,12 +128,33 @@ struct xxl_sorter
 	uint64_t	t_merge_start;
 };
 
-/*
- * Run metadata (block ids and keys, about 24 bytes per block plus 48 per
- * run) lives in the slack the load region leaves, so the slack bounds how
- * much input one sorter takes.  A fixed 1/32 let a 1 MB sorter hold only
- * about 200 runs (some 90x its memory); small budgets get up to 1/8.
- */
+
+/* A run as runs_log keeps it. */
+typedef struct run_record
+{
+	xxl_run_log_pos first;
+	uint64_t	nblocks;
+	uint64_t	nbytes;
+	uint64_t	nrecords;
+} run_record;
+
+static inline xxl_status
+sort_log_run(xxl_sorter *s, const xxl_run *run)
+{
+	run_record	r = {run->first, run->nblocks, run->nbytes, run->nrecords};
+
+	return xxl_run_log_append(&s->runs_log, &r, &s->part.err);
+}
+
+static inline void
+sort_run_from_record(xxl_sorter *s, const run_record *r, xxl_run *run)
+{
+	xxl_run_init_logged(run, &s->blocks_log);
+	run->first = r->first;
+	run->nblocks = r->nblocks;
+	run->nbytes = r->nbytes;
+	run->nrecords = r->nrecords;
+}
 
 static inline xxl_sort_entry *
 var_load_entries(char *load, size_t load_size, size_t n)
@@ -178,6 +209,7 @@ var_record(const char *load, const xxl_sort_entry *e, size_t *len, uint64_t *pre
 /* sort.c: creation, run formation, output */
 xxl_status sort_add_load_run(xxl_sorter *s, xxl_run **run);
 xxl_status sort_add_run(xxl_sorter *s, xxl_run **run);
+xxl_status sort_close_run(xxl_sorter *s);
 xxl_status sort_ensure_disks(xxl_sorter *s);
 void sort_note_load(xxl_sorter *s);
 xxl_status sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err);

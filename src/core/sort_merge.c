@@ -138,6 +138,16 @@ min_read_size(const xxl_sorter *s)
 }
 
 /*
+ * What a merge of k runs holds besides frames: the runs themselves, read
+ * from the log (through a cursor's page).
+ */
+static size_t
+runs_bytes(size_t k)
+{
+	return xxl_budget_charge(k * sizeof(xxl_run)) + XXL_RUN_LOG_CURSOR;
+}
+
+/*
  * The largest frame size, from full blocks down to min_read_size, at which
  * one merge that sets reserve bytes aside takes k runs; 0 if none does.
  * Full blocks merge fastest (larger batches), so smaller frames are only
@@ -150,6 +160,7 @@ fitting_read_size(xxl_sorter *s, size_t k, size_t reserve)
 	xxl_merge_env env = merge_env(s);
 	size_t		least = min_read_size(s);
 
+	reserve += runs_bytes(k);
 	for (size_t u = s->block_size;; u /= 2)
 	{
 		env.read_size = u;
@@ -160,11 +171,108 @@ fitting_read_size(xxl_sorter *s, size_t k, size_t reserve)
 	}
 }
 
+/* The most runs one merge takes with reserve bytes set aside, at the frames set. */
+static int
+fan_in_with(xxl_sorter *s, size_t reserve)
+{
+	xxl_merge_env env = merge_env(s);
+	int			k = xxl_merge_max_fan_in(&env, reserve + runs_bytes(0));
+
+	/* the runs' own bytes take a little from what frames would have */
+	while (k > 0 && xxl_merge_max_fan_in(&env, reserve + runs_bytes((size_t) k)) < k)
+		k--;
+	return k;
+}
+
+/* Read the next n runs of the log into runs[0..n). */
+static xxl_status
+read_runs(xxl_sorter *s, xxl_run_log_cursor *c, xxl_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		const void *rec;
+
+		if (xxl_run_log_next(c, &rec, &s->part.err) != XXL_OK)
+			return s->part.err.code;
+		sort_run_from_record(s, rec, &runs[i]);
+	}
+	return XXL_OK;
+}
+
 /*
- * Intermediate passes: merge groups of consecutive runs (consecutive, so
- * equal keys keep their input order) until one final merge can take them
- * all, reading the smallest frames, which take the most runs at once.
- * Leaves read_size at what the final merge reads.
+ * One intermediate pass: the runs of the log from pass_start on, merged in
+ * groups of consecutive runs (consecutive, so equal keys keep their input
+ * order) of at most fan_in, just enough groups that excess runs go; the
+ * pass's runs are appended to the log and are the next pass's.
+ */
+static xxl_status
+merge_pass(xxl_sorter *s, int fan_in, size_t excess)
+{
+	xxl_run_log_cursor c;
+	xxl_run_log_pos next_start = xxl_run_log_tail(&s->runs_log);
+	size_t		group_bytes = (size_t) fan_in * sizeof(xxl_run);
+	xxl_run    *group;
+	size_t		in = 0,
+				out = 0;
+	xxl_status	rc = XXL_OK;
+
+	group = xxl_part_alloc(&s->part, group_bytes);
+	if (group == NULL)
+		return s->part.err.code;
+	if (xxl_run_log_cursor_open(&c, &s->runs_log, s->pass_start, &s->part.budget,
+								&s->part.err) != XXL_OK)
+	{
+		xxl_part_free(&s->part, group, group_bytes);
+		return s->part.err.code;
+	}
+	while (in < s->nruns && rc == XXL_OK)
+	{
+		size_t		g = s->nruns - in;
+		xxl_run		merged;
+
+		if (excess == 0 || g == 1)
+			g = 1;
+		else
+		{
+			if (g > (size_t) fan_in)
+				g = (size_t) fan_in;
+			if (g - 1 > excess)
+				g = excess + 1;
+		}
+		rc = read_runs(s, &c, group, g);
+		if (rc != XXL_OK)
+			break;
+		if (g == 1)
+		{
+			/* as it is, into this pass's runs */
+			rc = sort_log_run(s, &group[0]);
+			in++, out++;
+			continue;
+		}
+		xxl_run_init_logged(&merged, &s->blocks_log);
+		rc = merge_group(s, group, (int) g, &merged);
+		if (rc == XXL_OK)
+			rc = sort_log_run(s, &merged);
+		if ((int) g > s->stats.fan_in)
+			s->stats.fan_in = (int) g;
+		in += g;
+		out++;
+		excess -= g - 1;
+	}
+	xxl_run_log_cursor_close(&c, &s->part.budget);
+	xxl_part_free(&s->part, group, group_bytes);
+	if (rc != XXL_OK)
+		return rc;
+	s->pass_start = next_start;
+	s->nruns = out;
+	s->stats.merge_passes++;
+	return XXL_OK;
+}
+
+/*
+ * Intermediate passes until one final merge can take every run, reading
+ * the smallest frames, which take the most runs at once.  Leaves read_size
+ * at what the final merge reads.
  */
 static xxl_status
 reduce_runs(xxl_sorter *s)
@@ -172,12 +280,8 @@ reduce_runs(xxl_sorter *s)
 	for (;;)
 	{
 		size_t		final_read = fitting_read_size(s, s->nruns, final_reserve(s));
-		xxl_merge_env env;
 		int			final_fan_in;
 		int			fan_in;
-		size_t		excess;
-		size_t		in = 0,
-					out = 0;
 
 		if (final_read > 0)
 		{
@@ -185,51 +289,35 @@ reduce_runs(xxl_sorter *s)
 			return XXL_OK;
 		}
 		s->read_size = min_read_size(s);
-		env = merge_env(s);
-		final_fan_in = xxl_merge_max_fan_in(&env, final_reserve(s));
-		fan_in = xxl_merge_max_fan_in(&env, writer_reserve(s));
+		final_fan_in = fan_in_with(s, final_reserve(s));
+		fan_in = fan_in_with(s, writer_reserve(s));
 		if (fan_in < 2 || final_fan_in < 1)
 			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 								 "memory budget of %zu bytes is too small to merge %zu-byte records",
 								 s->cfg.res.memory, s->max_record);
 		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
-		excess = s->nruns - (size_t) final_fan_in;
-		/* merge just enough groups this pass; later runs stay as they are */
-		while (in < s->nruns)
-		{
-			size_t		g = s->nruns - in;
-			xxl_run		merged;
-
-			if (excess == 0 || g == 1)
-			{
-				s->runs[out++] = s->runs[in++];
-				continue;
-			}
-			if (g > (size_t) fan_in)
-				g = (size_t) fan_in;
-			if (g - 1 > excess)
-				g = excess + 1;
-			xxl_run_init(&merged);
-			if (merge_group(s, &s->runs[in], (int) g, &merged) != XXL_OK)
-			{
-				xxl_run_release(&merged, s->disks, &s->part.budget);
-				return s->part.err.code;
-			}
-			if ((int) g > s->stats.fan_in)
-				s->stats.fan_in = (int) g;
-			for (size_t j = in; j < in + g; j++)
-			{
-				/* their blocks were recycled during the merge */
-				s->runs[j].nblocks = 0;
-				xxl_run_release(&s->runs[j], s->disks, &s->part.budget);
-			}
-			s->runs[out++] = merged;
-			in += g;
-			excess -= g - 1;
-		}
-		s->nruns = out;
-		s->stats.merge_passes++;
+		if (merge_pass(s, fan_in, s->nruns - (size_t) final_fan_in) != XXL_OK)
+			return s->part.err.code;
 	}
+}
+
+/* The final merge's runs, from the log. */
+static xxl_status
+load_final_runs(xxl_sorter *s)
+{
+	xxl_run_log_cursor c;
+	xxl_status	rc;
+
+	s->runs = xxl_part_alloc(&s->part, s->nruns * sizeof(xxl_run));
+	if (s->runs == NULL)
+		return s->part.err.code;
+	s->runs_capacity = s->nruns;
+	if (xxl_run_log_cursor_open(&c, &s->runs_log, s->pass_start, &s->part.budget,
+								&s->part.err) != XXL_OK)
+		return s->part.err.code;
+	rc = read_runs(s, &c, s->runs, s->nruns);
+	xxl_run_log_cursor_close(&c, &s->part.budget);
+	return rc;
 }
 
 xxl_status
@@ -247,7 +335,8 @@ xxl_sorter_sort(xxl_sorter *s)
 		s->phase = PHASE_MEMORY_OUTPUT;
 		return XXL_OK;
 	}
-	if (sort_flush_run(s, true) != XXL_OK || sort_wait_run_writes(s) != XXL_OK)
+	if (sort_flush_run(s, true) != XXL_OK || sort_wait_run_writes(s) != XXL_OK ||
+		sort_close_run(s) != XXL_OK)
 		return xxl_part_fail(&s->part);
 	/* run formation is over: its thread and buffers give way to merging */
 	sort_end_runs_worker(s);
@@ -259,7 +348,7 @@ xxl_sorter_sort(xxl_sorter *s)
 	xxl_budget_restart_peak(&s->part.budget);	/* from here on: what merging charges */
 	s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
 	s->t_merge_start = xxl_now_ns();
-	if (reduce_runs(s) != XXL_OK)
+	if (reduce_runs(s) != XXL_OK || load_final_runs(s) != XXL_OK)
 		return xxl_part_fail(&s->part);
 	{
 		xxl_merge_env env = merge_env(s);

@@ -18,6 +18,11 @@ xxl_run_init(xxl_run *run)
 void
 xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget)
 {
+	if (run->log != NULL)
+	{
+		xxl_run_init(run);
+		return;
+	}
 	for (size_t i = 0; i < run->nblocks; i++)
 		if (run->bids[i] != XXL_BID_NONE)	/* (a reader that consumed it freed it) */
 			xxl_block_free(disks, run->bids[i]);
@@ -29,7 +34,7 @@ xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget)
 xxl_status
 xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err)
 {
-	if (nblocks > run->capacity)
+	if (run->log == NULL && nblocks > run->capacity)
 	{
 		size_t		cap = nblocks;
 		xxl_bid    *bids = xxl_budget_alloc(budget, cap * sizeof(xxl_bid), err);
@@ -57,6 +62,17 @@ xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err
 xxl_status
 xxl_run_append_block(xxl_run *run, xxl_bid bid, uint64_t key, xxl_budget *budget, xxl_error *err)
 {
+	if (run->log != NULL)
+	{
+		xxl_run_block entry = {bid, key};
+
+		if (run->nblocks == 0)
+			run->first = xxl_run_log_tail(run->log);
+		if (xxl_run_log_append(run->log, &entry, err) != XXL_OK)
+			return err->code;
+		run->nblocks++;
+		return XXL_OK;
+	}
 	if (run->nblocks == run->capacity &&
 		xxl_run_reserve(run, run->capacity ? run->capacity * 2 : 8, budget, err) != XXL_OK)
 		return err->code;
@@ -131,6 +147,7 @@ struct xxl_bwriter
 	xxl_stream_buffer *ring;
 	int			cur;
 	size_t		fill;
+	xxl_bid		bid;			/* of the block being filled */
 	uint64_t	record_prefix;
 };
 
@@ -172,7 +189,7 @@ post_current(xxl_bwriter *w)
 {
 	xxl_stream_buffer *b = &w->ring[w->cur];
 
-	b->req.bid = w->run->bids[w->run->nblocks - 1];
+	b->req.bid = w->bid;
 	b->req.buf = b->data;
 	b->req.len = XXL_ROUND_UP(w->fill, XXL_ALIGN);
 	/* a partial last block is padded to the page: no stale bytes on disk */
@@ -203,10 +220,8 @@ xxl_bwriter_write(xxl_bwriter *w, const void *data, size_t len)
 
 		if (w->fill == 0)
 		{
-			xxl_bid		bid;
-
-			if (xxl_block_alloc(w->disks, &bid, &w->err) != XXL_OK ||
-				xxl_run_append_block(w->run, bid, w->record_prefix, w->budget, &w->err) != XXL_OK)
+			if (xxl_block_alloc(w->disks, &w->bid, &w->err) != XXL_OK ||
+				xxl_run_append_block(w->run, w->bid, w->record_prefix, w->budget, &w->err) != XXL_OK)
 				return w->err.code;
 		}
 		n = w->block_size - w->fill;
@@ -320,6 +335,12 @@ xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers, const xxl
 {
 	xxl_breader *r;
 
+	if (run->log != NULL)
+	{
+		/* (runs of logs are read by the merger) */
+		xxl_error_set(err, XXL_EINVAL, 0, "a block reader reads runs kept in memory");
+		return NULL;
+	}
 	if (nbuffers < 1)
 		nbuffers = 1;
 	r = xxl_budget_alloc(budget, sizeof(*r), err);

@@ -69,7 +69,9 @@ typedef struct xxl_sort_stats
 	uint64_t	merge_ns;		/* intermediate passes + final merge so far */
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
-	xxl_io_stats io;
+	xxl_io_stats io;			/* all of it, the run logs' pages too: */
+	uint64_t	log_bytes_read;	/* the runs and their block tables, on disk */
+	uint64_t	log_bytes_written;
 } xxl_sort_stats;
 
 typedef struct xxl_sorter xxl_sorter;
@@ -127,17 +129,18 @@ size_t		xxl_sort_min_memory(size_t block_size);
 size_t		xxl_sort_max_block(size_t memory);
 
 /*
- * The part of a budget of this size that the sorter keeps for run metadata
- * and small structures (the rest is its load region); operators that plan
- * how much input a sorter can take use it.
+ * The part of a budget of this size that the sorter keeps for small
+ * structures (the rest is its load region); operators that plan their
+ * sorters' shares use it.
  */
 size_t		xxl_sort_slack(size_t memory);
 
 /*
  * Whether a sorter of this memory and block size can take nbytes of
- * records of record_size: its run metadata must stay within the slack, so a
- * sorter takes at most about memory * block_size / 512 bytes.  Operators
- * that plan their sorters' shares and blocks ask this.
+ * records of record_size.  Its runs and their block lists are kept on disk
+ * (in run logs, xxl_stream.h), so the answer does not depend on nbytes:
+ * any sorter that can form runs takes any input.  Operators that plan
+ * their sorters' shares and blocks ask this.
  */
 bool		xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block_size, size_t record_size);
 

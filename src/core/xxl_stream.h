@@ -6,7 +6,8 @@
  * number of payload bytes and records, and for every block the 8-byte key
  * prefix of the record that occupies its first byte.  Those prefixes are the
  * merger's prediction sequence (thesis §3.5.2): merging them tells in which
- * order blocks will be needed.
+ * order blocks will be needed.  A run's block table is kept in memory or,
+ * so that nothing in memory grows with the input, in a run log on disk.
  *
  * Records may span block boundaries; the reader returns a contiguous pointer
  * for any record, copying a spanning one into a scratch buffer.
@@ -16,24 +17,132 @@
 
 #include "core/xxl_io.h"
 
+/*
+ * A run log: an append-only sequence of fixed-size records on disk, in
+ * pages of XXL_RUN_LOG_PAGE bytes carved from the disks' blocks, each page
+ * naming the next (so a reader needs only where it starts).  What keeps the
+ * sorter's bookkeeping off the budget however large the input: the block
+ * tables of its runs and the runs themselves.  One page is buffered for
+ * appending and one kept of what was read; cursors read pages
+ * synchronously (the log is about 1/4000 of the data it describes).  Its blocks are never freed
+ * before the disks close.  One thread at a time.
+ */
+#define XXL_RUN_LOG_PAGE XXL_ALIGN
+
+typedef struct xxl_run_log_pos
+{
+	xxl_bid		page;
+	uint64_t	slot;
+} xxl_run_log_pos;
+
+typedef struct xxl_run_log
+{
+	xxl_disks  *disks;
+	size_t		rec_size;
+	size_t		per_page;		/* records per page */
+	unsigned char *tail;		/* the page being appended to (from the budget) */
+	xxl_bid		tail_page;		/* where it goes */
+	size_t		tail_count;		/* records in it */
+	xxl_bid		carve;			/* the block pages are carved from */
+	size_t		carved;			/* pages of it taken */
+	unsigned char *recent;		/* the page a cursor read last, for the next one: */
+	xxl_bid		recent_page;	/* runs merged together are neighbours in the log */
+	uint64_t	records;		/* appended in all */
+	uint64_t	pages_written;
+	uint64_t	pages_read;		/* by its cursors */
+} xxl_run_log;
+
+xxl_status	xxl_run_log_open(xxl_run_log *log, xxl_disks *disks, size_t rec_size,
+							 xxl_budget *budget, xxl_error *err);
+/* Where the next record appended will be. */
+xxl_run_log_pos xxl_run_log_tail(const xxl_run_log *log);
+/* Append a record (writes the tail page once it is full). */
+xxl_status	xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err);
+void		xxl_run_log_close(xxl_run_log *log, xxl_budget *budget);
+
+/*
+ * A cursor keeps a few records copied out of their page (the page itself
+ * goes through the log's recent page), so that a merge of many runs costs
+ * a few hundred bytes per run, not a page.
+ */
+#define XXL_RUN_LOG_CURSOR 512
+
+typedef struct xxl_run_log_cursor
+{
+	xxl_run_log *log;
+	unsigned char *buf;			/* XXL_RUN_LOG_CURSOR bytes (from the budget) */
+	size_t		nbuf;			/* records in buf */
+	size_t		used;			/* of them returned */
+	xxl_run_log_pos pos;		/* the record after those in buf */
+	xxl_bid		next_page;		/* the page after pos.page */
+} xxl_run_log_cursor;
+
+xxl_status	xxl_run_log_cursor_open(xxl_run_log_cursor *c, xxl_run_log *log, xxl_run_log_pos from,
+									xxl_budget *budget, xxl_error *err);
+/* The record at the cursor (valid until the cursor moves), then step past it. */
+xxl_status	xxl_run_log_next(xxl_run_log_cursor *c, const void **rec, xxl_error *err);
+void		xxl_run_log_cursor_close(xxl_run_log_cursor *c, xxl_budget *budget);
+
+/*
+ * A run is what a writer leaves behind: its blocks, and for each the key
+ * prefix of the record at its first byte, in memory (the arrays) or, for
+ * runs of a log, as 16-byte entries of the log from first on.
+ */
 typedef struct xxl_run
 {
-	xxl_bid    *bids;
-	uint64_t   *block_keys;		/* key prefix of the record at each block's start */
+	xxl_run_log *log;			/* or NULL: the block table is in the arrays */
+	union
+	{
+		struct
+		{
+			xxl_bid    *bids;
+			uint64_t   *block_keys; /* key prefix of the record at each block's start */
+		};
+		xxl_run_log_pos first;	/* of a log's run: its first block's entry */
+	};
 	size_t		nblocks;
 	size_t		capacity;
 	uint64_t	nbytes;
 	uint64_t	nrecords;
 } xxl_run;
 
+/* The entry of a block in a run log. */
+typedef struct xxl_run_block
+{
+	xxl_bid		bid;
+	uint64_t	key;
+} xxl_run_block;
+
 void		xxl_run_init(xxl_run *run);
-/* Make room for nblocks block entries up front. */
+/* An empty run whose block table goes to log. */
+void		xxl_run_init_logged(xxl_run *run, xxl_run_log *log);
+/* Make room for nblocks block entries up front (nothing to do for a log's run). */
 xxl_status	xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err);
 /* Add a block (written by the caller) with its first record's key prefix. */
 xxl_status	xxl_run_append_block(xxl_run *run, xxl_bid bid, uint64_t key, xxl_budget *budget,
 								 xxl_error *err);
-/* Return the run's blocks to the block manager and its arrays to the budget. */
+/*
+ * Return the run's blocks to the block manager and its arrays to the
+ * budget.  A log's run frees no blocks (reading them back would need a
+ * page): they go when the disks close.
+ */
 void		xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget);
+
+/* Reading a run's block table in order, whichever way it is kept. */
+typedef struct xxl_run_cursor
+{
+	const xxl_run *run;
+	size_t		next;			/* the block the next xxl_run_cursor_seek past reads */
+	xxl_run_block at;			/* the block last sought */
+	xxl_run_log_cursor lc;
+} xxl_run_cursor;
+
+/* Charges XXL_RUN_LOG_CURSOR bytes of the budget for a log's run. */
+xxl_status	xxl_run_cursor_open(xxl_run_cursor *c, const xxl_run *run, xxl_budget *budget,
+								xxl_error *err);
+/* Block b of the run (b at or past every block sought before, below nblocks). */
+xxl_status	xxl_run_cursor_seek(xxl_run_cursor *c, size_t b, xxl_run_block *out, xxl_error *err);
+void		xxl_run_cursor_close(xxl_run_cursor *c, xxl_budget *budget);
 
 /* Writer ---------------------------------------------------------------- */
 
@@ -66,7 +175,7 @@ void		xxl_bwriter_destroy(xxl_bwriter *w);
 
 typedef struct xxl_breader xxl_breader;
 
-/* Reads the run's blocks in order keeping up to nbuffers reads in flight. */
+/* Reads the run's blocks in order keeping up to nbuffers reads in flight (a run kept in memory). */
 xxl_breader *xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers,
 								const xxl_run *run, xxl_error *err);
 /*

@@ -103,7 +103,11 @@ check_common_stats(const xxl_sort_stats *st, size_t memory, int expect_passes)
 		CHECK(st->io.ndisks >= 1);
 		CHECK(io_bytes_written(&st->io) > 0);
 		/* every block written is read back exactly once by a merge */
-		CHECK_EQ(io_bytes_read(&st->io), io_bytes_written(&st->io));
+		CHECK_EQ(io_bytes_read(&st->io) - st->log_bytes_read,
+				 io_bytes_written(&st->io) - st->log_bytes_written);
+		/* the runs' bookkeeping on disk is a small fraction of them */
+		CHECK(st->log_bytes_written * 32 <= io_bytes_written(&st->io));
+		CHECK(st->log_bytes_read * 16 <= io_bytes_read(&st->io));
 	}
 }
 
@@ -510,6 +514,27 @@ XT_TEST(fixed16_three_merge_passes)
 	print_stats("fixed16 3 passes", &st);
 	CHECK_GE(st.runs, xt_quick() ? 20 : 50);
 	CHECK_GE(st.merge_passes, 3);
+}
+
+/*
+ * Thousands of runs at the smallest budget and block: the runs and their
+ * block tables live on disk, so no input is too large for a budget (an
+ * in-memory run list capped this sorter near 90 times its memory).
+ */
+XT_TEST(fixed_thousands_of_runs_at_minimum_budget)
+{
+	fixed_case	fc = {16, 8, P_RANDOM, xt_quick() ? 1000000 : 3000000, 0, 4 * KB, 1, 0, false, 0, 3, 0};
+	xxl_sort_stats st;
+
+	memset(&st, 0, sizeof(st));
+	run_fixed_case(&fc, &st);
+	print_stats("fixed16 minimum budget", &st);
+	CHECK_GE(st.runs, xt_quick() ? 1000 : 3000);
+	CHECK(st.bytes > 400 * st.memory_limit);
+	CHECK(st.memory_peak <= st.memory_limit);
+	/* nothing but the budget's floor limits the input */
+	CHECK(xxl_sort_fits(UINT64_C(1) << 40, xxl_sort_min_memory(4 * KB), 4 * KB, 16));
+	CHECK(xxl_sort_fits(UINT64_C(1) << 40, MB, 64 * KB, 64));
 }
 
 XT_TEST(fixed16_three_passes_stability)
@@ -1204,6 +1229,23 @@ XT_TEST(var_three_merge_passes)
 	memset(&st, 0, sizeof(st));
 	run_var_case("var 3 passes", recs, vs.n, &o, &st);
 	print_stats("var 3 passes", &st);
+	free_var_records(recs, vs.n);
+}
+
+/* Variable records: thousands of runs at a budget hundreds of times below the input. */
+XT_TEST(var_thousands_of_runs_at_small_budget)
+{
+	var_spec	vs = {K_MIXED, xt_quick() ? 150000 : 400000, 40, 100, 0, 11};
+	var_rec    *recs = gen_var_records(&vs);
+	var_run_opts o = {xxl_sort_min_memory(4 * KB), 4 * KB, 1, 2, 0, 3, 0, true};
+	xxl_sort_stats st;
+
+	memset(&st, 0, sizeof(st));
+	run_var_case("var minimum budget", recs, vs.n, &o, &st);
+	print_stats("var minimum budget", &st);
+	CHECK_GE(st.runs, xt_quick() ? 400 : 1000);
+	CHECK(st.bytes > 200 * st.memory_limit);
+	CHECK(st.memory_peak <= st.memory_limit);
 	free_var_records(recs, vs.n);
 }
 
