@@ -137,7 +137,7 @@ bench-core:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench-core
 
-bench-sort-sql bench-sort-plans bench-sort-shapes bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge:
+bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) $@
 
@@ -145,7 +145,7 @@ bench:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench
 
-.PHONY: bench-sort-sql bench-sort-plans bench-sort-shapes bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge
+.PHONY: bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge
 
 EXTRA_CLEAN = $(BUILD) tmp_check
 

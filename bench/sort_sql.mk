@@ -26,3 +26,9 @@ bench-sort-plans:
 # key shapes and collations (issue 45): its own sizes, see bench/run_sort_shapes.sh
 bench-sort-shapes:
 	@bash bench/run_sort_shapes.sh
+
+# every operator at budgets from in memory down to 1MB (issue 46); the sort
+# so far: bench/run_scale_sort.sh
+.PHONY: bench-scale
+bench-scale:
+	@bash bench/run_scale_sort.sh
