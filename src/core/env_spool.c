@@ -233,6 +233,9 @@ xxl_spool_reader_open(xxl_spool_reader *rd, xxl_spool *sp, bool consume)
 		if (rd->r == NULL)
 			return sp->env->err.code;
 		xxl_breader_inline(rd->r, true);
+		/* a block handed out is read once the next is asked for: its space is free */
+		if (consume)
+			xxl_breader_consume(rd->r);
 	}
 	return XXL_OK;
 }
@@ -267,16 +270,9 @@ xxl_spool_reader_piece(xxl_spool_reader *rd, const unsigned char **p, size_t *le
 		size_t		n = rd->left < bs ? (size_t) rd->left : bs;
 		const void *data;
 
-		/* the block handed out before is read: its space is free */
-		if (rd->consume && rd->block > 0)
-		{
-			xxl_block_free(sp->env->disks, sp->run.bids[rd->block - 1]);
-			sp->run.bids[rd->block - 1] = XXL_BID_NONE;
-		}
 		/* whole blocks from the start of the run never span two blocks */
 		if (xxl_breader_next(rd->r, n, &data) != XXL_OK)
 			return xxl_env_fail(sp->env, xxl_breader_error(rd->r));
-		rd->block++;
 		sp->env->done.spool_bytes += n;
 		*p = data;
 		*len = n;
@@ -320,13 +316,15 @@ xxl_spool_read_slow(xxl_spool_reader *rd, size_t len, const unsigned char **p)
 void
 xxl_spool_reader_close(xxl_spool_reader *rd)
 {
+	size_t		freed = rd->r ? xxl_breader_freed(rd->r) : 0;
+
 	if (rd->r)
 		xxl_breader_destroy(rd->r);
 	rd->r = NULL;
 	if (rd->consume && rd->sp && rd->sp->on_disk && rd->sp->env->disks)
 	{
-		/* as in memory: a consumed spool is empty */
-		xxl_run_release(&rd->sp->run, rd->sp->env->disks, &rd->sp->env->budget);
+		/* as in memory: a consumed spool is empty (the reader freed the blocks it passed) */
+		xxl_run_release_from(&rd->sp->run, freed, rd->sp->env->disks, &rd->sp->env->budget);
 		rd->sp->nbytes = 0;
 	}
 	else if (rd->consume && rd->sp && !rd->sp->on_disk)

@@ -5,7 +5,8 @@
  * the budget.
  *
  * Memory: an eighth of the budget (at least 32 KB) is slack for structs and
- * the run lists (16 bytes per block on disk); half of the rest holds run
+ * the run lists (16 bytes per block on disk, up to XXL_RUN_MEMORY_BLOCKS;
+ * longer ones move to a log of their own, about 9 kB); half of the rest holds run
  * readers (two block buffers each) plus one writer for merges; the other
  * half is the insertion heap and, of the same size, the scratch its
  * contents are radix sorted into when it is written out.
@@ -28,7 +29,6 @@ typedef struct pq_run
 {
 	xxl_run		run;
 	xxl_breader *r;
-	size_t		freed;			/* blocks [0, freed) are back with the block manager */
 	uint64_t	left;			/* records not yet taken, the head included */
 	unsigned char head[];		/* the run's smallest remaining record */
 } pq_run;
@@ -260,14 +260,11 @@ run_free(xxl_pq *pq, pq_run *run)
 {
 	if (run == NULL)
 		return;
+	size_t		freed = run->r ? xxl_breader_freed(run->r) : 0;
+
 	xxl_breader_destroy(run->r);
 	if (pq->disks)
-	{
-		for (size_t i = run->freed; i < run->run.nblocks; i++)
-			xxl_block_free(pq->disks, run->run.bids[i]);
-		run->run.nblocks = 0;
-		xxl_run_release(&run->run, pq->disks, &pq->part.budget);
-	}
+		xxl_run_release_from(&run->run, freed, pq->disks, &pq->part.budget);
 	xxl_part_free(&pq->part, run, sizeof(pq_run) + pq->rec);
 }
 
@@ -279,8 +276,6 @@ static bool
 run_advance(xxl_pq *pq, pq_run *run, xxl_status *rc)
 {
 	const void *p;
-	uint64_t	consumed;
-	size_t		upto;
 
 	*rc = XXL_OK;
 	if (--run->left == 0)
@@ -293,10 +288,6 @@ run_advance(xxl_pq *pq, pq_run *run, xxl_status *rc)
 		return false;
 	}
 	memcpy(run->head, p, pq->rec);
-	consumed = run->run.nbytes - xxl_breader_remaining(run->r);
-	upto = (size_t) (consumed / pq->block);
-	while (run->freed < upto)
-		xxl_block_free(pq->disks, run->run.bids[run->freed++]);
 	return true;
 }
 
@@ -310,6 +301,8 @@ run_open(xxl_pq *pq, pq_run *run)
 	run->r = xxl_breader_create(pq->disks, &pq->part.budget, READ_BUFFERS, &run->run, &pq->part.err);
 	if (run->r == NULL)
 		return NULL;
+	/* blocks the reader has moved past go back to the block manager */
+	xxl_breader_consume(run->r);
 	if (xxl_breader_next(run->r, pq->rec, &p) != XXL_OK)
 	{
 		const xxl_error *e = xxl_breader_error(run->r);
@@ -326,12 +319,15 @@ run_new(xxl_pq *pq, uint64_t records)
 {
 	pq_run	   *run = xxl_part_alloc(&pq->part, sizeof(pq_run) + pq->rec);
 	uint64_t	bytes = records * pq->rec;
+	uint64_t	nblocks = (bytes + pq->block - 1) / pq->block;
 
 	if (run == NULL)
 		return NULL;
 	memset(run, 0, sizeof(pq_run));
 	xxl_run_init(&run->run);
-	if (xxl_run_reserve(&run->run, (size_t) ((bytes + pq->block - 1) / pq->block),
+
+	/* a longer list moves to a log of its own as it is written (xxl_stream.h) */
+	if (xxl_run_reserve(&run->run, (size_t) (nblocks < XXL_RUN_MEMORY_BLOCKS ? nblocks : XXL_RUN_MEMORY_BLOCKS),
 						&pq->part.budget, &pq->part.err) != XXL_OK)
 	{
 		xxl_part_free(&pq->part, run, sizeof(pq_run) + pq->rec);

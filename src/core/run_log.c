@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#define PAGE_HEADER 16			/* the next page's id, and padding */
+#define PAGE_HEADER 16			/* the next page's id, and the id of this page's block */
 
 static xxl_status
 reserve_page(xxl_run_log *log, xxl_bid *page, xxl_error *err)
@@ -37,6 +37,13 @@ reserve_page(xxl_run_log *log, xxl_bid *page, xxl_error *err)
 	return XXL_OK;
 }
 
+/* The block of the page reserved last. */
+static xxl_bid
+block_of_reserved(const xxl_run_log *log)
+{
+	return log->carve;
+}
+
 /* Start a fresh tail page at tail_page, naming a newly reserved next page. */
 static xxl_status
 begin_tail(xxl_run_log *log, xxl_error *err)
@@ -47,6 +54,8 @@ begin_tail(xxl_run_log *log, xxl_error *err)
 		return err->code;
 	memset(log->tail, 0, XXL_RUN_LOG_PAGE);
 	memcpy(log->tail, &next, sizeof(next));
+	memcpy(log->tail + sizeof(xxl_bid), &log->tail_block, sizeof(xxl_bid));
+	log->next_block = block_of_reserved(log);
 	log->tail_count = 0;
 	return XXL_OK;
 }
@@ -70,7 +79,15 @@ xxl_run_log_open(xxl_run_log *log, xxl_disks *disks, size_t rec_size, xxl_budget
 		xxl_run_log_close(log, budget);
 		return err->code;
 	}
-	if (reserve_page(log, &log->tail_page, err) != XXL_OK || begin_tail(log, err) != XXL_OK)
+	log->first_page = XXL_BID_NONE;
+	if (reserve_page(log, &log->tail_page, err) != XXL_OK)
+	{
+		xxl_run_log_close(log, budget);
+		return err->code;
+	}
+	log->first_page = log->tail_page;
+	log->tail_block = block_of_reserved(log);
+	if (begin_tail(log, err) != XXL_OK)
 	{
 		xxl_run_log_close(log, budget);
 		return err->code;
@@ -106,6 +123,7 @@ xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err)
 		log->pages_written++;
 		memcpy(&next, log->tail, sizeof(next));
 		log->tail_page = next;
+		log->tail_block = log->next_block;
 		return begin_tail(log, err);
 	}
 	return XXL_OK;
@@ -119,6 +137,43 @@ xxl_run_log_close(xxl_run_log *log, xxl_budget *budget)
 	if (log->recent != NULL)
 		xxl_budget_free(budget, log->recent, XXL_RUN_LOG_PAGE);
 	log->tail = log->recent = NULL;
+}
+
+static xxl_status page_at(xxl_run_log *log, xxl_bid bid, const unsigned char **page, size_t *valid,
+						  xxl_error *err);
+
+void
+xxl_run_log_free_space(xxl_run_log *log)
+{
+	xxl_bid		prev = XXL_BID_NONE;
+	xxl_bid		p = log->first_page;
+	xxl_error	ignored = {0};
+
+	if (p == XXL_BID_NONE)
+		return;
+	/* the written pages name their blocks; a block's pages are consecutive */
+	while (p != log->tail_page)
+	{
+		const unsigned char *page = NULL;
+		size_t		valid;
+		xxl_bid		block;
+
+		if (page_at(log, p, &page, &valid, &ignored) != XXL_OK)
+			return;				/* the rest stays until the disks close */
+		memcpy(&block, page + sizeof(xxl_bid), sizeof(block));
+		memcpy(&p, page, sizeof(p));
+		if (block != prev && prev != XXL_BID_NONE)
+			xxl_block_free(log->disks, prev);
+		prev = block;
+	}
+	if (log->tail_block != prev && prev != XXL_BID_NONE)
+		xxl_block_free(log->disks, prev);
+	prev = log->tail_block;
+	if (log->next_block != prev)
+		xxl_block_free(log->disks, prev);
+	xxl_block_free(log->disks, log->next_block);
+	log->first_page = XXL_BID_NONE;
+	log->recent_page = XXL_BID_NONE;
 }
 
 /* Cursors ---------------------------------------------------------------- */
@@ -174,8 +229,8 @@ xxl_run_log_next(xxl_run_log_cursor *c, const void **rec, xxl_error *err)
 
 	if (c->used == c->nbuf)
 	{
-		const unsigned char *page;
-		size_t		valid,
+		const unsigned char *page = NULL;
+		size_t		valid = 0,
 					n;
 
 		if (c->pos.slot == log->per_page)

@@ -427,7 +427,7 @@ sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_err
 	xxl_bid		bid;
 
 	if (xxl_block_alloc(s->disks, &bid, err) != XXL_OK ||
-		xxl_run_append_block(run, bid, xxl_key_prefix(first, s->key_size), &s->part.budget,
+		xxl_run_append_block(run, s->disks, bid, xxl_key_prefix(first, s->key_size), &s->part.budget,
 							 err) != XXL_OK)
 		return err->code;
 	req->bid = bid;

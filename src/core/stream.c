@@ -18,17 +18,67 @@ xxl_run_init(xxl_run *run)
 void
 xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget)
 {
+	xxl_run_release_from(run, 0, disks, budget);
+}
+
+/* Free blocks [first, nblocks) of a run with a log of its own, reading the list. */
+static void
+free_logged_blocks(xxl_run *run, size_t first, xxl_disks *disks, xxl_budget *budget)
+{
+	xxl_run_cursor c;
+	xxl_error	ignored = {0};
+	xxl_run_block e;
+
+	/* without the cursor's memory the blocks stay until the disks close */
+	if (xxl_run_cursor_open(&c, run, budget, &ignored) != XXL_OK)
+		return;
+	for (size_t i = first; i < run->nblocks; i++)
+	{
+		if (xxl_run_cursor_seek(&c, i, &e, &ignored) != XXL_OK)
+			break;
+		xxl_block_free(disks, e.bid);
+	}
+	xxl_run_cursor_close(&c, budget);
+}
+
+void
+xxl_run_release_from(xxl_run *run, size_t first, xxl_disks *disks, xxl_budget *budget)
+{
 	if (run->log != NULL)
 	{
+		if (run->capacity == XXL_RUN_OWNS_LOG)
+		{
+			if (disks != NULL)
+			{
+				free_logged_blocks(run, first, disks, budget);
+				xxl_run_log_free_space(run->log);
+			}
+			xxl_run_log_close(run->log, budget);
+			xxl_budget_free(budget, run->log, sizeof(xxl_run_log));
+		}
 		xxl_run_init(run);
 		return;
 	}
-	for (size_t i = 0; i < run->nblocks; i++)
+	for (size_t i = first; i < run->nblocks && disks != NULL; i++)
 		if (run->bids[i] != XXL_BID_NONE)	/* (a reader that consumed it freed it) */
 			xxl_block_free(disks, run->bids[i]);
 	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
 	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
 	xxl_run_init(run);
+}
+
+size_t
+xxl_run_table_bound(uint64_t nblocks)
+{
+	/* arrays grow by doubling, the old next to the new for a moment */
+	uint64_t	cap = nblocks < XXL_RUN_MEMORY_BLOCKS ? 2 * nblocks : XXL_RUN_MEMORY_BLOCKS;
+	size_t		arrays = 2 * xxl_budget_charge((size_t) cap * sizeof(uint64_t));
+
+	if (nblocks < XXL_RUN_MEMORY_BLOCKS)
+		return arrays;
+	/* the arrays and the log side by side while the list moves; two readers' cursors */
+	return arrays + xxl_budget_charge(sizeof(xxl_run_log)) + 2 * XXL_RUN_LOG_PAGE +
+		2 * xxl_budget_charge(XXL_RUN_LOG_CURSOR);
 }
 
 xxl_status
@@ -59,9 +109,54 @@ xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err
 	return XXL_OK;
 }
 
-xxl_status
-xxl_run_append_block(xxl_run *run, xxl_bid bid, uint64_t key, xxl_budget *budget, xxl_error *err)
+/* Move a run's list from its arrays to a log of its own on disks. */
+static xxl_status
+move_to_log(xxl_run *run, xxl_disks *disks, xxl_budget *budget, xxl_error *err)
 {
+	xxl_run_log *log = xxl_budget_alloc(budget, sizeof(xxl_run_log), err);
+	xxl_run_log_pos first;
+
+	if (log == NULL)
+		return err->code;
+	if (xxl_run_log_open(log, disks, sizeof(xxl_run_block), budget, err) != XXL_OK)
+	{
+		xxl_budget_free(budget, log, sizeof(xxl_run_log));
+		return err->code;
+	}
+	first = xxl_run_log_tail(log);
+	for (size_t i = 0; i < run->nblocks; i++)
+	{
+		xxl_run_block e = {run->bids[i], run->block_keys[i]};
+
+		if (xxl_run_log_append(log, &e, err) != XXL_OK)
+		{
+			xxl_run_log_close(log, budget);
+			xxl_budget_free(budget, log, sizeof(xxl_run_log));
+			return err->code;
+		}
+	}
+	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
+	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+	run->log = log;
+	run->first = first;
+	run->capacity = XXL_RUN_OWNS_LOG;
+	return XXL_OK;
+}
+
+xxl_status
+xxl_run_append_block(xxl_run *run, xxl_disks *disks, xxl_bid bid, uint64_t key,
+					 xxl_budget *budget, xxl_error *err)
+{
+	if (run->log == NULL && run->nblocks == run->capacity)
+	{
+		if (disks != NULL && run->capacity >= XXL_RUN_MEMORY_BLOCKS)
+		{
+			if (move_to_log(run, disks, budget, err) != XXL_OK)
+				return err->code;
+		}
+		else if (xxl_run_reserve(run, run->capacity ? run->capacity * 2 : 8, budget, err) != XXL_OK)
+			return err->code;
+	}
 	if (run->log != NULL)
 	{
 		xxl_run_block entry = {bid, key};
@@ -73,9 +168,6 @@ xxl_run_append_block(xxl_run *run, xxl_bid bid, uint64_t key, xxl_budget *budget
 		run->nblocks++;
 		return XXL_OK;
 	}
-	if (run->nblocks == run->capacity &&
-		xxl_run_reserve(run, run->capacity ? run->capacity * 2 : 8, budget, err) != XXL_OK)
-		return err->code;
 	run->bids[run->nblocks] = bid;
 	run->block_keys[run->nblocks] = key;
 	run->nblocks++;
@@ -221,7 +313,8 @@ xxl_bwriter_write(xxl_bwriter *w, const void *data, size_t len)
 		if (w->fill == 0)
 		{
 			if (xxl_block_alloc(w->disks, &w->bid, &w->err) != XXL_OK ||
-				xxl_run_append_block(w->run, w->bid, w->record_prefix, w->budget, &w->err) != XXL_OK)
+				xxl_run_append_block(w->run, w->disks, w->bid, w->record_prefix, w->budget,
+									 &w->err) != XXL_OK)
 				return w->err.code;
 		}
 		n = w->block_size - w->fill;
@@ -295,6 +388,9 @@ struct xxl_breader
 	size_t		block_size;
 	int			nbuf;
 	xxl_stream_buffer *ring;
+	xxl_run_cursor blocks;		/* the run's block list, read as blocks are posted */
+	bool		consume;		/* free blocks the stream has moved past */
+	size_t		freed;			/* blocks freed so */
 	size_t		next_issue;		/* next block to post */
 	size_t		cur;			/* block being consumed */
 	bool		cur_ready;
@@ -313,15 +409,29 @@ block_length(const xxl_run *run, size_t block, size_t block_size)
 	return left < block_size ? (size_t) left : block_size;
 }
 
+/* The id of block b (at or past the blocks asked for before). */
+static xxl_status
+block_bid(xxl_breader *r, size_t b, xxl_bid *bid)
+{
+	xxl_run_block e;
+
+	if (xxl_run_cursor_seek(&r->blocks, b, &e, &r->err) != XXL_OK)
+		return r->err.code;
+	*bid = e.bid;
+	return XXL_OK;
+}
+
 static void
 issue_next(xxl_breader *r)
 {
 	xxl_stream_buffer *b;
+	xxl_bid		bid = XXL_BID_NONE;
 
-	if (r->inline_io || r->next_issue >= r->run->nblocks)
+	if (r->inline_io || r->next_issue >= r->run->nblocks || r->err.code != XXL_OK ||
+		block_bid(r, r->next_issue, &bid) != XXL_OK)
 		return;
 	b = &r->ring[r->next_issue % (size_t) r->nbuf];
-	b->req.bid = r->run->bids[r->next_issue];
+	b->req.bid = bid;
 	b->req.buf = b->data;
 	b->req.len = XXL_ROUND_UP(block_length(r->run, r->next_issue, r->block_size), XXL_ALIGN);
 	b->req.is_write = false;
@@ -335,12 +445,6 @@ xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers, const xxl
 {
 	xxl_breader *r;
 
-	if (run->log != NULL)
-	{
-		/* (runs of logs are read by the merger) */
-		xxl_error_set(err, XXL_EINVAL, 0, "a block reader reads runs kept in memory");
-		return NULL;
-	}
 	if (nbuffers < 1)
 		nbuffers = 1;
 	r = xxl_budget_alloc(budget, sizeof(*r), err);
@@ -356,6 +460,12 @@ xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers, const xxl
 	r->ring = alloc_ring(budget, nbuffers, r->block_size, err);
 	if (r->ring == NULL)
 	{
+		xxl_budget_free(budget, r, sizeof(*r));
+		return NULL;
+	}
+	if (xxl_run_cursor_open(&r->blocks, run, budget, err) != XXL_OK)
+	{
+		free_ring(disks, budget, r->ring, r->nbuf, r->block_size);
 		xxl_budget_free(budget, r, sizeof(*r));
 		return NULL;
 	}
@@ -377,7 +487,8 @@ ensure_current(xxl_breader *r)
 	if (r->inline_io && r->cur >= r->next_issue)
 	{
 		/* not prefetched: read it now, here */
-		b->req.bid = r->run->bids[r->cur];
+		if (block_bid(r, r->cur, &b->req.bid) != XXL_OK)
+			return r->err.code;
 		b->req.buf = b->data;
 		b->req.len = XXL_ROUND_UP(block_length(r->run, r->cur, r->block_size), XXL_ALIGN);
 		b->req.is_write = false;
@@ -399,6 +510,12 @@ xxl_breader_inline(xxl_breader *r, bool on)
 static void
 advance_block(xxl_breader *r)
 {
+	if (r->consume)
+	{
+		/* its bytes were handed out: the block is free (its buffer is reused below) */
+		xxl_block_free(r->disks, r->ring[r->cur % (size_t) r->nbuf].req.bid);
+		r->freed = r->cur + 1;
+	}
 	r->cur++;
 	r->pos = 0;
 	r->cur_ready = false;
@@ -478,11 +595,24 @@ xxl_breader_remaining(const xxl_breader *r)
 }
 
 void
+xxl_breader_consume(xxl_breader *r)
+{
+	r->consume = true;
+}
+
+size_t
+xxl_breader_freed(const xxl_breader *r)
+{
+	return r->freed;
+}
+
+void
 xxl_breader_destroy(xxl_breader *r)
 {
 	if (r == NULL)
 		return;
 	free_ring(r->disks, r->budget, r->ring, r->nbuf, r->block_size);
+	xxl_run_cursor_close(&r->blocks, r->budget);
 	xxl_budget_free(r->budget, r->scratch, r->scratch_size);
 	xxl_budget_free(r->budget, r, sizeof(*r));
 }

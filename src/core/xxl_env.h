@@ -476,7 +476,6 @@ typedef struct xxl_spool_reader
 	size_t		chunk;			/* memory: next chunk index */
 	uint64_t	left;			/* bytes not yet handed out */
 	bool		consume;		/* free chunks and blocks as they are read */
-	size_t		block;			/* disk: blocks handed out */
 	/* the current piece, for record and value reads */
 	const unsigned char *p;
 	size_t		avail;

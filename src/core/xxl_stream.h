@@ -43,6 +43,9 @@ typedef struct xxl_run_log
 	unsigned char *tail;		/* the page being appended to (from the budget) */
 	xxl_bid		tail_page;		/* where it goes */
 	size_t		tail_count;		/* records in it */
+	xxl_bid		first_page;
+	xxl_bid		tail_block;		/* the block tail_page is carved from */
+	xxl_bid		next_block;		/* ... and the page after it */
 	xxl_bid		carve;			/* the block pages are carved from */
 	size_t		carved;			/* pages of it taken */
 	unsigned char *recent;		/* the page a cursor read last, for the next one: */
@@ -59,6 +62,8 @@ xxl_run_log_pos xxl_run_log_tail(const xxl_run_log *log);
 /* Append a record (writes the tail page once it is full). */
 xxl_status	xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err);
 void		xxl_run_log_close(xxl_run_log *log, xxl_budget *budget);
+/* Return every block of the log to the block manager (reading its pages). */
+void		xxl_run_log_free_space(xxl_run_log *log);
 
 /*
  * A cursor keeps a few records copied out of their page (the page itself
@@ -86,8 +91,13 @@ void		xxl_run_log_cursor_close(xxl_run_log_cursor *c, xxl_budget *budget);
 /*
  * A run is what a writer leaves behind: its blocks, and for each the key
  * prefix of the record at its first byte, in memory (the arrays) or, for
- * runs of a log, as 16-byte entries of the log from first on.
+ * runs of a log, as 16-byte entries of the log from first on.  A run kept
+ * in memory that outgrows XXL_RUN_MEMORY_BLOCKS blocks while written
+ * through a block writer moves its list to a log of its own, so a run
+ * costs at most XXL_RUN_TABLE_MAX bytes of memory however long it is.
  */
+#define XXL_RUN_MEMORY_BLOCKS 512
+#define XXL_RUN_OWNS_LOG SIZE_MAX	/* capacity of a run with a log of its own */
 typedef struct xxl_run
 {
 	xxl_run_log *log;			/* or NULL: the block table is in the arrays */
@@ -118,14 +128,20 @@ void		xxl_run_init(xxl_run *run);
 void		xxl_run_init_logged(xxl_run *run, xxl_run_log *log);
 /* Make room for nblocks block entries up front (nothing to do for a log's run). */
 xxl_status	xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err);
-/* Add a block (written by the caller) with its first record's key prefix. */
-xxl_status	xxl_run_append_block(xxl_run *run, xxl_bid bid, uint64_t key, xxl_budget *budget,
-								 xxl_error *err);
 /*
- * Return the run's blocks to the block manager and its arrays to the
- * budget.  A log's run frees no blocks (reading them back would need a
- * page): they go when the disks close.
+ * Add a block (written by the caller) with its first record's key prefix.
+ * With disks, a run in memory may move to a log of its own on those disks.
  */
+xxl_status	xxl_run_append_block(xxl_run *run, xxl_disks *disks, xxl_bid bid, uint64_t key,
+								 xxl_budget *budget, xxl_error *err);
+/* The most memory a run's block list takes, with nblocks blocks (and two readers). */
+size_t		xxl_run_table_bound(uint64_t nblocks);
+/*
+ * Return the run's blocks from block first on to the block manager (those
+ * before were freed by their reader) and its memory to the budget.  A run
+ * of a shared log frees no blocks (they go when the disks close).
+ */
+void		xxl_run_release_from(xxl_run *run, size_t first, xxl_disks *disks, xxl_budget *budget);
 void		xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget);
 
 /* Reading a run's block table in order, whichever way it is kept. */
@@ -175,9 +191,16 @@ void		xxl_bwriter_destroy(xxl_bwriter *w);
 
 typedef struct xxl_breader xxl_breader;
 
-/* Reads the run's blocks in order keeping up to nbuffers reads in flight (a run kept in memory). */
+/* Reads the run's blocks in order keeping up to nbuffers reads in flight. */
 xxl_breader *xxl_breader_create(xxl_disks *disks, xxl_budget *budget, int nbuffers,
 								const xxl_run *run, xxl_error *err);
+/*
+ * Free every block to the block manager once the stream has moved past it
+ * (the run is consumed); xxl_breader_freed says how many are, the rest go
+ * with xxl_run_release_from.
+ */
+void		xxl_breader_consume(xxl_breader *r);
+size_t		xxl_breader_freed(const xxl_breader *r);
 /*
  * Point *data at the next len bytes (contiguous), advancing the stream.
  * Returns XXL_OK, or XXL_EINVAL past the end of the run, or an I/O error.

@@ -104,6 +104,8 @@ run_stream_case(const stream_case *sc)
 	xt_rng		rng = {(uint64_t) sc->nrecords * 1000 + sc->max_len};
 	uint64_t	total = 0;
 	size_t		expect_blocks;
+	xxl_bid    *bids;
+	uint64_t   *keys;
 	int			bad_keys = 0,
 				bad_data = 0,
 				dup_bids = 0;
@@ -150,6 +152,24 @@ run_stream_case(const stream_case *sc)
 	CHECK_EQ(run.nbytes, total);
 	CHECK_EQ(run.nblocks, expect_blocks);
 	CHECK_GE(run.capacity, run.nblocks);
+	/* a long run's list moved to a log of its own: read it through a cursor */
+	CHECK(run.log == NULL || run.nblocks > XXL_RUN_MEMORY_BLOCKS);
+	bids = calloc(run.nblocks + 1, sizeof(xxl_bid));
+	keys = calloc(run.nblocks + 1, sizeof(uint64_t));
+	{
+		xxl_run_cursor c;
+
+		REQUIRE(xxl_run_cursor_open(&c, &run, &budget, &err) == XXL_OK);
+		for (size_t b = 0; b < run.nblocks; b++)
+		{
+			xxl_run_block e;
+
+			CHECK_STATUS(xxl_run_cursor_seek(&c, b, &e, &err), XXL_OK);
+			bids[b] = e.bid;
+			keys[b] = e.key;
+		}
+		xxl_run_cursor_close(&c, &budget);
+	}
 	{
 		int			j = 0;
 
@@ -160,18 +180,18 @@ run_stream_case(const stream_case *sc)
 			/* the record covering the block's first byte (empty records cover none) */
 			while (j < sc->nrecords && (plan[j].len == 0 || plan[j].start + plan[j].len <= first))
 				j++;
-			if (j >= sc->nrecords || run.block_keys[b] != plan[j].prefix)
+			if (j >= sc->nrecords || keys[b] != plan[j].prefix)
 			{
 				if (bad_keys++ < 5)
 					printf("  block %zu: key %016" PRIx64 ", expected %016" PRIx64 " (record %d)\n",
-						   b, run.block_keys[b], j < sc->nrecords ? plan[j].prefix : 0, j);
+						   b, keys[b], j < sc->nrecords ? plan[j].prefix : 0, j);
 			}
 		}
 	}
 	CHECK_MSG(bad_keys == 0, "%d of %zu block keys wrong", bad_keys, run.nblocks);
 	for (size_t a = 0; a < run.nblocks; a++)
 		for (size_t b = a + 1; b < run.nblocks && b < a + 200; b++)
-			if (run.bids[a] == run.bids[b])
+			if (bids[a] == bids[b])
 				dup_bids++;
 	CHECK_EQ(dup_bids, 0);
 	/* blocks are spread over all disks */
@@ -180,7 +200,7 @@ run_stream_case(const stream_case *sc)
 		size_t		per[XXL_MAX_DISKS] = {0};
 
 		for (size_t b = 0; b < run.nblocks; b++)
-			per[XXL_BID_DISK(run.bids[b])]++;
+			per[XXL_BID_DISK(bids[b])]++;
 		for (int i = 0; i < sc->ndisks; i++)
 			CHECK_MSG(per[i] >= run.nblocks / sc->ndisks - 1 && per[i] <= run.nblocks / sc->ndisks + 1,
 					  "disk %d holds %zu of %zu blocks", i, per[i], run.nblocks);
@@ -198,8 +218,9 @@ run_stream_case(const stream_case *sc)
 		wsum += st.disk[i].bytes_written;
 		nwrites += st.disk[i].writes;
 	}
-	CHECK_EQ(wsum, disk_bytes);
-	CHECK_EQ(nwrites, run.nblocks);
+	/* and the pages of a long run's list */
+	CHECK_EQ(wsum, disk_bytes + (run.log ? run.log->pages_written * XXL_RUN_LOG_PAGE : 0));
+	CHECK_EQ(nwrites, run.nblocks + (run.log ? run.log->pages_written : 0));
 
 	/* read back */
 	r = xxl_breader_create(d, &budget, sc->read_buffers, &run, &err);
@@ -237,7 +258,7 @@ run_stream_case(const stream_case *sc)
 	xxl_disks_stats(d, &st);
 	for (int i = 0; i < st.ndisks; i++)
 		rsum += st.disk[i].bytes_read;
-	CHECK_EQ(rsum, disk_bytes);
+	CHECK_EQ(rsum, disk_bytes + (run.log ? run.log->pages_read * XXL_RUN_LOG_PAGE : 0));
 
 	CHECK_LE(budget.peak, budget.limit);
 	/*
@@ -245,8 +266,11 @@ run_stream_case(const stream_case *sc)
 	 * each: growing copies), nothing else
 	 */
 	CHECK_LE(budget.peak, (size_t) (sc->write_buffers > sc->read_buffers ? sc->write_buffers : sc->read_buffers) * BS
-			 + 2 * XXL_ROUND_UP(sc->max_len, XXL_ALIGN) + 4 * XXL_ROUND_UP(run.capacity * 8, XXL_ALIGN)
+			 + 2 * XXL_ROUND_UP(sc->max_len, XXL_ALIGN)
+			 + (run.log ? xxl_run_table_bound(run.nblocks) : 4 * XXL_ROUND_UP(run.capacity * 8, XXL_ALIGN))
 			 + 64 * 1024);
+	free(bids);
+	free(keys);
 	xxl_run_release(&run, d, &budget);
 	CHECK_EQ(run.nblocks, 0);
 	CHECK_EQ(budget.used, 0);
@@ -581,6 +605,121 @@ XT_TEST(release_recycles_blocks)
 	free(buf);
 }
 
+/*
+ * A run written through a block writer past XXL_RUN_MEMORY_BLOCKS blocks
+ * moves its block list to a log of its own: its memory stops growing, a
+ * reader (two at once) reads it back, a consuming reader frees every block
+ * it passes and the release the rest, and the spill space is recycled.
+ */
+XT_TEST(long_run_moves_its_list_to_disk)
+{
+	xxl_error	err = {0};
+	const size_t bs = XXL_ALIGN;
+	xxl_disks  *d = open_disks(2, bs, XXL_ALLOC_RANDOM_CYCLING, false, 0, 0, &err);
+	xxl_budget	budget;
+	const size_t nblocks = 5000;
+	const uint64_t nrec = nblocks * bs / 8;
+	xxl_run		run;
+	xxl_bwriter *w;
+	xxl_io_stats st;
+	uint64_t	used_at_move = 0,
+				peak_written;
+
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	xxl_budget_init(&budget, 1 << 20);
+	xxl_run_init(&run);
+	w = xxl_bwriter_create(d, &budget, 2, &run, &err);
+	REQUIRE_MSG(w != NULL, "%s", err.message);
+	for (uint64_t i = 0; i < nrec; i++)
+	{
+		xxl_bwriter_begin_record(w, i);
+		CHECK_STATUS(xxl_bwriter_write(w, &i, sizeof(i)), XXL_OK);
+		if (run.log != NULL && used_at_move == 0)
+			used_at_move = budget.used;
+	}
+	CHECK_STATUS(xxl_bwriter_finish(w), XXL_OK);
+	xxl_bwriter_destroy(w);
+	CHECK_EQ(run.nblocks, nblocks);
+	CHECK(run.log != NULL);
+	CHECK_EQ(run.capacity, XXL_RUN_OWNS_LOG);
+	/* the list no longer grows in memory: 5000 blocks would be 80 kB of arrays */
+	CHECK_LE(budget.used, used_at_move);
+	CHECK(budget.used < 16 * 1024);
+	CHECK(budget.used <= xxl_run_table_bound(nblocks));
+	xxl_disks_stats(d, &st);
+	peak_written = st.spill_bytes_peak;
+	for (int pass = 0; pass < 2; pass++)
+	{
+		xxl_breader *r1 = xxl_breader_create(d, &budget, 2, &run, &err);
+		xxl_breader *r2 = r1 ? xxl_breader_create(d, &budget, 2, &run, &err) : NULL;
+		uint64_t	bad = 0;
+		uint64_t	stop = pass == 0 ? nrec : nrec / 3;
+
+		REQUIRE_MSG(r2 != NULL, "%s", err.message);
+		if (pass == 1)
+			xxl_breader_consume(r2);
+		for (uint64_t i = 0; i < stop; i++)
+		{
+			const void *p;
+			uint64_t	v;
+
+			CHECK_STATUS(xxl_breader_next(r2, sizeof(v), &p), XXL_OK);
+			memcpy(&v, p, sizeof(v));
+			bad += v != i;
+			if (pass == 0)
+			{
+				CHECK_STATUS(xxl_breader_next(r1, sizeof(v), &p), XXL_OK);
+				memcpy(&v, p, sizeof(v));
+				bad += v != i;
+			}
+		}
+		CHECK_EQ(bad, 0);
+		if (pass == 1)
+		{
+			size_t		freed = xxl_breader_freed(r2);
+
+			CHECK_EQ(freed, stop * 8 / bs - 1 + (stop * 8 % bs != 0));
+			xxl_breader_destroy(r1);
+			xxl_breader_destroy(r2);
+			xxl_run_release_from(&run, freed, d, &budget);
+		}
+		else
+		{
+			xxl_breader_destroy(r1);
+			xxl_breader_destroy(r2);
+		}
+	}
+	CHECK_EQ(budget.used, 0);
+	/*
+	 * Every block is free again: runs of the same size reuse them (the
+	 * first may place its list's pages one block differently).
+	 */
+	for (int k = 0; k < 3; k++)
+	{
+		xxl_run_init(&run);
+		w = xxl_bwriter_create(d, &budget, 2, &run, &err);
+		REQUIRE_MSG(w != NULL, "%s", err.message);
+		for (uint64_t i = 0; i < nrec; i++)
+		{
+			xxl_bwriter_begin_record(w, i);
+			CHECK_STATUS(xxl_bwriter_write(w, &i, sizeof(i)), XXL_OK);
+		}
+		CHECK_STATUS(xxl_bwriter_finish(w), XXL_OK);
+		xxl_bwriter_destroy(w);
+		xxl_disks_stats(d, &st);
+		if (k == 0)
+		{
+			CHECK_LE(st.spill_bytes_peak, peak_written + bs);
+			peak_written = st.spill_bytes_peak;
+		}
+		else
+			CHECK_EQ(st.spill_bytes_peak, peak_written);
+		xxl_run_release(&run, d, &budget);
+	}
+	CHECK_EQ(budget.used, 0);
+	xxl_disks_close(d);
+}
+
 XT_TEST(run_arrays)
 {
 	xxl_error	err = {0};
@@ -600,7 +739,7 @@ XT_TEST(run_arrays)
 		xxl_bid		bid;
 
 		CHECK_STATUS(xxl_block_alloc(d, &bid, &err), XXL_OK);
-		CHECK_STATUS(xxl_run_append_block(&run, bid, (uint64_t) i * 3, &budget, &err), XXL_OK);
+		CHECK_STATUS(xxl_run_append_block(&run, NULL, bid, (uint64_t) i * 3, &budget, &err), XXL_OK);
 	}
 	CHECK_EQ(run.nblocks, 1000);
 	CHECK_GE(run.capacity, 1000);
@@ -651,7 +790,7 @@ XT_TEST(reader_over_hand_written_run)
 		req.is_write = true;
 		xxl_io_post(d, &req);
 		CHECK_STATUS(xxl_io_wait(d, &req, &err), XXL_OK);
-		CHECK_STATUS(xxl_run_append_block(&run, bid, 0, &budget, &err), XXL_OK);
+		CHECK_STATUS(xxl_run_append_block(&run, NULL, bid, 0, &budget, &err), XXL_OK);
 	}
 	run.nbytes = total;
 	r = xxl_breader_create(d, &budget, 2, &run, &err);

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Budget charge of one spool's block list of b blocks (xxl_run). */
+/*
+ * Budget charge of one spool's block list of b blocks (xxl_run): two
+ * arrays while short, a log of its own on disk once long.
+ */
 static uint64_t
 list_bytes(uint64_t b)
 {
-	/* two arrays (ids, keys) of up to 2b entries */
-	return 2 * (uint64_t) xxl_budget_charge((size_t) (2 * b * 8));
+	return xxl_run_table_bound(b);
 }
 
 /*
