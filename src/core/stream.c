@@ -15,6 +15,14 @@ xxl_run_init(xxl_run *run)
 	memset(run, 0, sizeof(*run));
 }
 
+/* Give a run's arrays back to the budget. */
+static void
+free_arrays(xxl_run *run, xxl_budget *budget)
+{
+	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
+	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+}
+
 void
 xxl_run_release(xxl_run *run, xxl_disks *disks, xxl_budget *budget)
 {
@@ -62,8 +70,7 @@ xxl_run_release_from(xxl_run *run, size_t first, xxl_disks *disks, xxl_budget *b
 	for (size_t i = first; i < run->nblocks && disks != NULL; i++)
 		if (run->bids[i] != XXL_BID_NONE)	/* (a reader that consumed it freed it) */
 			xxl_block_free(disks, run->bids[i]);
-	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
-	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+	free_arrays(run, budget);
 	xxl_run_init(run);
 }
 
@@ -100,8 +107,7 @@ xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err
 			memcpy(bids, run->bids, run->nblocks * sizeof(xxl_bid));
 			memcpy(keys, run->block_keys, run->nblocks * sizeof(uint64_t));
 		}
-		xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
-		xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+		free_arrays(run, budget);
 		run->bids = bids;
 		run->block_keys = keys;
 		run->capacity = cap;
@@ -135,8 +141,7 @@ move_to_log(xxl_run *run, xxl_disks *disks, xxl_budget *budget, xxl_error *err)
 			return err->code;
 		}
 	}
-	xxl_budget_free(budget, run->bids, run->capacity * sizeof(xxl_bid));
-	xxl_budget_free(budget, run->block_keys, run->capacity * sizeof(uint64_t));
+	free_arrays(run, budget);
 	run->log = log;
 	run->first = first;
 	run->capacity = XXL_RUN_OWNS_LOG;

@@ -606,6 +606,32 @@ XT_TEST(release_recycles_blocks)
 }
 
 /*
+ * Write nrec 8-byte records 0, 1, ... (each its own key) as a run; the
+ * budget's use when the run's list moved to a log, or 0, in *used_at_move.
+ */
+static void
+write_counting_run(xxl_disks *d, xxl_budget *budget, xxl_run *run, uint64_t nrec,
+				   uint64_t *used_at_move)
+{
+	xxl_error	err = {0};
+	xxl_bwriter *w;
+
+	xxl_run_init(run);
+	w = xxl_bwriter_create(d, budget, 2, run, &err);
+	REQUIRE_MSG(w != NULL, "%s", err.message);
+	*used_at_move = 0;
+	for (uint64_t i = 0; i < nrec; i++)
+	{
+		xxl_bwriter_begin_record(w, i);
+		CHECK_STATUS(xxl_bwriter_write(w, &i, sizeof(i)), XXL_OK);
+		if (run->log != NULL && *used_at_move == 0)
+			*used_at_move = budget->used;
+	}
+	CHECK_STATUS(xxl_bwriter_finish(w), XXL_OK);
+	xxl_bwriter_destroy(w);
+}
+
+/*
  * A run written through a block writer past XXL_RUN_MEMORY_BLOCKS blocks
  * moves its block list to a log of its own: its memory stops growing, a
  * reader (two at once) reads it back, a consuming reader frees every block
@@ -620,25 +646,13 @@ XT_TEST(long_run_moves_its_list_to_disk)
 	const size_t nblocks = 5000;
 	const uint64_t nrec = nblocks * bs / 8;
 	xxl_run		run;
-	xxl_bwriter *w;
 	xxl_io_stats st;
-	uint64_t	used_at_move = 0,
+	uint64_t	used_at_move,
 				peak_written;
 
 	REQUIRE_MSG(d != NULL, "%s", err.message);
 	xxl_budget_init(&budget, 1 << 20);
-	xxl_run_init(&run);
-	w = xxl_bwriter_create(d, &budget, 2, &run, &err);
-	REQUIRE_MSG(w != NULL, "%s", err.message);
-	for (uint64_t i = 0; i < nrec; i++)
-	{
-		xxl_bwriter_begin_record(w, i);
-		CHECK_STATUS(xxl_bwriter_write(w, &i, sizeof(i)), XXL_OK);
-		if (run.log != NULL && used_at_move == 0)
-			used_at_move = budget.used;
-	}
-	CHECK_STATUS(xxl_bwriter_finish(w), XXL_OK);
-	xxl_bwriter_destroy(w);
+	write_counting_run(d, &budget, &run, nrec, &used_at_move);
 	CHECK_EQ(run.nblocks, nblocks);
 	CHECK(run.log != NULL);
 	CHECK_EQ(run.capacity, XXL_RUN_OWNS_LOG);
@@ -696,16 +710,7 @@ XT_TEST(long_run_moves_its_list_to_disk)
 	 */
 	for (int k = 0; k < 3; k++)
 	{
-		xxl_run_init(&run);
-		w = xxl_bwriter_create(d, &budget, 2, &run, &err);
-		REQUIRE_MSG(w != NULL, "%s", err.message);
-		for (uint64_t i = 0; i < nrec; i++)
-		{
-			xxl_bwriter_begin_record(w, i);
-			CHECK_STATUS(xxl_bwriter_write(w, &i, sizeof(i)), XXL_OK);
-		}
-		CHECK_STATUS(xxl_bwriter_finish(w), XXL_OK);
-		xxl_bwriter_destroy(w);
+		write_counting_run(d, &budget, &run, nrec, &used_at_move);
 		xxl_disks_stats(d, &st);
 		if (k == 0)
 		{
