@@ -6,7 +6,7 @@
  *
  * Memory: an eighth of the budget (at least 32 KB) is slack for structs and
  * the run lists (16 bytes per block on disk, up to XXL_RUN_MEMORY_BLOCKS;
- * longer ones move to a log of their own, about 9 kB); half of the rest holds run
+ * longer ones move to a log of their own, a page); half of the rest holds run
  * readers (two block buffers each) plus one writer for merges; the other
  * half is the insertion heap and, of the same size, the scratch its
  * contents are radix sorted into when it is written out.

@@ -70,15 +70,10 @@ xxl_run_log_open(xxl_run_log *log, xxl_disks *disks, size_t rec_size, xxl_budget
 	log->per_page = (XXL_RUN_LOG_PAGE - PAGE_HEADER) / rec_size;
 	log->carve = XXL_BID_NONE;
 	log->recent_page = XXL_BID_NONE;
+	log->budget = budget;
 	log->tail = xxl_budget_alloc(budget, XXL_RUN_LOG_PAGE, err);
 	if (log->tail == NULL)
 		return err->code;
-	log->recent = xxl_budget_alloc(budget, XXL_RUN_LOG_PAGE, err);
-	if (log->recent == NULL)
-	{
-		xxl_run_log_close(log, budget);
-		return err->code;
-	}
 	log->first_page = XXL_BID_NONE;
 	if (reserve_page(log, &log->tail_page, err) != XXL_OK)
 	{
@@ -103,29 +98,53 @@ xxl_run_log_tail(const xxl_run_log *log)
 	return pos;
 }
 
+/* Write the tail page (whole, or with tail_count records) where it goes. */
+static xxl_status
+write_tail(xxl_run_log *log, xxl_error *err)
+{
+	xxl_io_request req = {0};
+
+	req.bid = log->tail_page;
+	req.buf = log->tail;
+	req.len = XXL_RUN_LOG_PAGE;
+	req.is_write = true;
+	if (xxl_io_sync(log->disks, &req, err) != XXL_OK)
+		return err->code;
+	log->pages_written++;
+	return XXL_OK;
+}
+
 xxl_status
 xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err)
 {
+	if (log->tail == NULL)
+		return xxl_error_set(err, XXL_EINVAL, 0, "append to a sealed run log");
 	memcpy(log->tail + PAGE_HEADER + log->tail_count * log->rec_size, rec, log->rec_size);
 	log->tail_count++;
 	log->records++;
 	if (log->tail_count == log->per_page)
 	{
-		xxl_io_request req = {0};
 		xxl_bid		next;
 
-		req.bid = log->tail_page;
-		req.buf = log->tail;
-		req.len = XXL_RUN_LOG_PAGE;
-		req.is_write = true;
-		if (xxl_io_sync(log->disks, &req, err) != XXL_OK)
+		if (write_tail(log, err) != XXL_OK)
 			return err->code;
-		log->pages_written++;
 		memcpy(&next, log->tail, sizeof(next));
 		log->tail_page = next;
 		log->tail_block = log->next_block;
 		return begin_tail(log, err);
 	}
+	return XXL_OK;
+}
+
+xxl_status
+xxl_run_log_seal(xxl_run_log *log, xxl_error *err)
+{
+	if (log->tail == NULL)
+		return XXL_OK;
+	if (log->tail_count > 0 && write_tail(log, err) != XXL_OK)
+		return err->code;
+	xxl_budget_free(log->budget, log->tail, XXL_RUN_LOG_PAGE);
+	log->tail = NULL;
 	return XXL_OK;
 }
 
@@ -197,11 +216,18 @@ xxl_run_log_cursor_open(xxl_run_log_cursor *c, xxl_run_log *log, xxl_run_log_pos
 static xxl_status
 page_at(xxl_run_log *log, xxl_bid bid, const unsigned char **page, size_t *valid, xxl_error *err)
 {
-	if (bid == log->tail_page)
+	if (bid == log->tail_page && log->tail != NULL)
 	{
 		*page = log->tail;
 		*valid = log->tail_count;
 		return XXL_OK;
+	}
+	if (log->recent == NULL)
+	{
+		/* taken at the first read: a log being written needs none */
+		log->recent = xxl_budget_alloc(log->budget, XXL_RUN_LOG_PAGE, err);
+		if (log->recent == NULL)
+			return err->code;
 	}
 	if (bid != log->recent_page)
 	{
@@ -218,7 +244,8 @@ page_at(xxl_run_log *log, xxl_bid bid, const unsigned char **page, size_t *valid
 		log->pages_read++;
 	}
 	*page = log->recent;
-	*valid = log->per_page;
+	/* a sealed log's last page holds tail_count records */
+	*valid = bid == log->tail_page ? log->tail_count : log->per_page;
 	return XXL_OK;
 }
 

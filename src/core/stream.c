@@ -83,8 +83,11 @@ xxl_run_table_bound(uint64_t nblocks)
 
 	if (nblocks < XXL_RUN_MEMORY_BLOCKS)
 		return arrays;
-	/* the arrays and the log side by side while the list moves; two readers' cursors */
-	return arrays + xxl_budget_charge(sizeof(xxl_run_log)) + 2 * XXL_RUN_LOG_PAGE +
+	/*
+	 * The arrays and the log's tail page side by side while the list moves;
+	 * once written (sealed), a page for reading and two readers' cursors.
+	 */
+	return arrays + xxl_budget_charge(sizeof(xxl_run_log)) + XXL_RUN_LOG_PAGE +
 		2 * xxl_budget_charge(XXL_RUN_LOG_CURSOR);
 }
 
@@ -342,6 +345,10 @@ xxl_bwriter_finish(xxl_bwriter *w)
 	if (w->err.code != XXL_OK)
 		return w->err.code;
 	if (w->fill > 0 && post_current(w) != XXL_OK)
+		return w->err.code;
+	/* a run's own log is complete: its tail page goes to disk */
+	if (w->run->log != NULL && w->run->capacity == XXL_RUN_OWNS_LOG &&
+		xxl_run_log_seal(w->run->log, &w->err) != XXL_OK)
 		return w->err.code;
 	for (int i = 0; i < w->nbuf; i++)
 		if (xxl_io_wait(w->disks, &w->ring[i].req, &w->err) != XXL_OK)

@@ -23,8 +23,9 @@
  * naming the next (so a reader needs only where it starts).  What keeps the
  * sorter's bookkeeping off the budget however large the input: the block
  * tables of its runs and the runs themselves.  One page is buffered for
- * appending and one kept of what was read; cursors read pages
- * synchronously (the log is about 1/4000 of the data it describes).  Its blocks are never freed
+ * appending (until the log is sealed) and, once read, one kept of what was
+ * read; cursors read pages synchronously (the log is about 1/4000 of the
+ * data it describes).  Its blocks are never freed
  * before the disks close.  One thread at a time.
  */
 #define XXL_RUN_LOG_PAGE XXL_ALIGN
@@ -40,7 +41,8 @@ typedef struct xxl_run_log
 	xxl_disks  *disks;
 	size_t		rec_size;
 	size_t		per_page;		/* records per page */
-	unsigned char *tail;		/* the page being appended to (from the budget) */
+	xxl_budget *budget;			/* its pages' */
+	unsigned char *tail;		/* the page being appended to, or NULL once sealed */
 	xxl_bid		tail_page;		/* where it goes */
 	size_t		tail_count;		/* records in it */
 	xxl_bid		first_page;
@@ -48,7 +50,7 @@ typedef struct xxl_run_log
 	xxl_bid		next_block;		/* ... and the page after it */
 	xxl_bid		carve;			/* the block pages are carved from */
 	size_t		carved;			/* pages of it taken */
-	unsigned char *recent;		/* the page a cursor read last, for the next one: */
+	unsigned char *recent;		/* the page a cursor read last (from the first read), for the next: */
 	xxl_bid		recent_page;	/* runs merged together are neighbours in the log */
 	uint64_t	records;		/* appended in all */
 	uint64_t	pages_written;
@@ -61,6 +63,8 @@ xxl_status	xxl_run_log_open(xxl_run_log *log, xxl_disks *disks, size_t rec_size,
 xxl_run_log_pos xxl_run_log_tail(const xxl_run_log *log);
 /* Append a record (writes the tail page once it is full). */
 xxl_status	xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err);
+/* No more records: the tail page goes to disk and its memory back to the budget. */
+xxl_status	xxl_run_log_seal(xxl_run_log *log, xxl_error *err);
 void		xxl_run_log_close(xxl_run_log *log, xxl_budget *budget);
 /* Return every block of the log to the block manager (reading its pages). */
 void		xxl_run_log_free_space(xxl_run_log *log);
@@ -93,8 +97,9 @@ void		xxl_run_log_cursor_close(xxl_run_log_cursor *c, xxl_budget *budget);
  * prefix of the record at its first byte, in memory (the arrays) or, for
  * runs of a log, as 16-byte entries of the log from first on.  A run kept
  * in memory that outgrows XXL_RUN_MEMORY_BLOCKS blocks while written
- * through a block writer moves its list to a log of its own, so a run
- * costs at most XXL_RUN_TABLE_MAX bytes of memory however long it is.
+ * through a block writer moves its list to a log of its own (sealed when
+ * the writer finishes), so a run costs at most xxl_run_table_bound bytes
+ * of memory however long it is.
  */
 #define XXL_RUN_MEMORY_BLOCKS 512
 #define XXL_RUN_OWNS_LOG SIZE_MAX	/* capacity of a run with a log of its own */
