@@ -33,9 +33,10 @@ xxl_env_sort_block(xxl_env *env, size_t memory, size_t rec_size, uint64_t record
 
 	/*
 	 * As large as allowed while the merge keeps a fan-in of about
-	 * SORT_FAN_IN, larger only where the sorter's least memory needs it.  With a fan-in of 16, 2 MB
-	 * blocks at a 60 MB budget merged DC3's sorters in two passes: 298
-	 * bytes of I/O per text byte instead of 230 with 256 kB blocks.
+	 * SORT_FAN_IN, larger only where the sorter's least memory needs it.
+	 * With a fan-in of 16, 2 MB blocks at a 60 MB budget merged DC3's
+	 * sorters in two passes: 298 bytes of I/O per text byte instead of 230
+	 * with 256 kB blocks.
 	 */
 	memory -= memory % XXL_ALIGN;
 	if (records == 0)

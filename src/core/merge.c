@@ -55,6 +55,13 @@ unit_block(const xxl_merger *m, size_t u)
 	return (size_t) ((uint64_t) u * read_unit(&m->env) / m->env.block_size);
 }
 
+/* Where unit u starts inside its block (a bid plus this is the unit's). */
+static inline uint64_t
+unit_offset_in_block(const xxl_merger *m, size_t u)
+{
+	return (uint64_t) u * read_unit(&m->env) % m->env.block_size;
+}
+
 /* Whether unit u is the last one of its block (or of the run). */
 static inline bool
 unit_ends_block(const xxl_merger *m, const merge_source *src, size_t u)
@@ -72,15 +79,13 @@ issue_unit(xxl_merger *m, int f, int r)
 {
 	merge_frame *fr = &m->frames[f];
 	merge_source *src = &m->src[r];
-	size_t		unit = read_unit(&m->env);
 	size_t		u = src->next_unissued++;
-	uint64_t	offset = (uint64_t) u * unit;
 
 	fr->block = u;
 	/* a bid is a byte offset on its disk: a unit inside the block is one too */
-	fr->req.bid = src->issue.bid + offset % m->env.block_size;
+	fr->req.bid = src->issue.bid + unit_offset_in_block(m, u);
 	fr->req.buf = fr->data;
-	fr->req.len = XXL_ROUND_UP(unit_length(src->run, u, unit), XXL_ALIGN);
+	fr->req.len = XXL_ROUND_UP(unit_length(src->run, u, read_unit(&m->env)), XXL_ALIGN);
 	fr->req.is_write = false;
 	xxl_io_post(m->env.disks, &fr->req);
 	if (src->next_unissued < src->nunits)
@@ -150,12 +155,8 @@ merge_release_current(xxl_merger *m, merge_source *src)
 	if (src->cur_frame < 0)
 		return;
 	if (m->release_blocks && unit_ends_block(m, src, src->cur_block))
-	{
-		const merge_frame *fr = &m->frames[src->cur_frame];
-		uint64_t	offset = (uint64_t) src->cur_block * read_unit(&m->env);
-
-		xxl_block_free(m->env.disks, fr->req.bid - offset % m->env.block_size);
-	}
+		xxl_block_free(m->env.disks, m->frames[src->cur_frame].req.bid -
+					   unit_offset_in_block(m, src->cur_block));
 	push_free(m, src->cur_frame);
 	src->cur_frame = -1;
 }

@@ -258,10 +258,11 @@ run_heapify(xxl_pq *pq, pq_run **h, int n)
 static void
 run_free(xxl_pq *pq, pq_run *run)
 {
+	size_t		freed;
+
 	if (run == NULL)
 		return;
-	size_t		freed = run->r ? xxl_breader_freed(run->r) : 0;
-
+	freed = run->r ? xxl_breader_freed(run->r) : 0;
 	xxl_breader_destroy(run->r);
 	if (pq->disks)
 		xxl_run_release_from(&run->run, freed, pq->disks, &pq->part.budget);
@@ -325,10 +326,10 @@ run_new(xxl_pq *pq, uint64_t records)
 		return NULL;
 	memset(run, 0, sizeof(pq_run));
 	xxl_run_init(&run->run);
-
 	/* a longer list moves to a log of its own as it is written (xxl_stream.h) */
-	if (xxl_run_reserve(&run->run, (size_t) (nblocks < XXL_RUN_MEMORY_BLOCKS ? nblocks : XXL_RUN_MEMORY_BLOCKS),
-						&pq->part.budget, &pq->part.err) != XXL_OK)
+	if (nblocks > XXL_RUN_MEMORY_BLOCKS)
+		nblocks = XXL_RUN_MEMORY_BLOCKS;
+	if (xxl_run_reserve(&run->run, (size_t) nblocks, &pq->part.budget, &pq->part.err) != XXL_OK)
 	{
 		xxl_part_free(&pq->part, run, sizeof(pq_run) + pq->rec);
 		return NULL;

@@ -37,13 +37,6 @@ reserve_page(xxl_run_log *log, xxl_bid *page, xxl_error *err)
 	return XXL_OK;
 }
 
-/* The block of the page reserved last. */
-static xxl_bid
-block_of_reserved(const xxl_run_log *log)
-{
-	return log->carve;
-}
-
 /* Start a fresh tail page at tail_page, naming a newly reserved next page. */
 static xxl_status
 begin_tail(xxl_run_log *log, xxl_error *err)
@@ -55,7 +48,7 @@ begin_tail(xxl_run_log *log, xxl_error *err)
 	memset(log->tail, 0, XXL_RUN_LOG_PAGE);
 	memcpy(log->tail, &next, sizeof(next));
 	memcpy(log->tail + sizeof(xxl_bid), &log->tail_block, sizeof(xxl_bid));
-	log->next_block = block_of_reserved(log);
+	log->next_block = log->carve;
 	log->tail_count = 0;
 	return XXL_OK;
 }
@@ -77,14 +70,14 @@ xxl_run_log_open(xxl_run_log *log, xxl_disks *disks, size_t rec_size, xxl_budget
 	log->first_page = XXL_BID_NONE;
 	if (reserve_page(log, &log->tail_page, err) != XXL_OK)
 	{
-		xxl_run_log_close(log, budget);
+		xxl_run_log_close(log);
 		return err->code;
 	}
 	log->first_page = log->tail_page;
-	log->tail_block = block_of_reserved(log);
+	log->tail_block = log->carve;
 	if (begin_tail(log, err) != XXL_OK)
 	{
-		xxl_run_log_close(log, budget);
+		xxl_run_log_close(log);
 		return err->code;
 	}
 	return XXL_OK;
@@ -98,20 +91,30 @@ xxl_run_log_tail(const xxl_run_log *log)
 	return pos;
 }
 
+/* Read or write one page, on the caller's thread. */
+static xxl_status
+page_io(xxl_run_log *log, xxl_bid bid, unsigned char *buf, bool is_write, xxl_error *err)
+{
+	xxl_io_request req = {0};
+
+	req.bid = bid;
+	req.buf = buf;
+	req.len = XXL_RUN_LOG_PAGE;
+	req.is_write = is_write;
+	if (xxl_io_sync(log->disks, &req, err) != XXL_OK)
+		return err->code;
+	if (is_write)
+		log->pages_written++;
+	else
+		log->pages_read++;
+	return XXL_OK;
+}
+
 /* Write the tail page (whole, or with tail_count records) where it goes. */
 static xxl_status
 write_tail(xxl_run_log *log, xxl_error *err)
 {
-	xxl_io_request req = {0};
-
-	req.bid = log->tail_page;
-	req.buf = log->tail;
-	req.len = XXL_RUN_LOG_PAGE;
-	req.is_write = true;
-	if (xxl_io_sync(log->disks, &req, err) != XXL_OK)
-		return err->code;
-	log->pages_written++;
-	return XXL_OK;
+	return page_io(log, log->tail_page, log->tail, true, err);
 }
 
 xxl_status
@@ -121,7 +124,6 @@ xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err)
 		return xxl_error_set(err, XXL_EINVAL, 0, "append to a sealed run log");
 	memcpy(log->tail + PAGE_HEADER + log->tail_count * log->rec_size, rec, log->rec_size);
 	log->tail_count++;
-	log->records++;
 	if (log->tail_count == log->per_page)
 	{
 		xxl_bid		next;
@@ -149,50 +151,13 @@ xxl_run_log_seal(xxl_run_log *log, xxl_error *err)
 }
 
 void
-xxl_run_log_close(xxl_run_log *log, xxl_budget *budget)
+xxl_run_log_close(xxl_run_log *log)
 {
 	if (log->tail != NULL)
-		xxl_budget_free(budget, log->tail, XXL_RUN_LOG_PAGE);
+		xxl_budget_free(log->budget, log->tail, XXL_RUN_LOG_PAGE);
 	if (log->recent != NULL)
-		xxl_budget_free(budget, log->recent, XXL_RUN_LOG_PAGE);
+		xxl_budget_free(log->budget, log->recent, XXL_RUN_LOG_PAGE);
 	log->tail = log->recent = NULL;
-}
-
-static xxl_status page_at(xxl_run_log *log, xxl_bid bid, const unsigned char **page, size_t *valid,
-						  xxl_error *err);
-
-void
-xxl_run_log_free_space(xxl_run_log *log)
-{
-	xxl_bid		prev = XXL_BID_NONE;
-	xxl_bid		p = log->first_page;
-	xxl_error	ignored = {0};
-
-	if (p == XXL_BID_NONE)
-		return;
-	/* the written pages name their blocks; a block's pages are consecutive */
-	while (p != log->tail_page)
-	{
-		const unsigned char *page = NULL;
-		size_t		valid;
-		xxl_bid		block;
-
-		if (page_at(log, p, &page, &valid, &ignored) != XXL_OK)
-			return;				/* the rest stays until the disks close */
-		memcpy(&block, page + sizeof(xxl_bid), sizeof(block));
-		memcpy(&p, page, sizeof(p));
-		if (block != prev && prev != XXL_BID_NONE)
-			xxl_block_free(log->disks, prev);
-		prev = block;
-	}
-	if (log->tail_block != prev && prev != XXL_BID_NONE)
-		xxl_block_free(log->disks, prev);
-	prev = log->tail_block;
-	if (log->next_block != prev)
-		xxl_block_free(log->disks, prev);
-	xxl_block_free(log->disks, log->next_block);
-	log->first_page = XXL_BID_NONE;
-	log->recent_page = XXL_BID_NONE;
 }
 
 /* Cursors ---------------------------------------------------------------- */
@@ -231,22 +196,49 @@ page_at(xxl_run_log *log, xxl_bid bid, const unsigned char **page, size_t *valid
 	}
 	if (bid != log->recent_page)
 	{
-		xxl_io_request req = {0};
-
-		req.bid = bid;
-		req.buf = log->recent;
-		req.len = XXL_RUN_LOG_PAGE;
-		req.is_write = false;
 		log->recent_page = XXL_BID_NONE;
-		if (xxl_io_sync(log->disks, &req, err) != XXL_OK)
+		if (page_io(log, bid, log->recent, false, err) != XXL_OK)
 			return err->code;
 		log->recent_page = bid;
-		log->pages_read++;
 	}
 	*page = log->recent;
 	/* a sealed log's last page holds tail_count records */
 	*valid = bid == log->tail_page ? log->tail_count : log->per_page;
 	return XXL_OK;
+}
+
+void
+xxl_run_log_free_space(xxl_run_log *log)
+{
+	xxl_bid		prev = XXL_BID_NONE;
+	xxl_bid		p = log->first_page;
+	xxl_error	ignored = {0};
+
+	if (p == XXL_BID_NONE)
+		return;
+	/* the written pages name their blocks; a block's pages are consecutive */
+	while (p != log->tail_page)
+	{
+		const unsigned char *page = NULL;
+		size_t		valid;
+		xxl_bid		block;
+
+		if (page_at(log, p, &page, &valid, &ignored) != XXL_OK)
+			return;				/* the rest stays until the disks close */
+		memcpy(&block, page + sizeof(xxl_bid), sizeof(block));
+		memcpy(&p, page, sizeof(p));
+		if (block != prev && prev != XXL_BID_NONE)
+			xxl_block_free(log->disks, prev);
+		prev = block;
+	}
+	if (log->tail_block != prev && prev != XXL_BID_NONE)
+		xxl_block_free(log->disks, prev);
+	prev = log->tail_block;
+	if (log->next_block != prev)
+		xxl_block_free(log->disks, prev);
+	xxl_block_free(log->disks, log->next_block);
+	log->first_page = XXL_BID_NONE;
+	log->recent_page = XXL_BID_NONE;
 }
 
 xxl_status

@@ -91,7 +91,7 @@ xxl_sort_fits(uint64_t nbytes, size_t memory, size_t block, size_t rec_size)
 	half = (region / 2) & ~(size_t) (XXL_ALIGN - 1);
 	if (half / rec_size == 0)
 		return false;
-	meta = xxl_budget_charge((half / block + 1) * sizeof(xxl_io_request)) + 4 * XXL_RUN_LOG_PAGE;
+	meta = xxl_budget_charge((half / block + 1) * sizeof(xxl_io_request)) + SORT_LOG_BYTES;
 	return meta + XXL_ALIGN <= slack;
 }
 
@@ -255,7 +255,7 @@ sort_ensure_disks(xxl_sorter *s)
 		if (xxl_run_log_open(&s->runs_log, s->disks, sizeof(run_record), &s->part.budget,
 							 &s->part.err) != XXL_OK)
 		{
-			xxl_run_log_close(&s->blocks_log, &s->part.budget);
+			xxl_run_log_close(&s->blocks_log);
 			return s->part.err.code;
 		}
 		s->pass_start = xxl_run_log_tail(&s->runs_log);
@@ -909,8 +909,8 @@ xxl_sorter_destroy(xxl_sorter *s)
 	xxl_part_free(&s->part, s->runs, s->runs_capacity * sizeof(xxl_run));
 	if (s->logs_open)
 	{
-		xxl_run_log_close(&s->blocks_log, &s->part.budget);
-		xxl_run_log_close(&s->runs_log, &s->part.budget);
+		xxl_run_log_close(&s->blocks_log);
+		xxl_run_log_close(&s->runs_log);
 	}
 	xxl_part_free(&s->part, s->region, s->region_size);
 	xxl_disks_close(s->disks);	/* joins the I/O threads, removes the files */

@@ -20,6 +20,8 @@
 #define WRITE_BUFFERS 2
 /* structs, write requests and the run logs' pages; more for larger budgets */
 #define SLACK_BYTES (64 * 1024)
+/* the two run logs' pages: a tail and a read page each */
+#define SORT_LOG_BYTES (2 * 2 * XXL_RUN_LOG_PAGE)
 #define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
 #define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
 #define MIN_READ_SIZE (64 * 1024)	/* merges read frames of at least this */

@@ -61,14 +61,15 @@ xxl_run_release_from(xxl_run *run, size_t first, xxl_disks *disks, xxl_budget *b
 				free_logged_blocks(run, first, disks, budget);
 				xxl_run_log_free_space(run->log);
 			}
-			xxl_run_log_close(run->log, budget);
+			xxl_run_log_close(run->log);
 			xxl_budget_free(budget, run->log, sizeof(xxl_run_log));
 		}
 		xxl_run_init(run);
 		return;
 	}
-	for (size_t i = first; i < run->nblocks && disks != NULL; i++)
-		if (run->bids[i] != XXL_BID_NONE)	/* (a reader that consumed it freed it) */
+	/* (those before first were freed by a reader that consumed them) */
+	if (disks != NULL)
+		for (size_t i = first; i < run->nblocks; i++)
 			xxl_block_free(disks, run->bids[i]);
 	free_arrays(run, budget);
 	xxl_run_init(run);
@@ -139,7 +140,7 @@ move_to_log(xxl_run *run, xxl_disks *disks, xxl_budget *budget, xxl_error *err)
 
 		if (xxl_run_log_append(log, &e, err) != XXL_OK)
 		{
-			xxl_run_log_close(log, budget);
+			xxl_run_log_close(log);
 			xxl_budget_free(budget, log, sizeof(xxl_run_log));
 			return err->code;
 		}

@@ -25,8 +25,9 @@
  * tables of its runs and the runs themselves.  One page is buffered for
  * appending (until the log is sealed) and, once read, one kept of what was
  * read; cursors read pages synchronously (the log is about 1/4000 of the
- * data it describes).  Its blocks are never freed
- * before the disks close.  One thread at a time.
+ * data it describes).  A shared log (the sorter's) keeps its blocks until
+ * the disks close; a run's own log gives them back when the run is
+ * released.  One thread at a time.
  */
 #define XXL_RUN_LOG_PAGE XXL_ALIGN
 
@@ -52,7 +53,6 @@ typedef struct xxl_run_log
 	size_t		carved;			/* pages of it taken */
 	unsigned char *recent;		/* the page a cursor read last (from the first read), for the next: */
 	xxl_bid		recent_page;	/* runs merged together are neighbours in the log */
-	uint64_t	records;		/* appended in all */
 	uint64_t	pages_written;
 	uint64_t	pages_read;		/* by its cursors */
 } xxl_run_log;
@@ -65,7 +65,8 @@ xxl_run_log_pos xxl_run_log_tail(const xxl_run_log *log);
 xxl_status	xxl_run_log_append(xxl_run_log *log, const void *rec, xxl_error *err);
 /* No more records: the tail page goes to disk and its memory back to the budget. */
 xxl_status	xxl_run_log_seal(xxl_run_log *log, xxl_error *err);
-void		xxl_run_log_close(xxl_run_log *log, xxl_budget *budget);
+/* Return its pages' memory to the budget. */
+void		xxl_run_log_close(xxl_run_log *log);
 /* Return every block of the log to the block manager (reading its pages). */
 void		xxl_run_log_free_space(xxl_run_log *log);
 

@@ -342,13 +342,11 @@ plan_restore(XxlSortRun *run)
 				continue;
 			}
 			/* another result column of the same input: a copy of the first */
-			if (run->copy_from == NULL)
-			{
-				run->copy_from = palloc(sizeof(int) * out->natts);
-				for (int j = 0; j < out->natts; j++)
-					run->copy_from[j] = -1;
-			}
-			run->copy_from[i] = run->restore[c];
+			if (run->copies == NULL)
+				run->copies = palloc(sizeof(int) * 2 * out->natts);
+			run->copies[2 * run->ncopies] = i;
+			run->copies[2 * run->ncopies + 1] = run->restore[c];
+			run->ncopies++;
 		}
 	}
 	if (!any)

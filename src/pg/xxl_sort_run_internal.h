@@ -70,8 +70,9 @@ struct XxlSortRun
 	int		   *restore;		/* per key column: the result column the key
 								 * restores, or -1; NULL when none */
 	bool	   *restored;		/* per result column: restored, not stored */
-	int		   *copy_from;		/* per result column: the restored column it
-								 * repeats, or -1; NULL when none does */
+	int		   *copies;			/* pairs (result column, the restored column
+								 * it repeats), ncopies of them */
+	int			ncopies;
 	bool		key_only;		/* the key restores every column there is:
 								 * records carry no row at all */
 

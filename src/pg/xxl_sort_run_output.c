@@ -263,12 +263,15 @@ static void
 restore_from_key(XxlSortRun *run, const void *key, uint32 klen, Datum *values, bool *isnull)
 {
 	xxl_sortkey_restore_var(run->key, key, klen, run->restore, values, isnull);
-	for (int i = 0; run->copy_from != NULL && i < run->out_desc->natts; i++)
-		if (run->copy_from[i] >= 0)
-		{
-			values[i] = values[run->copy_from[i]];
-			isnull[i] = isnull[run->copy_from[i]];
-		}
+	/* per row: only the columns that repeat another, not every column */
+	for (int k = 0; k < run->ncopies; k++)
+	{
+		int			to = run->copies[2 * k],
+					from = run->copies[2 * k + 1];
+
+		values[to] = values[from];
+		isnull[to] = isnull[from];
+	}
 }
 
 bool

@@ -9,18 +9,9 @@
 #include <string.h>
 
 /*
- * Budget charge of one spool's block list of b blocks (xxl_run): two
- * arrays while short, a log of its own on disk once long.
- */
-static uint64_t
-list_bytes(uint64_t b)
-{
-	return xxl_run_table_bound(b);
-}
-
-/*
- * An upper bound of what the spools' block lists take at once: a capacity
- * of up to twice the blocks, and one list in the middle of doubling.  The
+ * An upper bound of what the spools' block lists take at once: each list's
+ * bound (xxl_run_table_bound: arrays while short, a log of its own once
+ * long), and one list in the middle of doubling.  The
  * text spool and every level's copy of its text live until that level's
  * merge; the deepest external level may spool its unique names as ranks
  * (mod-1 and mod-2 apart); characters below level 0 are names of up to
@@ -31,7 +22,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 {
 	uint64_t	B = sa->env.disk.block_size;
 	uint64_t	b = n / B + 1;
-	uint64_t	total = list_bytes(b),
+	uint64_t	total = xxl_run_table_bound(b),
 				largest = b,
 				ranks = 0,
 				m = n;
@@ -41,7 +32,7 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 	while (levels < XXL_SA_MAX_LEVELS)
 	{
 		uint64_t	m12 = (m + 2) / 3 + m / 3;
-		uint64_t	r2 = 2 * list_bytes(m12 * rank_width(sa, m12) / B / 2 + 1);
+		uint64_t	r2 = 2 * xxl_run_table_bound(m12 * rank_width(sa, m12) / B / 2 + 1);
 
 		if (r2 > ranks)
 			ranks = r2;
@@ -49,13 +40,13 @@ lists_bound(const xxl_sa *sa, uint64_t n)
 		if (fits_internal((xxl_sa *) sa, m12, m12, sa->env.pool / 100 * SHARE_A_PCT))
 			break;
 		b = m12 * char_width(sa, m12) / B + 1;
-		total += list_bytes(b);
+		total += xxl_run_table_bound(b);
 		if (b > largest)
 			largest = b;
 		m = m12;
 	}
 	/* the largest list doubling: its old arrays next to the new ones */
-	return total + ranks + list_bytes(largest) / 2 + levels * sizeof(dc3_level);
+	return total + ranks + xxl_run_table_bound(largest) / 2 + levels * sizeof(dc3_level);
 }
 
 /*
