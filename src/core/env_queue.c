@@ -8,30 +8,23 @@
 #include <string.h>
 
 /*
- * Blocks as large as keep about 16 run readers in the queue, larger if the
- * run lists of `records` records (16 bytes per block) would crowd its slack.
+ * Blocks as large as keep about 16 run readers in the queue (a run's block
+ * list costs a bounded amount of memory however long it is: xxl_stream.h).
  */
 static size_t
-queue_block(xxl_env *env, size_t memory, size_t rec_size, uint64_t records)
+queue_block(xxl_env *env, size_t memory)
 {
 	size_t		block = XXL_ALIGN;
-	uint64_t	nbytes = records * rec_size;
 
 	while (block * 2 <= env->max_block && xxl_pq_min_memory(block * 2) <= memory &&
 		   block * 2 * 2 * 16 <= memory / 2)
 		block *= 2;
-	while (nbytes / block * 16 * 2 > memory / 16)
-	{
-		if (block * 2 > env->max_block || xxl_pq_min_memory(block * 2) > memory)
-			break;				/* the queue reports ENOMEM if it really runs out */
-		block *= 2;
-	}
 	return block;
 }
 
 xxl_status
 xxl_env_queue_open(xxl_env *env, xxl_env_queue *gq, size_t memory, size_t rec_size,
-				   size_t key_size, uint64_t records)
+				   size_t key_size)
 {
 	xxl_pq_config c;
 
@@ -45,7 +38,7 @@ xxl_env_queue_open(xxl_env *env, xxl_env_queue *gq, size_t memory, size_t rec_si
 	c.key_size = key_size;
 	c.threads = env->threads;
 	c.disk = env->disk;
-	c.disk.block_size = queue_block(env, memory, rec_size, records);
+	c.disk.block_size = queue_block(env, memory);
 	c.disk.try_direct &= xxl_direct_pays(c.disk.block_size);
 	c.cancel = env->cancel;
 	c.cancel_arg = env->cancel_arg;

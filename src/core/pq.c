@@ -4,12 +4,12 @@
  * the run heads, and tiered merging of runs when the readers would not fit
  * the budget.
  *
- * Memory: an eighth of the budget (at least 32 KB) is slack for structs and
- * the run lists (16 bytes per block on disk, up to XXL_RUN_MEMORY_BLOCKS;
- * longer ones move to a log of their own, a page); half of the rest holds run
- * readers (two block buffers each) plus one writer for merges; the other
- * half is the insertion heap and, of the same size, the scratch its
- * contents are radix sorted into when it is written out.
+ * Memory: an eighth of the budget (at least 32 KB) is slack for structs;
+ * half of the rest holds run readers (two block buffers and the run's block
+ * list each: 16 bytes per block up to XXL_RUN_MEMORY_BLOCKS, a page of its
+ * own log beyond) plus one writer for merges; the other half is the
+ * insertion heap and, of the same size, the scratch its contents are radix
+ * sorted into when it is written out.
  */
 #include "core/pq.h"
 #include "core/radix.h"
@@ -60,11 +60,25 @@ struct xxl_pq
 	xxl_pq_stats stats;
 };
 
+/* A run being read: its buffers, structs and block list. */
+static size_t
+reader_bytes(size_t block, size_t rec)
+{
+	return READ_BUFFERS * block + RUN_OVERHEAD + rec + xxl_run_read_bound();
+}
+
+/* The merge's writer: its buffers and the list of the run it writes. */
+static size_t
+writer_bytes(size_t block)
+{
+	return WRITE_BUFFERS * block + RUN_OVERHEAD + xxl_run_table_bound(UINT64_MAX);
+}
+
 size_t
 xxl_pq_min_memory(size_t block_size)
 {
-	size_t		runs = (size_t) (MIN_RUNS * READ_BUFFERS + WRITE_BUFFERS) * block_size +
-		MIN_RUNS * (RUN_OVERHEAD + XXL_RADIX_MAX_FIXED);
+	size_t		runs = MIN_RUNS * reader_bytes(block_size, XXL_RADIX_MAX_FIXED) +
+		writer_bytes(block_size);
 
 	/* runs take half of what the slack leaves: heap + scratch the other half */
 	return XXL_ROUND_UP((2 * runs + 2 * XXL_ALIGN) * 8 / 7 + SLACK_MIN, XXL_ALIGN);
@@ -150,8 +164,8 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 	slack = config->memory / 8 > SLACK_MIN ? config->memory / 8 : SLACK_MIN;
 	avail = config->memory - slack;
 	run_area = avail / 2;
-	pq->max_runs = (int) ((run_area - WRITE_BUFFERS * block) /
-						  (READ_BUFFERS * block + RUN_OVERHEAD + pq->rec));
+	pq->max_runs = run_area > writer_bytes(block) ?
+		(int) ((run_area - writer_bytes(block)) / reader_bytes(block, pq->rec)) : 0;
 	pq->heap_bytes = (avail - run_area) / 2;
 	pq->heap_bytes -= pq->heap_bytes % XXL_ALIGN;
 	pq->heap_cap = pq->heap_bytes / pq->rec;
@@ -346,15 +360,33 @@ writer_error(xxl_pq *pq, xxl_bwriter *w)
 }
 
 /*
- * Merge the half of the runs with the fewest records left (at least two)
- * into one run.  Merging the small ones keeps the cost per record
- * logarithmic, as in a tiered merge tree.
+ * Merge the runs with the fewest records left into one: the two smallest,
+ * and each next one while the merged run would be at least a fraction of
+ * it (a half; a quarter when the budget holds fewer than eight runs).  Run
+ * sizes stay about geometric, so a record takes part in a few merges
+ * however many runs the heap writes.  (Merging a fixed half of the runs, as
+ * this queue once did, merges a record a number of times that grows
+ * linearly with the runs written when few runs fit.)
  */
+static int
+runs_to_merge(const xxl_pq *pq)
+{
+	pq_run	  **r = pq->sel;
+	int			n = pq->nruns;
+	int			div = n < 8 ? 4 : 2;
+	uint64_t	total = r[0]->left + r[1]->left;
+	int			k = 2;
+
+	while (k < n && total >= r[k]->left / div)
+		total += r[k++]->left;
+	return k;
+}
+
 static xxl_status
 merge_runs(xxl_pq *pq)
 {
 	int			n = pq->nruns;
-	int			k = n / 2 < 2 ? 2 : n / 2;
+	int			k;
 	int			live;
 	uint64_t	total = 0;
 	pq_run	   *out;
@@ -376,6 +408,7 @@ merge_runs(xxl_pq *pq)
 		}
 		pq->sel[j + 1] = x;
 	}
+	k = runs_to_merge(pq);
 	for (int i = 0; i < k; i++)
 		total += pq->sel[i]->left;
 	out = run_new(pq, total);

@@ -92,6 +92,16 @@ xxl_run_table_bound(uint64_t nblocks)
 		2 * xxl_budget_charge(XXL_RUN_LOG_CURSOR);
 }
 
+size_t
+xxl_run_read_bound(void)
+{
+	size_t		arrays = 2 * xxl_budget_charge((size_t) XXL_RUN_MEMORY_BLOCKS * sizeof(uint64_t));
+	size_t		logged = xxl_budget_charge(sizeof(xxl_run_log)) + XXL_RUN_LOG_PAGE +
+		xxl_budget_charge(XXL_RUN_LOG_CURSOR);
+
+	return arrays > logged ? arrays : logged;
+}
+
 xxl_status
 xxl_run_reserve(xxl_run *run, size_t nblocks, xxl_budget *budget, xxl_error *err)
 {

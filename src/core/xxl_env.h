@@ -428,9 +428,8 @@ typedef struct xxl_env_queue
 	size_t		memory;
 } xxl_env_queue;
 
-/* records: about how many it will hold at most (sizes the blocks). */
 xxl_status	xxl_env_queue_open(xxl_env *env, xxl_env_queue *gq, size_t memory, size_t rec_size,
-							   size_t key_size, uint64_t records);
+							   size_t key_size);
 xxl_status	xxl_env_queue_push(xxl_env *env, xxl_env_queue *gq, const void *rec);
 /* 1 with *rec (valid until the next push or pop), 0 if empty, -1 on error. */
 int			xxl_env_queue_top(xxl_env *env, xxl_env_queue *gq, const unsigned char **rec);

@@ -102,7 +102,7 @@ void		xxl_run_log_cursor_close(xxl_run_log_cursor *c, xxl_budget *budget);
  * the writer finishes), so a run costs at most xxl_run_table_bound bytes
  * of memory however long it is.
  */
-#define XXL_RUN_MEMORY_BLOCKS 512
+#define XXL_RUN_MEMORY_BLOCKS (XXL_RUN_LOG_PAGE / 16)	/* arrays of a log page's size */
 #define XXL_RUN_OWNS_LOG SIZE_MAX	/* capacity of a run with a log of its own */
 typedef struct xxl_run
 {
@@ -142,6 +142,8 @@ xxl_status	xxl_run_append_block(xxl_run *run, xxl_disks *disks, xxl_bid bid, uin
 								 xxl_budget *budget, xxl_error *err);
 /* The most memory a run's block list takes, with nblocks blocks (and two readers). */
 size_t		xxl_run_table_bound(uint64_t nblocks);
+/* The most memory a written run's block list takes, however long, while one reader reads it. */
+size_t		xxl_run_read_bound(void);
 /*
  * Return the run's blocks from block first on to the block manager (those
  * before were freed by their reader) and its memory to the budget.  A run

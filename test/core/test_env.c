@@ -5,11 +5,13 @@
  * memory really used counts what live shares touched, the host's cancel
  * hook is asked only on the owner thread, spools spill at their own limit
  * or the shared allowance and read back records that span pieces, and
- * every part's I/O is folded into the environment when it closes.
+ * every part's I/O is folded into the environment when it closes; a
+ * pagefile reads back any record and its memory does not grow with them.
  */
 #include "xxl_test.h"
 
 #include "core/xxl_env.h"
+#include "core/xxl_pagefile.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -30,6 +32,15 @@ test_own_block(size_t memory, size_t max_block)
 }
 
 static const xxl_env_plan test_plan = {"test", 4, test_min_memory, test_own_block};
+
+static size_t
+smallest_own_block(size_t memory, size_t max_block)
+{
+	return XXL_ALIGN;
+}
+
+/* Streams of the smallest block, as at the smallest budgets. */
+static const xxl_env_plan small_block_plan = {"test", 4, test_min_memory, smallest_own_block};
 
 static xxl_resources
 resources(size_t memory)
@@ -458,7 +469,7 @@ XT_TEST(env_scatter_and_queue)
 	CHECK_EQ(env.done.scattered_bytes, n * 8);
 
 	/* a queue: pops in key order */
-	REQUIRE(xxl_env_queue_open(&env, &q, 2 * MB, 16, 8, n) == XXL_OK);
+	REQUIRE(xxl_env_queue_open(&env, &q, 2 * MB, 16, 8) == XXL_OK);
 	for (uint64_t k = 0; k < n; k++)
 	{
 		unsigned char r[16];
@@ -477,6 +488,49 @@ XT_TEST(env_scatter_and_queue)
 	CHECK_EQ(bad, 0);
 	xxl_env_queue_close(&env, &q);
 	CHECK_EQ(env.done.pq_pushes, n);
+	CHECK_EQ(env.budget.used, 0);
+	xxl_env_close(&env);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
+/*
+ * A pagefile's records read back at any index, and its memory does not
+ * grow with them: 32 MB of records in 4 kB blocks once kept an 8-byte
+ * block id per block (64 kB here, gigabytes' worth past a 1MB budget).
+ */
+XT_TEST(env_pagefile_memory_stays_flat)
+{
+	xxl_env		env;
+	xxl_resources res = resources(4 * MB);
+	xxl_pagefile f;
+	uint64_t	n = xt_quick() ? 250000 : 1000000;
+	size_t		before;
+	uint64_t	bad = 0;
+
+	REQUIRE(xxl_env_open(&env, &res, &small_block_plan) == XXL_OK);
+	REQUIRE(xxl_pagefile_open(&f, &env, xxl_pagefile_page_for(&env, 16384), 32) == XXL_OK);
+	before = env.budget.used;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint64_t	r[4] = {i, ~i, i * 7919, 0};
+
+		REQUIRE(xxl_pagefile_append(&f, r) == XXL_OK);
+	}
+	CHECK_MSG(env.budget.used - before <= 1024, "%zu bytes grew with %" PRIu64 " records",
+			  env.budget.used - before, n);
+	REQUIRE(xxl_pagefile_finish(&f, 64 * KB) == XXL_OK);
+	for (uint64_t k = 0; k < 200000; k++)
+	{
+		uint64_t	i = (k * 104729) % n;
+		const unsigned char *r;
+		uint64_t	v[4];
+
+		REQUIRE(xxl_pagefile_get(&f, i, &r) == XXL_OK);
+		memcpy(v, r, sizeof(v));
+		bad += v[0] != i || v[1] != ~i || v[2] != i * 7919;
+	}
+	CHECK_EQ(bad, 0);
+	xxl_pagefile_close(&f);
 	CHECK_EQ(env.budget.used, 0);
 	xxl_env_close(&env);
 	CHECK_EQ(xt_spill_files(), 0);

@@ -124,6 +124,7 @@ typedef struct pq_case
 	size_t		block;
 	size_t		rec;
 	bool		expect_merges;
+	double		max_merges_per_record;	/* 0: not checked */
 } pq_case;
 
 static uint64_t
@@ -226,6 +227,10 @@ run_case(const pq_case *pc, uint64_t seed)
 				  pc->label, st.runs, st.max_runs);
 		CHECK(st.runs > (uint64_t) st.max_runs);
 	}
+	if (pc->max_merges_per_record > 0)
+		CHECK_MSG(st.merged_records <= pc->max_merges_per_record * pushed,
+				  "%s: %" PRIu64 " records merged for %" PRIu64 " pushed", pc->label,
+				  st.merged_records, pushed);
 	printf("  # %s: %" PRIu64 " records, heap %" PRIu64 ", %" PRIu64 " runs (max %d open), %"
 		   PRIu64 " merges (%" PRIu64 " records), memory %" PRIu64 "/%" PRIu64 ", written %" PRIu64
 		   ", read %" PRIu64 ", spill peak %" PRIu64 "\n",
@@ -280,6 +285,20 @@ XT_TEST(pq_monotone)
 	run_case(&c, 4);
 }
 
+/*
+ * Many open runs whose merged lists outgrow XXL_RUN_MEMORY_BLOCKS: every
+ * reader's list (arrays, or its log's page) must fit the budget beside the
+ * readers' buffers (a 264 kB queue of connected components once ran out).
+ * With a few hundred runs and eight open, a record is merged a few times,
+ * not a number of times that grows with the runs.
+ */
+XT_TEST(pq_long_lists_in_many_runs)
+{
+	pq_case		c = {"long lists", BULK, xt_quick() ? 400000 : 1000000, 288 * KB, 4 * KB, 16, true, 5.0};
+
+	run_case(&c, 6);
+}
+
 XT_TEST(pq_odd_record_sizes)
 {
 	/* records that span blocks and keys shorter than records */
@@ -287,7 +306,7 @@ XT_TEST(pq_odd_record_sizes)
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 	{
-		pq_case		c = {"odd size", RANDOM, xt_quick() ? 10000 : 60000, 160 * KB, 4 * KB, sizes[i], false};
+		pq_case		c = {"odd size", RANDOM, xt_quick() ? 10000 : 60000, xxl_pq_min_memory(4 * KB), 4 * KB, sizes[i], false};
 
 		run_case(&c, 10 + i);
 	}

@@ -22,7 +22,7 @@ xxl_status
 an_tfp_start(xxl_an *a)
 {
 	if (xxl_env_queue_open(&a->env, &a->pq, an_sort_share(a), a->op == XXL_AN_MIS ? 8 : 16,
-						   a->op == XXL_AN_MIS ? 8 : 16, a->m) != XXL_OK)
+						   a->op == XXL_AN_MIS ? 8 : 16) != XXL_OK)
 		return an_fail(a);
 	return an_cursor_start(a);
 }

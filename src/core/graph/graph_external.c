@@ -79,7 +79,7 @@ fill_queue(xxl_graph *g)
 					du,
 					dv;
 
-		if (xxl_env_queue_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g), g->m) != XXL_OK)
+		if (xxl_env_queue_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g)) != XXL_OK)
 			return env->err.code;
 		while ((got = graph_next_pair(g, &e, &du, &dv)) == 1)
 		{
@@ -102,7 +102,7 @@ fill_queue(xxl_graph *g)
 
 		/* ranks in Kruskal order replace (cost, id) in the queue */
 		if (graph_fill_kruskal_sorter(g) != XXL_OK ||
-			xxl_env_queue_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g), g->m) != XXL_OK)
+			xxl_env_queue_open(env, &g->pq, half_share(g), queue_rec_size(g), queue_key_size(g)) != XXL_OK)
 			return env->err.code;
 		while ((got = xxl_env_sort_next(env, &g->s3, &s)) == 1)
 		{
@@ -426,7 +426,7 @@ expand_cc(xxl_graph *g)
 		return rc;
 	xxl_spool_free(&g->log);
 	if (xxl_env_sort_sort(env, &g->lsort) != XXL_OK ||
-		xxl_env_queue_open(env, &g->msg, share(g, 3), 16, 8, g->contracted) != XXL_OK ||
+		xxl_env_queue_open(env, &g->msg, share(g, 3), 16, 8) != XXL_OK ||
 		xxl_env_sort_open(env, &g->f1, share(g, 3), 0, 16, 16,
 								  g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_aux, &g->basereps, false) != XXL_OK)

@@ -347,7 +347,7 @@ paths_ext_queue_open(xxl_paths *p, size_t rest, size_t rec)
 {
 	xxl_env    *env = &p->env;
 
-	if (xxl_env_queue_open(env, &p->pq, rest, rec, 16, p->narcs + p->nsrc_dense) != XXL_OK)
+	if (xxl_env_queue_open(env, &p->pq, rest, rec, 16) != XXL_OK)
 		return env->err.code;
 	if (p->has_target &&
 		xxl_pagefile_open(&p->log, env, xxl_pagefile_page_for(env, 16384), LOG_REC) != XXL_OK)
