@@ -102,7 +102,7 @@ void		xxl_run_log_cursor_close(xxl_run_log_cursor *c, xxl_budget *budget);
  * the writer finishes), so a run costs at most xxl_run_table_bound bytes
  * of memory however long it is.
  */
-#define XXL_RUN_MEMORY_BLOCKS (XXL_RUN_LOG_PAGE / 16)	/* arrays of a log page's size */
+#define XXL_RUN_MEMORY_BLOCKS 512
 #define XXL_RUN_OWNS_LOG SIZE_MAX	/* capacity of a run with a log of its own */
 typedef struct xxl_run
 {

@@ -294,7 +294,7 @@ XT_TEST(pq_monotone)
  */
 XT_TEST(pq_long_lists_in_many_runs)
 {
-	pq_case		c = {"long lists", BULK, xt_quick() ? 400000 : 1000000, 288 * KB, 4 * KB, 16, true, 5.0};
+	pq_case		c = {"long lists", BULK, xt_quick() ? 400000 : 1000000, 352 * KB, 4 * KB, 16, true, 5.0};
 
 	run_case(&c, 6);
 }

@@ -1,0 +1,116 @@
+# 034_graph_smallest_budget.pl — every graph operator at the smallest
+# budget users can set (xxl.memory = 1MB) on a table of random edges about a
+# hundred times larger (2M edges over 500k ids, with costs): each completes on
+# its external path, within the budget, with the answers of its in-memory
+# path at 512MB (which the regress and other TAP tests check against
+# independent oracles), and writes a bounded multiple of its edges.  Run by
+# `make test` (scripts/test.sh).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('smallest_budget');
+$node->init;
+$node->start;
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION pgxxl;
+	SELECT setseed(0.125);
+	CREATE TABLE edges AS
+	SELECT i::bigint AS id, (random() * 500000)::bigint AS source,
+		(random() * 500000)::bigint AS target, 1 + floor(random() * 9) AS cost
+	FROM generate_series(1, 2000000) i;
+	VACUUM ANALYZE edges;
+});
+my $table_bytes = $node->safe_psql('postgres', q{SELECT pg_table_size('edges')});
+cmp_ok($table_bytes, '>=', 100 * 1024 * 1024, "the edges take $table_bytes bytes, 100 times the budget");
+
+# operator => [the call that makes table <t>_<suffix>, what must agree: the
+# columns of <t> compared row by row, or undef]
+my $src = $node->safe_psql('postgres', 'SELECT source FROM edges ORDER BY id LIMIT 1');
+my %ops = (
+	connected_components => ["xxl.connected_components_into('edges', 'cc_%s')", 'cc', '*'],
+	spanning_forest => ["xxl.spanning_forest_into('edges', 'sf_%s')", 'sf', undef],
+	minimum_spanning_forest => ["xxl.minimum_spanning_forest_into('edges', 'msf_%s')", 'msf', '*'],
+	bfs => ["xxl.bfs_into('edges', $src, 'bfs_%s', false)", 'bfs', 'node, depth'],
+	shortest_paths => ["xxl.shortest_paths_into('edges', $src, 'sp_%s', false)", 'sp', 'node, distance'],
+	node_triangles => ["xxl.node_triangles_into('edges', 'tri_%s')", 'tri', '*'],
+	maximal_independent_set => ["xxl.maximal_independent_set_into('edges', 'mis_%s')", 'mis', '*'],
+	coloring => ["xxl.coloring_into('edges', 'col_%s')", 'col', '*'],
+	pagerank => ["xxl.pagerank_into('edges', 'pr_%s')", 'pr', undef],
+);
+
+sub run_all
+{
+	my ($memory, $suffix) = @_;
+	my %stats;
+	for my $op (sort keys %ops)
+	{
+		my $call = sprintf($ops{$op}[0], $suffix);
+		my $out = $node->safe_psql('postgres', qq{
+			SET xxl.memory = '$memory';
+			SELECT $call;
+			SELECT concat_ws(' ', completed, details->>'path', memory_peak,
+				(SELECT sum(b) FROM unnest(bytes_written) b))
+			FROM xxl.last_stats();
+		});
+		$stats{$op} = [ split / /, (split /\n/, $out)[1] ];
+	}
+	return %stats;
+}
+
+my %mem = run_all('512MB', 'mem');
+my %tiny = run_all('1MB', 'tiny');
+my $edge_bytes = 2000000 * 16;
+for my $op (sort keys %ops)
+{
+	my ($done, $path, $peak, $written) = @{ $tiny{$op} };
+	is("$mem{$op}[0] $mem{$op}[1]", 't in-memory', "$op: in memory at 512MB");
+	is("$done $path", 't external', "$op: external at 1MB");
+	cmp_ok($peak, '<=', 1024 * 1024, "$op: peak memory $peak within 1MB");
+	# I/O: a bounded multiple of the edges (a queue that merged too often once wrote 165x)
+	cmp_ok($written, '<=', 100 * $edge_bytes,
+		sprintf('%s: wrote %.1f times its edges', $op, $written / $edge_bytes));
+	my ($t, $cols) = @{ $ops{$op} }[ 1, 2 ];
+	next unless defined $cols;
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM ((SELECT $cols FROM ${t}_mem EXCEPT ALL SELECT $cols FROM ${t}_tiny)
+			UNION ALL (SELECT $cols FROM ${t}_tiny EXCEPT ALL SELECT $cols FROM ${t}_mem)) d}),
+		'0', "$op: 1MB agrees with in-memory on every row");
+}
+
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM pr_mem m FULL JOIN pr_tiny e USING (node)
+	WHERE abs(m.rank - e.rank) > 1e-12 OR m.node IS NULL OR e.node IS NULL}),
+	'0', 'pagerank: 1MB agrees with in-memory on every node');
+
+# the spanning forest may pick other edges: it must be a spanning forest
+is($node->safe_psql('postgres', q{
+	SELECT format('%s %s', (SELECT count(*) FROM sf_tiny),
+		(SELECT count(*) - count(DISTINCT component) FROM cc_mem))}),
+	join(' ', ($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT component) FROM cc_mem')) x 2),
+	'1MB spanning forest: nodes - components edges');
+is($node->safe_psql('postgres', q{
+	SET xxl.memory = '256MB';
+	SELECT count(*) FROM (SELECT * FROM xxl.connected_components('sf_tiny') EXCEPT ALL TABLE cc_mem) d}),
+	'0', '1MB spanning forest: connects exactly the components');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT source, target FROM sf_tiny EXCEPT ALL SELECT source, target FROM edges) d}),
+	'0', '1MB spanning forest: input edges only');
+
+# dijkstra to the farthest node: the same cost
+my $far = $node->safe_psql('postgres', 'SELECT node FROM sp_mem ORDER BY distance DESC, node LIMIT 1');
+my @cost = map {
+	[ split /\n/, $node->safe_psql('postgres', qq{
+		SET xxl.memory = '$_';
+		SELECT sum(cost) FROM xxl.dijkstra('edges', $src, $far, false);
+		SELECT concat_ws(' ', completed, details->>'path') FROM xxl.last_stats();
+	}) ]
+} qw(512MB 1MB);
+is($cost[1][1], 't external', 'dijkstra at 1MB: external');
+is($cost[1][0], $cost[0][0], "dijkstra at 1MB: the in-memory path's cost ($cost[0][0])");
+
+done_testing();
