@@ -1,7 +1,8 @@
 /*
  * env_scatter.c — the environment's scatter (xxl_env.h): an external
  * permutation charged to the operator's budget with the memory its plan
- * needs, fed in batches and read record by record.
+ * needs, fed in batches and read record by record; or, for a permutation
+ * too large for its share, a sort by slot that stands in for it.
  */
 #include "core/xxl_env.h"
 
@@ -58,6 +59,8 @@ xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 xxl_status
 xxl_env_scat_error(xxl_env *env, xxl_env_scatter *ts)
 {
+	if (ts->sorted != NULL)
+		return env->err.code;	/* the sort's functions set it */
 	return xxl_env_fail(env, xxl_scatter_error(ts->s));
 }
 
@@ -72,6 +75,131 @@ free_batch(xxl_env *env, xxl_env_scatter *ts)
 	ts->batch_recs = NULL;
 }
 
+/*
+ * The sort by slot that stands in for a scatter too large for its share:
+ * records go in behind their 8-byte big-endian slot and come out, checked
+ * to be every slot once, copied without it into batches of the scatter's
+ * record size (consumers read ts->out as they read a scatter's).
+ */
+struct xxl_env_scat_sorted
+{
+	xxl_env_sorter sorter;
+	xxl_env    *env;
+	size_t		rec_size;
+	uint64_t	slots;
+	uint64_t	next_slot;		/* the slot the next record out must have */
+	unsigned char *out;			/* SORTED_OUT_BYTES: records handed out */
+	unsigned char local[];		/* a record being built, when the sorter takes them one by one */
+};
+
+#define SORTED_OUT_BYTES (16 * 1024)
+
+static size_t
+sorted_bytes(size_t rec_size)
+{
+	return sizeof(xxl_env_scat_sorted) + sizeof(uint64_t) + rec_size;
+}
+
+static int
+read_sorted(void *part, const void **recs, size_t *count)
+{
+	xxl_env_scat_sorted *ss = part;
+	size_t		cap = SORTED_OUT_BYTES / ss->rec_size,
+				n = 0;
+
+	while (n < cap)
+	{
+		const unsigned char *r;
+		int			got = xxl_env_sort_next(ss->env, &ss->sorter, &r);
+		uint64_t	slot;
+
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
+		memcpy(&slot, r, sizeof(slot));
+		slot = __builtin_bswap64(slot);
+		if (slot != ss->next_slot)
+		{
+			if (slot < ss->next_slot)
+				xxl_error_set(&ss->env->err, XXL_EINVAL, 0, "scatter: slot %llu put twice",
+							  (unsigned long long) slot);
+			else
+				xxl_error_set(&ss->env->err, XXL_EINVAL, 0, "scatter: slot %llu left empty",
+							  (unsigned long long) ss->next_slot);
+			return -1;
+		}
+		ss->next_slot++;
+		memcpy(ss->out + n * ss->rec_size, r + sizeof(uint64_t), ss->rec_size);
+		n++;
+	}
+	*recs = ss->out;
+	*count = n;
+	return n > 0;
+}
+
+static void
+free_sorted(xxl_env *env, xxl_env_scatter *ts)
+{
+	xxl_env_scat_sorted *ss = ts->sorted;
+
+	if (ss->out)
+		xxl_env_free(env, ss->out, SORTED_OUT_BYTES);
+	xxl_env_free(env, ss, sorted_bytes(ss->rec_size));
+	memset(ts, 0, sizeof(*ts));
+}
+
+static xxl_status
+open_sorted(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_env_scat_sorted *ss = xxl_env_alloc(env, sorted_bytes(rec_size));
+
+	if (ss == NULL)
+		return env->err.code;
+	memset(ss, 0, sizeof(*ss));
+	ss->env = env;
+	ss->rec_size = rec_size;
+	ss->slots = slots;
+	ts->sorted = ss;
+	ss->out = xxl_env_alloc(env, SORTED_OUT_BYTES);
+	if (ss->out == NULL ||
+		xxl_env_sort_open(env, &ss->sorter, memory, 0, sizeof(uint64_t) + rec_size,
+						  sizeof(uint64_t), slots, XXL_INPUT_UNBOUNDED) != XXL_OK)
+	{
+		if (env->err.code == XXL_ENOMEM)
+			xxl_error_set(&env->err, XXL_ENOMEM, 0,
+						  "memory budget of %zu bytes is too small for this %s: a permutation "
+						  "of %llu records of %zu bytes fits neither a scatter nor a sort of "
+						  "%zu bytes", env->budget.limit, env->noun, (unsigned long long) slots,
+						  rec_size, memory);
+		free_sorted(env, ts);
+		return env->err.code;
+	}
+	ts->rec_size = rec_size;
+	xxl_batch_init(&ts->out, read_sorted, ss, rec_size);
+	return XXL_OK;
+}
+
+unsigned char *
+xxl_env_scat_sorted_room(xxl_env_scatter *ts)
+{
+	return xxl_env_sort_room(&ts->sorted->sorter, ts->sorted->local) + sizeof(uint64_t);
+}
+
+xxl_status
+xxl_env_scat_sorted_push(xxl_env *env, xxl_env_scatter *ts, uint64_t slot)
+{
+	xxl_env_scat_sorted *ss = ts->sorted;
+	unsigned char *r = xxl_env_sort_room(&ss->sorter, ss->local);
+	uint64_t	be = __builtin_bswap64(slot);
+
+	if (slot >= ss->slots)
+		return xxl_error_set(&env->err, XXL_EINVAL, 0, "scatter: slot %llu out of range",
+							 (unsigned long long) slot);
+	memcpy(r, &be, sizeof(be));
+	return xxl_env_sort_push(env, &ss->sorter, r);
+}
+
 xxl_status
 xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_size,
 				  uint64_t slots)
@@ -82,11 +210,7 @@ xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_s
 
 	memset(ts, 0, sizeof(*ts));
 	if (!xxl_scatter_fits(&c, NULL))
-		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
-							 "memory budget of %zu bytes is too small for this %s: a permutation "
-							 "of %llu records of %zu bytes does not fit %zu bytes",
-							 env->budget.limit, env->noun, (unsigned long long) slots, rec_size,
-							 c.memory);
+		return open_sorted(env, ts, c.memory, rec_size, slots);
 	ts->s = xxl_scatter_create(&c, &env->err);
 	if (ts->s == NULL)
 		return env->err.code;
@@ -127,6 +251,14 @@ xxl_env_scat_flush(xxl_env *env, xxl_env_scatter *ts)
 xxl_status
 xxl_env_scat_finish(xxl_env *env, xxl_env_scatter *ts)
 {
+	if (ts->sorted != NULL)
+	{
+		if (ts->pushed != ts->sorted->slots)
+			return xxl_error_set(&env->err, XXL_EINVAL, 0, "scatter: %llu records put for %llu slots",
+								 (unsigned long long) ts->pushed,
+								 (unsigned long long) ts->sorted->slots);
+		return xxl_env_sort_sort(env, &ts->sorted->sorter);
+	}
 	if (ts->batch > 0 && xxl_env_scat_flush(env, ts) != XXL_OK)
 		return env->err.code;
 	if (xxl_scatter_finish(ts->s) != XXL_OK)
@@ -139,6 +271,15 @@ xxl_env_scat_close(xxl_env *env, xxl_env_scatter *ts, uint64_t *io_acc, uint64_t
 {
 	xxl_scatter_stats st;
 
+	if (ts->sorted != NULL)
+	{
+		xxl_env_sort_close(env, &ts->sorted->sorter, io_acc, NULL);
+		env->done.scattered_bytes += ts->pushed * ts->rec_size;
+		if (bytes_acc)
+			*bytes_acc += ts->pushed * ts->rec_size;
+		free_sorted(env, ts);
+		return;
+	}
 	if (ts->s == NULL)
 		return;
 	xxl_scatter_stats_get(ts->s, &st);

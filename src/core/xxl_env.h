@@ -363,11 +363,17 @@ uint64_t	xxl_env_sort_overfull(const xxl_env_sorter *ts);
 /*
  * A scatter (external permutation, xxl_scatter.h) charged to the budget
  * with the memory its plan needs (at most the share it was given), read
- * record by record.
+ * record by record.  A permutation too large for the share's buckets (the
+ * scatter's memory grows with the square root of its bytes) is sorted by
+ * slot instead: the core sorter takes any input at any share, so a scatter
+ * opens whatever the input, only slower past xxl_env_scat_fits.
  */
+typedef struct xxl_env_scat_sorted xxl_env_scat_sorted;
+
 typedef struct xxl_env_scatter
 {
-	xxl_scatter *s;
+	xxl_scatter *s;				/* the scatter, or */
+	xxl_env_scat_sorted *sorted;	/* the sort by slot that stands in */
 	xxl_batch	out;
 	size_t		memory;
 	size_t		rec_size;
@@ -378,17 +384,21 @@ typedef struct xxl_env_scatter
 	unsigned char *batch_recs;	/* XXL_ENV_BATCH_BYTES of records, from the budget */
 } xxl_env_scatter;
 
-/* Whether a scatter of the given share can take slots records. */
+/* Whether a scatter (not the sort that stands in) of the given share can take slots records. */
 bool		xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots);
 xxl_status	xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory,
 							  size_t rec_size, uint64_t slots);
 xxl_status	xxl_env_scat_error(xxl_env *env, xxl_env_scatter *ts);
 xxl_status	xxl_env_scat_flush(xxl_env *env, xxl_env_scatter *ts);
+unsigned char *xxl_env_scat_sorted_room(xxl_env_scatter *ts);
+xxl_status	xxl_env_scat_sorted_push(xxl_env *env, xxl_env_scatter *ts, uint64_t slot);
 
 /* As xxl_env_sort_room / push: the next record is written in place. */
 static inline unsigned char *
 xxl_env_scat_room(xxl_env_scatter *ts)
 {
+	if (ts->sorted != NULL)
+		return xxl_env_scat_sorted_room(ts);
 	return ts->batch_recs + ts->batch * ts->rec_size;
 }
 
@@ -397,6 +407,8 @@ static inline xxl_status
 xxl_env_scat_push(xxl_env *env, xxl_env_scatter *ts, uint64_t slot)
 {
 	ts->pushed++;
+	if (ts->sorted != NULL)
+		return xxl_env_scat_sorted_push(env, ts, slot);
 	ts->batch_slots[ts->batch] = slot;
 	if (++ts->batch == ts->batch_cap)
 		return xxl_env_scat_flush(env, ts);
@@ -404,6 +416,13 @@ xxl_env_scat_push(xxl_env *env, xxl_env_scatter *ts, uint64_t slot)
 }
 
 xxl_status	xxl_env_scat_finish(xxl_env *env, xxl_env_scatter *ts);
+
+/* Whether the scatter was opened (and not closed). */
+static inline bool
+xxl_env_scat_is_open(const xxl_env_scatter *ts)
+{
+	return ts->s != NULL || ts->sorted != NULL;
+}
 
 /* The next record in slot order: 1 with *rec, 0 at the end, -1 on error. */
 static inline int

@@ -150,21 +150,35 @@ dc3_plan_level(xxl_sa *sa, dc3_level *lv)
 	size_t		need_a = scatter_need(env, lv->rw, lv->n12),
 				need_12 = scatter_need(env, s12_size(lv), lv->n - lv->n0);
 
-	lv->share_a = env->pool / 100 * SHARE_A_PCT;
-	lv->share_12 = env->pool / 100 * SHARE_S12_PCT;
-	/* a little more than the least, so that the blocks are not all minimal */
-	if (need_a && lv->share_a < need_a + need_a / 8)
-		lv->share_a = need_a + need_a / 8;
-	if (need_12 && lv->share_12 < need_12 + need_12 / 8)
-		lv->share_12 = need_12 + need_12 / 8;
-	if (need_a == 0 || need_12 == 0 || lv->share_a + lv->share_12 + lv->share_cons >= env->pool ||
+	size_t		base_a = env->pool / 100 * SHARE_A_PCT,
+				base_12 = env->pool / 100 * SHARE_S12_PCT;
+
+	lv->share_a = base_a;
+	lv->share_12 = base_12;
+	if (base_a + base_12 + lv->share_cons >= env->pool ||
 		!xxl_env_sort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
 		!xxl_env_sort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
 							 "memory budget of %zu bytes is too small for this text: the sorts "
 							 "and permutations of level %d (%llu characters) do not fit",
 							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
-	plan_s0_sample(sa, lv, need_a);
+	/*
+	 * A scatter gets a little more than its least, so that its blocks are
+	 * not all minimal, where the pool has it; a permutation whose buckets it
+	 * cannot give (the least grows with the square root of its bytes) is
+	 * sorted by slot in the base share (xxl_env_scatter).
+	 */
+	if (need_a && base_a < need_a + need_a / 8 &&
+		need_a + need_a / 8 + lv->share_12 + lv->share_cons < env->pool)
+		lv->share_a = need_a + need_a / 8;
+	if (need_12 && base_12 < need_12 + need_12 / 8 &&
+		lv->share_a + need_12 + need_12 / 8 + lv->share_cons < env->pool)
+		lv->share_12 = need_12 + need_12 / 8;
+	/* S0's sample's ranks live beside a scatter in share_a, not beside a sort */
+	if (need_a && need_a <= lv->share_a)
+		plan_s0_sample(sa, lv, need_a);
+	else
+		lv->s0_stride = 0;
 	return XXL_OK;
 }
 

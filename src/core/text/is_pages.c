@@ -50,40 +50,52 @@ page_io(is_pages *ps, uint64_t addr, void *buf, bool is_write)
 	return xxl_io_sync(ps->disks, &req, &ps->env->err);
 }
 
-/* Append a page to the chain's blocks and write it. */
+/* A page's room on disk: the next of the block being filled, or of a new block. */
 static xxl_status
-chain_write(is_pages *ps, is_chain *ch, const void *buf)
+take_page(is_pages *ps, is_chain *ch, uint64_t *addr, uint64_t *base)
 {
-	xxl_env    *env = ps->env;
-
+	*addr = *base = XXL_BID_NONE;
 	if (ch->blk == XXL_BID_NONE || ch->blk_used == ps->block)
 	{
-		if (xxl_block_alloc(ps->disks, &ch->blk, &env->err) != XXL_OK)
+		if (xxl_block_alloc(ps->disks, &ch->blk, &ps->env->err) != XXL_OK)
 		{
 			ch->blk = XXL_BID_NONE;
-			return env->err.code;
+			return ps->env->err.code;
 		}
 		ch->blk_used = 0;
 	}
-	if (ch->n == ch->cap)
-	{
-		size_t		cap = ch->cap ? 2 * ch->cap : 64;
-		uint64_t   *grown = xxl_env_realloc(env, ch->addr, ch->cap * sizeof(uint64_t),
-											cap * sizeof(uint64_t));
-
-		if (grown == NULL)
-			return env->err.code;
-		ch->addr = grown;
-		grown = xxl_env_realloc(env, ch->base, ch->cap * sizeof(uint64_t), cap * sizeof(uint64_t));
-		if (grown == NULL)
-			return env->err.code;
-		ch->base = grown;
-		ch->cap = cap;
-	}
-	ch->base[ch->n] = ch->blk;
-	ch->addr[ch->n] = ch->blk + ch->blk_used;
+	*addr = ch->blk + ch->blk_used;
+	*base = ch->blk;
 	ch->blk_used += ps->page;
-	return page_io(ps, ch->addr[ch->n++], (void *) buf, true);
+	return XXL_OK;
+}
+
+/* Fill in the page's header and write it at addr. */
+static xxl_status
+write_page(is_pages *ps, unsigned char *buf, size_t used, uint64_t link, uint64_t addr,
+		   uint64_t base)
+{
+	uint32_t	u = (uint32_t) used;
+
+	memcpy(buf, &u, 4);
+	memcpy(buf + 8, &link, 8);
+	memcpy(buf + 16, &base, 8);
+	return page_io(ps, addr, buf, true);
+}
+
+/* Read the page at addr: its bytes used, link and block. */
+static xxl_status
+read_page(is_pages *ps, uint64_t addr, unsigned char *buf, uint32_t *used, uint64_t *link,
+		  uint64_t *base)
+{
+	*used = 0;
+	*link = *base = XXL_BID_NONE;
+	if (page_io(ps, addr, buf, false) != XXL_OK)
+		return ps->env->err.code;
+	memcpy(used, buf, 4);
+	memcpy(link, buf + 8, 8);
+	memcpy(base, buf + 16, 8);
+	return XXL_OK;
 }
 
 static void
@@ -91,28 +103,47 @@ chain_init(is_chain *ch)
 {
 	memset(ch, 0, sizeof(*ch));
 	ch->blk = XXL_BID_NONE;
+	ch->next = XXL_BID_NONE;
 }
 
-/* Free the blocks of pages not yet read (all of them once reading is done). */
+/* A page read: its block goes once its last page has been read. */
 static void
-chain_free(is_pages *ps, is_chain *ch, size_t from, size_t to)
+page_done(is_pages *ps, is_chain *ch, uint64_t base, bool last)
+{
+	if (!last)
+		return;
+	xxl_block_free(ps->disks, base);
+	if (ch->blk == base)
+		ch->blk = XXL_BID_NONE;
+}
+
+/*
+ * Free the blocks of the pages not read yet (walking their links through
+ * buf) and of the block being filled.
+ */
+static void
+chain_free(is_pages *ps, is_chain *ch, unsigned char *buf, bool queue)
 {
 	xxl_bid		last = XXL_BID_NONE;
+	uint64_t	addr = ch->end;
 
-	for (size_t i = from; i < to; i++)
+	for (uint64_t i = 0; i < ch->n && buf != NULL; i++)
 	{
-		xxl_bid		b = ch->base[i];
+		uint32_t	used;
+		uint64_t	link,
+					base;
 
-		if (b != last)
-			xxl_block_free(ps->disks, b);
-		last = b;
+		if (read_page(ps, addr, buf, &used, &link, &base) != XXL_OK)
+			break;				/* the rest goes when the disk set closes */
+		if (base != last && base != ch->blk && base != ch->next_base)
+			xxl_block_free(ps->disks, base);
+		last = base;
+		addr = link;
 	}
-	if (ch->blk != XXL_BID_NONE && ch->blk != last)
+	if (ch->blk != XXL_BID_NONE)
 		xxl_block_free(ps->disks, ch->blk);
-	if (ch->addr)
-		xxl_env_free(ps->env, ch->addr, ch->cap * sizeof(uint64_t));
-	if (ch->base)
-		xxl_env_free(ps->env, ch->base, ch->cap * sizeof(uint64_t));
+	if (queue && ch->next != XXL_BID_NONE && ch->next_base != ch->blk)
+		xxl_block_free(ps->disks, ch->next_base);
 	chain_init(ch);
 }
 
@@ -151,8 +182,8 @@ is_queues_close(is_queues *qs)
 		{
 			is_queue   *q = &qs->q[c];
 
-			/* a block is shared by the pages of one queue only: free from the first unread */
-			chain_free(ps, &q->ch, q->ch.head, q->ch.n);
+			/* a block is shared by the pages of one queue only */
+			chain_free(ps, &q->ch, qs->rbuf, true);
 			if (q->tail)
 				xxl_env_free(ps->env, q->tail, ps->page);
 		}
@@ -177,9 +208,19 @@ is_queue_flush(is_queues *qs, is_queue *q)
 		q->fill = IS_PAGE_HEADER;
 		return XXL_OK;
 	}
-	memcpy(q->tail, &(uint32_t) {(uint32_t) q->fill}, IS_PAGE_HEADER);
-	if (chain_write(ps, &q->ch, q->tail) != XXL_OK)
-		return ps->env->err.code;
+	{
+		is_chain   *ch = &q->ch;
+		uint64_t	addr = ch->next,
+					base = ch->next_base;
+
+		/* the page goes where the last one said; the one after is reserved now */
+		if ((addr == XXL_BID_NONE && take_page(ps, ch, &addr, &base) != XXL_OK) ||
+			take_page(ps, ch, &ch->next, &ch->next_base) != XXL_OK ||
+			write_page(ps, q->tail, q->fill, ch->next, addr, base) != XXL_OK)
+			return ps->env->err.code;
+		if (ch->n++ == 0)
+			ch->end = addr;
+	}
 	q->fill = IS_PAGE_HEADER;
 	return XXL_OK;
 }
@@ -197,21 +238,16 @@ is_queue_next_page(is_queues *qs, int c, bool *empty)
 
 	*empty = false;
 	qs->rq = c;
-	if (q->ch.head < q->ch.n)
+	if (q->ch.n > 0)
 	{
-		uint64_t	addr = q->ch.addr[q->ch.head],
-					base = q->ch.base[q->ch.head++];
+		uint64_t	addr = q->ch.end,
+					base;
 
-		if (page_io(ps, addr, qs->rbuf, false) != XXL_OK)
+		if (read_page(ps, addr, qs->rbuf, &used, &q->ch.end, &base) != XXL_OK)
 			return ps->env->err.code;
-		/* the block's last page read: the block is done */
-		if (addr - base + ps->page == ps->block)
-		{
-			xxl_block_free(ps->disks, base);
-			if (q->ch.blk == base)
-				q->ch.blk = XXL_BID_NONE;
-		}
-		memcpy(&used, qs->rbuf, IS_PAGE_HEADER);
+		q->ch.n--;
+		/* pages are read in the order written: a block's last page read ends it */
+		page_done(ps, &q->ch, base, addr - base + ps->page == ps->block);
 		qs->rpos = IS_PAGE_HEADER;
 		qs->rend = used;
 		return XXL_OK;
@@ -252,8 +288,7 @@ is_stack_close(is_stack *st)
 {
 	if (st->ps == NULL)
 		return;
-	/* reading consumes pages from the end: ch.n counts those left */
-	chain_free(st->ps, &st->ch, 0, st->ch.n);
+	chain_free(st->ps, &st->ch, st->buf, false);
 	if (st->buf)
 		xxl_env_free(st->ps->env, st->buf, st->ps->page);
 	memset(st, 0, sizeof(*st));
@@ -264,9 +299,16 @@ is_stack_flush(is_stack *st)
 {
 	is_pages   *ps = st->ps;
 
-	memcpy(st->buf, &(uint32_t) {(uint32_t) st->fill}, IS_PAGE_HEADER);
-	if (chain_write(ps, &st->ch, st->buf) != XXL_OK)
+	uint64_t	addr,
+				base;
+
+	/* each page names the one below it */
+	if (take_page(ps, &st->ch, &addr, &base) != XXL_OK ||
+		write_page(ps, st->buf, st->fill, st->ch.n > 0 ? st->ch.end : XXL_BID_NONE, addr,
+				   base) != XXL_OK)
 		return ps->env->err.code;
+	st->ch.end = addr;
+	st->ch.n++;
 	st->fill = IS_PAGE_HEADER;
 	return XXL_OK;
 }
@@ -282,18 +324,12 @@ is_stack_prev_page(is_stack *st, bool *empty)
 	*empty = st->ch.n == 0;
 	if (*empty)
 		return XXL_OK;
-	addr = st->ch.addr[--st->ch.n];
-	base = st->ch.base[st->ch.n];
-	if (page_io(ps, addr, st->buf, false) != XXL_OK)
+	addr = st->ch.end;
+	if (read_page(ps, addr, st->buf, &used, &st->ch.end, &base) != XXL_OK)
 		return ps->env->err.code;
+	st->ch.n--;
 	/* read backwards: a block's first page read is its last */
-	if (addr == base)
-	{
-		xxl_block_free(ps->disks, base);
-		if (st->ch.blk == base)
-			st->ch.blk = XXL_BID_NONE;
-	}
-	memcpy(&used, st->buf, IS_PAGE_HEADER);
+	page_done(ps, &st->ch, base, addr == base);
 	st->fill = used;
 	return XXL_OK;
 }

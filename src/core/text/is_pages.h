@@ -4,29 +4,34 @@
  * read from its end.  Both keep one page per queue (or stack) in memory and
  * move whole pages to and from spill blocks of their own buffered disk set
  * (a page is small, so that a page per character of the alphabet fits the
- * budget; buffered, the kernel merges the pages' writes).  A record never
- * straddles two pages; the caller's records describe their own length.
- * Owner thread only.
+ * budget; buffered, the kernel merges the pages' writes).  The pages on
+ * disk are a linked list (each names the next page of its queue, or the
+ * previous one of the stack, and its own block), so the memory of a queue
+ * does not grow with what it holds.  A record never straddles two pages;
+ * the caller's records describe their own length.  Owner thread only.
  */
 #ifndef XXL_IS_PAGES_H
 #define XXL_IS_PAGES_H
 
 #include "core/xxl_env.h"
 
-/* Bytes at the start of every page: how many bytes of it are used. */
-#define IS_PAGE_HEADER 4
+/*
+ * Bytes at the start of every page: how many bytes of it are used (4, then
+ * 4 unused), the link (8: a queue's next page, the stack's previous one),
+ * and the page's block (8: blocks of a shared spill file start wherever the
+ * file had room).
+ */
+#define IS_PAGE_HEADER 24
 
-/* Pages written to disk, in order, in blocks filled page by page. */
+/* Pages on disk, a linked list, in blocks filled page by page. */
 typedef struct is_chain
 {
 	xxl_bid		blk;			/* the block being filled, or XXL_BID_NONE */
 	size_t		blk_used;		/* bytes of it given to pages */
-	uint64_t   *addr,			/* each page's address */
-			   *base;			/* and its block's (blocks of a shared spill
-								 * file start wherever the file had room) */
-	size_t		n,
-				cap,
-				head;			/* queue: the next page to read */
+	uint64_t	n;				/* pages on disk not read yet */
+	uint64_t	end;			/* queue: the next page to read; stack: the top page */
+	uint64_t	next,			/* queue: where the next page written goes */
+				next_base;
 } is_chain;
 
 typedef struct is_pages

@@ -62,7 +62,7 @@ next_lms(xxl_sa *sa, sa_induce *is, const unsigned char **rec)
 	size_t		h = SEG_HEAD(is),
 				inl = (size_t) is->F * is->cw,
 				len;
-	int			got = is->segs.s ? xxl_env_scat_next(env, &is->segs, &r) : 0;
+	int			got = xxl_env_scat_is_open(&is->segs) ? xxl_env_scat_next(env, &is->segs, &r) : 0;
 
 	if (got <= 0)
 	{

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #define STORE_MAX_BLOCK (64 * 1024)
+/* blocks on disk come in extents of this much: 8 bytes of memory a MB of text */
+#define STORE_EXTENT (1024 * 1024)
 #define STORE_CACHE 8
 /* read in order only: larger blocks, of which one is cached at a time */
 #define SEQ_MAX_BLOCK (256 * 1024)
@@ -48,9 +50,11 @@ struct xxl_text_store
 	/* on disk */
 	bool		on_disk;
 	xxl_disks  *disks;
-	xxl_bid    *bids;
+	xxl_bid    *bids;			/* of the extents */
 	size_t		nbids;
 	size_t		bids_cap;
+	size_t		per_extent;		/* blocks per extent */
+	uint64_t	nblocks;		/* written */
 	unsigned char *wbuf[2];
 	xxl_io_request wreq[2];
 	bool		wpending[2];
@@ -98,7 +102,8 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 	}
 	xxl_budget_init(&s->budget, cfg->res.memory);
 	s->disk = cfg->res.disk;
-	s->disk.block_size = block;
+	s->per_extent = block < STORE_EXTENT ? STORE_EXTENT / block : 1;
+	s->disk.block_size = block * s->per_extent;
 	/* blocks of at most 256 kB: through the page cache, as the parts' small ones */
 	s->disk.try_direct &= xxl_direct_pays(block);
 	s->block = block;
@@ -131,20 +136,30 @@ io_status(xxl_text_store *s, xxl_io_request *req)
 	return xxl_io_wait(s->disks, req, &s->err);
 }
 
+/* Where block b is on disk. */
+static inline xxl_bid
+block_bid(const xxl_text_store *s, uint64_t b)
+{
+	return s->bids[b / s->per_extent] + (b % s->per_extent) * s->block;
+}
+
 /* Write one block-sized buffer as the next block, without waiting. */
 static xxl_status
 post_block(xxl_text_store *s, unsigned char *buf, xxl_io_request *req)
 {
-	xxl_bid		bid;
+	if (s->nblocks % s->per_extent == 0)
+	{
+		xxl_bid		bid;
 
-	if (s->nbids == s->bids_cap &&
-		grow_array(s, (void **) &s->bids, &s->bids_cap, sizeof(xxl_bid)) != XXL_OK)
-		return s->err.code;
-	if (xxl_block_alloc(s->disks, &bid, &s->err) != XXL_OK)
-		return s->err.code;
-	s->bids[s->nbids++] = bid;
+		if (s->nbids == s->bids_cap &&
+			grow_array(s, (void **) &s->bids, &s->bids_cap, sizeof(xxl_bid)) != XXL_OK)
+			return s->err.code;
+		if (xxl_block_alloc(s->disks, &bid, &s->err) != XXL_OK)
+			return s->err.code;
+		s->bids[s->nbids++] = bid;
+	}
 	memset(req, 0, sizeof(*req));
-	req->bid = bid;
+	req->bid = block_bid(s, s->nblocks++);
 	req->buf = buf;
 	req->len = s->block;
 	req->is_write = true;
@@ -333,7 +348,7 @@ get_block(xxl_text_store *s, uint64_t b)
 	}
 	victim->block = UINT64_MAX;
 	memset(&req, 0, sizeof(req));
-	req.bid = s->bids[b];
+	req.bid = block_bid(s, b);
 	req.buf = victim->buf;
 	req.len = s->block;
 	req.is_write = false;
@@ -432,7 +447,8 @@ xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_t len, size
 void
 xxl_text_store_forget(xxl_text_store *s, uint64_t pos)
 {
-	uint64_t	upto = pos / s->block;
+	/* up to the end: the last block too, however short */
+	uint64_t	upto = pos >= s->n ? (s->n + s->block - 1) / s->block : pos / s->block;
 
 	if (!s->finished || s->err.code != XXL_OK)
 		return;
@@ -452,10 +468,13 @@ xxl_text_store_forget(xxl_text_store *s, uint64_t pos)
 		for (int i = 0; i < s->ncache; i++)
 			if (s->cache[i].block == b)
 				s->cache[i].block = UINT64_MAX;
-		if (b < s->nbids && s->bids[b] != XXL_BID_NONE)
+		/* an extent goes when its last block does */
+		if ((b % s->per_extent == s->per_extent - 1 || b + 1 == s->nblocks) &&
+			b / s->per_extent < s->nbids &&
+			s->bids[b / s->per_extent] != XXL_BID_NONE)
 		{
-			xxl_block_free(s->disks, s->bids[b]);
-			s->bids[b] = XXL_BID_NONE;
+			xxl_block_free(s->disks, s->bids[b / s->per_extent]);
+			s->bids[b / s->per_extent] = XXL_BID_NONE;
 		}
 	}
 }

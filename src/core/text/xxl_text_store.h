@@ -50,8 +50,9 @@ xxl_status	xxl_text_store_read(xxl_text_store *s, uint64_t pos, void *buf, size_
 								size_t *got);
 /*
  * The bytes before pos will not be read again (after finish): the whole
- * blocks below it give their memory or spill space back; reading them is
- * an error (XXL_EINVAL).
+ * blocks below it (all of them at the end of the text) give their memory or
+ * spill space back (on disk, by extents of 1 MB); reading them is an error
+ * (XXL_EINVAL).
  */
 void		xxl_text_store_forget(xxl_text_store *s, uint64_t pos);
 /* *m: the length of the common prefix of T[i..] and T[j..], at most limit. */
