@@ -58,6 +58,15 @@ resources(size_t memory)
 	return res;
 }
 
+/* Every byte back, the environment closed, no spill file left. */
+static void
+close_checked(xxl_env *env)
+{
+	CHECK_EQ(env->budget.used, 0);
+	xxl_env_close(env);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
 static void
 put_key(unsigned char *rec, uint64_t k, uint64_t payload)
 {
@@ -379,9 +388,7 @@ XT_TEST(env_spools)
 	xxl_spool_free(&own);
 	xxl_spool_free(&shared);
 	CHECK_EQ(env.spool_mem, 0);
-	CHECK_EQ(env.budget.used, 0);
-	xxl_env_close(&env);
-	CHECK_EQ(xt_spill_files(), 0);
+	close_checked(&env);
 }
 
 /*
@@ -488,9 +495,7 @@ XT_TEST(env_scatter_and_queue)
 	CHECK_EQ(bad, 0);
 	xxl_env_queue_close(&env, &q);
 	CHECK_EQ(env.done.pq_pushes, n);
-	CHECK_EQ(env.budget.used, 0);
-	xxl_env_close(&env);
-	CHECK_EQ(xt_spill_files(), 0);
+	close_checked(&env);
 }
 
 /*
@@ -531,9 +536,7 @@ XT_TEST(env_pagefile_memory_stays_flat)
 	}
 	CHECK_EQ(bad, 0);
 	xxl_pagefile_close(&f);
-	CHECK_EQ(env.budget.used, 0);
-	xxl_env_close(&env);
-	CHECK_EQ(xt_spill_files(), 0);
+	close_checked(&env);
 }
 
 /*
@@ -607,9 +610,7 @@ XT_TEST(env_scatter_too_large_sorts)
 	CHECK_STATUS(xxl_env_scat_push(&env, &sc, n), XXL_EINVAL);
 	xxl_env_scat_close(&env, &sc, NULL, NULL);
 	xxl_error_clear(&env.err);
-	CHECK_EQ(env.budget.used, 0);
-	xxl_env_close(&env);
-	CHECK_EQ(xt_spill_files(), 0);
+	close_checked(&env);
 }
 
 int
