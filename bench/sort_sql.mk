@@ -32,3 +32,4 @@ bench-sort-shapes:
 .PHONY: bench-scale
 bench-scale:
 	@bash bench/run_scale_sort.sh
+	@bash bench/run_scale_graph.sh

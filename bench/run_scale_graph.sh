@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# run_scale_graph.sh — every graph operator on one random graph at budgets
+# from what holds it in memory down to 1MB, in one run on one server: the
+# graph part of `make bench-scale` (issue 46: every point completes, the cost
+# grows smoothly below "fits", I/O a small multiple of the edges).
+#
+# Table edges: EDGES (5M) random edges over NODES (1M) ids, with ids and
+# costs.  Operators: connected components, spanning forest, minimum spanning
+# forest, BFS and shortest paths (undirected, from one source), triangle
+# count, maximal independent set, coloring, PageRank; each at every budget of
+# MEMS in a fresh connection, its answer (a count) compared across budgets.
+# From xxl.last_stats(): total time, path, peak memory, bytes written.
+#
+# Output: a table per operator (time, against the largest budget's, path,
+# MB written, written / edge bytes (16 per edge), peak) and
+# bench/out/scale_graph.{csv,png,log}.
+#
+# Environment: EDGES, NODES, MEMS ("512MB 128MB 64MB 32MB 16MB 8MB 4MB 2MB
+# 1MB"), OPS (all), SEED, KEEP_CLUSTER=1.
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+require_root "$@"
+cd "$REPO"
+
+EDGES=${EDGES:-5000000}
+NODES=${NODES:-1000000}
+MEMS=${MEMS:-512MB 128MB 64MB 32MB 16MB 8MB 4MB 2MB 1MB}
+OPS=${OPS:-cc sf msf bfs sssp triangles mis coloring pagerank}
+SEED=${SEED:-0.42}
+OUT=bench/out
+CSV=$OUT/scale_graph.csv
+LOG=$OUT/scale_graph.log
+PNG=$OUT/scale_graph.png
+mkdir -p "$OUT"
+: >"$LOG"
+
+echo "bench-scale (graph): build and install pgxxl"
+build_and_install >>"$LOG" 2>&1 || { echo "bench-scale: build failed, see $LOG" >&2; exit 1; }
+start_bench_server bench-scale-graph "shared_preload_libraries = 'pgxxl'"
+
+psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
+psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1
+echo "bench-scale (graph): $(nproc) cores, load:$(uptime | sed 's/.*load average//'); generating $EDGES edges over $NODES ids"
+psql_ >>"$LOG" 2>&1 <<SQL
+SELECT setseed($SEED);
+CREATE UNLOGGED TABLE edges AS
+SELECT g::bigint AS id, (random() * $NODES)::bigint AS source, (random() * $NODES)::bigint AS target,
+	1 + floor(random() * 9) AS cost
+FROM generate_series(1, $EDGES) g;
+VACUUM ANALYZE edges;
+SQL
+SRC=$(psql_ -c "SELECT source FROM edges ORDER BY id LIMIT 1")
+
+query() {
+	case $1 in
+	cc) echo "SELECT count(DISTINCT component) FROM xxl.connected_components('edges')" ;;
+	sf) echo "SELECT count(*) FROM xxl.spanning_forest('edges')" ;;
+	msf) echo "SELECT count(*), sum(cost) FROM xxl.minimum_spanning_forest('edges')" ;;
+	bfs) echo "SELECT count(*), sum(depth) FROM xxl.bfs('edges', $SRC, false)" ;;
+	sssp) echo "SELECT count(*), sum(distance) FROM xxl.shortest_paths('edges', $SRC, false)" ;;
+	triangles) echo "SELECT xxl.triangle_count('edges')" ;;
+	mis) echo "SELECT count(*) FROM xxl.maximal_independent_set('edges')" ;;
+	coloring) echo "SELECT count(DISTINCT color) FROM xxl.coloring('edges')" ;;
+	pagerank) echo "SELECT count(*), round(sum(rank)::numeric, 6) FROM xxl.pagerank('edges')" ;;
+	esac
+}
+
+echo "op,mem,mb,ms,path,peak,written,answer" >"$CSV"
+for op in $OPS; do
+	for mem in $MEMS; do
+		out=$(psql_ 2>&1 <<SQL
+SET xxl.memory = '$mem';
+\\echo ANSWER
+$(query "$op");
+SELECT concat_ws(',', round(total_ms), details->>'path', memory_peak,
+	(SELECT sum(b) FROM unnest(bytes_written) b)) FROM xxl.last_stats();
+SQL
+		) || { printf '%s\n' "$out" >>"$LOG"; echo "bench-scale: $op at $mem failed; see $LOG" >&2; exit 1; }
+		printf '== %s %s\n%s\n' "$op" "$mem" "$out" >>"$LOG"
+		answer=$(printf '%s\n' "$out" | sed -n '/^ANSWER$/{n;p;q}' | tr '|,' '  ')
+		stats=$(printf '%s\n' "$out" | tail -1)
+		mb=$(echo "$mem" | sed 's/GB/*1024/; s/MB//' | bc)
+		echo "$op,$mem,$mb,$stats,$answer" >>"$CSV"
+	done
+	n=$(awk -F, -v o="$op" '$1 == o {print $8}' "$CSV" | sort -u | wc -l)
+	[ "$n" = 1 ] || { echo "bench-scale: $op answers differ between budgets; see $CSV" >&2; exit 1; }
+done
+
+EDGE_MB=$(echo "$EDGES * 16 / 1048576" | bc -l)
+printf '\n%s random edges over %s ids (%.0f MB as 16-byte pairs); time against the first budget\n' \
+	"$EDGES" "$NODES" "$EDGE_MB"
+for op in $OPS; do
+	printf '\n%s\n%-6s %9s %8s %-13s %10s %9s %8s\n' "$op" budget "s" "/first" path "MB written" "wr/edges" "peak kB"
+	awk -F, -v o="$op" -v e="$EDGE_MB" '$1 == o {
+		if (first == "") first = $4;
+		printf "%-6s %9.2f %8.2f %-13s %10.0f %9.1f %8.0f\n", $2, $4 / 1000, $4 / first, $5,
+			$7 / 1048576, $7 / 1048576 / e, $6 / 1024 }' "$CSV"
+done
+
+if command -v gnuplot >/dev/null; then
+	gnuplot -e "csv='$CSV'; png='$PNG'; ops='$OPS'; title='$EDGES random edges over $NODES ids'" \
+		bench/plot_scale_graph.gp >>"$LOG" 2>&1 && echo "bench-scale (graph): chart $PNG"
+fi
+echo "bench-scale (graph): $CSV, $LOG"
