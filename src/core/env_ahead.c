@@ -20,6 +20,7 @@ struct xxl_ahead
 	int			ready,			/* filled slots not given back */
 				head;			/* the oldest */
 	bool		stop;
+	bool		joined;			/* the worker has ended (a cancel stopped it) */
 	bool		holding;		/* the caller holds slot head */
 	int			slots;
 	int64_t		got[XXL_AHEAD_SLOTS_MAX];
@@ -110,13 +111,31 @@ xxl_ahead_slots(const xxl_ahead *a)
 	return a ? a->slots : 0;
 }
 
+/*
+ * The host asked to stop: nothing more is handed out, however far ahead the
+ * worker got (it may have filled every batch to the end, and would never see
+ * the stop).  The worker ends first, so the cancel it may have recorded and
+ * this one do not race for the environment's error.
+ */
+static int64_t
+canceled(xxl_env *env, xxl_ahead *a)
+{
+	if (!a->joined)
+		xxl_thread_stop(a->thread, &a->mu, &a->to_worker, &a->stop);
+	a->joined = true;
+	if (env->err.code == XXL_OK)
+		(void) xxl_env_canceled(env);
+	return -1;
+}
+
 int64_t
 xxl_ahead_next(xxl_env *env, xxl_ahead *a, const void **slot)
 {
 	int64_t		got;
 
 	/* once a batch, as a caller filling its own slots polls once a fill */
-	xxl_env_host_stop(env);
+	if (a->joined || xxl_env_host_stop(env))
+		return canceled(env, a);
 	pthread_mutex_lock(&a->mu);
 	if (a->holding)
 	{
@@ -135,9 +154,9 @@ xxl_ahead_next(xxl_env *env, xxl_ahead *a, const void **slot)
 			until.tv_sec++, until.tv_nsec -= 1000000000;
 		if (pthread_cond_timedwait(&a->to_caller, &a->mu, &until) != 0 && a->ready == 0)
 		{
-			/* the worker's polls see the stop; it ends with an error soon */
 			pthread_mutex_unlock(&a->mu);
-			xxl_env_host_stop(env);
+			if (xxl_env_host_stop(env))
+				return canceled(env, a);
 			pthread_mutex_lock(&a->mu);
 		}
 	}
@@ -153,7 +172,8 @@ xxl_ahead_stop(xxl_env *env, xxl_ahead *a)
 {
 	if (a == NULL)
 		return;
-	xxl_thread_stop(a->thread, &a->mu, &a->to_worker, &a->stop);
+	if (!a->joined)
+		xxl_thread_stop(a->thread, &a->mu, &a->to_worker, &a->stop);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->to_worker);
 	pthread_cond_destroy(&a->to_caller);

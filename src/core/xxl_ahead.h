@@ -11,7 +11,9 @@
  * environment (the caller reads them only once the worker has ended), and
  * its cancel polls see only the environment's stop flag, which
  * xxl_ahead_next sets when the host asks to stop (xxl_env_host_stop) — at
- * every batch and while it waits for one.
+ * every batch and while it waits for one.  From then on xxl_ahead_next
+ * ends the worker and hands out nothing more (-1, XXL_ECANCELED), even
+ * batches already filled.
  */
 #ifndef XXL_AHEAD_H
 #define XXL_AHEAD_H
