@@ -6,13 +6,6 @@
 
 #include <string.h>
 
-/*
- * The file grows by extents of this much (or the environment's block, if
- * larger): its table of extents, 8 bytes a MB, stays far below the one bit
- * per node that the searches built on pagefiles hold anyway.
- */
-#define PAGEFILE_EXTENT (1024 * 1024)
-
 size_t
 xxl_pagefile_page_for(const xxl_env *env, size_t want)
 {
@@ -32,7 +25,8 @@ xxl_pagefile_open(xxl_pagefile *f, xxl_env *env, size_t page, size_t rec_size)
 	f->page = page;
 	f->rec_size = rec_size;
 	f->per_page = page / rec_size;
-	f->block = env->disk.block_size > PAGEFILE_EXTENT ? env->disk.block_size : PAGEFILE_EXTENT;
+	/* its table of extents stays far below the searches' one bit per node */
+	f->block = xxl_extent_for(env->disk.block_size);
 	if (f->per_page == 0 || page % XXL_ALIGN != 0 || f->block % page != 0)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0,
 							 "page of %zu bytes does not suit records of %zu bytes", page,

@@ -43,6 +43,20 @@ xxl_direct_pays(size_t block)
 	return block >= XXL_DIRECT_BLOCK_MIN;
 }
 
+/*
+ * A file read at any place keeps where each of its allocation units is:
+ * units of at least this much (a whole number of blocks) keep that table
+ * at 8 bytes a MB, whatever the blocks.
+ */
+#define XXL_EXTENT_MIN (1024 * 1024)
+
+/* The allocation unit of such a file with blocks of this size. */
+static inline size_t
+xxl_extent_for(size_t block)
+{
+	return block >= XXL_EXTENT_MIN ? block : XXL_EXTENT_MIN / block * block;
+}
+
 typedef enum xxl_alloc_strategy
 {
 	XXL_ALLOC_STRIPING,			/* round robin over the disks */

@@ -26,7 +26,7 @@ typedef struct xxl_pagefile
 	size_t		page;			/* bytes per page: a multiple of XXL_ALIGN dividing the block */
 	size_t		rec_size;
 	size_t		per_page;		/* records per page */
-	size_t		block;			/* its extent: the environment's block, at least PAGEFILE_EXTENT */
+	size_t		block;			/* its extent: the environment's block, xxl_extent_for(block) */
 	xxl_bid    *blocks;			/* the file's extents, in order */
 	size_t		nblocks,
 				blocks_cap;

@@ -102,6 +102,21 @@ scatter_need(xxl_env *env, size_t rec_size, uint64_t slots)
 }
 
 /*
+ * A scatter's share: a little more than its least, so that its blocks are
+ * not all minimal, where the pool has that beside the others' shares; else
+ * the base share, in which a permutation whose buckets the pool cannot give
+ * (the least grows with the square root of its bytes) is sorted by slot
+ * (xxl_env_scatter).
+ */
+static size_t
+scatter_share(size_t base, size_t need, size_t others, size_t pool)
+{
+	size_t		want = need + need / 8;
+
+	return need && base < want && want + others < pool ? want : base;
+}
+
+/*
  * Whether S0 can be presampled: it then distributes in step 4 next to ISA
  * and S12, and keeps that memory for its output unless the consumer needs
  * more; its sample's ranks come out of share_a (they live next to ISA).
@@ -162,18 +177,8 @@ dc3_plan_level(xxl_sa *sa, dc3_level *lv)
 							 "memory budget of %zu bytes is too small for this text: the sorts "
 							 "and permutations of level %d (%llu characters) do not fit",
 							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
-	/*
-	 * A scatter gets a little more than its least, so that its blocks are
-	 * not all minimal, where the pool has it; a permutation whose buckets it
-	 * cannot give (the least grows with the square root of its bytes) is
-	 * sorted by slot in the base share (xxl_env_scatter).
-	 */
-	if (need_a && base_a < need_a + need_a / 8 &&
-		need_a + need_a / 8 + lv->share_12 + lv->share_cons < env->pool)
-		lv->share_a = need_a + need_a / 8;
-	if (need_12 && base_12 < need_12 + need_12 / 8 &&
-		lv->share_a + need_12 + need_12 / 8 + lv->share_cons < env->pool)
-		lv->share_12 = need_12 + need_12 / 8;
+	lv->share_a = scatter_share(base_a, need_a, base_12 + lv->share_cons, env->pool);
+	lv->share_12 = scatter_share(base_12, need_12, lv->share_a + lv->share_cons, env->pool);
 	/* S0's sample's ranks live beside a scatter in share_a, not beside a sort */
 	if (need_a && need_a <= lv->share_a)
 		plan_s0_sample(sa, lv, need_a);

@@ -103,7 +103,7 @@ chain_init(is_chain *ch)
 {
 	memset(ch, 0, sizeof(*ch));
 	ch->blk = XXL_BID_NONE;
-	ch->next = XXL_BID_NONE;
+	ch->next = ch->next_base = XXL_BID_NONE;
 }
 
 /* A page read: its block goes once its last page has been read. */

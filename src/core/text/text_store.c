@@ -16,8 +16,6 @@
 #include <string.h>
 
 #define STORE_MAX_BLOCK (64 * 1024)
-/* blocks on disk come in extents of this much: 8 bytes of memory a MB of text */
-#define STORE_EXTENT (1024 * 1024)
 #define STORE_CACHE 8
 /* read in order only: larger blocks, of which one is cached at a time */
 #define SEQ_MAX_BLOCK (256 * 1024)
@@ -102,7 +100,8 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 	}
 	xxl_budget_init(&s->budget, cfg->res.memory);
 	s->disk = cfg->res.disk;
-	s->per_extent = block < STORE_EXTENT ? STORE_EXTENT / block : 1;
+	/* blocks on disk come in extents: 8 bytes of memory a MB of text */
+	s->per_extent = xxl_extent_for(block) / block;
 	s->disk.block_size = block * s->per_extent;
 	/* blocks of at most 256 kB: through the page cache, as the parts' small ones */
 	s->disk.try_direct &= xxl_direct_pays(block);
