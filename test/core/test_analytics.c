@@ -490,6 +490,76 @@ XT_TEST(analytics_numbering_worker)
 	free(g.e);
 }
 
+/* Rows in one order: a listing's order is the path's own. */
+static int
+cmp_row(const void *x, const void *y)
+{
+	const xxl_an_row *a = x,
+			   *b = y;
+
+	return memcmp(a->v, b->v, sizeof(a->v));
+}
+
+/*
+ * Around the budget where the in-memory path ends: the need it computes
+ * from the edges as they come must be an upper bound (nothing after the
+ * input may fail for memory, and the peak stays within the budget) and not
+ * far above the peak it then has, so that the external path does not take
+ * over budgets the in-memory one fits.  100000 edges over 30000 sparse ids
+ * (the hash table, whose ranking sorts), each operation at budgets from half
+ * to 1.7 times its in-memory peak: every run gives the roomy run's rows, and
+ * memory is taken from 1.6 times the peak on.
+ */
+XT_TEST(analytics_memory_boundary)
+{
+	xt_rng		rng = {13};
+	graph		g = {0};
+	xxl_an_op	ops[] = {XXL_AN_TRIANGLES, XXL_AN_TRIANGLE_COUNT, XXL_AN_NODE_TRIANGLES,
+	XXL_AN_MIS, XXL_AN_COLORING, XXL_AN_PAGERANK};
+
+	g.e = malloc(100000 * sizeof(edge));
+	for (; g.m < 100000; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 30000) * 1000003, (int64_t) xt_below(&rng, 30000) * 1000003,
+		(double) (1 + xt_below(&rng, 3))};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+	{
+		xxl_an_config cfg = config(ops[k], ROOMY);
+		result		roomy = run(&g, &cfg);
+		size_t		peak = roomy.st.memory_peak,
+					first_memory = SIZE_MAX;
+
+		CHECK_STATUS(roomy.rc, XXL_OK);
+		CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "op %d: %s", (int) ops[k], roomy.st.path);
+		qsort(roomy.rows, roomy.n, sizeof(xxl_an_row), cmp_row);
+		for (int step = 5; step <= 17; step++)
+		{
+			size_t		memory = peak * step / 10;
+			result		r;
+
+			if (memory < xxl_an_min_memory())
+				continue;
+			cfg = config(ops[k], memory);
+			r = run(&g, &cfg);
+			CHECK_MSG(r.rc == XXL_OK, "op %d at %zu of peak %zu: %s", (int) ops[k], memory, peak,
+					  xxl_status_name(r.rc));
+			CHECK_LE(r.st.memory_peak, memory);
+			if (strcmp(r.st.path, "in-memory") == 0 && memory < first_memory)
+				first_memory = memory;
+			qsort(r.rows, r.n, sizeof(xxl_an_row), cmp_row);
+			CHECK_EQ(r.n, roomy.n);
+			for (size_t i = 0; i < r.n && i < roomy.n; i++)
+				CHECK_MSG(memcmp(r.rows[i].v, roomy.rows[i].v, sizeof(r.rows[i].v)) == 0 &&
+						  fabs(r.rows[i].x - roomy.rows[i].x) < 1e-12,
+						  "op %d at %zu: row %zu differs", (int) ops[k], memory, i);
+			free(r.rows);
+		}
+		CHECK_MSG(first_memory <= peak * 16 / 10, "op %d: in memory from %zu, its peak %zu",
+				  (int) ops[k], first_memory, peak);
+		free(roomy.rows);
+	}
+	free(g.e);
+}
+
 /* Cancel and write failures ------------------------------------------------------ */
 
 static uint64_t hook_calls;

@@ -20,30 +20,86 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-/* What m edges over n nodes with id tables of `tables` bytes need at the most. */
+static inline double
+max3(double x, double y, double z)
+{
+	return x > y ? (x > z ? x : z) : (y > z ? y : z);
+}
+
+/*
+ * What m kept edges over n nodes with id tables of `tables` bytes need at
+ * the most: the largest of the phases the operation goes through, each
+ * with what it still holds from the one before (the arrays as allocated
+ * below and in analytics_memory_tri.c / analytics_rank.c).  An upper bound
+ * that is not far above: it decides where the in-memory path ends, and
+ * nothing after the input may fail for memory.
+ */
+static double
+need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
+{
+	const an_mem *k = a->mem;
+	double		N = (double) n,
+				M = (double) m,
+				ends = (double) pvec_bytes(&k->ends, m) +
+		(k->weighted ? (double) pvec_bytes(&k->weights, m) : 0),
+				ids = (double) pvec_bytes(&k->idm.ids, n),
+				bits = (a->env.threads > 0 ? a->env.threads : 1) * 8.0 * (double) ((n + 63) / 64),
+	/* ranking: rank -> id, rank or order, and a sort of the hashed ids */
+				ranking = ids + (double) tables + (8 + 4 + 16) * N,
+				need;
+
+	switch (a->op)
+	{
+		case XXL_AN_PAGERANK:
+			{
+				double		links = (k->weighted ? 16.0 : 8.0) * M;
+
+				/* ranking; the links beside the ends; the iterations' three arrays */
+				need = max3(ends + ranking, ends + 8 * N + links, 8 * N + links + 24 * N);
+				break;
+			}
+		case XXL_AN_MIS:
+		case XXL_AN_COLORING:
+			/* ranking beside the offsets; the lists (both ways) beside the ends; the run */
+			need = max3(ends + 4 * N + ranking, ends + (8 + 4 + 4) * N + 8 * M,
+						(8 + 4 + 4 + 4) * N + 8 * M + 8);
+			break;
+		default:
+			{
+				/* out-offsets, degrees, a bitmap per thread; out-lists (one way) beside the ends */
+				double		build = ends + 8 * N + bits + 4 * M;
+
+				if (a->op == XXL_AN_NODE_TRIANGLES)
+					/* ranked in the build; then counts in place of the ends */
+					need = max3(ends + 8 * N + bits + ranking, build + 12 * N,
+								12 * N + 8 * N + bits + 4 * M + 8 * N);
+				else
+					/* the listing keeps the ids and adds its marks */
+					need = build + ids + (a->op == XXL_AN_TRIANGLES ? 4 * N : 0);
+				break;
+			}
+	}
+	return need + 64 * 1024;
+}
+
+/* Whether m edges over n nodes with id tables of `tables` bytes fit, at input and at run. */
 static bool
 fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 {
 	const an_mem *k = a->mem;
-	/*
-	 * undirected: the adjacency array (8 bytes per edge) and the out-lists
-	 * (4); PageRank: links as two arrays of ranks (8), with weights those
-	 * kept and an array of them (16); per node at most ids, ranks, offsets,
-	 * marks and counts, or ranks and PageRank's three arrays, and a bit per
-	 * thread (triangles)
-	 */
-	double		per_edge = a->op != XXL_AN_PAGERANK ? 12.0 : k->weighted ? 24.0 : 8.0;
-	double		per_node = 48.0 + (a->env.threads > 0 ? a->env.threads : 1) / 8.0;
-	double		need = (double) tables + (double) pvec_bytes(&k->ends, m) +
-		(double) pvec_bytes(&k->idm.ids, n) + per_node * (double) n + per_edge * (double) m + 64 * 1024;
+	double		input = (double) tables + (double) pvec_bytes(&k->ends, m) +
+		(k->weighted ? (double) pvec_bytes(&k->weights, m) : 0) + (double) pvec_bytes(&k->idm.ids, n);
 
-	return n < IDMAP_MAX && 2 * m < UINT32_MAX && need <= (double) a->env.pool;
+	return n < IDMAP_MAX && 2 * m < UINT32_MAX && input <= (double) a->env.pool &&
+		need_bytes(a, m, n, tables) <= (double) a->env.pool;
 }
 
 bool
 an_mem_wanted(const xxl_an *a)
 {
-	double		per_edge = a->op == XXL_AN_PAGERANK ? 16.0 : 20.0;
+	/* the edges alone, both ways for MIS and coloring, no node counted */
+	double		per_edge = a->op == XXL_AN_PAGERANK ? 16.0 :
+		a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 16.0 : 12.0;
 
 	/* (tests force PageRank onto its sorted iterations) */
 	if (a->op == XXL_AN_PAGERANK && a->force_external)
