@@ -506,9 +506,11 @@ cmp_row(const void *x, const void *y)
  * input may fail for memory, and the peak stays within the budget) and not
  * far above the peak it then has, so that the external path does not take
  * over budgets the in-memory one fits.  100000 edges over 30000 sparse ids
- * (the hash table, whose ranking sorts), each operation at budgets from half
- * to 1.7 times its in-memory peak: every run gives the roomy run's rows, and
- * memory is taken from 1.6 times the peak on.
+ * (the hash table, whose ranking sorts), each operation at budgets from a
+ * tenth (or the least it takes) to 1.7 times its in-memory peak: every run
+ * gives the roomy run's rows, memory is taken from 1.6 times the peak on,
+ * and PageRank's external iterations stream the links past their arrays
+ * at some of the budgets.
  */
 XT_TEST(analytics_memory_boundary)
 {
@@ -527,11 +529,12 @@ XT_TEST(analytics_memory_boundary)
 		result		roomy = run(&g, &cfg);
 		size_t		peak = roomy.st.memory_peak,
 					first_memory = SIZE_MAX;
+		bool		streamed = false;
 
 		CHECK_STATUS(roomy.rc, XXL_OK);
 		CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "op %d: %s", (int) ops[k], roomy.st.path);
 		qsort(roomy.rows, roomy.n, sizeof(xxl_an_row), cmp_row);
-		for (int step = 5; step <= 17; step++)
+		for (int step = 1; step <= 17; step++)
 		{
 			size_t		memory = peak * step / 10;
 			result		r;
@@ -545,6 +548,8 @@ XT_TEST(analytics_memory_boundary)
 			CHECK_LE(r.st.memory_peak, memory);
 			if (strcmp(r.st.path, "in-memory") == 0 && memory < first_memory)
 				first_memory = memory;
+			if (ops[k] == XXL_AN_PAGERANK)
+				streamed |= strcmp(r.st.method, "streamed") == 0;
 			qsort(r.rows, r.n, sizeof(xxl_an_row), cmp_row);
 			CHECK_EQ(r.n, roomy.n);
 			for (size_t i = 0; i < r.n && i < roomy.n; i++)
@@ -553,6 +558,8 @@ XT_TEST(analytics_memory_boundary)
 						  "op %d at %zu: row %zu differs", (int) ops[k], memory, i);
 			free(r.rows);
 		}
+		if (ops[k] == XXL_AN_PAGERANK)
+			CHECK_MSG(streamed, "PageRank never streamed its links");
 		CHECK_MSG(first_memory <= peak * 16 / 10, "op %d: in memory from %zu, its peak %zu",
 				  (int) ops[k], first_memory, peak);
 		free(roomy.rows);

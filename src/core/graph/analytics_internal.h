@@ -118,6 +118,7 @@ struct xxl_an
 	int			max_iterations;
 	bool		force_external;
 	bool		rank_arrays;	/* the iterations ran on arrays */
+	bool		rank_streamed;	/* ... with links past them streaming from a spool */
 	struct an_rank *rank;
 
 	/* undirected operations in memory (analytics_memory.c) */

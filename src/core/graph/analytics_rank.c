@@ -11,8 +11,10 @@
  * iterations run on arrays.  Otherwise ids are numbered densely in id
  * order by two sorts (relabel.c); the weights wait in a spool in input
  * order (only once one differs from 1).  Then:
- *  - arrays, when ranks, out-weights and links fit half the pool: each
- *    iteration is a scan of the links;
+ *  - arrays, when ranks and out-weights fit the pool beside the spools:
+ *    each iteration is a scan of the links, as many of them in arrays as
+ *    fit, the rest in a spool read once per iteration (the node arrays'
+ *    random accesses stay in memory; only the links stream);
  *  - otherwise the links are sorted by source once into a spool, with the
  *    out-weights in another, and each iteration scans ranks, out-weights and
  *    links together (dense order), sorts the contributions [target BE]
@@ -34,7 +36,8 @@ typedef struct an_rank
 				ids,			/* dense order: original ids */
 				links,			/* external: the sorted links [u][v][w] */
 				outw,			/* external: out-weight per node */
-				ranks[2];		/* external: this and the next iteration's */
+				ranks[2],		/* external: this and the next iteration's */
+				rest;			/* arrays: the links past them, [u u32][v u32]([w double]) */
 	xxl_spool_reader rd_w,
 				rd_ids,
 				rd_r;
@@ -54,6 +57,7 @@ typedef struct an_rank
 	uint32_t   *lu,
 			   *lv;
 	double	   *lw;
+	uint64_t	held;			/* links in lu, lv (and lw); the others in rest */
 	size_t		r_bytes,
 				rn_bytes,
 				w_bytes,
@@ -90,6 +94,7 @@ rank_alloc(xxl_an *a)
 	xxl_spool_init(&k->outw, &a->env, rank_spool_share(a));
 	xxl_spool_init(&k->ranks[0], &a->env, rank_spool_share(a));
 	xxl_spool_init(&k->ranks[1], &a->env, rank_spool_share(a));
+	xxl_spool_init(&k->rest, &a->env, rank_spool_share(a));
 	return k;
 }
 
@@ -153,30 +158,50 @@ next_weight(xxl_an *a, double *w)
 
 /* Arrays ---------------------------------------------------------------------- */
 
-static bool
-arrays_fit(const xxl_an *a)
+/* Bytes of a link in the arrays or the rest spool. */
+static size_t
+link_bytes(const xxl_an *a)
 {
-	uint64_t	n = a->n,
-				m = a->m;
-	double		need = 3.0 * 8 * (double) n + 8.0 * (double) m +
-		(a->rank->weighted ? 8.0 * (double) m : 0) + 64 * 1024;
-
-	return !a->force_external && n < UINT32_MAX && need <= (double) (a->env.pool / 2);
+	return a->rank->weighted ? 16 : 8;
 }
 
-/* The links from the numbering sorter into arrays, in edge order. */
+/*
+ * How many links the iterations hold in arrays, the others streaming from
+ * the rest spool; UINT64_MAX when the nodes' three arrays do not fit and
+ * the iterations sort.  While the links load, the numbering sorter (3/8 of
+ * the pool) and three spools' memory (1/16 each: ids, weights, rest) stand
+ * beside the arrays; while they iterate, the nodes' arrays and two spools.
+ */
+static uint64_t
+held_links(const xxl_an *a)
+{
+	double		pool = (double) a->env.pool,
+				share = (double) rank_spool_share(a),
+				nodes = 3.0 * 8 * (double) a->n + 64 * 1024,
+				load = pool - pool * 3 / 8 - 3 * share,
+				run = pool - nodes - 2 * share,
+				room = load < run ? load : run;
+
+	if (a->force_external || a->n >= UINT32_MAX || run < 0)
+		return UINT64_MAX;
+	room = room > 0 ? room / (double) link_bytes(a) : 0;
+	return room >= (double) a->m ? a->m : (uint64_t) room;
+}
+
+/* The links from the numbering sorter, in edge order: the first k->held into arrays, the rest spooled. */
 static xxl_status
 load_arrays(xxl_an *a)
 {
 	an_rank    *k = a->rank;
 	uint64_t	e,
 				du,
-				dv;
+				dv,
+				h = k->held;
 	int			got;
 
-	if ((k->lu = an_alloc(a, a->m * sizeof(uint32_t), &k->lu_bytes)) == NULL ||
-		(k->lv = an_alloc(a, a->m * sizeof(uint32_t), &k->lv_bytes)) == NULL ||
-		(k->weighted && (k->lw = an_alloc(a, a->m * sizeof(double), &k->lw_bytes)) == NULL))
+	if ((k->lu = an_alloc(a, h * sizeof(uint32_t), &k->lu_bytes)) == NULL ||
+		(k->lv = an_alloc(a, h * sizeof(uint32_t), &k->lv_bytes)) == NULL ||
+		(k->weighted && (k->lw = an_alloc(a, h * sizeof(double), &k->lw_bytes)) == NULL))
 		return an_fail(a);
 	for (uint64_t i = 0; (got = graph_next_dense_pair(&a->env, &k->s2, &e, &du, &dv, NULL)) == 1;
 		 i++)
@@ -185,14 +210,71 @@ load_arrays(xxl_an *a)
 
 		if (next_weight(a, &w) != XXL_OK)
 			return an_fail(a);
-		k->lu[i] = (uint32_t) du;
-		k->lv[i] = (uint32_t) dv;
-		if (k->weighted)
-			k->lw[i] = w;
+		if (i < h)
+		{
+			k->lu[i] = (uint32_t) du;
+			k->lv[i] = (uint32_t) dv;
+			if (k->weighted)
+				k->lw[i] = w;
+		}
+		else
+		{
+			unsigned char rec[16];
+			uint32_t	ends[2] = {(uint32_t) du, (uint32_t) dv};
+
+			memcpy(rec, ends, 8);
+			memcpy(rec + 8, &w, 8);
+			if (xxl_spool_write(&k->rest, rec, link_bytes(a)) != XXL_OK)
+				return an_fail(a);
+		}
 		if (xxl_env_poll(&a->env))
 			return an_fail(a);
 	}
-	return got < 0 ? an_fail(a) : XXL_OK;
+	if (got < 0 || xxl_spool_finish(&k->rest) != XXL_OK)
+		return an_fail(a);
+	return XXL_OK;
+}
+
+/*
+ * The links past the arrays, read once: their out-weights into w (rank ==
+ * NULL), or what they carry of rank to rn.
+ */
+static xxl_status
+stream_rest(xxl_an *a, const double *rank, double *out)
+{
+	an_rank    *k = a->rank;
+	uint64_t	rest = a->m - k->held;
+	size_t		lb = link_bytes(a);
+	xxl_spool_reader rd;
+	xxl_status	rc;
+
+	if (rest == 0)
+		return XXL_OK;
+	if ((rc = xxl_spool_reader_open(&rd, &k->rest, false)) != XXL_OK)
+		return rc;
+	for (uint64_t i = 0; i < rest; i++)
+	{
+		const unsigned char *p;
+		uint32_t	ends[2];
+		double		w = 1.0;
+
+		if ((rc = xxl_spool_read(&rd, lb, &p)) != XXL_OK)
+			break;
+		memcpy(ends, p, 8);
+		if (lb > 8)
+			memcpy(&w, p + 8, 8);
+		if (rank == NULL)
+			out[ends[0]] += w;
+		else
+			out[ends[1]] += rank[ends[0]] * w;
+		if ((i & 0xffff) == 0xffff && xxl_env_poll(&a->env))
+		{
+			rc = a->env.err.code;
+			break;
+		}
+	}
+	xxl_spool_reader_close(&rd);
+	return rc;
 }
 
 static xxl_status iterate_arrays(xxl_an *a);
@@ -205,13 +287,16 @@ run_arrays(xxl_an *a)
 	size_t		bytes = a->n * sizeof(double);
 
 	k->in_memory = a->rank_arrays = true;
+	a->rank_streamed = k->held < a->m;
 	if ((k->r = an_alloc(a, bytes, &k->r_bytes)) == NULL ||
 		(k->rn = an_alloc(a, bytes, &k->rn_bytes)) == NULL ||
 		(k->w = an_alloc(a, bytes, &k->w_bytes)) == NULL)
 		return an_fail(a);
 	memset(k->w, 0, bytes);
-	for (uint64_t i = 0; i < a->m; i++)
+	for (uint64_t i = 0; i < k->held; i++)
 		k->w[k->lu[i]] += k->lw ? k->lw[i] : 1.0;
+	if (stream_rest(a, NULL, k->w) != XXL_OK)
+		return an_fail(a);
 	return iterate_arrays(a);
 }
 
@@ -231,7 +316,7 @@ iterate_arrays(xxl_an *a)
 	an_rank    *k = a->rank;
 	uint64_t	t0 = xxl_now_ns();
 	uint64_t	n = a->n,
-				m = a->m;
+				m = k->held;
 	double		d = a->damping;
 
 	a->dangling = 0;
@@ -261,6 +346,8 @@ iterate_arrays(xxl_an *a)
 		else
 			for (uint64_t i = 0; i < m; i++)
 				k->rn[k->lv[i]] += k->r[k->lu[i]];
+		if (stream_rest(a, k->r, k->rn) != XXL_OK)
+			return an_fail(a);
 		base = (1.0 - d) / (double) n + d * dang / (double) n;
 		for (uint64_t x = 0; x < n; x++)
 		{
@@ -270,7 +357,7 @@ iterate_arrays(xxl_an *a)
 			delta += fabs(nw - old);
 			k->r[x] = nw;
 		}
-		if (xxl_env_poll_n(&a->env, m + 3 * n))
+		if (xxl_env_poll_n(&a->env, a->m + 3 * n))
 			return an_fail(a);
 		if (iteration_done(a, delta))
 			break;
@@ -295,6 +382,7 @@ an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t 
 	k->lw = lw;
 	k->lw_bytes = lw_bytes;
 	k->weighted = lw != NULL;
+	k->held = a->m;
 	k->adopted = true;
 	a->links = a->m;
 	return run_arrays(a);
@@ -649,7 +737,7 @@ an_rank_run(xxl_an *a)
 			return an_fail(a);
 		k->rd_w_open = true;
 	}
-	if (arrays_fit(a))
+	if ((k->held = held_links(a)) != UINT64_MAX)
 	{
 		if (load_arrays(a) != XXL_OK)
 			return an_fail(a);
@@ -714,6 +802,7 @@ an_rank_release(xxl_an *a)
 	xxl_spool_free(&k->outw);
 	xxl_spool_free(&k->ranks[0]);
 	xxl_spool_free(&k->ranks[1]);
+	xxl_spool_free(&k->rest);
 	xxl_env_sort_close(&a->env, &k->s1, NULL, NULL);
 	xxl_env_sort_close(&a->env, &k->s2, NULL, NULL);
 	xxl_env_sort_close(&a->env, &k->es, NULL, NULL);

@@ -98,7 +98,9 @@ typedef struct xxl_an_stats
 	double		delta;			/* PageRank: the last iteration's L1 change */
 	bool		converged;
 	uint64_t	dangling;		/* PageRank: nodes without out-weight */
-	const char *method;			/* PageRank: "arrays" or "sorted" (a sort per iteration) */
+	const char *method;			/* PageRank: "arrays", "streamed" (links past the
+								 * arrays read per iteration) or "sorted" (a sort
+								 * per iteration) */
 	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
 	uint64_t	numbering_wait_ns;	/* ... and the caller waited this long for it */
 	uint64_t	pq_pushes;
