@@ -567,6 +567,54 @@ XT_TEST(analytics_memory_boundary)
 	free(g.e);
 }
 
+
+/*
+ * PageRank whose links leave memory while its ids stay (the links spooled
+ * as dense pairs) and whose ids then outgrow memory too: the spool is
+ * replayed into the sorters.  80000 edges over 3000 ids, then 40000 edges
+ * of new ids each; budgets from a tenth to the whole of its in-memory
+ * peak, every one with the roomy run's ranks, some semi-external.
+ */
+XT_TEST(analytics_pagerank_spooled)
+{
+	xt_rng		rng = {17};
+	graph		g = {0};
+	xxl_an_config cfg = config(XXL_AN_PAGERANK, ROOMY);
+	result		roomy;
+	bool		semi = false;
+
+	g.e = malloc(120000 * sizeof(edge));
+	for (; g.m < 80000; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 3000) * 7919, (int64_t) xt_below(&rng, 3000) * 7919,
+		(double) (1 + xt_below(&rng, 2))};
+	for (int64_t i = 0; g.m < 120000; g.m++, i++)
+		g.e[g.m] = (edge) {(3000 + 2 * i) * 7919, (3001 + 2 * i) * 7919, 1};
+	roomy = run(&g, &cfg);
+	CHECK_STATUS(roomy.rc, XXL_OK);
+	CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "%s", roomy.st.path);
+	for (int step = 1; step <= 10; step++)
+	{
+		size_t		memory = roomy.st.memory_peak * step / 10;
+		result		r;
+
+		if (memory < xxl_an_min_memory())
+			continue;
+		cfg = config(XXL_AN_PAGERANK, memory);
+		r = run(&g, &cfg);
+		CHECK_MSG(r.rc == XXL_OK, "at %zu: %s", memory, xxl_status_name(r.rc));
+		CHECK_LE(r.st.memory_peak, memory);
+		semi |= strcmp(r.st.path, "semi-external") == 0;
+		CHECK_EQ(r.n, roomy.n);
+		for (size_t i = 0; i < r.n && i < roomy.n; i++)
+			CHECK_MSG(r.rows[i].v[0] == roomy.rows[i].v[0] && fabs(r.rows[i].x - roomy.rows[i].x) < 1e-12,
+					  "at %zu: row %zu differs", memory, i);
+		free(r.rows);
+	}
+	CHECK_MSG(semi, "never semi-external");
+	free(roomy.rows);
+	free(g.e);
+}
+
 /* Cancel and write failures ------------------------------------------------------ */
 
 static uint64_t hook_calls;

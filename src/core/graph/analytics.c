@@ -345,7 +345,7 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 		st->bytes_written += open_io.disk[i].bytes_written;
 	}
 	xxl_io_fold(&st->io, &open_io);
-	st->path = a->in_memory ? "in-memory" : st->bytes_written == 0 && a->deg.on_disk == false && a->edges.on_disk == false ?
+	st->path = a->semi ? "semi-external" : a->in_memory ? "in-memory" : st->bytes_written == 0 && a->deg.on_disk == false && a->edges.on_disk == false ?
 		"in-memory" : "external";
 	st->memory_peak = xxl_env_used_peak(env);
 	st->memory_held = env->budget.used;

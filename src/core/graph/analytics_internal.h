@@ -119,6 +119,7 @@ struct xxl_an
 	bool		force_external;
 	bool		rank_arrays;	/* the iterations ran on arrays */
 	bool		rank_streamed;	/* ... with links past them streaming from a spool */
+	bool		semi;			/* ids numbered in memory, links spooled (PageRank) */
 	struct an_rank *rank;
 
 	/* undirected operations in memory (analytics_memory.c) */
@@ -222,6 +223,14 @@ xxl_status	an_rank_put(xxl_an *a, uint64_t e, int64_t source, int64_t target, do
  */
 xxl_status	an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t *lv,
 						  size_t link_bytes, double *lw, size_t lw_bytes);
+/*
+ * PageRank numbered in memory whose links were spooled (analytics_memory.c):
+ * ids rank -> id, rank dense -> rank (freed here), the spool's 16-byte
+ * records [du u32][dv u32][w double] (read once, consumed); the iterations
+ * then run.
+ */
+xxl_status	an_rank_adopt_spool(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *rank,
+								size_t rank_bytes, xxl_spool *links, bool weighted);
 xxl_status	an_rank_run(xxl_an *a);
 int			an_rank_next(xxl_an *a, xxl_an_row *row);
 void		an_rank_release(xxl_an *a);

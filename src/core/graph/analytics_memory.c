@@ -20,6 +20,19 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+/*
+ * The sort of the hashed ids in a ranking: 16 bytes each, and they fill at
+ * most half the hash table's 16-byte slots, so at most half its bytes.
+ */
+static inline double
+sort_bytes(uint64_t n, size_t tables)
+{
+	double		all = 16.0 * (double) n,
+				half = (double) tables / 2;
+
+	return all < half ? all : half;
+}
+
 static inline double
 max3(double x, double y, double z)
 {
@@ -45,7 +58,7 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 				ids = (double) pvec_bytes(&k->idm.ids, n),
 				bits = (a->env.threads > 0 ? a->env.threads : 1) * 8.0 * (double) ((n + 63) / 64),
 	/* ranking: rank -> id, rank or order, and a sort of the hashed ids */
-				ranking = ids + (double) tables + (8 + 4 + 16) * N,
+				ranking = ids + (double) tables + (8 + 4) * N + sort_bytes(n, tables),
 				need;
 
 	switch (a->op)
@@ -82,11 +95,37 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 	return need + 64 * 1024;
 }
 
+/*
+ * PageRank whose links outgrow memory but whose ids do not: the ids stay
+ * in the hash table and the links go to a spool of dense pairs (with their
+ * weights), read once into the iterations' arrays and rest spool
+ * (analytics_rank.c): the two sorts that number ids externally are spared.
+ * What that needs with n nodes: the tables and ids beside the spool while
+ * numbering, the ranking, then the ids and the iterations' three arrays
+ * (32 bytes per node) beside the spools.
+ */
+static bool
+spool_fits(const xxl_an *a, uint64_t n, size_t tables)
+{
+	const an_mem *k = a->mem;
+	double		N = (double) n,
+				pool = (double) a->env.pool,
+				ranking = (double) pvec_bytes(&k->idm.ids, n) + (double) tables + (8 + 4) * N +
+		sort_bytes(n, tables);
+
+	/* (the spool's memory share beside the ranking; the iterations' two spools of 1/16) */
+	return a->op == XXL_AN_PAGERANK && !a->force_external && n < IDMAP_MAX &&
+		ranking + (double) an_spool_share(a) <= pool && 32 * N + 64 * 1024 + pool / 8 <= pool;
+}
+
 /* Whether m edges over n nodes with id tables of `tables` bytes fit, at input and at run. */
 static bool
 fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 {
 	const an_mem *k = a->mem;
+
+	if (k->spooled)
+		return spool_fits(a, n, tables);
 	double		input = (double) tables + (double) pvec_bytes(&k->ends, m) +
 		(k->weighted ? (double) pvec_bytes(&k->weights, m) : 0) + (double) pvec_bytes(&k->idm.ids, n);
 
@@ -98,12 +137,19 @@ bool
 an_mem_wanted(const xxl_an *a)
 {
 	/* the edges alone, both ways for MIS and coloring, no node counted */
-	double		per_edge = a->op == XXL_AN_PAGERANK ? 16.0 :
-		a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 16.0 : 12.0;
+	double		per_edge = a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 16.0 : 12.0;
 
 	/* (tests force PageRank onto its sorted iterations) */
 	if (a->op == XXL_AN_PAGERANK && a->force_external)
 		return false;
+
+	/*
+	 * PageRank starts here whatever the estimate: when its links outgrow
+	 * memory its ids may not, and numbering them here spares two sorts;
+	 * moving on to the sorters replays one spool at worst
+	 */
+	if (a->op == XXL_AN_PAGERANK)
+		return true;
 	/* a row estimate that rules memory out saves the replay midway */
 	return a->expected_edges == 0 || per_edge * (double) a->expected_edges <= (double) a->env.pool;
 }
@@ -123,6 +169,7 @@ an_mem_start(xxl_an *a)
 	idmap_init(&k->idm, a->env.budget.limit);
 	pvec_init(&k->ends, 2 * sizeof(uint32_t), a->env.budget.limit);
 	pvec_init(&k->weights, sizeof(double), a->env.budget.limit);
+	xxl_spool_init(&k->dense, &a->env, an_spool_share(a));
 	start_numbering(a);
 	return XXL_OK;
 }
@@ -137,6 +184,7 @@ an_mem_release(xxl_an *a)
 	idmap_free(&a->env, &k->idm);
 	pvec_free(&a->env, &k->ends);
 	pvec_free(&a->env, &k->weights);
+	xxl_spool_free(&k->dense);
 	an_free(a, (void **) &k->ids, &k->ids_bytes);
 	an_free(a, (void **) &k->off, &k->off_bytes);
 	an_free(a, (void **) &k->adj, &k->adj_bytes);
@@ -150,6 +198,38 @@ an_mem_release(xxl_an *a)
 	an_free(a, (void **) &k->bits, &k->bits_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
 	a->mem = NULL;
+}
+
+/* The spooled links into PageRank's numbering sorter (its input order). */
+static xxl_status
+spool_to_sorter(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	xxl_spool_reader rd;
+	xxl_status	rc = XXL_OK;
+	uint64_t	e = 0;
+
+	if (xxl_spool_finish(&k->dense) != XXL_OK || xxl_spool_reader_open(&rd, &k->dense, true) != XXL_OK)
+		return a->env.err.code;
+	for (; rc == XXL_OK && e < k->dense.nbytes / 16; e++)
+	{
+		const unsigned char *p;
+		uint32_t	d[2];
+		double		w;
+
+		if ((rc = xxl_spool_read(&rd, 16, &p)) != XXL_OK)
+			break;
+		memcpy(d, p, 8);
+		memcpy(&w, p + 8, 8);
+		if (an_rank_put(a, e, idmap_id(&k->idm, d[0]), idmap_id(&k->idm, d[1]), w) != XXL_OK ||
+			xxl_env_poll(&a->env))
+			rc = a->env.err.code;
+	}
+	xxl_spool_reader_close(&rd);
+	if (rc != XXL_OK)
+		return rc;
+	an_mem_release(a);
+	return XXL_OK;
 }
 
 /* Leave memory: the kept edges into S (PageRank: its numbering sorter). */
@@ -166,6 +246,8 @@ to_sorter(xxl_an *a)
 	idmap_drop_table(env, &k->idm);
 	if ((rank ? an_rank_open(a) : an_open_sym(a)) != XXL_OK)
 		return env->err.code;
+	if (k->spooled)
+		return spool_to_sorter(a);
 	for (uint64_t e = 0; e < k->ends.n; e++)
 	{
 		const uint32_t *d = pvec_at(&k->ends, e);
@@ -177,6 +259,31 @@ to_sorter(xxl_an *a)
 			return env->err.code;
 	}
 	an_mem_release(a);
+	return XXL_OK;
+}
+
+/* PageRank's kept edges, as they are, into its spool of dense links. */
+static xxl_status
+to_spool(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+
+	xxl_error_clear(&a->env.err);
+	for (uint64_t e = 0; e < k->ends.n; e++)
+	{
+		const uint32_t *d = pvec_at(&k->ends, e);
+		/* (a first weight other than 1 fills the ones before it: that fill may have stopped short) */
+		double		w = e < k->weights.n ? *(const double *) pvec_at(&k->weights, e) : 1.0;
+		unsigned char rec[16];
+
+		memcpy(rec, d, 8);
+		memcpy(rec + 8, &w, 8);
+		if (xxl_spool_write(&k->dense, rec, 16) != XXL_OK || xxl_env_poll(&a->env))
+			return a->env.err.code;
+	}
+	pvec_free(&a->env, &k->ends);
+	pvec_free(&a->env, &k->weights);
+	k->spooled = true;
 	return XXL_OK;
 }
 
@@ -226,6 +333,22 @@ keep(xxl_an *a, int64_t u, int64_t v, double w)
 				dv,
 			   *d;
 
+	if (k->spooled)
+	{
+		unsigned char rec[16];
+
+		/* (ids of the direct array grow no table: their count is checked per stride) */
+		if ((k->dense.nbytes / 16) % PVEC_FIT_STRIDE == 0 &&
+			!spool_fits(a, k->idm.n + 2 * PVEC_FIT_STRIDE, idmap_table_bytes(&k->idm)))
+			return false;
+		if ((du = intern(a, u)) == IDMAP_NONE || (dv = intern(a, v)) == IDMAP_NONE)
+			return false;
+		memcpy(rec, &du, 4);
+		memcpy(rec + 4, &dv, 4);
+		memcpy(rec + 8, &w, 8);
+		k->weighted |= w != 1.0;
+		return xxl_spool_write(&k->dense, rec, 16) == XXL_OK;
+	}
 	if (k->ends.n % PVEC_FIT_STRIDE == 0 &&
 		!fits(a, k->ends.n + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
 			  idmap_table_bytes(&k->idm)))
@@ -272,6 +395,19 @@ number_in_memory(xxl_an *a, const an_edge *edges, size_t n, xxl_status *rc)
 		}
 		if (!keep(a, edges[i].u, edges[i].v, edges[i].w))
 		{
+			/* PageRank's ids may stay while its links go to a spool */
+			if (!k->spooled && (a->env.err.code == XXL_OK || a->env.err.code == XXL_ENOMEM) &&
+				spool_fits(a, k->idm.n + 2 * PVEC_FIT_STRIDE, idmap_table_bytes(&k->idm)))
+			{
+				if (to_spool(a) != XXL_OK)
+				{
+					*rc = a->env.err.code;
+					a->numbered += i;
+					return i;
+				}
+				i--;			/* the same edge again, spooled */
+				continue;
+			}
 			a->numbered += i;
 			if (a->env.err.code != XXL_OK && a->env.err.code != XXL_ENOMEM)
 				*rc = a->env.err.code;
@@ -574,6 +710,38 @@ hand_over_links(xxl_an *a)
 	return an_rank_adopt(a, ids, ids_bytes, lu, lv, link_bytes, lw, lw_bytes);
 }
 
+/* PageRank with spooled links: the ids ranked, the links read from the spool into the iterations. */
+static xxl_status
+hand_over_spool(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	n = k->idm.n;
+	idmap_ranking r = {0};
+	size_t		rank_bytes,
+				ids_bytes;
+	int64_t    *ids;
+
+	if (xxl_spool_finish(&k->dense) != XXL_OK)
+		return an_fail(a);
+	k->n = a->n = n;
+	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
+	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
+	if (r.rank == NULL || idmap_each_sorted(&a->env, &k->idm, idmap_rank_visit, &r) != XXL_OK)
+	{
+		if (r.rank)
+			xxl_env_free(&a->env, r.rank, rank_bytes);
+		return an_fail(a);
+	}
+	idmap_free(&a->env, &k->idm);
+	ids = k->ids;
+	ids_bytes = k->ids_bytes;
+	k->ids = NULL;
+	a->in_memory = false;		/* PageRank's own path from here on */
+	a->semi = true;
+	/* (the spool stays a->mem's until the links are read; the rest of a->mem is freed) */
+	return an_rank_adopt_spool(a, ids, ids_bytes, r.rank, rank_bytes, &k->dense, k->weighted);
+}
+
 /* (analytics_memory.h) */
 uint64_t
 an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, bool oriented,
@@ -670,7 +838,7 @@ an_mem_run(xxl_an *a)
 	k = a->mem;
 	t0 = xxl_now_ns();
 	if (a->op == XXL_AN_PAGERANK)
-		return hand_over_links(a);
+		return k->spooled ? hand_over_spool(a) : hand_over_links(a);
 	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
 		a->op == XXL_AN_NODE_TRIANGLES)
 		return an_mem_tri_run(a, t0);

@@ -15,6 +15,9 @@ typedef struct an_mem
 	pvec		ends;			/* (dense, dense) per edge, self loops included */
 	pvec		weights;		/* PageRank: per edge, once one is not 1 */
 	bool		weighted;
+	/* PageRank whose links outgrow memory, not its ids: [du u32][dv u32][w double] */
+	xxl_spool	dense;
+	bool		spooled;		/* the edges go to dense, no longer to ends */
 	uint64_t	n;
 	int64_t    *ids;			/* rank -> id */
 	uint32_t   *off;			/* adjacency of rank r: adj[off[r] .. off[r + 1]) (< 2^32: see fits) */

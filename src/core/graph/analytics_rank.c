@@ -168,24 +168,60 @@ link_bytes(const xxl_an *a)
 /*
  * How many links the iterations hold in arrays, the others streaming from
  * the rest spool; UINT64_MAX when the nodes' three arrays do not fit and
- * the iterations sort.  While the links load, the numbering sorter (3/8 of
- * the pool) and three spools' memory (1/16 each: ids, weights, rest) stand
- * beside the arrays; while they iterate, the nodes' arrays and two spools.
+ * the iterations sort.  While the links load, load_beside stands beside
+ * the arrays (the numbering sorter, or the in-memory ids and ranks) and
+ * three spools' memory (1/16 each: ids, weights, rest); while they
+ * iterate, the nodes' arrays, run_beside and two spools.
  */
 static uint64_t
-held_links(const xxl_an *a)
+held_links(const xxl_an *a, double load_beside, double run_beside)
 {
 	double		pool = (double) a->env.pool,
 				share = (double) rank_spool_share(a),
 				nodes = 3.0 * 8 * (double) a->n + 64 * 1024,
-				load = pool - pool * 3 / 8 - 3 * share,
-				run = pool - nodes - 2 * share,
+				load = pool - load_beside - 3 * share,
+				run = pool - nodes - run_beside - 2 * share,
 				room = load < run ? load : run;
 
 	if (a->force_external || a->n >= UINT32_MAX || run < 0)
 		return UINT64_MAX;
 	room = room > 0 ? room / (double) link_bytes(a) : 0;
 	return room >= (double) a->m ? a->m : (uint64_t) room;
+}
+
+/* Link i (in edge order) into the arrays or the rest spool. */
+static inline xxl_status
+put_link(xxl_an *a, uint64_t i, uint32_t du, uint32_t dv, double w)
+{
+	an_rank    *k = a->rank;
+	unsigned char rec[16];
+
+	if (i < k->held)
+	{
+		k->lu[i] = du;
+		k->lv[i] = dv;
+		if (k->weighted)
+			k->lw[i] = w;
+		return XXL_OK;
+	}
+	memcpy(rec, &du, 4);
+	memcpy(rec + 4, &dv, 4);
+	memcpy(rec + 8, &w, 8);
+	return xxl_spool_write(&k->rest, rec, link_bytes(a));
+}
+
+/* The arrays for k->held links. */
+static xxl_status
+alloc_links(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	uint64_t	h = k->held;
+
+	if ((k->lu = an_alloc(a, h * sizeof(uint32_t), &k->lu_bytes)) == NULL ||
+		(k->lv = an_alloc(a, h * sizeof(uint32_t), &k->lv_bytes)) == NULL ||
+		(k->weighted && (k->lw = an_alloc(a, h * sizeof(double), &k->lw_bytes)) == NULL))
+		return an_fail(a);
+	return XXL_OK;
 }
 
 /* The links from the numbering sorter, in edge order: the first k->held into arrays, the rest spooled. */
@@ -195,39 +231,18 @@ load_arrays(xxl_an *a)
 	an_rank    *k = a->rank;
 	uint64_t	e,
 				du,
-				dv,
-				h = k->held;
+				dv;
 	int			got;
 
-	if ((k->lu = an_alloc(a, h * sizeof(uint32_t), &k->lu_bytes)) == NULL ||
-		(k->lv = an_alloc(a, h * sizeof(uint32_t), &k->lv_bytes)) == NULL ||
-		(k->weighted && (k->lw = an_alloc(a, h * sizeof(double), &k->lw_bytes)) == NULL))
+	if (alloc_links(a) != XXL_OK)
 		return an_fail(a);
 	for (uint64_t i = 0; (got = graph_next_dense_pair(&a->env, &k->s2, &e, &du, &dv, NULL)) == 1;
 		 i++)
 	{
 		double		w;
 
-		if (next_weight(a, &w) != XXL_OK)
-			return an_fail(a);
-		if (i < h)
-		{
-			k->lu[i] = (uint32_t) du;
-			k->lv[i] = (uint32_t) dv;
-			if (k->weighted)
-				k->lw[i] = w;
-		}
-		else
-		{
-			unsigned char rec[16];
-			uint32_t	ends[2] = {(uint32_t) du, (uint32_t) dv};
-
-			memcpy(rec, ends, 8);
-			memcpy(rec + 8, &w, 8);
-			if (xxl_spool_write(&k->rest, rec, link_bytes(a)) != XXL_OK)
-				return an_fail(a);
-		}
-		if (xxl_env_poll(&a->env))
+		if (next_weight(a, &w) != XXL_OK ||
+			put_link(a, i, (uint32_t) du, (uint32_t) dv, w) != XXL_OK || xxl_env_poll(&a->env))
 			return an_fail(a);
 	}
 	if (got < 0 || xxl_spool_finish(&k->rest) != XXL_OK)
@@ -385,6 +400,62 @@ an_rank_adopt(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *lu, uint32_t 
 	k->held = a->m;
 	k->adopted = true;
 	a->links = a->m;
+	return run_arrays(a);
+}
+
+/* (analytics_internal.h) */
+xxl_status
+an_rank_adopt_spool(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *rank, size_t rank_bytes,
+					xxl_spool *links, bool weighted)
+{
+	an_rank    *k = rank_alloc(a);
+	xxl_spool_reader rd;
+	xxl_status	rc = XXL_OK;
+
+	if (k == NULL)
+	{
+		xxl_env_free(&a->env, rank, rank_bytes);
+		return an_fail(a);
+	}
+	k->mem_ids = ids;
+	k->mem_ids_bytes = ids_bytes;
+	k->weighted = weighted;
+	k->adopted = true;
+	a->links = a->m;
+	k->held = held_links(a, 12.0 * (double) a->n + (double) links->mem_used, 8.0 * (double) a->n);
+	if (k->held == UINT64_MAX)
+	{
+		/* (analytics_memory.c spools only what leaves room for the nodes' arrays) */
+		xxl_env_free(&a->env, rank, rank_bytes);
+		xxl_error_set(&a->env.err, XXL_ENOMEM, 0, "PageRank's node arrays do not fit beside the spooled links");
+		return an_fail(a);
+	}
+	if (alloc_links(a) != XXL_OK || xxl_spool_reader_open(&rd, links, true) != XXL_OK)
+	{
+		xxl_env_free(&a->env, rank, rank_bytes);
+		return an_fail(a);
+	}
+	for (uint64_t i = 0; i < a->m && rc == XXL_OK; i++)
+	{
+		const unsigned char *p;
+		uint32_t	d[2];
+		double		w = 1.0;
+
+		if ((rc = xxl_spool_read(&rd, 16, &p)) != XXL_OK)
+			break;
+		memcpy(d, p, 8);
+		if (weighted)
+			memcpy(&w, p + 8, 8);
+		if (i + 1 < a->m && (i & 0xffff) == 0xffff && xxl_env_poll(&a->env))
+			rc = a->env.err.code;
+		else
+			rc = put_link(a, i, rank[d[0]], rank[d[1]], w);
+	}
+	xxl_spool_reader_close(&rd);
+	xxl_spool_free(links);
+	xxl_env_free(&a->env, rank, rank_bytes);
+	if (rc != XXL_OK || xxl_spool_finish(&k->rest) != XXL_OK)
+		return an_fail(a);
 	return run_arrays(a);
 }
 
@@ -737,7 +808,7 @@ an_rank_run(xxl_an *a)
 			return an_fail(a);
 		k->rd_w_open = true;
 	}
-	if ((k->held = held_links(a)) != UINT64_MAX)
+	if ((k->held = held_links(a, (double) (a->env.pool / 8 * 3), 0)) != UINT64_MAX)
 	{
 		if (load_arrays(a) != XXL_OK)
 			return an_fail(a);
