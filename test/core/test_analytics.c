@@ -509,8 +509,9 @@ cmp_row(const void *x, const void *y)
  * (the hash table, whose ranking sorts), each operation at budgets from a
  * tenth (or the least it takes) to 1.7 times its in-memory peak: every run
  * gives the roomy run's rows, memory is taken from 1.6 times the peak on,
- * and PageRank's external iterations stream the links past their arrays
- * at some of the budgets.
+ * at some budget the edges are spooled while the ids stay in memory
+ * (semi-external), and at some PageRank's external iterations stream the
+ * links past their arrays.
  */
 XT_TEST(analytics_memory_boundary)
 {
@@ -529,7 +530,8 @@ XT_TEST(analytics_memory_boundary)
 		result		roomy = run(&g, &cfg);
 		size_t		peak = roomy.st.memory_peak,
 					first_memory = SIZE_MAX;
-		bool		streamed = false;
+		bool		streamed = false,
+					semi = false;
 
 		CHECK_STATUS(roomy.rc, XXL_OK);
 		CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "op %d: %s", (int) ops[k], roomy.st.path);
@@ -550,6 +552,7 @@ XT_TEST(analytics_memory_boundary)
 				first_memory = memory;
 			if (ops[k] == XXL_AN_PAGERANK)
 				streamed |= strcmp(r.st.method, "streamed") == 0;
+			semi |= strcmp(r.st.path, "semi-external") == 0;
 			qsort(r.rows, r.n, sizeof(xxl_an_row), cmp_row);
 			CHECK_EQ(r.n, roomy.n);
 			for (size_t i = 0; i < r.n && i < roomy.n; i++)
@@ -560,6 +563,7 @@ XT_TEST(analytics_memory_boundary)
 		}
 		if (ops[k] == XXL_AN_PAGERANK)
 			CHECK_MSG(streamed, "PageRank never streamed its links");
+		CHECK_MSG(semi, "op %d never semi-external", (int) ops[k]);
 		CHECK_MSG(first_memory <= peak * 16 / 10, "op %d: in memory from %zu, its peak %zu",
 				  (int) ops[k], first_memory, peak);
 		free(roomy.rows);
@@ -569,19 +573,20 @@ XT_TEST(analytics_memory_boundary)
 
 
 /*
- * PageRank whose links leave memory while its ids stay (the links spooled
- * as dense pairs) and whose ids then outgrow memory too: the spool is
- * replayed into the sorters.  80000 edges over 3000 ids, then 40000 edges
- * of new ids each; budgets from a tenth to the whole of its in-memory
- * peak, every one with the roomy run's ranks, some semi-external.
+ * Edges that leave memory while their ids stay (spooled as dense pairs),
+ * and ids that then outgrow memory too: the spool is replayed into the
+ * sorters.  80000 edges over 3000 ids, then 40000 edges of new ids each;
+ * budgets from a tenth to the whole of each operation's in-memory peak
+ * (the replay happens at several of them), every one with the roomy run's
+ * rows; PageRank's at one of them semi-external.
  */
-XT_TEST(analytics_pagerank_spooled)
+XT_TEST(analytics_spooled)
 {
 	xt_rng		rng = {17};
 	graph		g = {0};
-	xxl_an_config cfg = config(XXL_AN_PAGERANK, ROOMY);
-	result		roomy;
-	bool		semi = false;
+	xxl_an_op	ops[] = {XXL_AN_PAGERANK, XXL_AN_NODE_TRIANGLES, XXL_AN_TRIANGLES, XXL_AN_COLORING};
+	/* (quick mode: PageRank's replay and the undirected one's) */
+	size_t		nops = xt_quick() ? 2 : sizeof(ops) / sizeof(ops[0]);
 
 	g.e = malloc(120000 * sizeof(edge));
 	for (; g.m < 80000; g.m++)
@@ -589,29 +594,40 @@ XT_TEST(analytics_pagerank_spooled)
 		(double) (1 + xt_below(&rng, 2))};
 	for (int64_t i = 0; g.m < 120000; g.m++, i++)
 		g.e[g.m] = (edge) {(3000 + 2 * i) * 7919, (3001 + 2 * i) * 7919, 1};
-	roomy = run(&g, &cfg);
-	CHECK_STATUS(roomy.rc, XXL_OK);
-	CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "%s", roomy.st.path);
-	for (int step = 1; step <= 10; step++)
+	for (size_t k = 0; k < nops; k++)
 	{
-		size_t		memory = roomy.st.memory_peak * step / 10;
-		result		r;
+		xxl_an_config cfg = config(ops[k], ROOMY);
+		result		roomy = run(&g, &cfg);
+		bool		semi = false;
 
-		if (memory < xxl_an_min_memory())
-			continue;
-		cfg = config(XXL_AN_PAGERANK, memory);
-		r = run(&g, &cfg);
-		CHECK_MSG(r.rc == XXL_OK, "at %zu: %s", memory, xxl_status_name(r.rc));
-		CHECK_LE(r.st.memory_peak, memory);
-		semi |= strcmp(r.st.path, "semi-external") == 0;
-		CHECK_EQ(r.n, roomy.n);
-		for (size_t i = 0; i < r.n && i < roomy.n; i++)
-			CHECK_MSG(r.rows[i].v[0] == roomy.rows[i].v[0] && fabs(r.rows[i].x - roomy.rows[i].x) < 1e-12,
-					  "at %zu: row %zu differs", memory, i);
-		free(r.rows);
+		CHECK_STATUS(roomy.rc, XXL_OK);
+		CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "%s", roomy.st.path);
+		qsort(roomy.rows, roomy.n, sizeof(xxl_an_row), cmp_row);
+		for (int step = 1; step <= 10; step++)
+		{
+			size_t		memory = roomy.st.memory_peak * step / 10;
+			result		r;
+
+			if (memory < xxl_an_min_memory())
+				continue;
+			cfg = config(ops[k], memory);
+			r = run(&g, &cfg);
+			CHECK_MSG(r.rc == XXL_OK, "op %d at %zu: %s", (int) ops[k], memory, xxl_status_name(r.rc));
+			CHECK_LE(r.st.memory_peak, memory);
+			semi |= strcmp(r.st.path, "semi-external") == 0;
+			qsort(r.rows, r.n, sizeof(xxl_an_row), cmp_row);
+			CHECK_EQ(r.n, roomy.n);
+			for (size_t i = 0; i < r.n && i < roomy.n; i++)
+				CHECK_MSG(memcmp(r.rows[i].v, roomy.rows[i].v, sizeof(r.rows[i].v)) == 0 &&
+						  fabs(r.rows[i].x - roomy.rows[i].x) < 1e-12,
+						  "op %d at %zu: row %zu differs", (int) ops[k], memory, i);
+			free(r.rows);
+		}
+		/* (the others' semi-external window lies between these steps: analytics_memory_boundary) */
+		if (ops[k] == XXL_AN_PAGERANK)
+			CHECK_MSG(semi, "PageRank never semi-external");
+		free(roomy.rows);
 	}
-	CHECK_MSG(semi, "never semi-external");
-	free(roomy.rows);
 	free(g.e);
 }
 

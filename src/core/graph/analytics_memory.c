@@ -33,6 +33,23 @@ sort_bytes(uint64_t n, size_t tables)
 	return all < half ? all : half;
 }
 
+/*
+ * The memory of a spool of edges (and of a pass's second one): small, for
+ * it is spilled whenever the edges are many, and what it holds in memory
+ * counts against what the lists may take.
+ */
+static inline size_t
+dense_share(const xxl_an *a)
+{
+	size_t		h = a->env.pool / 64;
+
+	h -= h % XXL_ALIGN;
+	return h > XXL_ALIGN ? h : XXL_ALIGN;
+}
+
+/* The scratch a pass over spooled edges reads them into (an_pass). */
+#define PASS_SCRATCH (64 * 1024)
+
 static inline double
 max3(double x, double y, double z)
 {
@@ -40,20 +57,30 @@ max3(double x, double y, double z)
 }
 
 /*
+ * What spooled edges hold in memory: the spool's chunks while it is small,
+ * a rewriting pass's second spool and its scratch (analytics_memory.h).
+ */
+static double
+spooled_ends_bytes(const xxl_an *a)
+{
+	return 2.0 * (double) dense_share(a) + PASS_SCRATCH;
+}
+
+/*
  * What m kept edges over n nodes with id tables of `tables` bytes need at
- * the most: the largest of the phases the operation goes through, each
+ * the most (spooled: with the edges in the spool, not in memory): the largest of the phases the operation goes through, each
  * with what it still holds from the one before (the arrays as allocated
  * below and in analytics_memory_tri.c / analytics_rank.c).  An upper bound
  * that is not far above: it decides where the in-memory path ends, and
  * nothing after the input may fail for memory.
  */
 static double
-need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
+need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables, bool spooled)
 {
 	const an_mem *k = a->mem;
 	double		N = (double) n,
 				M = (double) m,
-				ends = (double) pvec_bytes(&k->ends, m) +
+				ends = spooled ? spooled_ends_bytes(a) : (double) pvec_bytes(&k->ends, m) +
 		(k->weighted ? (double) pvec_bytes(&k->weights, m) : 0),
 				ids = (double) pvec_bytes(&k->idm.ids, n),
 				bits = (a->env.threads > 0 ? a->env.threads : 1) * 8.0 * (double) ((n + 63) / 64),
@@ -86,9 +113,12 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 					/* ranked in the build; then counts in place of the ends */
 					need = max3(ends + 8 * N + bits + ranking, build + 12 * N,
 								12 * N + 8 * N + bits + 4 * M + 8 * N);
-				else
+				else if (a->op == XXL_AN_TRIANGLES)
 					/* the listing keeps the ids and adds its marks */
-					need = build + ids + (a->op == XXL_AN_TRIANGLES ? 4 * N : 0);
+					need = max3(build + ids + 4 * N, 0, 0);
+				else
+					/* (the count frees the ids; the tables go before the build) */
+					need = max3(build, ids + (double) tables + ends, 0);
 				break;
 			}
 	}
@@ -96,26 +126,34 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 }
 
 /*
- * PageRank whose links outgrow memory but whose ids do not: the ids stay
- * in the hash table and the links go to a spool of dense pairs (with their
- * weights), read once into the iterations' arrays and rest spool
- * (analytics_rank.c): the two sorts that number ids externally are spared.
- * What that needs with n nodes: the tables and ids beside the spool while
- * numbering, the ranking, then the ids and the iterations' three arrays
- * (32 bytes per node) beside the spools.
+ * Edges that outgrow memory while their ids do not: the ids stay in the
+ * hash table and the edges go on to a spool of dense pairs (the path is
+ * then semi-external), which spares the sorts that number ids externally.
+ * The undirected operations read the spool in each pass of their build
+ * (an_pass) and then run as in memory: what they need is need_bytes()
+ * without the edges.  PageRank's links (with their weights) are read once
+ * into the iterations' arrays and rest spool (analytics_rank.c); it needs
+ * the tables and ids beside the spool while numbering, the ranking, then
+ * the ids and the iterations' three arrays (32 bytes per node) beside the
+ * spools.
  */
 static bool
-spool_fits(const xxl_an *a, uint64_t n, size_t tables)
+spool_fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 {
 	const an_mem *k = a->mem;
 	double		N = (double) n,
 				pool = (double) a->env.pool,
-				ranking = (double) pvec_bytes(&k->idm.ids, n) + (double) tables + (8 + 4) * N +
-		sort_bytes(n, tables);
+				ids = (double) pvec_bytes(&k->idm.ids, n),
+				ranking = ids + (double) tables + (8 + 4) * N + sort_bytes(n, tables);
 
+	if (n >= IDMAP_MAX)
+		return false;
+	if (a->op != XXL_AN_PAGERANK)
+		return 2 * m < UINT32_MAX && (double) tables + ids + spooled_ends_bytes(a) <= pool &&
+			need_bytes(a, m, n, tables, true) <= pool;
 	/* (the spool's memory share beside the ranking; the iterations' two spools of 1/16) */
-	return a->op == XXL_AN_PAGERANK && !a->force_external && n < IDMAP_MAX &&
-		ranking + (double) an_spool_share(a) <= pool && 32 * N + 64 * 1024 + pool / 8 <= pool;
+	return !a->force_external && ranking + (double) dense_share(a) <= pool &&
+		32 * N + 64 * 1024 + pool / 8 <= pool;
 }
 
 /* Whether m edges over n nodes with id tables of `tables` bytes fit, at input and at run. */
@@ -123,21 +161,24 @@ static bool
 fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 {
 	const an_mem *k = a->mem;
+	double		input;
 
 	if (k->spooled)
-		return spool_fits(a, n, tables);
-	double		input = (double) tables + (double) pvec_bytes(&k->ends, m) +
+		return spool_fits(a, m, n, tables);
+	input = (double) tables + (double) pvec_bytes(&k->ends, m) +
 		(k->weighted ? (double) pvec_bytes(&k->weights, m) : 0) + (double) pvec_bytes(&k->idm.ids, n);
-
 	return n < IDMAP_MAX && 2 * m < UINT32_MAX && input <= (double) a->env.pool &&
-		need_bytes(a, m, n, tables) <= (double) a->env.pool;
+		need_bytes(a, m, n, tables, false) <= (double) a->env.pool;
 }
 
 bool
 an_mem_wanted(const xxl_an *a)
 {
-	/* the edges alone, both ways for MIS and coloring, no node counted */
-	double		per_edge = a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 16.0 : 12.0;
+	/*
+	 * the lists alone (the edges may be spooled), both ways for MIS and
+	 * coloring, no node counted
+	 */
+	double		per_edge = a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 8.0 : 4.0;
 
 	/* (tests force PageRank onto its sorted iterations) */
 	if (a->op == XXL_AN_PAGERANK && a->force_external)
@@ -145,8 +186,8 @@ an_mem_wanted(const xxl_an *a)
 
 	/*
 	 * PageRank starts here whatever the estimate: when its links outgrow
-	 * memory its ids may not, and numbering them here spares two sorts;
-	 * moving on to the sorters replays one spool at worst
+	 * memory its ids may not (spool_fits); moving on to the sorters
+	 * replays one spool at worst
 	 */
 	if (a->op == XXL_AN_PAGERANK)
 		return true;
@@ -169,7 +210,8 @@ an_mem_start(xxl_an *a)
 	idmap_init(&k->idm, a->env.budget.limit);
 	pvec_init(&k->ends, 2 * sizeof(uint32_t), a->env.budget.limit);
 	pvec_init(&k->weights, sizeof(double), a->env.budget.limit);
-	xxl_spool_init(&k->dense, &a->env, an_spool_share(a));
+	xxl_spool_init(&k->dense, &a->env, dense_share(a));
+	k->dense_rec = a->op == XXL_AN_PAGERANK ? 16 : 8;
 	start_numbering(a);
 	return XXL_OK;
 }
@@ -200,7 +242,7 @@ an_mem_release(xxl_an *a)
 	a->mem = NULL;
 }
 
-/* The spooled links into PageRank's numbering sorter (its input order). */
+/* The spooled edges into the sorter (PageRank: its numbering sorter, in input order). */
 static xxl_status
 spool_to_sorter(xxl_an *a)
 {
@@ -211,18 +253,27 @@ spool_to_sorter(xxl_an *a)
 
 	if (xxl_spool_finish(&k->dense) != XXL_OK || xxl_spool_reader_open(&rd, &k->dense, true) != XXL_OK)
 		return a->env.err.code;
-	for (; rc == XXL_OK && e < k->dense.nbytes / 16; e++)
+	for (; rc == XXL_OK && e < k->dense.nbytes / k->dense_rec; e++)
 	{
 		const unsigned char *p;
 		uint32_t	d[2];
 		double		w;
+		int64_t		u,
+					v;
 
-		if ((rc = xxl_spool_read(&rd, 16, &p)) != XXL_OK)
+		if ((rc = xxl_spool_read(&rd, k->dense_rec, &p)) != XXL_OK)
 			break;
 		memcpy(d, p, 8);
-		memcpy(&w, p + 8, 8);
-		if (an_rank_put(a, e, idmap_id(&k->idm, d[0]), idmap_id(&k->idm, d[1]), w) != XXL_OK ||
-			xxl_env_poll(&a->env))
+		u = idmap_id(&k->idm, d[0]);
+		v = idmap_id(&k->idm, d[1]);
+		if (a->op == XXL_AN_PAGERANK)
+		{
+			memcpy(&w, p + 8, 8);
+			rc = an_rank_put(a, e, u, v, w);
+		}
+		else
+			rc = an_put_edge_sym(a, u, v);
+		if (rc != XXL_OK || xxl_env_poll(&a->env))
 			rc = a->env.err.code;
 	}
 	xxl_spool_reader_close(&rd);
@@ -262,7 +313,7 @@ to_sorter(xxl_an *a)
 	return XXL_OK;
 }
 
-/* PageRank's kept edges, as they are, into its spool of dense links. */
+/* The kept edges, as they are, into the spool of dense pairs (spool_fits). */
 static xxl_status
 to_spool(xxl_an *a)
 {
@@ -278,7 +329,7 @@ to_spool(xxl_an *a)
 
 		memcpy(rec, d, 8);
 		memcpy(rec + 8, &w, 8);
-		if (xxl_spool_write(&k->dense, rec, 16) != XXL_OK || xxl_env_poll(&a->env))
+		if (xxl_spool_write(&k->dense, rec, k->dense_rec) != XXL_OK || xxl_env_poll(&a->env))
 			return a->env.err.code;
 	}
 	pvec_free(&a->env, &k->ends);
@@ -293,7 +344,7 @@ intern(xxl_an *a, int64_t id)
 	an_mem	   *k = a->mem;
 	size_t		grow = idmap_grow_bytes(&k->idm, id);
 
-	if (grow > 0 && (!fits(a, k->ends.n + 1, k->idm.n + 1, grow) ||
+	if (grow > 0 && (!fits(a, an_mem_edges(k) + 1, k->idm.n + 1, grow) ||
 					 idmap_grow(&a->env, &k->idm, id) != XXL_OK))
 		return IDMAP_NONE;
 	return idmap_intern(&a->env, &k->idm, id);
@@ -337,9 +388,12 @@ keep(xxl_an *a, int64_t u, int64_t v, double w)
 	{
 		unsigned char rec[16];
 
+		uint64_t	m = an_mem_edges(k);
+
 		/* (ids of the direct array grow no table: their count is checked per stride) */
-		if ((k->dense.nbytes / 16) % PVEC_FIT_STRIDE == 0 &&
-			!spool_fits(a, k->idm.n + 2 * PVEC_FIT_STRIDE, idmap_table_bytes(&k->idm)))
+		if (m % PVEC_FIT_STRIDE == 0 &&
+			!spool_fits(a, m + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
+						idmap_table_bytes(&k->idm)))
 			return false;
 		if ((du = intern(a, u)) == IDMAP_NONE || (dv = intern(a, v)) == IDMAP_NONE)
 			return false;
@@ -347,7 +401,7 @@ keep(xxl_an *a, int64_t u, int64_t v, double w)
 		memcpy(rec + 4, &dv, 4);
 		memcpy(rec + 8, &w, 8);
 		k->weighted |= w != 1.0;
-		return xxl_spool_write(&k->dense, rec, 16) == XXL_OK;
+		return xxl_spool_write(&k->dense, rec, k->dense_rec) == XXL_OK;
 	}
 	if (k->ends.n % PVEC_FIT_STRIDE == 0 &&
 		!fits(a, k->ends.n + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
@@ -395,9 +449,10 @@ number_in_memory(xxl_an *a, const an_edge *edges, size_t n, xxl_status *rc)
 		}
 		if (!keep(a, edges[i].u, edges[i].v, edges[i].w))
 		{
-			/* PageRank's ids may stay while its links go to a spool */
+			/* the ids may stay while the edges go to a spool */
 			if (!k->spooled && (a->env.err.code == XXL_OK || a->env.err.code == XXL_ENOMEM) &&
-				spool_fits(a, k->idm.n + 2 * PVEC_FIT_STRIDE, idmap_table_bytes(&k->idm)))
+				spool_fits(a, k->ends.n + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
+						   idmap_table_bytes(&k->idm)))
 			{
 				if (to_spool(a) != XXL_OK)
 				{
@@ -507,6 +562,124 @@ finish_numbering(xxl_an *a)
 	return rc;
 }
 
+/* Passes over the kept edges ------------------------------------------------------ */
+
+
+/* (analytics_memory.h) */
+uint64_t
+an_mem_edges(const an_mem *k)
+{
+	return k->spooled ? k->dense.nbytes / k->dense_rec : k->ends.n;
+}
+
+/* (analytics_memory.h) */
+xxl_status
+an_pass_open(xxl_an *a, an_pass *p, bool rewrite)
+{
+	an_mem	   *k = a->mem;
+
+	memset(p, 0, sizeof(*p));
+	p->spooled = k->spooled;
+	p->rewrite = rewrite;
+	p->m = an_mem_edges(k);
+	if (!p->spooled)
+		return XXL_OK;
+	if ((p->buf = an_alloc(a, PASS_SCRATCH, &p->buf_bytes)) == NULL ||
+		xxl_spool_finish(&k->dense) != XXL_OK ||
+		xxl_spool_reader_open(&p->rd, &k->dense, false) != XXL_OK)
+		return an_fail(a);
+	p->rd_open = true;
+	if (rewrite)
+		xxl_spool_init(&p->out, &a->env, dense_share(a));
+	return XXL_OK;
+}
+
+/* (analytics_memory.h) */
+uint64_t
+an_pass_next(xxl_an *a, an_pass *p, uint32_t **pairs)
+{
+	an_mem	   *k = a->mem;
+	size_t		got = 0;
+
+	if (!p->spooled)
+	{
+		/* a chunk of the pvec, in place */
+		uint64_t	per = UINT64_C(1) << k->ends.shift,
+					n = p->m - p->e < per ? p->m - p->e : per;
+
+		if (n == 0)
+			return 0;
+		*pairs = pvec_at(&k->ends, p->e);
+		p->e += n;
+		return n;
+	}
+	/* the last piece as the caller left it */
+	if (p->rewrite && p->last > 0 && xxl_spool_write(&p->out, p->buf, p->last * 8) != XXL_OK)
+		return UINT64_MAX;
+	p->last = 0;
+	while (got < p->buf_bytes && p->e * 8 + got < p->m * 8)
+	{
+		size_t		take;
+
+		if (p->piece_left == 0 && xxl_spool_reader_piece(&p->rd, &p->piece, &p->piece_left) != XXL_OK)
+			return UINT64_MAX;
+		if (p->piece_left == 0)
+			break;
+		take = p->buf_bytes - got < p->piece_left ? p->buf_bytes - got : p->piece_left;
+		memcpy((unsigned char *) p->buf + got, p->piece, take);
+		p->piece += take;
+		p->piece_left -= take;
+		got += take;
+	}
+	if (got % 8 != 0)
+	{
+		xxl_error_set(&a->env.err, XXL_EIO, 0, "a spool of edges ends inside a pair");
+		return UINT64_MAX;
+	}
+	p->last = got / 8;
+	p->e += p->last;
+	*pairs = p->buf;
+	return p->last;
+}
+
+/* (analytics_memory.h) */
+xxl_status
+an_pass_close(xxl_an *a, an_pass *p, bool ok)
+{
+	an_mem	   *k = a->mem;
+	xxl_status	rc = XXL_OK;
+
+	if (!p->spooled)
+		return XXL_OK;
+	if (p->rd_open)
+		xxl_spool_reader_close(&p->rd);
+	if (p->rewrite)
+	{
+		if (ok && p->last > 0)
+			rc = xxl_spool_write(&p->out, p->buf, p->last * 8);
+		if (ok && rc == XXL_OK && (rc = xxl_spool_finish(&p->out)) == XXL_OK)
+		{
+			xxl_spool_free(&k->dense);
+			k->dense = p->out;
+		}
+		else
+			xxl_spool_free(&p->out);
+	}
+	an_free(a, (void **) &p->buf, &p->buf_bytes);
+	return rc;
+}
+
+/* (analytics_memory.h) */
+void
+an_mem_drop_edges(xxl_an *a)
+{
+	an_mem	   *k = a->mem;
+
+	pvec_free(&a->env, &k->ends);
+	xxl_spool_free(&k->dense);
+	xxl_spool_init(&k->dense, &a->env, dense_share(a));
+}
+
 /* Building the adjacency arrays ------------------------------------------------- */
 
 static int
@@ -614,9 +787,12 @@ rank_ends(xxl_an *a, uint32_t *off)
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
-				m = k->ends.n;
+				m = an_mem_edges(k),
+				got;
 	idmap_ranking r = {0};
 	size_t		rank_bytes;
+	an_pass		pass;
+	uint32_t   *pairs;
 
 	k->n = a->n = n;
 	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
@@ -628,27 +804,33 @@ rank_ends(xxl_an *a, uint32_t *off)
 		return an_fail(a);
 	}
 	idmap_free(env, &k->idm);
-	for (uint64_t e = 0; e < m; e++)
+	if (an_pass_open(a, &pass, true) != XXL_OK)
 	{
-		uint32_t   *d = pvec_at(&k->ends, e);
-
-		/* ids come in random order: the ranks a few edges ahead */
-		if (e + PF_AHEAD < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-			__builtin_prefetch(&r.rank[f[0]]);
-			__builtin_prefetch(&r.rank[f[1]]);
-		}
-		d[0] = r.rank[d[0]];
-		d[1] = r.rank[d[1]];
-		if (off && d[0] != d[1])
-		{
-			off[d[0] + 1]++;
-			off[d[1] + 1]++;
-		}
+		xxl_env_free(env, r.rank, rank_bytes);
+		return an_fail(a);
 	}
+	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
+		for (uint64_t i = 0; i < got; i++)
+		{
+			uint32_t   *d = pairs + 2 * i;
+
+			/* ids come in random order: the ranks a few edges ahead */
+			if (i + PF_AHEAD < got)
+			{
+				__builtin_prefetch(&r.rank[d[2 * PF_AHEAD]]);
+				__builtin_prefetch(&r.rank[d[2 * PF_AHEAD + 1]]);
+			}
+			d[0] = r.rank[d[0]];
+			d[1] = r.rank[d[1]];
+			if (off && d[0] != d[1])
+			{
+				off[d[0] + 1]++;
+				off[d[1] + 1]++;
+			}
+		}
 	xxl_env_free(env, r.rank, rank_bytes);
+	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
+		return an_fail(a);
 	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;
 }
 
@@ -749,44 +931,45 @@ an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, 
 {
 	an_mem	   *k = a->mem;
 	uint64_t	n = k->n,
-				m = k->ends.n;
+				got;
 	uint32_t   *cur = off,
-			   *l;
+			   *l,
+			   *pairs;
 	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+	an_pass		pass;
 
 	for (uint64_t x = 0; x < n; x++)
 		off[x + 1] += off[x];
 	l = *adj = an_alloc(a, off[n] * sizeof(uint32_t), adj_bytes);
-	if (l == NULL)
+	if (l == NULL || an_pass_open(a, &pass, false) != XXL_OK)
 		return UINT64_MAX;
 	/* off[x] is x's fill cursor until the lists are full (then x's end) */
-	for (uint64_t e = 0; e < m; e++)
-	{
-		const uint32_t *d = pvec_at(&k->ends, e);
-
-		/* the ends are random: their cursors, then their entries, ahead */
-		if (e + 2 * PF_AHEAD < m)
+	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
+		for (uint64_t i = 0; i < got; i++)
 		{
-			const uint32_t *f = pvec_at(&k->ends, e + 2 * PF_AHEAD);
+			const uint32_t *d = pairs + 2 * i;
 
-			__builtin_prefetch(&cur[f[0]]);
-			__builtin_prefetch(&cur[f[1]]);
-		}
-		if (e + PF_AHEAD < m)
-		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
-
-			__builtin_prefetch(&l[cur[f[0]]], 1);
+			/* the ends are random: their cursors, then their entries, ahead */
+			if (i + 2 * PF_AHEAD < got)
+			{
+				__builtin_prefetch(&cur[d[4 * PF_AHEAD]]);
+				__builtin_prefetch(&cur[d[4 * PF_AHEAD + 1]]);
+			}
+			if (i + PF_AHEAD < got)
+			{
+				__builtin_prefetch(&l[cur[d[2 * PF_AHEAD]]], 1);
+				if (!oriented)
+					__builtin_prefetch(&l[cur[d[2 * PF_AHEAD + 1]]], 1);
+			}
+			if (d[0] == d[1])
+				continue;
+			l[cur[d[0]]++] = d[1];
 			if (!oriented)
-				__builtin_prefetch(&l[cur[f[1]]], 1);
+				l[cur[d[1]]++] = d[0];
 		}
-		if (d[0] == d[1])
-			continue;
-		l[cur[d[0]]++] = d[1];
-		if (!oriented)
-			l[cur[d[1]]++] = d[0];
-	}
-	pvec_free(&a->env, &k->ends);
+	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
+		return UINT64_MAX;
+	an_mem_drop_edges(a);
 	return pack_lists(off, l, n, len, threads, oriented ? k->bits : NULL, k->bit_words);
 }
 
@@ -837,6 +1020,7 @@ an_mem_run(xxl_an *a)
 		return XXL_OK;			/* the numbering moved everything to the sorters */
 	k = a->mem;
 	t0 = xxl_now_ns();
+	a->semi = k->spooled;
 	if (a->op == XXL_AN_PAGERANK)
 		return k->spooled ? hand_over_spool(a) : hand_over_links(a);
 	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||

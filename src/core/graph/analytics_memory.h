@@ -15,8 +15,12 @@ typedef struct an_mem
 	pvec		ends;			/* (dense, dense) per edge, self loops included */
 	pvec		weights;		/* PageRank: per edge, once one is not 1 */
 	bool		weighted;
-	/* PageRank whose links outgrow memory, not its ids: [du u32][dv u32][w double] */
+	/*
+	 * Links that outgrow memory while the ids do not: [du u32][dv u32],
+	 * PageRank's with [w double]
+	 */
 	xxl_spool	dense;
+	size_t		dense_rec;
 	bool		spooled;		/* the edges go to dense, no longer to ends */
 	uint64_t	n;
 	int64_t    *ids;			/* rank -> id */
@@ -48,6 +52,39 @@ typedef struct an_mem
 				j;
 	bool		v_marked;
 } an_mem;
+
+/*
+ * A pass over the kept edges' ends (the undirected operations), piece by
+ * piece: arrays of (dense, dense) pairs that the caller may rewrite in
+ * place.  In memory the pieces are the pvec's chunks; spooled, a scratch
+ * array that the spool is read into, and with `rewrite` what the caller
+ * left in it becomes the spool the next pass reads.
+ */
+typedef struct an_pass
+{
+	bool		spooled,
+				rewrite;
+	uint64_t	e;				/* pairs handed out */
+	uint64_t	m;
+	xxl_spool_reader rd;
+	bool		rd_open;
+	const unsigned char *piece; /* spooled: the rest of the reader's piece */
+	size_t		piece_left;
+	uint32_t   *buf;			/* spooled: the scratch, and its last piece's pairs */
+	size_t		buf_bytes,
+				last;
+	xxl_spool	out;			/* rewrite: the pairs as left */
+} an_pass;
+
+/* The kept edges: in the pvec, or spooled. */
+uint64_t	an_mem_edges(const an_mem *k);
+xxl_status	an_pass_open(xxl_an *a, an_pass *p, bool rewrite);
+/* The next piece's pairs and their count (0 at the end, UINT64_MAX on an error). */
+uint64_t	an_pass_next(xxl_an *a, an_pass *p, uint32_t **pairs);
+/* ok: the pass went through (rewrite: its spool replaces the old). */
+xxl_status	an_pass_close(xxl_an *a, an_pass *p, bool ok);
+/* The kept edges are no longer needed: their memory or spool goes. */
+void		an_mem_drop_edges(xxl_an *a);
 
 #define ID_AHEAD 8
 /* Array entries ahead that the random-access passes prefetch. */

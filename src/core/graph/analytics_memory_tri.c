@@ -27,8 +27,11 @@ build_oriented(xxl_an *a)
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
-				m = k->ends.n,
-				w;
+				m = an_mem_edges(k),
+				w,
+				got;
+	uint32_t   *pairs;
+	an_pass		pass;
 	uint32_t   *dd,
 			   *ooff;
 	int			threads = a->env.threads > 0 ? a->env.threads : 1;
@@ -50,61 +53,68 @@ build_oriented(xxl_an *a)
 	if (a->op == XXL_AN_NODE_TRIANGLES && an_mem_rank_order(a) != XXL_OK)
 		return an_fail(a);
 	k->n = a->n = n;
-	if (a->op == XXL_AN_NODE_TRIANGLES)
+	/* only the listing's rows read the ids by dense id */
+	if (a->op != XXL_AN_TRIANGLES)
 		idmap_free(env, &k->idm);
 	else
 		idmap_drop_table(env, &k->idm);
 	ooff = k->ooff;
-	for (uint64_t e = 0; e < m; e++)
-	{
-		const uint32_t *d = pvec_at(&k->ends, e);
-
-		if (e + PF_AHEAD < m)
+	if (an_pass_open(a, &pass, false) != XXL_OK)
+		return an_fail(a);
+	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
+		for (uint64_t i = 0; i < got; i++)
 		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+			const uint32_t *d = pairs + 2 * i;
 
-			__builtin_prefetch(&ooff[f[0] + 1]);
-			__builtin_prefetch(&ooff[f[1] + 1]);
+			if (i + PF_AHEAD < got)
+			{
+				__builtin_prefetch(&ooff[d[2 * PF_AHEAD] + 1]);
+				__builtin_prefetch(&ooff[d[2 * PF_AHEAD + 1] + 1]);
+			}
+			if (d[0] != d[1])
+			{
+				ooff[d[0] + 1]++;
+				ooff[d[1] + 1]++;
+			}
 		}
-		if (d[0] != d[1])
-		{
-			ooff[d[0] + 1]++;
-			ooff[d[1] + 1]++;
-		}
-	}
+	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
+		return an_fail(a);
 	/* degrees with repeats, then out-degrees */
 	dd = k->deg;
 	for (uint64_t x = 0; x < n; x++)
 		dd[x] = (uint32_t) k->ooff[x + 1];
 	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
-	for (uint64_t e = 0; e < m; e++)
-	{
-		uint32_t   *d = pvec_at(&k->ends, e);
-
-		if (e + PF_AHEAD < m)
+	if (an_pass_open(a, &pass, true) != XXL_OK)
+		return an_fail(a);
+	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
+		for (uint64_t i = 0; i < got; i++)
 		{
-			const uint32_t *f = pvec_at(&k->ends, e + PF_AHEAD);
+			uint32_t   *d = pairs + 2 * i;
 
-			__builtin_prefetch(&dd[f[0]]);
-			__builtin_prefetch(&dd[f[1]]);
-			__builtin_prefetch(&ooff[f[0] + 1]);
-			__builtin_prefetch(&ooff[f[1] + 1]);
-		}
-		if (d[0] != d[1])
-		{
-			uint32_t	x = d[0],
-						y = d[1];
-			/* (degree, node) as one key, and a mask: no branch to mispredict */
-			uint32_t	swap = -(uint32_t) ((((uint64_t) dd[x] << 32) | x) >
-										   (((uint64_t) dd[y] << 32) | y)),
-						lo = x ^ ((x ^ y) & swap);
+			if (i + PF_AHEAD < got)
+			{
+				const uint32_t *f = d + 2 * PF_AHEAD;
 
-			d[0] = lo;
-			d[1] = x ^ y ^ lo;
-			ooff[lo + 1]++;
+				__builtin_prefetch(&dd[f[0]]);
+				__builtin_prefetch(&dd[f[1]]);
+				__builtin_prefetch(&ooff[f[0] + 1]);
+				__builtin_prefetch(&ooff[f[1] + 1]);
+			}
+			if (d[0] != d[1])
+			{
+				uint32_t	x = d[0],
+							y = d[1];
+				/* (degree, node) as one key, and a mask: no branch to mispredict */
+				uint32_t	swap = -(uint32_t) ((((uint64_t) dd[x] << 32) | x) >
+											   (((uint64_t) dd[y] << 32) | y)),
+							lo = x ^ ((x ^ y) & swap);
+
+				d[0] = lo;
+				d[1] = x ^ y ^ lo;
+				ooff[lo + 1]++;
+			}
 		}
-	}
-	if (xxl_env_poll_n(env, m))
+	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0 || xxl_env_poll_n(env, m))
 		return an_fail(a);
 	/* dd becomes the out-degree, then the degree */
 	w = an_mem_build_lists(a, k->ooff, &k->oadj, &k->oadj_bytes, true, dd);
