@@ -6,17 +6,19 @@
  * links, as arrays of ranks, to analytics_rank.c's iterations.  MIS and
  * coloring rank the ids in id order and turn the graph into a compressed
  * adjacency array (CSR) over the ranks, each list sorted and without
- * duplicates, for the greedy passes of the external path (ascending id
- * order), so both paths give the same answer.  Triangles build their
- * out-lists from the same edges: analytics_memory_tri.c.
- * The first edge that would outgrow the budget (checked per stride of
- * edges against what the run will need) replays the kept edges into the
+ * duplicates (analytics_memory_build.c), for the greedy passes of the
+ * external path (ascending id order), so both paths give the same answer.
+ * Triangles build their out-lists from the same edges:
+ * analytics_memory_tri.c.
+ * What each operation needs is computed per phase (need_bytes) and checked
+ * per stride of edges.  The first edge that would outgrow the budget moves
+ * the kept edges to a spool of dense pairs while the ids still fit
+ * (semi-external: the builds read the spool), or replays them into the
  * external input (the symmetric sorter, or PageRank's numbering sorter) and
  * the operator goes on externally.
  */
 #include "core/graph/analytics_memory.h"
 
-#include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -33,23 +35,6 @@ sort_bytes(uint64_t n, size_t tables)
 	return all < half ? all : half;
 }
 
-/*
- * The memory of a spool of edges (and of a pass's second one): small, for
- * it is spilled whenever the edges are many, and what it holds in memory
- * counts against what the lists may take.
- */
-static inline size_t
-dense_share(const xxl_an *a)
-{
-	size_t		h = a->env.pool / 64;
-
-	h -= h % XXL_ALIGN;
-	return h > XXL_ALIGN ? h : XXL_ALIGN;
-}
-
-/* The scratch a pass over spooled edges reads them into (an_pass). */
-#define PASS_SCRATCH (64 * 1024)
-
 static inline double
 max3(double x, double y, double z)
 {
@@ -63,7 +48,7 @@ max3(double x, double y, double z)
 static double
 spooled_ends_bytes(const xxl_an *a)
 {
-	return 2.0 * (double) dense_share(a) + PASS_SCRATCH;
+	return 2.0 * (double) an_mem_dense_share(a) + AN_PASS_SCRATCH;
 }
 
 /*
@@ -152,7 +137,7 @@ spool_fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 		return 2 * m < UINT32_MAX && (double) tables + ids + spooled_ends_bytes(a) <= pool &&
 			need_bytes(a, m, n, tables, true) <= pool;
 	/* (the spool's memory share beside the ranking; the iterations' two spools of 1/16) */
-	return !a->force_external && ranking + (double) dense_share(a) <= pool &&
+	return !a->force_external && ranking + (double) an_mem_dense_share(a) <= pool &&
 		32 * N + 64 * 1024 + pool / 8 <= pool;
 }
 
@@ -210,7 +195,7 @@ an_mem_start(xxl_an *a)
 	idmap_init(&k->idm, a->env.budget.limit);
 	pvec_init(&k->ends, 2 * sizeof(uint32_t), a->env.budget.limit);
 	pvec_init(&k->weights, sizeof(double), a->env.budget.limit);
-	xxl_spool_init(&k->dense, &a->env, dense_share(a));
+	xxl_spool_init(&k->dense, &a->env, an_mem_dense_share(a));
 	k->dense_rec = a->op == XXL_AN_PAGERANK ? 16 : 8;
 	start_numbering(a);
 	return XXL_OK;
@@ -562,292 +547,7 @@ finish_numbering(xxl_an *a)
 	return rc;
 }
 
-/* Passes over the kept edges ------------------------------------------------------ */
-
-
-/* (analytics_memory.h) */
-uint64_t
-an_mem_edges(const an_mem *k)
-{
-	return k->spooled ? k->dense.nbytes / k->dense_rec : k->ends.n;
-}
-
-/* (analytics_memory.h) */
-xxl_status
-an_pass_open(xxl_an *a, an_pass *p, bool rewrite)
-{
-	an_mem	   *k = a->mem;
-
-	memset(p, 0, sizeof(*p));
-	p->spooled = k->spooled;
-	p->rewrite = rewrite;
-	p->m = an_mem_edges(k);
-	if (!p->spooled)
-		return XXL_OK;
-	if ((p->buf = an_alloc(a, PASS_SCRATCH, &p->buf_bytes)) == NULL ||
-		xxl_spool_finish(&k->dense) != XXL_OK ||
-		xxl_spool_reader_open(&p->rd, &k->dense, false) != XXL_OK)
-		return an_fail(a);
-	p->rd_open = true;
-	if (rewrite)
-		xxl_spool_init(&p->out, &a->env, dense_share(a));
-	return XXL_OK;
-}
-
-/* (analytics_memory.h) */
-uint64_t
-an_pass_next(xxl_an *a, an_pass *p, uint32_t **pairs)
-{
-	an_mem	   *k = a->mem;
-	size_t		got = 0;
-
-	if (!p->spooled)
-	{
-		/* a chunk of the pvec, in place */
-		uint64_t	per = UINT64_C(1) << k->ends.shift,
-					n = p->m - p->e < per ? p->m - p->e : per;
-
-		if (n == 0)
-			return 0;
-		*pairs = pvec_at(&k->ends, p->e);
-		p->e += n;
-		return n;
-	}
-	/* the last piece as the caller left it */
-	if (p->rewrite && p->last > 0 && xxl_spool_write(&p->out, p->buf, p->last * 8) != XXL_OK)
-		return UINT64_MAX;
-	p->last = 0;
-	while (got < p->buf_bytes && p->e * 8 + got < p->m * 8)
-	{
-		size_t		take;
-
-		if (p->piece_left == 0 && xxl_spool_reader_piece(&p->rd, &p->piece, &p->piece_left) != XXL_OK)
-			return UINT64_MAX;
-		if (p->piece_left == 0)
-			break;
-		take = p->buf_bytes - got < p->piece_left ? p->buf_bytes - got : p->piece_left;
-		memcpy((unsigned char *) p->buf + got, p->piece, take);
-		p->piece += take;
-		p->piece_left -= take;
-		got += take;
-	}
-	if (got % 8 != 0)
-	{
-		xxl_error_set(&a->env.err, XXL_EIO, 0, "a spool of edges ends inside a pair");
-		return UINT64_MAX;
-	}
-	p->last = got / 8;
-	p->e += p->last;
-	*pairs = p->buf;
-	return p->last;
-}
-
-/* (analytics_memory.h) */
-xxl_status
-an_pass_close(xxl_an *a, an_pass *p, bool ok)
-{
-	an_mem	   *k = a->mem;
-	xxl_status	rc = XXL_OK;
-
-	if (!p->spooled)
-		return XXL_OK;
-	if (p->rd_open)
-		xxl_spool_reader_close(&p->rd);
-	if (p->rewrite)
-	{
-		if (ok && p->last > 0)
-			rc = xxl_spool_write(&p->out, p->buf, p->last * 8);
-		if (ok && rc == XXL_OK && (rc = xxl_spool_finish(&p->out)) == XXL_OK)
-		{
-			xxl_spool_free(&k->dense);
-			k->dense = p->out;
-		}
-		else
-			xxl_spool_free(&p->out);
-	}
-	an_free(a, (void **) &p->buf, &p->buf_bytes);
-	return rc;
-}
-
-/* (analytics_memory.h) */
-void
-an_mem_drop_edges(xxl_an *a)
-{
-	an_mem	   *k = a->mem;
-
-	pvec_free(&a->env, &k->ends);
-	xxl_spool_free(&k->dense);
-	xxl_spool_init(&k->dense, &a->env, dense_share(a));
-}
-
-/* Building the adjacency arrays ------------------------------------------------- */
-
-static int
-cmp_u32(const void *x, const void *y)
-{
-	uint32_t	a = *(const uint32_t *) x,
-				b = *(const uint32_t *) y;
-
-	return (a > b) - (a < b);
-}
-
-static void
-sort_u32(uint32_t *p, uint64_t n)
-{
-	if (n > 24)
-	{
-		qsort(p, n, sizeof(uint32_t), cmp_u32);
-		return;
-	}
-	for (uint64_t i = 1; i < n; i++)
-	{
-		uint32_t	x = p[i];
-		uint64_t	j = i;
-
-		for (; j > 0 && p[j - 1] > x; j--)
-			p[j] = p[j - 1];
-		p[j] = x;
-	}
-}
-
-/*
- * Lists filled up to off[x] (x's end; its start is off[x - 1], or 0): each
- * rid of its repeats on the threads, len[x] its new length, then packed,
- * off[x] becoming x's start again and off[n] the total, returned.  Without
- * bits each list is sorted first; with bits (a bitmap of `words` words per
- * thread, zero, left zero) the repeats are found by it and each list keeps
- * the order it was filled in, which costs no sort.
- */
-static uint64_t
-pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
-		   uint64_t *bits, uint64_t words)
-{
-	uint64_t	w = 0;
-	xxl_sigmask mask;
-
-	xxl_signals_block(&mask);
-#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
-	for (uint64_t x = 0; x < n; x++)
-	{
-		uint64_t	start = x == 0 ? 0 : off[x - 1],
-					end = off[x],
-					o = start;
-
-		if (bits)
-		{
-			uint64_t   *bm = bits + (uint64_t) omp_get_thread_num() * words;
-
-			for (uint64_t i = start; i < end; i++)
-			{
-				uint32_t	y = adj[i];
-
-				if (!an_bit_has(bm, y))
-				{
-					an_bit_set(bm, y);
-					adj[o++] = y;
-				}
-			}
-			for (uint64_t i = start; i < o; i++)
-				an_bit_clear_word(bm, adj[i]);
-		}
-		else
-		{
-			sort_u32(adj + start, end - start);
-			for (uint64_t i = start; i < end; i++)
-				if (i == start || adj[i] != adj[i - 1])
-					adj[o++] = adj[i];
-		}
-		len[x] = (uint32_t) (o - start);
-	}
-	xxl_signals_restore(&mask);
-	for (uint64_t x = 0, start = 0; x < n; x++)
-	{
-		uint64_t	end = off[x];
-
-		/* short lists: a loop, not a call (w <= start, so forward is safe) */
-		if (w != start)
-			for (uint32_t i = 0; i < len[x]; i++)
-				adj[w + i] = adj[start + i];
-		off[x] = (uint32_t) w;
-		w += len[x];
-		start = end;
-	}
-	off[n] = (uint32_t) w;
-	return w;
-}
-
-/*
- * Rank the ids in id order (k->ids: rank -> id) and turn the kept edges'
- * ends into ranks; with off (n + 1 counters, zeroed), count each end's
- * edges other than self loops at off[rank + 1].
- */
-static xxl_status
-rank_ends(xxl_an *a, uint32_t *off)
-{
-	an_mem	   *k = a->mem;
-	xxl_env    *env = &a->env;
-	uint64_t	n = k->idm.n,
-				m = an_mem_edges(k),
-				got;
-	idmap_ranking r = {0};
-	size_t		rank_bytes;
-	an_pass		pass;
-	uint32_t   *pairs;
-
-	k->n = a->n = n;
-	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
-	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
-	if (r.rank == NULL || idmap_each_sorted(env, &k->idm, idmap_rank_visit, &r) != XXL_OK)
-	{
-		if (r.rank)
-			xxl_env_free(env, r.rank, rank_bytes);
-		return an_fail(a);
-	}
-	idmap_free(env, &k->idm);
-	if (an_pass_open(a, &pass, true) != XXL_OK)
-	{
-		xxl_env_free(env, r.rank, rank_bytes);
-		return an_fail(a);
-	}
-	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
-		for (uint64_t i = 0; i < got; i++)
-		{
-			uint32_t   *d = pairs + 2 * i;
-
-			/* ids come in random order: the ranks a few edges ahead */
-			if (i + PF_AHEAD < got)
-			{
-				__builtin_prefetch(&r.rank[d[2 * PF_AHEAD]]);
-				__builtin_prefetch(&r.rank[d[2 * PF_AHEAD + 1]]);
-			}
-			d[0] = r.rank[d[0]];
-			d[1] = r.rank[d[1]];
-			if (off && d[0] != d[1])
-			{
-				off[d[0] + 1]++;
-				off[d[1] + 1]++;
-			}
-		}
-	xxl_env_free(env, r.rank, rank_bytes);
-	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
-		return an_fail(a);
-	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;
-}
-
-/* (analytics_memory.h) */
-xxl_status
-an_mem_rank_order(xxl_an *a)
-{
-	an_mem	   *k = a->mem;
-	uint64_t	n = k->idm.n;
-	idmap_ranking o = {0};
-
-	o.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
-	o.order = k->order = k->ids ? an_alloc(a, n * sizeof(uint32_t), &k->order_bytes) : NULL;
-	if (o.order == NULL || idmap_each_sorted(&a->env, &k->idm, idmap_rank_visit, &o) != XXL_OK)
-		return an_fail(a);
-	return XXL_OK;
-}
+/* PageRank's hand-over ------------------------------------------------------------ */
 
 /* PageRank: the links as arrays of ranks (and weights) for analytics_rank.c. */
 static xxl_status
@@ -863,7 +563,7 @@ hand_over_links(xxl_an *a)
 	double	   *lw = NULL;
 	int64_t    *ids;
 
-	if (rank_ends(a, NULL) != XXL_OK)
+	if (an_mem_rank_ends(a, NULL) != XXL_OK)
 		return an_fail(a);
 	lu = an_alloc(a, m * sizeof(uint32_t), &link_bytes);
 	lv = lu ? an_alloc(a, m * sizeof(uint32_t), &link_bytes) : NULL;
@@ -924,87 +624,6 @@ hand_over_spool(xxl_an *a)
 	return an_rank_adopt_spool(a, ids, ids_bytes, r.rank, rank_bytes, &k->dense, k->weighted);
 }
 
-/* (analytics_memory.h) */
-uint64_t
-an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, bool oriented,
-				   uint32_t *len)
-{
-	an_mem	   *k = a->mem;
-	uint64_t	n = k->n,
-				got;
-	uint32_t   *cur = off,
-			   *l,
-			   *pairs;
-	int			threads = a->env.threads > 0 ? a->env.threads : 1;
-	an_pass		pass;
-
-	for (uint64_t x = 0; x < n; x++)
-		off[x + 1] += off[x];
-	l = *adj = an_alloc(a, off[n] * sizeof(uint32_t), adj_bytes);
-	if (l == NULL || an_pass_open(a, &pass, false) != XXL_OK)
-		return UINT64_MAX;
-	/* off[x] is x's fill cursor until the lists are full (then x's end) */
-	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
-		for (uint64_t i = 0; i < got; i++)
-		{
-			const uint32_t *d = pairs + 2 * i;
-
-			/* the ends are random: their cursors, then their entries, ahead */
-			if (i + 2 * PF_AHEAD < got)
-			{
-				__builtin_prefetch(&cur[d[4 * PF_AHEAD]]);
-				__builtin_prefetch(&cur[d[4 * PF_AHEAD + 1]]);
-			}
-			if (i + PF_AHEAD < got)
-			{
-				__builtin_prefetch(&l[cur[d[2 * PF_AHEAD]]], 1);
-				if (!oriented)
-					__builtin_prefetch(&l[cur[d[2 * PF_AHEAD + 1]]], 1);
-			}
-			if (d[0] == d[1])
-				continue;
-			l[cur[d[0]]++] = d[1];
-			if (!oriented)
-				l[cur[d[1]]++] = d[0];
-		}
-	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
-		return UINT64_MAX;
-	an_mem_drop_edges(a);
-	return pack_lists(off, l, n, len, threads, oriented ? k->bits : NULL, k->bit_words);
-}
-
-/* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists. */
-static xxl_status
-build_csr(xxl_an *a)
-{
-	an_mem	   *k = a->mem;
-	xxl_env    *env = &a->env;
-	uint64_t	n = k->idm.n,
-				w;
-	size_t		len_bytes;
-	uint32_t   *len;
-
-	/* degrees with duplicates, in rank space, then the lists */
-	k->off = an_alloc(a, (n + 1) * sizeof(uint32_t), &k->off_bytes);
-	if (k->off == NULL)
-		return an_fail(a);
-	memset(k->off, 0, (n + 1) * sizeof(uint32_t));
-	if (rank_ends(a, k->off) != XXL_OK)
-		return an_fail(a);
-	len = an_alloc(a, n * sizeof(uint32_t), &len_bytes);
-	if (len == NULL)
-		return an_fail(a);
-	w = an_mem_build_lists(a, k->off, &k->adj, &k->adj_bytes, false, len);
-	for (uint64_t x = 0; w != UINT64_MAX && x < n; x++)
-		if (len[x] > a->max_degree)
-			a->max_degree = len[x];
-	an_free(a, (void **) &len, &len_bytes);
-	if (w == UINT64_MAX || xxl_env_poll_n(env, w))
-		return an_fail(a);
-	a->links = w;
-	return XXL_OK;
-}
-
 /* Run and output --------------------------------------------------------------------- */
 
 xxl_status
@@ -1026,7 +645,7 @@ an_mem_run(xxl_an *a)
 	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
 		a->op == XXL_AN_NODE_TRIANGLES)
 		return an_mem_tri_run(a, t0);
-	if (build_csr(a) != XXL_OK)
+	if (an_mem_build_csr(a) != XXL_OK)
 		return an_fail(a);
 	a->build_ns = xxl_now_ns() - t0;
 	if (a->op == XXL_AN_MIS)

@@ -1,8 +1,9 @@
 /*
  * analytics_memory.h — the in-memory state of the undirected analytics
- * (analytics_memory.c: numbering, adjacency arrays, MIS and coloring,
- * PageRank's hand-over; analytics_memory_tri.c: triangles) and what the two
- * files share.
+ * (analytics_memory.c: what fits, numbering, the move to a spool or the
+ * sorters, MIS and coloring, PageRank's hand-over;
+ * analytics_memory_build.c: passes over the kept edges, ranking, adjacency
+ * arrays; analytics_memory_tri.c: triangles) and what the files share.
  */
 #ifndef XXL_GRAPH_ANALYTICS_MEMORY_H
 #define XXL_GRAPH_ANALYTICS_MEMORY_H
@@ -76,6 +77,25 @@ typedef struct an_pass
 	xxl_spool	out;			/* rewrite: the pairs as left */
 } an_pass;
 
+/* The scratch a pass over spooled edges reads them into. */
+#define AN_PASS_SCRATCH (64 * 1024)
+
+/*
+ * The memory of a spool of edges (and of a pass's second one): small, for
+ * it is spilled whenever the edges are many, and what it holds in memory
+ * counts against what the lists may take.
+ */
+static inline size_t
+an_mem_dense_share(const xxl_an *a)
+{
+	size_t		h = a->env.pool / 64;
+
+	h -= h % XXL_ALIGN;
+	return h > XXL_ALIGN ? h : XXL_ALIGN;
+}
+
+/* analytics_memory_build.c ----------------------------------------------------- */
+
 /* The kept edges: in the pvec, or spooled. */
 uint64_t	an_mem_edges(const an_mem *k);
 xxl_status	an_pass_open(xxl_an *a, an_pass *p, bool rewrite);
@@ -120,6 +140,14 @@ uint64_t	an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *ad
 							   bool oriented, uint32_t *len);
 /* Rank the ids in id order, the edges left alone: k->ids rank -> id, k->order rank -> dense id. */
 xxl_status	an_mem_rank_order(xxl_an *a);
+/*
+ * Rank the ids in id order (k->ids: rank -> id) and turn the kept edges'
+ * ends into ranks; with off (n + 1 counters, zeroed), count each end's
+ * edges other than self loops at off[rank + 1].
+ */
+xxl_status	an_mem_rank_ends(xxl_an *a, uint32_t *off);
+/* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists (k->off, k->adj). */
+xxl_status	an_mem_build_csr(xxl_an *a);
 
 /* analytics_memory_tri.c: the triangle operations once the edges are in (t0: when the build began). */
 xxl_status	an_mem_tri_run(xxl_an *a, uint64_t t0);
