@@ -160,10 +160,12 @@ bool
 an_mem_wanted(const xxl_an *a)
 {
 	/*
-	 * the lists alone (the edges may be spooled), both ways for MIS and
-	 * coloring, no node counted
+	 * the lists (the edges may be spooled: semi-external), both ways for
+	 * MIS and coloring, and the nodes' arrays as if there were a node per
+	 * five edges: starting here when not even the spooled path fits costs a
+	 * replay into the sorters midway
 	 */
-	double		per_edge = a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 8.0 : 4.0;
+	double		per_edge = a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 8.0 + 4 : 4.0 + 2;
 
 	/* (tests force PageRank onto its sorted iterations) */
 	if (a->op == XXL_AN_PAGERANK && a->force_external)
