@@ -77,24 +77,17 @@ fi
 
 # --- the text -------------------------------------------------------------------
 
-if [ ! -s "$TEXT" ] || [ "$(stat -c %s "$TEXT")" -ne "$N" ]; then
-	echo "bench-suffix: collecting $SUFFIX_MB MiB of text from /usr/share/doc and /usr/include"
-	find /usr/share/doc /usr/include -type f -print0 2>/dev/null | LC_ALL=C sort -z |
-		xargs -0 grep -lIZ '' 2>/dev/null | xargs -0 cat 2>/dev/null | head -c "$N" >"$TEXT" || true
-fi
-have=$(stat -c %s "$TEXT")
+echo "bench-suffix: collecting $SUFFIX_MB MiB of text from /usr/share/doc and /usr/include"
+have=$(collect_text "$TEXT" "$N")
 if [ "$have" -lt "$N" ]; then
 	echo "bench-suffix: only $have bytes of text found; using that" >&2
 	N=$have
 fi
-chmod 644 "$TEXT"
 
 # --- a throwaway server ------------------------------------------------------------
 
 # small shared buffers, so that the backends' VmHWM is mostly their own memory
 start_bench_server bench-suffix "shared_buffers = 16MB"
-cp "$TEXT" "$WORK/text.bin"
-chown postgres: "$WORK/text.bin"
 
 psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1
@@ -102,16 +95,7 @@ psql_ -f bench/suffix_doubling.sql >>"$LOG" 2>&1
 echo "bench-suffix: $(psql_ -c 'SELECT xxl.version()'), $(nproc) cores; n = $N bytes; xxl.memory = $SUFFIX_MEM (n/8) and $SUFFIX_ROOMY"
 
 # the corpus: 1 MiB rows, stored out of line without compression
-psql_ >>"$LOG" 2>&1 <<SQL
-CREATE TABLE suffix_corpus (id int, chunk bytea);
-ALTER TABLE suffix_corpus ALTER COLUMN chunk SET STORAGE EXTERNAL;
-INSERT INTO suffix_corpus
-  SELECT i, pg_read_binary_file('$WORK/text.bin', i * 1048576::bigint, 1048576)
-  FROM generate_series(0, ($N - 1) / 1048576) i;
-VACUUM ANALYZE suffix_corpus;
-SQL
-check=$(psql_ -c "SELECT sum(length(chunk)) FROM suffix_corpus")
-[ "$check" = "$N" ] || { echo "bench-suffix: corpus has $check bytes, expected $N" >&2; exit 1; }
+load_text_corpus suffix_corpus "$TEXT" "$N" >>"$LOG" 2>&1 || { echo "bench-suffix: loading the corpus failed; see $LOG" >&2; exit 1; }
 
 # --- measuring ----------------------------------------------------------------------
 

@@ -27,9 +27,10 @@ bench-sort-plans:
 bench-sort-shapes:
 	@bash bench/run_sort_shapes.sh
 
-# every operator at budgets from in memory down to 1MB (issue 46); the sort
-# so far: bench/run_scale_sort.sh
+# every operator at budgets from in memory down to 1MB (issue 46): the sort,
+# the graph operators, the suffix array
 .PHONY: bench-scale
 bench-scale:
 	@bash bench/run_scale_sort.sh
 	@bash bench/run_scale_graph.sh
+	@bash bench/run_scale_text.sh

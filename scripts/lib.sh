@@ -170,3 +170,36 @@ CONF
 restart_server() {
 	as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w -t 300 restart >/dev/null
 }
+
+# Benchmark text: the first BYTES bytes of the text files (grep -I) of
+# /usr/share/doc and /usr/include in path order, into FILE (kept between
+# runs while its size matches).  Prints the bytes it has (fewer if the
+# machine has less text).
+collect_text() {
+	local file=$1 bytes=$2
+	if [ ! -s "$file" ] || [ "$(stat -c %s "$file")" -ne "$bytes" ]; then
+		find /usr/share/doc /usr/include -type f -print0 2>/dev/null | LC_ALL=C sort -z |
+			xargs -0 grep -lIZ '' 2>/dev/null | xargs -0 cat 2>/dev/null | head -c "$bytes" >"$file" || true
+	fi
+	chmod 644 "$file"
+	stat -c %s "$file"
+}
+
+# The text FILE of BYTES bytes as table TABLE (id int, chunk bytea) of 1 MiB
+# chunks on the bench server (psql_ defined by the caller); fails unless
+# every byte is in.
+load_text_corpus() {
+	local table=$1 file=$2 bytes=$3 have
+	cp "$file" "$WORK/text.bin"
+	chown postgres: "$WORK/text.bin"
+	psql_ <<SQL
+CREATE TABLE $table (id int, chunk bytea);
+ALTER TABLE $table ALTER COLUMN chunk SET STORAGE EXTERNAL;
+INSERT INTO $table
+  SELECT i, pg_read_binary_file('$WORK/text.bin', i * 1048576::bigint, 1048576)
+  FROM generate_series(0, ($bytes - 1) / 1048576) i;
+VACUUM ANALYZE $table;
+SQL
+	have=$(psql_ -c "SELECT sum(length(chunk)) FROM $table")
+	[ "$have" = "$bytes" ] || { echo "load_text_corpus: $table has $have bytes, expected $bytes" >&2; return 1; }
+}

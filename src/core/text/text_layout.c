@@ -8,8 +8,13 @@
 
 /* the smallest sorter share is 24 % of the pool (S0 of DC3) */
 #define MIN_SHARE_DIVISOR 5
-/* two own streams open at once, two blocks each */
-#define OWN_BUFFERS 4
+/*
+ * two own streams open at once, two blocks each, and as much again for the
+ * block lists of the spools they read and write: a list past 512 blocks is
+ * a log read through a page and a cursor, which nothing else set aside (4
+ * MiB of text at 1MB failed in DC3's merge of level 0 for 4 kB of it)
+ */
+#define OWN_BUFFERS 8
 
 size_t
 xxl_sa_min_memory(void)
