@@ -500,6 +500,19 @@ cmp_row(const void *x, const void *y)
 	return memcmp(a->v, b->v, sizeof(a->v));
 }
 
+/* r's rows (then freed), in one order, are the roomy run's (already in that order). */
+static void
+check_rows_as_roomy(result *r, const result *roomy, xxl_an_op op, size_t memory)
+{
+	qsort(r->rows, r->n, sizeof(xxl_an_row), cmp_row);
+	CHECK_EQ(r->n, roomy->n);
+	for (size_t i = 0; i < r->n && i < roomy->n; i++)
+		CHECK_MSG(memcmp(r->rows[i].v, roomy->rows[i].v, sizeof(r->rows[i].v)) == 0 &&
+				  fabs(r->rows[i].x - roomy->rows[i].x) < 1e-12,
+				  "op %d at %zu: row %zu differs", (int) op, memory, i);
+	free(r->rows);
+}
+
 /*
  * Around the budget where the in-memory path ends: the need it computes
  * from the edges as they come must be an upper bound (nothing after the
@@ -553,13 +566,7 @@ XT_TEST(analytics_memory_boundary)
 			if (ops[k] == XXL_AN_PAGERANK)
 				streamed |= strcmp(r.st.method, "streamed") == 0;
 			semi |= strcmp(r.st.path, "semi-external") == 0;
-			qsort(r.rows, r.n, sizeof(xxl_an_row), cmp_row);
-			CHECK_EQ(r.n, roomy.n);
-			for (size_t i = 0; i < r.n && i < roomy.n; i++)
-				CHECK_MSG(memcmp(r.rows[i].v, roomy.rows[i].v, sizeof(r.rows[i].v)) == 0 &&
-						  fabs(r.rows[i].x - roomy.rows[i].x) < 1e-12,
-						  "op %d at %zu: row %zu differs", (int) ops[k], memory, i);
-			free(r.rows);
+			check_rows_as_roomy(&r, &roomy, ops[k], memory);
 		}
 		if (ops[k] == XXL_AN_PAGERANK)
 			CHECK_MSG(streamed, "PageRank never streamed its links");
@@ -615,13 +622,7 @@ XT_TEST(analytics_spooled)
 			CHECK_MSG(r.rc == XXL_OK, "op %d at %zu: %s", (int) ops[k], memory, xxl_status_name(r.rc));
 			CHECK_LE(r.st.memory_peak, memory);
 			semi |= strcmp(r.st.path, "semi-external") == 0;
-			qsort(r.rows, r.n, sizeof(xxl_an_row), cmp_row);
-			CHECK_EQ(r.n, roomy.n);
-			for (size_t i = 0; i < r.n && i < roomy.n; i++)
-				CHECK_MSG(memcmp(r.rows[i].v, roomy.rows[i].v, sizeof(r.rows[i].v)) == 0 &&
-						  fabs(r.rows[i].x - roomy.rows[i].x) < 1e-12,
-						  "op %d at %zu: row %zu differs", (int) ops[k], memory, i);
-			free(r.rows);
+			check_rows_as_roomy(&r, &roomy, ops[k], memory);
 		}
 		/* (the others' semi-external window lies between these steps: analytics_memory_boundary) */
 		if (ops[k] == XXL_AN_PAGERANK)
