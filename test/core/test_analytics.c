@@ -690,6 +690,70 @@ XT_TEST(analytics_cancel_and_failures)
 	free(g.e);
 }
 
+/*
+ * A semi-external run stopped: the budget of each operation where it runs
+ * semi-external (the boundary test's graph), then a cancel at a quarter,
+ * half and three quarters of its polls and a write that fails; each with
+ * its status and no spill file left (run() checks).
+ */
+XT_TEST(analytics_semi_stops)
+{
+	xt_rng		rng = {13};
+	graph		g = {0};
+	xxl_an_op	ops[] = {XXL_AN_TRIANGLE_COUNT, XXL_AN_COLORING, XXL_AN_PAGERANK};
+
+	g.e = malloc(100000 * sizeof(edge));
+	for (; g.m < 100000; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 30000) * 1000003, (int64_t) xt_below(&rng, 30000) * 1000003,
+		(double) (1 + xt_below(&rng, 3))};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+	{
+		xxl_an_config cfg = config(ops[k], ROOMY);
+		result		r = run(&g, &cfg);
+		size_t		peak = r.st.memory_peak,
+					memory = 0;
+		uint64_t	total;
+
+		free(r.rows);
+		for (int step = 1; step <= 17 && memory == 0; step++)
+		{
+			cfg = config(ops[k], peak * step / 10);
+			if (cfg.res.memory < xxl_an_min_memory())
+				continue;
+			r = run(&g, &cfg);
+			if (r.rc == XXL_OK && strcmp(r.st.path, "semi-external") == 0)
+				memory = cfg.res.memory;
+			free(r.rows);
+		}
+		CHECK_MSG(memory > 0, "op %d: no semi-external budget", (int) ops[k]);
+		if (memory == 0)
+			continue;
+		cfg = config(ops[k], memory);
+		cfg.res.cancel = cancel_hook;
+		hook_calls = 0;
+		hook_limit = UINT64_MAX;
+		r = run(&g, &cfg);
+		CHECK_STATUS(r.rc, XXL_OK);
+		free(r.rows);
+		total = hook_calls;
+		for (int f = 1; f < 4; f++)
+		{
+			hook_calls = 0;
+			hook_limit = total * f / 4;
+			r = run(&g, &cfg);
+			CHECK_MSG(r.rc == XXL_ECANCELED, "op %d: cancel at %" PRIu64 "/%" PRIu64 ": %s",
+					  (int) ops[k], hook_limit, total, xxl_status_name(r.rc));
+			free(r.rows);
+		}
+		cfg.res.cancel = NULL;
+		cfg.res.disk.fail_write_after = 4096;
+		r = run(&g, &cfg);
+		CHECK_MSG(r.rc == XXL_ENOSPC, "op %d: write failure: %s", (int) ops[k], xxl_status_name(r.rc));
+		free(r.rows);
+	}
+	free(g.e);
+}
+
 XT_TEST(analytics_bad_config)
 {
 	xxl_an_config cfg = config(XXL_AN_PAGERANK, ROOMY);
