@@ -490,6 +490,20 @@ XT_TEST(analytics_numbering_worker)
 	free(g.e);
 }
 
+/* 100000 edges over 30000 sparse ids (the hash table, whose ranking sorts), weights 1-3. */
+static graph
+sparse_graph(void)
+{
+	xt_rng		rng = {13};
+	graph		g = {0};
+
+	g.e = malloc(100000 * sizeof(edge));
+	for (; g.m < 100000; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 30000) * 1000003, (int64_t) xt_below(&rng, 30000) * 1000003,
+		(double) (1 + xt_below(&rng, 3))};
+	return g;
+}
+
 /* Rows in one order: a listing's order is the path's own. */
 static int
 cmp_row(const void *x, const void *y)
@@ -528,15 +542,10 @@ check_rows_as_roomy(result *r, const result *roomy, xxl_an_op op, size_t memory)
  */
 XT_TEST(analytics_memory_boundary)
 {
-	xt_rng		rng = {13};
-	graph		g = {0};
+	graph		g = sparse_graph();
 	xxl_an_op	ops[] = {XXL_AN_TRIANGLES, XXL_AN_TRIANGLE_COUNT, XXL_AN_NODE_TRIANGLES,
 	XXL_AN_MIS, XXL_AN_COLORING, XXL_AN_PAGERANK};
 
-	g.e = malloc(100000 * sizeof(edge));
-	for (; g.m < 100000; g.m++)
-		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 30000) * 1000003, (int64_t) xt_below(&rng, 30000) * 1000003,
-		(double) (1 + xt_below(&rng, 3))};
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
 	{
 		xxl_an_config cfg = config(ops[k], ROOMY);
@@ -644,6 +653,43 @@ cancel_hook(void *arg)
 	return ++hook_calls > hook_limit;
 }
 
+/*
+ * g under cfg stopped: a cancel at each of the given fractions (in
+ * quarters, from first) of a whole run's polls, each XXL_ECANCELED; then a
+ * write failing after fail_after bytes, XXL_ENOSPC when want_enospc.  No
+ * spill file left after any (run() checks).
+ */
+static void
+check_stops(const graph *g, xxl_an_config cfg, int first, size_t fail_after, bool want_enospc,
+			const char *what)
+{
+	uint64_t	total;
+	result		r;
+
+	cfg.res.cancel = cancel_hook;
+	hook_calls = 0;
+	hook_limit = UINT64_MAX;
+	r = run(g, &cfg);
+	CHECK_STATUS(r.rc, XXL_OK);
+	free(r.rows);
+	total = hook_calls;
+	for (int f = first; f < 4; f++)
+	{
+		hook_calls = 0;
+		hook_limit = total * f / 4;
+		r = run(g, &cfg);
+		CHECK_MSG(r.rc == XXL_ECANCELED, "%s: cancel at %" PRIu64 "/%" PRIu64 ": %s",
+				  what, hook_limit, total, xxl_status_name(r.rc));
+		free(r.rows);
+	}
+	cfg.res.cancel = NULL;
+	cfg.res.disk.fail_write_after = fail_after;
+	r = run(g, &cfg);
+	if (want_enospc)
+		CHECK_MSG(r.rc == XXL_ENOSPC, "%s: write failure: %s", what, xxl_status_name(r.rc));
+	free(r.rows);
+}
+
 XT_TEST(analytics_cancel_and_failures)
 {
 	xt_rng		rng = {9};
@@ -659,33 +705,11 @@ XT_TEST(analytics_cancel_and_failures)
 	for (size_t k = 0; k < 2 * sizeof(ops) / sizeof(ops[0]); k++)
 	{
 		bool		roomy = k >= sizeof(ops) / sizeof(ops[0]);
-		xxl_an_config cfg = config(ops[k % (sizeof(ops) / sizeof(ops[0]))],
-								   roomy ? ROOMY : xxl_an_min_memory());
-		uint64_t	total;
-		result		r;
+		char		what[32];
 
-		cfg.res.cancel = cancel_hook;
-		hook_calls = 0;
-		hook_limit = UINT64_MAX;
-		r = run(&g, &cfg);
-		CHECK_STATUS(r.rc, XXL_OK);
-		free(r.rows);
-		total = hook_calls;
-		for (int f = 0; f < 4; f++)
-		{
-			hook_calls = 0;
-			hook_limit = total * f / 4;
-			r = run(&g, &cfg);
-			CHECK_MSG(r.rc == XXL_ECANCELED, "case %zu: cancel at %" PRIu64 "/%" PRIu64 ": %s",
-					  k, hook_limit, total, xxl_status_name(r.rc));
-			free(r.rows);
-		}
-		cfg.res.cancel = NULL;
-		cfg.res.disk.fail_write_after = 256 * 1024;
-		r = run(&g, &cfg);
-		if (!roomy)
-			CHECK_MSG(r.rc == XXL_ENOSPC, "case %zu: write failure: %s", k, xxl_status_name(r.rc));
-		free(r.rows);
+		snprintf(what, sizeof(what), "case %zu", k);
+		check_stops(&g, config(ops[k % (sizeof(ops) / sizeof(ops[0]))], roomy ? ROOMY : xxl_an_min_memory()),
+					0, 256 * 1024, !roomy, what);
 	}
 	free(g.e);
 }
@@ -698,21 +722,15 @@ XT_TEST(analytics_cancel_and_failures)
  */
 XT_TEST(analytics_semi_stops)
 {
-	xt_rng		rng = {13};
-	graph		g = {0};
+	graph		g = sparse_graph();
 	xxl_an_op	ops[] = {XXL_AN_TRIANGLE_COUNT, XXL_AN_COLORING, XXL_AN_PAGERANK};
 
-	g.e = malloc(100000 * sizeof(edge));
-	for (; g.m < 100000; g.m++)
-		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, 30000) * 1000003, (int64_t) xt_below(&rng, 30000) * 1000003,
-		(double) (1 + xt_below(&rng, 3))};
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
 	{
 		xxl_an_config cfg = config(ops[k], ROOMY);
 		result		r = run(&g, &cfg);
 		size_t		peak = r.st.memory_peak,
 					memory = 0;
-		uint64_t	total;
 
 		free(r.rows);
 		for (int step = 1; step <= 17 && memory == 0; step++)
@@ -726,30 +744,13 @@ XT_TEST(analytics_semi_stops)
 			free(r.rows);
 		}
 		CHECK_MSG(memory > 0, "op %d: no semi-external budget", (int) ops[k]);
-		if (memory == 0)
-			continue;
-		cfg = config(ops[k], memory);
-		cfg.res.cancel = cancel_hook;
-		hook_calls = 0;
-		hook_limit = UINT64_MAX;
-		r = run(&g, &cfg);
-		CHECK_STATUS(r.rc, XXL_OK);
-		free(r.rows);
-		total = hook_calls;
-		for (int f = 1; f < 4; f++)
+		if (memory > 0)
 		{
-			hook_calls = 0;
-			hook_limit = total * f / 4;
-			r = run(&g, &cfg);
-			CHECK_MSG(r.rc == XXL_ECANCELED, "op %d: cancel at %" PRIu64 "/%" PRIu64 ": %s",
-					  (int) ops[k], hook_limit, total, xxl_status_name(r.rc));
-			free(r.rows);
+			char		what[32];
+
+			snprintf(what, sizeof(what), "op %d semi-external", (int) ops[k]);
+			check_stops(&g, config(ops[k], memory), 1, 4096, true, what);
 		}
-		cfg.res.cancel = NULL;
-		cfg.res.disk.fail_write_after = 4096;
-		r = run(&g, &cfg);
-		CHECK_MSG(r.rc == XXL_ENOSPC, "op %d: write failure: %s", (int) ops[k], xxl_status_name(r.rc));
-		free(r.rows);
 	}
 	free(g.e);
 }

@@ -100,10 +100,10 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables, bool spooled)
 								12 * N + 8 * N + bits + 4 * M + 8 * N);
 				else if (a->op == XXL_AN_TRIANGLES)
 					/* the listing keeps the ids and adds its marks */
-					need = max3(build + ids + 4 * N, 0, 0);
+					need = build + ids + 4 * N;
 				else
 					/* (the count frees the ids; the tables go before the build) */
-					need = max3(build, ids + (double) tables + ends, 0);
+					need = build > ids + (double) tables + ends ? build : ids + (double) tables + ends;
 				break;
 			}
 	}
@@ -599,31 +599,20 @@ static xxl_status
 hand_over_spool(xxl_an *a)
 {
 	an_mem	   *k = a->mem;
-	uint64_t	n = k->idm.n;
-	idmap_ranking r = {0};
 	size_t		rank_bytes,
 				ids_bytes;
+	uint32_t   *rank;
 	int64_t    *ids;
 
-	if (xxl_spool_finish(&k->dense) != XXL_OK)
+	if (xxl_spool_finish(&k->dense) != XXL_OK || (rank = an_mem_rank_ids(a, &rank_bytes)) == NULL)
 		return an_fail(a);
-	k->n = a->n = n;
-	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
-	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
-	if (r.rank == NULL || idmap_each_sorted(&a->env, &k->idm, idmap_rank_visit, &r) != XXL_OK)
-	{
-		if (r.rank)
-			xxl_env_free(&a->env, r.rank, rank_bytes);
-		return an_fail(a);
-	}
-	idmap_free(&a->env, &k->idm);
 	ids = k->ids;
 	ids_bytes = k->ids_bytes;
 	k->ids = NULL;
 	a->in_memory = false;		/* PageRank's own path from here on */
 	a->semi = true;
 	/* (the spool stays a->mem's until the links are read; the rest of a->mem is freed) */
-	return an_rank_adopt_spool(a, ids, ids_bytes, r.rank, rank_bytes, &k->dense, k->weighted);
+	return an_rank_adopt_spool(a, ids, ids_bytes, rank, rank_bytes, &k->dense, k->weighted);
 }
 
 /* Run and output --------------------------------------------------------------------- */

@@ -141,6 +141,12 @@ uint64_t	an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *ad
 /* Rank the ids in id order, the edges left alone: k->ids rank -> id, k->order rank -> dense id. */
 xxl_status	an_mem_rank_order(xxl_an *a);
 /*
+ * Rank the ids in id order: k->ids rank -> id, and the dense -> rank array
+ * returned (*rank_bytes of the budget; NULL when out of it); the id map is
+ * freed.
+ */
+uint32_t   *an_mem_rank_ids(xxl_an *a, size_t *rank_bytes);
+/*
  * Rank the ids in id order (k->ids: rank -> id) and turn the kept edges'
  * ends into ranks; with off (n + 1 counters, zeroed), count each end's
  * edges other than self loops at off[rank + 1].

@@ -224,32 +224,44 @@ pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
 }
 
 /* (analytics_memory.h) */
+uint32_t *
+an_mem_rank_ids(xxl_an *a, size_t *rank_bytes)
+{
+	an_mem	   *k = a->mem;
+	uint64_t	n = k->idm.n;
+	idmap_ranking r = {0};
+
+	k->n = a->n = n;
+	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
+	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), rank_bytes) : NULL;
+	if (r.rank == NULL || idmap_each_sorted(&a->env, &k->idm, idmap_rank_visit, &r) != XXL_OK)
+	{
+		if (r.rank)
+			xxl_env_free(&a->env, r.rank, *rank_bytes);
+		return NULL;
+	}
+	idmap_free(&a->env, &k->idm);
+	return r.rank;
+}
+
+/* (analytics_memory.h) */
 xxl_status
 an_mem_rank_ends(xxl_an *a, uint32_t *off)
 {
 	an_mem	   *k = a->mem;
 	xxl_env    *env = &a->env;
-	uint64_t	n = k->idm.n,
-				m = an_mem_edges(k),
+	uint64_t	m = an_mem_edges(k),
 				got;
-	idmap_ranking r = {0};
 	size_t		rank_bytes;
 	an_pass		pass;
-	uint32_t   *pairs;
+	uint32_t   *pairs,
+			   *rank;
 
-	k->n = a->n = n;
-	r.ids = k->ids = an_alloc(a, n * sizeof(int64_t), &k->ids_bytes);
-	r.rank = k->ids ? an_alloc(a, n * sizeof(uint32_t), &rank_bytes) : NULL;
-	if (r.rank == NULL || idmap_each_sorted(env, &k->idm, idmap_rank_visit, &r) != XXL_OK)
-	{
-		if (r.rank)
-			xxl_env_free(env, r.rank, rank_bytes);
+	if ((rank = an_mem_rank_ids(a, &rank_bytes)) == NULL)
 		return an_fail(a);
-	}
-	idmap_free(env, &k->idm);
 	if (an_pass_open(a, &pass, true) != XXL_OK)
 	{
-		xxl_env_free(env, r.rank, rank_bytes);
+		xxl_env_free(env, rank, rank_bytes);
 		return an_fail(a);
 	}
 	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
@@ -260,18 +272,18 @@ an_mem_rank_ends(xxl_an *a, uint32_t *off)
 			/* ids come in random order: the ranks a few edges ahead */
 			if (i + PF_AHEAD < got)
 			{
-				__builtin_prefetch(&r.rank[d[2 * PF_AHEAD]]);
-				__builtin_prefetch(&r.rank[d[2 * PF_AHEAD + 1]]);
+				__builtin_prefetch(&rank[d[2 * PF_AHEAD]]);
+				__builtin_prefetch(&rank[d[2 * PF_AHEAD + 1]]);
 			}
-			d[0] = r.rank[d[0]];
-			d[1] = r.rank[d[1]];
+			d[0] = rank[d[0]];
+			d[1] = rank[d[1]];
 			if (off && d[0] != d[1])
 			{
 				off[d[0] + 1]++;
 				off[d[1] + 1]++;
 			}
 		}
-	xxl_env_free(env, r.rank, rank_bytes);
+	xxl_env_free(env, rank, rank_bytes);
 	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
 		return an_fail(a);
 	return xxl_env_poll_n(env, m) ? an_fail(a) : XXL_OK;

@@ -446,10 +446,9 @@ an_rank_adopt_spool(xxl_an *a, int64_t *ids, size_t ids_bytes, uint32_t *rank, s
 		memcpy(d, p, 8);
 		if (weighted)
 			memcpy(&w, p + 8, 8);
-		if (i + 1 < a->m && (i & 0xffff) == 0xffff && xxl_env_poll(&a->env))
+		if ((rc = put_link(a, i, rank[d[0]], rank[d[1]], w)) == XXL_OK &&
+			(i & 0xffff) == 0xffff && xxl_env_poll(&a->env))
 			rc = a->env.err.code;
-		else
-			rc = put_link(a, i, rank[d[0]], rank[d[1]], w);
 	}
 	xxl_spool_reader_close(&rd);
 	xxl_spool_free(links);
