@@ -229,6 +229,21 @@ xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output
 		xxl_batch_init(&ts->out, read_dsort, ts->d, rec_size);
 		return xxl_env_resize(env, &ts->memory, input, "sort");
 	}
+	if (in != XXL_INPUT_UNBOUNDED)
+	{
+		/*
+		 * The core sorter stands in for a distribution sort, which would have
+		 * taken output_memory only once the parts it was lent had gone; it
+		 * holds its memory from now on, so no more than the pool has free
+		 * beside the own streams' reserve (DC3's S0 opens beside ISA).
+		 */
+		size_t		reserve = env->budget.limit - env->pool,
+					avail = xxl_budget_available(&env->budget),
+					free = avail > reserve ? avail - reserve : 0;
+
+		if (free < output_memory && free >= xxl_sort_min_memory(XXL_ALIGN))
+			output_memory = free;
+	}
 	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records, 0);
 }
 

@@ -229,7 +229,9 @@ typedef enum xxl_env_input
  * are staged), `memory` while it distributes, `output_memory` afterwards —
  * so an operator lends it the shares of parts that are idle or gone when it
  * distributes.  Otherwise it is the core sorter (xxl_sort.h) with
- * output_memory for its whole life.  Its I/O is folded into the
+ * output_memory for its whole life; standing in for a distribution sort
+ * of a bounded input, at most what the pool has free when it opens (the
+ * parts it was lent may still be live).  Its I/O is folded into the
  * environment when it is closed.
  */
 typedef struct xxl_env_sorter
@@ -365,8 +367,9 @@ uint64_t	xxl_env_sort_overfull(const xxl_env_sorter *ts);
  * with the memory its plan needs (at most the share it was given), read
  * record by record.  A permutation too large for the share's buckets (the
  * scatter's memory grows with the square root of its bytes) is sorted by
- * slot instead: the core sorter takes any input at any share, so a scatter
- * opens whatever the input, only slower past xxl_env_scat_fits.
+ * slot instead: the core sorter takes any input at any share of at least
+ * its least (xxl_sort_min_memory), so a scatter opens whatever the input,
+ * only slower past xxl_env_scat_fits.
  */
 typedef struct xxl_env_scat_sorted xxl_env_scat_sorted;
 

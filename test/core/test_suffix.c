@@ -1204,6 +1204,54 @@ XT_TEST(sa_wide_alphabet_at_1mb)
 }
 
 /*
+ * An alphabet of 160 (too wide for the induced sorter's queues at these
+ * budgets, so DC3 builds) at small budgets, with SQL's blocks (a sixteenth):
+ * 4 MiB at 800 kB (about what the suffix sorter gets beside the LCP
+ * operator at 1MB; the text level's scatter, raised to its least, used to
+ * leave level 1 too little at 820 kB with one disk), and 8 MiB at 1.5 MB,
+ * where S0 fell to a core sorter holding its whole output share while ISA
+ * still lived (53200).  The arrays equal the roomy builds'.
+ */
+XT_TEST(sa_wide_alphabet_small_budgets)
+{
+	static const struct
+	{
+		uint64_t	n;
+		size_t		memory;
+	}			cases[] = {{4 * MB, 800 * KB}, {8 * MB, 1536 * KB}};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+	{
+		uint64_t	n = cases[k].n,
+					where = 0;
+		unsigned char *t = malloc(n + 1);
+		xxl_sa_config roomy = sa_config(RUN_ROOMY);
+		xxl_sa_config cfg = sa_config(RUN_TINY);
+		built		ref,
+					b;
+
+		REQUIRE(t != NULL);
+		gen_random(t, n, 160, 11 + (uint64_t) k);
+		ref = run_sa(&roomy, t, n, 0);
+		REQUIRE(ref.rc == XXL_OK);
+		cfg.res.memory = cases[k].memory;
+		cfg.res.disk.block_size = cases[k].memory / 16 / (4 * KB) * (4 * KB);
+		b = run_sa(&cfg, t, n, 0);
+		CHECK_MSG(b.rc == XXL_OK, "%llu bytes at %zu: %s", (unsigned long long) n, cases[k].memory,
+				  xxl_status_name(b.rc));
+		if (b.rc == XXL_OK)
+		{
+			CHECK(b.count == n);
+			CHECK_MSG(same_sa(b.sa, ref.sa, n, &where), "SA[%llu] differs", (unsigned long long) where);
+			CHECK_LE(b.st.memory_peak, cases[k].memory);
+		}
+		built_free(&b);
+		built_free(&ref);
+		free(t);
+	}
+}
+
+/*
  * A build of t stopped by cfg: a cancel at several points (every step-th
  * poll from 0 to 40), the spill limit, a failing write; each with its
  * status, and nothing left on disk.

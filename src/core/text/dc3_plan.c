@@ -154,6 +154,16 @@ plan_s0_sample(xxl_sa *sa, dc3_level *lv, size_t need_a)
 	xxl_spool_init(&lv->s0_t, env, spool_room(env) / 8);
 }
 
+/* Whether the level's two sorts fit beside its shares. */
+static bool
+sorts_fit(xxl_sa *sa, const dc3_level *lv)
+{
+	xxl_env    *env = &sa->env;
+
+	return xxl_env_sort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) &&
+		xxl_env_sort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0);
+}
+
 /*
  * The level's shares, and a check that the budget carries its sorts and
  * permutations before any work is done.
@@ -170,15 +180,25 @@ dc3_plan_level(xxl_sa *sa, dc3_level *lv)
 
 	lv->share_a = base_a;
 	lv->share_12 = base_12;
-	if (base_a + base_12 + lv->share_cons >= env->pool ||
-		!xxl_env_sort_fits(env, ts_memory(sa, lv), ts_output(sa, lv), ts_size(lv), 3 * lv->cw, lv->n12) ||
-		!xxl_env_sort_fits(env, s0_memory(sa, lv), s0_output(sa, lv), s0_size(lv), lv->cw + lv->rw, lv->n0))
+	if (base_a + base_12 + lv->share_cons >= env->pool || !sorts_fit(sa, lv))
 		return xxl_error_set(&env->err, XXL_ENOMEM, 0,
 							 "memory budget of %zu bytes is too small for this text: the sorts "
 							 "and permutations of level %d (%llu characters) do not fit",
 							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
-	lv->share_a = scatter_share(base_a, need_a, base_12 + lv->share_cons, env->pool);
+	/*
+	 * share_a is the next level's consumer: raised, it must still leave that
+	 * level its base shares (at 560 kB the text level's raise left level 1
+	 * too little).
+	 */
+	lv->share_a = scatter_share(base_a, need_a, base_12 + (lv->share_cons > base_a ? lv->share_cons : base_a),
+								env->pool);
 	lv->share_12 = scatter_share(base_12, need_12, lv->share_a + lv->share_cons, env->pool);
+	/* scatters raised to their least must leave the sorts theirs */
+	if (!sorts_fit(sa, lv))
+	{
+		lv->share_a = base_a;
+		lv->share_12 = base_12;
+	}
 	/* S0's sample's ranks live beside a scatter in share_a, not beside a sort */
 	if (need_a && need_a <= lv->share_a)
 		plan_s0_sample(sa, lv, need_a);
