@@ -13,16 +13,19 @@
 /* the text store's part of the budget (deferring: smaller), and its least */
 #define STORE_DIVISOR 4
 #define DEFER_STORE_DIVISOR 32
-#define STORE_MIN (256 * 1024)
+#define STORE_MIN (64 * 1024)
 /* the deferred suffix array's store (its block list grows with n / 256 kB), its buffer */
 #define DEFER_SPOOL_DIVISOR 32
-#define DEFER_SPOOL_MIN (512 * 1024)
+#define DEFER_SPOOL_MIN (64 * 1024)
 
 static size_t
 store_memory_for(size_t memory, bool defer)
 {
 	size_t		m = memory / (defer ? DEFER_STORE_DIVISOR : STORE_DIVISOR);
 
+	/* near the least budget the parts keep the text plan's least */
+	if (!defer && memory >= xxl_lcp_min_memory() && memory - m < xxl_sa_min_memory())
+		m = memory - xxl_sa_min_memory();
 	return m < STORE_MIN ? STORE_MIN : m;
 }
 
@@ -43,8 +46,8 @@ xxl_lcp_defer_memory(size_t memory)
 size_t
 xxl_lcp_min_memory(void)
 {
-	/* two text-plan minimums: its four parts each hold a sorter with long block lists */
-	return 2 * xxl_sa_min_memory() + STORE_MIN;
+	/* the parts' least is the text plan's (their sorters keep runs on disk), and the store's */
+	return xxl_sa_min_memory() + STORE_MIN;
 }
 
 xxl_lcp *
@@ -165,8 +168,11 @@ lcp_text_done(xxl_lcp *l)
 void
 lcp_set_shares(xxl_lcp *l, size_t avail)
 {
-	l->share_perm = avail / 5 * 2;
-	l->share_small = avail / 10;
+	size_t		least = xxl_sort_min_memory(XXL_ALIGN);
+
+	/* the answers' output is the one share a small budget takes below a sorter's least */
+	l->share_small = avail / 10 > least ? avail / 10 : least;
+	l->share_perm = avail > l->share_small ? (avail - l->share_small) / 9 * 4 : 0;
 	l->share_round = avail / 4;
 }
 

@@ -130,7 +130,7 @@ lcp_push_pair(xxl_lcp *l, xxl_env_sorter *s, uint64_t a, uint64_t b)
 }
 
 /* records of the deferred suffix array buffered for its store */
-#define DEFER_BUFFER (64 * 1024)
+#define DEFER_BUFFER (32 * 1024)
 
 /* lcp.c: the end of the text (the comparisons' mode, the parts' shares) */
 xxl_status	lcp_text_done(xxl_lcp *l);

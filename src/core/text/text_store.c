@@ -17,6 +17,7 @@
 
 #define STORE_MAX_BLOCK (64 * 1024)
 #define STORE_CACHE 8
+#define STORE_MIN_PAGES 16
 /* read in order only: larger blocks, of which one is cached at a time */
 #define SEQ_MAX_BLOCK (256 * 1024)
 #define SEQ_BLOCKS 4
@@ -91,7 +92,8 @@ xxl_text_store_create(const xxl_sa_config *cfg, xxl_error *err)
 	block -= block % XXL_ALIGN;
 	if (block < XXL_ALIGN)
 		block = XXL_ALIGN;
-	if (cfg->res.memory < 32 * (size_t) XXL_ALIGN)
+	/* the least: the cache and the write buffers in pages, and as much again for chunks */
+	if (cfg->res.memory < STORE_MIN_PAGES * (size_t) XXL_ALIGN)
 	{
 		xxl_error_set(err, XXL_EINVAL, 0, "memory budget of %zu bytes is too small for the text store",
 					  cfg->res.memory);
