@@ -6,8 +6,9 @@
 -- from 1, at most max degree + 1), a PL/pgSQL power iteration for
 -- PageRank, hand-computed small cases (clique, star, cycle, bipartite,
 -- dangling nodes), and pgr_sequentialVertexColoring's color count.
--- Every graph runs at a roomy budget (nothing spilled: path in-memory) and
--- at xxl.memory = 1MB (external), and the answers must agree.
+-- Every graph runs at a roomy budget (nothing spilled: path in-memory), at
+-- xxl.memory = 1MB (semi-external: these ids fit) and on the external path
+-- (xxl.graph_force_external), and the answers must agree.
 \i test/sql/begin.sql
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgrouting CASCADE;
@@ -215,8 +216,14 @@ SELECT xt_differ('roomy_mis', 'tiny_mis') AS mis_differ, xt_differ('roomy_col', 
 	   xt_differ('roomy_nt', 'tiny_nt') AS nt_differ;
 SELECT memory_peak <= memory_limit AS within_budget, (SELECT sum(b) FROM unnest(bytes_written) b) > 0 AS spilled
 FROM xxl.last_stats();
+SET xxl.graph_force_external = on;
+SELECT run_all('rnd', 'ext') AS forced_paths;
+SELECT * FROM check_all('rnd', 'ext');
+SELECT xt_differ('roomy_mis', 'ext_mis') AS mis_differ, xt_differ('roomy_col', 'ext_col') AS col_differ,
+	   xt_differ('roomy_nt', 'ext_nt') AS nt_differ;
+RESET xxl.graph_force_external;
 
--- PageRank: in memory, external by budget, external by force; against the
+-- PageRank: in memory, semi-external by budget, external by force; against the
 -- PL/pgSQL iteration (20 iterations, unweighted and weighted)
 CREATE TABLE pr_oracle AS SELECT * FROM pr_sql('rnd', 0.85, 20, false);
 CREATE TABLE prw_oracle AS SELECT * FROM pr_sql('rnd', 0.85, 20, true);
@@ -231,7 +238,7 @@ SET xxl.memory = '1MB';
 SELECT count(*) AS off FROM xxl.pagerank('rnd', 0.85, 20, 0) p JOIN prw_oracle o USING (node)
 WHERE abs(p.rank - o.rank) > 1e-12;
 SELECT details->>'path' AS path FROM xxl.last_stats();
--- a query starts in memory and moves to the sorters midway, weights and all
+-- a query starts in memory and moves its links to a spool midway, weights and all
 SELECT count(*) AS off FROM xxl.pagerank('SELECT * FROM rnd', 0.85, 20, 0) p JOIN prw_oracle o USING (node)
 WHERE abs(p.rank - o.rank) > 1e-12;
 SELECT details->>'path' AS path, details->>'method' AS method FROM xxl.last_stats();
@@ -252,14 +259,21 @@ SELECT xxl.triangle_count('k60') AS k60_triangles, (SELECT max(color) FROM xxl.c
 	   (SELECT count(*) FROM xxl.maximal_independent_set('k60')) AS k60_mis;
 SELECT DISTINCT triangles, degree, clustering FROM xxl.node_triangles('k60');
 
--- A graph external by size alone: 30000 edges over 5000 nodes at 1MB
+-- A graph out of memory by size alone: 30000 edges over 5000 nodes at 1MB
+-- (semi-external), and on the external path
 SELECT setseed(0.5);
 CREATE TABLE mid AS SELECT floor(random() * 5000)::int AS source, floor(random() * 5000)::int AS target
 FROM generate_series(1, 30000);
 SELECT run_all('mid', 'mid') AS mid_paths;
 SELECT * FROM check_all('mid', 'mid');
+SET xxl.graph_force_external = on;
+SELECT run_all('mid', 'midx') AS mid_forced_paths;
+SELECT * FROM check_all('mid', 'midx');
+SELECT xt_differ('mid_mis', 'midx_mis') AS mis_differ, xt_differ('mid_col', 'midx_col') AS col_differ,
+	   xt_differ('mid_nt', 'midx_nt') AS nt_differ;
+RESET xxl.graph_force_external;
 -- a query has no row estimate: the operator starts in memory and moves
--- everything to the sorters when the budget runs out
+-- its edges to a spool when the budget runs out
 SELECT xt_differ('SELECT * FROM xxl.coloring(''SELECT source, target FROM mid'')', 'mid_col') AS col_differ,
 	   xt_differ('SELECT * FROM xxl.maximal_independent_set(''SELECT source, target FROM mid'')', 'mid_mis') AS mis_differ,
 	   xt_differ('SELECT * FROM xxl.node_triangles(''SELECT source, target FROM mid'')', 'mid_nt') AS nt_differ;

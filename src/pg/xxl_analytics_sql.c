@@ -100,6 +100,8 @@ an_collect(void *core, XxlStats *st)
 		xxl_stats_detail(st, "set_size", UINT64_FORMAT, s.set_size);
 	if (s.op == XXL_AN_COLORING)
 		xxl_stats_detail(st, "colors", UINT64_FORMAT, s.colors);
+	if ((s.op == XXL_AN_MIS || s.op == XXL_AN_COLORING) && s.method[0] != '\0')
+		xxl_stats_detail(st, "method", "\"%s\"", s.method);
 	if (s.op == XXL_AN_PAGERANK)
 	{
 		xxl_stats_detail(st, "method", "\"%s\"", s.method);

@@ -257,7 +257,7 @@ xxl_define_gucs(void)
 							PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("xxl.graph_force_external",
-							 "Testing only: BFS, shortest paths and PageRank take the external path.",
+							 "Testing only: BFS, shortest paths and the analytics operators take the external path.",
 							 "They do so even when xxl.memory would hold the graph (PageRank: sorted iterations).",
 							 &xxl_graph_force_external,
 							 false,

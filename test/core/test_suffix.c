@@ -1206,9 +1206,9 @@ XT_TEST(sa_wide_alphabet_at_1mb)
 /*
  * An alphabet of 160 (too wide for the induced sorter's queues at these
  * budgets, so DC3 builds) at small budgets, with SQL's blocks (a sixteenth):
- * 4 MiB at 800 kB (about what the suffix sorter gets beside the LCP
- * operator at 1MB; the text level's scatter, raised to its least, used to
- * leave level 1 too little at 820 kB with one disk), and 8 MiB at 1.5 MB,
+ * 4 MiB at 0.8 MB (about what the suffix sorter gets beside the LCP
+ * operator at 1MB), where the text level's scatter, raised to its least,
+ * left level 1 less than its base shares, and 8 MiB at 1.5 MB,
  * where S0 fell to a core sorter holding its whole output share while ISA
  * still lived (53200).  The arrays equal the roomy builds'.
  */
@@ -1218,7 +1218,7 @@ XT_TEST(sa_wide_alphabet_small_budgets)
 	{
 		uint64_t	n;
 		size_t		memory;
-	}			cases[] = {{4 * MB, 800 * KB}, {8 * MB, 1536 * KB}};
+	}			cases[] = {{4 * MB, 4 * MB / 5}, {8 * MB, 1536 * KB}};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 	{
@@ -1236,6 +1236,8 @@ XT_TEST(sa_wide_alphabet_small_budgets)
 		REQUIRE(ref.rc == XXL_OK);
 		cfg.res.memory = cases[k].memory;
 		cfg.res.disk.block_size = cases[k].memory / 16 / (4 * KB) * (4 * KB);
+		cfg.res.disk.ndisks = 1;
+		cfg.res.threads = 0;
 		b = run_sa(&cfg, t, n, 0);
 		CHECK_MSG(b.rc == XXL_OK, "%llu bytes at %zu: %s", (unsigned long long) n, cases[k].memory,
 				  xxl_status_name(b.rc));

@@ -324,8 +324,8 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 	st->delta = a->delta;
 	st->converged = a->converged;
 	st->dangling = a->dangling;
-	st->method = a->op != XXL_AN_PAGERANK || a->n == 0 ? "" : a->rank_streamed ? "streamed" :
-		a->rank_arrays ? "arrays" : "sorted";
+	st->method = a->stream_lists ? "streamed" : a->op != XXL_AN_PAGERANK || a->n == 0 ? "" :
+		a->rank_streamed ? "streamed" : a->rank_arrays ? "arrays" : "sorted";
 	st->numbering_worker = a->numbering.used;
 	st->numbering_wait_ns = a->numbering.wait_ns;
 	st->pq_pushes = a->pushes;

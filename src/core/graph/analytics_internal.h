@@ -119,6 +119,7 @@ struct xxl_an
 	bool		force_external;
 	bool		rank_arrays;	/* the iterations ran on arrays */
 	bool		rank_streamed;	/* ... with links past them streaming from a spool */
+	bool		stream_lists;	/* MIS, coloring: neighbours from a->s, not from lists */
 	bool		semi;			/* ids numbered in memory, links spooled (PageRank) */
 	struct an_rank *rank;
 

@@ -23,6 +23,14 @@
 #include <stdlib.h>
 
 /*
+ * Spooled edges are checked per stride of this many, for the most nodes
+ * they can bring: a finer stride than the in-memory one, whose worst case
+ * of 65536 new nodes would hide the semi-external window of graphs of a
+ * few thousand nodes.
+ */
+#define SPOOL_FIT_STRIDE 1024
+
+/*
  * The sort of the hashed ids in a ranking: 16 bytes each, and they fill at
  * most half the hash table's 16-byte slots, so at most half its bytes.
  */
@@ -133,6 +141,12 @@ spool_fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 
 	if (n >= IDMAP_MAX)
 		return false;
+	if (a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING)
+		/* without the lists, if need be (lists_fit) */
+		return 2 * m < UINT32_MAX && (double) tables + ids + spooled_ends_bytes(a) <= pool &&
+			(need_bytes(a, m, n, tables, true) <= pool ||
+			 (ranking + spooled_ends_bytes(a) <= pool &&
+			  an_mem_stream_need(N, ids, spooled_ends_bytes(a)) <= pool));
 	if (a->op != XXL_AN_PAGERANK)
 		return 2 * m < UINT32_MAX && (double) tables + ids + spooled_ends_bytes(a) <= pool &&
 			need_bytes(a, m, n, tables, true) <= pool;
@@ -160,15 +174,15 @@ bool
 an_mem_wanted(const xxl_an *a)
 {
 	/*
-	 * the lists (the edges may be spooled: semi-external), both ways for
-	 * MIS and coloring, and the nodes' arrays as if there were a node per
-	 * five edges: starting here when not even the spooled path fits costs a
-	 * replay into the sorters midway
+	 * the out-lists (the edges may be spooled: semi-external; MIS and
+	 * coloring may even stream their lists) and the nodes' arrays as if
+	 * there were a node per five edges: starting here when not even the
+	 * spooled path fits costs a replay into the sorters midway
 	 */
-	double		per_edge = a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING ? 8.0 + 4 : 4.0 + 2;
+	double		per_edge = 4.0 + 2;
 
-	/* (tests force PageRank onto its sorted iterations) */
-	if (a->op == XXL_AN_PAGERANK && a->force_external)
+	/* (tests force the external path; PageRank's onto its sorted iterations) */
+	if (a->force_external)
 		return false;
 
 	/*
@@ -378,8 +392,8 @@ keep(xxl_an *a, int64_t u, int64_t v, double w)
 		uint64_t	m = an_mem_edges(k);
 
 		/* (ids of the direct array grow no table: their count is checked per stride) */
-		if (m % PVEC_FIT_STRIDE == 0 &&
-			!spool_fits(a, m + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
+		if (m % SPOOL_FIT_STRIDE == 0 &&
+			!spool_fits(a, m + SPOOL_FIT_STRIDE, k->idm.n + 2 * SPOOL_FIT_STRIDE,
 						idmap_table_bytes(&k->idm)))
 			return false;
 		if ((du = intern(a, u)) == IDMAP_NONE || (dv = intern(a, v)) == IDMAP_NONE)
@@ -438,7 +452,7 @@ number_in_memory(xxl_an *a, const an_edge *edges, size_t n, xxl_status *rc)
 		{
 			/* the ids may stay while the edges go to a spool */
 			if (!k->spooled && (a->env.err.code == XXL_OK || a->env.err.code == XXL_ENOMEM) &&
-				spool_fits(a, k->ends.n + PVEC_FIT_STRIDE, k->idm.n + 2 * PVEC_FIT_STRIDE,
+				spool_fits(a, k->ends.n + SPOOL_FIT_STRIDE, k->idm.n + 2 * SPOOL_FIT_STRIDE,
 						   idmap_table_bytes(&k->idm)))
 			{
 				if (to_spool(a) != XXL_OK)
@@ -636,6 +650,15 @@ an_mem_run(xxl_an *a)
 	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
 		a->op == XXL_AN_NODE_TRIANGLES)
 		return an_mem_tri_run(a, t0);
+	/* MIS and coloring whose lists do not fit beside the spooled edges read them sorted */
+	if (k->spooled && need_bytes(a, an_mem_edges(k), k->idm.n, idmap_table_bytes(&k->idm), true) >
+		(double) a->env.pool)
+	{
+		if (an_mem_stream_build(a) != XXL_OK)
+			return an_fail(a);
+		a->build_ns = xxl_now_ns() - t0;
+		return XXL_OK;
+	}
 	if (an_mem_build_csr(a) != XXL_OK)
 		return an_fail(a);
 	a->build_ns = xxl_now_ns() - t0;
@@ -664,6 +687,8 @@ an_mem_next(xxl_an *a, xxl_an_row *row)
 	if (a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
 		a->op == XXL_AN_NODE_TRIANGLES)
 		return an_mem_tri_next(a, row);
+	if (a->stream_lists)
+		return an_mem_stream_next(a, row);
 	while (k->v < k->n)
 	{
 		uint64_t	v = k->v++;

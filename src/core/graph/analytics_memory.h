@@ -47,6 +47,10 @@ typedef struct an_mem
 				order_bytes,
 				deg_bytes,
 				bits_bytes;
+	/* MIS and coloring streamed (analytics_memory_stream.c): the arc read ahead, the last */
+	bool		have_arc;
+	uint32_t	arc[2];
+	uint64_t	last_arc;
 	/* the output pass */
 	uint64_t	v,
 				i,
@@ -105,6 +109,14 @@ uint64_t	an_pass_next(xxl_an *a, an_pass *p, uint32_t **pairs);
 xxl_status	an_pass_close(xxl_an *a, an_pass *p, bool ok);
 /* The kept edges are no longer needed: their memory or spool goes. */
 void		an_mem_drop_edges(xxl_an *a);
+
+/* analytics_memory_stream.c --------------------------------------------------- */
+
+/* What MIS and coloring need streamed: nodes, the ids' bytes, the spooled ends' */
+double		an_mem_stream_need(double nodes, double ids, double ends);
+/* The spooled edges both ways into a->s by rank; the greedy pass reads them there. */
+xxl_status	an_mem_stream_build(xxl_an *a);
+int			an_mem_stream_next(xxl_an *a, xxl_an_row *row);
 
 #define ID_AHEAD 8
 /* Array entries ahead that the random-access passes prefetch. */

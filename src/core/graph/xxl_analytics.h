@@ -69,7 +69,7 @@ typedef struct xxl_an_config
 	double		damping;		/* in [0, 1] */
 	int			max_iterations; /* >= 0 */
 	double		tolerance;		/* L1 change that stops the iteration */
-	bool		force_external; /* tests: PageRank never on arrays */
+	bool		force_external; /* tests: the external path (PageRank: never on arrays) */
 } xxl_an_config;
 
 /* A result row; which fields mean what: see xxl_an_op. */
