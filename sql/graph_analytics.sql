@@ -140,6 +140,22 @@ BEGIN
 	check_name := 'coloring'; result := an_test.color_check(tbl, prefix || '_col'); RETURN NEXT;
 END $$;
 
+-- tbl on the external path (xxl.graph_force_external, for this call only)
+-- into <prefix>_*: its paths, every check against the oracles, and the
+-- rows that differ from <ref>_*'s (node triangles, MIS, coloring).
+CREATE FUNCTION check_forced(tbl text, prefix text, ref text) RETURNS TABLE(check_name text, result text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('xxl.graph_force_external', 'on', true);
+	check_name := 'paths'; result := run_all(tbl, prefix); RETURN NEXT;
+	PERFORM set_config('xxl.graph_force_external', 'off', true);
+	RETURN QUERY SELECT * FROM check_all(tbl, prefix);
+	check_name := 'differ from ' || ref;
+	result := concat_ws(' ', xt_differ(ref || '_nt', prefix || '_nt'), xt_differ(ref || '_mis', prefix || '_mis'),
+						xt_differ(ref || '_col', prefix || '_col'));
+	RETURN NEXT;
+END $$;
+
 -- Hand-computed cases ------------------------------------------------------------
 
 -- a 5-clique, a star, a 5-cycle, K(3,3) with ids 1..3 | 4..6 (greedy gives 2 colors)
@@ -216,12 +232,7 @@ SELECT xt_differ('roomy_mis', 'tiny_mis') AS mis_differ, xt_differ('roomy_col', 
 	   xt_differ('roomy_nt', 'tiny_nt') AS nt_differ;
 SELECT memory_peak <= memory_limit AS within_budget, (SELECT sum(b) FROM unnest(bytes_written) b) > 0 AS spilled
 FROM xxl.last_stats();
-SET xxl.graph_force_external = on;
-SELECT run_all('rnd', 'ext') AS forced_paths;
-SELECT * FROM check_all('rnd', 'ext');
-SELECT xt_differ('roomy_mis', 'ext_mis') AS mis_differ, xt_differ('roomy_col', 'ext_col') AS col_differ,
-	   xt_differ('roomy_nt', 'ext_nt') AS nt_differ;
-RESET xxl.graph_force_external;
+SELECT * FROM check_forced('rnd', 'ext', 'roomy');
 
 -- PageRank: in memory, semi-external by budget, external by force; against the
 -- PL/pgSQL iteration (20 iterations, unweighted and weighted)
@@ -266,12 +277,7 @@ CREATE TABLE mid AS SELECT floor(random() * 5000)::int AS source, floor(random()
 FROM generate_series(1, 30000);
 SELECT run_all('mid', 'mid') AS mid_paths;
 SELECT * FROM check_all('mid', 'mid');
-SET xxl.graph_force_external = on;
-SELECT run_all('mid', 'midx') AS mid_forced_paths;
-SELECT * FROM check_all('mid', 'midx');
-SELECT xt_differ('mid_mis', 'midx_mis') AS mis_differ, xt_differ('mid_col', 'midx_col') AS col_differ,
-	   xt_differ('mid_nt', 'midx_nt') AS nt_differ;
-RESET xxl.graph_force_external;
+SELECT * FROM check_forced('mid', 'midx', 'mid');
 -- a query has no row estimate: the operator starts in memory and moves
 -- its edges to a spool when the budget runs out
 SELECT xt_differ('SELECT * FROM xxl.coloring(''SELECT source, target FROM mid'')', 'mid_col') AS col_differ,

@@ -141,15 +141,13 @@ spool_fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables)
 
 	if (n >= IDMAP_MAX)
 		return false;
-	if (a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING)
-		/* without the lists, if need be (lists_fit) */
+	if (a->op != XXL_AN_PAGERANK)
+		/* (MIS and coloring also without their lists: an_mem_stream_build) */
 		return 2 * m < UINT32_MAX && (double) tables + ids + spooled_ends_bytes(a) <= pool &&
 			(need_bytes(a, m, n, tables, true) <= pool ||
-			 (ranking + spooled_ends_bytes(a) <= pool &&
+			 ((a->op == XXL_AN_MIS || a->op == XXL_AN_COLORING) &&
+			  ranking + spooled_ends_bytes(a) <= pool &&
 			  an_mem_stream_need(N, ids, spooled_ends_bytes(a)) <= pool));
-	if (a->op != XXL_AN_PAGERANK)
-		return 2 * m < UINT32_MAX && (double) tables + ids + spooled_ends_bytes(a) <= pool &&
-			need_bytes(a, m, n, tables, true) <= pool;
 	/* (the spool's memory share beside the ranking; the iterations' two spools of 1/16) */
 	return !a->force_external && ranking + (double) an_mem_dense_share(a) <= pool &&
 		32 * N + 64 * 1024 + pool / 8 <= pool;
@@ -709,20 +707,11 @@ an_mem_next(xxl_an *a, xxl_an_row *row)
 			a->set_size++;
 			return 1;
 		}
-		/* coloring: the smallest color no smaller neighbour has */
-		{
-			uint32_t	c = 1;
-
-			for (uint64_t i = b; i < e && k->adj[i] < v; i++)
-				k->stamp[k->aux[k->adj[i]]] = (uint32_t) v;
-			while (k->stamp[c] == (uint32_t) v)
-				c++;
-			k->aux[v] = c;
-			if (c > a->colors)
-				a->colors = c;
-			row->v[1] = c;
-			return 1;
-		}
+		/* coloring: stamp the smaller neighbours' colors */
+		for (uint64_t i = b; i < e && k->adj[i] < v; i++)
+			k->stamp[k->aux[k->adj[i]]] = (uint32_t) v;
+		row->v[1] = an_mem_color_pick(a, (uint32_t) v);
+		return 1;
 	}
 	return 0;
 }

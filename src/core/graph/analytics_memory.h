@@ -110,6 +110,24 @@ xxl_status	an_pass_close(xxl_an *a, an_pass *p, bool ok);
 /* The kept edges are no longer needed: their memory or spool goes. */
 void		an_mem_drop_edges(xxl_an *a);
 
+/*
+ * Coloring's pick for v, whose smaller neighbours' colors are stamped with
+ * v: the smallest color none of them has (also kept in aux, and counted).
+ */
+static inline uint32_t
+an_mem_color_pick(xxl_an *a, uint32_t v)
+{
+	an_mem	   *k = a->mem;
+	uint32_t	c = 1;
+
+	while (k->stamp[c] == v)
+		c++;
+	k->aux[v] = c;
+	if (c > a->colors)
+		a->colors = c;
+	return c;
+}
+
 /* analytics_memory_stream.c --------------------------------------------------- */
 
 /* What MIS and coloring need streamed: nodes, the ids' bytes, the spooled ends' */

@@ -22,12 +22,15 @@ an_mem_stream_need(double nodes, double ids, double ends)
 	return ends + ids + 4 * nodes + 4 * nodes + STREAM_SORT_LEAST;
 }
 
-static inline void
-put_arc(unsigned char *rec, uint32_t u, uint32_t v)
+/* The arc (u, v) into a->s, big-endian so that it sorts by u, then v. */
+static inline xxl_status
+push_arc(xxl_an *a, unsigned char *local, uint32_t u, uint32_t v)
 {
 	uint32_t	be[2] = {__builtin_bswap32(u), __builtin_bswap32(v)};
+	unsigned char *r = xxl_env_sort_room(&a->s, local);
 
-	memcpy(rec, be, 8);
+	memcpy(r, be, 8);
+	return xxl_env_sort_push(&a->env, &a->s, r);
 }
 
 xxl_status
@@ -39,9 +42,10 @@ an_mem_stream_build(xxl_an *a)
 				share;
 	uint32_t   *rank,
 			   *pairs;
-	uint64_t	got;
+	uint64_t	got = 0;
 	an_pass		pass;
 	unsigned char local[8];
+	xxl_status	rc = XXL_OK;
 
 	if ((rank = an_mem_rank_ids(a, &rank_bytes)) == NULL)
 		return an_fail(a);
@@ -54,25 +58,20 @@ an_mem_stream_build(xxl_an *a)
 	if (xxl_env_sort_open(env, &a->s, share, 0, 8, 8, 2 * an_mem_edges(k), XXL_INPUT_BOUNDED) != XXL_OK ||
 		an_pass_open(a, &pass, false) != XXL_OK)
 		goto fail;
-	while ((got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
-		for (uint64_t i = 0; i < got; i++)
+	while (rc == XXL_OK && (got = an_pass_next(a, &pass, &pairs)) != 0 && got != UINT64_MAX)
+	{
+		for (uint64_t i = 0; rc == XXL_OK && i < got; i++)
 		{
 			uint32_t	u = rank[pairs[2 * i]],
 						v = rank[pairs[2 * i + 1]];
-			unsigned char *r;
 
-			if (u == v)
-				continue;
-			r = xxl_env_sort_room(&a->s, local);
-			put_arc(r, u, v);
-			if (xxl_env_sort_push(env, &a->s, r) != XXL_OK)
-				break;
-			r = xxl_env_sort_room(&a->s, local);
-			put_arc(r, v, u);
-			if (xxl_env_sort_push(env, &a->s, r) != XXL_OK)
-				break;
+			if (u != v && (rc = push_arc(a, local, u, v)) == XXL_OK)
+				rc = push_arc(a, local, v, u);
 		}
-	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0 || env->err.code != XXL_OK)
+		if (rc == XXL_OK && xxl_env_poll_n(env, got))
+			rc = env->err.code;
+	}
+	if (an_pass_close(a, &pass, rc == XXL_OK && got == 0) != XXL_OK || rc != XXL_OK || got != 0)
 		goto fail;
 	xxl_env_free(env, rank, rank_bytes);
 	an_mem_drop_edges(a);
@@ -101,6 +100,7 @@ next_arc(xxl_an *a, uint32_t v, uint32_t *u)
 	{
 		const unsigned char *r;
 		uint32_t	be[2];
+		uint64_t	key;
 		int			got;
 
 		if (!k->have_arc)
@@ -117,9 +117,10 @@ next_arc(xxl_an *a, uint32_t v, uint32_t *u)
 		if (k->arc[0] != v)
 			return 0;
 		k->have_arc = false;
-		if ((((uint64_t) k->arc[0] << 32) | k->arc[1]) == k->last_arc)
+		key = ((uint64_t) k->arc[0] << 32) | k->arc[1];
+		if (key == k->last_arc)
 			continue;
-		k->last_arc = ((uint64_t) k->arc[0] << 32) | k->arc[1];
+		k->last_arc = key;
 		a->links++;
 		*u = k->arc[1];
 		return 1;
@@ -132,23 +133,19 @@ stamp_room(xxl_an *a, uint32_t c)
 {
 	an_mem	   *k = a->mem;
 	size_t		have = k->stamp_bytes / sizeof(uint32_t),
-				want = have ? have : 64,
-				bytes;
+				want = have ? have : 64;
 	uint32_t   *fresh;
 
 	if (c < have)
 		return true;
 	while (want <= c)
 		want *= 2;
-	fresh = an_alloc(a, want * sizeof(uint32_t), &bytes);
+	fresh = xxl_env_realloc(&a->env, k->stamp, k->stamp_bytes, want * sizeof(uint32_t));
 	if (fresh == NULL)
 		return false;
-	memset(fresh, 0xff, bytes);
-	if (k->stamp)
-		memcpy(fresh, k->stamp, k->stamp_bytes);
-	an_free(a, (void **) &k->stamp, &k->stamp_bytes);
+	memset(fresh + have, 0xff, (want - have) * sizeof(uint32_t));
 	k->stamp = fresh;
-	k->stamp_bytes = bytes;
+	k->stamp_bytes = want * sizeof(uint32_t);
 	return true;
 }
 
@@ -178,9 +175,7 @@ an_mem_stream_next(xxl_an *a, xxl_an_row *row)
 		}
 		else
 		{
-			/* coloring: the smallest color no smaller neighbour has */
-			uint32_t	c = 1;
-
+			/* coloring: stamp the smaller neighbours' colors */
 			if (!stamp_room(a, a->colors + 2))
 				return -1;
 			while ((got = next_arc(a, v, &u)) == 1)
@@ -189,12 +184,7 @@ an_mem_stream_next(xxl_an *a, xxl_an_row *row)
 				if (u < v)
 					k->stamp[k->aux[u]] = v;
 			}
-			while (k->stamp[c] == v)
-				c++;
-			k->aux[v] = c;
-			if (c > a->colors)
-				a->colors = c;
-			row->v[1] = c;
+			row->v[1] = an_mem_color_pick(a, v);
 		}
 		if (got < 0 || xxl_env_poll_n(&a->env, degree + 1))
 			return -1;

@@ -187,8 +187,7 @@ dc3_plan_level(xxl_sa *sa, dc3_level *lv)
 							 env->budget.limit, lv->depth, (unsigned long long) lv->n);
 	/*
 	 * share_a is the next level's consumer: raised, it must still leave that
-	 * level its base shares (at 560 kB the text level's raise left level 1
-	 * too little).
+	 * level its base shares, or the next level's plan fails.
 	 */
 	lv->share_a = scatter_share(base_a, need_a, base_12 + (lv->share_cons > base_a ? lv->share_cons : base_a),
 								env->pool);
