@@ -4,7 +4,8 @@
 -- directions) and on random graphs (zero costs, absent directions,
 -- multi-edges, self loops): every source, directed and undirected, on the
 -- in-memory path (roomy budget) and the external path (the smallest budget,
--- forced), plus graphs that go external by their budget alone.
+-- forced), plus graphs that go external by their budget alone, and one
+-- whose nodes fit but links do not (the semi-external path, arcs paged).
 --
 -- Checks: the reached nodes and their distances / depths equal pgRouting's
 -- (costs are small integers: sums are exact); every (pred, edge) of a tree
@@ -228,6 +229,21 @@ FROM generate_series(1, 30000) i;
 SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 1)], true);
 SELECT details->>'path' AS path, (details->>'pq_pushes')::bigint > 0 AS pushed FROM xxl.last_stats();
 SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
+-- semi-external: the nodes fit, the links do not, and most arcs are paged,
+-- placed in two passes
+SET xxl.memory = '1400kB';
+SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 1)], true);
+SELECT details->>'path' AS path, (details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint AS paged,
+	(details->>'link_passes')::bigint >= 3 AS passes FROM xxl.last_stats();
+SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
+SELECT details->>'path' AS path, (details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint AS paged
+FROM xxl.last_stats();
+SELECT count(*) > 2 AS big_path_rows, max(agg_cost) = (SELECT agg_cost FROM pgr_dijkstra(
+	'SELECT * FROM big', (SELECT source FROM big WHERE id = 3), (SELECT target FROM big WHERE id = 7))
+	ORDER BY seq DESC LIMIT 1) AS same_total
+FROM xxl.dijkstra('big', (SELECT source FROM big WHERE id = 3), (SELECT target FROM big WHERE id = 7));
+SELECT details->>'path' AS path FROM xxl.last_stats();
+SET xxl.memory = '1MB';
 -- a long path (diameter 4000) and a 60 x 60 grid
 CREATE TABLE line AS
 SELECT i::bigint AS id, (i * 7919 % 4001)::bigint AS source, ((i + 1) * 7919 % 4001)::bigint AS target,

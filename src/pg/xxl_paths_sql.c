@@ -161,6 +161,11 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
 	xxl_stats_detail(st, "pq_merges", UINT64_FORMAT, s.pq_merges);
 	xxl_stats_detail(st, "pq_io_bytes", UINT64_FORMAT, s.pq_bytes);
+	if (s.path == XXL_PATHS_SEMI_EXTERNAL)
+	{
+		xxl_stats_detail(st, "arcs_in_memory", UINT64_FORMAT, s.arcs_in_memory);
+		xxl_stats_detail(st, "link_passes", UINT64_FORMAT, s.link_passes);
+	}
 	xxl_stats_detail(st, "cache_hits", UINT64_FORMAT, s.cache_hits);
 	xxl_stats_detail(st, "cache_misses", UINT64_FORMAT, s.cache_misses);
 	if (s.bfs != XXL_PATHS_BFS_AUTO)

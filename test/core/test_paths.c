@@ -6,7 +6,8 @@
  *
  * Every case runs on both paths: at a roomy budget (in memory, which must
  * then spill nothing) and forced external at the smallest budget, where the
- * queue spills and the page caches miss.  Checks: the reached set and every
+ * queue spills and the page caches miss; a sweep of budgets runs the
+ * semi-external path in between (links spooled, arcs paged).  Checks: the reached set and every
  * distance / depth equal the oracle's; every row's (pred, edge) is an input
  * edge in an allowed direction whose cost adds up (integer costs: exact);
  * a target's path is a chain of such edges ending at the target with edge
@@ -65,8 +66,9 @@ typedef struct oracle
 {
 	int64_t    *ids;
 	size_t		n;
-	oarc	   *arcs;
+	oarc	   *arcs;			/* by tail: node x's are [first[x], first[x + 1]) */
 	size_t		narcs;
+	size_t	   *first;
 	double	   *dist;			/* INFINITY: not reached */
 } oracle;
 
@@ -131,6 +133,23 @@ oracle_build(oracle *o, const pgraph *g, bool directed)
 		}
 	}
 	o->dist = malloc((o->n + 1) * sizeof(double));
+	/* the arcs by tail, stably */
+	{
+		oarc	   *sorted = malloc((o->narcs + 1) * sizeof(oarc));
+		size_t	   *cur = malloc((o->n + 1) * sizeof(size_t));
+
+		o->first = calloc(o->n + 2, sizeof(size_t));
+		for (size_t a = 0; a < o->narcs; a++)
+			o->first[o->arcs[a].from + 1]++;
+		for (size_t x = 0; x < o->n; x++)
+			o->first[x + 1] += o->first[x];
+		memcpy(cur, o->first, o->n * sizeof(size_t));
+		for (size_t a = 0; a < o->narcs; a++)
+			sorted[cur[o->arcs[a].from]++] = o->arcs[a];
+		free(cur);
+		free(o->arcs);
+		o->arcs = sorted;
+	}
 }
 
 /* Dijkstra (bfs: every arc costs 1) from the sources, O(n^2 + m). */
@@ -138,21 +157,9 @@ static void
 oracle_run(oracle *o, const int64_t *src, size_t nsrc, bool bfs)
 {
 	bool	   *done = calloc(o->n + 1, 1);
-	size_t	   *first = calloc(o->n + 2, sizeof(size_t));
-	oarc	   *sorted = malloc((o->narcs + 1) * sizeof(oarc));
+	const size_t *first = o->first;
+	const oarc *sorted = o->arcs;
 
-	for (size_t a = 0; a < o->narcs; a++)
-		first[o->arcs[a].from + 1]++;
-	for (size_t x = 0; x < o->n; x++)
-		first[x + 1] += first[x];
-	{
-		size_t	   *cur = malloc((o->n + 1) * sizeof(size_t));
-
-		memcpy(cur, first, o->n * sizeof(size_t));
-		for (size_t a = 0; a < o->narcs; a++)
-			sorted[cur[o->arcs[a].from]++] = o->arcs[a];
-		free(cur);
-	}
 	for (size_t x = 0; x < o->n; x++)
 		o->dist[x] = INFINITY;
 	for (size_t i = 0; i < nsrc; i++)
@@ -177,8 +184,6 @@ oracle_run(oracle *o, const int64_t *src, size_t nsrc, bool bfs)
 		}
 	}
 	free(done);
-	free(first);
-	free(sorted);
 }
 
 static void
@@ -186,6 +191,7 @@ oracle_free(oracle *o)
 {
 	free(o->ids);
 	free(o->arcs);
+	free(o->first);
 	free(o->dist);
 }
 
@@ -193,8 +199,10 @@ oracle_free(oracle *o)
 static bool
 has_arc(const oracle *o, size_t from, size_t to, int64_t id, double *w)
 {
-	for (size_t a = 0; a < o->narcs; a++)
-		if (o->arcs[a].from == from && o->arcs[a].to == to && o->arcs[a].id == id &&
+	if (from >= o->n)
+		return false;
+	for (size_t a = o->first[from]; a < o->first[from + 1]; a++)
+		if (o->arcs[a].to == to && o->arcs[a].id == id &&
 			(isnan(*w) || o->arcs[a].w == *w))
 		{
 			*w = o->arcs[a].w;
@@ -274,6 +282,9 @@ run_on(const xxl_paths_config *c, const pgraph *g, xxl_status *rc)
 	return p;
 }
 
+/* The statistics of check_tree's last run. */
+static xxl_paths_stats t_last;
+
 /* Run one case on one path and check it against the oracle. */
 static void
 check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, size_t nsrc,
@@ -345,12 +356,13 @@ check_tree(const pgraph *g, bool directed, xxl_paths_op op, const int64_t *src, 
 	CHECK_EQ(xt_spill_files(), 0);
 	free(seen);
 	oracle_free(&o);
+	t_last = st;
 }
 
 static void
 check_path(const pgraph *g, bool directed, int64_t s, int64_t t, bool external)
 {
-	xxl_paths_config c = config(external ? ext_memory() : ROOMY, external,
+	xxl_paths_config c = config(external ? ext_memory() : t_memory ? t_memory : ROOMY, external,
 								XXL_PATHS_SSSP, directed, &s, 1);
 	oracle		o;
 	xxl_status	rc;
@@ -623,12 +635,12 @@ XT_TEST(line_and_grid)
 	free(g.e);
 }
 
-/* Enough edges at the smallest budget that the queue spills runs. */
+/* Enough edges at the smallest budget that the external queue spills runs. */
 XT_TEST(external_queue_spills)
 {
 	pgraph		g = {0};
 	int64_t		s = 1;
-	xxl_paths_config c = config(xxl_paths_min_memory(), false, XXL_PATHS_SSSP, true, &s, 1);
+	xxl_paths_config c = config(xxl_paths_min_memory(), true, XXL_PATHS_SSSP, true, &s, 1);
 	xxl_status	rc;
 	xxl_paths  *p;
 	xxl_paths_stats st;
@@ -640,7 +652,7 @@ XT_TEST(external_queue_spills)
 	p = run_on(&c, &g, &rc);
 	CHECK_STATUS(rc, XXL_OK);
 	xxl_paths_stats_get(p, &st);
-	CHECK_EQ(st.path, XXL_PATHS_EXTERNAL);	/* by its budget alone */
+	CHECK_EQ(st.path, XXL_PATHS_EXTERNAL);
 	CHECK(st.pq_bytes > 0);
 	CHECK(st.cache_misses > 0);
 	CHECK_LE(st.memory_peak, st.memory_limit);
@@ -799,7 +811,7 @@ run_stats(const xxl_paths_config *c, const pgraph *g)
 /*
  * With two threads the in-memory start numbers the links on a worker: the
  * same answers; a budget the links outgrow mid-input (the worker moves
- * them to the external path); a cancel while the worker runs (the
+ * them to the semi-external path); a cancel while the worker runs (the
  * caller's first poll comes at edge 65536).  The adjacency is then built
  * on two threads as well (100000 edges), and the search runs on a worker
  * while the rows go out (20000 nodes); a cancel then comes while the
@@ -836,7 +848,7 @@ XT_TEST(numbering_on_a_worker)
 	c = config(t_memory, false, XXL_PATHS_SSSP, false, &s, 1);
 	st = run_stats(&c, &g);
 	CHECK(st.numbering_worker);
-	CHECK_EQ(st.path, XXL_PATHS_EXTERNAL);
+	CHECK_EQ(st.path, XXL_PATHS_SEMI_EXTERNAL);
 	CHECK_EQ(st.links, links);
 	t_memory = 0;
 
@@ -1012,6 +1024,115 @@ XT_TEST(mm_runs_where_its_sorts_once_could_not)
 	check_tree(&g, false, XXL_PATHS_BFS, &s, 1, true, INFINITY, UINT64_MAX);
 	CHECK_EQ(xt_spill_files(), 0);
 	t_bfs = XXL_PATHS_BFS_AUTO;
+	free(g.e);
+}
+
+/*
+ * Budgets from roomy down to the smallest: the in-memory path, then the
+ * semi-external one (the links spooled, fewer and fewer arcs in memory,
+ * the rest paged, more and more passes placing them), then the external
+ * one; mid-input both moves, memory to semi-external and semi-external to
+ * external, on one thread and on the numbering worker.  Every answer is
+ * the oracle's, a target's path too.
+ */
+XT_TEST(semi_external_between_the_paths)
+{
+	pgraph		g = {0};
+	int64_t		s = 0;
+	int			in_memory = 0,
+				semi = 0,
+				paged = 0,
+				chunks = 0;
+
+	random_graph(&g, 10000, 40000, 0, 1);
+	for (size_t kb = 16384, last = 0; !last; kb = kb * 2 / 3)
+		for (int op = 0; op < 2; op++)
+		{
+			xxl_paths_stats st;
+
+			if (kb * 1024 <= xxl_paths_min_memory())
+			{
+				kb = xxl_paths_min_memory() / 1024;
+				last = 1;
+			}
+			t_threads = 1 + (kb + op) % 2;
+			t_memory = kb * 1024;
+			check_tree(&g, op, op ? XXL_PATHS_BFS : XXL_PATHS_SSSP, &s, 1, false, INFINITY,
+					   UINT64_MAX);
+			st = t_last;
+			in_memory += st.path == XXL_PATHS_IN_MEMORY;
+			if (st.path == XXL_PATHS_SEMI_EXTERNAL)
+			{
+				semi++;
+				paged += st.arcs_in_memory < st.arcs;
+				/* counting, placing (one or more chunks), the tree's edge ids */
+				CHECK(st.link_passes >= 3);
+				chunks += st.link_passes > 3;
+				CHECK(st.bytes_written > 0);
+			}
+			if (op == 0 && st.path == XXL_PATHS_SEMI_EXTERNAL)
+				check_path(&g, false, s, 4321, false);
+		}
+	t_threads = 1;
+	t_memory = 0;
+	CHECK(in_memory >= 2);
+	CHECK(semi >= 4);
+	CHECK(paged >= 3);
+	CHECK(chunks >= 2);
+	/* a cancel in the input, the placing passes, the search or the edge ids' pass */
+	for (int after = 1; after < 400; after = after * 3 + 1)
+		for (int op = 0; op < 2; op++)
+		{
+			xxl_paths_config c = config(1400 * 1024, false, op ? XXL_PATHS_BFS : XXL_PATHS_SSSP,
+										false, &s, 1);
+
+			run_canceled(&c, &g, after);
+		}
+	free(g.e);
+
+	/*
+	 * Nodes that do not fit the smallest budget: the links move on twice
+	 * mid-input, and every row is the in-memory path's (which the oracle
+	 * checked above on smaller graphs; the oracle is quadratic).
+	 */
+	memset(&g, 0, sizeof(g));
+	random_graph(&g, 40000, 60000, 0, 1);
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		xxl_paths_config c = config(ROOMY, false, XXL_PATHS_SSSP, false, &s, 1);
+		xxl_paths_stats st;
+		uint64_t	rows[2] = {0};
+		double		sum[2] = {0};
+
+		t_threads = threads;
+		for (int k = 0; k < 2; k++)
+		{
+			xxl_status	rc;
+			xxl_paths  *p;
+			int64_t		node,
+						pred,
+						edge;
+			double		d;
+
+			c.res.memory = k ? xxl_paths_min_memory() : ROOMY;
+			c.res.threads = threads;
+			p = run_on(&c, &g, &rc);
+			CHECK_STATUS(rc, XXL_OK);
+			while (rc == XXL_OK && xxl_paths_next(p, &node, &d, &pred, &edge) == 1)
+			{
+				rows[k]++;
+				sum[k] += d;
+			}
+			xxl_paths_stats_get(p, &st);
+			CHECK_EQ(st.path, k ? XXL_PATHS_EXTERNAL : XXL_PATHS_IN_MEMORY);
+			xxl_paths_destroy(p);
+			CHECK_EQ(xt_spill_files(), 0);
+		}
+		CHECK(rows[0] > 1000);
+		CHECK_EQ(rows[1], rows[0]);
+		CHECK(sum[1] == sum[0]);
+	}
+	t_threads = 1;
 	free(g.e);
 }
 

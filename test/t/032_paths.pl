@@ -1,7 +1,7 @@
 # 032_paths.pl — BFS and shortest paths at a scale the regress tests avoid
-# (400k edges over 100k ids): the in-memory and the external path give the
-# same distances and depths, and so do the external BFS as MM (clusters,
-# hot pool) and the external shortest paths as MO (categories, delayed
+# (400k edges over 100k ids): the in-memory, the semi-external (12MB) and
+# the external path give the same distances and depths, and so do the
+# external BFS as MM (clusters, hot pool) and the external shortest paths as MO (categories, delayed
 # relaxation); peak backend memory stays within xxl.memory plus 32 MB on
 # all of them; a cancel in each phase (reading the edges, the search, the
 # output; MM, MO: their nested spanning forest) stops the operator and leaves no
@@ -33,7 +33,8 @@ my $src = $node->safe_psql('postgres', 'SELECT source FROM edges WHERE id = 1');
 
 # --- both paths, same answers ------------------------------------------------------
 
-for my $case ([ 'mem', '256MB', 'in-memory' ], [ 'ext', '2MB', 'external' ])
+for my $case ([ 'mem', '256MB', 'in-memory' ], [ 'semi', '12MB', 'semi-external' ],
+	[ 'ext', '2MB', 'external' ])
 {
 	my ($suffix, $memory, $path) = @$case;
 	my @out = split /\n/, $node->safe_psql('postgres', qq{
@@ -84,7 +85,8 @@ is_deeply([ @fb[ 1, 3 ] ],
 	[ 'dijkstra / skipped: the budget cannot hold the spanning forest beside the rest',
 	  'mr / skipped: the budget cannot hold the spanning forest beside the rest' ],
 	'1MB: MO and MM fall back to Dijkstra and MR, saying why');
-for my $cmp ([ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext' ], [ 'bfs', 'mm' ],
+for my $cmp ([ 'sp', 'semi' ], [ 'spu', 'semi' ], [ 'bfs', 'semi' ], [ 'bfsu', 'semi' ],
+	[ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext' ], [ 'bfs', 'mm' ],
 	[ 'bfsu', 'mm' ], [ 'sp', 'mo' ], [ 'spu', 'mo' ], [ 'spu', 'fb' ], [ 'bfsu', 'fb' ])
 {
 	my ($t, $other) = @$cmp;
@@ -99,7 +101,7 @@ for my $cmp ([ 'sp', 'ext' ], [ 'spu', 'ext' ], [ 'bfs', 'ext' ], [ 'bfsu', 'ext
 
 # --- peak memory --------------------------------------------------------------------
 
-for my $case ([ '64MB', 64 ], [ '8MB', 8 ])
+for my $case ([ '64MB', 64 ], [ '12MB', 12 ], [ '8MB', 8 ])
 {
 	my ($setting, $mb) = @$case;
 	my $out = $node->safe_psql('postgres', qq{
@@ -116,6 +118,7 @@ for my $case ([ '64MB', 64 ], [ '8MB', 8 ])
 {
 	my @lines = split /\n/, $node->safe_psql('postgres', qq{
 		SET xxl.memory = '8MB';
+		SET xxl.graph_force_external = on;
 		SET xxl.bfs_algorithm = 'mm';
 		SET xxl.sssp_algorithm = 'mo';
 		SELECT count(*) FROM xxl.shortest_paths('edges', $src, false);

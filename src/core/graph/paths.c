@@ -25,6 +25,8 @@ xxl_paths_path_name(xxl_paths_path path)
 			return "in-memory";
 		case XXL_PATHS_EXTERNAL:
 			return "external";
+		case XXL_PATHS_SEMI_EXTERNAL:
+			return "semi-external";
 	}
 	return "unknown";
 }
@@ -108,10 +110,24 @@ fail:
 }
 
 /*
- * Number links in memory, or move everything external when they do not
- * fit.  On the caller's thread, or on the numbering worker (see
- * start_numbering): then nothing else touches the operator's budget or
- * its in-memory state until the worker is done.
+ * Leave the in-memory path for the semi-external one, or for the external
+ * one when not even the nodes fit.
+ */
+static xxl_status
+leave_memory(xxl_paths *p)
+{
+	xxl_status	rc = p->semi ? XXL_ENOMEM : paths_semi_begin(p);
+
+	if (rc == XXL_ENOMEM && p->env.err.code == XXL_OK)
+		rc = paths_ext_begin(p);
+	return rc;
+}
+
+/*
+ * Number links in memory (all of them, or the nodes only: semi-external),
+ * or move everything on when they do not fit.  On the caller's thread, or
+ * on the numbering worker (see start_numbering): then nothing else touches
+ * the operator's budget or its in-memory state until the worker is done.
  */
 static xxl_status
 number_links(xxl_paths *p, const plink_in *links, size_t n)
@@ -124,7 +140,7 @@ number_links(xxl_paths *p, const plink_in *links, size_t n)
 		idmap_prefetch(&p->map, links[k].u);
 		idmap_prefetch(&p->map, links[k].v);
 	}
-	for (; i < n && !p->external; i++)
+	while (i < n && !p->external)
 	{
 		const plink_in *l = &links[i];
 		xxl_status	rc;
@@ -134,15 +150,18 @@ number_links(xxl_paths *p, const plink_in *links, size_t n)
 			idmap_prefetch(&p->map, links[i + P_ID_AHEAD].u);
 			idmap_prefetch(&p->map, links[i + P_ID_AHEAD].v);
 		}
-		rc = paths_mem_add(p, l->u, l->v, l->eid, l->w);
+		rc = p->semi ? paths_semi_add(p, l->u, l->v, l->eid, l->w) :
+			paths_mem_add(p, l->u, l->v, l->eid, l->w);
 		if (rc == XXL_OK)
+		{
+			i++;
 			continue;
+		}
 		if (rc != XXL_ENOMEM || p->env.err.code != XXL_OK)
 			return rc;
-		/* it outgrew the in-memory budget: everything goes external */
-		if (paths_ext_begin(p) != XXL_OK)
+		/* it outgrew its path: the same link again on the next one */
+		if (leave_memory(p) != XXL_OK)
 			return p->env.err.code;
-		break;
 	}
 	for (; i < n; i++)
 	{
@@ -271,10 +290,10 @@ xxl_paths_run(xxl_paths *p)
 		return pfail(p);
 	p->load_ns = xxl_now_ns() - p->t_start;
 	/* the search's arrays may not fit although the input did */
-	if (!p->external && paths_mem_need(p) > graph_mem_limit(&p->env) &&
-		paths_ext_begin(p) != XXL_OK)
+	if (!p->external && !p->semi && paths_mem_need(p) > graph_mem_limit(&p->env) &&
+		leave_memory(p) != XXL_OK)
 		return pfail(p);
-	rc = p->external ? paths_ext_run(p) : paths_mem_run(p);
+	rc = p->external ? paths_ext_run(p) : p->semi ? paths_semi_run(p) : paths_mem_run(p);
 	if (rc != XXL_OK)
 		return pfail(p);
 	p->out_pos = 0;
@@ -363,6 +382,9 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 	st->pq_pushes = p->pushes;
 	st->pq_merges = env->done.pq_merges;
 	st->pq_bytes = p->pq_bytes;
+	st->arcs_in_memory = p->path == XXL_PATHS_SEMI_EXTERNAL ? p->mem_arcs :
+		p->path == XXL_PATHS_IN_MEMORY ? p->narcs : 0;
+	st->link_passes = p->link_passes;
 	st->cache_hits = p->cache_hits + p->adj.hits + p->idx.hits;
 	st->cache_misses = p->cache_misses + p->adj.misses + p->idx.misses;
 	st->bfs = p->bfs_ran;

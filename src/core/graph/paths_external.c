@@ -35,14 +35,22 @@ paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	return XXL_OK;
 }
 
-/* Move what the in-memory path holds to the links spool. */
+/* Move what the in-memory or semi-external path holds to the links spool. */
 xxl_status
 paths_ext_begin(xxl_paths *p)
 {
 	uint64_t	links = p->nlinks;
 
 	p->external = true;
-	p->nlinks = 0;
+	if (p->semi)
+	{
+		/* it counts the links it hands over */
+		if (paths_semi_hand_over(p) != XXL_OK)
+			return p->env.err.code;
+		links = 0;
+	}
+	else
+		p->nlinks = 0;
 	for (uint64_t i = 0; i < links; i++)
 	{
 		const plink_ends *e = pvec_at(&p->lends, i);

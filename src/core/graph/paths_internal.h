@@ -18,6 +18,9 @@
  *   results      [node orig][distance double][pred orig][edge]   32 (spool)
  *   settle log   [node][pred][orig][edge][cost][distance]        48 (pagefile)
  *   path steps   [orig][edge in][cost in][distance]              32 (pagefile)
+ * and of the semi-external path (paths_semi.c; native, dense ids):
+ *   links spool  plink_semi: [u][v][cost][edge id]               24
+ *   adjacency    parc [to][link] (BFS), psarc [to][link][cost]    8 / 16 (pagefile)
  * and with clusters (MM BFS, MO; paths_cluster.c has the clustering's own):
  *   S2           [e << 1 | side BE][dense][cluster]              24, key 8
  *   S3 arcs      [cluster BE][from BE][to][to cluster][to orig][edge id][cost]
@@ -82,6 +85,23 @@ typedef struct pnode
 	uint32_t	pos;			/* heap position, P_UNSEEN or P_SETTLED */
 	uint32_t	pred;			/* dense */
 } pnode;
+
+/* A link of the semi-external path's spool. */
+typedef struct plink_semi
+{
+	uint32_t	u,
+				v;
+	double		w;
+	int64_t		eid;
+} plink_semi;
+
+/* A paged arc of the semi-external shortest paths: its cost beside it. */
+typedef struct psarc
+{
+	uint32_t	to;
+	uint32_t	link;
+	double		w;
+} psarc;
 
 /* An entry of the in-memory heap: its key and node. */
 typedef struct pheap_entry
@@ -157,6 +177,7 @@ struct xxl_paths
 	paths_state state;
 	xxl_paths_path path;
 	bool		external;		/* input goes to the links spool */
+	bool		semi;			/* input goes to the semi-external links spool */
 	xxl_paths_bfs bfs_choice;	/* as configured */
 	xxl_paths_bfs bfs_ran;		/* what the external BFS ran: MR or MM */
 	xxl_paths_sssp sssp_choice;
@@ -208,6 +229,15 @@ struct xxl_paths
 	xxl_status	search_rc;
 	uint64_t	published;		/* atomic: order[0, published) are final */
 	int			search_done;	/* atomic */
+
+	/* semi-external (also off, node, plinkv, hent, order and the map above) */
+	xxl_spool	semispool;		/* plink_semi, in link order */
+	uint64_t	mem_arcs;		/* arcs [0, mem_arcs) in arcs / warc, the rest in adj */
+	double	   *warc;			/* SSSP: the cost of each arc in memory */
+	int64_t    *eidn;			/* the edge id of each reached node's link, after the search */
+	double	   *wn;				/* with a target: the cost of that link */
+	uint32_t   *semi_steps;		/* with a target: room for the path (n) */
+	uint64_t	link_passes;
 
 	/* external */
 	xxl_spool	linkspool,
@@ -298,7 +328,77 @@ bit_set(uint64_t *b, uint64_t i)
 	b[i >> 6] |= UINT64_C(1) << (i & 63);
 }
 
+/*
+ * The in-memory heap, shared by the in-memory and semi-external searches.
+ * It holds its keys: sifting compares neighbouring entries instead of
+ * chasing the nodes' distances at random (twice as fast on 1M nodes).  Ties
+ * go to the smaller dense id, so the order is deterministic.
+ */
+static inline bool
+hentry_less(const pheap_entry *a, const pheap_entry *b)
+{
+	return a->d < b->d || (a->d == b->d && a->node < b->node);
+}
+
+static inline void
+heap_up(xxl_paths *p, uint32_t i, pheap_entry x)
+{
+	pheap_entry *h = p->hent;
+
+	while (i > 0)
+	{
+		uint32_t	parent = (i - 1) / 4;
+
+		if (!hentry_less(&x, &h[parent]))
+			break;
+		h[i] = h[parent];
+		p->node[h[i].node].pos = i;
+		i = parent;
+	}
+	h[i] = x;
+	p->node[x.node].pos = i;
+}
+
+static inline void
+heap_down(xxl_paths *p, uint32_t i, pheap_entry x, uint32_t size)
+{
+	pheap_entry *h = p->hent;
+
+	for (;;)
+	{
+		uint32_t	c = 4 * i + 1,
+					best;
+
+		if (c >= size)
+			break;
+		best = c;
+		for (uint32_t k = c + 1; k < c + 4 && k < size; k++)
+			if (hentry_less(&h[k], &h[best]))
+				best = k;
+		if (!hentry_less(&h[best], &x))
+			break;
+		h[i] = h[best];
+		p->node[h[i].node].pos = i;
+		i = best;
+	}
+	h[i] = x;
+	p->node[x.node].pos = i;
+}
+
+/* v's tree entry: reached at d from pred over link (a source: itself, none). */
+static inline void
+reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)
+{
+	p->node[v].d = d;
+	p->node[v].pred = pred;
+	p->plinkv[v] = link;
+}
+
 /* paths_memory.c */
+/* Whether n nodes with id tables of `tables` bytes still fit the path being filled. */
+typedef bool (*paths_fits_fn) (const xxl_paths *p, uint64_t n, size_t tables);
+/* The dense id of id, numbering it if new; P_UNSEEN when that would not fit. */
+uint32_t	paths_intern(xxl_paths *p, int64_t id, paths_fits_fn fits);
 xxl_status	paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
 size_t		paths_mem_need(const xxl_paths *p);
 xxl_status	paths_mem_run(xxl_paths *p);
@@ -308,7 +408,22 @@ bool		paths_mem_searching(const xxl_paths *p);
 xxl_status	paths_mem_join(xxl_paths *p, bool stop);
 int			paths_mem_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,
 						   double *agg);
+/* The sources' and the target's dense ids (search_src, target_dense); the id table goes. */
+xxl_status	paths_take_sources(xxl_paths *p);
+/* The search's node arrays, every node unseen (heap: the heap too). */
+xxl_status	paths_alloc_nodes(xxl_paths *p, bool heap);
+/* The path to the target, target first, into p->steps = room (n entries). */
+void		paths_collect_path(xxl_paths *p, uint32_t *room);
 void		paths_mem_release(xxl_paths *p);
+
+/* paths_semi.c */
+/* Move the in-memory path's links to the semi-external path: XXL_ENOMEM (no error) if its nodes would not fit. */
+xxl_status	paths_semi_begin(xxl_paths *p);
+xxl_status	paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
+/* Put the spooled links to the external path's links spool (paths_ext_begin). */
+xxl_status	paths_semi_hand_over(xxl_paths *p);
+xxl_status	paths_semi_run(xxl_paths *p);
+void		paths_semi_release(xxl_paths *p);
 
 /* paths_external.c */
 xxl_status	paths_ext_begin(xxl_paths *p);

@@ -56,18 +56,22 @@ fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t tables)
 		input <= graph_mem_limit(&p->env) && run_bytes(p, links, n) <= graph_mem_limit(&p->env);
 }
 
-/*
- * The dense id of id, numbering it if new; P_UNSEEN when numbering it would
- * outgrow the in-memory budget (nothing changed then).
- */
-static uint32_t
-intern(xxl_paths *p, int64_t id, uint64_t links)
+/* fits() for one more link: the in-memory path's paths_fits_fn. */
+static bool
+fits_next_link(const xxl_paths *p, uint64_t n, size_t tables)
+{
+	return fits(p, p->nlinks + 1, n, tables);
+}
+
+/* Nothing changes when the id does not fit. */
+uint32_t
+paths_intern(xxl_paths *p, int64_t id, paths_fits_fn fits_fn)
 {
 	size_t		grow = idmap_grow_bytes(&p->map, id);
 	uint32_t	d;
 
 	/* old and new tables live at once while they grow */
-	if (grow > 0 && (!fits(p, links, p->map.n + 1, grow) ||
+	if (grow > 0 && (!fits_fn(p, p->map.n + 1, grow) ||
 					 idmap_grow(&p->env, &p->map, id) != XXL_OK))
 		return P_UNSEEN;
 	d = idmap_intern(&p->env, &p->map, id);
@@ -96,8 +100,8 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 		!fits(p, p->nlinks + PVEC_FIT_STRIDE, p->n + 2 * PVEC_FIT_STRIDE,
 			  idmap_table_bytes(&p->map)))
 		return XXL_ENOMEM;
-	if ((du = intern(p, u, p->nlinks + 1)) == P_UNSEEN ||
-		(dv = intern(p, v, p->nlinks + 1)) == P_UNSEEN ||
+	if ((du = paths_intern(p, u, fits_next_link)) == P_UNSEEN ||
+		(dv = paths_intern(p, v, fits_next_link)) == P_UNSEEN ||
 		(e = pvec_push(&p->env, &p->lends)) == NULL ||
 		(c = pvec_push(&p->env, &p->lcost)) == NULL)
 	{
@@ -114,62 +118,6 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 }
 
 /* Search ---------------------------------------------------------------------- */
-
-/*
- * The heap holds its keys: sifting compares neighbouring entries instead
- * of chasing the nodes' distances at random (twice as fast on 1M nodes).
- * Ties go to the smaller dense id, so the order is deterministic.
- */
-static inline bool
-hentry_less(const pheap_entry *a, const pheap_entry *b)
-{
-	return a->d < b->d || (a->d == b->d && a->node < b->node);
-}
-
-static void
-heap_up(xxl_paths *p, uint32_t i, pheap_entry x)
-{
-	pheap_entry *h = p->hent;
-
-	while (i > 0)
-	{
-		uint32_t	parent = (i - 1) / 4;
-
-		if (!hentry_less(&x, &h[parent]))
-			break;
-		h[i] = h[parent];
-		p->node[h[i].node].pos = i;
-		i = parent;
-	}
-	h[i] = x;
-	p->node[x.node].pos = i;
-}
-
-static void
-heap_down(xxl_paths *p, uint32_t i, pheap_entry x, uint32_t size)
-{
-	pheap_entry *h = p->hent;
-
-	for (;;)
-	{
-		uint32_t	c = 4 * i + 1,
-					best;
-
-		if (c >= size)
-			break;
-		best = c;
-		for (uint32_t k = c + 1; k < c + 4 && k < size; k++)
-			if (hentry_less(&h[k], &h[best]))
-				best = k;
-		if (!hentry_less(&h[best], &x))
-			break;
-		h[i] = h[best];
-		p->node[h[i].node].pos = i;
-		i = best;
-	}
-	h[i] = x;
-	p->node[x.node].pos = i;
-}
 
 static inline const plink_cost *
 link_at(const xxl_paths *p, uint32_t i)
@@ -188,15 +136,6 @@ static xxl_status start_search(xxl_paths *p);
 
 /* Rows ahead whose data paths_mem_next prefetches. */
 #define OUT_AHEAD 16
-
-/* v's tree entry: reached at d from pred over link (a source: itself, none). */
-static inline void
-reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)
-{
-	p->node[v].d = d;
-	p->node[v].pred = pred;
-	p->plinkv[v] = link;
-}
 
 /*
  * The search on a worker (see paths_mem_run): the rows of order[0,
@@ -474,16 +413,15 @@ build_csr(xxl_paths *p)
 	return env->err.code;
 }
 
-/* The path to the target, target first, into p->steps (the heap's memory). */
-static void
-collect_path(xxl_paths *p)
+void
+paths_collect_path(xxl_paths *p, uint32_t *room)
 {
 	uint32_t	x = (uint32_t) p->target_dense;
 
 	p->nsteps = 0;
 	if (!p->target_found || p->plinkv[x] == P_UNSEEN)
 		return;					/* unreachable, or the target is a source */
-	p->steps = (uint32_t *) p->hent;
+	p->steps = room;
 	while (p->plinkv[x] != P_UNSEEN)
 	{
 		p->steps[p->nsteps++] = x;
@@ -493,16 +431,12 @@ collect_path(xxl_paths *p)
 }
 
 xxl_status
-paths_mem_run(xxl_paths *p)
+paths_take_sources(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
 	uint32_t   *src;
 	size_t		nsrc = 0;
-	uint64_t	t0 = xxl_now_ns();
-	xxl_status	rc;
 
-	p->path = XXL_PATHS_IN_MEMORY;
-	/* the sources and the target are the last lookups: the table can go */
 	src = xxl_env_alloc(env, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
 	if (src == NULL)
 		return env->err.code;
@@ -515,28 +449,49 @@ paths_mem_run(xxl_paths *p)
 	}
 	p->target_dense = p->has_target ? idmap_find(&p->map, p->target) : P_UNSEEN;
 	idmap_drop_table(env, &p->map);
-	if (build_csr(p) != XXL_OK ||
-		(p->node = xxl_env_alloc(env, sizeof(pnode) * (p->n ? p->n : 1))) == NULL ||
-		(p->plinkv = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
-		(p->op == XXL_PATHS_SSSP &&
-		 (p->hent = xxl_env_alloc(env, sizeof(pheap_entry) * (p->n ? p->n : 1))) == NULL) ||
-		(p->order = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL)
-	{
-		xxl_env_free(env, src, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
-		return env->err.code;
-	}
-	for (uint64_t x = 0; x < p->n; x++)
-		p->node[x].pos = P_UNSEEN;
-	p->build_ns = xxl_now_ns() - t0;
 	p->search_src = src;
 	p->search_nsrc = nsrc;
+	return XXL_OK;
+}
+
+xxl_status
+paths_alloc_nodes(xxl_paths *p, bool heap)
+{
+	xxl_env    *env = &p->env;
+	size_t		n = p->n ? p->n : 1;
+
+	if ((p->node = xxl_env_alloc(env, sizeof(pnode) * n)) == NULL ||
+		(p->plinkv = xxl_env_alloc(env, 4 * n)) == NULL ||
+		(heap && (p->hent = xxl_env_alloc(env, sizeof(pheap_entry) * n)) == NULL) ||
+		(p->order = xxl_env_alloc(env, 4 * n)) == NULL)
+		return env->err.code;
+	for (uint64_t x = 0; x < p->n; x++)
+	{
+		p->node[x].pos = P_UNSEEN;
+		p->plinkv[x] = P_UNSEEN;
+	}
+	return XXL_OK;
+}
+
+xxl_status
+paths_mem_run(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	uint64_t	t0 = xxl_now_ns();
+	xxl_status	rc;
+
+	p->path = XXL_PATHS_IN_MEMORY;
+	if (paths_take_sources(p) != XXL_OK || build_csr(p) != XXL_OK ||
+		paths_alloc_nodes(p, p->op == XXL_PATHS_SSSP) != XXL_OK)
+		return env->err.code;
+	p->build_ns = xxl_now_ns() - t0;
 	if (env->threads >= 2 && !p->has_target && p->n >= SEARCH_ASYNC_NODES)
 		return start_search(p);
 	rc = run_search(p);
 	if (rc != XXL_OK)
 		return rc;
 	if (p->has_target)
-		collect_path(p);
+		paths_collect_path(p, (uint32_t *) p->hent);
 	return XXL_OK;
 }
 
@@ -667,13 +622,15 @@ paths_mem_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *e
 
 		__builtin_prefetch(pvec_at(&p->map.ids, p->node[v].pred));
 		if (p->plinkv[v] != P_UNSEEN)
-			__builtin_prefetch(link_at(p, p->plinkv[v]));
+			__builtin_prefetch(p->eidn ? (const void *) &p->eidn[v] :
+							   (const void *) link_at(p, p->plinkv[v]));
 	}
 	u = p->order[p->out_pos++];
 	*node = idmap_id(&p->map, u);
 	*d = p->node[u].d;
 	*pred = idmap_id(&p->map, p->node[u].pred);
-	*edge = p->plinkv[u] == P_UNSEEN ? -1 : link_at(p, p->plinkv[u])->eid;
+	/* the semi-external path holds no link costs: the pass after its search found the ids */
+	*edge = p->plinkv[u] == P_UNSEEN ? -1 : p->eidn ? p->eidn[u] : link_at(p, p->plinkv[u])->eid;
 	return 1;
 }
 
@@ -689,10 +646,20 @@ paths_mem_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost, double 
 	*agg = p->node[x].d;
 	if (p->out_pos + 1 < p->nsteps)
 	{
-		const plink_cost *l = link_at(p, p->plinkv[p->steps[p->nsteps - 2 - p->out_pos]]);
+		uint32_t	next = p->steps[p->nsteps - 2 - p->out_pos];
 
-		*edge = l->eid;
-		*cost = l->w;
+		if (p->wn)
+		{
+			*edge = p->eidn[next];
+			*cost = p->wn[next];
+		}
+		else
+		{
+			const plink_cost *l = link_at(p, p->plinkv[next]);
+
+			*edge = l->eid;
+			*cost = l->w;
+		}
 	}
 	else
 	{
@@ -710,6 +677,7 @@ paths_mem_release(xxl_paths *p)
 	size_t		n = p->n ? p->n : 1;
 
 	paths_mem_join(p, true);
+	paths_semi_release(p);
 	if (p->search_src)
 		xxl_env_free(env, p->search_src, sizeof(uint32_t) * (p->nsources ? p->nsources : 1));
 	p->search_src = NULL;

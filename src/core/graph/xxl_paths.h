@@ -35,6 +35,13 @@
  *    row array, and the search is Dijkstra with an addressable 4-ary heap
  *    (at most one entry per node, so its memory is known in advance) or a
  *    FIFO queue for BFS.  No spill at all.
+ *  - Semi-external when the links and lists do not fit but the nodes do
+ *    (about 44 bytes per node for BFS, 52 for shortest paths, beside the
+ *    id table): the same numbering, heap and queue, the links spooled with
+ *    their dense ids, and the adjacency split at one arc: as many arcs as
+ *    the rest of the budget holds in memory, the others in a page file read
+ *    through a page cache (paths_semi.c).  The answers are the in-memory
+ *    path's, row for row.
  *  - External otherwise, semi-external in the weakest sense: one bit per
  *    node in memory.  Ids are numbered by two sorts; the adjacency lists go
  *    to disk in node order with an index of n + 1 offsets, both read through
@@ -80,7 +87,8 @@ typedef enum xxl_paths_path
 {
 	XXL_PATHS_NONE,				/* not run yet */
 	XXL_PATHS_IN_MEMORY,
-	XXL_PATHS_EXTERNAL
+	XXL_PATHS_EXTERNAL,
+	XXL_PATHS_SEMI_EXTERNAL		/* nodes in memory, links and some arcs on disk */
 } xxl_paths_path;
 
 /* The external BFS: Munagala-Ranade or Mehlhorn-Meyer (clusters, hot pool). */
@@ -134,6 +142,8 @@ typedef struct xxl_paths_stats
 	uint64_t	pq_pushes;		/* heap / queue insertions */
 	uint64_t	pq_merges;		/* external queue: run merges */
 	uint64_t	pq_bytes;		/* external queue: spill I/O, both ways */
+	uint64_t	arcs_in_memory;	/* semi-external: arcs held in memory (the rest paged) */
+	uint64_t	link_passes;	/* semi-external: reads of the spooled links */
 	uint64_t	cache_hits;		/* external: adjacency and index page reads */
 	uint64_t	cache_misses;
 	xxl_paths_bfs bfs;			/* external BFS: MR or MM (AUTO: none ran) */

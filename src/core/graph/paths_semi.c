@@ -1,0 +1,711 @@
+/*
+ * paths_semi.c — the semi-external path of BFS / shortest paths
+ * (xxl_paths.h): taken when the in-memory path's links and lists do not
+ * fit the budget but its nodes do.  The nodes stay as the in-memory path
+ * keeps them (the id table, the distances, the heap or queue, the order
+ * settled); the links go to a spool with their dense ids; the adjacency is
+ * split at one arc: the first arcs, as many as the rest of the budget
+ * holds, in memory, the others in a page file read through a page cache.
+ *
+ * Why not the external path below "fits": on 1M nodes / 5M edges the
+ * in-memory path needs about 220 MB and its nodes 50; the external path
+ * numbers the ids and builds the adjacency by three sorts, 4-5x the
+ * in-memory time.  Here the ids are numbered as the edges come, and the
+ * adjacency is built by counting: one pass over the spooled links counts
+ * each node's arcs, and each further pass puts every arc at its slot,
+ * keeping those of the memory part and of one chunk of the page file (as
+ * large as the budget holds before the search's arrays exist), which it
+ * then appends.  Arcs keep their links' order within each list, as in
+ * memory, so the searches settle the same nodes from the same
+ * predecessors: the rows are the in-memory path's.
+ *
+ * The arcs hold no edge ids (8 bytes per arc less): after the search one
+ * more pass over the links gives each reached node the id (and, for a
+ * target's path, the cost) of the link it was reached by.
+ */
+#include "core/graph/paths_internal.h"
+
+#include <string.h>
+
+#define SEMI_REC sizeof(plink_semi)
+/* the sources, the spool's reader and the operator's small state */
+#define SEMI_FIXED (64 * 1024)
+/* adjacency pages the cache keeps at least */
+#define SEMI_CACHE_PAGES 16
+/*
+ * The budget is checked once per this many links, for the nodes they can
+ * bring: the in-memory path's stride (PVEC_FIT_STRIDE) would ask for room
+ * for 64K nodes ahead, more than the whole search at small budgets.
+ */
+#define SEMI_FIT_STRIDE 1024
+
+/* Bytes of a paged arc: costs beside it for shortest paths only. */
+static size_t
+disk_arc_bytes(const xxl_paths *p)
+{
+	return p->op == XXL_PATHS_SSSP ? sizeof(psarc) : sizeof(parc);
+}
+
+/* Bytes of an arc in memory: the arc and, for shortest paths, its cost. */
+static size_t
+mem_arc_bytes(const xxl_paths *p)
+{
+	return p->op == XXL_PATHS_SSSP ? sizeof(parc) + sizeof(double) : sizeof(parc);
+}
+
+static size_t
+page_bytes(const xxl_paths *p)
+{
+	return xxl_pagefile_page_for(&p->env, 4096);
+}
+
+/*
+ * What the search holds per node beside the ids and offsets: its entry,
+ * its link, its place in the order, and the heap (shortest paths) or the
+ * edge ids found afterwards (BFS; shortest paths put them, and a path's
+ * costs, where the heap was); with a target, room for the path.
+ */
+static size_t
+node_bytes(const xxl_paths *p)
+{
+	return sizeof(pnode) + 4 + 4 + (p->op == XXL_PATHS_SSSP ? sizeof(pheap_entry) : 8) +
+		(p->has_target ? 4 : 0);
+}
+
+/* The search's memory without arcs in memory: nodes, offsets, the smallest cache. */
+static size_t
+search_bytes(const xxl_paths *p, uint64_t n)
+{
+	return pvec_bytes(&p->map.ids, n) + 4 * (n + 1) + node_bytes(p) * n +
+		SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)) + SEMI_FIXED;
+}
+
+/*
+ * The semi-external path's paths_fits_fn: the ids and their tables while
+ * the edges come, the search's arrays afterwards (the tables are gone by
+ * then), and arcs and links below the dense limit.
+ */
+static bool
+semi_fits(const xxl_paths *p, uint64_t n, size_t tables)
+{
+	uint64_t	links = p->nlinks + 1;
+	size_t		input = pvec_bytes(&p->map.ids, n) + tables + SEMI_FIXED;
+
+	return n < P_MAX_DENSE && (p->directed ? links : 2 * links) < P_MAX_DENSE &&
+		input <= p->env.pool && search_bytes(p, n) <= p->env.pool;
+}
+
+static xxl_status
+spool_link(xxl_paths *p, uint32_t u, uint32_t v, double w, int64_t eid)
+{
+	plink_semi	l = {u, v, w, eid};
+
+	if (xxl_spool_write(&p->semispool, &l, SEMI_REC) != XXL_OK)
+		return p->env.err.code;
+	p->nlinks++;
+	return XXL_OK;
+}
+
+xxl_status
+paths_semi_begin(xxl_paths *p)
+{
+	uint64_t	links = p->nlinks;
+
+	/* room for the next stride's nodes, as paths_semi_add checks */
+	if (!semi_fits(p, p->n + 2 * SEMI_FIT_STRIDE, idmap_table_bytes(&p->map)))
+		return XXL_ENOMEM;
+	xxl_spool_init(&p->semispool, &p->env, XXL_SPOOL_SHARED);
+	p->semi = true;
+	p->nlinks = 0;
+	for (uint64_t i = 0; i < links; i++)
+	{
+		const plink_ends *e = pvec_at(&p->lends, i);
+		const plink_cost *c = pvec_at(&p->lcost, i);
+
+		if (spool_link(p, e->u, e->v, c->w, c->eid) != XXL_OK)
+			return p->env.err.code;
+	}
+	pvec_free(&p->env, &p->lends);
+	pvec_free(&p->env, &p->lcost);
+	return XXL_OK;
+}
+
+/* Like paths_mem_add: XXL_ENOMEM (no error) when it would not fit, nothing added. */
+xxl_status
+paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
+{
+	uint32_t	du,
+				dv;
+
+	if (p->nlinks % SEMI_FIT_STRIDE == 0 &&
+		!semi_fits(p, p->n + 2 * SEMI_FIT_STRIDE, idmap_table_bytes(&p->map)))
+		return XXL_ENOMEM;
+	if ((du = paths_intern(p, u, semi_fits)) == P_UNSEEN ||
+		(dv = paths_intern(p, v, semi_fits)) == P_UNSEEN)
+	{
+		if (p->env.err.code == XXL_ENOMEM)
+			xxl_error_clear(&p->env.err);
+		return p->env.err.code == XXL_OK ? XXL_ENOMEM : p->env.err.code;
+	}
+	return spool_link(p, du, dv, w, eid);
+}
+
+/* Each spooled link in order, to fn; stops at the first error. */
+typedef void (*link_fn) (xxl_paths *p, uint32_t i, const plink_semi *l, void *arg);
+
+static xxl_status
+each_link(xxl_paths *p, link_fn fn, void *arg)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *r;
+
+	if (xxl_spool_reader_open(&rd, &p->semispool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		plink_semi	l;
+
+		if (xxl_spool_read(&rd, SEMI_REC, &r) != XXL_OK)
+			break;
+		memcpy(&l, r, SEMI_REC);
+		fn(p, (uint32_t) i, &l, arg);
+		if ((i & 4095) == 4095 && xxl_env_poll(env))
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	p->link_passes++;
+	return env->err.code;
+}
+
+xxl_status
+paths_semi_hand_over(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *r;
+	uint64_t	links = p->nlinks;
+
+	p->nlinks = 0;
+	if (xxl_spool_finish(&p->semispool) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->semispool, true) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < links; i++)
+	{
+		plink_semi	l;
+
+		if (xxl_spool_read(&rd, SEMI_REC, &r) != XXL_OK)
+			break;
+		memcpy(&l, r, SEMI_REC);
+		if (paths_ext_add(p, idmap_id(&p->map, l.u), idmap_id(&p->map, l.v), l.eid,
+						  l.w) != XXL_OK)
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	p->semi = false;
+	return env->err.code;
+}
+
+/* Building the adjacency -------------------------------------------------------- */
+
+static void
+count_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+{
+	(void) i;
+	(void) arg;
+	p->off[l->u + 1]++;
+	if (!p->directed)
+		p->off[l->v + 1]++;
+}
+
+/*
+ * A placing pass: the slots of the arcs whose tails are in [lo, hi], the
+ * nodes that have arcs in the memory part (first pass) or in this pass's
+ * chunk; the others are passed over without touching their cursors (a
+ * random access each).
+ */
+typedef struct place_pass
+{
+	uint32_t   *cur;			/* each node's next slot */
+	uint64_t	from,
+				to;				/* the chunk: arcs [from, to) */
+	uint32_t	lo,
+				hi;
+	unsigned char *chunk;
+	bool		memory;			/* this pass fills the memory part too */
+} place_pass;
+
+static inline void
+place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, uint32_t link, double w)
+{
+	uint64_t	a;
+
+	if (tail < pp->lo || tail > pp->hi)
+		return;
+	a = pp->cur[tail]++;
+
+	if (a < p->mem_arcs)
+	{
+		if (!pp->memory)
+			return;
+		p->arcs[a] = (parc) {head, link};
+		if (p->warc)
+			p->warc[a] = w;
+	}
+	else if (a >= pp->from && a < pp->to)
+	{
+		unsigned char *r = pp->chunk + (a - pp->from) * disk_arc_bytes(p);
+
+		if (p->op == XXL_PATHS_SSSP)
+			memcpy(r, &(psarc) {head, link, w}, sizeof(psarc));
+		else
+			memcpy(r, &(parc) {head, link}, sizeof(parc));
+	}
+}
+
+static void
+place_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+{
+	place_pass *pp = arg;
+
+	place(p, pp, l->u, l->v, i, l->w);
+	if (!p->directed)
+		place(p, pp, l->v, l->u, i, l->w);
+}
+
+/* The node whose list holds arc a (< narcs): the last x with off[x] <= a. */
+static uint32_t
+tail_of(const xxl_paths *p, uint64_t a)
+{
+	uint64_t	lo = 0,
+				hi = p->n;		/* off[lo] <= a < off[hi] */
+
+	while (hi - lo > 1)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (p->off[mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (uint32_t) lo;
+}
+
+/*
+ * The offsets by counting, then the arcs: the memory part takes what the
+ * search's arrays leave of the pool; the paged rest is placed a chunk per
+ * pass, a chunk being what the pool holds beside the memory part while
+ * those arrays do not exist yet.
+ */
+static xxl_status
+build_adjacency(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		search = search_bytes(p, p->n);
+	size_t		rec = disk_arc_bytes(p);
+	size_t		held,
+				chunk_bytes;
+	uint64_t	chunk_arcs;
+	place_pass	pp = {0};
+	xxl_status	rc = XXL_OK;
+
+	if (xxl_spool_finish(&p->semispool) != XXL_OK ||
+		(p->off = xxl_env_alloc(env, 4 * (p->n + 1))) == NULL)
+		return env->err.code;
+	memset(p->off, 0, 4 * (p->n + 1));
+	if (each_link(p, count_link, NULL) != XXL_OK)
+		return env->err.code;
+	for (uint64_t x = 0; x < p->n; x++)
+		p->off[x + 1] += p->off[x];
+	p->narcs = p->off[p->n];
+
+	p->mem_arcs = search < env->pool ? (env->pool - search) / mem_arc_bytes(p) : 0;
+	if (p->mem_arcs > p->narcs)
+		p->mem_arcs = p->narcs;
+	held = pvec_bytes(&p->map.ids, p->n) + 4 * (p->n + 1) + 4 * p->n +
+		mem_arc_bytes(p) * p->mem_arcs + page_bytes(p) + SEMI_FIXED;
+	chunk_bytes = env->pool > held ? env->pool - held : 0;
+	chunk_arcs = chunk_bytes / rec;
+	if (chunk_arcs < page_bytes(p) / rec)
+		chunk_arcs = page_bytes(p) / rec;
+	if (chunk_arcs > p->narcs - p->mem_arcs)
+		chunk_arcs = p->narcs - p->mem_arcs;
+
+	if ((p->arcs = xxl_env_alloc(env, sizeof(parc) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL ||
+		(p->op == XXL_PATHS_SSSP &&
+		 (p->warc = xxl_env_alloc(env, sizeof(double) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL) ||
+		(pp.cur = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
+		(chunk_arcs > 0 && (pp.chunk = xxl_env_alloc(env, chunk_arcs * rec)) == NULL) ||
+		xxl_pagefile_open(&p->adj, env, page_bytes(p), rec) != XXL_OK)
+		rc = env->err.code;
+	pp.memory = true;
+	for (pp.from = p->mem_arcs; rc == XXL_OK && (pp.memory || pp.from < p->narcs);
+		 pp.from = pp.to)
+	{
+		pp.to = pp.from + chunk_arcs < p->narcs ? pp.from + chunk_arcs : p->narcs;
+		pp.lo = pp.memory ? 0 : tail_of(p, pp.from);
+		pp.hi = pp.to > 0 ? tail_of(p, pp.to - 1) : 0;
+		if (p->n > 0)
+			memcpy(pp.cur + pp.lo, p->off + pp.lo, 4 * ((uint64_t) pp.hi - pp.lo + 1));
+		if (each_link(p, place_link, &pp) != XXL_OK)
+			rc = env->err.code;
+		for (uint64_t a = pp.from; rc == XXL_OK && a < pp.to; a++)
+			if (xxl_pagefile_append(&p->adj, pp.chunk + (a - pp.from) * rec) != XXL_OK)
+				rc = env->err.code;
+		pp.memory = false;
+	}
+	if (pp.cur)
+		xxl_env_free(env, pp.cur, 4 * (p->n ? p->n : 1));
+	if (pp.chunk)
+		xxl_env_free(env, pp.chunk, chunk_arcs * rec);
+	if (rc != XXL_OK)
+		return rc;
+	/* the cache: what the search leaves */
+	held = search - SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)) +
+		mem_arc_bytes(p) * p->mem_arcs;
+	return xxl_pagefile_finish(&p->adj, env->pool > held + SEMI_CACHE_PAGES * (page_bytes(p) + 8) ?
+							   env->pool - held :
+							   SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)));
+}
+
+/* The arcs in memory (fewer than the in-memory path's: mem_arcs). */
+static void
+free_arcs(xxl_paths *p)
+{
+	size_t		m = p->mem_arcs ? p->mem_arcs : 1;
+
+	if (p->arcs)
+		xxl_env_free(&p->env, p->arcs, sizeof(parc) * m);
+	p->arcs = NULL;
+	if (p->warc)
+		xxl_env_free(&p->env, p->warc, sizeof(double) * m);
+	p->warc = NULL;
+}
+
+/* Search ---------------------------------------------------------------------------- */
+
+/* Arc a: in memory, or read through the page cache. */
+static inline xxl_status
+arc_at(xxl_paths *p, uint64_t a, uint32_t *to, uint32_t *link, double *w)
+{
+	const unsigned char *r;
+
+	if (a < p->mem_arcs)
+	{
+		*to = p->arcs[a].to;
+		*link = p->arcs[a].link;
+		*w = p->warc ? p->warc[a] : 1;
+		return XXL_OK;
+	}
+	if (xxl_pagefile_get(&p->adj, a - p->mem_arcs, &r) != XXL_OK)
+	{
+		*to = *link = 0;
+		*w = 0;
+		return p->env.err.code;
+	}
+	if (p->op == XXL_PATHS_SSSP)
+	{
+		psarc		x;
+
+		memcpy(&x, r, sizeof(x));
+		*to = x.to;
+		*link = x.link;
+		*w = x.w;
+	}
+	else
+	{
+		parc		x;
+
+		memcpy(&x, r, sizeof(x));
+		*to = x.to;
+		*link = x.link;
+		*w = 1;
+	}
+	return XXL_OK;
+}
+
+/*
+ * A node's arcs are taken a batch at a time, their heads' entries
+ * prefetched before any is looked at: the misses overlap, as the
+ * in-memory searches' prefetches make them.
+ */
+#define ARC_BATCH 32
+
+typedef struct arc_batch
+{
+	uint32_t	to[ARC_BATCH],
+				link[ARC_BATCH];
+	double		w[ARC_BATCH];
+} arc_batch;
+
+/* Arcs [a, min(a + ARC_BATCH, end)) into b; how many, or -1 on an error. */
+static inline int
+gather(xxl_paths *p, uint64_t a, uint64_t end, arc_batch *b)
+{
+	int			k = end - a < ARC_BATCH ? (int) (end - a) : ARC_BATCH;
+
+	for (int i = 0; i < k; i++)
+	{
+		if (arc_at(p, a + i, &b->to[i], &b->link[i], &b->w[i]) != XXL_OK)
+			return -1;
+		__builtin_prefetch(&p->node[b->to[i]]);
+	}
+	return k;
+}
+
+/* The in-memory path's Dijkstra over arc_at (paths_memory.c has why the heap). */
+static xxl_status
+semi_dijkstra(xxl_paths *p)
+{
+	uint32_t	size = 0;
+
+	for (size_t i = 0; i < p->search_nsrc; i++)
+	{
+		uint32_t	s = p->search_src[i];
+
+		reach(p, s, 0, s, P_UNSEEN);
+		heap_up(p, size++, (pheap_entry) {0.0, s});
+		p->pushes++;
+	}
+	while (size > 0)
+	{
+		uint32_t	u = p->hent[0].node;
+		double		du = p->node[u].d;
+
+		if (!(du <= p->max_distance))
+			break;
+		if (--size > 0)
+			heap_down(p, 0, p->hent[size], size);
+		p->node[u].pos = P_SETTLED;
+		p->order[p->reached++] = u;
+		if (p->has_target && u == p->target_dense)
+		{
+			p->target_found = true;
+			break;
+		}
+		for (uint64_t a = p->off[u], end = p->off[u + 1]; a < end;)
+		{
+			arc_batch	b;
+			int			k = gather(p, a, end, &b);
+
+			if (k < 0)
+				return p->env.err.code;
+			a += k;
+			for (int i = 0; i < k; i++)
+			{
+				uint32_t	v = b.to[i];
+				double		nd = du + b.w[i];
+
+				if (p->node[v].pos == P_SETTLED)
+					continue;
+				p->relaxed++;
+				if (p->node[v].pos == P_UNSEEN)
+				{
+					reach(p, v, nd, u, b.link[i]);
+					heap_up(p, size++, (pheap_entry) {nd, v});
+					p->pushes++;
+				}
+				else if (nd < p->node[v].d)
+				{
+					reach(p, v, nd, u, b.link[i]);
+					heap_up(p, p->node[v].pos, (pheap_entry) {nd, v});
+				}
+			}
+		}
+		if (xxl_env_poll(&p->env))
+			return p->env.err.code;
+	}
+	return XXL_OK;
+}
+
+/* Digits of the level sort: 2^11 counters on the stack, 2 passes for up to 4M nodes. */
+#define LEVEL_DIGIT 11
+
+/*
+ * Sort the k node ids of x (all below n) into increasing order, by LSD
+ * radix with tmp (k entries) as the other buffer.
+ */
+static void
+sort_level(uint32_t *x, size_t k, uint32_t *tmp, uint64_t n)
+{
+	uint32_t	count[1 << LEVEL_DIGIT];
+	int			bits = 1;
+
+	if (k < 2)
+		return;
+	while (bits < 32 && (UINT64_C(1) << bits) < n)
+		bits++;
+	for (int shift = 0; shift < bits; shift += LEVEL_DIGIT)
+	{
+		uint32_t	sum = 0,
+				   *t;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < k; i++)
+			count[(x[i] >> shift) & ((1 << LEVEL_DIGIT) - 1)]++;
+		for (size_t d = 0; d < (1 << LEVEL_DIGIT); d++)
+		{
+			uint32_t	c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < k; i++)
+			tmp[count[(x[i] >> shift) & ((1 << LEVEL_DIGIT) - 1)]++] = x[i];
+		t = x;
+		x = tmp;
+		tmp = t;
+	}
+	/* an odd number of passes left the ids in the other buffer */
+	if (((bits + LEVEL_DIGIT - 1) / LEVEL_DIGIT) % 2 == 1)
+		memcpy(tmp, x, k * sizeof(uint32_t));
+}
+
+/*
+ * The in-memory path's BFS over arc_at, but with paged arcs each level is
+ * expanded in node order: the paged lists are then read in file order,
+ * each page once per level, not once per node (on 1M nodes / 5M edges
+ * with most arcs paged, 0.9M page reads became 60K).  The depths are the
+ * in-memory path's; a node's predecessor may be another of the same depth.
+ */
+static xxl_status
+semi_bfs(xxl_paths *p)
+{
+	uint64_t	head = 0,
+				depth_end = 0;
+
+	for (size_t i = 0; i < p->search_nsrc; i++)
+	{
+		uint32_t	s = p->search_src[i];
+
+		reach(p, s, 0, s, P_UNSEEN);
+		p->node[s].pos = P_SETTLED;
+		p->order[p->reached++] = s;
+	}
+	while (head < p->reached)
+	{
+		uint32_t	u = p->order[head];
+
+		if (head == depth_end)
+		{
+			p->levels++;
+			depth_end = p->reached;
+			if (p->mem_arcs < p->narcs)
+			{
+				/* the edge ids' room is free until the search ends */
+				sort_level(p->order + head, depth_end - head, (uint32_t *) p->eidn, p->n);
+				u = p->order[head];
+			}
+		}
+		head++;
+		if (p->node[u].d >= (double) p->max_depth)
+			continue;
+		for (uint64_t a = p->off[u], end = p->off[u + 1]; a < end;)
+		{
+			arc_batch	b;
+			int			k = gather(p, a, end, &b);
+
+			if (k < 0)
+				return p->env.err.code;
+			a += k;
+			for (int i = 0; i < k; i++)
+			{
+				uint32_t	v = b.to[i];
+
+				p->relaxed++;
+				if (p->node[v].pos != P_UNSEEN)
+					continue;
+				reach(p, v, p->node[u].d + 1, u, b.link[i]);
+				p->node[v].pos = P_SETTLED;
+				p->order[p->reached++] = v;
+				p->pushes++;
+			}
+		}
+		if (xxl_env_poll(&p->env))
+			return p->env.err.code;
+	}
+	return XXL_OK;
+}
+
+/* The edge id (and cost) of the links the reached nodes were reached by. */
+static void
+note_tree_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+{
+	(void) arg;
+	if (p->plinkv[l->v] == i)
+	{
+		p->eidn[l->v] = l->eid;
+		if (p->wn)
+			p->wn[l->v] = l->w;
+	}
+	if (!p->directed && p->plinkv[l->u] == i)
+	{
+		p->eidn[l->u] = l->eid;
+		if (p->wn)
+			p->wn[l->u] = l->w;
+	}
+}
+
+xxl_status
+paths_semi_run(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		n = p->n ? p->n : 1;
+	uint64_t	t0 = xxl_now_ns();
+	xxl_status	rc;
+
+	p->path = XXL_PATHS_SEMI_EXTERNAL;
+	if (paths_take_sources(p) != XXL_OK || build_adjacency(p) != XXL_OK ||
+		paths_alloc_nodes(p, p->op == XXL_PATHS_SSSP) != XXL_OK)
+		return env->err.code;
+	p->build_ns = xxl_now_ns() - t0;
+	t0 = xxl_now_ns();
+	/* BFS: the edge ids' room first, the level sort's buffer */
+	if (p->op == XXL_PATHS_BFS && (p->eidn = xxl_env_alloc(env, sizeof(int64_t) * n)) == NULL)
+		return env->err.code;
+	rc = p->op == XXL_PATHS_SSSP ? semi_dijkstra(p) : semi_bfs(p);
+	if (rc != XXL_OK)
+		return rc;
+	/* the adjacency and the heap are done with: their room takes the edge ids */
+	p->cache_hits += p->adj.hits;
+	p->cache_misses += p->adj.misses;
+	xxl_pagefile_close(&p->adj);
+	free_arcs(p);
+	if (p->hent)
+		xxl_env_free(env, p->hent, sizeof(pheap_entry) * n);
+	p->hent = NULL;
+	if ((p->eidn == NULL && (p->eidn = xxl_env_alloc(env, sizeof(int64_t) * n)) == NULL) ||
+		(p->has_target && (p->wn = xxl_env_alloc(env, sizeof(double) * n)) == NULL) ||
+		(p->has_target && (p->semi_steps = xxl_env_alloc(env, 4 * n)) == NULL) ||
+		each_link(p, note_tree_link, NULL) != XXL_OK)
+		return env->err.code;
+	if (p->has_target)
+		paths_collect_path(p, p->semi_steps);
+	p->search_ns = xxl_now_ns() - t0;
+	return XXL_OK;
+}
+
+void
+paths_semi_release(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		n = p->n ? p->n : 1;
+
+	if (p->path == XXL_PATHS_SEMI_EXTERNAL)
+	{
+		free_arcs(p);
+		xxl_pagefile_close(&p->adj);
+	}
+	if (p->eidn)
+		xxl_env_free(env, p->eidn, sizeof(int64_t) * n);
+	p->eidn = NULL;
+	if (p->wn)
+		xxl_env_free(env, p->wn, sizeof(double) * n);
+	p->wn = NULL;
+	if (p->semi_steps)
+		xxl_env_free(env, p->semi_steps, 4 * n);
+	p->semi_steps = NULL;
+	p->steps = NULL;
+	xxl_spool_free(&p->semispool);
+}
