@@ -85,6 +85,7 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	idmap_init(&p->map, p->env.budget.limit);
 	pvec_init(&p->lends, sizeof(plink_ends), p->env.budget.limit);
 	pvec_init(&p->lcost, sizeof(plink_cost), p->env.budget.limit);
+	pvec_init(&p->semi_deg, sizeof(uint32_t), p->env.budget.limit);
 	xxl_spool_init(&p->linkspool, &p->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&p->results, &p->env, XXL_SPOOL_SHARED);
 	p->sources_bytes = ns * sizeof(int64_t);

@@ -232,6 +232,7 @@ struct xxl_paths
 
 	/* semi-external (also off, node, plinkv, hent, order and the map above) */
 	xxl_spool	semispool;		/* plink_semi, in link order */
+	pvec		semi_deg;		/* uint32_t arcs per node, counted as the links come */
 	uint64_t	mem_arcs;		/* arcs [0, mem_arcs) in arcs / warc, the rest in adj */
 	double	   *warc;			/* SSSP: the cost of each arc in memory */
 	int64_t    *eidn;			/* the edge id of each reached node's link, after the search */

@@ -10,14 +10,14 @@
  * Why not the external path below "fits": on 1M nodes / 5M edges the
  * in-memory path needs about 220 MB and its nodes 50; the external path
  * numbers the ids and builds the adjacency by three sorts, 4-5x the
- * in-memory time.  Here the ids are numbered as the edges come, and the
- * adjacency is built by counting: one pass over the spooled links counts
- * each node's arcs, and each further pass puts every arc at its slot,
- * keeping those of the memory part and of one chunk of the page file (as
- * large as the budget holds before the search's arrays exist), which it
- * then appends.  Arcs keep their links' order within each list, as in
- * memory, so the searches settle the same nodes from the same
- * predecessors: the rows are the in-memory path's.
+ * in-memory time.  Here the ids are numbered and each node's arcs counted
+ * as the edges come, and the adjacency is built by passes over the
+ * spooled links, each putting the arcs of a range of tails at their slots
+ * and keeping one chunk of the page file's (as large as the budget holds
+ * before the search's arrays exist), which it then appends; the last pass
+ * fills the memory part too.  Arcs keep their links' order within each
+ * list, as in memory, so Dijkstra settles the same nodes from the same
+ * predecessors (BFS: see semi_bfs).
  *
  * The arcs hold no edge ids (8 bytes per arc less): after the search one
  * more pass over the links gives each reached node the id (and, for a
@@ -89,17 +89,30 @@ static bool
 semi_fits(const xxl_paths *p, uint64_t n, size_t tables)
 {
 	uint64_t	links = p->nlinks + 1;
-	size_t		input = pvec_bytes(&p->map.ids, n) + tables + SEMI_FIXED;
+	size_t		input = pvec_bytes(&p->map.ids, n) + tables + pvec_bytes(&p->semi_deg, n) +
+		SEMI_FIXED;
 
 	return n < P_MAX_DENSE && (p->directed ? links : 2 * links) < P_MAX_DENSE &&
 		input <= p->env.pool && search_bytes(p, n) <= p->env.pool;
 }
 
+/* A link to the spool, its arcs counted (its ends numbered already). */
 static xxl_status
 spool_link(xxl_paths *p, uint32_t u, uint32_t v, double w, int64_t eid)
 {
 	plink_semi	l = {u, v, w, eid};
 
+	while (p->semi_deg.n < p->n)
+	{
+		uint32_t   *d = pvec_push(&p->env, &p->semi_deg);
+
+		if (d == NULL)
+			return p->env.err.code;
+		*d = 0;
+	}
+	(*(uint32_t *) pvec_at(&p->semi_deg, u))++;
+	if (!p->directed)
+		(*(uint32_t *) pvec_at(&p->semi_deg, v))++;
 	if (xxl_spool_write(&p->semispool, &l, SEMI_REC) != XXL_OK)
 		return p->env.err.code;
 	p->nlinks++;
@@ -141,13 +154,14 @@ paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 		!semi_fits(p, p->n + 2 * SEMI_FIT_STRIDE, idmap_table_bytes(&p->map)))
 		return XXL_ENOMEM;
 	if ((du = paths_intern(p, u, semi_fits)) == P_UNSEEN ||
-		(dv = paths_intern(p, v, semi_fits)) == P_UNSEEN)
+		(dv = paths_intern(p, v, semi_fits)) == P_UNSEEN ||
+		spool_link(p, du, dv, w, eid) != XXL_OK)
 	{
 		if (p->env.err.code == XXL_ENOMEM)
 			xxl_error_clear(&p->env.err);
 		return p->env.err.code == XXL_OK ? XXL_ENOMEM : p->env.err.code;
 	}
-	return spool_link(p, du, dv, w, eid);
+	return XXL_OK;
 }
 
 /* Each spooled link in order, to fn; stops at the first error. */
@@ -207,16 +221,6 @@ paths_semi_hand_over(xxl_paths *p)
 }
 
 /* Building the adjacency -------------------------------------------------------- */
-
-static void
-count_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
-{
-	(void) i;
-	(void) arg;
-	p->off[l->u + 1]++;
-	if (!p->directed)
-		p->off[l->v + 1]++;
-}
 
 /*
  * A placing pass: the slots of the arcs whose tails are in [lo, hi], the
@@ -292,11 +296,34 @@ tail_of(const xxl_paths *p, uint64_t a)
 	return (uint32_t) lo;
 }
 
+/* One placing pass: arcs [from, to) to the page file, and the memory part if memory. */
+static xxl_status
+place_pass_run(xxl_paths *p, place_pass *pp, uint64_t from, uint64_t to, bool memory)
+{
+	size_t		rec = disk_arc_bytes(p);
+	uint64_t	last = memory && p->mem_arcs > to ? p->mem_arcs : to;
+
+	pp->from = from;
+	pp->to = to;
+	pp->memory = memory;
+	pp->lo = memory ? 0 : tail_of(p, from);
+	pp->hi = last > 0 ? tail_of(p, last - 1) : 0;
+	if (p->n > 0)
+		memcpy(pp->cur + pp->lo, p->off + pp->lo, 4 * ((uint64_t) pp->hi - pp->lo + 1));
+	if (each_link(p, place_link, pp) != XXL_OK)
+		return p->env.err.code;
+	for (uint64_t a = from; a < to; a++)
+		if (xxl_pagefile_append(&p->adj, pp->chunk + (a - from) * rec) != XXL_OK)
+			return p->env.err.code;
+	return XXL_OK;
+}
+
 /*
  * The offsets by counting, then the arcs: the memory part takes what the
  * search's arrays leave of the pool; the paged rest is placed a chunk per
- * pass, a chunk being what the pool holds beside the memory part while
- * those arrays do not exist yet.
+ * pass, a chunk being what the pool holds while those arrays do not exist
+ * yet: the memory part too, until the last pass, which fills it beside
+ * the last (smaller) chunk.
  */
 static xxl_status
 build_adjacency(xxl_paths *p)
@@ -304,66 +331,72 @@ build_adjacency(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	size_t		search = search_bytes(p, p->n);
 	size_t		rec = disk_arc_bytes(p);
+	size_t		min_arcs = page_bytes(p) / rec;
 	size_t		held,
-				chunk_bytes;
-	uint64_t	chunk_arcs;
+				mem_bytes;
+	uint64_t	full,
+				last;
 	place_pass	pp = {0};
 	xxl_status	rc = XXL_OK;
 
 	if (xxl_spool_finish(&p->semispool) != XXL_OK ||
 		(p->off = xxl_env_alloc(env, 4 * (p->n + 1))) == NULL)
 		return env->err.code;
-	memset(p->off, 0, 4 * (p->n + 1));
-	if (each_link(p, count_link, NULL) != XXL_OK)
-		return env->err.code;
+	/* the offsets from the counts (a node numbered by the last links has none yet) */
+	p->off[0] = 0;
 	for (uint64_t x = 0; x < p->n; x++)
-		p->off[x + 1] += p->off[x];
+		p->off[x + 1] = p->off[x] +
+			(x < p->semi_deg.n ? *(const uint32_t *) pvec_at(&p->semi_deg, x) : 0);
+	pvec_free(env, &p->semi_deg);
 	p->narcs = p->off[p->n];
 
 	p->mem_arcs = search < env->pool ? (env->pool - search) / mem_arc_bytes(p) : 0;
 	if (p->mem_arcs > p->narcs)
 		p->mem_arcs = p->narcs;
-	held = pvec_bytes(&p->map.ids, p->n) + 4 * (p->n + 1) + 4 * p->n +
-		mem_arc_bytes(p) * p->mem_arcs + page_bytes(p) + SEMI_FIXED;
-	chunk_bytes = env->pool > held ? env->pool - held : 0;
-	chunk_arcs = chunk_bytes / rec;
-	if (chunk_arcs < page_bytes(p) / rec)
-		chunk_arcs = page_bytes(p) / rec;
-	if (chunk_arcs > p->narcs - p->mem_arcs)
-		chunk_arcs = p->narcs - p->mem_arcs;
+	mem_bytes = mem_arc_bytes(p) * p->mem_arcs;
+	/* beside every chunk: the ids, the offsets, the cursors, the page being written */
+	held = pvec_bytes(&p->map.ids, p->n) + 4 * (p->n + 1) + 4 * p->n + page_bytes(p) + SEMI_FIXED;
+	full = env->pool > held ? (env->pool - held) / rec : 0;
+	last = env->pool > held + mem_bytes ? (env->pool - held - mem_bytes) / rec : 0;
+	if (full < min_arcs)
+		full = min_arcs;
+	if (last < min_arcs)
+		last = min_arcs;
+	if (last > p->narcs - p->mem_arcs)
+		last = p->narcs - p->mem_arcs;
 
-	if ((p->arcs = xxl_env_alloc(env, sizeof(parc) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL ||
-		(p->op == XXL_PATHS_SSSP &&
-		 (p->warc = xxl_env_alloc(env, sizeof(double) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL) ||
-		(pp.cur = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
-		(chunk_arcs > 0 && (pp.chunk = xxl_env_alloc(env, chunk_arcs * rec)) == NULL) ||
+	if ((pp.cur = xxl_env_alloc(env, 4 * (p->n ? p->n : 1))) == NULL ||
 		xxl_pagefile_open(&p->adj, env, page_bytes(p), rec) != XXL_OK)
 		rc = env->err.code;
-	pp.memory = true;
-	for (pp.from = p->mem_arcs; rc == XXL_OK && (pp.memory || pp.from < p->narcs);
-		 pp.from = pp.to)
+	/* the first chunks, the memory part's room theirs */
+	if (rc == XXL_OK && p->mem_arcs + last < p->narcs)
 	{
-		pp.to = pp.from + chunk_arcs < p->narcs ? pp.from + chunk_arcs : p->narcs;
-		pp.lo = pp.memory ? 0 : tail_of(p, pp.from);
-		pp.hi = pp.to > 0 ? tail_of(p, pp.to - 1) : 0;
-		if (p->n > 0)
-			memcpy(pp.cur + pp.lo, p->off + pp.lo, 4 * ((uint64_t) pp.hi - pp.lo + 1));
-		if (each_link(p, place_link, &pp) != XXL_OK)
+		if ((pp.chunk = xxl_env_alloc(env, full * rec)) == NULL)
 			rc = env->err.code;
-		for (uint64_t a = pp.from; rc == XXL_OK && a < pp.to; a++)
-			if (xxl_pagefile_append(&p->adj, pp.chunk + (a - pp.from) * rec) != XXL_OK)
-				rc = env->err.code;
-		pp.memory = false;
+		for (uint64_t from = p->mem_arcs; rc == XXL_OK && from < p->narcs - last; from += full)
+			rc = place_pass_run(p, &pp, from, from + full < p->narcs - last ?
+								from + full : p->narcs - last, false);
+		if (pp.chunk)
+			xxl_env_free(env, pp.chunk, full * rec);
+		pp.chunk = NULL;
 	}
+	/* the last chunk and the memory part */
+	if (rc == XXL_OK &&
+		((p->arcs = xxl_env_alloc(env, sizeof(parc) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL ||
+		 (p->op == XXL_PATHS_SSSP &&
+		  (p->warc = xxl_env_alloc(env, sizeof(double) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL) ||
+		 (last > 0 && (pp.chunk = xxl_env_alloc(env, last * rec)) == NULL)))
+		rc = env->err.code;
+	if (rc == XXL_OK)
+		rc = place_pass_run(p, &pp, p->narcs - last, p->narcs, true);
 	if (pp.cur)
 		xxl_env_free(env, pp.cur, 4 * (p->n ? p->n : 1));
 	if (pp.chunk)
-		xxl_env_free(env, pp.chunk, chunk_arcs * rec);
+		xxl_env_free(env, pp.chunk, last * rec);
 	if (rc != XXL_OK)
 		return rc;
 	/* the cache: what the search leaves */
-	held = search - SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)) +
-		mem_arc_bytes(p) * p->mem_arcs;
+	held = search - SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)) + mem_bytes;
 	return xxl_pagefile_finish(&p->adj, env->pool > held + SEMI_CACHE_PAGES * (page_bytes(p) + 8) ?
 							   env->pool - held :
 							   SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)));
@@ -454,6 +487,34 @@ gather(xxl_paths *p, uint64_t a, uint64_t end, arc_batch *b)
 	return k;
 }
 
+/*
+ * The in-memory Dijkstra's pipeline of guesses (paths_memory.c): the
+ * likely next node's arcs, if in memory (its offset was fetched a node ago
+ * as the guess for the node after next), and the offset of the likely node
+ * after next, the smallest of the root's children.
+ */
+static inline void
+prefetch_next(const xxl_paths *p, uint32_t size)
+{
+	uint32_t	next = p->hent[0].node;
+	uint64_t	a = p->off[next];
+
+	if (a < p->mem_arcs)
+	{
+		__builtin_prefetch(&p->arcs[a]);
+		__builtin_prefetch(&p->warc[a]);
+	}
+	if (size > 1)
+	{
+		uint32_t	second = 1;
+
+		for (uint32_t k = 2; k <= 4 && k < size; k++)
+			if (hentry_less(&p->hent[k], &p->hent[second]))
+				second = k;
+		__builtin_prefetch(&p->off[p->hent[second].node]);
+	}
+}
+
 /* The in-memory path's Dijkstra over arc_at (paths_memory.c has why the heap). */
 static xxl_status
 semi_dijkstra(xxl_paths *p)
@@ -476,7 +537,10 @@ semi_dijkstra(xxl_paths *p)
 		if (!(du <= p->max_distance))
 			break;
 		if (--size > 0)
+		{
 			heap_down(p, 0, p->hent[size], size);
+			prefetch_next(p, size);
+		}
 		p->node[u].pos = P_SETTLED;
 		p->order[p->reached++] = u;
 		if (p->has_target && u == p->target_dense)
@@ -708,4 +772,5 @@ paths_semi_release(xxl_paths *p)
 	p->semi_steps = NULL;
 	p->steps = NULL;
 	xxl_spool_free(&p->semispool);
+	pvec_free(env, &p->semi_deg);
 }
