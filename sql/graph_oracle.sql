@@ -254,6 +254,13 @@ SELECT c.* FROM graph_test.check('graph_test.shapes_view',
 	'SELECT cost, target, id, source FROM graph_test.shapes WHERE id % 3 <> 0') c;
 SELECT c.* FROM graph_test.check('graph_test.shapes_view') c;
 
+-- The forests' ids in memory, their edges spooled: 1MB, no cap --------------------
+
+RESET xxl.graph_max_semi_nodes;
+SELECT g, c.* FROM unnest(ARRAY['graph_test.random20k', 'graph_test.dense5k']) g,
+	graph_test.check(g) c WHERE c.fn <> 'connected_components';
+SELECT details->>'path' AS path, details->>'ids' AS ids FROM xxl.last_stats();
+
 -- External by the budget alone: 60000 edges over 70000 ids at 1MB ------------------
 
 RESET xxl.graph_max_semi_nodes;

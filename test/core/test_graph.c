@@ -918,6 +918,78 @@ XT_TEST(graph_random_tiny_budget)
 	}
 }
 
+/*
+ * The forests between memory and the sorters: few nodes and many edges
+ * from the budget where the kept edges no longer fit down to the smallest
+ * (the ids numbered in memory, the edges spooled, the minimum forest's
+ * sorted by one sorter); with a row estimate that rules memory out from
+ * the start; and a graph whose ids outgrow the smallest budget midway
+ * (the spooled edges then go to the sorting path).  Every forest is the
+ * oracle's.
+ */
+XT_TEST(graph_forests_ids_in_memory)
+{
+	edges		es = {0};
+	xt_rng		rng = {77};
+	int			mapped = 0,
+				in_memory = 0;
+
+	random_graph(&es, &rng, 4000, 120000, 1, 1);
+	for (size_t kb = 8192, last = 0; !last; kb = kb / 2)
+		for (int k = 0; k < 2; k++)
+			for (int estimate = 0; estimate < 2; estimate++)
+			{
+				xxl_graph_op op = k ? XXL_GRAPH_MSF : XXL_GRAPH_SF;
+				xxl_graph_config cfg;
+				result		r;
+
+				if (kb * 1024 <= xxl_graph_min_memory())
+				{
+					kb = xxl_graph_min_memory() / 1024;
+					last = 1;
+				}
+				cfg = graph_config(kb * 1024, 0);
+				cfg.expected_edges = estimate ? es.n : 0;
+				r = run_graph(&es, op, &cfg);
+				REQUIRE_MSG(r.rc == XXL_OK, "%zu kB: %s", kb, xxl_status_name(r.rc));
+				if (op == XXL_GRAPH_SF)
+					check_sf("ids in memory", &es, &r);
+				else
+					check_msf("ids in memory", &es, &r);
+				CHECK_LE(r.st.memory_peak, cfg.res.memory);
+				in_memory += r.st.path == XXL_GRAPH_IN_MEMORY;
+				if (r.st.ids_in_memory)
+				{
+					mapped++;
+					CHECK_EQ(r.st.path, XXL_GRAPH_SEMI_EXTERNAL);
+					CHECK(r.st.bytes_written > 0);
+				}
+				result_free(&r);
+			}
+	CHECK(in_memory >= 2);
+	CHECK(mapped >= 8);
+	free(es.e);
+
+	/* ids that do not fit the smallest budget */
+	memset(&es, 0, sizeof(es));
+	random_graph(&es, &rng, 80000, 100000, 1, 1);
+	for (int k = 0; k < 2; k++)
+	{
+		xxl_graph_config cfg = graph_config(xxl_graph_min_memory(), 0);
+		result		r = run_graph(&es, k ? XXL_GRAPH_MSF : XXL_GRAPH_SF, &cfg);
+
+		REQUIRE(r.rc == XXL_OK);
+		if (k)
+			check_msf("ids outgrown", &es, &r);
+		else
+			check_sf("ids outgrown", &es, &r);
+		CHECK(!r.st.ids_in_memory);
+		CHECK(r.st.path != XXL_GRAPH_IN_MEMORY);
+		result_free(&r);
+	}
+	free(es.e);
+}
+
 /* The external path on a larger graph: stats, spill I/O and the budget. */
 XT_TEST(graph_external_stats)
 {

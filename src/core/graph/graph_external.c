@@ -571,7 +571,7 @@ xxl_graph_run(xxl_graph *g)
 	}
 	rc = g->in_memory ? graph_mem_flush(g) : XXL_OK;
 	if (rc == XXL_OK && g->in_memory)
-		rc = graph_mem_run(g);
+		rc = g->mapped ? graph_mapped_run(g) : graph_mem_run(g);
 	else if (rc == XXL_OK)
 	{
 		rc = graph_relabel(g);

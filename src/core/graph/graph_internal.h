@@ -201,6 +201,8 @@ typedef enum graph_out
 	OUT_SF_MEM,					/* kept edges + union-find */
 	OUT_MSF_MEM,				/* kept edges sorted by (cost, id) + union-find */
 	OUT_MSF_SEMI,				/* S3 + union-find */
+	OUT_SF_MAPPED,				/* the dense spool + union-find (graph_mapped.c) */
+	OUT_MSF_MAPPED,				/* S3 of the dense spool + union-find */
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
 
@@ -326,6 +328,10 @@ struct xxl_graph
 	size_t		mem_ids_bytes;
 	pvec		attrs;			/* SF: graph_attr per edge */
 	pvec		kedges;			/* MSF: graph_kedge per edge, instead of ends */
+	/* the forests with ids in memory, edges spooled (graph_mapped.c) */
+	bool		mapped;
+	xxl_spool	dense;
+	uint64_t	mapped_m;		/* edges in dense */
 	xxl_graph_edge batch[256];	/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 };
@@ -460,6 +466,18 @@ xxl_status	graph_mem_run(xxl_graph *g);
 int			graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 								double *cost);
 void		graph_mem_release(xxl_graph *g);
+
+/* graph_mapped.c: the forests with the ids in memory and the edges spooled */
+/* Move the kept edges to the spool: XXL_ENOMEM (no error) if the ids would not fit. */
+xxl_status	graph_mapped_begin(xxl_graph *g);
+/* One more edge: XXL_ENOMEM (no error, nothing added) when its ids would not fit. */
+xxl_status	graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e);
+/* Put the spooled edges to the sorting path (its endpoint sorter open), in input order. */
+xxl_status	graph_mapped_to_sorter(xxl_graph *g);
+xxl_status	graph_mapped_run(xxl_graph *g);
+int			graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
+								   double *cost);
+void		graph_mapped_release(xxl_graph *g);
 
 /* graph_external.c: node reduction with the priority queue, and expansion */
 xxl_status	graph_run_external(xxl_graph *g);

@@ -138,7 +138,8 @@ to_sorter(xxl_graph *g, size_t from)
 	/* (the array of components by id stays beside the sorter: BY_ID_SHARE) */
 	if (!g->by_id)
 		idmap_drop_table(env, &g->idm);
-	if (graph_open_endpoints(g) != XXL_OK)
+	if (graph_open_endpoints(g) != XXL_OK ||
+		(g->mapped && graph_mapped_to_sorter(g) != XXL_OK))
 		return env->err.code;
 	if (g->by_id)
 	{
@@ -266,6 +267,10 @@ graph_mem_start(xxl_graph *g)
 
 	g->in_memory = graph_mem_wanted(g);
 	g->by_id = g->in_memory && g->op == XXL_GRAPH_CC;
+	/* forests whose edges will not fit: their ids may still (the cap asks for the sorters) */
+	if (!g->in_memory && g->op != XXL_GRAPH_CC && g->max_semi_nodes == 0 &&
+		graph_mapped_begin(g) == XXL_OK)
+		g->in_memory = true;
 	/*
 	 * Ids come in any order: the array may cover a sixteenth of the budget
 	 * before as many ids are in (8 entries per id later, as the map's), or,
@@ -394,13 +399,31 @@ graph_mem_flush(xxl_graph *g)
 		prefetch_ends(g, i);
 	for (size_t i = from; i < g->nbatch; i++)
 	{
+		xxl_status	rc;
+
 		prefetch_ends(g, i + ID_AHEAD);
-		if (!keep(g, g->batch[i].source, g->batch[i].target, g->batch[i].id, g->batch[i].cost))
+		if (g->mapped)
 		{
-			if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
-				return g->env.err.code;
+			if ((rc = graph_mapped_put(g, &g->batch[i])) == XXL_OK)
+				continue;
+			if (rc != XXL_ENOMEM || g->env.err.code != XXL_OK)
+				return rc;
 			return to_sorter(g, i);
 		}
+		if (keep(g, g->batch[i].source, g->batch[i].target, g->batch[i].id, g->batch[i].cost))
+			continue;
+		if (g->env.err.code != XXL_OK && g->env.err.code != XXL_ENOMEM)
+			return g->env.err.code;
+		/* the forests' edges go to a spool while their ids still fit; this one too */
+		xxl_error_clear(&g->env.err);
+		if ((rc = graph_mapped_begin(g)) == XXL_OK)
+		{
+			i--;
+			continue;
+		}
+		if (rc != XXL_ENOMEM || g->env.err.code != XXL_OK)
+			return rc;
+		return to_sorter(g, i);
 	}
 	g->nbatch = 0;
 	return XXL_OK;
@@ -524,6 +547,7 @@ graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 void
 graph_mem_release(xxl_graph *g)
 {
+	graph_mapped_release(g);
 	idmap_free(&g->env, &g->idm);
 	pvec_free(&g->env, &g->ends);
 	pvec_free(&g->env, &g->attrs);

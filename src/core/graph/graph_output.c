@@ -171,6 +171,12 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 				return finish_output(g);
 			return 1;
 		}
+		else if (g->out == OUT_SF_MAPPED || g->out == OUT_MSF_MAPPED)
+		{
+			int			got = graph_mapped_next_edge(g, id, source, target, cost);
+
+			return got == 0 ? finish_output(g) : got;
+		}
 		else if (g->out == OUT_SF_SEMI)
 		{
 			uint64_t	e,

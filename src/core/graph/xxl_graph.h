@@ -106,6 +106,8 @@ typedef struct xxl_graph_stats
 	uint64_t	self_loops;
 	uint64_t	nodes;			/* distinct ids */
 	uint64_t	semi_nodes_max; /* nodes the semi-external algorithm could take */
+	bool		ids_in_memory;	/* semi-external forests: ids numbered by the in-memory map,
+								 * not by sorts */
 	uint64_t	base_nodes;		/* external: nodes left to the semi-external base (n') */
 	uint64_t	contracted_nodes;	/* external: nodes removed by contraction */
 	uint64_t	relinked_edges; /* external: edges re-inserted by contraction */
