@@ -2,11 +2,12 @@
  * graph_mapped.c — the forests' semi-external path with the ids numbered
  * in memory (xxl_graph.h): taken when the kept edges of the in-memory path
  * (24 bytes each for the spanning forest, 32 for the minimum one) do not
- * fit but the id map and a union-find entry per node do.  The edges go to
- * a spool with their dense ends, in input order; the spanning forest is
- * then the union-find over that spool (the in-memory path's output scan),
- * and the minimum spanning forest sorts it by (cost, id, input position)
- * with one environment sorter and runs Kruskal over the sorted stream.
+ * fit but the id map and a union-find entry per node (4 bytes) do.  The
+ * edges go to a spool with their dense ends, in input order; the spanning
+ * forest is then the union-find over that spool (the in-memory path's
+ * output scan), and the minimum spanning forest sorts it by (cost, id,
+ * input position) with one environment sorter and runs Kruskal over the
+ * sorted stream.
  *
  * Why: the sorting path numbers the ids by two sorts of the endpoints
  * before its union-find (2.2-2.7 s for the spanning forest of 1M nodes /
@@ -49,7 +50,7 @@ static bool
 mapped_fits(const xxl_graph *g, uint64_t n, size_t tables)
 {
 	size_t		input = pvec_bytes(&g->idm.ids, n) + tables + MAPPED_FIXED;
-	size_t		run = pvec_bytes(&g->idm.ids, n) + n * sizeof(uint64_t) + MAPPED_FIXED;
+	size_t		run = pvec_bytes(&g->idm.ids, n) + n * sizeof(uint32_t) + MAPPED_FIXED;
 	size_t		room = g->op == XXL_GRAPH_MSF ? g->env.pool / 2 : g->env.pool;
 
 	return n < IDMAP_MAX && input <= g->env.pool && run <= room;
@@ -169,8 +170,14 @@ graph_mapped_run(xxl_graph *g)
 	g->path = XXL_GRAPH_SEMI_EXTERNAL;
 	g->n = g->idm.n;
 	idmap_drop_table(env, &g->idm);
-	if (xxl_spool_finish(&g->dense) != XXL_OK || uf_alloc(g, g->n) != XXL_OK)
+	if (xxl_spool_finish(&g->dense) != XXL_OK)
 		return env->err.code;
+	/* 4-byte parents: dense ids are below IDMAP_MAX */
+	g->parent_bytes = sizeof(uint32_t) * (g->n ? g->n : 1);
+	if ((g->parent = xxl_env_alloc(env, g->parent_bytes)) == NULL)
+		return env->err.code;
+	for (uint64_t x = 0; x < g->n; x++)
+		((uint32_t *) g->parent)[x] = (uint32_t) x;
 	if (g->op == XXL_GRAPH_SF)
 	{
 		g->out = OUT_SF_MAPPED;
@@ -244,7 +251,7 @@ graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *targ
 			memcpy(&v, r + 28, 4);
 		}
 		g->out_pos++;
-		if (uf_union(g->parent, u, v))
+		if (uf32_union((uint32_t *) g->parent, u, v))
 		{
 			*source = idmap_id(&g->idm, u);
 			*target = idmap_id(&g->idm, v);
