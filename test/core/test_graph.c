@@ -863,8 +863,11 @@ XT_TEST(graph_components_by_id)
 		{"by id, few edges, then huge", 0, 1, INT64_MAX, 1},
 		{"sparse", 0, 40, 0, 4},
 	};
-	/* budgets at which the links so far no longer fit the numbered map */
-	size_t		budgets[] = {1 * MB, 3 * MB / 2, 2 * MB, 3 * MB};
+	/*
+	 * budgets at which the links so far no longer fit the numbered map
+	 * (the roomy one: by id to the end)
+	 */
+	size_t		budgets[] = {ROOMY, 1 * MB, 3 * MB / 2, 2 * MB, 3 * MB};
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 	{
@@ -874,7 +877,9 @@ XT_TEST(graph_components_by_id)
 		random_graph(&es, &rng, n, n * cases[c].m_per_2n / 2, 1 + c * 40, (int) c % 3);
 		densify(&es, cases[c].base, cases[c].stride);
 		late_ids(&es, cases[c].late);
-		check_all_ops(cases[c].label, &es, true, 0);
+		/* the forests on the same ids: once is enough (they never start by id) */
+		if (c < 2)
+			check_all_ops(cases[c].label, &es, true, 0);
 		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
 		{
 			char		l[100];
