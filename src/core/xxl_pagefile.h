@@ -1,6 +1,7 @@
 /*
  * xxl_pagefile.h — a file of fixed-size records written once in order and
- * then read at any record, through a direct-mapped cache of pages.
+ * then read at any record, through a direct-mapped cache of pages (the
+ * page number hashed to its frame).
  *
  * What the random-access parts of an operator stand on (the adjacency lists
  * and node index of the shortest-path search, its settle log read
@@ -51,12 +52,23 @@ xxl_status	xxl_pagefile_append(xxl_pagefile *f, const void *rec);
 xxl_status	xxl_pagefile_finish(xxl_pagefile *f, size_t cache_bytes);
 xxl_status	xxl_pagefile_miss(xxl_pagefile *f, uint64_t page, size_t frame);
 
+/*
+ * The frame of a page: its number hashed first, so that pages read at a
+ * fixed stride (a wave through a grid reads one page every ~16) spread
+ * over all frames instead of colliding in a few.
+ */
+static inline size_t
+xxl_pagefile_frame(const xxl_pagefile *f, uint64_t page)
+{
+	return (size_t) (((page * UINT64_C(0x9E3779B97F4A7C15)) >> 24) % f->nframes);
+}
+
 /* Record i (< records): a pointer valid until the next read of this file. */
 static inline xxl_status
 xxl_pagefile_get(xxl_pagefile *f, uint64_t i, const unsigned char **rec)
 {
 	uint64_t	page = i / f->per_page;
-	size_t		frame = (size_t) (page % f->nframes);
+	size_t		frame = xxl_pagefile_frame(f, page);
 
 	if (f->tags[frame] != page)
 	{
