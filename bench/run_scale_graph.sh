@@ -11,12 +11,16 @@
 # MEMS in a fresh connection, its answer (a count) compared across budgets.
 # From xxl.last_stats(): total time, path, peak memory, bytes written.
 #
+# GRAPH=grid takes a SIDE x SIDE grid (2000: 4M nodes, 8M edges, ids in
+# row order, costs 1..9) instead, searched from its corner: the shape whose
+# waves and bands reward locality, as road networks do.
+#
 # Output: a table per operator (time, against the largest budget's, path,
 # MB written, written / edge bytes (16 per edge), peak) and
-# bench/out/scale_graph.{csv,png,log}.
+# bench/out/scale_graph.{csv,png,log} (scale_graph_grid.* for the grid).
 #
 # Environment: EDGES, NODES, MEMS ("512MB 128MB 64MB 32MB 16MB 8MB 4MB 2MB
-# 1MB"), OPS (all), SEED, KEEP_CLUSTER=1.
+# 1MB"), OPS (all), SEED, GRAPH (random), SIDE, KEEP_CLUSTER=1.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -28,10 +32,13 @@ NODES=${NODES:-1000000}
 MEMS=${MEMS:-512MB 128MB 64MB 32MB 16MB 8MB 4MB 2MB 1MB}
 OPS=${OPS:-cc sf msf bfs sssp triangles mis coloring pagerank}
 SEED=${SEED:-0.42}
+GRAPH=${GRAPH:-random}
+SIDE=${SIDE:-2000}
 OUT=bench/out
-CSV=$OUT/scale_graph.csv
-LOG=$OUT/scale_graph.log
-PNG=$OUT/scale_graph.png
+NAME=scale_graph$([ "$GRAPH" = grid ] && echo _grid)
+CSV=$OUT/$NAME.csv
+LOG=$OUT/$NAME.log
+PNG=$OUT/$NAME.png
 mkdir -p "$OUT"
 : >"$LOG"
 
@@ -41,8 +48,23 @@ start_bench_server bench-scale-graph "shared_preload_libraries = 'pgxxl'"
 
 psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1
-echo "bench-scale (graph): $(nproc) cores, load:$(uptime | sed 's/.*load average//'); generating $EDGES edges over $NODES ids"
-psql_ >>"$LOG" 2>&1 <<SQL
+if [ "$GRAPH" = grid ]; then
+	EDGES=$((2 * SIDE * (SIDE - 1)))
+	NODES=$((SIDE * SIDE))
+	echo "bench-scale (graph): $(nproc) cores, load:$(uptime | sed 's/.*load average//'); generating a $SIDE x $SIDE grid"
+	psql_ >>"$LOG" 2>&1 <<SQL
+CREATE UNLOGGED TABLE edges AS
+SELECT (2 * (r * $SIDE + c) + k)::bigint AS id, (r * $SIDE + c)::bigint AS source,
+	CASE k WHEN 0 THEN r * $SIDE + c + 1 ELSE (r + 1) * $SIDE + c END::bigint AS target,
+	(1 + (r * 7 + c * 13 + k) % 9)::float8 AS cost
+FROM generate_series(0, $SIDE - 1) r, generate_series(0, $SIDE - 1) c, generate_series(0, 1) k
+WHERE (k = 0 AND c < $SIDE - 1) OR (k = 1 AND r < $SIDE - 1);
+VACUUM ANALYZE edges;
+SQL
+	SRC=0
+else
+	echo "bench-scale (graph): $(nproc) cores, load:$(uptime | sed 's/.*load average//'); generating $EDGES edges over $NODES ids"
+	psql_ >>"$LOG" 2>&1 <<SQL
 SELECT setseed($SEED);
 CREATE UNLOGGED TABLE edges AS
 SELECT g::bigint AS id, (random() * $NODES)::bigint AS source, (random() * $NODES)::bigint AS target,
@@ -50,7 +72,8 @@ SELECT g::bigint AS id, (random() * $NODES)::bigint AS source, (random() * $NODE
 FROM generate_series(1, $EDGES) g;
 VACUUM ANALYZE edges;
 SQL
-SRC=$(psql_ -c "SELECT source FROM edges ORDER BY id LIMIT 1")
+	SRC=$(psql_ -c "SELECT source FROM edges ORDER BY id LIMIT 1")
+fi
 
 query() {
 	case $1 in
@@ -88,8 +111,8 @@ SQL
 done
 
 EDGE_MB=$(echo "$EDGES * 16 / 1048576" | bc -l)
-printf '\n%s random edges over %s ids (%.0f MB as 16-byte pairs); time against the first budget\n' \
-	"$EDGES" "$NODES" "$EDGE_MB"
+printf '\n%s %s edges over %s ids (%.0f MB as 16-byte pairs); time against the first budget\n' \
+	"$EDGES" "$GRAPH" "$NODES" "$EDGE_MB"
 for op in $OPS; do
 	printf '\n%s\n%-6s %9s %8s %-13s %10s %9s %8s\n' "$op" budget "s" "/first" path "MB written" "wr/edges" "peak kB"
 	awk -F, -v o="$op" -v e="$EDGE_MB" '$1 == o {
@@ -99,7 +122,7 @@ for op in $OPS; do
 done
 
 if command -v gnuplot >/dev/null; then
-	gnuplot -e "csv='$CSV'; png='$PNG'; ops='$OPS'; title='$EDGES random edges over $NODES ids'" \
+	gnuplot -e "csv='$CSV'; png='$PNG'; ops='$OPS'; title='$EDGES $GRAPH edges over $NODES ids'" \
 		bench/plot_scale_graph.gp >>"$LOG" 2>&1 && echo "bench-scale (graph): chart $PNG"
 fi
 echo "bench-scale (graph): $CSV, $LOG"
