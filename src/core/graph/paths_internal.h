@@ -386,6 +386,18 @@ heap_down(xxl_paths *p, uint32_t i, pheap_entry x, uint32_t size)
 	p->node[x.node].pos = i;
 }
 
+/* The smallest of the root's children (size > 1): the likely node after next. */
+static inline uint32_t
+heap_second(const xxl_paths *p, uint32_t size)
+{
+	uint32_t	second = 1;
+
+	for (uint32_t k = 2; k <= 4 && k < size; k++)
+		if (hentry_less(&p->hent[k], &p->hent[second]))
+			second = k;
+	return p->hent[second].node;
+}
+
 /* v's tree entry: reached at d from pred over link (a source: itself, none). */
 static inline void
 reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)

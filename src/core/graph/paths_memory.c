@@ -187,14 +187,7 @@ dijkstra(xxl_paths *p, const uint32_t *src, size_t nsrc)
 			next = p->hent[0].node;
 			__builtin_prefetch(&p->arcs[p->off[next]]);
 			if (size > 1)
-			{
-				uint32_t	second = 1;
-
-				for (uint32_t k = 2; k <= 4 && k < size; k++)
-					if (hentry_less(&p->hent[k], &p->hent[second]))
-						second = k;
-				__builtin_prefetch(&p->off[p->hent[second].node]);
-			}
+				__builtin_prefetch(&p->off[heap_second(p, size)]);
 		}
 		p->node[u].pos = P_SETTLED;
 		p->order[p->reached++] = u;

@@ -521,14 +521,7 @@ prefetch_next(const xxl_paths *p, uint32_t size)
 		__builtin_prefetch(&p->warc[a]);
 	}
 	if (size > 1)
-	{
-		uint32_t	second = 1;
-
-		for (uint32_t k = 2; k <= 4 && k < size; k++)
-			if (hentry_less(&p->hent[k], &p->hent[second]))
-				second = k;
-		__builtin_prefetch(&p->off[p->hent[second].node]);
-	}
+		__builtin_prefetch(&p->off[heap_second(p, size)]);
 }
 
 /* The in-memory path's Dijkstra over arc_at (paths_memory.c has why the heap). */
