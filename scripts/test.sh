@@ -43,7 +43,7 @@ suite() { [[ $SUITES == *" $1 "* ]]; }
 if suite core; then
 echo "=== engine unit tests"
 log=$(mktemp)
-make -s core-tests 2>&1 | tee "$log"
+make -s -j"$(nproc)" core-tests 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
 rm -f "$log"
