@@ -40,8 +40,8 @@
  *    id table): the same numbering, heap and queue, the links spooled with
  *    their dense ids, and the adjacency split at one arc: as many arcs as
  *    the rest of the budget holds in memory, the others in a page file read
- *    through a page cache (paths_semi.c).  The answers are the in-memory
- *    path's, row for row.
+ *    through a page cache (paths_semi.c).  Shortest paths give the in-memory
+ *    path's rows; BFS the same depths (a predecessor may differ).
  *  - External otherwise, semi-external in the weakest sense: one bit per
  *    node in memory.  Ids are numbered by two sorts; the adjacency lists go
  *    to disk in node order with an index of n + 1 offsets, both read through
