@@ -159,7 +159,15 @@ PGXS_DIR=$(cd "$PGXS_DIR" && pwd -P)
 TAP_LANG=C
 [ -d /usr/lib/locale/C.utf8 ] && TAP_LANG=C.UTF-8
 shopt -s nullglob
-taps=("$REPO"/test/t/*.pl)
+# the longest first, so that the others fill the other cores beside them
+TAP_SLOW="034_graph_smallest_budget 043_text_smallest_budget 050_output_pages"
+taps=()
+for s in $TAP_SLOW; do
+	[ -f "$REPO/test/t/$s.pl" ] && taps+=("$REPO/test/t/$s.pl")
+done
+for t in "$REPO"/test/t/*.pl; do
+	case " $TAP_SLOW " in *" $(basename "$t" .pl) "*) ;; *) taps+=("$t") ;; esac
+done
 if [ ${#taps[@]} -eq 0 ]; then
 	echo "no TAP tests"
 fi

@@ -1,6 +1,6 @@
 # 034_graph_smallest_budget.pl — every graph operator at the smallest
-# budget users can set (xxl.memory = 1MB) on a table of random edges about a
-# hundred times larger (2M edges over 500k ids, with costs): each completes on
+# budget users can set (xxl.memory = 1MB) on a table of random edges two
+# hundred times larger (3.6M edges over 900k ids, with costs): each completes on
 # its external path, within the budget, with the answers of its in-memory
 # path at 512MB (which the regress and other TAP tests check against
 # independent oracles), and writes a bounded multiple of its edges.  Run by
@@ -20,13 +20,13 @@ $node->safe_psql('postgres', q{
 	CREATE EXTENSION pgxxl;
 	SELECT setseed(0.125);
 	CREATE TABLE edges AS
-	SELECT i::bigint AS id, (random() * 500000)::bigint AS source,
-		(random() * 500000)::bigint AS target, 1 + floor(random() * 9) AS cost
-	FROM generate_series(1, 2000000) i;
+	SELECT i::bigint AS id, (random() * 900000)::bigint AS source,
+		(random() * 900000)::bigint AS target, 1 + floor(random() * 9) AS cost
+	FROM generate_series(1, 3600000) i;
 	VACUUM ANALYZE edges;
 });
 my $table_bytes = $node->safe_psql('postgres', q{SELECT pg_table_size('edges')});
-cmp_ok($table_bytes, '>=', 100 * 1024 * 1024, "the edges take $table_bytes bytes, 100 times the budget");
+cmp_ok($table_bytes, '>=', 200 * 1024 * 1024, "the edges take $table_bytes bytes, 200 times the budget");
 
 # operator => [the call that makes table <t>_<suffix>, what must agree: the
 # columns of <t> compared row by row, or undef]
@@ -64,7 +64,7 @@ sub run_all
 
 my %mem = run_all('512MB', 'mem');
 my %tiny = run_all('1MB', 'tiny');
-my $edge_bytes = 2000000 * 16;
+my $edge_bytes = 3600000 * 16;
 for my $op (sort keys %ops)
 {
 	my ($done, $path, $peak, $written) = @{ $tiny{$op} };
