@@ -35,7 +35,8 @@ SEED=${SEED:-0.42}
 GRAPH=${GRAPH:-random}
 SIDE=${SIDE:-2000}
 OUT=bench/out
-NAME=scale_graph$([ "$GRAPH" = grid ] && echo _grid)
+NAME=scale_graph
+if [ "$GRAPH" = grid ]; then NAME=scale_graph_grid; fi
 CSV=$OUT/$NAME.csv
 LOG=$OUT/$NAME.log
 PNG=$OUT/$NAME.png
