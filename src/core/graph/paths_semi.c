@@ -524,6 +524,66 @@ prefetch_next(const xxl_paths *p, uint32_t size)
 		__builtin_prefetch(&p->off[heap_second(p, size)]);
 }
 
+/* What a search does with arc u -> v (link, cost w) of a node it settles. */
+typedef void (*relax_fn) (xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w,
+						  void *arg);
+
+/* Each arc of u, to relax (a constant at every call: inlined). */
+static inline xxl_status
+scan_arcs(xxl_paths *p, uint32_t u, relax_fn relax, void *arg)
+{
+	for (uint64_t a = p->off[u], end = p->off[u + 1]; a < end;)
+	{
+		arc_batch	b;
+		int			k = gather(p, a, end, &b);
+
+		if (k < 0)
+			return p->env.err.code;
+		a += k;
+		for (int i = 0; i < k; i++)
+			relax(p, u, b.to[i], b.link[i], b.w[i], arg);
+	}
+	return XXL_OK;
+}
+
+/* Dijkstra's relaxation; arg: the heap's size. */
+static inline void
+relax_dijkstra(xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w, void *arg)
+{
+	uint32_t   *size = arg;
+	double		nd = p->node[u].d + w;
+
+	if (p->node[v].pos == P_SETTLED)
+		return;
+	p->relaxed++;
+	if (p->node[v].pos == P_UNSEEN)
+	{
+		reach(p, v, nd, u, link);
+		heap_up(p, (*size)++, (pheap_entry) {nd, v});
+		p->pushes++;
+	}
+	else if (nd < p->node[v].d)
+	{
+		reach(p, v, nd, u, link);
+		heap_up(p, p->node[v].pos, (pheap_entry) {nd, v});
+	}
+}
+
+/* BFS's: an unseen head is the next level's. */
+static inline void
+relax_bfs(xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w, void *arg)
+{
+	(void) w;
+	(void) arg;
+	p->relaxed++;
+	if (p->node[v].pos != P_UNSEEN)
+		return;
+	reach(p, v, p->node[u].d + 1, u, link);
+	p->node[v].pos = P_SETTLED;
+	p->order[p->reached++] = v;
+	p->pushes++;
+}
+
 /* The in-memory path's Dijkstra over arc_at (paths_memory.c has why the heap). */
 static xxl_status
 semi_dijkstra(xxl_paths *p)
@@ -557,35 +617,8 @@ semi_dijkstra(xxl_paths *p)
 			p->target_found = true;
 			break;
 		}
-		for (uint64_t a = p->off[u], end = p->off[u + 1]; a < end;)
-		{
-			arc_batch	b;
-			int			k = gather(p, a, end, &b);
-
-			if (k < 0)
-				return p->env.err.code;
-			a += k;
-			for (int i = 0; i < k; i++)
-			{
-				uint32_t	v = b.to[i];
-				double		nd = du + b.w[i];
-
-				if (p->node[v].pos == P_SETTLED)
-					continue;
-				p->relaxed++;
-				if (p->node[v].pos == P_UNSEEN)
-				{
-					reach(p, v, nd, u, b.link[i]);
-					heap_up(p, size++, (pheap_entry) {nd, v});
-					p->pushes++;
-				}
-				else if (nd < p->node[v].d)
-				{
-					reach(p, v, nd, u, b.link[i]);
-					heap_up(p, p->node[v].pos, (pheap_entry) {nd, v});
-				}
-			}
-		}
+		if (scan_arcs(p, u, relax_dijkstra, &size) != XXL_OK)
+			return p->env.err.code;
 		if (xxl_env_poll(&p->env))
 			return p->env.err.code;
 	}
@@ -674,27 +707,8 @@ semi_bfs(xxl_paths *p)
 		head++;
 		if (p->node[u].d >= (double) p->max_depth)
 			continue;
-		for (uint64_t a = p->off[u], end = p->off[u + 1]; a < end;)
-		{
-			arc_batch	b;
-			int			k = gather(p, a, end, &b);
-
-			if (k < 0)
-				return p->env.err.code;
-			a += k;
-			for (int i = 0; i < k; i++)
-			{
-				uint32_t	v = b.to[i];
-
-				p->relaxed++;
-				if (p->node[v].pos != P_UNSEEN)
-					continue;
-				reach(p, v, p->node[u].d + 1, u, b.link[i]);
-				p->node[v].pos = P_SETTLED;
-				p->order[p->reached++] = v;
-				p->pushes++;
-			}
-		}
+		if (scan_arcs(p, u, relax_bfs, NULL) != XXL_OK)
+			return p->env.err.code;
 		if (xxl_env_poll(&p->env))
 			return p->env.err.code;
 	}
