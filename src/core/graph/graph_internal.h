@@ -416,6 +416,22 @@ uf_alloc(xxl_graph *g, uint64_t n)
 	return XXL_OK;
 }
 
+/* The same with 4-byte parents in g->parent (dense ids below IDMAP_MAX). */
+static inline xxl_status
+uf32_alloc(xxl_graph *g, uint64_t n)
+{
+	uint32_t   *p;
+
+	g->parent_bytes = (size_t) (n ? n : 1) * sizeof(uint32_t);
+	g->parent = xxl_env_alloc(&g->env, g->parent_bytes);
+	if (g->parent == NULL)
+		return g->env.err.code;
+	p = (uint32_t *) g->parent;
+	for (uint64_t i = 0; i < n; i++)
+		p[i] = (uint32_t) i;
+	return XXL_OK;
+}
+
 static inline void
 uf_free(xxl_graph *g)
 {

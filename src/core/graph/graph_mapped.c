@@ -47,24 +47,14 @@ typedef struct mapped_edge
  * its sorter's.
  */
 static bool
-mapped_fits(const xxl_graph *g, uint64_t n, size_t tables)
+mapped_fits(const void *arg, uint64_t n, size_t tables)
 {
+	const xxl_graph *g = arg;
 	size_t		input = pvec_bytes(&g->idm.ids, n) + tables + MAPPED_FIXED;
 	size_t		run = pvec_bytes(&g->idm.ids, n) + n * sizeof(uint32_t) + MAPPED_FIXED;
 	size_t		room = g->op == XXL_GRAPH_MSF ? g->env.pool / 2 : g->env.pool;
 
 	return n < IDMAP_MAX && input <= g->env.pool && run <= room;
-}
-
-static uint32_t
-mapped_intern(xxl_graph *g, int64_t id)
-{
-	size_t		grow = idmap_grow_bytes(&g->idm, id);
-
-	if (grow > 0 && (!mapped_fits(g, g->idm.n + 1, grow) ||
-					 idmap_grow(&g->env, &g->idm, id) != XXL_OK))
-		return IDMAP_NONE;
-	return idmap_intern(&g->env, &g->idm, id);
 }
 
 static xxl_status
@@ -122,8 +112,8 @@ graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 	if (g->mapped_m % MAPPED_FIT_STRIDE == 0 &&
 		!mapped_fits(g, g->idm.n + 2 * MAPPED_FIT_STRIDE, idmap_table_bytes(&g->idm)))
 		return XXL_ENOMEM;
-	if ((du = mapped_intern(g, e->source)) == IDMAP_NONE ||
-		(dv = mapped_intern(g, e->target)) == IDMAP_NONE)
+	if ((du = idmap_intern_within(&g->env, &g->idm, e->source, mapped_fits, g)) == IDMAP_NONE ||
+		(dv = idmap_intern_within(&g->env, &g->idm, e->target, mapped_fits, g)) == IDMAP_NONE)
 	{
 		if (g->env.err.code == XXL_ENOMEM)
 			xxl_error_clear(&g->env.err);
@@ -132,14 +122,17 @@ graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 	return spool_edge(g, du, dv, e->id, e->cost);
 }
 
-xxl_status
-graph_mapped_to_sorter(xxl_graph *g)
+/*
+ * Each spooled edge i in input order to fn, the spool consumed and freed;
+ * stops at the first error.
+ */
+static xxl_status
+drain_spool(xxl_graph *g, xxl_status (*fn) (xxl_graph *g, uint64_t i, const mapped_edge *e))
 {
 	xxl_env    *env = &g->env;
 	xxl_spool_reader rd;
 	const unsigned char *r;
 
-	g->mapped = false;
 	if (xxl_spool_finish(&g->dense) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &g->dense, true) != XXL_OK)
 		return env->err.code;
@@ -150,8 +143,7 @@ graph_mapped_to_sorter(xxl_graph *g)
 		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
 			break;
 		memcpy(&e, r, sizeof(e));
-		if (graph_put_sorted(g, idmap_id(&g->idm, e.u), idmap_id(&g->idm, e.v), e.id,
-							 e.cost) != XXL_OK || poll_canceled(g))
+		if (fn(g, i, &e) != XXL_OK || poll_canceled(g))
 			break;
 	}
 	xxl_spool_reader_close(&rd);
@@ -159,25 +151,45 @@ graph_mapped_to_sorter(xxl_graph *g)
 	return env->err.code;
 }
 
+static xxl_status
+put_sorted(xxl_graph *g, uint64_t i, const mapped_edge *e)
+{
+	(void) i;
+	return graph_put_sorted(g, idmap_id(&g->idm, e->u), idmap_id(&g->idm, e->v), e->id, e->cost);
+}
+
+xxl_status
+graph_mapped_to_sorter(xxl_graph *g)
+{
+	g->mapped = false;
+	return drain_spool(g, put_sorted);
+}
+
+/* Edge i's Kruskal record into S3. */
+static xxl_status
+put_kruskal(xxl_graph *g, uint64_t i, const mapped_edge *e)
+{
+	unsigned char k[KR_REC];
+
+	g_put_be(k, g_cost_key(e->cost));
+	g_put_be(k + 8, g_id_key(e->id));
+	g_put_be(k + 16, i);
+	memcpy(k + 24, &e->u, 4);
+	memcpy(k + 28, &e->v, 4);
+	return xxl_env_sort_put(&g->env, &g->s3, k);
+}
+
 xxl_status
 graph_mapped_run(xxl_graph *g)
 {
 	xxl_env    *env = &g->env;
-	xxl_spool_reader rd;
-	const unsigned char *r;
 	size_t		share;
 
 	g->path = XXL_GRAPH_SEMI_EXTERNAL;
 	g->n = g->idm.n;
 	idmap_drop_table(env, &g->idm);
-	if (xxl_spool_finish(&g->dense) != XXL_OK)
+	if (xxl_spool_finish(&g->dense) != XXL_OK || uf32_alloc(g, g->n) != XXL_OK)
 		return env->err.code;
-	/* 4-byte parents: dense ids are below IDMAP_MAX */
-	g->parent_bytes = sizeof(uint32_t) * (g->n ? g->n : 1);
-	if ((g->parent = xxl_env_alloc(env, g->parent_bytes)) == NULL)
-		return env->err.code;
-	for (uint64_t x = 0; x < g->n; x++)
-		((uint32_t *) g->parent)[x] = (uint32_t) x;
 	if (g->op == XXL_GRAPH_SF)
 	{
 		g->out = OUT_SF_MAPPED;
@@ -189,27 +201,7 @@ graph_mapped_run(xxl_graph *g)
 	share -= share % XXL_ALIGN;
 	if (xxl_env_sort_open(env, &g->s3, share, 0, KR_REC, KR_KEY, g->mapped_m,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
-		xxl_spool_reader_open(&rd, &g->dense, true) != XXL_OK)
-		return env->err.code;
-	for (uint64_t i = 0; i < g->mapped_m; i++)
-	{
-		mapped_edge e;
-		unsigned char k[KR_REC];
-
-		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
-			break;
-		memcpy(&e, r, sizeof(e));
-		g_put_be(k, g_cost_key(e.cost));
-		g_put_be(k + 8, g_id_key(e.id));
-		g_put_be(k + 16, i);
-		memcpy(k + 24, &e.u, 4);
-		memcpy(k + 28, &e.v, 4);
-		if (xxl_env_sort_put(env, &g->s3, k) != XXL_OK || poll_canceled(g))
-			break;
-	}
-	xxl_spool_reader_close(&rd);
-	xxl_spool_free(&g->dense);
-	if (env->err.code != XXL_OK)
+		drain_spool(g, put_kruskal) != XXL_OK)
 		return env->err.code;
 	g->out = OUT_MSF_MAPPED;
 	return xxl_env_sort_sort(env, &g->s3);

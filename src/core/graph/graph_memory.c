@@ -110,15 +110,19 @@ graph_mem_wanted(const xxl_graph *g)
 	return g->expected_edges == 0 || fits(g, g->expected_edges, 0, 0);
 }
 
+/* fits() for one more kept edge (an idmap_fits_fn). */
+static bool
+fits_next_edge(const void *arg, uint64_t n, size_t tables)
+{
+	const xxl_graph *g = arg;
+
+	return fits(g, kept_vec(g)->n + 1, n, tables);
+}
+
 static uint32_t
 intern(xxl_graph *g, int64_t id)
 {
-	size_t		grow = idmap_grow_bytes(&g->idm, id);
-
-	if (grow > 0 && (!fits(g, kept_vec(g)->n + 1, g->idm.n + 1, grow) ||
-					 idmap_grow(&g->env, &g->idm, id) != XXL_OK))
-		return IDMAP_NONE;
-	return idmap_intern(&g->env, &g->idm, id);
+	return idmap_intern_within(&g->env, &g->idm, id, fits_next_edge, g);
 }
 
 /*

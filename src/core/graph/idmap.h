@@ -143,6 +143,27 @@ idmap_intern(xxl_env *env, idmap *m, int64_t id)
 		return m->direct[id];
 	return idmap_intern_new(env, m, id);
 }
+/*
+ * Whether the caller's budget still holds n ids with tables of `tables`
+ * bytes (arg: the caller's operator).
+ */
+typedef bool (*idmap_fits_fn) (const void *arg, uint64_t n, size_t tables);
+
+/*
+ * idmap_intern, growing the tables first if id needs it and fits says the
+ * growth (old and new tables at once) still fits; IDMAP_NONE, nothing
+ * changed, when it does not.
+ */
+static inline uint32_t
+idmap_intern_within(xxl_env *env, idmap *m, int64_t id, idmap_fits_fn fits, const void *arg)
+{
+	size_t		grow = idmap_grow_bytes(m, id);
+
+	if (grow > 0 && (!fits(arg, m->n + 1, grow) || idmap_grow(env, m, id) != XXL_OK))
+		return IDMAP_NONE;
+	return idmap_intern(env, m, id);
+}
+
 /* The dense id of id, IDMAP_NONE if unknown (also after idmap_drop_table). */
 uint32_t	idmap_find(const idmap *m, int64_t id);
 static inline void

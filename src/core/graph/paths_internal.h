@@ -408,10 +408,6 @@ reach(xxl_paths *p, uint32_t v, double d, uint32_t pred, uint32_t link)
 }
 
 /* paths_memory.c */
-/* Whether n nodes with id tables of `tables` bytes still fit the path being filled. */
-typedef bool (*paths_fits_fn) (const xxl_paths *p, uint64_t n, size_t tables);
-/* The dense id of id, numbering it if new; P_UNSEEN when that would not fit. */
-uint32_t	paths_intern(xxl_paths *p, int64_t id, paths_fits_fn fits);
 xxl_status	paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
 size_t		paths_mem_need(const xxl_paths *p);
 xxl_status	paths_mem_run(xxl_paths *p);

@@ -56,25 +56,21 @@ fits(const xxl_paths *p, uint64_t links, uint64_t n, size_t tables)
 		input <= graph_mem_limit(&p->env) && run_bytes(p, links, n) <= graph_mem_limit(&p->env);
 }
 
-/* fits() for one more link: the in-memory path's paths_fits_fn. */
+/* fits() for one more link (an idmap_fits_fn). */
 static bool
-fits_next_link(const xxl_paths *p, uint64_t n, size_t tables)
+fits_next_link(const void *arg, uint64_t n, size_t tables)
 {
+	const xxl_paths *p = arg;
+
 	return fits(p, p->nlinks + 1, n, tables);
 }
 
-/* Nothing changes when the id does not fit. */
-uint32_t
-paths_intern(xxl_paths *p, int64_t id, paths_fits_fn fits_fn)
+/* The dense id of id, numbering it if new; P_UNSEEN when that would not fit. */
+static uint32_t
+intern(xxl_paths *p, int64_t id)
 {
-	size_t		grow = idmap_grow_bytes(&p->map, id);
-	uint32_t	d;
+	uint32_t	d = idmap_intern_within(&p->env, &p->map, id, fits_next_link, p);
 
-	/* old and new tables live at once while they grow */
-	if (grow > 0 && (!fits_fn(p, p->map.n + 1, grow) ||
-					 idmap_grow(&p->env, &p->map, id) != XXL_OK))
-		return P_UNSEEN;
-	d = idmap_intern(&p->env, &p->map, id);
 	p->n = p->map.n;
 	return d;
 }
@@ -100,8 +96,7 @@ paths_mem_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 		!fits(p, p->nlinks + PVEC_FIT_STRIDE, p->n + 2 * PVEC_FIT_STRIDE,
 			  idmap_table_bytes(&p->map)))
 		return XXL_ENOMEM;
-	if ((du = paths_intern(p, u, fits_next_link)) == P_UNSEEN ||
-		(dv = paths_intern(p, v, fits_next_link)) == P_UNSEEN ||
+	if ((du = intern(p, u)) == P_UNSEEN || (dv = intern(p, v)) == P_UNSEEN ||
 		(e = pvec_push(&p->env, &p->lends)) == NULL ||
 		(c = pvec_push(&p->env, &p->lcost)) == NULL)
 	{

@@ -24,6 +24,7 @@
  * target's path, the cost) of the link it was reached by.
  */
 #include "core/graph/paths_internal.h"
+#include "core/radix.h"
 
 #include <string.h>
 
@@ -74,22 +75,30 @@ node_bytes(const xxl_paths *p)
 		(p->has_target ? 4 : 0);
 }
 
+/* The smallest page cache: its frames and their tags. */
+static size_t
+min_cache_bytes(const xxl_paths *p)
+{
+	return SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t));
+}
+
 /* The search's memory without arcs in memory: nodes, offsets, the smallest cache. */
 static size_t
 search_bytes(const xxl_paths *p, uint64_t n)
 {
-	return pvec_bytes(&p->map.ids, n) + 4 * (n + 1) + node_bytes(p) * n +
-		SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)) + SEMI_FIXED;
+	return pvec_bytes(&p->map.ids, n) + 4 * (n + 1) + node_bytes(p) * n + min_cache_bytes(p) +
+		SEMI_FIXED;
 }
 
 /*
- * The semi-external path's paths_fits_fn: the ids and their tables while
+ * The semi-external path's idmap_fits_fn: the ids and their tables while
  * the edges come, the search's arrays afterwards (the tables are gone by
  * then), and arcs and links below the dense limit.
  */
 static bool
-semi_fits(const xxl_paths *p, uint64_t n, size_t tables)
+semi_fits(const void *arg, uint64_t n, size_t tables)
 {
+	const xxl_paths *p = arg;
 	uint64_t	links = p->nlinks + 1;
 	size_t		input = pvec_bytes(&p->map.ids, n) + tables + pvec_bytes(&p->semi_deg, n) +
 		SEMI_FIXED;
@@ -104,6 +113,7 @@ spool_link(xxl_paths *p, uint32_t u, uint32_t v, double w, int64_t eid)
 {
 	plink_semi	l = {u, v, w, eid};
 
+	p->n = p->map.n;
 	while (p->semi_deg.n < p->n)
 	{
 		uint32_t   *d = pvec_push(&p->env, &p->semi_deg);
@@ -155,8 +165,8 @@ paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	if (p->nlinks % SEMI_FIT_STRIDE == 0 &&
 		!semi_fits(p, p->n + 2 * SEMI_FIT_STRIDE, idmap_table_bytes(&p->map)))
 		return XXL_ENOMEM;
-	if ((du = paths_intern(p, u, semi_fits)) == P_UNSEEN ||
-		(dv = paths_intern(p, v, semi_fits)) == P_UNSEEN ||
+	if ((du = idmap_intern_within(&p->env, &p->map, u, semi_fits, p)) == P_UNSEEN ||
+		(dv = idmap_intern_within(&p->env, &p->map, v, semi_fits, p)) == P_UNSEEN ||
 		spool_link(p, du, dv, w, eid) != XXL_OK)
 	{
 		if (p->env.err.code == XXL_ENOMEM)
@@ -166,45 +176,24 @@ paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	return XXL_OK;
 }
 
-/* Each spooled link in order, to fn; stops at the first error. */
-typedef void (*link_fn) (xxl_paths *p, uint32_t i, const plink_semi *l, void *arg);
+/* What a pass does with spooled link i. */
+typedef xxl_status (*link_fn) (xxl_paths *p, uint32_t i, const plink_semi *l, void *arg);
 
+/*
+ * Each of the first `links` spooled links in order, to fn; stops at the
+ * first error.  A pass of the path's own (on the caller's thread) polls
+ * and is counted; the hand-over to the external path, which may run on
+ * the numbering worker, consumes the spool instead.
+ */
 static xxl_status
-each_link(xxl_paths *p, link_fn fn, void *arg)
+each_link(xxl_paths *p, uint64_t links, bool hand_over, link_fn fn, void *arg)
 {
 	xxl_env    *env = &p->env;
 	xxl_spool_reader rd;
 	const unsigned char *r;
 
-	if (xxl_spool_reader_open(&rd, &p->semispool, false) != XXL_OK)
-		return env->err.code;
-	for (uint64_t i = 0; i < p->nlinks; i++)
-	{
-		plink_semi	l;
-
-		if (xxl_spool_read(&rd, SEMI_REC, &r) != XXL_OK)
-			break;
-		memcpy(&l, r, SEMI_REC);
-		fn(p, (uint32_t) i, &l, arg);
-		if ((i & 4095) == 4095 && xxl_env_poll(env))
-			break;
-	}
-	xxl_spool_reader_close(&rd);
-	p->link_passes++;
-	return env->err.code;
-}
-
-xxl_status
-paths_semi_hand_over(xxl_paths *p)
-{
-	xxl_env    *env = &p->env;
-	xxl_spool_reader rd;
-	const unsigned char *r;
-	uint64_t	links = p->nlinks;
-
-	p->nlinks = 0;
 	if (xxl_spool_finish(&p->semispool) != XXL_OK ||
-		xxl_spool_reader_open(&rd, &p->semispool, true) != XXL_OK)
+		xxl_spool_reader_open(&rd, &p->semispool, hand_over) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < links; i++)
 	{
@@ -213,13 +202,33 @@ paths_semi_hand_over(xxl_paths *p)
 		if (xxl_spool_read(&rd, SEMI_REC, &r) != XXL_OK)
 			break;
 		memcpy(&l, r, SEMI_REC);
-		if (paths_ext_add(p, idmap_id(&p->map, l.u), idmap_id(&p->map, l.v), l.eid,
-						  l.w) != XXL_OK)
+		if (fn(p, (uint32_t) i, &l, arg) != XXL_OK)
+			break;
+		if (!hand_over && (i & 4095) == 4095 && xxl_env_poll(env))
 			break;
 	}
 	xxl_spool_reader_close(&rd);
-	p->semi = false;
+	p->link_passes += !hand_over;
 	return env->err.code;
+}
+
+static xxl_status
+hand_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+{
+	(void) i;
+	(void) arg;
+	return paths_ext_add(p, idmap_id(&p->map, l->u), idmap_id(&p->map, l->v), l->eid, l->w);
+}
+
+xxl_status
+paths_semi_hand_over(xxl_paths *p)
+{
+	uint64_t	links = p->nlinks;
+
+	/* paths_ext_add counts them again */
+	p->nlinks = 0;
+	p->semi = false;
+	return each_link(p, links, true, hand_link, NULL);
 }
 
 /* Building the adjacency -------------------------------------------------------- */
@@ -269,7 +278,7 @@ place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, uint32_t link,
 	}
 }
 
-static void
+static xxl_status
 place_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
 {
 	place_pass *pp = arg;
@@ -277,6 +286,7 @@ place_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
 	place(p, pp, l->u, l->v, i, l->w);
 	if (!p->directed)
 		place(p, pp, l->v, l->u, i, l->w);
+	return XXL_OK;
 }
 
 /* The node whose list holds arc a (< narcs): the last x with off[x] <= a. */
@@ -312,7 +322,7 @@ place_pass_run(xxl_paths *p, place_pass *pp, uint64_t from, uint64_t to, bool me
 	pp->hi = last > 0 ? tail_of(p, last - 1) : 0;
 	if (p->n > 0)
 		memcpy(pp->cur + pp->lo, p->off + pp->lo, 4 * ((uint64_t) pp->hi - pp->lo + 1));
-	if (each_link(p, place_link, pp) != XXL_OK)
+	if (each_link(p, p->nlinks, false, place_link, pp) != XXL_OK)
 		return p->env.err.code;
 	for (uint64_t a = from; a < to; a++)
 		if (xxl_pagefile_append(&p->adj, pp->chunk + (a - from) * rec) != XXL_OK)
@@ -342,8 +352,7 @@ build_adjacency(xxl_paths *p)
 	place_pass	pp = {0};
 	xxl_status	rc = XXL_OK;
 
-	if (xxl_spool_finish(&p->semispool) != XXL_OK ||
-		(p->off = xxl_env_alloc(env, 4 * (p->n + 1))) == NULL)
+	if ((p->off = xxl_env_alloc(env, 4 * (p->n + 1))) == NULL)
 		return env->err.code;
 	/* the offsets from the counts (a node numbered by the last links has none yet) */
 	p->off[0] = 0;
@@ -412,10 +421,9 @@ build_adjacency(xxl_paths *p)
 	if (rc != XXL_OK)
 		return rc;
 	/* the cache: what the search leaves */
-	held = search - SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)) + mem_bytes;
-	return xxl_pagefile_finish(&p->adj, env->pool > held + SEMI_CACHE_PAGES * (page_bytes(p) + 8) ?
-							   env->pool - held :
-							   SEMI_CACHE_PAGES * (page_bytes(p) + sizeof(uint64_t)));
+	held = search - min_cache_bytes(p) + mem_bytes;
+	return xxl_pagefile_finish(&p->adj, env->pool > held + min_cache_bytes(p) ?
+							   env->pool - held : min_cache_bytes(p));
 }
 
 /* The arcs in memory (fewer than the in-memory path's: mem_arcs). */
@@ -625,47 +633,22 @@ semi_dijkstra(xxl_paths *p)
 	return XXL_OK;
 }
 
-/* Digits of the level sort: 2^11 counters on the stack, 2 passes for up to 4M nodes. */
-#define LEVEL_DIGIT 11
-
 /*
- * Sort the k node ids of x (all below n) into increasing order, by LSD
- * radix with tmp (k entries) as the other buffer.
+ * Sort the k node ids of x into increasing order with the engine's radix
+ * sort (radix.h), tmp (k entries) its scratch: as big-endian keys there,
+ * native again after.
  */
 static void
-sort_level(uint32_t *x, size_t k, uint32_t *tmp, uint64_t n)
+sort_level(uint32_t *x, size_t k, uint32_t *tmp)
 {
-	uint32_t	count[1 << LEVEL_DIGIT];
-	int			bits = 1;
-
 	if (k < 2)
 		return;
-	while (bits < 32 && (UINT64_C(1) << bits) < n)
-		bits++;
-	for (int shift = 0; shift < bits; shift += LEVEL_DIGIT)
-	{
-		uint32_t	sum = 0,
-				   *t;
-
-		memset(count, 0, sizeof(count));
-		for (size_t i = 0; i < k; i++)
-			count[(x[i] >> shift) & ((1 << LEVEL_DIGIT) - 1)]++;
-		for (size_t d = 0; d < (1 << LEVEL_DIGIT); d++)
-		{
-			uint32_t	c = count[d];
-
-			count[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < k; i++)
-			tmp[count[(x[i] >> shift) & ((1 << LEVEL_DIGIT) - 1)]++] = x[i];
-		t = x;
-		x = tmp;
-		tmp = t;
-	}
-	/* an odd number of passes left the ids in the other buffer */
-	if (((bits + LEVEL_DIGIT - 1) / LEVEL_DIGIT) % 2 == 1)
-		memcpy(tmp, x, k * sizeof(uint32_t));
+	for (size_t i = 0; i < k; i++)
+		x[i] = __builtin_bswap32(x[i]);
+	xxl_radix_sort_fixed((char *) x, (char *) tmp, k, sizeof(uint32_t), sizeof(uint32_t), 1,
+						 false);
+	for (size_t i = 0; i < k; i++)
+		x[i] = __builtin_bswap32(x[i]);
 }
 
 /*
@@ -700,7 +683,7 @@ semi_bfs(xxl_paths *p)
 			if (p->mem_arcs < p->narcs)
 			{
 				/* the edge ids' room is free until the search ends */
-				sort_level(p->order + head, depth_end - head, (uint32_t *) p->eidn, p->n);
+				sort_level(p->order + head, depth_end - head, (uint32_t *) p->eidn);
 				u = p->order[head];
 			}
 		}
@@ -716,7 +699,7 @@ semi_bfs(xxl_paths *p)
 }
 
 /* The edge id (and cost) of the links the reached nodes were reached by. */
-static void
+static xxl_status
 note_tree_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
 {
 	(void) arg;
@@ -732,6 +715,7 @@ note_tree_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
 		if (p->wn)
 			p->wn[l->u] = l->w;
 	}
+	return XXL_OK;
 }
 
 xxl_status
@@ -765,7 +749,7 @@ paths_semi_run(xxl_paths *p)
 	if ((p->eidn == NULL && (p->eidn = xxl_env_alloc(env, sizeof(int64_t) * n)) == NULL) ||
 		(p->has_target && (p->wn = xxl_env_alloc(env, sizeof(double) * n)) == NULL) ||
 		(p->has_target && (p->semi_steps = xxl_env_alloc(env, 4 * n)) == NULL) ||
-		each_link(p, note_tree_link, NULL) != XXL_OK)
+		each_link(p, p->nlinks, false, note_tree_link, NULL) != XXL_OK)
 		return env->err.code;
 	if (p->has_target)
 		paths_collect_path(p, p->semi_steps);
