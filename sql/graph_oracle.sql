@@ -255,17 +255,24 @@ SELECT c.* FROM graph_test.check('graph_test.shapes_view',
 SELECT c.* FROM graph_test.check('graph_test.shapes_view') c;
 
 -- The forests' ids in memory, their edges spooled: 1MB, no cap --------------------
+-- Small non-negative ids are their own union-find index; the same graph with its
+-- ids spread wide is numbered by the id map.
 
 RESET xxl.graph_max_semi_nodes;
 SELECT g, c.* FROM unnest(ARRAY['graph_test.random20k', 'graph_test.dense5k']) g,
 	graph_test.check(g) c WHERE c.fn <> 'connected_components';
 SELECT details->>'path' AS path, details->>'ids' AS ids FROM xxl.last_stats();
+CREATE TABLE graph_test.spread5k AS
+SELECT id, source * 1000003 AS source, target * 1000003 AS target, cost FROM graph_test.dense5k;
+SELECT c.* FROM graph_test.check('graph_test.spread5k') c WHERE c.fn <> 'connected_components';
+SELECT details->>'path' AS path, details->>'ids' AS ids FROM xxl.last_stats();
 
--- External by the budget alone: 60000 edges over 70000 ids at 1MB ------------------
+-- External by the budget alone: 60000 edges over 70000 spread ids at 1MB ----------
 
 RESET xxl.graph_max_semi_nodes;
 CREATE TABLE graph_test.random70k AS
-SELECT i::bigint AS id, (random() * 70000)::bigint AS source, (random() * 70000)::bigint AS target,
+SELECT i::bigint AS id, (random() * 70000)::bigint * 1000003 AS source,
+	(random() * 70000)::bigint * 1000003 AS target,
 	round((random() * 100)::numeric)::float8 AS cost
 FROM generate_series(1, 60000) i;
 SELECT c.* FROM graph_test.check('graph_test.random70k') c;

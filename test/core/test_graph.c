@@ -476,6 +476,9 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 			xxl_graph_path want = pass == 0 || nodes <= 1 ?
 				(mem ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL) : XXL_GRAPH_EXTERNAL;
 
+			/* without a cap, forests over small non-negative ids stay semi-external by id */
+			if (pass == 1 && semi_cap == 0 && r.st.ids_by_id)
+				want = XXL_GRAPH_SEMI_EXTERNAL;
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
 					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");
 			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
@@ -877,21 +880,27 @@ XT_TEST(graph_components_by_id)
 		random_graph(&es, &rng, n, n * cases[c].m_per_2n / 2, 1 + c * 40, (int) c % 3);
 		densify(&es, cases[c].base, cases[c].stride);
 		late_ids(&es, cases[c].late);
-		/* the forests on the same ids: once is enough (they never start by id) */
+		/* the forests on the same ids (by id too): once is enough */
 		if (c < 2)
 			check_all_ops(cases[c].label, &es, true, 0);
 		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
 		{
 			char		l[100];
 			xxl_graph_config cfg = graph_config(budgets[b], 0);
-			result		r = run_graph(&es, XXL_GRAPH_CC, &cfg);
+			result		r;
 
+			/* the row estimate SQL gives lets the array reach the top ids at once */
+			cfg.expected_edges = es.n;
+			r = run_graph(&es, XXL_GRAPH_CC, &cfg);
 			snprintf(l, sizeof(l), "%s/cc/%zu kB", cases[c].label, budgets[b] / KB);
 			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
 			if (r.rc == XXL_OK)
 			{
 				CHECK_LE(r.st.memory_peak, cfg.res.memory);
 				check_cc(l, &es, &r);
+				/* the array may take most of the pool (its links spool if they move on) */
+				if (c < 2 && budgets[b] >= 3 * MB / 2)
+					CHECK_MSG(r.st.path == XXL_GRAPH_IN_MEMORY, "%s: path %d", l, (int) r.st.path);
 			}
 			result_free(&r);
 		}
@@ -993,6 +1002,76 @@ XT_TEST(graph_forests_ids_in_memory)
 		result_free(&r);
 	}
 	free(es.e);
+}
+
+/*
+ * The forests with small non-negative ids, their own union-find index:
+ * down to budgets where numbered ids would not fit, and each way out (a
+ * negative or huge id midway: the ids after it numbered; ids too sparse
+ * for the room), with and without the row estimate.  Every forest is the
+ * oracle's.
+ */
+XT_TEST(graph_forests_by_id)
+{
+	size_t		n = xt_quick() ? 20000 : 40000;
+	struct
+	{
+		const char *label;
+		int64_t		stride;
+		int64_t		late;
+	}			cases[] = {
+		{"by id", 1, 0},
+		{"by id, then negative", 1, -7},
+		{"by id, then huge", 1, INT64_MAX},
+		{"sparse", 4000, 0},
+	};
+	size_t		budgets[] = {4 * MB, 2 * MB, 1 * MB, 0};
+	int			by_id_small = 0;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		edges		es = {0};
+		xt_rng		rng = {501 + c};
+		oracle		o;
+
+		random_graph(&es, &rng, n, 4 * n, 1 + c * 7, 1);
+		densify(&es, 0, cases[c].stride);
+		late_ids(&es, cases[c].late);
+		oracle_build(&o, &es);
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+			for (int k = 0; k < 2; k++)
+			{
+				xxl_graph_op op = k ? XXL_GRAPH_MSF : XXL_GRAPH_SF;
+				size_t		mem = budgets[b] ? budgets[b] : xxl_graph_min_memory();
+				xxl_graph_config cfg = graph_config(mem, 0);
+				result		r;
+				char		l[100];
+
+				cfg.expected_edges = b % 2 ? es.n : 0;
+				r = run_graph(&es, op, &cfg);
+				snprintf(l, sizeof(l), "%s/%s/%zu kB", cases[c].label, k ? "msf" : "sf", mem / KB);
+				REQUIRE_MSG(r.rc == XXL_OK, "%s: %s", l, xxl_status_name(r.rc));
+				if (k)
+					check_msf(l, &es, &r);
+				else
+					check_sf(l, &es, &r);
+				CHECK_LE(r.st.memory_peak, cfg.res.memory);
+				CHECK_EQ(r.st.nodes, o.n);
+				if (c == 0 && mem <= 1 * MB)
+				{
+					/* 8 bytes of id and a table entry per node would not fit here */
+					CHECK_MSG(r.st.ids_by_id && r.st.path == XXL_GRAPH_SEMI_EXTERNAL,
+							  "%s: path %d", l, (int) r.st.path);
+					by_id_small++;
+				}
+				if (c == 3)
+					CHECK(!r.st.ids_by_id || r.st.path == XXL_GRAPH_SEMI_EXTERNAL);
+				result_free(&r);
+			}
+		oracle_free(&o);
+		free(es.e);
+	}
+	CHECK(by_id_small >= 2);
 }
 
 /* The external path on a larger graph: stats, spill I/O and the budget. */

@@ -47,9 +47,9 @@ sub run_into
 }
 
 my @semi = split /\n/, run_into('256MB', 'semi');
-my @ext = split /\n/, run_into('4MB', 'ext');
+my @ext = split /\n/, run_into('2MB', 'ext');
 is_deeply([ @semi[ 1, 3, 5 ] ], [ ('in-memory') x 3 ], 'roomy budget: in memory');
-is_deeply([ @ext[ 1, 3, 5 ] ], [ ('external') x 3 ], '4MB: fully external path');
+is_deeply([ @ext[ 1, 3, 5 ] ], [ ('external') x 3 ], '2MB: fully external path');
 is($ext[0], $semi[0], 'both paths see the same nodes');
 
 is($node->safe_psql('postgres', q{
@@ -112,7 +112,7 @@ for my $case (
 # or a termination must clean up, reached whatever the machine's speed.
 sub start_long_run
 {
-	return start_held($node, 'merge', ["SET xxl.memory = '4MB'"], "SELECT count(*) FROM xxl.minimum_spanning_forest('edges')");
+	return start_held($node, 'merge', ["SET xxl.memory = '2MB'"], "SELECT count(*) FROM xxl.minimum_spanning_forest('edges')");
 }
 
 my ($bg, $pid) = start_long_run();
@@ -148,7 +148,7 @@ ok($node->log_contains('terminating connection due to administrator command'),
 # log_temp_files reports the operator's spill files as PostgreSQL's own
 my $log_offset = -s $node->logfile;
 my $gpid = $node->safe_psql('postgres', q{
-	SET log_temp_files = 0; SET xxl.memory = '4MB';
+	SET log_temp_files = 0; SET xxl.memory = '2MB';
 	SELECT count(*) FROM xxl.minimum_spanning_forest('edges');
 	SELECT pg_backend_pid()});
 $gpid = (split /\n/, $gpid)[-1];

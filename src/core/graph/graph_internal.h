@@ -332,6 +332,17 @@ struct xxl_graph
 	bool		mapped;
 	xxl_spool	dense;
 	uint64_t	mapped_m;		/* edges in dense */
+	/*
+	 * ids in [0, direct_base) are their own union-find index, the others
+	 * direct_base + their number in idm; direct_base shrinks to direct_top
+	 * (1 + the largest such id seen) when the first other id comes, and is
+	 * 0 when the edges came numbered from memory
+	 */
+	uint64_t	direct_base;
+	uint64_t	direct_top;
+	bool		direct_frozen;
+	uint8_t    *direct_seen;	/* a bit per direct id seen */
+	size_t		direct_seen_bytes;
 	xxl_graph_edge batch[256];	/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 };
@@ -493,6 +504,8 @@ xxl_status	graph_mapped_to_sorter(xxl_graph *g);
 xxl_status	graph_mapped_run(xxl_graph *g);
 int			graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 								   double *cost);
+/* Whether some ids are their own index. */
+bool		graph_mapped_by_id(const xxl_graph *g);
 void		graph_mapped_release(xxl_graph *g);
 
 /* graph_external.c: node reduction with the priority queue, and expansion */

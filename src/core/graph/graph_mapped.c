@@ -1,13 +1,16 @@
 /*
- * graph_mapped.c — the forests' semi-external path with the ids numbered
- * in memory (xxl_graph.h): taken when the kept edges of the in-memory path
- * (24 bytes each for the spanning forest, 32 for the minimum one) do not
- * fit but the id map and a union-find entry per node (4 bytes) do.  The
- * edges go to a spool with their dense ends, in input order; the spanning
- * forest is then the union-find over that spool (the in-memory path's
- * output scan), and the minimum spanning forest sorts it by (cost, id,
- * input position) with one environment sorter and runs Kruskal over the
- * sorted stream.
+ * graph_mapped.c — the forests' semi-external path with the ids in memory
+ * (xxl_graph.h): taken when the kept edges of the in-memory path (24
+ * bytes each for the spanning forest, 32 for the minimum one) do not fit
+ * but a union-find entry per node (4 bytes) and the ids' numbering do.
+ * Ids from 0 up to what the union-find can hold are their own index (no
+ * table, a bit each to count the nodes), as tables keyed by serial ids
+ * have them; the others are numbered by an id map (idmap.h) after them.
+ * The edges go to a spool with their indexes, in input order; the
+ * spanning forest is then the union-find over that spool (the in-memory
+ * path's output scan), and the minimum spanning forest sorts it by (cost,
+ * id, input position) with one environment sorter and runs Kruskal over
+ * the sorted stream.
  *
  * Why: the sorting path numbers the ids by two sorts of the endpoints
  * before its union-find (2.2-2.7 s for the spanning forest of 1M nodes /
@@ -41,20 +44,79 @@ typedef struct mapped_edge
 #define MAPPED_FIXED (64 * 1024)
 
 /*
- * Whether n nodes with id tables of `tables` bytes fit: the ids and
- * tables while the edges come; the ids and a union-find entry per node at
- * run, and for the minimum spanning forest at most half the pool, the rest
- * its sorter's.
+ * Room for the union-find and the ids at run: the minimum forest's sorter
+ * takes the rest of the pool, at least a quarter of it (a small sorter
+ * merges more runs, which costs far less than the sorting path).
+ */
+static size_t
+mapped_room(const xxl_graph *g)
+{
+	return g->op == XXL_GRAPH_MSF ? g->env.pool - g->env.pool / 4 : g->env.pool;
+}
+
+/*
+ * Whether n numbered nodes with id tables of `tables` bytes fit beside the
+ * direct ids: the numbered ids and tables while the edges come; a
+ * union-find entry per index and the numbered ids at run.
  */
 static bool
 mapped_fits(const void *arg, uint64_t n, size_t tables)
 {
 	const xxl_graph *g = arg;
-	size_t		input = pvec_bytes(&g->idm.ids, n) + tables + MAPPED_FIXED;
-	size_t		run = pvec_bytes(&g->idm.ids, n) + n * sizeof(uint32_t) + MAPPED_FIXED;
-	size_t		room = g->op == XXL_GRAPH_MSF ? g->env.pool / 2 : g->env.pool;
+	size_t		fixed = MAPPED_FIXED + g->direct_seen_bytes;
+	size_t		input = pvec_bytes(&g->idm.ids, n) + tables + fixed;
+	size_t		run = pvec_bytes(&g->idm.ids, n) + (g->direct_base + n) * sizeof(uint32_t) + fixed;
 
-	return n < IDMAP_MAX && input <= g->env.pool && run <= room;
+	return g->direct_base + n < IDMAP_MAX && input <= g->env.pool && run <= mapped_room(g);
+}
+
+/* Indexes below this are direct ids, the others direct_end + their number. */
+static inline uint64_t
+direct_end(const xxl_graph *g)
+{
+	return g->direct_frozen ? g->direct_base : g->direct_top;
+}
+
+static inline int64_t
+index_id(const xxl_graph *g, uint32_t x)
+{
+	uint64_t	d = direct_end(g);
+
+	return x < d ? (int64_t) x : idmap_id(&g->idm, x - d);
+}
+
+/* An id's index: IDMAP_NONE when it does not fit (env->err says why, or nothing for the budget). */
+static uint32_t
+id_index(xxl_graph *g, int64_t id)
+{
+	uint32_t	d;
+
+	if (id >= 0 && (uint64_t) id < g->direct_base)
+	{
+		if ((uint64_t) id >= g->direct_top)
+			g->direct_top = (uint64_t) id + 1;
+		g->direct_seen[id >> 3] |= (uint8_t) (1 << (id & 7));
+		return (uint32_t) id;
+	}
+	if (!g->direct_frozen)
+	{
+		/* the direct ids end here: the seen bits shrink to them */
+		size_t		bytes = (g->direct_top + 7) / 8;
+		uint8_t    *seen = xxl_env_realloc(&g->env, g->direct_seen, g->direct_seen_bytes,
+										   bytes ? bytes : 1);
+
+		if (seen == NULL)
+			return IDMAP_NONE;
+		g->direct_seen = seen;
+		g->direct_seen_bytes = bytes ? bytes : 1;
+		g->direct_base = g->direct_top;
+		g->direct_frozen = true;
+		if (!mapped_fits(g, g->idm.n + 2 * MAPPED_FIT_STRIDE, idmap_table_bytes(&g->idm)))
+			return IDMAP_NONE;
+	}
+	if ((d = idmap_intern_within(&g->env, &g->idm, id, mapped_fits, g)) == IDMAP_NONE)
+		return IDMAP_NONE;
+	return (uint32_t) g->direct_base + d;
 }
 
 static xxl_status
@@ -68,12 +130,65 @@ spool_edge(xxl_graph *g, uint32_t u, uint32_t v, int64_t id, double cost)
 	return XXL_OK;
 }
 
+/*
+ * Direct ids up to what the room holds (4 bytes of union-find and a bit
+ * each), if every id numbered so far is one of them: false, and nothing
+ * changed, if not.
+ */
+static bool
+direct_begin(xxl_graph *g)
+{
+	size_t		avail = mapped_room(g) - MAPPED_FIXED;
+	uint64_t	base = (uint64_t) avail * 8 / 33;
+
+	if (base >= IDMAP_MAX)
+		base = IDMAP_MAX - 1;
+	for (uint64_t i = 0; i < g->idm.n; i++)
+	{
+		int64_t		id = idmap_id(&g->idm, i);
+
+		if (id < 0 || (uint64_t) id >= base)
+			return false;
+	}
+	g->direct_seen_bytes = (base + 7) / 8 + 1;
+	if ((g->direct_seen = xxl_env_alloc(&g->env, g->direct_seen_bytes)) == NULL)
+	{
+		xxl_error_clear(&g->env.err);
+		g->direct_seen_bytes = 0;
+		return false;
+	}
+	memset(g->direct_seen, 0, g->direct_seen_bytes);
+	g->direct_base = base;
+	return true;
+}
+
+/* A kept edge of the in-memory path into the spool, by the indexes of its ends. */
+static xxl_status
+spool_kept(xxl_graph *g, bool direct, uint32_t du, uint32_t dv, int64_t id, double cost)
+{
+	if (direct)
+	{
+		du = id_index(g, idmap_id(&g->idm, du));
+		dv = id_index(g, idmap_id(&g->idm, dv));
+	}
+	return spool_edge(g, du, dv, id, cost);
+}
+
 xxl_status
 graph_mapped_begin(xxl_graph *g)
 {
-	if (g->op == XXL_GRAPH_CC ||
-		!mapped_fits(g, g->idm.n + 2 * MAPPED_FIT_STRIDE, idmap_table_bytes(&g->idm)))
+	bool		direct;
+
+	if (g->op == XXL_GRAPH_CC)
 		return XXL_ENOMEM;
+	direct = direct_begin(g);
+	if (!direct)
+	{
+		/* numbered from the start: ids in memory as the in-memory path had them */
+		g->direct_frozen = true;
+		if (!mapped_fits(g, g->idm.n + 2 * MAPPED_FIT_STRIDE, idmap_table_bytes(&g->idm)))
+			return XXL_ENOMEM;
+	}
 	g->mapped = true;
 	xxl_spool_init(&g->dense, &g->env, XXL_SPOOL_SHARED);
 	if (g->op == XXL_GRAPH_SF)
@@ -82,7 +197,7 @@ graph_mapped_begin(xxl_graph *g)
 			const uint32_t *d = pvec_at(&g->ends, e);
 			const graph_attr *a = pvec_at(&g->attrs, e);
 
-			if (spool_edge(g, d[0], d[1], a->id, a->cost) != XXL_OK)
+			if (spool_kept(g, direct, d[0], d[1], a->id, a->cost) != XXL_OK)
 				return g->env.err.code;
 		}
 	else
@@ -92,7 +207,7 @@ graph_mapped_begin(xxl_graph *g)
 		{
 			const graph_kedge *k = pvec_at(&g->kedges, e);
 
-			if (spool_edge(g, k->u, k->v, g_key_id(g_get_be(k->key + 8)),
+			if (spool_kept(g, direct, k->u, k->v, g_key_id(g_get_be(k->key + 8)),
 						   g_key_cost(g_get_be(k->key))) != XXL_OK)
 				return g->env.err.code;
 		}
@@ -100,6 +215,12 @@ graph_mapped_begin(xxl_graph *g)
 	pvec_free(&g->env, &g->ends);
 	pvec_free(&g->env, &g->attrs);
 	pvec_free(&g->env, &g->kedges);
+	if (direct)
+	{
+		/* the direct ids need no map */
+		idmap_free(&g->env, &g->idm);
+		idmap_init(&g->idm, g->env.budget.limit);
+	}
 	return XXL_OK;
 }
 
@@ -109,11 +230,11 @@ graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 	uint32_t	du,
 				dv;
 
-	if (g->mapped_m % MAPPED_FIT_STRIDE == 0 &&
+	/* (direct ids need no room; numbered ones are checked ahead, per stride of edges) */
+	if (g->direct_frozen && g->mapped_m % MAPPED_FIT_STRIDE == 0 &&
 		!mapped_fits(g, g->idm.n + 2 * MAPPED_FIT_STRIDE, idmap_table_bytes(&g->idm)))
 		return XXL_ENOMEM;
-	if ((du = idmap_intern_within(&g->env, &g->idm, e->source, mapped_fits, g)) == IDMAP_NONE ||
-		(dv = idmap_intern_within(&g->env, &g->idm, e->target, mapped_fits, g)) == IDMAP_NONE)
+	if ((du = id_index(g, e->source)) == IDMAP_NONE || (dv = id_index(g, e->target)) == IDMAP_NONE)
 	{
 		if (g->env.err.code == XXL_ENOMEM)
 			xxl_error_clear(&g->env.err);
@@ -155,7 +276,7 @@ static xxl_status
 put_sorted(xxl_graph *g, uint64_t i, const mapped_edge *e)
 {
 	(void) i;
-	return graph_put_sorted(g, idmap_id(&g->idm, e->u), idmap_id(&g->idm, e->v), e->id, e->cost);
+	return graph_put_sorted(g, index_id(g, e->u), index_id(g, e->v), e->id, e->cost);
 }
 
 xxl_status
@@ -187,8 +308,11 @@ graph_mapped_run(xxl_graph *g)
 
 	g->path = XXL_GRAPH_SEMI_EXTERNAL;
 	g->n = g->idm.n;
+	for (size_t i = 0; i < g->direct_seen_bytes; i++)
+		g->n += (uint64_t) __builtin_popcount(g->direct_seen[i]);
 	idmap_drop_table(env, &g->idm);
-	if (xxl_spool_finish(&g->dense) != XXL_OK || uf32_alloc(g, g->n) != XXL_OK)
+	if (xxl_spool_finish(&g->dense) != XXL_OK ||
+		uf32_alloc(g, direct_end(g) + g->idm.n) != XXL_OK)
 		return env->err.code;
 	if (g->op == XXL_GRAPH_SF)
 	{
@@ -197,7 +321,8 @@ graph_mapped_run(xxl_graph *g)
 	}
 
 	/* the rest of the pool sorts the edges by (cost, id, input position) */
-	share = env->pool - pvec_bytes(&g->idm.ids, g->n) - g->parent_bytes - MAPPED_FIXED;
+	share = env->pool - pvec_bytes(&g->idm.ids, g->idm.n) - g->parent_bytes - MAPPED_FIXED -
+		g->direct_seen_bytes;
 	share -= share % XXL_ALIGN;
 	if (xxl_env_sort_open(env, &g->s3, share, 0, KR_REC, KR_KEY, g->mapped_m,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
@@ -245,8 +370,8 @@ graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *targ
 		g->out_pos++;
 		if (uf32_union((uint32_t *) g->parent, u, v))
 		{
-			*source = idmap_id(&g->idm, u);
-			*target = idmap_id(&g->idm, v);
+			*source = index_id(g, u);
+			*target = index_id(g, v);
 			return 1;
 		}
 		if ((g->out_pos & 4095) == 0 && poll_canceled(g))
@@ -254,8 +379,18 @@ graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *targ
 	}
 }
 
+bool
+graph_mapped_by_id(const xxl_graph *g)
+{
+	return direct_end(g) > 0;
+}
+
 void
 graph_mapped_release(xxl_graph *g)
 {
 	xxl_spool_free(&g->dense);
+	if (g->direct_seen)
+		xxl_env_free(&g->env, g->direct_seen, g->direct_seen_bytes);
+	g->direct_seen = NULL;
+	g->direct_seen_bytes = 0;
 }

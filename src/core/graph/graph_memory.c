@@ -98,8 +98,8 @@ graph_mem_wanted(const xxl_graph *g)
 		return false;
 
 	/*
-	 * Components start by id, which keeps no edge (a link per id seen, at
-	 * most BY_ID_SHARE of the pool, is all a move to the sorters replays):
+	 * Components start by id, which keeps no edge (a link per id seen is
+	 * all a move to the sorters replays, through a spool):
 	 * their row estimate says nothing of whether they fit.  For the others,
 	 * an estimate that already rules memory out (the edges alone, no node
 	 * counted) saves starting there and replaying everything into the
@@ -126,35 +126,91 @@ intern(xxl_graph *g, int64_t id)
 }
 
 /*
+ * Components by id leaving for the sorters: the links (one edge from each
+ * id seen to its parent, which joins the same sets) go to a spool and the
+ * array is freed, so that the array may take most of the pool rather than
+ * only what can stay beside a sorter.
+ */
+static xxl_status
+by_id_spool_links(xxl_graph *g, xxl_spool *links)
+{
+	const uint32_t *p = g->idm.direct;
+
+	xxl_spool_init(links, &g->env, XXL_SPOOL_SHARED);
+	for (size_t x = 0; x < g->idm.dcap; x++)
+		if (p[x] != IDMAP_NONE)
+		{
+			uint32_t	link[2] = {(uint32_t) x, p[x]};
+
+			if (xxl_spool_write(links, link, sizeof(link)) != XXL_OK || poll_canceled(g))
+				return g->env.err.code;
+		}
+	idmap_drop_table(&g->env, &g->idm);
+	return xxl_spool_finish(links);
+}
+
+static xxl_status
+by_id_replay_links(xxl_graph *g, xxl_spool *links)
+{
+	xxl_spool_reader rd;
+	const unsigned char *r;
+	uint64_t	n = links->nbytes / (2 * sizeof(uint32_t));
+
+	if (xxl_spool_reader_open(&rd, links, true) != XXL_OK)
+		return g->env.err.code;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint32_t	link[2];
+
+		if (xxl_spool_read(&rd, sizeof(link), &r) != XXL_OK)
+			break;
+		memcpy(link, r, sizeof(link));
+		if (graph_put_sorted(g, link[0], link[1], 0, 0) != XXL_OK || poll_canceled(g))
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	return g->env.err.code;
+}
+
+/*
  * Hand the kept edges to the sorting path and leave memory; the batch's
  * edges from `from` on were not kept and follow them.  Components by id
- * kept no edge: their union-find's links stand in for them, one edge from
- * each id seen to its parent, which joins the same sets.
+ * kept no edge: their union-find's links stand in for them.
  */
 static xxl_status
 to_sorter(xxl_graph *g, size_t from)
 {
 	xxl_env    *env = &g->env;
 	uint64_t	kept = kept_vec(g)->n;
+	bool		by_id = g->by_id;
+	xxl_spool	links;
 
 	xxl_error_clear(&env->err);
 	g->in_memory = false;
-	/* (the array of components by id stays beside the sorter: BY_ID_SHARE) */
-	if (!g->by_id)
+	g->by_id = false;
+	if (by_id)
+	{
+		if (by_id_spool_links(g, &links) != XXL_OK)
+		{
+			xxl_spool_free(&links);
+			return env->err.code;
+		}
+	}
+	else
 		idmap_drop_table(env, &g->idm);
 	if (graph_open_endpoints(g) != XXL_OK ||
 		(g->mapped && graph_mapped_to_sorter(g) != XXL_OK))
-		return env->err.code;
-	if (g->by_id)
 	{
-		const uint32_t *p = g->idm.direct;
-
-		g->by_id = false;
-		for (size_t x = 0; x < g->idm.dcap; x++)
-			if (p[x] != IDMAP_NONE &&
-				(graph_put_sorted(g, (int64_t) x, p[x], 0, 0) != XXL_OK || poll_canceled(g)))
-				return env->err.code;
-		idmap_drop_table(env, &g->idm);
+		if (by_id)
+			xxl_spool_free(&links);
+		return env->err.code;
+	}
+	if (by_id)
+	{
+		by_id_replay_links(g, &links);
+		xxl_spool_free(&links);
+		if (env->err.code != XXL_OK)
+			return env->err.code;
 	}
 	else
 		for (uint64_t e = 0; e < kept; e++)
@@ -258,12 +314,6 @@ prefetch_ends(const xxl_graph *g, size_t i)
  */
 #define BY_ID_MAX ((int64_t) IDMAP_MAX)
 
-/*
- * The array may take this part of the pool: when the edges move to the
- * sorting path, it is replayed into a sorter of half the pool.
- */
-#define BY_ID_SHARE 3
-
 void
 graph_mem_start(xxl_graph *g)
 {
@@ -278,13 +328,14 @@ graph_mem_start(xxl_graph *g)
 	/*
 	 * Ids come in any order: the array may cover a sixteenth of the budget
 	 * before as many ids are in (8 entries per id later, as the map's), or,
-	 * with a row estimate, two ids per edge up to its share (a graph of 1M
-	 * random ids otherwise left the array at 64MB, when ids near the top
-	 * came before 1/8 of them were in, and took 7 times as long).
+	 * with a row estimate, two ids per edge up to what the pool holds (a
+	 * graph of 1M random ids otherwise left the array at 64MB, when ids near
+	 * the top came before 1/8 of them were in, and took 7 times as long).
+	 * It grows while old and new array fit the pool together.
 	 */
 	if (g->expected_edges > 0)
 	{
-		uint64_t	by_rows = share(g, BY_ID_SHARE) / sizeof(uint32_t);
+		uint64_t	by_rows = g->env.pool / sizeof(uint32_t);
 
 		if (2 * g->expected_edges < by_rows)
 			by_rows = 2 * g->expected_edges;
@@ -306,8 +357,7 @@ by_id_takes(xxl_graph *g, int64_t id)
 	if (id < 0 || id >= BY_ID_MAX)
 		return false;
 	grow = idmap_direct_grow_bytes(&g->idm, id);
-	return grow != SIZE_MAX && grow - idmap_table_bytes(&g->idm) <= share(g, BY_ID_SHARE) &&
-		idmap_grow(&g->env, &g->idm, id) == XXL_OK;
+	return grow != SIZE_MAX && grow <= g->env.pool && idmap_grow(&g->env, &g->idm, id) == XXL_OK;
 }
 
 static inline void
