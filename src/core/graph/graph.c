@@ -57,6 +57,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->t_start = xxl_now_ns();
 	idmap_init(&g->idm, g->env.budget.limit);
 	pvec_init(&g->ends, 2 * sizeof(uint32_t), g->env.budget.limit);
+	pvec_init(&g->ccuf, sizeof(uint32_t), g->env.budget.limit);
 	pvec_init(&g->attrs, sizeof(graph_attr), g->env.budget.limit);
 	pvec_init(&g->kedges, sizeof(graph_kedge), g->env.budget.limit);
 	graph_mem_start(g);

@@ -324,6 +324,10 @@ struct xxl_graph
 	bool		by_id;
 	idmap		idm;
 	pvec		ends;			/* (dense, dense) per edge, in input order */
+	pvec		ccuf;			/* CC numbered: union-find parent per dense id */
+	uint64_t	cc_edges;		/* ... edges numbered so far */
+	uint32_t	cc_pairs[256][2];	/* ... numbered, to be joined (prefetched together) */
+	size_t		cc_npairs;
 	int64_t    *mem_ids;		/* the distinct ids, ascending (output) */
 	size_t		mem_ids_bytes;
 	pvec		attrs;			/* SF: graph_attr per edge */

@@ -2,9 +2,12 @@
  * graph_memory.c — the three graph operators in memory (xxl_graph.h, step
  * 0).  Ids are numbered by a hash table as the edges come (idmap.h); the
  * edges are kept as pairs of dense ids, the forests' with id and cost.
- *  - Components: the distinct ids are sorted once so that the union-find of
- *    the semi-external path runs on their ranks (a set's root is then its
- *    smallest id) and the output reads the same arrays.
+ *  - Components: each edge joins its ends' sets as it comes, in a
+ *    union-find over the dense ids (4 bytes per node, no edge kept); at run
+ *    the distinct ids are sorted once and each node joins its root in the
+ *    union-find of the semi-external path, which runs on their ranks (a
+ *    set's root is then its smallest id), and the output reads the same
+ *    arrays.  Small non-negative ids skip the numbering: "by id" below.
  *  - Spanning forest: the union-find over the edges in input order is the
  *    output scan, as on the semi-external path (which edges join two sets
  *    does not depend on the numbering).
@@ -20,6 +23,9 @@
 
 #include <stdlib.h>
 
+/* Edges ahead whose ends' union-find entries the union-find passes prefetch. */
+#define UF_AHEAD 8
+
 /* Where the kept edges are: their sort records (MSF) or their ends. */
 static inline const pvec *
 kept_vec(const xxl_graph *g)
@@ -27,11 +33,15 @@ kept_vec(const xxl_graph *g)
 	return g->op == XXL_GRAPH_MSF ? &g->kedges : &g->ends;
 }
 
-/* What m edges over n nodes with id tables of `tables` bytes need, at input and at run. */
+/*
+ * What m edges over n nodes with id tables of `tables` bytes need, at input
+ * and at run (components keep no edge).
+ */
 static bool
 fits(const xxl_graph *g, uint64_t m, uint64_t n, size_t tables)
 {
-	size_t		held = pvec_bytes(&g->idm.ids, n) + pvec_bytes(kept_vec(g), m) +
+	size_t		held = pvec_bytes(&g->idm.ids, n) +
+		(g->op == XXL_GRAPH_CC ? pvec_bytes(&g->ccuf, n) : pvec_bytes(kept_vec(g), m)) +
 		(g->op == XXL_GRAPH_SF ? pvec_bytes(&g->attrs, m) : 0);
 	size_t		input = held + tables;
 	/*
@@ -88,6 +98,48 @@ kept_attr(xxl_graph *g, uint64_t e, int64_t *id, double *cost)
 		*id = a->id;
 		*cost = a->cost;
 	}
+}
+
+/* The numbered components' union-find over dense ids (path halving, union by smaller index). */
+static inline uint32_t
+cc_find(const pvec *uf, uint32_t x)
+{
+	uint32_t   *px = pvec_at(uf, x);
+
+	while (*px != x)
+	{
+		*px = *(const uint32_t *) pvec_at(uf, *px);
+		x = *px;
+		px = pvec_at(uf, x);
+	}
+	return x;
+}
+
+static inline void
+cc_union(const pvec *uf, uint32_t a, uint32_t b)
+{
+	a = cc_find(uf, a);
+	b = cc_find(uf, b);
+	if (a < b)
+		*(uint32_t *) pvec_at(uf, b) = a;
+	else if (b < a)
+		*(uint32_t *) pvec_at(uf, a) = b;
+}
+
+/* Join the sets of the numbered pairs, their union-find entries prefetched a few pairs ahead. */
+static void
+cc_join_pending(xxl_graph *g)
+{
+	for (size_t i = 0; i < g->cc_npairs; i++)
+	{
+		if (i + UF_AHEAD < g->cc_npairs)
+		{
+			__builtin_prefetch(pvec_at(&g->ccuf, g->cc_pairs[i + UF_AHEAD][0]));
+			__builtin_prefetch(pvec_at(&g->ccuf, g->cc_pairs[i + UF_AHEAD][1]));
+		}
+		cc_union(&g->ccuf, g->cc_pairs[i][0], g->cc_pairs[i][1]);
+	}
+	g->cc_npairs = 0;
 }
 
 bool
@@ -212,6 +264,16 @@ to_sorter(xxl_graph *g, size_t from)
 		if (env->err.code != XXL_OK)
 			return env->err.code;
 	}
+	else if (g->op == XXL_GRAPH_CC)
+	{
+		/* a link from each node to its root joins the same sets */
+		cc_join_pending(g);
+		for (uint64_t x = 0; x < g->ccuf.n; x++)
+			if (graph_put_sorted(g, idmap_id(&g->idm, x),
+								 idmap_id(&g->idm, cc_find(&g->ccuf, (uint32_t) x)), 0, 0) != XXL_OK ||
+				poll_canceled(g))
+				return env->err.code;
+	}
 	else
 		for (uint64_t e = 0; e < kept; e++)
 		{
@@ -235,6 +297,37 @@ to_sorter(xxl_graph *g, size_t from)
 	return XXL_OK;
 }
 
+/*
+ * Components: number one edge's ends (their sets are joined with the
+ * batch's, cc_join_pending); false when they do not fit.
+ */
+static bool
+keep_cc(xxl_graph *g, int64_t source, int64_t target)
+{
+	uint32_t	du,
+				dv;
+
+	/* checked once per stride of edges, for the nodes they can bring */
+	if (g->cc_edges % PVEC_FIT_STRIDE == 0 &&
+		!fits(g, 0, g->idm.n + 2 * PVEC_FIT_STRIDE, idmap_table_bytes(&g->idm)))
+		return false;
+	if ((du = intern(g, source)) == IDMAP_NONE || (dv = intern(g, target)) == IDMAP_NONE)
+		return false;
+	while (g->ccuf.n < g->idm.n)
+	{
+		uint32_t   *p = pvec_push(&g->env, &g->ccuf);
+
+		if (p == NULL)
+			return false;
+		*p = (uint32_t) (g->ccuf.n - 1);
+	}
+	g->cc_pairs[g->cc_npairs][0] = du;
+	g->cc_pairs[g->cc_npairs][1] = dv;
+	g->cc_npairs++;
+	g->cc_edges++;
+	return true;
+}
+
 /* Number one edge; false when it does not fit (nothing kept of it). */
 static bool
 keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
@@ -243,6 +336,8 @@ keep(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 	uint32_t	du,
 				dv;
 
+	if (g->op == XXL_GRAPH_CC)
+		return keep_cc(g, source, target);
 	/* checked once per stride of edges, for them and the nodes they can bring */
 	if (kv->n % PVEC_FIT_STRIDE == 0 &&
 		!fits(g, kv->n + PVEC_FIT_STRIDE, g->idm.n + 2 * PVEC_FIT_STRIDE,
@@ -302,9 +397,6 @@ prefetch_ends(const xxl_graph *g, size_t i)
 		idmap_prefetch(&g->idm, g->batch[i].target);
 	}
 }
-
-/* Edges ahead whose ends' union-find entries the union-find passes prefetch. */
-#define UF_AHEAD 8
 
 /* Components by id ---------------------------------------------------------- */
 
@@ -398,9 +490,9 @@ by_id_take(xxl_graph *g)
 
 /*
  * Leave components by id for the numbered map: each id seen gets its dense
- * number in ascending order (a parent is smaller, so numbered first) and
- * the edge to its parent is kept in dense ends, which joins the same sets.
- * The caller checked that this fits.
+ * number in ascending order (a parent is smaller, so numbered first), and
+ * its parent's number is its entry in the numbered union-find.  The caller
+ * checked that this fits.
  */
 static xxl_status
 by_id_leave(xxl_graph *g)
@@ -420,12 +512,11 @@ by_id_leave(xxl_graph *g)
 		if (parent == IDMAP_NONE)
 			continue;
 		if ((orig = pvec_push(&g->env, &m->ids)) == NULL ||
-			(d = pvec_push(&g->env, &g->ends)) == NULL)
+			(d = pvec_push(&g->env, &g->ccuf)) == NULL)
 			return g->env.err.code;
 		*orig = (int64_t) x;
 		p[x] = (uint32_t) m->n++;
-		d[0] = p[x];
-		d[1] = p[parent];
+		*d = p[parent];
 	}
 	return XXL_OK;
 }
@@ -479,6 +570,7 @@ graph_mem_flush(xxl_graph *g)
 			return rc;
 		return to_sorter(g, i);
 	}
+	cc_join_pending(g);
 	g->nbatch = 0;
 	return XXL_OK;
 }
@@ -532,31 +624,29 @@ graph_mem_run(xxl_graph *g)
 	}
 	idmap_drop_table(env, &g->idm);
 	pvec_free(env, &g->idm.ids);
+	/*
+	 * the dense union-find's roots in one ascending pass (parents are
+	 * smaller), then each node joins its root on the ranks, whose root is
+	 * its set's smallest id
+	 */
+	cc_join_pending(g);
+	for (uint64_t x = 0; x < g->ccuf.n; x++)
+	{
+		uint32_t   *px = pvec_at(&g->ccuf, x);
+
+		*px = *(const uint32_t *) pvec_at(&g->ccuf, *px);
+	}
 	if (uf_alloc(g, n) == XXL_OK)
-		for (uint64_t e = 0; e < g->ends.n; e++)
+		for (uint64_t x = 0; x < n; x++)
 		{
-			const uint32_t *d = pvec_at(&g->ends, e);
-
-			/*
-			 * the ends are random: their ranks two strides ahead, their
-			 * union-find entries one stride ahead (ranks fetched by then)
-			 */
-			if (e + 2 * UF_AHEAD < g->ends.n)
-			{
-				const uint32_t *far = pvec_at(&g->ends, e + 2 * UF_AHEAD);
-				const uint32_t *near = pvec_at(&g->ends, e + UF_AHEAD);
-
-				__builtin_prefetch(&rank[far[0]]);
-				__builtin_prefetch(&rank[far[1]]);
-				__builtin_prefetch(&g->parent[rank[near[0]]]);
-				__builtin_prefetch(&g->parent[rank[near[1]]]);
-			}
-			uf_union(g->parent, rank[d[0]], rank[d[1]]);
-			if (poll_canceled(g))
+			if (x + UF_AHEAD < n)
+				__builtin_prefetch(&g->parent[rank[x + UF_AHEAD]]);
+			uf_union(g->parent, rank[x], rank[*(const uint32_t *) pvec_at(&g->ccuf, x)]);
+			if ((x & 65535) == 0 && poll_canceled(g))
 				break;
 		}
 	xxl_env_free(env, rank, sizeof(uint32_t) * (n ? n : 1));
-	pvec_free(env, &g->ends);
+	pvec_free(env, &g->ccuf);
 	if (env->err.code != XXL_OK)
 		return env->err.code;
 	uf_flatten(g->parent, n);
@@ -604,6 +694,7 @@ graph_mem_release(xxl_graph *g)
 	graph_mapped_release(g);
 	idmap_free(&g->env, &g->idm);
 	pvec_free(&g->env, &g->ends);
+	pvec_free(&g->env, &g->ccuf);
 	pvec_free(&g->env, &g->attrs);
 	pvec_free(&g->env, &g->kedges);
 	if (g->mem_ids)
