@@ -257,7 +257,7 @@ SET xxl.memory = '64MB';
 SET xxl.graph_force_external = on;
 SELECT count(*) AS off FROM xxl.pagerank('SELECT source, target FROM rnd', 0.85, 20, 0) p JOIN pr_oracle o USING (node)
 WHERE abs(p.rank - o.rank) > 1e-12;
-SELECT details->>'method' AS method FROM xxl.last_stats();
+SELECT details->>'method' AS method, details->>'ranges' AS ranges FROM xxl.last_stats();
 RESET xxl.graph_force_external;
 -- converged: ranks sum to 1, the change below the tolerance
 SELECT round(sum(rank)::numeric, 12) AS total, count(*) AS nodes FROM xxl.pagerank('rnd');

@@ -105,6 +105,8 @@ an_collect(void *core, XxlStats *st)
 	if (s.op == XXL_AN_PAGERANK)
 	{
 		xxl_stats_detail(st, "method", "\"%s\"", s.method);
+		if (s.ranges > 0)
+			xxl_stats_detail(st, "ranges", UINT64_FORMAT, s.ranges);
 		xxl_stats_detail(st, "iterations", UINT64_FORMAT, s.iterations);
 		xxl_stats_detail(st, "delta", "%.6g", s.delta);
 		xxl_stats_detail(st, "converged", "%s", s.converged ? "true" : "false");

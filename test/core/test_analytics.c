@@ -219,6 +219,7 @@ typedef struct result
 } result;
 
 static int	t_threads;		/* 0: the default */
+static uint64_t t_range_nodes;	/* PageRank's targets per range (0: the default) */
 
 static xxl_an_config
 config(xxl_an_op op, size_t memory)
@@ -229,6 +230,7 @@ config(xxl_an_op op, size_t memory)
 	c.op = op;
 	c.res.memory = memory;
 	c.res.threads = t_threads;
+	c.rank_range_nodes = t_range_nodes;
 	c.res.disk.dirs = xt_dirs;
 	c.res.disk.ndisks = 2;
 	c.res.disk.file_prefix = "test_analytics";
@@ -367,9 +369,16 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 				if (g->n > 0)
 				{
 					CHECK_EQ(r.st.iterations, 30);
-					/* (at the smallest budget either may run) */
+					/*
+					 * (at the smallest budget either may run) forced off the
+					 * arrays: ranged, unless a test asks for the sort
+					 */
 					if (force || memory == ROOMY)
-						CHECK(strcmp(r.st.method, force ? "sorted" : "arrays") == 0);
+						CHECK_MSG(strcmp(r.st.method, !force ? "arrays" :
+										 t_range_nodes == UINT64_MAX ? "sorted" : "ranged") == 0,
+								  "%s: method %s", what, r.st.method);
+					if (force && t_range_nodes != 0 && t_range_nodes != UINT64_MAX)
+						CHECK_EQ(r.st.ranges, ((uint64_t) g->n + t_range_nodes - 1) / t_range_nodes);
 				}
 			}
 			break;
@@ -393,6 +402,19 @@ check_all(const graph *g, const char *what)
 		check_op(g, &o, ops[k], xxl_an_min_memory(), true, what);
 	}
 	check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
+	/* PageRank off the arrays: several target ranges, and the sorted iterations */
+	if (g->n > 1)
+	{
+		t_range_nodes = (uint64_t) g->n / 7 + 1;
+		check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
+		check_op(g, &o, XXL_AN_PAGERANK, xxl_an_min_memory(), true, what);
+		t_range_nodes = 1;
+		check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
+	}
+	t_range_nodes = UINT64_MAX;
+	check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
+	check_op(g, &o, XXL_AN_PAGERANK, xxl_an_min_memory(), true, what);
+	t_range_nodes = 0;
 }
 
 XT_TEST(analytics_random)

@@ -69,6 +69,7 @@ xxl_an_create(const xxl_an_config *config, xxl_error *err)
 	a->tolerance = config->tolerance;
 	a->max_iterations = config->max_iterations;
 	a->force_external = config->force_external;
+	a->rank_range_nodes = config->rank_range_nodes;
 	a->t_start = xxl_now_ns();
 	xxl_spool_init(&a->deg, &a->env, an_spool_share(a));
 	xxl_spool_init(&a->edges, &a->env, an_spool_share(a));
@@ -325,7 +326,8 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 	st->converged = a->converged;
 	st->dangling = a->dangling;
 	st->method = a->stream_lists ? "streamed" : a->op != XXL_AN_PAGERANK || a->n == 0 ? "" :
-		a->rank_streamed ? "streamed" : a->rank_arrays ? "arrays" : "sorted";
+		a->rank_streamed ? "streamed" : a->rank_arrays ? "arrays" : a->rank_ranges ? "ranged" : "sorted";
+	st->ranges = a->rank_ranges;
 	st->numbering_worker = a->numbering.used;
 	st->numbering_wait_ns = a->numbering.wait_ns;
 	st->pq_pushes = a->pushes;

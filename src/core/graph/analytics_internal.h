@@ -119,6 +119,8 @@ struct xxl_an
 	bool		force_external;
 	bool		rank_arrays;	/* the iterations ran on arrays */
 	bool		rank_streamed;	/* ... with links past them streaming from a spool */
+	uint64_t	rank_range_nodes;	/* config: targets per range (tests) */
+	uint64_t	rank_ranges;	/* the iterations summed this many target ranges (0: sorted) */
 	bool		stream_lists;	/* MIS, coloring: neighbours from a->s, not from lists */
 	bool		semi;			/* ids numbered in memory, links spooled (PageRank) */
 	struct an_rank *rank;

@@ -16,10 +16,17 @@
  *    fit, the rest in a spool read once per iteration (the node arrays'
  *    random accesses stay in memory; only the links stream);
  *  - otherwise the links are sorted by source once into a spool, with the
- *    out-weights in another, and each iteration scans ranks, out-weights and
- *    links together (dense order), sorts the contributions [target BE]
- *    [value] by target and sums them in a scan that writes the next ranks'
- *    spool: one sort of m records and three scans per iteration.
+ *    out-weights in another, and then, for more than one range, by (target
+ *    range, source): ranged iterations keep the sums of a range of targets
+ *    in memory (as many as the sorter's share holds) and, per range, scan
+ *    the ranks and out-weights (dense order) beside the range's links,
+ *    then write the range's next ranks: no sort per iteration, the nodes
+ *    read once per range;
+ *  - when that reads the nodes too often (more ranges than about 8 links
+ *    per node), each iteration scans ranks, out-weights and links together,
+ *    sorts the contributions [target BE][value] by target and sums them in
+ *    a scan that writes the next ranks' spool: one sort of m records and
+ *    three scans per iteration.
  * Ranks come out in id order with the ids' spool (dense order is id order).
  */
 #include "core/graph/analytics_internal.h"
@@ -54,6 +61,8 @@ typedef struct an_rank
 	double	   *r,
 			   *rn,
 			   *w;
+	double	   *sums;			/* ranged: the current range's sums */
+	size_t		sums_bytes;
 	uint32_t   *lu,
 			   *lv;
 	double	   *lw;
@@ -735,8 +744,239 @@ out:
 	return XXL_OK;
 }
 
+/*
+ * Targets per range of the ranged iterations: as many sums (8 bytes each)
+ * as the sorter's share holds, which they stand in for; 0 (sort the
+ * contributions instead) when a test asks, or when the ranges would read
+ * the ranks and out-weights (16 bytes per node) again more often than a
+ * sort of the links' contributions costs: more than 8 links' worth per
+ * extra range.
+ */
+static uint64_t
+range_width(const xxl_an *a)
+{
+	uint64_t	width = an_sort_share(a) / sizeof(double),
+				ranges;
+
+	if (a->rank_range_nodes == UINT64_MAX || a->n == 0)
+		return 0;
+	if (a->rank_range_nodes != 0 && a->rank_range_nodes < width)
+		width = a->rank_range_nodes;
+	if (width == 0)
+		return 0;
+	ranges = (a->n + width - 1) / width;
+	if (a->rank_range_nodes == 0 && (ranges - 1) * a->n > 8 * a->m)
+		return 0;
+	return width;
+}
+
+/*
+ * The links spool (source order) rewritten in (target range, source)
+ * order, for more than one range: one sort, once.
+ */
 static xxl_status
-iterate_external(xxl_an *a)
+order_links_by_range(xxl_an *a, uint64_t width)
+{
+	an_rank    *k = a->rank;
+	xxl_spool_reader rd;
+	const unsigned char *r;
+	int			got;
+
+	if (xxl_env_sort_open(&a->env, &k->es, an_sort_share(a), 0, 32, 16, a->m,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &k->links, true) != XXL_OK)
+		return an_fail(a);
+	for (uint64_t i = 0; i < a->m; i++)
+	{
+		unsigned char local[32];
+		unsigned char *rec = xxl_env_sort_room(&k->es, local);
+
+		if (xxl_spool_read(&rd, 24, &r) != XXL_OK)
+		{
+			xxl_spool_reader_close(&rd);
+			return an_fail(a);
+		}
+		g_put_be(rec, g_get_u64(r + 8) / width);
+		g_put_be(rec + 8, g_get_u64(r));
+		memcpy(rec + 16, r + 8, 16);
+		if (xxl_env_sort_push(&a->env, &k->es, rec) != XXL_OK || xxl_env_poll(&a->env))
+		{
+			xxl_spool_reader_close(&rd);
+			return an_fail(a);
+		}
+	}
+	xxl_spool_reader_close(&rd);
+	xxl_spool_free(&k->links);
+	xxl_spool_init(&k->links, &a->env, rank_spool_share(a));
+	if (xxl_env_sort_sort(&a->env, &k->es) != XXL_OK)
+		return an_fail(a);
+	while ((got = xxl_env_sort_next(&a->env, &k->es, &r)) == 1)
+	{
+		unsigned char rec[24];
+
+		g_put_u64(rec, g_get_be(r + 8));
+		memcpy(rec + 8, r + 16, 16);
+		if (xxl_spool_write(&k->links, rec, 24) != XXL_OK || xxl_env_poll(&a->env))
+			return an_fail(a);
+	}
+	xxl_env_sort_close(&a->env, &k->es, NULL, NULL);
+	if (got < 0 || xxl_spool_finish(&k->links) != XXL_OK)
+		return an_fail(a);
+	return XXL_OK;
+}
+
+/* Open rd on sp, or not at all (first: no ranks yet); *open says which. */
+static xxl_status
+open_ranks(xxl_spool_reader *rd, xxl_spool *sp, bool first, bool *open)
+{
+	*open = false;
+	if (first)
+		return XXL_OK;
+	if (xxl_spool_reader_open(rd, sp, false) != XXL_OK)
+		return sp->env->err.code;
+	*open = true;
+	return XXL_OK;
+}
+
+/*
+ * One ranged iteration: r (the uniform start, or ranks[cur]) to
+ * ranks[!cur], a range of targets at a time.  For each range, the ranks
+ * and out-weights stream in node order beside the range's links (source
+ * order) and each link adds what it carries to its target's sum in
+ * memory; the first range reads every node, for the dangling ranks.  Then
+ * the range's new ranks are written, with the old ones read for the
+ * change.  No sort: the links were ordered by range once.
+ */
+static xxl_status
+iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double *delta_out)
+{
+	an_rank    *k = a->rank;
+	uint64_t	n = a->n,
+				left = a->m,
+				dangling = 0;
+	double		d = a->damping,
+				dang = 0,
+				base = 0,
+				delta = 0,
+				start = 1.0 / (double) n;
+	xxl_spool_reader rl,
+				rr,
+				rw,
+				rg;
+	bool		rr_open = false,
+				rw_open = false,
+				rg_open = false;
+	const unsigned char *lrec = NULL;
+	xxl_spool  *next = &k->ranks[!k->cur];
+	xxl_status	rc;
+
+	xxl_spool_free(next);
+	xxl_spool_init(next, &a->env, rank_spool_share(a));
+	if ((rc = xxl_spool_reader_open(&rl, &k->links, false)) != XXL_OK)
+		return an_fail(a);
+	if (left > 0 && (rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
+		goto out;
+	for (uint64_t lo = 0; lo < n; lo += width)
+	{
+		uint64_t	hi = lo + width < n ? lo + width : n,
+					range = lo / width;
+
+		memset(sums, 0, (hi - lo) * sizeof(double));
+		if ((rc = open_ranks(&rr, &k->ranks[k->cur], first, &rr_open)) != XXL_OK ||
+			(rc = xxl_spool_reader_open(&rw, &k->outw, false)) != XXL_OK)
+			goto out;
+		rw_open = true;
+		for (uint64_t x = 0; x < n; x++)
+		{
+			bool		more = lrec != NULL && g_get_u64(lrec + 8) / width == range;
+			double		r = start,
+						w;
+
+			if (!more && lo > 0)
+				break;
+			if ((rr_open && (rc = read_double(a, &rr, &r)) != XXL_OK) ||
+				(rc = read_double(a, &rw, &w)) != XXL_OK)
+				goto out;
+			if (lo == 0 && w == 0)
+			{
+				dang += r;
+				dangling++;
+			}
+			while (more && g_get_u64(lrec) == x)
+			{
+				double		lw;
+
+				memcpy(&lw, lrec + 16, 8);
+				sums[g_get_u64(lrec + 8) - lo] += r * lw / w;
+				if (--left == 0)
+					lrec = NULL;
+				else if ((rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
+					goto out;
+				more = lrec != NULL && g_get_u64(lrec + 8) / width == range;
+			}
+			if ((x & 0xffff) == 0xffff && xxl_env_poll(&a->env))
+			{
+				rc = a->env.err.code;
+				goto out;
+			}
+		}
+		if (rr_open)
+			xxl_spool_reader_close(&rr);
+		xxl_spool_reader_close(&rw);
+		rr_open = rw_open = false;
+		if (lo == 0)
+			base = (1.0 - d) / (double) n + d * dang / (double) n;
+		/* the range's new ranks, the old ones beside them for the change */
+		if ((rc = open_ranks(&rg, &k->ranks[k->cur], first, &rg_open)) != XXL_OK)
+			goto out;
+		for (uint64_t v = 0; v < hi; v++)
+		{
+			double		old = start,
+						nw;
+
+			if (rg_open && (rc = read_double(a, &rg, &old)) != XXL_OK)
+				goto out;
+			if (v < lo)
+				continue;
+			nw = base + d * sums[v - lo];
+			delta += fabs(nw - old);
+			if ((rc = xxl_spool_write(next, &nw, 8)) != XXL_OK)
+				goto out;
+		}
+		if (rg_open)
+			xxl_spool_reader_close(&rg);
+		rg_open = false;
+		if (xxl_env_poll(&a->env))
+		{
+			rc = a->env.err.code;
+			goto out;
+		}
+	}
+	rc = xxl_spool_finish(next);
+out:
+	if (rr_open)
+		xxl_spool_reader_close(&rr);
+	if (rw_open)
+		xxl_spool_reader_close(&rw);
+	if (rg_open)
+		xxl_spool_reader_close(&rg);
+	xxl_spool_reader_close(&rl);
+	if (rc != XXL_OK)
+		return an_fail(a);
+	a->dangling = dangling;
+	xxl_spool_free(&k->ranks[k->cur]);
+	xxl_spool_init(&k->ranks[k->cur], &a->env, rank_spool_share(a));
+	k->cur = !k->cur;
+	*delta_out = delta;
+	return XXL_OK;
+}
+
+/*
+ * The iterations off the arrays: ranged (width targets per range) or,
+ * width 0, sorting the contributions.
+ */
+static xxl_status
+iterate_external(xxl_an *a, uint64_t width)
 {
 	an_rank    *k = a->rank;
 	uint64_t	t0 = xxl_now_ns();
@@ -772,16 +1012,26 @@ iterate_external(xxl_an *a)
 		}
 		return XXL_OK;
 	}
+	if (width > 0)
+	{
+		uint64_t	w = width < a->n ? width : a->n;
+
+		if ((k->sums = an_alloc(a, w * sizeof(double), &k->sums_bytes)) == NULL)
+			return an_fail(a);
+		a->rank_ranges = (a->n + width - 1) / width;
+	}
 	while (a->iterations < (uint64_t) a->max_iterations)
 	{
 		double		delta = 0;
 
-		if (iterate_external_once(a, first, &delta) != XXL_OK)
+		if ((width > 0 ? iterate_ranged_once(a, first, k->sums, width, &delta) :
+			 iterate_external_once(a, first, &delta)) != XXL_OK)
 			return an_fail(a);
 		first = false;
 		if (iteration_done(a, delta))
 			break;
 	}
+	an_free(a, (void **) &k->sums, &k->sums_bytes);
 	a->compute_ns = xxl_now_ns() - t0;
 	return XXL_OK;
 }
@@ -815,8 +1065,17 @@ an_rank_run(xxl_an *a)
 		if (run_arrays(a) != XXL_OK)
 			return an_fail(a);
 	}
-	else if (sort_links(a) != XXL_OK || iterate_external(a) != XXL_OK)
-		return an_fail(a);
+	else
+	{
+		uint64_t	width;
+
+		if (sort_links(a) != XXL_OK)
+			return an_fail(a);
+		width = range_width(a);
+		if ((width > 0 && width < a->n && order_links_by_range(a, width) != XXL_OK) ||
+			iterate_external(a, width) != XXL_OK)
+			return an_fail(a);
+	}
 	if (xxl_spool_reader_open(&k->rd_ids, &k->ids, true) != XXL_OK)
 		return an_fail(a);
 	k->rd_ids_open = true;
@@ -883,6 +1142,7 @@ an_rank_release(xxl_an *a)
 	an_free(a, (void **) &k->lu, &k->lu_bytes);
 	an_free(a, (void **) &k->lv, &k->lv_bytes);
 	an_free(a, (void **) &k->lw, &k->lw_bytes);
+	an_free(a, (void **) &k->sums, &k->sums_bytes);
 	an_free(a, (void **) &k->mem_ids, &k->mem_ids_bytes);
 	xxl_env_free(&a->env, k, sizeof(*k));
 	a->rank = NULL;

@@ -70,6 +70,12 @@ typedef struct xxl_an_config
 	int			max_iterations; /* >= 0 */
 	double		tolerance;		/* L1 change that stops the iteration */
 	bool		force_external; /* tests: the external path (PageRank: never on arrays) */
+	/*
+	 * tests: PageRank's iterations off the arrays take ranges of at most
+	 * this many targets (0: as many as the budget holds), or sort the
+	 * contributions (UINT64_MAX)
+	 */
+	uint64_t	rank_range_nodes;
 } xxl_an_config;
 
 /* A result row; which fields mean what: see xxl_an_op. */
@@ -99,8 +105,10 @@ typedef struct xxl_an_stats
 	bool		converged;
 	uint64_t	dangling;		/* PageRank: nodes without out-weight */
 	const char *method;			/* PageRank: "arrays", "streamed" (links past the
-								 * arrays read per iteration) or "sorted" (a sort
-								 * per iteration) */
+								 * arrays read per iteration), "ranged" (the
+								 * targets' sums in memory a range at a time) or
+								 * "sorted" (a sort per iteration) */
+	uint64_t	ranges;			/* PageRank "ranged": target ranges per iteration */
 	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
 	uint64_t	numbering_wait_ns;	/* ... and the caller waited this long for it */
 	uint64_t	pq_pushes;
