@@ -258,7 +258,7 @@ xxl_define_gucs(void)
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("xxl.graph_force_external",
 							 "Testing only: BFS, shortest paths and the analytics operators take the external path.",
-							 "They do so even when xxl.memory would hold the graph (PageRank: sorted iterations).",
+							 "They do so even when xxl.memory would hold the graph (PageRank: its iterations off its arrays).",
 							 &xxl_graph_force_external,
 							 false,
 							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,

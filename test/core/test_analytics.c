@@ -8,7 +8,8 @@
  * coloring in ascending id order (the operator's documented answer, so the
  * rows must match exactly); PageRank by a dense power iteration.  Every
  * case runs in memory (a roomy budget, nothing written) and external (the
- * smallest budget; PageRank also forced onto its sorted iterations), and
+ * smallest budget; PageRank also forced off its arrays: ranged with one,
+ * seven and one range per node, and sorted), and
  * the stats must say which path ran.  Inputs: random graphs with self
  * loops, duplicates both ways and ids at INT64_MIN / INT64_MAX, a clique,
  * a star, no edges.  Also: cancel at fractions of a run and write failures
