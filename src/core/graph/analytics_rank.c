@@ -578,6 +578,38 @@ read_double(xxl_an *a, xxl_spool_reader *rd, double *v)
 	return XXL_OK;
 }
 
+/* The spool an iteration writes its new ranks to, emptied. */
+static xxl_spool *
+next_ranks(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+	xxl_spool  *next = &k->ranks[!k->cur];
+
+	xxl_spool_free(next);
+	xxl_spool_init(next, &a->env, rank_spool_share(a));
+	return next;
+}
+
+/* An iteration's end: its new ranks become r, the old ones are freed. */
+static void
+ranks_advance(xxl_an *a)
+{
+	an_rank    *k = a->rank;
+
+	xxl_spool_free(&k->ranks[k->cur]);
+	xxl_spool_init(&k->ranks[k->cur], &a->env, rank_spool_share(a));
+	k->cur = !k->cur;
+}
+
+/* Close rd if *open, and note it closed. */
+static void
+close_reader(xxl_spool_reader *rd, bool *open)
+{
+	if (*open)
+		xxl_spool_reader_close(rd);
+	*open = false;
+}
+
 /* One external iteration: r (the uniform start, or ranks[cur]) to ranks[!cur]. */
 static xxl_status
 iterate_external_once(xxl_an *a, bool first, double *delta_out)
@@ -604,7 +636,7 @@ iterate_external_once(xxl_an *a, bool first, double *delta_out)
 	bool		c_have = false;
 	uint64_t	cv = 0;
 	double		cval = 0;
-	xxl_spool  *next = &k->ranks[!k->cur];
+	xxl_spool  *next;
 
 	if (xxl_env_sort_open(&a->env, &k->cs, an_sort_share(a), 0, 16, 8, a->m,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK)
@@ -666,17 +698,12 @@ iterate_external_once(xxl_an *a, bool first, double *delta_out)
 		}
 	}
 	a->dangling = dangling;
-	xxl_spool_reader_close(&rl);
-	xxl_spool_reader_close(&rw);
-	rl_open = rw_open = false;
+	close_reader(&rl, &rl_open);
+	close_reader(&rw, &rw_open);
 	if ((rc = xxl_env_sort_sort(&a->env, &k->cs)) != XXL_OK)
 		goto out;
 	/* gather: the contributions by target, with the old ranks for the change */
-	if (rr_open)
-	{
-		xxl_spool_reader_close(&rr);
-		rr_open = false;
-	}
+	close_reader(&rr, &rr_open);
 	if (!first)
 	{
 		if ((rc = xxl_spool_reader_open(&rr, &k->ranks[k->cur], true)) != XXL_OK)
@@ -684,8 +711,7 @@ iterate_external_once(xxl_an *a, bool first, double *delta_out)
 		rr_open = true;
 	}
 	base = (1.0 - d) / (double) n + d * dang / (double) n;
-	xxl_spool_free(next);
-	xxl_spool_init(next, &a->env, rank_spool_share(a));
+	next = next_ranks(a);
 	for (uint64_t x = 0; x < n; x++)
 	{
 		double		sum = 0,
@@ -728,18 +754,13 @@ iterate_external_once(xxl_an *a, bool first, double *delta_out)
 	if ((rc = xxl_spool_finish(next)) != XXL_OK)
 		goto out;
 out:
-	if (rr_open)
-		xxl_spool_reader_close(&rr);
-	if (rw_open)
-		xxl_spool_reader_close(&rw);
-	if (rl_open)
-		xxl_spool_reader_close(&rl);
+	close_reader(&rr, &rr_open);
+	close_reader(&rw, &rw_open);
+	close_reader(&rl, &rl_open);
 	xxl_env_sort_close(&a->env, &k->cs, NULL, NULL);
 	if (rc != XXL_OK)
 		return an_fail(a);
-	xxl_spool_free(&k->ranks[k->cur]);
-	xxl_spool_init(&k->ranks[k->cur], &a->env, rank_spool_share(a));
-	k->cur = !k->cur;
+	ranks_advance(a);
 	*delta_out = delta;
 	return XXL_OK;
 }
@@ -867,11 +888,9 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 				rw_open = false,
 				rg_open = false;
 	const unsigned char *lrec = NULL;
-	xxl_spool  *next = &k->ranks[!k->cur];
+	xxl_spool  *next = next_ranks(a);
 	xxl_status	rc;
 
-	xxl_spool_free(next);
-	xxl_spool_init(next, &a->env, rank_spool_share(a));
 	if ((rc = xxl_spool_reader_open(&rl, &k->links, false)) != XXL_OK)
 		return an_fail(a);
 	if (left > 0 && (rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
@@ -920,10 +939,8 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 				goto out;
 			}
 		}
-		if (rr_open)
-			xxl_spool_reader_close(&rr);
-		xxl_spool_reader_close(&rw);
-		rr_open = rw_open = false;
+		close_reader(&rr, &rr_open);
+		close_reader(&rw, &rw_open);
 		if (lo == 0)
 			base = (1.0 - d) / (double) n + d * dang / (double) n;
 		/* the range's new ranks, the old ones beside them for the change */
@@ -943,9 +960,7 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 			if ((rc = xxl_spool_write(next, &nw, 8)) != XXL_OK)
 				goto out;
 		}
-		if (rg_open)
-			xxl_spool_reader_close(&rg);
-		rg_open = false;
+		close_reader(&rg, &rg_open);
 		if (xxl_env_poll(&a->env))
 		{
 			rc = a->env.err.code;
@@ -954,19 +969,14 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 	}
 	rc = xxl_spool_finish(next);
 out:
-	if (rr_open)
-		xxl_spool_reader_close(&rr);
-	if (rw_open)
-		xxl_spool_reader_close(&rw);
-	if (rg_open)
-		xxl_spool_reader_close(&rg);
+	close_reader(&rr, &rr_open);
+	close_reader(&rw, &rw_open);
+	close_reader(&rg, &rg_open);
 	xxl_spool_reader_close(&rl);
 	if (rc != XXL_OK)
 		return an_fail(a);
 	a->dangling = dangling;
-	xxl_spool_free(&k->ranks[k->cur]);
-	xxl_spool_init(&k->ranks[k->cur], &a->env, rank_spool_share(a));
-	k->cur = !k->cur;
+	ranks_advance(a);
 	*delta_out = delta;
 	return XXL_OK;
 }
