@@ -476,9 +476,15 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 			xxl_graph_path want = pass == 0 || nodes <= 1 ?
 				(mem ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL) : XXL_GRAPH_EXTERNAL;
 
-			/* without a cap, forests over small non-negative ids stay semi-external by id */
+			/*
+			 * without a cap, small non-negative ids keep the forests
+			 * semi-external by id, and components in memory, wherever their
+			 * 4 bytes per id fit
+			 */
 			if (pass == 1 && semi_cap == 0 && r.st.ids_by_id)
 				want = XXL_GRAPH_SEMI_EXTERNAL;
+			if (pass == 1 && semi_cap == 0 && ops[k] == XXL_GRAPH_CC && r.st.path == XXL_GRAPH_IN_MEMORY)
+				want = XXL_GRAPH_IN_MEMORY;
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
 					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");
 			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
