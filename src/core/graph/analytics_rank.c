@@ -807,7 +807,7 @@ order_links_by_range(xxl_an *a, uint64_t width)
 						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &k->links, true) != XXL_OK)
 		return an_fail(a);
-	for (uint64_t i = 0; i < a->m; i++)
+	for (uint64_t i = 0, links = k->links.nbytes / 24; i < links; i++)
 	{
 		unsigned char local[32];
 		unsigned char *rec = xxl_env_sort_room(&k->es, local);
@@ -873,7 +873,7 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 {
 	an_rank    *k = a->rank;
 	uint64_t	n = a->n,
-				left = a->m,
+				left = k->links.nbytes / 24,
 				dangling = 0;
 	double		d = a->damping,
 				dang = 0,

@@ -138,9 +138,11 @@ spool_edge(xxl_graph *g, uint32_t u, uint32_t v, int64_t id, double cost)
 static bool
 direct_begin(xxl_graph *g)
 {
-	size_t		avail = mapped_room(g) - MAPPED_FIXED;
-	uint64_t	base = (uint64_t) avail * 8 / 33;
+	size_t		room = mapped_room(g);
+	uint64_t	base = room > MAPPED_FIXED ? (uint64_t) (room - MAPPED_FIXED) * 8 / 33 : 0;
 
+	if (base == 0)
+		return false;
 	if (base >= IDMAP_MAX)
 		base = IDMAP_MAX - 1;
 	for (uint64_t i = 0; i < g->idm.n; i++)
