@@ -387,37 +387,45 @@ share(const xxl_graph *g, int parts)
 
 /*
  * Union-find with union by smaller index: parent[x] <= x, roots are minima
- * (a set's root is its smallest member).  uf_ on 8-byte parents (dense
- * node numbers), uf32_ on 4-byte ones (components by id).
+ * (a set's root is its smallest member), path halving.  AT(p, x) is the
+ * address of x's parent in the container p: uf_ on an array of 8-byte
+ * parents (dense node numbers), uf32_ on 4-byte ones (components by id,
+ * the forests' semi-external path), and graph_memory.c's numbered
+ * components on a chunked array (pvec).
  */
-#define UF_DEFINE(prefix, T) \
+#define UF_DEFINE_AT(prefix, T, C, AT) \
 static inline T \
-prefix##_find(T *p, T x) \
+prefix##_find(C p, T x) \
 { \
-	while (p[x] != x) \
+	T		   *px = AT(p, x); \
+\
+	while (*px != x) \
 	{ \
-		p[x] = p[p[x]]; \
-		x = p[x]; \
+		*px = *AT(p, *px); \
+		x = *px; \
+		px = AT(p, x); \
 	} \
 	return x; \
 } \
 \
 static inline bool \
-prefix##_union(T *p, T a, T b) \
+prefix##_union(C p, T a, T b) \
 { \
 	a = prefix##_find(p, a); \
 	b = prefix##_find(p, b); \
 	if (a == b) \
 		return false; \
 	if (a < b) \
-		p[b] = a; \
+		*AT(p, b) = a; \
 	else \
-		p[a] = b; \
+		*AT(p, a) = b; \
 	return true; \
 }
 
-UF_DEFINE(uf, uint64_t)
-UF_DEFINE(uf32, uint32_t)
+#define UF_ARRAY_AT(p, x) (&(p)[x])
+
+UF_DEFINE_AT(uf, uint64_t, uint64_t *, UF_ARRAY_AT)
+UF_DEFINE_AT(uf32, uint32_t, uint32_t *, UF_ARRAY_AT)
 
 static inline xxl_status
 uf_alloc(xxl_graph *g, uint64_t n)

@@ -100,31 +100,9 @@ kept_attr(xxl_graph *g, uint64_t e, int64_t *id, double *cost)
 	}
 }
 
-/* The numbered components' union-find over dense ids (path halving, union by smaller index). */
-static inline uint32_t
-cc_find(const pvec *uf, uint32_t x)
-{
-	uint32_t   *px = pvec_at(uf, x);
-
-	while (*px != x)
-	{
-		*px = *(const uint32_t *) pvec_at(uf, *px);
-		x = *px;
-		px = pvec_at(uf, x);
-	}
-	return x;
-}
-
-static inline void
-cc_union(const pvec *uf, uint32_t a, uint32_t b)
-{
-	a = cc_find(uf, a);
-	b = cc_find(uf, b);
-	if (a < b)
-		*(uint32_t *) pvec_at(uf, b) = a;
-	else if (b < a)
-		*(uint32_t *) pvec_at(uf, a) = b;
-}
+/* The numbered components' union-find: 4-byte parents of dense ids in a pvec. */
+#define CC_AT(v, x) ((uint32_t *) pvec_at((v), (x)))
+UF_DEFINE_AT(cc, uint32_t, const pvec *, CC_AT)
 
 /* Join the sets of the numbered pairs, their union-find entries prefetched a few pairs ahead. */
 static void
