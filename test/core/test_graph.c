@@ -477,14 +477,12 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 				(mem ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL) : XXL_GRAPH_EXTERNAL;
 
 			/*
-			 * without a cap, small non-negative ids keep the forests
-			 * semi-external by id, and components in memory, wherever their
-			 * 4 bytes per id fit
+			 * without a cap, small non-negative ids keep components in
+			 * memory and the forests semi-external, by id, wherever their 4
+			 * bytes per id fit
 			 */
 			if (pass == 1 && semi_cap == 0 && r.st.ids_by_id)
-				want = XXL_GRAPH_SEMI_EXTERNAL;
-			if (pass == 1 && semi_cap == 0 && ops[k] == XXL_GRAPH_CC && r.st.path == XXL_GRAPH_IN_MEMORY)
-				want = XXL_GRAPH_IN_MEMORY;
+				want = ops[k] == XXL_GRAPH_CC ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL;
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
 					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");
 			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
@@ -906,7 +904,8 @@ XT_TEST(graph_components_by_id)
 				check_cc(l, &es, &r);
 				/* the array may take most of the pool (its links spool if they move on) */
 				if (c < 2 && budgets[b] >= 3 * MB / 2)
-					CHECK_MSG(r.st.path == XXL_GRAPH_IN_MEMORY, "%s: path %d", l, (int) r.st.path);
+					CHECK_MSG(r.st.path == XXL_GRAPH_IN_MEMORY && r.st.ids_by_id, "%s: path %d", l,
+							  (int) r.st.path);
 			}
 			result_free(&r);
 		}

@@ -108,7 +108,8 @@ typedef struct xxl_graph_stats
 	uint64_t	semi_nodes_max; /* nodes the semi-external algorithm could take */
 	bool		ids_in_memory;	/* semi-external forests: ids numbered by the in-memory map,
 								 * not by sorts */
-	bool		ids_by_id;		/* ... small non-negative ids their own union-find index */
+	bool		ids_by_id;		/* small non-negative ids their own union-find index
+								 * (components in memory; the semi-external forests) */
 	uint64_t	base_nodes;		/* external: nodes left to the semi-external base (n') */
 	uint64_t	contracted_nodes;	/* external: nodes removed by contraction */
 	uint64_t	relinked_edges; /* external: edges re-inserted by contraction */
