@@ -888,13 +888,18 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 				rw_open = false,
 				rg_open = false;
 	const unsigned char *lrec = NULL;
+	uint64_t	lrange = UINT64_MAX;	/* the current link's target range (none: MAX) */
 	xxl_spool  *next = next_ranks(a);
 	xxl_status	rc;
 
 	if ((rc = xxl_spool_reader_open(&rl, &k->links, false)) != XXL_OK)
 		return an_fail(a);
-	if (left > 0 && (rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
-		goto out;
+	if (left > 0)
+	{
+		if ((rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
+			goto out;
+		lrange = g_get_u64(lrec + 8) / width;
+	}
 	for (uint64_t lo = 0; lo < n; lo += width)
 	{
 		uint64_t	hi = lo + width < n ? lo + width : n,
@@ -907,11 +912,10 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 		rw_open = true;
 		for (uint64_t x = 0; x < n; x++)
 		{
-			bool		more = lrec != NULL && g_get_u64(lrec + 8) / width == range;
 			double		r = start,
 						w;
 
-			if (!more && lo > 0)
+			if (lrange != range && lo > 0)
 				break;
 			if ((rr_open && (rc = read_double(a, &rr, &r)) != XXL_OK) ||
 				(rc = read_double(a, &rw, &w)) != XXL_OK)
@@ -921,17 +925,18 @@ iterate_ranged_once(xxl_an *a, bool first, double *sums, uint64_t width, double 
 				dang += r;
 				dangling++;
 			}
-			while (more && g_get_u64(lrec) == x)
+			while (lrange == range && g_get_u64(lrec) == x)
 			{
 				double		lw;
 
 				memcpy(&lw, lrec + 16, 8);
 				sums[g_get_u64(lrec + 8) - lo] += r * lw / w;
 				if (--left == 0)
-					lrec = NULL;
+					lrange = UINT64_MAX;
 				else if ((rc = xxl_spool_read(&rl, 24, &lrec)) != XXL_OK)
 					goto out;
-				more = lrec != NULL && g_get_u64(lrec + 8) / width == range;
+				else
+					lrange = g_get_u64(lrec + 8) / width;
 			}
 			if ((x & 0xffff) == 0xffff && xxl_env_poll(&a->env))
 			{
