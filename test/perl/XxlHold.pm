@@ -23,8 +23,11 @@ sub start_held
 	$bg->query_safe($_) for @$setup;
 	$bg->query_safe("SET xxl.test_hold = '$phase'");
 	$bg->query_until(qr/started/, "\\echo started\n$statement;\n");
+	# held, or idle after this statement: psql echoes "started" before it
+	# sends the statement, so an idle backend may not have received it yet
 	$node->poll_query_until('postgres', qq{
-		SELECT state = 'idle' OR wait_event IS NOT DISTINCT FROM 'Extension'
+		SELECT wait_event IS NOT DISTINCT FROM 'Extension'
+			OR (state = 'idle' AND position(\$xxl_hold\$$statement\$xxl_hold\$ IN query) > 0)
 		FROM pg_stat_activity WHERE pid = $pid})
 	  or die "the statement neither ended nor reached the $phase hold: $statement";
 	my $held = $node->safe_psql('postgres',
