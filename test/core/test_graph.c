@@ -482,7 +482,8 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 			 * bytes per id fit
 			 */
 			if (pass == 1 && semi_cap == 0 && r.st.ids_by_id)
-				want = ops[k] == XXL_GRAPH_CC ? XXL_GRAPH_IN_MEMORY : XXL_GRAPH_SEMI_EXTERNAL;
+				want = ops[k] == XXL_GRAPH_CC && r.st.id_parts == 1 ? XXL_GRAPH_IN_MEMORY :
+					XXL_GRAPH_SEMI_EXTERNAL;
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
 					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");
 			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
@@ -909,6 +910,84 @@ XT_TEST(graph_components_by_id)
 			}
 			result_free(&r);
 		}
+		free(es.e);
+	}
+}
+
+/*
+ * Components by id in two parts: serial ids whose union-find outgrows the
+ * pool a little keep the ids below in the array and join the rest in a
+ * second union-find at run (semi-external, by id).  Each way out of it
+ * too: low ids that join little among themselves (the second part does
+ * not fit: the sorters), and a negative or huge id arriving midway.
+ */
+XT_TEST(graph_components_in_two_parts)
+{
+	size_t		n = 300000;
+	struct
+	{
+		const char *label;
+		int			kind;		/* 0 random, 1 low-high pairs only */
+		int64_t		late;
+	}			cases[] = {
+		{"random", 0, 0},
+		{"low ids joined only through high ones", 1, 0},
+		{"random, then negative", 0, -7},
+		{"random, then huge", 0, INT64_MAX},
+	};
+	size_t		budgets[] = {1 * MB, 3 * MB / 2};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		edges		es = {0};
+		xt_rng		rng = {71 + c};
+		int			split = 0;
+
+		if (cases[c].kind == 0)
+		{
+			random_graph(&es, &rng, n, 4 * n, 1 + c * 40, 0);
+			densify(&es, 0, 1);
+		}
+		else
+			for (size_t i = 0; i < n; i++)
+				add_edge(&es, (int64_t) xt_below(&rng, n / 2), (int64_t) (n / 2 + xt_below(&rng, n / 2)),
+						 (int64_t) i, 0);
+		late_ids(&es, cases[c].late);
+		/* (the ways out at the least budget only: the sorters take their time) */
+		for (size_t b = 0; b < (c == 0 ? sizeof(budgets) / sizeof(budgets[0]) : 1); b++)
+			for (int estimate = 0; estimate < 2; estimate++)
+			{
+				char		l[120];
+				xxl_graph_config cfg = graph_config(budgets[b], 0);
+				result		r;
+
+				cfg.expected_edges = estimate ? es.n : 0;
+				r = run_graph(&es, XXL_GRAPH_CC, &cfg);
+				snprintf(l, sizeof(l), "%s/%zu kB/%s", cases[c].label, budgets[b] / KB,
+						 estimate ? "estimate" : "no estimate");
+				CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
+				if (r.rc == XXL_OK)
+				{
+					bool		two = r.st.id_parts == 2;
+
+					if (two)
+						CHECK(r.st.ids_by_id && r.st.path == XXL_GRAPH_SEMI_EXTERNAL);
+					CHECK_LE(r.st.memory_peak, cfg.res.memory);
+					check_cc(l, &es, &r);
+					split += two;
+					/* the ways out: a late id, or low ids joined little at 1MB: the sorters */
+					if (c > 0)
+						CHECK_MSG(!two && r.st.path == XXL_GRAPH_EXTERNAL, "%s: path %s", l,
+								  xxl_graph_path_name(r.st.path));
+					/* two parts write the spooled edges, not the sorters' volume */
+					if (two)
+						CHECK_LE(r.st.bytes_written, 40 * es.n);
+				}
+				result_free(&r);
+			}
+		/* 1.2 MB of union-find: two parts at 1MB at least, with and without the estimate */
+		if (cases[c].kind == 0 && cases[c].late == 0)
+			CHECK_MSG(split >= 2, "%s: two parts %d times", cases[c].label, split);
 		free(es.e);
 	}
 }

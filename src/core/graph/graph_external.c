@@ -570,9 +570,12 @@ xxl_graph_run(xxl_graph *g)
 		return gfail(g);
 	}
 	rc = g->in_memory ? graph_mem_flush(g) : XXL_OK;
-	if (rc == XXL_OK && g->in_memory)
+	/* components by id in two parts: their second part, or a move to the sorters */
+	if (rc == XXL_OK && g->in_memory && g->split)
+		rc = graph_split_settle(g);
+	if (rc == XXL_OK && g->in_memory && g->out != OUT_CC_SPLIT)
 		rc = g->mapped ? graph_mapped_run(g) : graph_mem_run(g);
-	else if (rc == XXL_OK)
+	if (rc == XXL_OK && !g->in_memory)
 	{
 		rc = graph_relabel(g);
 		if (rc == XXL_OK)

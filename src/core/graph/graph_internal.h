@@ -196,6 +196,7 @@ typedef enum graph_out
 	OUT_NONE,
 	OUT_CC_SEMI,				/* union-find array + map */
 	OUT_CC_BY_ID,				/* the id map's direct array as union-find */
+	OUT_CC_SPLIT,				/* by id in two parts: low labels + union-find (graph_split.c) */
 	OUT_CC_EXT,					/* F3 (node, original min) + map */
 	OUT_SF_SEMI,				/* S2 + input + union-find */
 	OUT_SF_MEM,					/* kept edges + union-find */
@@ -347,6 +348,22 @@ struct xxl_graph
 	bool		direct_frozen;
 	uint8_t    *direct_seen;	/* a bit per direct id seen */
 	size_t		direct_seen_bytes;
+	/*
+	 * components by id in two parts (graph_split.c): ids below split_base
+	 * stay in the direct array; an edge with an end at or above it goes to
+	 * split_edges, joined at run in a second union-find over the low roots
+	 * those edges touch (split_roots of them) and the ids above
+	 */
+	bool		split;
+	uint32_t	split_base;
+	uint32_t	split_roots;
+	uint64_t	split_high;		/* 1 + the largest id above split_base */
+	xxl_spool	split_edges;	/* (uint32 source, uint32 target) */
+	xxl_spool	split_labels;	/* per low id: its root, or its root's index | SPLIT_FLAG */
+	uint32_t   *split_uf;		/* split_roots + split_high - split_base parents */
+	size_t		split_uf_bytes;
+	uint32_t   *split_root_ids;	/* the low roots, by index */
+	size_t		split_root_ids_bytes;
 	xxl_graph_edge batch[256];	/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 };
@@ -423,6 +440,17 @@ prefix##_union(C p, T a, T b) \
 }
 
 #define UF_ARRAY_AT(p, x) (&(p)[x])
+
+/* Components by id: id x (in the direct array) seen, its own set until joined. */
+static inline void
+by_id_see(idmap *m, uint32_t x)
+{
+	if (m->direct[x] == IDMAP_NONE)
+	{
+		m->direct[x] = x;
+		m->n++;
+	}
+}
 
 UF_DEFINE_AT(uf, uint64_t, uint64_t *, UF_ARRAY_AT)
 UF_DEFINE_AT(uf32, uint32_t, uint32_t *, UF_ARRAY_AT)
@@ -505,6 +533,29 @@ xxl_status	graph_mem_run(xxl_graph *g);
 int			graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 								double *cost);
 void		graph_mem_release(xxl_graph *g);
+/*
+ * Components by id into the numbered map, if it fits (false: it does not,
+ * or an error, set in env).
+ */
+bool		graph_mem_leave_by_id(xxl_graph *g);
+/* Hand what memory holds to the sorting path: the move at the end of input. */
+xxl_status	graph_mem_to_sorter(xxl_graph *g);
+
+/* Components by id in two parts (graph_split.c). */
+/*
+ * Whether they may go on by id from edge e (which the direct array did not
+ * take) on: the array grown to take it, or in two parts, the array (grown
+ * as far as the pool lets it) the low part.
+ */
+bool		graph_split_begin(xxl_graph *g, const xxl_graph_edge *e);
+/* An edge of the batch with an end above the low part: false if its ids cannot be taken. */
+bool		graph_split_put(xxl_graph *g, int64_t source, int64_t target);
+/* At the end of input: the second part's union-find, or (if it cannot fit) a move to the sorters. */
+xxl_status	graph_split_settle(xxl_graph *g);
+/* The spooled edges, onto the sorting path after the links (a move midway). */
+xxl_status	graph_split_replay(xxl_graph *g);
+int			graph_split_next_node(xxl_graph *g, int64_t *node, int64_t *component);
+void		graph_split_release(xxl_graph *g);
 
 /* graph_mapped.c: the forests with the ids in memory and the edges spooled */
 /* Move the kept edges to the spool: XXL_ENOMEM (no error) if the ids would not fit. */

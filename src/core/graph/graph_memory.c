@@ -239,7 +239,8 @@ to_sorter(xxl_graph *g, size_t from)
 	{
 		by_id_replay_links(g, &links);
 		xxl_spool_free(&links);
-		if (env->err.code != XXL_OK)
+		/* and, in two parts, the edges above the low part */
+		if (env->err.code != XXL_OK || (g->split && graph_split_replay(g) != XXL_OK))
 			return env->err.code;
 	}
 	else if (g->op == XXL_GRAPH_CC)
@@ -273,6 +274,12 @@ to_sorter(xxl_graph *g, size_t from)
 	g->nbatch = 0;
 	graph_mem_release(g);
 	return XXL_OK;
+}
+
+xxl_status
+graph_mem_to_sorter(xxl_graph *g)
+{
+	return to_sorter(g, g->nbatch);
 }
 
 /*
@@ -430,34 +437,35 @@ by_id_takes(xxl_graph *g, int64_t id)
 	return grow != SIZE_MAX && grow <= g->env.pool && idmap_grow(&g->env, &g->idm, id) == XXL_OK;
 }
 
-static inline void
-by_id_see(idmap *m, uint32_t x)
-{
-	if (m->direct[x] == IDMAP_NONE)
-	{
-		m->direct[x] = x;
-		m->n++;
-	}
-}
-
 /*
- * Join the batch's edges from the first on, as far as the direct array
- * takes their ends; the index of the first edge it does not take.
+ * Join the batch's edges from `from` on, as far as the direct array (or,
+ * in two parts, the spool beside it) takes their ends; the index of the
+ * first edge it does not take (a failed spool write sets the error).
  */
 static size_t
-by_id_take(xxl_graph *g)
+by_id_take(xxl_graph *g, size_t from)
 {
 	idmap	   *m = &g->idm;
 
-	for (size_t i = 0; i < ID_AHEAD; i++)
+	for (size_t i = from; i < from + ID_AHEAD; i++)
 		prefetch_ends(g, i);
-	for (size_t i = 0; i < g->nbatch; i++)
+	for (size_t i = from; i < g->nbatch; i++)
 	{
 		int64_t		s = g->batch[i].source,
 					t = g->batch[i].target;
 
 		prefetch_ends(g, i + ID_AHEAD);
-		if (!by_id_takes(g, s) || !by_id_takes(g, t))
+		if (g->split)
+		{
+			/* the low part takes what it holds; the spool, what it does not */
+			if (!idmap_in_direct(m, s) || !idmap_in_direct(m, t))
+			{
+				if (!graph_split_put(g, s, t))
+					return i;
+				continue;
+			}
+		}
+		else if (!by_id_takes(g, s) || !by_id_takes(g, t))
 			return i;
 		by_id_see(m, (uint32_t) s);
 		by_id_see(m, (uint32_t) t);
@@ -499,23 +507,35 @@ by_id_leave(xxl_graph *g)
 	return XXL_OK;
 }
 
+bool
+graph_mem_leave_by_id(xxl_graph *g)
+{
+	/* a link per id seen, and the map's dense -> original array */
+	if (!fits(g, g->idm.n, g->idm.n, idmap_table_bytes(&g->idm)))
+		return false;
+	return by_id_leave(g) == XXL_OK;
+}
+
 xxl_status
 graph_mem_flush(xxl_graph *g)
 {
 	size_t		from = 0;
 
-	if (g->by_id)
+	while (g->by_id)
 	{
-		if ((from = by_id_take(g)) == g->nbatch)
+		if ((from = by_id_take(g, from)) == g->nbatch || g->env.err.code != XXL_OK)
 		{
 			g->nbatch = 0;
-			return XXL_OK;
-		}
-		/* a link per id seen, and the map's dense -> original array */
-		if (!fits(g, g->idm.n, g->idm.n, idmap_table_bytes(&g->idm)))
-			return to_sorter(g, from);
-		if (by_id_leave(g) != XXL_OK)
 			return g->env.err.code;
+		}
+		/* an id that neither part takes (negative, or beyond what they number) */
+		if (g->split)
+			return to_sorter(g, from);
+		/* ids that the grown array or two parts of the pool hold */
+		if (graph_split_begin(g, &g->batch[from]))
+			continue;
+		if (!graph_mem_leave_by_id(g))
+			return g->env.err.code != XXL_OK ? g->env.err.code : to_sorter(g, from);
 	}
 
 	for (size_t i = from; i < from + ID_AHEAD; i++)
@@ -670,6 +690,7 @@ void
 graph_mem_release(xxl_graph *g)
 {
 	graph_mapped_release(g);
+	graph_split_release(g);
 	idmap_free(&g->env, &g->idm);
 	pvec_free(&g->env, &g->ends);
 	pvec_free(&g->env, &g->ccuf);

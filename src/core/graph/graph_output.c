@@ -85,6 +85,14 @@ next_node(xxl_graph *g, int64_t *node, int64_t *component)
 		g->components += *component == *node;
 		g->out_pos++;
 	}
+	else if (g->out == OUT_CC_SPLIT)
+	{
+		int			rc = graph_split_next_node(g, node, component);
+
+		if (rc <= 0)
+			return rc < 0 ? -1 : finish_output(g);
+		g->components += *component == *node;
+	}
 	else if (g->out == OUT_CC_SEMI)
 	{
 		uint64_t	v = g->out_pos,

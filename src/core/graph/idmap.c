@@ -120,6 +120,9 @@ direct_cap_for(const idmap *m, int64_t id)
 		limit = m->dfloor;
 	while (cap <= (uint64_t) id)
 		cap *= 2;
+	/* the last doubling stops at the limit: a floor that is not a power of two is all used */
+	if (cap > limit && limit > (uint64_t) id)
+		cap = (size_t) limit;
 	return cap <= limit ? cap : 0;
 }
 
