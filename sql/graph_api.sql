@@ -139,13 +139,14 @@ SELECT xxl.spanning_forest_into('roads', '"Graph Data".sf_named');
 SELECT count(*) FROM "Graph Data".sf_named;
 
 -- 300 paths of 1000 nodes at the smallest budget: 300000 ids, more than the
--- union-find by id holds in 1MB, so in two parts (the ids above the array's
--- spooled, joined at run), semi-external
+-- union-find by id holds in 1MB, so in parts (the ids above the array's
+-- spooled, joined at run by levels), semi-external
 SET xxl.memory = '1MB';
 SELECT count(*) AS nodes, count(DISTINCT component) AS components,
 	bool_and(component = (node - 1) / 1000 * 1000 + 1) AS labels_ok
 FROM xxl.connected_components('SELECT i AS source, i + 1 AS target FROM generate_series(1, 299999) i WHERE i % 1000 <> 0');
-SELECT details->'path' AS path, details->'ids' AS ids, memory_peak <= memory_limit AS within_budget,
+SELECT details->'path' AS path, details->'ids' AS ids, details->'id_parts' AS parts,
+	memory_peak <= memory_limit AS within_budget,
 	bytes_written[1] > 0 AS spilled FROM xxl.last_stats();
 RESET xxl.memory;
 

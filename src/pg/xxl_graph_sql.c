@@ -664,8 +664,13 @@ graph_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "forest_edges", UINT64_FORMAT, s.forest_edges);
 	xxl_stats_detail(st, "semi_nodes_max", UINT64_FORMAT, s.semi_nodes_max);
 	if (s.path == XXL_GRAPH_SEMI_EXTERNAL)
-		xxl_stats_detail(st, "ids", "\"%s\"", s.id_parts == 2 ? "by id, two parts" : s.ids_by_id ? "by id" :
+	{
+		xxl_stats_detail(st, "ids", "\"%s\"", s.ids_by_id ? "by id" :
 						 s.ids_in_memory ? "in memory" : "sorted");
+		/* components by id in parts: the levels' union-finds */
+		if (s.id_parts > 1)
+			xxl_stats_detail(st, "id_parts", "%d", s.id_parts);
+	}
 	xxl_stats_detail(st, "base_nodes", UINT64_FORMAT, s.base_nodes);
 	xxl_stats_detail(st, "contracted_nodes", UINT64_FORMAT, s.contracted_nodes);
 	xxl_stats_detail(st, "relinked_edges", UINT64_FORMAT, s.relinked_edges);

@@ -196,7 +196,7 @@ typedef enum graph_out
 	OUT_NONE,
 	OUT_CC_SEMI,				/* union-find array + map */
 	OUT_CC_BY_ID,				/* the id map's direct array as union-find */
-	OUT_CC_SPLIT,				/* by id in two parts: low labels + union-find (graph_split.c) */
+	OUT_CC_SPLIT,				/* by id in parts: the labels spool (graph_split.c) */
 	OUT_CC_EXT,					/* F3 (node, original min) + map */
 	OUT_SF_SEMI,				/* S2 + input + union-find */
 	OUT_SF_MEM,					/* kept edges + union-find */
@@ -261,6 +261,22 @@ typedef struct graph_kedge
 } graph_kedge;
 
 #define NONE UINT64_MAX
+
+/*
+ * One level of components by id in parts (graph_split.c): indexes
+ * [0, space), the first base of them in its union-find array; its low
+ * roots that edges above touch are the next level's first indexes.
+ */
+#define SPLIT_MAX_LEVELS 32
+typedef struct split_level
+{
+	uint64_t	space;
+	uint32_t	base;
+	uint32_t	roots;
+	uint32_t   *root_at;		/* the roots' indexes here, ascending */
+	size_t		root_bytes;
+	xxl_spool	labels;			/* per index below base: its root here, or next-level index | flag */
+} split_level;
 
 struct xxl_graph
 {
@@ -349,21 +365,19 @@ struct xxl_graph
 	uint8_t    *direct_seen;	/* a bit per direct id seen */
 	size_t		direct_seen_bytes;
 	/*
-	 * components by id in two parts (graph_split.c): ids below split_base
-	 * stay in the direct array; an edge with an end at or above it goes to
-	 * split_edges, joined at run in a second union-find over the low roots
-	 * those edges touch (split_roots of them) and the ids above
+	 * components by id in parts (graph_split.c): ids below split_base stay
+	 * in the direct array; an edge with an end at or above it goes to
+	 * split_edges, joined at run level by level
 	 */
 	bool		split;
 	uint32_t	split_base;
-	uint32_t	split_roots;
-	uint64_t	split_high;		/* 1 + the largest id above split_base */
-	xxl_spool	split_edges;	/* (uint32 source, uint32 target) */
-	xxl_spool	split_labels;	/* per low id: its root, or its root's index | SPLIT_FLAG */
-	uint32_t   *split_uf;		/* split_roots + split_high - split_base parents */
+	uint64_t	split_high;		/* 1 + the largest id (the first level's space) */
+	xxl_spool	split_edges;	/* (uint32 source, uint32 target), kept to the end */
+	split_level split_lv[SPLIT_MAX_LEVELS];
+	int			split_nlv;		/* levels that hold labels and roots */
+	uint32_t   *split_uf;		/* a level's union-find */
 	size_t		split_uf_bytes;
-	uint32_t   *split_root_ids;	/* the low roots, by index */
-	size_t		split_root_ids_bytes;
+	xxl_spool	split_out;		/* the final label of each id of the first level */
 	xxl_graph_edge batch[256];	/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;
 };
@@ -541,7 +555,7 @@ bool		graph_mem_leave_by_id(xxl_graph *g);
 /* Hand what memory holds to the sorting path: the move at the end of input. */
 xxl_status	graph_mem_to_sorter(xxl_graph *g);
 
-/* Components by id in two parts (graph_split.c). */
+/* Components by id in parts (graph_split.c). */
 /*
  * Whether they may go on by id from edge e (which the direct array did not
  * take) on: the array grown to take it, or in two parts, the array (grown
@@ -550,11 +564,13 @@ xxl_status	graph_mem_to_sorter(xxl_graph *g);
 bool		graph_split_begin(xxl_graph *g, const xxl_graph_edge *e);
 /* An edge of the batch with an end above the low part: false if its ids cannot be taken. */
 bool		graph_split_put(xxl_graph *g, int64_t source, int64_t target);
-/* At the end of input: the second part's union-find, or (if it cannot fit) a move to the sorters. */
+/* At the end of input: the levels and the labels, or (if they cannot fit) a move on. */
 xxl_status	graph_split_settle(xxl_graph *g);
 /* The spooled edges, onto the sorting path after the links (a move midway). */
 xxl_status	graph_split_replay(xxl_graph *g);
 int			graph_split_next_node(xxl_graph *g, int64_t *node, int64_t *component);
+/* The levels' union-finds of components by id in parts, 0 if they did not run so. */
+int			graph_split_levels(const xxl_graph *g);
 void		graph_split_release(xxl_graph *g);
 
 /* graph_mapped.c: the forests with the ids in memory and the edges spooled */

@@ -1,35 +1,87 @@
 /*
- * graph_split.c — components by id in two parts, for ids whose union-find
- * (4 bytes per id, graph_memory.c) outgrows the pool only a little.
+ * graph_split.c — components by id in parts, for ids whose union-find (4
+ * bytes per id, graph_memory.c) outgrows the pool.
  *
- * When the direct array can grow no further, it stays as the low part:
- * edges between low ids still join there, and an edge with an end above
- * it goes to a spool (8 bytes).  At the end of input the low sets are
- * final apart from those spooled edges, so each low id's root stands for
- * its whole low set: the spooled edges are rewritten onto a second
- * union-find over the low roots they touch (by index, in id order) and
- * the ids above, which takes the pool once the low array has written
- * each low id's label (its root, or its root's index) to a second spool.
- * The output reads those labels in id order, then the ids above.  A set's
- * root is still its smallest id: the roots' indexes keep their ids' order
- * and sit below the ids above.
+ * When the direct array can grow no further, it stays as the first
+ * level's low part: edges between low ids still join there, and an edge
+ * with an end above it goes to a spool (8 bytes).  At the end of input
+ * each low id's root stands for its whole low set, so the spooled edges
+ * are rewritten onto the next level's indexes: first the low roots they
+ * touch (in id order), then the ids above.  The next level does the same
+ * with an array over its first indexes, until a level's indexes all fit
+ * one union-find.  Each level writes, per low index, its root or its
+ * root's index in the next level; from the last level back to the first,
+ * those become the ids' labels (a set's smallest id: every level keeps
+ * its indexes in id order).  A level that joins less than half its low
+ * part among itself gives up: the numbered map or the sorters take the
+ * graph from the first level's links and the spooled edges, as they would
+ * have when the array stopped growing.
  *
- * On a random graph the low part joins nearly all its ids into a few
- * sets, so the second part holds about the ids above; where it does not
- * fit (the low ids joined little among themselves), the operator moves to
- * the sorters with the low part's links and the spooled edges, as it
- * would have when the array stopped growing.
+ * On a random graph each level's low part joins into a few sets, so a
+ * level removes about the ids its array holds; the levels read the
+ * remaining edges a few times each, sequentially, where the sorters would
+ * sort them several times over.
  */
 #include "core/graph/graph_internal.h"
 
-/* A touched low root (at settle) or a root's index (in the labels). */
+/* A touched low root (while a level is written) or a next-level index (in its labels). */
 #define SPLIT_FLAG (UINT32_C(1) << 31)
+/* Ids up to this many pools' worth of union-find go by levels. */
+#define SPLIT_ROOMS 8
 
 /* Whether the second part numbers id (by its distance from the base). */
 static inline bool
 split_takes(int64_t id)
 {
 	return id >= 0 && id < (int64_t) IDMAP_MAX;
+}
+
+static inline bool
+get_u32(xxl_spool_reader *rd, uint32_t *v)
+{
+	const unsigned char *r;
+
+	if (xxl_spool_read(rd, sizeof(*v), &r) != XXL_OK)
+		return false;
+	memcpy(v, r, sizeof(*v));
+	return true;
+}
+
+/*
+ * The direct array (the union-find by id) grown to n entries: in place
+ * when old and new fit the pool together, else through a spool of its
+ * entries, so that it may take the whole pool.
+ */
+static xxl_status
+regrow(xxl_graph *g, size_t n)
+{
+	idmap	   *m = &g->idm;
+	xxl_spool	links;
+	xxl_spool_reader rd;
+	size_t		old = m->dcap;
+
+	if (m->dfloor < n)
+		m->dfloor = n;
+	if ((old + n) * sizeof(uint32_t) + idmap_table_bytes(m) <= g->env.pool)
+		return idmap_grow(&g->env, m, (int64_t) n - 1);
+	xxl_spool_init(&links, &g->env, XXL_SPOOL_SHARED);
+	for (size_t x = 0; x < old; x++)
+		if (xxl_spool_write(&links, &m->direct[x], sizeof(uint32_t)) != XXL_OK)
+			break;
+	if (g->env.err.code == XXL_OK && xxl_spool_finish(&links) == XXL_OK)
+	{
+		idmap_drop_table(&g->env, m);
+		if (idmap_grow(&g->env, m, (int64_t) n - 1) == XXL_OK &&
+			xxl_spool_reader_open(&rd, &links, true) == XXL_OK)
+		{
+			for (size_t x = 0; x < old; x++)
+				if (!get_u32(&rd, &m->direct[x]))
+					break;
+			xxl_spool_reader_close(&rd);
+		}
+	}
+	xxl_spool_free(&links);
+	return g->env.err.code;
 }
 
 bool
@@ -41,37 +93,34 @@ graph_split_begin(xxl_graph *g, const xxl_graph_edge *e)
 	int64_t		top = e->source > e->target ? e->source : e->target;
 
 	/*
-	 * Only ids that two parts of the pool's size could hold: the others
-	 * are sparse, and the numbered map serves them better.
+	 * Only ids that a few levels of the pool's size could hold: the
+	 * others are sparse, and the numbered map serves them better.
 	 */
-	if (!split_takes(e->source) || !split_takes(e->target) || (uint64_t) top >= 2 * (uint64_t) room)
+	if (!split_takes(e->source) || !split_takes(e->target) ||
+		(uint64_t) top >= SPLIT_ROOMS * (uint64_t) room)
 		return false;
-	/* the low part as large as the pool lets the array grow (old and new at once) */
-	grown = m->dcap * sizeof(uint32_t) + idmap_table_bytes(m) < g->env.pool
-		? (g->env.pool - m->dcap * sizeof(uint32_t) - idmap_table_bytes(m)) / sizeof(uint32_t) : 0;
-	if (grown > room - room / 16)
-		grown = room - room / 16;
-	if (m->dcap < grown && grown < SPLIT_FLAG)
+	/* the low part as large as the pool lets it be */
+	grown = room - room / 16;
+	if (grown >= SPLIT_FLAG)
+		grown = SPLIT_FLAG - 1;
+	if (m->dcap < grown && regrow(g, grown) != XXL_OK)
 	{
-		if (m->dfloor < grown)
-			m->dfloor = grown;
-		if (idmap_grow(&g->env, m, (int64_t) grown - 1) != XXL_OK)
-		{
-			xxl_error_clear(&g->env.err);
-			return false;
-		}
+		xxl_error_clear(&g->env.err);
+		return false;
 	}
 	/* grown to take the edge after all: on by id in one part */
 	if (idmap_in_direct(m, e->source) && idmap_in_direct(m, e->target))
 		return true;
 	/* the flag bit must stay clear of every low id */
-	if (m->dcap == 0 || m->dcap >= SPLIT_FLAG || (uint64_t) top >= m->dcap + (uint64_t) room)
+	if (m->dcap == 0 || m->dcap >= SPLIT_FLAG)
 		return false;
 	g->split = true;
 	g->split_base = (uint32_t) m->dcap;
 	g->split_high = g->split_base;
 	xxl_spool_init(&g->split_edges, &g->env, XXL_SPOOL_SHARED);
-	xxl_spool_init(&g->split_labels, &g->env, XXL_SPOOL_SHARED);
+	xxl_spool_init(&g->split_out, &g->env, XXL_SPOOL_SHARED);
+	for (int k = 0; k < SPLIT_MAX_LEVELS; k++)
+		xxl_spool_init(&g->split_lv[k].labels, &g->env, XXL_SPOOL_SHARED);
 	return true;
 }
 
@@ -150,282 +199,490 @@ replay_numbered(xxl_graph *g)
 	return g->env.err.code;
 }
 
-/*
- * Run f(g, end, arg) for each end of each spooled edge, in order; consume:
- * the last reading.
- */
-static xxl_status
-each_end(xxl_graph *g, bool consume, void (*f) (xxl_graph *, uint32_t, void *), void *arg)
+/* Pairs of a spool, read in order. */
+typedef struct pair_reader
 {
 	xxl_spool_reader rd;
+	uint64_t	left;
+} pair_reader;
+
+static xxl_status
+pairs_open(pair_reader *pr, xxl_spool *sp, bool consume)
+{
+	pr->left = sp->nbytes / (2 * sizeof(uint32_t));
+	return xxl_spool_reader_open(&pr->rd, sp, consume);
+}
+
+/* The next pair; false at the end, on an error or on cancel (set in env). */
+static bool
+pairs_next(xxl_graph *g, pair_reader *pr, uint32_t e[2])
+{
 	const unsigned char *r;
-	uint64_t	n = g->split_edges.nbytes / (2 * sizeof(uint32_t));
 
-	if (xxl_spool_reader_open(&rd, &g->split_edges, consume) != XXL_OK)
-		return g->env.err.code;
-	for (uint64_t i = 0; i < n; i++)
-	{
-		uint32_t	e[2];
-
-		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
-			break;
-		memcpy(e, r, sizeof(e));
-		f(g, e[0], arg);
-		f(g, e[1], arg);
-		if ((i & 4095) == 0 && poll_canceled(g))
-			break;
-	}
-	xxl_spool_reader_close(&rd);
-	return g->env.err.code;
+	if (pr->left == 0 || g->env.err.code != XXL_OK ||
+		xxl_spool_read(&pr->rd, 2 * sizeof(uint32_t), &r) != XXL_OK)
+		return false;
+	memcpy(e, r, 2 * sizeof(uint32_t));
+	return (--pr->left & 4095) != 0 || !poll_canceled(g);
 }
 
-/* Flag the low root of a low end (every low id points at its root by now). */
-static void
-touch_root(xxl_graph *g, uint32_t x, void *arg)
-{
-	uint32_t   *p = g->idm.direct;
-	uint32_t   *touched = arg;
-	uint32_t	r;
-
-	if (x >= g->split_base)
-		return;
-	r = p[x] & ~SPLIT_FLAG;
-	if ((p[r] & SPLIT_FLAG) == 0)
-	{
-		p[r] |= SPLIT_FLAG;
-		(*touched)++;
-	}
-}
-
-/* Where the second union-find has an end: its low root's index, or past the roots. */
+/* Level k's index j as a first-level id (the levels above k hold their roots). */
 static inline uint32_t
-second_index(const xxl_graph *g, uint32_t x)
+up_to_id(const xxl_graph *g, int k, uint32_t j)
 {
-	const uint32_t *p = g->idm.direct;
+	for (int i = k - 1; i >= 0; i--)
+	{
+		const split_level *lv = &g->split_lv[i];
+
+		j = j < lv->roots ? lv->root_at[j] : lv->base + (j - lv->roots);
+	}
+	return j;
+}
+
+/*
+ * A level's array p over [0, base): every index at its root, and each
+ * root that an edge's low end reaches flagged; how many.
+ */
+static uint32_t
+touch_roots(xxl_graph *g, uint32_t *p, uint32_t base, xxl_spool *edges)
+{
+	pair_reader pr;
+	uint32_t	e[2];
+	uint32_t	touched = 0;
+
+	/* parents are smaller: one ascending pass */
+	for (uint32_t x = 0; x < base; x++)
+		if (p[x] != IDMAP_NONE)
+			p[x] = p[p[x]];
+	if (pairs_open(&pr, edges, false) != XXL_OK)
+		return 0;
+	while (pairs_next(g, &pr, e))
+		for (int k = 0; k < 2; k++)
+			if (e[k] < base)
+			{
+				uint32_t	r = p[e[k]] & ~SPLIT_FLAG;
+
+				if ((p[r] & SPLIT_FLAG) == 0)
+				{
+					p[r] |= SPLIT_FLAG;
+					touched++;
+				}
+			}
+	xxl_spool_reader_close(&pr.rd);
+	return touched;
+}
+
+/* Where the next level has level lv's index x (an edge's end). */
+static inline uint32_t
+next_index(const split_level *lv, const uint32_t *p, uint32_t x)
+{
 	uint32_t	v;
 
-	if (x >= g->split_base)
-		return g->split_roots + (x - g->split_base);
+	if (x >= lv->base)
+		return lv->roots + (x - lv->base);
 	v = p[x];
-	/* a touched root holds its index; any other low end, its root */
+	/* a touched root holds its next index; any other low end, its root */
 	return (v & SPLIT_FLAG ? v : p[v]) & ~SPLIT_FLAG;
 }
 
-static void
-write_second(xxl_graph *g, uint32_t x, void *arg)
-{
-	xxl_spool  *second = arg;
-	uint32_t	i = second_index(g, x);
-
-	if (g->env.err.code == XXL_OK)
-		xxl_spool_write(second, &i, sizeof(i));
-}
-
-/* Each low id's label, in id order: its root, or its touched root's index | SPLIT_FLAG. */
+/*
+ * Level k, its roots touched: each root's next index in its entry, the
+ * roots' indexes into roots, the edges rewritten onto the next level's
+ * indexes into rew, each low index's label into the level's labels.
+ */
 static xxl_status
-write_labels(xxl_graph *g)
+write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, xxl_spool *rew,
+			xxl_spool *roots)
 {
-	const uint32_t *p = g->idm.direct;
+	split_level *lv = &g->split_lv[k];
+	uint32_t	idx = 0;
+	pair_reader pr;
+	uint32_t	e[2];
 
-	for (uint32_t x = 0; x < g->split_base; x++)
+	for (uint32_t x = 0; x < lv->base && g->env.err.code == XXL_OK; x++)
+		if (p[x] != IDMAP_NONE && (p[x] & SPLIT_FLAG))
+		{
+			p[x] = idx++ | SPLIT_FLAG;
+			xxl_spool_write(roots, &x, sizeof(x));
+		}
+	if (g->env.err.code != XXL_OK || pairs_open(&pr, edges, consume) != XXL_OK)
+		return g->env.err.code;
+	while (pairs_next(g, &pr, e))
+	{
+		uint32_t	n[2] = {next_index(lv, p, e[0]), next_index(lv, p, e[1])};
+
+		if (xxl_spool_write(rew, n, sizeof(n)) != XXL_OK)
+			break;
+	}
+	xxl_spool_reader_close(&pr.rd);
+	for (uint32_t x = 0; x < lv->base && g->env.err.code == XXL_OK; x++)
 	{
 		uint32_t	v = p[x];
 
 		if (v != IDMAP_NONE && !(v & SPLIT_FLAG) && (p[v] & SPLIT_FLAG))
 			v = p[v];
-		if (xxl_spool_write(&g->split_labels, &v, sizeof(v)) != XXL_OK)
-			return g->env.err.code;
-		if ((x & 65535) == 0 && poll_canceled(g))
-			return g->env.err.code;
+		xxl_spool_write(&lv->labels, &v, sizeof(v));
 	}
-	return xxl_spool_finish(&g->split_labels);
+	if (g->env.err.code == XXL_OK && xxl_spool_finish(&lv->labels) == XXL_OK &&
+		xxl_spool_finish(rew) == XXL_OK)
+		xxl_spool_finish(roots);
+	return g->env.err.code;
 }
 
-/* The second union-find over the rewritten edges (pairs of indexes), flattened. */
+/* Level k's roots' indexes from their spool into memory. */
 static xxl_status
-join_second(xxl_graph *g, xxl_spool *second, uint64_t size)
+load_roots(xxl_graph *g, int k, xxl_spool *roots)
 {
+	split_level *lv = &g->split_lv[k];
 	xxl_spool_reader rd;
-	const unsigned char *r;
-	uint64_t	n = second->nbytes / (2 * sizeof(uint32_t));
-	uint32_t   *q = g->split_uf;
 
-	for (uint64_t i = 0; i < size; i++)
-		q[i] = IDMAP_NONE;
-	if (xxl_spool_reader_open(&rd, second, true) != XXL_OK)
+	lv->root_bytes = (size_t) (lv->roots ? lv->roots : 1) * sizeof(uint32_t);
+	if ((lv->root_at = xxl_env_alloc(&g->env, lv->root_bytes)) == NULL ||
+		xxl_spool_reader_open(&rd, roots, true) != XXL_OK)
 		return g->env.err.code;
-	for (uint64_t i = 0; i < n; i++)
-	{
-		uint32_t	e[2];
-
-		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
+	for (uint32_t i = 0; i < lv->roots; i++)
+		if (!get_u32(&rd, &lv->root_at[i]))
 			break;
-		memcpy(e, r, sizeof(e));
+	xxl_spool_reader_close(&rd);
+	return g->env.err.code;
+}
+
+/* A union-find of n entries over indexes not yet seen. */
+static uint32_t *
+alloc_uf(xxl_graph *g, uint64_t n)
+{
+	g->split_uf_bytes = (size_t) (n ? n : 1) * sizeof(uint32_t);
+	if ((g->split_uf = xxl_env_alloc(&g->env, g->split_uf_bytes)) == NULL)
+		return NULL;
+	for (uint64_t i = 0; i < n; i++)
+		g->split_uf[i] = IDMAP_NONE;
+	return g->split_uf;
+}
+
+static void
+free_uf(xxl_graph *g)
+{
+	if (g->split_uf)
+		xxl_env_free(&g->env, g->split_uf, g->split_uf_bytes);
+	g->split_uf = NULL;
+}
+
+/*
+ * The rewritten edges into the next level: those between indexes below
+ * base join in its array q, the others (their low ends seen) go to edges.
+ */
+static xxl_status
+part_level(xxl_graph *g, uint32_t *q, uint32_t base, xxl_spool *rew, xxl_spool *edges)
+{
+	pair_reader pr;
+	uint32_t	e[2];
+
+	if (pairs_open(&pr, rew, true) != XXL_OK)
+		return g->env.err.code;
+	while (pairs_next(g, &pr, e))
+	{
 		for (int k = 0; k < 2; k++)
-			if (q[e[k]] == IDMAP_NONE)
+			if (e[k] < base && q[e[k]] == IDMAP_NONE)
 				q[e[k]] = e[k];
-		uf32_union(q, e[0], e[1]);
-		if ((i & 4095) == 0 && poll_canceled(g))
+		if (e[0] < base && e[1] < base)
+			uf32_union(q, e[0], e[1]);
+		else if (xxl_spool_write(edges, e, sizeof(e)) != XXL_OK)
+			break;
+	}
+	xxl_spool_reader_close(&pr.rd);
+	if (g->env.err.code == XXL_OK)
+		xxl_spool_finish(edges);
+	return g->env.err.code;
+}
+
+/*
+ * The levels fall short (one joins too little, or they would not end):
+ * the sorters take the first level's links (from its labels and roots)
+ * and the spooled edges, which are kept for this.
+ */
+static xxl_status
+leave_levels(xxl_graph *g)
+{
+	split_level *lv = &g->split_lv[0];
+	xxl_spool_reader rd;
+
+	free_uf(g);
+	for (int k = 1; k < g->split_nlv; k++)
+	{
+		if (g->split_lv[k].root_at)
+			xxl_env_free(&g->env, g->split_lv[k].root_at, g->split_lv[k].root_bytes);
+		g->split_lv[k].root_at = NULL;
+		xxl_spool_free(&g->split_lv[k].labels);
+	}
+	g->split_nlv = 1;
+	g->in_memory = false;
+	g->by_id = false;
+	xxl_error_clear(&g->env.err);
+	if (graph_open_endpoints(g) != XXL_OK || xxl_spool_reader_open(&rd, &lv->labels, true) != XXL_OK)
+		return g->env.err.code;
+	for (uint32_t x = 0; x < lv->base; x++)
+	{
+		uint32_t	v;
+
+		if (!get_u32(&rd, &v))
+			break;
+		if (v == IDMAP_NONE)
+			continue;
+		if (v & SPLIT_FLAG)
+			v = lv->root_at[v & ~SPLIT_FLAG];
+		if (graph_put_sorted(g, x, v, 0, 0) != XXL_OK || poll_canceled(g))
 			break;
 	}
 	xxl_spool_reader_close(&rd);
-	/* parents are smaller: one ascending pass puts each at its root */
-	for (uint64_t i = 0; i < size; i++)
-		if (q[i] != IDMAP_NONE)
-			q[i] = q[q[i]];
+	if (g->env.err.code == XXL_OK)
+		graph_split_replay(g);
+	graph_split_release(g);
 	return g->env.err.code;
+}
+
+/*
+ * The labels, from the last level (its union-find in split_uf) back to
+ * the first: each level's labels over its indexes, as first-level ids,
+ * into outs[k % 2] (the first level's: split_out), from its own labels
+ * and the next level's.
+ */
+static xxl_status
+label_levels(xxl_graph *g, int last, xxl_spool *other)
+{
+	xxl_env    *env = &g->env;
+	xxl_spool  *outs[2] = {&g->split_out, other};
+
+	for (int k = last - 1; k >= 0 && env->err.code == XXL_OK; k--)
+	{
+		split_level *lv = &g->split_lv[k];
+		xxl_spool  *out = outs[k % 2],
+				   *below = outs[(k + 1) % 2];
+		bool		from_uf = k + 1 == last;
+		uint32_t   *at = NULL;	/* the next level's labels of this level's roots */
+		size_t		at_bytes = (size_t) (lv->roots ? lv->roots : 1) * sizeof(uint32_t);
+		xxl_spool_reader rb,
+					rl;
+		bool		rb_open = false;
+
+		xxl_spool_init(out, env, XXL_SPOOL_SHARED);
+		if (!from_uf)
+		{
+			if ((at = xxl_env_alloc(env, at_bytes)) == NULL ||
+				xxl_spool_reader_open(&rb, below, true) != XXL_OK)
+				goto done;
+			rb_open = true;
+			for (uint32_t i = 0; i < lv->roots; i++)
+				if (!get_u32(&rb, &at[i]))
+					goto done;
+		}
+		if (xxl_spool_reader_open(&rl, &lv->labels, true) != XXL_OK)
+			goto done;
+		for (uint64_t x = 0; x < lv->space && env->err.code == XXL_OK; x++)
+		{
+			uint32_t	v;
+
+			if (x < lv->base)
+			{
+				if (!get_u32(&rl, &v))
+					break;
+				if (v != IDMAP_NONE)
+				{
+					if (!(v & SPLIT_FLAG))
+						v = up_to_id(g, k, v);
+					else if (from_uf)
+						v = up_to_id(g, last, g->split_uf[v & ~SPLIT_FLAG]);
+					else
+						v = at[v & ~SPLIT_FLAG];
+				}
+			}
+			else if (from_uf)
+			{
+				v = g->split_uf[lv->roots + (x - lv->base)];
+				if (v != IDMAP_NONE)
+					v = up_to_id(g, last, v);
+			}
+			else if (!get_u32(&rb, &v))
+				break;
+			if (k == 0)
+				g->n += v != IDMAP_NONE;
+			if (xxl_spool_write(out, &v, sizeof(v)) != XXL_OK || ((x & 65535) == 0 && poll_canceled(g)))
+				break;
+		}
+		xxl_spool_reader_close(&rl);
+		if (env->err.code == XXL_OK)
+			xxl_spool_finish(out);
+done:
+		if (rb_open)
+			xxl_spool_reader_close(&rb);
+		if (at)
+			xxl_env_free(env, at, at_bytes);
+		if (from_uf)
+			free_uf(g);
+		else
+			xxl_spool_free(below);
+		xxl_spool_free(&lv->labels);
+	}
+	return env->err.code;
 }
 
 xxl_status
 graph_split_settle(xxl_graph *g)
 {
 	xxl_env    *env = &g->env;
+	size_t		room = env->pool / sizeof(uint32_t);
 	uint32_t   *p = g->idm.direct;
-	uint32_t	touched = 0;
-	uint64_t	high = g->split_high - g->split_base;
-	uint64_t	size;
-	size_t		need;
-	xxl_spool	second;
-	uint64_t	low_seen = g->idm.n;
+	/* the rewritten edges in store[0]; a level's edges and the next's in the others, in turn */
+	xxl_spool	store[3],
+				roots;
+	xxl_spool  *cur = &g->split_edges,
+			   *rew = &store[0],
+			   *nxt = &store[1];
+	size_t		held = 0;
+	int			k = 0;
+	xxl_status	rc = XXL_OK;
+	bool		settled = false;
 
-	/* every low id at its low root (parents are smaller: one ascending pass) */
-	for (uint32_t x = 0; x < g->split_base; x++)
-		if (p[x] != IDMAP_NONE)
-			p[x] = p[p[x]];
-	if (xxl_spool_finish(&g->split_edges) != XXL_OK ||
-		each_end(g, false, touch_root, &touched) != XXL_OK)
+	memset(store, 0, sizeof(store));
+	memset(&roots, 0, sizeof(roots));
+	g->split_lv[0].base = g->split_base;
+	g->split_lv[0].space = g->split_high;
+	if (xxl_spool_finish(&g->split_edges) != XXL_OK)
 		return env->err.code;
-	size = (uint64_t) touched + high;
-	need = (size_t) (size + touched) * sizeof(uint32_t);
-	if (size >= IDMAP_MAX || need > env->pool)
+	while (env->err.code == XXL_OK)
 	{
-		/*
-		 * The second part does not fit: the numbered map, or the sorters,
-		 * as when the array stopped, with the spooled edges after the links.
-		 */
-		for (uint32_t x = 0; x < g->split_base; x++)
-			if (p[x] != IDMAP_NONE)
-				p[x] &= ~SPLIT_FLAG;
-		if (!graph_mem_leave_by_id(g))
-			return env->err.code != XXL_OK ? env->err.code : graph_mem_to_sorter(g);
-		return replay_numbered(g);
-	}
+		split_level *lv = &g->split_lv[k];
+		uint64_t	space;
+		uint64_t	base;
 
-	/* the touched roots' indexes, in id order, in their entries */
-	g->split_roots = touched;
-	g->split_root_ids_bytes = (size_t) (touched ? touched : 1) * sizeof(uint32_t);
-	xxl_spool_init(&second, env, XXL_SPOOL_SHARED);
-	{
-		uint32_t	k = 0;
-		xxl_spool	roots;
-
-		xxl_spool_init(&roots, env, XXL_SPOOL_SHARED);
-		for (uint32_t x = 0; x < g->split_base; x++)
-			if (p[x] != IDMAP_NONE && (p[x] & SPLIT_FLAG))
-			{
-				p[x] = k++ | SPLIT_FLAG;
-				if (xxl_spool_write(&roots, &x, sizeof(x)) != XXL_OK)
-					break;
-			}
-		/* the edges as index pairs, and the low labels; then the low array goes */
-		if (env->err.code == XXL_OK)
-			xxl_spool_finish(&roots);
-		if (env->err.code == XXL_OK)
-			each_end(g, true, write_second, &second);
-		if (env->err.code == XXL_OK && xxl_spool_finish(&second) == XXL_OK)
-			write_labels(g);
-		idmap_drop_table(env, &g->idm);
-		if (env->err.code == XXL_OK &&
-			(g->split_root_ids = xxl_env_alloc(env, g->split_root_ids_bytes)) != NULL)
+		lv->roots = touch_roots(g, p, lv->base, cur);
+		if (env->err.code != XXL_OK)
+			break;
+		/* a level must join at least half its low part among itself */
+		if (lv->roots > lv->base / 2 || (k == 0 && g->split_high > SPLIT_ROOMS * (uint64_t) room))
 		{
-			xxl_spool_reader rd;
-			const unsigned char *r;
-
-			if (xxl_spool_reader_open(&rd, &roots, true) == XXL_OK)
+			if (k > 0)
 			{
-				for (uint32_t i = 0; i < touched; i++)
-				{
-					if (xxl_spool_read(&rd, sizeof(uint32_t), &r) != XXL_OK)
-						break;
-					memcpy(&g->split_root_ids[i], r, sizeof(uint32_t));
-				}
-				xxl_spool_reader_close(&rd);
+				rc = leave_levels(g);
+				goto out;
 			}
+			/* the first level: the numbered map, or the sorters, from its array */
+			for (uint32_t x = 0; x < lv->base; x++)
+				if (p[x] != IDMAP_NONE)
+					p[x] &= ~SPLIT_FLAG;
+			if (!graph_mem_leave_by_id(g))
+				return env->err.code != XXL_OK ? env->err.code : graph_mem_to_sorter(g);
+			return replay_numbered(g);
 		}
+		xxl_spool_init(rew, env, XXL_SPOOL_SHARED);
+		xxl_spool_init(&roots, env, XXL_SPOOL_SHARED);
+		write_level(g, k, p, cur, k > 0, rew, &roots);
+		if (k > 0)
+			xxl_spool_free(cur);
+		/* the level's array goes before its roots come into memory */
+		if (k == 0)
+			idmap_drop_table(env, &g->idm);
+		else
+			free_uf(g);
+		p = NULL;
+		if (env->err.code == XXL_OK)
+			load_roots(g, k, &roots);
 		xxl_spool_free(&roots);
+		g->split_nlv = k + 1;
+		if (env->err.code != XXL_OK)
+			break;
+		held += lv->root_bytes;
+		space = lv->roots + (lv->space - lv->base);
+		k++;
+		g->split_lv[k].space = space;
+		xxl_spool_init(nxt, env, XXL_SPOOL_SHARED);
+		if (space * sizeof(uint32_t) + held <= env->pool)
+		{
+			/* the last level: one union-find over all its indexes */
+			g->split_lv[k].base = (uint32_t) space;
+			if (alloc_uf(g, space) != NULL && part_level(g, g->split_uf, (uint32_t) space, rew, nxt) == XXL_OK)
+			{
+				for (uint64_t i = 0; i < space; i++)
+					if (g->split_uf[i] != IDMAP_NONE)
+						g->split_uf[i] = g->split_uf[g->split_uf[i]];
+				xxl_spool_free(nxt);
+				xxl_spool_free(rew);
+				g->n = 0;
+				settled = label_levels(g, k, nxt) == XXL_OK;
+			}
+			break;
+		}
+		/* the roots held stay within half the pool (the labels' pass loads as many again) */
+		base = held < env->pool / 2 ? (env->pool - held) / sizeof(uint32_t) - room / 16 : 0;
+		if (base > space)
+			base = space;
+		if (k + 1 == SPLIT_MAX_LEVELS || base <= lv->roots || alloc_uf(g, base) == NULL)
+		{
+			rc = leave_levels(g);
+			goto out;
+		}
+		g->split_lv[k].base = (uint32_t) base;
+		part_level(g, g->split_uf, (uint32_t) base, rew, nxt);
+		xxl_spool_free(rew);
+		p = g->split_uf;
+		/* the next level's edges are nxt; the other store takes the one after */
+		cur = nxt;
+		nxt = cur == &store[1] ? &store[2] : &store[1];
 	}
-	g->split_uf_bytes = (size_t) (size ? size : 1) * sizeof(uint32_t);
-	if (env->err.code == XXL_OK && (g->split_uf = xxl_env_alloc(env, g->split_uf_bytes)) != NULL)
-		join_second(g, &second, size);
-	xxl_spool_free(&second);
-	if (env->err.code != XXL_OK)
-		return env->err.code;
-
-	g->n = low_seen;
-	for (uint64_t i = touched; i < size; i++)
-		g->n += g->split_uf[i] != IDMAP_NONE;
-	g->path = XXL_GRAPH_SEMI_EXTERNAL;
-	g->out = OUT_CC_SPLIT;
-	g->out_pos = 0;
-	return xxl_spool_reader_open(&g->rd_aux, &g->split_labels, true);
-}
-
-/* The smallest id of the set of second-part index i. */
-static inline int64_t
-second_label(const xxl_graph *g, uint32_t i)
-{
-	uint32_t	f = g->split_uf[i];
-
-	return f < g->split_roots ? (int64_t) g->split_root_ids[f]
-		: (int64_t) g->split_base + (f - g->split_roots);
+	rc = env->err.code;
+	if (rc == XXL_OK && settled)
+	{
+		g->path = XXL_GRAPH_SEMI_EXTERNAL;
+		g->out = OUT_CC_SPLIT;
+		g->out_pos = 0;
+		rc = xxl_spool_reader_open(&g->rd_aux, &g->split_out, true);
+	}
+out:
+	for (int i = 0; i < 3; i++)
+		xxl_spool_free(&store[i]);
+	xxl_spool_free(&roots);
+	return rc != XXL_OK ? rc : env->err.code;
 }
 
 int
 graph_split_next_node(xxl_graph *g, int64_t *node, int64_t *component)
 {
-	const unsigned char *r;
-
-	while (g->out_pos < g->split_base)
+	while (g->out_pos < g->split_high)
 	{
 		uint32_t	v;
 
-		if (xxl_spool_read(&g->rd_aux, sizeof(v), &r) != XXL_OK)
+		if (!get_u32(&g->rd_aux, &v))
 			return -1;
-		memcpy(&v, r, sizeof(v));
 		if (v == IDMAP_NONE)
 		{
 			g->out_pos++;
 			continue;
 		}
 		*node = (int64_t) g->out_pos++;
-		*component = v & SPLIT_FLAG ? second_label(g, v & ~SPLIT_FLAG) : (int64_t) v;
-		return 1;
-	}
-	while (g->out_pos < g->split_high)
-	{
-		uint32_t	i = g->split_roots + (uint32_t) (g->out_pos - g->split_base);
-
-		if (g->split_uf[i] == IDMAP_NONE)
-		{
-			g->out_pos++;
-			continue;
-		}
-		*node = (int64_t) g->out_pos++;
-		*component = second_label(g, i);
+		*component = (int64_t) v;
 		return 1;
 	}
 	return 0;
 }
 
+int
+graph_split_levels(const xxl_graph *g)
+{
+	return g->out == OUT_CC_SPLIT ? g->split_nlv + 1 : 0;
+}
+
 void
 graph_split_release(xxl_graph *g)
 {
-	if (g->split_uf)
-		xxl_env_free(&g->env, g->split_uf, g->split_uf_bytes);
-	if (g->split_root_ids)
-		xxl_env_free(&g->env, g->split_root_ids, g->split_root_ids_bytes);
-	g->split_uf = NULL;
-	g->split_root_ids = NULL;
+	free_uf(g);
+	for (int k = 0; k < SPLIT_MAX_LEVELS; k++)
+	{
+		split_level *lv = &g->split_lv[k];
+
+		if (lv->root_at)
+			xxl_env_free(&g->env, lv->root_at, lv->root_bytes);
+		lv->root_at = NULL;
+		xxl_spool_free(&lv->labels);
+	}
 	xxl_spool_free(&g->split_edges);
-	xxl_spool_free(&g->split_labels);
+	xxl_spool_free(&g->split_out);
 }

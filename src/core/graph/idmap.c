@@ -120,8 +120,8 @@ direct_cap_for(const idmap *m, int64_t id)
 		limit = m->dfloor;
 	while (cap <= (uint64_t) id)
 		cap *= 2;
-	/* the last doubling stops at the limit: a floor that is not a power of two is all used */
-	if (cap > limit && limit > (uint64_t) id)
+	/* the last doubling stops at a floor that binds: one not a power of two is all used */
+	if (cap > limit && limit == m->dfloor && limit > (uint64_t) id)
 		cap = (size_t) limit;
 	return cap <= limit ? cap : 0;
 }

@@ -110,8 +110,8 @@ typedef struct xxl_graph_stats
 								 * not by sorts */
 	bool		ids_by_id;		/* small non-negative ids their own union-find index
 								 * (components in memory; the semi-external forests) */
-	int			id_parts;		/* by id: 1, or 2 for components in two parts
-								 * (semi-external); 0 otherwise */
+	int			id_parts;		/* by id: 1, or the levels of components in parts
+								 * (semi-external, graph_split.c); 0 otherwise */
 	uint64_t	base_nodes;		/* external: nodes left to the semi-external base (n') */
 	uint64_t	contracted_nodes;	/* external: nodes removed by contraction */
 	uint64_t	relinked_edges; /* external: edges re-inserted by contraction */
