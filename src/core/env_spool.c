@@ -85,7 +85,8 @@ xxl_spool_spill(xxl_spool *sp)
 		return XXL_OK;
 	if (open_writer(sp) != XXL_OK)
 		return sp->env->err.code;
-	for (size_t i = 0; i < sp->nchunks; i++)
+	/* (a write larger than a chunk adds its chunks before it fills them: past total they hold nothing) */
+	for (size_t i = 0; i < sp->nchunks && (uint64_t) i * sp->chunk_size < total; i++)
 	{
 		size_t		len = total - (uint64_t) i * sp->chunk_size;
 

@@ -392,6 +392,59 @@ XT_TEST(env_spools)
 }
 
 /*
+ * One write larger than a chunk, in memory and spilling midway: it reads
+ * back as written (its chunks are added before they are filled, so the
+ * spill must not write the ones it never filled).
+ */
+XT_TEST(env_spool_large_writes)
+{
+	xxl_env		env;
+	xxl_resources res = resources(8 * MB);
+	size_t		sizes[] = {100 * KB, 300 * KB, 700 * KB, 3 * MB};
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		for (int before = 0; before < 2; before++)
+		{
+			size_t		n = sizes[k] / sizeof(uint32_t);
+			uint32_t   *buf = malloc(sizes[k]);
+			xxl_spool	sp;
+			xxl_spool_reader rd;
+			const unsigned char *p;
+			uint32_t	lead = 0xabcdef;
+
+			for (size_t i = 0; i < n; i++)
+				buf[i] = (uint32_t) (i * 2654435761u);
+			xxl_spool_init(&sp, &env, XXL_SPOOL_SHARED);
+			if (before)
+				REQUIRE(xxl_spool_write(&sp, &lead, sizeof(lead)) == XXL_OK);
+			REQUIRE(xxl_spool_write(&sp, buf, sizes[k]) == XXL_OK);
+			REQUIRE(xxl_spool_finish(&sp) == XXL_OK);
+			CHECK_EQ(sp.nbytes, sizes[k] + (before ? sizeof(lead) : 0));
+			REQUIRE(xxl_spool_reader_open(&rd, &sp, true) == XXL_OK);
+			if (before)
+			{
+				REQUIRE(xxl_spool_read(&rd, sizeof(lead), &p) == XXL_OK);
+				CHECK_EQ(memcmp(p, &lead, sizeof(lead)), 0);
+			}
+			for (size_t i = 0; i < n; i++)
+			{
+				REQUIRE(xxl_spool_read(&rd, sizeof(uint32_t), &p) == XXL_OK);
+				if (memcmp(p, &buf[i], sizeof(uint32_t)) != 0)
+				{
+					CHECK_MSG(false, "%zu bytes (lead %d): entry %zu differs", sizes[k], before, i);
+					break;
+				}
+			}
+			xxl_spool_reader_close(&rd);
+			xxl_spool_free(&sp);
+			free(buf);
+		}
+	CHECK_EQ(env.spool_mem, 0);
+	close_checked(&env);
+}
+
+/*
  * The last read of a spool on disk frees its blocks as it goes: a spool
  * written after it takes the same space in the operator's files, and the
  * consumed spool is empty.

@@ -929,10 +929,12 @@ XT_TEST(graph_components_in_parts)
 	struct
 	{
 		const char *label;
-		int			kind;		/* 0 random, 1 low-high pairs only */
+		int			kind;		/* 0 random, 1 low-high pairs only, 2 below, 3 paths */
 		int64_t		late;
 	}			cases[] = {
 		{"random", 0, 0},
+		/* ids in ascending order: the array grows as they come, then regrows to the pool */
+		{"paths in id order", 3, 0},
 		{"low ids joined only through high ones", 1, 0},
 		/* the first level joins, the second does not: the sorters from the first's links */
 		{"joined low ids, then a matching", 2, 0},
@@ -946,6 +948,7 @@ XT_TEST(graph_components_in_parts)
 		edges		es = {0};
 		xt_rng		rng = {71 + c};
 		int			split = 0;
+		bool		way_out;
 
 		if (cases[c].kind == 0)
 		{
@@ -957,6 +960,12 @@ XT_TEST(graph_components_in_parts)
 			for (size_t i = 0; i < n; i++)
 				add_edge(&es, (int64_t) xt_below(&rng, 4 * n / 5),
 						 (int64_t) (4 * n / 5 + xt_below(&rng, n / 5)), (int64_t) i, 0);
+		else if (cases[c].kind == 3)
+			for (int64_t i = 1; i < (int64_t) n; i++)
+			{
+				if (i % 1000 != 0)
+					add_edge(&es, i, i + 1, i, 0);
+			}
 		else
 		{
 			/* ids [0, h) joined by 5 random edges each, [h, 2h) paired i with 2h - 1 - i */
@@ -970,7 +979,8 @@ XT_TEST(graph_components_in_parts)
 		}
 		late_ids(&es, cases[c].late);
 		/* (the ways out at the least budget only: the sorters take their time) */
-		for (size_t b = 0; b < (c == 0 ? sizeof(budgets) / sizeof(budgets[0]) : 1); b++)
+		way_out = cases[c].kind == 1 || cases[c].kind == 2 || cases[c].late != 0;
+		for (size_t b = 0; b < (!way_out ? sizeof(budgets) / sizeof(budgets[0]) : 1); b++)
 			for (int estimate = 0; estimate < 2; estimate++)
 			{
 				char		l[120];
@@ -992,7 +1002,7 @@ XT_TEST(graph_components_in_parts)
 					check_cc(l, &es, &r);
 					split += two;
 					/* the ways out: a late id, or low ids joined little at 1MB: the sorters */
-					if (c > 0)
+					if (way_out)
 						CHECK_MSG(!two && r.st.path == XXL_GRAPH_EXTERNAL, "%s: path %s", l,
 								  xxl_graph_path_name(r.st.path));
 					/* two parts write the spooled edges, not the sorters' volume */
@@ -1001,8 +1011,8 @@ XT_TEST(graph_components_in_parts)
 				}
 				result_free(&r);
 			}
-		/* 1.2 MB of union-find: two parts at 1MB at least, with and without the estimate */
-		if (cases[c].kind == 0 && cases[c].late == 0)
+		/* 1.2 MB of union-find: in parts at 1MB at least, with and without the estimate */
+		if (!way_out)
 			CHECK_MSG(split >= 2, "%s: two parts %d times", cases[c].label, split);
 		free(es.e);
 	}

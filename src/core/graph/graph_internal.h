@@ -552,6 +552,8 @@ void		graph_mem_release(xxl_graph *g);
  * or an error, set in env).
  */
 bool		graph_mem_leave_by_id(xxl_graph *g);
+/* Pairs of 4-byte ids from a spool onto the sorting path (consumed). */
+xxl_status	graph_replay_pairs(xxl_graph *g, xxl_spool *links);
 /* Hand what memory holds to the sorting path: the move at the end of input. */
 xxl_status	graph_mem_to_sorter(xxl_graph *g);
 

@@ -179,8 +179,8 @@ by_id_spool_links(xxl_graph *g, xxl_spool *links)
 	return xxl_spool_finish(links);
 }
 
-static xxl_status
-by_id_replay_links(xxl_graph *g, xxl_spool *links)
+xxl_status
+graph_replay_pairs(xxl_graph *g, xxl_spool *links)
 {
 	xxl_spool_reader rd;
 	const unsigned char *r;
@@ -237,7 +237,7 @@ to_sorter(xxl_graph *g, size_t from)
 	}
 	if (by_id)
 	{
-		by_id_replay_links(g, &links);
+		graph_replay_pairs(g, &links);
 		xxl_spool_free(&links);
 		/* and, in two parts, the edges above the low part */
 		if (env->err.code != XXL_OK || (g->split && graph_split_replay(g) != XXL_OK))

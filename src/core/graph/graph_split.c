@@ -7,9 +7,11 @@
  * with an end above it goes to a spool (8 bytes).  At the end of input
  * each low id's root stands for its whole low set, so the spooled edges
  * are rewritten onto the next level's indexes: first the low roots they
- * touch (in id order), then the ids above.  The next level does the same
- * with an array over its first indexes, until a level's indexes all fit
- * one union-find.  Each level writes, per low index, its root or its
+ * touch (in id order), then the ids above; those between the next level's
+ * first indexes (its array's) apart from the rest, which are the next
+ * level's spooled edges.  The next level joins the first in its array and
+ * does the same with the rest, until a level's indexes all fit one
+ * union-find.  Each level writes, per low index, its root or its
  * root's index in the next level; from the last level back to the first,
  * those become the ids' labels (a set's smallest id: every level keeps
  * its indexes in id order).  A level that joins less than half its low
@@ -50,38 +52,61 @@ get_u32(xxl_spool_reader *rd, uint32_t *v)
 /*
  * The direct array (the union-find by id) grown to n entries: in place
  * when old and new fit the pool together, else through a spool of its
- * entries, so that it may take the whole pool.
+ * entries, so that it may take the whole pool.  On failure it keeps its
+ * entries (at its old size).
  */
 static xxl_status
 regrow(xxl_graph *g, size_t n)
 {
+	xxl_env    *env = &g->env;
 	idmap	   *m = &g->idm;
+	size_t		old = m->dcap;
+	uint32_t   *d;
 	xxl_spool	links;
 	xxl_spool_reader rd;
-	size_t		old = m->dcap;
 
-	if (m->dfloor < n)
-		m->dfloor = n;
-	if ((old + n) * sizeof(uint32_t) + idmap_table_bytes(m) <= g->env.pool)
-		return idmap_grow(&g->env, m, (int64_t) n - 1);
-	xxl_spool_init(&links, &g->env, XXL_SPOOL_SHARED);
-	for (size_t x = 0; x < old; x++)
-		if (xxl_spool_write(&links, &m->direct[x], sizeof(uint32_t)) != XXL_OK)
-			break;
-	if (g->env.err.code == XXL_OK && xxl_spool_finish(&links) == XXL_OK)
+	if ((old + n) * sizeof(uint32_t) + idmap_table_bytes(m) <= env->pool)
 	{
-		idmap_drop_table(&g->env, m);
-		if (idmap_grow(&g->env, m, (int64_t) n - 1) == XXL_OK &&
-			xxl_spool_reader_open(&rd, &links, true) == XXL_OK)
+		if ((d = xxl_env_realloc(env, m->direct, old * sizeof(uint32_t), n * sizeof(uint32_t))) == NULL)
+			return env->err.code;
+	}
+	else
+	{
+		xxl_spool_init(&links, env, XXL_SPOOL_SHARED);
+		if (xxl_spool_write(&links, m->direct, old * sizeof(uint32_t)) != XXL_OK ||
+			xxl_spool_finish(&links) != XXL_OK)
+		{
+			xxl_spool_free(&links);
+			return env->err.code;
+		}
+		xxl_env_free(env, m->direct, old * sizeof(uint32_t));
+		m->direct = NULL;
+		m->dcap = 0;
+		if ((d = xxl_env_alloc(env, n * sizeof(uint32_t))) == NULL)
+		{
+			/* back at the old size: the entries must not be lost */
+			xxl_error_clear(&env->err);
+			n = old;
+			d = xxl_env_alloc(env, n * sizeof(uint32_t));
+		}
+		if (d != NULL && xxl_spool_reader_open(&rd, &links, true) == XXL_OK)
 		{
 			for (size_t x = 0; x < old; x++)
-				if (!get_u32(&rd, &m->direct[x]))
+				if (!get_u32(&rd, &d[x]))
 					break;
 			xxl_spool_reader_close(&rd);
 		}
+		xxl_spool_free(&links);
+		if (d == NULL || env->err.code != XXL_OK)
+			return env->err.code != XXL_OK ? env->err.code : XXL_ENOMEM;
 	}
-	xxl_spool_free(&links);
-	return g->env.err.code;
+	for (size_t x = old; x < n; x++)
+		d[x] = IDMAP_NONE;
+	m->direct = d;
+	m->dcap = n;
+	if (m->dfloor < n)
+		m->dfloor = n;
+	return n > old ? XXL_OK : XXL_ENOMEM;
 }
 
 bool
@@ -144,26 +169,10 @@ graph_split_put(xxl_graph *g, int64_t source, int64_t target)
 xxl_status
 graph_split_replay(xxl_graph *g)
 {
-	xxl_spool_reader rd;
-	const unsigned char *r;
-	uint64_t	n = g->split_edges.nbytes / (2 * sizeof(uint32_t));
-
 	g->split = false;
-	if (xxl_spool_finish(&g->split_edges) != XXL_OK ||
-		xxl_spool_reader_open(&rd, &g->split_edges, true) != XXL_OK)
+	if (xxl_spool_finish(&g->split_edges) != XXL_OK)
 		return g->env.err.code;
-	for (uint64_t i = 0; i < n; i++)
-	{
-		uint32_t	e[2];
-
-		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
-			break;
-		memcpy(e, r, sizeof(e));
-		if (graph_put_sorted(g, e[0], e[1], 0, 0) != XXL_OK || poll_canceled(g))
-			break;
-	}
-	xxl_spool_reader_close(&rd);
-	return g->env.err.code;
+	return graph_replay_pairs(g, &g->split_edges);
 }
 
 /* The spooled edges into the numbered map (and the sorters, if it outgrows the pool). */
@@ -241,7 +250,8 @@ up_to_id(const xxl_graph *g, int k, uint32_t j)
 
 /*
  * A level's array p over [0, base): every index at its root, and each
- * root that an edge's low end reaches flagged; how many.
+ * root that an edge's low end reaches flagged (an index seen only there is
+ * its own root); how many.
  */
 static uint32_t
 touch_roots(xxl_graph *g, uint32_t *p, uint32_t base, xxl_spool *edges)
@@ -260,8 +270,12 @@ touch_roots(xxl_graph *g, uint32_t *p, uint32_t base, xxl_spool *edges)
 		for (int k = 0; k < 2; k++)
 			if (e[k] < base)
 			{
-				uint32_t	r = p[e[k]] & ~SPLIT_FLAG;
+				uint32_t	r;
 
+				/* an index the level's own edges did not reach: a set of its own */
+				if (p[e[k]] == IDMAP_NONE)
+					p[e[k]] = e[k];
+				r = p[e[k]] & ~SPLIT_FLAG;
 				if ((p[r] & SPLIT_FLAG) == 0)
 				{
 					p[r] |= SPLIT_FLAG;
@@ -287,12 +301,14 @@ next_index(const split_level *lv, const uint32_t *p, uint32_t x)
 
 /*
  * Level k, its roots touched: each root's next index in its entry, the
- * roots' indexes into roots, the edges rewritten onto the next level's
- * indexes into rew, each low index's label into the level's labels.
+ * roots' indexes into roots, each low index's label into the level's
+ * labels, and the edges rewritten onto the next level's indexes: into
+ * inner those the next level's array (its first next_base indexes) joins,
+ * into outer the others.
  */
 static xxl_status
-write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, xxl_spool *rew,
-			xxl_spool *roots)
+write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, uint64_t next_base,
+			xxl_spool *inner, xxl_spool *outer, xxl_spool *roots)
 {
 	split_level *lv = &g->split_lv[k];
 	uint32_t	idx = 0;
@@ -311,7 +327,8 @@ write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, xx
 	{
 		uint32_t	n[2] = {next_index(lv, p, e[0]), next_index(lv, p, e[1])};
 
-		if (xxl_spool_write(rew, n, sizeof(n)) != XXL_OK)
+		if (xxl_spool_write(n[0] < next_base && n[1] < next_base ? inner : outer, n,
+							sizeof(n)) != XXL_OK)
 			break;
 	}
 	xxl_spool_reader_close(&pr.rd);
@@ -324,7 +341,7 @@ write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, xx
 		xxl_spool_write(&lv->labels, &v, sizeof(v));
 	}
 	if (g->env.err.code == XXL_OK && xxl_spool_finish(&lv->labels) == XXL_OK &&
-		xxl_spool_finish(rew) == XXL_OK)
+		xxl_spool_finish(inner) == XXL_OK && xxl_spool_finish(outer) == XXL_OK)
 		xxl_spool_finish(roots);
 	return g->env.err.code;
 }
@@ -367,31 +384,23 @@ free_uf(xxl_graph *g)
 	g->split_uf = NULL;
 }
 
-/*
- * The rewritten edges into the next level: those between indexes below
- * base join in its array q, the others (their low ends seen) go to edges.
- */
+/* The next level's array q joins its inner edges (their ends seen). */
 static xxl_status
-part_level(xxl_graph *g, uint32_t *q, uint32_t base, xxl_spool *rew, xxl_spool *edges)
+join_inner(xxl_graph *g, uint32_t *q, xxl_spool *inner)
 {
 	pair_reader pr;
 	uint32_t	e[2];
 
-	if (pairs_open(&pr, rew, true) != XXL_OK)
+	if (pairs_open(&pr, inner, true) != XXL_OK)
 		return g->env.err.code;
 	while (pairs_next(g, &pr, e))
 	{
 		for (int k = 0; k < 2; k++)
-			if (e[k] < base && q[e[k]] == IDMAP_NONE)
+			if (q[e[k]] == IDMAP_NONE)
 				q[e[k]] = e[k];
-		if (e[0] < base && e[1] < base)
-			uf32_union(q, e[0], e[1]);
-		else if (xxl_spool_write(edges, e, sizeof(e)) != XXL_OK)
-			break;
+		uf32_union(q, e[0], e[1]);
 	}
 	xxl_spool_reader_close(&pr.rd);
-	if (g->env.err.code == XXL_OK)
-		xxl_spool_finish(edges);
 	return g->env.err.code;
 }
 
@@ -531,12 +540,12 @@ graph_split_settle(xxl_graph *g)
 	xxl_env    *env = &g->env;
 	size_t		room = env->pool / sizeof(uint32_t);
 	uint32_t   *p = g->idm.direct;
-	/* the rewritten edges in store[0]; a level's edges and the next's in the others, in turn */
+	/* a level's inner edges in store[0]; its edges and the next's in the others, in turn */
 	xxl_spool	store[3],
 				roots;
 	xxl_spool  *cur = &g->split_edges,
-			   *rew = &store[0],
-			   *nxt = &store[1];
+			   *inner = &store[0],
+			   *outer = &store[1];
 	size_t		held = 0;
 	int			k = 0;
 	xxl_status	rc = XXL_OK;
@@ -551,14 +560,29 @@ graph_split_settle(xxl_graph *g)
 	while (env->err.code == XXL_OK)
 	{
 		split_level *lv = &g->split_lv[k];
-		uint64_t	space;
-		uint64_t	base;
+		uint64_t	space,
+					base;
+		size_t		held_next;
+		bool		last;
 
 		lv->roots = touch_roots(g, p, lv->base, cur);
 		if (env->err.code != XXL_OK)
 			break;
-		/* a level must join at least half its low part among itself */
-		if (lv->roots > lv->base / 2 || (k == 0 && g->split_high > SPLIT_ROOMS * (uint64_t) room))
+		/*
+		 * The next level: all its indexes in one union-find if they fit,
+		 * else an array over its first ones beside the roots held (at
+		 * most half the pool: the labels' pass loads as many again).
+		 */
+		space = lv->roots + (lv->space - lv->base);
+		held_next = held + (size_t) (lv->roots ? lv->roots : 1) * sizeof(uint32_t);
+		last = space * sizeof(uint32_t) + held_next <= env->pool;
+		base = last ? space : held_next < env->pool / 2 ?
+			(env->pool - held_next) / sizeof(uint32_t) - room / 16 : 0;
+		if (base > space)
+			base = space;
+		/* a level must join at least half its low part among itself, and the next go further */
+		if (lv->roots > lv->base / 2 || (!last && (base <= lv->roots || k + 2 == SPLIT_MAX_LEVELS)) ||
+			(k == 0 && g->split_high > SPLIT_ROOMS * (uint64_t) room))
 		{
 			if (k > 0)
 			{
@@ -573,9 +597,10 @@ graph_split_settle(xxl_graph *g)
 				return env->err.code != XXL_OK ? env->err.code : graph_mem_to_sorter(g);
 			return replay_numbered(g);
 		}
-		xxl_spool_init(rew, env, XXL_SPOOL_SHARED);
+		xxl_spool_init(inner, env, XXL_SPOOL_SHARED);
+		xxl_spool_init(outer, env, XXL_SPOOL_SHARED);
 		xxl_spool_init(&roots, env, XXL_SPOOL_SHARED);
-		write_level(g, k, p, cur, k > 0, rew, &roots);
+		write_level(g, k, p, cur, k > 0, base, inner, outer, &roots);
 		if (k > 0)
 			xxl_spool_free(cur);
 		/* the level's array goes before its roots come into memory */
@@ -591,42 +616,26 @@ graph_split_settle(xxl_graph *g)
 		if (env->err.code != XXL_OK)
 			break;
 		held += lv->root_bytes;
-		space = lv->roots + (lv->space - lv->base);
 		k++;
 		g->split_lv[k].space = space;
-		xxl_spool_init(nxt, env, XXL_SPOOL_SHARED);
-		if (space * sizeof(uint32_t) + held <= env->pool)
+		g->split_lv[k].base = (uint32_t) base;
+		if ((p = alloc_uf(g, base)) == NULL || join_inner(g, p, inner) != XXL_OK)
+			break;
+		xxl_spool_free(inner);
+		if (last)
 		{
-			/* the last level: one union-find over all its indexes */
-			g->split_lv[k].base = (uint32_t) space;
-			if (alloc_uf(g, space) != NULL && part_level(g, g->split_uf, (uint32_t) space, rew, nxt) == XXL_OK)
-			{
-				for (uint64_t i = 0; i < space; i++)
-					if (g->split_uf[i] != IDMAP_NONE)
-						g->split_uf[i] = g->split_uf[g->split_uf[i]];
-				xxl_spool_free(nxt);
-				xxl_spool_free(rew);
-				g->n = 0;
-				settled = label_levels(g, k, nxt) == XXL_OK;
-			}
+			/* every index at its root: the labels, from this level back to the first */
+			for (uint64_t i = 0; i < space; i++)
+				if (p[i] != IDMAP_NONE)
+					p[i] = p[p[i]];
+			xxl_spool_free(outer);
+			g->n = 0;
+			settled = label_levels(g, k, outer) == XXL_OK;
 			break;
 		}
-		/* the roots held stay within half the pool (the labels' pass loads as many again) */
-		base = held < env->pool / 2 ? (env->pool - held) / sizeof(uint32_t) - room / 16 : 0;
-		if (base > space)
-			base = space;
-		if (k + 1 == SPLIT_MAX_LEVELS || base <= lv->roots || alloc_uf(g, base) == NULL)
-		{
-			rc = leave_levels(g);
-			goto out;
-		}
-		g->split_lv[k].base = (uint32_t) base;
-		part_level(g, g->split_uf, (uint32_t) base, rew, nxt);
-		xxl_spool_free(rew);
-		p = g->split_uf;
-		/* the next level's edges are nxt; the other store takes the one after */
-		cur = nxt;
-		nxt = cur == &store[1] ? &store[2] : &store[1];
+		/* the next level's edges are outer; the other store takes the one after */
+		cur = outer;
+		outer = cur == &store[1] ? &store[2] : &store[1];
 	}
 	rc = env->err.code;
 	if (rc == XXL_OK && settled)
