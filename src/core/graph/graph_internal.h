@@ -268,6 +268,7 @@ typedef struct graph_kedge
  * roots that edges above touch are the next level's first indexes.
  */
 #define SPLIT_MAX_LEVELS 32
+#define SPLIT_BUF 1024			/* values of the spooled edges buffered */
 typedef struct split_level
 {
 	uint64_t	space;
@@ -373,6 +374,8 @@ struct xxl_graph
 	uint32_t	split_base;
 	uint64_t	split_high;		/* 1 + the largest id (the first level's space) */
 	xxl_spool	split_edges;	/* (uint32 source, uint32 target), kept to the end */
+	uint32_t	split_buf[SPLIT_BUF];	/* ... the last pairs, not yet written */
+	size_t		split_nbuf;
 	split_level split_lv[SPLIT_MAX_LEVELS];
 	int			split_nlv;		/* levels that hold labels and roots */
 	uint32_t   *split_uf;		/* a level's union-find */
