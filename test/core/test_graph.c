@@ -1005,7 +1005,7 @@ XT_TEST(graph_components_in_parts)
 					if (way_out)
 						CHECK_MSG(!two && r.st.path == XXL_GRAPH_EXTERNAL, "%s: path %s", l,
 								  xxl_graph_path_name(r.st.path));
-					/* two parts write the spooled edges, not the sorters' volume */
+					/* the parts write the spooled edges, not the sorters' volume */
 					if (two)
 						CHECK_LE(r.st.bytes_written, 40 * es.n);
 				}
@@ -1013,7 +1013,7 @@ XT_TEST(graph_components_in_parts)
 			}
 		/* 1.2 MB of union-find: in parts at 1MB at least, with and without the estimate */
 		if (!way_out)
-			CHECK_MSG(split >= 2, "%s: two parts %d times", cases[c].label, split);
+			CHECK_MSG(split >= 2, "%s: in parts %d times", cases[c].label, split);
 		free(es.e);
 	}
 

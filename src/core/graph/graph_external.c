@@ -570,7 +570,7 @@ xxl_graph_run(xxl_graph *g)
 		return gfail(g);
 	}
 	rc = g->in_memory ? graph_mem_flush(g) : XXL_OK;
-	/* components by id in two parts: their second part, or a move to the sorters */
+	/* components by id in parts: their levels, or a move to the numbered map or the sorters */
 	if (rc == XXL_OK && g->in_memory && g->split)
 		rc = graph_split_settle(g);
 	if (rc == XXL_OK && g->in_memory && g->out != OUT_CC_SPLIT)

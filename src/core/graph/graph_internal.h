@@ -551,20 +551,18 @@ int			graph_mem_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *t
 								double *cost);
 void		graph_mem_release(xxl_graph *g);
 /*
- * Components by id into the numbered map, if it fits (false: it does not,
- * or an error, set in env).
+ * Components by id leave: into the numbered map if it fits (in_memory
+ * stays), else to the sorting path, with the batch's edges from `from` on.
  */
-bool		graph_mem_leave_by_id(xxl_graph *g);
+xxl_status	graph_mem_leave_by_id(xxl_graph *g, size_t from);
 /* Pairs of 4-byte ids from a spool onto the sorting path (consumed). */
 xxl_status	graph_replay_pairs(xxl_graph *g, xxl_spool *links);
-/* Hand what memory holds to the sorting path: the move at the end of input. */
-xxl_status	graph_mem_to_sorter(xxl_graph *g);
 
 /* Components by id in parts (graph_split.c). */
 /*
  * Whether they may go on by id from edge e (which the direct array did not
- * take) on: the array grown to take it, or in two parts, the array (grown
- * as far as the pool lets it) the low part.
+ * take) on: the array grown to take it, or in parts, the array (grown as
+ * far as the pool lets it) the first level's low part.
  */
 bool		graph_split_begin(xxl_graph *g, const xxl_graph_edge *e);
 /* An edge of the batch with an end above the low part: false if its ids cannot be taken. */

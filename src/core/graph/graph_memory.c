@@ -239,7 +239,7 @@ to_sorter(xxl_graph *g, size_t from)
 	{
 		graph_replay_pairs(g, &links);
 		xxl_spool_free(&links);
-		/* and, in two parts, the edges above the low part */
+		/* and, in parts, the edges above the low part */
 		if (env->err.code != XXL_OK || (g->split && graph_split_replay(g) != XXL_OK))
 			return env->err.code;
 	}
@@ -274,12 +274,6 @@ to_sorter(xxl_graph *g, size_t from)
 	g->nbatch = 0;
 	graph_mem_release(g);
 	return XXL_OK;
-}
-
-xxl_status
-graph_mem_to_sorter(xxl_graph *g)
-{
-	return to_sorter(g, g->nbatch);
 }
 
 /*
@@ -439,7 +433,7 @@ by_id_takes(xxl_graph *g, int64_t id)
 
 /*
  * Join the batch's edges from `from` on, as far as the direct array (or,
- * in two parts, the spool beside it) takes their ends; the index of the
+ * in parts, the spool beside it) takes their ends; the index of the
  * first edge it does not take (a failed spool write sets the error).
  */
 static size_t
@@ -507,13 +501,13 @@ by_id_leave(xxl_graph *g)
 	return XXL_OK;
 }
 
-bool
-graph_mem_leave_by_id(xxl_graph *g)
+xxl_status
+graph_mem_leave_by_id(xxl_graph *g, size_t from)
 {
 	/* a link per id seen, and the map's dense -> original array */
-	if (!fits(g, g->idm.n, g->idm.n, idmap_table_bytes(&g->idm)))
-		return false;
-	return by_id_leave(g) == XXL_OK;
+	if (fits(g, g->idm.n, g->idm.n, idmap_table_bytes(&g->idm)))
+		return by_id_leave(g);
+	return to_sorter(g, from);
 }
 
 xxl_status
@@ -528,14 +522,14 @@ graph_mem_flush(xxl_graph *g)
 			g->nbatch = 0;
 			return g->env.err.code;
 		}
-		/* an id that neither part takes (negative, or beyond what they number) */
+		/* an id that the parts do not take (negative, or beyond what they number) */
 		if (g->split)
 			return to_sorter(g, from);
-		/* ids that the grown array or two parts of the pool hold */
+		/* ids that the grown array or the parts hold */
 		if (graph_split_begin(g, &g->batch[from]))
 			continue;
-		if (!graph_mem_leave_by_id(g))
-			return g->env.err.code != XXL_OK ? g->env.err.code : to_sorter(g, from);
+		if (graph_mem_leave_by_id(g, from) != XXL_OK || !g->in_memory)
+			return g->env.err.code;
 	}
 
 	for (size_t i = from; i < from + ID_AHEAD; i++)

@@ -222,39 +222,6 @@ graph_split_replay(xxl_graph *g)
 	return graph_replay_pairs(g, &g->split_edges);
 }
 
-/* The spooled edges into the numbered map (and the sorters, if it outgrows the pool). */
-static xxl_status
-replay_numbered(xxl_graph *g)
-{
-	xxl_spool_reader rd;
-	const unsigned char *r;
-	uint64_t	n = g->split_edges.nbytes / (2 * sizeof(uint32_t));
-
-	g->split = false;
-	if (xxl_spool_reader_open(&rd, &g->split_edges, true) != XXL_OK)
-		return g->env.err.code;
-	for (uint64_t i = 0; i < n; i++)
-	{
-		uint32_t	e[2];
-		xxl_graph_edge edge = {0};
-		xxl_status	rc;
-
-		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
-			break;
-		memcpy(e, r, sizeof(e));
-		edge.source = e[0];
-		edge.target = e[1];
-		rc = g->in_memory ? graph_mem_put(g, &edge) : graph_put_sorted(g, e[0], e[1], 0, 0);
-		if (rc != XXL_OK || poll_canceled(g))
-			break;
-	}
-	xxl_spool_reader_close(&rd);
-	xxl_spool_free(&g->split_edges);
-	if (g->env.err.code == XXL_OK && g->in_memory)
-		graph_mem_flush(g);
-	return g->env.err.code;
-}
-
 /* Pairs of a spool, read in order. */
 typedef struct pair_reader
 {
@@ -280,6 +247,30 @@ pairs_next(xxl_graph *g, pair_reader *pr, uint32_t e[2])
 		return false;
 	memcpy(e, r, 2 * sizeof(uint32_t));
 	return (--pr->left & 4095) != 0 || !poll_canceled(g);
+}
+
+/* The spooled edges into the numbered map (and the sorters, if it outgrows the pool). */
+static xxl_status
+replay_numbered(xxl_graph *g)
+{
+	pair_reader pr;
+	uint32_t	e[2];
+
+	g->split = false;
+	if (pairs_open(&pr, &g->split_edges, true) != XXL_OK)
+		return g->env.err.code;
+	while (pairs_next(g, &pr, e))
+	{
+		xxl_graph_edge edge = {.source = e[0],.target = e[1]};
+
+		if ((g->in_memory ? graph_mem_put(g, &edge) : graph_put_sorted(g, e[0], e[1], 0, 0)) != XXL_OK)
+			break;
+	}
+	xxl_spool_reader_close(&pr.rd);
+	xxl_spool_free(&g->split_edges);
+	if (g->env.err.code == XXL_OK && g->in_memory)
+		graph_mem_flush(g);
+	return g->env.err.code;
 }
 
 /* Level k's index j as a first-level id (the levels above k hold their roots). */
@@ -538,8 +529,12 @@ label_levels(xxl_graph *g, int last, xxl_spool *other)
 		xxl_spool_reader rb,
 					rl;
 		bool		rb_open = false;
+		u32_writer *w = xxl_env_alloc(env, sizeof(u32_writer));
 
+		if (w == NULL)
+			break;
 		xxl_spool_init(out, env, XXL_SPOOL_SHARED);
+		w_init(w, out);
 		if (!from_uf)
 		{
 			if ((at = xxl_env_alloc(env, at_bytes)) == NULL ||
@@ -580,13 +575,14 @@ label_levels(xxl_graph *g, int last, xxl_spool *other)
 				break;
 			if (k == 0)
 				g->n += v != IDMAP_NONE;
-			if (xxl_spool_write(out, &v, sizeof(v)) != XXL_OK || ((x & 65535) == 0 && poll_canceled(g)))
+			if (w_put(w, v) != XXL_OK || ((x & 65535) == 0 && poll_canceled(g)))
 				break;
 		}
 		xxl_spool_reader_close(&rl);
-		if (env->err.code == XXL_OK)
+		if (env->err.code == XXL_OK && w_flush(w) == XXL_OK)
 			xxl_spool_finish(out);
 done:
+		xxl_env_free(env, w, sizeof(u32_writer));
 		if (rb_open)
 			xxl_spool_reader_close(&rb);
 		if (at)
@@ -659,8 +655,8 @@ graph_split_settle(xxl_graph *g)
 			for (uint32_t x = 0; x < lv->base; x++)
 				if (p[x] != IDMAP_NONE)
 					p[x] &= ~SPLIT_FLAG;
-			if (!graph_mem_leave_by_id(g))
-				return env->err.code != XXL_OK ? env->err.code : graph_mem_to_sorter(g);
+			if (graph_mem_leave_by_id(g, g->nbatch) != XXL_OK || !g->in_memory)
+				return env->err.code;
 			return replay_numbered(g);
 		}
 		xxl_spool_init(inner, env, XXL_SPOOL_SHARED);
@@ -742,7 +738,7 @@ graph_split_next_node(xxl_graph *g, int64_t *node, int64_t *component)
 int
 graph_split_levels(const xxl_graph *g)
 {
-	return g->out == OUT_CC_SPLIT ? g->split_nlv + 1 : 0;
+	return g->split_nlv + 1;
 }
 
 void
