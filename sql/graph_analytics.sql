@@ -286,6 +286,28 @@ SELECT xt_differ('SELECT * FROM xxl.coloring(''SELECT source, target FROM mid'')
 SELECT details->>'path' AS path FROM xxl.last_stats();
 RESET xxl.memory;
 
+-- Out-lists that do not fit beside their ids at 1MB (200000 edges over 4000
+-- nodes): built and counted in ranges, with the roomy run's answers
+SELECT setseed(0.75);
+CREATE TABLE dense AS SELECT floor(random() * 4000)::int AS source, floor(random() * 4000)::int AS target
+FROM generate_series(1, 200000);
+ANALYZE dense;
+SET xxl.memory = '64MB';
+CREATE TABLE dense_tri AS SELECT * FROM xxl.triangles('dense');
+CREATE TABLE dense_nt AS SELECT * FROM xxl.node_triangles('dense');
+SELECT details->>'path' AS path, details->'ranges' AS ranges FROM xxl.last_stats();
+SET xxl.memory = '1MB';
+SELECT xxl.triangle_count('dense') = (SELECT count(*) FROM dense_tri) AS count_agrees;
+SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS ranged,
+	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+SELECT xt_differ('SELECT * FROM xxl.triangles(''dense'')', 'dense_tri') AS tri_differ;
+SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS ranged,
+	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+SELECT xt_differ('SELECT * FROM xxl.node_triangles(''dense'')', 'dense_nt') AS nt_differ;
+SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS ranged,
+	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+RESET xxl.memory;
+
 -- Coloring against pgRouting's sequential coloring: within 1.5x its colors
 SELECT (SELECT max(color) FROM xxl.coloring('mid')) <= 1.5 * (SELECT max(color_id) FROM pgr_sequentialVertexColoring(
 	'SELECT row_number() OVER () AS id, source, target, 1 AS cost FROM mid WHERE source <> target')) AS within_1_5;

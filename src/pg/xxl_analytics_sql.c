@@ -95,6 +95,8 @@ an_collect(void *core, XxlStats *st)
 		xxl_stats_detail(st, "triangles", UINT64_FORMAT, s.triangles);
 		xxl_stats_detail(st, "queries", UINT64_FORMAT, s.queries);
 		xxl_stats_detail(st, "max_out_degree", UINT64_FORMAT, s.max_out_degree);
+		if (s.ranges > 0)
+			xxl_stats_detail(st, "ranges", UINT64_FORMAT, s.ranges);
 	}
 	if (s.op == XXL_AN_MIS)
 		xxl_stats_detail(st, "set_size", UINT64_FORMAT, s.set_size);

@@ -559,6 +559,8 @@ typedef struct sweep_seen
 {
 	bool		semi;
 	int			streamed;
+	int			ranged;			/* triangles in ranges of out-lists */
+	size_t		first_ranged;	/* ... the least budget they did */
 	size_t		first_in_memory;
 } sweep_seen;
 
@@ -570,7 +572,7 @@ typedef struct sweep_seen
 static sweep_seen
 sweep_budgets(const graph *g, xxl_an_op op, const result *roomy, int tenths)
 {
-	sweep_seen	seen = {false, 0, SIZE_MAX};
+	sweep_seen	seen = {false, 0, 0, 0, SIZE_MAX};
 
 	for (int step = 1; step <= tenths; step++)
 	{
@@ -588,6 +590,8 @@ sweep_budgets(const graph *g, xxl_an_op op, const result *roomy, int tenths)
 			seen.first_in_memory = memory;
 		seen.streamed += strcmp(r.st.method, "streamed") == 0;
 		seen.semi |= strcmp(r.st.path, "semi-external") == 0;
+		if (op != XXL_AN_PAGERANK && r.st.ranges > 0 && seen.ranged++ == 0)
+			seen.first_ranged = memory;
 		if (op == XXL_AN_COLORING || op == XXL_AN_MIS)
 			CHECK_MSG(r.st.links == roomy->st.links && r.st.max_degree == roomy->st.max_degree,
 					  "op %d at %zu (%s %s): %llu links, max degree %llu", (int) op, memory,
@@ -823,6 +827,105 @@ XT_TEST(analytics_semi_stops)
 			check_stops(&g, config(ops[k], memory), 1, 4096, true, what);
 		}
 	}
+	free(g.e);
+}
+
+/*
+ * Triangles whose out-lists do not fit beside their spooled edges are
+ * built and counted in ranges (stats' ranges).  20000 ids and 600000 random
+ * edges (self loops and repeats among them), and a pair repeated 200000
+ * times whose lower end's list, repeats included, outgrows the least range
+ * (it is rid of its repeats as it fills), with 500 triangles through it.
+ * The roomy run's counts are the naive ones (bitsets of neighbours); at
+ * budgets from a tenth to the whole of each operation's in-memory peak
+ * every run has the roomy run's rows, and some ran in ranges; at the
+ * least of those, cancels and a write failure among the ranges' spools
+ * end with their status and no spill file.
+ */
+XT_TEST(analytics_triangles_ranged)
+{
+	enum
+	{
+		NODES = 20000, RANDOM = 600000, REPEATS = 200000
+	};
+	const int64_t spread = 1;
+	const uint64_t words = (NODES + 63) / 64;
+	xt_rng		rng = {29};
+	graph		g = {0};
+	uint64_t   *adj = calloc((size_t) NODES * words, sizeof(uint64_t)),
+			   *tri = calloc(NODES, sizeof(uint64_t)),
+				count = 0;
+	xxl_an_op	ops[] = {XXL_AN_TRIANGLE_COUNT, XXL_AN_NODE_TRIANGLES, XXL_AN_TRIANGLES};
+
+	g.e = malloc((RANDOM + REPEATS + 1200) * sizeof(edge));
+	for (; g.m < RANDOM; g.m++)
+		g.e[g.m] = (edge) {(int64_t) xt_below(&rng, NODES) * spread, (int64_t) xt_below(&rng, NODES) * spread, 1};
+	/* 2 has more neighbours than 1, so 1's list holds 2 as often as the pair repeats */
+	for (int i = 0; i < REPEATS; i++)
+		g.e[g.m++] = (edge) {1 * spread, 2 * spread, 1};
+	for (int i = 0; i < 700; i++)
+		g.e[g.m++] = (edge) {2 * spread, (10 + i) * spread, 1};
+	for (int i = 0; i < 500; i++)
+		g.e[g.m++] = (edge) {(10 + i) * spread, 1 * spread, 1};
+	/* the naive count: every pair u < v, its common neighbours w > v */
+	for (size_t i = 0; i < g.m; i++)
+	{
+		int64_t		u = g.e[i].s / spread,
+					v = g.e[i].t / spread;
+
+		if (u != v)
+		{
+			adj[u * words + v / 64] |= UINT64_C(1) << (v % 64);
+			adj[v * words + u / 64] |= UINT64_C(1) << (u % 64);
+		}
+	}
+	for (uint64_t u = 0; u < NODES; u++)
+		for (uint64_t vw = u / 64; vw < words; vw++)
+			for (uint64_t vs = adj[u * words + vw] & (vw == u / 64 ? ~((UINT64_C(2) << (u % 64)) - 1) : ~UINT64_C(0)),
+				 v = vw * 64 + (vs ? __builtin_ctzll(vs) : 0); vs; vs &= vs - 1, v = vw * 64 + (vs ? __builtin_ctzll(vs) : 0))
+				for (uint64_t i = v / 64; i < words; i++)
+				{
+					uint64_t	both = adj[u * words + i] & adj[v * words + i];
+
+					if (i == v / 64)
+						both &= ~((UINT64_C(2) << (v % 64)) - 1);
+					for (; both; both &= both - 1)
+					{
+						count++;
+						tri[u]++;
+						tri[v]++;
+						tri[i * 64 + __builtin_ctzll(both)]++;
+					}
+				}
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+	{
+		xxl_an_config cfg = config(ops[k], ROOMY);
+		result		roomy = run(&g, &cfg);
+		sweep_seen	seen;
+
+		CHECK_STATUS(roomy.rc, XXL_OK);
+		CHECK_MSG(strcmp(roomy.st.path, "in-memory") == 0, "op %d: %s", (int) ops[k], roomy.st.path);
+		CHECK_EQ(roomy.st.triangles, count);
+		if (ops[k] == XXL_AN_TRIANGLES)
+			CHECK_EQ(roomy.n, count);
+		for (size_t i = 0; ops[k] == XXL_AN_NODE_TRIANGLES && i < roomy.n; i++)
+			CHECK_EQ((uint64_t) roomy.rows[i].v[1], tri[roomy.rows[i].v[0] / spread]);
+		qsort(roomy.rows, roomy.n, sizeof(xxl_an_row), cmp_row);
+		seen = sweep_budgets(&g, ops[k], &roomy, 10);
+		CHECK_MSG(seen.ranged > 0, "op %d never in ranges", (int) ops[k]);
+		printf("  # op %d: in ranges at %d of 10 budgets\n", (int) ops[k], seen.ranged);
+		free(roomy.rows);
+		/* stopped in ranges: cancels, and a write failing past the spooled edges' two passes */
+		if (seen.ranged > 0)
+		{
+			char		what[32];
+
+			snprintf(what, sizeof(what), "op %d in ranges", (int) ops[k]);
+			check_stops(&g, config(ops[k], seen.first_ranged), 1, 16 * g.m + 65536, true, what);
+		}
+	}
+	free(adj);
+	free(tri);
 	free(g.e);
 }
 

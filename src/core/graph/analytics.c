@@ -327,7 +327,7 @@ xxl_an_stats_get(xxl_an *a, xxl_an_stats *st)
 	st->dangling = a->dangling;
 	st->method = a->stream_lists ? "streamed" : a->op != XXL_AN_PAGERANK || a->n == 0 ? "" :
 		a->rank_streamed ? "streamed" : a->rank_arrays ? "arrays" : a->rank_ranges ? "ranged" : "sorted";
-	st->ranges = a->rank_ranges;
+	st->ranges = a->op == XXL_AN_PAGERANK ? a->rank_ranges : a->tri_ranges;
 	st->numbering_worker = a->numbering.used;
 	st->numbering_wait_ns = a->numbering.wait_ns;
 	st->pq_pushes = a->pushes;

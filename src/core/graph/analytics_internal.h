@@ -121,6 +121,7 @@ struct xxl_an
 	bool		rank_streamed;	/* ... with links past them streaming from a spool */
 	uint64_t	rank_range_nodes;	/* config: targets per range (tests) */
 	uint64_t	rank_ranges;	/* the iterations summed this many target ranges (0: sorted) */
+	uint64_t	tri_ranges;		/* triangles: out-lists built and counted in this many ranges */
 	bool		stream_lists;	/* MIS, coloring: neighbours from a->s, not from lists */
 	bool		semi;			/* ids numbered in memory, links spooled (PageRank) */
 	struct an_rank *rank;
@@ -148,6 +149,20 @@ struct xxl_an
 };
 
 /* Small helpers ------------------------------------------------------------- */
+
+/* A triangle's three ids in ascending order (rows list a < b < c). */
+static inline void
+an_sort3(int64_t *v)
+{
+	int64_t		t;
+
+	if (v[0] > v[1])
+		t = v[0], v[0] = v[1], v[1] = t;
+	if (v[1] > v[2])
+		t = v[1], v[1] = v[2], v[2] = t;
+	if (v[0] > v[1])
+		t = v[0], v[0] = v[1], v[1] = t;
+}
 
 static inline xxl_status
 an_fail(xxl_an *a)

@@ -19,6 +19,7 @@
  */
 #include "core/graph/analytics_memory.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -60,6 +61,88 @@ spooled_ends_bytes(const xxl_an *a)
 }
 
 /*
+ * The scratch a streamed range of out-lists comes through: it holds the
+ * longest list, at most sqrt(2m) entries once rid of repeats (a list's
+ * out-neighbours have at least its degree).
+ */
+static double
+tri_stream_bytes(double m)
+{
+	double		longest = 4.0 * (sqrt(2.0 * m) + 2);
+
+	return longest > AN_PASS_SCRATCH ? longest : AN_PASS_SCRATCH;
+}
+
+/* The least a range of out-lists may take: a sixteenth of them, and the longest list. */
+static double
+tri_range_least(double m)
+{
+	double		part = 4.0 * m / AN_TRI_RANGES;
+
+	return part > tri_stream_bytes(m) ? part : tri_stream_bytes(m);
+}
+
+/*
+ * What the triangles need is max(fixed, base + lists): fixed what the
+ * phases without out-lists hold (numbering, ranking), base what the phases
+ * with them hold besides them, and lists the out-lists' bytes (whole, or
+ * one range's: analytics_memory_tri_ranged.c, whose other ranges stream
+ * through a scratch).
+ */
+static void
+tri_need(const xxl_an *a, uint64_t m, uint64_t n, size_t tables, bool spooled, bool ranged,
+		 double *fixed, double *base)
+{
+	const an_mem *k = a->mem;
+	double		N = (double) n,
+				ends = spooled ? spooled_ends_bytes(a) : (double) pvec_bytes(&k->ends, m),
+				ids = (double) pvec_bytes(&k->idm.ids, n),
+				bits = (a->env.threads > 0 ? a->env.threads : 1) * 8.0 * (double) ((n + 63) / 64),
+				ranking = ids + (double) tables + (8 + 4) * N + sort_bytes(n, tables),
+	/* out-offsets, degrees, a bitmap per thread; the scratch of streamed ranges */
+				nodes = 8 * N + bits,
+				stream = ranged ? tri_stream_bytes((double) m) : 0;
+
+	switch (a->op)
+	{
+		case XXL_AN_NODE_TRIANGLES:
+			/* ranked before the build (ids and order kept); counts once the edges go */
+			*fixed = ends + nodes + ranking;
+			*base = fmax(ends + nodes + 12 * N, 12 * N + nodes + stream + 8 * N);
+			break;
+		case XXL_AN_TRIANGLES:
+			/* the listing keeps the ids, and its marks (whole) or its triangles' spool (ranged) */
+			*fixed = 0;
+			*base = ranged ? fmax(ends + nodes + ids, nodes + stream + ids + an_mem_dense_share(a)) :
+				ends + nodes + ids + 4 * N;
+			break;
+		default:
+			/* the count frees the ids (the tables go before the build) */
+			*fixed = ids + (double) tables + ends;
+			*base = ranged ? fmax(ends + nodes, nodes + stream) : ends + nodes;
+			break;
+	}
+}
+
+/* (analytics_memory.h) */
+size_t
+an_mem_tri_list_room(const xxl_an *a, uint64_t entries)
+{
+	const an_mem *k = a->mem;
+	uint64_t	m = an_mem_edges(k);
+	double		fixed,
+				base,
+				pool = (double) a->env.pool - 64 * 1024;
+
+	tri_need(a, m, k->n, 0, true, false, &fixed, &base);
+	if (base + 4.0 * (double) entries <= pool)
+		return 0;
+	tri_need(a, m, k->n, 0, true, true, &fixed, &base);
+	/* (at least the least a range may take, which spool_fits saw fit) */
+	return (size_t) fmax(pool - base, tri_range_least((double) m));
+}
+
+/*
  * What m kept edges over n nodes with id tables of `tables` bytes need at
  * the most (spooled: with the edges in the spool, not in memory): the largest of the phases the operation goes through, each
  * with what it still holds from the one before (the arrays as allocated
@@ -76,7 +159,6 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables, bool spooled)
 				ends = spooled ? spooled_ends_bytes(a) : (double) pvec_bytes(&k->ends, m) +
 		(k->weighted ? (double) pvec_bytes(&k->weights, m) : 0),
 				ids = (double) pvec_bytes(&k->idm.ids, n),
-				bits = (a->env.threads > 0 ? a->env.threads : 1) * 8.0 * (double) ((n + 63) / 64),
 	/* ranking: rank -> id, rank or order, and a sort of the hashed ids */
 				ranking = ids + (double) tables + (8 + 4) * N + sort_bytes(n, tables),
 				need;
@@ -99,19 +181,17 @@ need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables, bool spooled)
 			break;
 		default:
 			{
-				/* out-offsets, degrees, a bitmap per thread; out-lists (one way) beside the ends */
-				double		build = ends + 8 * N + bits + 4 * M;
+				double		fixed,
+							base;
 
-				if (a->op == XXL_AN_NODE_TRIANGLES)
-					/* ranked in the build; then counts in place of the ends */
-					need = max3(ends + 8 * N + bits + ranking, build + 12 * N,
-								12 * N + 8 * N + bits + 4 * M + 8 * N);
-				else if (a->op == XXL_AN_TRIANGLES)
-					/* the listing keeps the ids and adds its marks */
-					need = build + ids + 4 * N;
-				else
-					/* (the count frees the ids; the tables go before the build) */
-					need = build > ids + (double) tables + ends ? build : ids + (double) tables + ends;
+				tri_need(a, m, n, tables, spooled, false, &fixed, &base);
+				need = fmax(fixed, base + 4 * M);
+				if (spooled)
+				{
+					/* or in ranges of out-lists, none less than the least a range may take */
+					tri_need(a, m, n, tables, spooled, true, &fixed, &base);
+					need = fmin(need, fmax(fixed, base + tri_range_least(M)));
+				}
 				break;
 			}
 	}
@@ -173,11 +253,14 @@ an_mem_wanted(const xxl_an *a)
 {
 	/*
 	 * the out-lists (the edges may be spooled: semi-external; MIS and
-	 * coloring may even stream their lists) and the nodes' arrays as if
-	 * there were a node per five edges: starting here when not even the
-	 * spooled path fits costs a replay into the sorters midway
+	 * coloring may even stream their lists, triangles hold a range of
+	 * theirs) and the nodes' arrays as if there were a node per five
+	 * edges: starting here when not even the spooled path fits costs a
+	 * replay into the sorters midway
 	 */
-	double		per_edge = 4.0 + 2;
+	bool		tri = a->op == XXL_AN_TRIANGLES || a->op == XXL_AN_TRIANGLE_COUNT ||
+		a->op == XXL_AN_NODE_TRIANGLES;
+	double		per_edge = (tri ? 4.0 / AN_TRI_RANGES : 4.0) + 2;
 
 	/* (tests force the external path; PageRank's onto its sorted iterations) */
 	if (a->force_external)
@@ -222,6 +305,7 @@ an_mem_release(xxl_an *a)
 
 	if (k == NULL)
 		return;
+	an_tri_ranged_release(a);
 	idmap_free(&a->env, &k->idm);
 	pvec_free(&a->env, &k->ends);
 	pvec_free(&a->env, &k->weights);

@@ -10,6 +10,15 @@
 
 #include "core/graph/analytics_internal.h"
 
+/*
+ * Triangles' out-lists in ranges: a range may take as little as
+ * 1/AN_TRI_RANGES of them (each range costs a pass over the spooled edges
+ * and one over every list), so that ranges filled node by node number at
+ * most AN_TRI_RANGES_MAX.
+ */
+#define AN_TRI_RANGES 16
+#define AN_TRI_RANGES_MAX (2 * AN_TRI_RANGES + 2)
+
 typedef struct an_mem
 {
 	idmap		idm;
@@ -36,7 +45,23 @@ typedef struct an_mem
 	uint32_t   *deg;			/* triangles: every node's degree */
 	uint64_t   *bits;			/* triangles: a bitmap of the nodes per thread */
 	uint64_t	bit_words;		/* ... of this many words each */
+	/*
+	 * Triangles whose out-lists do not fit beside the spooled edges
+	 * (analytics_memory_tri_ranged.c): the nodes in ranges, range r's
+	 * lists in lists[r]; oadj holds one range's (held) at a time, the
+	 * streamed ranges come through scratch, the listing's triangles go
+	 * to found
+	 */
+	uint32_t	nranges;
+	uint32_t	range_at[AN_TRI_RANGES_MAX + 1];
+	uint32_t	held;
+	xxl_spool	lists[AN_TRI_RANGES_MAX];
+	uint32_t   *scratch;
+	xxl_spool	found;
+	xxl_spool_reader found_rd;
+	bool		found_open;
 	size_t		ids_bytes,
+				scratch_bytes,
 				off_bytes,
 				adj_bytes,
 				ooff_bytes,
@@ -185,8 +210,62 @@ xxl_status	an_mem_rank_ends(xxl_an *a, uint32_t *off);
 /* Rank the ids, and the kept edges become sorted, duplicate-free adjacency lists (k->off, k->adj). */
 xxl_status	an_mem_build_csr(xxl_an *a);
 
+/*
+ * Pack lists filled up to their ends off[x] (x's start is off[x - 1], 0
+ * for the first): repeats out (by bits, a bitmap of `words` words per
+ * thread; or by a sort when bits is NULL), len[x] the lengths, off[x] the
+ * starts and off[n] the entries, which it returns.
+ */
+uint64_t	an_mem_pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
+							  uint64_t *bits, uint64_t words);
+
+/* analytics_memory.c ------------------------------------------------------------- */
+
+/*
+ * Triangles over spooled edges: 0 when n nodes' out-lists of `entries`
+ * entries fit whole; else the bytes a range of them may take.
+ */
+size_t		an_mem_tri_list_room(const xxl_an *a, uint64_t entries);
+
 /* analytics_memory_tri.c: the triangle operations once the edges are in (t0: when the build began). */
 xxl_status	an_mem_tri_run(xxl_an *a, uint64_t t0);
 int			an_mem_tri_next(xxl_an *a, xxl_an_row *row);
+
+/*
+ * Out-lists of the nodes u in [lo, hi) at adj[ooff[u] - base ...]: all of
+ * them (0, n, 0) or a range's.
+ */
+typedef struct an_tri_side
+{
+	const uint32_t *ooff;
+	const uint32_t *adj;
+	uint32_t	lo,
+				hi;
+	uint64_t	base;
+} an_tri_side;
+
+/*
+ * The triangles at the nodes [from, to), whose out-lists are at
+ * vadj[ooff[v] - ooff[from] ...], with their out-neighbours' lists on the
+ * side: blocks on the threads, counts (if any) one at each corner; the
+ * triangles and the entries looked up added to *t and *q.
+ */
+void		an_tri_count_block(xxl_an *a, uint64_t from, uint64_t to, const uint32_t *vadj,
+							   const an_tri_side *side, uint64_t *counts, uint64_t *t, uint64_t *q);
+
+/* analytics_memory_tri_ranged.c ------------------------------------------------- */
+
+/*
+ * After the orientation (k->ooff[x + 1]: x's out-entries, repeats
+ * included): the lists built range by range into k->lists, a range at most
+ * `room` bytes (or one node); k->ooff the starts of the packed lists,
+ * k->deg the out-degrees.
+ */
+xxl_status	an_tri_ranged_build(xxl_an *a, size_t room);
+/* Count (with counts: at each node) or list (into k->found) the triangles, range by range. */
+xxl_status	an_tri_ranged_run(xxl_an *a, uint64_t *counts);
+/* The listing's next triangle from k->found. */
+int			an_tri_ranged_next(xxl_an *a, xxl_an_row *row);
+void		an_tri_ranged_release(xxl_an *a);
 
 #endif							/* XXL_GRAPH_ANALYTICS_MEMORY_H */

@@ -158,16 +158,14 @@ sort_u32(uint32_t *p, uint64_t n)
 }
 
 /*
- * Lists filled up to off[x] (x's end; its start is off[x - 1], or 0): each
- * rid of its repeats on the threads, len[x] its new length, then packed,
- * off[x] becoming x's start again and off[n] the total, returned.  Without
- * bits each list is sorted first; with bits (a bitmap of `words` words per
- * thread, zero, left zero) the repeats are found by it and each list keeps
- * the order it was filled in, which costs no sort.
+ * (analytics_memory.h) Each list rid of its repeats on the threads, then
+ * packed.  Without bits each list is sorted first; with bits (zero, left
+ * zero) the repeats are found by them and each list keeps the order it was
+ * filled in, which costs no sort.
  */
-static uint64_t
-pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
-		   uint64_t *bits, uint64_t words)
+uint64_t
+an_mem_pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
+				  uint64_t *bits, uint64_t words)
 {
 	uint64_t	w = 0;
 	xxl_sigmask mask;
@@ -350,7 +348,7 @@ an_mem_build_lists(xxl_an *a, uint32_t *off, uint32_t **adj, size_t *adj_bytes, 
 	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0)
 		return UINT64_MAX;
 	an_mem_drop_edges(a);
-	return pack_lists(off, l, n, len, threads, oriented ? k->bits : NULL, k->bit_words);
+	return an_mem_pack_lists(off, l, n, len, threads, oriented ? k->bits : NULL, k->bit_words);
 }
 
 /* (analytics_memory.h) */

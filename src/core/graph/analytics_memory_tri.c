@@ -5,7 +5,9 @@
  * intersected (the "forward" algorithm, O(m^1.5)) by marks: a bitmap per
  * thread for the count, which runs on the threads and never lists; an
  * array of marks for the listing, which is the output pass itself.  Node
- * triangles go out in id order through the ranking.
+ * triangles go out in id order through the ranking.  Out-lists that do
+ * not fit beside spooled edges are built and counted in ranges
+ * (analytics_memory_tri_ranged.c), with this file's count of a block.
  */
 #include "core/graph/analytics_memory.h"
 
@@ -28,14 +30,27 @@ build_oriented(xxl_an *a)
 	xxl_env    *env = &a->env;
 	uint64_t	n = k->idm.n,
 				m = an_mem_edges(k),
-				w,
+				w = 0,
 				got;
+	size_t		room;
 	uint32_t   *pairs;
 	an_pass		pass;
 	uint32_t   *dd,
 			   *ooff;
 	int			threads = a->env.threads > 0 ? a->env.threads : 1;
 
+	/*
+	 * The lists hold the dense ids as they came; node triangles' rows go
+	 * out in id order through the ranking (k->ids, k->order), a lookup per
+	 * node instead of renumbering every edge's ends; the listing's rows
+	 * read the id map's dense -> id array, and the count reads no id: what
+	 * they do not read goes before the nodes' arrays come
+	 */
+	k->n = a->n = n;
+	if (a->op == XXL_AN_TRIANGLE_COUNT)
+		idmap_free(env, &k->idm);
+	else if (a->op == XXL_AN_TRIANGLES)
+		idmap_drop_table(env, &k->idm);
 	k->bit_words = (n + 63) / 64;
 	k->ooff = an_alloc(a, (n + 1) * sizeof(uint32_t), &k->ooff_bytes);
 	k->deg = k->ooff ? an_alloc(a, n * sizeof(uint32_t), &k->deg_bytes) : NULL;
@@ -44,20 +59,12 @@ build_oriented(xxl_an *a)
 		return an_fail(a);
 	memset(k->bits, 0, k->bits_bytes);
 	memset(k->ooff, 0, (n + 1) * sizeof(uint32_t));
-	/*
-	 * The lists hold the dense ids as they came; node triangles' rows go
-	 * out in id order through the ranking (k->ids, k->order), a lookup per
-	 * node instead of renumbering every edge's ends; the listing's rows
-	 * read the id map's dense -> id array
-	 */
-	if (a->op == XXL_AN_NODE_TRIANGLES && an_mem_rank_order(a) != XXL_OK)
-		return an_fail(a);
-	k->n = a->n = n;
-	/* only the listing's rows read the ids by dense id */
-	if (a->op != XXL_AN_TRIANGLES)
+	if (a->op == XXL_AN_NODE_TRIANGLES)
+	{
+		if (an_mem_rank_order(a) != XXL_OK)
+			return an_fail(a);
 		idmap_free(env, &k->idm);
-	else
-		idmap_drop_table(env, &k->idm);
+	}
 	ooff = k->ooff;
 	if (an_pass_open(a, &pass, false) != XXL_OK)
 		return an_fail(a);
@@ -116,7 +123,11 @@ build_oriented(xxl_an *a)
 		}
 	if (an_pass_close(a, &pass, got == 0) != XXL_OK || got != 0 || xxl_env_poll_n(env, m))
 		return an_fail(a);
-	/* dd becomes the out-degree, then the degree */
+	/* dd becomes the out-degree (then the degree: below, or as the ranges are counted) */
+	for (uint64_t x = 0; x < n; x++)
+		w += ooff[x + 1];
+	if (k->spooled && (room = an_mem_tri_list_room(a, w)) > 0)
+		return an_tri_ranged_build(a, room);
 	w = an_mem_build_lists(a, k->ooff, &k->oadj, &k->oadj_bytes, true, dd);
 	if (w == UINT64_MAX)
 		return an_fail(a);
@@ -141,32 +152,35 @@ build_oriented(xxl_an *a)
 }
 
 /*
- * Triangles at v: v's out-neighbours marked in the thread's bitmap bm,
- * then for each out-neighbour u every out-neighbour x of u looked up in
- * it (no order needed, no branch but on a hit); counts (if any) get one
- * at each corner, atomically (threads share them).  Returns the
- * triangles, and the list entries looked up in *q; bm is left zero.
+ * Triangles at v, whose out-list is vl[0 .. vn): v's out-neighbours marked
+ * in the thread's bitmap bm, then for each out-neighbour u on the side
+ * every out-neighbour x of u looked up in it (no order needed, no branch
+ * but on a hit); counts (if any) get one at u and x, atomically (threads
+ * share them).  Returns the triangles, and the entries looked up in *q;
+ * bm is left zero.
  */
 static uint64_t
-count_at(const an_mem *k, uint64_t v, uint64_t *bm, uint64_t *counts, uint64_t *q)
+count_at(const an_tri_side *s, const uint32_t *vl, uint64_t vn, uint64_t *bm, uint64_t *counts,
+		 uint64_t *q)
 {
-	const uint32_t *adj = k->oadj;
-	uint64_t	b = k->ooff[v],
-				e = k->ooff[v + 1],
-				t = 0;
+	uint64_t	t = 0;
 
-	for (uint64_t i = b; i < e; i++)
-		an_bit_set(bm, adj[i]);
-	for (uint64_t i = b; i < e; i++)
+	for (uint64_t i = 0; i < vn; i++)
+		an_bit_set(bm, vl[i]);
+	for (uint64_t i = 0; i < vn; i++)
 	{
-		uint32_t	u = adj[i];
-		uint64_t	r = k->ooff[u],
-					re = k->ooff[u + 1];
+		uint32_t	u = vl[i];
+		const uint32_t *r,
+				   *re;
 
+		if (u - s->lo >= s->hi - s->lo)
+			continue;
+		r = s->adj + (s->ooff[u] - s->base);
+		re = s->adj + (s->ooff[u + 1] - s->base);
 		*q += re - r;
 		for (; r < re; r++)
 		{
-			uint32_t	x = adj[r];
+			uint32_t	x = *r;
 			uint64_t	hit = an_bit_has(bm, x);
 
 			t += hit;
@@ -177,9 +191,58 @@ count_at(const an_mem *k, uint64_t v, uint64_t *bm, uint64_t *counts, uint64_t *
 			}
 		}
 	}
-	for (uint64_t i = b; i < e; i++)
-		an_bit_clear_word(bm, adj[i]);
+	for (uint64_t i = 0; i < vn; i++)
+		an_bit_clear_word(bm, vl[i]);
 	return t;
+}
+
+/* (analytics_memory.h) */
+void
+an_tri_count_block(xxl_an *a, uint64_t from, uint64_t to, const uint32_t *vadj,
+				   const an_tri_side *side, uint64_t *counts, uint64_t *t, uint64_t *q)
+{
+	an_mem	   *k = a->mem;
+	const uint32_t *ooff = k->ooff;
+	uint64_t	bt = 0,
+				bq = 0,
+				at = ooff[from];
+	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+	xxl_sigmask mask;
+
+	xxl_signals_block(&mask);
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq)
+	for (uint64_t v = from; v < to; v++)
+	{
+		uint64_t	vq = 0,
+					vt;
+
+		/* the side's lists the next nodes will read (their heads are random) */
+		if (v + 2 < to)
+			for (uint64_t i = ooff[v + 2]; i < ooff[v + 3]; i++)
+			{
+				uint32_t	u = vadj[i - at];
+
+				if (u - side->lo < side->hi - side->lo)
+					__builtin_prefetch(&side->ooff[u]);
+			}
+		if (v + 1 < to)
+			for (uint64_t i = ooff[v + 1]; i < ooff[v + 2]; i++)
+			{
+				uint32_t	u = vadj[i - at];
+
+				if (u - side->lo < side->hi - side->lo)
+					__builtin_prefetch(&side->adj[side->ooff[u] - side->base]);
+			}
+		vt = count_at(side, vadj + (ooff[v] - at), ooff[v + 1] - ooff[v],
+					  k->bits + (uint64_t) omp_get_thread_num() * k->bit_words, counts, &vq);
+		if (counts && vt)
+			__atomic_fetch_add(&counts[v], vt, __ATOMIC_RELAXED);
+		bt += vt;
+		bq += vq;
+	}
+	xxl_signals_restore(&mask);
+	*t += bt;
+	*q += bq;
 }
 
 /* Count every triangle (and with counts, at each node): blocks of nodes on the threads. */
@@ -187,48 +250,19 @@ static xxl_status
 count_all(xxl_an *a, uint64_t *counts)
 {
 	an_mem	   *k = a->mem;
-	uint64_t	t = 0,
-				q = 0;
-	int			threads = a->env.threads > 0 ? a->env.threads : 1;
+	an_tri_side whole = {k->ooff, k->oadj, 0, (uint32_t) k->n, 0};
 	const uint64_t block = 16384;
 
+	a->triangles = a->queries = 0;
 	for (uint64_t from = 0; from < k->n; from += block)
 	{
-		uint64_t	to = from + block < k->n ? from + block : k->n,
-					bt = 0,
-					bq = 0;
-		xxl_sigmask mask;
+		uint64_t	to = from + block < k->n ? from + block : k->n;
 
-		xxl_signals_block(&mask);
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq)
-		for (uint64_t v = from; v < to; v++)
-		{
-			uint64_t	vq = 0,
-						vt;
-
-			/* the out-lists the next nodes will read (their heads are random) */
-			if (v + 2 < k->n)
-				for (uint64_t i = k->ooff[v + 2]; i < k->ooff[v + 3]; i++)
-					__builtin_prefetch(&k->ooff[k->oadj[i]]);
-			if (v + 1 < k->n)
-				for (uint64_t i = k->ooff[v + 1]; i < k->ooff[v + 2]; i++)
-					__builtin_prefetch(&k->oadj[k->ooff[k->oadj[i]]]);
-			vt = count_at(k, v, k->bits + (uint64_t) omp_get_thread_num() * k->bit_words,
-						  counts, &vq);
-
-			if (counts && vt)
-				__atomic_fetch_add(&counts[v], vt, __ATOMIC_RELAXED);
-			bt += vt;
-			bq += vq;
-		}
-		xxl_signals_restore(&mask);
-		t += bt;
-		q += bq;
+		an_tri_count_block(a, from, to, k->oadj + k->ooff[from], &whole, counts, &a->triangles,
+						   &a->queries);
 		if (xxl_env_poll_n(&a->env, k->ooff[to] - k->ooff[from] + (to - from)))
 			return an_fail(a);
 	}
-	a->triangles = t;
-	a->queries = q;
 	return XXL_OK;
 }
 
@@ -265,17 +299,10 @@ next_triangle(xxl_an *a, xxl_an_row *row)
 				a->queries++;
 				if (k->aux[x] == v)
 				{
-					int64_t		t;
-
 					row->v[0] = idmap_id(&k->idm, v);
 					row->v[1] = idmap_id(&k->idm, u);
 					row->v[2] = idmap_id(&k->idm, x);
-					if (row->v[0] > row->v[1])
-						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
-					if (row->v[1] > row->v[2])
-						t = row->v[1], row->v[1] = row->v[2], row->v[2] = t;
-					if (row->v[0] > row->v[1])
-						t = row->v[0], row->v[0] = row->v[1], row->v[1] = t;
+					an_sort3(row->v);
 					a->triangles++;
 					return 1;
 				}
@@ -293,7 +320,7 @@ an_mem_tri_run(xxl_an *a, uint64_t t0)
 	if (build_oriented(a) != XXL_OK)
 		return an_fail(a);
 	a->build_ns = xxl_now_ns() - t0;
-	if (a->op == XXL_AN_TRIANGLES)
+	if (a->op == XXL_AN_TRIANGLES && k->nranges == 0)
 	{
 		an_free(a, (void **) &k->bits, &k->bits_bytes);
 		return XXL_OK;
@@ -306,7 +333,7 @@ an_mem_tri_run(xxl_an *a, uint64_t t0)
 		memset(k->counts, 0, k->counts_bytes);
 	}
 	t0 = xxl_now_ns();
-	if (count_all(a, k->counts) != XXL_OK)
+	if ((k->nranges ? an_tri_ranged_run(a, k->counts) : count_all(a, k->counts)) != XXL_OK)
 		return an_fail(a);
 	an_free(a, (void **) &k->bits, &k->bits_bytes);
 	a->compute_ns = xxl_now_ns() - t0;
@@ -323,7 +350,7 @@ an_mem_tri_next(xxl_an *a, xxl_an_row *row)
 				t;
 
 	if (a->op == XXL_AN_TRIANGLES)
-		return next_triangle(a, row);
+		return k->nranges ? an_tri_ranged_next(a, row) : next_triangle(a, row);
 	if (a->op == XXL_AN_TRIANGLE_COUNT)
 	{
 		if (k->v > 0)

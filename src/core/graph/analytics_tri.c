@@ -396,19 +396,6 @@ an_tri_run(xxl_an *a)
 	return XXL_OK;
 }
 
-static inline void
-sort3(int64_t *v)
-{
-	int64_t		t;
-
-	if (v[0] > v[1])
-		t = v[0], v[0] = v[1], v[1] = t;
-	if (v[1] > v[2])
-		t = v[1], v[1] = v[2], v[2] = t;
-	if (v[0] > v[1])
-		t = v[0], v[0] = v[1], v[1] = t;
-}
-
 /* Node triangles: the next node of the degree spool with its count from C. */
 static int
 next_node_row(xxl_an *a, xxl_an_row *row)
@@ -473,7 +460,7 @@ an_tri_next(xxl_an *a, xxl_an_row *row)
 				row->v[0] = g_key_id(ka);
 				row->v[1] = g_key_id(kb);
 				row->v[2] = g_key_id(kc);
-				sort3(row->v);
+				an_sort3(row->v);
 				return 1;
 			}
 	}

@@ -108,7 +108,8 @@ typedef struct xxl_an_stats
 								 * arrays read per iteration), "ranged" (the
 								 * targets' sums in memory a range at a time) or
 								 * "sorted" (a sort per iteration) */
-	uint64_t	ranges;			/* PageRank "ranged": target ranges per iteration */
+	uint64_t	ranges;			/* PageRank "ranged": target ranges per iteration;
+								 * triangles: ranges of out-lists (0: whole) */
 	bool		numbering_worker;	/* the in-memory numbering ran on a second thread */
 	uint64_t	numbering_wait_ns;	/* ... and the caller waited this long for it */
 	uint64_t	pq_pushes;
