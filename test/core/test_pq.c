@@ -273,14 +273,14 @@ XT_TEST(pq_bulk_sort)
 
 XT_TEST(pq_random_interleaved)
 {
-	pq_case		c = {"random", RANDOM, xt_quick() ? 30000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0};
+	pq_case		c = {"random", RANDOM, xt_quick() ? 120000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0};
 
 	run_case(&c, 3);
 }
 
 XT_TEST(pq_monotone)
 {
-	pq_case		c = {"monotone", MONOTONE, xt_quick() ? 30000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0};
+	pq_case		c = {"monotone", MONOTONE, xt_quick() ? 120000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0};
 
 	run_case(&c, 4);
 }
