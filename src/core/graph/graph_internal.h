@@ -380,6 +380,13 @@ struct xxl_graph
 	int			split_nlv;		/* levels that hold labels and roots */
 	uint32_t   *split_uf;		/* a level's union-find */
 	size_t		split_uf_bytes;
+	/*
+	 * a bit per low index of the level whose edges are being written, set
+	 * for each end below its base: the roots to touch, without a pass over
+	 * the edges (NULL when it did not fit: the pass)
+	 */
+	uint64_t   *split_touch;
+	size_t		split_touch_bytes;
 	xxl_spool	split_out;		/* the final label of each id of the first level */
 	xxl_graph_edge batch[256];	/* edges not yet numbered (prefetched together) */
 	size_t		nbatch;

@@ -85,6 +85,42 @@ w_put(u32_writer *w, uint32_t v)
 }
 
 /*
+ * The touch bitmap of a level of `base` low indexes (graph_internal.h):
+ * it takes an eighth of a byte per index of the sixteenth of the pool that
+ * each level leaves free; when even that is not there, the roots are
+ * touched by a pass over the edges instead.
+ */
+static void
+touch_alloc(xxl_graph *g, uint64_t base)
+{
+	size_t		bytes = (size_t) ((base + 63) / 64 + 1) * sizeof(uint64_t);
+
+	if ((g->split_touch = xxl_env_alloc(&g->env, bytes)) == NULL)
+	{
+		xxl_error_clear(&g->env.err);
+		return;
+	}
+	memset(g->split_touch, 0, bytes);
+	g->split_touch_bytes = bytes;
+}
+
+static void
+touch_free(xxl_graph *g)
+{
+	if (g->split_touch)
+		xxl_env_free(&g->env, g->split_touch, g->split_touch_bytes);
+	g->split_touch = NULL;
+	g->split_touch_bytes = 0;
+}
+
+static inline void
+touch_set(xxl_graph *g, uint32_t x)
+{
+	if (g->split_touch)
+		g->split_touch[x >> 6] |= UINT64_C(1) << (x & 63);
+}
+
+/*
  * The direct array (the union-find by id) grown to n entries: in place
  * when old and new fit the pool together, else through a spool of its
  * entries, so that it may take the whole pool.  On failure it keeps its
@@ -181,6 +217,7 @@ graph_split_begin(xxl_graph *g, const xxl_graph_edge *e)
 	xxl_spool_init(&g->split_out, &g->env, XXL_SPOOL_SHARED);
 	for (int k = 0; k < SPLIT_MAX_LEVELS; k++)
 		xxl_spool_init(&g->split_lv[k].labels, &g->env, XXL_SPOOL_SHARED);
+	touch_alloc(g, g->split_base);
 	return true;
 }
 
@@ -205,7 +242,10 @@ graph_split_put(xxl_graph *g, int64_t source, int64_t target)
 	e[1] = (uint32_t) target;
 	for (int k = 0; k < 2; k++)
 		if (e[k] < g->split_base)
+		{
 			by_id_see(&g->idm, e[k]);
+			touch_set(g, e[k]);
+		}
 		else if (e[k] >= g->split_high)
 			g->split_high = (uint64_t) e[k] + 1;
 	g->split_buf[g->split_nbuf++] = e[0];
@@ -217,6 +257,7 @@ xxl_status
 graph_split_replay(xxl_graph *g)
 {
 	g->split = false;
+	touch_free(g);
 	if (flush_split_edges(g) != XXL_OK || xxl_spool_finish(&g->split_edges) != XXL_OK)
 		return g->env.err.code;
 	return graph_replay_pairs(g, &g->split_edges);
@@ -286,10 +327,28 @@ up_to_id(const xxl_graph *g, int k, uint32_t j)
 	return j;
 }
 
+/* Index x (below the level's base) reached by an edge: its root flagged, counted in *touched. */
+static inline void
+touch_one(uint32_t *p, uint32_t x, uint32_t *touched)
+{
+	uint32_t	r;
+
+	/* an index the level's own edges did not reach: a set of its own */
+	if (p[x] == IDMAP_NONE)
+		p[x] = x;
+	r = p[x] & ~SPLIT_FLAG;
+	if ((p[r] & SPLIT_FLAG) == 0)
+	{
+		p[r] |= SPLIT_FLAG;
+		(*touched)++;
+	}
+}
+
 /*
  * A level's array p over [0, base): every index at its root, and each
- * root that an edge's low end reaches flagged (an index seen only there is
- * its own root); how many.
+ * root that an edge's low end reaches flagged; how many.  The low ends
+ * are the touch bitmap's (which goes), or else those of a pass over the
+ * edges.
  */
 static uint32_t
 touch_roots(xxl_graph *g, uint32_t *p, uint32_t base, xxl_spool *edges)
@@ -302,26 +361,20 @@ touch_roots(xxl_graph *g, uint32_t *p, uint32_t base, xxl_spool *edges)
 	for (uint32_t x = 0; x < base; x++)
 		if (p[x] != IDMAP_NONE)
 			p[x] = p[p[x]];
+	if (g->split_touch)
+	{
+		for (uint32_t w = 0; w < (base + 63) / 64; w++)
+			for (uint64_t bits = g->split_touch[w]; bits; bits &= bits - 1)
+				touch_one(p, w * 64 + (uint32_t) __builtin_ctzll(bits), &touched);
+		touch_free(g);
+		return touched;
+	}
 	if (pairs_open(&pr, edges, false) != XXL_OK)
 		return 0;
 	while (pairs_next(g, &pr, e))
-	{
 		for (int k = 0; k < 2; k++)
 			if (e[k] < base)
-			{
-				uint32_t	r;
-
-				/* an index the level's own edges did not reach: a set of its own */
-				if (p[e[k]] == IDMAP_NONE)
-					p[e[k]] = e[k];
-				r = p[e[k]] & ~SPLIT_FLAG;
-				if ((p[r] & SPLIT_FLAG) == 0)
-				{
-					p[r] |= SPLIT_FLAG;
-					touched++;
-				}
-			}
-	}
+				touch_one(p, e[k], &touched);
 	xxl_spool_reader_close(&pr.rd);
 	return touched;
 }
@@ -377,6 +430,14 @@ write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, ui
 			a = next_index(lv, p, e[0]);
 			b = next_index(lv, p, e[1]);
 			to = &w[a < next_base && b < next_base ? 0 : 1];
+			if (to == &w[1])
+			{
+				/* the next level's edges: their low ends are the roots it touches */
+				if (a < next_base)
+					touch_set(g, a);
+				if (b < next_base)
+					touch_set(g, b);
+			}
 			if (w_put(to, a) != XXL_OK || w_put(to, b) != XXL_OK)
 				break;
 		}
@@ -662,6 +723,9 @@ graph_split_settle(xxl_graph *g)
 		xxl_spool_init(inner, env, XXL_SPOOL_SHARED);
 		xxl_spool_init(outer, env, XXL_SPOOL_SHARED);
 		xxl_spool_init(&roots, env, XXL_SPOOL_SHARED);
+		/* (the last level has no low part of its own: every edge is inner) */
+		if (!last)
+			touch_alloc(g, base);
 		write_level(g, k, p, cur, k > 0, base, inner, outer, &roots);
 		if (k > 0)
 			xxl_spool_free(cur);
@@ -745,6 +809,7 @@ void
 graph_split_release(xxl_graph *g)
 {
 	free_uf(g);
+	touch_free(g);
 	for (int k = 0; k < SPLIT_MAX_LEVELS; k++)
 	{
 		split_level *lv = &g->split_lv[k];
