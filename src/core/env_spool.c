@@ -314,6 +314,32 @@ xxl_spool_read_slow(xxl_spool_reader *rd, size_t len, const unsigned char **p)
 	return XXL_OK;
 }
 
+xxl_status
+xxl_spool_read_upto(xxl_spool_reader *rd, void *dst, size_t len, size_t *got)
+{
+	unsigned char *d = dst;
+
+	*got = 0;
+	while (*got < len)
+	{
+		size_t		n;
+
+		if (rd->avail == 0)
+		{
+			if (xxl_spool_reader_piece(rd, &rd->p, &rd->avail) != XXL_OK)
+				return rd->sp->env->err.code;
+			if (rd->avail == 0)
+				break;
+		}
+		n = rd->avail < len - *got ? rd->avail : len - *got;
+		memcpy(d + *got, rd->p, n);
+		rd->p += n;
+		rd->avail -= n;
+		*got += n;
+	}
+	return XXL_OK;
+}
+
 void
 xxl_spool_reader_close(xxl_spool_reader *rd)
 {

@@ -526,6 +526,12 @@ xxl_spool_read(xxl_spool_reader *rd, size_t len, const unsigned char **p)
 	return xxl_spool_read_slow(rd, len, p);
 }
 
+/*
+ * The next len bytes (any length) copied into dst; *got < len only at the
+ * spool's end.  Mixes with xxl_spool_read, not with reading by piece.
+ */
+xxl_status	xxl_spool_read_upto(xxl_spool_reader *rd, void *dst, size_t len, size_t *got);
+
 void		xxl_spool_reader_close(xxl_spool_reader *rd);
 
 #endif							/* XXL_ENV_H */

@@ -394,7 +394,8 @@ XT_TEST(env_spools)
 /*
  * One write larger than a chunk, in memory and spilling midway: it reads
  * back as written (its chunks are added before they are filled, so the
- * spill must not write the ones it never filled).
+ * spill must not write the ones it never filled), by records and by
+ * xxl_spool_read_upto in lengths that span pieces.
  */
 XT_TEST(env_spool_large_writes)
 {
@@ -421,6 +422,27 @@ XT_TEST(env_spool_large_writes)
 			REQUIRE(xxl_spool_write(&sp, buf, sizes[k]) == XXL_OK);
 			REQUIRE(xxl_spool_finish(&sp) == XXL_OK);
 			CHECK_EQ(sp.nbytes, sizes[k] + (before ? sizeof(lead) : 0));
+			/* read back in pieces of any length, after a record read: short only at the end */
+			{
+				unsigned char *back = malloc(sizes[k] + 100003);
+				size_t		at = 0,
+							got;
+
+				REQUIRE(xxl_spool_reader_open(&rd, &sp, false) == XXL_OK);
+				if (before)
+					REQUIRE(xxl_spool_read(&rd, sizeof(lead), &p) == XXL_OK);
+				do
+				{
+					REQUIRE(xxl_spool_read_upto(&rd, back + at, 100003, &got) == XXL_OK);
+					at += got;
+				} while (got == 100003);
+				CHECK_EQ(at, sizes[k]);
+				CHECK_EQ(memcmp(back, buf, sizes[k]), 0);
+				REQUIRE(xxl_spool_read_upto(&rd, back, 1, &got) == XXL_OK);
+				CHECK_EQ(got, 0);
+				xxl_spool_reader_close(&rd);
+				free(back);
+			}
 			REQUIRE(xxl_spool_reader_open(&rd, &sp, true) == XXL_OK);
 			if (before)
 			{

@@ -98,8 +98,6 @@ typedef struct an_pass
 	uint64_t	m;
 	xxl_spool_reader rd;
 	bool		rd_open;
-	const unsigned char *piece; /* spooled: the rest of the reader's piece */
-	size_t		piece_left;
 	uint32_t   *buf;			/* spooled: the scratch, and its last piece's pairs */
 	size_t		buf_bytes,
 				last;

@@ -64,20 +64,9 @@ an_pass_next(xxl_an *a, an_pass *p, uint32_t **pairs)
 	if (p->rewrite && p->last > 0 && xxl_spool_write(&p->out, p->buf, p->last * 8) != XXL_OK)
 		return UINT64_MAX;
 	p->last = 0;
-	while (got < p->buf_bytes && p->e * 8 + got < p->m * 8)
-	{
-		size_t		take;
-
-		if (p->piece_left == 0 && xxl_spool_reader_piece(&p->rd, &p->piece, &p->piece_left) != XXL_OK)
-			return UINT64_MAX;
-		if (p->piece_left == 0)
-			break;
-		take = p->buf_bytes - got < p->piece_left ? p->buf_bytes - got : p->piece_left;
-		memcpy((unsigned char *) p->buf + got, p->piece, take);
-		p->piece += take;
-		p->piece_left -= take;
-		got += take;
-	}
+	if (xxl_spool_read_upto(&p->rd, p->buf, (p->m - p->e) * 8 < p->buf_bytes ? (p->m - p->e) * 8 : p->buf_bytes,
+							&got) != XXL_OK)
+		return UINT64_MAX;
 	if (got % 8 != 0)
 	{
 		xxl_error_set(&a->env.err, XXL_EIO, 0, "a spool of edges ends inside a pair");

@@ -19,57 +19,20 @@
  */
 #include "core/graph/analytics_memory.h"
 
-/* Out-lists read back from a spool, a number of entries at a time. */
-typedef struct list_reader
-{
-	xxl_spool_reader rd;
-	bool		open;
-	const unsigned char *piece;
-	size_t		left;
-} list_reader;
-
+/* The next entries of a spool of out-lists into dst. */
 static xxl_status
-lists_open(xxl_an *a, list_reader *lr, xxl_spool *sp)
+lists_read(xxl_an *a, xxl_spool_reader *rd, uint32_t *dst, uint64_t entries)
 {
-	memset(lr, 0, sizeof(*lr));
-	if (xxl_spool_finish(sp) != XXL_OK || xxl_spool_reader_open(&lr->rd, sp, false) != XXL_OK)
+	size_t		got;
+
+	if (xxl_spool_read_upto(rd, dst, entries * sizeof(uint32_t), &got) != XXL_OK)
 		return an_fail(a);
-	lr->open = true;
-	return XXL_OK;
-}
-
-static xxl_status
-lists_read(xxl_an *a, list_reader *lr, uint32_t *dst, uint64_t entries)
-{
-	size_t		need = entries * sizeof(uint32_t),
-				got = 0;
-
-	while (got < need)
+	if (got < entries * sizeof(uint32_t))
 	{
-		size_t		take;
-
-		if (lr->left == 0 && xxl_spool_reader_piece(&lr->rd, &lr->piece, &lr->left) != XXL_OK)
-			return an_fail(a);
-		if (lr->left == 0)
-		{
-			xxl_error_set(&a->env.err, XXL_EIO, 0, "a spool of out-lists ends early");
-			return an_fail(a);
-		}
-		take = need - got < lr->left ? need - got : lr->left;
-		memcpy((unsigned char *) dst + got, lr->piece, take);
-		lr->piece += take;
-		lr->left -= take;
-		got += take;
+		xxl_error_set(&a->env.err, XXL_EIO, 0, "a spool of out-lists ends early");
+		return an_fail(a);
 	}
 	return XXL_OK;
-}
-
-static void
-lists_close(list_reader *lr)
-{
-	if (lr->open)
-		xxl_spool_reader_close(&lr->rd);
-	lr->open = false;
 }
 
 /*
@@ -240,11 +203,12 @@ stream_range(xxl_an *a, uint32_t i, const an_tri_side *side, uint64_t *counts, b
 				e = k->range_at[i + 1];
 	uint64_t	cap = k->scratch_bytes / sizeof(uint32_t);
 	bool		held = i == k->held;
-	list_reader lr = {0};
+	xxl_spool_reader rd;
+	xxl_status	rc = XXL_OK;
 
-	if (!held && lists_open(a, &lr, &k->lists[i]) != XXL_OK)
+	if (!held && xxl_spool_reader_open(&rd, &k->lists[i], false) != XXL_OK)
 		return an_fail(a);
-	for (uint64_t from = r, to; from < e; from = to)
+	for (uint64_t from = r, to; from < e && rc == XXL_OK; from = to)
 	{
 		const uint32_t *vadj;
 
@@ -258,11 +222,8 @@ stream_range(xxl_an *a, uint32_t i, const an_tri_side *side, uint64_t *counts, b
 			/* (a list fits the scratch: it was sized for the longest) */
 			for (to = from + 1; to < e && ooff[to + 1] - ooff[from] <= cap; to++)
 				;
-			if (lists_read(a, &lr, k->scratch, ooff[to] - ooff[from]) != XXL_OK)
-			{
-				lists_close(&lr);
-				return an_fail(a);
-			}
+			if ((rc = lists_read(a, &rd, k->scratch, ooff[to] - ooff[from])) != XXL_OK)
+				break;
 			vadj = k->scratch;
 		}
 		if (first)
@@ -271,21 +232,14 @@ stream_range(xxl_an *a, uint32_t i, const an_tri_side *side, uint64_t *counts, b
 		if (a->op != XXL_AN_TRIANGLES)
 			an_tri_count_block(a, from, to, vadj, side, counts, &a->triangles, &a->queries);
 		else
-			for (uint64_t v = from; v < to; v++)
-				if (list_at(a, (uint32_t) v, vadj + (ooff[v] - ooff[from]), ooff[v + 1] - ooff[v],
-							side) != XXL_OK)
-				{
-					lists_close(&lr);
-					return an_fail(a);
-				}
-		if (xxl_env_poll_n(&a->env, ooff[to] - ooff[from] + (to - from)))
-		{
-			lists_close(&lr);
-			return an_fail(a);
-		}
+			for (uint64_t v = from; v < to && rc == XXL_OK; v++)
+				rc = list_at(a, (uint32_t) v, vadj + (ooff[v] - ooff[from]), ooff[v + 1] - ooff[v], side);
+		if (rc == XXL_OK && xxl_env_poll_n(&a->env, ooff[to] - ooff[from] + (to - from)))
+			rc = an_fail(a);
 	}
-	lists_close(&lr);
-	return XXL_OK;
+	if (!held)
+		xxl_spool_reader_close(&rd);
+	return rc;
 }
 
 /* (analytics_memory.h) */
@@ -311,12 +265,13 @@ an_tri_ranged_run(xxl_an *a, uint64_t *counts)
 
 		if (j != k->held)
 		{
-			list_reader lr;
-			xxl_status	rc = lists_open(a, &lr, &k->lists[j]);
+			xxl_spool_reader rd;
+			xxl_status	rc;
 
-			if (rc == XXL_OK)
-				rc = lists_read(a, &lr, k->oadj, k->ooff[side.hi] - side.base);
-			lists_close(&lr);
+			if (xxl_spool_reader_open(&rd, &k->lists[j], false) != XXL_OK)
+				return an_fail(a);
+			rc = lists_read(a, &rd, k->oadj, k->ooff[side.hi] - side.base);
+			xxl_spool_reader_close(&rd);
 			if (rc != XXL_OK)
 				return an_fail(a);
 			k->held = j;

@@ -55,8 +55,6 @@ dc3_build_bwt(xxl_sa *sa)
 int
 xxl_sa_bwt_read(xxl_sa *sa, void *buf, size_t cap, size_t *len)
 {
-	unsigned char *out = buf;
-
 	*len = 0;
 	if (sa->phase == SA_DONE)
 		return 0;
@@ -66,23 +64,8 @@ xxl_sa_bwt_read(xxl_sa *sa, void *buf, size_t cap, size_t *len)
 			xxl_error_set(&sa->env.err, XXL_EINVAL, 0, "the BWT needs mode XXL_SA_BWT and xxl_sa_build");
 		return -(int) dc3_fail(sa);
 	}
-	while (*len < cap)
-	{
-		size_t		n;
-
-		if (sa->bwt_avail == 0)
-		{
-			if (xxl_spool_reader_piece(&sa->bwt_rd, &sa->bwt_p, &sa->bwt_avail) != XXL_OK)
-				return -(int) dc3_fail(sa);
-			if (sa->bwt_avail == 0)
-				break;
-		}
-		n = cap - *len < sa->bwt_avail ? cap - *len : sa->bwt_avail;
-		memcpy(out + *len, sa->bwt_p, n);
-		sa->bwt_p += n;
-		sa->bwt_avail -= n;
-		*len += n;
-	}
+	if (xxl_spool_read_upto(&sa->bwt_rd, buf, cap, len) != XXL_OK)
+		return -(int) dc3_fail(sa);
 	if (*len == 0)
 	{
 		xxl_spool_reader_close(&sa->bwt_rd);

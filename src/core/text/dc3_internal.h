@@ -255,8 +255,6 @@ struct xxl_sa
 	xxl_spool		bwt;
 	xxl_spool_reader bwt_rd;
 	bool		bwt_open;
-	const unsigned char *bwt_p;
-	size_t		bwt_avail;
 	uint64_t	primary;
 	/* statistics */
 	int			levels;
