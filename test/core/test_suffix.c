@@ -506,6 +506,8 @@ make_big(const char *name, uint64_t n)
 		gen_random(d, n, 4, 1234);
 	else if (strcmp(name, "rand256") == 0)
 		gen_random(d, n, 256, 99);
+	else if (strcmp(name, "rand100") == 0)
+		gen_random(d, n, 100, 555);
 	else if (strcmp(name, "unary") == 0)
 		gen_periodic(d, n, "a");
 	else if (strcmp(name, "fib") == 0)
@@ -1309,7 +1311,8 @@ XT_TEST(sa_cancel_and_limits)
  * Induced sorting on long texts at the smallest budget: against DC3 and the
  * checker; a text of one repeated byte falls back to DC3 (each item of its
  * one long run would carry the rest of it), and so do 256 distinct bytes
- * (a page per bucket does not fit this budget).  Then cancel at several points,
+ * (a page per bucket does not fit this budget), while 100 distinct bytes
+ * take pages of 1 kB.  Then cancel at several points,
  * the spill limit and a failing write, with nothing left on disk.
  */
 XT_TEST(sa_induced_long_texts)
@@ -1320,6 +1323,7 @@ XT_TEST(sa_induced_long_texts)
 		{"unary", 120000, 1},
 		{"fib", 150000, 2},
 		{"random2x", 1000000, 2},
+		{"rand100", 300000, 1},
 	};
 	xxl_sa_config roomy = sa_config(RUN_ROOMY);
 	xxl_sa_config tiny = sa_config(RUN_TINY);
@@ -1352,7 +1356,10 @@ XT_TEST(sa_induced_long_texts)
 					CHECK_MSG(false, "%s: prev at %llu", c->name, (unsigned long long) j);
 					break;
 				}
-		/* unary falls back, and so does rand256: 257 pages do not fit the smallest budget */
+		/*
+		 * unary falls back, and so does rand256: 257 pages do not fit the
+		 * smallest budget; rand100's 101 do, of 1 kB each
+		 */
 		CHECK_MSG(b.st.level[0].induced == (strcmp(c->name, "unary") != 0 && strcmp(c->name, "rand256") != 0),
 				  "%s: induced %d", c->name, b.st.level[0].induced);
 		CHECK_MSG(b.st.levels >= c->min_levels && b.st.bytes_written > 0, "%s: %d levels", c->name,

@@ -15,7 +15,7 @@ is_pages_open(is_pages *ps, xxl_env *env, size_t page)
 	ps->env = env;
 	ps->page = page;
 	ps->block = env->disk.block_size;
-	if (page % XXL_ALIGN != 0 || ps->block % page != 0)
+	if (page % IS_PAGE_MIN != 0 || ps->block % page != 0)
 		return xxl_error_set(&env->err, XXL_EINVAL, 0, "page of %zu bytes does not divide blocks of %zu",
 							 page, ps->block);
 	c.try_direct = false;

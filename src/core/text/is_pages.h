@@ -22,6 +22,11 @@
  * file had room).
  */
 #define IS_PAGE_HEADER 24
+/*
+ * The smallest page: buffered I/O needs no alignment, and at the least
+ * budgets a page per character of the alphabet must fit the queues' share.
+ */
+#define IS_PAGE_MIN 1024
 
 /* Pages on disk, a linked list, in blocks filled page by page. */
 typedef struct is_chain

@@ -263,9 +263,9 @@ static size_t
 queue_page(const xxl_env *env, uint64_t K)
 {
 	size_t		room = env->pool / 100 * QUEUE_PCT / (size_t) (K + 3),
-				page = XXL_ALIGN;
+				page = IS_PAGE_MIN;
 
-	if (room < XXL_ALIGN)
+	if (room < IS_PAGE_MIN)
 		return 0;
 	while (page * 2 <= room && page * 2 <= 64 * 1024 && env->disk.block_size % (page * 2) == 0)
 		page *= 2;
