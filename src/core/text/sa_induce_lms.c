@@ -424,7 +424,14 @@ lms_sort_segments(xxl_sa *sa, sa_induce *is, xxl_env_scatter *ranks, int rw)
 			break;
 		}
 		rank = get_be(rk, rw);
-		memcpy(xxl_env_scat_room(&is->segs), rec, len < h + inl ? len : h + inl);
+		{
+			unsigned char *slot = xxl_env_scat_room(&is->segs);
+			size_t		n = len < h + inl ? len : h + inl;
+
+			/* (a short segment's slot is written whole: no stale bytes on disk) */
+			memcpy(slot, rec, n);
+			memset(slot + n, 0, h + inl - n);
+		}
 		if ((rc = xxl_env_scat_push(env, &is->segs, rank - 1)) != XXL_OK)
 			break;
 		if (len > h + inl)
