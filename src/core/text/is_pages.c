@@ -75,9 +75,13 @@ static xxl_status
 write_page(is_pages *ps, unsigned char *buf, size_t used, uint64_t link, uint64_t addr,
 		   uint64_t base)
 {
-	uint32_t	u = (uint32_t) used;
+	uint32_t	u = (uint32_t) used,
+				unused = 0;
 
+	/* (the page is written whole: no stale bytes on disk past what it holds) */
+	memset(buf + used, 0, ps->page - used);
 	memcpy(buf, &u, 4);
+	memcpy(buf + 4, &unused, 4);
 	memcpy(buf + 8, &link, 8);
 	memcpy(buf + 16, &base, 8);
 	return page_io(ps, addr, buf, true);
