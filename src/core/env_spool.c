@@ -340,6 +340,18 @@ xxl_spool_read_upto(xxl_spool_reader *rd, void *dst, size_t len, size_t *got)
 	return XXL_OK;
 }
 
+xxl_status
+xxl_spool_read_exact(xxl_spool_reader *rd, void *dst, size_t len)
+{
+	size_t		got;
+
+	if (xxl_spool_read_upto(rd, dst, len, &got) != XXL_OK)
+		return rd->sp->env->err.code;
+	if (got < len)
+		return xxl_error_set(&rd->sp->env->err, XXL_EINVAL, 0, "read past the end of a spool");
+	return XXL_OK;
+}
+
 void
 xxl_spool_reader_close(xxl_spool_reader *rd)
 {

@@ -531,6 +531,8 @@ xxl_spool_read(xxl_spool_reader *rd, size_t len, const unsigned char **p)
  * spool's end.  Mixes with xxl_spool_read, not with reading by piece.
  */
 xxl_status	xxl_spool_read_upto(xxl_spool_reader *rd, void *dst, size_t len, size_t *got);
+/* The next len bytes into dst; XXL_EINVAL if the spool ends first. */
+xxl_status	xxl_spool_read_exact(xxl_spool_reader *rd, void *dst, size_t len);
 
 void		xxl_spool_reader_close(xxl_spool_reader *rd);
 

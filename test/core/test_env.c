@@ -395,7 +395,8 @@ XT_TEST(env_spools)
  * One write larger than a chunk, in memory and spilling midway: it reads
  * back as written (its chunks are added before they are filled, so the
  * spill must not write the ones it never filled), by records and by
- * xxl_spool_read_upto in lengths that span pieces.
+ * xxl_spool_read_upto in lengths that span pieces (and xxl_spool_read_exact
+ * fails past the end).
  */
 XT_TEST(env_spool_large_writes)
 {
@@ -440,6 +441,9 @@ XT_TEST(env_spool_large_writes)
 				CHECK_EQ(memcmp(back, buf, sizes[k]), 0);
 				REQUIRE(xxl_spool_read_upto(&rd, back, 1, &got) == XXL_OK);
 				CHECK_EQ(got, 0);
+				/* an exact read past the end is an error */
+				CHECK_EQ(xxl_spool_read_exact(&rd, back, 1), XXL_EINVAL);
+				xxl_error_clear(&env.err);
 				xxl_spool_reader_close(&rd);
 				free(back);
 			}

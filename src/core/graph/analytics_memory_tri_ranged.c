@@ -19,22 +19,6 @@
  */
 #include "core/graph/analytics_memory.h"
 
-/* The next entries of a spool of out-lists into dst. */
-static xxl_status
-lists_read(xxl_an *a, xxl_spool_reader *rd, uint32_t *dst, uint64_t entries)
-{
-	size_t		got;
-
-	if (xxl_spool_read_upto(rd, dst, entries * sizeof(uint32_t), &got) != XXL_OK)
-		return an_fail(a);
-	if (got < entries * sizeof(uint32_t))
-	{
-		xxl_error_set(&a->env.err, XXL_EIO, 0, "a spool of out-lists ends early");
-		return an_fail(a);
-	}
-	return XXL_OK;
-}
-
 /*
  * Range [r, e)'s lists into l: ooff[x] (x's first entry, repeats
  * included) becomes x's cursor within the range; the pass fills, the
@@ -222,8 +206,11 @@ stream_range(xxl_an *a, uint32_t i, const an_tri_side *side, uint64_t *counts, b
 			/* (a list fits the scratch: it was sized for the longest) */
 			for (to = from + 1; to < e && ooff[to + 1] - ooff[from] <= cap; to++)
 				;
-			if ((rc = lists_read(a, &rd, k->scratch, ooff[to] - ooff[from])) != XXL_OK)
+			if (xxl_spool_read_exact(&rd, k->scratch, (ooff[to] - ooff[from]) * sizeof(uint32_t)) != XXL_OK)
+			{
+				rc = an_fail(a);
 				break;
+			}
 			vadj = k->scratch;
 		}
 		if (first)
@@ -270,7 +257,7 @@ an_tri_ranged_run(xxl_an *a, uint64_t *counts)
 
 			if (xxl_spool_reader_open(&rd, &k->lists[j], false) != XXL_OK)
 				return an_fail(a);
-			rc = lists_read(a, &rd, k->oadj, k->ooff[side.hi] - side.base);
+			rc = xxl_spool_read_exact(&rd, k->oadj, (k->ooff[side.hi] - side.base) * sizeof(uint32_t));
 			xxl_spool_reader_close(&rd);
 			if (rc != XXL_OK)
 				return an_fail(a);

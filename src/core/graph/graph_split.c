@@ -162,9 +162,7 @@ regrow(xxl_graph *g, size_t n)
 		}
 		if (d != NULL && xxl_spool_reader_open(&rd, &links, true) == XXL_OK)
 		{
-			for (size_t x = 0; x < old; x++)
-				if (!get_u32(&rd, &d[x]))
-					break;
+			xxl_spool_read_exact(&rd, d, old * sizeof(uint32_t));
 			xxl_spool_reader_close(&rd);
 		}
 		xxl_spool_free(&links);
@@ -475,9 +473,7 @@ load_roots(xxl_graph *g, int k, xxl_spool *roots)
 	if ((lv->root_at = xxl_env_alloc(&g->env, lv->root_bytes)) == NULL ||
 		xxl_spool_reader_open(&rd, roots, true) != XXL_OK)
 		return g->env.err.code;
-	for (uint32_t i = 0; i < lv->roots; i++)
-		if (!get_u32(&rd, &lv->root_at[i]))
-			break;
+	xxl_spool_read_exact(&rd, lv->root_at, (size_t) lv->roots * sizeof(uint32_t));
 	xxl_spool_reader_close(&rd);
 	return g->env.err.code;
 }
@@ -602,9 +598,8 @@ label_levels(xxl_graph *g, int last, xxl_spool *other)
 				xxl_spool_reader_open(&rb, below, true) != XXL_OK)
 				goto done;
 			rb_open = true;
-			for (uint32_t i = 0; i < lv->roots; i++)
-				if (!get_u32(&rb, &at[i]))
-					goto done;
+			if (xxl_spool_read_exact(&rb, at, (size_t) lv->roots * sizeof(uint32_t)) != XXL_OK)
+				goto done;
 		}
 		if (xxl_spool_reader_open(&rl, &lv->labels, true) != XXL_OK)
 			goto done;
