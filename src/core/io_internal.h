@@ -67,6 +67,7 @@ struct xxl_disks
 	uint64_t	bytes_written_total;	/* atomic; for fail_write_after */
 	uint64_t	fail_read_after;
 	uint64_t	bytes_read_total;	/* atomic; for fail_read_after */
+	size_t		inline_below;	/* buffered requests below: done by the caller */
 	uint64_t	spill_bytes;	/* the set's blocks: high waters, or held in shared files */
 	uint64_t	spill_bytes_peak;
 	uint64_t	wait_read_ns;

@@ -36,6 +36,17 @@
  */
 #define XXL_DIRECT_BLOCK_MIN (1024 * 1024)
 
+/*
+ * A request to a buffered file below this size is carried out by the
+ * caller when it is posted, not by the disk's thread: it is a copy to or
+ * from the page cache, which costs less than handing it over (a lock, a
+ * wakeup of the I/O thread, another of the caller) on a machine whose
+ * cores the sorters' threads already keep busy (docs/engine.md has the
+ * figures).  The price: a read of a page the kernel no longer holds waits
+ * on the caller's thread.
+ */
+#define XXL_INLINE_IO_MAX XXL_DIRECT_BLOCK_MIN
+
 /* Whether O_DIRECT pays for transfers of this many bytes. */
 static inline bool
 xxl_direct_pays(size_t block)
@@ -125,6 +136,9 @@ typedef struct xxl_disk_config
 									 * with EIO; 0 = never */
 	unsigned	seed;			/* for randomized cycling */
 	int			threads_per_disk;	/* I/O threads (requests in flight) per disk; 0 = 2 */
+	size_t		inline_below;	/* buffered requests below this many bytes are
+								 * done by the caller; 0 = XXL_INLINE_IO_MAX,
+								 * 1 = none (tests of the threads) */
 	xxl_file_pool *pool;		/* NULL: each set creates and removes its files */
 	xxl_spill_account *account; /* the operator's spill space (limit, use,
 								 * removals), shared by its sets; NULL: only
@@ -174,7 +188,9 @@ typedef uint64_t xxl_bid;
 /*
  * One asynchronous request.  The caller owns the struct (usually embedded in
  * a buffer descriptor) and must not touch it or its buffer until
- * xxl_io_wait() has returned.
+ * xxl_io_wait() has returned.  A small request to a buffered file
+ * (XXL_INLINE_IO_MAX) is done by the time xxl_io_post() returns; its
+ * error, if any, still comes from xxl_io_wait().
  */
 typedef struct xxl_io_request
 {
@@ -183,7 +199,8 @@ typedef struct xxl_io_request
 	size_t		len;			/* multiple of XXL_ALIGN */
 	bool		is_write;
 	/* completion, set by the I/O thread */
-	volatile int state;			/* 0 idle, 1 queued, 2 done */
+	volatile int state;			/* 0 idle, 1 queued, 2 done by a thread, 3 done
+								 * by the caller */
 	int			sys_errno;
 	struct xxl_io_request *next;
 } xxl_io_request;

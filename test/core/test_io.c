@@ -29,6 +29,7 @@ disk_config(int ndisks, size_t block_size, xxl_alloc_strategy strategy, bool dir
 	c.try_direct = direct;
 	c.strategy = strategy;
 	c.seed = 12345;
+	c.inline_below = 1;			/* these tests are of the threads' queues */
 	return c;
 }
 
@@ -837,6 +838,82 @@ XT_TEST(close_with_requests_queued)
 	for (int i = 0; i < N; i++)
 		CHECK_EQ(req[i].state, 2);
 	free(buf);
+}
+
+/*
+ * Small buffered requests are done by the caller as they are posted: the
+ * data is there at once, the I/O threads never see them, an injected error
+ * comes from the wait, and the time counts as waiting.  A request as large
+ * as the threshold still goes to a thread.
+ */
+XT_TEST(small_buffered_requests_inline)
+{
+	enum
+	{
+		N = 6, OK_BLOCKS = 4
+	};
+	xxl_error	err = {0};
+	xxl_disk_config cfg = disk_config(1, 2 * BS, XXL_ALLOC_STRIPING, false);
+	xxl_disks  *d;
+	xxl_io_request req[N];
+	xxl_io_stats st;
+	unsigned char *buf = aligned_block(2 * BS);
+	unsigned char *back = aligned_block(2 * BS);
+
+	cfg.inline_below = 2 * BS;
+	cfg.fail_write_after = OK_BLOCKS * BS;
+	d = xxl_disks_open(&cfg, &err);
+	REQUIRE_MSG(d != NULL, "%s", err.message);
+	memset(req, 0, sizeof(req));
+	for (int i = 0; i < N; i++)
+	{
+		fill_block(buf, BS, 40 + i);
+		CHECK_STATUS(xxl_block_alloc(d, &req[i].bid, &err), XXL_OK);
+		req[i].buf = buf;
+		req[i].len = BS;
+		req[i].is_write = true;
+		xxl_io_post(d, &req[i]);
+		/* done before post returned: the buffer may be refilled now */
+		CHECK(xxl_io_done(&req[i]));
+		CHECK_EQ(req[i].state, 3);
+	}
+	for (int i = 0; i < N; i++)
+	{
+		xxl_error	e = {0};
+		xxl_status	rc = xxl_io_wait(d, &req[i], &e);
+
+		CHECK_STATUS(rc, i < OK_BLOCKS ? XXL_OK : XXL_ENOSPC);
+		if (i >= OK_BLOCKS)
+			CHECK_EQ(e.sys_errno, ENOSPC);
+		CHECK_EQ(req[i].state, 0);
+	}
+	for (int i = 0; i < OK_BLOCKS; i++)
+	{
+		req[i].buf = back;
+		req[i].is_write = false;
+		xxl_io_post(d, &req[i]);
+		CHECK_EQ(req[i].state, 3);
+		CHECK_STATUS(xxl_io_wait(d, &req[i], &err), XXL_OK);
+		fill_block(buf, BS, 40 + i);
+		CHECK(memcmp(back, buf, BS) == 0);
+	}
+	/* at the threshold: a thread's */
+	fill_block(buf, 2 * BS, 9);
+	CHECK_STATUS(xxl_block_alloc(d, &req[0].bid, &err), XXL_OK);
+	req[0].buf = buf;
+	req[0].len = 2 * BS;
+	req[0].is_write = true;
+	xxl_io_post(d, &req[0]);
+	CHECK(req[0].state == 1 || req[0].state == 2);
+	CHECK_STATUS(xxl_io_wait(d, &req[0], &err), XXL_ENOSPC);	/* still past the limit */
+	xxl_disks_stats(d, &st);
+	CHECK(st.wait_write_ns > 0);
+	CHECK(st.wait_read_ns > 0);
+	CHECK_EQ(st.disk[0].reads, OK_BLOCKS);
+	xxl_disks_close(d);
+	CHECK_EQ(xt_spill_files(), 0);
+	free(buf);
+	free(back);
 }
 
 XT_TEST(missing_directory_gives_eopen)
