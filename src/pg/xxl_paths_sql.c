@@ -168,6 +168,8 @@ paths_collect(void *core, XxlStats *st)
 	}
 	xxl_stats_detail(st, "cache_hits", UINT64_FORMAT, s.cache_hits);
 	xxl_stats_detail(st, "cache_misses", UINT64_FORMAT, s.cache_misses);
+	if (s.path == XXL_PATHS_EXTERNAL)
+		xxl_stats_detail(st, "ids", "\"%s\"", s.ids_by_id ? "by id" : "numbered");
 	if (s.bfs != XXL_PATHS_BFS_AUTO)
 		xxl_stats_detail(st, "bfs", "\"%s\"", xxl_paths_bfs_name(s.bfs));
 	if (s.cluster_skipped)

@@ -607,6 +607,67 @@ XT_TEST(source_not_in_graph)
 	free(g.e);
 }
 
+/*
+ * The external path numbers ids that span at most two per link by the ids
+ * themselves (less the smallest), without its numbering sorts: ids with a
+ * gap, a source in the gap (no node: no row), a node that is only a
+ * target, a negative smallest id; and spread ids still numbered by sorts.
+ */
+XT_TEST(external_ids_by_id)
+{
+	pgraph		g = {0};
+	int64_t		src[3] = {-3, 55, 100};
+	int64_t		gap = 55;
+	bool		seen[104] = {0};
+	uint64_t	distinct = 0;
+
+	for (int i = 0; i < 400; i++)
+	{
+		int64_t		a = (int64_t) (rnd() % 90),
+					b = (int64_t) (rnd() % 90);
+
+		a = a >= 50 ? a + 10 : a;	/* 50..59: no node */
+		b = b >= 50 ? b + 10 : b;
+		padd(&g, a - 3, b - 3, 1 + i, (double) (rnd() % 7), i % 3 ? 1.0 : -1.0);
+	}
+	padd(&g, 7, 100, 999, 2, -1);	/* 100: only a target */
+	for (int dir = 0; dir < 2; dir++)
+		for (int op = 0; op < 2; op++)
+		{
+			xxl_paths_op o = op ? XXL_PATHS_BFS : XXL_PATHS_SSSP;
+
+			check_tree(&g, dir, o, src, 3, true, INFINITY, UINT64_MAX);
+			CHECK(t_last.ids_by_id);
+			CHECK_EQ(t_last.nodes, 104);
+			check_tree(&g, dir, o, &gap, 1, true, INFINITY, UINT64_MAX);
+			CHECK(t_last.ids_by_id);
+			CHECK_EQ(t_last.reached, 0);
+		}
+	check_path(&g, true, -3, 100, true);
+	check_path(&g, true, -3, 55, true);
+	check_path(&g, false, 100, 0, true);
+	/* spread: 400 links over ids 1000 apart */
+	for (size_t i = 0; i < g.n; i++)
+		for (int side = 0; side < 2; side++)
+		{
+			int64_t		id = side ? g.e[i].t : g.e[i].s;
+
+			distinct += !seen[id + 3];
+			seen[id + 3] = true;
+		}
+	for (size_t i = 0; i < g.n; i++)
+	{
+		g.e[i].s *= 1000;
+		g.e[i].t *= 1000;
+	}
+	src[1] = 55000;
+	src[2] = 100000;
+	check_tree(&g, false, XXL_PATHS_BFS, src, 3, true, INFINITY, UINT64_MAX);
+	CHECK(!t_last.ids_by_id);
+	CHECK_EQ(t_last.nodes, distinct);
+	free(g.e);
+}
+
 /* A long path and a grid: large diameters, many BFS levels, external caches. */
 XT_TEST(line_and_grid)
 {

@@ -376,6 +376,7 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 	st->links = p->nlinks;
 	st->arcs = p->narcs;
 	st->nodes = p->n;
+	st->ids_by_id = p->by_id;
 	st->reached = p->reached;
 	st->levels = p->levels;
 	st->level_spills = p->level_spills;

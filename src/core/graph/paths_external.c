@@ -29,6 +29,10 @@ paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	unsigned char r[LINK_REC];
 
 	g_put_edge_rec(r, u, v, eid, w);
+	p->id_min = u < p->id_min ? u : p->id_min;
+	p->id_min = v < p->id_min ? v : p->id_min;
+	p->id_max = u > p->id_max ? u : p->id_max;
+	p->id_max = v > p->id_max ? v : p->id_max;
 	if (xxl_spool_write(&p->linkspool, r, LINK_REC) != XXL_OK)
 		return p->env.err.code;
 	p->nlinks++;
@@ -42,6 +46,8 @@ paths_ext_begin(xxl_paths *p)
 	uint64_t	links = p->nlinks;
 
 	p->external = true;
+	p->id_min = INT64_MAX;
+	p->id_max = INT64_MIN;
 	if (p->semi)
 	{
 		/* it counts the links it hands over */
@@ -212,6 +218,138 @@ out:
 	return xxl_env_sort_sort(env, &p->s3);
 }
 
+/* S1, S2 and S3: the ids numbered by two sorts, then the arcs by tail. */
+static xxl_status
+fill_numbered_arcs(xxl_paths *p)
+{
+	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK)
+		return p->env.err.code;
+	return fill_arcs(p);
+}
+
+/*
+ * Whether the links' ids may be their nodes' numbers (less the smallest):
+ * when they span at most two per link, as the ids of a graph numbered
+ * 1..n whose nodes all have an edge do, the range costs at most what
+ * numbering them would save, and the two numbering sorts are skipped.
+ * The clustered searches number their nodes along the tour: not by id.
+ */
+static bool
+ids_by_id(const xxl_paths *p)
+{
+	uint64_t	span;
+
+	if (p->clustered || p->nlinks == 0)
+		return false;
+	span = (uint64_t) p->id_max - (uint64_t) p->id_min;
+	return span / 2 < p->nlinks && span / 8 < p->env.pool / 4;
+}
+
+/*
+ * One source's or the target's id seen in a link: note it (sources are
+ * sorted; a source in no link is no node).
+ */
+static inline void
+see_id(xxl_paths *p, int64_t id, bool *found)
+{
+	if (p->nsources > 0 && id >= p->sources[0] && id <= p->sources[p->nsources - 1])
+	{
+		size_t		lo = 0,
+					hi = p->nsources;
+
+		while (lo < hi)
+		{
+			size_t		mid = lo + (hi - lo) / 2;
+
+			if (p->sources[mid] < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < p->nsources && p->sources[lo] == id)
+			found[lo] = true;
+	}
+	if (p->has_target && id == p->target)
+		p->target_dense = (uint64_t) id - (uint64_t) p->id_min;
+}
+
+/*
+ * By id an arc needs no head id (it is the head's number + id_min), and a
+ * BFS's no cost: (tail, head, edge id[, cost]).
+ */
+static size_t
+arc_by_id_rec(const xxl_paths *p)
+{
+	return p->op == XXL_PATHS_BFS ? 24 : 32;
+}
+
+/* By id: links -> S3, the arcs with their ends' numbers, by tail. */
+static xxl_status
+fill_arcs_by_id(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		ns = p->nsources ? p->nsources : 1;
+	xxl_spool_reader rd;
+	const unsigned char *l;
+	unsigned char a[ARC_REC];
+	size_t		rec = arc_by_id_rec(p);
+	bool	   *found;
+
+	p->by_id = true;
+	p->n = (uint64_t) p->id_max - (uint64_t) p->id_min + 1;
+	p->target_dense = UINT64_MAX;
+	p->src_dense = xxl_env_alloc(env, 8 * ns);
+	p->src_orig = p->src_dense ? xxl_env_alloc(env, 8 * ns) : NULL;
+	p->src_cluster = p->src_orig ? xxl_env_alloc(env, 8 * ns) : NULL;
+	found = p->src_cluster ? xxl_env_alloc(env, ns) : NULL;
+	if (found == NULL)
+		return env->err.code;
+	memset(found, 0, ns);
+	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
+		xxl_env_sort_open(env, &p->s3, paths_part_share(p, 4) * 3, 0, rec, 8,
+						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		uint64_t	d[2];
+
+		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
+			break;
+		for (int side = 0; side < 2; side++)
+		{
+			int64_t		id = (int64_t) g_get_u64(l + 8 * side);
+
+			see_id(p, id, found);
+			d[side] = (uint64_t) id - (uint64_t) p->id_min;
+		}
+		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
+		{
+			g_put_be(a, d[dir]);
+			g_put_u64(a + 8, d[1 - dir]);
+			memcpy(a + 16, l + 16, rec - 16);	/* edge id (and cost) */
+			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
+				break;
+		}
+		if (env->err.code != XXL_OK || xxl_env_poll(env))
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	if (env->err.code != XXL_OK)
+		return env->err.code;
+	for (size_t i = 0; i < p->nsources; i++)
+		if (found[i])
+		{
+			p->src_dense[p->nsrc_dense] = (uint64_t) p->sources[i] - (uint64_t) p->id_min;
+			p->src_orig[p->nsrc_dense] = p->sources[i];
+			p->src_cluster[p->nsrc_dense++] = 0;
+		}
+	xxl_env_free(env, found, ns);
+	xxl_spool_free(&p->linkspool);
+	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
+	return xxl_env_sort_sort(env, &p->s3);
+}
+
 /* S3 -> the adjacency pagefile and its index of n + 1 offsets. */
 static xxl_status
 write_adjacency(xxl_paths *p)
@@ -228,11 +366,25 @@ write_adjacency(xxl_paths *p)
 	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
 	{
 		uint64_t	from = g_get_be(r);
+		const unsigned char *rec = r + 8;
+		unsigned char whole[ADJ_REC];
 
 		for (; node <= from; node++)
 			if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
 				return env->err.code;
-		if (xxl_pagefile_append(&p->adj, r + 8) != XXL_OK || xxl_env_poll(env))
+		if (p->by_id)
+		{
+			/* (head, head's id, edge id, cost) from (head, edge id[, cost]) */
+			memcpy(whole, r + 8, 8);
+			g_put_u64(whole + 8, g_get_u64(r + 8) + (uint64_t) p->id_min);
+			memcpy(whole + 16, r + 16, 8);
+			if (arc_by_id_rec(p) == 32)
+				memcpy(whole + 24, r + 24, 8);
+			else
+				memset(whole + 24, 0, 8);
+			rec = whole;
+		}
+		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))
 			return env->err.code;
 		arc++;
 	}
@@ -671,7 +823,7 @@ paths_ext_run(xxl_paths *p)
 		}
 		p->cluster_ns = xxl_now_ns() - t0;
 	}
-	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK || fill_arcs(p) != XXL_OK ||
+	if ((ids_by_id(p) ? fill_arcs_by_id(p) : fill_numbered_arcs(p)) != XXL_OK ||
 		(p->clustered ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
 		return env->err.code;
 	p->visited_bytes = ((p->n + 63) / 64 + 1) * 8;

@@ -194,6 +194,9 @@ struct xxl_paths
 	uint64_t	nlinks;
 	uint64_t	narcs;
 	uint64_t	n;
+	int64_t		id_min,			/* external: the links' smallest and largest ids */
+				id_max;
+	bool		by_id;			/* external: a node's number is its id - id_min */
 	uint64_t	reached;
 	uint64_t	levels;
 	uint64_t	level_spills;	/* BFS levels (or MM loads) too big for their buffer */

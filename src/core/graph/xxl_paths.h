@@ -134,7 +134,9 @@ typedef struct xxl_paths_stats
 	uint64_t	edges;			/* edges put */
 	uint64_t	links;			/* existing directions */
 	uint64_t	arcs;			/* adjacency entries (undirected: 2 per link) */
-	uint64_t	nodes;			/* distinct ids */
+	uint64_t	nodes;			/* distinct ids; by id, their range */
+	bool		ids_by_id;		/* external: the ids less the smallest numbered the
+								 * nodes, without sorts */
 	uint64_t	reached;		/* tree rows */
 	uint64_t	levels;			/* BFS: levels expanded */
 	uint64_t	level_spills;	/* BFS: levels (MM: cluster loads) sorted by a sorter */
