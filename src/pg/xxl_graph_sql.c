@@ -663,6 +663,8 @@ graph_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "components", UINT64_FORMAT, s.components);
 	xxl_stats_detail(st, "forest_edges", UINT64_FORMAT, s.forest_edges);
 	xxl_stats_detail(st, "semi_nodes_max", UINT64_FORMAT, s.semi_nodes_max);
+	if (s.path == XXL_GRAPH_EXTERNAL)
+		xxl_stats_detail(st, "ids", "\"%s\"", s.ids_by_id ? "by id" : "sorted");
 	if (s.path == XXL_GRAPH_SEMI_EXTERNAL)
 	{
 		xxl_stats_detail(st, "ids", "\"%s\"", s.ids_by_id ? "by id" :

@@ -1213,6 +1213,61 @@ XT_TEST(graph_forests_by_id)
 	CHECK(by_id_small >= 2);
 }
 
+/*
+ * The forests on the sorting path with ids that span at most two per edge
+ * take them as their dense numbers, without the numbering sorts: a gap in
+ * the ids, a node with only a self loop at the top, a negative smallest id,
+ * at the smallest budget (more ids than a union-find by id takes there);
+ * ids ten apart are numbered by sorts.
+ */
+XT_TEST(graph_forests_sorted_by_id)
+{
+	size_t		n = 250000;
+	edges		es = {0};
+	xt_rng		rng = {777};
+	oracle		o;
+
+	random_graph(&es, &rng, n, 3 * n, 5, 1);
+	densify(&es, -5, 1);
+	for (size_t i = 0; i < es.n; i++)
+	{
+		/* ids 995..1994: none */
+		es.e[i].src += es.e[i].src >= 995 ? 1000 : 0;
+		es.e[i].tgt += es.e[i].tgt >= 995 ? 1000 : 0;
+	}
+	add_edge(&es, (int64_t) n + 2000, (int64_t) n + 2000, 7, 1.0);
+	oracle_build(&o, &es);
+	for (int spread = 0; spread < 2; spread++)
+	{
+		for (int k = 0; k < 2; k++)
+		{
+			xxl_graph_op op = k ? XXL_GRAPH_MSF : XXL_GRAPH_SF;
+			xxl_graph_config cfg = graph_config(xxl_graph_min_memory(), 0);
+			result		r = run_graph(&es, op, &cfg);
+			char		l[100];
+
+			snprintf(l, sizeof(l), "%s/%s", spread ? "spread" : "by id", k ? "msf" : "sf");
+			REQUIRE_MSG(r.rc == XXL_OK, "%s: %s", l, xxl_status_name(r.rc));
+			if (k)
+				check_msf(l, &es, &r);
+			else
+				check_sf(l, &es, &r);
+			CHECK_EQ(r.st.nodes, o.n);
+			CHECK_MSG(r.st.path == XXL_GRAPH_EXTERNAL && r.st.ids_by_id == !spread,
+					  "%s: path %d, by id %d", l, (int) r.st.path, (int) r.st.ids_by_id);
+			CHECK_LE(r.st.memory_peak, cfg.res.memory);
+			result_free(&r);
+		}
+		for (size_t i = 0; i < es.n; i++)
+		{
+			es.e[i].src *= 10;
+			es.e[i].tgt *= 10;
+		}
+	}
+	oracle_free(&o);
+	free(es.e);
+}
+
 /* The external path on a larger graph: stats, spill I/O and the budget. */
 XT_TEST(graph_external_stats)
 {

@@ -61,6 +61,8 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	pvec_init(&g->attrs, sizeof(graph_attr), g->env.budget.limit);
 	pvec_init(&g->kedges, sizeof(graph_kedge), g->env.budget.limit);
 	graph_mem_start(g);
+	g->sorted_min = INT64_MAX;
+	g->sorted_max = INT64_MIN;
 	xxl_spool_init(&g->input, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->map, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->info, &g->env, XXL_SPOOL_SHARED);
@@ -141,6 +143,10 @@ graph_put_sorted(xxl_graph *g, int64_t source, int64_t target, int64_t id, doubl
 		return g->env.err.code;
 	if (g->op == XXL_GRAPH_CC)
 		return XXL_OK;
+	g->sorted_min = source < g->sorted_min ? source : g->sorted_min;
+	g->sorted_min = target < g->sorted_min ? target : g->sorted_min;
+	g->sorted_max = source > g->sorted_max ? source : g->sorted_max;
+	g->sorted_max = target > g->sorted_max ? target : g->sorted_max;
 	g_put_edge_rec(io, source, target, id, cost);
 	return xxl_spool_write(&g->input, io, IO_REC);
 }
@@ -163,22 +169,101 @@ write_map(void *arg, int64_t id, uint64_t dense, uint64_t *attr)
 	return xxl_spool_write(&g->map, &id, 8);
 }
 
-/* Sort endpoints by id, number the distinct ids, send them back by edge. */
+/*
+ * Whether the forests' ids may be their own dense numbers (less the
+ * smallest): when they span at most two per edge, as those of a graph
+ * numbered 1..n whose nodes all have an edge do.  A forest's output is
+ * edges, so ids of the range that no edge has are harmless: they stay
+ * alone.  Components list their nodes and are numbered by sorts (serial
+ * ids take components by id, graph_split.c).
+ */
+static bool
+pairs_by_id(const xxl_graph *g)
+{
+	uint64_t	span = (uint64_t) g->sorted_max - (uint64_t) g->sorted_min;
+
+	/*
+	 * a bit per id of the range counts the nodes while the pairs are read
+	 * the first time, beside the queue or sorter that takes them (half the
+	 * pool): up to a quarter
+	 */
+	return g->op != XXL_GRAPH_CC && g->sorted_m > 0 && span / 2 < g->sorted_m &&
+		span / 32 < g->env.pool / 32;
+}
+
+/* By id, the last pair read: the nodes are the ids seen. */
+static void
+count_present(xxl_graph *g)
+{
+	uint64_t	count = 0;
+
+	for (size_t i = 0; i < g->present_bytes / 8; i++)
+		count += (uint64_t) __builtin_popcountll(g->present[i]);
+	g->nodes = count;
+	xxl_env_free(&g->env, g->present, g->present_bytes);
+	g->present = NULL;
+}
+
+/*
+ * Sort endpoints by id, number the distinct ids, send them back by edge;
+ * or, by id, leave S1 unsorted and read the pairs from the input.
+ */
 xxl_status
 graph_relabel(xxl_graph *g)
 {
-	if (xxl_spool_finish(&g->input) != XXL_OK ||
-		graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->sorted_m, write_map, g,
+	if (xxl_spool_finish(&g->input) != XXL_OK)
+		return g->env.err.code;
+	if (pairs_by_id(g))
+	{
+		xxl_env_sort_close(&g->env, &g->s1, NULL, NULL);
+		g->pairs_by_id = true;
+		g->pairs_pos = 0;
+		g->n = (uint64_t) g->sorted_max - (uint64_t) g->sorted_min + 1;
+		g->present_bytes = (g->n + 63) / 64 * 8;
+		g->present = xxl_env_alloc(&g->env, g->present_bytes);
+		if (g->present == NULL)
+			return g->env.err.code;
+		memset(g->present, 0, g->present_bytes);
+		return xxl_spool_reader_open(&g->rd_pairs, &g->input, false);
+	}
+	if (graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->sorted_m, write_map, g,
 						 false, &g->n) != XXL_OK)
 		return g->env.err.code;
+	g->nodes = g->n;
 	return xxl_spool_finish(&g->map);
 }
 
-/* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
+/* The next edge in input order with its dense ends: 1, 0 at the end, -1 on error. */
 int
 graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv)
 {
-	return graph_next_dense_pair(&g->env, &g->s2, e, du, dv, NULL);
+	const unsigned char *io;
+
+	if (!g->pairs_by_id)
+		return graph_next_dense_pair(&g->env, &g->s2, e, du, dv, NULL);
+	if (g->pairs_pos == g->sorted_m)
+		return 0;
+	if (xxl_spool_read(&g->rd_pairs, IO_REC, &io) != XXL_OK)
+		return -1;
+	*e = g->pairs_pos++;
+	*du = g_get_u64(io) - (uint64_t) g->sorted_min;
+	*dv = g_get_u64(io + 8) - (uint64_t) g->sorted_min;
+	if (g->present)
+	{
+		g->present[*du >> 6] |= UINT64_C(1) << (*du & 63);
+		g->present[*dv >> 6] |= UINT64_C(1) << (*dv & 63);
+		if (g->pairs_pos == g->sorted_m)
+			count_present(g);
+	}
+	return 1;
+}
+
+/* The pairs are read: what held them goes. */
+void
+graph_pairs_done(xxl_graph *g)
+{
+	xxl_env_sort_close(&g->env, &g->s2, NULL, NULL);
+	xxl_spool_reader_close(&g->rd_pairs);
 }
 
 /*
@@ -219,7 +304,7 @@ graph_fill_kruskal_sorter(xxl_graph *g)
 	}
 	if (got < 0)
 		return env->err.code;
-	xxl_env_sort_close(env, &g->s2, NULL, NULL);
+	graph_pairs_done(g);
 	xxl_spool_reader_close(&g->rd_in);
 	xxl_spool_free(&g->input);		/* S3 carries everything now */
 	return xxl_env_sort_sort(env, &g->s3);
@@ -250,7 +335,7 @@ graph_run_semi(xxl_graph *g)
 			}
 			if (got < 0)
 				return env->err.code;
-			xxl_env_sort_close(env, &g->s2, NULL, NULL);
+			graph_pairs_done(g);
 			uf_flatten(g->parent, g->n);
 			if (xxl_spool_reader_open(&g->rd_map, &g->map, false) != XXL_OK)
 				return env->err.code;
@@ -291,10 +376,10 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->path = g->path;
 	st->edges = g->m;
 	st->self_loops = g->self_loops;
-	st->nodes = g->n;
+	st->nodes = g->pairs_by_id ? g->nodes : g->n;
 	st->semi_nodes_max = g->semi_max;
 	st->ids_in_memory = g->mapped && g->path == XXL_GRAPH_SEMI_EXTERNAL;
-	st->ids_by_id = g->out == OUT_CC_BY_ID || g->out == OUT_CC_SPLIT ||
+	st->ids_by_id = g->out == OUT_CC_BY_ID || g->out == OUT_CC_SPLIT || g->pairs_by_id ||
 		(st->ids_in_memory && graph_mapped_by_id(g));
 	st->id_parts = g->out == OUT_CC_SPLIT ? graph_split_levels(g) : st->ids_by_id;
 	st->base_nodes = g->path == XXL_GRAPH_EXTERNAL ? g->base_n : 0;

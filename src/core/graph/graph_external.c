@@ -93,7 +93,7 @@ fill_queue(xxl_graph *g)
 		}
 		if (got < 0)
 			return env->err.code;
-		xxl_env_sort_close(env, &g->s2, NULL, NULL);
+		graph_pairs_done(g);
 	}
 	else
 	{

@@ -295,6 +295,14 @@ struct xxl_graph
 
 	uint64_t	m;
 	uint64_t	sorted_m;		/* edges on the sorting path (graph_put_sorted) */
+	int64_t		sorted_min,		/* ... the forests': their smallest and largest ids */
+				sorted_max;
+	bool		pairs_by_id;	/* the forests' dense ends are their ids - sorted_min,
+								 * read from the input spool (rd_pairs), not S2 */
+	uint64_t	pairs_pos;
+	uint64_t   *present;		/* ... by id: the ids some edge has, until counted */
+	size_t		present_bytes;
+	uint64_t	nodes;			/* distinct ids: n, or by id those counted */
 	uint64_t	n;
 	uint64_t	self_loops;
 	uint64_t	semi_max;
@@ -326,7 +334,8 @@ struct xxl_graph
 				basereps;
 	xxl_spool_reader rd_in,
 				rd_map,
-				rd_aux;
+				rd_aux,
+				rd_pairs;
 	uint64_t   *parent;
 	size_t		parent_bytes;
 	gperm		perm;
@@ -533,6 +542,7 @@ xxl_status	graph_run_semi(xxl_graph *g);
 xxl_status	graph_fill_kruskal_sorter(xxl_graph *g);
 /* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
 int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
+void		graph_pairs_done(xxl_graph *g);
 
 /* graph_memory.c: CC in memory */
 bool		graph_mem_wanted(const xxl_graph *g);

@@ -20,7 +20,7 @@ graph_release_all(xxl_graph *g)
 	xxl_spool_reader_close(&g->rd_map);
 	xxl_spool_reader_close(&g->rd_aux);
 	xxl_env_sort_close(env, &g->s1, NULL, NULL);
-	xxl_env_sort_close(env, &g->s2, NULL, NULL);
+	graph_pairs_done(g);
 	xxl_env_sort_close(env, &g->s3, NULL, NULL);
 	xxl_env_sort_close(env, &g->s4, NULL, NULL);
 	xxl_env_sort_close(env, &g->lsort, NULL, NULL);
@@ -38,6 +38,9 @@ graph_release_all(xxl_graph *g)
 	xxl_spool_free(&g->special);
 	xxl_spool_free(&g->basereps);
 	uf_free(g);
+	if (g->present)
+		xxl_env_free(env, g->present, g->present_bytes);
+	g->present = NULL;
 	graph_mem_release(g);
 }
 
@@ -45,7 +48,7 @@ static int
 finish_output(xxl_graph *g)
 {
 	if (g->op != XXL_GRAPH_CC)
-		g->components = g->n - g->forest_edges;
+		g->components = (g->pairs_by_id ? g->nodes : g->n) - g->forest_edges;
 	g->state = ST_DONE;
 	graph_release_all(g);
 	return 0;

@@ -109,7 +109,9 @@ typedef struct xxl_graph_stats
 	bool		ids_in_memory;	/* semi-external forests: ids numbered by the in-memory map,
 								 * not by sorts */
 	bool		ids_by_id;		/* small non-negative ids their own union-find index
-								 * (components in memory; the semi-external forests) */
+								 * (components in memory; the semi-external forests),
+								 * or the forests' ids their dense numbers on the
+								 * sorting path, without sorts */
 	int			id_parts;		/* by id: 1, or the levels of components in parts
 								 * (semi-external, graph_split.c); 0 otherwise */
 	uint64_t	base_nodes;		/* external: nodes left to the semi-external base (n') */
