@@ -21,7 +21,9 @@
  *     refills the input half.
  *   - Variable records: the first load has the whole region and is sorted
  *     and written by the caller, so an input that fits the budget stays in
- *     memory as before.  After it, loads alternate between the region's two
+ *     memory as before (unless the caller expects more than twice the
+ *     region: then the first load is a half too).  After it, loads
+ *     alternate between the region's two
  *     halves: the worker sorts a full half's entries (one thread, or all of
  *     them for compared keys) and writes
  *     its records in key order through the sorter's block writer, which
@@ -201,6 +203,8 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 		goto fail;
 	s->load = s->region;
 	s->load_size = s->region_size;
+	if (!s->fixed && s->async_runs && config->expected_bytes / 2 > s->region_size)
+		s->load_size = (s->region_size / 2) & ~(size_t) 63;
 	if (s->fixed)
 	{
 		s->half = (s->region_size / 2) & ~(size_t) (XXL_ALIGN - 1);

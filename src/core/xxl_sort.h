@@ -48,6 +48,12 @@ typedef struct xxl_sort_config
 	bool		async_runs;		/* sort and write each load on a worker thread while the
 								 * caller fills the next (pays off when the producer
 								 * works per record) */
+	uint64_t	expected_bytes; /* the input's record bytes as the caller expects
+								 * them, 0: unknown.  With async_runs, variable
+								 * records expected beyond twice the load region
+								 * alternate halves from the first load: it would
+								 * not have stayed in memory, and the caller need
+								 * not wait for its sort */
 	/*
 	 * Variable-length records whose keys are not byte images: compare them
 	 * with this (xxl_keycmp.h) instead of memcmp; run formation then sorts

@@ -319,6 +319,7 @@ xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size,
 	 */
 	cfg.async_merge = op->threads > 1;
 	cfg.async_runs = op->threads > 1;
+	cfg.expected_bytes = op->expected_bytes;
 
 	s = xxl_sorter_create(&cfg, &err);
 	if (s == NULL)

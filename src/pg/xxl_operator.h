@@ -81,6 +81,8 @@ struct XxlOperator
 	size_t		block_size;
 	int			threads;
 	XxlDiskSetup disk;
+	uint64		expected_bytes; /* its sorters' input as the planner expects it, 0:
+								 * unknown (xxl_sort_config.expected_bytes) */
 
 	XxlPhase	phase;
 	uint64		t_start;

@@ -240,8 +240,14 @@ sort_child(PlanSortState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
 	PlanState  *child = outerPlanState(state);
 	XxlInput   *in = xxl_input_open_plan(child, "the plan's rows");
+	/*
+	 * The planner's rows times their width and a record's overhead (its
+	 * key's headers, its entries in the load): a sort expected far beyond
+	 * its budget need not keep its first load whole (xxl_sort.h).
+	 */
 	XxlSortRunOptions options = {.memory = state->budget, .restore_from_key = true,
-	.distinct = state->keys.distinct};
+		.distinct = state->keys.distinct,
+	.expected_bytes = child->plan->plan_rows * (child->plan->plan_width + 32)};
 
 	state->direct = xxl_input_plan_direct(in);
 	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child),

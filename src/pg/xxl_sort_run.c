@@ -392,6 +392,9 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	}
 
 	run->op = memory > 0 ? xxl_operator_begin_budget("sort", memory) : xxl_operator_begin("sort");
+	if (options && options->expected_bytes > 0)
+		run->op->expected_bytes = options->expected_bytes < (double) PG_UINT64_MAX ?
+			(uint64) options->expected_bytes : PG_UINT64_MAX;
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
 	if (run->fixed)
 		xxl_operator_detail(run->op, "record_bytes", "%zu", run->record_size);

@@ -57,6 +57,9 @@ typedef struct XxlSortRunOptions
 	 * (xxl_key_filter.h), and the output has each key once.
 	 */
 	bool		distinct;
+
+	/* The records' bytes as the planner expects them; 0: unknown. */
+	double		expected_bytes;
 } XxlSortRunOptions;
 
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,

@@ -1086,6 +1086,7 @@ typedef struct var_run_opts
 	int			expect_passes;	/* 0: in memory; else at least this many */
 	int			async_merge;
 	bool		async_runs;
+	uint64_t	expected_bytes;
 } var_run_opts;
 
 /* Sort recs through the sorter and compare with the oracle, record by record. */
@@ -1107,6 +1108,7 @@ run_var_case(const char *label, var_rec *recs, size_t n, const var_run_opts *o,
 	cfg.res.threads = o->threads;
 	cfg.async_merge = o->async_merge;
 	cfg.async_runs = o->async_runs;
+	cfg.expected_bytes = o->expected_bytes;
 	cfg.res.disk.strategy = o->strategy;
 	s = xxl_sorter_create(&cfg, &err);
 	REQUIRE_MSG(s != NULL, "[%s] create: %s", label, err.message);
@@ -1180,7 +1182,7 @@ XT_TEST(var_in_memory_mixed)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 5000 : 40000, 2 * BS, 3 * BS, 1, 1};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {256 * MB, BS, 1, 0, 0, 0, 0, false};
+	var_run_opts o = {256 * MB, BS, 1, 0, 0, 0, 0, false, 0};
 
 	run_var_case("var in memory", recs, vs.n, &o, NULL);
 	free_var_records(recs, vs.n);
@@ -1191,8 +1193,8 @@ static void
 run_var_memory_and_external(const var_spec *vs, const char *name)
 {
 	var_rec    *recs = gen_var_records(vs);
-	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0, false};
-	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0, false};
+	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0, false, 0};
+	var_run_opts ext = {0, BS, 2, 0, XXL_ALLOC_STRIPING, 1, 0, false, 0};
 	char		label[64];
 
 	snprintf(label, sizeof(label), "%s in memory", name);
@@ -1226,7 +1228,7 @@ XT_TEST(var_three_merge_passes)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 30000 : 200000, 40, 100, 0, 3};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {0, 16 * KB, 1, 0, 0, 3, 0, false};
+	var_run_opts o = {0, 16 * KB, 1, 0, 0, 3, 0, false, 0};
 	xxl_sort_stats st;
 
 	if (xt_quick())
@@ -1242,7 +1244,7 @@ XT_TEST(var_thousands_of_runs_at_small_budget)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 150000 : 400000, 40, 100, 0, 11};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {xxl_sort_min_memory(4 * KB), 4 * KB, 1, 2, 0, 3, 0, true};
+	var_run_opts o = {xxl_sort_min_memory(4 * KB), 4 * KB, 1, 2, 0, 3, 0, true, 0};
 	xxl_sort_stats st;
 
 	memset(&st, 0, sizeof(st));
@@ -1260,7 +1262,7 @@ XT_TEST(var_merge_reads_partial_blocks)
 {
 	var_spec	vs = {K_MIXED, xt_quick() ? 100000 : 800000, 40, 100, 0, 7};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {4 * MB, 256 * KB, 1, 1, 0, 1, 0, false};
+	var_run_opts o = {4 * MB, 256 * KB, 1, 1, 0, 1, 0, false, 0};
 	xxl_sort_stats st;
 
 	memset(&st, 0, sizeof(st));
@@ -1283,7 +1285,7 @@ XT_TEST(var_async_merge_modes)
 
 	for (int mode = 0; mode < 4; mode++)
 	{
-		var_run_opts o = {4 * MB, BS, 2, mode < 2 ? 1 : 2, XXL_ALLOC_STRIPING, 1, mode % 2, false};
+		var_run_opts o = {4 * MB, BS, 2, mode < 2 ? 1 : 2, XXL_ALLOC_STRIPING, 1, mode % 2, false, 0};
 
 		if (xt_quick())
 			o.block_size = QUICK_BS;
@@ -1297,8 +1299,8 @@ XT_TEST(var_huge_records_external)
 {
 	var_spec	vs = {K_MIXED, 6000, 2 * BS, 3 * BS, 2, 4};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {4 * MB, BS, 3, 0, XXL_ALLOC_RANDOM_CYCLING, 1, 0, false};
-	var_run_opts o1 = {4 * MB, BS, 1, 1, XXL_ALLOC_STRIPING, 1, 0, false};
+	var_run_opts o = {4 * MB, BS, 3, 0, XXL_ALLOC_RANDOM_CYCLING, 1, 0, false, 0};
+	var_run_opts o1 = {4 * MB, BS, 1, 1, XXL_ALLOC_STRIPING, 1, 0, false, 0};
 	xxl_sort_stats st;
 
 	memset(&st, 0, sizeof(st));
@@ -1326,7 +1328,7 @@ XT_TEST(var_async_runs)
 
 	for (int threads = 1; threads <= 2; threads++)
 	{
-		var_run_opts o = {4 * MB, BS, 2, threads, XXL_ALLOC_STRIPING, 1, threads - 1, false};
+		var_run_opts o = {4 * MB, BS, 2, threads, XXL_ALLOC_STRIPING, 1, threads - 1, false, 0};
 
 		if (xt_quick())
 			o.block_size = QUICK_BS;
@@ -1336,6 +1338,24 @@ XT_TEST(var_async_runs)
 		/* the first load is whole, the others halves */
 		CHECK_GE(async_st.runs, 2 * sync_st.runs - 2);
 		CHECK_LE(async_st.runs, 2 * sync_st.runs + 1);
+		/* expected beyond twice the region: the first load is a half too */
+		{
+			xxl_sort_stats exp_st;
+			var_run_opts e = o;
+
+			e.expected_bytes = async_st.records * 300;
+			run_var_case("var async runs, expected large", recs, mixed.n, &e, &exp_st);
+			CHECK_GE(exp_st.runs, async_st.runs);
+			CHECK_LE(exp_st.runs, async_st.runs + 2);
+			/* ... wrongly: fewer records stay in memory, or spill a run */
+			e.expect_passes = 0;
+			run_var_case("var async runs, expected large, in memory", recs, 2000, &e, &exp_st);
+			CHECK_EQ(exp_st.runs, 0);
+			e.expect_passes = 1;
+			run_var_case("var async runs, expected large, a half and more", recs,
+						 async_st.records / (async_st.runs + 1) * 3 / 2, &e, &exp_st);
+			CHECK_GE(exp_st.runs, 1);
+		}
 		o.memory = 0;			/* the minimum: many runs, more merge passes */
 		run_var_case("var async runs, minimum budget", recs, mixed.n, &o, NULL);
 	}
@@ -1343,7 +1363,7 @@ XT_TEST(var_async_runs)
 
 	recs = gen_var_records(&names);
 	{
-		var_run_opts o = {2 * MB, BS, 1, 2, XXL_ALLOC_STRIPING, 1, 0, true};
+		var_run_opts o = {2 * MB, BS, 1, 2, XXL_ALLOC_STRIPING, 1, 0, true, 0};
 
 		run_var_case("names, async runs", recs, names.n, &o, NULL);
 	}
@@ -1351,7 +1371,7 @@ XT_TEST(var_async_runs)
 
 	recs = gen_var_records(&huge);
 	{
-		var_run_opts o = {4 * MB, BS, 1, 2, XXL_ALLOC_STRIPING, 1, 1, true};
+		var_run_opts o = {4 * MB, BS, 1, 2, XXL_ALLOC_STRIPING, 1, 1, true, 0};
 
 		run_var_case("huge records, async runs", recs, huge.n, &o, NULL);
 		o.memory = 3 * MB;
@@ -1368,7 +1388,7 @@ XT_TEST(var_huge_records_few_runs)
 {
 	var_spec	vs = {K_MIXED, 1500, 2 * BS, 3 * BS, 2, 4};
 	var_rec    *recs = gen_var_records(&vs);
-	var_run_opts o = {4 * MB, BS, 1, 0, XXL_ALLOC_STRIPING, 1, 0, false};
+	var_run_opts o = {4 * MB, BS, 1, 0, XXL_ALLOC_STRIPING, 1, 0, false, 0};
 
 	run_var_case("var huge, 2 runs", recs, vs.n, &o, NULL);
 	free_var_records(recs, vs.n);
@@ -1491,8 +1511,8 @@ XT_TEST(var_handcrafted_prefix_order)
 	size_t		n = NK * copies;
 	var_rec    *recs = calloc(n, sizeof(var_rec));
 	xt_rng		r = {11};
-	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0, false};
-	var_run_opts ext = {0, BS, 1, 0, 0, 1, 0, false};
+	var_run_opts mem = {64 * MB, BS, 1, 0, 0, 0, 0, false, 0};
+	var_run_opts ext = {0, BS, 1, 0, 0, 1, 0, false, 0};
 
 	for (size_t i = 0; i < n; i++)
 	{
@@ -1546,7 +1566,7 @@ XT_TEST(var_zero_and_one_record)
 {
 	var_rec		one = {(unsigned char *) "key", (unsigned char *) "payload", 3, 7, 0};
 	var_rec		empty = {(unsigned char *) "", (unsigned char *) "", 0, 0, 0};
-	var_run_opts mem = {4 * MB, BS, 1, 0, 0, 0, 0, false};
+	var_run_opts mem = {4 * MB, BS, 1, 0, 0, 0, 0, false, 0};
 
 	run_var_case("var zero records", NULL, 0, &mem, NULL);
 	run_var_case("var one record", &one, 1, &mem, NULL);
