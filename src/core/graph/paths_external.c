@@ -228,6 +228,21 @@ fill_numbered_arcs(xxl_paths *p)
 }
 
 /*
+ * What the search holds besides its queue or level sorters: one bit per
+ * node (and per cluster), the smallest caches of the adjacency, its index
+ * and the clusters' (pages of these sizes), the settle log's and the
+ * path's pages, slack.
+ */
+static size_t
+search_fixed(const xxl_paths *p, uint64_t n, size_t adj_page, size_t idx_page, size_t cidx_page)
+{
+	size_t		loaded = p->bfs_ran == XXL_PATHS_BFS_MM ? ((p->nclusters + 63) / 64 + 1) * 8 : 0;
+
+	return ((n + 63) / 64 + 1) * 8 + loaded + 2 * (adj_page + idx_page + cidx_page + 24) +
+		4 * xxl_pagefile_page_for(&p->env, 16384) + xxl_env_slack(&p->env);
+}
+
+/*
  * Whether the links' ids may be their nodes' numbers (less the smallest):
  * when they span at most two per link, as the ids of a graph numbered
  * 1..n whose nodes all have an edge do, the range costs at most what
@@ -238,11 +253,17 @@ static bool
 ids_by_id(const xxl_paths *p)
 {
 	uint64_t	span;
+	size_t		page;
 
 	if (p->clustered || p->nlinks == 0)
 		return false;
 	span = (uint64_t) p->id_max - (uint64_t) p->id_min;
-	return span / 2 < p->nlinks && span / 8 < p->env.pool / 4;
+	if (span / 2 >= p->nlinks)
+		return false;
+	/* and the search over the whole range fits, as over the distinct ids it must */
+	page = xxl_pagefile_page_for(&p->env, 4096);
+	return search_fixed(p, span + 1, page, page, 0) +
+		2 * xxl_pq_min_memory(XXL_ALIGN) <= p->env.pool;
 }
 
 /*
@@ -834,9 +855,7 @@ paths_ext_run(xxl_paths *p)
 		 * settle log's and the path's pages, slack, and a queue (or the
 		 * level sorters) of the smallest size.
 		 */
-		size_t		fixed = p->visited_bytes + p->loaded_bytes +
-			2 * (p->adj.page + p->idx.page + p->cidx.page + 24) +
-			4 * xxl_pagefile_page_for(env, 16384) + xxl_env_slack(env);
+		size_t		fixed = search_fixed(p, p->n, p->adj.page, p->idx.page, p->cidx.page);
 		size_t		need = fixed + (p->clustered ? 4 : 2) * xxl_pq_min_memory(XXL_ALIGN);
 
 		if (need > env->pool)
