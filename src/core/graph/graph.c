@@ -188,7 +188,7 @@ pairs_by_id(const xxl_graph *g)
 	 * pool): up to a quarter
 	 */
 	return g->op != XXL_GRAPH_CC && g->sorted_m > 0 && span / 2 < g->sorted_m &&
-		span / 32 < g->env.pool / 32;
+		(span / 64 + 1) * 8 <= g->env.pool / 4;
 }
 
 /* By id, the last pair read: the nodes are the ids seen. */

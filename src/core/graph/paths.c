@@ -37,15 +37,6 @@ xxl_paths_min_memory(void)
 	return xxl_graph_min_memory();
 }
 
-static int
-cmp_id(const void *a, const void *b)
-{
-	int64_t		x = *(const int64_t *) a,
-				y = *(const int64_t *) b;
-
-	return (x > y) - (x < y);
-}
-
 xxl_paths *
 xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 {
@@ -93,7 +84,7 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 	if (p->sources == NULL)
 		goto fail;
 	memcpy(p->sources, config->sources, ns * sizeof(int64_t));
-	qsort(p->sources, ns, sizeof(int64_t), cmp_id);
+	qsort(p->sources, ns, sizeof(int64_t), paths_cmp_id);
 	p->nsources = 0;
 	for (size_t i = 0; i < ns; i++)
 		if (p->nsources == 0 || p->sources[p->nsources - 1] != p->sources[i])

@@ -10,6 +10,7 @@
 #include "core/graph/paths_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define LINK_REC IO_REC
 #define ARC_REC 40
@@ -131,20 +132,28 @@ find_sources(void *arg, int64_t id, uint64_t dense, uint64_t *cluster)
 	return XXL_OK;
 }
 
+/* The sources found (dense number, id, cluster) and no target yet. */
+static xxl_status
+alloc_found_sources(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		ns = 8 * (p->nsources ? p->nsources : 1);
+
+	p->src_dense = xxl_env_alloc(env, ns);
+	p->src_orig = p->src_dense ? xxl_env_alloc(env, ns) : NULL;
+	p->src_cluster = p->src_orig ? xxl_env_alloc(env, ns) : NULL;
+	p->target_dense = UINT64_MAX;
+	return p->src_cluster ? XXL_OK : env->err.code;
+}
+
 /* Number the distinct ids (S1 -> S2), finding the sources and the target. */
 static xxl_status
 number_ids(xxl_paths *p)
 {
 	xxl_env    *env = &p->env;
 
-	size_t		ns = 8 * (p->nsources ? p->nsources : 1);
-
-	p->src_dense = xxl_env_alloc(env, ns);
-	p->src_orig = p->src_dense ? xxl_env_alloc(env, ns) : NULL;
-	p->src_cluster = p->src_orig ? xxl_env_alloc(env, ns) : NULL;
-	if (p->src_cluster == NULL)
+	if (alloc_found_sources(p) != XXL_OK)
 		return env->err.code;
-	p->target_dense = UINT64_MAX;
 	if (graph_number_ids(env, &p->s1, &p->s2, numbering_share(p), 2 * p->nlinks, find_sources,
 						 p, p->clustered, &p->n) != XXL_OK)
 		return env->err.code;
@@ -275,20 +284,10 @@ see_id(xxl_paths *p, int64_t id, bool *found)
 {
 	if (p->nsources > 0 && id >= p->sources[0] && id <= p->sources[p->nsources - 1])
 	{
-		size_t		lo = 0,
-					hi = p->nsources;
+		const int64_t *s = bsearch(&id, p->sources, p->nsources, sizeof(int64_t), paths_cmp_id);
 
-		while (lo < hi)
-		{
-			size_t		mid = lo + (hi - lo) / 2;
-
-			if (p->sources[mid] < id)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < p->nsources && p->sources[lo] == id)
-			found[lo] = true;
+		if (s != NULL)
+			found[s - p->sources] = true;
 	}
 	if (p->has_target && id == p->target)
 		p->target_dense = (uint64_t) id - (uint64_t) p->id_min;
@@ -318,12 +317,7 @@ fill_arcs_by_id(xxl_paths *p)
 
 	p->by_id = true;
 	p->n = (uint64_t) p->id_max - (uint64_t) p->id_min + 1;
-	p->target_dense = UINT64_MAX;
-	p->src_dense = xxl_env_alloc(env, 8 * ns);
-	p->src_orig = p->src_dense ? xxl_env_alloc(env, 8 * ns) : NULL;
-	p->src_cluster = p->src_orig ? xxl_env_alloc(env, 8 * ns) : NULL;
-	found = p->src_cluster ? xxl_env_alloc(env, ns) : NULL;
-	if (found == NULL)
+	if (alloc_found_sources(p) != XXL_OK || (found = xxl_env_alloc(env, ns)) == NULL)
 		return env->err.code;
 	memset(found, 0, ns);
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
@@ -380,6 +374,9 @@ write_adjacency(xxl_paths *p)
 	uint64_t	arc = 0,
 				node = 0;
 	int			got;
+	/* by id, the cost the sorted arcs carry (none for BFS) */
+	size_t		cost_bytes = p->by_id ? arc_by_id_rec(p) - 24 : 0;
+	unsigned char whole[ADJ_REC] = {0};
 
 	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), ADJ_REC) != XXL_OK ||
 		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
@@ -388,7 +385,6 @@ write_adjacency(xxl_paths *p)
 	{
 		uint64_t	from = g_get_be(r);
 		const unsigned char *rec = r + 8;
-		unsigned char whole[ADJ_REC];
 
 		for (; node <= from; node++)
 			if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
@@ -398,11 +394,7 @@ write_adjacency(xxl_paths *p)
 			/* (head, head's id, edge id, cost) from (head, edge id[, cost]) */
 			memcpy(whole, r + 8, 8);
 			g_put_u64(whole + 8, g_get_u64(r + 8) + (uint64_t) p->id_min);
-			memcpy(whole + 16, r + 16, 8);
-			if (arc_by_id_rec(p) == 32)
-				memcpy(whole + 24, r + 24, 8);
-			else
-				memset(whole + 24, 0, 8);
+			memcpy(whole + 16, r + 16, 8 + cost_bytes);
 			rec = whole;
 		}
 		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))

@@ -309,6 +309,16 @@ paths_part_share(const xxl_paths *p, int parts)
 	return h - h % XXL_ALIGN;
 }
 
+/* qsort / bsearch order of int64_t ids (the sources). */
+static inline int
+paths_cmp_id(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
 static inline xxl_status
 pfail(xxl_paths *p)
 {
