@@ -8,8 +8,12 @@
 #include <string.h>
 
 /*
- * Blocks as large as keep about 16 run readers in the queue (a run's block
+ * Blocks as large as keep about 64 run readers in the queue (a run's block
  * list costs a bounded amount of memory however long it is: xxl_stream.h).
+ * A record is rewritten once per merge it takes part in, about
+ * log(runs written) / log(readers) times, so readers pay for themselves
+ * down to small blocks, which the caller copies through the page cache
+ * (xxl_io.h).
  */
 static size_t
 queue_block(xxl_env *env, size_t memory)
@@ -17,7 +21,7 @@ queue_block(xxl_env *env, size_t memory)
 	size_t		block = XXL_ALIGN;
 
 	while (block * 2 <= env->max_block && xxl_pq_min_memory(block * 2) <= memory &&
-		   block * 2 * 2 * 16 <= memory / 2)
+		   block * 2 * 2 * 64 <= memory / 2)
 		block *= 2;
 	return block;
 }

@@ -9,7 +9,10 @@
  * list each: 16 bytes per block up to XXL_RUN_MEMORY_BLOCKS, a page of its
  * own log beyond) plus one writer for merges; the other half is the
  * insertion heap and, of the same size, the scratch its contents are radix
- * sorted into when it is written out.
+ * sorted into when it is written out.  Each reader is charged what its own
+ * run's list takes, not the longest list's bound: the runs the heap writes
+ * list a few dozen blocks, so about twice as many of them fit before a
+ * merge, and a record takes part in fewer merges.
  */
 #include "core/pq.h"
 #include "core/radix.h"
@@ -29,6 +32,7 @@ typedef struct pq_run
 {
 	xxl_run		run;
 	xxl_breader *r;
+	size_t		mem;			/* what its reader is charged in the run area */
 	uint64_t	left;			/* records not yet taken, the head included */
 	unsigned char head[];		/* the run's smallest remaining record */
 } pq_run;
@@ -52,7 +56,9 @@ struct xxl_pq
 
 	pq_run	  **runs;			/* a binary heap by head */
 	int			nruns;
-	int			max_runs;
+	int			max_runs;		/* slots: as many of the cheapest readers as fit */
+	size_t		run_area;		/* readers' memory, less one writer's */
+	size_t		runs_mem;		/* what the open readers are charged */
 	pq_run	  **sel;			/* merge work array */
 
 	uint64_t	size;
@@ -65,6 +71,20 @@ static size_t
 reader_bytes(size_t block, size_t rec)
 {
 	return READ_BUFFERS * block + RUN_OVERHEAD + rec + xxl_run_read_bound();
+}
+
+/*
+ * The same for a run of nblocks blocks: a list short enough to stay in
+ * memory is two arrays reserved at its exact length (run_new).
+ */
+static size_t
+run_reader_bytes(const xxl_pq *pq, uint64_t records)
+{
+	uint64_t	nblocks = (records * pq->rec + pq->block - 1) / pq->block;
+	size_t		list = nblocks > XXL_RUN_MEMORY_BLOCKS ? xxl_run_read_bound() :
+		2 * xxl_budget_charge((size_t) nblocks * sizeof(uint64_t));
+
+	return READ_BUFFERS * pq->block + RUN_OVERHEAD + pq->rec + list;
 }
 
 /* The merge's writer: its buffers and the list of the run it writes. */
@@ -164,12 +184,12 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 	slack = config->memory / 8 > SLACK_MIN ? config->memory / 8 : SLACK_MIN;
 	avail = config->memory - slack;
 	run_area = avail / 2;
-	pq->max_runs = run_area > writer_bytes(block) ?
-		(int) ((run_area - writer_bytes(block)) / reader_bytes(block, pq->rec)) : 0;
+	pq->run_area = run_area > writer_bytes(block) ? run_area - writer_bytes(block) : 0;
 	pq->heap_bytes = (avail - run_area) / 2;
 	pq->heap_bytes -= pq->heap_bytes % XXL_ALIGN;
 	pq->heap_cap = pq->heap_bytes / pq->rec;
-	if (pq->max_runs < MIN_RUNS || pq->heap_cap < 2)
+	pq->max_runs = (int) (pq->run_area / run_reader_bytes(pq, 1));
+	if (pq->run_area / reader_bytes(block, pq->rec) < MIN_RUNS || pq->heap_cap < 2)
 	{
 		xxl_error_set(err, XXL_EINVAL, 0, "memory budget of %zu bytes is too small for a priority queue",
 					  config->memory);
@@ -186,7 +206,7 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 		xxl_pq_destroy(pq);
 		return NULL;
 	}
-	pq->stats.max_runs = pq->max_runs;
+	pq->stats.max_runs = (int) (pq->run_area / reader_bytes(block, pq->rec));
 	pq->stats.heap_capacity = pq->heap_cap;
 	pq->stats.memory_limit = config->memory;
 	return pq;
@@ -276,6 +296,7 @@ run_free(xxl_pq *pq, pq_run *run)
 
 	if (run == NULL)
 		return;
+	pq->runs_mem -= run->mem;
 	freed = run->r ? xxl_breader_freed(run->r) : 0;
 	xxl_breader_destroy(run->r);
 	if (pq->disks)
@@ -313,6 +334,8 @@ run_open(xxl_pq *pq, pq_run *run)
 	const void *p;
 
 	run->left = run->run.nrecords;
+	run->mem = run_reader_bytes(pq, run->run.nrecords);
+	pq->runs_mem += run->mem;
 	run->r = xxl_breader_create(pq->disks, &pq->part.budget, READ_BUFFERS, &run->run, &pq->part.err);
 	if (run->r == NULL)
 		return NULL;
@@ -494,8 +517,12 @@ flush_heap(xxl_pq *pq)
 		if (pq->disks == NULL)
 			return pq->part.err.code;
 	}
-	if (pq->nruns >= pq->max_runs && merge_runs(pq) != XXL_OK)
-		return pq->part.err.code;
+	/* merge until the new run's reader fits beside the others */
+	while (pq->nruns >= 2 &&
+		   (pq->nruns >= pq->max_runs ||
+			pq->runs_mem + run_reader_bytes(pq, pq->heap_n) > pq->run_area))
+		if (merge_runs(pq) != XXL_OK)
+			return pq->part.err.code;
 	xxl_radix_sort_fixed((char *) pq->heap, (char *) pq->scratch, pq->heap_n, pq->rec, pq->key,
 						 pq->threads, true);
 	run = run_new(pq, pq->heap_n);
@@ -536,6 +563,8 @@ flush_heap(xxl_pq *pq)
 	}
 	pq->runs[i] = run;
 	pq->stats.runs++;
+	if (pq->nruns > pq->stats.open_peak)
+		pq->stats.open_peak = pq->nruns;
 	return XXL_OK;
 }
 

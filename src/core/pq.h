@@ -42,7 +42,8 @@ typedef struct xxl_pq_stats
 	uint64_t	runs;			/* sorted runs written from the insertion heap */
 	uint64_t	merges;			/* run merges */
 	uint64_t	merged_records; /* records rewritten by merges */
-	int			max_runs;		/* run readers the budget holds */
+	int			max_runs;		/* run readers the budget holds at the longest lists */
+	int			open_peak;		/* most runs open at once (short runs' lists cost less) */
 	uint64_t	heap_capacity;	/* records the insertion heap holds */
 	uint64_t	memory_peak;
 	uint64_t	memory_limit;
