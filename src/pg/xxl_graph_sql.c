@@ -676,6 +676,7 @@ graph_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "base_nodes", UINT64_FORMAT, s.base_nodes);
 	xxl_stats_detail(st, "contracted_nodes", UINT64_FORMAT, s.contracted_nodes);
 	xxl_stats_detail(st, "relinked_edges", UINT64_FORMAT, s.relinked_edges);
+	xxl_stats_detail(st, "parallel_edges", UINT64_FORMAT, s.parallel_edges);
 	xxl_stats_detail(st, "contraction_passes", UINT64_FORMAT, s.contraction_passes);
 	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
 	xxl_stats_detail(st, "sorts", UINT64_FORMAT, s.sorts);

@@ -445,7 +445,8 @@ check_msf(const char *label, const edges *es, const result *r)
  * Run every operation on a graph at a roomy budget and forced external,
  * check against the oracles and the stats.  ext_cfg forces the external
  * path: by the smallest budget if the graph is large enough, else by the
- * node cap.
+ * node cap.  Graphs forced by the cap run external a second time with the
+ * queue's records as wide as for more than 2^32 nodes.
  */
 static void
 check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t semi_cap)
@@ -457,10 +458,12 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 	oracle_build(&o, es);
 	nodes = o.n;
 	oracle_free(&o);
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < (semi_cap > 0 ? 3 : 2); pass++)
 	{
 		xxl_graph_config cfg = pass == 0 ? graph_config(ROOMY, 0) :
 			graph_config(tiny_budget ? xxl_graph_min_memory() : ROOMY, semi_cap);
+
+		cfg.wide_queue = pass == 2;
 
 		for (int k = 0; k < 3; k++)
 		{
@@ -481,11 +484,11 @@ check_all_ops(const char *label, const edges *es, bool tiny_budget, uint64_t sem
 			 * memory and the forests semi-external, by id, wherever their 4
 			 * bytes per id fit
 			 */
-			if (pass == 1 && semi_cap == 0 && r.st.ids_by_id)
+			if (pass >= 1 && semi_cap == 0 && r.st.ids_by_id)
 				want = ops[k] == XXL_GRAPH_CC && r.st.id_parts == 1 ? XXL_GRAPH_IN_MEMORY :
 					XXL_GRAPH_SEMI_EXTERNAL;
 			snprintf(l, sizeof(l), "%s/%s/%s", label, ops[k] == XXL_GRAPH_CC ? "cc" :
-					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : "external");
+					 ops[k] == XXL_GRAPH_SF ? "sf" : "msf", pass == 0 ? "roomy" : pass == 1 ? "external" : "external wide");
 			CHECK_MSG(r.rc == XXL_OK, "%s: status %s", l, xxl_status_name(r.rc));
 			if (r.rc != XXL_OK)
 			{

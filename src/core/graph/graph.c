@@ -53,6 +53,7 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	g->op = op;
 	g->seed = config->seed;
 	g->max_semi_nodes = config->max_semi_nodes;
+	g->wide_queue = config->wide_queue;
 	g->expected_edges = config->expected_edges;
 	g->t_start = xxl_now_ns();
 	idmap_init(&g->idm, g->env.budget.limit);
@@ -128,21 +129,21 @@ xxl_graph_put_edges(xxl_graph *g, const xxl_graph_edge *edges, size_t n)
 }
 
 /*
- * The next edge on the sorting path, numbered in the order they come: its
- * endpoints into S1 and, for the forests, its record into the input spool
- * (what their output reports).  Their numbers are the input positions,
- * except for components that leave components by id, whose links stand in
- * for the edges before.
+ * The next edge on the sorting path, numbered in the order they come: for
+ * components its endpoints into S1, for the forests its record into the
+ * input spool (what their output reports), whose endpoints go to S1 only
+ * if their ids are not their own numbers (graph_relabel).  Their numbers
+ * are the input positions, except for components that leave components by
+ * id, whose links stand in for the edges before.
  */
 xxl_status
 graph_put_sorted(xxl_graph *g, int64_t source, int64_t target, int64_t id, double cost)
 {
 	unsigned char io[IO_REC];
 
-	if (graph_put_endpoints(&g->env, &g->s1, g->sorted_m++, source, target) != XXL_OK)
-		return g->env.err.code;
 	if (g->op == XXL_GRAPH_CC)
-		return XXL_OK;
+		return graph_put_endpoints(&g->env, &g->s1, g->sorted_m++, source, target);
+	g->sorted_m++;
 	g->sorted_min = source < g->sorted_min ? source : g->sorted_min;
 	g->sorted_min = target < g->sorted_min ? target : g->sorted_min;
 	g->sorted_max = source > g->sorted_max ? source : g->sorted_max;
@@ -151,10 +152,15 @@ graph_put_sorted(xxl_graph *g, int64_t source, int64_t target, int64_t id, doubl
 	return xxl_spool_write(&g->input, io, IO_REC);
 }
 
-/* S1 for the sorting path (at creation, or when memory runs out). */
+/*
+ * S1 for the sorting path (at creation, or when memory runs out); the
+ * forests' is opened when their input is spooled, if at all.
+ */
 xxl_status
 graph_open_endpoints(xxl_graph *g)
 {
+	if (g->op != XXL_GRAPH_CC)
+		return XXL_OK;
 	return xxl_env_sort_open(&g->env, &g->s1, half_share(g), 0, 16, 8, 2 * g->expected_edges,
 							 XXL_INPUT_UNBOUNDED);
 }
@@ -204,9 +210,36 @@ count_present(xxl_graph *g)
 	g->present = NULL;
 }
 
+/* The forests' endpoints from their input spool into S1. */
+static xxl_status
+fill_endpoints(xxl_graph *g)
+{
+	xxl_env  *env = &g->env;
+	xxl_spool_reader rd;
+	xxl_status	rc = XXL_OK;
+
+	if (xxl_env_sort_open(env, &g->s1, half_share(g), 0, 16, 8, 2 * g->sorted_m,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &g->input, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t e = 0; e < g->sorted_m && rc == XXL_OK; e++)
+	{
+		const unsigned char *io;
+
+		rc = xxl_spool_read(&rd, IO_REC, &io);
+		if (rc == XXL_OK)
+			rc = graph_put_endpoints(env, &g->s1, e, (int64_t) g_get_u64(io),
+									 (int64_t) g_get_u64(io + 8));
+		if (rc == XXL_OK && poll_canceled(g))
+			rc = env->err.code;
+	}
+	xxl_spool_reader_close(&rd);
+	return rc;
+}
+
 /*
  * Sort endpoints by id, number the distinct ids, send them back by edge;
- * or, by id, leave S1 unsorted and read the pairs from the input.
+ * or, for the forests by id, read the pairs from the input without S1.
  */
 xxl_status
 graph_relabel(xxl_graph *g)
@@ -215,7 +248,6 @@ graph_relabel(xxl_graph *g)
 		return g->env.err.code;
 	if (pairs_by_id(g))
 	{
-		xxl_env_sort_close(&g->env, &g->s1, NULL, NULL);
 		g->pairs_by_id = true;
 		g->pairs_pos = 0;
 		g->n = (uint64_t) g->sorted_max - (uint64_t) g->sorted_min + 1;
@@ -226,6 +258,8 @@ graph_relabel(xxl_graph *g)
 		memset(g->present, 0, g->present_bytes);
 		return xxl_spool_reader_open(&g->rd_pairs, &g->input, false);
 	}
+	if (g->op != XXL_GRAPH_CC && fill_endpoints(g) != XXL_OK)
+		return g->env.err.code;
 	if (graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->sorted_m, write_map, g,
 						 false, &g->n) != XXL_OK)
 		return g->env.err.code;
@@ -279,7 +313,7 @@ graph_fill_kruskal_sorter(xxl_graph *g)
 				dv;
 	int			got;
 
-	if (xxl_env_sort_open(env, &g->s3, half_share(g), 0, 48, 16,
+	if (xxl_env_sort_open(env, &g->s3, half_share(g), 0, graph_kruskal_rec(g), 16,
 							  g->m, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_in, &g->input, false) != XXL_OK)
 		return env->err.code;
@@ -296,7 +330,8 @@ graph_fill_kruskal_sorter(xxl_graph *g)
 		g_put_be(r + 8, g_id_key((int64_t) g_get_u64(io + 16)));
 		g_put_u64(r + 16, du);
 		g_put_u64(r + 24, dv);
-		memcpy(r + 32, io, 16);
+		if (!g->pairs_by_id)
+			memcpy(r + 32, io, 16);
 		if (xxl_env_sort_put(env, &g->s3, r) != XXL_OK)
 			return env->err.code;
 		if (poll_canceled(g))
@@ -385,6 +420,7 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->base_nodes = g->path == XXL_GRAPH_EXTERNAL ? g->base_n : 0;
 	st->contracted_nodes = g->contracted;
 	st->relinked_edges = g->relinked;
+	st->parallel_edges = g->parallel;
 	st->contraction_passes = g->path == XXL_GRAPH_EXTERNAL ? 1 : 0;
 	st->pq_pushes = env->done.pq_pushes;
 	st->pq_merges = env->done.pq_merges;

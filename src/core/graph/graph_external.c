@@ -10,9 +10,53 @@
 
 /* External path ----------------------------------------------------------- */
 
+/*
+ * Queue records.  The key orders by descending larger end, then by the
+ * smaller end (SF, CC; SF's edge number breaks ties) or by the edge's rank
+ * in Kruskal order (MSF).  While the nodes and (for MSF) the ranks fit 32
+ * bits, the end and what orders after it share one key word: records of 16
+ * bytes instead of 24 (8 instead of 16 for CC), and the queue's I/O, most
+ * of the reduction's, shrinks by as much.
+ */
+#define NARROW_MAX UINT32_MAX
+
+static bool
+queue_narrow(const xxl_graph *g)
+{
+	return !g->wide_queue && g->n <= NARROW_MAX &&
+		(g->op != XXL_GRAPH_MSF || g->m <= NARROW_MAX);
+}
+
+static size_t
+queue_rec_size(const xxl_graph *g)
+{
+	if (g->narrow)
+		return g->op == XXL_GRAPH_CC ? 8 : 16;
+	return g->op == XXL_GRAPH_CC ? 16 : 24;
+}
+
+static size_t
+queue_key_size(const xxl_graph *g)
+{
+	if (g->narrow)
+		return g->op == XXL_GRAPH_SF ? 16 : 8;
+	return g->op == XXL_GRAPH_SF ? 24 : 16;
+}
+
 static inline void
 put_queue_rec(const xxl_graph *g, unsigned char *r, uint64_t hi, uint64_t lo, uint64_t edge)
 {
+	if (g->narrow)
+	{
+		uint64_t	second = g->op == XXL_GRAPH_MSF ? edge : lo;
+
+		g_put_be(r, (NARROW_MAX - hi) << 32 | second);
+		if (g->op == XXL_GRAPH_MSF)
+			g_put_u64(r + 8, lo);
+		else if (g->op == XXL_GRAPH_SF)
+			g_put_be(r + 8, edge);
+		return;
+	}
 	g_put_be(r, UINT64_MAX - hi);
 	if (g->op == XXL_GRAPH_MSF)
 	{
@@ -27,16 +71,115 @@ put_queue_rec(const xxl_graph *g, unsigned char *r, uint64_t hi, uint64_t lo, ui
 	}
 }
 
-static size_t
-queue_rec_size(const xxl_graph *g)
+/* The larger end of a record (its key's first part). */
+static inline uint64_t
+queue_rec_hi(const xxl_graph *g, const unsigned char *r)
 {
-	return g->op == XXL_GRAPH_CC ? 16 : 24;
+	return g->narrow ? NARROW_MAX - (g_get_be(r) >> 32) : UINT64_MAX - g_get_be(r);
 }
 
-static size_t
-queue_key_size(const xxl_graph *g)
+static inline void
+get_queue_rec(const xxl_graph *g, const unsigned char *r, uint64_t *hi, uint64_t *lo, uint64_t *edge)
 {
-	return g->op == XXL_GRAPH_SF ? 24 : 16;
+	*hi = queue_rec_hi(g, r);
+	*edge = 0;
+	if (g->narrow)
+	{
+		uint64_t	second = g_get_be(r) & NARROW_MAX;
+
+		if (g->op == XXL_GRAPH_MSF)
+		{
+			*edge = second;
+			*lo = g_get_u64(r + 8);
+		}
+		else
+		{
+			*lo = second;
+			if (g->op == XXL_GRAPH_SF)
+				*edge = g_get_be(r + 8);
+		}
+		return;
+	}
+	if (g->op == XXL_GRAPH_MSF)
+	{
+		*edge = g_get_be(r + 8);
+		*lo = g_get_u64(r + 16);
+	}
+	else
+	{
+		*lo = g_get_be(r + 8);
+		if (g->op == XXL_GRAPH_SF)
+			*edge = g_get_be(r + 16);
+	}
+}
+
+/*
+ * The smaller ends already met among one node's queue records (MSF).  They
+ * come by rank, so an end met again is a heavier edge parallel to one
+ * already taken, never in the forest: dropping it spares the queue and the
+ * base's sort its every later copy (the relinking makes many).  A table of
+ * a fixed size, cleared per node by a generation stamp; an end it has no
+ * room for is kept, which is only slower.
+ */
+#define SEEN_PROBES 8
+
+static xxl_status
+seen_open(xxl_graph *g, seen_set *ss)
+{
+	size_t		n = 256;
+
+	memset(ss, 0, sizeof(*ss));
+	while (n * 2 * (sizeof(uint64_t) + sizeof(uint32_t)) <= g->env.pool / 64)
+		n *= 2;
+	ss->bytes = n * (sizeof(uint64_t) + sizeof(uint32_t));
+	ss->lo = xxl_env_alloc(&g->env, ss->bytes);
+	if (ss->lo == NULL)
+		return g->env.err.code;
+	ss->gen = (uint32_t *) (ss->lo + n);
+	memset(ss->gen, 0, n * sizeof(uint32_t));
+	ss->mask = n - 1;
+	ss->cur = 1;
+	return XXL_OK;
+}
+
+static void
+seen_next_node(seen_set *ss)
+{
+	if (++ss->cur == 0)
+	{
+		memset(ss->gen, 0, (ss->mask + 1) * sizeof(uint32_t));
+		ss->cur = 1;
+	}
+}
+
+/* Whether lo was met before for this node; remembers it if there is room. */
+static bool
+seen_before(seen_set *ss, uint64_t lo)
+{
+	size_t		h = (size_t) ((lo * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+
+	for (int i = 0; i < SEEN_PROBES; i++)
+	{
+		size_t		k = (h + i) & ss->mask;
+
+		if (ss->gen[k] != ss->cur)
+		{
+			ss->gen[k] = ss->cur;
+			ss->lo[k] = lo;
+			return false;
+		}
+		if (ss->lo[k] == lo)
+			return true;
+	}
+	return false;
+}
+
+void
+graph_seen_close(xxl_graph *g, seen_set *ss)
+{
+	if (ss->lo)
+		xxl_env_free(&g->env, ss->lo, ss->bytes);
+	memset(ss, 0, sizeof(*ss));
 }
 
 /*
@@ -73,6 +216,7 @@ fill_queue(xxl_graph *g)
 	xxl_env  *env = &g->env;
 	int			got;
 
+	g->narrow = queue_narrow(g);
 	if (g->op != XXL_GRAPH_MSF)
 	{
 		uint64_t	e,
@@ -109,10 +253,13 @@ fill_queue(xxl_graph *g)
 			unsigned char io[IO_REC];
 			uint64_t	pu = gperm_apply(&g->perm, g_get_u64(s + 16)),
 						pv = gperm_apply(&g->perm, g_get_u64(s + 24));
-			int64_t		id = g_key_id(g_get_be(s + 8));
+			int64_t		id = g_key_id(g_get_be(s + 8)),
+						source,
+						target;
 			double		cost = g_key_cost(g_get_be(s));
 
-			g_put_edge_rec(io, (int64_t) g_get_u64(s + 32), (int64_t) g_get_u64(s + 40), id, cost);
+			graph_kruskal_ends(g, s, &source, &target);
+			g_put_edge_rec(io, source, target, id, cost);
 			if (xxl_spool_write(&g->info, io, IO_REC) != XXL_OK)
 				return env->err.code;
 			if (pu != pv && route_edge(g, pu, pv, rank) != XXL_OK)
@@ -139,7 +286,7 @@ fill_queue(xxl_graph *g)
  * dropped, and for SF/CC parallel edges too (they arrive side by side).
  */
 static xxl_status
-contract(xxl_graph *g)
+contract_nodes(xxl_graph *g, seen_set *ss)
 {
 	xxl_env  *env = &g->env;
 	uint64_t	cur = NONE,
@@ -160,27 +307,22 @@ contract(xxl_graph *g)
 			return env->err.code;
 		if (got == 0)
 			break;
-		hi = UINT64_MAX - g_get_be(t);
-		if (hi < g->base_n)
+		if (queue_rec_hi(g, t) < g->base_n)
 			break;
 		if (xxl_env_queue_pop(env, &g->pq, r) < 0)
 			return env->err.code;
-		if (g->op == XXL_GRAPH_MSF)
-		{
-			edge = g_get_be(r + 8);
-			lo = g_get_u64(r + 16);
-		}
-		else
-		{
-			lo = g_get_be(r + 8);
-			edge = g->op == XXL_GRAPH_SF ? g_get_be(r + 16) : 0;
-		}
+		get_queue_rec(g, r, &hi, &lo, &edge);
 		if (hi != cur)
 		{
 			cur = hi;
 			relink = lo;
 			prev_lo = lo;
 			g->contracted++;
+			if (ss)
+			{
+				seen_next_node(ss);
+				(void) seen_before(ss, lo);
+			}
 			if (g->op == XXL_GRAPH_CC)
 			{
 				uint64_t	rec[2] = {hi, lo};
@@ -196,14 +338,12 @@ contract(xxl_graph *g)
 			}
 			continue;
 		}
-		if (g->op != XXL_GRAPH_MSF)
+		if (ss ? seen_before(ss, lo) : lo == prev_lo || lo == relink)
 		{
-			if (lo == prev_lo)
-				continue;
-			prev_lo = lo;
-		}
-		if (lo == relink)
+			g->parallel++;
 			continue;
+		}
+		prev_lo = lo;
 		put_queue_rec(g, nr, lo > relink ? lo : relink, lo > relink ? relink : lo, edge);
 		if (xxl_env_queue_push(env, &g->pq, nr) != XXL_OK)
 			return env->err.code;
@@ -211,6 +351,17 @@ contract(xxl_graph *g)
 		if (poll_canceled(g))
 			return env->err.code;
 	}
+	return XXL_OK;
+}
+
+static xxl_status
+contract(xxl_graph *g)
+{
+	if (g->op != XXL_GRAPH_MSF)
+		return contract_nodes(g, NULL);
+	if (seen_open(g, &g->seen) != XXL_OK || contract_nodes(g, &g->seen) != XXL_OK)
+		return g->env.err.code;
+	graph_seen_close(g, &g->seen);
 	return XXL_OK;
 }
 
@@ -228,13 +379,13 @@ solve_base(xxl_graph *g)
 			return env->err.code;
 		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
 		{
-			uint64_t	hi = UINT64_MAX - g_get_be(r),
-						lo = g_get_be(r + 8);
+			uint64_t	hi,
+						lo,
+						edge;
 
+			get_queue_rec(g, r, &hi, &lo, &edge);
 			if (uf_union(g->parent, hi, lo) && g->op == XXL_GRAPH_SF)
 			{
-				uint64_t	edge = g_get_be(r + 16);
-
 				if (xxl_spool_write(&g->forest, &edge, 8) != XXL_OK)
 					return env->err.code;
 				g->forest_count++;
@@ -278,23 +429,40 @@ solve_base(xxl_graph *g)
 	else
 	{
 		const unsigned char *s;
+		uint64_t	cur = NONE;
 
-		/* Kruskal: the remaining edges by rank */
+		/* Kruskal: the remaining edges by rank, less the heavier parallels */
 		if (xxl_env_sort_open(env, &g->s4, half_share(g), 0, 24, 8,
-								  xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_UNBOUNDED) != XXL_OK)
+								  xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+			seen_open(g, &g->seen) != XXL_OK)
 			return env->err.code;
 		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
 		{
 			unsigned char s4[24];
+			uint64_t	hi,
+						lo,
+						rank;
 
-			memcpy(s4, r + 8, 8);
-			g_put_u64(s4 + 8, UINT64_MAX - g_get_be(r));
-			memcpy(s4 + 16, r + 16, 8);
+			get_queue_rec(g, r, &hi, &lo, &rank);
+			if (hi != cur)
+			{
+				cur = hi;
+				seen_next_node(&g->seen);
+			}
+			if (seen_before(&g->seen, lo))
+			{
+				g->parallel++;
+				continue;
+			}
+			g_put_be(s4, rank);
+			g_put_u64(s4 + 8, hi);
+			g_put_u64(s4 + 16, lo);
 			if (xxl_env_sort_put(env, &g->s4, s4) != XXL_OK)
 				return env->err.code;
 			if (poll_canceled(g))
 				return env->err.code;
 		}
+		graph_seen_close(g, &g->seen);
 		if (got < 0)
 			return env->err.code;
 		xxl_env_queue_close(env, &g->pq);

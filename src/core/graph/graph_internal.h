@@ -279,12 +279,23 @@ typedef struct split_level
 	xxl_spool	labels;			/* per index below base: its root here, or next-level index | flag */
 } split_level;
 
+/* Smaller ends met among one node's queue records (graph_external.c). */
+typedef struct seen_set
+{
+	uint64_t   *lo;
+	uint32_t   *gen;
+	size_t		mask;
+	size_t		bytes;
+	uint32_t	cur;
+} seen_set;
+
 struct xxl_graph
 {
 	xxl_env	env;
 	xxl_graph_op op;
 	uint64_t	seed;
 	uint64_t	max_semi_nodes;
+	bool		wide_queue;		/* testing: xxl_graph_config */
 	uint64_t	expected_edges;
 	graph_state state;
 	graph_out	out;
@@ -309,8 +320,10 @@ struct xxl_graph
 	uint64_t	base_n;
 	uint64_t	contracted;
 	uint64_t	relinked;
+	uint64_t	parallel;		/* external: parallel edges dropped */
 	uint64_t	forest_count;	/* external: forest edges found */
 	uint64_t	special_count;	/* external: edges inside the base from the start */
+	bool		narrow;			/* external: queue records of 32-bit ends (graph_external.c) */
 	uint64_t	components;
 	uint64_t	forest_edges;	/* returned to the caller */
 
@@ -339,6 +352,7 @@ struct xxl_graph
 	uint64_t   *parent;
 	size_t		parent_bytes;
 	gperm		perm;
+	seen_set	seen;			/* external MSF: parallels met by rank */
 	uint64_t	out_pos;
 
 	/* CC in memory (graph_memory.c) */
@@ -417,6 +431,29 @@ static inline bool
 poll_canceled(xxl_graph *g)
 {
 	return xxl_env_poll(&g->env);
+}
+
+/*
+ * S3's records, in Kruskal order: cost and id keys, the dense ends, and the
+ * original ends unless the dense ones are the ids less the smallest.
+ */
+static inline size_t
+graph_kruskal_rec(const xxl_graph *g)
+{
+	return g->pairs_by_id ? 32 : 48;
+}
+
+static inline void
+graph_kruskal_ends(const xxl_graph *g, const unsigned char *s, int64_t *source, int64_t *target)
+{
+	if (g->pairs_by_id)
+	{
+		*source = (int64_t) (g_get_u64(s + 16) + (uint64_t) g->sorted_min);
+		*target = (int64_t) (g_get_u64(s + 24) + (uint64_t) g->sorted_min);
+		return;
+	}
+	*source = (int64_t) g_get_u64(s + 32);
+	*target = (int64_t) g_get_u64(s + 40);
 }
 
 static inline size_t
@@ -609,6 +646,7 @@ void		graph_mapped_release(xxl_graph *g);
 
 /* graph_external.c: node reduction with the priority queue, and expansion */
 xxl_status	graph_run_external(xxl_graph *g);
+void		graph_seen_close(xxl_graph *g, seen_set *ss);
 
 /* graph_output.c: the pull interface */
 void		graph_release_all(xxl_graph *g);

@@ -38,6 +38,7 @@ graph_release_all(xxl_graph *g)
 	xxl_spool_free(&g->special);
 	xxl_spool_free(&g->basereps);
 	uf_free(g);
+	graph_seen_close(g, &g->seen);
 	if (g->present)
 		xxl_env_free(env, g->present, g->present_bytes);
 	g->present = NULL;
@@ -217,8 +218,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 			{
 				*cost = g_key_cost(g_get_be(s));
 				*id = g_key_id(g_get_be(s + 8));
-				*source = (int64_t) g_get_u64(s + 32);
-				*target = (int64_t) g_get_u64(s + 40);
+				graph_kruskal_ends(g, s, source, target);
 				return 1;
 			}
 		}

@@ -97,6 +97,8 @@ typedef struct xxl_graph_config
 	uint64_t	seed;			/* of the external path's node permutation */
 	uint64_t	max_semi_nodes; /* testing: cap on the nodes handled semi-externally
 								 * (0 = what the budget allows) */
+	bool		wide_queue;		/* testing: the external path's queue records as wide
+								 * as for more than 2^32 nodes */
 } xxl_graph_config;
 
 typedef struct xxl_graph_stats
@@ -117,6 +119,8 @@ typedef struct xxl_graph_stats
 	uint64_t	base_nodes;		/* external: nodes left to the semi-external base (n') */
 	uint64_t	contracted_nodes;	/* external: nodes removed by contraction */
 	uint64_t	relinked_edges; /* external: edges re-inserted by contraction */
+	uint64_t	parallel_edges; /* external: parallel edges dropped (for the minimum
+								 * spanning forest the heavier, as met by rank) */
 	uint64_t	contraction_passes; /* external: passes of node reduction (1) */
 	uint64_t	pq_pushes;		/* all priority queues */
 	uint64_t	pq_merges;
