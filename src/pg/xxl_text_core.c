@@ -201,8 +201,8 @@ lcp_collect(const xxl_lcp_stats *s, XxlStats *st)
 	xxl_stats_detail(st, "lcp_irreducible_sum", UINT64_FORMAT, s->irreducible_sum);
 	xxl_stats_detail(st, "lcp_max", UINT64_FORMAT, s->max_lcp);
 	xxl_stats_detail(st, "lcp_rounds", "%d", s->rounds);
-	xxl_stats_detail(st, "lcp_round_answers", "[" UINT64_FORMAT ", " UINT64_FORMAT "]",
-					 s->round_resolved[0], s->round_resolved[1]);
+	xxl_stats_detail(st, "lcp_round_answers", "[" UINT64_FORMAT ", " UINT64_FORMAT ", " UINT64_FORMAT "]",
+					 s->round_resolved[0], s->round_resolved[1], s->round_resolved[2]);
 	xxl_stats_detail(st, "lcp_random_answers", UINT64_FORMAT, s->random_resolved);
 	xxl_stats_detail(st, "lcp_text_on_disk", "%s", s->text_on_disk ? "true" : "false");
 	xxl_stats_detail(st, "lcp_io_bytes", UINT64_FORMAT, s->bytes_read + s->bytes_written);

@@ -6,8 +6,8 @@
  * text there in one ascending pass through the text store, sorts by
  * i + base and compares with the text there in a second ascending pass.  A
  * pair that still agrees over the whole chunk goes to the next round's
- * spool, whose chunk is larger; after the last, the few left are compared
- * by random reads.  Every sort knows how many records it gets (the spool's
+ * spool, whose chunk is larger; after the last of XXL_LCP_ROUNDS, the few
+ * left are compared by random reads.  Every sort knows how many records it gets (the spool's
  * count), so it is a distribution sort where it fits: one write and one
  * read of its records, no merge passes.
  */
@@ -16,13 +16,15 @@
 #include <string.h>
 
 /*
- * The second chunk is small: a random comparison costs two reads out of the
- * page cache on the calling thread (about 1 us), less than carrying a long
- * chunk through the round's sort (100 MiB of prose at n/8: 512 bytes left
- * 53,536 pairs to random reads and took 1.44 s for the round, 96 leave
- * 167,566 and take 0.46 s).
+ * Chunks grow by round.  Most irreducible values are short (a few bytes of
+ * random text, a dozen of prose), so the first round carries 16 bytes, and
+ * its records, which every request pays for in two sorts, are half as long
+ * as with 48; the pairs that agree over them pay a second round.  The last
+ * chunk is small too: a random comparison costs two reads out of the page
+ * cache on the calling thread, less than carrying a long chunk through the
+ * round's sort.
  */
-static const size_t round_chunk[LCP_ROUNDS] = {48, 96};
+static const size_t round_chunk[LCP_ROUNDS] = {16, 48, 96};
 
 /* spooled requests: i, j, base, limit */
 static size_t

@@ -64,6 +64,8 @@ typedef struct xxl_lcp_config
 	uint64_t	min_count;		/* repeats: at least 2 */
 } xxl_lcp_config;
 
+#define XXL_LCP_ROUNDS 3		/* rounds of chunked comparisons (lcp_resolve.c) */
+
 typedef struct xxl_lcp_stats
 {
 	uint64_t	n;
@@ -73,7 +75,7 @@ typedef struct xxl_lcp_stats
 	bool		direct;			/* compared in memory */
 	bool		text_on_disk;
 	int			rounds;			/* external comparison rounds run */
-	uint64_t	round_resolved[2];	/* requests answered by each round */
+	uint64_t	round_resolved[XXL_LCP_ROUNDS];	/* requests answered by each round */
 	uint64_t	random_resolved;	/* ... by random reads after them */
 	bool		derived_prev;	/* a stored suffix array: preceding bytes derived */
 	int			output_slots;	/* batches the output's worker reads ahead (0: none) */
