@@ -603,14 +603,6 @@ xxl_breader_next(xxl_breader *r, size_t len, const void **data)
 	return XXL_OK;
 }
 
-size_t
-xxl_breader_contiguous(const xxl_breader *r)
-{
-	size_t		n = r->pos == r->block_size ? r->block_size : r->block_size - r->pos;
-
-	return r->remaining < n ? (size_t) r->remaining : n;
-}
-
 uint64_t
 xxl_breader_remaining(const xxl_breader *r)
 {

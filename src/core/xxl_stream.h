@@ -221,8 +221,6 @@ uint64_t	xxl_breader_remaining(const xxl_breader *r);
  * files are buffered (the blocks already prefetched are used first).
  */
 void		xxl_breader_inline(xxl_breader *r, bool on);
-/* Bytes the next xxl_breader_next can return without gathering across blocks. */
-size_t		xxl_breader_contiguous(const xxl_breader *r);
 void		xxl_breader_destroy(xxl_breader *r);
 
 /* Shared with the writer: the error that ended the stream, if any. */

@@ -11,28 +11,18 @@
 #include <locale.h>
 #include <string.h>
 
-#ifdef USE_ICU
-#include <unicode/ucol.h>
-#include <unicode/ustring.h>
-#endif
-
 #include "access/stratnum.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_collation.h"
 #include "commands/defrem.h"
 #include "catalog/pg_type.h"
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
-#include "port/pg_bswap.h"
 #include "nodes/parsenodes.h"
 #include "parser/parser.h"
 #include "utils/builtins.h"
-#include "utils/date.h"
 #include "utils/lsyscache.h"
-#include "utils/numeric.h"
 #include "utils/pg_locale.h"
 #include "utils/syscache.h"
-#include "utils/timestamp.h"
 #include "utils/uuid.h"
 #include "catalog/namespace.h"
 

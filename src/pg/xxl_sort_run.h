@@ -109,9 +109,6 @@ struct ExplainState;
 extern void xxl_sort_run_explain(const struct XxlStats *stats, bool fixed,
 								 struct ExplainState *es);
 
-/* Rows handed out so far. */
-extern uint64 xxl_sort_run_rows_out(const XxlSortRun *run);
-
 /* Free everything (threads joined, spill files removed); safe at any point. */
 extern void xxl_sort_run_free(XxlSortRun *run);
 

@@ -364,12 +364,6 @@ xxl_sort_run_explain(const XxlStats *stats, bool fixed, ExplainState *es)
 	ExplainPropertyInteger("Spill Read", "kB", (int64) (read / 1024), es);
 }
 
-uint64
-xxl_sort_run_rows_out(const XxlSortRun *run)
-{
-	return run->rows_out;
-}
-
 void
 xxl_sort_run_free(XxlSortRun *run)
 {

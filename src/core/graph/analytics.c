@@ -9,27 +9,6 @@
 
 #include <math.h>
 
-const char *
-xxl_an_op_name(xxl_an_op op)
-{
-	switch (op)
-	{
-		case XXL_AN_TRIANGLES:
-			return "triangles";
-		case XXL_AN_TRIANGLE_COUNT:
-			return "triangle_count";
-		case XXL_AN_NODE_TRIANGLES:
-			return "node_triangles";
-		case XXL_AN_MIS:
-			return "maximal_independent_set";
-		case XXL_AN_COLORING:
-			return "coloring";
-		case XXL_AN_PAGERANK:
-			return "pagerank";
-	}
-	return "unknown";
-}
-
 size_t
 xxl_an_min_memory(void)
 {

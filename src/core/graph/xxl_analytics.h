@@ -130,7 +130,6 @@ typedef struct xxl_an_stats
 typedef struct xxl_an xxl_an;
 
 size_t		xxl_an_min_memory(void);
-const char *xxl_an_op_name(xxl_an_op op);
 
 xxl_an	   *xxl_an_create(const xxl_an_config *config, xxl_error *err);
 
