@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
@@ -34,6 +35,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
+#include "commands/extension.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "funcapi.h"
@@ -127,7 +129,10 @@ static const CustomExecMethods sort_exec_methods = {
 	.ExplainCustomScan = explain_sort_scan,
 };
 
-/* Which form of xxl.sort() funcid is, by the C symbol it runs. */
+/*
+ * Which form of xxl.sort() funcid is: a C function of this extension (a
+ * member of it in pg_depend), by the symbol it runs.
+ */
 static SortForm
 sort_form(Oid funcid)
 {
@@ -138,11 +143,10 @@ sort_form(Oid funcid)
 		return FORM_NONE;
 	if (((Form_pg_proc) GETSTRUCT(tp))->prolang == ClanguageId)
 	{
-		bool		isnull;
-		Datum		src = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_prosrc, &isnull);
-		Datum		bin = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_probin, &isnull);
+		bool		src_null;
+		Datum		src = SysCacheGetAttr(PROCOID, tp, Anum_pg_proc_prosrc, &src_null);
 
-		if (!isnull && strstr(TextDatumGetCString(bin), "pgxxl") != NULL)
+		if (!src_null)
 		{
 			char	   *symbol = TextDatumGetCString(src);
 
@@ -150,9 +154,13 @@ sort_form(Oid funcid)
 				form = FORM_QUERY;
 			else if (strcmp(symbol, "xxl_sort_typed") == 0)
 				form = FORM_TYPED;
+			pfree(symbol);
 		}
 	}
 	ReleaseSysCache(tp);
+	if (form != FORM_NONE &&
+		getExtensionOfObject(ProcedureRelationId, funcid) != get_extension_oid("pgxxl", true))
+		form = FORM_NONE;
 	return form;
 }
 
