@@ -16,10 +16,12 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
@@ -147,6 +149,20 @@ xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
 	va_start(ap, fmt);
 	append_detail(stats->details, sizeof(stats->details), key, fmt, ap);
 	va_end(ap);
+}
+
+void
+xxl_stats_detail_string(XxlStats *stats, const char *key, const char *value)
+{
+	StringInfoData json;
+	int			len = strlen(value);
+
+	initStringInfo(&json);
+	if (len > 200)
+		len = pg_mbcliplen(value, len, 200);
+	escape_json(&json, pnstrdup(value, len));
+	xxl_stats_detail(stats, key, "%s", json.data);
+	pfree(json.data);
 }
 
 void

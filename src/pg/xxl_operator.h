@@ -136,6 +136,9 @@ extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
 extern void xxl_stats_detail(XxlStats *stats, const char *key, const char *fmt,...)
 			pg_attribute_printf(3, 4);
 
+/* A string detail, JSON-escaped, its first 200 bytes (whole characters). */
+extern void xxl_stats_detail_string(XxlStats *stats, const char *key, const char *value);
+
 /*
  * The figures every engine operator reports the same way: rows_in (when the
  * glue did not count them), the record bytes sorted, the budget's peak and

@@ -61,17 +61,7 @@ check_core_collect(void *core, XxlStats *st)
 	{
 		xxl_stats_detail(st, "verdict", "%s", c->ok ? "true" : "false");
 		if (!c->ok)
-		{
-			/* a JSON string (xxl_stats_detail keeps up to 255 characters) */
-			char		why[256];
-			int			k = 0;
-
-			for (const char *p = c->why; *p && k < 200; p++)
-				if (*p != '"' && *p != '\\' && (unsigned char) *p >= 0x20)
-					why[k++] = *p;
-			why[k] = '\0';
-			xxl_stats_detail(st, "reason", "\"%s\"", why);
-		}
+			xxl_stats_detail_string(st, "reason", c->why);
 	}
 }
 
