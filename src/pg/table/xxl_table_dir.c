@@ -86,6 +86,26 @@ check_page(Relation rel, Buffer buf, XxlPageKind kind)
 						kind == XXL_PAGE_META ? "meta" : "directory")));
 }
 
+/*
+ * The metapage's format is the one this library writes: a table written by
+ * a later format is not read by guesswork (nor one whose metapage is not
+ * an xxl table's at all).
+ */
+static void
+check_format(Relation rel, const XxlMeta *m)
+{
+	if (m->magic != XXL_TABLE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("xxl table \"%s\" has no valid metapage", RelationGetRelationName(rel))));
+	if (m->version != XXL_TABLE_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("xxl table \"%s\" has format version %u, this pgxxl library reads version %u",
+						RelationGetRelationName(rel), m->version, XXL_TABLE_VERSION),
+				 errhint("Install the pgxxl library that wrote the table.")));
+}
+
 Buffer
 xxl_extend(Relation rel, BufferAccessStrategy strategy)
 {
@@ -181,6 +201,7 @@ meta_buffer(Relation rel, int mode, bool create)
 	buf = ReadBuffer(rel, XXL_META_BLOCK);
 	LockBuffer(buf, mode);
 	check_page(rel, buf, XXL_PAGE_META);
+	check_format(rel, meta_of(BufferGetPage(buf)));
 	return buf;
 }
 
