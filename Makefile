@@ -21,7 +21,7 @@ OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 DATA = $(sort $(wildcard sql/pgxxl--*.sql))
 REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard sql/*.sql)))))
 
-# Includes name their layer: "core/xxl_sort.h", "core/graph/xxl_graph.h", "pg/xxl_input.h".
+# Includes name their layer: "core/xxl_sort.h", "core/graph/xxl_graph.h", "pg/io/xxl_input.h".
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread -DPGXXL_VERSION='"$(EXTVERSION)"'
 SHLIB_LINK += -fopenmp -pthread $(ICU_LIBS)

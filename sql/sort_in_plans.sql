@@ -1,5 +1,5 @@
 -- sort_in_plans.sql — big Sort nodes of ordinary queries run as XxlSort
--- (src/pg/xxl_plan_sort.c, xxl_plan_sort_exec.c): where the node appears and
+-- (src/pg/plan/xxl_plan_sort.c, xxl_plan_sort_exec.c): where the node appears and
 -- where it must not, the executor protocol (rescans, mark/restore, backward
 -- fetches, parallel workers), and a differential test: random queries over
 -- random tables, each run with xxl.sort_in_plans on and off, whose ordered

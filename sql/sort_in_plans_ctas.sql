@@ -1,6 +1,6 @@
 -- sort_in_plans_ctas.sql — CREATE TABLE AS and SELECT INTO whose rows come
 -- out of an XxlSort (or XxlWindow over one) write the new table's pages directly
--- (src/pg/xxl_plan_ctas.c).  Each table must hold exactly what PostgreSQL's
+-- (src/pg/plan/xxl_plan_ctas.c).  Each table must hold exactly what PostgreSQL's
 -- own CREATE TABLE AS gives (setting off), in the same physical order, with
 -- the same visibility; where the direct path does not apply (WITH NO DATA,
 -- a materialized view, another table AM, a plan not topped by XxlSort) the

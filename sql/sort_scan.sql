@@ -1,5 +1,5 @@
 -- sort_scan.sql — xxl.sort() in FROM runs as a custom scan that streams its
--- rows (src/pg/xxl_sort_scan.c): when it is used and when not, parameters,
+-- rows (src/pg/plan/xxl_sort_scan.c): when it is used and when not, parameters,
 -- rescans, scrollable cursors, early ends, dropped columns, privileges,
 -- errors, EXPLAIN, and the row estimate of the support function.
 \i test/sql/begin.sql

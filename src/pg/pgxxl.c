@@ -14,11 +14,11 @@
 #include "utils/builtins.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_cancel.h"
-#include "pg/xxl_guc.h"
+#include "pg/runtime/xxl_cancel.h"
+#include "pg/runtime/xxl_guc.h"
 #include "core/xxl_io.h"
-#include "pg/xxl_plan_sort.h"
-#include "pg/xxl_sort_scan.h"
+#include "pg/plan/xxl_plan_sort.h"
+#include "pg/plan/xxl_sort_scan.h"
 
 PG_MODULE_MAGIC;
 

@@ -1,5 +1,5 @@
 # 050_output_pages.pl — the _into functions write their new tables page by
-# page outside shared buffers (src/pg/xxl_heap_pages.c).  That must be as
+# page outside shared buffers (src/pg/io/xxl_heap_pages.c).  That must be as
 # durable and as replicable as heap_insert():
 #  - wal_level = replica: the pages are WAL-logged, so a streaming standby
 #    gets exactly the primary's tables, and a crash right after the commit

@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
-#include "pg/xxl_rowcodec.h"
+#include "pg/io/xxl_rowcodec.h"
 
 #define XXL_TABLE_MAGIC 0x78786C54	/* "xxlT" */
 #define XXL_TABLE_VERSION 1

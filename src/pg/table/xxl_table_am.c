@@ -42,7 +42,7 @@
 #include "utils/snapmgr.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_sortkey.h"
+#include "pg/sort/xxl_sortkey.h"
 
 PG_FUNCTION_INFO_V1(xxl_table_am_handler);
 PG_FUNCTION_INFO_V1(xxl_alter_table_set);

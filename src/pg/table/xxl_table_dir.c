@@ -27,7 +27,7 @@
 #include "utils/snapmgr.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_guc.h"
+#include "pg/runtime/xxl_guc.h"
 
 static inline XxlMeta *
 meta_of(Page page)

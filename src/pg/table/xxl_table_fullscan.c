@@ -37,8 +37,8 @@
 #include "utils/rel.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_custom_path.h"
-#include "pg/xxl_guc.h"
+#include "pg/plan/xxl_custom_path.h"
+#include "pg/runtime/xxl_guc.h"
 
 #define SCAN_NAME "XxlFullScan"
 

@@ -46,8 +46,8 @@
 #include "utils/memutils.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_cancel.h"
-#include "pg/xxl_guc.h"
+#include "pg/runtime/xxl_cancel.h"
+#include "pg/runtime/xxl_guc.h"
 
 /* Pages one merge reads at most (the rest waits for the next merge). */
 #define MERGE_MAX_PAGES 16384

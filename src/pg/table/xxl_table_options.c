@@ -56,7 +56,7 @@
 #include "utils/syscache.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_sortkey.h"
+#include "pg/sort/xxl_sortkey.h"
 
 PG_FUNCTION_INFO_V1(xxl_load_library);
 

@@ -59,11 +59,11 @@
 #include "utils/typcache.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_custom_path.h"
-#include "pg/xxl_error.h"
-#include "pg/xxl_guc.h"
-#include "pg/xxl_operator.h"
-#include "pg/xxl_sortkey.h"
+#include "pg/plan/xxl_custom_path.h"
+#include "pg/runtime/xxl_error.h"
+#include "pg/runtime/xxl_guc.h"
+#include "pg/runtime/xxl_operator.h"
+#include "pg/sort/xxl_sortkey.h"
 
 #define SCAN_NAME "XxlOrderedScan"
 

@@ -22,7 +22,7 @@
 #include "utils/expandeddatum.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_rowcodec.h"
+#include "pg/io/xxl_rowcodec.h"
 
 void
 xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts)

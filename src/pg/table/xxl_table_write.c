@@ -54,10 +54,10 @@
 #include "utils/rel.h"
 
 #include "pg/table/xxl_table.h"
-#include "pg/xxl_error.h"
-#include "pg/xxl_operator.h"
-#include "pg/xxl_relfile.h"
-#include "pg/xxl_sortkey.h"
+#include "pg/runtime/xxl_error.h"
+#include "pg/runtime/xxl_operator.h"
+#include "pg/io/xxl_relfile.h"
+#include "pg/sort/xxl_sortkey.h"
 
 struct XxlSegmentWriter
 {

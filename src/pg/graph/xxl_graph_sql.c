@@ -1,0 +1,810 @@
+/*
+ * xxl_graph_sql.c — the SQL graph functions: xxl.connected_components,
+ * xxl.spanning_forest and xxl.minimum_spanning_forest, each returning rows
+ * or, as ..._into, writing them straight into a new table; plus what every
+ * graph function shares (xxl_graph_sql.h): the edge reader, the result
+ * destination and the graph settings.
+ *
+ * One driver serves all three: edges go from the reader into the engine
+ * (src/core/graph/xxl_graph.h), the engine runs under an XxlOperator (so it
+ * is destroyed, spill files and all, however the statement ends), and its
+ * result rows go to one XxlOutput.  Only the engine's operation, the
+ * columns read and the result's layout differ.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tupmacs.h"
+#include "executor/tuptable.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/regproc.h"
+#include "utils/varlena.h"
+
+#include "pg/runtime/xxl_error.h"
+#include "core/graph/xxl_graph.h"
+#include "pg/graph/xxl_graph_sql.h"
+#include "pg/table/xxl_table.h"
+#include "pg/io/xxl_rowcodec.h"
+#include "pg/runtime/xxl_operator.h"
+
+/* the node permutation of the external path: fixed, so results repeat */
+#define GRAPH_SEED UINT64_C(0x9e3779b97f4a7c15)
+
+/* Reading edges ----------------------------------------------------------- */
+
+typedef enum EdgeColumn
+{
+	COL_SOURCE,
+	COL_TARGET,
+	COL_ID,
+	COL_COST,
+	COL_RCOST,					/* optional: missing means -1 (no reverse direction) */
+	COL_WEIGHT,					/* optional: missing means 1 */
+	NUM_COLS
+} EdgeColumn;
+
+static const char *const column_names[NUM_COLS] = {"source", "target", "id", "cost",
+"reverse_cost", "weight"};
+
+static bool
+is_cost_column(EdgeColumn c)
+{
+	return c == COL_COST || c == COL_RCOST || c == COL_WEIGHT;
+}
+
+static bool
+is_optional_column(EdgeColumn c)
+{
+	return c == COL_RCOST || c == COL_WEIGHT;
+}
+
+struct XxlEdgeReader
+{
+	const char *fname;
+	XxlInput   *in;
+	int			needs;
+	int			attno[NUM_COLS];	/* 0-based, -1 when not read */
+	Oid			type[NUM_COLS];		/* base type */
+	AttrNumber	maxatt;			/* deform this many */
+	MemoryContext rowcxt;		/* numeric costs allocate while converting */
+	ErrorContextCallback errcb;
+	bool		errcb_pushed;
+	/* an xxl table of by-value columns: rows straight from its pages */
+	bool		runs;
+	XxlRowRun	run;
+	int			run_next;		/* in run */
+	uint64		rows;			/* edges handed out */
+	uint64	   *count_into;		/* xxl_edges_read counts here too, or NULL */
+	Datum	   *values;			/* one row's columns */
+	bool	   *isnull;
+	/* a heap read a page at a time: tuples without NULLs read in place */
+	bool		heap_in_place;
+	TupleTableSlot *slot;		/* heap tuples read the general way */
+	/* rows of fixed width: each column read in place, at its offset */
+	int			planned_natts;	/* the column count of the rows off and len are for, or 0 */
+	bool		in_place;
+	int			off[NUM_COLS];
+	int			len[NUM_COLS];
+};
+
+static void plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc);
+
+/* Edges read so far: the row number of the one being read, in its errors. */
+static uint64
+edges_count(XxlEdgeReader *r)
+{
+	/* (a run's rows are counted one by one here, the input counts a run when it is taken) */
+	return r->runs ? r->rows : xxl_input_rows(r->in);
+}
+
+static void
+edges_error_context(void *arg)
+{
+	XxlEdgeReader *r = (XxlEdgeReader *) arg;
+
+	if (r->in != NULL)
+		errcontext("%s reading its edges from %s", r->fname, xxl_input_describe(r->in));
+	else
+		errcontext("%s opening its edges", r->fname);
+}
+
+static bool
+is_cost_type(Oid t)
+{
+	return xxl_is_int_type(t) || t == FLOAT4OID || t == FLOAT8OID || t == NUMERICOID;
+}
+
+/* Find the needed columns of desc by name (dropped columns do not count). */
+static void
+find_columns(XxlEdgeReader *r, TupleDesc desc)
+{
+	for (int c = 0; c < NUM_COLS; c++)
+	{
+		r->attno[c] = -1;
+		if ((c == COL_ID && !(r->needs & XXL_EDGE_ID)) ||
+			(c == COL_COST && !(r->needs & XXL_EDGE_COST)) ||
+			(c == COL_RCOST && !(r->needs & XXL_EDGE_RCOST)) ||
+			(c == COL_WEIGHT && !(r->needs & XXL_EDGE_WEIGHT)))
+			continue;
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (att->attisdropped || strcmp(NameStr(att->attname), column_names[c]) != 0)
+				continue;
+			if (r->attno[c] >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+						 errmsg("%s: the edges have more than one column named \"%s\"",
+								r->fname, column_names[c]),
+						 errhint("Rename or drop the extra column in the edges query.")));
+			r->attno[c] = i;
+			r->type[c] = getBaseType(att->atttypid);
+		}
+		if (r->attno[c] < 0 && is_optional_column(c))
+			continue;
+		if (r->attno[c] < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("%s: the edges have no column \"%s\"", r->fname, column_names[c]),
+					 errhint("%s needs the columns %s; name them so in the edges query, e.g. "
+							 "SELECT a AS source, b AS target%s FROM ...", r->fname,
+							 (r->needs & XXL_EDGE_COST) ? "id, source, target and cost" :
+							 "source and target",
+							 (r->needs & XXL_EDGE_COST) ? ", edge_id AS id, w AS cost" : "")));
+		if (is_cost_column(c) ? !is_cost_type(r->type[c]) : !xxl_is_int_type(r->type[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s: column \"%s\" of the edges has type %s, but it must be %s",
+							r->fname, column_names[c],
+							format_type_be(TupleDescAttr(desc, r->attno[c])->atttypid),
+							is_cost_column(c) ?
+							"double precision, real, numeric, bigint, integer or smallint" :
+							"bigint, integer or smallint"),
+					 errhint("Cast it in the edges query, e.g. SELECT %s::%s AS %s ...",
+							 column_names[c], is_cost_column(c) ? "float8" : "bigint",
+							 column_names[c])));
+		if (r->attno[c] + 1 > r->maxatt)
+			r->maxatt = r->attno[c] + 1;
+	}
+}
+
+XxlEdgeReader *
+xxl_edges_open(const char *edges, const char *fname, int needs)
+{
+	XxlEdgeReader *r = palloc0(sizeof(XxlEdgeReader));
+
+	r->fname = fname;
+	r->needs = needs;
+	r->errcb.callback = edges_error_context;
+	r->errcb.arg = r;
+	r->errcb.previous = error_context_stack;
+	error_context_stack = &r->errcb;
+	r->errcb_pushed = true;
+
+	r->in = xxl_input_open(edges);
+	find_columns(r, xxl_input_desc(r->in));
+	if (xxl_input_has_tuples(r->in))
+		plan_heap_in_place(r, xxl_input_desc(r->in));
+	else if (xxl_input_runs_byval(r->in))
+	{
+		TupleDesc	desc = xxl_input_desc(r->in);
+
+		r->runs = true;
+		r->values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+		r->isnull = palloc(sizeof(bool) * Max(desc->natts, 1));
+	}
+	if (((needs & XXL_EDGE_COST) && r->type[COL_COST] == NUMERICOID) ||
+		(r->attno[COL_RCOST] >= 0 && r->type[COL_RCOST] == NUMERICOID) ||
+		(r->attno[COL_WEIGHT] >= 0 && r->type[COL_WEIGHT] == NUMERICOID))
+		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl graph numeric cost",
+										  ALLOCSET_SMALL_SIZES);
+	return r;
+}
+
+/*
+ * Heap tuples without NULLs have the columns before a varlena at fixed
+ * offsets (the descriptor's alignment, as heap_deform_tuple walks them):
+ * when every column up to the last needed one has a fixed width, they are
+ * read in place.
+ */
+static void
+plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc)
+{
+	int			off = 0;
+
+	r->heap_in_place = true;
+	for (int i = 0; i < r->maxatt; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attlen <= 0)
+		{
+			r->heap_in_place = false;
+			break;
+		}
+		off = att_align_nominal(off, att->attalign);
+		for (int c = 0; c < NUM_COLS; c++)
+			if (r->attno[c] == i)
+			{
+				r->off[c] = off;
+				r->len[c] = att->attlen;
+			}
+		off += att->attlen;
+	}
+	r->slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
+}
+
+static double
+cost_value(XxlEdgeReader *r, EdgeColumn c, Datum d)
+{
+	switch (r->type[c])
+	{
+		case FLOAT8OID:
+			return DatumGetFloat8(d);
+		case FLOAT4OID:
+			return (double) DatumGetFloat4(d);
+		case NUMERICOID:
+			{
+				MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+				Numeric		num = DatumGetNumeric(d);
+				double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																  NumericGetDatum(num)));
+				bool		overflow = isinf(v) && !numeric_is_inf(num);
+
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(r->rowcxt);
+				if (overflow)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("%s: column \"%s\" of the edges is out of range for double precision in row " UINT64_FORMAT,
+									r->fname, column_names[c], edges_count(r))));
+				return v;
+			}
+		default:
+			return (double) xxl_int_datum(d, r->type[c]);
+	}
+}
+
+static void
+null_error(XxlEdgeReader *r, EdgeColumn c)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("%s: column \"%s\" of the edges is null in row " UINT64_FORMAT,
+					r->fname, column_names[c], edges_count(r)),
+			 errhint("Leave such edges out in the edges query, e.g. WHERE %s IS NOT NULL.",
+					 column_names[c])));
+}
+
+/* An edge from one row's columns. */
+static void
+edge_from(XxlEdgeReader *r, const Datum *values, const bool *isnull, XxlEdge *e)
+{
+	for (int c = 0; c < NUM_COLS; c++)
+		if (r->attno[c] >= 0 && isnull[r->attno[c]])
+			null_error(r, c);
+	e->source = xxl_int_datum(values[r->attno[COL_SOURCE]], r->type[COL_SOURCE]);
+	e->target = xxl_int_datum(values[r->attno[COL_TARGET]], r->type[COL_TARGET]);
+	e->id = r->attno[COL_ID] >= 0 ? xxl_int_datum(values[r->attno[COL_ID]], r->type[COL_ID]) : 0;
+	e->cost = 0;
+	e->reverse_cost = -1;
+	e->weight = 1;
+	for (EdgeColumn c = COL_COST; c <= COL_WEIGHT; c++)
+	{
+		double		v;
+
+		if (r->attno[c] < 0)
+			continue;
+		v = cost_value(r, c, values[r->attno[c]]);
+		if (isnan(v) && r->attno[COL_ID] >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT
+							" (edge id " INT64_FORMAT ")",
+							r->fname, column_names[c], edges_count(r), e->id),
+					 errhint("Costs must be numbers; leave such edges out with WHERE %s <> 'NaN'.",
+							 column_names[c])));
+		if (isnan(v))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: column \"%s\" of the edges is NaN in row " UINT64_FORMAT,
+							r->fname, column_names[c], edges_count(r)),
+					 errhint("Leave such edges out with WHERE %s <> 'NaN'.", column_names[c])));
+		if (c == COL_COST)
+			e->cost = v;
+		else if (c == COL_RCOST)
+			e->reverse_cost = v;
+		else
+			e->weight = v;
+	}
+}
+
+/* Where each column sits in rows of the run's format, if they have a fixed width. */
+static void
+plan_in_place(XxlEdgeReader *r)
+{
+	const XxlRowFormat *fmt = r->run.fmt;
+
+	r->planned_natts = fmt->natts;
+	r->in_place = fmt->row_width > 0 && fmt->natts >= r->maxatt;
+	for (int c = 0; r->in_place && c < NUM_COLS; c++)
+	{
+		int			at = fmt->bitmap_bytes;
+
+		if (r->attno[c] < 0)
+			continue;
+		for (int i = 0; i < r->attno[c]; i++)
+			at += fmt->lens[i];
+		r->off[c] = at;
+		r->len[c] = fmt->lens[r->attno[c]];
+	}
+}
+
+static inline int64
+int_at(const char *p, int len)
+{
+	int64		v64;
+	int32		v32;
+	int16		v16;
+
+	switch (len)
+	{
+		case 2:
+			memcpy(&v16, p, 2);
+			return v16;
+		case 4:
+			memcpy(&v32, p, 4);
+			return v32;
+		default:
+			memcpy(&v64, p, 8);
+			return v64;
+	}
+}
+
+/*
+ * A row without NULLs whose columns sit at r->off, read in place; false
+ * when the general way must say why it is wrong (NaN).
+ */
+static pg_attribute_always_inline bool
+edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
+{
+	e->source = int_at(row + r->off[COL_SOURCE], r->len[COL_SOURCE]);
+	e->target = int_at(row + r->off[COL_TARGET], r->len[COL_TARGET]);
+	e->id = r->attno[COL_ID] >= 0 ? int_at(row + r->off[COL_ID], r->len[COL_ID]) : 0;
+	e->cost = 0;
+	e->reverse_cost = -1;
+	e->weight = 1;
+	for (EdgeColumn c = COL_COST; c <= COL_WEIGHT; c++)
+	{
+		double		v;
+
+		if (r->attno[c] < 0)
+			continue;
+		if (r->type[c] == FLOAT8OID)
+			memcpy(&v, row + r->off[c], sizeof(double));
+		else if (r->type[c] == FLOAT4OID)
+		{
+			float		f;
+
+			memcpy(&f, row + r->off[c], sizeof(float));
+			v = f;
+		}
+		else
+			v = (double) int_at(row + r->off[c], r->len[c]);
+		if (isnan(v))
+			return false;
+		if (c == COL_COST)
+			e->cost = v;
+		else if (c == COL_RCOST)
+			e->reverse_cost = v;
+		else
+			e->weight = v;
+	}
+	return true;
+}
+
+/*
+ * The next edge of an xxl table of by-value columns, straight from its
+ * page: no slot and no call per row; rows of fixed width are not even
+ * unpacked.
+ */
+static bool
+next_from_run(XxlEdgeReader *r, XxlEdge *e)
+{
+	const char *row;
+	uint32		len;
+
+	while (r->run_next >= r->run.n)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!xxl_input_next_run(r->in, &r->run))
+			return false;
+		r->run_next = 0;
+		/* (a scan's runs share one format, which changes only with the pages' column count) */
+		if (r->run.fmt->natts != r->planned_natts)
+			plan_in_place(r);
+	}
+	r->rows++;
+	if (r->in_place)
+	{
+		bool		nulls = false;
+
+		row = xxl_page_row(r->run.page, r->run.first + r->run_next, &len);
+		for (int b = 0; b < r->run.fmt->bitmap_bytes; b++)
+			nulls |= row[b] != 0;
+		if (!nulls && edge_in_place(r, row, e))
+		{
+			r->run_next++;
+			return true;
+		}
+	}
+	xxl_run_unpack(&r->run, r->run_next++, r->maxatt, r->values, r->isnull);
+	edge_from(r, r->values, r->isnull, e);
+	return true;
+}
+
+/* The next edge of a heap read a page at a time: in place when the tuple allows. */
+static bool
+next_from_heap(XxlEdgeReader *r, XxlEdge *e)
+{
+	HeapTuple	tuple;
+
+	CHECK_FOR_INTERRUPTS();
+	tuple = xxl_input_next_tuple(r->in);
+	if (tuple == NULL)
+		return false;
+	if (r->heap_in_place && !HeapTupleHasNulls(tuple) &&
+		HeapTupleHeaderGetNatts(tuple->t_data) >= r->maxatt &&
+		edge_in_place(r, (const char *) tuple->t_data + tuple->t_data->t_hoff, e))
+		return true;
+	ExecStoreHeapTuple(tuple, r->slot, false);
+	slot_getsomeattrs(r->slot, r->maxatt);
+	edge_from(r, r->slot->tts_values, r->slot->tts_isnull, e);
+	return true;
+}
+
+/* The next edge, whatever the source; false at the end. */
+static bool
+edges_next(XxlEdgeReader *r, XxlEdge *e)
+{
+	TupleTableSlot *slot;
+
+	if (r->runs)
+		return next_from_run(r, e);
+	if (r->slot != NULL)
+		return next_from_heap(r, e);
+	CHECK_FOR_INTERRUPTS();
+	slot = xxl_input_next(r->in);
+	if (slot == NULL)
+		return false;
+	slot_getsomeattrs(slot, r->maxatt);
+	edge_from(r, slot->tts_values, slot->tts_isnull, e);
+	return true;
+}
+
+int
+xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
+{
+	int			n = 0;
+
+	while (n < max)
+	{
+		/* the current page's rows without NULLs, in place */
+		if (r->runs && r->in_place && r->run_next < r->run.n)
+		{
+			const XxlRowRun *run = &r->run;
+			int			bitmap = run->fmt->bitmap_bytes,
+						first = n;
+			uint32		len;
+
+			while (n < max && r->run_next < run->n)
+			{
+				const char *row = xxl_page_row(run->page, run->first + r->run_next, &len);
+				bool		nulls = false;
+
+				for (int b = 0; b < bitmap; b++)
+					nulls |= row[b] != 0;
+				if (nulls || !edge_in_place(r, row, &out[n]))
+					break;
+				n++;
+				r->run_next++;
+			}
+			/* (counted before the general way may fail on the next row) */
+			r->rows += n - first;
+			if (r->count_into)
+				*r->count_into += n - first;
+			if (n == max)
+				break;
+		}
+		/* a new page, or a row the general way reads */
+		if (!edges_next(r, &out[n]))
+			break;
+		n++;
+		if (r->count_into)
+			(*r->count_into)++;
+	}
+	return n;
+}
+
+void
+xxl_edges_count_into(XxlEdgeReader *r, uint64 *counter)
+{
+	r->count_into = counter;
+}
+
+uint64
+xxl_edges_estimate(XxlEdgeReader *r)
+{
+	Relation	rel = xxl_input_relation(r->in);
+	BlockNumber pages;
+	double		tuples = 0,
+				allvisfrac;
+
+	if (rel == NULL)
+		return 0;				/* a query: no estimate */
+	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+	return tuples > 0 ? (uint64) tuples : 0;
+}
+
+void
+xxl_edges_close(XxlEdgeReader *r)
+{
+	if (r->slot != NULL)
+		ExecDropSingleTupleTableSlot(r->slot);
+	r->slot = NULL;
+	xxl_input_close(r->in);
+	if (r->rowcxt)
+		MemoryContextDelete(r->rowcxt);
+	r->rowcxt = NULL;
+	if (r->errcb_pushed)
+		error_context_stack = r->errcb.previous;
+	r->errcb_pushed = false;
+}
+
+/* Results ------------------------------------------------------------------ */
+
+TupleDesc
+xxl_graph_desc(int n, const char *const *names, const Oid *types)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(n);
+
+	for (int i = 0; i < n; i++)
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), names[i], types[i], -1, 0);
+	return desc;
+}
+
+XxlOutput *
+xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
+{
+	if (target != NULL)
+		return xxl_output_into_table(target, desc);
+	return xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo));
+}
+
+void
+xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory)
+{
+	if (memory < min_memory)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs xxl.memory of at least %zu kB", fname,
+						(min_memory + 1023) / 1024),
+				 errhint("SET xxl.memory = '%zukB';", (min_memory + 1023) / 1024)));
+}
+
+/* The three functions ------------------------------------------------------ */
+
+typedef struct GraphFunction
+{
+	const char *sql_name;		/* for messages */
+	const char *op_name;		/* for xxl.last_stats() */
+	xxl_graph_op op;
+	int			needs;
+	int			ncols;
+	const char *const *cols;
+	const Oid  *types;
+} GraphFunction;
+
+static const char *const cc_cols[] = {"node", "component"};
+static const Oid cc_types[] = {INT8OID, INT8OID};
+static const char *const sf_cols[] = {"source", "target"};
+static const Oid sf_types[] = {INT8OID, INT8OID};
+static const char *const msf_cols[] = {"id", "source", "target", "cost"};
+static const Oid msf_types[] = {INT8OID, INT8OID, INT8OID, FLOAT8OID};
+
+static const GraphFunction graph_cc = {
+	"xxl.connected_components", "connected_components", XXL_GRAPH_CC, 0, 2, cc_cols, cc_types
+};
+static const GraphFunction graph_sf = {
+	"xxl.spanning_forest", "spanning_forest", XXL_GRAPH_SF, 0, 2, sf_cols, sf_types
+};
+static const GraphFunction graph_msf = {
+	"xxl.minimum_spanning_forest", "minimum_spanning_forest", XXL_GRAPH_MSF,
+	XXL_EDGE_ID | XXL_EDGE_COST, 4, msf_cols, msf_types
+};
+
+static void
+graph_destroy(void *core)
+{
+	xxl_graph_destroy((xxl_graph *) core);
+}
+
+static void
+graph_collect(void *core, XxlStats *st)
+{
+	xxl_graph_stats s;
+
+	xxl_graph_stats_get((const xxl_graph *) core, &s);
+	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
+	st->runs = s.sort_runs;
+	st->merge_passes = s.sort_passes_max;
+
+	xxl_stats_detail(st, "path", "\"%s\"", xxl_graph_path_name(s.path));
+	xxl_stats_detail(st, "edges", UINT64_FORMAT, s.edges);
+	xxl_stats_detail(st, "self_loops", UINT64_FORMAT, s.self_loops);
+	xxl_stats_detail(st, "nodes", UINT64_FORMAT, s.nodes);
+	xxl_stats_detail(st, "components", UINT64_FORMAT, s.components);
+	xxl_stats_detail(st, "forest_edges", UINT64_FORMAT, s.forest_edges);
+	xxl_stats_detail(st, "semi_nodes_max", UINT64_FORMAT, s.semi_nodes_max);
+	if (s.path == XXL_GRAPH_EXTERNAL)
+		xxl_stats_detail(st, "ids", "\"%s\"", s.ids_by_id ? "by id" : "sorted");
+	if (s.path == XXL_GRAPH_SEMI_EXTERNAL)
+	{
+		xxl_stats_detail(st, "ids", "\"%s\"", s.ids_by_id ? "by id" :
+						 s.ids_in_memory ? "in memory" : "sorted");
+		/* components by id in parts: the levels' union-finds */
+		if (s.id_parts > 1)
+			xxl_stats_detail(st, "id_parts", "%d", s.id_parts);
+	}
+	xxl_stats_detail(st, "base_nodes", UINT64_FORMAT, s.base_nodes);
+	xxl_stats_detail(st, "contracted_nodes", UINT64_FORMAT, s.contracted_nodes);
+	xxl_stats_detail(st, "relinked_edges", UINT64_FORMAT, s.relinked_edges);
+	xxl_stats_detail(st, "parallel_edges", UINT64_FORMAT, s.parallel_edges);
+	xxl_stats_detail(st, "contraction_passes", UINT64_FORMAT, s.contraction_passes);
+	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
+	xxl_stats_detail(st, "sorts", UINT64_FORMAT, s.sorts);
+	xxl_stats_detail(st, "sort_passes", UINT64_FORMAT, s.sort_passes);
+	xxl_stats_detail(st, "sorted_bytes", UINT64_FORMAT, s.sorted_bytes);
+	xxl_stats_detail(st, "bytes_read", UINT64_FORMAT, s.bytes_read);
+	xxl_stats_detail(st, "bytes_written", UINT64_FORMAT, s.bytes_written);
+	xxl_stats_detail(st, "run_ms", "%.3f", s.run_ns / 1e6);
+}
+
+/* Read the edges, run the engine, write its rows; returns the rows written. */
+static uint64
+run_graph(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
+{
+	char	   *edges = xxl_arg_text(fcinfo, 0, f->sql_name, "edges");
+	char	   *target = into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL;
+	/* the target first: a name taken is said before any work is done */
+	XxlOutput  *out = xxl_graph_output(fcinfo, target,
+									   xxl_graph_desc(f->ncols, f->cols, f->types));
+	XxlEdgeReader *reader = xxl_edges_open(edges, f->sql_name, f->needs);
+	XxlOperator *op = xxl_operator_begin(f->op_name);
+	xxl_graph_config cfg;
+	xxl_error	err;
+	xxl_graph  *g;
+	XxlEdge		read[256];
+	xxl_graph_edge batch[256];
+	int			nread;
+	uint64		n = 0;
+	Datum		values[4];
+	bool		isnull[4] = {false, false, false, false};
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.res = xxl_operator_resources(op);
+	cfg.expected_edges = xxl_edges_estimate(reader);
+	cfg.seed = GRAPH_SEED;
+	cfg.max_semi_nodes = (uint64) xxl_graph_max_semi_nodes;
+	xxl_graph_check_memory(f->sql_name, cfg.res.memory, xxl_graph_min_memory());
+	xxl_error_clear(&err);
+	g = xxl_graph_create(&cfg, f->op, &err);
+	if (g == NULL)
+		xxl_raise_error(&err, f->sql_name);
+	xxl_operator_attach(op, g, graph_destroy, graph_collect);
+
+	/* a batch per call into the engine, not a call per edge */
+	xxl_edges_count_into(reader, &op->rows_in);
+	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
+	{
+		for (int i = 0; i < nread; i++)
+			batch[i] = (xxl_graph_edge) {read[i].source, read[i].target, read[i].id, read[i].cost};
+		if (xxl_graph_put_edges(g, batch, nread) != XXL_OK)
+			xxl_raise_error(xxl_graph_error(g), f->sql_name);
+	}
+	xxl_edges_close(reader);
+
+	xxl_operator_phase(op, XXL_PHASE_MERGE);
+	if (xxl_graph_run(g) != XXL_OK)
+		xxl_raise_error(xxl_graph_error(g), f->sql_name);
+
+	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+	{
+		xxl_graph_stats s;
+
+		xxl_graph_stats_get(g, &s);
+		xxl_output_caller_memory(out, cfg.res.memory, s.memory_held);
+	}
+	for (;;)
+	{
+		int			got;
+
+		if (f->op == XXL_GRAPH_CC)
+		{
+			int64		node,
+						component;
+
+			got = xxl_graph_next_node(g, &node, &component);
+			values[0] = Int64GetDatum(node);
+			values[1] = Int64GetDatum(component);
+		}
+		else
+		{
+			int64		id,
+						source,
+						target_node;
+			double		cost;
+
+			got = xxl_graph_next_edge(g, &id, &source, &target_node, &cost);
+			if (f->op == XXL_GRAPH_SF)
+			{
+				values[0] = Int64GetDatum(source);
+				values[1] = Int64GetDatum(target_node);
+			}
+			else
+			{
+				values[0] = Int64GetDatum(id);
+				values[1] = Int64GetDatum(source);
+				values[2] = Int64GetDatum(target_node);
+				values[3] = Float8GetDatum(cost);
+			}
+		}
+		if (got < 0)
+			xxl_raise_error(xxl_graph_error(g), f->sql_name);
+		if (got == 0)
+			break;
+		xxl_output_put_values(out, values, isnull);
+		CHECK_FOR_INTERRUPTS();
+	}
+	n = xxl_output_finish(out);
+	op->rows_out = n;
+	xxl_operator_end(op);
+	return n;
+}
+
+#define GRAPH_ENTRY(cname, fn) \
+PG_FUNCTION_INFO_V1(cname); \
+Datum cname(PG_FUNCTION_ARGS) \
+{ \
+	run_graph(fcinfo, &(fn), false); \
+	return (Datum) 0; \
+} \
+PG_FUNCTION_INFO_V1(cname##_into); \
+Datum cname##_into(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_INT64((int64) run_graph(fcinfo, &(fn), true)); \
+}
+
+/* xxl.connected_components(edges text) RETURNS TABLE(node, component) and _into */
+GRAPH_ENTRY(xxl_connected_components, graph_cc)
+/* xxl.spanning_forest(edges text) RETURNS TABLE(source, target) and _into */
+GRAPH_ENTRY(xxl_spanning_forest, graph_sf)
+/* xxl.minimum_spanning_forest(edges text) RETURNS TABLE(id, source, target, cost) and _into */
+GRAPH_ENTRY(xxl_minimum_spanning_forest, graph_msf)

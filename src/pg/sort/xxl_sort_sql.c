@@ -1,0 +1,145 @@
+/*
+ * xxl_sort_sql.c — the SQL sort functions: xxl.sort_into (into a new table),
+ * xxl.sort returning SETOF record (column definition list) and the typed
+ * xxl.sort(NULL::some_table, ...) returning SETOF some_table.
+ *
+ * Each function resolves its arguments (source, ORDER BY list, result
+ * layout) and hands the sorting to xxl_sort_run.c, which also serves the
+ * custom scan that replaces xxl.sort() in FROM (xxl_sort_scan.c).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_class.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "parser/parse_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "pg/runtime/xxl_error.h"
+#include "pg/io/xxl_input.h"
+#include "pg/runtime/xxl_operator.h"
+#include "pg/io/xxl_output.h"
+#include "pg/io/xxl_rowcodec.h"
+#include "pg/sort/xxl_sort_run.h"
+#include "pg/sort/xxl_sort_sql.h"
+#include "pg/sort/xxl_sortkey.h"
+
+PG_FUNCTION_INFO_V1(xxl_sort_into);
+PG_FUNCTION_INFO_V1(xxl_sort_record);
+PG_FUNCTION_INFO_V1(xxl_sort_typed);
+
+/* Sort every row of in by key into out (laid out as out_desc); returns the rows. */
+static uint64
+run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, AttrNumber *map)
+{
+	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, NULL);
+	uint64		n = xxl_sort_run_drain(run, out);
+
+	xxl_sort_run_free(run);
+	return n;
+}
+
+/* xxl.sort_into(source text, order_by text, target text) RETURNS bigint */
+Datum
+xxl_sort_into(PG_FUNCTION_ARGS)
+{
+	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "source");
+	char	   *order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
+	char	   *target = xxl_arg_text(fcinfo, 2, NULL, "target");
+	List	   *items = xxl_parse_order_by(order_by);
+	XxlInput   *in = xxl_input_open(source);
+	TupleDesc	in_desc = xxl_input_desc(in);
+	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
+	TupleDesc	out_desc = xxl_visible_desc(in_desc);
+	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the target");
+	XxlOutput  *out = xxl_output_into_table(target, out_desc);
+
+	PG_RETURN_INT64((int64) run_sort(in, key, out, out_desc, map));
+}
+
+XxlSortRun *
+xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_desc,
+					 const bool *needed, const XxlSortRunOptions *options)
+{
+	List	   *items = xxl_parse_order_by(order_by);
+	XxlInput   *in = xxl_input_open(source);
+	TupleDesc	in_desc = xxl_input_desc(in);
+	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
+	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the column definition list");
+
+	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
+}
+
+/* The table whose row type the typed form's first argument has. */
+static Oid
+typed_source(Oid type)
+{
+	Oid			relid = OidIsValid(type) ? typeidTypeRelid(getBaseType(type)) : InvalidOid;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("xxl.sort needs the row type of a table or view, not type %s",
+						OidIsValid(type) ? format_type_be(type) : "unknown"),
+				 errhint("Pass NULL::table_name, or the source as text with a column definition list.")));
+	return relid;
+}
+
+XxlSortRun *
+xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const bool *needed,
+					 const XxlSortRunOptions *options)
+{
+	Oid			relid = typed_source(type);
+	List	   *items;
+	XxlInput   *in;
+	TupleDesc	in_desc;
+	XxlSortKey *key;
+	AttrNumber *map;
+
+	items = xxl_parse_order_by(order_by);
+	in = xxl_input_open_relid(relid);
+	in_desc = xxl_input_desc(in);
+	key = xxl_sortkey_create(in_desc, items);
+	map = xxl_map_columns(in_desc, out_desc, "the row type");
+	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
+}
+
+/* Materialize the run's rows for the calling set-returning function. */
+static Datum
+return_rows(FunctionCallInfo fcinfo, XxlSortRun *run, TupleDesc out_desc)
+{
+	XxlOutput  *out = xxl_output_to_caller(fcinfo, out_desc);
+
+	xxl_sort_run_drain(run, out);
+	xxl_sort_run_free(run);
+	return (Datum) 0;
+}
+
+/* xxl.sort(source text, order_by text) RETURNS SETOF record */
+Datum
+xxl_sort_record(PG_FUNCTION_ARGS)
+{
+	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "source");
+	char	   *order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
+	TupleDesc	out_desc = xxl_output_caller_desc(fcinfo);
+
+	return return_rows(fcinfo, xxl_sort_start_query(source, order_by, out_desc, NULL, NULL), out_desc);
+}
+
+/* xxl.sort(source anyelement, order_by text) RETURNS SETOF anyelement */
+Datum
+xxl_sort_typed(PG_FUNCTION_ARGS)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	char	   *order_by;
+	TupleDesc	out_desc;
+
+	(void) typed_source(type);	/* its error before any other */
+	order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
+	out_desc = xxl_output_caller_desc(fcinfo);
+
+	return return_rows(fcinfo, xxl_sort_start_typed(type, order_by, out_desc, NULL, NULL), out_desc);
+}
