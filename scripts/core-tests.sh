@@ -12,13 +12,16 @@ failed=0
 if [ $# -eq 0 ]; then
 	echo "core tests: none found under test/core"
 fi
-# the rule every OpenMP region follows, checked on the source
-lint=$(bash "$(dirname "${BASH_SOURCE[0]}")/lint-omp.sh")
-echo "$lint"
-line=$(echo "$lint" | tail -n 1)
-passed=$((passed + ${line%% passed*}))
-f=${line#*passed, }
-failed=$((failed + ${f%% failed*}))
+# rules checked on the source: every OpenMP region blocks signals, and
+# the layers include only what lies below them
+for rule in lint-omp.sh lint-layers.sh; do
+	lint=$(bash "$(dirname "${BASH_SOURCE[0]}")/$rule")
+	echo "$lint"
+	line=$(echo "$lint" | tail -n 1)
+	passed=$((passed + ${line%% passed*}))
+	f=${line#*passed, }
+	failed=$((failed + ${f%% failed*}))
+done
 for prog in "$@"; do
 	name=$(basename "$prog")
 	echo "=== $name"

@@ -39,6 +39,7 @@ _PG_init(void)
 	xxl_cancel_init();
 	xxl_sort_scan_init();
 	xxl_plan_sort_init();
+	xxl_table_am_init();
 	xxl_table_writes_init();
 	xxl_table_options_init();
 	xxl_table_analyze_init();

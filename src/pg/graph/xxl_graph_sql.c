@@ -39,7 +39,6 @@
 #include "pg/runtime/xxl_error.h"
 #include "core/graph/xxl_graph.h"
 #include "pg/graph/xxl_graph_sql.h"
-#include "pg/table/xxl_table.h"
 #include "pg/io/xxl_rowcodec.h"
 #include "pg/runtime/xxl_operator.h"
 
@@ -446,7 +445,7 @@ next_from_run(XxlEdgeReader *r, XxlEdge *e)
 	{
 		bool		nulls = false;
 
-		row = xxl_page_row(r->run.page, r->run.first + r->run_next, &len);
+		row = xxl_run_row(&r->run, r->run.first + r->run_next, &len);
 		for (int b = 0; b < r->run.fmt->bitmap_bytes; b++)
 			nulls |= row[b] != 0;
 		if (!nulls && edge_in_place(r, row, e))
@@ -516,7 +515,7 @@ xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
 
 			while (n < max && r->run_next < run->n)
 			{
-				const char *row = xxl_page_row(run->page, run->first + r->run_next, &len);
+				const char *row = xxl_run_row(run, run->first + r->run_next, &len);
 				bool		nulls = false;
 
 				for (int b = 0; b < bitmap; b++)

@@ -38,7 +38,6 @@
 #include "utils/varlena.h"
 
 #include "pg/io/xxl_input.h"
-#include "pg/table/xxl_table.h"
 
 #define FETCH_BATCH 1000
 #define FETCH_BYTES (4 * 1024 * 1024)	/* shrink batches of wide rows to about this */
@@ -489,10 +488,21 @@ next_page_tuple(XxlInput *in)
 	return &in->tuple;
 }
 
+/* The access method whose tables hand out runs, and how (one: the xxl tables'). */
+static const TableAmRoutine *runs_am;
+static XxlRunScan runs_next;
+
+void
+xxl_input_register_runs(const TableAmRoutine *am, XxlRunScan next_run)
+{
+	runs_am = am;
+	runs_next = next_run;
+}
+
 bool
 xxl_input_has_runs(XxlInput *in)
 {
-	return in->kind == INPUT_TABLE && xxl_is_table(in->rel);
+	return in->kind == INPUT_TABLE && runs_am != NULL && in->rel->rd_tableam == runs_am;
 }
 
 bool
@@ -510,7 +520,7 @@ bool
 xxl_input_next_run(XxlInput *in, XxlRowRun *run)
 {
 	Assert(xxl_input_has_runs(in));
-	if (in->done || !xxl_scan_next_run(in->scan, run))
+	if (in->done || !runs_next(in->scan, run))
 	{
 		in->done = true;
 		return false;

@@ -24,10 +24,13 @@
 #define XXL_PG_INPUT_H
 
 #include "access/htup.h"
+#include "access/tableam.h"
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "nodes/primnodes.h"
 #include "utils/relcache.h"
+
+#include "pg/io/xxl_packed_row.h"
 
 typedef struct XxlInput XxlInput;
 
@@ -94,15 +97,17 @@ extern bool xxl_input_has_tuples(XxlInput *in);
 extern HeapTuple xxl_input_next_tuple(XxlInput *in);
 
 /*
- * xxl tables likewise hand out runs of packed rows from the pinned page
- * (XxlRowRun, pg/table/xxl_table.h): xxl_input_next_run() then replaces
+ * A table access method that stores packed rows (io/xxl_packed_row.h, the
+ * xxl tables') registers the scan that hands them out in runs from the
+ * pinned page; for its tables xxl_input_next_run() then replaces
  * xxl_input_next(); false at the end.  Rows are counted by the run.
  */
-struct XxlRowRun;
+typedef bool (*XxlRunScan) (TableScanDesc scan, XxlRowRun *run);
+extern void xxl_input_register_runs(const TableAmRoutine *am, XxlRunScan next_run);
 extern bool xxl_input_has_runs(XxlInput *in);
 /* Whether it has runs whose rows hold by-value columns only (no allocation to unpack them). */
 extern bool xxl_input_runs_byval(XxlInput *in);
-extern bool xxl_input_next_run(XxlInput *in, struct XxlRowRun *run);
+extern bool xxl_input_next_run(XxlInput *in, XxlRowRun *run);
 
 /*
  * The current row as a heap tuple without copying, when the source has one

@@ -29,7 +29,6 @@
 #include "pg/sort/xxl_key_filter.h"
 #include "pg/runtime/xxl_operator.h"
 #include "pg/sort/xxl_sort_run_internal.h"
-#include "pg/table/xxl_table.h"
 
 #define PUT_BATCH 256			/* records encoded per xxl_sorter_reserve */
 

@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
-#include "pg/io/xxl_rowcodec.h"
+#include "pg/io/xxl_packed_row.h"
 
 #define XXL_TABLE_MAGIC 0x78786C54	/* "xxlT" */
 #define XXL_TABLE_VERSION 1
@@ -242,89 +242,7 @@ extern TransactionId xxl_dir_vacuum(Relation rel, TransactionId freeze_limit,
 									double *live_rows, BlockNumber *live_pages,
 									double *dead_rows);
 
-/* Rows (xxl_table_page.c) -------------------------------------------------- */
-
-/*
- * How rows of a descriptor's first natts columns are packed: a null bitmap,
- * then every non-null column's bytes unaligned (fixed-width values as they
- * are, varlenas with a 1-byte header when short, cstrings with their
- * terminator).  When every column has a fixed width the row is always
- * row_width bytes (a NULL keeps its place, zeroed) and pages need no
- * offsets.  A dropped column keeps its place (rows written before the drop
- * hold its value; later ones a NULL); columns added after a page was
- * written are missing from its rows (their default or NULL).
- */
-/* Rows of more columns than this take the general unpack. */
-#define XXL_BYVAL_MAX_COLS 32
-
-typedef struct XxlRowFormat
-{
-	TupleDesc	desc;
-	int			natts;			/* columns in the rows */
-	int			bitmap_bytes;
-	int			row_width;		/* 0: variable */
-	bool		byval;			/* every column by value and fixed: the fast unpack */
-	bool		may_alloc;		/* unpacking may copy values into CurrentMemoryContext */
-	uint8		lens[XXL_BYVAL_MAX_COLS];	/* byval: each column's width */
-	bool		all8;			/* byval and every width is a Datum's */
-} XxlRowFormat;
-
-extern void xxl_row_format_init(XxlRowFormat *fmt, TupleDesc desc, int natts);
-
-/*
- * The unpack of rows whose every column is a fixed-width by-value one
- * (fmt->byval): inline, as it is the full scans' per-row path.
- */
-static inline void
-xxl_row_unpack_byval(const XxlRowFormat *fmt, const char *row, Datum *values, bool *isnull)
-{
-	const char *p = row + fmt->bitmap_bytes;
-	bool		nulls = false;
-
-	for (int b = 0; b < fmt->bitmap_bytes; b++)
-		nulls |= row[b] != 0;
-	if (nulls)
-		for (int i = 0; i < fmt->natts; i++)
-			isnull[i] = (row[i / 8] >> (i % 8)) & 1;
-	else
-		memset(isnull, 0, fmt->natts);
-	if (fmt->all8)
-	{
-		/* the usual case (bigint, double precision, timestamps): no width switch */
-		memcpy(values, p, fmt->natts * sizeof(Datum));
-		return;
-	}
-	for (int i = 0; i < fmt->natts; i++)
-	{
-		int			len = fmt->lens[i];
-
-		values[i] = xxl_fetch_byval(p, len);
-		p += len;
-	}
-}
-
-/*
- * Varlenas larger than this are compressed and, if still larger, moved to
- * the table's TOAST table when a row is packed for it (as heap does beyond
- * its 2 kB threshold).
- */
-#define XXL_TOAST_VALUE 2000
-
-/*
- * Pack values into buf (reset first); returns the packed length.  With
- * toast_rel, large varlenas are compressed or moved to its TOAST table.
- */
-extern uint32 xxl_row_pack(const XxlRowFormat *fmt, const Datum *values, const bool *isnull,
-						   StringInfo buf, Relation toast_rel);
-
-/*
- * Unpack a row into values/isnull (all of the descriptor's columns).
- * By-reference values point into the row where their alignment allows
- * (varlenas with a 1-byte header, cstrings), else into aligned copies in
- * CurrentMemoryContext.
- */
-extern void xxl_row_unpack(const XxlRowFormat *fmt, const char *row, Datum *values,
-						   bool *isnull);
+/* Pages (xxl_table_page.c) ------------------------------------------------- */
 
 /*
  * Data pages, filled row by row: a new page (in local memory or in a
@@ -345,27 +263,24 @@ extern int	xxl_page_add(Page page, const char *row, uint32 len);
 /* The largest row a page takes. */
 extern uint32 xxl_page_max_row(int row_width);
 
+/* A data page's rows as a run's view of them (io/xxl_packed_row.h), but first, n and fmt. */
+static inline void
+xxl_page_rows(Page page, XxlRowRun *run)
+{
+	run->base = (const char *) page;
+	run->rows = (const char *) page + SizeOfPageHeaderData;
+	run->row_width = XXL_OPAQUE(page)->row_width;
+	run->end0 = ((PageHeader) page)->pd_special;
+}
+
 /* Row i (0-based) of a data page, and its length (inline: the scans' per-row path). */
 static inline const char *
 xxl_page_row(Page page, int i, uint32 *len)
 {
-	XxlPageOpaque *op = XXL_OPAQUE(page);
-	const char *rows = (const char *) page + SizeOfPageHeaderData;
-	uint16		at,
-				end;
+	XxlRowRun	run;
 
-	if (op->row_width > 0)
-	{
-		*len = op->row_width;
-		return rows + (Size) i * op->row_width;
-	}
-	memcpy(&at, rows + i * sizeof(uint16), sizeof(uint16));
-	if (i == 0)
-		end = ((PageHeader) page)->pd_special;
-	else
-		memcpy(&end, rows + (i - 1) * sizeof(uint16), sizeof(uint16));
-	*len = end - at;
-	return (const char *) page + at;
+	xxl_page_rows(page, &run);
+	return xxl_run_row(&run, i, len);
 }
 
 /* Writes (xxl_table_write.c) ------------------------------------------------ */
@@ -601,19 +516,14 @@ extern bool xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot 
 
 /*
  * Rows straight from the pages of a sequential scan, for the engine's
- * inputs (no slot, no call per row): rows [first, first + n) of page are
- * visible and not deleted, packed as fmt says (xxl_page_row,
- * xxl_row_unpack_byval, xxl_row_unpack).  Valid until the next call; false
- * at the end.  Not to be mixed with xxl_scan_getnextslot on one scan.
+ * inputs (no slot, no call per row): a run of rows of one page that are
+ * visible and not deleted (io/xxl_packed_row.h).  Valid until the next
+ * call; false at the end.  Not to be mixed with xxl_scan_getnextslot on one
+ * scan.  Registered with the input module (xxl_input_register_runs).
  */
-typedef struct XxlRowRun
-{
-	Page		page;
-	int			first;
-	int			n;
-	const XxlRowFormat *fmt;
-} XxlRowRun;
 extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
+/* Called from _PG_init: the run scan registered with the input module. */
+extern void xxl_table_am_init(void);
 
 /*
  * The next row of a sequential scan as the columns cols[0 .. ncols)
@@ -625,24 +535,6 @@ extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
  */
 extern bool xxl_scan_next_columns(TableScanDesc scan, const AttrNumber *cols, int ncols,
 								  Datum *values, bool *isnull, ItemPointer tid);
-
-/*
- * Row i of a run into values/isnull, at least its first natts columns: the
- * by-value unpack when the run's rows have them, else the general one
- * (rows written before columns were added lack them; it fills them in).
- */
-static inline const char *
-xxl_run_unpack(const XxlRowRun *run, int i, int natts, Datum *values, bool *isnull)
-{
-	uint32		len;
-	const char *row = xxl_page_row(run->page, run->first + i, &len);
-
-	if (run->fmt->byval && run->fmt->natts >= natts)
-		xxl_row_unpack_byval(run->fmt, row, values, isnull);
-	else
-		xxl_row_unpack(run->fmt, row, values, isnull);
-	return row;
-}
 
 extern bool xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
 extern bool xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,

@@ -42,6 +42,7 @@
 #include "utils/snapmgr.h"
 
 #include "pg/table/xxl_table.h"
+#include "pg/io/xxl_input.h"
 #include "pg/sort/xxl_sortkey.h"
 
 PG_FUNCTION_INFO_V1(xxl_table_am_handler);
@@ -54,6 +55,13 @@ bool
 xxl_is_table(Relation rel)
 {
 	return rel->rd_tableam == &xxl_routine;
+}
+
+/* The engine's inputs read these tables' rows in runs (io/xxl_input.h). */
+void
+xxl_table_am_init(void)
+{
+	xxl_input_register_runs(&xxl_routine, xxl_scan_next_run);
 }
 
 static void pg_attribute_noreturn()

@@ -394,7 +394,7 @@ xxl_scan_next_run(TableScanDesc sscan, XxlRowRun *run)
 
 	if (!next_rows(scan))
 		return false;
-	run->page = BufferGetPage(scan->buf);
+	xxl_page_rows(BufferGetPage(scan->buf), run);
 	run->first = scan->row;
 	run->n = scan->stop - scan->row;
 	run->fmt = &scan->fmt;
