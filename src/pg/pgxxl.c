@@ -17,6 +17,7 @@
 #include "pg/runtime/xxl_cancel.h"
 #include "pg/runtime/xxl_guc.h"
 #include "core/xxl_io.h"
+#include "pg/plan/xxl_plan_ctas.h"
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/plan/xxl_sort_scan.h"
 
@@ -39,6 +40,7 @@ _PG_init(void)
 	xxl_cancel_init();
 	xxl_sort_scan_init();
 	xxl_plan_sort_init();
+	xxl_plan_ctas_init();
 	xxl_table_am_init();
 	xxl_table_writes_init();
 	xxl_table_options_init();

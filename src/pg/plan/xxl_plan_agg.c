@@ -37,7 +37,6 @@
 
 #include "pg/runtime/xxl_guc.h"
 #include "pg/plan/xxl_plan_agg.h"
-#include "pg/plan/xxl_plan_sort.h"
 
 /*
  * fn may be called outside an Agg: PostgreSQL's own functions (those of
@@ -130,18 +129,6 @@ collect_aggrefs(Node *node, AggrefsContext *cxt)
 		return false;
 	}
 	return expression_tree_walker(node, collect_aggrefs, cxt);
-}
-
-void
-xxl_plan_agg_read(const CustomScan *cscan, XxlPlanAgg *plan)
-{
-	List	   *kinds = lsecond(cscan->custom_private);
-
-	xxl_plan_cols_read(linitial(cscan->custom_private), &plan->group);
-	plan->naggs = list_length(kinds);
-	plan->kinds = palloc(sizeof(XxlAggKind) * Max(plan->naggs, 1));
-	for (int i = 0; i < plan->naggs; i++)
-		plan->kinds[i] = (XxlAggKind) list_nth_int(kinds, i);
 }
 
 Plan *

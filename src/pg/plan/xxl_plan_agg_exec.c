@@ -42,6 +42,18 @@
 
 #include "pg/plan/xxl_plan_agg.h"
 
+void
+xxl_plan_agg_read(const CustomScan *cscan, XxlPlanAgg *plan)
+{
+	List	   *kinds = lsecond(cscan->custom_private);
+
+	xxl_plan_cols_read(linitial(cscan->custom_private), &plan->group);
+	plan->naggs = list_length(kinds);
+	plan->kinds = palloc(sizeof(XxlAggKind) * Max(plan->naggs, 1));
+	for (int i = 0; i < plan->naggs; i++)
+		plan->kinds[i] = (XxlAggKind) list_nth_int(kinds, i);
+}
+
 /* One aggregate: its arguments, how it is computed, and its group's state. */
 typedef struct AggCalc
 {

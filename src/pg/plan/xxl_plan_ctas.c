@@ -32,6 +32,7 @@
 #include "utils/rel.h"
 
 #include "pg/io/xxl_heap_pages.h"
+#include "pg/plan/xxl_plan_ctas.h"
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/plan/xxl_plan_window.h"
 

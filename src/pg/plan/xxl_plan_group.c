@@ -19,7 +19,7 @@
 #include "utils/ruleutils.h"
 
 #include "pg/plan/xxl_plan_group.h"
-#include "pg/plan/xxl_plan_sort.h"
+#include "pg/plan/xxl_plan_columns.h"
 
 List *
 xxl_plan_cols_private(int n, const AttrNumber *cols, const Oid *eqops, const Oid *collations)

@@ -53,6 +53,7 @@
 
 #include "pg/runtime/xxl_guc.h"
 #include "pg/plan/xxl_plan_agg.h"
+#include "pg/plan/xxl_plan_columns.h"
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/plan/xxl_plan_window.h"
 #include "pg/sort/xxl_sortkey.h"
@@ -80,31 +81,6 @@ xxl_plan_sort_private(const Sort *sort)
 		nulls = lappend_int(nulls, sort->nullsFirst[i] ? 1 : 0);
 	}
 	return list_make4(cols, ops, colls, nulls);
-}
-
-void
-xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
-{
-	List	   *cols = linitial(cscan->custom_private);
-	List	   *ops = lsecond(cscan->custom_private);
-	List	   *colls = lthird(cscan->custom_private);
-	List	   *nulls = lfourth(cscan->custom_private);
-	int			n = list_length(cols);
-
-	keys->ncols = n;
-	keys->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
-	keys->sortops = palloc(sizeof(Oid) * Max(n, 1));
-	keys->collations = palloc(sizeof(Oid) * Max(n, 1));
-	keys->nulls_first = palloc(sizeof(bool) * Max(n, 1));
-	keys->distinct = list_length(cscan->custom_private) > 4 &&
-		intVal(list_nth(cscan->custom_private, 4)) != 0;
-	for (int i = 0; i < n; i++)
-	{
-		keys->cols[i] = (AttrNumber) list_nth_int(cols, i);
-		keys->sortops[i] = list_nth_oid(ops, i);
-		keys->collations[i] = list_nth_oid(colls, i);
-		keys->nulls_first[i] = list_nth_int(nulls, i) != 0;
-	}
 }
 
 #define NO_BOUND (-1.0)		/* no Limit reaches the node */
@@ -194,31 +170,6 @@ replaceable(const Sort *sort, const char **why)
 			return false;
 	}
 	return true;
-}
-
-Var *
-xxl_plan_column_ref(const TargetEntry *tle, int varno)
-{
-	Node	   *expr = (Node *) tle->expr;
-
-	return makeVar(varno, tle->resno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0);
-}
-
-List *
-xxl_plan_column_refs(List *tlist, int varno)
-{
-	List	   *refs = NIL;
-	ListCell   *lc;
-
-	foreach(lc, tlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		TargetEntry *ref = flatCopyTargetEntry(tle);
-
-		ref->expr = (Expr *) xxl_plan_column_ref(tle, varno);
-		refs = lappend(refs, ref);
-	}
-	return refs;
 }
 
 /*
@@ -509,5 +460,4 @@ xxl_plan_sort_init(void)
 	planner_hook = plan_sort_planner;
 	prev_explain_one_query = ExplainOneQuery_hook;
 	ExplainOneQuery_hook = plan_sort_explain;
-	xxl_plan_ctas_init();
 }

@@ -43,6 +43,33 @@
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/sort/xxl_sort_run.h"
 
+
+/* The node's key from its private list (xxl_plan_sort_private writes it). */
+void
+xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
+{
+	List	   *cols = linitial(cscan->custom_private);
+	List	   *ops = lsecond(cscan->custom_private);
+	List	   *colls = lthird(cscan->custom_private);
+	List	   *nulls = lfourth(cscan->custom_private);
+	int			n = list_length(cols);
+
+	keys->ncols = n;
+	keys->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
+	keys->sortops = palloc(sizeof(Oid) * Max(n, 1));
+	keys->collations = palloc(sizeof(Oid) * Max(n, 1));
+	keys->nulls_first = palloc(sizeof(bool) * Max(n, 1));
+	keys->distinct = list_length(cscan->custom_private) > 4 &&
+		intVal(list_nth(cscan->custom_private, 4)) != 0;
+	for (int i = 0; i < n; i++)
+	{
+		keys->cols[i] = (AttrNumber) list_nth_int(cols, i);
+		keys->sortops[i] = list_nth_oid(ops, i);
+		keys->collations[i] = list_nth_oid(colls, i);
+		keys->nulls_first[i] = list_nth_int(nulls, i) != 0;
+	}
+}
+
 #define RANDOM_ACCESS (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)
 
 typedef struct PlanSortState

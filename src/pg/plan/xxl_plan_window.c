@@ -34,21 +34,7 @@
 #include "utils/fmgroids.h"
 
 #include "pg/runtime/xxl_guc.h"
-#include "pg/plan/xxl_plan_sort.h"
 #include "pg/plan/xxl_plan_window.h"
-
-void
-xxl_plan_window_read(const CustomScan *cscan, XxlPlanWindow *window)
-{
-	List	   *funcs = lthird(cscan->custom_private);
-
-	xxl_plan_cols_read(linitial(cscan->custom_private), &window->part);
-	xxl_plan_cols_read(lsecond(cscan->custom_private), &window->order);
-	window->nfuncs = list_length(funcs);
-	window->funcs = palloc(sizeof(XxlWindowFunc) * Max(window->nfuncs, 1));
-	for (int i = 0; i < window->nfuncs; i++)
-		window->funcs[i] = (XxlWindowFunc) list_nth_int(funcs, i);
-}
 
 /*
  * lag's arguments as the node takes them: a value and a default that are
