@@ -42,7 +42,7 @@ _PG_init(void)
 	xxl_plan_sort_init();
 	xxl_plan_ctas_init();
 	xxl_table_am_init();
-	xxl_table_writes_init();
+	xxl_table_ends_init();
 	xxl_table_options_init();
 	xxl_table_analyze_init();
 	xxl_table_ordered_init();

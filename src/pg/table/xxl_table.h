@@ -318,6 +318,11 @@ extern void xxl_table_merge(Relation rel, TransactionId oldest_xmin,
 
 /* Write the pending rows of rel (all relations: InvalidOid) as segments. */
 extern void xxl_table_flush(Oid relid);
+/* Statement and transaction ends for the pending rows (called by xxl_table_ends.c). */
+extern void xxl_writes_flush(Oid relid, CommandId cid);
+extern void xxl_writes_forget(void);
+extern void xxl_writes_subxact(SubXactEvent event, SubTransactionId mySubid,
+							   SubTransactionId parentSubid);
 
 /*
  * NOTICE that compaction would help rel: message, detail (or NULL), and a
@@ -329,7 +334,9 @@ extern void xxl_notice_compact(Relation rel, const char *message, const char *de
 /* A page image as a new page at the end of rel, WAL-logged (extension lock held). */
 extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
 							   BufferAccessStrategy strategy);
-extern void xxl_table_writes_init(void);
+
+/* Called from _PG_init: the statement and transaction ends (xxl_table_ends.c). */
+extern void xxl_table_ends_init(void);
 
 /* Statements refused at parse analysis (xxl_table_analyze.c). */
 extern void xxl_table_analyze_init(void);
@@ -483,7 +490,7 @@ extern void xxl_pending_flush(XxlPending **list, Oid relid, CommandId cid,
 extern void xxl_pending_subxact(XxlPending **list, SubXactEvent event,
 								SubTransactionId mySubid, SubTransactionId parentSubid);
 
-/* Statement and transaction ends for the pending deletes (called by xxl_table_write.c). */
+/* Statement and transaction ends for the pending deletes (called by xxl_table_ends.c). */
 extern void xxl_deletes_flush(Oid relid, CommandId cid);
 extern void xxl_deletes_forget(void);
 extern void xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,

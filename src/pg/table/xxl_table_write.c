@@ -4,7 +4,8 @@
  * in arrival order) and become one segment when the statement ends.
  *
  * A write state belongs to (table, command id).  It is flushed (and so
- * are the statement's deletes, xxl_table_delete.c):
+ * are the statement's deletes, xxl_table_delete.c; the hooks that do it
+ * are in xxl_table_ends.c):
  *  - when the executor ends the statement (INSERT, INSERT ... SELECT);
  *  - at finish_bulk_insert (COPY, CREATE TABLE AS, ALTER TABLE rewrites);
  *  - before commit or prepare, whatever is still pending.
@@ -95,7 +96,6 @@ typedef struct XxlSegmentWriter WriteState;
 #define XXL_TABLE_MAX_FIXED_RECORD 1024
 
 static XxlPending *pending = NULL;
-static ExecutorEnd_hook_type prev_executor_end = NULL;
 
 /* States ------------------------------------------------------------------------ */
 
@@ -590,8 +590,8 @@ flush_pending(XxlPending *p)
 }
 
 /* Flush and forget the states that match (relid InvalidOid: any; cid InvalidCommandId: any). */
-static void
-flush_matching(Oid relid, CommandId cid)
+void
+xxl_writes_flush(Oid relid, CommandId cid)
 {
 	xxl_pending_flush(&pending, relid, cid, flush_pending);
 }
@@ -599,68 +599,18 @@ flush_matching(Oid relid, CommandId cid)
 void
 xxl_table_flush(Oid relid)
 {
-	flush_matching(relid, InvalidCommandId);
-}
-
-static void
-executor_end(QueryDesc *queryDesc)
-{
-	/*
-	 * Only a statement that writes ends a write: a SELECT run inside one (a
-	 * function's, through SPI) has es_output_cid 0, which is also the cid
-	 * of a transaction's first statement, and flushed its rows and deletes
-	 * in the middle, as extra segments.
-	 */
-	if (queryDesc->estate != NULL && queryDesc->estate->es_output_cid != InvalidCommandId &&
-		(queryDesc->operation != CMD_SELECT || queryDesc->plannedstmt->hasModifyingCTE ||
-		 queryDesc->plannedstmt->rowMarks != NIL))
-	{
-		if (pending != NULL)
-			flush_matching(InvalidOid, queryDesc->estate->es_output_cid);
-		xxl_deletes_flush(InvalidOid, queryDesc->estate->es_output_cid);
-	}
-	if (prev_executor_end)
-		prev_executor_end(queryDesc);
-	else
-		standard_ExecutorEnd(queryDesc);
-}
-
-static void
-xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			flush_matching(InvalidOid, InvalidCommandId);
-			xxl_deletes_flush(InvalidOid, InvalidCommandId);
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PREPARE:
-			/* their memory went with TopTransactionContext */
-			pending = NULL;
-			xxl_deletes_forget();
-			break;
-	}
-}
-
-static void
-subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
-				 void *arg)
-{
-	xxl_deletes_subxact(event, mySubid, parentSubid);
-	xxl_pending_subxact(&pending, event, mySubid, parentSubid);
+	xxl_writes_flush(relid, InvalidCommandId);
 }
 
 void
-xxl_table_writes_init(void)
+xxl_writes_forget(void)
 {
-	prev_executor_end = ExecutorEnd_hook;
-	ExecutorEnd_hook = executor_end;
-	RegisterXactCallback(xact_callback, NULL);
-	RegisterSubXactCallback(subxact_callback, NULL);
+	/* their memory went with TopTransactionContext */
+	pending = NULL;
+}
+
+void
+xxl_writes_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid)
+{
+	xxl_pending_subxact(&pending, event, mySubid, parentSubid);
 }
