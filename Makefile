@@ -48,8 +48,7 @@ include $(PGXS)
 # PGXS warns about C99-style declarations; the engine is written in C11.
 # The engine's per-record paths are built as the benchmarks build them: at
 # PostgreSQL's -O2 (with its stack protector) gcc left small-record copies
-# and merge decoding as calls, and DC3 ran 25 % slower in the server than
-# alone.
+# and merge decoding as calls, and DC3 ran slower in the server than alone.
 $(CORE_SRCS:.c=.o): CFLAGS += -Wno-declaration-after-statement -O3 -fno-stack-protector
 
 # PGXS tracks no header dependencies: a struct that grows in an engine

@@ -304,7 +304,7 @@ xxl_env_sort_sample(xxl_env *env, xxl_env_sorter *ts, const void *key)
  * Where the caller writes its next record: xxl_env_sort_room, fill it field
  * by field, xxl_env_sort_push.  A record put together on the stack from
  * narrow stores and copied at once with wide loads stalls on store
- * forwarding (40 % of DC3's merge_tuples, measured); written in place it
+ * forwarding (a large part of DC3's merge of tuples); written in place it
  * is never read back early.  local is the caller's buffer for a sort that
  * takes records one by one.
  */

@@ -30,9 +30,7 @@
  * spill through the page cache even when the resources ask for O_DIRECT:
  * with one or two requests in flight, direct requests below about a
  * megabyte are latency-bound while the kernel's readahead and writeback
- * coalesce buffered ones.  Measured with xxl.sort_into of 20M rows (two
- * bigints), direct against buffered: 256 kB blocks 3.20 s against 2.72 s,
- * 1 MB 1.74 s against 1.87 s, 2 MB 1.30 s against 1.75 s.
+ * coalesce buffered ones (docs/engine.md, I/O layer).
  */
 #define XXL_DIRECT_BLOCK_MIN (1024 * 1024)
 

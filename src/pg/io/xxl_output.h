@@ -16,9 +16,7 @@
  * function in FROM is materialized by the executor in any case
  * (FunctionScan), and value-per-call mode would add a function call, a
  * composite datum and a second copy per row on top; materialize mode puts
- * each row into the tuplestore with a single copy.  Measured on 5M rows of
- * (bigint, bigint) with 64MB: count(*) over xxl.sort in FROM took 1.74-1.85 s
- * materialized against 1.90 s value-per-call.  xxl.sort() avoids the
+ * each row into the tuplestore with a single copy.  xxl.sort() avoids the
  * tuplestore in FROM altogether with a custom scan (xxl_sort_scan.c).
  *
  * The sinks (a new heap written page by page, any other table through

@@ -4,11 +4,10 @@
  *
  * Callers build their pages in the writer's batch (xxl_relfile_page), which
  * goes to the files in one write of 256 kB rather than through
- * smgrextend(), which takes one 8 kB block per call: appending 4.4 GB to a
- * new file took 2.1-7.9 s in 8 kB writes and 0.56-0.83 s in 256 kB writes
- * on the benchmark machine (1.2-3.2 s in 512 kB-1 MB writes, for which the
- * kernel looks for larger folios), and a suffix array of 100 MB is 4.6 GB
- * of heap.  The files are laid out as md.c lays them out (segments of
+ * smgrextend(), which takes one 8 kB block per call: small writes cost a
+ * system call and a page-cache lookup each, and larger ones than 256 kB
+ * make the kernel look for larger folios, which was slower (a suffix
+ * array's table is some fifty times its text).  The files are laid out as md.c lays them out (segments of
  * RELSEG_SIZE blocks, the n-th named "<path>.n"), which is how md.c finds
  * them again by their sizes: md.c keeps no size of its own outside
  * recovery, so a relation it also has open (an xxl table's metapage goes
@@ -19,13 +18,11 @@
  * writes keep to a ring of buffers: an output far larger than the operator's
  * memory should not push everything else out of the cache, and page cache
  * that must be found afresh for every page is the dearest part of writing
- * on a virtual machine (appending 4.4 GB to a file: 7.0 s when the kernel
- * had to find new memory, 0.5 s when it reused pages just freed, 1.1 s
- * either way with write-behind).  Only the page cache changes: what is on
- * disk or in shared buffers is the same either way.  A writer whose pages
- * are likely read soon (an xxl table's segment) keeps them instead: a scan
- * right after a 20M-row load took 407-489 ms from the disk against 250 ms
- * from the cache.
+ * on a virtual machine, where write-behind keeps the cost the same whether
+ * the kernel has free memory or not.  Only the page cache changes: what is
+ * on disk or in shared buffers is the same either way.  A writer whose
+ * pages are likely read soon (an xxl table's segment) keeps them instead,
+ * for the scan that follows a load (docs/table.md).
  *
  * When the relation needs WAL (wal_level above minimal, or a relation not
  * new in this transaction) the pages are logged as full-page images
@@ -37,8 +34,8 @@
  * guarantees that: the next checkpoint syncs them before it completes, and
  * a crash before then replays their images from the redo point before.
  * Otherwise, or when the checkpointer's queue is full, the fork is synced
- * at the end.  (PostgreSQL 17's bulk_write.c decides the same way; a 4 GB
- * segment's fsync at the end of a COPY took ~0.5-1 s here.)  An unlogged
+ * at the end.  (PostgreSQL 17's bulk_write.c decides the same way: a
+ * segment's fsync at the end of a large COPY is what it spares.)  An unlogged
  * relation is synced at the end, as PostgreSQL's own bulk writes do; at
  * wal_level = minimal the commit's pending sync of new relfilenodes covers
  * a permanent one.
