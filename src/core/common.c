@@ -124,7 +124,7 @@ map_pages(size_t size)
 		 * A sorter fills its load from both ends (records from the start,
 		 * their entries from the end), so a small sort touches a page at
 		 * each: outside huge pages those cost a 4 kB zeroing each instead
-		 * of 2 MB (a one-row INSERT into an xxl table paid 0.4 ms for them).
+		 * of 2 MB (which a one-row INSERT into an xxl table paid).
 		 */
 		size_t		edge = size >= 8 * XXL_HUGE_PAGE ? XXL_HUGE_PAGE : 0;
 

@@ -14,8 +14,8 @@
  * held at once, not to the sum of what each of its sets ever held: a DC3
  * build keeps sorters and permutations of many levels whose peaks do not
  * coincide.  The files are kept until the pool is destroyed: removing a
- * file of a few hundred MB with its cached pages takes ~25 ms, and writing
- * over cached pages is cheaper than filling new ones.
+ * large file with its cached pages takes time, and writing over cached
+ * pages is cheaper than filling new ones.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -484,8 +484,8 @@ sort_write_fixed_run(xxl_sorter *s, xxl_run *run)
 /*
  * The writer of variable runs, aimed at run: made at the first run, its
  * buffers kept until run formation ends (a block writer's ring of fresh
- * mappings per run cost the run worker 0.24 s of page clearing in 10M rows
- * of text at 64MB with 2 MB blocks).  Caller's thread, worker idle.
+ * mappings per run cost the run worker the kernel's clearing of their
+ * pages).  Caller's thread, worker idle.
  */
 xxl_bwriter *
 sort_var_writer(xxl_sorter *s, xxl_run *run)

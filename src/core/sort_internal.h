@@ -183,8 +183,7 @@ sort_fixed_sorted(xxl_sorter *s)
 /*
  * Fetch the record of entry e ahead of its use: a variable load's records
  * are gathered in key order from an arena in input order, a cache miss
- * each unless fetched ahead (10M rows of 32-byte text keys: run formation
- * 1.45 -> 1.08 s, the in-memory output 2.3 -> 0.84 s).
+ * each unless fetched ahead.
  */
 static inline void
 var_fetch_ahead(const char *load, const xxl_sort_entry *e)

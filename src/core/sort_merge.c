@@ -35,8 +35,7 @@ merge_env(xxl_sorter *s)
  * The final merge runs on its own thread if asked and the budget is large
  * enough that the batch ring costs little fan-in.  Not the default: with a
  * light consumer the copy into batches and the hand-offs cost more than the
- * overlap gains (50M 16-byte records: 1.7-2.0 s sync, 3.7 s async with the
- * second core busy).
+ * overlap gains, the more so when the second core is busy.
  */
 static bool
 use_async_merge(const xxl_sorter *s)

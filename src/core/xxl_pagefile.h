@@ -7,13 +7,13 @@
  * and node index of the shortest-path search, its settle log read
  * backwards): the records live in spill files of the environment's
  * directories, file pool and spill account, opened buffered even where the
- * operator's other files use O_DIRECT (a random 16 kB read with O_DIRECT
- * is a device read, ~0.1 ms; buffered it is a copy when the kernel has the
- * page, and the kernel keeps what the budget cannot), a record never
+ * operator's other files use O_DIRECT (a random read with O_DIRECT is a
+ * device read; buffered it is a copy when the kernel has the page, and the
+ * kernel keeps what the budget cannot), a record never
  * straddles a page, and a read of a record whose page is cached costs no
  * I/O.  Pages are read synchronously on the caller's thread (a page of a
- * buffered file is a copy out of the page cache; on an SSD a random page
- * costs about 0.1 ms).  Owner thread only.
+ * buffered file is a copy out of the page cache, a device read only when
+ * the kernel does not have it).  Owner thread only.
  */
 #ifndef XXL_PAGEFILE_H
 #define XXL_PAGEFILE_H

@@ -13,8 +13,7 @@
  * the sorted stream.
  *
  * Why: the sorting path numbers the ids by two sorts of the endpoints
- * before its union-find (2.2-2.7 s for the spanning forest of 1M nodes /
- * 5M edges between 32MB and 128MB, where memory takes 0.95 s).  If the
+ * before its union-find, which cost more than the forest itself.  If the
  * ids outgrow the budget after all, the spooled edges are put to the
  * sorting path with their original ids, in input order, and the operator
  * goes on as if it had started there.

@@ -9,11 +9,10 @@
 
 /*
  * Chunks of 2 MB get huge pages (xxl_budget_alloc): a page fault per 2 MB
- * filled instead of per 4 kB, 50 ms less on reading 5M edges.  Small
- * budgets keep 1 MB chunks, or a 32nd of the budget below 32MB: the part
- * unfilled of the last chunk of each array matters there (a budget of 8MB
- * once had no room left for the sorter that takes over when the edges
- * outgrow it; at 3MB two arrays' first chunks took 2 MB).
+ * filled instead of per 4 kB.  Small budgets keep 1 MB chunks, or a 32nd
+ * of the budget below 32MB: the part unfilled of the last chunk of each
+ * array matters there (it can leave no room for the sorter that takes over
+ * when the edges outgrow the budget).
  */
 #define PVEC_CHUNK (1024 * 1024)
 #define PVEC_MIN_CHUNK (16 * 1024)

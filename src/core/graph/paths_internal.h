@@ -62,11 +62,11 @@ typedef struct plink_cost
 } plink_cost;
 
 /*
- * An in-memory adjacency entry.  (Its link's cost here too made Dijkstra
- * 0.1 s faster on 1M / 5M, but 8 more bytes per arc sent undirected graphs
- * of that size out of 256MB: 2.4 s became 6.1 s.  For directed graphs only,
- * a cost array beside the arcs saved 70 ms of search and cost 45-60 ms more
- * build: not kept.)
+ * An in-memory adjacency entry.  (Its link's cost here too made Dijkstra a
+ * little faster, but 8 more bytes per arc sent undirected graphs out of
+ * memory at budgets they fitted before; for directed graphs only, a cost
+ * array beside the arcs saved in the search what it cost in the build:
+ * neither kept.)
  */
 typedef struct parc
 {

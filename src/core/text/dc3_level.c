@@ -569,9 +569,8 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 
 	/*
 	 * The child's merge runs on a worker where the budget has room for its
-	 * ring, this thread filling ISA meanwhile: merging and filling each took
-	 * about half of this thread's time (100 MiB at n/8: 16.7 -> 15.9 s, the
-	 * build).
+	 * ring, this thread filling ISA meanwhile: merging and filling each take
+	 * about half of this thread's time.
 	 */
 	(void) dc3_merger_start(sa, child);	/* else dc3_merge_next merges here */
 	while ((got = dc3_merge_next(sa, child, out, NULL, OUT_BATCH)) > 0)

@@ -308,8 +308,7 @@ dc3_level_free(xxl_sa *sa, dc3_level *lv)
  * top, which in SQL cost as much as the merge, the parent filling its ISA
  * below.  Each side stalls now and then (the worker sorting a bucket of S0,
  * the host in a write), so the ring takes up to 16 slots (2 MB) where the
- * budget has them: in SQL, 100 MiB at n/8, the output phase took 3.3-3.6 s
- * with 2 slots, 3.0 with 4, 2.5 with 8 and 2.3 with 16.  One merger runs at
+ * budget has them: the output phase got faster up to 16.  One merger runs at
  * a time (a child's merge ends before its parent's starts).  The worker
  * runs level_fill alone: the level's sorts and scatters are its own from
  * then on; a caller that fails first keeps its own error
