@@ -248,7 +248,7 @@ run_case(const pq_case *pc, uint64_t seed)
 
 XT_TEST(pq_in_memory)
 {
-	pq_case		c = {"in memory", RANDOM, 5000, 1 * MB, 4 * KB, 16, false, 0};
+	pq_case		c = {"in memory", RANDOM, 5000, 1 * MB, 4 * KB, 16, false, 0, false};
 
 	run_case(&c, 1);
 	CHECK_EQ(xt_spill_files(), 0);
@@ -270,21 +270,21 @@ XT_TEST(pq_empty)
 
 XT_TEST(pq_bulk_sort)
 {
-	pq_case		c = {"bulk", BULK, xt_quick() ? 30000 : 300000, xxl_pq_min_memory(4 * KB), 4 * KB, 16, true, 0};
+	pq_case		c = {"bulk", BULK, xt_quick() ? 30000 : 300000, xxl_pq_min_memory(4 * KB), 4 * KB, 16, true, 0, false};
 
 	run_case(&c, 2);
 }
 
 XT_TEST(pq_random_interleaved)
 {
-	pq_case		c = {"random", RANDOM, xt_quick() ? 120000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0};
+	pq_case		c = {"random", RANDOM, xt_quick() ? 120000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0, false};
 
 	run_case(&c, 3);
 }
 
 XT_TEST(pq_monotone)
 {
-	pq_case		c = {"monotone", MONOTONE, xt_quick() ? 120000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0};
+	pq_case		c = {"monotone", MONOTONE, xt_quick() ? 120000 : 400000, xxl_pq_min_memory(4 * KB), 4 * KB, 24, true, 0, false};
 
 	run_case(&c, 4);
 }
@@ -310,7 +310,7 @@ XT_TEST(pq_short_runs_share_the_run_area)
  */
 XT_TEST(pq_long_lists_in_many_runs)
 {
-	pq_case		c = {"long lists", BULK, xt_quick() ? 400000 : 1000000, 352 * KB, 4 * KB, 16, true, 5.0};
+	pq_case		c = {"long lists", BULK, xt_quick() ? 400000 : 1000000, 352 * KB, 4 * KB, 16, true, 5.0, false};
 
 	run_case(&c, 6);
 }
@@ -322,7 +322,7 @@ XT_TEST(pq_odd_record_sizes)
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 	{
-		pq_case		c = {"odd size", RANDOM, xt_quick() ? 10000 : 60000, xxl_pq_min_memory(4 * KB), 4 * KB, sizes[i], false, 0};
+		pq_case		c = {"odd size", RANDOM, xt_quick() ? 10000 : 60000, xxl_pq_min_memory(4 * KB), 4 * KB, sizes[i], false, 0, false};
 
 		run_case(&c, 10 + i);
 	}
@@ -330,7 +330,7 @@ XT_TEST(pq_odd_record_sizes)
 
 XT_TEST(pq_larger_budget)
 {
-	pq_case		c = {"8 MiB", RANDOM, xt_quick() ? 50000 : 1000000, 8 * MB, 64 * KB, 16, false, 0};
+	pq_case		c = {"8 MiB", RANDOM, xt_quick() ? 50000 : 1000000, 8 * MB, 64 * KB, 16, false, 0, false};
 
 	run_case(&c, 5);
 }

@@ -297,7 +297,7 @@ tour_walk(xxl_paths *p)
 	if (seen == NULL)
 		return env->err.code;
 	memset(seen, 0, bits_bytes);
-	/* it stays open through the numbering (paths_external.c: numbering_share) */
+	/* it stays open through the numbering (paths_ext_build.c: numbering_share) */
 	if (xxl_env_sort_open(env, &p->occ, paths_part_share(p, 8), 0, OCC_REC, 16, narcs,
 						  XXL_INPUT_UNBOUNDED) != XXL_OK)
 		goto out;

@@ -2,8 +2,8 @@
  * paths_internal.h — the state of the BFS / shortest-path operator
  * (xxl_paths.h) that its three files share: paths.c (input, the choice of
  * path, the pull interface), paths_memory.c (the in-memory path) and
- * paths_external.c (the external path: numbering, adjacency, Dijkstra and
- * MR BFS), paths_cluster.c (the clusters of the MM BFS) and paths_mm.c (the
+ * paths_ext_build.c and paths_external.c (the external path: numbering and
+ * adjacency; Dijkstra and MR BFS), paths_cluster.c (the clusters of the MM BFS) and paths_mm.c (the
  * MM BFS).
  *
  * Record layouts of the external path (BE = big-endian key bytes, u64 =
@@ -447,9 +447,19 @@ xxl_status	paths_semi_hand_over(xxl_paths *p);
 xxl_status	paths_semi_run(xxl_paths *p);
 void		paths_semi_release(xxl_paths *p);
 
-/* paths_external.c */
+/* paths_ext_build.c */
 xxl_status	paths_ext_begin(xxl_paths *p);
 xxl_status	paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w);
+xxl_status	paths_ext_build(xxl_paths *p);
+/*
+ * What the search holds besides its queue or level sorters, for n nodes and
+ * pages of these sizes: one bit per node (and per cluster), the smallest
+ * caches, the settle log's and the path's pages, slack.
+ */
+size_t		paths_ext_search_fixed(const xxl_paths *p, uint64_t n, size_t adj_page,
+								   size_t idx_page, size_t cidx_page);
+
+/* paths_external.c */
 xxl_status	paths_ext_run(xxl_paths *p);
 int			paths_ext_next(xxl_paths *p, int64_t *node, double *d, int64_t *pred, int64_t *edge);
 int			paths_ext_step(xxl_paths *p, int64_t *node, int64_t *edge, double *cost,

@@ -1,6 +1,6 @@
 /*
  * paths_mm.c — the Mehlhorn–Meyer BFS (thesis §4.5, MM_BFS) over the
- * cluster-ordered adjacency that paths_cluster.c and paths_external.c
+ * cluster-ordered adjacency that paths_cluster.c and paths_ext_build.c
  * build.  Each level, sorted by node, carries its nodes' clusters:
  *
  *  1. the level is sorted in its buffer (paths_level.c; a level too big for

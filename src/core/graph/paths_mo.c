@@ -1,7 +1,7 @@
 /*
  * paths_mo.c — Meyer–Osipov shortest paths (digest-ledasm-sssp.md §2.5)
  * over the MM clusters (paths_cluster.c) and the cluster-ordered adjacency
- * that paths_external.c writes for them.
+ * that paths_ext_build.c writes for them.
  *
  * Dijkstra with one bit per node and no decrease-key, as the external
  * Dijkstra, but a settled node's arcs are not read at once:

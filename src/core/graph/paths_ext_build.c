@@ -1,0 +1,462 @@
+/*
+ * paths_ext_build.c — the external path of BFS / shortest paths
+ * (xxl_paths.h) up to its search: the links spooled, their ids numbered by
+ * two sorts or taken as their numbers, the arcs sorted by tail, and the
+ * adjacency lists written to disk in node order with an index (in the
+ * clusters' order for the clustered searches).  Record layouts:
+ * paths_internal.h.
+ */
+#include "core/graph/paths_internal.h"
+
+#include <stdlib.h>
+
+#define LINK_REC IO_REC
+#define ARC_REC 40
+#define MM_ARC_REC 56
+#define ADJ_REC 32
+
+/* Input -------------------------------------------------------------------- */
+
+xxl_status
+paths_ext_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
+{
+	unsigned char r[LINK_REC];
+
+	g_put_edge_rec(r, u, v, eid, w);
+	p->id_min = u < p->id_min ? u : p->id_min;
+	p->id_min = v < p->id_min ? v : p->id_min;
+	p->id_max = u > p->id_max ? u : p->id_max;
+	p->id_max = v > p->id_max ? v : p->id_max;
+	if (xxl_spool_write(&p->linkspool, r, LINK_REC) != XXL_OK)
+		return p->env.err.code;
+	p->nlinks++;
+	return XXL_OK;
+}
+
+/* Move what the in-memory or semi-external path holds to the links spool. */
+xxl_status
+paths_ext_begin(xxl_paths *p)
+{
+	uint64_t	links = p->nlinks;
+
+	p->external = true;
+	p->id_min = INT64_MAX;
+	p->id_max = INT64_MIN;
+	if (p->semi)
+	{
+		/* it counts the links it hands over */
+		if (paths_semi_hand_over(p) != XXL_OK)
+			return p->env.err.code;
+		links = 0;
+	}
+	else
+		p->nlinks = 0;
+	for (uint64_t i = 0; i < links; i++)
+	{
+		const plink_ends *e = pvec_at(&p->lends, i);
+		const plink_cost *c = pvec_at(&p->lcost, i);
+
+		if (paths_ext_add(p, idmap_id(&p->map, e->u), idmap_id(&p->map, e->v), c->eid,
+						  c->w) != XXL_OK)
+			return p->env.err.code;
+	}
+	paths_mem_release(p);
+	p->n = 0;
+	return XXL_OK;
+}
+
+/* Numbering and adjacency ---------------------------------------------------- */
+
+/*
+ * The numbering's two sorters' share: half the pool each (one fills as the
+ * other drains), less with clusters, whose occurrences are read alongside.
+ */
+static size_t
+numbering_share(const xxl_paths *p)
+{
+	size_t		h = p->clustered ? p->env.pool / 8 * 3 : p->env.pool / 2;
+
+	return h - h % XXL_ALIGN;
+}
+
+/* S1: every endpoint with its link and side. */
+static xxl_status
+fill_endpoints(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *r;
+
+	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
+		xxl_env_sort_open(env, &p->s1, numbering_share(p), 0, 16, 8, 2 * p->nlinks,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+		if (xxl_spool_read(&rd, LINK_REC, &r) != XXL_OK ||
+			graph_put_endpoints(env, &p->s1, i, (int64_t) g_get_u64(r),
+								(int64_t) g_get_u64(r + 8)) != XXL_OK ||
+			xxl_env_poll(env))
+			break;
+	xxl_spool_reader_close(&rd);
+	return env->err.code;
+}
+
+/* Each distinct id in order: note the sources' and the target's numbers. */
+static xxl_status
+find_sources(void *arg, int64_t id, uint64_t dense, uint64_t *cluster)
+{
+	xxl_paths  *p = arg;
+
+	if (p->clustered && paths_cluster_of(p, id, cluster) != XXL_OK)
+		return p->env.err.code;
+
+	/* the sources are sorted and so are the ids: one merge */
+	while (p->src_next < p->nsources && p->sources[p->src_next] < id)
+		p->src_next++;
+	if (p->src_next < p->nsources && p->sources[p->src_next] == id)
+	{
+		p->src_cluster[p->nsrc_dense] = *cluster;
+		p->src_dense[p->nsrc_dense] = dense;
+		p->src_orig[p->nsrc_dense++] = id;
+	}
+	if (p->has_target && id == p->target)
+		p->target_dense = dense;
+	return XXL_OK;
+}
+
+/* The sources found (dense number, id, cluster) and no target yet. */
+static xxl_status
+alloc_found_sources(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		ns = 8 * (p->nsources ? p->nsources : 1);
+
+	p->src_dense = xxl_env_alloc(env, ns);
+	p->src_orig = p->src_dense ? xxl_env_alloc(env, ns) : NULL;
+	p->src_cluster = p->src_orig ? xxl_env_alloc(env, ns) : NULL;
+	p->target_dense = UINT64_MAX;
+	return p->src_cluster ? XXL_OK : env->err.code;
+}
+
+/* Number the distinct ids (S1 -> S2), finding the sources and the target. */
+static xxl_status
+number_ids(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+
+	if (alloc_found_sources(p) != XXL_OK)
+		return env->err.code;
+	if (graph_number_ids(env, &p->s1, &p->s2, numbering_share(p), 2 * p->nlinks, find_sources,
+						 p, p->clustered, &p->n) != XXL_OK)
+		return env->err.code;
+	xxl_env_sort_close(env, &p->occ, NULL, NULL);
+	return XXL_OK;
+}
+
+/* S2 + links -> S3: the arcs with dense ends, by tail. */
+static xxl_status
+fill_arcs(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *l;
+	unsigned char a[MM_ARC_REC];
+	bool		mm = p->clustered;
+
+	if (xxl_env_sort_open(env, &p->s3, paths_part_share(p, 2), 0, mm ? MM_ARC_REC : ARC_REC,
+						  mm ? 16 : 8,
+						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		uint64_t	e,
+					d[2],
+					cl[2];
+
+		if (graph_next_dense_pair(env, &p->s2, &e, &d[0], &d[1], mm ? cl : NULL) != 1 || e != i)
+		{
+			if (env->err.code == XXL_OK)
+				xxl_error_set(&env->err, XXL_EIO, 0, "link %llu lost while numbering",
+							  (unsigned long long) i);
+			goto out;
+		}
+		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
+			goto out;
+		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
+		{
+			unsigned char *t = a;
+
+			if (mm)
+			{
+				g_put_be(a, cl[dir]);
+				g_put_be(a + 8, d[dir]);
+				g_put_u64(a + 16, d[1 - dir]);
+				g_put_u64(a + 24, cl[1 - dir]);
+				t = a + 32;
+			}
+			else
+			{
+				g_put_be(a, d[dir]);
+				g_put_u64(a + 8, d[1 - dir]);
+				t = a + 16;
+			}
+			memcpy(t, l + 8 * (1 - dir), 8);
+			memcpy(t + 8, l + 16, 16);
+			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
+				goto out;
+		}
+		if (xxl_env_poll(env))
+			goto out;
+	}
+out:
+	xxl_spool_reader_close(&rd);
+	if (env->err.code != XXL_OK)
+		return env->err.code;
+	xxl_env_sort_close(env, &p->s2, NULL, NULL);
+	xxl_spool_free(&p->linkspool);
+	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
+	return xxl_env_sort_sort(env, &p->s3);
+}
+
+/* S1, S2 and S3: the ids numbered by two sorts, then the arcs by tail. */
+static xxl_status
+fill_numbered_arcs(xxl_paths *p)
+{
+	if (fill_endpoints(p) != XXL_OK || number_ids(p) != XXL_OK)
+		return p->env.err.code;
+	return fill_arcs(p);
+}
+
+/*
+ * What the search holds besides its queue or level sorters: one bit per
+ * node (and per cluster), the smallest caches of the adjacency, its index
+ * and the clusters' (pages of these sizes), the settle log's and the
+ * path's pages, slack.
+ */
+size_t
+paths_ext_search_fixed(const xxl_paths *p, uint64_t n, size_t adj_page, size_t idx_page, size_t cidx_page)
+{
+	size_t		loaded = p->bfs_ran == XXL_PATHS_BFS_MM ? ((p->nclusters + 63) / 64 + 1) * 8 : 0;
+
+	return ((n + 63) / 64 + 1) * 8 + loaded + 2 * (adj_page + idx_page + cidx_page + 24) +
+		4 * xxl_pagefile_page_for(&p->env, 16384) + xxl_env_slack(&p->env);
+}
+
+/*
+ * Whether the links' ids may be their nodes' numbers (less the smallest):
+ * when they span at most two per link, as the ids of a graph numbered
+ * 1..n whose nodes all have an edge do, the range costs at most what
+ * numbering them would save, and the two numbering sorts are skipped.
+ * The clustered searches number their nodes along the tour: not by id.
+ */
+static bool
+ids_by_id(const xxl_paths *p)
+{
+	uint64_t	span;
+	size_t		page;
+
+	if (p->clustered || p->nlinks == 0)
+		return false;
+	span = (uint64_t) p->id_max - (uint64_t) p->id_min;
+	if (span / 2 >= p->nlinks)
+		return false;
+	/* and the search over the whole range fits, as over the distinct ids it must */
+	page = xxl_pagefile_page_for(&p->env, 4096);
+	return paths_ext_search_fixed(p, span + 1, page, page, 0) +
+		2 * xxl_pq_min_memory(XXL_ALIGN) <= p->env.pool;
+}
+
+/*
+ * One source's or the target's id seen in a link: note it (sources are
+ * sorted; a source in no link is no node).
+ */
+static inline void
+see_id(xxl_paths *p, int64_t id, bool *found)
+{
+	if (p->nsources > 0 && id >= p->sources[0] && id <= p->sources[p->nsources - 1])
+	{
+		const int64_t *s = bsearch(&id, p->sources, p->nsources, sizeof(int64_t), paths_cmp_id);
+
+		if (s != NULL)
+			found[s - p->sources] = true;
+	}
+	if (p->has_target && id == p->target)
+		p->target_dense = (uint64_t) id - (uint64_t) p->id_min;
+}
+
+/*
+ * By id an arc needs no head id (it is the head's number + id_min), and a
+ * BFS's no cost: (tail, head, edge id[, cost]).
+ */
+static size_t
+arc_by_id_rec(const xxl_paths *p)
+{
+	return p->op == XXL_PATHS_BFS ? 24 : 32;
+}
+
+/* By id: links -> S3, the arcs with their ends' numbers, by tail. */
+static xxl_status
+fill_arcs_by_id(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		ns = p->nsources ? p->nsources : 1;
+	xxl_spool_reader rd;
+	const unsigned char *l;
+	unsigned char a[ARC_REC];
+	size_t		rec = arc_by_id_rec(p);
+	bool	   *found;
+
+	p->by_id = true;
+	p->n = (uint64_t) p->id_max - (uint64_t) p->id_min + 1;
+	if (alloc_found_sources(p) != XXL_OK || (found = xxl_env_alloc(env, ns)) == NULL)
+		return env->err.code;
+	memset(found, 0, ns);
+	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
+		xxl_env_sort_open(env, &p->s3, paths_part_share(p, 4) * 3, 0, rec, 8,
+						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		uint64_t	d[2];
+
+		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
+			break;
+		for (int side = 0; side < 2; side++)
+		{
+			int64_t		id = (int64_t) g_get_u64(l + 8 * side);
+
+			see_id(p, id, found);
+			d[side] = (uint64_t) id - (uint64_t) p->id_min;
+		}
+		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
+		{
+			g_put_be(a, d[dir]);
+			g_put_u64(a + 8, d[1 - dir]);
+			memcpy(a + 16, l + 16, rec - 16);	/* edge id (and cost) */
+			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
+				break;
+		}
+		if (env->err.code != XXL_OK || xxl_env_poll(env))
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	if (env->err.code != XXL_OK)
+		return env->err.code;
+	for (size_t i = 0; i < p->nsources; i++)
+		if (found[i])
+		{
+			p->src_dense[p->nsrc_dense] = (uint64_t) p->sources[i] - (uint64_t) p->id_min;
+			p->src_orig[p->nsrc_dense] = p->sources[i];
+			p->src_cluster[p->nsrc_dense++] = 0;
+		}
+	xxl_env_free(env, found, ns);
+	xxl_spool_free(&p->linkspool);
+	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
+	return xxl_env_sort_sort(env, &p->s3);
+}
+
+/* S3 -> the adjacency pagefile and its index of n + 1 offsets. */
+static xxl_status
+write_adjacency(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	const unsigned char *r;
+	uint64_t	arc = 0,
+				node = 0;
+	int			got;
+	/* by id, the cost the sorted arcs carry (none for BFS) */
+	size_t		cost_bytes = p->by_id ? arc_by_id_rec(p) - 24 : 0;
+	unsigned char whole[ADJ_REC] = {0};
+
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), ADJ_REC) != XXL_OK ||
+		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
+		return env->err.code;
+	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
+	{
+		uint64_t	from = g_get_be(r);
+		const unsigned char *rec = r + 8;
+
+		for (; node <= from; node++)
+			if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
+				return env->err.code;
+		if (p->by_id)
+		{
+			/* (head, head's id, edge id, cost) from (head, edge id[, cost]) */
+			memcpy(whole, r + 8, 8);
+			g_put_u64(whole + 8, g_get_u64(r + 8) + (uint64_t) p->id_min);
+			memcpy(whole + 16, r + 16, 8 + cost_bytes);
+			rec = whole;
+		}
+		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))
+			return env->err.code;
+		arc++;
+	}
+	if (got < 0)
+		return env->err.code;
+	for (; node <= p->n; node++)
+		if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
+			return env->err.code;
+	xxl_env_sort_close(env, &p->s3, NULL, NULL);
+	return XXL_OK;
+}
+
+/*
+ * With clusters: S3 -> the adjacency page file cluster by cluster and the
+ * index of nclusters + 1 first arcs.  The loops of nodes in no cluster come
+ * last and are left out: no search reads them, and they lead nowhere.
+ */
+static xxl_status
+write_cluster_adjacency(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	const unsigned char *r;
+	uint64_t	arc = 0,
+				cluster = 0;
+	int			got;
+
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), PATHS_MM_ADJ_REC) != XXL_OK ||
+		xxl_pagefile_open(&p->cidx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
+		return env->err.code;
+	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
+	{
+		uint64_t	c = g_get_be(r);
+		unsigned char rec[PATHS_MM_ADJ_REC];
+
+		if (c >= p->nclusters)
+			break;
+		if (cluster <= c)
+			p->clusters_used++;
+		for (; cluster <= c; cluster++)
+			if (xxl_pagefile_append(&p->cidx, &arc) != XXL_OK)
+				return env->err.code;
+		g_put_u64(rec, g_get_be(r + 8));
+		memcpy(rec + 8, r + 16, PATHS_MM_ADJ_REC - 8);
+		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))
+			return env->err.code;
+		arc++;
+	}
+	if (got < 0)
+		return env->err.code;
+	for (; cluster <= p->nclusters; cluster++)
+		if (xxl_pagefile_append(&p->cidx, &arc) != XXL_OK)
+			return env->err.code;
+	xxl_env_sort_close(env, &p->s3, NULL, NULL);
+	return XXL_OK;
+}
+
+/*
+ * The links as adjacency lists on disk with their index: the arcs by tail,
+ * their ids taken as numbers or numbered by sorts, in the clusters' order
+ * for the clustered searches.
+ */
+xxl_status
+paths_ext_build(xxl_paths *p)
+{
+	if ((ids_by_id(p) ? fill_arcs_by_id(p) : fill_numbered_arcs(p)) != XXL_OK ||
+		(p->clustered ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
+		return p->env.err.code;
+	return XXL_OK;
+}
