@@ -217,13 +217,18 @@ xxl_status	an_mem_build_csr(xxl_an *a);
 uint64_t	an_mem_pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int threads,
 							  uint64_t *bits, uint64_t words);
 
-/* analytics_memory.c ------------------------------------------------------------- */
+/* analytics_memory_need.c --------------------------------------------------------- */
 
 /*
  * Triangles over spooled edges: 0 when n nodes' out-lists of `entries`
  * entries fit whole; else the bytes a range of them may take.
  */
 size_t		an_mem_tri_list_room(const xxl_an *a, uint64_t entries);
+/* What m edges over n nodes with id tables of `tables` bytes need (spooled: without the edges). */
+double		an_mem_need_bytes(const xxl_an *a, uint64_t m, uint64_t n, size_t tables, bool spooled);
+/* Whether they fit the pool with the edges spooled, or as the path holds them now. */
+bool		an_mem_spool_fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables);
+bool		an_mem_fits(const xxl_an *a, uint64_t m, uint64_t n, size_t tables);
 
 /* analytics_memory_tri.c: the triangle operations once the edges are in (t0: when the build began). */
 xxl_status	an_mem_tri_run(xxl_an *a, uint64_t t0);
