@@ -496,8 +496,18 @@ extern void xxl_deletes_forget(void);
 extern void xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,
 								SubTransactionId parentSubid);
 
-/* The ordered scan (xxl_table_ordered.c). */
+/*
+ * The ordered scan: its paths and plans (xxl_table_ordered.c), its
+ * execution (xxl_table_ordered_exec.c).  The plan's private list: the
+ * order key's text, then the bounds' strategies (their values are
+ * custom_exprs).
+ */
+#define XXL_ORDERED_SCAN_NAME "XxlOrderedScan"
 extern void xxl_table_ordered_init(void);
+extern const struct CustomScanMethods xxl_ordered_scan_methods;
+/* The attribute an order key item (xxl_sortkey.h) names, or InvalidAttrNumber. */
+struct XxlSortItem;
+extern AttrNumber xxl_ordered_item_attno(TupleDesc desc, const struct XxlSortItem *item);
 /* The full scan (xxl_table_fullscan.c). */
 extern void xxl_table_fullscan_init(void);
 
