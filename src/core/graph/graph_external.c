@@ -319,10 +319,7 @@ contract_nodes(xxl_graph *g, seen_set *ss)
 			prev_lo = lo;
 			g->contracted++;
 			if (ss)
-			{
 				seen_next_node(ss);
-				(void) seen_before(ss, lo);
-			}
 			if (g->op == XXL_GRAPH_CC)
 			{
 				uint64_t	rec[2] = {hi, lo};
@@ -338,7 +335,8 @@ contract_nodes(xxl_graph *g, seen_set *ss)
 			}
 			continue;
 		}
-		if (ss ? seen_before(ss, lo) : lo == prev_lo || lo == relink)
+		/* an edge to the forest edge's end would be a loop; a parallel, heavier */
+		if (lo == relink || (ss ? seen_before(ss, lo) : lo == prev_lo))
 		{
 			g->parallel++;
 			continue;
