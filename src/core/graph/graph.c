@@ -263,7 +263,6 @@ graph_relabel(xxl_graph *g)
 	if (graph_number_ids(&g->env, &g->s1, &g->s2, half_share(g), 2 * g->sorted_m, write_map, g,
 						 false, &g->n) != XXL_OK)
 		return g->env.err.code;
-	g->nodes = g->n;
 	return xxl_spool_finish(&g->map);
 }
 
@@ -411,7 +410,7 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->path = g->path;
 	st->edges = g->m;
 	st->self_loops = g->self_loops;
-	st->nodes = g->pairs_by_id ? g->nodes : g->n;
+	st->nodes = graph_nodes(g);
 	st->semi_nodes_max = g->semi_max;
 	st->ids_in_memory = g->mapped && g->path == XXL_GRAPH_SEMI_EXTERNAL;
 	st->ids_by_id = g->out == OUT_CC_BY_ID || g->out == OUT_CC_SPLIT || g->pairs_by_id ||

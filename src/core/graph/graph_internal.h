@@ -313,7 +313,7 @@ struct xxl_graph
 	uint64_t	pairs_pos;
 	uint64_t   *present;		/* ... by id: the ids some edge has, until counted */
 	size_t		present_bytes;
-	uint64_t	nodes;			/* distinct ids: n, or by id those counted */
+	uint64_t	nodes;			/* by id: the distinct ids counted (graph_nodes) */
 	uint64_t	n;
 	uint64_t	self_loops;
 	uint64_t	semi_max;
@@ -580,6 +580,13 @@ xxl_status	graph_fill_kruskal_sorter(xxl_graph *g);
 /* The next edge from S2 in input order: 1, 0 at the end, -1 on error. */
 int			graph_next_pair(xxl_graph *g, uint64_t *e, uint64_t *du, uint64_t *dv);
 void		graph_pairs_done(xxl_graph *g);
+
+/* The graph's distinct ids: n, or by id those the pairs were seen to have. */
+static inline uint64_t
+graph_nodes(const xxl_graph *g)
+{
+	return g->pairs_by_id ? g->nodes : g->n;
+}
 
 /* graph_memory.c: CC in memory */
 bool		graph_mem_wanted(const xxl_graph *g);

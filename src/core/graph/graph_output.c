@@ -49,7 +49,7 @@ static int
 finish_output(xxl_graph *g)
 {
 	if (g->op != XXL_GRAPH_CC)
-		g->components = (g->pairs_by_id ? g->nodes : g->n) - g->forest_edges;
+		g->components = graph_nodes(g) - g->forest_edges;
 	g->state = ST_DONE;
 	graph_release_all(g);
 	return 0;

@@ -17,7 +17,6 @@
 #define LCP_IRREDUCIBLE 1
 #define LCP_FIRST 2
 
-#define LCP_ROUNDS XXL_LCP_ROUNDS
 
 typedef enum lcp_phase
 {

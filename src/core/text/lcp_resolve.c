@@ -24,7 +24,7 @@
  * cache on the calling thread, less than carrying a long chunk through the
  * round's sort.
  */
-static const size_t round_chunk[LCP_ROUNDS] = {16, 48, 96};
+static const size_t round_chunk[XXL_LCP_ROUNDS] = {16, 48, 96};
 
 /* spooled requests: i, j, base, limit */
 static size_t
@@ -241,9 +241,9 @@ lcp_resolve(xxl_lcp *l)
 	l->RS_open = true;
 	spools[0] = l->Q;
 	l->Q_open = false;
-	for (int round = 0; round < LCP_ROUNDS; round++)
+	for (int round = 0; round < XXL_LCP_ROUNDS; round++)
 	{
-		bool		last = round == LCP_ROUNDS - 1;
+		bool		last = round == XXL_LCP_ROUNDS - 1;
 		uint64_t	next_count = 0;
 
 		if (!last)

@@ -43,7 +43,6 @@
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/sort/xxl_sort_run.h"
 
-
 /* The node's key from its private list (xxl_plan_sort_private writes it). */
 void
 xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)

@@ -156,13 +156,16 @@ xxl_stats_detail_string(XxlStats *stats, const char *key, const char *value)
 {
 	StringInfoData json;
 	int			len = strlen(value);
+	char	   *clipped;
 
-	initStringInfo(&json);
 	if (len > 200)
 		len = pg_mbcliplen(value, len, 200);
-	escape_json(&json, pnstrdup(value, len));
+	clipped = pnstrdup(value, len);
+	initStringInfo(&json);
+	escape_json(&json, clipped);
 	xxl_stats_detail(stats, key, "%s", json.data);
 	pfree(json.data);
+	pfree(clipped);
 }
 
 void

@@ -195,14 +195,20 @@ detail_array(XxlStats *st, const char *key, int levels, const xxl_sa_level_stats
 static void
 lcp_collect(const xxl_lcp_stats *s, XxlStats *st)
 {
+	StringInfoData answers;
+
 	xxl_stats_detail(st, "lcp_ms", "%.1f", s->lcp_ns / 1e6);
 	xxl_stats_detail(st, "lcp_method", "\"%s\"", s->direct ? "memory" : "rounds");
 	xxl_stats_detail(st, "lcp_irreducible", UINT64_FORMAT, s->irreducible);
 	xxl_stats_detail(st, "lcp_irreducible_sum", UINT64_FORMAT, s->irreducible_sum);
 	xxl_stats_detail(st, "lcp_max", UINT64_FORMAT, s->max_lcp);
 	xxl_stats_detail(st, "lcp_rounds", "%d", s->rounds);
-	xxl_stats_detail(st, "lcp_round_answers", "[" UINT64_FORMAT ", " UINT64_FORMAT ", " UINT64_FORMAT "]",
-					 s->round_resolved[0], s->round_resolved[1], s->round_resolved[2]);
+	initStringInfo(&answers);
+	for (int r = 0; r < XXL_LCP_ROUNDS; r++)
+		appendStringInfo(&answers, "%s" UINT64_FORMAT, r ? ", " : "[", s->round_resolved[r]);
+	appendStringInfoChar(&answers, ']');
+	xxl_stats_detail(st, "lcp_round_answers", "%s", answers.data);
+	pfree(answers.data);
 	xxl_stats_detail(st, "lcp_random_answers", UINT64_FORMAT, s->random_resolved);
 	xxl_stats_detail(st, "lcp_text_on_disk", "%s", s->text_on_disk ? "true" : "false");
 	xxl_stats_detail(st, "lcp_io_bytes", UINT64_FORMAT, s->bytes_read + s->bytes_written);
