@@ -13,13 +13,10 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/runtime/xxl_cancel.h"
-#include "pg/runtime/xxl_guc.h"
 #include "core/xxl_io.h"
-#include "pg/plan/xxl_plan_ctas.h"
-#include "pg/plan/xxl_plan_sort.h"
-#include "pg/plan/xxl_sort_scan.h"
+#include "pg/runtime/runtime.h"
+#include "pg/plan/plan.h"
+#include "pg/table/table.h"
 
 PG_MODULE_MAGIC;
 
@@ -38,15 +35,8 @@ _PG_init(void)
 {
 	xxl_define_gucs();
 	xxl_cancel_init();
-	xxl_sort_scan_init();
-	xxl_plan_sort_init();
-	xxl_plan_ctas_init();
-	xxl_table_am_init();
-	xxl_table_ends_init();
-	xxl_table_options_init();
-	xxl_table_analyze_init();
-	xxl_table_ordered_init();
-	xxl_table_fullscan_init();
+	xxl_plan_init();
+	xxl_table_init();
 }
 
 /* "2MiB", "512KiB", or bytes when the size is not a round unit. */

@@ -4,11 +4,9 @@
  * xxl.node_triangles, xxl.maximal_independent_set, xxl.coloring and
  * xxl.pagerank, each (but the count) also _into a new table.
  *
- * Edges are read with the graph functions' reader (xxl_graph_sql.h):
- * source and target by name, and for PageRank an optional weight column.
- * One driver serves every function: the engine runs under an XxlOperator
- * (destroyed, spill files and all, however the statement ends) and its
- * rows go to one XxlOutput.
+ * Edges are read with the graph functions' reader (graph.h): source and
+ * target by name, and for PageRank an optional weight column.  They run
+ * through the graph driver (xxl_graph_driver.h).
  */
 #include "postgres.h"
 
@@ -19,10 +17,7 @@
 #include "miscadmin.h"
 
 #include "core/graph/xxl_analytics.h"
-#include "pg/runtime/xxl_error.h"
-#include "pg/graph/xxl_graph_sql.h"
-#include "pg/runtime/xxl_guc.h"
-#include "pg/runtime/xxl_operator.h"
+#include "pg/graph/xxl_graph_driver.h"
 
 typedef struct AnalyticsFunction
 {
@@ -155,131 +150,118 @@ rank_args(FunctionCallInfo fcinfo, int a, xxl_an_config *cfg, const char *fname)
 				 errmsg("%s: tolerance must be a number >= 0, not %g", fname, cfg->tolerance)));
 }
 
-/* Read the edges, run the engine, write its rows; returns the rows written (count: the count). */
+/* One call: the function and its PageRank settings. */
+typedef struct AnalyticsCall
+{
+	const AnalyticsFunction *f;
+	const char *fname;
+	xxl_an_config cfg;			/* but res and expected_edges */
+} AnalyticsCall;
+
+static void *
+an_create(void *config, const xxl_resources *res, uint64 expected_edges, xxl_error *err)
+{
+	AnalyticsCall *c = config;
+
+	c->cfg.res = *res;
+	c->cfg.expected_edges = expected_edges;
+	c->cfg.force_external = xxl_graph_force_external;
+	return xxl_an_create(&c->cfg, err);
+}
+
+static xxl_status
+an_put(void *config, void *core, const XxlEdge *edges, int n, uint64 rows_before)
+{
+	const AnalyticsCall *c = config;
+
+	for (int i = 0; i < n; i++)
+	{
+		const XxlEdge *e = &edges[i];
+		xxl_status	st;
+
+		if (c->f->op == XXL_AN_PAGERANK && (e->weight < 0 || isinf(e->weight)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: column \"weight\" of the edges must be finite and >= 0, not %g, in row " UINT64_FORMAT,
+							c->fname, e->weight, rows_before + i + 1),
+					 errhint("Leave such edges out in the edges query.")));
+		if ((st = xxl_an_put_edge((xxl_an *) core, e->source, e->target, e->weight)) != XXL_OK)
+			return st;
+	}
+	return XXL_OK;
+}
+
+static xxl_status
+an_run(void *core)
+{
+	return xxl_an_run((xxl_an *) core);
+}
+
+static const xxl_error *
+an_error(void *core)
+{
+	return xxl_an_error((xxl_an *) core);
+}
+
+static size_t
+an_memory_held(void *core)
+{
+	xxl_an_stats s;
+
+	xxl_an_stats_get((xxl_an *) core, &s);
+	return s.memory_held;
+}
+
+static int
+an_next(void *config, void *core, Datum *values)
+{
+	const AnalyticsFunction *f = ((AnalyticsCall *) config)->f;
+	xxl_an_row	row;
+	int			got = xxl_an_next((xxl_an *) core, &row);
+
+	if (f->ncols == 0)
+		values[0] = Int64GetDatum(row.v[0]);	/* the count */
+	for (int i = 0; i < f->ncols; i++)
+		values[i] = f->types[i] == FLOAT8OID ? Float8GetDatum(row.x) : Int64GetDatum(row.v[i]);
+	return got;
+}
+
+static const XxlGraphFamily an_family = {
+	an_create, xxl_an_min_memory, an_destroy, an_collect,
+	an_put, an_run, an_error, an_memory_held, an_next
+};
+
+/* The rows written (triangle_count: the count). */
 static uint64
 run_analytics(FunctionCallInfo fcinfo, const AnalyticsFunction *f, bool into)
 {
 	char		fname[NAMEDATALEN + 16];
-	char	   *edges;
 	char	   *target = NULL;
-	XxlOutput  *out = NULL;
-	XxlEdgeReader *reader;
-	XxlOperator *op;
-	xxl_an_config cfg;
-	xxl_error	err;
-	xxl_an	   *a;
-	XxlEdge		read[256];
-	int			nread;
-	xxl_an_row	row;
-	uint64		n = 0;
-	Datum		values[4];
-	bool		isnull[4] = {false, false, false, false};
+	AnalyticsCall ac;
+	XxlGraphCall c = {&an_family, &ac, fname, f->op_name};
 
 	snprintf(fname, sizeof(fname), "%s%s", f->sql_name, into ? "_into" : "");
-	edges = xxl_arg_text(fcinfo, 0, fname, "edges");
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.op = f->op;
+	memset(&ac, 0, sizeof(ac));
+	ac.f = f;
+	ac.fname = fname;
+	ac.cfg.op = f->op;
+	c.edges = xxl_arg_text(fcinfo, 0, fname, "edges");
 	if (into)
 		target = xxl_arg_text(fcinfo, 1, fname, "target");
 	if (f->op == XXL_AN_PAGERANK)
-		rank_args(fcinfo, into ? 2 : 1, &cfg, fname);
+		rank_args(fcinfo, into ? 2 : 1, &ac.cfg, fname);
 	/* the target first: a name taken is said before any work is done */
 	if (f->ncols > 0)
-		out = xxl_graph_output(fcinfo, target, xxl_graph_desc(f->ncols, f->cols, f->types));
-	reader = xxl_edges_open(edges, fname, f->op == XXL_AN_PAGERANK ? XXL_EDGE_WEIGHT : 0);
-	op = xxl_operator_begin(f->op_name);
-	cfg.res = xxl_operator_resources(op);
-	cfg.expected_edges = xxl_edges_estimate(reader);
-	cfg.force_external = xxl_graph_force_external;
-	xxl_graph_check_memory(fname, cfg.res.memory, xxl_an_min_memory());
-	xxl_error_clear(&err);
-	a = xxl_an_create(&cfg, &err);
-	if (a == NULL)
-		xxl_raise_error(&err, fname);
-	xxl_operator_attach(op, a, an_destroy, an_collect);
-
-	/* (op->rows_in: the rows before each one, for its error's row number) */
-	xxl_edges_count_into(reader, &op->rows_in);
-	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
-	{
-		uint64		before = op->rows_in - nread;
-
-		for (int i = 0; i < nread; i++)
-		{
-			const XxlEdge *e = &read[i];
-
-			if (f->op == XXL_AN_PAGERANK && (e->weight < 0 || isinf(e->weight)))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: column \"weight\" of the edges must be finite and >= 0, not %g, in row " UINT64_FORMAT,
-								fname, e->weight, before + i + 1),
-						 errhint("Leave such edges out in the edges query.")));
-			if (xxl_an_put_edge(a, e->source, e->target, e->weight) != XXL_OK)
-				xxl_raise_error(xxl_an_error(a), fname);
-		}
-	}
-	xxl_edges_close(reader);
-
-	xxl_operator_phase(op, XXL_PHASE_MERGE);
-	if (xxl_an_run(a) != XXL_OK)
-		xxl_raise_error(xxl_an_error(a), fname);
-
-	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
-	if (out != NULL)
-	{
-		xxl_an_stats s;
-
-		xxl_an_stats_get(a, &s);
-		xxl_output_caller_memory(out, cfg.res.memory, s.memory_held);
-	}
-	for (;;)
-	{
-		int			got = xxl_an_next(a, &row);
-
-		if (got < 0)
-			xxl_raise_error(xxl_an_error(a), fname);
-		if (got == 0)
-			break;
-		if (out == NULL)
-		{
-			n = (uint64) row.v[0];	/* the count */
-			continue;
-		}
-		for (int i = 0; i < f->ncols; i++)
-			values[i] = f->types[i] == FLOAT8OID ? Float8GetDatum(row.x) :
-				Int64GetDatum(row.v[i]);
-		xxl_output_put_values(out, values, isnull);
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (out != NULL)
-	{
-		n = xxl_output_finish(out);
-		op->rows_out = n;
-	}
-	else
-		op->rows_out = 1;
-	xxl_operator_end(op);
-	return n;
+		c.out = xxl_graph_output(fcinfo, target, xxl_graph_desc(f->ncols, f->cols, f->types));
+	c.needs = f->op == XXL_AN_PAGERANK ? XXL_EDGE_WEIGHT : 0;
+	return xxl_graph_drive(&c);
 }
 
-#define ANALYTICS_ENTRY(cname, fn) \
-PG_FUNCTION_INFO_V1(cname); \
-Datum cname(PG_FUNCTION_ARGS) \
-{ \
-	run_analytics(fcinfo, &(fn), false); \
-	return (Datum) 0; \
-} \
-PG_FUNCTION_INFO_V1(cname##_into); \
-Datum cname##_into(PG_FUNCTION_ARGS) \
-{ \
-	PG_RETURN_INT64((int64) run_analytics(fcinfo, &(fn), true)); \
-}
-
-ANALYTICS_ENTRY(xxl_triangles, fn_triangles)
-ANALYTICS_ENTRY(xxl_node_triangles, fn_node_triangles)
-ANALYTICS_ENTRY(xxl_maximal_independent_set, fn_mis)
-ANALYTICS_ENTRY(xxl_coloring, fn_coloring)
-ANALYTICS_ENTRY(xxl_pagerank, fn_pagerank)
+XXL_GRAPH_FUNCTIONS(xxl_triangles, run_analytics, &fn_triangles)
+XXL_GRAPH_FUNCTIONS(xxl_node_triangles, run_analytics, &fn_node_triangles)
+XXL_GRAPH_FUNCTIONS(xxl_maximal_independent_set, run_analytics, &fn_mis)
+XXL_GRAPH_FUNCTIONS(xxl_coloring, run_analytics, &fn_coloring)
+XXL_GRAPH_FUNCTIONS(xxl_pagerank, run_analytics, &fn_pagerank)
 
 /* xxl.triangle_count(edges) */
 PG_FUNCTION_INFO_V1(xxl_triangle_count);

@@ -4,12 +4,10 @@
  * source or the nearest of several, as rows or _into a new table) and
  * xxl.dijkstra (one path, pgr_dijkstra's rows).
  *
- * Edges are read with the graph functions' reader (xxl_graph_sql.h):
+ * Edges are read with the graph functions' reader (graph.h):
  * columns id, source, target, cost and an optional reverse_cost found by
  * name, pgRouting's meaning (a negative cost: that direction does not
- * exist).  One driver serves every function: the engine runs under an
- * XxlOperator (destroyed, spill files and all, however the statement ends)
- * and its rows go to one XxlOutput.
+ * exist).  They run through the graph driver (xxl_graph_driver.h).
  */
 #include "postgres.h"
 
@@ -23,10 +21,7 @@
 #include "utils/lsyscache.h"
 
 #include "core/graph/xxl_paths.h"
-#include "pg/runtime/xxl_error.h"
-#include "pg/graph/xxl_graph_sql.h"
-#include "pg/runtime/xxl_guc.h"
-#include "pg/runtime/xxl_operator.h"
+#include "pg/graph/xxl_graph_driver.h"
 
 typedef enum PathsShape
 {
@@ -54,6 +49,7 @@ typedef struct PathsCall
 	bool		directed;
 	double		max_distance;
 	uint64		max_depth;
+	int32		seq;			/* dijkstra: the rows handed out */
 } PathsCall;
 
 static void
@@ -207,35 +203,14 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "output_ms", "%.3f", s.output_ns / 1e6);
 }
 
-/* Read the edges, run the search, write its rows; returns the rows written. */
-static uint64
-run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
+static void *
+paths_create(void *config, const xxl_resources *res, uint64 expected_edges, xxl_error *err)
 {
-	TupleDesc	desc = c->shape == SHAPE_PATH ? NULL :
-		xxl_graph_desc(4, c->shape == SHAPE_BFS ? bfs_cols : tree_cols,
-					   c->shape == SHAPE_BFS ? bfs_types : tree_types);
-	/* the target first: a name taken is said before any work is done */
-	XxlOutput  *out = c->shape == SHAPE_PATH ?
-		xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo)) :
-		xxl_graph_output(fcinfo, c->target_table, desc);
-	XxlEdgeReader *reader;
-	XxlOperator *op;
+	const PathsCall *c = config;
 	xxl_paths_config cfg;
-	xxl_error	err;
-	xxl_paths  *p;
-	XxlEdge		read[256];
-	int			nread;
-	uint64		n;
-	Datum		values[6];
-	bool		isnull[6] = {false, false, false, false, false, false};
 
-	if (c->nsources == 0)
-		return xxl_output_finish(out);	/* pgRouting: no sources, no rows */
-	reader = xxl_edges_open(c->edges, c->fname, XXL_EDGE_ID | XXL_EDGE_COST | XXL_EDGE_RCOST);
-	op = xxl_operator_begin(c->shape == SHAPE_BFS ? "bfs" :
-							c->shape == SHAPE_PATH ? "dijkstra" : "shortest_paths");
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.res = xxl_operator_resources(op);
+	cfg.res = *res;
 	cfg.op = c->shape == SHAPE_BFS ? XXL_PATHS_BFS : XXL_PATHS_SSSP;
 	cfg.directed = c->directed;
 	cfg.sources = c->sources;
@@ -247,79 +222,122 @@ run_paths(FunctionCallInfo fcinfo, const PathsCall *c)
 	cfg.force_external = xxl_graph_force_external;
 	cfg.bfs = (xxl_paths_bfs) xxl_bfs_algorithm;
 	cfg.sssp = (xxl_paths_sssp) xxl_sssp_algorithm;
-	xxl_graph_check_memory(c->fname, cfg.res.memory, xxl_paths_min_memory());
-	xxl_error_clear(&err);
-	p = xxl_paths_create(&cfg, &err);
-	if (p == NULL)
-		xxl_raise_error(&err, c->fname);
-	xxl_operator_attach(op, p, paths_destroy, paths_collect);
+	return xxl_paths_create(&cfg, err);
+}
 
-	xxl_edges_count_into(reader, &op->rows_in);
-	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
-		for (int i = 0; i < nread; i++)
-			if (xxl_paths_put_edge(p, read[i].source, read[i].target, read[i].id, read[i].cost,
-								   read[i].reverse_cost) != XXL_OK)
-				xxl_raise_error(xxl_paths_error(p), c->fname);
-	xxl_edges_close(reader);
-
-	xxl_operator_phase(op, XXL_PHASE_MERGE);
-	if (xxl_paths_run(p) != XXL_OK)
-		xxl_raise_error(xxl_paths_error(p), c->fname);
-
-	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
+static xxl_status
+paths_put(void *config, void *core, const XxlEdge *edges, int n, uint64 rows_before)
+{
+	for (int i = 0; i < n; i++)
 	{
-		xxl_paths_stats s;
+		xxl_status	st = xxl_paths_put_edge((xxl_paths *) core, edges[i].source,
+										edges[i].target, edges[i].id, edges[i].cost,
+										edges[i].reverse_cost);
 
-		xxl_paths_stats_get(p, &s);
-		xxl_output_caller_memory(out, cfg.res.memory, s.memory_held);
+		if (st != XXL_OK)
+			return st;
 	}
-	for (int32 seq = 1;; seq++)
+	return XXL_OK;
+}
+
+static xxl_status
+paths_run(void *core)
+{
+	return xxl_paths_run((xxl_paths *) core);
+}
+
+static const xxl_error *
+paths_error(void *core)
+{
+	return xxl_paths_error((xxl_paths *) core);
+}
+
+static size_t
+paths_memory_held(void *core)
+{
+	xxl_paths_stats s;
+
+	xxl_paths_stats_get((xxl_paths *) core, &s);
+	return s.memory_held;
+}
+
+static int
+paths_next(void *config, void *core, Datum *values)
+{
+	PathsCall  *c = config;
+	int64		node,
+				pred,
+				edge;
+	double		d,
+				cost;
+	int			got;
+
+	if (c->shape == SHAPE_PATH)
 	{
-		int64		node,
-					pred,
-					edge;
-		double		d,
-					cost;
-		int			got;
-
-		if (c->shape == SHAPE_PATH)
-		{
-			got = xxl_paths_next_step(p, &node, &edge, &cost, &d);
-			values[0] = Int32GetDatum(seq);
-			values[1] = Int32GetDatum(seq);
-			values[2] = Int64GetDatum(node);
-			values[3] = Int64GetDatum(edge);
-			values[4] = Float8GetDatum(cost);
-			values[5] = Float8GetDatum(d);
-		}
-		else
-		{
-			got = xxl_paths_next(p, &node, &d, &pred, &edge);
-			values[0] = Int64GetDatum(node);
-			values[1] = c->shape == SHAPE_BFS ? Int64GetDatum((int64) d) : Float8GetDatum(d);
-			values[2] = Int64GetDatum(pred);
-			values[3] = Int64GetDatum(edge);
-		}
-		if (got < 0)
-			xxl_raise_error(xxl_paths_error(p), c->fname);
-		if (got == 0)
-			break;
-		xxl_output_put_values(out, values, isnull);
-		CHECK_FOR_INTERRUPTS();
+		got = xxl_paths_next_step((xxl_paths *) core, &node, &edge, &cost, &d);
+		c->seq++;
+		values[0] = Int32GetDatum(c->seq);
+		values[1] = Int32GetDatum(c->seq);
+		values[2] = Int64GetDatum(node);
+		values[3] = Int64GetDatum(edge);
+		values[4] = Float8GetDatum(cost);
+		values[5] = Float8GetDatum(d);
+		return got;
 	}
-	n = xxl_output_finish(out);
-	op->rows_out = n;
-	xxl_operator_end(op);
-	return n;
+	got = xxl_paths_next((xxl_paths *) core, &node, &d, &pred, &edge);
+	values[0] = Int64GetDatum(node);
+	values[1] = c->shape == SHAPE_BFS ? Int64GetDatum((int64) d) : Float8GetDatum(d);
+	values[2] = Int64GetDatum(pred);
+	values[3] = Int64GetDatum(edge);
+	return got;
+}
+
+static const XxlGraphFamily paths_family = {
+	paths_create, xxl_paths_min_memory, paths_destroy, paths_collect,
+	paths_put, paths_run, paths_error, paths_memory_held, paths_next
+};
+
+/* Read the edges, run the search, write its rows; returns the rows written. */
+static uint64
+run_paths(FunctionCallInfo fcinfo, PathsCall *c)
+{
+	XxlGraphCall call = {&paths_family, c, c->fname};
+
+	/* the target first: a name taken is said before any work is done */
+	if (c->shape == SHAPE_PATH)
+		call.out = xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo));
+	else
+		call.out = xxl_graph_output(fcinfo, c->target_table,
+									xxl_graph_desc(4, c->shape == SHAPE_BFS ? bfs_cols : tree_cols,
+												   c->shape == SHAPE_BFS ? bfs_types : tree_types));
+	if (c->nsources == 0)
+		return xxl_output_finish(call.out); /* pgRouting: no sources, no rows */
+	call.op_name = c->shape == SHAPE_BFS ? "bfs" :
+		c->shape == SHAPE_PATH ? "dijkstra" : "shortest_paths";
+	call.edges = c->edges;
+	call.needs = XXL_EDGE_ID | XXL_EDGE_COST | XXL_EDGE_RCOST;
+	return xxl_graph_drive(&call);
 }
 
 /*
  * Arguments: (edges, source(s), [target table,] directed, max_distance |
  * max_depth); the _into forms put the table name third.
  */
-static uint64
-tree_call(FunctionCallInfo fcinfo, PathsShape shape, bool many, bool into)
+typedef struct TreeFunction
 {
+	PathsShape	shape;			/* SHAPE_TREE or SHAPE_BFS */
+	bool		many;			/* sources bigint[] */
+} TreeFunction;
+
+static const TreeFunction sssp_one = {SHAPE_TREE, false};
+static const TreeFunction sssp_many = {SHAPE_TREE, true};
+static const TreeFunction bfs_one = {SHAPE_BFS, false};
+static const TreeFunction bfs_many = {SHAPE_BFS, true};
+
+static uint64
+tree_call(FunctionCallInfo fcinfo, const TreeFunction *f, bool into)
+{
+	PathsShape	shape = f->shape;
 	PathsCall	c;
 	int			a = 2;
 
@@ -328,7 +346,7 @@ tree_call(FunctionCallInfo fcinfo, PathsShape shape, bool many, bool into)
 	c.fname = shape == SHAPE_BFS ? (into ? "xxl.bfs_into" : "xxl.bfs") :
 		(into ? "xxl.shortest_paths_into" : "xxl.shortest_paths");
 	c.edges = xxl_arg_text(fcinfo, 0, c.fname, "edges");
-	get_sources(fcinfo, &c, 1, many);
+	get_sources(fcinfo, &c, 1, f->many);
 	if (into)
 		c.target_table = xxl_arg_text(fcinfo, a++, c.fname, "target");
 	c.directed = get_bool(fcinfo, &c, a++, "directed");
@@ -341,27 +359,14 @@ tree_call(FunctionCallInfo fcinfo, PathsShape shape, bool many, bool into)
 	return run_paths(fcinfo, &c);
 }
 
-#define TREE_ENTRY(cname, shape, many) \
-PG_FUNCTION_INFO_V1(cname); \
-Datum cname(PG_FUNCTION_ARGS) \
-{ \
-	tree_call(fcinfo, shape, many, false); \
-	return (Datum) 0; \
-} \
-PG_FUNCTION_INFO_V1(cname##_into); \
-Datum cname##_into(PG_FUNCTION_ARGS) \
-{ \
-	PG_RETURN_INT64((int64) tree_call(fcinfo, shape, many, true)); \
-}
-
 /* xxl.shortest_paths(edges, source bigint, directed, max_distance) and _into */
-TREE_ENTRY(xxl_shortest_paths, SHAPE_TREE, false)
+XXL_GRAPH_FUNCTIONS(xxl_shortest_paths, tree_call, &sssp_one)
 /* xxl.shortest_paths(edges, sources bigint[], directed, max_distance) and _into */
-TREE_ENTRY(xxl_shortest_paths_many, SHAPE_TREE, true)
+XXL_GRAPH_FUNCTIONS(xxl_shortest_paths_many, tree_call, &sssp_many)
 /* xxl.bfs(edges, source bigint, directed, max_depth) and _into */
-TREE_ENTRY(xxl_bfs, SHAPE_BFS, false)
+XXL_GRAPH_FUNCTIONS(xxl_bfs, tree_call, &bfs_one)
 /* xxl.bfs(edges, sources bigint[], directed, max_depth) and _into */
-TREE_ENTRY(xxl_bfs_many, SHAPE_BFS, true)
+XXL_GRAPH_FUNCTIONS(xxl_bfs_many, tree_call, &bfs_many)
 
 /* xxl.dijkstra(edges, source bigint, target bigint, directed) */
 PG_FUNCTION_INFO_V1(xxl_dijkstra);

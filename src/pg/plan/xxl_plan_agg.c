@@ -35,7 +35,7 @@
 #include "utils/fmgroids.h"
 #include "utils/syscache.h"
 
-#include "pg/runtime/xxl_guc.h"
+#include "pg/runtime/runtime.h"
 #include "pg/plan/xxl_plan_agg.h"
 
 /*

@@ -31,7 +31,7 @@
 #include "tcop/dest.h"
 #include "utils/rel.h"
 
-#include "pg/io/xxl_heap_pages.h"
+#include "pg/io/io.h"
 #include "pg/plan/xxl_plan_ctas.h"
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/plan/xxl_plan_window.h"

@@ -51,12 +51,12 @@
 #include "utils/lsyscache.h"
 #include "utils/guc.h"
 
-#include "pg/runtime/xxl_guc.h"
+#include "pg/runtime/runtime.h"
 #include "pg/plan/xxl_plan_agg.h"
 #include "pg/plan/xxl_plan_columns.h"
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/plan/xxl_plan_window.h"
-#include "pg/sort/xxl_sortkey.h"
+#include "pg/sort/sort.h"
 
 static planner_hook_type prev_planner = NULL;
 static ExplainOneQuery_hook_type prev_explain_one_query = NULL;

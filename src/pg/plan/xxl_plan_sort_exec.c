@@ -37,11 +37,10 @@
 #include "utils/ruleutils.h"
 #include "utils/tuplestore.h"
 
-#include "pg/runtime/xxl_guc.h"
-#include "pg/io/xxl_input.h"
-#include "pg/runtime/xxl_operator.h"
+#include "pg/runtime/runtime.h"
+#include "pg/io/io.h"
 #include "pg/plan/xxl_plan_sort.h"
-#include "pg/sort/xxl_sort_run.h"
+#include "pg/sort/sort.h"
 
 /* The node's key from its private list (xxl_plan_sort_private writes it). */
 void

@@ -33,7 +33,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/fmgroids.h"
 
-#include "pg/runtime/xxl_guc.h"
+#include "pg/runtime/runtime.h"
 #include "pg/plan/xxl_plan_window.h"
 
 /*

@@ -63,10 +63,9 @@
 #include "utils/varlena.h"
 
 #include "pg/plan/xxl_custom_path.h"
-#include "pg/runtime/xxl_guc.h"
-#include "pg/runtime/xxl_operator.h"
+#include "pg/runtime/runtime.h"
 #include "pg/plan/xxl_sort_scan.h"
-#include "pg/sort/xxl_sort_sql.h"
+#include "pg/sort/sort.h"
 
 #define SCAN_NAME "xxl sort"
 

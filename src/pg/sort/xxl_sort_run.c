@@ -24,10 +24,8 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "pg/runtime/xxl_error.h"
-#include "pg/runtime/xxl_guc.h"
+#include "pg/runtime/runtime.h"
 #include "pg/sort/xxl_key_filter.h"
-#include "pg/runtime/xxl_operator.h"
 #include "pg/sort/xxl_sort_run_internal.h"
 
 #define PUT_BATCH 256			/* records encoded per xxl_sorter_reserve */

@@ -24,9 +24,7 @@
 
 #include "access/tupdesc.h"
 
-#include "pg/io/xxl_input.h"
-#include "pg/io/xxl_output.h"
-#include "pg/io/xxl_rowcodec.h"
+#include "pg/io/io.h"
 #include "pg/sort/xxl_sortkey.h"
 
 typedef struct XxlSortRun XxlSortRun;

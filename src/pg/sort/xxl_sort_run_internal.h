@@ -8,7 +8,7 @@
 
 #include "pg/sort/xxl_key_filter.h"
 #include "pg/sort/xxl_mark_buffer.h"
-#include "pg/runtime/xxl_operator.h"
+#include "pg/runtime/runtime.h"
 #include "pg/sort/xxl_sort_run.h"
 
 typedef enum ColumnSource

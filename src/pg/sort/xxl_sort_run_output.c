@@ -12,7 +12,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "pg/runtime/xxl_error.h"
+#include "pg/runtime/runtime.h"
 #include "pg/sort/xxl_sort_run_internal.h"
 
 #define GET_BATCH 1024			/* records taken per xxl_sorter_next_many */

@@ -18,11 +18,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "pg/runtime/xxl_error.h"
-#include "pg/io/xxl_input.h"
-#include "pg/runtime/xxl_operator.h"
-#include "pg/io/xxl_output.h"
-#include "pg/io/xxl_rowcodec.h"
+#include "pg/runtime/runtime.h"
+#include "pg/io/io.h"
 #include "pg/sort/xxl_sort_run.h"
 #include "pg/sort/xxl_sort_sql.h"
 #include "pg/sort/xxl_sortkey.h"

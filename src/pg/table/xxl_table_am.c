@@ -41,9 +41,9 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/io/xxl_input.h"
-#include "pg/sort/xxl_sortkey.h"
+#include "pg/table/xxl_table_writers.h"
+#include "pg/io/io.h"
+#include "pg/sort/sort.h"
 
 PG_FUNCTION_INFO_V1(xxl_table_am_handler);
 PG_FUNCTION_INFO_V1(xxl_alter_table_set);

@@ -22,7 +22,7 @@
 #include "parser/parsetree.h"
 #include "utils/rel.h"
 
-#include "pg/table/xxl_table.h"
+#include "pg/table/xxl_table_nodes.h"
 
 static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
 

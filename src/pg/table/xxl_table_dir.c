@@ -26,8 +26,8 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/runtime/xxl_guc.h"
+#include "pg/table/xxl_table_storage.h"
+#include "pg/runtime/runtime.h"
 
 static inline XxlMeta *
 meta_of(Page page)
@@ -119,6 +119,21 @@ xxl_extend(Relation rel, BufferAccessStrategy strategy)
 						RelationGetRelationName(rel), XXL_MAX_PAGES),
 				 errhint("Compact the table, or keep part of the rows in another table.")));
 	return buf;
+}
+
+void
+xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
+{
+	Buffer		buf;
+
+	buf = xxl_extend(rel, strategy);
+	START_CRIT_SECTION();
+	memcpy(BufferGetPage(buf), image->data, BLCKSZ);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
 }
 
 /* A new page at the end of rel, locked exclusively (extension lock held). */

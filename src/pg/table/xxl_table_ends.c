@@ -10,7 +10,7 @@
 #include "access/xact.h"
 #include "executor/executor.h"
 
-#include "pg/table/xxl_table.h"
+#include "pg/table/xxl_table_writers.h"
 
 static ExecutorEnd_hook_type prev_executor_end = NULL;
 

@@ -36,9 +36,9 @@
 #include "optimizer/restrictinfo.h"
 #include "utils/rel.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/plan/xxl_custom_path.h"
-#include "pg/runtime/xxl_guc.h"
+#include "pg/table/xxl_table_nodes.h"
+#include "pg/plan/plan.h"
+#include "pg/runtime/runtime.h"
 
 #define SCAN_NAME "XxlFullScan"
 

@@ -23,7 +23,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "pg/table/xxl_table.h"
+#include "pg/table/xxl_table_storage.h"
 
 double
 xxl_index_build_range_scan(Relation table_rel, Relation index_rel, IndexInfo *index_info,

@@ -45,9 +45,8 @@
 #include "storage/predicate.h"
 #include "utils/memutils.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/runtime/xxl_cancel.h"
-#include "pg/runtime/xxl_guc.h"
+#include "pg/table/xxl_table_writers.h"
+#include "pg/runtime/runtime.h"
 
 /* Pages one merge reads at most (the rest waits for the next merge). */
 #define MERGE_MAX_PAGES 16384

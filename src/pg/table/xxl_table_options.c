@@ -55,8 +55,8 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/sort/xxl_sortkey.h"
+#include "pg/table/xxl_table_storage.h"
+#include "pg/sort/sort.h"
 
 PG_FUNCTION_INFO_V1(xxl_load_library);
 

@@ -37,10 +37,10 @@
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/plan/xxl_custom_path.h"
-#include "pg/runtime/xxl_operator.h"
-#include "pg/sort/xxl_sortkey.h"
+#include "pg/table/xxl_table_nodes.h"
+#include "pg/plan/plan.h"
+#include "pg/runtime/runtime.h"
+#include "pg/sort/sort.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
 

@@ -22,11 +22,10 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/plan/xxl_custom_path.h"
-#include "pg/runtime/xxl_error.h"
-#include "pg/runtime/xxl_operator.h"
-#include "pg/sort/xxl_sortkey.h"
+#include "pg/table/xxl_table_nodes.h"
+#include "pg/plan/plan.h"
+#include "pg/runtime/runtime.h"
+#include "pg/sort/sort.h"
 
 /* Segments merged by cursors at most (each pins a buffer); the rest are sorted. */
 #define MAX_CURSORS 256

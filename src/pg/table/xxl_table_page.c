@@ -1,6 +1,6 @@
 /*
  * xxl_table_page.c — how an xxl table's data pages hold its packed rows
- * (xxl_table.h; the rows: io/xxl_packed_row.h).  Rows of fixed width sit
+ * (xxl_table_storage.h; the rows: io/xxl_packed_row.h).  Rows of fixed width sit
  * back to back; variable rows are placed downwards from the special space
  * with a 2-byte offset each, in order from the page header.
  */
@@ -15,8 +15,8 @@
 #include "lib/stringinfo.h"
 #include "utils/expandeddatum.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/io/xxl_rowcodec.h"
+#include "pg/table/xxl_table_storage.h"
+#include "pg/io/io.h"
 
 /* Pages ---------------------------------------------------------------------- */
 

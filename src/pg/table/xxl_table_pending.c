@@ -12,7 +12,7 @@
 #include "access/xact.h"
 #include "utils/memutils.h"
 
-#include "pg/table/xxl_table.h"
+#include "pg/table/xxl_table_storage.h"
 
 XxlPending *
 xxl_pending_find(XxlPending *list, Oid relid, CommandId cid)

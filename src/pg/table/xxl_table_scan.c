@@ -26,7 +26,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "pg/table/xxl_table.h"
+#include "pg/table/xxl_table_storage.h"
 
 typedef enum XxlVisibility
 {

@@ -54,11 +54,10 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "pg/table/xxl_table.h"
-#include "pg/runtime/xxl_error.h"
-#include "pg/runtime/xxl_operator.h"
-#include "pg/io/xxl_relfile.h"
-#include "pg/sort/xxl_sortkey.h"
+#include "pg/table/xxl_table_writers.h"
+#include "pg/runtime/runtime.h"
+#include "pg/io/io.h"
+#include "pg/sort/sort.h"
 
 struct XxlSegmentWriter
 {
@@ -387,21 +386,6 @@ xxl_notice_compact(Relation rel, const char *message, const char *detail, const 
 					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 												RelationGetRelationName(rel)),
 					 effect)));
-}
-
-void
-xxl_write_new_page(Relation rel, PGAlignedBlock *image, BufferAccessStrategy strategy)
-{
-	Buffer		buf;
-
-	buf = xxl_extend(rel, strategy);
-	START_CRIT_SECTION();
-	memcpy(BufferGetPage(buf), image->data, BLCKSZ);
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(rel))
-		log_newpage_buffer(buf, true);
-	END_CRIT_SECTION();
-	UnlockReleaseBuffer(buf);
 }
 
 /* segments from this many bytes of records on bypass shared buffers */

@@ -9,8 +9,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "pg/runtime/xxl_error.h"
-#include "pg/text/xxl_text_sql.h"
+#include "pg/runtime/runtime.h"
+#include "pg/text/text.h"
 
 PG_FUNCTION_INFO_V1(xxl_bwt_bytea);
 PG_FUNCTION_INFO_V1(xxl_bwt_bytea_v2);

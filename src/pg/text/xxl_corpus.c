@@ -1,5 +1,5 @@
 /*
- * xxl_corpus.c — a corpus (see xxl_text_sql.h): its text or bytea column
+ * xxl_corpus.c — a corpus (see text.h): its text or bytea column
  * (and id column, for documents) found, its values streamed slice by slice
  * into one or two text engines, its documents recorded.
  */
@@ -13,8 +13,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "pg/runtime/xxl_error.h"
-#include "pg/text/xxl_text_sql.h"
+#include "pg/runtime/runtime.h"
+#include "pg/text/text.h"
 
 /* bytes of a value fed to the engine at once (and of a detoasted slice) */
 #define FEED_SLICE (1024 * 1024)

@@ -10,8 +10,8 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "pg/runtime/xxl_error.h"
-#include "pg/text/xxl_text_sql.h"
+#include "pg/runtime/runtime.h"
+#include "pg/text/text.h"
 
 PG_FUNCTION_INFO_V1(xxl_lcp_into);
 PG_FUNCTION_INFO_V1(xxl_repeats);

@@ -1,6 +1,6 @@
 /*
  * xxl_rank_table.c — random access by rank to a stored suffix array (see
- * xxl_text_sql.h).  The table is named and opened through the input module
+ * text.h).  The table is named and opened through the input module
  * (xxl_input_open_table); this file only finds rows by rank in it.
  *
  * A table that xxl.suffix_array_into made (or any heap filled with
@@ -30,7 +30,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "pg/text/xxl_text_sql.h"
+#include "pg/text/text.h"
 
 static Oid
 find_rank_index(Relation rel, AttrNumber rank_att)

@@ -1,5 +1,5 @@
 /*
- * xxl_sa_rows.c — the rows of a suffix array table (see xxl_text_sql.h):
+ * xxl_sa_rows.c — the rows of a suffix array table (see text.h):
  * the (rank, pos, ...) layouts the functions write, the bigint row writer
  * that writes them fast, and finding rank and pos in a table someone else
  * wrote.
@@ -11,8 +11,8 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "pg/io/xxl_rowcodec.h"
-#include "pg/text/xxl_text_sql.h"
+#include "pg/io/io.h"
+#include "pg/text/text.h"
 
 /* Suffix array rows ---------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * xxl_text_core.c — the text engines as an operator's engine object (see
- * xxl_text_sql.h): their configuration under the operator's budget, the
+ * text.h): their configuration under the operator's budget, the
  * corpus in, the build, the suffix array drained into the LCP operator when
  * LCP values or repeats are wanted, the rows out, and the statistics for
  * last_stats().
@@ -9,8 +9,8 @@
 
 #include "miscadmin.h"
 
-#include "pg/runtime/xxl_error.h"
-#include "pg/text/xxl_text_sql.h"
+#include "pg/runtime/runtime.h"
+#include "pg/text/text.h"
 
 /* the document map's share of the budget */
 #define DOCS_DIVISOR 8

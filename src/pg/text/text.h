@@ -1,5 +1,5 @@
 /*
- * xxl_text_sql.h — what the SQL functions of the text engine share: the
+ * text.h — the text functions (folder text/), and what their files share: the
  * suffix-array builder as an operator's engine object (xxl_text_core.c),
  * corpus input (xxl_corpus.c), the rows of a suffix array table
  * (xxl_sa_rows.c) and random access to one by rank (xxl_rank_table.c).
@@ -10,8 +10,8 @@
  *
  * Positions and ranks are 1-based in SQL, 0-based in the engine.
  */
-#ifndef XXL_PG_TEXT_SQL_H
-#define XXL_PG_TEXT_SQL_H
+#ifndef XXL_PG_TEXT_H
+#define XXL_PG_TEXT_H
 
 #include "access/genam.h"
 #include "access/tupdesc.h"
@@ -19,10 +19,8 @@
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
-#include "pg/io/xxl_input.h"
-#include "pg/runtime/xxl_operator.h"
-#include "pg/io/xxl_output.h"
-#include "pg/io/xxl_rowcodec.h"
+#include "pg/io/io.h"
+#include "pg/runtime/runtime.h"
 #include "core/text/xxl_docs.h"
 #include "core/text/xxl_lcp.h"
 #include "core/text/xxl_suffix.h"
@@ -246,4 +244,4 @@ extern int64 xxl_rank_table_lookup(XxlRankTable *t, uint64 k);
 extern int64 xxl_rank_table_walk(XxlRankTable *t, uint64 k, bool first);
 extern void xxl_rank_table_close(XxlRankTable *t);
 
-#endif							/* XXL_PG_TEXT_SQL_H */
+#endif							/* XXL_PG_TEXT_H */

@@ -1,6 +1,10 @@
 /*
- * xxl_table.h — the table access method xxl: what its parts share
- * (docs/table.md has the design).
+ * xxl_table_storage.h — the storage level of the xxl table access method:
+ * the page format, the segment directory, the sets of deleted rows
+ * readers apply, the pending-work lists, the table's settings, and the
+ * scans (docs/table.md has the design).  Files of this level include no
+ * other header of table/; the writers (xxl_table_writers.h) and the
+ * planner nodes (xxl_table_nodes.h) build on it.
  *
  * A relation's main fork:
  *  - block 0, the metapage: the segment directory's first entries and the
@@ -13,20 +17,23 @@
  * never changed afterwards.  Its directory entry holds the inserting
  * transaction and command, which decide who sees it.  DELETE (and UPDATE's
  * delete half) adds a delete segment the same way: pages naming the rows
- * it deleted, seen or not as a whole (xxl_table_delete.c).  Every page is
- * written whole, through the buffer manager, and WAL-logged as a full-page
- * image when the relation needs WAL.
+ * it deleted, seen or not as a whole (xxl_table_deleted.c).  Every page is
+ * written whole: small segments and the directory through the buffer
+ * manager, large segments straight to the file (io/xxl_relfile.h); both
+ * WAL-logged as full-page images when the relation needs WAL.
  */
-#ifndef XXL_PG_TABLE_H
-#define XXL_PG_TABLE_H
+#ifndef XXL_PG_TABLE_STORAGE_H
+#define XXL_PG_TABLE_STORAGE_H
 
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "storage/bufpage.h"
+#include "utils/hsearch.h"
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
-#include "pg/io/xxl_packed_row.h"
+#include "pg/table/table.h"
+#include "pg/io/io.h"
 
 #define XXL_TABLE_MAGIC 0x78786C54	/* "xxlT" */
 #define XXL_TABLE_VERSION 1
@@ -226,6 +233,10 @@ extern uint32 xxl_dir_prepare(Relation rel);
  */
 extern Buffer xxl_extend(Relation rel, BufferAccessStrategy strategy);
 
+/* A page image as a new page at the end of rel, WAL-logged (extension lock held). */
+extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
+							   BufferAccessStrategy strategy);
+
 /* Whether rows of seg are visible to snapshot. */
 extern bool xxl_segment_visible(const XxlSegment *seg, Snapshot snapshot);
 
@@ -283,64 +294,6 @@ xxl_page_row(Page page, int i, uint32 *len)
 	return xxl_run_row(&run, i, len);
 }
 
-/* Writes (xxl_table_write.c) ------------------------------------------------ */
-
-extern void xxl_table_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
-							 struct BulkInsertStateData *bistate);
-extern void xxl_table_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
-								   CommandId cid, int options,
-								   struct BulkInsertStateData *bistate);
-/*
- * Before a rewrite (VACUUM FULL, CLUSTER) inserts into target with cid:
- * sort by the order key of table key_of, and write the segment frozen
- * (seen by every snapshot) when frozen.
- */
-extern void xxl_table_begin_rewrite(Relation target, CommandId cid, Oid key_of, bool frozen);
-
-/*
- * A merge's segment (xxl_table_merge.c): rows put in any order are written
- * at the end of rel in the order of its key, frozen, under segment number
- * segno, and their entry is returned, not appended: the merge switches it
- * in.  Their TOAST pointers stay as they are (the values are rel's own).
- */
-typedef struct XxlSegmentWriter XxlSegmentWriter;
-extern XxlSegmentWriter *xxl_segment_writer_begin(Relation rel);
-extern void xxl_segment_writer_put(XxlSegmentWriter *w, Relation rel, TupleTableSlot *slot);
-extern void xxl_segment_writer_end(XxlSegmentWriter *w, Relation rel, uint32 segno,
-								   XxlSegment *seg);
-
-/*
- * VACUUM's merge of the segments at rel's end (xxl_table_merge.c), if it
- * gets an ACCESS EXCLUSIVE lock without waiting; what it did at elevel.
- */
-extern void xxl_table_merge(Relation rel, TransactionId oldest_xmin,
-							BufferAccessStrategy strategy, int elevel);
-
-/* Write the pending rows of rel (all relations: InvalidOid) as segments. */
-extern void xxl_table_flush(Oid relid);
-/* Statement and transaction ends for the pending rows (called by xxl_table_ends.c). */
-extern void xxl_writes_flush(Oid relid, CommandId cid);
-extern void xxl_writes_forget(void);
-extern void xxl_writes_subxact(SubXactEvent event, SubTransactionId mySubid,
-							   SubTransactionId parentSubid);
-
-/*
- * NOTICE that compaction would help rel: message, detail (or NULL), and a
- * hint naming the call and what it does (effect).
- */
-extern void xxl_notice_compact(Relation rel, const char *message, const char *detail,
-							   const char *effect);
-
-/* A page image as a new page at the end of rel, WAL-logged (extension lock held). */
-extern void xxl_write_new_page(Relation rel, PGAlignedBlock *image,
-							   BufferAccessStrategy strategy);
-
-/* Called from _PG_init: the statement and transaction ends (xxl_table_ends.c). */
-extern void xxl_table_ends_init(void);
-
-/* Statements refused at parse analysis (xxl_table_analyze.c). */
-extern void xxl_table_analyze_init(void);
-
 /* Settings (xxl_table_options.c) --------------------------------------------- */
 
 /* The order key text of rel, or NULL (xxl.table_options). */
@@ -361,7 +314,31 @@ extern uint32 xxl_key_hash(TupleDesc desc, const char *order_by);
 /* The object access hook that keeps xxl.table_options in step with the tables. */
 extern void xxl_table_options_init(void);
 
-/* Deletes (xxl_table_delete.c) ------------------------------------------------ */
+/*
+ * A statement's pending work on one table (rows to write, rows to delete),
+ * kept in TopTransactionContext until the statement ends; the states of
+ * each kind form a list and start with this header (xxl_table_pending.c).
+ * relid InvalidOid / cid InvalidCommandId flush every table / command.
+ */
+typedef struct XxlPending
+{
+	struct XxlPending *next;
+	Oid			relid;
+	CommandId	cid;
+	TransactionId xid;
+	SubTransactionId subid;		/* moves to the parent at subcommit */
+	MemoryContext cxt;			/* the state's own memory, deleted with it */
+} XxlPending;
+
+extern XxlPending *xxl_pending_find(XxlPending *list, Oid relid, CommandId cid);
+extern void xxl_pending_push(XxlPending **list, XxlPending *p, Oid relid, CommandId cid,
+							 MemoryContext cxt);
+extern void xxl_pending_flush(XxlPending **list, Oid relid, CommandId cid,
+							  void (*flush) (XxlPending *));
+extern void xxl_pending_subxact(XxlPending **list, SubXactEvent event,
+								SubTransactionId mySubid, SubTransactionId parentSubid);
+
+/* Deleted rows (xxl_table_deleted.c) ------------------------------------------------ */
 
 /*
  * Rows deleted, as a reader sees them: runs [first[i], end[i]) of row
@@ -455,61 +432,53 @@ xxl_deleted_page_start(const XxlDeleted *d, int *k, uint64 base, int nrows, int 
 extern bool xxl_row_deleted(Relation rel, const XxlDeleted *d, const XxlDirectory *dir,
 							uint64 pos, Snapshot snapshot);
 
-extern TM_Result xxl_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
-								  Snapshot snapshot, Snapshot crosscheck, bool wait,
-								  TM_FailureData *tmfd, bool changingPart);
-extern TM_Result xxl_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
-								  CommandId cid, Snapshot snapshot, Snapshot crosscheck,
-								  bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
-								  bool *update_indexes);
-extern TM_Result xxl_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
-								TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
-								LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd);
 
 /*
- * A statement's pending work on one table (rows to write, rows to delete),
- * kept in TopTransactionContext until the statement ends; the states of
- * each kind form a list and start with this header (xxl_table_pending.c).
- * relid InvalidOid / cid InvalidCommandId flush every table / command.
+ * This transaction's deletes not yet written: a list (xxl_table_pending.c)
+ * of states, one per (table, command), each starting with
+ * XxlPendingDeletes.  xxl_table_delete.c records into it and writes it out
+ * at the statement's end; readers (xxl_deleted_load, xxl_row_deleted) see
+ * what their snapshot sees of it.
  */
-typedef struct XxlPending
+#define XXL_PAGE_WORDS (XXL_PAGE_ROWS / 64)
+
+/* The rows deleted on one page, a bit each. */
+typedef struct XxlPageBits
 {
-	struct XxlPending *next;
-	Oid			relid;
-	CommandId	cid;
-	TransactionId xid;
-	SubTransactionId subid;		/* moves to the parent at subcommit */
-	MemoryContext cxt;			/* the state's own memory, deleted with it */
-} XxlPending;
+	BlockNumber page;			/* the hash key */
+	uint64		bits[XXL_PAGE_WORDS];
+} XxlPageBits;
 
-extern XxlPending *xxl_pending_find(XxlPending *list, Oid relid, CommandId cid);
-extern void xxl_pending_push(XxlPending **list, XxlPending *p, Oid relid, CommandId cid,
-							 MemoryContext cxt);
-extern void xxl_pending_flush(XxlPending **list, Oid relid, CommandId cid,
-							  void (*flush) (XxlPending *));
-extern void xxl_pending_subxact(XxlPending **list, SubXactEvent event,
-								SubTransactionId mySubid, SubTransactionId parentSubid);
+typedef struct XxlPendingDeletes
+{
+	XxlPending	pend;			/* table, command, transaction, memory */
+	HTAB	   *pages;			/* of XxlPageBits: the pages touched */
+} XxlPendingDeletes;
 
-/* Statement and transaction ends for the pending deletes (called by xxl_table_ends.c). */
-extern void xxl_deletes_flush(Oid relid, CommandId cid);
-extern void xxl_deletes_forget(void);
-extern void xxl_deletes_subxact(SubXactEvent event, SubTransactionId mySubid,
-								SubTransactionId parentSubid);
+extern XxlPending *xxl_pending_deletes;
+
+static inline bool
+xxl_page_bit(const XxlPageBits *pb, int row)
+{
+	return (pb->bits[row / 64] >> (row % 64)) & 1;
+}
 
 /*
- * The ordered scan: its paths and plans (xxl_table_ordered.c), its
- * execution (xxl_table_ordered_exec.c).  The plan's private list: the
- * order key's text, then the bounds' strategies (their values are
- * custom_exprs).
+ * The next run of deleted rows of a page at or after *row: its first row
+ * in *start, *row past its end; false when there is none.
  */
-#define XXL_ORDERED_SCAN_NAME "XxlOrderedScan"
-extern void xxl_table_ordered_init(void);
-extern const struct CustomScanMethods xxl_ordered_scan_methods;
-/* The attribute an order key item (xxl_sortkey.h) names, or InvalidAttrNumber. */
-struct XxlSortItem;
-extern AttrNumber xxl_ordered_item_attno(TupleDesc desc, const struct XxlSortItem *item);
-/* The full scan (xxl_table_fullscan.c). */
-extern void xxl_table_fullscan_init(void);
+extern bool xxl_page_bit_run(const XxlPageBits *pb, int *row, int *start);
+
+/*
+ * A delete segment's pages, written from runs of positions: an empty page
+ * image; the run [first, end) onto it (a full page is written at the end
+ * of rel first, extension lock held, and counted in seg); its last page,
+ * if it holds runs.
+ */
+extern void xxl_dels_page_init(PGAlignedBlock *image, uint32 segno);
+extern void xxl_dels_put_run(Relation rel, PGAlignedBlock *image, XxlSegment *seg,
+							 uint32 segno, uint64 first, uint64 end);
+extern void xxl_dels_finish(Relation rel, PGAlignedBlock *image, XxlSegment *seg);
 
 /* Scans (xxl_table_scan.c) -------------------------------------------------- */
 
@@ -539,8 +508,6 @@ extern bool xxl_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot 
  * scan.  Registered with the input module (xxl_input_register_runs).
  */
 extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
-/* Called from _PG_init: the run scan registered with the input module. */
-extern void xxl_table_am_init(void);
 
 /*
  * The next row of a sequential scan as the columns cols[0 .. ncols)
@@ -582,7 +549,4 @@ extern double xxl_scan_committed(Relation rel, BlockNumber lo, BlockNumber hi,
 								 TupleTableSlot *slot, XxlRowCallback cb,
 								 void *arg);
 
-/* The OID of the access method (for "is this an xxl table"). */
-extern bool xxl_is_table(Relation rel);
-
-#endif							/* XXL_PG_TABLE_H */
+#endif							/* XXL_PG_TABLE_STORAGE_H */

@@ -1,8 +1,9 @@
 /*
- * xxl_graph_sql.h — what every SQL graph function shares: reading an edge
- * list (pgRouting's convention: a table name or a query, columns found by
- * name), the result's row layout and destination (rows to the caller or a
- * new table), and the graph settings.
+ * graph.h — the graph functions' edge reader (folder graph/), the part of
+ * the folder others may build on: an edge list given as pgRouting gives
+ * it (a table name or a query, columns found by name), read in batches.
+ * The folder's SQL functions (components and forests, paths, analytics)
+ * run on it through one driver (xxl_graph_driver.h).
  *
  * Edges come from xxl_input (a table read directly, or a query through an
  * SPI cursor).  Columns are matched by name: source and target (smallint,
@@ -14,14 +15,8 @@
  * mistyped column are errors with an SQLSTATE that names the problem (see
  * docs/graph.md).
  */
-#ifndef XXL_PG_GRAPH_SQL_H
-#define XXL_PG_GRAPH_SQL_H
-
-#include "fmgr.h"
-#include "access/tupdesc.h"
-
-#include "pg/io/xxl_input.h"
-#include "pg/io/xxl_output.h"
+#ifndef XXL_PG_GRAPH_H
+#define XXL_PG_GRAPH_H
 
 /* Which columns a graph function reads besides source and target. */
 #define XXL_EDGE_ID		0x01
@@ -66,16 +61,4 @@ extern uint64 xxl_edges_estimate(XxlEdgeReader *r);
 
 extern void xxl_edges_close(XxlEdgeReader *r);
 
-/*
- * Result destination: into the new table target when it is not NULL (the
- * columns of desc), else rows to the calling set-returning function.
- */
-extern XxlOutput *xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc);
-
-/* Error (22023, with the setting to use) when memory is below what the engine accepts. */
-extern void xxl_graph_check_memory(const char *fname, size_t memory, size_t min_memory);
-
-/* A descriptor of n bigint/double columns named names, typed types. */
-extern TupleDesc xxl_graph_desc(int n, const char *const *names, const Oid *types);
-
-#endif							/* XXL_PG_GRAPH_SQL_H */
+#endif							/* XXL_PG_GRAPH_H */

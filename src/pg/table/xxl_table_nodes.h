@@ -1,0 +1,31 @@
+/*
+ * xxl_table_nodes.h — the planner level of the xxl table access method:
+ * its custom scans (the full scan, the ordered scan split into paths and
+ * plan, and execution) and the statements refused at parse analysis.
+ * Each is set up by xxl_table_init (xxl_table_am.c).
+ */
+#ifndef XXL_PG_TABLE_NODES_H
+#define XXL_PG_TABLE_NODES_H
+
+#include "pg/table/xxl_table_writers.h"
+
+/*
+ * The ordered scan: its paths and plans (xxl_table_ordered.c), its
+ * execution (xxl_table_ordered_exec.c).  The plan's private list: the
+ * order key's text, then the bounds' strategies (their values are
+ * custom_exprs).
+ */
+#define XXL_ORDERED_SCAN_NAME "XxlOrderedScan"
+extern void xxl_table_ordered_init(void);
+extern const struct CustomScanMethods xxl_ordered_scan_methods;
+/* The attribute an order key item (xxl_sortkey.h) names, or InvalidAttrNumber. */
+struct XxlSortItem;
+extern AttrNumber xxl_ordered_item_attno(TupleDesc desc, const struct XxlSortItem *item);
+/* The full scan (xxl_table_fullscan.c). */
+extern void xxl_table_fullscan_init(void);
+
+
+/* Statements refused at parse analysis (xxl_table_analyze.c). */
+extern void xxl_table_analyze_init(void);
+
+#endif							/* XXL_PG_TABLE_NODES_H */
