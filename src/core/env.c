@@ -84,11 +84,36 @@ xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan)
 	return XXL_OK;
 }
 
-void
-xxl_env_relocate(xxl_env *env)
+/* The environment was copied to where it lives now: re-point the cancel hook. */
+static void
+env_relocate(xxl_env *env)
 {
 	if (env->cancel == env_cancel)
 		env->cancel_arg = env;
+}
+
+void *
+xxl_env_new_object(const xxl_resources *res, const xxl_env_plan *plan, size_t size,
+				   size_t env_offset, xxl_error *err)
+{
+	xxl_env		env;
+	char	   *obj;
+
+	if (xxl_env_open(&env, res, plan) != XXL_OK)
+	{
+		*err = env.err;
+		return NULL;
+	}
+	obj = xxl_budget_alloc(&env.budget, size, err);
+	if (obj == NULL)
+	{
+		xxl_env_close(&env);
+		return NULL;
+	}
+	memset(obj, 0, size);
+	memcpy(obj + env_offset, &env, sizeof(env));
+	env_relocate((xxl_env *) (obj + env_offset));
+	return obj;
 }
 
 void

@@ -138,8 +138,15 @@ typedef struct xxl_env_plan
 xxl_status	xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan);
 void		xxl_env_close(xxl_env *env);
 
-/* The environment was copied to where it lives now: re-point the cancel hook. */
-void		xxl_env_relocate(xxl_env *env);
+/*
+ * An engine object of size bytes, zeroed, allocated from a new
+ * environment's budget, with the environment moved into it at env_offset
+ * (the one way the graph engines are made).  NULL with err set when the
+ * environment cannot be opened or the object not allocated; then nothing
+ * is left open.
+ */
+void	   *xxl_env_new_object(const xxl_resources *res, const xxl_env_plan *plan, size_t size,
+							   size_t env_offset, xxl_error *err);
 
 /*
  * Poll for a stop (sets XXL_ECANCELED in env->err): the host's hook on the

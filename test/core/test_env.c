@@ -13,6 +13,7 @@
 #include "core/xxl_env.h"
 #include "core/xxl_pagefile.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -107,6 +108,57 @@ XT_TEST(env_open_checks)
 	CHECK(env.pool > 0 && env.pool < 8 * MB);
 	CHECK(env.disks == NULL);	/* opened at the first spill only */
 	xxl_env_close(&env);
+}
+
+/*
+ * An engine object made in its environment: zeroed, charged to the budget,
+ * the environment inside it (its cancel hook pointing there); an object
+ * the budget cannot hold leaves nothing open, however often it is tried.
+ */
+typedef struct test_object
+{
+	uint64_t	before;
+	xxl_env		env;
+	uint64_t	after;
+} test_object;
+
+XT_TEST(env_new_object)
+{
+	xxl_resources res = resources(8 * MB);
+	xxl_error	err;
+	test_object *o;
+	struct mallinfo2 m0,
+				m1;
+
+	xxl_error_clear(&err);
+	o = xxl_env_new_object(&res, &test_plan, sizeof(*o), offsetof(test_object, env), &err);
+	REQUIRE(o != NULL);
+	CHECK_EQ(o->before, 0);
+	CHECK_EQ(o->after, 0);
+	CHECK_EQ(o->env.budget.used, sizeof(*o));
+	CHECK(o->env.disk.pool != NULL && o->env.own_pool);
+	{
+		xxl_env		env = o->env;	/* the object lives in its own budget */
+
+		xxl_budget_free(&env.budget, o, sizeof(*o));
+		close_checked(&env);
+	}
+
+	res = resources(512 * KB);
+	CHECK(xxl_env_new_object(&res, &test_plan, 64, 0, &err) == NULL);
+	CHECK_EQ(err.code, XXL_EINVAL);
+
+	/* the budget cannot hold the object: the environment is closed again */
+	res = resources(8 * MB);
+	m0 = mallinfo2();
+	for (int i = 0; i < 1000; i++)
+	{
+		xxl_error_clear(&err);
+		CHECK(xxl_env_new_object(&res, &test_plan, 16 * MB, 0, &err) == NULL);
+	}
+	m1 = mallinfo2();
+	CHECK_EQ(err.code, XXL_ENOMEM);
+	CHECK_LE(m1.uordblks, m0.uordblks + 4096);
 }
 
 /* Reservations ------------------------------------------------------------ */

@@ -18,7 +18,6 @@ xxl_an_min_memory(void)
 xxl_an *
 xxl_an_create(const xxl_an_config *config, xxl_error *err)
 {
-	xxl_env		env;
 	xxl_an	   *a;
 
 	if (config->op == XXL_AN_PAGERANK &&
@@ -28,20 +27,9 @@ xxl_an_create(const xxl_an_config *config, xxl_error *err)
 		xxl_error_set(err, XXL_EINVAL, 0, "invalid PageRank configuration");
 		return NULL;
 	}
-	if (xxl_env_open(&env, &config->res, &graph_plan) != XXL_OK)
-	{
-		xxl_error_set(err, env.err.code, env.err.sys_errno, "%s", env.err.message);
-		return NULL;
-	}
-	a = xxl_budget_alloc(&env.budget, sizeof(*a), err);
+	a = xxl_env_new_object(&config->res, &graph_plan, sizeof(*a), offsetof(xxl_an, env), err);
 	if (a == NULL)
-	{
-		xxl_env_close(&env);
 		return NULL;
-	}
-	memset(a, 0, sizeof(*a));
-	a->env = env;
-	xxl_env_relocate(&a->env);
 	a->op = config->op;
 	a->expected_edges = config->expected_edges;
 	a->damping = config->damping;

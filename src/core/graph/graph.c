@@ -31,7 +31,6 @@ xxl_graph_path_name(xxl_graph_path path)
 xxl_graph *
 xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err)
 {
-	xxl_env	env;
 	xxl_graph  *g;
 
 	if (op != XXL_GRAPH_CC && op != XXL_GRAPH_SF && op != XXL_GRAPH_MSF)
@@ -39,17 +38,9 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 		xxl_error_set(err, XXL_EINVAL, 0, "unknown graph operation %d", (int) op);
 		return NULL;
 	}
-	if (xxl_env_open(&env, &config->res, &graph_plan) != XXL_OK)
-	{
-		xxl_error_set(err, env.err.code, env.err.sys_errno, "%s", env.err.message);
-		return NULL;
-	}
-	g = xxl_budget_alloc(&env.budget, sizeof(*g), err);
+	g = xxl_env_new_object(&config->res, &graph_plan, sizeof(*g), offsetof(xxl_graph, env), err);
 	if (g == NULL)
 		return NULL;
-	memset(g, 0, sizeof(*g));
-	g->env = env;
-	xxl_env_relocate(&g->env);
 	g->op = op;
 	g->seed = config->seed;
 	g->max_semi_nodes = config->max_semi_nodes;

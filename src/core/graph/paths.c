@@ -40,7 +40,6 @@ xxl_paths_min_memory(void)
 xxl_paths *
 xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 {
-	xxl_env		env;
 	xxl_paths  *p;
 	size_t		ns = config->nsources;
 
@@ -50,17 +49,9 @@ xxl_paths_create(const xxl_paths_config *config, xxl_error *err)
 		xxl_error_set(err, XXL_EINVAL, 0, "invalid shortest-path configuration");
 		return NULL;
 	}
-	if (xxl_env_open(&env, &config->res, &graph_plan) != XXL_OK)
-	{
-		xxl_error_set(err, env.err.code, env.err.sys_errno, "%s", env.err.message);
-		return NULL;
-	}
-	p = xxl_budget_alloc(&env.budget, sizeof(*p), err);
+	p = xxl_env_new_object(&config->res, &graph_plan, sizeof(*p), offsetof(xxl_paths, env), err);
 	if (p == NULL)
 		return NULL;
-	memset(p, 0, sizeof(*p));
-	p->env = env;
-	xxl_env_relocate(&p->env);
 	p->op = config->op;
 	p->directed = config->directed;
 	p->has_target = config->has_target;
