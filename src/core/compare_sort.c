@@ -167,8 +167,7 @@ merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, s
 		merge_sort(cx, e, tmp, n);
 		return;
 	}
-	/* signals: blocked by the caller */
-#pragma omp parallel for schedule(static, 1) num_threads(slices)
+	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 	{
 		size_t		lo = n * (size_t) t / (size_t) slices;
@@ -179,8 +178,7 @@ merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, s
 	/* slices of width w merged pairwise into slices of width 2w */
 	for (int w = 1; w < slices; w *= 2)
 	{
-		/* signals: blocked by the caller */
-#pragma omp parallel for schedule(static, 1) num_threads(slices)
+		XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 		for (int t = 0; t < slices; t += 2 * w)
 		{
 			size_t		lo = n * (size_t) t / (size_t) slices;
@@ -202,11 +200,9 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	cmp_ctx		cx = {arena, key_offset, kc};
 	int			slices = threads > 1 && n >= XXL_RADIX_PARALLEL_MIN ? threads : 1;
 	size_t		big = slices > 1 ? XXL_RADIX_PARALLEL_MIN : SIZE_MAX;
-	xxl_sigmask mask;
 	uint64_t	diff = 0;
 
-	xxl_signals_block(&mask);
-#pragma omp parallel for schedule(static, 1) num_threads(slices)
+	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 	{
 		size_t		lo = n * (size_t) t / (size_t) slices;
@@ -220,7 +216,6 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	{
 		/* all tie (a libc string first): every pair compares */
 		merge_sort_parallel(&cx, entries, scratch, n, slices);
-		xxl_signals_restore(&mask);
 		return;
 	}
 
@@ -233,7 +228,7 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	 * NULLs change) get all threads each.
 	 */
 	radix_by_abbrev(entries, scratch, n, diff);
-#pragma omp parallel for schedule(static, 1) num_threads(slices)
+	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 		sort_ties(&cx, entries, scratch, tie_slice_start(entries, n, t, slices),
 				  tie_slice_start(entries, n, t + 1, slices), big);
@@ -247,5 +242,4 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 			merge_sort_parallel(&cx, entries + lo, scratch + lo, end - lo, slices);
 		lo = end;
 	}
-	xxl_signals_restore(&mask);
 }

@@ -419,12 +419,10 @@ MT_FN(merge_batch) (xxl_merger *m, size_t window, unsigned char *out)
 		}
 		if (parallel)
 		{
-			xxl_sigmask mask;
 			void	   *t0 = m->thread_tree[0];
 			void	   *t1 = m->thread_tree[1];
 
-			xxl_signals_block(&mask);
-#pragma omp parallel num_threads(2)
+			XXL_OMP_PARALLEL(num_threads(2))
 			{
 				/* a team of one (OMP_DYNAMIC, thread limits) merges both halves */
 				int			t = omp_get_thread_num();
@@ -435,7 +433,6 @@ MT_FN(merge_batch) (xxl_merger *m, size_t window, unsigned char *out)
 					MT_FN(merge_segments) (t1, right_seg, m->k, R, K, shift, rank_mask,
 										   out + left_total * R, total - left_total);
 			}
-			xxl_signals_restore(&mask);
 		}
 		else
 			MT_FN(merge_segments) (m->thread_tree[0], left_seg, m->k, R, K, shift,

@@ -56,25 +56,18 @@ void
 xxl_radix_sort_fixed(char *records, char *scratch, size_t n, size_t record_size,
 					 size_t key_size, int threads, bool into_scratch)
 {
-	xxl_sigmask mask;
-
-	xxl_signals_block(&mask);
 	RT_DISPATCH(record_size, rt_sort,
 				(records, scratch, n, record_size, key_size, threads, into_scratch));
-	xxl_signals_restore(&mask);
 }
 
 size_t
 xxl_radix_distribute_fixed(char *records, char *dst, size_t n, size_t record_size,
 						   size_t key_size, int threads, size_t bucket_start[257])
 {
-	xxl_sigmask mask;
 	size_t		depth = 0;
 
-	xxl_signals_block(&mask);
 	RT_DISPATCH(record_size, depth = rt_distribute,
 				(records, dst, n, record_size, key_size, threads, bucket_start));
-	xxl_signals_restore(&mask);
 	return depth;
 }
 
@@ -83,13 +76,9 @@ xxl_radix_sort_large_buckets(char *dist, char *scratch, const size_t bucket_star
 							 size_t record_size, size_t key_size, size_t depth, int threads,
 							 size_t min_bytes)
 {
-	xxl_sigmask mask;
-
-	xxl_signals_block(&mask);
 	RT_DISPATCH(record_size, rt_sort_buckets,
 				(dist, scratch, bucket_start, record_size, key_size, depth, threads, min_bytes,
 				 false));
-	xxl_signals_restore(&mask);
 }
 
 void
@@ -301,7 +290,6 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 	size_t		(*counts)[257] = NULL;
 	size_t		bucket_start[258];
 	size_t		depth;
-	xxl_sigmask mask;
 
 	if (threads > 1 && n >= XXL_RADIX_PARALLEL_MIN)
 		counts = calloc((size_t) threads, sizeof(*counts));
@@ -313,8 +301,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 
 	/* parallel distribution on the first byte that varies, as in radix_template.h */
 	depth = first_varying_depth(&cx, entries, n);
-	xxl_signals_block(&mask);
-#pragma omp parallel num_threads(threads)
+	XXL_OMP_PARALLEL(num_threads(threads))
 	{
 		int			t = omp_get_thread_num();
 		size_t		lo = omp_share_start(n, t);
@@ -339,7 +326,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		}
 		bucket_start[257] = pos;
 	}
-#pragma omp parallel num_threads(threads)
+	XXL_OMP_PARALLEL(num_threads(threads))
 	{
 		int			t = omp_get_thread_num();
 		size_t		lo = omp_share_start(n, t);
@@ -348,7 +335,7 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		for (size_t i = lo; i < hi; i++)
 			scratch[counts[t][entry_digit(&entries[i], depth)]++] = entries[i];
 	}
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+	XXL_OMP_PARALLEL(for schedule(dynamic, 1) num_threads(threads))
 	for (int b = 0; b < 257; b++)
 	{
 		size_t		lo = bucket_start[b];
@@ -357,6 +344,5 @@ xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_t 
 		if (hi > lo)
 			entry_rec(&cx, scratch + lo, entries + lo, hi - lo, depth + 1, false, true);
 	}
-	xxl_signals_restore(&mask);
 	free(counts);
 }

@@ -359,8 +359,7 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 		uint64_t	w0 = rt_word(records);
 		uint64_t	diff = 0;
 
-	/* signals: blocked by the caller (the entry points in radix.c) */
-#pragma omp parallel for reduction(|:diff) num_threads(threads)
+		XXL_OMP_PARALLEL(for reduction(|:diff) num_threads(threads))
 		for (size_t i = 1; i < n; i++)
 			diff |= rt_word(records + i * RT_R) ^ w0;
 		if (diff != 0)
@@ -371,8 +370,7 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 			depth = (size_t) fvb / 8;
 			bitwise = true;
 			memset(counts, 0, (size_t) threads * sizeof(*counts));
-	/* signals: blocked by the caller (the entry points in radix.c) */
-#pragma omp parallel num_threads(threads)
+			XXL_OMP_PARALLEL(num_threads(threads))
 			{
 				int			t = omp_get_thread_num();
 				size_t		lo = omp_share_start(n, t);
@@ -401,8 +399,7 @@ RT_DISTRIBUTE(char *records, char *dst, size_t n, size_t r_param, size_t key_siz
 		memset(counts, 0, (size_t) threads * sizeof(*counts));
 		if (pair)
 			memset(next_counts, 0, (size_t) threads * sizeof(*counts));
-	/* signals: blocked by the caller (the entry points in radix.c) */
-#pragma omp parallel num_threads(threads)
+		XXL_OMP_PARALLEL(num_threads(threads))
 		{
 			int			t = omp_get_thread_num();
 			size_t		lo = omp_share_start(n, t);
@@ -450,8 +447,7 @@ offsets:
 		}
 		bucket_start[256] = pos;
 	}
-	/* signals: blocked by the caller (the entry points in radix.c) */
-#pragma omp parallel num_threads(threads)
+	XXL_OMP_PARALLEL(num_threads(threads))
 	{
 		int			t = omp_get_thread_num();
 		size_t		lo = omp_share_start(n, t);
@@ -483,8 +479,7 @@ RT_SORT_BUCKETS(char *dist, char *other, const size_t bucket_start[257], size_t 
 				size_t key_size, size_t depth, int threads, size_t min_bytes, bool result_in_other)
 {
 	(void) r_param;
-	/* signals: blocked by the caller (the entry points in radix.c) */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+	XXL_OMP_PARALLEL(for schedule(dynamic, 1) num_threads(threads))
 	for (int b = 0; b < 256; b++)
 	{
 		size_t		lo = bucket_start[b];

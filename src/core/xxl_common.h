@@ -288,9 +288,10 @@ xxl_copy_small(void *dst_, const void *src_, size_t n)
  * Every OpenMP region and thread the engine starts runs with all signals
  * blocked: the backend's handlers (SIGINT, SIGTERM, SIGUSR1, ...) must run
  * on the thread PostgreSQL knows, never on a worker.  Threads inherit the
- * mask of the thread that starts them, so the caller blocks around the
- * region and restores after it:
- *     xxl_sigmask m; xxl_signals_block(&m); #pragma omp parallel ... ; xxl_signals_restore(&m);
+ * mask of the thread that starts them, so the starter blocks them around
+ * the start and restores them after: xxl_thread_start for a thread,
+ * XXL_OMP_PARALLEL for an OpenMP region (the only two ways the engine
+ * starts threads; scripts/lint-omp.sh checks it).
  */
 typedef struct xxl_sigmask
 {
@@ -311,5 +312,43 @@ xxl_signals_restore(const xxl_sigmask *m)
 {
 	pthread_sigmask(SIG_SETMASK, &m->old, NULL);
 }
+
+/*
+ * XXL_OMP_PARALLEL(clauses) statement: "#pragma omp parallel clauses" on
+ * the statement, run with every signal blocked and the mask restored
+ * after it, e.g.
+ *     XXL_OMP_PARALLEL(for schedule(dynamic, 1) num_threads(threads))
+ *     for (int b = 0; b < 256; b++) ...
+ * (A one-pass loop holds the mask; a region can neither break out of it
+ * nor return, so the restore always runs.)
+ */
+typedef struct xxl_omp_guard
+{
+	xxl_sigmask mask;
+	bool		open;
+} xxl_omp_guard;
+
+static inline xxl_omp_guard
+xxl_omp_guard_open(void)
+{
+	xxl_omp_guard g;
+
+	xxl_signals_block(&g.mask);
+	g.open = true;
+	return g;
+}
+
+static inline void
+xxl_omp_guard_close(xxl_omp_guard *g)
+{
+	xxl_signals_restore(&g->mask);
+	g->open = false;
+}
+
+#define XXL_PRAGMA(...) _Pragma(#__VA_ARGS__)
+#define XXL_OMP_PARALLEL(...) \
+	for (xxl_omp_guard xxl_omp_guard_ = xxl_omp_guard_open(); xxl_omp_guard_.open; \
+		 xxl_omp_guard_close(&xxl_omp_guard_)) \
+		XXL_PRAGMA(omp parallel __VA_ARGS__)
 
 #endif							/* XXL_COMMON_H */

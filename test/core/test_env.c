@@ -161,6 +161,34 @@ XT_TEST(env_new_object)
 	CHECK_LE(m1.uordblks, m0.uordblks + 4096);
 }
 
+/*
+ * An OpenMP region started by XXL_OMP_PARALLEL runs with every signal
+ * blocked on each of its threads, and the starter's mask is back after it.
+ */
+XT_TEST(omp_region_blocks_signals)
+{
+	sigset_t	before,
+				after;
+	int			unblocked = 0,
+				ran = 0;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+	REQUIRE(!sigismember(&before, SIGINT));
+	XXL_OMP_PARALLEL(num_threads(2) reduction(+:unblocked, ran))
+	{
+		sigset_t	m;
+
+		pthread_sigmask(SIG_SETMASK, NULL, &m);
+		unblocked += !sigismember(&m, SIGINT) || !sigismember(&m, SIGTERM) ||
+			!sigismember(&m, SIGUSR1);
+		ran++;
+	}
+	CHECK_EQ(unblocked, 0);
+	CHECK_GE(ran, 1);
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	CHECK(!sigismember(&after, SIGINT) && !sigismember(&after, SIGUSR1));
+}
+
 /* Reservations ------------------------------------------------------------ */
 
 XT_TEST(env_reservations)

@@ -157,10 +157,8 @@ an_mem_pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int t
 				  uint64_t *bits, uint64_t words)
 {
 	uint64_t	w = 0;
-	xxl_sigmask mask;
 
-	xxl_signals_block(&mask);
-#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+	XXL_OMP_PARALLEL(for schedule(dynamic, 4096) num_threads(threads))
 	for (uint64_t x = 0; x < n; x++)
 	{
 		uint64_t	start = x == 0 ? 0 : off[x - 1],
@@ -193,7 +191,6 @@ an_mem_pack_lists(uint32_t *off, uint32_t *adj, uint64_t n, uint32_t *len, int t
 		}
 		len[x] = (uint32_t) (o - start);
 	}
-	xxl_signals_restore(&mask);
 	for (uint64_t x = 0, start = 0; x < n; x++)
 	{
 		uint64_t	end = off[x];

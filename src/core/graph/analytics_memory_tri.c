@@ -207,10 +207,8 @@ an_tri_count_block(xxl_an *a, uint64_t from, uint64_t to, const uint32_t *vadj,
 				bq = 0,
 				at = ooff[from];
 	int			threads = a->env.threads > 0 ? a->env.threads : 1;
-	xxl_sigmask mask;
 
-	xxl_signals_block(&mask);
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq)
+	XXL_OMP_PARALLEL(for schedule(dynamic, 256) num_threads(threads) reduction(+:bt, bq))
 	for (uint64_t v = from; v < to; v++)
 	{
 		uint64_t	vq = 0,
@@ -240,7 +238,6 @@ an_tri_count_block(xxl_an *a, uint64_t from, uint64_t to, const uint32_t *vadj,
 		bt += vt;
 		bq += vq;
 	}
-	xxl_signals_restore(&mask);
 	*t += bt;
 	*q += bq;
 }

@@ -352,18 +352,14 @@ build_csr(xxl_paths *p)
 	memset(p->off, 0, 4 * (p->n + 1));
 	if (two)
 	{
-		xxl_sigmask mask;
-
 		memset(cur2, 0, cur_bytes);
-		xxl_signals_block(&mask);
-#pragma omp parallel sections num_threads(2)
+		XXL_OMP_PARALLEL(sections num_threads(2))
 		{
 #pragma omp section
 			count_arcs(p, 0, half, p->off);
 #pragma omp section
 			count_arcs(p, half, p->nlinks, cur2);
 		}
-		xxl_signals_restore(&mask);
 		for (uint64_t x = 0; x < p->n; x++)
 		{
 			uint32_t	first = p->off[x + 1],
@@ -373,15 +369,13 @@ build_csr(xxl_paths *p)
 			cur2[x] = p->off[x] + first;
 			p->off[x + 1] = p->off[x] + first + second;
 		}
-		xxl_signals_block(&mask);
-#pragma omp parallel sections num_threads(2)
+		XXL_OMP_PARALLEL(sections num_threads(2))
 		{
 #pragma omp section
 			place_arcs(p, 0, half, cur);
 #pragma omp section
 			place_arcs(p, half, p->nlinks, cur2);
 		}
-		xxl_signals_restore(&mask);
 		xxl_env_free(env, cur2, cur_bytes);
 	}
 	else
@@ -518,14 +512,11 @@ search_worker(void *arg)
 static xxl_status
 start_search(xxl_paths *p)
 {
-	xxl_sigmask mask;
 	int			rc;
 
 	p->published = 0;
 	p->search_done = 0;
-	xxl_signals_block(&mask);
-	rc = pthread_create(&p->search_thread, NULL, search_worker, p);
-	xxl_signals_restore(&mask);
+	rc = xxl_thread_start(&p->search_thread, search_worker, p);
 	if (rc != 0)
 	{
 		/* no thread: search here */

@@ -199,7 +199,6 @@ pvec_sort(pvec *v, size_t key_size, int threads)
 {
 	uint64_t	end[256];
 	size_t		depth = 0;
-	xxl_sigmask mask;
 
 	if (v->n <= SMALL)
 	{
@@ -208,8 +207,7 @@ pvec_sort(pvec *v, size_t key_size, int threads)
 	}
 	if (!distribute(v, 0, v->n, key_size, &depth, end))
 		return;
-	xxl_signals_block(&mask);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : 1)
+	XXL_OMP_PARALLEL(for schedule(dynamic, 1) num_threads(threads > 0 ? threads : 1))
 	for (int b = 0; b < 256; b++)
 	{
 		uint64_t	start = b == 0 ? 0 : end[b - 1];
@@ -217,5 +215,4 @@ pvec_sort(pvec *v, size_t key_size, int threads)
 		if (end[b] - start > 1)
 			sort_range(v, start, end[b] - start, key_size, depth + 1);
 	}
-	xxl_signals_restore(&mask);
 }
