@@ -13,7 +13,7 @@
  * of a bucket at a time, and gives each bucket's back once it is read when
  * the output is consumed, instead of holding all of it from the first
  * records on.  Writes to a buffered file are done
- * in place (see submit()); O_DIRECT writes are asynchronous, with a few
+ * in place (see sc_submit()); O_DIRECT writes are asynchronous, with a few
  * spare buffers besides the nb being filled to cover the writes in flight.
  *
  * Memory: the distribution phase holds nb (+ spares) write buffers, the
@@ -21,104 +21,10 @@
  * the phases never overlap, and the plan takes the largest write buffer that
  * keeps both within the budget.
  */
-#include "core/xxl_scatter.h"
-#include "core/xxl_pipe.h"
+#include "core/scatter_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define SPARE_BUFFERS 4
-#define DEFAULT_MAX_BLOCK (1024 * 1024)
-#define READ_PIECE_MIN (128 * 1024)
-#define OVERHEAD (2 * XXL_ALIGN)
-#define POLL_EVERY 65536
-#define SC_EXTENTS 8			/* per bucket */
-
-typedef enum scatter_phase
-{
-	SC_PUT,
-	SC_READ
-} scatter_phase;
-
-typedef struct sc_buffer
-{
-	unsigned char *data;
-	xxl_io_request req;
-	uint64_t	bucket;			/* owner while a write is in flight */
-} sc_buffer;
-
-typedef struct sc_bucket
-{
-	uint32_t	buf;			/* index of the buffer being filled */
-	uint32_t	fill;			/* entries in it */
-	uint64_t	count;			/* entries put */
-	uint64_t	size;			/* its slots */
-	uint64_t	blocks;			/* blocks written */
-} sc_bucket;
-
-typedef struct sc_plan
-{
-	bool		in_memory;
-	uint64_t	chunk;			/* C: slots per bucket */
-	uint64_t	nb;
-	size_t		block;			/* B */
-	size_t		piece;			/* read request size, a multiple of B */
-	size_t		extent;			/* a multiple of piece */
-	uint64_t	extents;		/* per bucket, at most SC_EXTENTS */
-	int			ow;				/* offset bytes per entry */
-	int			spares;			/* buffers for writes in flight */
-	size_t		pipe_batch;		/* > 0: puts go through a pipe to a worker, in
-								 * batches of this many bytes */
-	size_t		entry;
-	size_t		per;			/* entries per block */
-	size_t		write_mem;
-	size_t		read_mem;
-} sc_plan;
-
-struct xxl_scatter
-{
-	xxl_scatter_config cfg;
-	xxl_part	part;			/* error, budget, cancel hook */
-	scatter_phase phase;
-	size_t		rec;
-	uint64_t	slots;
-	sc_plan		p;
-	uint64_t	inv;			/* reciprocal of p.chunk for the bucket index */
-	xxl_pipe   *pipe;			/* asynchronous: the worker places the records */
-	uint64_t	wait_ns;		/* the caller waited for the worker */
-
-	xxl_disks  *disks;
-	xxl_bid    *ext;			/* bucket b's extents at [b * extents], or XXL_BID_NONE */
-
-	/* distribution */
-	sc_bucket  *buckets;
-	sc_buffer  *bufs;
-	size_t		nbufs;
-	unsigned char *buf_mem;
-	uint32_t   *free_list;
-	size_t		nfree;
-	uint32_t   *flight;			/* ring of buffers with writes in flight */
-	size_t		flight_head,
-				flight_count;
-
-	/* placing and reading */
-	unsigned char *chunk;
-	uint64_t   *bits;
-	size_t		chunk_bytes,
-				bits_bytes;
-	sc_buffer	rd[2];
-	uint64_t	next_bucket;	/* the bucket the next read call hands out */
-	uint64_t	prefetched;		/* bucket whose first pieces are in flight, or UINT64_MAX */
-	bool		memory_done;
-
-	/*
-	 * The caller's counters, written at every put, on a cache line of their
-	 * own, away from what an asynchronous worker reads at every record.
-	 */
-	uint64_t	puts __attribute__((aligned(64)));
-	uint64_t	next_poll;
-	char		pad_end[48];
-};
 
 static int
 width_of(uint64_t max)
@@ -134,42 +40,6 @@ static size_t
 bitmap_bytes(uint64_t slots)
 {
 	return (size_t) ((slots + 63) / 64 * 8);
-}
-
-/*
- * An entry's slot offset: ow little-endian bytes, written and read as a
- * whole word where the entry has room for one (the record follows it and
- * is written afterwards; the read masks what is not offset).
- */
-static inline void
-put_offset(unsigned char *p, uint64_t off, int ow, size_t entry)
-{
-	if (entry >= 4 && ow <= 4)
-	{
-		uint32_t	x = (uint32_t) off;
-
-		memcpy(p, &x, 4);
-		return;
-	}
-	for (int i = 0; i < ow; i++)
-		p[i] = (unsigned char) (off >> (8 * i));
-}
-
-static inline uint64_t
-get_offset(const unsigned char *p, int ow, size_t entry)
-{
-	uint64_t	v = 0;
-
-	if (entry >= 4 && ow <= 4)
-	{
-		uint32_t	x;
-
-		memcpy(&x, p, 4);
-		return ow == 4 ? x : x & ((UINT32_C(1) << (8 * ow)) - 1);
-	}
-	for (int i = ow - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
 }
 
 /* Planning --------------------------------------------------------------- */
@@ -319,8 +189,8 @@ alloc_chunk(xxl_scatter *s)
 	return XXL_OK;
 }
 
-static uint64_t
-bucket_slots(const xxl_scatter *s, uint64_t b)
+uint64_t
+sc_bucket_slots(const xxl_scatter *s, uint64_t b)
 {
 	uint64_t	first = b * s->p.chunk;
 
@@ -350,7 +220,7 @@ alloc_distribution(xxl_scatter *s)
 		s->buckets[b].fill = 0;
 		s->buckets[b].count = 0;
 		s->buckets[b].blocks = 0;
-		s->buckets[b].size = bucket_slots(s, b);
+		s->buckets[b].size = sc_bucket_slots(s, b);
 	}
 	for (uint64_t e = 0; e < nb * s->p.extents; e++)
 		s->ext[e] = XXL_BID_NONE;
@@ -433,14 +303,8 @@ xxl_scatter_memory(const xxl_scatter *s)
 
 /* Distribution ------------------------------------------------------------ */
 
-/*
- * Start a transfer.  Buffered files are written and read in the calling
- * thread: there a transfer is a copy to or from the page cache, which costs
- * less than the wake-ups of an I/O thread (a quarter of all cycles with
- * blocks of 16 kB, measured).  O_DIRECT transfers go to the I/O threads.
- */
-static xxl_status
-submit(xxl_scatter *s, sc_buffer *buf)
+xxl_status
+sc_submit(xxl_scatter *s, sc_buffer *buf)
 {
 	if (xxl_disks_direct(s->disks))
 	{
@@ -718,182 +582,6 @@ xxl_scatter_finish(xxl_scatter *s)
 	}
 	s->phase = SC_READ;
 	s->next_bucket = 0;
-	return XXL_OK;
-}
-
-/* Reading --------------------------------------------------------------------- */
-
-/* Bytes of bucket b's region that were written (the last block rounded up). */
-static uint64_t
-region_used(const xxl_scatter *s, uint64_t b)
-{
-	uint64_t	n = bucket_slots(s, b);
-	uint64_t	full = n / s->p.per;
-	uint64_t	rest = n % s->p.per;
-
-	return full * s->p.block + XXL_ROUND_UP(rest * s->p.entry, XXL_ALIGN);
-}
-
-static xxl_status
-post_piece(xxl_scatter *s, uint64_t b, uint64_t piece_no, sc_buffer *buf)
-{
-	uint64_t	used = region_used(s, b);
-	uint64_t	off = piece_no * s->p.piece;
-	uint64_t	len = used - off < s->p.piece ? used - off : s->p.piece;
-
-	buf->req.bid = s->ext[b * s->p.extents + off / s->p.extent] + off % s->p.extent;
-	buf->req.buf = buf->data;
-	buf->req.len = (size_t) len;
-	buf->req.is_write = false;
-	buf->bucket = b;
-	return submit(s, buf);
-}
-
-static uint64_t
-region_pieces(const xxl_scatter *s, uint64_t b)
-{
-	return (region_used(s, b) + s->p.piece - 1) / s->p.piece;
-}
-
-/*
- * Start reading the first pieces of bucket b while the caller works (with
- * O_DIRECT; buffered files are read when the bucket is placed).
- */
-static xxl_status
-prefetch(xxl_scatter *s, uint64_t b, bool now)
-{
-	uint64_t	np;
-
-	if (b >= s->p.nb || (!now && !xxl_disks_direct(s->disks)))
-		return XXL_OK;
-	np = region_pieces(s, b);
-	for (uint64_t k = 0; k < 2 && k < np; k++)
-		if (post_piece(s, b, k, &s->rd[k]) != XXL_OK)
-			return s->part.err.code;
-	s->prefetched = b;
-	return XXL_OK;
-}
-
-/* Read bucket b's entries and put each record at its slot in the chunk. */
-static xxl_status
-place_bucket(xxl_scatter *s, uint64_t b)
-{
-	uint64_t	n = bucket_slots(s, b);
-	uint64_t	np;
-	uint64_t	left = n;
-	size_t		rec = s->rec;
-	int			ow = s->p.ow;
-
-	if (s->ext[b * s->p.extents] == XXL_BID_NONE)
-		return xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: bucket %llu was never written",
-							 (unsigned long long) b);
-	if (s->prefetched != b && prefetch(s, b, true) != XXL_OK)
-		return s->part.err.code;
-	s->prefetched = UINT64_MAX;
-	np = region_pieces(s, b);
-	memset(s->bits, 0, s->bits_bytes);
-	for (uint64_t k = 0; k < np; k++)
-	{
-		sc_buffer  *buf = &s->rd[k % 2];
-		size_t		len;
-
-		if (xxl_io_wait(s->disks, &buf->req, &s->part.err) != XXL_OK)
-			return s->part.err.code;
-		len = buf->req.len;
-		for (size_t blk = 0; blk < len && left > 0; blk += s->p.block)
-		{
-			const unsigned char *e = buf->data + blk;
-			uint64_t	cnt = left < s->p.per ? left : s->p.per;
-
-			for (uint64_t j = 0; j < cnt; j++, e += s->p.entry)
-			{
-				uint64_t	off = get_offset(e, ow, s->p.entry);
-				uint64_t	bit = UINT64_C(1) << (off & 63);
-
-				if (off >= n || (s->bits[off >> 6] & bit))
-					return xxl_error_set(&s->part.err, XXL_EINVAL, 0,
-										 "scatter: slot %llu is put twice or corrupt",
-										 (unsigned long long) (b * s->p.chunk + off));
-				s->bits[off >> 6] |= bit;
-				xxl_copy_small(s->chunk + off * rec, e + ow, rec);
-			}
-			left -= cnt;
-		}
-		if (k + 2 < np && post_piece(s, b, k + 2, buf) != XXL_OK)
-			return s->part.err.code;
-		if (xxl_part_canceled(&s->part))
-			return s->part.err.code;
-	}
-	if (left != 0)
-		return xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: bucket %llu is short of %llu records",
-							 (unsigned long long) b, (unsigned long long) left);
-	return XXL_OK;
-}
-
-int
-xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count)
-{
-	*count = 0;
-	if (s->part.failed || s->phase != SC_READ)
-	{
-		if (!s->part.failed)
-			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: read before finish");
-		return -(int) xxl_part_fail(&s->part);
-	}
-	if (s->p.in_memory)
-	{
-		if (s->memory_done || s->slots == 0)
-			return 0;
-		s->memory_done = true;
-		*recs = s->chunk;
-		*count = (size_t) s->slots;
-		return 1;
-	}
-	if (s->next_bucket >= s->p.nb)
-		return 0;
-	if (place_bucket(s, s->next_bucket) != XXL_OK)
-		return -(int) xxl_part_fail(&s->part);
-	if (s->cfg.consume)
-		for (uint64_t e = 0; e < s->p.extents; e++)
-		{
-			xxl_bid    *ext = &s->ext[s->next_bucket * s->p.extents + e];
-
-			if (*ext != XXL_BID_NONE)
-				xxl_block_free(s->disks, *ext);
-			*ext = XXL_BID_NONE;
-		}
-	*recs = s->chunk;
-	*count = (size_t) bucket_slots(s, s->next_bucket);
-	s->next_bucket++;
-	if (prefetch(s, s->next_bucket, false) != XXL_OK)
-		return -(int) xxl_part_fail(&s->part);
-	return 1;
-}
-
-xxl_status
-xxl_scatter_rewind(xxl_scatter *s)
-{
-	if (s->part.failed || s->phase != SC_READ)
-	{
-		if (!s->part.failed)
-			xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: rewind before finish");
-		return xxl_part_fail(&s->part);
-	}
-	if (s->cfg.consume && s->next_bucket > 0)
-	{
-		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "scatter: rewind after its output was consumed");
-		return xxl_part_fail(&s->part);
-	}
-	if (s->prefetched != UINT64_MAX && s->prefetched != 0)
-	{
-		/* let the reads in flight land before the buffers are reused */
-		for (int k = 0; k < 2; k++)
-			if (xxl_io_wait(s->disks, &s->rd[k].req, &s->part.err) != XXL_OK)
-				return xxl_part_fail(&s->part);
-		s->prefetched = UINT64_MAX;
-	}
-	s->next_bucket = 0;
-	s->memory_done = false;
 	return XXL_OK;
 }
 

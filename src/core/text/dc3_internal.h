@@ -1,7 +1,7 @@
 /*
  * dc3_internal.h — the suffix-array builder (xxl_suffix.h), its shared
  * state and helpers; the steps live in dc3_plan.c, dc3_level.c,
- * dc3_merge.c, sa_build.c and bwt.c.  The builder is pipelined external DC3
+ * dc3_tuples.c, dc3_merge.c, sa_build.c and bwt.c.  The builder is pipelined external DC3
  * ([T] Fig. 5.6/5.7, [KSB06]) whose reorderings by a known index are
  * external permutations (xxl_scatter.h) instead of sorts, recursing on the
  * names of the sample suffixes until a subtext fits the budget, where SA-IS
@@ -480,11 +480,14 @@ spool_room(const xxl_env *env)
 xxl_status	dc3_reserve_lists(xxl_sa *sa, uint64_t n);
 xxl_status	dc3_plan_level(xxl_sa *sa, dc3_level *lv);
 
-/* dc3_level.c: steps 1-4 of a level, or SA-IS when it fits */
+/* dc3_level.c: steps 1-3 of a level (4 in dc3_tuples.c), or SA-IS when it fits */
 xxl_status	dc3_level_build(xxl_sa *sa, dc3_level *lv);
 /* A level below the top, its text in its own spool; and freeing it. */
 dc3_level  *dc3_child_new(xxl_sa *sa, int depth, uint64_t n, uint64_t K, size_t share_cons);
 void		dc3_child_free(xxl_sa *sa, dc3_level *child);
+
+/* dc3_tuples.c: step 4, the merge tuples from the characters and the sample's ranks */
+xxl_status	dc3_merge_tuples(xxl_sa *sa, dc3_level *lv);
 
 /* sa_induce.c: the top level by induced sorting, where it suits */
 xxl_status	sa_induce_build(xxl_sa *sa, uint64_t K, int cw, bool *done);

@@ -77,4 +77,15 @@ struct XxlSortKey
 extern int	xxl_collate_icu_utf8(const void *collator, const char *a, const char *b);
 #endif
 
+/* A numeric key's first byte, its class, in the order of the values (encoded and walked). */
+enum
+{
+	NUMCLASS_NINF = 1,
+	NUMCLASS_NEG,
+	NUMCLASS_ZERO,
+	NUMCLASS_POS,
+	NUMCLASS_PINF,
+	NUMCLASS_NAN
+};
+
 #endif							/* XXL_PG_SORTKEY_INTERNAL_H */
