@@ -16,10 +16,16 @@ CORE_SRCS := $(sort $(wildcard src/core/*.c src/core/*/*.c))
 PG_SRCS := $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
-# sql/ holds both the extension scripts and the pg_regress tests: only
-# sql/pgxxl--*.sql are installed, every other sql/*.sql is a test.
-DATA = $(sort $(wildcard sql/pgxxl--*.sql))
-REGRESS := $(sort $(basename $(notdir $(filter-out sql/pgxxl--%.sql,$(wildcard sql/*.sql)))))
+# sql/pgxxl.sql holds the current version's objects; the build copies it
+# to its install script.  Earlier versions install from the oldest full
+# script, pgxxl--0.1.sql, through the update scripts pgxxl--A--B.sql.
+DATA = sql/pgxxl--0.1.sql $(sort $(wildcard sql/pgxxl--*--*.sql))
+DATA_built = build/pgxxl--$(EXTVERSION).sql
+
+# pg_regress tests: test/sql/*.sql against test/expected/*.out, in a
+# database pg_regress makes with the extension in it.
+REGRESS := $(sort $(basename $(notdir $(wildcard test/sql/*.sql))))
+REGRESS_OPTS = --inputdir=test --load-extension=pgxxl
 
 # Includes name their layer: "core/xxl_sort.h", "core/graph/xxl_graph.h", "pg/io/xxl_input.h".
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -97,6 +103,9 @@ deps-bench:
 # --- engine unit tests (plain C, no PostgreSQL) ----------------------------
 
 BUILD = build
+
+$(BUILD)/pgxxl--$(EXTVERSION).sql: sql/pgxxl.sql | $(BUILD)
+	cp $< $@
 CORE_CC ?= gcc
 CORE_CFLAGS = -std=gnu11 -O2 -g -fopenmp -pthread -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Isrc -Itest/core

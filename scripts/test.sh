@@ -3,7 +3,7 @@
 # the extension, then run every test suite against throwaway servers and close
 # with one "N passed, N failed" line adding up all of them:
 #   - engine unit tests (test/core/test_*.c; each test case counts)
-#   - pg_regress tests (sql/*.sql against expected/*.out; each file counts)
+#   - pg_regress tests (test/sql/*.sql against test/expected/*.out; each file counts)
 #   - TAP tests (test/t/*.pl; each assertion counts, a file that dies counts
 #     as one failure)
 # Exits non-zero if anything failed.
@@ -97,12 +97,12 @@ fi
 # The same tests as a role that is neither superuser nor the extensions'
 # owner, with what a DBA grants an application role: CREATE on the database,
 # SET on the testing settings, the roles the tests play.  The superuser
-# installs the extensions first (test/sql/begin.sql then finds them); tests
+# installs the extensions first (test/include/begin.sql then finds them); tests
 # that install extensions or create databases themselves run only above.
 SUPERUSER_ONLY="version sort_collation_db sort_privileges output_target_event sort_in_plans_c_agg"
 if [ -n "${CLUSTER_STARTED:-}" ]; then
 	echo "=== pg_regress as an ordinary role (regress_xxl_user)"
-	roles=$(grep -ohE "xt_role\('[a-z_]+'\)" sql/*.sql | sed -E "s/.*'([a-z_]+)'.*/\1/" | sort -u)
+	roles=$(grep -ohE "xt_role\('[a-z_]+'\)" test/sql/*.sql | sed -E "s/.*'([a-z_]+)'.*/\1/" | sort -u)
 	setup=$WORK/ordinary-setup.sql
 	{
 		echo "DROP DATABASE IF EXISTS contrib_regression;"
@@ -134,7 +134,7 @@ if [ -n "${CLUSTER_STARTED:-}" ]; then
 	done
 	log=$WORK/installcheck-ordinary.log
 	if as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -f "$setup" >"$WORK/ordinary-setup.log" 2>&1; then
-		"$PGXS_REGRESS" --inputdir=. --bindir="$PGBIN" --outputdir="$WORK/regress-ordinary" \
+		"$PGXS_REGRESS" --inputdir=test --bindir="$PGBIN" --outputdir="$WORK/regress-ordinary" \
 			--host="$PGHOST" --port="$PGPORT" --user=regress_xxl_user \
 			--use-existing --dbname=contrib_regression "${tests[@]}" 2>&1 | tee "$log"
 		count_regress "$log" "${PIPESTATUS[0]}" "$WORK/regress-ordinary"
