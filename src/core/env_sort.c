@@ -162,8 +162,7 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	 * Small sorters sort and merge on one thread: their loads and output
 	 * batches are so small that OpenMP's fork/join and its spinning idle
 	 * threads (which take the core from the I/O threads and the operator
-	 * consuming the output) cost more than the second thread gains: a
-	 * quarter of the time at 3 MB shares on two cores.
+	 * consuming the output) cost more than the second thread gains.
 	 */
 	c.res.threads = memory >= PARALLEL_SORTER_MIN ? env->threads : 1;
 	c.res.disk = env->disk;

@@ -46,8 +46,8 @@ struct shared_file
 	 * Per block size (in units), where its next first-fit search starts: no
 	 * run of that many free units begins below.  Parts of different block
 	 * sizes leave holes too small for each other; without these, every
-	 * allocation scanned them all again from the lowest free unit (5% of
-	 * an LCP build's time, under the pool's lock).
+	 * allocation scanned them all again from the lowest free unit, under
+	 * the pool's lock.
 	 */
 	struct fit_class
 	{

@@ -17,7 +17,7 @@
  * cache) and moves it into the batch with non-temporal stores: a batch the
  * worker has just read sits in the other core's cache, and storing into it
  * record by record made every cache line an ownership transfer between the
- * cores — 90 % of the caller's time, measured.
+ * cores, which then took most of the caller's time.
  */
 #define STAGE_BYTES XXL_PIPE_STAGE_BYTES
 #define PIPE_BATCH_MAX (256 * 1024)

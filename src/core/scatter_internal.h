@@ -147,8 +147,8 @@ uint64_t	sc_bucket_slots(const xxl_scatter *s, uint64_t b);
 /*
  * Start a transfer.  Buffered files are written and read in the calling
  * thread: there a transfer is a copy to or from the page cache, which costs
- * less than the wake-ups of an I/O thread (a quarter of all cycles with
- * blocks of 16 kB, measured).  O_DIRECT transfers go to the I/O threads.
+ * less than the wake-ups of an I/O thread with small blocks.  O_DIRECT
+ * transfers go to the I/O threads.
  */
 xxl_status	sc_submit(xxl_scatter *s, sc_buffer *buf);
 

@@ -348,9 +348,8 @@ paths_mo_sssp(xxl_paths *p, size_t rest)
 
 	/*
 	 * The settle log and the pool of arcs: a sixteenth each; the batch (a
-	 * sorter when it outgrows its buffer): an eighth; the queue: the rest
-	 * (with half, on the 1M / 5M random graph at 16MB, the queue spilled
-	 * 8.4 GB instead of 1.3 GB).
+	 * sorter when it outgrows its buffer): an eighth; the queue: the rest,
+	 * since a queue with half of it spills several times as much.
 	 */
 	if (mo_open(p, sixteenth, eighth, sixteenth) != XXL_OK ||
 		paths_ext_queue_open(p, rest - eighth - 2 * sixteenth, MO_PQ_REC) != XXL_OK)

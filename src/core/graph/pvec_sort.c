@@ -3,9 +3,9 @@
  * array's records by their leading key bytes (idmap.h).
  *
  * Why in place: the in-memory minimum spanning forest keeps one sort record
- * per edge, and a sort with scratch would double what the edges hold; the
- * 1M-node / 5M-edge graph then needed 368MB instead of 176MB and went
- * semi-external at 256MB.  The sort is not stable: callers make every key
+ * per edge, and a sort with scratch would double what the edges hold (and
+ * push graphs that fit onto the semi-external path).  The sort is not
+ * stable: callers make every key
  * distinct (the MSF's key ends with the input position).
  *
  * The first byte that varies is distributed on the calling thread; its

@@ -74,7 +74,7 @@ build_internal(xxl_sa *sa, dc3_level *lv)
  * T[i], T[i+1], T[i+2] (0 past the end) as i runs over T.  Three scalars, not
  * an array: shifting an array whose last element was just stored made gcc
  * load two elements at once, which waits for that store to retire (store
- * forwarding fails): a third of step 1's time, measured.
+ * forwarding fails), the largest cost of step 1.
  */
 typedef struct triple_window
 {
