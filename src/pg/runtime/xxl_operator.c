@@ -260,31 +260,6 @@ xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy destroy, XxlCore
 	op->collect = collect;
 }
 
-static void
-sorter_destroy(void *core)
-{
-	xxl_sorter_destroy((xxl_sorter *) core);
-}
-
-static void
-sorter_collect(void *core, XxlStats *st)
-{
-	xxl_sort_stats s;
-
-	xxl_sorter_stats((xxl_sorter *) core, &s);
-	if (st->rows_in == 0)
-		st->rows_in = s.records;
-	st->record_bytes = s.bytes;
-	st->runs = s.runs;
-	st->merge_passes = s.merge_passes;
-	st->fan_in = s.fan_in;
-	if (s.read_size > 0 && s.read_size < st->block_size)
-		xxl_stats_detail(st, "merge_read_bytes", "%zu", s.read_size);
-	st->memory_peak = s.memory_peak;
-	st->memory_limit = s.memory_limit;
-	st->io = s.io;
-}
-
 void
 xxl_arg_not_null(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
 {
@@ -314,37 +289,6 @@ xxl_operator_resources(const XxlOperator *op)
 	res.cancel = xxl_cancel_requested;
 	res.cancel_arg = NULL;
 	return res;
-}
-
-xxl_sorter *
-xxl_operator_new_sorter(XxlOperator *op, size_t record_size, size_t key_size,
-						const xxl_key_compare *compare)
-{
-	xxl_sort_config cfg;
-	xxl_error	err;
-	xxl_sorter *s;
-
-	memset(&cfg, 0, sizeof(cfg));
-	xxl_error_clear(&err);
-	cfg.res = xxl_operator_resources(op);
-	cfg.res.disk.try_direct &= xxl_direct_pays(op->block_size);
-	cfg.record_size = record_size;
-	cfg.key_size = key_size;
-	cfg.compare = compare;
-	/*
-	 * A SQL operator's producer (a scan plus key encoding) and consumer
-	 * (forming rows, inserting them) are heavy: overlap them with run
-	 * formation and the final merge on another core.
-	 */
-	cfg.async_merge = op->threads > 1;
-	cfg.async_runs = op->threads > 1;
-	cfg.expected_bytes = op->expected_bytes;
-
-	s = xxl_sorter_create(&cfg, &err);
-	if (s == NULL)
-		xxl_raise_error(&err, op->name);
-	xxl_operator_attach(op, s, sorter_destroy, sorter_collect);
-	return s;
 }
 
 void

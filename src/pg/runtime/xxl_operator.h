@@ -7,7 +7,9 @@
  *
  * Usage:
  *     op = xxl_operator_begin("sort");
- *     sorter = xxl_operator_new_sorter(op, 0, 0, NULL);
+ *     engine = ...create(..., xxl_operator_resources(op), ...);
+ *     xxl_operator_attach(op, engine, destroy, collect);
+ *     (a sorter: xxl_sort_new(op, ...), sort/xxl_sort_new.h)
  *     ... feed it ...;  xxl_operator_phase(op, XXL_PHASE_MERGE);
  *     ... sort ...;     xxl_operator_phase(op, XXL_PHASE_OUTPUT);
  *     ... drain it ...; op->rows_out = n;
@@ -123,8 +125,6 @@ extern xxl_resources xxl_operator_resources(const XxlOperator *op);
 extern void xxl_arg_not_null(FunctionCallInfo fcinfo, int n, const char *fname, const char *name);
 /* Argument n as a C string; a NULL is an error (as xxl_arg_not_null). */
 extern char *xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name);
-extern xxl_sorter *xxl_operator_new_sorter(XxlOperator *op, size_t record_size,
-										   size_t key_size, const xxl_key_compare *compare);
 
 extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
 

@@ -26,6 +26,7 @@
 
 #include "pg/runtime/runtime.h"
 #include "pg/sort/xxl_key_filter.h"
+#include "pg/sort/xxl_sort_new.h"
 #include "pg/sort/xxl_sort_run_internal.h"
 
 #define PUT_BATCH 256			/* records encoded per xxl_sorter_reserve */
@@ -397,14 +398,14 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 		xxl_operator_detail(run->op, "record_bytes", "%zu", run->record_size);
 	if (run->fixed)
 	{
-		run->sorter = xxl_operator_new_sorter(run->op, run->record_size, run->key_size, NULL);
+		run->sorter = xxl_sort_new(run->op, run->record_size, run->key_size, NULL);
 		read_fixed(run, in);
 	}
 	else
 	{
 		if (options && options->restore_from_key)
 			plan_restore(run);
-		run->sorter = xxl_operator_new_sorter(run->op, 0, 0, xxl_sortkey_compare(run->key));
+		run->sorter = xxl_sort_new(run->op, 0, 0, xxl_sortkey_compare(run->key));
 		read_variable(run, in);
 	}
 	run->op->rows_in = xxl_input_rows(in);

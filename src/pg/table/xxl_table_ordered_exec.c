@@ -435,7 +435,7 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 												 ALLOCSET_SMALL_SIZES);
 
 	st->op = xxl_operator_begin("table ordered scan");
-	st->sorter = xxl_operator_new_sorter(st->op, 0, 0, st->kc);
+	st->sorter = xxl_sort_new(st->op, 0, 0, st->kc);
 	/*
 	 * Contiguous segments one at a time; the scattered ones (rows written
 	 * as they came) together, in one pass from the first of their pages.

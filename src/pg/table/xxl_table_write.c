@@ -163,12 +163,12 @@ state_new(Relation rel, CommandId cid, Oid key_of, bool merge)
 	{
 		ws->record_size = ws->key_size + ws->fmt.row_width;
 		ws->record = palloc(ws->record_size);
-		ws->sorter = xxl_operator_new_sorter(ws->op, ws->record_size, ws->key_size, NULL);
+		ws->sorter = xxl_sort_new(ws->op, ws->record_size, ws->key_size, NULL);
 	}
 	else
 	{
 		ws->key_size = 0;
-		ws->sorter = xxl_operator_new_sorter(ws->op, 0, 0,
+		ws->sorter = xxl_sort_new(ws->op, 0, 0,
 											 ws->key ? xxl_sortkey_compare(ws->key) : NULL);
 	}
 	xxl_operator_detail(ws->op, "records", ws->direct ? "\"direct\"" :
