@@ -26,7 +26,7 @@
 
 #include "pg/runtime/xxl_guc.h"
 #include "pg/runtime/xxl_spill.h"
-#include "core/xxl_sort.h"
+#include "core/xxl_io.h"
 
 typedef enum XxlPhase
 {

@@ -8,6 +8,7 @@
 
 #include "pg/sort/xxl_key_filter.h"
 #include "pg/sort/xxl_mark_buffer.h"
+#include "core/xxl_sort.h"
 #include "pg/runtime/runtime.h"
 #include "pg/sort/xxl_sort_run.h"
 
