@@ -1,13 +1,19 @@
--- demo.sql — what `make demo` shows in a throwaway server: the extension,
--- an external sort against ORDER BY on 2M rows with a budget far below the
--- data (the same answer, the time of each, the sorter's statistics), and a
--- glimpse of the graph and suffix-array functions.
+-- demo.sql — what `make demo` shows in a throwaway server: the extension;
+-- one ORDER BY over 2M rows with a budget far below the data, run by stock
+-- PostgreSQL (xxl.sort_in_plans off), by XxlSort (on), and as
+-- xxl.sort_into, each with its time and the same order-sensitive checksum;
+-- the sorter's statistics; and a glimpse of the graph and suffix-array
+-- functions.
 \pset footer off
 CREATE EXTENSION pgxxl;
 SELECT xxl.version();
 
 \echo
-\echo '--- 2M rows of (bigint, text), about 110 MB; xxl.memory = work_mem = 16MB'
+\echo '--- 2M rows of (bigint, text), about 110 MB, in a C.UTF-8 database (the'
+\echo '--- default of Debian''s clusters); work_mem = xxl.memory = 16MB, no workers'
+CREATE DATABASE demo_utf8 TEMPLATE template0 LOCALE 'C.UTF-8';
+\c demo_utf8
+CREATE EXTENSION pgxxl;
 SELECT setseed(0.5);
 CREATE UNLOGGED TABLE demo AS
 SELECT (random() * 1e12)::bigint AS k, md5(g::text) AS v FROM generate_series(1, 2000000) g;
@@ -15,24 +21,38 @@ VACUUM ANALYZE demo;
 SET work_mem = '16MB';
 SET xxl.memory = '16MB';
 SET max_parallel_workers_per_gather = 0;
+SET synchronize_seqscans = off;
+-- XxlSort replaces Sort in sessions where the library is loaded: a server
+-- preloads it with shared_preload_libraries = 'pgxxl' (README, "Set-up");
+-- this session loads it by hand.
+LOAD 'pgxxl';
 
+\echo
+\echo '--- 1. stock PostgreSQL: xxl.sort_in_plans off, the plan sorts with Sort'
+SET xxl.sort_in_plans = off;
+EXPLAIN (COSTS OFF) SELECT * FROM demo ORDER BY v;
 \timing on
-\echo '--- ORDER BY into a new table'
-CREATE UNLOGGED TABLE by_order_by AS SELECT * FROM demo ORDER BY k, v;
-\echo '--- xxl.sort_into: the same, through the external sorter'
-SELECT xxl.sort_into('demo', 'k, v', 'by_xxl');
-\echo '--- consuming sorted rows: ORDER BY, then xxl.sort'
-SELECT count(*), sum(k) FROM (SELECT * FROM demo ORDER BY k, v OFFSET 0) s;
-SELECT count(*), sum(k) FROM xxl.sort('demo', 'k, v') AS s(k bigint, v text);
+-- an order-sensitive checksum: each row's text weighted by its place
+SELECT count(*) AS rows, sum(n * hashtext(v)::bigint) AS checksum
+FROM (SELECT row_number() OVER () AS n, v FROM (SELECT * FROM demo ORDER BY v OFFSET 0) s) t;
 \timing off
 
-\echo '--- the same rows in the same order?'
--- (a synchronized scan could start in the middle of a table)
-SET synchronize_seqscans = off;
-SELECT count(*) AS rows,
-	count(*) FILTER (WHERE a.k = b.k AND a.v = b.v) AS equal
-FROM (SELECT row_number() OVER () AS i, * FROM by_order_by) a
-JOIN (SELECT row_number() OVER () AS i, * FROM by_xxl) b USING (i);
+\echo
+\echo '--- 2. the same query with xxl.sort_in_plans on (the default): XxlSort'
+SET xxl.sort_in_plans = on;
+EXPLAIN (COSTS OFF) SELECT * FROM demo ORDER BY v;
+\timing on
+SELECT count(*) AS rows, sum(n * hashtext(v)::bigint) AS checksum
+FROM (SELECT row_number() OVER () AS n, v FROM (SELECT * FROM demo ORDER BY v OFFSET 0) s) t;
+\timing off
+
+\echo
+\echo '--- 3. xxl.sort_into: the sorted rows straight into a new table'
+\timing on
+SELECT xxl.sort_into('demo', 'v', 'by_xxl');
+\timing off
+SELECT count(*) AS rows, sum(n * hashtext(v)::bigint) AS checksum
+FROM (SELECT row_number() OVER () AS n, v FROM by_xxl) t;
 
 \echo '--- what the sorter did (last operator of this session)'
 SELECT operator, rows, runs, merge_passes, pg_size_pretty(memory_peak) AS memory_peak,

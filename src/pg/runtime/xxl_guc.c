@@ -115,6 +115,28 @@ check_disks(char **newval, void **extra, GucSource source)
 	return ok;
 }
 
+/*
+ * libgomp reads OMP_WAIT_POLICY once, when a process loads it: without
+ * "passive", an operator's idle OpenMP threads spin before they sleep and
+ * take the core from the thread they wait for, or from other backends.
+ * Said once, in the postmaster's log, when the library is preloaded (a
+ * library loaded by each backend would say it in every one).
+ */
+void
+xxl_check_omp_wait_policy(void)
+{
+	const char *policy = getenv("OMP_WAIT_POLICY");
+
+	if (!process_shared_preload_libraries_in_progress || IsUnderPostmaster)
+		return;
+	if (policy != NULL && pg_strcasecmp(policy, "passive") == 0)
+		return;
+	ereport(LOG,
+			(errmsg("pgxxl: the server's environment does not set OMP_WAIT_POLICY=passive"),
+			 errdetail("Idle OpenMP threads of pgxxl's operators then spin, taking CPU from the threads they wait for and from other backends."),
+			 errhint("Set OMP_WAIT_POLICY=passive in the server's environment (on Debian, the line OMP_WAIT_POLICY = 'passive' in /etc/postgresql/15/main/environment) and restart the server.")));
+}
+
 void
 xxl_define_gucs(void)
 {

@@ -53,6 +53,9 @@ extern int	xxl_test_listed_dirpages;
 /* Called from _PG_init. */
 extern void xxl_define_gucs(void);
 
+/* At _PG_init: a LOG line with the fix when a preloading server's OpenMP threads would spin. */
+extern void xxl_check_omp_wait_policy(void);
+
 /* The operator budget in bytes (xxl.memory, or maintenance_work_mem). */
 extern size_t xxl_memory_bytes(void);
 
