@@ -41,7 +41,7 @@ PGXS := $(if $(PG_CONFIG),$(shell $(PG_CONFIG) --pgxs 2>/dev/null))
 N ?= 50000000
 MEM ?= 64
 
-.PHONY: test demo deps deps-bench core-tests bench-core bench
+.PHONY: test demo deps deps-bench core-tests bench-core bench dist
 
 ifneq ($(and $(PGXS),$(wildcard $(PGXS))),)
 
@@ -99,6 +99,14 @@ deps:
 
 deps-bench:
 	bash scripts/deps.sh --bench
+
+# The archive PGXN takes: the tree of tag v<version> (HEAD while there is no
+# such tag), META.json at its top, under pgxxl-<version>/.
+DIST_VERSION = $(EXTVERSION).0
+DIST_REF = $(shell git rev-parse -q --verify v$(DIST_VERSION) >/dev/null && echo v$(DIST_VERSION) || echo HEAD)
+dist:
+	git archive --format=zip --prefix=pgxxl-$(DIST_VERSION)/ -o pgxxl-$(DIST_VERSION).zip $(DIST_REF)
+	@echo "pgxxl-$(DIST_VERSION).zip (from $(DIST_REF))"
 
 # --- engine unit tests (plain C, no PostgreSQL) ----------------------------
 

@@ -12,9 +12,9 @@ failed=0
 if [ $# -eq 0 ]; then
 	echo "core tests: none found under test/core"
 fi
-# rules checked on the source: every OpenMP region blocks signals, and
-# the layers include only what lies below them
-for rule in lint-omp.sh lint-layers.sh; do
+# rules checked on the source: every OpenMP region blocks signals, the
+# layers include only what lies below them, and META.json is PGXN's
+for rule in lint-omp.sh lint-layers.sh lint-meta.sh; do
 	lint=$(bash "$(dirname "${BASH_SOURCE[0]}")/$rule")
 	echo "$lint"
 	line=$(echo "$lint" | tail -n 1)
