@@ -41,7 +41,7 @@ PGXS := $(if $(PG_CONFIG),$(shell $(PG_CONFIG) --pgxs 2>/dev/null))
 N ?= 50000000
 MEM ?= 64
 
-.PHONY: test demo deps deps-bench core-tests bench-core bench dist
+.PHONY: test demo deps deps-bench core-tests bench-core bench dist deb
 
 ifneq ($(and $(PGXS),$(wildcard $(PGXS))),)
 
@@ -99,6 +99,11 @@ deps:
 
 deps-bench:
 	bash scripts/deps.sh --bench
+
+# The Debian package postgresql-15-pgxxl_<version>_<arch>.deb, in build/deb/
+# (debian/, pg_buildext; `make test` installs it and runs its suites there).
+deb:
+	bash scripts/deb.sh
 
 # The archive PGXN takes: the tree of tag v<version> (HEAD while there is no
 # such tag), META.json at its top, under pgxxl-<version>/.

@@ -15,7 +15,8 @@
 set -euo pipefail
 
 pkgs=(postgresql-15 postgresql-server-dev-15 libicu-dev libipc-run-perl gcc libc6-dev make locales
-	postgresql-15-pgrouting postgresql-15-postgis-3 curl xz-utils bzip2 libdivsufsort-dev)
+	postgresql-15-pgrouting postgresql-15-postgis-3 curl xz-utils bzip2 libdivsufsort-dev
+	debhelper postgresql-server-dev-all dpkg-dev)
 case "${1:-}" in
 	--bench) pkgs+=(libstxxl-dev libdivsufsort-dev gnuplot-nox) ;;
 	"") ;;

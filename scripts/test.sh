@@ -6,6 +6,11 @@
 #   - pg_regress tests (test/sql/*.sql against test/expected/*.out; each file counts)
 #   - TAP tests (test/t/*.pl; each assertion counts, a file that dies counts
 #     as one failure)
+#   - the Debian package: every suite that needs a server runs against pgxxl
+#     as postgresql-15-pgxxl installs it (built by scripts/deb.sh, nothing
+#     from the build tree's `make install`); at the end the package is
+#     removed and nothing of pgxxl may be left in PostgreSQL's directories
+#     (each step counts), then the build tree is installed again
 # Exits non-zero if anything failed.
 set -uo pipefail
 
@@ -33,6 +38,33 @@ if ! build_and_install; then
 	echo "build or install failed"
 	add 0 1
 	finish
+fi
+
+# --- the Debian package ----------------------------------------------------
+# pgxxl's files in PostgreSQL's directories, whoever put them there
+pgxxl_files() {
+	ls -d "$("$PG_CONFIG" --pkglibdir)"/pgxxl* "$("$PG_CONFIG" --pkglibdir)"/bitcode/pgxxl* \
+		"$("$PG_CONFIG" --sharedir)"/extension/pgxxl* 2>/dev/null || true
+}
+echo "=== Debian package"
+DEB_INSTALLED=
+if deb=$(bash scripts/deb.sh "$REPO/build/deb" | tail -n 1) && [ -f "$deb" ]; then
+	# what `make install` put there goes first, so that only the package's files are used
+	dpkg -r postgresql-15-pgxxl >/dev/null 2>&1 || true
+	rm -f $(pgxxl_files)
+	if dpkg -i "$deb" >"$REPO/build/deb/install.log" 2>&1; then
+		DEB_INSTALLED=1
+	fi
+fi
+if [ -n "$DEB_INSTALLED" ]; then
+	echo "installed $(basename "$deb"); the suites below run against it:"
+	dpkg -L postgresql-15-pgxxl | grep -E 'pgxxl(\.so|\.control)$'
+	add 1 0
+else
+	echo "the package did not build or install; the suites below run against make install"
+	cat "$REPO/build/deb/install.log" 2>/dev/null || true
+	make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+	add 0 1
 fi
 
 # A developer may run some suites only: PGXXL_SUITES="regress tap" (default: all).
@@ -217,6 +249,21 @@ for t in "${taps[@]}"; do
 		done
 	fi
 done
+fi
+
+# --- the Debian package removed -------------------------------------------
+if [ -n "$DEB_INSTALLED" ]; then
+	echo "=== Debian package removed"
+	if dpkg -r postgresql-15-pgxxl >/dev/null 2>&1 && [ -z "$(pgxxl_files)" ]; then
+		echo "removed; nothing of pgxxl left in PostgreSQL's directories"
+		add 1 0
+	else
+		echo "left after removing the package:"
+		pgxxl_files
+		add 0 1
+	fi
+	# the machine as `make install` leaves it, for the developer's servers
+	make -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 fi
 
 if [ "$FAILED" -eq 0 ]; then
