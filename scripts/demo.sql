@@ -27,23 +27,25 @@ SET synchronize_seqscans = off;
 -- this session loads it by hand.
 LOAD 'pgxxl';
 
+-- The one query, run three ways below: the rows in order, consumed by an
+-- order-sensitive checksum (each row's text weighted by its place).
+\set sorted 'SELECT * FROM demo ORDER BY v OFFSET 0'
+\set checksum 'SELECT count(*) AS rows, sum(n * hashtext(v)::bigint) AS checksum FROM (SELECT row_number() OVER () AS n, v FROM (' :sorted ') s) t'
+
 \echo
 \echo '--- 1. stock PostgreSQL: xxl.sort_in_plans off, the plan sorts with Sort'
 SET xxl.sort_in_plans = off;
-EXPLAIN (COSTS OFF) SELECT * FROM demo ORDER BY v;
+EXPLAIN (COSTS OFF) :sorted;
 \timing on
--- an order-sensitive checksum: each row's text weighted by its place
-SELECT count(*) AS rows, sum(n * hashtext(v)::bigint) AS checksum
-FROM (SELECT row_number() OVER () AS n, v FROM (SELECT * FROM demo ORDER BY v OFFSET 0) s) t;
+:checksum;
 \timing off
 
 \echo
 \echo '--- 2. the same query with xxl.sort_in_plans on (the default): XxlSort'
 SET xxl.sort_in_plans = on;
-EXPLAIN (COSTS OFF) SELECT * FROM demo ORDER BY v;
+EXPLAIN (COSTS OFF) :sorted;
 \timing on
-SELECT count(*) AS rows, sum(n * hashtext(v)::bigint) AS checksum
-FROM (SELECT row_number() OVER () AS n, v FROM (SELECT * FROM demo ORDER BY v OFFSET 0) s) t;
+:checksum;
 \timing off
 
 \echo
