@@ -16,11 +16,12 @@ CORE_SRCS := $(sort $(wildcard src/core/*.c src/core/*/*.c))
 PG_SRCS := $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
-# sql/pgxxl.sql holds the current version's objects; the build copies it
-# to its install script.  Earlier versions install from the oldest full
-# script, pgxxl--0.1.sql, through the update scripts pgxxl--A--B.sql.
-DATA = sql/pgxxl--0.1.sql $(sort $(wildcard sql/pgxxl--*--*.sql))
-DATA_built = build/pgxxl--$(EXTVERSION).sql
+# Two full install scripts: the oldest version's (pgxxl--0.1.sql) and the
+# current one's (pgxxl--<default_version>.sql); the versions between install
+# from the oldest through the update scripts pgxxl--A--B.sql.  A released
+# script is never edited: a change goes into the next version's script and
+# its update script.
+DATA = sql/pgxxl--0.1.sql $(sort $(wildcard sql/pgxxl--*--*.sql)) sql/pgxxl--$(EXTVERSION).sql
 
 # pg_regress tests: test/sql/*.sql against test/expected/*.out, in a
 # database pg_regress makes with the extension in it.
@@ -117,8 +118,6 @@ dist:
 
 BUILD = build
 
-$(BUILD)/pgxxl--$(EXTVERSION).sql: sql/pgxxl.sql | $(BUILD)
-	cp $< $@
 CORE_CC ?= gcc
 CORE_CFLAGS = -std=gnu11 -O2 -g -fopenmp -pthread -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -Isrc -Itest/core

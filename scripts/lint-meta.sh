@@ -4,7 +4,8 @@
 # keys with their types (name, abstract, maintainer, license, provides with
 # a file and version per extension, meta-spec 1.0.0, version), semantic
 # versions, a license the spec knows, prereqs' phases and relations, and
-# the version equal to pgxxl.control's default_version (as x.y.0).  One
+# the version equal to pgxxl.control's default_version (as x.y.0), whose
+# install script is the file pgxxl provides.  One
 # check per rule; prints one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,6 +36,7 @@ perl -MJSON::PP -e '
 		check(ref $p->{$ext} eq "HASH" && defined $p->{$ext}{file} && -f $p->{$ext}{file}, "provides $ext: a file that exists");
 		check(scalar(($p->{$ext}{version} // "") =~ $semver) && $p->{$ext}{version} eq ($meta->{version} // ""), "provides $ext: the version");
 	}
+	check((($p->{pgxxl} // {})->{file} // "") eq "sql/pgxxl--$control.sql", "provides pgxxl: the install script of the current version, sql/pgxxl--$control.sql");
 	my $s = $meta->{"meta-spec"};
 	check(ref $s eq "HASH" && ($s->{version} // "") eq "1.0.0", "meta-spec version 1.0.0");
 	my $pr = $meta->{prereqs} // {};

@@ -1,11 +1,7 @@
 /*
- * pgxxl.sql — the SQL objects of pgxxl's current version, the one file to
- * edit: the build makes it the install script pgxxl--<default_version>.sql
- * (Makefile).  Older installs come here with the update scripts
- * pgxxl--0.1--0.2.sql, ..., from the oldest full script, pgxxl--0.1.sql,
- * which never changes; test version.sql checks that every way gives the
- * same objects.  A new version adds its objects here and the same in its
- * update script.
+ * pgxxl--0.7.sql — the SQL objects of pgxxl 0.7 (a fresh install; older
+ * installs move here with pgxxl--0.1--0.2.sql, ..., pgxxl--0.6--0.7.sql,
+ * and test version.sql checks that every way gives the same objects).
  *
  * Everything lives in schema xxl, created here (not named in the control
  * file) so that the schema belongs to the extension and DROP EXTENSION takes
