@@ -219,6 +219,8 @@ an_next(void *config, void *core, Datum *values)
 	xxl_an_row	row;
 	int			got = xxl_an_next((xxl_an *) core, &row);
 
+	if (got <= 0)
+		return got;
 	if (f->ncols == 0)
 		values[0] = Int64GetDatum(row.v[0]);	/* the count */
 	for (int i = 0; i < f->ncols; i++)

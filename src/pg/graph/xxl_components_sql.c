@@ -150,18 +150,15 @@ graph_next(void *config, void *core, Datum *values)
 	double		cost;
 	int			got;
 
-	if (f->op == XXL_GRAPH_CC)
-	{
-		got = xxl_graph_next_node((xxl_graph *) core, &source, &target);
-		values[0] = Int64GetDatum(source);
-		values[1] = Int64GetDatum(target);
+	got = f->op == XXL_GRAPH_CC ?
+		xxl_graph_next_node((xxl_graph *) core, &source, &target) :
+		xxl_graph_next_edge((xxl_graph *) core, &id, &source, &target, &cost);
+	if (got <= 0)
 		return got;
-	}
-	got = xxl_graph_next_edge((xxl_graph *) core, &id, &source, &target, &cost);
-	if (f->op == XXL_GRAPH_SF)
+	if (f->op != XXL_GRAPH_MSF)
 	{
 		values[0] = Int64GetDatum(source);
-		values[1] = Int64GetDatum(target);
+		values[1] = Int64GetDatum(target);	/* CC: the component */
 		return got;
 	}
 	values[0] = Int64GetDatum(id);

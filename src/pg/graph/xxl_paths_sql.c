@@ -272,9 +272,13 @@ paths_next(void *config, void *core, Datum *values)
 				cost;
 	int			got;
 
+	got = c->shape == SHAPE_PATH ?
+		xxl_paths_next_step((xxl_paths *) core, &node, &edge, &cost, &d) :
+		xxl_paths_next((xxl_paths *) core, &node, &d, &pred, &edge);
+	if (got <= 0)
+		return got;
 	if (c->shape == SHAPE_PATH)
 	{
-		got = xxl_paths_next_step((xxl_paths *) core, &node, &edge, &cost, &d);
 		c->seq++;
 		values[0] = Int32GetDatum(c->seq);
 		values[1] = Int32GetDatum(c->seq);
@@ -284,7 +288,6 @@ paths_next(void *config, void *core, Datum *values)
 		values[5] = Float8GetDatum(d);
 		return got;
 	}
-	got = xxl_paths_next((xxl_paths *) core, &node, &d, &pred, &edge);
 	values[0] = Int64GetDatum(node);
 	values[1] = c->shape == SHAPE_BFS ? Int64GetDatum((int64) d) : Float8GetDatum(d);
 	values[2] = Int64GetDatum(pred);
