@@ -16,12 +16,14 @@ CORE_SRCS := $(sort $(wildcard src/core/*.c src/core/*/*.c))
 PG_SRCS := $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
-# Two full install scripts: the oldest version's (pgxxl--0.1.sql) and the
-# current one's (pgxxl--<default_version>.sql); the versions between install
-# from the oldest through the update scripts pgxxl--A--B.sql.  A released
-# script is never edited: a change goes into the next version's script and
-# its update script.
-DATA = sql/pgxxl--0.1.sql $(sort $(wildcard sql/pgxxl--*--*.sql)) sql/pgxxl--$(EXTVERSION).sql
+# Full install scripts: the oldest version's (pgxxl--0.1.sql), the ones
+# released since 0.7 (kept byte for byte) and the current one's
+# (pgxxl--<default_version>.sql); the other versions install from the
+# oldest through the update scripts pgxxl--A--B.sql.  A released script is
+# never edited: a change goes into the next version's script and its update
+# script.
+UPDATE_SCRIPTS := $(sort $(wildcard sql/pgxxl--*--*.sql))
+DATA = $(sort $(filter-out $(UPDATE_SCRIPTS),$(wildcard sql/pgxxl--*.sql))) $(UPDATE_SCRIPTS)
 
 # pg_regress tests: test/sql/*.sql against test/expected/*.out, in a
 # database pg_regress makes with the extension in it.
@@ -62,6 +64,8 @@ $(CORE_SRCS:.c=.o): CFLAGS += -Wno-declaration-after-statement -O3 -fno-stack-pr
 # header must rebuild every object that embeds it, or the library mixes
 # two layouts (a stack smash in the glue, seen once).
 $(OBJS): $(wildcard src/core/*.h src/core/*/*.h src/pg/*.h src/pg/*/*.h)
+# xxl.version() says the control file's version, compiled in
+src/pg/pgxxl.o: pgxxl.control
 
 else
 

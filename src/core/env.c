@@ -72,6 +72,7 @@ xxl_env_open(xxl_env *env, const xxl_resources *res, const xxl_env_plan *plan)
 	env->threads = res->threads > 0 ? res->threads : omp_get_max_threads();
 	env->host_cancel = res->cancel;
 	env->host_cancel_arg = res->cancel_arg;
+	env->progress = res->progress;
 	env->owner = pthread_self();
 	if (res->cancel)
 	{
@@ -145,6 +146,18 @@ bool
 xxl_env_canceled(xxl_env *env)
 {
 	return xxl_poll_cancel(env->cancel, env->cancel_arg, &env->err, "operator");
+}
+
+void
+xxl_env_step(xxl_env *env, const char *step, uint32_t step_no, uint32_t steps)
+{
+	if (env->progress == NULL || !pthread_equal(pthread_self(), env->owner))
+		return;
+	xxl_progress_step(env->progress, step, step_no, steps);
+	env->progress->runs = env->done.runs;
+	env->progress->memory_peak = xxl_env_used_peak(env);
+	if (env->host_cancel != NULL)
+		(void) xxl_env_host_stop(env);
 }
 
 xxl_status

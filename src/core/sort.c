@@ -324,6 +324,20 @@ void
 sort_note_load(xxl_sorter *s)
 {
 	s->region_touched = load_touched(s);
+	sort_report(s);
+}
+
+void
+sort_report(xxl_sorter *s)
+{
+	xxl_progress *p = s->cfg.res.progress;
+
+	if (p == NULL)
+		return;
+	p->records = s->stats.records;
+	p->bytes = s->stats.bytes;
+	p->runs = s->stats.runs;
+	p->memory_peak = s->region != NULL ? sort_touched_peak(s) : s->part.budget.peak;
 }
 
 /* The budget's peak while the region lives, with only its touched part. */
@@ -587,6 +601,7 @@ count_puts(xxl_sorter *s, size_t n, size_t bytes)
 	if (s->puts_since_poll >= POLL_EVERY)
 	{
 		s->puts_since_poll = 0;
+		sort_report(s);
 		if (xxl_part_canceled(&s->part))
 			return xxl_part_fail(&s->part);
 	}

@@ -257,6 +257,7 @@ merge_pass(xxl_sorter *s, int fan_in, size_t excess)
 		in += g;
 		out++;
 		excess -= g - 1;
+		xxl_progress_done(s->cfg.res.progress, in, s->nruns);
 	}
 	xxl_run_log_cursor_close(&c, &s->part.budget);
 	xxl_part_free(&s->part, group, group_bytes);
@@ -266,6 +267,23 @@ merge_pass(xxl_sorter *s, int fan_in, size_t excess)
 	s->nruns = out;
 	s->stats.merge_passes++;
 	return XXL_OK;
+}
+
+/*
+ * The passes still to come for nruns runs, the final merge included: a
+ * pass leaves at least one run per fan_in it merges.  For progress only.
+ */
+static int
+passes_left(size_t nruns, int fan_in, int final_fan_in)
+{
+	int			passes = 1;
+
+	while (nruns > (size_t) final_fan_in)
+	{
+		nruns = (nruns + fan_in - 1) / fan_in;
+		passes++;
+	}
+	return passes;
 }
 
 /*
@@ -294,6 +312,8 @@ reduce_runs(xxl_sorter *s)
 			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,
 								 "memory budget of %zu bytes is too small to merge %zu-byte records",
 								 s->cfg.res.memory, s->max_record);
+		xxl_progress_step(s->cfg.res.progress, "merge pass", (uint32_t) s->stats.merge_passes + 1,
+						  (uint32_t) (s->stats.merge_passes + passes_left(s->nruns, fan_in, final_fan_in)));
 		/* each merge of g runs removes g - 1; stop once the final merge can take the rest */
 		if (merge_pass(s, fan_in, s->nruns - (size_t) final_fan_in) != XXL_OK)
 			return s->part.err.code;
@@ -324,6 +344,7 @@ xxl_sorter_sort(xxl_sorter *s)
 {
 	if (!sort_check_input_phase(s))
 		return s->part.err.code;
+	sort_report(s);
 	if (s->nruns == 0)
 	{
 		/* everything fits: sort in memory, never touch a disk */

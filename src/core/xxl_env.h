@@ -95,6 +95,7 @@ typedef struct xxl_env
 	xxl_cancel_fn host_cancel;
 	void	   *host_cancel_arg;
 	pthread_t	owner;
+	xxl_progress *progress;		/* the host's, for the operator's steps; may be NULL */
 	int			stop;			/* atomic */
 	uint64_t	polls;			/* xxl_env_poll calls */
 	size_t		pool;			/* for parts and in-memory phases */
@@ -175,6 +176,14 @@ xxl_env_poll_n(xxl_env *env, uint64_t n)
 	return (before | XXL_ENV_POLL_MASK) != (env->polls | XXL_ENV_POLL_MASK) &&
 		xxl_env_canceled(env);
 }
+
+/*
+ * The operator enters step step_no of steps (0: not known) of its middle
+ * phase ("level", "iteration", "round").  The host is asked at once (a
+ * poll whose stop the next xxl_env_canceled reports), so that it sees the
+ * step even where the step's own work polls rarely.  Owner thread.
+ */
+void		xxl_env_step(xxl_env *env, const char *step, uint32_t step_no, uint32_t steps);
 
 /* Owner thread only, while a worker runs: ask the host, pass a stop on (no error recorded). */
 bool		xxl_env_host_stop(xxl_env *env);

@@ -144,8 +144,54 @@ typedef struct xxl_disk_config
 } xxl_disk_config;
 
 /*
+ * Where a running operator is, past what the host sees itself (rows it fed,
+ * phases it entered): what its own sorter took so far, the step of its
+ * middle phase that repeats (a merge pass, a BFS level, a PageRank
+ * iteration) and how far that step is.  The host owns it and reads it in
+ * its cancel hook; the engine writes it on the owner thread only, once per
+ * run, pass, level or poll interval, never per record.  Plain fields, no
+ * callbacks: the host reads them between two polls of the same thread.
+ */
+typedef struct xxl_progress
+{
+	uint64_t	records;		/* records the operator's own sorter took */
+	uint64_t	bytes;			/* ... and their bytes */
+	uint64_t	runs;			/* sorted runs formed so far */
+	uint64_t	memory_peak;	/* the most of its budget it used so far; 0: unknown */
+	const char *step;			/* "merge pass", "level", "iteration"; NULL: none */
+	uint32_t	step_no;		/* from 1 */
+	uint32_t	steps;			/* planned steps; 0: not known in advance */
+	uint64_t	done;			/* units of the step done (runs merged) ... */
+	uint64_t	total;			/* ... of this many; 0: not known */
+} xxl_progress;
+
+/* Enter step step_no of steps (p may be NULL: nobody asked). */
+static inline void
+xxl_progress_step(xxl_progress *p, const char *step, uint32_t step_no, uint32_t steps)
+{
+	if (p != NULL)
+	{
+		p->step = step;
+		p->step_no = step_no;
+		p->steps = steps;
+		p->done = p->total = 0;
+	}
+}
+
+/* The current step's units done so far, of total. */
+static inline void
+xxl_progress_done(xxl_progress *p, uint64_t done, uint64_t total)
+{
+	if (p != NULL)
+	{
+		p->done = done;
+		p->total = total;
+	}
+}
+
+/*
  * What an operator may use: the one description the host fills (memory,
- * threads, spill disks, cancel hook) and every engine config takes.
+ * threads, spill disks, cancel hook, progress) and every engine config takes.
  */
 typedef struct xxl_resources
 {
@@ -155,6 +201,9 @@ typedef struct xxl_resources
 								 * block to use (0 = the part's default) */
 	xxl_cancel_fn cancel;		/* polled between blocks of work; may be NULL */
 	void	   *cancel_arg;
+	xxl_progress *progress;		/* the operator's steps go here; may be NULL.
+								 * Only the operator's own top part writes it:
+								 * parts made for it get none */
 } xxl_resources;
 
 /* Per-disk counters. */

@@ -36,6 +36,7 @@ _PG_init(void)
 	xxl_define_gucs();
 	xxl_check_omp_wait_policy();
 	xxl_cancel_init();
+	xxl_progress_init();
 	xxl_plan_init();
 	xxl_table_init();
 }

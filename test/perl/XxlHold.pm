@@ -13,15 +13,22 @@ use warnings;
 use Exporter 'import';
 our @EXPORT = qw(start_held spill_files cancel_held);
 
-# start_held($node, $phase, \@setup_statements, $statement): returns the
-# background session and its backend pid once the backend is held.
+# start_held($node, $phase, \@setup_statements, $statement[, user => $role]):
+# returns the background session and its backend pid once the backend is
+# held.  With a user, the session is that role's: xxl.test_hold, which only
+# a superuser may set, comes from the role's settings (ALTER ROLE ... SET),
+# made for this session and reset once it started.
 sub start_held
 {
-	my ($node, $phase, $setup, $statement) = @_;
-	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my ($node, $phase, $setup, $statement, %opt) = @_;
+	my $user = $opt{user};
+	$node->safe_psql('postgres', qq{ALTER ROLE "$user" SET xxl.test_hold = '$phase'}) if $user;
+	my $bg = $node->background_psql('postgres', on_error_stop => 0,
+		$user ? (extra_params => [ '-U', $user ]) : ());
 	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$node->safe_psql('postgres', qq{ALTER ROLE "$user" RESET xxl.test_hold}) if $user;
 	$bg->query_safe($_) for @$setup;
-	$bg->query_safe("SET xxl.test_hold = '$phase'");
+	$bg->query_safe("SET xxl.test_hold = '$phase'") unless $user;
 	$bg->query_until(qr/started/, "\\echo started\n$statement;\n");
 	# held, or idle after this statement: psql echoes "started" before it
 	# sends the statement, so an idle backend may not have received it yet

@@ -35,6 +35,7 @@ CREATE FUNCTION pg_temp.xxl_members() RETURNS SETOF text LANGUAGE sql AS $$
   WHERE e.extname = 'pgxxl'
 $$;
 CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.xxl_members() m;
+CREATE TEMP TABLE fresh_view AS SELECT pg_get_viewdef('xxl.progress') AS v;
 SELECT count(*) > 20 AS many_members FROM fresh;
 DROP EXTENSION pgxxl;
 CREATE EXTENSION pgxxl VERSION '0.1';
@@ -111,7 +112,21 @@ CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
 UNION ALL
 SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
-DROP TABLE fresh, updated;
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.7 (no progress view yet)
+CREATE EXTENSION pgxxl VERSION '0.7';
+SELECT to_regclass('xxl.progress') IS NULL AS no_progress_in_07;
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+-- the view's definition and grant, as a fresh install has them
+SELECT pg_get_viewdef('xxl.progress') = (SELECT v FROM fresh_view) AS same_view,
+       has_table_privilege('public', 'xxl.progress', 'SELECT') AS public_may_read;
+DROP TABLE fresh, updated, fresh_view;
 
 DROP EXTENSION pgxxl;
 SELECT count(*) AS xxl_schemas FROM pg_namespace WHERE nspname = 'xxl';

@@ -311,6 +311,8 @@ iterate_arrays(xxl_an *a)
 					base,
 					delta = 0;
 
+		xxl_env_step(&a->env, "iteration", (uint32_t) a->iterations + 1, (uint32_t) a->max_iterations);
+
 		/* r[x] becomes what x sends per unit of weight; rn gathers */
 		for (uint64_t x = 0; x < n; x++)
 		{

@@ -569,6 +569,7 @@ iterate_external(xxl_an *a, uint64_t width)
 	{
 		double		delta = 0;
 
+		xxl_env_step(&a->env, "iteration", (uint32_t) a->iterations + 1, (uint32_t) a->max_iterations);
 		if ((width > 0 ? iterate_ranged_once(a, first, k->sums, width, &delta) :
 			 iterate_external_once(a, first, &delta)) != XXL_OK)
 			return an_fail(a);

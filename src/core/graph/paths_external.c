@@ -259,6 +259,7 @@ bfs(xxl_paths *p, size_t rest)
 		if (plevel_sort(p, now) != XXL_OK)
 			return env->err.code;
 		p->levels++;
+		xxl_env_step(&p->env, "level", (uint32_t) p->levels, 0);
 		while ((got = plevel_next(p, now, &r)) == 1)
 		{
 			uint64_t	x = g_get_be(r);

@@ -258,6 +258,7 @@ bfs(xxl_paths *p, const uint32_t *src, size_t nsrc)
 		if (head == depth_end)
 		{
 			p->levels++;
+			xxl_env_step(&p->env, "level", (uint32_t) p->levels, 0);
 			depth_end = p->reached;
 		}
 		head++;

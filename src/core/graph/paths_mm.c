@@ -313,6 +313,7 @@ paths_mm_bfs(xxl_paths *p, size_t rest)
 					pool_next_n;
 
 		p->levels++;
+		xxl_env_step(&p->env, "level", (uint32_t) p->levels, 0);
 		if (load_level(p, &p->lv[cur], &copied) != XXL_OK ||
 			expand_level(p, pool_cur, pool_n, &p->lv[cur], level_n, copied, &p->lv[1 - cur],
 						 sp.pool, depth, &pool_next_n) != XXL_OK)

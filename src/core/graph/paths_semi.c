@@ -679,6 +679,7 @@ semi_bfs(xxl_paths *p)
 		if (head == depth_end)
 		{
 			p->levels++;
+			xxl_env_step(&p->env, "level", (uint32_t) p->levels, 0);
 			depth_end = p->reached;
 			if (p->mem_arcs < p->narcs)
 			{

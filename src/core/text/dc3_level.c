@@ -562,6 +562,7 @@ recurse(xxl_sa *sa, dc3_level *lv, uint64_t D)
 	rc = dc3_level_build(sa, child);
 	if (rc != XXL_OK)
 		return rc;
+	xxl_env_step(env, "building level", (uint32_t) lv->depth + 1, 0);	/* back up here */
 
 	/* rank j+1 for R index k = SA12[j], at k's text-order index */
 	if (s0_ranks_alloc(sa, lv) != XXL_OK ||
@@ -691,6 +692,7 @@ dc3_level_build(xxl_sa *sa, dc3_level *lv)
 
 	if (lv->depth + 1 > sa->levels)
 		sa->levels = lv->depth + 1;
+	xxl_env_step(&sa->env, "building level", (uint32_t) lv->depth + 1, 0);
 	st->n = lv->n;
 	st->alphabet = lv->K;
 	st->char_bytes = lv->cw;

@@ -249,6 +249,7 @@ lcp_resolve(xxl_lcp *l)
 		if (!last)
 			xxl_spool_init(&spools[1 - cur], &l->env, XXL_SPOOL_SHARED);
 		l->st.rounds++;
+		xxl_env_step(&l->env, "round", (uint32_t) round + 1, XXL_LCP_ROUNDS);
 		if (run_round(l, round, &spools[cur], count, last ? NULL : &spools[1 - cur], &next_count) != XXL_OK)
 		{
 			xxl_spool_free(&spools[cur]);

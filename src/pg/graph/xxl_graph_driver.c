@@ -60,6 +60,7 @@ xxl_graph_drive(const XxlGraphCall *c)
 	if (core == NULL)
 		xxl_raise_error(&err, c->fname);
 	xxl_operator_attach(op, core, f->destroy, f->collect);
+	op->rows_expected = xxl_edges_estimate(reader);
 
 	/* a batch per call into the engine, not a call per edge */
 	xxl_edges_count_into(reader, &op->rows_in);
@@ -86,7 +87,10 @@ xxl_graph_drive(const XxlGraphCall *c)
 		if (c->out == NULL)
 			n = (uint64) DatumGetInt64(values[0]);
 		else
+		{
 			xxl_output_put_values(c->out, values, isnull);
+			op->rows_out++;
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (c->out != NULL)

@@ -22,6 +22,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/plancat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
@@ -622,6 +623,27 @@ uint64
 xxl_input_rows(XxlInput *in)
 {
 	return in->rows;
+}
+
+uint64
+xxl_input_expected_rows(XxlInput *in)
+{
+	double		rows = 0;
+
+	if (in->child != NULL)
+		rows = in->child->plan->plan_rows;
+	else if (in->rel != NULL)
+	{
+		BlockNumber pages;
+		double		allvisfrac;
+
+		/* what the planner would take: reltuples, scaled to the table's size now */
+		estimate_rel_size(in->rel, NULL, &pages, &rows, &allvisfrac);
+	}
+	else if (in->portal != NULL && list_length(in->portal->stmts) == 1 &&
+			 IsA(linitial(in->portal->stmts), PlannedStmt))
+		rows = linitial_node(PlannedStmt, in->portal->stmts)->planTree->plan_rows;
+	return rows > 0 && rows < (double) PG_UINT64_MAX ? (uint64) rows : 0;
 }
 
 void

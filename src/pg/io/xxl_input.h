@@ -118,6 +118,11 @@ extern HeapTuple xxl_input_heap_tuple(XxlInput *in);
 
 /* Rows read so far. */
 extern uint64 xxl_input_rows(XxlInput *in);
+/*
+ * The rows the source is expected to give, for progress: a table's
+ * estimated size, a plan's or query's planner estimate; 0 when unknown.
+ */
+extern uint64 xxl_input_expected_rows(XxlInput *in);
 
 /* End the scan or cursor; the table stays locked until transaction end. */
 extern void xxl_input_close(XxlInput *in);

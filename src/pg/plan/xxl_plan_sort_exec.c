@@ -272,7 +272,8 @@ sort_child(PlanSortState *state)
 	 */
 	XxlSortRunOptions options = {.memory = state->budget, .restore_from_key = true,
 		.distinct = state->keys.distinct,
-	.expected_bytes = child->plan->plan_rows * (child->plan->plan_width + 32)};
+	.expected_bytes = child->plan->plan_rows * (child->plan->plan_width + 32),
+	.name = XXL_PLAN_SORT_NAME};
 
 	state->direct = xxl_input_plan_direct(in);
 	state->run = xxl_sort_run_start(in, state->key, ExecGetResultType(child),

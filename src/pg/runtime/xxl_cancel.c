@@ -12,6 +12,8 @@
 
 #include "pg/runtime/xxl_cancel.h"
 #include "pg/runtime/xxl_guc.h"
+#include "pg/runtime/xxl_operator.h"
+#include "pg/runtime/xxl_progress.h"
 
 int			xxl_hold_phase_now = XXL_HOLD_NONE;
 
@@ -50,8 +52,15 @@ hold_until_canceled(void)
 bool
 xxl_cancel_requested(void *arg)
 {
-	if (unlikely(xxl_test_hold != XXL_HOLD_NONE) && xxl_hold_phase_now == xxl_test_hold &&
-		pthread_equal(pthread_self(), backend_thread))
+	XxlOperator *op = (XxlOperator *) arg;
+	bool		held;
+
+	if (!pthread_equal(pthread_self(), backend_thread))
+		return cancel_pending();
+	held = unlikely(xxl_test_hold != XXL_HOLD_NONE) && xxl_hold_phase_now == xxl_test_hold;
+	if (op != NULL)
+		xxl_progress_publish(op, held);		/* a held operator shows where it is */
+	if (held)
 		hold_until_canceled();
 	return cancel_pending();
 }

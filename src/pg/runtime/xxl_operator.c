@@ -29,6 +29,7 @@
 #include "pg/runtime/xxl_error.h"
 #include "pg/runtime/xxl_cancel.h"
 #include "pg/runtime/xxl_operator.h"
+#include "pg/runtime/xxl_progress.h"
 
 StaticAssertDecl((int) XXL_PHASE_INPUT == XXL_HOLD_INPUT && (int) XXL_PHASE_OUTPUT == XXL_HOLD_OUTPUT,
 				 "xxl.test_hold numbers the phases as XxlPhase does");
@@ -63,6 +64,12 @@ close_phase(XxlOperator *op, XxlPhase next)
 	op->t_phase = now;
 	/* where xxl.test_hold may hold it (XxlHold numbers the phases alike) */
 	xxl_hold_phase_now = next < XXL_PHASE_DONE ? (int) next : XXL_HOLD_NONE;
+	/* a phase's steps are its own */
+	xxl_progress_step(&op->progress, NULL, 0, 0);
+	if (next < XXL_PHASE_DONE)
+		xxl_progress_publish(op, true);
+	else
+		xxl_progress_end(op);
 }
 
 void
@@ -190,6 +197,7 @@ operator_context_reset(void *arg)
 		record_stats(op, false);
 	}
 	destroy_core(op);
+	xxl_progress_end(op);
 	if (op->node.next != NULL)
 		dlist_delete(&op->node);
 	op->node.next = op->node.prev = NULL;
@@ -248,6 +256,7 @@ xxl_operator_begin_budget(const char *name, size_t memory)
 	op->phase = XXL_PHASE_INPUT;
 	op->t_start = op->t_phase = xxl_now_ns();
 	xxl_hold_phase_now = XXL_HOLD_INPUT;
+	xxl_progress_begin(op);
 	return op;
 }
 
@@ -278,7 +287,7 @@ xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name
 }
 
 xxl_resources
-xxl_operator_resources(const XxlOperator *op)
+xxl_operator_resources(XxlOperator *op)
 {
 	xxl_resources res;
 
@@ -287,7 +296,8 @@ xxl_operator_resources(const XxlOperator *op)
 	res.threads = op->threads;
 	res.disk = op->disk.config;
 	res.cancel = xxl_cancel_requested;
-	res.cancel_arg = NULL;
+	res.cancel_arg = (void *) op;	/* its polls publish its progress */
+	res.progress = &op->progress;
 	return res;
 }
 

@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "lib/ilist.h"
 #include "utils/palloc.h"
+#include "utils/timestamp.h"
 
 #include "pg/runtime/xxl_guc.h"
 #include "pg/runtime/xxl_spill.h"
@@ -93,6 +94,22 @@ struct XxlOperator
 	uint64		rows_in;
 	uint64		rows_out;
 	char		details[2048];	/* the operator's own facts (xxl_operator_detail) */
+
+	/* what xxl.progress shows of it while it runs (xxl_progress.h) */
+	xxl_progress progress;		/* the engine's steps: its resources point here */
+	const char *progress_name;	/* the view's name for it; NULL: name */
+	bool		progress_sorts; /* its middle phase merges sorted runs */
+	uint64		rows_expected;	/* input rows expected (a table's size, the
+								 * planner's estimate); 0: unknown */
+	const uint64 *rows_out_live;	/* the glue's output counter while rows go out */
+	bool		output_per_input;	/* one output row per input row: the output's
+									 * share done is rows out / rows in */
+	int			progress_entry; /* in the backend's slot; -1: none */
+	uint64		progress_at;	/* when it last published ... */
+	const char *published_step; /* ... which step */
+	uint32		published_step_no;
+	TimestampTz started;
+	int64		query_id;
 };
 
 /* Start an operator in a new child of CurrentMemoryContext. */
@@ -116,7 +133,7 @@ extern void xxl_operator_attach(XxlOperator *op, void *core, XxlCoreDestroy dest
  * What the engine may use under the operator's settings (memory, threads,
  * disks, the cancel hook): the one description every engine config takes.
  */
-extern xxl_resources xxl_operator_resources(const XxlOperator *op);
+extern xxl_resources xxl_operator_resources(XxlOperator *op);
 
 /*
  * Argument n of a SQL function must not be NULL: an error naming the

@@ -58,6 +58,9 @@ typedef struct XxlSortRunOptions
 
 	/* The records' bytes as the planner expects them; 0: unknown. */
 	double		expected_bytes;
+
+	/* What xxl.progress calls it ("XxlSort", "sort_into"); NULL: "sort". */
+	const char *name;
 } XxlSortRunOptions;
 
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,

@@ -32,7 +32,8 @@ PG_FUNCTION_INFO_V1(xxl_sort_typed);
 static uint64
 run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, AttrNumber *map)
 {
-	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, NULL);
+	XxlSortRunOptions options = {.name = "sort_into"};
+	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, &options);
 	uint64		n = xxl_sort_run_drain(run, out);
 
 	xxl_sort_run_free(run);
