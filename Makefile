@@ -161,7 +161,7 @@ bench-core:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench-core
 
-bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge:
+bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) $@
 
@@ -169,7 +169,7 @@ bench:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench
 
-.PHONY: bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge
+.PHONY: bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge
 
 EXTRA_CLEAN = $(BUILD) tmp_check
 

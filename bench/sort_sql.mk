@@ -12,7 +12,7 @@
 
 ROWS ?= 50000000
 
-.PHONY: bench-sort-sql bench-sort-plans bench-sort-shapes
+.PHONY: bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress
 
 bench: bench-sort-sql
 
@@ -22,6 +22,10 @@ bench-sort-sql:
 
 bench-sort-plans:
 	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_plans.sh
+
+# what the progress view costs the 50M-row sort_into (bench/run_progress.sh)
+bench-progress:
+	@ROWS="$(ROWS)" bash bench/run_progress.sh
 
 # key shapes and collations (issue 45): its own sizes, see bench/run_sort_shapes.sh
 bench-sort-shapes:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh — what `make demo` runs: install what is missing, build and install
-# the extension, start a throwaway server (as the postgres user, in
-# tmp_check/demo/ under the repository), run scripts/demo.sql in it with psql,
-# then stop the server and remove it.
+# the extension, start a throwaway server that preloads it (as the postgres
+# user, in tmp_check/demo/ under the repository), run scripts/demo.sql in it
+# with psql, then a sort in the background while another session samples
+# the view xxl.progress, then stop the server and remove it.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -21,6 +22,27 @@ make_repo_reachable
 make_workdir demo
 echo "=== starting a throwaway PostgreSQL 15 server"
 start_cluster server
+# as the README's set-up has it: preloaded, so every session plans XxlSort
+# and the progress view has its shared memory
+echo "shared_preload_libraries = 'pgxxl'" >>"$CLUSTER_DIR/data/postgresql.conf"
+OMP_WAIT_POLICY=passive as_pg "$PGBIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$WORK/server.log" -w restart >/dev/null
 echo "=== scripts/demo.sql"
 "$PGBIN/psql" -X -v ON_ERROR_STOP=1 -d postgres -e -f "$REPO/scripts/demo.sql"
+
+echo
+echo "=== xxl.progress: xxl.sort_into of the 2M rows at xxl.memory = 4MB in one"
+echo "=== session, the view read from another every 0.2 s while it runs"
+"$PGBIN/psql" -XAtq -v ON_ERROR_STOP=1 -d demo_utf8 \
+	-c "SET xxl.memory = '4MB'" -c "SELECT xxl.sort_into('demo', 'v', 'by_xxl_again')" >/dev/null &
+sorter=$!
+header=1
+while kill -0 $sorter 2>/dev/null; do
+	"$PGBIN/psql" -X -q -d demo_utf8 -P footer=off $([ $header = 1 ] || echo -t) -c "
+		SELECT operator, phase, rows_read, rows_total, runs,
+		       pg_size_pretty(spill_bytes) AS spill, pg_size_pretty(memory_peak) AS memory_peak, percent
+		FROM xxl.progress" | sed '/^$/d'
+	header=0
+	sleep 0.2
+done
+wait $sorter
 echo "=== demo done"

@@ -22,10 +22,10 @@ SET work_mem = '16MB';
 SET xxl.memory = '16MB';
 SET max_parallel_workers_per_gather = 0;
 SET synchronize_seqscans = off;
--- XxlSort replaces Sort in sessions where the library is loaded: a server
--- preloads it with shared_preload_libraries = 'pgxxl' (README, "Set-up");
--- this session loads it by hand.
-LOAD 'pgxxl';
+-- XxlSort replaces Sort in sessions where the library is loaded: this
+-- server preloads it with shared_preload_libraries = 'pgxxl', as the
+-- README's "Set-up" says (demo.sh); elsewhere, LOAD 'pgxxl' loads it for
+-- one session.
 
 -- The one query, run three ways below: the rows in order, consumed by an
 -- order-sensitive checksum (each row's text weighted by its place).

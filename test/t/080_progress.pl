@@ -154,6 +154,31 @@ for my $c (qw(rows_read runs spill_peak bytes_read))
 	$bg->quit;
 }
 
+# track_activities = off hides a backend's operators as it hides its activity
+{
+	my ($bg, $pid) = start_held($node, 'merge', [ "SET xxl.memory = '1MB'", 'SET track_activities = off' ],
+		q{SELECT count(*) FROM xxl.sort('src', 'b') AS s(a int, b text)});
+	is($node->safe_psql('postgres', "SELECT count(*) FROM xxl.progress WHERE pid = $pid"), '0',
+		'track_activities = off: nothing published');
+	# (its pg_stat_activity row says 'disabled', never 'idle': the session's
+	# next query waits for the canceled one instead)
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	is($bg->query('SELECT 1'), '1', 'track_activities = off: the session works after the cancel');
+	$bg->quit;
+}
+
+# a text operator: the text's rows and bytes as they go in
+{
+	my ($bg, $pid) = start_held($node, 'merge', [ "SET xxl.memory = '2MB'" ],
+		q{SELECT xxl.suffix_array_into('SELECT b FROM src WHERE a % 10 = 0', 'sa')});
+	my ($r) = progress_of($pid, 'postgres');
+	is($r->{operator}, 'suffix_array', 'suffix array: named');
+	cmp_ok($r->{rows_read}, '>', 90000, 'suffix array: its rows read');
+	cmp_ok($r->{bytes_read}, '>=', 32 * $r->{rows_read}, 'suffix array: their bytes');
+	cancel_held($node, $pid);
+	$bg->quit;
+}
+
 is($node->safe_psql('postgres', 'SELECT count(*) FROM xxl.progress'), '0', 'nothing runs: no rows');
 
 # --- not preloaded ----------------------------------------------------------------

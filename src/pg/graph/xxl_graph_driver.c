@@ -60,7 +60,7 @@ xxl_graph_drive(const XxlGraphCall *c)
 	if (core == NULL)
 		xxl_raise_error(&err, c->fname);
 	xxl_operator_attach(op, core, f->destroy, f->collect);
-	op->rows_expected = xxl_edges_estimate(reader);
+	xxl_operator_describe(op, NULL, xxl_edges_estimate(reader));
 
 	/* a batch per call into the engine, not a call per edge */
 	xxl_edges_count_into(reader, &op->rows_in);

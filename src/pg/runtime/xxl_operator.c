@@ -307,6 +307,14 @@ xxl_operator_phase(XxlOperator *op, XxlPhase phase)
 	close_phase(op, phase);
 }
 
+void
+xxl_operator_describe(XxlOperator *op, const char *progress_name, uint64 rows_expected)
+{
+	op->progress_name = progress_name;
+	op->rows_expected = rows_expected;
+	xxl_progress_publish(op, true);
+}
+
 static char *
 pretty_bytes(uint64 bytes)
 {

@@ -146,6 +146,13 @@ extern char *xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, con
 extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
 
 /*
+ * What xxl.progress shows of the operator beyond its name: the name users
+ * know it by there (NULL: its name) and the input rows expected (0:
+ * unknown); shown at once.
+ */
+extern void xxl_operator_describe(XxlOperator *op, const char *progress_name, uint64 rows_expected);
+
+/*
  * Add "key": value to stats->details.  value is a JSON literal (a number,
  * true/false, or a string with its quotes), formatted printf-style; what
  * does not fit is left out.

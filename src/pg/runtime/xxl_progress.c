@@ -13,6 +13,8 @@
  * cancel polls (xxl_cancel.c), which engine threads never make, and from
  * the operator's own phase changes.  Polls come once per block or per
  * 65,536 records; a clock read decides whether this one publishes.
+ * track_activities = off, which stops pg_stat_activity's updates, stops
+ * these too.
  */
 #include "postgres.h"
 
@@ -167,7 +169,8 @@ xxl_progress_begin(XxlOperator *op)
 	op->progress_entry = -1;
 	op->started = GetCurrentTimestamp();
 	op->query_id = pgstat_get_my_query_id();
-	if (slot == NULL)
+	/* track_activities = off hides what a backend does, here as in pg_stat_activity */
+	if (slot == NULL || !pgstat_track_activities)
 		return;
 	if (!exit_hook_registered)
 	{

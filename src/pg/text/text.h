@@ -62,11 +62,12 @@ typedef struct XxlCorpusSink
 	XxlCorpusTarget target[XXL_CORPUS_TARGETS];
 	int			ntargets;
 	xxl_docs   *docs;			/* a corpus of documents: recorded here */
-	const char *what;			/* for error messages */
+	XxlOperator *op;			/* the operator it feeds: its input counts */
+	const char *what;			/* for error messages: the operator's name */
 	uint64		bytes;
 } XxlCorpusSink;
 
-extern void xxl_corpus_sink_init(XxlCorpusSink *sink, const char *what);
+extern void xxl_corpus_sink_init(XxlCorpusSink *sink, XxlOperator *op);
 extern void xxl_corpus_sink_add_sa(XxlCorpusSink *sink, xxl_sa *sa, bool separated);
 extern void xxl_corpus_sink_add_check(XxlCorpusSink *sink, xxl_sa_checker *c);
 extern void xxl_corpus_sink_add_store(XxlCorpusSink *sink, xxl_text_store *s);

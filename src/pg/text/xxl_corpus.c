@@ -215,6 +215,7 @@ xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink)
 	XxlInput   *in = corpus->in;
 	uint64		rows;
 
+	xxl_operator_describe(sink->op, NULL, xxl_input_expected_rows(in));
 	for (;;)
 	{
 		TupleTableSlot *slot;
@@ -246,6 +247,9 @@ xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink)
 					 errmsg("row " UINT64_FORMAT " of the corpus is null", xxl_input_rows(in)),
 					 errhint("Leave NULLs out (WHERE col IS NOT NULL) or use coalesce(col, '').")));
 		feed_value(sink, d);
+		/* what xxl.progress shows while the text goes in */
+		sink->op->rows_in = xxl_input_rows(in);
+		sink->op->progress.bytes = sink->bytes;
 		if (sink->docs)
 		{
 			if (xxl_docs_add(sink->docs, id, sink->bytes - before) != XXL_OK)
@@ -268,10 +272,11 @@ xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink)
 }
 
 void
-xxl_corpus_sink_init(XxlCorpusSink *sink, const char *what)
+xxl_corpus_sink_init(XxlCorpusSink *sink, XxlOperator *op)
 {
 	memset(sink, 0, sizeof(*sink));
-	sink->what = what;
+	sink->op = op;
+	sink->what = op->name;
 }
 
 static void

@@ -153,7 +153,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 		xxl_raise_error(&err, op->name);
 
 	/* the corpus, for random reads of pattern-sized windows */
-	xxl_corpus_sink_init(&sink, op->name);
+	xxl_corpus_sink_init(&sink, op);
 	xxl_corpus_sink_add_store(&sink, c->store);
 	sink.docs = c->docs;
 	op->rows_in = xxl_corpus_feed(&corpus, &sink);

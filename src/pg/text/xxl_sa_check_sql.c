@@ -99,7 +99,7 @@ suffix_array_check(const char *source, bytea *data, const char *sa_source)
 	xxl_operator_attach(op, c, check_core_destroy, check_core_collect);
 
 	/* the text */
-	xxl_corpus_sink_init(&sink, op->name);
+	xxl_corpus_sink_init(&sink, op);
 	xxl_corpus_sink_add_check(&sink, c->checker);
 	if (source != NULL)
 	{

@@ -438,7 +438,7 @@ xxl_text_core_build(XxlOperator *op, XxlTextCore *c)
 	XxlCorpusSink sink;
 	bool		ids = c->docs != NULL;
 
-	xxl_corpus_sink_init(&sink, op->name);
+	xxl_corpus_sink_init(&sink, op);
 	if (c->sa)
 		xxl_corpus_sink_add_sa(&sink, c->sa, ids);
 	if (c->lcp)
