@@ -153,11 +153,9 @@ xxl_env_step(xxl_env *env, const char *step, uint32_t step_no, uint32_t steps)
 {
 	if (env->progress == NULL || !pthread_equal(pthread_self(), env->owner))
 		return;
-	xxl_progress_step(env->progress, step, step_no, steps);
 	env->progress->runs = env->done.runs;
 	env->progress->memory_peak = xxl_env_used_peak(env);
-	if (env->host_cancel != NULL)
-		(void) xxl_env_host_stop(env);
+	xxl_progress_step(env->progress, step, step_no, steps);
 }
 
 xxl_status

@@ -179,9 +179,8 @@ xxl_env_poll_n(xxl_env *env, uint64_t n)
 
 /*
  * The operator enters step step_no of steps (0: not known) of its middle
- * phase ("level", "iteration", "round").  The host is asked at once (a
- * poll whose stop the next xxl_env_canceled reports), so that it sees the
- * step even where the step's own work polls rarely.  Owner thread.
+ * phase ("level", "iteration", "round"), with its runs and memory peak so
+ * far: the host is told at once (xxl_progress.changed).  Owner thread.
  */
 void		xxl_env_step(xxl_env *env, const char *step, uint32_t step_no, uint32_t steps);
 

@@ -149,8 +149,9 @@ typedef struct xxl_disk_config
  * middle phase that repeats (a merge pass, a BFS level, a PageRank
  * iteration) and how far that step is.  The host owns it and reads it in
  * its cancel hook; the engine writes it on the owner thread only, once per
- * run, pass, level or poll interval, never per record.  Plain fields, no
- * callbacks: the host reads them between two polls of the same thread.
+ * run, pass, level or poll interval, never per record.  The host reads the
+ * fields in its cancel polls, and is told when a step begins (changed):
+ * a step may begin where its work polls rarely.
  */
 typedef struct xxl_progress
 {
@@ -163,9 +164,16 @@ typedef struct xxl_progress
 	uint32_t	steps;			/* planned steps; 0: not known in advance */
 	uint64_t	done;			/* units of the step done (runs merged) ... */
 	uint64_t	total;			/* ... of this many; 0: not known */
+	/*
+	 * The host's, may be NULL: called on the owner thread when a step
+	 * begins.  It only looks (never cancels or waits), so a step is no
+	 * cancel point.
+	 */
+	void		(*changed) (void *arg);
+	void	   *changed_arg;
 } xxl_progress;
 
-/* Enter step step_no of steps (p may be NULL: nobody asked). */
+/* Enter step step_no of steps (p may be NULL: nobody asked).  Owner thread. */
 static inline void
 xxl_progress_step(xxl_progress *p, const char *step, uint32_t step_no, uint32_t steps)
 {
@@ -175,6 +183,8 @@ xxl_progress_step(xxl_progress *p, const char *step, uint32_t step_no, uint32_t 
 		p->step_no = step_no;
 		p->steps = steps;
 		p->done = p->total = 0;
+		if (p->changed != NULL)
+			p->changed(p->changed_arg);
 	}
 }
 

@@ -135,7 +135,7 @@ XT_TEST(env_new_object)
 	REQUIRE(o != NULL);
 	CHECK_EQ(o->before, 0);
 	CHECK_EQ(o->after, 0);
-	CHECK_EQ(o->env.budget.used, sizeof(*o));
+	CHECK_EQ(o->env.budget.used, xxl_budget_charge(sizeof(*o)));
 	CHECK(o->env.disk.pool != NULL && o->env.own_pool);
 	{
 		xxl_env		env = o->env;	/* the object lives in its own budget */

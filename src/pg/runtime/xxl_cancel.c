@@ -26,6 +26,12 @@ xxl_cancel_init(void)
 	backend_thread = pthread_self();
 }
 
+bool
+xxl_on_backend_thread(void)
+{
+	return pthread_equal(pthread_self(), backend_thread);
+}
+
 static inline bool
 cancel_pending(void)
 {
@@ -55,7 +61,7 @@ xxl_cancel_requested(void *arg)
 	XxlOperator *op = (XxlOperator *) arg;
 	bool		held;
 
-	if (!pthread_equal(pthread_self(), backend_thread))
+	if (!xxl_on_backend_thread())
 		return cancel_pending();
 	held = unlikely(xxl_test_hold != XXL_HOLD_NONE) && xxl_hold_phase_now == xxl_test_hold;
 	if (op != NULL)

@@ -10,6 +10,9 @@ extern int	xxl_hold_phase_now;
 /* Called from _PG_init, on the backend's thread. */
 extern void xxl_cancel_init(void);
 
+/* Whether the caller runs on the backend's own thread (not an engine thread). */
+extern bool xxl_on_backend_thread(void);
+
 /*
  * The engine's cancel hook: true when a query cancel, statement timeout or
  * termination is pending.  Only reads the signal flags, and the engine

@@ -218,6 +218,13 @@ operators_at_exit(int code, Datum arg)
 	}
 }
 
+/* The engine began a step: show it (xxl_progress.changed). */
+static void
+progress_changed(void *arg)
+{
+	xxl_progress_publish((XxlOperator *) arg, false);
+}
+
 XxlOperator *
 xxl_operator_begin(const char *name)
 {
@@ -256,6 +263,8 @@ xxl_operator_begin_budget(const char *name, size_t memory)
 	op->phase = XXL_PHASE_INPUT;
 	op->t_start = op->t_phase = xxl_now_ns();
 	xxl_hold_phase_now = XXL_HOLD_INPUT;
+	op->progress.changed = progress_changed;
+	op->progress.changed_arg = op;
 	xxl_progress_begin(op);
 	return op;
 }

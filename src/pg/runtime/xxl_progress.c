@@ -33,6 +33,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "pg/runtime/xxl_cancel.h"
 #include "pg/runtime/xxl_operator.h"
 #include "pg/runtime/xxl_progress.h"
 
@@ -200,7 +201,7 @@ xxl_progress_publish(XxlOperator *op, bool force)
 	XxlProgressEntry e;
 	uint64		now;
 
-	if (slot == NULL || op->progress_entry < 0)
+	if (slot == NULL || op->progress_entry < 0 || !xxl_on_backend_thread())
 		return;
 	now = xxl_now_ns();
 	/* a new step shows at once; counts within a step at the interval */
