@@ -1,8 +1,9 @@
 /*
  * compare_sort.c — run formation for keys that are compared, not radix
- * sorted (xxl_keycmp.h).  Each entry gets its key's abbreviation; where
- * the abbreviations vary, a stable radix sort by them orders the entries
- * and comparisons only order each run of equal ones, else a stable merge
+ * sorted (xxl_keycmp.h).  Each entry carries its key's abbreviation, made
+ * as the record came in; where the abbreviations vary, a stable radix sort
+ * by them orders the entries (MSD, a digit at a time from the top bit that
+ * varies) and comparisons only order each run of equal ones, else a stable merge
  * sort compares every pair, each thread sorting a slice, then slices
  * merged pairwise.  OpenMP threads start with every signal blocked, as in
  * radix.c.
@@ -36,14 +37,6 @@ entry_cmp(const cmp_ctx *cx, const xxl_sort_entry *a, const xxl_sort_entry *b)
 	if (a->prefix != b->prefix)
 		return a->prefix < b->prefix ? -1 : 1;
 	return xxl_key_compare_keys(cx->kc, entry_key(cx, a), a->key_len, entry_key(cx, b), b->key_len);
-}
-
-/* The entries' prefixes become their keys' abbreviations (nothing else reads them here). */
-static void
-abbreviate(const cmp_ctx *cx, xxl_sort_entry *e, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		e[i].prefix = xxl_key_abbrev(cx->kc, entry_key(cx, &e[i]), e[i].key_len);
 }
 
 /* Merge e[0, h) and e[h, n), both sorted, in place; tmp holds h entries. */
@@ -89,38 +82,185 @@ merge_sort(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n)
 }
 
 /*
- * Sort e[0, n) stably by abbreviation alone: an LSD radix over the bits
- * that vary (diff), 11 at a time, the result back in e.
+ * Radix digits of abbreviations: at most 11 bits, fewer for a small
+ * bucket (about 8 entries a bucket: a bucket of 100 is not worth 2048
+ * counters), and below this many entries an insertion sort.
+ */
+#define ABBREV_DIGIT 11
+#define ABBREV_BUCKETS (1 << ABBREV_DIGIT)
+#define ABBREV_SMALL 24
+
+/* The digit of prefix p whose lowest bit is shift, bits wide. */
+static inline unsigned
+abbrev_digit(uint64_t p, int shift, int bits)
+{
+	return (unsigned) (p >> shift) & ((1u << bits) - 1);
+}
+
+/* The digit's width for n entries. */
+static inline int
+abbrev_bits(size_t n)
+{
+	int			log2n = 63 - __builtin_clzll((uint64_t) n | 1);
+
+	return log2n - 3 < 4 ? 4 : log2n - 3 > ABBREV_DIGIT ? ABBREV_DIGIT : log2n - 3;
+}
+
+/* Where a digit bits wide that ends at the top bit that varies begins. */
+static inline int
+abbrev_shift(uint64_t diff, int bits)
+{
+	int			hi = 63 - __builtin_clzll(diff);
+
+	return hi >= bits - 1 ? hi - (bits - 1) : 0;
+}
+
+/* Stable insertion sort of e[0, n) by abbreviation. */
+static void
+insertion_by_abbrev(xxl_sort_entry *e, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+	{
+		xxl_sort_entry x = e[i];
+		size_t		j = i;
+
+		while (j > 0 && e[j - 1].prefix > x.prefix)
+		{
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j] = x;
+	}
+}
+
+/*
+ * Sort e[0, n) stably by abbreviation alone: MSD radix, a digit at a time
+ * from the top bit that varies within the bucket, small buckets by
+ * insertion.  Random integers leave buckets of a few entries after one or
+ * two digits, where an LSD radix would pass over all the bits that vary.
  */
 static void
-radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff)
+msd_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n)
 {
-	int			lo = __builtin_ctzll(diff);
-	int			hi = 63 - __builtin_clzll(diff);
-	xxl_sort_entry *src = e,
-			   *dst = tmp;
+	size_t		count[ABBREV_BUCKETS];
+	uint64_t	diff = 0;
+	size_t		sum = 0;
+	int			bits = abbrev_bits(n);
+	int			buckets = 1 << bits;
+	int			shift;
 
-	for (int shift = lo; shift <= hi; shift += 11)
+	if (n <= ABBREV_SMALL)
 	{
-		size_t		count[2048] = {0};
+		insertion_by_abbrev(e, n);
+		return;
+	}
+	for (size_t i = 1; i < n; i++)
+		diff |= e[i].prefix ^ e[0].prefix;
+	if (diff == 0)
+		return;
+	shift = abbrev_shift(diff, bits);
+	memset(count, 0, buckets * sizeof(count[0]));
+	for (size_t i = 0; i < n; i++)
+		count[abbrev_digit(e[i].prefix, shift, bits)]++;
+	for (int d = 0; d < buckets; d++)
+	{
+		size_t		c = count[d];
+
+		count[d] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		tmp[count[abbrev_digit(e[i].prefix, shift, bits)]++] = e[i];
+	memcpy(e, tmp, n * sizeof(*e));
+	if (shift == 0)
+		return;					/* the digit held every bit left */
+	/* count[d] is now where bucket d + 1 begins */
+	for (int d = 0; d < buckets; d++)
+	{
+		size_t		b = d == 0 ? 0 : count[d - 1];
+
+		if (count[d] - b > 1)
+			msd_by_abbrev(e + b, tmp + b, count[d] - b);
+	}
+}
+
+/*
+ * Sort e[0, n) stably by abbreviation alone, on slices threads: the top
+ * digit counted and scattered by every thread over its slice (each at its
+ * own offsets, which keeps input order within a bucket), then the buckets
+ * shared out and sorted on by msd_by_abbrev.  The caller blocked signals.
+ */
+static void
+radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff, int slices)
+{
+	int			shift = abbrev_shift(diff, ABBREV_DIGIT);
+	size_t	   *counts;
+	size_t		starts[ABBREV_BUCKETS + 1];
+
+	if (slices == 1)
+	{
+		msd_by_abbrev(e, tmp, n);
+		return;
+	}
+	counts = calloc((size_t) slices * ABBREV_BUCKETS, sizeof(size_t));
+	if (counts == NULL)
+	{
+		msd_by_abbrev(e, tmp, n);	/* the same order, one thread */
+		return;
+	}
+	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
+	for (int t = 0; t < slices; t++)
+	{
+		size_t		lo = n * (size_t) t / (size_t) slices;
+		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
+		size_t	   *c = counts + (size_t) t * ABBREV_BUCKETS;
+
+		for (size_t i = lo; i < hi; i++)
+			c[abbrev_digit(e[i].prefix, shift, ABBREV_DIGIT)]++;
+	}
+	/* slice t of bucket d goes after bucket d's slices before t */
+	{
 		size_t		sum = 0;
 
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].prefix >> shift) & 2047]++;
-		for (int d = 0; d < 2048; d++)
+		for (int d = 0; d < ABBREV_BUCKETS; d++)
 		{
-			size_t		c = count[d];
+			starts[d] = sum;
+			for (int t = 0; t < slices; t++)
+			{
+				size_t		c = counts[(size_t) t * ABBREV_BUCKETS + d];
 
-			count[d] = sum;
-			sum += c;
+				counts[(size_t) t * ABBREV_BUCKETS + d] = sum;
+				sum += c;
+			}
 		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].prefix >> shift) & 2047]++] = src[i];
-		src = dst;
-		dst = src == e ? tmp : e;
+		starts[ABBREV_BUCKETS] = sum;
 	}
-	if (src != e)
-		memcpy(e, src, n * sizeof(*e));
+	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
+	for (int t = 0; t < slices; t++)
+	{
+		size_t		lo = n * (size_t) t / (size_t) slices;
+		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
+		size_t	   *c = counts + (size_t) t * ABBREV_BUCKETS;
+
+		for (size_t i = lo; i < hi; i++)
+			tmp[c[abbrev_digit(e[i].prefix, shift, ABBREV_DIGIT)]++] = e[i];
+	}
+	free(counts);
+	if (shift == 0)
+	{
+		memcpy(e, tmp, n * sizeof(*e));
+		return;
+	}
+	XXL_OMP_PARALLEL(for schedule(dynamic, 16) num_threads(slices))
+	for (int d = 0; d < ABBREV_BUCKETS; d++)
+	{
+		size_t		b = starts[d],
+					m = starts[d + 1] - starts[d];
+
+		memcpy(e + b, tmp + b, m * sizeof(*e));
+		if (m > 1)
+			msd_by_abbrev(e + b, tmp + b, m);
+	}
 }
 
 /*
@@ -202,14 +342,6 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	size_t		big = slices > 1 ? XXL_RADIX_PARALLEL_MIN : SIZE_MAX;
 	uint64_t	diff = 0;
 
-	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
-	for (int t = 0; t < slices; t++)
-	{
-		size_t		lo = n * (size_t) t / (size_t) slices;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
-
-		abbreviate(&cx, entries + lo, hi - lo);
-	}
 	for (size_t i = 1; i < n; i++)
 		diff |= entries[i].prefix ^ entries[0].prefix;
 	if (diff == 0)
@@ -227,7 +359,7 @@ xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch, size_
 	 * runs are shared out over the threads; big ones (a flag that only
 	 * NULLs change) get all threads each.
 	 */
-	radix_by_abbrev(entries, scratch, n, diff);
+	radix_by_abbrev(entries, scratch, n, diff, slices);
 	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 		sort_ties(&cx, entries, scratch, tie_slice_start(entries, n, t, slices),

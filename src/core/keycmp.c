@@ -32,15 +32,21 @@ xxl_key_abbrev(const xxl_key_compare *kc, const unsigned char *key, uint32_t len
 			vlen = kc->cols[0].prefix;
 		if (vlen == 0)
 			return p;
-		for (uint32_t i = 0; i < 7 && i < vlen; i++)
-			img |= (uint64_t) key[XXL_KEYCOL_HEADER + i] << (48 - 8 * i);
+		if (vlen >= 7 && len >= XXL_KEYCOL_HEADER + 8)
+			img = xxl_load_be64(key + XXL_KEYCOL_HEADER) >> 8;
+		else
+			for (uint32_t i = 0; i < 7 && i < vlen; i++)
+				img |= (uint64_t) key[XXL_KEYCOL_HEADER + i] << (48 - 8 * i);
 		return p | (img ^ inv);
 	}
 	/*
 	 * Zero padding keeps the order: a value shorter than 7 bytes sorts
 	 * before a longer one it begins, and after one its padding exceeds
-	 * (where that one has a byte above 0 past it).
+	 * (where that one has a byte above 0 past it).  Seven bytes or more
+	 * within a key that has eight past the header: one load.
 	 */
+	if (vlen >= 7 && len >= XXL_KEYCOL_HEADER + 8)
+		return p | xxl_load_be64(key + XXL_KEYCOL_HEADER) >> 8;
 	for (uint32_t i = 0; i < 7 && i < vlen; i++)
 		p |= (uint64_t) key[XXL_KEYCOL_HEADER + i] << (48 - 8 * i);
 	return p;

@@ -75,8 +75,10 @@ void		xxl_radix_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,
 
 /*
  * The same for keys compared by kc instead of memcmp, stable: a radix sort
- * by the keys' abbreviations (xxl_key_abbrev) where they vary, comparisons
- * within their ties (compare_sort.c).
+ * by the keys' abbreviations where they vary, comparisons within their
+ * ties (compare_sort.c).  The entries' prefixes must be their keys'
+ * abbreviations (xxl_key_abbrev): the sorter makes them as records come
+ * in, while each key is in the cache.
  */
 struct xxl_key_compare;
 void		xxl_compare_sort_entries(xxl_sort_entry *entries, xxl_sort_entry *scratch,

@@ -697,7 +697,9 @@ xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 	if (payload_len)
 		memcpy(dst + VAR_HEADER + key_len, payload, payload_len);
 	e = var_entries(s) - 1;
-	e->prefix = xxl_key_prefix(key, key_len);
+	/* a compared key's abbreviation now, while the key is in the cache */
+	e->prefix = s->cfg.compare != NULL ? xxl_key_abbrev(s->cfg.compare, key, key_len)
+		: xxl_key_prefix(key, key_len);
 	e->key_len = key_len;
 	e->ref = (uint32_t) (s->arena_used >> 3);
 	s->arena_used += need;

@@ -131,6 +131,33 @@ make_rec_bytes_first(rec *r, xt_rng *rng, uint32_t pos)
 	r->pos = pos;
 }
 
+/*
+ * A bigint's image first (as the glue encodes one: sign bit flipped,
+ * big-endian), drawn from n / 4 values spread over the whole range, so
+ * that the abbreviations vary in all their bits and still tie; then a
+ * libc string.
+ */
+static void
+make_rec_int_first(rec *r, xt_rng *rng, uint32_t pos, size_t n)
+{
+	unsigned char *p = r->key;
+	uint64_t	v = xt_next(rng) % (n / 4 + 1) * UINT64_C(0x9E3779B97F4A7C15);
+
+	*p++ = 0x00;
+	put_be32(p, 8);
+	p += 4;
+	for (int i = 7; i >= 0; i--)
+		*p++ = (unsigned char) (v >> (8 * i));
+	*p++ = 0x00;
+	put_be32(p, 3);
+	p += 4;
+	*p++ = "aB"[xt_below(rng, 2)];
+	*p++ = "b0"[xt_below(rng, 2)];
+	*p++ = 0;
+	r->key_len = (uint32_t) (p - r->key);
+	r->pos = pos;
+}
+
 static locale_t
 test_locale(void)
 {
@@ -147,7 +174,8 @@ typedef enum case_shape
 {
 	STRING_FIRST,				/* a libc string, then bytes */
 	BYTES_FIRST,				/* bytes, then a libc string */
-	PREFIXED_FIRST				/* a case-blind string with a prefix, then bytes */
+	PREFIXED_FIRST,				/* a case-blind string with a prefix, then bytes */
+	INT_FIRST					/* a bigint's image, then a libc string */
 } case_shape;
 
 static void
@@ -161,7 +189,10 @@ run_case_with(const char *name, size_t n, size_t memory, size_t block, int threa
 	{XXL_KEYCOL_COLLATED, desc, 0, xxl_collate_libc, loc}};
 	xxl_keycol	pcols[2] = {{XXL_KEYCOL_COLLATED, desc, FOLD_PREFIX, collate_fold, NULL},
 	{XXL_KEYCOL_BYTES, false, 0, NULL, NULL}};
-	xxl_key_compare kc = {2, shape == BYTES_FIRST ? bcols : shape == PREFIXED_FIRST ? pcols : cols};
+	xxl_keycol	icols[2] = {{XXL_KEYCOL_BYTES, false, 0, NULL, NULL},
+	{XXL_KEYCOL_COLLATED, desc, 0, xxl_collate_libc, loc}};
+	xxl_key_compare kc = {2, shape == BYTES_FIRST ? bcols : shape == PREFIXED_FIRST ? pcols :
+		shape == INT_FIRST ? icols : cols};
 	rec		   *recs = malloc(n * sizeof(rec));
 	rec		   *want = malloc(n * sizeof(rec));
 	xt_rng		rng = {(uint64_t) n * 31 + desc};
@@ -176,6 +207,8 @@ run_case_with(const char *name, size_t n, size_t memory, size_t block, int threa
 	{
 		if (shape == BYTES_FIRST)
 			make_rec_bytes_first(&recs[i], &rng, (uint32_t) i);
+		else if (shape == INT_FIRST)
+			make_rec_int_first(&recs[i], &rng, (uint32_t) i, n);
 		else
 			make_rec_prefixed(&recs[i], &rng, (uint32_t) i,
 							  shape == PREFIXED_FIRST ? FOLD_PREFIX : 0);
@@ -287,6 +320,17 @@ XT_TEST(keycmp_bytes_first_abbreviated)
 				  false, 0, BYTES_FIRST);
 	run_case_with("bytes first, external", xt_quick() ? 30000 : 150000, 0, 8 * 1024, 2, true, 2,
 				  BYTES_FIRST);
+}
+
+/* abbreviations varying in every bit: the MSD radix by them, on 1 and 2 threads */
+XT_TEST(keycmp_int_first_abbreviated)
+{
+	run_case_with("int first, in memory, 2 threads", 300000, 64 * 1024 * 1024, 64 * 1024, 2,
+				  false, 0, INT_FIRST);
+	run_case_with("int first, in memory, 1 thread", 100000, 64 * 1024 * 1024, 64 * 1024, 1,
+				  false, 0, INT_FIRST);
+	run_case_with("int first, external", xt_quick() ? 30000 : 150000, 0, 8 * 1024, 2, true, 2,
+				  INT_FIRST);
 }
 
 XT_TEST(keycmp_in_memory_parallel)
