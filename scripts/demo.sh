@@ -35,13 +35,14 @@ echo "=== session, the view read from another every 0.2 s while it runs"
 "$PGBIN/psql" -XAtq -v ON_ERROR_STOP=1 -d demo_utf8 \
 	-c "SET xxl.memory = '4MB'" -c "SELECT xxl.sort_into('demo', 'v', 'by_xxl_again')" >/dev/null &
 sorter=$!
-header=1
+printf '%-10s %-26s %10s %10s %6s %10s %12s %8s\n' \
+	operator phase rows_read rows_total runs spill memory_peak percent
 while kill -0 $sorter 2>/dev/null; do
-	"$PGBIN/psql" -X -q -d demo_utf8 -P footer=off $([ $header = 1 ] || echo -t) -c "
-		SELECT operator, phase, rows_read, rows_total, runs,
-		       pg_size_pretty(spill_bytes) AS spill, pg_size_pretty(memory_peak) AS memory_peak, percent
-		FROM xxl.progress" | sed '/^$/d'
-	header=0
+	"$PGBIN/psql" -XAtq -d demo_utf8 -c "
+		SELECT format('%-10s %-26s %10s %10s %6s %10s %12s %8s', operator, phase, rows_read,
+		              rows_total, runs, pg_size_pretty(spill_bytes),
+		              coalesce(pg_size_pretty(memory_peak), '-'), coalesce(percent::text, '-'))
+		FROM xxl.progress"
 	sleep 0.2
 done
 wait $sorter

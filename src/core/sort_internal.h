@@ -126,6 +126,7 @@ struct xxl_sorter
 
 	/* statistics */
 	xxl_sort_stats stats;
+	uint64_t	pass_bytes_done;	/* of the current merge pass (progress) */
 	uint64_t	t_start;
 	uint64_t	t_merge_start;
 };

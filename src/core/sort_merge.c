@@ -62,6 +62,13 @@ final_reserve(xxl_sorter *s)
 		+ (use_async_merge(s) ? xxl_merge_async_bytes(&env) : 0);
 }
 
+/* The bytes a pass moves, all the records', for its share done (progress only). */
+static uint64_t
+pass_bytes(const xxl_sorter *s)
+{
+	return s->fixed ? s->stats.records * s->rec_size : s->stats.bytes + s->stats.records * VAR_HEADER;
+}
+
 /* Merge group[0..k) into one new run written to *out. */
 static xxl_status
 merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
@@ -71,7 +78,8 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	xxl_bwriter *w;
 	xxl_merge_record rec;
 	xxl_status	rc = XXL_OK;
-	uint64_t	n = 0;
+	uint64_t	n = 0,
+				bytes = 0;
 	size_t		nblocks = 0;
 	int			got;
 
@@ -101,12 +109,17 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 			if (rc == XXL_OK)
 				rc = xxl_bwriter_write(w, rec.key, (size_t) rec.key_len + rec.payload_len);
 		}
+		bytes += s->fixed ? s->rec_size : VAR_HEADER + (size_t) rec.key_len + rec.payload_len;
 		if (rc != XXL_OK)
 			break;
-		if ((++n & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
+		if ((++n & (POLL_EVERY - 1)) == 0)
 		{
-			rc = XXL_ECANCELED;
-			break;
+			xxl_progress_done(s->cfg.res.progress, s->pass_bytes_done + bytes, pass_bytes(s));
+			if (xxl_part_canceled(&s->part))
+			{
+				rc = XXL_ECANCELED;
+				break;
+			}
 		}
 	}
 	if (got < 0)
@@ -215,6 +228,7 @@ merge_pass(xxl_sorter *s, int fan_in, size_t excess)
 				out = 0;
 	xxl_status	rc = XXL_OK;
 
+	s->pass_bytes_done = 0;
 	group = xxl_part_alloc(&s->part, group_bytes);
 	if (group == NULL)
 		return s->part.err.code;
@@ -244,6 +258,7 @@ merge_pass(xxl_sorter *s, int fan_in, size_t excess)
 		if (g == 1)
 		{
 			/* as it is, into this pass's runs */
+			s->pass_bytes_done += group[0].nbytes;
 			rc = sort_log_run(s, &group[0]);
 			in++, out++;
 			continue;
@@ -254,10 +269,12 @@ merge_pass(xxl_sorter *s, int fan_in, size_t excess)
 			rc = sort_log_run(s, &merged);
 		if ((int) g > s->stats.fan_in)
 			s->stats.fan_in = (int) g;
+		for (size_t i = 0; i < g; i++)
+			s->pass_bytes_done += group[i].nbytes;
 		in += g;
 		out++;
 		excess -= g - 1;
-		xxl_progress_done(s->cfg.res.progress, in, s->nruns);
+		xxl_progress_done(s->cfg.res.progress, s->pass_bytes_done, pass_bytes(s));
 	}
 	xxl_run_log_cursor_close(&c, &s->part.budget);
 	xxl_part_free(&s->part, group, group_bytes);
