@@ -24,6 +24,13 @@ typedef struct cmp_ctx
 	const xxl_key_compare *kc;
 } cmp_ctx;
 
+/* Where slice t of slices equal slices of n entries begins. */
+static inline size_t
+slice_start(size_t n, int t, int slices)
+{
+	return n * (size_t) t / (size_t) slices;
+}
+
 static inline const unsigned char *
 entry_key(const cmp_ctx *cx, const xxl_sort_entry *e)
 {
@@ -211,8 +218,8 @@ radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff,
 	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 	{
-		size_t		lo = n * (size_t) t / (size_t) slices;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
+		size_t		lo = slice_start(n, t, slices);
+		size_t		hi = slice_start(n, t + 1, slices);
 		size_t	   *c = counts + (size_t) t * ABBREV_BUCKETS;
 
 		for (size_t i = lo; i < hi; i++)
@@ -238,8 +245,8 @@ radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff,
 	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 	{
-		size_t		lo = n * (size_t) t / (size_t) slices;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
+		size_t		lo = slice_start(n, t, slices);
+		size_t		hi = slice_start(n, t + 1, slices);
 		size_t	   *c = counts + (size_t) t * ABBREV_BUCKETS;
 
 		for (size_t i = lo; i < hi; i++)
@@ -287,7 +294,7 @@ sort_ties(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, size_t lo, 
 static size_t
 tie_slice_start(const xxl_sort_entry *e, size_t n, int t, int slices)
 {
-	size_t		i = n * (size_t) t / (size_t) slices;
+	size_t		i = slice_start(n, t, slices);
 
 	while (i > 0 && i < n && e[i].prefix == e[i - 1].prefix)
 		i++;
@@ -310,8 +317,8 @@ merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, s
 	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
 	{
-		size_t		lo = n * (size_t) t / (size_t) slices;
-		size_t		hi = n * (size_t) (t + 1) / (size_t) slices;
+		size_t		lo = slice_start(n, t, slices);
+		size_t		hi = slice_start(n, t + 1, slices);
 
 		merge_sort(cx, e + lo, tmp + lo, hi - lo);
 	}
@@ -321,11 +328,11 @@ merge_sort_parallel(const cmp_ctx *cx, xxl_sort_entry *e, xxl_sort_entry *tmp, s
 		XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 		for (int t = 0; t < slices; t += 2 * w)
 		{
-			size_t		lo = n * (size_t) t / (size_t) slices;
+			size_t		lo = slice_start(n, t, slices);
 			int			mid_t = t + w < slices ? t + w : slices;
 			int			hi_t = t + 2 * w < slices ? t + 2 * w : slices;
-			size_t		mid = n * (size_t) mid_t / (size_t) slices;
-			size_t		hi = n * (size_t) hi_t / (size_t) slices;
+			size_t		mid = slice_start(n, mid_t, slices);
+			size_t		hi = slice_start(n, hi_t, slices);
 
 			merge_halves(cx, e + lo, tmp + lo, mid - lo, hi - lo);
 		}
