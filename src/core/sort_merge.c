@@ -78,8 +78,7 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	xxl_bwriter *w;
 	xxl_merge_record rec;
 	xxl_status	rc = XXL_OK;
-	uint64_t	n = 0,
-				bytes = 0;
+	uint64_t	n = 0;
 	size_t		nblocks = 0;
 	int			got;
 
@@ -109,12 +108,12 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 			if (rc == XXL_OK)
 				rc = xxl_bwriter_write(w, rec.key, (size_t) rec.key_len + rec.payload_len);
 		}
-		bytes += s->fixed ? s->rec_size : VAR_HEADER + (size_t) rec.key_len + rec.payload_len;
 		if (rc != XXL_OK)
 			break;
 		if ((++n & (POLL_EVERY - 1)) == 0)
 		{
-			xxl_progress_done(s->cfg.res.progress, s->pass_bytes_done + bytes, pass_bytes(s));
+			/* the writer counts the merged run's bytes */
+			xxl_progress_done(s->cfg.res.progress, s->pass_bytes_done + out->nbytes, pass_bytes(s));
 			if (xxl_part_canceled(&s->part))
 			{
 				rc = XXL_ECANCELED;
@@ -269,8 +268,7 @@ merge_pass(xxl_sorter *s, int fan_in, size_t excess)
 			rc = sort_log_run(s, &merged);
 		if ((int) g > s->stats.fan_in)
 			s->stats.fan_in = (int) g;
-		for (size_t i = 0; i < g; i++)
-			s->pass_bytes_done += group[i].nbytes;
+		s->pass_bytes_done += merged.nbytes;
 		in += g;
 		out++;
 		excess -= g - 1;

@@ -148,21 +148,22 @@ typedef struct xxl_disk_config
  * phases it entered): what its own sorter took so far, the step of its
  * middle phase that repeats (a merge pass, a BFS level, a PageRank
  * iteration) and how far that step is.  The host owns it and reads it in
- * its cancel hook; the engine writes it on the owner thread only, once per
- * run, pass, level or poll interval, never per record.  The host reads the
- * fields in its cancel polls, and is told when a step begins (changed):
- * a step may begin where its work polls rarely.
+ * its cancel polls; the engine writes it on the owner thread only, once
+ * per run, pass, level or poll interval, never per record, and tells the
+ * host when a step begins (changed): a step may begin where its work polls
+ * rarely.
  */
 typedef struct xxl_progress
 {
-	uint64_t	records;		/* records the operator's own sorter took */
-	uint64_t	bytes;			/* ... and their bytes */
+	uint64_t	records;		/* the input its own sorter took (a host that feeds
+								 * the engine otherwise counts its input here) */
+	uint64_t	bytes;			/* ... and its bytes */
 	uint64_t	runs;			/* sorted runs formed so far */
 	uint64_t	memory_peak;	/* the most of its budget it used so far; 0: unknown */
 	const char *step;			/* "merge pass", "level", "iteration"; NULL: none */
 	uint32_t	step_no;		/* from 1 */
 	uint32_t	steps;			/* planned steps; 0: not known in advance */
-	uint64_t	done;			/* units of the step done (runs merged) ... */
+	uint64_t	done;			/* units of the step done (bytes merged) ... */
 	uint64_t	total;			/* ... of this many; 0: not known */
 	/*
 	 * The host's, may be NULL: called on the owner thread when a step

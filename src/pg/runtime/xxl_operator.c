@@ -64,8 +64,9 @@ close_phase(XxlOperator *op, XxlPhase next)
 	op->t_phase = now;
 	/* where xxl.test_hold may hold it (XxlHold numbers the phases alike) */
 	xxl_hold_phase_now = next < XXL_PHASE_DONE ? (int) next : XXL_HOLD_NONE;
-	/* a phase's steps are its own */
-	xxl_progress_step(&op->progress, NULL, 0, 0);
+	/* a phase's steps are its own (set directly: the phase is published below) */
+	op->progress.step = NULL;
+	op->progress.step_no = op->progress.steps = 0;
 	if (next < XXL_PHASE_DONE)
 		xxl_progress_publish(op, true);
 	else

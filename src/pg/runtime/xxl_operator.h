@@ -98,16 +98,13 @@ struct XxlOperator
 	/* what xxl.progress shows of it while it runs (xxl_progress.h) */
 	xxl_progress progress;		/* the engine's steps: its resources point here */
 	const char *progress_name;	/* the view's name for it; NULL: name */
-	bool		progress_sorts; /* its middle phase merges sorted runs */
 	uint64		rows_expected;	/* input rows expected (a table's size, the
 								 * planner's estimate); 0: unknown */
-	const uint64 *rows_out_live;	/* the glue's output counter while rows go out */
 	bool		output_per_input;	/* one output row per input row: the output's
 									 * share done is rows out / rows in */
 	int			progress_entry; /* in the backend's slot; -1: none */
 	uint64		progress_at;	/* when it last published ... */
-	const char *published_step; /* ... which step */
-	uint32		published_step_no;
+	const char *published_step; /* ... which kind of step */
 	TimestampTz started;
 	int64		query_id;
 };

@@ -204,13 +204,15 @@ xxl_progress_publish(XxlOperator *op, bool force)
 	if (slot == NULL || op->progress_entry < 0 || !xxl_on_backend_thread())
 		return;
 	now = xxl_now_ns();
-	/* a new step shows at once; counts within a step at the interval */
-	if (!force && op->progress.step == op->published_step && op->progress.step_no == op->published_step_no &&
+	/*
+	 * A new kind of step shows at once; its numbers and counts at the
+	 * interval (a BFS may go through a level per few nodes).
+	 */
+	if (!force && p->step == op->published_step &&
 		now - op->progress_at < (uint64) XXL_PROGRESS_INTERVAL_MS * 1000000)
 		return;
 	op->progress_at = now;
-	op->published_step = op->progress.step;
-	op->published_step_no = op->progress.step_no;
+	op->published_step = p->step;
 
 	memset(&e, 0, sizeof(e));
 	e.used = true;
@@ -218,7 +220,7 @@ xxl_progress_publish(XxlOperator *op, bool force)
 	e.query_id = op->query_id;
 	e.started = op->started;
 	e.phase = op->phase;
-	e.sorts = op->progress_sorts;
+	e.sorts = p->records > 0;	/* a sorter of its own took its input */
 	if (p->step != NULL)
 	{
 		strlcpy(e.step, p->step, sizeof(e.step));
@@ -235,7 +237,7 @@ xxl_progress_publish(XxlOperator *op, bool force)
 	 */
 	e.rows_read = Max(op->rows_in, p->records);
 	e.rows_expected = op->rows_expected;
-	e.rows_written = op->rows_out_live ? *op->rows_out_live : op->rows_out;
+	e.rows_written = op->rows_out;
 	e.bytes_read = p->bytes;
 	e.runs = p->runs;
 	if (op->disk.account_live)

@@ -393,8 +393,6 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	if (options && options->expected_bytes > 0)
 		run->op->expected_bytes = options->expected_bytes < (double) PG_UINT64_MAX ?
 			(uint64) options->expected_bytes : PG_UINT64_MAX;
-	run->op->progress_sorts = true;
-	run->op->rows_out_live = &run->rows_out;
 	run->op->output_per_input = !(options && options->distinct);
 	xxl_operator_describe(run->op, options ? options->name : NULL, xxl_input_expected_rows(in));
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");

@@ -47,7 +47,6 @@ struct XxlSortRun
 	bool		exhausted;		/* the sorter has handed out its last record */
 	bool		finished;		/* ... and the operator recorded its statistics */
 	XxlStats	stats;			/* what it recorded */
-	uint64		rows_out;
 
 	/* the row handed to an output */
 	Datum	   *values;

@@ -69,7 +69,6 @@ finish(XxlSortRun *run)
 	if (run->finished)
 		return;
 	run->finished = true;
-	run->op->rows_out = run->rows_out;
 	xxl_operator_end(run->op);
 	run->stats = *xxl_operator_last_stats();
 	run->sorter = NULL;
@@ -81,10 +80,7 @@ xxl_sort_run_stats(XxlSortRun *run, XxlStats *stats)
 	if (run->finished)
 		*stats = run->stats;
 	else
-	{
-		run->op->rows_out = run->rows_out;
 		xxl_operator_stats(run->op, false, stats);
-	}
 }
 
 /* The next record of the sorter: 1, 0 at the end, with the pieces set. */
@@ -159,7 +155,7 @@ next_record(XxlSortRun *run, const void **key, uint32 *klen, const void **payloa
 		run->have_prev = true;
 		break;
 	}
-	run->rows_out++;
+	run->op->rows_out++;		/* counted where xxl.progress sees it */
 	return 1;
 }
 
@@ -369,8 +365,6 @@ xxl_sort_run_free(XxlSortRun *run)
 {
 	if (run == NULL)
 		return;
-	/* stopped early (a LIMIT above the scan): the rows it did hand out */
-	if (!run->finished && run->op != NULL)
-		run->op->rows_out = run->rows_out;
+	/* stopped early (a LIMIT above the scan): op->rows_out has the rows it did hand out */
 	MemoryContextDelete(run->cxt);
 }

@@ -62,8 +62,8 @@ typedef struct XxlCorpusSink
 	XxlCorpusTarget target[XXL_CORPUS_TARGETS];
 	int			ntargets;
 	xxl_docs   *docs;			/* a corpus of documents: recorded here */
-	XxlOperator *op;			/* the operator it feeds: its input counts */
-	const char *what;			/* for error messages: the operator's name */
+	XxlOperator *op;			/* the operator it feeds: its input counts, its
+								 * name in error messages */
 	uint64		bytes;
 } XxlCorpusSink;
 

@@ -83,7 +83,7 @@ xxl_corpus_put(XxlCorpusSink *sink, const char *bytes, size_t len)
 
 		for (int t = 0; t < sink->ntargets; t++)
 			if (sink->target[t].put(sink->target[t].core, bytes, k) != XXL_OK)
-				xxl_raise_error(sink->target[t].error(sink->target[t].core), sink->what);
+				xxl_raise_error(sink->target[t].error(sink->target[t].core), sink->op->name);
 		sink->bytes += k;
 		bytes += k;
 		len -= k;
@@ -253,11 +253,11 @@ xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink)
 		if (sink->docs)
 		{
 			if (xxl_docs_add(sink->docs, id, sink->bytes - before) != XXL_OK)
-				xxl_raise_error(xxl_docs_error(sink->docs), sink->what);
+				xxl_raise_error(xxl_docs_error(sink->docs), sink->op->name);
 			for (int t = 0; t < sink->ntargets; t++)
 				if (sink->target[t].end_doc &&
 					sink->target[t].end_doc(sink->target[t].core) != XXL_OK)
-					xxl_raise_error(sink->target[t].error(sink->target[t].core), sink->what);
+					xxl_raise_error(sink->target[t].error(sink->target[t].core), sink->op->name);
 		}
 		MemoryContextSwitchTo(cxt);
 	}
@@ -267,7 +267,7 @@ xxl_corpus_feed(XxlCorpus *corpus, XxlCorpusSink *sink)
 	corpus->in = NULL;
 	MemoryContextDelete(rowcxt);
 	if (sink->docs && xxl_docs_finish(sink->docs) != XXL_OK)
-		xxl_raise_error(xxl_docs_error(sink->docs), sink->what);
+		xxl_raise_error(xxl_docs_error(sink->docs), sink->op->name);
 	return rows;
 }
 
@@ -276,7 +276,6 @@ xxl_corpus_sink_init(XxlCorpusSink *sink, XxlOperator *op)
 {
 	memset(sink, 0, sizeof(*sink));
 	sink->op = op;
-	sink->what = op->name;
 }
 
 static void
