@@ -135,6 +135,31 @@ SELECT same('SELECT count(*), sum(k), max(n) FROM (SELECT * FROM sp ORDER BY k, 
        same('SELECT t, k, id FROM (SELECT * FROM sp ORDER BY k, t::varchar COLLATE "C" DESC, id OFFSET 0) s') AS relabelled,
        same('SELECT * FROM (SELECT id, t::varchar COLLATE "C" AS tc, t FROM sp ORDER BY 2 DESC, id OFFSET 0) s') AS read_twice,
        same('SELECT t, k FROM (SELECT t, k, id FROM sp ORDER BY t COLLATE "C" DESC, t, id OFFSET 0) s') AS both_keys;
+-- rows are decoded only when the parent reads them (xxl_lazy_slot.c): a
+-- parent that reads no column, some, all, a whole row; parents that copy
+-- rows (Hash, Material, CTE, INSERT, SetOp, a set-returning SQL function,
+-- LockRows) or keep them (a scrollable cursor's store, by the same digest)
+SET enable_hashagg = off;
+SELECT bool_and(uses_xxl_sort(q)) AS all_xxl_sort, bool_and(same(q)) AS all_same
+  FROM unnest(ARRAY[
+    'SELECT count(*) FROM (SELECT * FROM sp ORDER BY t, id OFFSET 0) s',
+    'SELECT k + 1, left(t, 3) FROM (SELECT * FROM sp ORDER BY t DESC, id OFFSET 0) s',
+    'SELECT row_to_json(s)::text FROM (SELECT * FROM sp ORDER BY n, t, id OFFSET 0) s',
+    'SELECT s.id, b.k FROM (SELECT * FROM sp ORDER BY t, id OFFSET 0) s JOIN sp b ON b.id = s.id ORDER BY 1',
+    'SELECT s.t FROM sp b JOIN (SELECT * FROM sp ORDER BY t, id OFFSET 0) s ON b.id = s.k ORDER BY s.t, b.id',
+    'WITH c AS MATERIALIZED (SELECT * FROM sp ORDER BY n, t) SELECT * FROM c',
+    'SELECT t FROM sp INTERSECT SELECT t FROM sp WHERE id % 3 = 0',
+    'SELECT k, t FROM sp WHERE id < 20000 ORDER BY t FOR UPDATE'
+  ]) q;
+RESET enable_hashagg;
+CREATE TEMP TABLE sp_copy (LIKE sp);
+INSERT INTO sp_copy SELECT * FROM sp ORDER BY t DESC, id;
+SELECT count(*) = 30000 AS copied, count(*) FILTER (WHERE c IS DISTINCT FROM s) = 0 AS equal
+  FROM sp_copy c JOIN sp s USING (id);
+CREATE FUNCTION sorted_sp() RETURNS SETOF sp LANGUAGE sql AS $$ SELECT * FROM sp ORDER BY t, id $$;
+SELECT same('SELECT * FROM sorted_sp()') AS set_returning_function;
+DROP FUNCTION sorted_sp();
+DROP TABLE sp_copy;
 SELECT same('SELECT * FROM sp ORDER BY k DESC, t') AS order_by,
        same('SELECT DISTINCT k, n FROM sp ORDER BY n DESC, k') AS distinct_,
        same('SELECT id, rank() OVER (PARTITION BY k ORDER BY t DESC), sum(id) OVER (ORDER BY n) FROM sp ORDER BY id') AS windows,

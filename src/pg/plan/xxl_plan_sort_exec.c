@@ -39,6 +39,7 @@
 
 #include "pg/runtime/runtime.h"
 #include "pg/io/io.h"
+#include "pg/plan/xxl_lazy_slot.h"
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/sort/sort.h"
 
@@ -84,6 +85,8 @@ typedef struct PlanSortState
 	Tuplestorestate *store;		/* eflags != 0 (but marks in the run): rows
 								 * handed out */
 	TupleTableSlot *stored;		/* a row read back from store */
+	TupleTableSlot *out;		/* the slot rows go out in: a lazy one
+								 * (xxl_lazy_slot.h), else the scan slot */
 	size_t		marks_peak;		/* the run's mark buffer at most */
 	bool		marks_spilled;	/* a group outgrew work_mem: store took over */
 	/* for EXPLAIN ANALYZE: the last run's statistics */
@@ -140,6 +143,10 @@ begin_plan_sort(CustomScanState *node, EState *estate, int eflags)
 	state->eflags = eflags & RANDOM_ACCESS;
 	outerPlanState(node) = ExecInitNode(outerPlan(plan), estate, eflags & ~RANDOM_ACCESS);
 	state->budget = xxl_plan_sort_memory_bytes();
+	/* rows are decoded when the parent reads them, if it does */
+	state->out = xxl_lazy_slot_announce(&node->ss.ps, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor);
+	if (state->out == NULL)
+		state->out = node->ss.ss_ScanTupleSlot;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	state->key = xxl_sortkey_create_plan(ExecGetResultType(outerPlanState(node)),
@@ -298,20 +305,35 @@ keep_stats(PlanSortState *state)
 	}
 }
 
-/* The next row of the run into slot; false (slot empty) at the end. */
+static void
+decode_run_row(void *run, Datum *values, bool *isnull)
+{
+	xxl_sort_run_decode((XxlSortRun *) run, values, isnull);
+}
+
+/*
+ * The next row of the run into slot, decoded when first read if slot is
+ * lazy; false (slot empty) at the end.
+ */
 static bool
 next_from_run(PlanSortState *state, TupleTableSlot *slot)
 {
 	ExecClearTuple(slot);
 	if (state->eof_underlying)
 		return false;
-	if (!xxl_sort_run_next(state->run, slot->tts_values, slot->tts_isnull))
+	if (!xxl_sort_run_advance(state->run))
 	{
 		state->eof_underlying = true;
 		keep_stats(state);
 		return false;
 	}
-	ExecStoreVirtualTuple(slot);
+	if (slot->tts_ops == xxl_lazy_slot_ops())
+		xxl_lazy_slot_store(slot, decode_run_row, state->run);
+	else
+	{
+		xxl_sort_run_decode(state->run, slot->tts_values, slot->tts_isnull);
+		ExecStoreVirtualTuple(slot);
+	}
 	return true;
 }
 
@@ -375,7 +397,7 @@ static TupleTableSlot *
 exec_plan_sort(CustomScanState *node)
 {
 	PlanSortState *state = (PlanSortState *) node;
-	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	TupleTableSlot *slot = state->out;
 	bool		forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
 	bool		eof_store;
 
@@ -427,6 +449,9 @@ exec_plan_sort(CustomScanState *node)
 static void
 drop_run(PlanSortState *state)
 {
+	/* a lazy row must not outlive its run */
+	if (state->out != NULL)
+		ExecClearTuple(state->out);
 	if (state->run != NULL)
 	{
 		keep_stats(state);

@@ -81,6 +81,15 @@ extern bool xxl_sort_run_fixed(const XxlSortRun *run);
 extern bool xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull);
 
 /*
+ * The same in two steps, for a consumer that may never look at the row's
+ * values (XxlSort's slot decodes on demand): advance takes the next
+ * record, false at the end; decode turns the record taken into values,
+ * at any time before the next advance.
+ */
+extern bool xxl_sort_run_advance(XxlSortRun *run);
+extern void xxl_sort_run_decode(XxlSortRun *run, Datum *values, bool *isnull);
+
+/*
  * Marks, for the inner side of a merge join (XxlSort): after
  * xxl_sort_run_mark the run keeps the records it hands out
  * (xxl_mark_buffer.h), and after xxl_sort_run_restore xxl_sort_run_next

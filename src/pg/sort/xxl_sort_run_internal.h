@@ -86,6 +86,12 @@ struct XxlSortRun
 
 	/* marks (xxl_sort_run_mark): the records handed out since, or NULL */
 	XxlMarkBuffer *marks;
+
+	/* the record xxl_sort_run_advance took, until the next call */
+	const void *cur_key;
+	const void *cur_payload;
+	uint32		cur_klen;
+	uint32		cur_plen;
 };
 
 #endif							/* XXL_PG_SORT_RUN_INTERNAL_H */

@@ -271,18 +271,25 @@ restore_from_key(XxlSortRun *run, const void *key, uint32 klen, Datum *values, b
 }
 
 bool
-xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
+xxl_sort_run_advance(XxlSortRun *run)
 {
-	const void *key,
-			   *payload;
-	uint32		klen = 0,
-				plen = 0;
-
-	if (!next_out(run, &key, &klen, &payload, &plen))
+	run->cur_klen = run->cur_plen = 0;
+	if (!next_out(run, &run->cur_key, &run->cur_klen, &run->cur_payload, &run->cur_plen))
 	{
 		finish(run);
 		return false;
 	}
+	return true;
+}
+
+void
+xxl_sort_run_decode(XxlSortRun *run, Datum *values, bool *isnull)
+{
+	const void *key = run->cur_key,
+			   *payload = run->cur_payload;
+	uint32		klen = run->cur_klen,
+				plen = run->cur_plen;
+
 	if (run->fixed)
 		decode_fixed(run, payload, values, isnull);
 	else if (run->key_only)
@@ -305,6 +312,14 @@ xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
 		if (run->restore != NULL)
 			restore_from_key(run, key, klen, values, isnull);
 	}
+}
+
+bool
+xxl_sort_run_next(XxlSortRun *run, Datum *values, bool *isnull)
+{
+	if (!xxl_sort_run_advance(run))
+		return false;
+	xxl_sort_run_decode(run, values, isnull);
 	return true;
 }
 
