@@ -31,9 +31,11 @@ REGRESS := $(sort $(basename $(notdir $(wildcard test/sql/*.sql))))
 REGRESS_OPTS = --inputdir=test --load-extension=pgxxl
 
 # Includes name their layer: "core/xxl_sort.h", "core/graph/xxl_graph.h", "pg/io/xxl_input.h".
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 PG_CFLAGS = -std=gnu11 -O2 -fopenmp -pthread -DPGXXL_VERSION='"$(EXTVERSION)"'
 SHLIB_LINK += -fopenmp -pthread $(ICU_LIBS)
+# libpq: the shard folder talks to shards over postgres_fdw's connections
+SHLIB_LINK_INTERNAL = $(libpq)
 
 # Debian's PostgreSQL 15 lives here; /usr/bin/pg_config may describe libpq only.
 PG_CONFIG ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) \

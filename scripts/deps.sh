@@ -14,7 +14,7 @@
 #                            and draw with (STXXL, libdivsufsort, gnuplot)
 set -euo pipefail
 
-pkgs=(postgresql-15 postgresql-server-dev-15 libicu-dev libipc-run-perl gcc libc6-dev make locales
+pkgs=(postgresql-15 postgresql-server-dev-15 libpq-dev libicu-dev libipc-run-perl gcc libc6-dev make locales
 	postgresql-15-pgrouting postgresql-15-postgis-3 curl xz-utils bzip2 libdivsufsort-dev
 	debhelper postgresql-server-dev-all dpkg-dev)
 case "${1:-}" in

@@ -423,30 +423,14 @@ source_less(const xxl_merger *m, int a, int b)
 {
 	const merge_source *x = &m->src[a];
 	const merge_source *y = &m->src[b];
+	int			c;
 
 	if (x->code != y->code)
 		return x->code < y->code;
 	if (x->done || y->done)
 		return y->done && (!x->done || a < b);
-	if (m->env.compare != NULL)
-	{
-		int			c = xxl_key_compare_keys(m->env.compare, x->key, x->key_len,
-											 y->key, y->key_len);
-
-		if (c != 0)
-			return c < 0;
-	}
-	else
-	{
-		uint32_t	common = x->key_len < y->key_len ? x->key_len : y->key_len;
-		int			c = memcmp(x->key, y->key, common);
-
-		if (c != 0)
-			return c < 0;
-		if (x->key_len != y->key_len)
-			return x->key_len < y->key_len;
-	}
-	return a < b;
+	c = xxl_key_order(m->env.compare, x->key, x->key_len, y->key, y->key_len);
+	return c != 0 ? c < 0 : a < b;
 }
 
 /*

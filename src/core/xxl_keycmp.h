@@ -27,6 +27,7 @@
 #include <locale.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum xxl_keycol_kind
 {
@@ -69,6 +70,23 @@ uint64_t	xxl_key_abbrev(const xxl_key_compare *kc, const unsigned char *key, uin
 /* <0, 0 or >0 as key a sorts before, with or after key b. */
 int			xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
 								 const unsigned char *b, uint32_t blen);
+
+/*
+ * The sorter's order of any two keys: by kc when there is one, else as
+ * byte strings (memcmp, the shorter first on a common prefix).
+ */
+static inline int
+xxl_key_order(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
+			  const unsigned char *b, uint32_t blen)
+{
+	uint32_t	common = alen < blen ? alen : blen;
+	int			c;
+
+	if (kc != NULL)
+		return xxl_key_compare_keys(kc, a, alen, b, blen);
+	c = common > 0 ? memcmp(a, b, common) : 0;
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
 
 /* strcoll_l() in the locale_t collator. */
 int			xxl_collate_libc(const void *collator, const char *a, const char *b);

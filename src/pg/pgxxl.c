@@ -17,6 +17,7 @@
 #include "pg/runtime/runtime.h"
 #include "pg/plan/plan.h"
 #include "pg/table/table.h"
+#include "pg/shard/shard.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,6 +40,7 @@ _PG_init(void)
 	xxl_progress_init();
 	xxl_plan_init();
 	xxl_table_init();
+	xxl_shard_init();
 }
 
 /* "2MiB", "512KiB", or bytes when the size is not a round unit. */

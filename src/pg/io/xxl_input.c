@@ -17,6 +17,7 @@
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
+#include "access/tupconvert.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "executor/spi.h"
@@ -47,7 +48,8 @@ typedef enum InputKind
 {
 	INPUT_TABLE,
 	INPUT_QUERY,
-	INPUT_PLAN					/* a child plan node's rows (xxl_input_open_plan) */
+	INPUT_PLAN,					/* a child plan node's rows (xxl_input_open_plan) */
+	INPUT_LEAVES				/* partitions' rows one after another (xxl_input_open_leaves) */
 } InputKind;
 
 struct XxlInput
@@ -84,6 +86,11 @@ struct XxlInput
 	ExprState  *qual;
 	ProjectionInfo *proj;
 	ExprContext *econtext;
+
+	/* leaves: those still to read, the one being read and its conversion */
+	List	   *leaves;
+	XxlInput   *leaf;
+	TupleConversionMap *leaf_map;
 };
 
 static XxlInput *open_query(const char *query, char *description);
@@ -143,14 +150,22 @@ xxl_input_rls_in_force(Relation rel)
 	return check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 }
 
+static XxlInput *open_relation_checked(Relation rel);
+
 static XxlInput *
 open_relation(Relation rel)
+{
+	xxl_input_check_select(rel, 0, NULL);
+	return open_relation_checked(rel);
+}
+
+/* rel, whose privileges the caller checked */
+static XxlInput *
+open_relation_checked(Relation rel)
 {
 	XxlInput   *in;
 	char		relkind = rel->rd_rel->relkind;
 	char	   *qualified;
-
-	xxl_input_check_select(rel, 0, NULL);
 
 	qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 										   RelationGetRelationName(rel));
@@ -306,6 +321,57 @@ xxl_input_open_relid(Oid relid)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
 	return open_relation(table_open(relid, NoLock));
+}
+
+XxlInput *
+xxl_input_open_leaves(Relation parent, List *leaves)
+{
+	XxlInput   *in = palloc0(sizeof(XxlInput));
+
+	xxl_input_check_select(parent, 0, NULL);
+	in->kind = INPUT_LEAVES;
+	in->cxt = CurrentMemoryContext;
+	in->description = psprintf("table \"%s\"", RelationGetRelationName(parent));
+	in->desc = CreateTupleDescCopy(RelationGetDescr(parent));
+	in->slot = MakeSingleTupleTableSlot(in->desc, &TTSOpsVirtual);
+	in->leaves = list_copy(leaves);
+	return in;
+}
+
+/* The next row of the leaves, in the parent's layout. */
+static TupleTableSlot *
+next_leaf_row(XxlInput *in)
+{
+	for (;;)
+	{
+		TupleTableSlot *slot;
+
+		if (in->leaf == NULL)
+		{
+			Oid			relid;
+			MemoryContext old;
+
+			if (in->leaves == NIL)
+				return NULL;
+			relid = linitial_oid(in->leaves);
+			in->leaves = list_delete_first(in->leaves);
+			old = MemoryContextSwitchTo(in->cxt);
+			LockRelationOid(relid, AccessShareLock);
+			in->leaf = open_relation_checked(table_open(relid, NoLock));
+			in->leaf_map = convert_tuples_by_name(in->leaf->desc, in->desc);
+			MemoryContextSwitchTo(old);
+		}
+		slot = xxl_input_next(in->leaf);
+		if (slot != NULL)
+		{
+			in->rows++;
+			if (in->leaf_map == NULL)
+				return slot;
+			return execute_attr_map_slot(in->leaf_map->attrMap, slot, in->slot);
+		}
+		xxl_input_close(in->leaf);
+		in->leaf = NULL;
+	}
 }
 
 /*
@@ -535,6 +601,13 @@ xxl_input_next(XxlInput *in)
 {
 	if (in->done)
 		return NULL;
+	if (in->kind == INPUT_LEAVES)
+	{
+		TupleTableSlot *slot = next_leaf_row(in);
+
+		in->done = slot == NULL;
+		return slot;
+	}
 	if (in->kind == INPUT_TABLE && in->pagewise)
 		return next_heap_row(in);
 	if (in->kind == INPUT_PLAN && in->pagewise)
@@ -612,7 +685,7 @@ HeapTuple
 xxl_input_heap_tuple(XxlInput *in)
 {
 	/* a plan's slot may hold a table's whole row while the plan shows fewer columns */
-	if (in->kind == INPUT_PLAN || TTS_EMPTY(in->slot))
+	if (in->kind == INPUT_PLAN || in->kind == INPUT_LEAVES || TTS_EMPTY(in->slot))
 		return NULL;
 	if (TTS_IS_BUFFERTUPLE(in->slot) || TTS_IS_HEAPTUPLE(in->slot))
 		return ExecFetchSlotHeapTuple(in->slot, false, NULL);
@@ -640,6 +713,22 @@ xxl_input_expected_rows(XxlInput *in)
 		/* what the planner would take: reltuples, scaled to the table's size now */
 		estimate_rel_size(in->rel, NULL, &pages, &rows, &allvisfrac);
 	}
+	else if (in->kind == INPUT_LEAVES)
+	{
+		ListCell   *lc;
+
+		foreach(lc, in->leaves)
+		{
+			Relation	leaf = table_open(lfirst_oid(lc), AccessShareLock);
+			BlockNumber pages;
+			double		leaf_rows,
+						allvisfrac;
+
+			estimate_rel_size(leaf, NULL, &pages, &leaf_rows, &allvisfrac);
+			rows += Max(leaf_rows, 0);
+			table_close(leaf, NoLock);
+		}
+	}
 	else if (in->portal != NULL && list_length(in->portal->stmts) == 1 &&
 			 IsA(linitial(in->portal->stmts), PlannedStmt))
 		rows = linitial_node(PlannedStmt, in->portal->stmts)->planTree->plan_rows;
@@ -649,7 +738,14 @@ xxl_input_expected_rows(XxlInput *in)
 void
 xxl_input_close(XxlInput *in)
 {
-	if (in->kind == INPUT_PLAN)
+	if (in->kind == INPUT_LEAVES)
+	{
+		if (in->leaf != NULL)
+			xxl_input_close(in->leaf);
+		in->leaf = NULL;
+		ExecDropSingleTupleTableSlot(in->slot);
+	}
+	else if (in->kind == INPUT_PLAN)
 	{
 		/* the child plan is its owner's to end; a direct scan is ours */
 		if (in->scan != NULL)

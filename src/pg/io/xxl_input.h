@@ -60,6 +60,16 @@ extern XxlInput *xxl_input_open(const char *source);
 extern XxlInput *xxl_input_open_relid(Oid relid);
 
 /*
+ * The rows of a partitioned table's local leaves (OIDs, tables of any
+ * access method), one leaf after another, in the parent's layout: how a
+ * sort over a sharded table reads the partitions that are not on other
+ * servers.  The SELECT privilege is checked on parent, as a query of the
+ * parent checks it; the caller has made sure that parent has no row
+ * security in force.
+ */
+extern XxlInput *xxl_input_open_leaves(Relation parent, List *leaves);
+
+/*
  * The rows of a child plan node, pulled with ExecProcNode: how an operator
  * inside a query plan (the sort node of xxl_plan_sort.c) reads its input.
  * A Seq Scan child of a heap is read directly instead: its pages as a

@@ -346,6 +346,7 @@ resolve_collation(KeyColumn *col, const char *colname, Oid collation)
 {
 	pg_locale_t locale;
 
+	col->collation = collation;
 	if (!OidIsValid(collation))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDETERMINATE_COLLATION),
@@ -533,6 +534,17 @@ AttrNumber
 xxl_sortkey_attno(const XxlSortKey *key, int column)
 {
 	return key->cols[column].attno;
+}
+
+void
+xxl_sortkey_column_order(const XxlSortKey *key, int column, bool *desc, bool *nulls_first,
+						 Oid *collation)
+{
+	const KeyColumn *col = &key->cols[column];
+
+	*desc = col->desc;
+	*nulls_first = col->nulls_first;
+	*collation = col->collation;
 }
 
 AttrNumber

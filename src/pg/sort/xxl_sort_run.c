@@ -99,8 +99,8 @@ plan_fixed(XxlSortRun *run)
 	return true;
 }
 
-static void
-encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull, unsigned char *rec)
+void
+xxl_sort_run_encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull, unsigned char *rec)
 {
 	unsigned char *bitmap = rec + run->bitmap_offset;
 
@@ -173,7 +173,7 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 				if (tuple == NULL)
 					break;
 				heap_deform_tuple(tuple, in_desc, values, isnull);
-				encode_fixed(run, values, isnull, rec);
+				xxl_sort_run_encode_fixed(run, values, isnull, rec);
 			}
 			else if (runs)
 			{
@@ -184,7 +184,7 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 					run_next = 0;
 				}
 				xxl_run_unpack(&run_rows, run_next++, run->max_in_attno, values, isnull);
-				encode_fixed(run, values, isnull, rec);
+				xxl_sort_run_encode_fixed(run, values, isnull, rec);
 			}
 			else
 			{
@@ -193,7 +193,7 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 				if (slot == NULL)
 					break;
 				slot_getsomeattrs(slot, run->max_in_attno);
-				encode_fixed(run, slot->tts_values, slot->tts_isnull, rec);
+				xxl_sort_run_encode_fixed(run, slot->tts_values, slot->tts_isnull, rec);
 			}
 			/* a key seen before: the slot is taken by the next row */
 			if (run->filter == NULL || !xxl_key_filter_seen(run->filter, rec, run->key_size))
@@ -207,15 +207,31 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 	pfree(isnull);
 }
 
+const char *
+xxl_sort_run_form_row(XxlSortRun *run, StringInfo buf, const Datum *in_values,
+					  const bool *in_isnull, uint32 *len)
+{
+	TupleDesc	out_desc = run->out_desc;
+
+	if (run->map == NULL && run->restore == NULL)
+		return xxl_compact_form(buf, out_desc, in_values, in_isnull, len);
+	for (int i = 0; i < out_desc->natts; i++)
+	{
+		AttrNumber	a = run->map ? run->map[i] : i + 1;
+
+		run->form_values[i] = a ? in_values[a - 1] : (Datum) 0;
+		/* what the key restores is stored as a NULL: nothing */
+		run->form_isnull[i] = a ? in_isnull[a - 1] || (run->restored && run->restored[i]) : true;
+	}
+	return xxl_compact_form(buf, out_desc, run->form_values, run->form_isnull, len);
+}
+
 static void
 read_variable(XxlSortRun *run, XxlInput *in)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	MemoryContext rowcxt = AllocSetContextCreate(cxt, "xxl sort row", ALLOCSET_DEFAULT_SIZES);
 	TupleDesc	out_desc = run->out_desc;
-	int			natts = out_desc->natts;
-	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
-	bool	   *isnull = palloc(sizeof(bool) * Max(natts, 1));
 	AttrNumber	maxkey = xxl_sortkey_max_attno(run->key);
 	StringInfoData rowbuf;
 
@@ -258,21 +274,7 @@ read_variable(XxlSortRun *run, XxlInput *in)
 		if (row == NULL)
 		{
 			slot_getallattrs(slot);
-			if (run->map == NULL && run->restore == NULL)
-				row = xxl_compact_form(&rowbuf, out_desc, slot->tts_values, slot->tts_isnull,
-									   &rlen);
-			else
-			{
-				for (int i = 0; i < natts; i++)
-				{
-					AttrNumber	a = run->map ? run->map[i] : i + 1;
-
-					values[i] = a ? slot->tts_values[a - 1] : (Datum) 0;
-					/* what the key restores is stored as a NULL: nothing */
-					isnull[i] = a ? slot->tts_isnull[a - 1] || (run->restored && run->restored[i]) : true;
-				}
-				row = xxl_compact_form(&rowbuf, out_desc, values, isnull, &rlen);
-			}
+			row = xxl_sort_run_form_row(run, &rowbuf, slot->tts_values, slot->tts_isnull, &rlen);
 		}
 		if (xxl_sorter_put_var(run->sorter, k, klen, row, rlen) != XXL_OK)
 			put_failed(run);
@@ -281,8 +283,6 @@ read_variable(XxlSortRun *run, XxlInput *in)
 	MemoryContextSwitchTo(cxt);
 	MemoryContextDelete(rowcxt);
 	pfree(rowbuf.data);
-	pfree(values);
-	pfree(isnull);
 }
 
 /*
@@ -363,10 +363,9 @@ plan_restore(XxlSortRun *run)
 }
 
 XxlSortRun *
-xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
-				   const bool *needed, const XxlSortRunOptions *options)
+xxl_sort_run_new(XxlSortKey *key, TupleDesc out_desc, AttrNumber *map, const bool *needed,
+				 const XxlSortRunOptions *options)
 {
-	size_t		memory = options ? options->memory : 0;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl sort run",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -378,7 +377,23 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	run->map = only_needed(map, out_desc, needed);
 	run->values = palloc0(sizeof(Datum) * Max(out_desc->natts, 1));
 	run->isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
+	run->form_values = palloc0(sizeof(Datum) * Max(out_desc->natts, 1));
+	run->form_isnull = palloc0(sizeof(bool) * Max(out_desc->natts, 1));
 	run->fixed = plan_fixed(run);
+	if (!run->fixed && options && options->restore_from_key)
+		plan_restore(run);
+	MemoryContextSwitchTo(old);
+	return run;
+}
+
+XxlSortRun *
+xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
+				   const bool *needed, const XxlSortRunOptions *options)
+{
+	size_t		memory = options ? options->memory : 0;
+	XxlSortRun *run = xxl_sort_run_new(key, out_desc, map, needed, options);
+	MemoryContext old = MemoryContextSwitchTo(run->cxt);
+
 	if (options && options->distinct)
 	{
 		/* the filter's share of the budget: a sixteenth, at most 4MB */
@@ -405,8 +420,6 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	}
 	else
 	{
-		if (options && options->restore_from_key)
-			plan_restore(run);
 		run->sorter = xxl_sort_new(run->op, 0, 0, xxl_sortkey_compare(run->key));
 		read_variable(run, in);
 	}

@@ -71,6 +71,36 @@ extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc o
 extern uint64 xxl_sort_run_dropped(const XxlSortRun *run);
 
 /* Whether the run uses fixed-size records (for EXPLAIN and tests). */
+/*
+ * Rows already sorted by a run's key, from elsewhere (a shard's rows over
+ * the network, another run): next puts the next row, in the layout the
+ * key was made for, into values and isnull and returns true, or false at
+ * its end; the values stay valid until its next call.
+ */
+typedef struct XxlSortedStream
+{
+	bool		(*next) (void *arg, Datum *values, bool *isnull);
+	void	   *arg;
+} XxlSortedStream;
+
+/* Adds the streams' own figures to the run's operator (xxl_operator_detail). */
+struct XxlOperator;
+typedef void (*XxlStreamsReport) (void *arg, struct XxlOperator *op);
+
+/*
+ * A run whose rows are the merge of streams[0..nstreams), each sorted by
+ * key and laid out as in_desc, handed out as xxl_sort_run_start's: they
+ * are never sorted again.  Each stream is asked for its first row here,
+ * in order, and then whenever its row has gone out; the merge keeps one
+ * record per stream.  Equal keys go out in stream order.  report(arg, op),
+ * if set, runs when the last row has gone out, before the statistics are
+ * recorded.
+ */
+extern XxlSortRun *xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key,
+									  TupleDesc in_desc, TupleDesc out_desc, AttrNumber *map,
+									  const XxlSortRunOptions *options,
+									  XxlStreamsReport report, void *report_arg);
+
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
 
 /*

@@ -87,11 +87,43 @@ struct XxlSortRun
 	/* marks (xxl_sort_run_mark): the records handed out since, or NULL */
 	XxlMarkBuffer *marks;
 
+	/* a row's values in the result's layout, while its record is formed */
+	Datum	   *form_values;
+	bool	   *form_isnull;
+
+	/* merging sorted streams (xxl_sort_streams.c) instead of sorting, or NULL */
+	struct XxlStreamsMerge *streams;
+
 	/* the record xxl_sort_run_advance took, until the next call */
 	const void *cur_key;
 	const void *cur_payload;
 	uint32		cur_klen;
 	uint32		cur_plen;
 };
+
+/*
+ * A run laid out for key, out_desc, map and needed (see xxl_sort_run_start),
+ * its records planned, with no rows yet: xxl_sort_run_start sorts into it,
+ * xxl_sort_run_merge merges into it.
+ */
+extern XxlSortRun *xxl_sort_run_new(XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
+									const bool *needed, const XxlSortRunOptions *options);
+
+/* A fixed record of a row (the input's layout) into rec (record_size bytes). */
+extern void xxl_sort_run_encode_fixed(XxlSortRun *run, const Datum *values, const bool *isnull,
+									  unsigned char *rec);
+
+/*
+ * A variable record's row part, of a row in the input's layout, formed in
+ * buf; the columns the key restores are left out.
+ */
+extern const char *xxl_sort_run_form_row(XxlSortRun *run, StringInfo buf, const Datum *in_values,
+										 const bool *in_isnull, uint32 *len);
+
+/* The next merged record (xxl_sort_streams.c): as next_sorted. */
+extern int	xxl_sort_streams_next(XxlSortRun *run, const void **key, uint32 *klen,
+								  const void **payload, uint32 *plen);
+/* Before the run records its statistics: the streams' own. */
+extern void xxl_sort_streams_report(XxlSortRun *run);
 
 #endif							/* XXL_PG_SORT_RUN_INTERNAL_H */

@@ -69,6 +69,8 @@ finish(XxlSortRun *run)
 	if (run->finished)
 		return;
 	run->finished = true;
+	if (run->streams != NULL)
+		xxl_sort_streams_report(run);
 	xxl_operator_end(run->op);
 	run->stats = *xxl_operator_last_stats();
 	run->sorter = NULL;
@@ -91,7 +93,9 @@ next_sorted(XxlSortRun *run, const void **key, uint32 *klen, const void **payloa
 
 	if (run->exhausted)
 		return 0;
-	if (run->fixed)
+	if (run->streams != NULL)
+		got = xxl_sort_streams_next(run, key, klen, payload, plen);
+	else if (run->fixed)
 	{
 		/* a batch at a time from the sorter, handed on record by record */
 		if (run->batch_left == 0)

@@ -9,6 +9,8 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -23,6 +25,53 @@
 #include "pg/sort/xxl_sort_run.h"
 #include "pg/sort/xxl_sort_sql.h"
 #include "pg/sort/xxl_sortkey.h"
+
+static XxlShardedSort sharded_sort;
+
+void
+xxl_sort_register_sharded(XxlShardedSort sharded)
+{
+	sharded_sort = sharded;
+}
+
+/*
+ * The run of a sort of source if source names a sharded table (see
+ * xxl_sort_sql.h), else NULL.  out_desc: the result's layout, or NULL for
+ * the table's visible columns (then set); map_context: for
+ * xxl_map_columns' messages.
+ */
+static XxlSortRun *
+start_sharded(Oid relid, const char *order_by, TupleDesc *out_desc, const char *map_context,
+			  const XxlSortRunOptions *options)
+{
+	Relation	rel;
+	TupleDesc	in_desc;
+	XxlSortKey *key;
+	AttrNumber *map;
+	XxlSortRun *run;
+
+	if (sharded_sort == NULL || !OidIsValid(relid) ||
+		get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return NULL;
+	rel = table_open(relid, AccessShareLock);
+	in_desc = CreateTupleDescCopy(RelationGetDescr(rel));
+	key = xxl_sortkey_create(in_desc, xxl_parse_order_by(order_by));
+	if (*out_desc == NULL)
+		*out_desc = xxl_visible_desc(in_desc);
+	map = xxl_map_columns(in_desc, *out_desc, map_context);
+	run = sharded_sort(rel, key, *out_desc, map, options);
+	table_close(rel, NoLock);
+	return run;
+}
+
+/* The table a source text names, if it does and it exists; else InvalidOid. */
+static Oid
+source_relid(const char *source)
+{
+	RangeVar   *rv = xxl_source_name(source);
+
+	return rv != NULL ? RangeVarGetRelid(rv, AccessShareLock, true) : InvalidOid;
+}
 
 PG_FUNCTION_INFO_V1(xxl_sort_into);
 PG_FUNCTION_INFO_V1(xxl_sort_record);
@@ -47,14 +96,32 @@ xxl_sort_into(PG_FUNCTION_ARGS)
 	char	   *source = xxl_arg_text(fcinfo, 0, NULL, "source");
 	char	   *order_by = xxl_arg_text(fcinfo, 1, NULL, "order_by");
 	char	   *target = xxl_arg_text(fcinfo, 2, NULL, "target");
-	List	   *items = xxl_parse_order_by(order_by);
-	XxlInput   *in = xxl_input_open(source);
-	TupleDesc	in_desc = xxl_input_desc(in);
-	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
-	TupleDesc	out_desc = xxl_visible_desc(in_desc);
-	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the target");
-	XxlOutput  *out = xxl_output_into_table(target, out_desc);
+	TupleDesc	out_desc = NULL;
+	XxlSortRunOptions options = {.name = "sort_into"};
+	XxlSortRun *run = start_sharded(source_relid(source), order_by, &out_desc, "the target",
+									&options);
+	List	   *items;
+	XxlInput   *in;
+	TupleDesc	in_desc;
+	XxlSortKey *key;
+	AttrNumber *map;
+	XxlOutput  *out;
+	uint64		n;
 
+	if (run != NULL)
+	{
+		out = xxl_output_into_table(target, out_desc);
+		n = xxl_sort_run_drain(run, out);
+		xxl_sort_run_free(run);
+		PG_RETURN_INT64((int64) n);
+	}
+	items = xxl_parse_order_by(order_by);
+	in = xxl_input_open(source);
+	in_desc = xxl_input_desc(in);
+	key = xxl_sortkey_create(in_desc, items);
+	out_desc = xxl_visible_desc(in_desc);
+	map = xxl_map_columns(in_desc, out_desc, "the target");
+	out = xxl_output_into_table(target, out_desc);
 	PG_RETURN_INT64((int64) run_sort(in, key, out, out_desc, map));
 }
 
@@ -62,12 +129,21 @@ XxlSortRun *
 xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_desc,
 					 const bool *needed, const XxlSortRunOptions *options)
 {
-	List	   *items = xxl_parse_order_by(order_by);
-	XxlInput   *in = xxl_input_open(source);
-	TupleDesc	in_desc = xxl_input_desc(in);
-	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
-	AttrNumber *map = xxl_map_columns(in_desc, out_desc, "the column definition list");
+	XxlSortRun *run = start_sharded(source_relid(source), order_by, &out_desc,
+									"the column definition list", options);
+	List	   *items;
+	XxlInput   *in;
+	TupleDesc	in_desc;
+	XxlSortKey *key;
+	AttrNumber *map;
 
+	if (run != NULL)
+		return run;
+	items = xxl_parse_order_by(order_by);
+	in = xxl_input_open(source);
+	in_desc = xxl_input_desc(in);
+	key = xxl_sortkey_create(in_desc, items);
+	map = xxl_map_columns(in_desc, out_desc, "the column definition list");
 	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
 }
 
@@ -91,12 +167,15 @@ xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const b
 					 const XxlSortRunOptions *options)
 {
 	Oid			relid = typed_source(type);
+	XxlSortRun *run = start_sharded(relid, order_by, &out_desc, "the row type", options);
 	List	   *items;
 	XxlInput   *in;
 	TupleDesc	in_desc;
 	XxlSortKey *key;
 	AttrNumber *map;
 
+	if (run != NULL)
+		return run;
 	items = xxl_parse_order_by(order_by);
 	in = xxl_input_open_relid(relid);
 	in_desc = xxl_input_desc(in);

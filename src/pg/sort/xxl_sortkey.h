@@ -60,6 +60,9 @@ extern const xxl_key_compare *xxl_sortkey_compare(const XxlSortKey *key);
 /* The key's columns: how many, and the attribute each one reads. */
 extern int	xxl_sortkey_ncols(const XxlSortKey *key);
 extern AttrNumber xxl_sortkey_attno(const XxlSortKey *key, int column);
+/* A key column's order: DESC, NULLS FIRST, and its collation (text-like, else InvalidOid). */
+extern void xxl_sortkey_column_order(const XxlSortKey *key, int column, bool *desc,
+									 bool *nulls_first, Oid *collation);
 
 /* Highest attribute number a key reads (for slot_getsomeattrs). */
 extern AttrNumber xxl_sortkey_max_attno(const XxlSortKey *key);

@@ -38,6 +38,7 @@ typedef struct KeyColumn
 	bool		nulls_first;
 	int			fixed_width;	/* bytes of every encoded value, or 0 */
 	int			fixed_offset;	/* fixed keys: where the null flag is */
+	Oid			collation;		/* text-like: the collation it sorts in */
 	bool		collate_c;		/* text-like: compare bytes */
 	pg_locale_t locale;			/* text-like, ICU: its collator */
 	/*

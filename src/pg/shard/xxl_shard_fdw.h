@@ -1,0 +1,41 @@
+/*
+ * xxl_shard_fdw.h — postgres_fdw's side of a shard: which partitions are
+ * its foreign tables, what they are called on their server, and their
+ * connections.  Connections are postgres_fdw's own (its user mappings, its
+ * connection cache, the remote transaction it opens for the local one and
+ * commits, aborts or cancels with it), reached through the functions its
+ * library exports; pgxxl keeps no connection of its own.
+ */
+#ifndef XXL_PG_SHARD_FDW_H
+#define XXL_PG_SHARD_FDW_H
+
+#include "libpq-fe.h"
+#include "utils/relcache.h"
+
+/* A foreign partition of postgres_fdw. */
+typedef struct XxlShard
+{
+	Oid			relid;
+	char	   *partition;		/* its name, for messages */
+	char	   *server;			/* its server's name */
+	Oid			serverid;
+	char	   *remote_table;	/* quoted and qualified, as postgres_fdw names it */
+	char	  **remote_columns; /* per column of the parent: quoted, or NULL (dropped) */
+} XxlShard;
+
+/* Whether relid is a foreign table served by postgres_fdw. */
+extern bool xxl_shard_is_postgres_fdw(Oid relid);
+
+/* The shard of foreign partition relid of parent (whose columns it maps by name). */
+extern XxlShard *xxl_shard_describe(Relation parent, Oid relid);
+
+/*
+ * postgres_fdw's connection to the shard's server as the current user, in
+ * the remote transaction it keeps for the local one; an error if the user
+ * has no user mapping or the server cannot be reached.
+ */
+extern PGconn *xxl_shard_connect(XxlShard *shard);
+/* Give the connection back to postgres_fdw's cache. */
+extern void xxl_shard_release(PGconn *conn);
+
+#endif							/* XXL_PG_SHARD_FDW_H */

@@ -1,0 +1,421 @@
+/*
+ * xxl_shard_stream.c — one shard's sorted rows (xxl_shard_stream.h).
+ *
+ * The shard runs
+ *     SELECT * FROM xxl.sort('SELECT <its columns, cast to ours> FROM <its
+ *     table>', '<the key, every text column with its collation>') AS s(...)
+ * so pgxxl sorts there under that server's own xxl.memory and disks.  A
+ * text column's collation goes with the key: "C" as it is, a named
+ * collation by name, the database default as "default"; before the sort,
+ * the shard is asked what that collation is, with the same query this
+ * server answers, and a different answer (or none: the collation is
+ * missing there) stops the call before anything runs, rather than merging
+ * rows in two orders.
+ *
+ * Rows come in binary and are read with the types' receive functions.
+ * The wait for a row is interruptible; on a cancel or error here the
+ * local transaction aborts and postgres_fdw, whose connection this is,
+ * cancels the remote statement and rolls the remote transaction back.  A
+ * stream dropped early without an error (a LIMIT above the sort) cancels
+ * its statement itself, so that the connection is idle again for
+ * postgres_fdw.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "pg/shard/xxl_shard_stream.h"
+
+struct XxlShardStream
+{
+	XxlShard   *shard;
+	PGconn	   *conn;
+	char	   *sql;
+	TupleDesc	desc;
+	int		   *result_col;		/* per column of desc: in the result, or -1 */
+	FmgrInfo   *recv;
+	Oid		   *ioparam;
+	StringInfoData buf;
+	uint64		rows;
+	uint64		bytes;
+	instr_time	started;
+	double		first_row_ms;	/* < 0: none yet */
+	bool		busy;			/* a statement is running on conn */
+	MemoryContextCallback drop_cb;
+};
+
+/* An error of the shard's, as an error here: its SQLSTATE, its words, its name. */
+static void
+shard_error(XxlShardStream *s, PGresult *res, const char *sql)
+{
+	const char *code = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	const char *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
+	int			sqlstate = ERRCODE_CONNECTION_FAILURE;
+	char	   *message;
+	char	   *d = detail ? pstrdup(detail) : NULL;
+	char	   *h = hint ? pstrdup(hint) : NULL;
+
+	if (code != NULL && strlen(code) == 5)
+		sqlstate = MAKE_SQLSTATE(code[0], code[1], code[2], code[3], code[4]);
+	message = pstrdup(primary ? primary : pchomp(PQerrorMessage(s->conn)));
+	/* no schema xxl, no xxl.sort there */
+	if (h == NULL && (sqlstate == ERRCODE_INVALID_SCHEMA_NAME || sqlstate == ERRCODE_UNDEFINED_FUNCTION))
+		h = psprintf("Install pgxxl on server \"%s\": CREATE EXTENSION pgxxl.", s->shard->server);
+	if (res)
+		PQclear(res);
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("shard \"%s\" (partition \"%s\"): %s", s->shard->server, s->shard->partition,
+					message),
+			 d ? errdetail_internal("%s", d) : 0,
+			 h ? errhint("%s", h) : 0,
+			 errcontext("remote SQL command: %s", sql)));
+}
+
+/* The next result on the connection, waited for interruptibly; NULL: none left. */
+static PGresult *
+next_result(XxlShardStream *s, const char *sql)
+{
+	while (PQisBusy(s->conn))
+	{
+		int			events = WaitLatchOrSocket(MyLatch,
+											   WL_LATCH_SET | WL_SOCKET_READABLE | WL_EXIT_ON_PM_DEATH,
+											   PQsocket(s->conn), -1L, PG_WAIT_EXTENSION);
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if ((events & WL_SOCKET_READABLE) && !PQconsumeInput(s->conn))
+			shard_error(s, NULL, sql);
+	}
+	return PQgetResult(s->conn);
+}
+
+/* Results until the statement is over. */
+static void
+drain(XxlShardStream *s, const char *sql)
+{
+	PGresult   *res;
+
+	while ((res = next_result(s, sql)) != NULL)
+		PQclear(res);
+	s->busy = false;
+}
+
+/* One row of one column: a query run on the shard, e.g. a probe. */
+static char *
+remote_value(XxlShardStream *s, const char *sql)
+{
+	PGresult   *res;
+	char	   *value = NULL;
+
+	if (!PQsendQuery(s->conn, sql))
+		shard_error(s, NULL, sql);
+	s->busy = true;
+	res = next_result(s, sql);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		shard_error(s, res, sql);
+	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		value = pstrdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	drain(s, sql);
+	return value;
+}
+
+/* The same query here. */
+static char *
+local_value(const char *sql)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *value = NULL;
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed: %s", sql);
+	if (SPI_processed == 1)
+	{
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			value = MemoryContextStrdup(caller, TextDatumGetCString(d));
+	}
+	SPI_finish();
+	return value;
+}
+
+/* A collation's schema. */
+static char *
+collation_schema(Oid collation)
+{
+	HeapTuple	tp = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+	char	   *schema;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for collation %u", collation);
+	schema = get_namespace_name(((Form_pg_collation) GETSTRUCT(tp))->collnamespace);
+	ReleaseSysCache(tp);
+	return schema;
+}
+
+/*
+ * The text a collation's order follows, as a query both servers answer:
+ * the database's for the default, the catalog's by name for the others.
+ */
+static char *
+collation_probe(Oid collation, char **shown)
+{
+	const char *fields = "concat_ws(' / ', %s, %s, %s, coalesce(%s, ''))";
+
+	if (collation == DEFAULT_COLLATION_OID)
+	{
+		*shown = pstrdup("the database default");
+		return psprintf("SELECT %s FROM pg_catalog.pg_database WHERE datname = current_database()",
+						psprintf(fields, "datlocprovider", "datcollate", "datctype", "daticulocale"));
+	}
+	*shown = psprintf("\"%s\"", get_collation_name(collation));
+	return psprintf("SELECT %s FROM pg_catalog.pg_collation c JOIN pg_catalog.pg_namespace n "
+					"ON n.oid = c.collnamespace WHERE n.nspname = %s AND c.collname = %s "
+					"AND c.collencoding IN (-1, pg_catalog.pg_char_to_encoding(pg_catalog.getdatabaseencoding()))",
+					psprintf(fields, "collprovider", "collcollate", "collctype", "colliculocale"),
+					quote_literal_cstr(collation_schema(collation)),
+					quote_literal_cstr(get_collation_name(collation)));
+}
+
+static void
+check_collation(XxlShardStream *s, Oid collation)
+{
+	char	   *shown;
+	char	   *probe = collation_probe(collation, &shown);
+	char	   *here = local_value(probe);
+	char	   *there = remote_value(s, probe);
+
+	if (there == NULL || here == NULL || strcmp(here, there) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_COLLATION_MISMATCH),
+				 errmsg("shard \"%s\" (partition \"%s\") cannot sort in collation %s as this server does",
+						s->shard->server, s->shard->partition, shown),
+				 there == NULL ? errdetail("The collation does not exist there.") :
+				 errdetail("Here it is %s, there %s.", here ? here : "(none)", there),
+				 errhint("Create the same collation on every shard, or sort with COLLATE \"C\".")));
+}
+
+/* The key as an ORDER BY list for the shard, every text column with its collation. */
+static char *
+remote_order_by(XxlShardStream *s, XxlSortKey *key)
+{
+	StringInfoData ob;
+
+	initStringInfo(&ob);
+	for (int c = 0; c < xxl_sortkey_ncols(key); c++)
+	{
+		AttrNumber	a = xxl_sortkey_attno(key, c);
+		bool		desc,
+					nulls_first;
+		Oid			collation;
+
+		xxl_sortkey_column_order(key, c, &desc, &nulls_first, &collation);
+		appendStringInfo(&ob, "%s%s", c > 0 ? ", " : "",
+						 quote_identifier(NameStr(TupleDescAttr(s->desc, a - 1)->attname)));
+		if (OidIsValid(collation))
+		{
+			if (collation == C_COLLATION_OID || collation == POSIX_COLLATION_OID)
+				appendStringInfoString(&ob, " COLLATE pg_catalog.\"C\"");
+			else if (collation == DEFAULT_COLLATION_OID)
+			{
+				check_collation(s, collation);
+				appendStringInfoString(&ob, " COLLATE pg_catalog.\"default\"");
+			}
+			else
+			{
+				check_collation(s, collation);
+				appendStringInfo(&ob, " COLLATE %s",
+								 quote_qualified_identifier(collation_schema(collation),
+															get_collation_name(collation)));
+			}
+		}
+		appendStringInfo(&ob, " %s NULLS %s", desc ? "DESC" : "ASC", nulls_first ? "FIRST" : "LAST");
+	}
+	return ob.data;
+}
+
+/* The statement the shard runs (see the file's comment). */
+static char *
+remote_sql(XxlShardStream *s, XxlSortKey *key)
+{
+	StringInfoData inner,
+				cols,
+				sql;
+	int			n = 0;
+
+	initStringInfo(&inner);
+	initStringInfo(&cols);
+	appendStringInfoString(&inner, "SELECT ");
+	for (int i = 0; i < s->desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(s->desc, i);
+		char	   *type;
+
+		s->result_col[i] = -1;
+		if (att->attisdropped)
+			continue;
+		type = format_type_extended(att->atttypid, att->atttypmod,
+									FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+		appendStringInfo(&inner, "%s%s::%s AS %s", n > 0 ? ", " : "", s->shard->remote_columns[i],
+						 type, quote_identifier(NameStr(att->attname)));
+		appendStringInfo(&cols, "%s%s %s", n > 0 ? ", " : "",
+						 quote_identifier(NameStr(att->attname)), type);
+		s->result_col[i] = n++;
+	}
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot sort a table without columns across shards")));
+	appendStringInfo(&inner, " FROM %s", s->shard->remote_table);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT * FROM xxl.sort(%s, %s) AS s(%s)",
+					 quote_literal_cstr(inner.data),
+					 quote_literal_cstr(remote_order_by(s, key)), cols.data);
+	return sql.data;
+}
+
+/*
+ * Dropped without an error while its statement runs (a LIMIT above): stop
+ * the statement so that postgres_fdw finds its connection idle.  Not during
+ * an abort: postgres_fdw cancels, and may have closed the connection.
+ */
+static void
+drop_stream(void *arg)
+{
+	XxlShardStream *s = arg;
+	char		errbuf[256];
+	PGcancel   *cancel;
+	PGresult   *res;
+
+	if (!s->busy || !IsTransactionState())
+		return;
+	cancel = PQgetCancel(s->conn);
+	if (cancel != NULL)
+	{
+		(void) PQcancel(cancel, errbuf, sizeof(errbuf));
+		PQfreeCancel(cancel);
+	}
+	while ((res = PQgetResult(s->conn)) != NULL)
+		PQclear(res);
+	s->busy = false;
+}
+
+XxlShardStream *
+xxl_shard_stream_start(XxlShard *shard, TupleDesc desc, XxlSortKey *key)
+{
+	XxlShardStream *s = palloc0(sizeof(XxlShardStream));
+
+	s->shard = shard;
+	s->desc = desc;
+	s->result_col = palloc(sizeof(int) * Max(desc->natts, 1));
+	s->recv = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
+	s->ioparam = palloc0(sizeof(Oid) * Max(desc->natts, 1));
+	s->first_row_ms = -1;
+	initStringInfo(&s->buf);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			recv;
+
+		if (att->attisdropped)
+			continue;
+		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
+		fmgr_info(recv, &s->recv[i]);
+	}
+	s->conn = xxl_shard_connect(shard);
+	s->drop_cb.func = drop_stream;
+	s->drop_cb.arg = s;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &s->drop_cb);
+	s->sql = remote_sql(s, key);
+	INSTR_TIME_SET_CURRENT(s->started);
+	if (!PQsendQueryParams(s->conn, s->sql, 0, NULL, NULL, NULL, NULL, 1))
+		shard_error(s, NULL, s->sql);
+	s->busy = true;
+	if (!PQsetSingleRowMode(s->conn))
+		elog(ERROR, "could not read the rows of shard \"%s\" one by one", shard->server);
+	return s;
+}
+
+bool
+xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
+{
+	XxlShardStream *s = stream;
+	PGresult   *res;
+
+	if (!s->busy)
+		return false;
+	res = next_result(s, s->sql);
+	if (res == NULL || PQresultStatus(res) == PGRES_TUPLES_OK)
+	{
+		if (res)
+			PQclear(res);
+		drain(s, s->sql);
+		xxl_shard_release(s->conn);
+		return false;
+	}
+	if (PQresultStatus(res) != PGRES_SINGLE_TUPLE)
+		shard_error(s, res, s->sql);
+	if (s->first_row_ms < 0)
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, s->started);
+		s->first_row_ms = INSTR_TIME_GET_MILLISEC(now);
+	}
+	for (int i = 0; i < s->desc->natts; i++)
+	{
+		int			j = s->result_col[i];
+		int			len;
+
+		isnull[i] = j < 0 || PQgetisnull(res, 0, j);
+		values[i] = (Datum) 0;
+		if (isnull[i])
+			continue;
+		len = PQgetlength(res, 0, j);
+		resetStringInfo(&s->buf);
+		appendBinaryStringInfo(&s->buf, PQgetvalue(res, 0, j), len);
+		values[i] = ReceiveFunctionCall(&s->recv[i], &s->buf, s->ioparam[i],
+										TupleDescAttr(s->desc, i)->atttypmod);
+		if (s->buf.cursor != s->buf.len)
+		{
+			PQclear(res);
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("shard \"%s\" sent column \"%s\" in a form this server does not read",
+							s->shard->server, NameStr(TupleDescAttr(s->desc, i)->attname))));
+		}
+		s->bytes += len;
+	}
+	PQclear(res);
+	s->rows++;
+	return true;
+}
+
+char *
+xxl_shard_stream_describe(XxlShardStream *s)
+{
+	return psprintf("{\"shard\": \"%s\", \"partition\": \"%s\", \"rows\": " UINT64_FORMAT
+					", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f}",
+					s->shard->server, s->shard->partition, s->rows, s->bytes,
+					Max(s->first_row_ms, 0));
+}

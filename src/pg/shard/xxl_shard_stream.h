@@ -1,0 +1,33 @@
+/*
+ * xxl_shard_stream.h — one shard's rows, sorted there by pgxxl and
+ * received here as they leave its final merge.  Started with a query sent
+ * without waiting (so every shard works at once); rows then arrive one at
+ * a time (libpq's single-row mode, binary), each waited for
+ * interruptibly: a cancel here ends the wait, and postgres_fdw cancels the
+ * remote statement as the local transaction aborts.  An error on the
+ * shard ends the call with the shard's SQLSTATE and its name.
+ */
+#ifndef XXL_PG_SHARD_STREAM_H
+#define XXL_PG_SHARD_STREAM_H
+
+#include "access/tupdesc.h"
+
+#include "pg/sort/sort.h"
+#include "pg/shard/xxl_shard_fdw.h"
+
+typedef struct XxlShardStream XxlShardStream;
+
+/*
+ * Check that the shard sorts key as here (the collations of its text
+ * columns), then send it the sort of its partition by key: rows laid out
+ * as desc (the parent's), NULL in its dropped columns.
+ */
+extern XxlShardStream *xxl_shard_stream_start(XxlShard *shard, TupleDesc desc, XxlSortKey *key);
+
+/* The next row (XxlSortedStream's next). */
+extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);
+
+/* What it received, as a JSON object: rows, bytes, ms to its first row. */
+extern char *xxl_shard_stream_describe(XxlShardStream *s);
+
+#endif							/* XXL_PG_SHARD_STREAM_H */
