@@ -75,23 +75,23 @@ option(List *options, const char *name)
 	return NULL;
 }
 
-XxlShard *
-xxl_shard_describe(Relation parent, Oid relid)
+void
+xxl_shard_add_partition(List **shards, Relation parent, Oid relid)
 {
-	XxlShard   *shard = palloc0(sizeof(XxlShard));
 	ForeignTable *ft = GetForeignTable(relid);
 	ForeignServer *server = GetForeignServer(ft->serverid);
 	TupleDesc	desc = RelationGetDescr(parent);
 	char	   *schema = option(ft->options, "schema_name");
 	char	   *table = option(ft->options, "table_name");
+	char	   *partition = get_rel_name(relid);
+	XxlShardTable *t = palloc0(sizeof(XxlShardTable));
+	XxlShard   *shard = NULL;
+	ListCell   *lc;
 
-	shard->relid = relid;
-	shard->partition = get_rel_name(relid);
-	shard->server = pstrdup(server->servername);
-	shard->serverid = server->serverid;
-	shard->remote_table = quote_qualified_identifier(schema ? schema : get_namespace_name(get_rel_namespace(relid)),
-													 table ? table : shard->partition);
-	shard->remote_columns = palloc0(sizeof(char *) * Max(desc->natts, 1));
+	t->relid = relid;
+	t->remote_table = quote_qualified_identifier(schema ? schema : get_namespace_name(get_rel_namespace(relid)),
+												 table ? table : partition);
+	t->remote_columns = palloc0(sizeof(char *) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -102,12 +102,28 @@ xxl_shard_describe(Relation parent, Oid relid)
 			continue;
 		a = get_attnum(relid, NameStr(att->attname));
 		if (a == InvalidAttrNumber)
-			elog(ERROR, "partition \"%s\" has no column \"%s\"", shard->partition,
-				 NameStr(att->attname));
+			elog(ERROR, "partition \"%s\" has no column \"%s\"", partition, NameStr(att->attname));
 		name = option(GetForeignColumnOptions(relid, a), "column_name");
-		shard->remote_columns[i] = pstrdup(quote_identifier(name ? name : NameStr(att->attname)));
+		t->remote_columns[i] = pstrdup(quote_identifier(name ? name : NameStr(att->attname)));
 	}
-	return shard;
+
+	foreach(lc, *shards)
+	{
+		if (((XxlShard *) lfirst(lc))->serverid == server->serverid)
+			shard = lfirst(lc);
+	}
+	if (shard == NULL)
+	{
+		shard = palloc0(sizeof(XxlShard));
+		shard->serverid = server->serverid;
+		shard->server = pstrdup(server->servername);
+		shard->where = psprintf("partition \"%s\"", partition);
+		*shards = lappend(*shards, shard);
+	}
+	else
+		shard->where = psprintf("%ss %s, \"%s\"", "partition",
+								strchr(shard->where, '"'), partition);
+	shard->tables = lappend(shard->tables, t);
 }
 
 PGconn *

@@ -12,22 +12,34 @@
 #include "libpq-fe.h"
 #include "utils/relcache.h"
 
-/* A foreign partition of postgres_fdw. */
-typedef struct XxlShard
+/* A foreign partition of postgres_fdw, as its server names it. */
+typedef struct XxlShardTable
 {
 	Oid			relid;
-	char	   *partition;		/* its name, for messages */
-	char	   *server;			/* its server's name */
-	Oid			serverid;
 	char	   *remote_table;	/* quoted and qualified, as postgres_fdw names it */
 	char	  **remote_columns; /* per column of the parent: quoted, or NULL (dropped) */
+} XxlShardTable;
+
+/*
+ * A server with foreign partitions of one table: it is sent one statement
+ * for all of them, as postgres_fdw has one connection per server and user.
+ */
+typedef struct XxlShard
+{
+	Oid			serverid;
+	char	   *server;			/* its name */
+	char	   *where;			/* for messages: partition "p1", or partitions "p1", "p2" */
+	List	   *tables;			/* XxlShardTable */
 } XxlShard;
 
 /* Whether relid is a foreign table served by postgres_fdw. */
 extern bool xxl_shard_is_postgres_fdw(Oid relid);
 
-/* The shard of foreign partition relid of parent (whose columns it maps by name). */
-extern XxlShard *xxl_shard_describe(Relation parent, Oid relid);
+/*
+ * Foreign partition relid of parent (whose columns it maps by name) into
+ * the shard of its server in shards (a List of XxlShard), new if need be.
+ */
+extern void xxl_shard_add_partition(List **shards, Relation parent, Oid relid);
 
 /*
  * postgres_fdw's connection to the shard's server as the current user, in

@@ -67,9 +67,11 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	List	   *relids;
 	List	   *local = NIL;
 	List	   *foreign = NIL;
+	List	   *servers = NIL;
 	ListCell   *lc;
 	ShardedSort *ss;
 	XxlSortedStream *streams;
+	XxlShardGroup *group;
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			n = 0;
 
@@ -98,12 +100,15 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	/* what a query of the table needs: SELECT on it */
 	xxl_input_check_select(rel, 0, NULL);
 	ss = palloc0(sizeof(ShardedSort));
-	ss->shards = palloc(sizeof(XxlShardStream *) * list_length(foreign));
-	streams = palloc0(sizeof(XxlSortedStream) * (list_length(foreign) + 1));
-	/* every shard at work before anything is read */
 	foreach(lc, foreign)
+		xxl_shard_add_partition(&servers, rel, lfirst_oid(lc));
+	ss->shards = palloc(sizeof(XxlShardStream *) * list_length(servers));
+	streams = palloc0(sizeof(XxlSortedStream) * (list_length(servers) + 1));
+	/* every shard at work before anything is read */
+	group = xxl_shard_group_create();
+	foreach(lc, servers)
 	{
-		XxlShardStream *s = xxl_shard_stream_start(xxl_shard_describe(rel, lfirst_oid(lc)), desc, key);
+		XxlShardStream *s = xxl_shard_stream_start(group, lfirst(lc), desc, key);
 
 		ss->shards[ss->nshards++] = s;
 		streams[n].next = xxl_shard_stream_next;

@@ -38,8 +38,15 @@
 
 #include "pg/shard/xxl_shard_stream.h"
 
+struct XxlShardGroup
+{
+	List	   *streams;
+};
+
 struct XxlShardStream
 {
+	XxlShardGroup *group;
+	PGresult   *pending;		/* a result taken while another was waited for */
 	XxlShard   *shard;
 	PGconn	   *conn;
 	char	   *sql;
@@ -79,29 +86,89 @@ shard_error(XxlShardStream *s, PGresult *res, const char *sql)
 		PQclear(res);
 	ereport(ERROR,
 			(errcode(sqlstate),
-			 errmsg("shard \"%s\" (partition \"%s\"): %s", s->shard->server, s->shard->partition,
-					message),
+			 errmsg("shard \"%s\" (%s): %s", s->shard->server, s->shard->where, message),
 			 d ? errdetail_internal("%s", d) : 0,
 			 h ? errhint("%s", h) : 0,
 			 errcontext("remote SQL command: %s", sql)));
+}
+
+/*
+ * Wait until a socket of the group's running statements has something,
+ * or the latch is set.  Every shard that has no result waiting is watched,
+ * not only the one whose row is wanted: a shard that fails or is stopped
+ * while another is still sorting ends the call at once.  A result that
+ * arrives for another shard is taken (an error is raised at once) and kept
+ * for it: one at a time, so nothing here grows with a shard's rows.
+ */
+static void
+wait_group(XxlShardStream *want, const char *sql)
+{
+	List	   *watched = NIL;
+	ListCell   *lc;
+	WaitEventSet *set;
+	WaitEvent  *events;
+	int			n;
+
+	foreach(lc, want->group->streams)
+	{
+		XxlShardStream *s = lfirst(lc);
+
+		if (s->busy && s->pending == NULL && PQsocket(s->conn) >= 0)
+			watched = lappend(watched, s);
+	}
+	set = CreateWaitEventSet(CurrentMemoryContext, list_length(watched) + 2);
+	events = palloc(sizeof(WaitEvent) * (list_length(watched) + 2));
+	AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	foreach(lc, watched)
+	{
+		XxlShardStream *s = lfirst(lc);
+
+		AddWaitEventToSet(set, WL_SOCKET_READABLE, PQsocket(s->conn), NULL, s);
+	}
+	n = WaitEventSetWait(set, -1L, events, list_length(watched) + 2, PG_WAIT_EXTENSION);
+	FreeWaitEventSet(set);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < n; i++)
+	{
+		XxlShardStream *s = events[i].user_data;
+
+		if (!(events[i].events & WL_SOCKET_READABLE) || s == NULL)
+			continue;
+		if (!PQconsumeInput(s->conn))
+			shard_error(s, NULL, s == want ? sql : s->sql);
+		if (s != want && !PQisBusy(s->conn))
+		{
+			PGresult   *res = PQgetResult(s->conn);
+
+			if (res != NULL && PQresultStatus(res) != PGRES_SINGLE_TUPLE &&
+				PQresultStatus(res) != PGRES_TUPLES_OK)
+				shard_error(s, res, s->sql);
+			s->pending = res;
+		}
+	}
+	pfree(events);
+	list_free(watched);
 }
 
 /* The next result on the connection, waited for interruptibly; NULL: none left. */
 static PGresult *
 next_result(XxlShardStream *s, const char *sql)
 {
-	while (PQisBusy(s->conn))
+	for (;;)
 	{
-		int			events = WaitLatchOrSocket(MyLatch,
-											   WL_LATCH_SET | WL_SOCKET_READABLE | WL_EXIT_ON_PM_DEATH,
-											   PQsocket(s->conn), -1L, PG_WAIT_EXTENSION);
+		if (s->pending != NULL)
+		{
+			PGresult   *res = s->pending;
 
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if ((events & WL_SOCKET_READABLE) && !PQconsumeInput(s->conn))
-			shard_error(s, NULL, sql);
+			s->pending = NULL;
+			return res;
+		}
+		if (!PQisBusy(s->conn))
+			return PQgetResult(s->conn);
+		wait_group(s, sql);
 	}
-	return PQgetResult(s->conn);
 }
 
 /* Results until the statement is over. */
@@ -207,8 +274,8 @@ check_collation(XxlShardStream *s, Oid collation)
 	if (there == NULL || here == NULL || strcmp(here, there) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_COLLATION_MISMATCH),
-				 errmsg("shard \"%s\" (partition \"%s\") cannot sort in collation %s as this server does",
-						s->shard->server, s->shard->partition, shown),
+				 errmsg("shard \"%s\" (%s) cannot sort in collation %s as this server does",
+						s->shard->server, s->shard->where, shown),
 				 there == NULL ? errdetail("The collation does not exist there.") :
 				 errdetail("Here it is %s, there %s.", here ? here : "(none)", there),
 				 errhint("Create the same collation on every shard, or sort with COLLATE \"C\".")));
@@ -260,32 +327,48 @@ remote_sql(XxlShardStream *s, XxlSortKey *key)
 	StringInfoData inner,
 				cols,
 				sql;
+	ListCell   *lc;
 	int			n = 0;
 
-	initStringInfo(&inner);
 	initStringInfo(&cols);
-	appendStringInfoString(&inner, "SELECT ");
 	for (int i = 0; i < s->desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(s->desc, i);
-		char	   *type;
 
 		s->result_col[i] = -1;
 		if (att->attisdropped)
 			continue;
-		type = format_type_extended(att->atttypid, att->atttypmod,
-									FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
-		appendStringInfo(&inner, "%s%s::%s AS %s", n > 0 ? ", " : "", s->shard->remote_columns[i],
-						 type, quote_identifier(NameStr(att->attname)));
-		appendStringInfo(&cols, "%s%s %s", n > 0 ? ", " : "",
-						 quote_identifier(NameStr(att->attname)), type);
+		appendStringInfo(&cols, "%s%s %s", n > 0 ? ", " : "", quote_identifier(NameStr(att->attname)),
+						 format_type_extended(att->atttypid, att->atttypmod,
+											  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
 		s->result_col[i] = n++;
 	}
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot sort a table without columns across shards")));
-	appendStringInfo(&inner, " FROM %s", s->shard->remote_table);
+	/* every partition on the server, each column cast to this server's type */
+	initStringInfo(&inner);
+	foreach(lc, s->shard->tables)
+	{
+		XxlShardTable *t = lfirst(lc);
+		bool		first = true;
+
+		appendStringInfoString(&inner, foreach_current_index(lc) > 0 ? " UNION ALL SELECT " : "SELECT ");
+		for (int i = 0; i < s->desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(s->desc, i);
+
+			if (att->attisdropped)
+				continue;
+			appendStringInfo(&inner, "%s%s::%s AS %s", first ? "" : ", ", t->remote_columns[i],
+							 format_type_extended(att->atttypid, att->atttypmod,
+												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
+							 quote_identifier(NameStr(att->attname)));
+			first = false;
+		}
+		appendStringInfo(&inner, " FROM %s", t->remote_table);
+	}
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT * FROM xxl.sort(%s, %s) AS s(%s)",
 					 quote_literal_cstr(inner.data),
@@ -306,6 +389,9 @@ drop_stream(void *arg)
 	PGcancel   *cancel;
 	PGresult   *res;
 
+	if (s->pending != NULL)
+		PQclear(s->pending);
+	s->pending = NULL;
 	if (!s->busy || !IsTransactionState())
 		return;
 	cancel = PQgetCancel(s->conn);
@@ -319,11 +405,19 @@ drop_stream(void *arg)
 	s->busy = false;
 }
 
+XxlShardGroup *
+xxl_shard_group_create(void)
+{
+	return palloc0(sizeof(XxlShardGroup));
+}
+
 XxlShardStream *
-xxl_shard_stream_start(XxlShard *shard, TupleDesc desc, XxlSortKey *key)
+xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, XxlSortKey *key)
 {
 	XxlShardStream *s = palloc0(sizeof(XxlShardStream));
 
+	s->group = group;
+	group->streams = lappend(group->streams, s);
 	s->shard = shard;
 	s->desc = desc;
 	s->result_col = palloc(sizeof(int) * Max(desc->natts, 1));
@@ -414,8 +508,8 @@ xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 char *
 xxl_shard_stream_describe(XxlShardStream *s)
 {
-	return psprintf("{\"shard\": \"%s\", \"partition\": \"%s\", \"rows\": " UINT64_FORMAT
+	return psprintf("{\"shard\": \"%s\", \"partitions\": %d, \"rows\": " UINT64_FORMAT
 					", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f}",
-					s->shard->server, s->shard->partition, s->rows, s->bytes,
+					s->shard->server, list_length(s->shard->tables), s->rows, s->bytes,
 					Max(s->first_row_ms, 0));
 }

@@ -18,11 +18,19 @@
 typedef struct XxlShardStream XxlShardStream;
 
 /*
+ * The streams of one call: while one is waited for, the others' sockets
+ * are watched too, so that a shard that fails ends the call at once.
+ */
+typedef struct XxlShardGroup XxlShardGroup;
+extern XxlShardGroup *xxl_shard_group_create(void);
+
+/*
  * Check that the shard sorts key as here (the collations of its text
  * columns), then send it the sort of its partition by key: rows laid out
  * as desc (the parent's), NULL in its dropped columns.
  */
-extern XxlShardStream *xxl_shard_stream_start(XxlShard *shard, TupleDesc desc, XxlSortKey *key);
+extern XxlShardStream *xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard,
+											  TupleDesc desc, XxlSortKey *key);
 
 /* The next row (XxlSortedStream's next). */
 extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);

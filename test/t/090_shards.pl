@@ -1,0 +1,252 @@
+# 090_shards.pl — sorts of a table sharded with postgres_fdw: a coordinator
+# and three shard servers, a range-partitioned table with one local
+# partition and three foreign ones (the last empty), random rows with NULLs,
+# duplicates and text keys in the database's collation, "C" and en_US.
+# xxl.sort and xxl.sort_into of the sharded table give the rows of ORDER BY
+# over the same rows in one local table, at a budget far below them, as an
+# ordinary role; every shard is held inside its sort at the same moment
+# (xxl.test_hold on the shards), and a cancel on the coordinator ends all
+# of them with no spill file anywhere; a shard stopped before or during the
+# call, a shard without pgxxl, a collation a shard lacks or defines
+# otherwise, a user without a user mapping or without SELECT each end the
+# call with a clear error.  Run by `make test` (scripts/test.sh).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use XxlHold;
+
+my $coord = PostgreSQL::Test::Cluster->new('coordinator');
+$coord->init;
+$coord->start;
+my @shards = map { PostgreSQL::Test::Cluster->new("shard$_") } 1 .. 3;
+
+# each shard: pgxxl, its partition's table, the role the user mappings use
+for my $i (0 .. 2)
+{
+	my $s = $shards[$i];
+	$s->init;
+	$s->start;
+	$s->safe_psql('postgres', q{
+		CREATE EXTENSION pgxxl;
+		CREATE ROLE fdw_user LOGIN;
+		CREATE TABLE part (id bigint, k bigint, t text, u text, n numeric);
+		CREATE TABLE part_empty (LIKE part);
+		GRANT SELECT, INSERT ON part, part_empty TO fdw_user;
+	});
+}
+
+# the coordinator: the sharded table, the same rows in one local table, an
+# ordinary role that may read the sharded table through user mappings
+my $servers = join "\n", map {
+	my $s = $shards[$_ - 1];
+	my $h = $s->host;
+	my $p = $s->port;
+	qq{CREATE SERVER s$_ FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$h', port '$p', dbname 'postgres');
+	   CREATE USER MAPPING FOR CURRENT_USER SERVER s$_ OPTIONS (user 'fdw_user');
+	   CREATE USER MAPPING FOR alice SERVER s$_ OPTIONS (user 'fdw_user', password_required 'false');}
+} 1 .. 3;
+$coord->safe_psql('postgres', qq{
+	CREATE EXTENSION pgxxl;
+	CREATE EXTENSION postgres_fdw;
+	CREATE ROLE alice LOGIN;
+	CREATE ROLE bob LOGIN;
+	$servers
+	CREATE TABLE sharded (id bigint, gone int, k bigint, t text, u text COLLATE "C", n numeric)
+		PARTITION BY RANGE (id);
+	ALTER TABLE sharded DROP COLUMN gone;
+	CREATE TABLE p0 PARTITION OF sharded FOR VALUES FROM (MINVALUE) TO (15000);
+	CREATE FOREIGN TABLE p1 PARTITION OF sharded FOR VALUES FROM (15000) TO (30000)
+		SERVER s1 OPTIONS (table_name 'part');
+	CREATE FOREIGN TABLE p2 PARTITION OF sharded FOR VALUES FROM (30000) TO (45000)
+		SERVER s2 OPTIONS (table_name 'part');
+	CREATE FOREIGN TABLE p3 PARTITION OF sharded FOR VALUES FROM (45000) TO (60000)
+		SERVER s3 OPTIONS (table_name 'part');
+	CREATE FOREIGN TABLE p4 PARTITION OF sharded FOR VALUES FROM (60000) TO (MAXVALUE)
+		SERVER s3 OPTIONS (table_name 'part_empty');
+	SELECT setseed(0.5);
+	CREATE TABLE flat AS
+	SELECT g AS id,
+		   CASE WHEN g % 17 = 0 THEN NULL ELSE (random() * 5000)::bigint END AS k,
+		   CASE WHEN g % 13 = 0 THEN NULL ELSE md5((g % 9000)::text) || md5(g::text) END AS t,
+		   CASE WHEN g % 11 = 0 THEN NULL
+				ELSE (ARRAY['a', 'B', 'b', 'Ä', 'z', ''])[1 + g % 6] || (g % 300) END AS u,
+		   round((random() * 100)::numeric, 2) AS n
+	FROM generate_series(1, 59999) g;
+	INSERT INTO sharded SELECT * FROM flat;
+	GRANT SELECT ON sharded, flat TO alice;
+	GRANT CREATE ON SCHEMA public TO alice;
+});
+is($coord->safe_psql('postgres', q{
+	SELECT string_agg(p || ' ' || n, ' ' ORDER BY p)
+	FROM (SELECT tableoid::regclass::text p, count(*) n FROM sharded GROUP BY 1) c}),
+	'p0 14999 p1 15000 p2 15000 p3 15000',
+	'the rows are spread over the local partition and three shards; the third shard\'s second partition is empty');
+
+# the same digest of a sort's rows as of ORDER BY's, at a budget far below them
+sub digest
+{
+	my ($from) = @_;
+	return "SELECT count(*) || ' ' || md5(string_agg(concat_ws('|', id, k, t, u, n), ',')) FROM ($from) s";
+}
+my @keys = ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, t COLLATE "en_US.utf8" DESC, id',
+	'k DESC NULLS LAST, u, t COLLATE "C", id', 'id');
+my $cols = 'id bigint, k bigint, t text, u text COLLATE "C", n numeric';
+for my $key (@keys)
+{
+	my ($sharded, $stats, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+		SET xxl.memory = '1MB';
+		@{[ digest("SELECT * FROM xxl.sort('sharded', \$k\$$key\$k\$) AS s($cols)") ]};
+		SELECT details::json->'streams' || ' ' || (SELECT sum((s->>'rows')::int) FROM json_array_elements(details::json->'shards') s)
+			|| ' ' || (details::json->>'local_rows') FROM xxl.last_stats();
+		@{[ digest("SELECT * FROM flat ORDER BY $key") ]};
+	}, extra_params => [ '-U', 'alice' ]);
+	is($sharded, $oracle, "xxl.sort of the sharded table by $key: the rows of ORDER BY");
+	is($stats, '4 45000 14999', "... three shards (one statement each) and the local partition, each counted");
+}
+my ($into, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+	SET xxl.memory = '1MB';
+	SELECT xxl.sort_into('sharded', 't COLLATE "C" DESC, k, id', 'sorted');
+	@{[ digest("TABLE sorted") ]};
+}, extra_params => [ '-U', 'alice' ]);
+is($into, 59999, 'sort_into of the sharded table: every row');
+is($oracle, $coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY t COLLATE "C" DESC, k, id')),
+	'... in the order of ORDER BY');
+is($coord->safe_psql('postgres', digest("SELECT * FROM xxl.sort(NULL::sharded, 'k, id')")),
+	$coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY k, id')),
+	'the typed form, with the parent\'s dropped column');
+is($coord->safe_psql('postgres', q{
+	SET xxl.shard_sort = off;
+	SELECT count(*) FROM xxl.sort('sharded', 'k') AS s(id bigint, k bigint, t text, u text, n numeric);
+	SELECT details::json->'shards' IS NULL FROM xxl.last_stats()}),
+	"59999\nt", 'xxl.shard_sort = off reads the partitions through postgres_fdw and sorts here');
+
+# every shard held inside its sort at once; a cancel on the coordinator
+# ends them all, and no server keeps a spill file
+sub held_on_shards
+{
+	return join ' ', map {
+		$_->safe_psql('postgres', q{
+			SELECT count(*) FROM pg_stat_activity WHERE usename = 'fdw_user' AND wait_event = 'Extension'})
+	} @shards;
+}
+sub spill_files_anywhere
+{
+	return join ' ', map {
+		$_->safe_psql('postgres', q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp%'})
+	} $coord, @shards;
+}
+# (at 1MB a shard's sort polls for cancels while it reads)
+$_->safe_psql('postgres', q{
+	ALTER ROLE fdw_user SET xxl.test_hold = 'input';
+	ALTER ROLE fdw_user SET xxl.memory = '1MB'}) for @shards;
+$coord->safe_psql('postgres', 'SELECT postgres_fdw_disconnect_all()');
+my $bg = $coord->background_psql('postgres', on_error_stop => 0);
+my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+$bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
+my $all_held = 0;
+for (1 .. 600)
+{
+	if (held_on_shards() eq '1 1 1') { $all_held = 1; last; }
+	select(undef, undef, undef, 0.1);
+}
+ok($all_held, 'every shard is held inside its sort at the same moment');
+is($coord->safe_psql('postgres', "SELECT state, wait_event FROM pg_stat_activity WHERE pid = $pid"),
+	'active|Extension', 'the coordinator waits for their first rows');
+$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+  or die 'the coordinator did not end its call';
+like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
+ok($_->poll_query_until('postgres', q{
+	SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = 'fdw_user' AND state <> 'idle'}),
+	'the cancel ended the statement on ' . $_->name) for @shards;
+is(spill_files_anywhere(), '0 0 0 0', 'no spill file on the coordinator or any shard');
+
+# a shard stopped while the others are held: the call ends with its name
+$bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
+$all_held = 0;
+for (1 .. 600)
+{
+	if (held_on_shards() eq '1 1 1') { $all_held = 1; last; }
+	select(undef, undef, undef, 0.1);
+}
+ok($all_held, 'held on every shard again');
+$shards[1]->stop('immediate');
+$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+  or die 'the coordinator did not end its call';
+$bg->query('SELECT 1');
+like($bg->{stderr}, qr/shard "s2" \(partition "p2"\)/, 'a shard stopped during the call: the error names it');
+$bg->quit;
+ok($_->poll_query_until('postgres', q{
+	SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = 'fdw_user' AND state <> 'idle'}),
+	'the other shards\' statements ended too: ' . $_->name) for @shards[0, 2];
+$_->safe_psql('postgres', q{ALTER ROLE fdw_user RESET ALL}) for @shards[0, 2];
+
+# a shard down before the call
+my ($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  08001: could not connect to server "s2"/, 'a shard down: 08001, naming the server');
+$shards[1]->start;
+$shards[1]->safe_psql('postgres', q{ALTER ROLE fdw_user RESET ALL});
+is(spill_files_anywhere(), '0 0 0 0', 'still no spill file anywhere');
+
+# a shard without pgxxl: its own SQLSTATE, its name, the fix
+$shards[2]->safe_psql('postgres', 'DROP EXTENSION pgxxl');
+($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  3F000: shard "s3" \(partitions "p3", "p4"\): schema "xxl" does not exist/,
+	'a shard without pgxxl: 3F000 from the shard, naming it');
+like($err, qr/HINT:  Install pgxxl on server "s3"/, '... with the fix');
+$shards[2]->safe_psql('postgres', 'CREATE EXTENSION pgxxl');
+
+# collations: one a shard lacks, one it defines otherwise, and a shard
+# whose database sorts text otherwise by default
+$coord->safe_psql('postgres', q{CREATE COLLATION public.fr (provider = libc, locale = 'C')});
+($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 't COLLATE public.fr') AS s($cols)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  42P21: shard "s1" \(partition "p1"\) cannot sort in collation "fr" as this server does/,
+	'a collation missing on a shard: refused before anything runs');
+$_->safe_psql('postgres', q{CREATE COLLATION public.fr (provider = libc, locale = 'en_US.utf8')}) for @shards;
+($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 't COLLATE public.fr') AS s($cols)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42P21: .*cannot sort in collation "fr".*\n.*DETAIL:  Here it is c \/ C \/ C \/ , there c \/ en_US.utf8/,
+	'a collation defined otherwise on a shard: refused, with both definitions');
+$shards[2]->safe_psql('postgres', q{
+	CREATE DATABASE other LOCALE 'en_US.utf8' TEMPLATE template0;
+});
+$shards[2]->safe_psql('other', q{
+	CREATE EXTENSION pgxxl;
+	CREATE TABLE part (id bigint, t text);
+	GRANT SELECT ON part TO fdw_user;
+	INSERT INTO part VALUES (1, 'b'), (2, 'B');
+});
+my ($h3, $p3) = ($shards[2]->host, $shards[2]->port);
+$coord->safe_psql('postgres', qq{
+	CREATE SERVER other FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$h3', port '$p3', dbname 'other');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER other OPTIONS (user 'fdw_user');
+	CREATE TABLE mixed (id bigint, t text) PARTITION BY LIST (id);
+	CREATE TABLE mixed_local PARTITION OF mixed FOR VALUES IN (3);
+	CREATE FOREIGN TABLE mixed_other PARTITION OF mixed FOR VALUES IN (1, 2) SERVER other OPTIONS (table_name 'part');
+	INSERT INTO mixed VALUES (3, 'a');
+});
+($ret, $out, $err) = $coord->psql('postgres', q{SELECT * FROM xxl.sort('mixed', 't') AS s(id bigint, t text)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42P21: shard "other" \(partition "mixed_other"\) cannot sort in collation the database default/,
+	'a shard whose database sorts text otherwise: refused for the default collation');
+is($coord->safe_psql('postgres', q{SELECT string_agg(t, ' ') FROM xxl.sort('mixed', 't COLLATE "C", id') AS s(id bigint, t text)}),
+	'B a b', '... and sorted there in "C"');
+
+# privileges: those of a query of the sharded table through postgres_fdw
+($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},
+	extra_params => [ '-U', 'bob', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  42501: permission denied for table sharded/, 'without SELECT on the sharded table: 42501');
+$coord->safe_psql('postgres', 'GRANT SELECT ON sharded TO bob');
+($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},
+	extra_params => [ '-U', 'bob', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  42704: user mapping not found for "bob"/, 'without a user mapping: postgres_fdw\'s 42704');
+is(spill_files_anywhere(), '0 0 0 0', 'no spill file anywhere after all of it');
+
+$_->stop for $coord, @shards;
+done_testing();
