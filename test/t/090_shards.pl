@@ -123,6 +123,17 @@ is($coord->safe_psql('postgres', q{
 	SELECT details::json->'shards' IS NULL FROM xxl.last_stats()}),
 	"59999\nt", 'xxl.shard_sort = off reads the partitions through postgres_fdw and sorts here');
 
+# a LIMIT above the sort stops the shards' statements early: the same
+# transaction then uses the connections again, through postgres_fdw
+is($coord->safe_psql('postgres', qq{
+	BEGIN;
+	SELECT count(*) FROM (SELECT * FROM xxl.sort('sharded', 'k, id') AS s($cols) LIMIT 5) l;
+	SELECT count(*) FROM sharded;
+	SELECT xxl.sort_into('sharded', 'id', 'again');
+	COMMIT;
+	SELECT count(*) FROM again}), "5\n59999\n59999\n59999",
+	'a sort stopped by a LIMIT leaves the connections usable in the same transaction');
+
 # every shard held inside its sort at once; a cancel on the coordinator
 # ends them all, and no server keeps a spill file
 sub held_on_shards

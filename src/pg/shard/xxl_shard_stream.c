@@ -29,24 +29,41 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_bswap.h"
 #include "portability/instr_time.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "pg/shard/xxl_shard_stream.h"
+
+#define SHARD_SAVEPOINT "xxl_shard_sort"
 
 struct XxlShardGroup
 {
 	List	   *streams;
 };
 
+/* Where a stream's statement is. */
+typedef enum StreamState
+{
+	STREAM_IDLE,				/* nothing running (probes run one at a time) */
+	STREAM_STARTED,				/* the COPY sent, its start not yet seen */
+	STREAM_COPYING,				/* rows arriving */
+	STREAM_COPIED				/* the last row in: its end result to read */
+} StreamState;
+
 struct XxlShardStream
 {
 	XxlShardGroup *group;
+	StreamState state;
 	PGresult   *pending;		/* a result taken while another was waited for */
+	char	   *pending_row;	/* ... or a row of the COPY (libpq's memory) */
+	int			pending_len;
+	bool		header_read;	/* the COPY's binary header */
 	XxlShard   *shard;
 	PGconn	   *conn;
 	char	   *sql;
@@ -61,7 +78,16 @@ struct XxlShardStream
 	double		first_row_ms;	/* < 0: none yet */
 	bool		busy;			/* a statement is running on conn */
 	MemoryContextCallback drop_cb;
+	struct XxlShardStream *next_live;	/* in live_streams */
 };
+
+/*
+ * The streams with a statement running, for the abort callback: it must
+ * stop them before postgres_fdw's own callback cleans the connections up,
+ * which does not expect a COPY in progress.
+ */
+static XxlShardStream *live_streams;
+static bool xact_callback_registered;
 
 /* An error of the shard's, as an error here: its SQLSTATE, its words, its name. */
 static void
@@ -93,6 +119,59 @@ shard_error(XxlShardStream *s, PGresult *res, const char *sql)
 }
 
 /*
+ * What has arrived for a stream that is not the one waited for: the start
+ * of its COPY, or one row, or its end; an error at once.  A stream with
+ * something taken is not read further until it is wanted.
+ */
+static void
+take_ahead(XxlShardStream *s)
+{
+	if (s->state == STREAM_STARTED || s->state == STREAM_IDLE)
+	{
+		PGresult   *res;
+
+		if (PQisBusy(s->conn))
+			return;
+		res = PQgetResult(s->conn);
+		if (res != NULL && PQresultStatus(res) == PGRES_COMMAND_OK && s->state == STREAM_STARTED)
+		{
+			PQclear(res);		/* the savepoint */
+			if (PQisBusy(s->conn))
+				return;
+			res = PQgetResult(s->conn);
+		}
+		if (res != NULL && PQresultStatus(res) == PGRES_COPY_OUT && s->state == STREAM_STARTED)
+		{
+			PQclear(res);
+			s->state = STREAM_COPYING;
+		}
+		else if (res != NULL && (PQresultStatus(res) == PGRES_FATAL_ERROR ||
+								 PQresultStatus(res) == PGRES_BAD_RESPONSE))
+			shard_error(s, res, s->sql);
+		else
+		{
+			s->pending = res;
+			return;
+		}
+	}
+	if (s->state == STREAM_COPYING && s->pending_row == NULL)
+	{
+		char	   *row;
+		int			len = PQgetCopyData(s->conn, &row, 1);
+
+		if (len > 0)
+		{
+			s->pending_row = row;
+			s->pending_len = len;
+		}
+		else if (len == -1)
+			s->state = STREAM_COPIED;
+		else if (len == -2)
+			shard_error(s, NULL, s->sql);
+	}
+}
+
+/*
  * Wait until a socket of the group's running statements has something,
  * or the latch is set.  Every shard that has no result waiting is watched,
  * not only the one whose row is wanted: a shard that fails or is stopped
@@ -113,7 +192,8 @@ wait_group(XxlShardStream *want, const char *sql)
 	{
 		XxlShardStream *s = lfirst(lc);
 
-		if (s->busy && s->pending == NULL && PQsocket(s->conn) >= 0)
+		if (s == want || (s->busy && s->pending == NULL && s->pending_row == NULL &&
+						  s->state != STREAM_COPIED && PQsocket(s->conn) >= 0))
 			watched = lappend(watched, s);
 	}
 	set = CreateWaitEventSet(CurrentMemoryContext, list_length(watched) + 2);
@@ -138,15 +218,8 @@ wait_group(XxlShardStream *want, const char *sql)
 			continue;
 		if (!PQconsumeInput(s->conn))
 			shard_error(s, NULL, s == want ? sql : s->sql);
-		if (s != want && !PQisBusy(s->conn))
-		{
-			PGresult   *res = PQgetResult(s->conn);
-
-			if (res != NULL && PQresultStatus(res) != PGRES_SINGLE_TUPLE &&
-				PQresultStatus(res) != PGRES_TUPLES_OK)
-				shard_error(s, res, s->sql);
-			s->pending = res;
-		}
+		if (s != want)
+			take_ahead(s);
 	}
 	pfree(events);
 	list_free(watched);
@@ -182,7 +255,10 @@ drain(XxlShardStream *s, const char *sql)
 	s->busy = false;
 }
 
-/* One row of one column: a query run on the shard, e.g. a probe. */
+/*
+ * One row of one column of a statement run on the shard (a probe), or NULL
+ * (also for a command).
+ */
 static char *
 remote_value(XxlShardStream *s, const char *sql)
 {
@@ -193,9 +269,10 @@ remote_value(XxlShardStream *s, const char *sql)
 		shard_error(s, NULL, sql);
 	s->busy = true;
 	res = next_result(s, sql);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+	if (res == NULL || (PQresultStatus(res) != PGRES_TUPLES_OK &&
+						PQresultStatus(res) != PGRES_COMMAND_OK))
 		shard_error(s, res, sql);
-	if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
 		value = pstrdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	drain(s, sql);
@@ -376,23 +453,67 @@ remote_sql(XxlShardStream *s, XxlSortKey *key)
 	return sql.data;
 }
 
-/*
- * Dropped without an error while its statement runs (a LIMIT above): stop
- * the statement so that postgres_fdw finds its connection idle.  Not during
- * an abort: postgres_fdw cancels, and may have closed the connection.
- */
+/* Forget what was taken ahead. */
 static void
-drop_stream(void *arg)
+forget_taken(XxlShardStream *s)
 {
-	XxlShardStream *s = arg;
-	char		errbuf[256];
-	PGcancel   *cancel;
-	PGresult   *res;
-
 	if (s->pending != NULL)
 		PQclear(s->pending);
 	s->pending = NULL;
-	if (!s->busy || !IsTransactionState())
+	if (s->pending_row != NULL)
+		PQfreemem(s->pending_row);
+	s->pending_row = NULL;
+}
+
+static void
+unlink_live(XxlShardStream *s)
+{
+	for (XxlShardStream **p = &live_streams; *p != NULL; p = &(*p)->next_live)
+	{
+		if (*p == s)
+		{
+			*p = s->next_live;
+			break;
+		}
+	}
+	s->next_live = NULL;
+}
+
+/* Wait for the connection until deadline; false when time is up or it is gone. */
+static bool
+wait_readable(XxlShardStream *s, TimestampTz deadline)
+{
+	long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+
+	if (left <= 0)
+		return false;
+	(void) WaitLatchOrSocket(NULL, WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 PQsocket(s->conn), left, PG_WAIT_EXTENSION);
+	return PQconsumeInput(s->conn) != 0;
+}
+
+/*
+ * Stop the statement running on the stream's connection and read what is
+ * left of it, so that the connection is idle (in a failed remote
+ * transaction, which postgres_fdw rolls back).  Waits at most 30 seconds
+ * for the shard, as postgres_fdw's own clean-up does; a connection that is
+ * gone is left to postgres_fdw.
+ */
+static void
+stop_statement(XxlShardStream *s, bool keep_transaction)
+{
+	char		errbuf[256];
+	PGcancel   *cancel;
+	PGresult   *res;
+	char	   *row;
+	TimestampTz deadline = GetCurrentTimestamp() + 30 * USECS_PER_SEC;
+
+	forget_taken(s);
+	unlink_live(s);
+	if (!s->busy)
+		return;
+	s->busy = false;
+	if (PQstatus(s->conn) != CONNECTION_OK)
 		return;
 	cancel = PQgetCancel(s->conn);
 	if (cancel != NULL)
@@ -400,9 +521,84 @@ drop_stream(void *arg)
 		(void) PQcancel(cancel, errbuf, sizeof(errbuf));
 		PQfreeCancel(cancel);
 	}
-	while ((res = PQgetResult(s->conn)) != NULL)
+	for (;;)
+	{
+		if (PQisBusy(s->conn))
+		{
+			if (!wait_readable(s, deadline))
+				return;
+			continue;
+		}
+		res = PQgetResult(s->conn);
+		if (res == NULL)
+			break;
+		if (PQresultStatus(res) != PGRES_COPY_OUT)
+		{
+			PQclear(res);
+			continue;
+		}
 		PQclear(res);
-	s->busy = false;
+		/* the rows still on their way, to the COPY's end */
+		for (;;)
+		{
+			int			got = PQgetCopyData(s->conn, &row, 1);
+
+			if (got > 0)
+				PQfreemem(row);
+			else if (got < 0)
+				break;
+			else if (!wait_readable(s, deadline))
+				return;
+		}
+	}
+	/* back to before the statement: the remote transaction goes on */
+	if (keep_transaction && PQsendQuery(s->conn, "ROLLBACK TO SAVEPOINT " SHARD_SAVEPOINT
+										"; RELEASE SAVEPOINT " SHARD_SAVEPOINT))
+	{
+		for (;;)
+		{
+			if (PQisBusy(s->conn))
+			{
+				if (!wait_readable(s, deadline))
+					return;
+				continue;
+			}
+			if ((res = PQgetResult(s->conn)) == NULL)
+				break;
+			PQclear(res);
+		}
+	}
+}
+
+/* Abort: every running statement stopped before postgres_fdw cleans up. */
+static void
+shard_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT &&
+		event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
+		return;
+	while (live_streams != NULL)
+	{
+		if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+			stop_statement(live_streams, false);
+		else
+			unlink_live(live_streams);
+	}
+}
+
+/*
+ * Dropped without an error while its statement runs (a LIMIT above): stop
+ * the statement so that postgres_fdw finds its connection idle.  (During
+ * an abort the callback above has done so already.)
+ */
+static void
+drop_stream(void *arg)
+{
+	XxlShardStream *s = arg;
+
+	forget_taken(s);
+	if (IsTransactionState())
+		stop_statement(s, true);
 }
 
 XxlShardGroup *
@@ -436,73 +632,192 @@ xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, Xx
 		fmgr_info(recv, &s->recv[i]);
 	}
 	s->conn = xxl_shard_connect(shard);
+	/* after postgres_fdw's (GetConnection registers it): called before it */
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(shard_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
 	s->drop_cb.func = drop_stream;
 	s->drop_cb.arg = s;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &s->drop_cb);
-	s->sql = remote_sql(s, key);
+	/*
+	 * In a savepoint of the remote transaction, so that a statement stopped
+	 * early leaves the transaction usable to what follows in the local one.
+	 */
+	s->sql = psprintf("SAVEPOINT " SHARD_SAVEPOINT "; COPY (%s) TO STDOUT (FORMAT binary)",
+					  remote_sql(s, key));
 	INSTR_TIME_SET_CURRENT(s->started);
-	if (!PQsendQueryParams(s->conn, s->sql, 0, NULL, NULL, NULL, NULL, 1))
+	if (!PQsendQuery(s->conn, s->sql))
 		shard_error(s, NULL, s->sql);
 	s->busy = true;
-	if (!PQsetSingleRowMode(s->conn))
-		elog(ERROR, "could not read the rows of shard \"%s\" one by one", shard->server);
+	s->state = STREAM_STARTED;
+	s->next_live = live_streams;
+	live_streams = s;
 	return s;
+}
+
+static void
+bad_copy(XxlShardStream *s)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("shard \"%s\" (%s) sent rows in a form this server does not read",
+					s->shard->server, s->shard->where)));
+}
+
+static inline uint32
+load32(const char *p)
+{
+	uint32		v;
+
+	memcpy(&v, p, 4);
+	return pg_ntoh32(v);
+}
+
+/*
+ * A row of the binary COPY into values and isnull; false for the trailer.
+ * The first message carries the header (signature, flags, extension) too.
+ */
+static bool
+decode_copy_row(XxlShardStream *s, const char *row, int len, Datum *values, bool *isnull)
+{
+	static const char signature[11] = "PGCOPY\n\377\r\n\0";
+	int			pos = 0;
+	int16		nfields;
+	int			field = 0;
+
+	if (!s->header_read)
+	{
+		if (len < 19 || memcmp(row, signature, 11) != 0)
+			bad_copy(s);
+		pos = 19 + (int) load32(row + 15);
+		s->header_read = true;
+	}
+	if (pos + 2 > len)
+		bad_copy(s);
+	nfields = (int16) ((((unsigned char) row[pos]) << 8) | (unsigned char) row[pos + 1]);
+	pos += 2;
+	if (nfields == -1)
+		return false;
+	for (int i = 0; i < s->desc->natts; i++)
+	{
+		int32		flen;
+
+		values[i] = (Datum) 0;
+		isnull[i] = true;
+		if (s->result_col[i] < 0)
+			continue;
+		if (field++ >= nfields || pos + 4 > len)
+			bad_copy(s);
+		flen = (int32) load32(row + pos);
+		pos += 4;
+		if (flen == -1)
+			continue;
+		if (flen < 0 || pos + flen > len)
+			bad_copy(s);
+		/* the receive functions want a StringInfo (with its trailing NUL) */
+		resetStringInfo(&s->buf);
+		appendBinaryStringInfo(&s->buf, row + pos, flen);
+		values[i] = ReceiveFunctionCall(&s->recv[i], &s->buf, s->ioparam[i],
+										TupleDescAttr(s->desc, i)->atttypmod);
+		if (s->buf.cursor != s->buf.len)
+			bad_copy(s);
+		isnull[i] = false;
+		pos += flen;
+	}
+	s->bytes += len;
+	return true;
+}
+
+/* The COPY is over: its end result, and the connection idle again. */
+static void
+end_copy(XxlShardStream *s)
+{
+	PGresult   *res = next_result(s, s->sql);
+
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+		shard_error(s, res, s->sql);
+	PQclear(res);
+	drain(s, s->sql);
+	(void) remote_value(s, "RELEASE SAVEPOINT " SHARD_SAVEPOINT);
+	s->state = STREAM_IDLE;
+	unlink_live(s);
+	xxl_shard_release(s->conn);
 }
 
 bool
 xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 {
 	XxlShardStream *s = stream;
-	PGresult   *res;
 
-	if (!s->busy)
-		return false;
-	res = next_result(s, s->sql);
-	if (res == NULL || PQresultStatus(res) == PGRES_TUPLES_OK)
+	while (s->busy)
 	{
-		if (res)
-			PQclear(res);
-		drain(s, s->sql);
-		xxl_shard_release(s->conn);
-		return false;
-	}
-	if (PQresultStatus(res) != PGRES_SINGLE_TUPLE)
-		shard_error(s, res, s->sql);
-	if (s->first_row_ms < 0)
-	{
-		instr_time	now;
-
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, s->started);
-		s->first_row_ms = INSTR_TIME_GET_MILLISEC(now);
-	}
-	for (int i = 0; i < s->desc->natts; i++)
-	{
-		int			j = s->result_col[i];
+		char	   *row;
 		int			len;
 
-		isnull[i] = j < 0 || PQgetisnull(res, 0, j);
-		values[i] = (Datum) 0;
-		if (isnull[i])
-			continue;
-		len = PQgetlength(res, 0, j);
-		resetStringInfo(&s->buf);
-		appendBinaryStringInfo(&s->buf, PQgetvalue(res, 0, j), len);
-		values[i] = ReceiveFunctionCall(&s->recv[i], &s->buf, s->ioparam[i],
-										TupleDescAttr(s->desc, i)->atttypmod);
-		if (s->buf.cursor != s->buf.len)
+		if (s->state == STREAM_STARTED)
 		{
+			PGresult   *res = next_result(s, s->sql);
+
+			if (res != NULL && PQresultStatus(res) == PGRES_COMMAND_OK)
+			{
+				PQclear(res);	/* the savepoint */
+				continue;
+			}
+			if (res == NULL || PQresultStatus(res) != PGRES_COPY_OUT)
+				shard_error(s, res, s->sql);
 			PQclear(res);
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-					 errmsg("shard \"%s\" sent column \"%s\" in a form this server does not read",
-							s->shard->server, NameStr(TupleDescAttr(s->desc, i)->attname))));
+			s->state = STREAM_COPYING;
+			continue;
 		}
-		s->bytes += len;
+		if (s->state == STREAM_COPIED)
+		{
+			end_copy(s);
+			break;
+		}
+		if (s->pending_row != NULL)
+		{
+			row = s->pending_row;
+			len = s->pending_len;
+			s->pending_row = NULL;
+		}
+		else if ((len = PQgetCopyData(s->conn, &row, 1)) == 0)
+		{
+			wait_group(s, s->sql);
+			continue;
+		}
+		if (len == -1)
+		{
+			s->state = STREAM_COPIED;
+			continue;
+		}
+		if (len < 0)
+			shard_error(s, NULL, s->sql);
+		PG_TRY();
+		{
+			if (!decode_copy_row(s, row, len, values, isnull))
+				len = 0;
+		}
+		PG_FINALLY();
+		{
+			PQfreemem(row);
+		}
+		PG_END_TRY();
+		if (len == 0)
+			continue;			/* the trailer: the end comes next */
+		if (s->first_row_ms < 0)
+		{
+			instr_time	now;
+
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, s->started);
+			s->first_row_ms = INSTR_TIME_GET_MILLISEC(now);
+		}
+		s->rows++;
+		return true;
 	}
-	PQclear(res);
-	s->rows++;
-	return true;
+	return false;
 }
 
 char *
