@@ -1,0 +1,65 @@
+/*
+ * xxl_shard_stream_internal.h — a shard stream's state, shared by the
+ * statement and its rows (xxl_shard_stream.c) and the connection's side
+ * (xxl_shard_wire.c: waiting on every shard of a call at once, results and
+ * COPY data, errors, stopping a statement on an early end or an abort).
+ */
+#ifndef XXL_PG_SHARD_STREAM_INTERNAL_H
+#define XXL_PG_SHARD_STREAM_INTERNAL_H
+
+#include "portability/instr_time.h"
+
+#include "pg/shard/xxl_shard_stream.h"
+
+/* Where a stream's statement is. */
+typedef enum XxlStreamState
+{
+	STREAM_IDLE,				/* nothing running (probes run one at a time) */
+	STREAM_STARTED,				/* the COPY sent, its start not yet seen */
+	STREAM_COPYING,				/* rows arriving */
+	STREAM_COPIED				/* the last row in: its end result to read */
+} XxlStreamState;
+
+struct XxlShardStream
+{
+	XxlShardGroup *group;
+	XxlStreamState state;
+	PGresult   *pending;		/* a result taken while another was waited for */
+	char	   *pending_row;	/* ... or a row of the COPY (libpq's memory) */
+	int			pending_len;
+	bool		header_read;	/* the COPY's binary header */
+	XxlShard   *shard;
+	PGconn	   *conn;
+	char	   *sql;
+	TupleDesc	desc;
+	int		   *result_col;		/* per column of desc: in the result, or -1 */
+	FmgrInfo   *recv;
+	Oid		   *ioparam;
+	StringInfoData buf;
+	uint64		rows;
+	uint64		bytes;
+	instr_time	started;
+	double		first_row_ms;	/* < 0: none yet */
+	bool		busy;			/* a statement is running on conn */
+	MemoryContextCallback drop_cb;
+	struct XxlShardStream *next_live;	/* among the streams with a statement running */
+};
+
+/*
+ * Start sql (a COPY ... TO STDOUT in binary) on the stream's connection,
+ * without waiting; the statement is stopped if the stream is dropped
+ * early, and before postgres_fdw cleans up on an abort.
+ */
+extern void xxl_shard_wire_begin(XxlShardStream *s, const char *sql);
+
+/*
+ * The next message of the COPY (libpq's memory: PQfreemem it), waited for
+ * while every other shard of the call is watched; false once the COPY has
+ * ended and the connection is idle again.
+ */
+extern bool xxl_shard_wire_next(XxlShardStream *s, char **row, int *len);
+
+/* One value of a statement run on the shard now (a probe), or NULL. */
+extern char *xxl_shard_wire_value(XxlShardStream *s, const char *sql);
+
+#endif							/* XXL_PG_SHARD_STREAM_INTERNAL_H */
