@@ -70,9 +70,10 @@ shard_error(XxlShardStream *s, PGresult *res, const char *sql)
 }
 
 /*
- * What has arrived for a stream that is not the one waited for: the start
- * of its COPY, or one row, or its end; an error at once.  A stream with
- * something taken is not read further until it is wanted.
+ * What has arrived for a stream that is not the one waited for, from what
+ * libpq has read already (nothing here reads the socket): the start of its
+ * COPY, or one row, or its end; an error at once.  A stream with something
+ * taken is not read further until it is wanted.
  */
 static void
 take_ahead(XxlShardStream *s)
@@ -144,8 +145,16 @@ wait_group(XxlShardStream *want, const char *sql)
 	{
 		XxlShardStream *s = lfirst(lc);
 
-		if (s != want && s->busy && s->pending == NULL && s->pending_row == NULL &&
-			s->state != STREAM_COPIED && PQsocket(s->conn) >= 0)
+		if (s == want || !s->busy || s->pending != NULL || s->pending_row != NULL ||
+			s->state == STREAM_COPIED)
+			continue;
+		/*
+		 * What its buffer holds first: reading its socket again would move
+		 * all of that to the buffer's start, and grow the buffer.
+		 */
+		take_ahead(s);
+		if (s->pending == NULL && s->pending_row == NULL && s->state != STREAM_COPIED &&
+			PQsocket(s->conn) >= 0)
 			watched = lappend(watched, s);
 	}
 	set = CreateWaitEventSet(CurrentMemoryContext, list_length(watched) + 2);
