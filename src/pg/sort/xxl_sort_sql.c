@@ -77,16 +77,21 @@ PG_FUNCTION_INFO_V1(xxl_sort_into);
 PG_FUNCTION_INFO_V1(xxl_sort_record);
 PG_FUNCTION_INFO_V1(xxl_sort_typed);
 
-/* Sort every row of in by key into out (laid out as out_desc); returns the rows. */
-static uint64
-run_sort(XxlInput *in, XxlSortKey *key, XxlOutput *out, TupleDesc out_desc, AttrNumber *map)
+/*
+ * The sort of in by items, handing out rows laid out as out_desc (NULL: the
+ * input's visible columns, set); context names out_desc in messages.
+ */
+static XxlSortRun *
+start_input(XxlInput *in, List *items, TupleDesc *out_desc, const char *context,
+			const bool *needed, const XxlSortRunOptions *options)
 {
-	XxlSortRunOptions options = {.name = "sort_into"};
-	XxlSortRun *run = xxl_sort_run_start(in, key, out_desc, map, NULL, &options);
-	uint64		n = xxl_sort_run_drain(run, out);
+	TupleDesc	in_desc = xxl_input_desc(in);
+	XxlSortKey *key = xxl_sortkey_create(in_desc, items);
 
-	xxl_sort_run_free(run);
-	return n;
+	if (*out_desc == NULL)
+		*out_desc = xxl_visible_desc(in_desc);
+	return xxl_sort_run_start(in, key, *out_desc, xxl_map_columns(in_desc, *out_desc, context),
+							  needed, options);
 }
 
 /* xxl.sort_into(source text, order_by text, target text) RETURNS bigint */
@@ -100,29 +105,28 @@ xxl_sort_into(PG_FUNCTION_ARGS)
 	XxlSortRunOptions options = {.name = "sort_into"};
 	XxlSortRun *run = start_sharded(source_relid(source), order_by, &out_desc, "the target",
 									&options);
-	List	   *items;
-	XxlInput   *in;
-	TupleDesc	in_desc;
-	XxlSortKey *key;
-	AttrNumber *map;
-	XxlOutput  *out;
 	uint64		n;
 
-	if (run != NULL)
+	if (run == NULL)
 	{
+		List	   *items = xxl_parse_order_by(order_by);
+		XxlInput   *in = xxl_input_open(source);
+		TupleDesc	in_desc = xxl_input_desc(in);
+		XxlSortKey *key = xxl_sortkey_create(in_desc, items);
+		AttrNumber *map;
+		XxlOutput  *out;
+
+		/* the target before the sort: a name taken costs no sort */
+		out_desc = xxl_visible_desc(in_desc);
+		map = xxl_map_columns(in_desc, out_desc, "the target");
 		out = xxl_output_into_table(target, out_desc);
+		run = xxl_sort_run_start(in, key, out_desc, map, NULL, &options);
 		n = xxl_sort_run_drain(run, out);
-		xxl_sort_run_free(run);
-		PG_RETURN_INT64((int64) n);
 	}
-	items = xxl_parse_order_by(order_by);
-	in = xxl_input_open(source);
-	in_desc = xxl_input_desc(in);
-	key = xxl_sortkey_create(in_desc, items);
-	out_desc = xxl_visible_desc(in_desc);
-	map = xxl_map_columns(in_desc, out_desc, "the target");
-	out = xxl_output_into_table(target, out_desc);
-	PG_RETURN_INT64((int64) run_sort(in, key, out, out_desc, map));
+	else
+		n = xxl_sort_run_drain(run, xxl_output_into_table(target, out_desc));
+	xxl_sort_run_free(run);
+	PG_RETURN_INT64((int64) n);
 }
 
 XxlSortRun *
@@ -132,19 +136,12 @@ xxl_sort_start_query(const char *source, const char *order_by, TupleDesc out_des
 	XxlSortRun *run = start_sharded(source_relid(source), order_by, &out_desc,
 									"the column definition list", options);
 	List	   *items;
-	XxlInput   *in;
-	TupleDesc	in_desc;
-	XxlSortKey *key;
-	AttrNumber *map;
 
 	if (run != NULL)
 		return run;
 	items = xxl_parse_order_by(order_by);
-	in = xxl_input_open(source);
-	in_desc = xxl_input_desc(in);
-	key = xxl_sortkey_create(in_desc, items);
-	map = xxl_map_columns(in_desc, out_desc, "the column definition list");
-	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
+	return start_input(xxl_input_open(source), items, &out_desc, "the column definition list",
+					   needed, options);
 }
 
 /* The table whose row type the typed form's first argument has. */
@@ -169,19 +166,12 @@ xxl_sort_start_typed(Oid type, const char *order_by, TupleDesc out_desc, const b
 	Oid			relid = typed_source(type);
 	XxlSortRun *run = start_sharded(relid, order_by, &out_desc, "the row type", options);
 	List	   *items;
-	XxlInput   *in;
-	TupleDesc	in_desc;
-	XxlSortKey *key;
-	AttrNumber *map;
 
 	if (run != NULL)
 		return run;
 	items = xxl_parse_order_by(order_by);
-	in = xxl_input_open_relid(relid);
-	in_desc = xxl_input_desc(in);
-	key = xxl_sortkey_create(in_desc, items);
-	map = xxl_map_columns(in_desc, out_desc, "the row type");
-	return xxl_sort_run_start(in, key, out_desc, map, needed, options);
+	return start_input(xxl_input_open_relid(relid), items, &out_desc, "the row type", needed,
+					   options);
 }
 
 /* Materialize the run's rows for the calling set-returning function. */
