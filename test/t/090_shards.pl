@@ -143,6 +143,15 @@ sub held_on_shards
 			SELECT count(*) FROM pg_stat_activity WHERE usename = 'fdw_user' AND wait_event = 'Extension'})
 	} @shards;
 }
+# each shard polled until its sort is held; a held sort stays held until a
+# cancel, so once every poll has succeeded all of them are held together
+sub wait_all_held
+{
+	$_->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity WHERE usename = 'fdw_user' AND wait_event = 'Extension'})
+	  or return 0 for @shards;
+	return held_on_shards() eq '1 1 1';
+}
 sub spill_files_anywhere
 {
 	return join ' ', map {
@@ -157,13 +166,7 @@ $coord->safe_psql('postgres', 'SELECT postgres_fdw_disconnect_all()');
 my $bg = $coord->background_psql('postgres', on_error_stop => 0);
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 $bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
-my $all_held = 0;
-for (1 .. 600)
-{
-	if (held_on_shards() eq '1 1 1') { $all_held = 1; last; }
-	select(undef, undef, undef, 0.1);
-}
-ok($all_held, 'every shard is held inside its sort at the same moment');
+ok(wait_all_held(), 'every shard is held inside its sort at the same moment');
 is($coord->safe_psql('postgres', "SELECT state, wait_event FROM pg_stat_activity WHERE pid = $pid"),
 	'active|Extension', 'the coordinator waits for their first rows');
 $coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
@@ -177,13 +180,7 @@ is(spill_files_anywhere(), '0 0 0 0', 'no spill file on the coordinator or any s
 
 # a shard stopped while the others are held: the call ends with its name
 $bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
-$all_held = 0;
-for (1 .. 600)
-{
-	if (held_on_shards() eq '1 1 1') { $all_held = 1; last; }
-	select(undef, undef, undef, 0.1);
-}
-ok($all_held, 'held on every shard again');
+ok(wait_all_held(), 'held on every shard again');
 $shards[1]->stop('immediate');
 $coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
   or die 'the coordinator did not end its call';
