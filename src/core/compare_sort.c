@@ -197,6 +197,25 @@ msd_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n)
  * own offsets, which keeps input order within a bucket), then the buckets
  * shared out and sorted on by msd_by_abbrev.  The caller blocked signals.
  */
+/*
+ * Slice t of e[0, n): its top digits counted into c, or, with tmp, its
+ * entries moved to tmp at c's places (stable within the slice).
+ */
+static void
+slice_digits(const xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, int t, int slices,
+			 size_t *c, int shift)
+{
+	size_t		lo = slice_start(n, t, slices);
+	size_t		hi = slice_start(n, t + 1, slices);
+
+	if (tmp == NULL)
+		for (size_t i = lo; i < hi; i++)
+			c[abbrev_digit(e[i].prefix, shift, ABBREV_DIGIT)]++;
+	else
+		for (size_t i = lo; i < hi; i++)
+			tmp[c[abbrev_digit(e[i].prefix, shift, ABBREV_DIGIT)]++] = e[i];
+}
+
 static void
 radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff, int slices)
 {
@@ -217,14 +236,7 @@ radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff,
 	}
 	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
-	{
-		size_t		lo = slice_start(n, t, slices);
-		size_t		hi = slice_start(n, t + 1, slices);
-		size_t	   *c = counts + (size_t) t * ABBREV_BUCKETS;
-
-		for (size_t i = lo; i < hi; i++)
-			c[abbrev_digit(e[i].prefix, shift, ABBREV_DIGIT)]++;
-	}
+		slice_digits(e, NULL, n, t, slices, counts + (size_t) t * ABBREV_BUCKETS, shift);
 	/* slice t of bucket d goes after bucket d's slices before t */
 	{
 		size_t		sum = 0;
@@ -244,14 +256,7 @@ radix_by_abbrev(xxl_sort_entry *e, xxl_sort_entry *tmp, size_t n, uint64_t diff,
 	}
 	XXL_OMP_PARALLEL(for schedule(static, 1) num_threads(slices))
 	for (int t = 0; t < slices; t++)
-	{
-		size_t		lo = slice_start(n, t, slices);
-		size_t		hi = slice_start(n, t + 1, slices);
-		size_t	   *c = counts + (size_t) t * ABBREV_BUCKETS;
-
-		for (size_t i = lo; i < hi; i++)
-			tmp[c[abbrev_digit(e[i].prefix, shift, ABBREV_DIGIT)]++] = e[i];
-	}
+		slice_digits(e, tmp, n, t, slices, counts + (size_t) t * ABBREV_BUCKETS, shift);
 	free(counts);
 	if (shift == 0)
 	{

@@ -217,7 +217,6 @@ xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, Xx
 	s->recv = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
 	s->ioparam = palloc0(sizeof(Oid) * Max(desc->natts, 1));
 	s->first_row_ms = -1;
-	initStringInfo(&s->buf);
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -257,8 +256,10 @@ load32(const char *p)
  * The first message carries the header (signature, flags, extension) too.
  */
 static bool
-decode_copy_row(XxlShardStream *s, const char *row, int len, Datum *values, bool *isnull)
+decode_copy_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnull)
 {
+	StringInfoData field_buf;
+	char		saved;
 	static const char signature[11] = "PGCOPY\n\377\r\n\0";
 	int			pos = 0;
 	int16		nfields;
@@ -293,12 +294,20 @@ decode_copy_row(XxlShardStream *s, const char *row, int len, Datum *values, bool
 			continue;
 		if (flen < 0 || pos + flen > len)
 			bad_copy(s);
-		/* the receive functions want a StringInfo (with its trailing NUL) */
-		resetStringInfo(&s->buf);
-		appendBinaryStringInfo(&s->buf, row + pos, flen);
-		values[i] = ReceiveFunctionCall(&s->recv[i], &s->buf, s->ioparam[i],
+		/*
+		 * The field in place, as record_recv reads its fields: the receive
+		 * functions want a StringInfo with a trailing NUL, so the byte after
+		 * the field (libpq ends the message with one) is one for a moment.
+		 */
+		field_buf.data = row + pos;
+		field_buf.len = field_buf.maxlen = flen;
+		field_buf.cursor = 0;
+		saved = row[pos + flen];
+		row[pos + flen] = '\0';
+		values[i] = ReceiveFunctionCall(&s->recv[i], &field_buf, s->ioparam[i],
 										TupleDescAttr(s->desc, i)->atttypmod);
-		if (s->buf.cursor != s->buf.len)
+		row[pos + flen] = saved;
+		if (field_buf.cursor != field_buf.len)
 			bad_copy(s);
 		isnull[i] = false;
 		pos += flen;

@@ -35,7 +35,6 @@ struct XxlShardStream
 	int		   *result_col;		/* per column of desc: in the result, or -1 */
 	FmgrInfo   *recv;
 	Oid		   *ioparam;
-	StringInfoData buf;
 	uint64		rows;
 	uint64		bytes;
 	instr_time	started;

@@ -152,12 +152,7 @@ xxl_sort_streams_next(XxlSortRun *run, const void **key, uint32 *klen, const voi
 
 	/* the record that went out last stays valid until now */
 	if (m->out >= 0)
-	{
-		MemoryContext old = MemoryContextSwitchTo(run->cxt);
-
 		advance(run, m->out);
-		MemoryContextSwitchTo(old);
-	}
 	i = xxl_heads_top(m->order);
 	m->out = i;
 	if (i < 0)
