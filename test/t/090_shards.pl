@@ -16,44 +16,22 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use XxlHold;
+use XxlShards;
 
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
-$coord->init;
-$coord->start;
-my @shards = map { PostgreSQL::Test::Cluster->new("shard$_") } 1 .. 3;
+my ($coord, @shards) = start_shards('alice');
 
-# each shard: pgxxl, its partition's table, the role the user mappings use
-for my $i (0 .. 2)
-{
-	my $s = $shards[$i];
-	$s->init;
-	$s->start;
-	$s->safe_psql('postgres', q{
-		CREATE EXTENSION pgxxl;
-		CREATE ROLE fdw_user LOGIN;
-		CREATE TABLE part (id bigint, k bigint, t text, u text, n numeric);
-		CREATE TABLE part_empty (LIKE part);
-		GRANT SELECT, INSERT ON part, part_empty TO fdw_user;
-	});
-}
+# each shard: its partition's tables
+$_->safe_psql('postgres', q{
+	CREATE TABLE part (id bigint, k bigint, t text, u text, n numeric);
+	CREATE TABLE part_empty (LIKE part);
+	GRANT SELECT, INSERT ON part, part_empty TO fdw_user;
+}) for @shards;
 
 # the coordinator: the sharded table, the same rows in one local table, an
-# ordinary role that may read the sharded table through user mappings
-my $servers = join "\n", map {
-	my $s = $shards[$_ - 1];
-	my $h = $s->host;
-	my $p = $s->port;
-	qq{CREATE SERVER s$_ FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$h', port '$p', dbname 'postgres');
-	   CREATE USER MAPPING FOR CURRENT_USER SERVER s$_ OPTIONS (user 'fdw_user');
-	   CREATE USER MAPPING FOR alice SERVER s$_ OPTIONS (user 'fdw_user', password_required 'false');}
-} 1 .. 3;
+# ordinary role that may read the sharded table through user mappings and
+# one without any
 $coord->safe_psql('postgres', qq{
-	CREATE EXTENSION pgxxl;
-	CREATE EXTENSION postgres_fdw;
-	CREATE ROLE alice LOGIN;
 	CREATE ROLE bob LOGIN;
-	$servers
 	CREATE TABLE sharded (id bigint, gone int, k bigint, t text, u text COLLATE "C", n numeric)
 		PARTITION BY RANGE (id);
 	ALTER TABLE sharded DROP COLUMN gone;
@@ -118,10 +96,10 @@ is($coord->safe_psql('postgres', digest("SELECT * FROM xxl.sort(NULL::sharded, '
 	$coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY k, id')),
 	'the typed form, with the parent\'s dropped column');
 is($coord->safe_psql('postgres', q{
-	SET xxl.shard_sort = off;
+	SET xxl.on_shards = off;
 	SELECT count(*) FROM xxl.sort('sharded', 'k') AS s(id bigint, k bigint, t text, u text, n numeric);
 	SELECT details::json->'shards' IS NULL FROM xxl.last_stats()}),
-	"59999\nt", 'xxl.shard_sort = off reads the partitions through postgres_fdw and sorts here');
+	"59999\nt", 'xxl.on_shards = off reads the partitions through postgres_fdw and sorts here');
 
 # a LIMIT above the sort stops the shards' statements early: the same
 # transaction then uses the connections again, through postgres_fdw
@@ -136,28 +114,6 @@ is($coord->safe_psql('postgres', qq{
 
 # every shard held inside its sort at once; a cancel on the coordinator
 # ends them all, and no server keeps a spill file
-sub held_on_shards
-{
-	return join ' ', map {
-		$_->safe_psql('postgres', q{
-			SELECT count(*) FROM pg_stat_activity WHERE usename = 'fdw_user' AND wait_event = 'Extension'})
-	} @shards;
-}
-# each shard polled until its sort is held; a held sort stays held until a
-# cancel, so once every poll has succeeded all of them are held together
-sub wait_all_held
-{
-	$_->poll_query_until('postgres', q{
-		SELECT count(*) = 1 FROM pg_stat_activity WHERE usename = 'fdw_user' AND wait_event = 'Extension'})
-	  or return 0 for @shards;
-	return held_on_shards() eq '1 1 1';
-}
-sub spill_files_anywhere
-{
-	return join ' ', map {
-		$_->safe_psql('postgres', q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp%'})
-	} $coord, @shards;
-}
 # (at 1MB a shard's sort polls for cancels while it reads)
 $_->safe_psql('postgres', q{
 	ALTER ROLE fdw_user SET xxl.test_hold = 'input';
@@ -166,29 +122,27 @@ $coord->safe_psql('postgres', 'SELECT postgres_fdw_disconnect_all()');
 my $bg = $coord->background_psql('postgres', on_error_stop => 0);
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 $bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
-ok(wait_all_held(), 'every shard is held inside its sort at the same moment');
+ok(wait_all_held(@shards), 'every shard is held inside its sort at the same moment');
 is($coord->safe_psql('postgres', "SELECT state, wait_event FROM pg_stat_activity WHERE pid = $pid"),
 	'active|Extension', 'the coordinator waits for their first rows');
 $coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 $coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
   or die 'the coordinator did not end its call';
 like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
-ok($_->poll_query_until('postgres', q{
-	SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = 'fdw_user' AND state <> 'idle'}),
+ok(shards_idle($_),
 	'the cancel ended the statement on ' . $_->name) for @shards;
-is(spill_files_anywhere(), '0 0 0 0', 'no spill file on the coordinator or any shard');
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
 
 # a shard stopped while the others are held: the call ends with its name
 $bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
-ok(wait_all_held(), 'held on every shard again');
+ok(wait_all_held(@shards), 'held on every shard again');
 $shards[1]->stop('immediate');
 $coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
   or die 'the coordinator did not end its call';
 $bg->query('SELECT 1');
 like($bg->{stderr}, qr/shard "s2" \(partition "p2"\)/, 'a shard stopped during the call: the error names it');
 $bg->quit;
-ok($_->poll_query_until('postgres', q{
-	SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = 'fdw_user' AND state <> 'idle'}),
+ok(shards_idle($_),
 	'the other shards\' statements ended too: ' . $_->name) for @shards[0, 2];
 $_->safe_psql('postgres', q{ALTER ROLE fdw_user RESET ALL}) for @shards[0, 2];
 
@@ -198,7 +152,7 @@ my ($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sor
 like($err, qr/ERROR:  08001: could not connect to server "s2"/, 'a shard down: 08001, naming the server');
 $shards[1]->start;
 $shards[1]->safe_psql('postgres', q{ALTER ROLE fdw_user RESET ALL});
-is(spill_files_anywhere(), '0 0 0 0', 'still no spill file anywhere');
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'still no spill file anywhere');
 
 # a shard without pgxxl: its own SQLSTATE, its name, the fix
 $shards[2]->safe_psql('postgres', 'DROP EXTENSION pgxxl');
@@ -254,7 +208,7 @@ $coord->safe_psql('postgres', 'GRANT SELECT ON sharded TO bob');
 ($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},
 	extra_params => [ '-U', 'bob', '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/ERROR:  42704: user mapping not found for "bob"/, 'without a user mapping: postgres_fdw\'s 42704');
-is(spill_files_anywhere(), '0 0 0 0', 'no spill file anywhere after all of it');
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file anywhere after all of it');
 
 $_->stop for $coord, @shards;
 done_testing();

@@ -18,6 +18,11 @@
 #ifndef XXL_PG_GRAPH_H
 #define XXL_PG_GRAPH_H
 
+#include "access/tupdesc.h"
+#include "utils/relcache.h"
+
+#include "pg/runtime/runtime.h"
+
 /* Which columns a graph function reads besides source and target. */
 #define XXL_EDGE_ID		0x01
 #define XXL_EDGE_COST	0x02
@@ -37,11 +42,55 @@ typedef struct XxlEdge
 typedef struct XxlEdgeReader XxlEdgeReader;
 
 /*
+ * What a function may have each shard of a sharded edge table do to its
+ * own edges first, so that the same function over the union of the
+ * shards' results (and the local partitions' edges) gives the answer it
+ * gives over all the edges: their components as (node, component) edges,
+ * their spanning forest, their minimum spanning forest.
+ */
+typedef enum XxlEdgeReduce
+{
+	XXL_REDUCE_NONE,			/* the edges travel as they are: not sharded */
+	XXL_REDUCE_COMPONENTS,
+	XXL_REDUCE_FOREST,
+	XXL_REDUCE_MIN_FOREST
+} XxlEdgeReduce;
+
+/*
  * Open the edges argument of function fname (for messages) and find its
  * columns; needs: XXL_EDGE_* flags.  While the reader is open, errors get a
  * context line naming the function and the source.
  */
 extern XxlEdgeReader *xxl_edges_open(const char *edges, const char *fname, int needs);
+
+/*
+ * The same, for a function whose edges each shard of a sharded table
+ * reduces first (XxlEdgeReduce): when edges names a partitioned table with
+ * foreign partitions of postgres_fdw, every shard starts its reduction
+ * before anything is read, the local partitions are read here while they
+ * work, then the shards' results.  Any other edges are read as by
+ * xxl_edges_open.
+ */
+extern XxlEdgeReader *xxl_edges_open_reduced(const char *edges, const char *fname, int needs,
+											 XxlEdgeReduce reduce);
+
+/* What the shards sent, as the operator's detail "shards" (nothing when not sharded). */
+extern void xxl_edges_report(XxlEdgeReader *r, XxlOperator *op);
+
+/*
+ * The shards' side, which the shard folder registers at load time: start
+ * every shard's reduction of rel's foreign partitions (the columns of rel
+ * that are wanted, by their names here) and list the local leaves in
+ * *local; NULL when rel is not sharded.  read: the next edges, 0 at the
+ * end; report: as xxl_edges_report.
+ */
+typedef struct XxlShardedEdges
+{
+	void	   *(*start) (Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local);
+	int			(*read) (void *sharded, XxlEdge *out, int max);
+	void		(*report) (void *sharded, XxlOperator *op);
+} XxlShardedEdges;
+extern void xxl_edges_register_sharded(const XxlShardedEdges *sharded);
 
 /*
  * The next edges, up to max, into out (the rows of an xxl table's page in

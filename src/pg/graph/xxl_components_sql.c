@@ -22,6 +22,7 @@ typedef struct GraphFunction
 	const char *op_name;		/* for xxl.last_stats() */
 	xxl_graph_op op;
 	int			needs;
+	XxlEdgeReduce reduce;		/* on the shards of a sharded table */
 	int			ncols;
 	const char *const *cols;
 	const Oid  *types;
@@ -35,14 +36,14 @@ static const char *const msf_cols[] = {"id", "source", "target", "cost"};
 static const Oid msf_types[] = {INT8OID, INT8OID, INT8OID, FLOAT8OID};
 
 static const GraphFunction graph_cc = {
-	"xxl.connected_components", "connected_components", XXL_GRAPH_CC, 0, 2, cc_cols, cc_types
+	"xxl.connected_components", "connected_components", XXL_GRAPH_CC, 0, XXL_REDUCE_COMPONENTS, 2, cc_cols, cc_types
 };
 static const GraphFunction graph_sf = {
-	"xxl.spanning_forest", "spanning_forest", XXL_GRAPH_SF, 0, 2, sf_cols, sf_types
+	"xxl.spanning_forest", "spanning_forest", XXL_GRAPH_SF, 0, XXL_REDUCE_FOREST, 2, sf_cols, sf_types
 };
 static const GraphFunction graph_msf = {
 	"xxl.minimum_spanning_forest", "minimum_spanning_forest", XXL_GRAPH_MSF,
-	XXL_EDGE_ID | XXL_EDGE_COST, 4, msf_cols, msf_types
+	XXL_EDGE_ID | XXL_EDGE_COST, XXL_REDUCE_MIN_FOREST, 4, msf_cols, msf_types
 };
 
 /* The engine, as the driver calls it ----------------------------------------- */
@@ -182,6 +183,7 @@ graph_call(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 
 	c.edges = xxl_arg_text(fcinfo, 0, f->sql_name, "edges");
 	c.needs = f->needs;
+	c.reduce = f->reduce;
 	c.out = xxl_graph_output(fcinfo, into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL,
 							 xxl_graph_desc(f->ncols, f->cols, f->types));
 	return xxl_graph_drive(&c);

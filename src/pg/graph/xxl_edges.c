@@ -13,6 +13,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tupmacs.h"
+#include "catalog/pg_class.h"
 #include "executor/tuptable.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -89,7 +90,18 @@ struct XxlEdgeReader
 	bool		in_place;
 	int			off[NUM_COLS];
 	int			len[NUM_COLS];
+	/* a sharded table: in is its local leaves, then the shards' edges */
+	void	   *sharded;
+	bool		local_done;
 };
+
+static const XxlShardedEdges *sharded_edges;
+
+void
+xxl_edges_register_sharded(const XxlShardedEdges *sharded)
+{
+	sharded_edges = sharded;
+}
 
 static void plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc);
 
@@ -173,8 +185,37 @@ find_columns(XxlEdgeReader *r, TupleDesc desc)
 	}
 }
 
+/*
+ * When edges names a sharded table: start its shards' reductions, and read
+ * its local leaves here (r->in); else leave r->in NULL.
+ */
+static void
+open_sharded(XxlEdgeReader *r, const char *edges, XxlEdgeReduce reduce)
+{
+	RangeVar   *rv = xxl_source_name(edges);
+	Oid			relid = rv != NULL ? RangeVarGetRelid(rv, AccessShareLock, true) : InvalidOid;
+	Relation	rel;
+	bool	   *wanted;
+	List	   *local;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return;
+	rel = table_open(relid, NoLock);
+	/* what reading the table needs, before anything else is said about it */
+	xxl_input_check_select(rel, 0, NULL);
+	find_columns(r, RelationGetDescr(rel));
+	wanted = palloc0(sizeof(bool) * Max(RelationGetDescr(rel)->natts, 1));
+	for (int c = 0; c < NUM_COLS; c++)
+		if (r->attno[c] >= 0)
+			wanted[r->attno[c]] = true;
+	r->sharded = sharded_edges->start(rel, reduce, wanted, &local);
+	if (r->sharded != NULL)
+		r->in = xxl_input_open_leaves(rel, local);
+	table_close(rel, NoLock);
+}
+
 XxlEdgeReader *
-xxl_edges_open(const char *edges, const char *fname, int needs)
+xxl_edges_open_reduced(const char *edges, const char *fname, int needs, XxlEdgeReduce reduce)
 {
 	XxlEdgeReader *r = palloc0(sizeof(XxlEdgeReader));
 
@@ -186,8 +227,13 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 	error_context_stack = &r->errcb;
 	r->errcb_pushed = true;
 
-	r->in = xxl_input_open(edges);
-	find_columns(r, xxl_input_desc(r->in));
+	if (reduce != XXL_REDUCE_NONE && sharded_edges != NULL)
+		open_sharded(r, edges, reduce);
+	if (r->in == NULL)
+	{
+		r->in = xxl_input_open(edges);
+		find_columns(r, xxl_input_desc(r->in));
+	}
 	if (xxl_input_has_tuples(r->in))
 		plan_heap_in_place(r, xxl_input_desc(r->in));
 	else if (xxl_input_runs_byval(r->in))
@@ -204,6 +250,19 @@ xxl_edges_open(const char *edges, const char *fname, int needs)
 		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl graph numeric cost",
 										  ALLOCSET_SMALL_SIZES);
 	return r;
+}
+
+XxlEdgeReader *
+xxl_edges_open(const char *edges, const char *fname, int needs)
+{
+	return xxl_edges_open_reduced(edges, fname, needs, XXL_REDUCE_NONE);
+}
+
+void
+xxl_edges_report(XxlEdgeReader *r, XxlOperator *op)
+{
+	if (r->sharded != NULL)
+		sharded_edges->report(r->sharded, op);
 }
 
 /*
@@ -487,8 +546,9 @@ edges_next(XxlEdgeReader *r, XxlEdge *e)
 	return true;
 }
 
-int
-xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
+/* The next edges of the source read here, up to max; 0 at its end. */
+static int
+read_here(XxlEdgeReader *r, XxlEdge *out, int max)
 {
 	int			n = 0;
 
@@ -528,6 +588,25 @@ xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
 		if (r->count_into)
 			(*r->count_into)++;
 	}
+	return n;
+}
+
+int
+xxl_edges_read(XxlEdgeReader *r, XxlEdge *out, int max)
+{
+	int			n;
+
+	if (!r->local_done)
+	{
+		n = read_here(r, out, max);
+		if (n > 0 || r->sharded == NULL)
+			return n;
+		r->local_done = true;
+	}
+	CHECK_FOR_INTERRUPTS();
+	n = sharded_edges->read(r->sharded, out, max);
+	if (r->count_into)
+		*r->count_into += n;
 	return n;
 }
 

@@ -43,7 +43,7 @@ uint64
 xxl_graph_drive(const XxlGraphCall *c)
 {
 	const XxlGraphFamily *f = c->family;
-	XxlEdgeReader *reader = xxl_edges_open(c->edges, c->fname, c->needs);
+	XxlEdgeReader *reader = xxl_edges_open_reduced(c->edges, c->fname, c->needs, c->reduce);
 	XxlOperator *op = xxl_operator_begin(c->op_name);
 	xxl_resources res = xxl_operator_resources(op);
 	xxl_error	err;
@@ -67,6 +67,7 @@ xxl_graph_drive(const XxlGraphCall *c)
 	while ((nread = xxl_edges_read(reader, read, lengthof(read))) > 0)
 		if (f->put(c->config, core, read, nread, op->rows_in - nread) != XXL_OK)
 			xxl_raise_error(f->error(core), c->fname);
+	xxl_edges_report(reader, op);
 	xxl_edges_close(reader);
 
 	xxl_operator_phase(op, XXL_PHASE_MERGE);

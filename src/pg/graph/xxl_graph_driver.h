@@ -50,6 +50,7 @@ typedef struct XxlGraphCall
 	const char *op_name;		/* xxl.last_stats()'s operator */
 	const char *edges;			/* the edges argument */
 	int			needs;			/* XXL_EDGE_* */
+	XxlEdgeReduce reduce;		/* what shards of a sharded table do first */
 	XxlOutput  *out;			/* NULL: the one row's first column is the result */
 } XxlGraphCall;
 

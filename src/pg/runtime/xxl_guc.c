@@ -35,7 +35,7 @@ int			xxl_test_hold = XXL_HOLD_NONE;
 int			xxl_test_listed_dirpages = 256;
 int			xxl_graph_max_semi_nodes = 0;
 bool		xxl_graph_force_external = false;
-bool		xxl_shard_sort = true;
+bool		xxl_on_shards = true;
 bool		xxl_text_force_external = false;
 int			xxl_bfs_algorithm = XXL_PATHS_BFS_AUTO;
 int			xxl_sssp_algorithm = XXL_PATHS_SSSP_AUTO;
@@ -279,12 +279,12 @@ xxl_define_gucs(void)
 							0, 0, INT_MAX,
 							PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
-	DefineCustomBoolVariable("xxl.shard_sort",
-							 "Sorts of a partitioned table with partitions on other servers run on every server at once.",
-							 "xxl.sort and xxl.sort_into of a table whose partitions include foreign tables of "
-							 "postgres_fdw sort each of those on its server with pgxxl, all at once, and merge "
-							 "the sorted rows; off reads them through postgres_fdw and sorts them here.",
-							 &xxl_shard_sort,
+	DefineCustomBoolVariable("xxl.on_shards",
+							 "Operators over a partitioned table with partitions on other servers work on every server at once.",
+							 "Sorts and spanning forests of a table whose partitions include foreign tables of "
+							 "postgres_fdw run on each of those servers with pgxxl, all at once, and combine "
+							 "their results here; off reads the rows through postgres_fdw and works on them here.",
+							 &xxl_on_shards,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

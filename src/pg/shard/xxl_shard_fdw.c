@@ -8,7 +8,9 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_foreign_table.h"
+#include "catalog/pg_inherits.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
@@ -17,6 +19,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "pg/runtime/runtime.h"
+#include "pg/io/io.h"
 #include "pg/shard/xxl_shard_fdw.h"
 
 #define POSTGRES_FDW_LIBRARY "$libdir/postgres_fdw"
@@ -124,6 +128,39 @@ xxl_shard_add_partition(List **shards, Relation parent, Oid relid)
 		shard->where = psprintf("%ss %s, \"%s\"", "partition",
 								strchr(shard->where, '"'), partition);
 	shard->tables = lappend(shard->tables, t);
+}
+
+bool
+xxl_shard_split(Relation rel, List **local, List **shards)
+{
+	List	   *foreign = NIL;
+	ListCell   *lc;
+
+	*local = *shards = NIL;
+	if (!xxl_on_shards || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE ||
+		xxl_input_rls_in_force(rel))
+		return false;
+	foreach(lc, find_all_inheritors(RelationGetRelid(rel), AccessShareLock, NULL))
+	{
+		Oid			relid = lfirst_oid(lc);
+		char		relkind = get_rel_relkind(relid);
+
+		if (relkind == RELKIND_PARTITIONED_TABLE)
+			continue;
+		if (relkind == RELKIND_FOREIGN_TABLE)
+		{
+			if (!xxl_shard_is_postgres_fdw(relid))
+				return false;
+			foreign = lappend_oid(foreign, relid);
+		}
+		else
+			*local = lappend_oid(*local, relid);
+	}
+	if (foreign == NIL)
+		return false;
+	foreach(lc, foreign)
+		xxl_shard_add_partition(shards, rel, lfirst_oid(lc));
+	return true;
 }
 
 PGconn *

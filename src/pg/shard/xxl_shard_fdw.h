@@ -36,6 +36,15 @@ typedef struct XxlShard
 extern bool xxl_shard_is_postgres_fdw(Oid relid);
 
 /*
+ * The leaves of partitioned table rel (locked, AccessShareLock): local ones
+ * (OIDs) into *local, foreign ones grouped by server (XxlShard) into
+ * *shards.  False when the table is not sharded as pgxxl works on it: no
+ * leaf is foreign, a leaf is another wrapper's, row security is in force
+ * on rel, or xxl.on_shards is off.
+ */
+extern bool xxl_shard_split(Relation rel, List **local, List **shards);
+
+/*
  * Foreign partition relid of parent (whose columns it maps by name) into
  * the shard of its server in shards (a List of XxlShard), new if need be.
  */

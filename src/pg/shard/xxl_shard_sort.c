@@ -14,16 +14,12 @@
  */
 #include "postgres.h"
 
-#include "access/table.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_inherits.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "pg/runtime/runtime.h"
 #include "pg/io/io.h"
 #include "pg/sort/sort.h"
-#include "pg/shard/shard.h"
+#include "pg/shard/xxl_shard_ops.h"
 #include "pg/shard/xxl_shard_fdw.h"
 #include "pg/shard/xxl_shard_stream.h"
 
@@ -64,10 +60,8 @@ static XxlSortRun *
 sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 			 const XxlSortRunOptions *options)
 {
-	List	   *relids;
-	List	   *local = NIL;
-	List	   *foreign = NIL;
-	List	   *servers = NIL;
+	List	   *local;
+	List	   *servers;
 	ListCell   *lc;
 	ShardedSort *ss;
 	XxlSortedStream *streams;
@@ -75,33 +69,11 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			n = 0;
 
-	if (!xxl_shard_sort || xxl_input_rls_in_force(rel))
+	if (!xxl_shard_split(rel, &local, &servers))
 		return NULL;
-	relids = find_all_inheritors(RelationGetRelid(rel), AccessShareLock, NULL);
-	foreach(lc, relids)
-	{
-		Oid			relid = lfirst_oid(lc);
-		char		relkind = get_rel_relkind(relid);
-
-		if (relkind == RELKIND_PARTITIONED_TABLE)
-			continue;
-		if (relkind == RELKIND_FOREIGN_TABLE)
-		{
-			if (!xxl_shard_is_postgres_fdw(relid))
-				return NULL;
-			foreign = lappend_oid(foreign, relid);
-		}
-		else
-			local = lappend_oid(local, relid);
-	}
-	if (foreign == NIL)
-		return NULL;
-
 	/* what a query of the table needs: SELECT on it */
 	xxl_input_check_select(rel, 0, NULL);
 	ss = palloc0(sizeof(ShardedSort));
-	foreach(lc, foreign)
-		xxl_shard_add_partition(&servers, rel, lfirst_oid(lc));
 	ss->shards = palloc(sizeof(XxlShardStream *) * list_length(servers));
 	streams = palloc0(sizeof(XxlSortedStream) * (list_length(servers) + 1));
 	/* every shard at work before anything is read */
@@ -129,7 +101,7 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 }
 
 void
-xxl_shard_init(void)
+xxl_shard_sort_init(void)
 {
 	xxl_sort_register_sharded(sharded_sort);
 }

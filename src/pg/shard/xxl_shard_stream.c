@@ -12,7 +12,8 @@
  * missing there) stops the call before anything runs, rather than merging
  * rows in two orders.
  *
- * Rows come as a binary COPY of that statement and are read with the
+ * Other operators send their own statement over the shard's partitions
+ * (xxl_shard_stream_start_query).  Rows come as a binary COPY of the statement and are read with the
  * types' receive functions; the connection's side (waiting, errors,
  * stopping early or on an abort) is xxl_shard_wire.c's.
  */
@@ -149,14 +150,41 @@ remote_order_by(XxlShardStream *s, XxlSortKey *key)
 	return ob.data;
 }
 
-/* The statement the shard runs (see the file's comment). */
-static char *
-remote_sql(XxlShardStream *s, XxlSortKey *key)
+char *
+xxl_shard_partitions_sql(XxlShard *shard, TupleDesc parent, const bool *wanted)
 {
-	StringInfoData inner,
-				cols,
-				sql;
+	StringInfoData sql;
 	ListCell   *lc;
+
+	initStringInfo(&sql);
+	foreach(lc, shard->tables)
+	{
+		XxlShardTable *t = lfirst(lc);
+		bool		first = true;
+
+		appendStringInfoString(&sql, foreach_current_index(lc) > 0 ? " UNION ALL SELECT " : "SELECT ");
+		for (int i = 0; i < parent->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(parent, i);
+
+			if (att->attisdropped || (wanted != NULL && !wanted[i]))
+				continue;
+			appendStringInfo(&sql, "%s%s::%s AS %s", first ? "" : ", ", t->remote_columns[i],
+							 format_type_extended(att->atttypid, att->atttypmod,
+												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
+							 quote_identifier(NameStr(att->attname)));
+			first = false;
+		}
+		appendStringInfo(&sql, " FROM %s", t->remote_table);
+	}
+	return sql.data;
+}
+
+/* The sort the shard runs (see the file's comment); every column of s->desc comes back. */
+static char *
+remote_sort_sql(XxlShardStream *s, XxlSortKey *key)
+{
+	StringInfoData cols;
 	int			n = 0;
 
 	initStringInfo(&cols);
@@ -176,37 +204,14 @@ remote_sql(XxlShardStream *s, XxlSortKey *key)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot sort a table without columns across shards")));
-	/* every partition on the server, each column cast to this server's type */
-	initStringInfo(&inner);
-	foreach(lc, s->shard->tables)
-	{
-		XxlShardTable *t = lfirst(lc);
-		bool		first = true;
-
-		appendStringInfoString(&inner, foreach_current_index(lc) > 0 ? " UNION ALL SELECT " : "SELECT ");
-		for (int i = 0; i < s->desc->natts; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(s->desc, i);
-
-			if (att->attisdropped)
-				continue;
-			appendStringInfo(&inner, "%s%s::%s AS %s", first ? "" : ", ", t->remote_columns[i],
-							 format_type_extended(att->atttypid, att->atttypmod,
-												  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY),
-							 quote_identifier(NameStr(att->attname)));
-			first = false;
-		}
-		appendStringInfo(&inner, " FROM %s", t->remote_table);
-	}
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT * FROM xxl.sort(%s, %s) AS s(%s)",
-					 quote_literal_cstr(inner.data),
-					 quote_literal_cstr(remote_order_by(s, key)), cols.data);
-	return sql.data;
+	return psprintf("SELECT * FROM xxl.sort(%s, %s) AS s(%s)",
+					quote_literal_cstr(xxl_shard_partitions_sql(s->shard, s->desc, NULL)),
+					quote_literal_cstr(remote_order_by(s, key)), cols.data);
 }
 
-XxlShardStream *
-xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, XxlSortKey *key)
+/* A stream of rows laid out as desc from the shard, connected, nothing sent yet. */
+static XxlShardStream *
+stream_new(XxlShardGroup *group, XxlShard *shard, TupleDesc desc)
 {
 	XxlShardStream *s = palloc0(sizeof(XxlShardStream));
 
@@ -222,14 +227,40 @@ xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, Xx
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		Oid			recv;
 
+		s->result_col[i] = i;
 		if (att->attisdropped)
 			continue;
 		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
 		fmgr_info(recv, &s->recv[i]);
 	}
 	s->conn = xxl_shard_connect(shard);
+	return s;
+}
+
+/* Send the shard select, its rows to come as a binary COPY. */
+static void
+stream_begin(XxlShardStream *s, const char *select)
+{
 	INSTR_TIME_SET_CURRENT(s->started);
-	xxl_shard_wire_begin(s, psprintf("COPY (%s) TO STDOUT (FORMAT binary)", remote_sql(s, key)));
+	xxl_shard_wire_begin(s, psprintf("COPY (%s) TO STDOUT (FORMAT binary)", select));
+}
+
+XxlShardStream *
+xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, XxlSortKey *key)
+{
+	XxlShardStream *s = stream_new(group, shard, desc);
+
+	stream_begin(s, remote_sort_sql(s, key));
+	return s;
+}
+
+XxlShardStream *
+xxl_shard_stream_start_query(XxlShardGroup *group, XxlShard *shard, TupleDesc desc,
+							 const char *select)
+{
+	XxlShardStream *s = stream_new(group, shard, desc);
+
+	stream_begin(s, select);
 	return s;
 }
 

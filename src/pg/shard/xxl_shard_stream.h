@@ -1,8 +1,8 @@
 /*
- * xxl_shard_stream.h — one shard's rows, sorted there by pgxxl and
- * received here as they leave its final merge.  Started with a query sent
- * without waiting (so every shard works at once); rows then arrive one at
- * a time (libpq's single-row mode, binary), each waited for
+ * xxl_shard_stream.h — one shard's rows, worked on there by pgxxl (sorted,
+ * or reduced to a spanning forest) and received here as they leave it.
+ * Started with a query sent without waiting (so every shard works at
+ * once); rows then arrive as a binary COPY, each waited for
  * interruptibly: a cancel here ends the wait, and postgres_fdw cancels the
  * remote statement as the local transaction aborts.  An error on the
  * shard ends the call with the shard's SQLSTATE and its name.
@@ -31,6 +31,22 @@ extern XxlShardGroup *xxl_shard_group_create(void);
  */
 extern XxlShardStream *xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard,
 											  TupleDesc desc, XxlSortKey *key);
+
+/*
+ * Send the shard select, a statement whose rows are laid out as desc (its
+ * every column, in order), e.g. a pgxxl function over the shard's
+ * partitions (xxl_shard_partitions_sql).
+ */
+extern XxlShardStream *xxl_shard_stream_start_query(XxlShardGroup *group, XxlShard *shard,
+													TupleDesc desc, const char *select);
+
+/*
+ * The shard's partitions as one query on its server: the columns of
+ * parent that are wanted (all when wanted is NULL; never dropped ones),
+ * each cast to this server's type and named as here, the partitions'
+ * rows one after another (UNION ALL).
+ */
+extern char *xxl_shard_partitions_sql(XxlShard *shard, TupleDesc parent, const bool *wanted);
 
 /* The next row (XxlSortedStream's next). */
 extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);

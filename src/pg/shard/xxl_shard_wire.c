@@ -25,7 +25,7 @@
 
 #include "pg/shard/xxl_shard_stream_internal.h"
 
-#define SHARD_SAVEPOINT "xxl_shard_sort"
+#define SHARD_SAVEPOINT "xxl_shard"
 
 struct XxlShardGroup
 {

@@ -1,0 +1,150 @@
+/*
+ * xxl_shard_edges.c — components and spanning forests of a sharded edge
+ * table (graph.h's XxlShardedEdges): every server with foreign partitions
+ * of the table reduces its own edges with pgxxl, all servers at once, and
+ * the graph function here runs over the union of what they send and the
+ * local partitions' edges.
+ *
+ * Why the answer is the one over all the edges:
+ *   - components: a shard sends its components as (node, component)
+ *     edges, a star per component.  Two nodes are joined by the stars
+ *     exactly when they are joined by the shard's edges, and every node of
+ *     the shard comes (a node alone in its component as a self loop), so
+ *     the union has the nodes and the components of all the edges; the
+ *     label, a component's smallest node, is then the same too.
+ *   - spanning forest: a shard's forest joins what its edges join, so the
+ *     union's forest spans the components of all the edges, with input
+ *     edges only.  Which forest it is may differ from the one-server call.
+ *   - minimum spanning forest: an edge a shard leaves out is the largest,
+ *     in the strict order (cost, id), on a cycle of the shard's edges, so
+ *     it is in no minimum forest of all the edges (the cycle property);
+ *     under distinct (cost, id) the forest is the one-server call's, row
+ *     for row.  Equal (cost, id) on two servers break by server order.
+ * A shard sends at most its nodes' count of edges, whatever its edges.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "pg/graph/graph.h"
+#include "pg/shard/xxl_shard_ops.h"
+#include "pg/shard/xxl_shard_fdw.h"
+#include "pg/shard/xxl_shard_stream.h"
+
+/* What a shard runs over its partitions' edges (a query, quoted, for %s). */
+static const char *const remote_call[] = {
+	[XXL_REDUCE_COMPONENTS] = "SELECT node, component FROM xxl.connected_components(%s)",
+	[XXL_REDUCE_FOREST] = "SELECT source, target FROM xxl.spanning_forest(%s)",
+	[XXL_REDUCE_MIN_FOREST] = "SELECT id, source, target, cost FROM xxl.minimum_spanning_forest(%s)",
+};
+
+typedef struct ShardedEdges
+{
+	XxlEdgeReduce reduce;
+	int			nshards;
+	XxlShardStream **shards;
+	int			current;		/* the shard being read */
+	Datum		values[4];
+	bool		isnull[4];
+} ShardedEdges;
+
+/* The layout of what a shard sends. */
+static TupleDesc
+result_desc(XxlEdgeReduce reduce)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(reduce == XXL_REDUCE_MIN_FOREST ? 4 : 2);
+
+	for (int i = 0; i < desc->natts; i++)
+		TupleDescInitEntry(desc, (AttrNumber) (i + 1), psprintf("c%d", i + 1),
+						   i == 3 ? FLOAT8OID : INT8OID, -1, 0);
+	return desc;
+}
+
+static void *
+start(Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local)
+{
+	List	   *servers;
+	ListCell   *lc;
+	ShardedEdges *se;
+	XxlShardGroup *group;
+	TupleDesc	desc;
+
+	Assert(reduce > XXL_REDUCE_NONE && reduce < lengthof(remote_call));
+	if (!xxl_shard_split(rel, local, &servers))
+		return NULL;
+	se = palloc0(sizeof(ShardedEdges));
+	se->reduce = reduce;
+	se->shards = palloc(sizeof(XxlShardStream *) * list_length(servers));
+	desc = result_desc(reduce);
+	/* every shard at work before anything is read */
+	group = xxl_shard_group_create();
+	foreach(lc, servers)
+	{
+		XxlShard   *shard = lfirst(lc);
+		char	   *edges = xxl_shard_partitions_sql(shard, RelationGetDescr(rel), wanted);
+
+		se->shards[se->nshards++] =
+			xxl_shard_stream_start_query(group, shard, desc,
+										 psprintf(remote_call[reduce], quote_literal_cstr(edges)));
+	}
+	return se;
+}
+
+static int
+read_edges(void *sharded, XxlEdge *out, int max)
+{
+	ShardedEdges *se = sharded;
+	int			n = 0;
+
+	while (n < max && se->current < se->nshards)
+	{
+		XxlEdge    *e = &out[n];
+		const Datum *v = se->values;
+
+		if (!xxl_shard_stream_next(se->shards[se->current], se->values, se->isnull))
+		{
+			se->current++;
+			continue;
+		}
+		/* (the shards' functions return no NULLs) */
+		memset(e, 0, sizeof(*e));
+		e->reverse_cost = -1;
+		e->weight = 1;
+		if (se->reduce == XXL_REDUCE_MIN_FOREST)
+		{
+			e->id = DatumGetInt64(v[0]);
+			e->source = DatumGetInt64(v[1]);
+			e->target = DatumGetInt64(v[2]);
+			e->cost = DatumGetFloat8(v[3]);
+		}
+		else
+		{
+			e->source = DatumGetInt64(v[0]);
+			e->target = DatumGetInt64(v[1]);
+		}
+		n++;
+	}
+	return n;
+}
+
+static void
+report(void *sharded, XxlOperator *op)
+{
+	ShardedEdges *se = sharded;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < se->nshards; i++)
+		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", xxl_shard_stream_describe(se->shards[i]));
+	xxl_operator_detail(op, "shards", "[%s]", buf.data);
+}
+
+static const XxlShardedEdges sharded_edges = {start, read_edges, report};
+
+void
+xxl_shard_edges_init(void)
+{
+	xxl_edges_register_sharded(&sharded_edges);
+}
