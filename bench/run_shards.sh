@@ -11,6 +11,9 @@
 #                 the shards (xxl.sort_in_plans = off there and here): each
 #                 shard sorts for postgres_fdw, MergeAppend merges here
 #   stock+xxl     the same with pgxxl's XxlSort on the shards
+#   merge         the ORDER BY query with pgxxl's XxlShardMerge in place
+#                 of the MergeAppend (xxl.sort_in_plans here), XxlSort on
+#                 the shards: every shard sorts at once, the engine merges
 #   sharded       xxl.sort of the sharded table: every shard sorts at once,
 #                 the engine merges here
 #   local         xxl.sort of the local table (all rows on one server)
@@ -29,7 +32,7 @@
 #
 # Files: bench/out/shards.{csv,log,png}.  Environment: ROWS, MEM, ROUNDS,
 # EDGES, NODES, KEEP_CLUSTER=1.  Targets (issue 49): sharded <= 0.3x stock,
-# <= 0.7x stock+xxl; cc-sharded <= 1.5x cc-local.
+# <= 0.7x stock+xxl (both for merge and for sharded); cc-sharded <= 1.5x cc-local.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -123,6 +126,8 @@ wait
 for i in 1 2 3; do q coord -c "ANALYZE p$i, e$i"; done
 echo "stock plan:" >>"$LOG"
 q coord -c "SET xxl.sort_in_plans = off" -c "EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM sharded ORDER BY b" >>"$LOG"
+echo "merge plan:" >>"$LOG"
+q coord -c "EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY b OFFSET 0) s" >>"$LOG"
 
 shard_setting() { for i in 1 2 3; do q "s$i" -c "ALTER SYSTEM SET xxl.sort_in_plans = $1" -c "SELECT pg_reload_conf()" >/dev/null; done; }
 
@@ -134,6 +139,7 @@ run() {
 	case $cfg in
 		stock) shard_setting off; stmt="SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY b OFFSET 0) s" ;;
 		stock+xxl) shard_setting on; stmt="SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY b OFFSET 0) s" ;;
+		merge) shard_setting on; coord_plans=on; stmt="SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY b OFFSET 0) s" ;;
 		sharded) stmt="SELECT count(*), sum(b) FROM xxl.sort('sharded', 'b') AS s(a bigint, b bigint)" ;;
 		local) stmt="SELECT count(*), sum(b) FROM xxl.sort('flat', 'b') AS s(a bigint, b bigint)" ;;
 		cc-sharded) stmt="$cc('edges')" ;;
@@ -157,7 +163,7 @@ SELECT 'SHARDS ' || (SELECT string_agg((s->>'shard') || '=' || (s->>'first_row_m
 SQL
 }
 
-SORTS=(stock stock+xxl sharded local)
+SORTS=(stock stock+xxl merge sharded local)
 GRAPHS=(cc-sharded cc-fdw cc-local msf-sharded msf-fdw msf-local)
 CONFIGS=("${SORTS[@]}" "${GRAPHS[@]}")
 echo "config,round,secs,peak_kb,answer" >"$CSV"
@@ -216,6 +222,7 @@ set datafile separator ','
 plot '-' using 2:xtic(1) title ''
 stock,${MED[stock]}
 stock+xxl,${MED[stock+xxl]}
+merge,${MED[merge]}
 sharded,${MED[sharded]}
 local,${MED[local]}
 cc-sharded,${MED[cc-sharded]}

@@ -15,13 +15,14 @@ use Exporter 'import';
 our @EXPORT = qw(start_shards wait_all_held held_on_shards spill_files_anywhere shards_idle);
 
 # start_shards(@roles): ($coord, @shards), every server started, with
-# pgxxl; on each shard the role fdw_user, which the user mappings of the
+# pgxxl (preloaded on the coordinator, where ORDER BY plans use it); on each shard the role fdw_user, which the user mappings of the
 # coordinator's superuser and of each of @roles (created here, LOGIN) use.
 sub start_shards
 {
 	my (@roles) = @_;
 	my $coord = PostgreSQL::Test::Cluster->new('coordinator');
 	$coord->init;
+	$coord->append_conf('postgresql.conf', "shared_preload_libraries = 'pgxxl'");
 	$coord->start;
 	my @shards = map { PostgreSQL::Test::Cluster->new("shard$_") } 1 .. 3;
 	for my $s (@shards)

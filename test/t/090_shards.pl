@@ -112,6 +112,37 @@ is($coord->safe_psql('postgres', qq{
 	SELECT count(*) FROM again}), "5\n59999\n59999\n59999",
 	'a sort stopped by a LIMIT leaves the connections usable in the same transaction');
 
+# ORDER BY in plans: an XxlShardMerge in place of PostgreSQL's
+# MergeAppend, every foreign partition's sorted scan started at once; two
+# partitions on one server keep the MergeAppend, and EXPLAIN VERBOSE says why
+my $plan_settings = q{SET xxl.sort_in_plans_threshold = 0; SET work_mem = '1MB';};
+like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM sharded ORDER BY k, id}),
+	qr/Merge Append.*XxlShardMerge not used for a MergeAppend: two of its partitions are on server "s3"/s,
+	'two partitions on one server: the MergeAppend stays, and EXPLAIN VERBOSE says why');
+$coord->safe_psql('postgres', 'ALTER TABLE sharded DETACH PARTITION p4');
+like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (COSTS OFF) SELECT * FROM sharded ORDER BY k, id}),
+	qr/Custom Scan \(XxlShardMerge\)\n.*Sort Key: sharded(_\d)?.k, sharded(_\d)?.id\n.*Shards Started at Once: s1, s2, s3\n.*Seq Scan on p0.*Foreign Scan on p1/s,
+	'one partition per server: XxlShardMerge over the foreign scans and the local partition');
+like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (COSTS OFF) SELECT * FROM sharded ORDER BY k, id LIMIT 5}),
+	qr/Limit\n.*Merge Append/, '... not under a Limit, where the MergeAppend reads the first rows only');
+for my $key ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, id', 'k DESC NULLS LAST, u, id')
+{
+	my ($on, $off, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+		$plan_settings
+		@{[ digest("SELECT * FROM sharded ORDER BY $key") ]};
+		SET xxl.sort_in_plans = off;
+		@{[ digest("SELECT * FROM sharded ORDER BY $key") ]};
+		@{[ digest("SELECT * FROM flat ORDER BY $key") ]};
+	}, extra_params => [ '-U', 'alice' ]);
+	is($on, $oracle, "ORDER BY $key of the sharded table through XxlShardMerge: the rows of ORDER BY over one table");
+	is($off, $oracle, "... which PostgreSQL's MergeAppend gives too");
+}
+like($coord->safe_psql('postgres', qq{$plan_settings
+	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM sharded ORDER BY k, id;
+	SELECT operator || ' ' || rows || ' ' || json_array_length(details::json->'shards') FROM xxl.last_stats()}),
+	qr/Shard s1 \(partition "p1"\): 15000 rows, \d+ kB, first row after [\d.]+ ms\n.*Shard s3 \(partition "p3"\): 15000 rows.*\n.*Foreign Scan on p1 sharded_2 \(actual rows=15000 loops=1\).*\nXxlShardMerge 59999 3$/s,
+	'EXPLAIN ANALYZE: each shard\'s rows and time, its scan\'s rows; last_stats per shard');
+
 # every shard held inside its sort at once; a cancel on the coordinator
 # ends them all, and no server keeps a spill file
 # (at 1MB a shard's sort polls for cancels while it reads)
@@ -132,6 +163,26 @@ like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after th
 ok(shards_idle($_),
 	'the cancel ended the statement on ' . $_->name) for @shards;
 is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
+
+# the same for ORDER BY in a plan: each shard held inside its XxlSort
+# (pgxxl loaded in the sessions of the user mappings' role)
+$_->safe_psql('postgres', q{
+	ALTER ROLE fdw_user SET session_preload_libraries = 'pgxxl';
+	ALTER ROLE fdw_user SET xxl.sort_in_plans_threshold = 0}) for @shards;
+# (new connections, which take the settings)
+$bg->query('SELECT postgres_fdw_disconnect_all()');
+# (every column read: the shards' sorts outgrow their 1MB)
+$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY k, id OFFSET 0) s;\n");
+ok(wait_all_held(@shards), 'ORDER BY in a plan: every shard is held inside its sort at the same moment');
+$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+  or die 'the coordinator did not end its query';
+like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
+ok(shards_idle($_), 'the cancel ended the query on ' . $_->name) for @shards;
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
+$coord->safe_psql('postgres', q{
+	SELECT postgres_fdw_disconnect_all();
+	ALTER TABLE sharded ATTACH PARTITION p4 FOR VALUES FROM (60000) TO (MAXVALUE)});
 
 # a shard stopped while the others are held: the call ends with its name
 $bg->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM xxl.sort('sharded', 'k, id') AS s($cols);\n");
@@ -161,6 +212,12 @@ $shards[2]->safe_psql('postgres', 'DROP EXTENSION pgxxl');
 like($err, qr/ERROR:  3F000: shard "s3" \(partitions "p3", "p4"\): schema "xxl" does not exist/,
 	'a shard without pgxxl: 3F000 from the shard, naming it');
 like($err, qr/HINT:  Install pgxxl on server "s3"/, '... with the fix');
+is($coord->safe_psql('postgres', qq{$plan_settings
+	ALTER TABLE sharded DETACH PARTITION p4;
+	EXPLAIN (COSTS OFF) SELECT * FROM sharded ORDER BY k, id;
+	SELECT (@{[ digest("SELECT * FROM sharded ORDER BY k, id") ]}) = (@{[ digest("SELECT * FROM flat ORDER BY k, id") ]});
+	ALTER TABLE sharded ATTACH PARTITION p4 FOR VALUES FROM (60000) TO (MAXVALUE)}) =~ /XxlShardMerge.*\nt$/s,
+	1, '... while ORDER BY through XxlShardMerge needs no pgxxl on the shards');
 $shards[2]->safe_psql('postgres', 'CREATE EXTENSION pgxxl');
 
 # collations: one a shard lacks, one it defines otherwise, and a shard
@@ -199,6 +256,10 @@ like($err, qr/42P21: shard "other" \(partition "mixed_other"\) cannot sort in co
 	'a shard whose database sorts text otherwise: refused for the default collation');
 is($coord->safe_psql('postgres', q{SELECT string_agg(t, ' ') FROM xxl.sort('mixed', 't COLLATE "C", id') AS s(id bigint, t text)}),
 	'B a b', '... and sorted there in "C"');
+($ret, $out, $err) = $coord->psql('postgres', qq{$plan_settings SET enable_sort = off;
+	SELECT * FROM mixed ORDER BY t}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42P21: shard "other" \(partition "mixed_other"\) cannot sort in collation the database default/,
+	'ORDER BY in a plan, a shard whose database sorts text otherwise: refused, not merged in two orders');
 
 # privileges: those of a query of the sharded table through postgres_fdw
 ($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},

@@ -61,26 +61,25 @@
 static planner_hook_type prev_planner = NULL;
 static ExplainOneQuery_hook_type prev_explain_one_query = NULL;
 
-/* While EXPLAIN plans: why Sorts stayed PostgreSQL's, for EXPLAIN VERBOSE */
+/* While EXPLAIN plans: why Sorts (and MergeAppends) stayed PostgreSQL's, for EXPLAIN VERBOSE */
 static bool collect_kept = false;
 static List *kept_sorts = NIL;
+
+/* What stands in a MergeAppend's place (xxl_plan_keys.h), and the statement's range table */
+static XxlPlanMergeAppend merge_append_hook = NULL;
+static List *walk_rtable = NIL;
+
+void
+xxl_plan_register_merge_append(XxlPlanMergeAppend hook)
+{
+	merge_append_hook = hook;
+}
 
 List *
 xxl_plan_sort_private(const Sort *sort)
 {
-	List	   *cols = NIL;
-	List	   *ops = NIL;
-	List	   *colls = NIL;
-	List	   *nulls = NIL;
-
-	for (int i = 0; i < sort->numCols; i++)
-	{
-		cols = lappend_int(cols, sort->sortColIdx[i]);
-		ops = lappend_oid(ops, sort->sortOperators[i]);
-		colls = lappend_oid(colls, sort->collations[i]);
-		nulls = lappend_int(nulls, sort->nullsFirst[i] ? 1 : 0);
-	}
-	return list_make4(cols, ops, colls, nulls);
+	return xxl_plan_keys_private(sort->numCols, sort->sortColIdx, sort->sortOperators,
+								 sort->collations, sort->nullsFirst);
 }
 
 #define NO_BOUND (-1.0)		/* no Limit reaches the node */
@@ -93,6 +92,15 @@ sort_bytes(const Sort *sort, double rows)
 	return rows * (MAXALIGN(sort->plan.plan_width) + MAXALIGN(SizeofHeapTupleHeader));
 }
 
+bool
+xxl_plan_rows_beyond_threshold(const Plan *plan)
+{
+	if (xxl_sort_in_plans_threshold_kb == 0)
+		return true;
+	return plan->plan_rows * (MAXALIGN(plan->plan_width) + MAXALIGN(SizeofHeapTupleHeader)) >
+		1024.0 * (xxl_sort_in_plans_threshold_kb > 0 ? xxl_sort_in_plans_threshold_kb : work_mem);
+}
+
 /* Whether the sort is expected to outgrow the threshold, and no top-N heap could do. */
 static bool
 big_enough(const Sort *sort, double bound)
@@ -102,10 +110,7 @@ big_enough(const Sort *sort, double bound)
 	if (bound == SOME_BOUND ||
 		(bound >= 0 && sort_bytes(sort, 2 * Min(bound, rows)) <= 1024.0 * work_mem))
 		return false;
-	if (xxl_sort_in_plans_threshold_kb == 0)
-		return true;
-	return sort_bytes(sort, rows) > 1024.0 * (xxl_sort_in_plans_threshold_kb > 0 ?
-											  xxl_sort_in_plans_threshold_kb : work_mem);
+	return xxl_plan_rows_beyond_threshold(&sort->plan);
 }
 
 /* The bound a Limit passes down: count + offset, when both are constants. */
@@ -330,6 +335,15 @@ replace_sorts(Plan *plan, double bound)
 		case T_MergeAppend:
 			((MergeAppend *) plan)->mergeplans =
 				replace_in_list(((MergeAppend *) plan)->mergeplans, bound);
+			if (merge_append_hook != NULL && bound == NO_BOUND)
+			{
+				const char *why = NULL;
+				Plan	   *merged = merge_append_hook((MergeAppend *) plan, walk_rtable, &why);
+
+				if (collect_kept && why != NULL)
+					kept_sorts = lappend(kept_sorts, (void *) why);
+				return merged;
+			}
 			return plan;
 		case T_CustomScan:
 			((CustomScan *) plan)->custom_plans =
@@ -357,7 +371,7 @@ replace_sorts(Plan *plan, double bound)
 				if (replaceable((Sort *) plan, &why))
 					return make_plan_sort((Sort *) plan);
 				if (collect_kept && why != NULL)
-					kept_sorts = lappend(kept_sorts, (void *) why);
+					kept_sorts = lappend(kept_sorts, psprintf("XxlSort not used for a Sort: %s", why));
 			}
 			return plan;
 		default:
@@ -390,9 +404,11 @@ plan_sort_planner(Query *parse, const char *query_string, int cursorOptions,
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
 	if (xxl_sort_in_plans)
 	{
+		walk_rtable = stmt->rtable;
 		stmt->planTree = replace_sorts(stmt->planTree, NO_BOUND);
 		/* SubPlans, initPlans and CTEs: entries may be NULL (unused) */
 		stmt->subplans = replace_in_list(stmt->subplans, NO_BOUND);
+		walk_rtable = NIL;
 	}
 	return stmt;
 }
@@ -447,7 +463,7 @@ plan_sort_explain(Query *query, int cursorOptions, IntoClause *into, ExplainStat
 				   es->buffers ? &bufusage : NULL);
 	if (es->verbose && es->format == EXPLAIN_FORMAT_TEXT)
 		foreach(lc, kept)
-			appendStringInfo(es->str, "XxlSort not used for a Sort: %s\n", (const char *) lfirst(lc));
+			appendStringInfo(es->str, "%s\n", (const char *) lfirst(lc));
 }
 
 void

@@ -14,18 +14,9 @@
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 
-#define XXL_PLAN_SORT_NAME "XxlSort"
+#include "pg/plan/xxl_plan_keys.h"
 
-/* The key of an XxlSort node, as its Sort had it. */
-typedef struct XxlPlanSortKeys
-{
-	int			ncols;
-	AttrNumber *cols;			/* in the child's rows */
-	Oid		   *sortops;
-	Oid		   *collations;
-	bool	   *nulls_first;
-	bool		distinct;		/* a Unique on key columns reads it: see XxlSortRunOptions */
-} XxlPlanSortKeys;
+#define XXL_PLAN_SORT_NAME "XxlSort"
 
 /*
  * custom_private of an XxlSort node made from sort (planning), and its key

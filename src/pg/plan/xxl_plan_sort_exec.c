@@ -43,14 +43,32 @@
 #include "pg/plan/xxl_plan_sort.h"
 #include "pg/sort/sort.h"
 
-/* The node's key from its private list (xxl_plan_sort_private writes it). */
-void
-xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
+List *
+xxl_plan_keys_private(int ncols, const AttrNumber *cols, const Oid *sortops,
+					  const Oid *collations, const bool *nulls_first)
 {
-	List	   *cols = linitial(cscan->custom_private);
-	List	   *ops = lsecond(cscan->custom_private);
-	List	   *colls = lthird(cscan->custom_private);
-	List	   *nulls = lfourth(cscan->custom_private);
+	List	   *c = NIL;
+	List	   *ops = NIL;
+	List	   *colls = NIL;
+	List	   *nulls = NIL;
+
+	for (int i = 0; i < ncols; i++)
+	{
+		c = lappend_int(c, cols[i]);
+		ops = lappend_oid(ops, sortops[i]);
+		colls = lappend_oid(colls, collations[i]);
+		nulls = lappend_int(nulls, nulls_first[i] ? 1 : 0);
+	}
+	return list_make4(c, ops, colls, nulls);
+}
+
+void
+xxl_plan_keys_read(List *private, XxlPlanSortKeys *keys)
+{
+	List	   *cols = linitial(private);
+	List	   *ops = lsecond(private);
+	List	   *colls = lthird(private);
+	List	   *nulls = lfourth(private);
 	int			n = list_length(cols);
 
 	keys->ncols = n;
@@ -58,8 +76,7 @@ xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
 	keys->sortops = palloc(sizeof(Oid) * Max(n, 1));
 	keys->collations = palloc(sizeof(Oid) * Max(n, 1));
 	keys->nulls_first = palloc(sizeof(bool) * Max(n, 1));
-	keys->distinct = list_length(cscan->custom_private) > 4 &&
-		intVal(list_nth(cscan->custom_private, 4)) != 0;
+	keys->distinct = list_length(private) > 4 && intVal(list_nth(private, 4)) != 0;
 	for (int i = 0; i < n; i++)
 	{
 		keys->cols[i] = (AttrNumber) list_nth_int(cols, i);
@@ -67,6 +84,13 @@ xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
 		keys->collations[i] = list_nth_oid(colls, i);
 		keys->nulls_first[i] = list_nth_int(nulls, i) != 0;
 	}
+}
+
+/* The node's key from its private list (xxl_plan_sort_private writes it). */
+void
+xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
+{
+	xxl_plan_keys_read(cscan->custom_private, keys);
 }
 
 #define RANDOM_ACCESS (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)
@@ -534,22 +558,20 @@ restore_plan_sort(CustomScanState *node)
 
 /* EXPLAIN ----------------------------------------------------------------- */
 
-/* "a DESC NULLS LAST", "b COLLATE \"C\"" as EXPLAIN shows a Sort's keys */
-static List *
-key_texts(PlanSortState *state, List *ancestors, ExplainState *es)
+List *
+xxl_plan_key_texts(Plan *plan, const XxlPlanSortKeys *keys, List *ancestors, ExplainState *es)
 {
-	Plan	   *plan = state->css.ss.ps.plan;
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
 	bool		prefix = list_length(es->rtable) > 1 || es->verbose;
 	List	   *result = NIL;
 
-	for (int i = 0; i < state->keys.ncols; i++)
+	for (int i = 0; i < keys->ncols; i++)
 	{
-		TargetEntry *tle = get_tle_by_resno(plan->targetlist, state->keys.cols[i]);
+		TargetEntry *tle = get_tle_by_resno(plan->targetlist, keys->cols[i]);
 		Node	   *expr = (Node *) tle->expr;
 		StringInfoData buf;
 		bool		desc = false;
-		Oid			collation = state->keys.collations[i];
+		Oid			collation = keys->collations[i];
 
 		initStringInfo(&buf);
 		appendStringInfoString(&buf, deparse_expression(expr, context, prefix, true));
@@ -561,12 +583,11 @@ key_texts(PlanSortState *state, List *ancestors, ExplainState *es)
 			if (name != NULL)
 				appendStringInfo(&buf, " COLLATE %s", quote_identifier(name));
 		}
-		(void) xxl_sortkey_plan_column_refused(exprType(expr), state->keys.sortops[i],
-											   collation, &desc);
+		(void) xxl_sortkey_plan_column_refused(exprType(expr), keys->sortops[i], collation, &desc);
 		if (desc)
 			appendStringInfoString(&buf, " DESC");
-		if (desc != state->keys.nulls_first[i])
-			appendStringInfoString(&buf, state->keys.nulls_first[i] ? " NULLS FIRST" : " NULLS LAST");
+		if (desc != keys->nulls_first[i])
+			appendStringInfoString(&buf, keys->nulls_first[i] ? " NULLS FIRST" : " NULLS LAST");
 		result = lappend(result, buf.data);
 	}
 	return result;
@@ -577,7 +598,7 @@ explain_plan_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	PlanSortState *state = (PlanSortState *) node;
 
-	ExplainPropertyList("Sort Key", key_texts(state, ancestors, es), es);
+	ExplainPropertyList("Sort Key", xxl_plan_key_texts(state->css.ss.ps.plan, &state->keys, ancestors, es), es);
 	ExplainPropertyInteger("Sort Budget", "kB", (int64) (state->budget / 1024), es);
 	if (state->keys.distinct)
 		ExplainPropertyBool("Distinct Keys", true, es);

@@ -62,6 +62,25 @@ result_desc(XxlEdgeReduce reduce)
 	return desc;
 }
 
+/*
+ * The edges as the shard's function reads them: its table by name when it
+ * is one whose columns are named as here (read there directly, as a table
+ * is, not through a query), else a query of its partitions.
+ */
+static char *
+edges_there(XxlShard *shard, TupleDesc parent, const bool *wanted)
+{
+	XxlShardTable *t = linitial(shard->tables);
+
+	if (list_length(shard->tables) != 1)
+		return xxl_shard_partitions_sql(shard, parent, wanted);
+	for (int i = 0; i < parent->natts; i++)
+		if (wanted[i] && strcmp(t->remote_columns[i],
+								quote_identifier(NameStr(TupleDescAttr(parent, i)->attname))) != 0)
+			return xxl_shard_partitions_sql(shard, parent, wanted);
+	return t->remote_table;
+}
+
 static void *
 start(Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local)
 {
@@ -83,7 +102,7 @@ start(Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local)
 	foreach(lc, servers)
 	{
 		XxlShard   *shard = lfirst(lc);
-		char	   *edges = xxl_shard_partitions_sql(shard, RelationGetDescr(rel), wanted);
+		char	   *edges = edges_there(shard, RelationGetDescr(rel), wanted);
 
 		se->shards[se->nshards++] =
 			xxl_shard_stream_start_query(group, shard, desc,
@@ -133,12 +152,8 @@ static void
 report(void *sharded, XxlOperator *op)
 {
 	ShardedEdges *se = sharded;
-	StringInfoData buf;
 
-	initStringInfo(&buf);
-	for (int i = 0; i < se->nshards; i++)
-		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", xxl_shard_stream_describe(se->shards[i]));
-	xxl_operator_detail(op, "shards", "[%s]", buf.data);
+	xxl_shard_streams_report(op, se->shards, se->nshards);
 }
 
 static const XxlShardedEdges sharded_edges = {start, read_edges, report};

@@ -163,13 +163,27 @@ xxl_shard_split(Relation rel, List **local, List **shards)
 	return true;
 }
 
+XxlShard *
+xxl_shard_of_partition(Oid relid, Oid userid)
+{
+	ForeignServer *server = GetForeignServer(GetForeignTable(relid)->serverid);
+	XxlShard   *shard = palloc0(sizeof(XxlShard));
+
+	shard->serverid = server->serverid;
+	shard->server = pstrdup(server->servername);
+	shard->where = psprintf("partition \"%s\"", get_rel_name(relid));
+	shard->userid = userid;
+	return shard;
+}
+
 PGconn *
 xxl_shard_connect(XxlShard *shard)
 {
 	PgFdwConnState *state;
 
 	load_postgres_fdw();
-	return get_connection(GetUserMapping(GetUserId(), shard->serverid), false, &state);
+	return get_connection(GetUserMapping(OidIsValid(shard->userid) ? shard->userid : GetUserId(),
+										 shard->serverid), false, &state);
 }
 
 void

@@ -30,6 +30,7 @@ typedef struct XxlShard
 	char	   *server;			/* its name */
 	char	   *where;			/* for messages: partition "p1", or partitions "p1", "p2" */
 	List	   *tables;			/* XxlShardTable */
+	Oid			userid;			/* whose user mapping; InvalidOid: the current user's */
 } XxlShard;
 
 /* Whether relid is a foreign table served by postgres_fdw. */
@@ -51,7 +52,13 @@ extern bool xxl_shard_split(Relation rel, List **local, List **shards);
 extern void xxl_shard_add_partition(List **shards, Relation parent, Oid relid);
 
 /*
- * postgres_fdw's connection to the shard's server as the current user, in
+ * The shard of one foreign partition relid of postgres_fdw alone (a scan of
+ * it in a plan), for user userid (InvalidOid: the current user).
+ */
+extern XxlShard *xxl_shard_of_partition(Oid relid, Oid userid);
+
+/*
+ * postgres_fdw's connection to the shard's server as its user, in
  * the remote transaction it keeps for the local one; an error if the user
  * has no user mapping or the server cannot be reached.
  */

@@ -12,4 +12,5 @@ xxl_shard_init(void)
 {
 	xxl_shard_sort_init();
 	xxl_shard_edges_init();
+	xxl_shard_plan_init();
 }

@@ -12,4 +12,7 @@ extern void xxl_shard_sort_init(void);
 /* components and spanning forests of a sharded edge table (xxl_shard_edges.c) */
 extern void xxl_shard_edges_init(void);
 
+/* ORDER BY of a sharded table in plans: XxlShardMerge for MergeAppend (xxl_shard_plan.c) */
+extern void xxl_shard_plan_init(void);
+
 #endif							/* XXL_PG_SHARD_OPS_H */

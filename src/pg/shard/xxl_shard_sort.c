@@ -41,12 +41,8 @@ static void
 report_shards(void *arg, XxlOperator *op)
 {
 	ShardedSort *ss = arg;
-	StringInfoData buf;
 
-	initStringInfo(&buf);
-	for (int i = 0; i < ss->nshards; i++)
-		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", xxl_shard_stream_describe(ss->shards[i]));
-	xxl_operator_detail(op, "shards", "[%s]", buf.data);
+	xxl_shard_streams_report(op, ss->shards, ss->nshards);
 	if (ss->local != NULL)
 	{
 		XxlStats	stats;

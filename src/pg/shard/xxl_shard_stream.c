@@ -93,13 +93,19 @@ collation_probe(Oid collation, char **shown)
 					quote_literal_cstr(get_collation_name(collation)));
 }
 
-static void
-check_collation(XxlShardStream *s, Oid collation)
+void
+xxl_shard_stream_check_collation(XxlShardStream *s, Oid collation)
 {
 	char	   *shown;
-	char	   *probe = collation_probe(collation, &shown);
-	char	   *here = local_value(probe);
-	char	   *there = xxl_shard_wire_value(s, probe);
+	char	   *probe;
+	char	   *here;
+	char	   *there;
+
+	if (!OidIsValid(collation) || collation == C_COLLATION_OID || collation == POSIX_COLLATION_OID)
+		return;
+	probe = collation_probe(collation, &shown);
+	here = local_value(probe);
+	there = xxl_shard_wire_value(s, probe);
 
 	if (there == NULL || here == NULL || strcmp(here, there) != 0)
 		ereport(ERROR,
@@ -134,12 +140,12 @@ remote_order_by(XxlShardStream *s, XxlSortKey *key)
 				appendStringInfoString(&ob, " COLLATE pg_catalog.\"C\"");
 			else if (collation == DEFAULT_COLLATION_OID)
 			{
-				check_collation(s, collation);
+				xxl_shard_stream_check_collation(s, collation);
 				appendStringInfoString(&ob, " COLLATE pg_catalog.\"default\"");
 			}
 			else
 			{
-				check_collation(s, collation);
+				xxl_shard_stream_check_collation(s, collation);
 				appendStringInfo(&ob, " COLLATE %s",
 								 quote_qualified_identifier(collation_schema(collation),
 															get_collation_name(collation)));
@@ -209,9 +215,8 @@ remote_sort_sql(XxlShardStream *s, XxlSortKey *key)
 					quote_literal_cstr(remote_order_by(s, key)), cols.data);
 }
 
-/* A stream of rows laid out as desc from the shard, connected, nothing sent yet. */
-static XxlShardStream *
-stream_new(XxlShardGroup *group, XxlShard *shard, TupleDesc desc)
+XxlShardStream *
+xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, const int *result_col)
 {
 	XxlShardStream *s = palloc0(sizeof(XxlShardStream));
 
@@ -227,8 +232,8 @@ stream_new(XxlShardGroup *group, XxlShard *shard, TupleDesc desc)
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		Oid			recv;
 
-		s->result_col[i] = i;
-		if (att->attisdropped)
+		s->result_col[i] = result_col != NULL ? result_col[i] : i;
+		if (att->attisdropped || s->result_col[i] < 0)
 			continue;
 		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
 		fmgr_info(recv, &s->recv[i]);
@@ -237,9 +242,8 @@ stream_new(XxlShardGroup *group, XxlShard *shard, TupleDesc desc)
 	return s;
 }
 
-/* Send the shard select, its rows to come as a binary COPY. */
-static void
-stream_begin(XxlShardStream *s, const char *select)
+void
+xxl_shard_stream_send(XxlShardStream *s, const char *select)
 {
 	INSTR_TIME_SET_CURRENT(s->started);
 	xxl_shard_wire_begin(s, psprintf("COPY (%s) TO STDOUT (FORMAT binary)", select));
@@ -248,9 +252,9 @@ stream_begin(XxlShardStream *s, const char *select)
 XxlShardStream *
 xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, XxlSortKey *key)
 {
-	XxlShardStream *s = stream_new(group, shard, desc);
+	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
 
-	stream_begin(s, remote_sort_sql(s, key));
+	xxl_shard_stream_send(s, remote_sort_sql(s, key));
 	return s;
 }
 
@@ -258,9 +262,9 @@ XxlShardStream *
 xxl_shard_stream_start_query(XxlShardGroup *group, XxlShard *shard, TupleDesc desc,
 							 const char *select)
 {
-	XxlShardStream *s = stream_new(group, shard, desc);
+	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
 
-	stream_begin(s, select);
+	xxl_shard_stream_send(s, select);
 	return s;
 }
 
@@ -383,11 +387,28 @@ xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 	return false;
 }
 
-char *
-xxl_shard_stream_describe(XxlShardStream *s)
+void
+xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes, double *first_row_ms)
 {
-	return psprintf("{\"shard\": \"%s\", \"partitions\": %d, \"rows\": " UINT64_FORMAT
-					", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f}",
-					s->shard->server, list_length(s->shard->tables), s->rows, s->bytes,
-					Max(s->first_row_ms, 0));
+	*rows = s->rows;
+	*bytes = s->bytes;
+	*first_row_ms = s->first_row_ms;
+}
+
+void
+xxl_shard_streams_report(XxlOperator *op, XxlShardStream **streams, int n)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < n; i++)
+	{
+		XxlShardStream *s = streams[i];
+
+		appendStringInfo(&buf, "%s{\"shard\": \"%s\", \"partitions\": %d, \"rows\": " UINT64_FORMAT
+						 ", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f}",
+						 i > 0 ? ", " : "", s->shard->server, Max(list_length(s->shard->tables), 1),
+						 s->rows, s->bytes, Max(s->first_row_ms, 0));
+	}
+	xxl_operator_detail(op, "shards", "[%s]", buf.data);
 }

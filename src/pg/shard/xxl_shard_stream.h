@@ -41,6 +41,23 @@ extern XxlShardStream *xxl_shard_stream_start_query(XxlShardGroup *group, XxlSha
 													TupleDesc desc, const char *select);
 
 /*
+ * The same in steps: connect, where result_col gives, per column of desc,
+ * its place among the statement's columns or -1 (NULL) (NULL: every
+ * column, in order); check the collations the order depends on
+ * (xxl_shard_stream_check_collation); then send.
+ */
+extern XxlShardStream *xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard,
+											 TupleDesc desc, const int *result_col);
+extern void xxl_shard_stream_send(XxlShardStream *s, const char *select);
+
+/*
+ * An error (42P21) unless the shard has collation as this server has it:
+ * the same provider and locales, for the database default or a collation
+ * of the same name.  "C" and "POSIX" are the same everywhere.
+ */
+extern void xxl_shard_stream_check_collation(XxlShardStream *s, Oid collation);
+
+/*
  * The shard's partitions as one query on its server: the columns of
  * parent that are wanted (all when wanted is NULL; never dropped ones),
  * each cast to this server's type and named as here, the partitions'
@@ -51,7 +68,11 @@ extern char *xxl_shard_partitions_sql(XxlShard *shard, TupleDesc parent, const b
 /* The next row (XxlSortedStream's next). */
 extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);
 
-/* What it received, as a JSON object: rows, bytes, ms to its first row. */
-extern char *xxl_shard_stream_describe(XxlShardStream *s);
+/* What it received: rows, bytes, ms to its first row (< 0: none yet). */
+extern void xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes,
+									 double *first_row_ms);
+
+/* What the streams received, as the operator's detail "shards" (a JSON array). */
+extern void xxl_shard_streams_report(XxlOperator *op, XxlShardStream **streams, int n);
 
 #endif							/* XXL_PG_SHARD_STREAM_H */

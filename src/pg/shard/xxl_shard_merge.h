@@ -1,0 +1,26 @@
+/*
+ * xxl_shard_merge.h — the XxlShardMerge node: a MergeAppend over foreign
+ * partitions of postgres_fdw (and local ones) whose foreign partitions'
+ * sorted scans all start at once and are merged by the engine.  Which
+ * MergeAppends become one: xxl_shard_plan.c; the node:
+ * xxl_shard_merge_exec.c.
+ */
+#ifndef XXL_PG_SHARD_MERGE_H
+#define XXL_PG_SHARD_MERGE_H
+
+#include "nodes/extensible.h"
+#include "nodes/plannodes.h"
+
+#define XXL_SHARD_MERGE_NAME "XxlShardMerge"
+
+extern const CustomScanMethods xxl_shard_merge_methods;
+
+/*
+ * Whether child is a plain sorted scan of a postgres_fdw foreign table
+ * (rtable: the statement's): then its table, the SQL postgres_fdw sends
+ * for it, and the table's columns that SQL returns, in their order.
+ */
+extern bool xxl_shard_merge_child_sql(const Plan *child, List *rtable, Oid *relid,
+									  const char **sql, List **retrieved);
+
+#endif							/* XXL_PG_SHARD_MERGE_H */

@@ -1,0 +1,330 @@
+/*
+ * xxl_shard_merge_exec.c — the XxlShardMerge node (xxl_shard_merge.h): a
+ * MergeAppend whose foreign partitions' sorted scans all start at once.
+ *
+ * The node's children are the MergeAppend's.  The foreign ones are
+ * initialised as postgres_fdw's scans (which takes their connection and
+ * opens the remote transaction) but never run: at the first fetch, every
+ * one's SQL, the statement postgres_fdw would have sent through a cursor,
+ * goes to its server at once as a binary COPY (xxl_shard_stream.h), after
+ * the collations of the key's text columns were checked there.  A row
+ * received fills the scan's tuple and goes through the scan's own
+ * projection; the local children are run as the MergeAppend ran them.
+ * The engine's merge of sorted streams (xxl_sort_run_merge) then holds one
+ * row per child and hands them out in order.  The foreign children's
+ * instrumentation counts their rows and the time spent waiting for them,
+ * so that EXPLAIN ANALYZE shows each shard's figures under it.
+ *
+ * A rescan stops the streams (dropping them cancels what still runs) and
+ * starts over; an error or cancel stops them through the transaction.
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "miscadmin.h"
+#include "parser/parsetree.h"
+#include "utils/memutils.h"
+
+#include "pg/runtime/runtime.h"
+#include "pg/plan/plan.h"
+#include "pg/sort/sort.h"
+#include "pg/shard/xxl_shard_fdw.h"
+#include "pg/shard/xxl_shard_merge.h"
+#include "pg/shard/xxl_shard_stream.h"
+
+typedef struct MergeChild
+{
+	PlanState  *ps;
+	int			natts;			/* of the node's input rows */
+	/* a foreign partition's scan */
+	XxlShard   *shard;
+	const char *sql;
+	List	   *retrieved;
+	XxlShardStream *stream;		/* while the merge runs */
+} MergeChild;
+
+typedef struct ShardMergeState
+{
+	CustomScanState css;
+	XxlPlanSortKeys keys;
+	int			nchildren;
+	MergeChild *children;
+	TupleDesc	desc;			/* the children's rows, and the node's */
+	XxlSortKey *key;
+	MemoryContext run_cxt;		/* the merge and its streams, cleared by a rescan */
+	XxlSortRun *run;
+	int			nshards;
+	XxlShardStream **shards;	/* the foreign children's streams */
+	bool		started;
+} ShardMergeState;
+
+static Node *create_shard_merge_state(CustomScan *cscan);
+static void begin_shard_merge(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_shard_merge(CustomScanState *node);
+static void end_shard_merge(CustomScanState *node);
+static void rescan_shard_merge(CustomScanState *node);
+static void explain_shard_merge(CustomScanState *node, List *ancestors, ExplainState *es);
+
+const CustomScanMethods xxl_shard_merge_methods = {
+	.CustomName = XXL_SHARD_MERGE_NAME,
+	.CreateCustomScanState = create_shard_merge_state,
+};
+
+static const CustomExecMethods shard_merge_exec_methods = {
+	.CustomName = XXL_SHARD_MERGE_NAME,
+	.BeginCustomScan = begin_shard_merge,
+	.ExecCustomScan = exec_shard_merge,
+	.EndCustomScan = end_shard_merge,
+	.ReScanCustomScan = rescan_shard_merge,
+	.ExplainCustomScan = explain_shard_merge,
+};
+
+static Node *
+create_shard_merge_state(CustomScan *cscan)
+{
+	ShardMergeState *state = palloc0(sizeof(ShardMergeState));
+
+	NodeSetTag(state, T_CustomScanState);
+	state->css.flags = cscan->flags;
+	state->css.methods = &shard_merge_exec_methods;
+	xxl_plan_keys_read(cscan->custom_private, &state->keys);
+	return (Node *) state;
+}
+
+static void
+begin_shard_merge(CustomScanState *node, EState *estate, int eflags)
+{
+	ShardMergeState *state = (ShardMergeState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	ListCell   *lc;
+
+	state->desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	state->nchildren = list_length(cscan->custom_plans);
+	state->children = palloc0(sizeof(MergeChild) * state->nchildren);
+	state->shards = palloc0(sizeof(XxlShardStream *) * state->nchildren);
+	foreach(lc, cscan->custom_plans)
+	{
+		Plan	   *plan = lfirst(lc);
+		MergeChild *c = &state->children[foreach_current_index(lc)];
+		Oid			relid;
+
+		c->ps = ExecInitNode(plan, estate, eflags);
+		c->natts = state->desc->natts;
+		node->custom_ps = lappend(node->custom_ps, c->ps);
+		if (xxl_shard_merge_child_sql(plan, estate->es_range_table, &relid, &c->sql, &c->retrieved))
+		{
+			RangeTblEntry *rte = exec_rt_fetch(((Scan *) plan)->scanrelid, estate);
+
+			/* the user postgres_fdw connects as for this scan */
+			c->shard = xxl_shard_of_partition(relid, rte->checkAsUser);
+		}
+	}
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	state->key = xxl_sortkey_create_plan(state->desc, state->keys.ncols, state->keys.cols,
+										 state->keys.sortops, state->keys.collations,
+										 state->keys.nulls_first);
+	state->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl shard merge",
+										   ALLOCSET_SMALL_SIZES);
+}
+
+static void
+copy_row(TupleTableSlot *slot, int natts, Datum *values, bool *isnull)
+{
+	slot_getsomeattrs(slot, natts);
+	memcpy(values, slot->tts_values, sizeof(Datum) * natts);
+	memcpy(isnull, slot->tts_isnull, sizeof(bool) * natts);
+}
+
+/*
+ * A local child's next row, as the MergeAppend read it: in the query's
+ * memory, where plan nodes keep their state (the merge calls streams in a
+ * context of its own, reset row by row).
+ */
+static bool
+local_next(void *arg, Datum *values, bool *isnull)
+{
+	MergeChild *c = arg;
+	MemoryContext old = MemoryContextSwitchTo(c->ps->state->es_query_cxt);
+	TupleTableSlot *slot = ExecProcNode(c->ps);
+
+	MemoryContextSwitchTo(old);
+	if (TupIsNull(slot))
+		return false;
+	copy_row(slot, c->natts, values, isnull);
+	return true;
+}
+
+/* A foreign child's next row: received, then through its scan's projection. */
+static bool
+foreign_next(void *arg, Datum *values, bool *isnull)
+{
+	MergeChild *c = arg;
+	ScanState  *scan = (ScanState *) c->ps;
+	TupleTableSlot *slot = scan->ss_ScanTupleSlot;
+	bool		got;
+
+	if (c->ps->instrument)
+		InstrStartNode(c->ps->instrument);
+	ExecClearTuple(slot);
+	got = xxl_shard_stream_next(c->stream, slot->tts_values, slot->tts_isnull);
+	if (got)
+	{
+		ExecStoreVirtualTuple(slot);
+		if (c->ps->ps_ProjInfo != NULL)
+		{
+			ResetExprContext(c->ps->ps_ExprContext);
+			c->ps->ps_ExprContext->ecxt_scantuple = slot;
+			slot = ExecProject(c->ps->ps_ProjInfo);
+		}
+		copy_row(slot, c->natts, values, isnull);
+	}
+	if (c->ps->instrument)
+		InstrStopNode(c->ps->instrument, got ? 1.0 : 0.0);
+	return got;
+}
+
+static void
+report_shards(void *arg, XxlOperator *op)
+{
+	ShardMergeState *state = arg;
+
+	xxl_shard_streams_report(op, state->shards, state->nshards);
+}
+
+/* Every foreign child's statement sent, then the merge's first rows. */
+static void
+start_merge(ShardMergeState *state)
+{
+	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
+	XxlShardGroup *group = xxl_shard_group_create();
+	XxlSortedStream *streams = palloc0(sizeof(XxlSortedStream) * state->nchildren);
+	XxlSortRunOptions options = {.name = XXL_SHARD_MERGE_NAME};
+
+	state->nshards = 0;
+	for (int i = 0; i < state->nchildren; i++)
+	{
+		MergeChild *c = &state->children[i];
+		TupleDesc	desc;
+		int		   *result_col;
+		ListCell   *lc;
+
+		streams[i].arg = c;
+		streams[i].next = c->shard != NULL ? foreign_next : local_next;
+		if (c->shard == NULL)
+			continue;
+		/* the table's columns, those the SQL returns in their places */
+		desc = ((ScanState *) c->ps)->ss_ScanTupleSlot->tts_tupleDescriptor;
+		result_col = palloc(sizeof(int) * Max(desc->natts, 1));
+		for (int a = 0; a < desc->natts; a++)
+			result_col[a] = -1;
+		foreach(lc, c->retrieved)
+			result_col[lfirst_int(lc) - 1] = foreach_current_index(lc);
+		c->stream = xxl_shard_stream_open(group, c->shard, desc, result_col);
+		for (int k = 0; k < state->keys.ncols; k++)
+			xxl_shard_stream_check_collation(c->stream, state->keys.collations[k]);
+		xxl_shard_stream_send(c->stream, c->sql);
+		state->shards[state->nshards++] = c->stream;
+	}
+	state->run = xxl_sort_run_merge(streams, state->nchildren, state->key, state->desc,
+									state->desc, NULL, &options, report_shards, state);
+	MemoryContextSwitchTo(old);
+	state->started = true;
+}
+
+static TupleTableSlot *
+exec_shard_merge(CustomScanState *node)
+{
+	ShardMergeState *state = (ShardMergeState *) node;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	if (!state->started)
+		start_merge(state);
+	ExecClearTuple(slot);
+	if (state->run == NULL || !xxl_sort_run_next(state->run, slot->tts_values, slot->tts_isnull))
+		return slot;
+	return ExecStoreVirtualTuple(slot);
+}
+
+/* The merge and its streams gone: statements still running are stopped. */
+static void
+stop_merge(ShardMergeState *state)
+{
+	if (state->run_cxt != NULL)
+		MemoryContextReset(state->run_cxt);
+	state->run = NULL;
+	state->started = false;
+	for (int i = 0; i < state->nchildren; i++)
+		state->children[i].stream = NULL;
+}
+
+static void
+end_shard_merge(CustomScanState *node)
+{
+	ShardMergeState *state = (ShardMergeState *) node;
+
+	stop_merge(state);
+	for (int i = 0; i < state->nchildren; i++)
+		ExecEndNode(state->children[i].ps);
+}
+
+static void
+rescan_shard_merge(CustomScanState *node)
+{
+	ShardMergeState *state = (ShardMergeState *) node;
+
+	stop_merge(state);
+	for (int i = 0; i < state->nchildren; i++)
+		if (state->children[i].shard == NULL)
+			ExecReScan(state->children[i].ps);
+}
+
+/*
+ * The key; the shards, and under ANALYZE what each sent: its rows, bytes
+ * and the time to its first row (its sort's).
+ */
+static void
+explain_shard_merge(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	ShardMergeState *state = (ShardMergeState *) node;
+	List	   *shards = NIL;
+
+	ExplainPropertyList("Sort Key", xxl_plan_key_texts(node->ss.ps.plan, &state->keys, ancestors, es),
+						es);
+	for (int i = 0; i < state->nchildren; i++)
+		if (state->children[i].shard != NULL)
+			shards = lappend(shards, state->children[i].shard->server);
+	ExplainPropertyList("Shards Started at Once", shards, es);
+	if (!es->analyze)
+		return;
+	ExplainOpenGroup("Shard Streams", "Shard Streams", false, es);
+	for (int i = 0; i < state->nchildren; i++)
+	{
+		MergeChild *c = &state->children[i];
+		uint64		rows,
+					bytes;
+		double		first_ms;
+
+		if (c->stream == NULL)
+			continue;
+		xxl_shard_stream_figures(c->stream, &rows, &bytes, &first_ms);
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str, "Shard %s (%s): " UINT64_FORMAT " rows, " UINT64_FORMAT
+							 " kB, first row after %.1f ms\n", c->shard->server, c->shard->where,
+							 rows, (bytes + 1023) / 1024, Max(first_ms, 0));
+			continue;
+		}
+		ExplainOpenGroup("Shard", NULL, true, es);
+		ExplainPropertyText("Server", c->shard->server, es);
+		ExplainPropertyText("Partition", c->shard->where, es);
+		ExplainPropertyUInteger("Rows", NULL, rows, es);
+		ExplainPropertyUInteger("Received", "kB", (bytes + 1023) / 1024, es);
+		ExplainPropertyFloat("First Row", "ms", Max(first_ms, 0), 1, es);
+		ExplainCloseGroup("Shard", NULL, true, es);
+	}
+	ExplainCloseGroup("Shard Streams", "Shard Streams", false, es);
+}
