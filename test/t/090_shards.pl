@@ -137,6 +137,19 @@ for my $key ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, id', 'k DESC NULLS 
 	is($on, $oracle, "ORDER BY $key of the sharded table through XxlShardMerge: the rows of ORDER BY over one table");
 	is($off, $oracle, "... which PostgreSQL's MergeAppend gives too");
 }
+# another scan of a shard's server in the same query (here an initPlan
+# run after the merge started): the MergeAppend stays, since the server's
+# one connection cannot carry two statements at once
+my $other_scan = 'SELECT count(*) FROM (SELECT * FROM %s ORDER BY k, id OFFSET 0) s WHERE s.k > (SELECT min(k) FROM p1)';
+my ($other_plan, $other_rows, $other_oracle) = split /\n\n/, $coord->safe_psql('postgres', qq{$plan_settings
+	EXPLAIN (VERBOSE, COSTS OFF) @{[ sprintf $other_scan, 'sharded' ]};
+	\\echo
+	@{[ sprintf $other_scan, 'sharded' ]};
+	\\echo
+	@{[ sprintf $other_scan, 'flat' ]}});
+like($other_plan, qr/Merge Append.*XxlShardMerge not used for a MergeAppend: server "s1" serves another scan of the query too/s,
+	'another scan of a shard\'s server in the query keeps the MergeAppend, and EXPLAIN VERBOSE says why');
+is($other_rows, $other_oracle, '... and the query gives its rows');
 like($coord->safe_psql('postgres', qq{$plan_settings
 	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM sharded ORDER BY k, id;
 	SELECT operator || ' ' || rows || ' ' || json_array_length(details::json->'shards') FROM xxl.last_stats()}),

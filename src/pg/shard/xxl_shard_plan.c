@@ -21,12 +21,14 @@
  * the engine does not compare, or when a foreign partition's scan is not
  * a plain sorted scan of postgres_fdw (a join or aggregate pushed down,
  * parameters, a local filter, rows locked).  Two foreign partitions on one
- * server keep it too: one connection per server and user cannot carry two
- * statements at once.  EXPLAIN VERBOSE then says why, after the plan.
+ * server keep it too, as does a server that another scan of the query
+ * reads (a join of two sharded tables): one connection per server and user
+ * cannot carry two statements at once.  EXPLAIN VERBOSE then says why, after the plan.
  */
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "catalog/pg_class.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
@@ -128,11 +130,40 @@ make_merge(MergeAppend *ma)
 
 #define KEPT "XxlShardMerge not used for a MergeAppend: "
 
+/*
+ * A foreign table of the statement, other than the MergeAppend's own
+ * partitions (mine: their range table indexes), on one of servers: its
+ * scan would need the connection while the merge holds it (a join of two
+ * sharded tables, a subquery), or NULL.
+ */
+static const char *
+server_shared(List *rtable, Bitmapset *mine, List *servers)
+{
+	ListCell   *lc;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+		XxlShard   *shard;
+
+		if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE ||
+			bms_is_member(foreach_current_index(lc) + 1, mine) ||
+			!xxl_shard_is_postgres_fdw(rte->relid))
+			continue;
+		shard = xxl_shard_of_partition(rte->relid, InvalidOid);
+		if (list_member_oid(servers, shard->serverid))
+			return shard->server;
+	}
+	return NULL;
+}
+
 static Plan *
 shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
 {
 	List	   *servers = NIL;
+	Bitmapset  *mine = NULL;
 	ListCell   *lc;
+	const char *shared;
 	int			foreign = 0;
 
 	if (!xxl_on_shards || !xxl_plan_rows_beyond_threshold(&ma->plan) ||
@@ -163,10 +194,16 @@ shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
 			return &ma->plan;
 		}
 		servers = lappend_oid(servers, shard->serverid);
+		mine = bms_add_member(mine, (int) ((Scan *) child)->scanrelid);
 		foreign++;
 	}
 	if (foreign == 0)
 		return &ma->plan;
+	if ((shared = server_shared(rtable, mine, servers)) != NULL)
+	{
+		*why = psprintf(KEPT "server \"%s\" serves another scan of the query too", shared);
+		return &ma->plan;
+	}
 	for (int i = 0; i < ma->numCols; i++)
 	{
 		TargetEntry *tle = list_nth_node(TargetEntry, ma->plan.targetlist, ma->sortColIdx[i] - 1);
