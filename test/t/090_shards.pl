@@ -187,6 +187,9 @@ $bg->query('SELECT postgres_fdw_disconnect_all()');
 # (every column read: the shards' sorts outgrow their 1MB)
 $bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY k, id OFFSET 0) s;\n");
 ok(wait_all_held(@shards), 'ORDER BY in a plan: every shard is held inside its sort at the same moment');
+is($coord->safe_psql('postgres', "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"),
+	'XxlShardMerge 0, XxlSort 14999',
+	'... and xxl.progress shows the merge waiting for them, the local partition sorted below it');
 $coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 $coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
   or die 'the coordinator did not end its query';

@@ -92,7 +92,9 @@ advance(XxlSortRun *run, int i)
 		}
 	}
 	MemoryContextSwitchTo(old);
-	run->op->rows_in++;
+	/* no engine polls here: xxl.progress hears of the rows from the merge itself */
+	if ((++run->op->rows_in & 1023) == 0)
+		xxl_progress_publish(run->op, false);
 	xxl_heads_set(m->order, i, (const unsigned char *) h->key.data,
 				  run->fixed ? (uint32) run->key_size : (uint32) h->key.len);
 }
