@@ -13,7 +13,6 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tupmacs.h"
-#include "catalog/pg_class.h"
 #include "executor/tuptable.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"

@@ -33,3 +33,21 @@ xxl_plan_column_refs(List *tlist, int varno)
 	}
 	return refs;
 }
+
+bool
+xxl_plan_tlist_passes_through(List *tlist)
+{
+	ListCell   *lc;
+
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (IsA(var, Const))
+			continue;
+		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
+			return false;
+	}
+	return true;
+}

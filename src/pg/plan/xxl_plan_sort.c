@@ -143,26 +143,12 @@ static bool
 replaceable(const Sort *sort, const char **why)
 {
 	const Plan *child = sort->plan.lefttree;
-	ListCell   *lc;
 
 	if (child == NULL || sort->plan.qual != NIL ||
 		list_length(sort->plan.targetlist) != list_length(child->targetlist))
 		return false;
-	/*
-	 * A Sort never projects: its row is its child's, column for column,
-	 * each a reference to the child's column or, where that column is a
-	 * constant (a column nobody reads), the same constant.
-	 */
-	foreach(lc, sort->plan.targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) tle->expr;
-
-		if (IsA(var, Const))
-			continue;
-		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
-			return false;
-	}
+	if (!xxl_plan_tlist_passes_through(sort->plan.targetlist))
+		return false;
 	for (int i = 0; i < sort->numCols; i++)
 	{
 		TargetEntry *tle = list_nth_node(TargetEntry, sort->plan.targetlist,

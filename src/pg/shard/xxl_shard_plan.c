@@ -84,27 +84,6 @@ xxl_shard_merge_child_sql(const Plan *child, List *rtable, Oid *relid, const cha
 	return true;
 }
 
-/* Whether the MergeAppend's row is its children's, column for column (as a Sort's). */
-static bool
-passes_rows_through(const MergeAppend *ma)
-{
-	ListCell   *lc;
-
-	if (ma->plan.qual != NIL)
-		return false;
-	foreach(lc, ma->plan.targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) tle->expr;
-
-		if (IsA(var, Const))
-			continue;
-		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
-			return false;
-	}
-	return true;
-}
-
 static Plan *
 make_merge(MergeAppend *ma)
 {
@@ -168,7 +147,8 @@ shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
 
 	if (!xxl_on_shards || !xxl_plan_rows_beyond_threshold(&ma->plan) ||
 		ma->part_prune_info != NULL || !bms_is_empty(ma->plan.allParam) ||
-		ma->plan.initPlan != NIL || !passes_rows_through(ma))
+		ma->plan.initPlan != NIL || ma->plan.qual != NIL ||
+		!xxl_plan_tlist_passes_through(ma->plan.targetlist))
 		return &ma->plan;
 	foreach(lc, ma->mergeplans)
 	{
