@@ -15,7 +15,7 @@
 
 typedef struct item
 {
-	unsigned char key[8];
+	unsigned char key[16];
 	uint32_t	len;
 	int			stream;
 } item;
@@ -30,18 +30,26 @@ item_cmp(const void *a, const void *b)
 	return c != 0 ? c : (x->stream > y->stream) - (x->stream < y->stream);
 }
 
-/* A random key from a small alphabet: many ties, prefixes of one another. */
+/*
+ * A random key from a small alphabet: many ties, prefixes of one another;
+ * seeds past 25 use zero and 0xff bytes and keys of 6 to 12 bytes that
+ * share their first five and differ in the bytes after.
+ */
 static void
-random_key(item *it, unsigned *seed)
+random_key(item *it, unsigned *seed, unsigned kind)
 {
-	it->len = rand_r(seed) % 4;
+	static const unsigned char wide[] = {0x00, 0x01, 'a', 0xff};
+
+	it->len = kind > 25 ? 6 + rand_r(seed) % 7 : rand_r(seed) % 4;
 	for (uint32_t i = 0; i < it->len; i++)
-		it->key[i] = (unsigned char) ('a' + rand_r(seed) % 3);
+		it->key[i] = kind > 25 ? (i < 5 ? 'a' : wide[rand_r(seed) % 4]) :
+			(unsigned char) ('a' + rand_r(seed) % 3);
 }
 
 static void
 merge_streams(int k, int max_len, bool cut, unsigned seed)
 {
+	unsigned	kind = seed;
 	item	  **streams = calloc(k, sizeof(item *));
 	int		   *lens = calloc(k, sizeof(int));
 	int		   *at = calloc(k, sizeof(int));
@@ -60,7 +68,7 @@ merge_streams(int k, int max_len, bool cut, unsigned seed)
 		streams[s] = calloc(lens[s] + 1, sizeof(item));
 		for (int i = 0; i < lens[s]; i++)
 		{
-			random_key(&streams[s][i], &seed);
+			random_key(&streams[s][i], &seed, kind);
 			streams[s][i].stream = s;
 		}
 		qsort(streams[s], lens[s], sizeof(item), item_cmp);
