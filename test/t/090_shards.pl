@@ -150,6 +150,17 @@ my ($other_plan, $other_rows, $other_oracle) = split /\n\n/, $coord->safe_psql('
 like($other_plan, qr/Merge Append.*XxlShardMerge not used for a MergeAppend: server "s1" serves another scan of the query too/s,
 	'another scan of a shard\'s server in the query keeps the MergeAppend, and EXPLAIN VERBOSE says why');
 is($other_rows, $other_oracle, '... and the query gives its rows');
+# a cursor keeps the MergeAppend: between its fetches, other statements
+# read the same servers through the same connections
+is($coord->safe_psql('postgres', qq{$plan_settings
+	BEGIN;
+	DECLARE c CURSOR FOR SELECT id FROM sharded ORDER BY k, id;
+	FETCH 2 FROM c;
+	SELECT count(*) FROM p1;
+	FETCH 1 FROM c;
+	COMMIT}), join("\n", $coord->safe_psql('postgres', 'SELECT id FROM flat ORDER BY k, id LIMIT 2'), 15000,
+		$coord->safe_psql('postgres', 'SELECT id FROM flat ORDER BY k, id OFFSET 2 LIMIT 1')),
+	'a cursor over ORDER BY of the sharded table, with other statements on its servers between fetches');
 like($coord->safe_psql('postgres', qq{$plan_settings
 	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM sharded ORDER BY k, id;
 	SELECT operator || ' ' || rows || ' ' || json_array_length(details::json->'shards') FROM xxl.last_stats()}),

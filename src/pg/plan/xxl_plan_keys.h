@@ -44,10 +44,12 @@ extern bool xxl_plan_rows_beyond_threshold(const Plan *plan);
 /*
  * Offered each MergeAppend of a finished plan that no Limit bounds (after
  * its children's Sorts were replaced): the node to stand in its place, or
- * ma itself; rtable is the statement's.  Where it keeps ma for a reason
- * EXPLAIN VERBOSE should show, it sets *why.
+ * ma itself; rtable is the statement's, cursor whether the plan is a
+ * cursor's (DECLARE, whose rows are fetched while other statements run).
+ * Where it keeps ma for a reason EXPLAIN VERBOSE should show, it sets *why.
  */
-typedef Plan *(*XxlPlanMergeAppend) (MergeAppend *ma, List *rtable, const char **why);
+typedef Plan *(*XxlPlanMergeAppend) (MergeAppend *ma, List *rtable, bool cursor,
+									 const char **why);
 extern void xxl_plan_register_merge_append(XxlPlanMergeAppend hook);
 
 #endif							/* XXL_PG_PLAN_KEYS_H */

@@ -68,6 +68,7 @@ static List *kept_sorts = NIL;
 /* What stands in a MergeAppend's place (xxl_plan_keys.h), and the statement's range table */
 static XxlPlanMergeAppend merge_append_hook = NULL;
 static List *walk_rtable = NIL;
+static bool walk_cursor = false;
 
 void
 xxl_plan_register_merge_append(XxlPlanMergeAppend hook)
@@ -324,7 +325,8 @@ replace_sorts(Plan *plan, double bound)
 			if (merge_append_hook != NULL && bound == NO_BOUND)
 			{
 				const char *why = NULL;
-				Plan	   *merged = merge_append_hook((MergeAppend *) plan, walk_rtable, &why);
+				Plan	   *merged = merge_append_hook((MergeAppend *) plan, walk_rtable, walk_cursor,
+														  &why);
 
 				if (collect_kept && why != NULL)
 					kept_sorts = lappend(kept_sorts, (void *) why);
@@ -391,6 +393,7 @@ plan_sort_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (xxl_sort_in_plans)
 	{
 		walk_rtable = stmt->rtable;
+		walk_cursor = (cursorOptions & CURSOR_OPT_FAST_PLAN) != 0;
 		stmt->planTree = replace_sorts(stmt->planTree, NO_BOUND);
 		/* SubPlans, initPlans and CTEs: entries may be NULL (unused) */
 		stmt->subplans = replace_in_list(stmt->subplans, NO_BOUND);

@@ -22,8 +22,9 @@
  * a plain sorted scan of postgres_fdw (a join or aggregate pushed down,
  * parameters, a local filter, rows locked).  Two foreign partitions on one
  * server keep it too, as does a server that another scan of the query
- * reads (a join of two sharded tables): one connection per server and user
- * cannot carry two statements at once.  EXPLAIN VERBOSE then says why, after the plan.
+ * reads (a join of two sharded tables), and a cursor's plan (DECLARE:
+ * between its fetches, other statements may read those servers): one
+ * connection per server and user cannot carry two statements at once.  EXPLAIN VERBOSE then says why, after the plan.
  */
 #include "postgres.h"
 
@@ -137,7 +138,7 @@ server_shared(List *rtable, Bitmapset *mine, List *servers)
 }
 
 static Plan *
-shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
+shard_merge_append(MergeAppend *ma, List *rtable, bool cursor, const char **why)
 {
 	List	   *servers = NIL;
 	Bitmapset  *mine = NULL;
@@ -179,6 +180,11 @@ shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
 	}
 	if (foreign == 0)
 		return &ma->plan;
+	if (cursor)
+	{
+		*why = KEPT "a cursor's plan: other statements may use the servers' connections while it is open";
+		return &ma->plan;
+	}
 	if ((shared = server_shared(rtable, mine, servers)) != NULL)
 	{
 		*why = psprintf(KEPT "server \"%s\" serves another scan of the query too", shared);
