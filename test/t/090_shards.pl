@@ -161,6 +161,27 @@ is($coord->safe_psql('postgres', qq{$plan_settings
 	COMMIT}), join("\n", $coord->safe_psql('postgres', 'SELECT id FROM flat ORDER BY k, id LIMIT 2'), 15000,
 		$coord->safe_psql('postgres', 'SELECT id FROM flat ORDER BY k, id OFFSET 2 LIMIT 1')),
 	'a cursor over ORDER BY of the sharded table, with other statements on its servers between fetches');
+# a PL/pgSQL FOR loop fetches ten rows at a time and runs its body in
+# between: the node reads its shards through postgres_fdw's cursors then
+$coord->safe_psql('postgres', q{
+	CREATE FUNCTION loop_check() RETURNS text LANGUAGE plpgsql AS $$
+	DECLARE r record; n bigint := 0; total bigint := 0; m bigint; ordered bool := true;
+		pk bigint; pid bigint;
+	BEGIN
+		FOR r IN SELECT k, id FROM sharded ORDER BY k, id LOOP
+			IF n > 0 THEN
+				ordered := ordered AND CASE WHEN pk IS NULL THEN r.k IS NULL AND r.id > pid
+											WHEN r.k IS NULL THEN true
+											ELSE r.k > pk OR (r.k = pk AND r.id > pid) END;
+			END IF;
+			pk := r.k; pid := r.id; n := n + 1; total := total + r.id;
+			IF n % 1000 = 1 THEN SELECT count(*) INTO m FROM p1; END IF;
+		END LOOP;
+		RETURN n || ' ' || ordered || ' ' || total;
+	END $$});
+is($coord->safe_psql('postgres', qq{$plan_settings SELECT loop_check()}),
+	$coord->safe_psql('postgres', q{SELECT count(*) || ' true ' || sum(id) FROM flat}),
+	'a PL/pgSQL FOR loop over ORDER BY of the sharded table, reading a shard in its body: every row, in order');
 like($coord->safe_psql('postgres', qq{$plan_settings
 	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM sharded ORDER BY k, id;
 	SELECT operator || ' ' || rows || ' ' || json_array_length(details::json->'shards') FROM xxl.last_stats()}),

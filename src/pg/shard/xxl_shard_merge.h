@@ -15,6 +15,9 @@
 
 extern const CustomScanMethods xxl_shard_merge_methods;
 
+/* At load: the executor hook that tells whether a query runs to its end in one go. */
+extern void xxl_shard_merge_init(void);
+
 /*
  * Whether child is a plain sorted scan of a postgres_fdw foreign table
  * (rtable: the statement's): then its table, the SQL postgres_fdw sends

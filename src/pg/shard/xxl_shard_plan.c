@@ -211,5 +211,6 @@ void
 xxl_shard_plan_init(void)
 {
 	RegisterCustomScanMethods(&xxl_shard_merge_methods);
+	xxl_shard_merge_init();
 	xxl_plan_register_merge_append(shard_merge_append);
 }
