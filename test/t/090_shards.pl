@@ -150,8 +150,9 @@ my ($other_plan, $other_rows, $other_oracle) = split /\n\n/, $coord->safe_psql('
 like($other_plan, qr/Merge Append.*XxlShardMerge not used for a MergeAppend: server "s1" serves another scan of the query too/s,
 	'another scan of a shard\'s server in the query keeps the MergeAppend, and EXPLAIN VERBOSE says why');
 is($other_rows, $other_oracle, '... and the query gives its rows');
-# a cursor keeps the MergeAppend: between its fetches, other statements
-# read the same servers through the same connections
+# a cursor: between its fetches, other statements read the same servers
+# through the same connections, so the node reads its shards through
+# postgres_fdw's cursors
 is($coord->safe_psql('postgres', qq{$plan_settings
 	BEGIN;
 	DECLARE c CURSOR FOR SELECT id FROM sharded ORDER BY k, id;

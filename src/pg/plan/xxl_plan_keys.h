@@ -30,6 +30,15 @@ extern List *xxl_plan_keys_private(int ncols, const AttrNumber *cols, const Oid 
 /* ... and read back from one (a fifth member, when there, is distinct). */
 extern void xxl_plan_keys_read(List *private, XxlPlanSortKeys *keys);
 
+/*
+ * Why the engine cannot order rows of target list tlist by the key
+ * (ncols columns at cols of tlist, by sortops, in collations) exactly as
+ * the plan would (a type it does not encode, another operator class, a
+ * nondeterministic collation), for EXPLAIN VERBOSE; NULL when it can.
+ */
+extern const char *xxl_plan_keys_refused(List *tlist, int ncols, const AttrNumber *cols,
+										 const Oid *sortops, const Oid *collations);
+
 /* "a DESC NULLS LAST", "b COLLATE \"C\"": plan's keys as EXPLAIN shows a Sort's. */
 extern List *xxl_plan_key_texts(Plan *plan, const XxlPlanSortKeys *keys, List *ancestors,
 								ExplainState *es);
@@ -44,12 +53,10 @@ extern bool xxl_plan_rows_beyond_threshold(const Plan *plan);
 /*
  * Offered each MergeAppend of a finished plan that no Limit bounds (after
  * its children's Sorts were replaced): the node to stand in its place, or
- * ma itself; rtable is the statement's, cursor whether the plan is a
- * cursor's (DECLARE, whose rows are fetched while other statements run).
- * Where it keeps ma for a reason EXPLAIN VERBOSE should show, it sets *why.
+ * ma itself; rtable is the statement's.  Where it keeps ma for a reason
+ * EXPLAIN VERBOSE should show, it sets *why.
  */
-typedef Plan *(*XxlPlanMergeAppend) (MergeAppend *ma, List *rtable, bool cursor,
-									 const char **why);
+typedef Plan *(*XxlPlanMergeAppend) (MergeAppend *ma, List *rtable, const char **why);
 extern void xxl_plan_register_merge_append(XxlPlanMergeAppend hook);
 
 #endif							/* XXL_PG_PLAN_KEYS_H */

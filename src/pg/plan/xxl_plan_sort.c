@@ -68,7 +68,6 @@ static List *kept_sorts = NIL;
 /* What stands in a MergeAppend's place (xxl_plan_keys.h), and the statement's range table */
 static XxlPlanMergeAppend merge_append_hook = NULL;
 static List *walk_rtable = NIL;
-static bool walk_cursor = false;
 
 void
 xxl_plan_register_merge_append(XxlPlanMergeAppend hook)
@@ -150,18 +149,9 @@ replaceable(const Sort *sort, const char **why)
 		return false;
 	if (!xxl_plan_tlist_passes_through(sort->plan.targetlist))
 		return false;
-	for (int i = 0; i < sort->numCols; i++)
-	{
-		TargetEntry *tle = list_nth_node(TargetEntry, sort->plan.targetlist,
-										 sort->sortColIdx[i] - 1);
-		bool		desc;
-
-		*why = xxl_sortkey_plan_column_refused(exprType((Node *) tle->expr), sort->sortOperators[i],
-											   sort->collations[i], &desc);
-		if (*why != NULL)
-			return false;
-	}
-	return true;
+	*why = xxl_plan_keys_refused(sort->plan.targetlist, sort->numCols, sort->sortColIdx,
+								 sort->sortOperators, sort->collations);
+	return *why == NULL;
 }
 
 /*
@@ -325,8 +315,7 @@ replace_sorts(Plan *plan, double bound)
 			if (merge_append_hook != NULL && bound == NO_BOUND)
 			{
 				const char *why = NULL;
-				Plan	   *merged = merge_append_hook((MergeAppend *) plan, walk_rtable, walk_cursor,
-														  &why);
+				Plan	   *merged = merge_append_hook((MergeAppend *) plan, walk_rtable, &why);
 
 				if (collect_kept && why != NULL)
 					kept_sorts = lappend(kept_sorts, (void *) why);
@@ -393,7 +382,6 @@ plan_sort_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (xxl_sort_in_plans)
 	{
 		walk_rtable = stmt->rtable;
-		walk_cursor = (cursorOptions & CURSOR_OPT_FAST_PLAN) != 0;
 		stmt->planTree = replace_sorts(stmt->planTree, NO_BOUND);
 		/* SubPlans, initPlans and CTEs: entries may be NULL (unused) */
 		stmt->subplans = replace_in_list(stmt->subplans, NO_BOUND);

@@ -558,6 +558,23 @@ restore_plan_sort(CustomScanState *node)
 
 /* EXPLAIN ----------------------------------------------------------------- */
 
+const char *
+xxl_plan_keys_refused(List *tlist, int ncols, const AttrNumber *cols, const Oid *sortops,
+					  const Oid *collations)
+{
+	for (int i = 0; i < ncols; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, tlist, cols[i] - 1);
+		bool		desc;
+		const char *why = xxl_sortkey_plan_column_refused(exprType((Node *) tle->expr), sortops[i],
+														  collations[i], &desc);
+
+		if (why != NULL)
+			return why;
+	}
+	return NULL;
+}
+
 List *
 xxl_plan_key_texts(Plan *plan, const XxlPlanSortKeys *keys, List *ancestors, ExplainState *es)
 {

@@ -79,11 +79,27 @@ option(List *options, const char *name)
 	return NULL;
 }
 
-void
-xxl_shard_add_partition(List **shards, Relation parent, Oid relid)
+XxlShard *
+xxl_shard_of_partition(Oid relid, Oid userid)
+{
+	ForeignServer *server = GetForeignServer(GetForeignTable(relid)->serverid);
+	XxlShard   *shard = palloc0(sizeof(XxlShard));
+
+	shard->serverid = server->serverid;
+	shard->server = pstrdup(server->servername);
+	shard->where = psprintf("partition \"%s\"", get_rel_name(relid));
+	shard->userid = userid;
+	return shard;
+}
+
+/*
+ * Foreign partition relid of parent (whose columns it maps by name) into
+ * the shard of its server in shards (a List of XxlShard), new if need be.
+ */
+static void
+add_partition(List **shards, Relation parent, Oid relid)
 {
 	ForeignTable *ft = GetForeignTable(relid);
-	ForeignServer *server = GetForeignServer(ft->serverid);
 	TupleDesc	desc = RelationGetDescr(parent);
 	char	   *schema = option(ft->options, "schema_name");
 	char	   *table = option(ft->options, "table_name");
@@ -113,15 +129,12 @@ xxl_shard_add_partition(List **shards, Relation parent, Oid relid)
 
 	foreach(lc, *shards)
 	{
-		if (((XxlShard *) lfirst(lc))->serverid == server->serverid)
+		if (((XxlShard *) lfirst(lc))->serverid == ft->serverid)
 			shard = lfirst(lc);
 	}
 	if (shard == NULL)
 	{
-		shard = palloc0(sizeof(XxlShard));
-		shard->serverid = server->serverid;
-		shard->server = pstrdup(server->servername);
-		shard->where = psprintf("partition \"%s\"", partition);
+		shard = xxl_shard_of_partition(relid, InvalidOid);
 		*shards = lappend(*shards, shard);
 	}
 	else
@@ -159,21 +172,8 @@ xxl_shard_split(Relation rel, List **local, List **shards)
 	if (foreign == NIL)
 		return false;
 	foreach(lc, foreign)
-		xxl_shard_add_partition(shards, rel, lfirst_oid(lc));
+		add_partition(shards, rel, lfirst_oid(lc));
 	return true;
-}
-
-XxlShard *
-xxl_shard_of_partition(Oid relid, Oid userid)
-{
-	ForeignServer *server = GetForeignServer(GetForeignTable(relid)->serverid);
-	XxlShard   *shard = palloc0(sizeof(XxlShard));
-
-	shard->serverid = server->serverid;
-	shard->server = pstrdup(server->servername);
-	shard->where = psprintf("partition \"%s\"", get_rel_name(relid));
-	shard->userid = userid;
-	return shard;
 }
 
 PGconn *

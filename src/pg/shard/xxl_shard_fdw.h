@@ -46,12 +46,6 @@ extern bool xxl_shard_is_postgres_fdw(Oid relid);
 extern bool xxl_shard_split(Relation rel, List **local, List **shards);
 
 /*
- * Foreign partition relid of parent (whose columns it maps by name) into
- * the shard of its server in shards (a List of XxlShard), new if need be.
- */
-extern void xxl_shard_add_partition(List **shards, Relation parent, Oid relid);
-
-/*
  * The shard of one foreign partition relid of postgres_fdw alone (a scan of
  * it in a plan), for user userid (InvalidOid: the current user).
  */

@@ -47,7 +47,6 @@
 typedef struct MergeChild
 {
 	PlanState  *ps;
-	int			natts;			/* of the node's input rows */
 	/* a foreign partition's scan */
 	XxlShard   *shard;
 	const char *sql;
@@ -153,7 +152,6 @@ begin_shard_merge(CustomScanState *node, EState *estate, int eflags)
 		Oid			relid;
 
 		c->ps = ExecInitNode(plan, estate, eflags);
-		c->natts = state->desc->natts;
 		node->custom_ps = lappend(node->custom_ps, c->ps);
 		if (xxl_shard_merge_child_sql(plan, estate->es_range_table, &relid, &c->sql, &c->retrieved))
 		{
@@ -172,10 +170,13 @@ begin_shard_merge(CustomScanState *node, EState *estate, int eflags)
 										   ALLOCSET_SMALL_SIZES);
 }
 
+/* A child's row (the node's input row, column for column) into values. */
 static void
-copy_row(TupleTableSlot *slot, int natts, Datum *values, bool *isnull)
+copy_row(TupleTableSlot *slot, Datum *values, bool *isnull)
 {
-	slot_getsomeattrs(slot, natts);
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	slot_getallattrs(slot);
 	memcpy(values, slot->tts_values, sizeof(Datum) * natts);
 	memcpy(isnull, slot->tts_isnull, sizeof(bool) * natts);
 }
@@ -195,7 +196,7 @@ local_next(void *arg, Datum *values, bool *isnull)
 	MemoryContextSwitchTo(old);
 	if (TupIsNull(slot))
 		return false;
-	copy_row(slot, c->natts, values, isnull);
+	copy_row(slot, values, isnull);
 	return true;
 }
 
@@ -221,7 +222,7 @@ foreign_next(void *arg, Datum *values, bool *isnull)
 			c->ps->ps_ExprContext->ecxt_scantuple = slot;
 			slot = ExecProject(c->ps->ps_ProjInfo);
 		}
-		copy_row(slot, c->natts, values, isnull);
+		copy_row(slot, values, isnull);
 	}
 	if (c->ps->instrument)
 		InstrStopNode(c->ps->instrument, got ? 1.0 : 0.0);
@@ -265,8 +266,7 @@ start_merge(ShardMergeState *state)
 		foreach(lc, c->retrieved)
 			result_col[lfirst_int(lc) - 1] = foreach_current_index(lc);
 		c->stream = xxl_shard_stream_open(group, c->shard, desc, result_col);
-		for (int k = 0; k < state->keys.ncols; k++)
-			xxl_shard_stream_check_collation(c->stream, state->keys.collations[k]);
+		xxl_shard_stream_check_collations(c->stream, state->keys.collations, state->keys.ncols);
 		xxl_shard_stream_send(c->stream, c->sql);
 		state->shards[state->nshards++] = c->stream;
 	}
@@ -318,9 +318,9 @@ rescan_shard_merge(CustomScanState *node)
 	ShardMergeState *state = (ShardMergeState *) node;
 
 	stop_merge(state);
+	/* (a foreign scan that never ran, its rows streamed, has no cursor to reset) */
 	for (int i = 0; i < state->nchildren; i++)
-		if (state->children[i].shard == NULL)
-			ExecReScan(state->children[i].ps);
+		ExecReScan(state->children[i].ps);
 }
 
 /*

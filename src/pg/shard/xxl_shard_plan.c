@@ -22,9 +22,10 @@
  * a plain sorted scan of postgres_fdw (a join or aggregate pushed down,
  * parameters, a local filter, rows locked).  Two foreign partitions on one
  * server keep it too, as does a server that another scan of the query
- * reads (a join of two sharded tables), and a cursor's plan (DECLARE:
- * between its fetches, other statements may read those servers): one
- * connection per server and user cannot carry two statements at once.  EXPLAIN VERBOSE then says why, after the plan.
+ * reads (a join of two sharded tables): one connection per server and
+ * user cannot carry two statements at once.  (Statements that run
+ * between a query's fetches, as under a cursor, are the executor's to
+ * see: xxl_shard_merge_exec.c.)  EXPLAIN VERBOSE then says why, after the plan.
  */
 #include "postgres.h"
 
@@ -138,13 +139,13 @@ server_shared(List *rtable, Bitmapset *mine, List *servers)
 }
 
 static Plan *
-shard_merge_append(MergeAppend *ma, List *rtable, bool cursor, const char **why)
+shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
 {
 	List	   *servers = NIL;
 	Bitmapset  *mine = NULL;
 	ListCell   *lc;
 	const char *shared;
-	int			foreign = 0;
+	const char *refused;
 
 	if (!xxl_on_shards || !xxl_plan_rows_beyond_threshold(&ma->plan) ||
 		ma->part_prune_info != NULL || !bms_is_empty(ma->plan.allParam) ||
@@ -176,33 +177,20 @@ shard_merge_append(MergeAppend *ma, List *rtable, bool cursor, const char **why)
 		}
 		servers = lappend_oid(servers, shard->serverid);
 		mine = bms_add_member(mine, (int) ((Scan *) child)->scanrelid);
-		foreign++;
 	}
-	if (foreign == 0)
+	if (servers == NIL)
 		return &ma->plan;
-	if (cursor)
-	{
-		*why = KEPT "a cursor's plan: other statements may use the servers' connections while it is open";
-		return &ma->plan;
-	}
 	if ((shared = server_shared(rtable, mine, servers)) != NULL)
 	{
 		*why = psprintf(KEPT "server \"%s\" serves another scan of the query too", shared);
 		return &ma->plan;
 	}
-	for (int i = 0; i < ma->numCols; i++)
+	refused = xxl_plan_keys_refused(ma->plan.targetlist, ma->numCols, ma->sortColIdx,
+									ma->sortOperators, ma->collations);
+	if (refused != NULL)
 	{
-		TargetEntry *tle = list_nth_node(TargetEntry, ma->plan.targetlist, ma->sortColIdx[i] - 1);
-		bool		desc;
-		const char *refused = xxl_sortkey_plan_column_refused(exprType((Node *) tle->expr),
-															  ma->sortOperators[i],
-															  ma->collations[i], &desc);
-
-		if (refused != NULL)
-		{
-			*why = psprintf(KEPT "%s", refused);
-			return &ma->plan;
-		}
+		*why = psprintf(KEPT "%s", refused);
+		return &ma->plan;
 	}
 	return make_merge(ma);
 }

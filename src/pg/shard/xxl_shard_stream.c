@@ -93,8 +93,9 @@ collation_probe(Oid collation, char **shown)
 					quote_literal_cstr(get_collation_name(collation)));
 }
 
-void
-xxl_shard_stream_check_collation(XxlShardStream *s, Oid collation)
+/* An error unless the shard has collation as this server has it (see the header). */
+static void
+check_collation(XxlShardStream *s, Oid collation)
 {
 	char	   *shown;
 	char	   *probe;
@@ -117,14 +118,41 @@ xxl_shard_stream_check_collation(XxlShardStream *s, Oid collation)
 				 errhint("Create the same collation on every shard, or sort with COLLATE \"C\".")));
 }
 
-/* The key as an ORDER BY list for the shard, every text column with its collation. */
+void
+xxl_shard_stream_check_collations(XxlShardStream *s, const Oid *collations, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		int			j = 0;
+
+		while (j < i && collations[j] != collations[i])
+			j++;
+		if (j == i)				/* each once: a probe is a round trip */
+			check_collation(s, collations[i]);
+	}
+}
+
+/*
+ * The key as an ORDER BY list for the shard, every text column with its
+ * collation, after the shard was found to have those collations.
+ */
 static char *
 remote_order_by(XxlShardStream *s, XxlSortKey *key)
 {
 	StringInfoData ob;
+	int			n = xxl_sortkey_ncols(key);
+	Oid		   *collations = palloc(sizeof(Oid) * Max(n, 1));
 
+	for (int c = 0; c < n; c++)
+	{
+		bool		desc,
+					nulls_first;
+
+		xxl_sortkey_column_order(key, c, &desc, &nulls_first, &collations[c]);
+	}
+	xxl_shard_stream_check_collations(s, collations, n);
 	initStringInfo(&ob);
-	for (int c = 0; c < xxl_sortkey_ncols(key); c++)
+	for (int c = 0; c < n; c++)
 	{
 		AttrNumber	a = xxl_sortkey_attno(key, c);
 		bool		desc,
@@ -139,17 +167,11 @@ remote_order_by(XxlShardStream *s, XxlSortKey *key)
 			if (collation == C_COLLATION_OID || collation == POSIX_COLLATION_OID)
 				appendStringInfoString(&ob, " COLLATE pg_catalog.\"C\"");
 			else if (collation == DEFAULT_COLLATION_OID)
-			{
-				xxl_shard_stream_check_collation(s, collation);
 				appendStringInfoString(&ob, " COLLATE pg_catalog.\"default\"");
-			}
 			else
-			{
-				xxl_shard_stream_check_collation(s, collation);
 				appendStringInfo(&ob, " COLLATE %s",
 								 quote_qualified_identifier(collation_schema(collation),
 															get_collation_name(collation)));
-			}
 		}
 		appendStringInfo(&ob, " %s NULLS %s", desc ? "DESC" : "ASC", nulls_first ? "FIRST" : "LAST");
 	}
@@ -215,71 +237,6 @@ remote_sort_sql(XxlShardStream *s, XxlSortKey *key)
 					quote_literal_cstr(remote_order_by(s, key)), cols.data);
 }
 
-/*
- * Types whose binary form is their value's bytes in network order, and
- * whose receive function checks nothing more: read without a call.
- */
-static int8
-wire_width(Oid type)
-{
-	switch (type)
-	{
-		case INT8OID:
-		case FLOAT8OID:
-			return 8;
-		case INT4OID:
-		case FLOAT4OID:
-		case OIDOID:
-			return 4;
-		case INT2OID:
-			return 2;
-		case BOOLOID:
-			return 1;
-		default:
-			return 0;
-	}
-}
-
-/* A value of such a type, from its width's bytes in network order. */
-static inline Datum
-wire_value(Oid type, int width, const char *p)
-{
-	uint64		v8;
-	uint32		v4;
-	uint16		v2;
-
-	switch (width)
-	{
-		case 8:
-			memcpy(&v8, p, 8);
-			v8 = pg_ntoh64(v8);
-			if (type == FLOAT8OID)
-			{
-				double		d;
-
-				memcpy(&d, &v8, 8);
-				return Float8GetDatum(d);
-			}
-			return Int64GetDatum((int64) v8);
-		case 4:
-			memcpy(&v4, p, 4);
-			v4 = pg_ntoh32(v4);
-			if (type == FLOAT4OID)
-			{
-				float		f;
-
-				memcpy(&f, &v4, 4);
-				return Float4GetDatum(f);
-			}
-			return type == OIDOID ? ObjectIdGetDatum((Oid) v4) : Int32GetDatum((int32) v4);
-		case 2:
-			memcpy(&v2, p, 2);
-			return Int16GetDatum((int16) pg_ntoh16(v2));
-		default:
-			return BoolGetDatum(*p != 0);
-	}
-}
-
 XxlShardStream *
 xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, const int *result_col)
 {
@@ -291,7 +248,6 @@ xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, con
 	s->result_col = palloc(sizeof(int) * Max(desc->natts, 1));
 	s->recv = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
 	s->ioparam = palloc0(sizeof(Oid) * Max(desc->natts, 1));
-	s->fixed = palloc0(sizeof(int8) * Max(desc->natts, 1));
 	s->first_row_ms = -1;
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -301,7 +257,6 @@ xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, con
 		s->result_col[i] = result_col != NULL ? result_col[i] : i;
 		if (att->attisdropped || s->result_col[i] < 0)
 			continue;
-		s->fixed[i] = wire_width(att->atttypid);
 		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
 		fmgr_info(recv, &s->recv[i]);
 	}
@@ -396,15 +351,6 @@ decode_copy_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnu
 			continue;
 		if (flen < 0 || pos + flen > len)
 			bad_copy(s);
-		if (s->fixed[i] != 0)
-		{
-			if (flen != s->fixed[i])
-				bad_copy(s);
-			values[i] = wire_value(TupleDescAttr(s->desc, i)->atttypid, flen, row + pos);
-			isnull[i] = false;
-			pos += flen;
-			continue;
-		}
 		/*
 		 * The field in place, as record_recv reads its fields: the receive
 		 * functions want a StringInfo with a trailing NUL, so the byte after

@@ -44,18 +44,19 @@ extern XxlShardStream *xxl_shard_stream_start_query(XxlShardGroup *group, XxlSha
  * The same in steps: connect, where result_col gives, per column of desc,
  * its place among the statement's columns or -1 (NULL) (NULL: every
  * column, in order); check the collations the order depends on
- * (xxl_shard_stream_check_collation); then send.
+ * (xxl_shard_stream_check_collations); then send.
  */
 extern XxlShardStream *xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard,
 											 TupleDesc desc, const int *result_col);
 extern void xxl_shard_stream_send(XxlShardStream *s, const char *select);
 
 /*
- * An error (42P21) unless the shard has collation as this server has it:
- * the same provider and locales, for the database default or a collation
- * of the same name.  "C" and "POSIX" are the same everywhere.
+ * An error (42P21) unless the shard has each of the n collations as this
+ * server has it: the same provider and locales, for the database default
+ * or a collation of the same name.  "C" and "POSIX" are the same
+ * everywhere; InvalidOid (a column that is not text) needs nothing.
  */
-extern void xxl_shard_stream_check_collation(XxlShardStream *s, Oid collation);
+extern void xxl_shard_stream_check_collations(XxlShardStream *s, const Oid *collations, int n);
 
 /*
  * The shard's partitions as one query on its server: the columns of

@@ -35,9 +35,6 @@ struct XxlShardStream
 	int		   *result_col;		/* per column of desc: in the result, or -1 */
 	FmgrInfo   *recv;
 	Oid		   *ioparam;
-	int8	   *fixed;			/* per column: the width of a by-value type read
-								 * straight from the wire (integers, floats, bool,
-								 * oid), or 0: its receive function */
 	uint64		rows;
 	uint64		bytes;
 	instr_time	started;
