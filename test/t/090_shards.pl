@@ -4,7 +4,8 @@
 # duplicates and text keys in the database's collation, "C" and en_US.
 # xxl.sort and xxl.sort_into of the sharded table give the rows of ORDER BY
 # over the same rows in one local table, at a budget far below them, as an
-# ordinary role; every shard is held inside its sort at the same moment
+# ordinary role, merged, or by the range key read in the partitions' order;
+# ORDER BY in plans runs through XxlShardMerge and XxlShardAppend; every shard is held inside its sort at the same moment
 # (xxl.test_hold on the shards), and a cancel on the coordinator ends all
 # of them with no spill file anywhere; a shard stopped before or during the
 # call, a shard without pgxxl, a collation a shard lacks or defines
@@ -78,11 +79,15 @@ for my $key (@keys)
 		SET xxl.memory = '1MB';
 		@{[ digest("SELECT * FROM xxl.sort('sharded', \$k\$$key\$k\$) AS s($cols)") ]};
 		SELECT details::json->'streams' || ' ' || (SELECT sum((s->>'rows')::int) FROM json_array_elements(details::json->'shards') s)
-			|| ' ' || (details::json->>'local_rows') FROM xxl.last_stats();
+			|| ' ' || (details::json->>'local_rows') || ' ' || coalesce(details::json->>'streams_in_order', 'merged')
+		FROM xxl.last_stats();
 		@{[ digest("SELECT * FROM flat ORDER BY $key") ]};
 	}, extra_params => [ '-U', 'alice' ]);
 	is($sharded, $oracle, "xxl.sort of the sharded table by $key: the rows of ORDER BY");
-	is($stats, '4 45000 14999', "... three shards (one statement each) and the local partition, each counted");
+	# (by id, the range partitions' key, their sorted rows follow one another)
+	is($stats, '4 45000 14999 ' . ($key eq 'id' ? 'true' : 'merged'),
+		"... three shards (one statement each) and the local partition, each counted, " .
+		($key eq 'id' ? 'read in the partitions\' order' : 'merged'));
 }
 my ($into, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
 	SET xxl.memory = '1MB';
@@ -125,7 +130,13 @@ like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (COSTS OFF) SELECT 
 	'one partition per server: XxlShardMerge over the foreign scans and the local partition');
 like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (COSTS OFF) SELECT * FROM sharded ORDER BY k, id LIMIT 5}),
 	qr/Limit\n.*Merge Append/, '... not under a Limit, where the MergeAppend reads the first rows only');
-for my $key ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, id', 'k DESC NULLS LAST, u, id')
+# ORDER BY the range partitions' key: PostgreSQL's ordered Append reads
+# its children one after the other; XxlShardAppend starts them all at once
+# and reads them in the same order
+like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (COSTS OFF) SELECT * FROM sharded ORDER BY id}),
+	qr/Custom Scan \(XxlShardAppend\)\n\s+Shards Started at Once: s1, s2, s3\n.*p0.*Foreign Scan on p1.*Foreign Scan on p2.*Foreign Scan on p3/s,
+	'ORDER BY the partitions\' range key: XxlShardAppend over the local partition and the foreign scans');
+for my $key ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, id', 'k DESC NULLS LAST, u, id', 'id', 'id DESC')
 {
 	my ($on, $off, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
 		$plan_settings
@@ -229,6 +240,19 @@ $coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activit
 like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
 ok(shards_idle($_), 'the cancel ended the query on ' . $_->name) for @shards;
 is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
+# and for the ordered Append of ORDER BY the range key
+$bg->query('SELECT postgres_fdw_disconnect_all()');
+$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY id OFFSET 0) s;\n");
+ok(wait_all_held(@shards), 'ORDER BY the range key: every shard is held inside its sort at the same moment');
+is($coord->safe_psql('postgres', "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"),
+	'XxlShardAppend 14999',
+	'... while XxlShardAppend has read the local partition, the first in order');
+$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+  or die 'the coordinator did not end its query';
+like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
+ok(shards_idle($_), 'the cancel ended the query on ' . $_->name) for @shards;
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
 $coord->safe_psql('postgres', q{
 	SELECT postgres_fdw_disconnect_all();
 	ALTER TABLE sharded ATTACH PARTITION p4 FOR VALUES FROM (60000) TO (MAXVALUE)});
@@ -309,6 +333,44 @@ is($coord->safe_psql('postgres', q{SELECT string_agg(t, ' ') FROM xxl.sort('mixe
 	SELECT * FROM mixed ORDER BY t}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/42P21: shard "other" \(partition "mixed_other"\) cannot sort in collation the database default/,
 	'ORDER BY in a plan, a shard whose database sorts text otherwise: refused, not merged in two orders');
+
+# ranges of the key in the partitions' order, on servers s1, s2, s1: no
+# source is read before the others, so xxl.sort merges, and in plans the
+# ordered Append stays (two of its partitions share a connection)
+$_->safe_psql('postgres', q{
+	CREATE TABLE zig_a (id bigint, v text);
+	CREATE TABLE zig_b (LIKE zig_a);
+	GRANT SELECT, INSERT ON zig_a, zig_b TO fdw_user}) for @shards[0, 1];
+$coord->safe_psql('postgres', q{
+	CREATE TABLE zig (id bigint, v text) PARTITION BY RANGE (id);
+	CREATE FOREIGN TABLE zig1 PARTITION OF zig FOR VALUES FROM (0) TO (1000) SERVER s1 OPTIONS (table_name 'zig_a');
+	CREATE FOREIGN TABLE zig2 PARTITION OF zig FOR VALUES FROM (1000) TO (2000) SERVER s2 OPTIONS (table_name 'zig_a');
+	CREATE FOREIGN TABLE zig3 PARTITION OF zig FOR VALUES FROM (2000) TO (3000) SERVER s1 OPTIONS (table_name 'zig_b');
+	INSERT INTO zig SELECT g, md5(g::text) FROM generate_series(2999, 0, -1) g;
+});
+is($coord->safe_psql('postgres', q{
+	SELECT string_agg(id::text, ',') = (SELECT string_agg(g::text, ',') FROM generate_series(0, 2999) g)
+	FROM xxl.sort('zig', 'id') AS s(id bigint, v text);
+	SELECT details::json->>'streams' || ' ' || coalesce(details::json->>'streams_in_order', 'merged') FROM xxl.last_stats()}),
+	"t\n2 merged", 'ranges of the key on servers s1, s2, s1: xxl.sort merges the two shards\' sorted rows');
+like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM zig ORDER BY id}),
+	qr/^Append.*XxlShardAppend not used for an Append: two of its partitions are on server "s1"/s,
+	'... and ORDER BY keeps the ordered Append, EXPLAIN VERBOSE saying why');
+
+# a range-partitioned table on text whose foreign partition's database
+# sorts text otherwise: the ordered Append's order is the shard's, refused
+$coord->safe_psql('postgres', q{
+	CREATE TABLE ranged (id bigint, t text) PARTITION BY RANGE (t);
+	CREATE TABLE ranged_local PARTITION OF ranged FOR VALUES FROM (MINVALUE) TO ('a');
+	CREATE FOREIGN TABLE ranged_other PARTITION OF ranged FOR VALUES FROM ('a') TO (MAXVALUE)
+		SERVER other OPTIONS (table_name 'part');
+});
+($ret, $out, $err) = $coord->psql('postgres', qq{$plan_settings SET enable_sort = off;
+	EXPLAIN (COSTS OFF) SELECT * FROM ranged ORDER BY t; SELECT * FROM ranged ORDER BY t},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($out, qr/XxlShardAppend/, 'ORDER BY the text range key: XxlShardAppend');
+like($err, qr/42P21: shard "other" \(partition "ranged_other"\) cannot sort in collation the database default/,
+	'... refused where the shard\'s database sorts text otherwise, not read in two orders');
 
 # privileges: those of a query of the sharded table through postgres_fdw
 ($ret, $out, $err) = $coord->psql('postgres', qq{SELECT count(*) FROM xxl.sort('sharded', 'k') AS s($cols)},

@@ -1,7 +1,8 @@
 /*
  * xxl_plan_keys.h — sort keys of the nodes this folder puts in plans, and
  * the hook another folder uses to put its own node in place of a
- * MergeAppend (the shard folder's merge of shards' sorted streams).
+ * MergeAppend or Append (the shard folder's nodes over shards' sorted
+ * streams).
  *
  * A node keeps its key in its custom_private (xxl_plan_keys_private,
  * read back by xxl_plan_keys_read) and shows it in EXPLAIN as a Sort shows
@@ -51,12 +52,12 @@ extern List *xxl_plan_key_texts(Plan *plan, const XxlPlanSortKeys *keys, List *a
 extern bool xxl_plan_rows_beyond_threshold(const Plan *plan);
 
 /*
- * Offered each MergeAppend of a finished plan that no Limit bounds (after
- * its children's Sorts were replaced): the node to stand in its place, or
- * ma itself; rtable is the statement's.  Where it keeps ma for a reason
- * EXPLAIN VERBOSE should show, it sets *why.
+ * Offered each MergeAppend and Append of a finished plan that no Limit
+ * bounds (after its children's Sorts were replaced): the node to stand in
+ * its place, or plan itself; rtable is the statement's.  Where it keeps
+ * plan for a reason EXPLAIN VERBOSE should show, it sets *why.
  */
-typedef Plan *(*XxlPlanMergeAppend) (MergeAppend *ma, List *rtable, const char **why);
-extern void xxl_plan_register_merge_append(XxlPlanMergeAppend hook);
+typedef Plan *(*XxlPlanAppendHook) (Plan *plan, List *rtable, const char **why);
+extern void xxl_plan_register_appends(XxlPlanAppendHook hook);
 
 #endif							/* XXL_PG_PLAN_KEYS_H */

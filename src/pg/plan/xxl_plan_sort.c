@@ -65,14 +65,14 @@ static ExplainOneQuery_hook_type prev_explain_one_query = NULL;
 static bool collect_kept = false;
 static List *kept_sorts = NIL;
 
-/* What stands in a MergeAppend's place (xxl_plan_keys.h), and the statement's range table */
-static XxlPlanMergeAppend merge_append_hook = NULL;
+/* What stands in a (Merge)Append's place (xxl_plan_keys.h), and the statement's range table */
+static XxlPlanAppendHook appends_hook = NULL;
 static List *walk_rtable = NIL;
 
 void
-xxl_plan_register_merge_append(XxlPlanMergeAppend hook)
+xxl_plan_register_appends(XxlPlanAppendHook hook)
 {
-	merge_append_hook = hook;
+	appends_hook = hook;
 }
 
 List *
@@ -83,7 +83,23 @@ xxl_plan_sort_private(const Sort *sort)
 }
 
 #define NO_BOUND (-1.0)		/* no Limit reaches the node */
+
 #define SOME_BOUND (-2.0)		/* one does, with a bound the plan does not fix */
+
+/* What the hook puts in plan's place, its reason to keep plan noted for EXPLAIN VERBOSE. */
+static Plan *
+replace_append(Plan *plan, double bound)
+{
+	const char *why = NULL;
+	Plan	   *replaced;
+
+	if (appends_hook == NULL || bound != NO_BOUND)
+		return plan;
+	replaced = appends_hook(plan, walk_rtable, &why);
+	if (collect_kept && why != NULL)
+		kept_sorts = lappend(kept_sorts, (void *) why);
+	return replaced;
+}
 
 /* A Sort's rows in memory, as cost_sort estimates them. */
 static double
@@ -308,20 +324,11 @@ replace_sorts(Plan *plan, double bound)
 		case T_Append:
 			((Append *) plan)->appendplans =
 				replace_in_list(((Append *) plan)->appendplans, bound);
-			return plan;
+			return replace_append(plan, bound);
 		case T_MergeAppend:
 			((MergeAppend *) plan)->mergeplans =
 				replace_in_list(((MergeAppend *) plan)->mergeplans, bound);
-			if (merge_append_hook != NULL && bound == NO_BOUND)
-			{
-				const char *why = NULL;
-				Plan	   *merged = merge_append_hook((MergeAppend *) plan, walk_rtable, &why);
-
-				if (collect_kept && why != NULL)
-					kept_sorts = lappend(kept_sorts, (void *) why);
-				return merged;
-			}
-			return plan;
+			return replace_append(plan, bound);
 		case T_CustomScan:
 			((CustomScan *) plan)->custom_plans =
 				replace_in_list(((CustomScan *) plan)->custom_plans, NO_BOUND);

@@ -1,6 +1,7 @@
 /*
- * xxl_shard_merge_exec.c — the XxlShardMerge node (xxl_shard_merge.h): a
- * MergeAppend whose foreign partitions' sorted scans all start at once.
+ * xxl_shard_merge_exec.c — the XxlShardMerge and XxlShardAppend nodes
+ * (xxl_shard_merge.h): a MergeAppend, or an ordered Append, whose foreign
+ * partitions' sorted scans all start at once.
  *
  * The node's children are the MergeAppend's.  The foreign ones are
  * initialised as postgres_fdw's scans (which takes their connection and
@@ -11,7 +12,9 @@
  * received fills the scan's tuple and goes through the scan's own
  * projection; the local children are run as the MergeAppend ran them.
  * The engine's merge of sorted streams (xxl_sort_run_merge) then holds one
- * row per child and hands them out in order.  The foreign children's
+ * row per child and hands them out in order; XxlShardAppend reads its
+ * children one after the other instead, as the Append did, and a shard
+ * whose turn has not come holds its sorted rows until it is read.  The foreign children's
  * instrumentation counts their rows and the time spent waiting for them,
  * so that EXPLAIN ANALYZE shows each shard's figures under it.
  *
@@ -57,13 +60,19 @@ typedef struct MergeChild
 typedef struct ShardMergeState
 {
 	CustomScanState css;
-	XxlPlanSortKeys keys;
+	bool		in_order;		/* XxlShardAppend: the children one after the other */
+	XxlPlanSortKeys keys;		/* XxlShardMerge's key */
+	int			ncollations;	/* the collations the shards' order depends on */
+	Oid		   *collations;
 	int			nchildren;
 	MergeChild *children;
 	TupleDesc	desc;			/* the children's rows, and the node's */
 	XxlSortKey *key;
 	MemoryContext run_cxt;		/* the merge and its streams, cleared by a rescan */
-	XxlSortRun *run;
+	XxlSortRun *run;			/* XxlShardMerge's merge */
+	XxlOperator *op;			/* XxlShardAppend's figures, until its end */
+	int			current;		/* XxlShardAppend: the child being read */
+	MemoryContext row_cxt;		/* ... and what its row needed */
 	int			nshards;
 	XxlShardStream **shards;	/* the foreign children's streams */
 	bool		started;
@@ -113,6 +122,11 @@ const CustomScanMethods xxl_shard_merge_methods = {
 	.CreateCustomScanState = create_shard_merge_state,
 };
 
+const CustomScanMethods xxl_shard_append_methods = {
+	.CustomName = XXL_SHARD_APPEND_NAME,
+	.CreateCustomScanState = create_shard_merge_state,
+};
+
 static const CustomExecMethods shard_merge_exec_methods = {
 	.CustomName = XXL_SHARD_MERGE_NAME,
 	.BeginCustomScan = begin_shard_merge,
@@ -130,7 +144,22 @@ create_shard_merge_state(CustomScan *cscan)
 	NodeSetTag(state, T_CustomScanState);
 	state->css.flags = cscan->flags;
 	state->css.methods = &shard_merge_exec_methods;
-	xxl_plan_keys_read(cscan->custom_private, &state->keys);
+	state->in_order = cscan->methods == &xxl_shard_append_methods;
+	if (state->in_order)
+	{
+		List	   *collations = linitial(cscan->custom_private);
+		ListCell   *lc;
+
+		state->collations = palloc(sizeof(Oid) * Max(list_length(collations), 1));
+		foreach(lc, collations)
+			state->collations[state->ncollations++] = lfirst_oid(lc);
+	}
+	else
+	{
+		xxl_plan_keys_read(cscan->custom_private, &state->keys);
+		state->ncollations = state->keys.ncols;
+		state->collations = state->keys.collations;
+	}
 	return (Node *) state;
 }
 
@@ -163,9 +192,10 @@ begin_shard_merge(CustomScanState *node, EState *estate, int eflags)
 	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	state->key = xxl_sortkey_create_plan(state->desc, state->keys.ncols, state->keys.cols,
+	if (!state->in_order)
+		state->key = xxl_sortkey_create_plan(state->desc, state->keys.ncols, state->keys.cols,
 										 state->keys.sortops, state->keys.collations,
-										 state->keys.nulls_first);
+											 state->keys.nulls_first);
 	state->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl shard merge",
 										   ALLOCSET_SMALL_SIZES);
 }
@@ -266,14 +296,64 @@ start_merge(ShardMergeState *state)
 		foreach(lc, c->retrieved)
 			result_col[lfirst_int(lc) - 1] = foreach_current_index(lc);
 		c->stream = xxl_shard_stream_open(group, c->shard, desc, result_col);
-		xxl_shard_stream_check_collations(c->stream, state->keys.collations, state->keys.ncols);
+		xxl_shard_stream_check_collations(c->stream, state->collations, state->ncollations);
 		xxl_shard_stream_send(c->stream, c->sql);
 		state->shards[state->nshards++] = c->stream;
 	}
-	state->run = xxl_sort_run_merge(streams, state->nchildren, state->key, state->desc,
-									state->desc, NULL, &options, report_shards, state);
+	if (state->in_order)
+	{
+		state->op = xxl_operator_begin(XXL_SHARD_APPEND_NAME);
+		xxl_operator_describe(state->op, NULL, 0);
+		xxl_operator_detail(state->op, "streams", "%d", state->nchildren);
+		xxl_operator_detail(state->op, "streams_in_order", "true");
+		xxl_operator_phase(state->op, XXL_PHASE_OUTPUT);
+		state->row_cxt = AllocSetContextCreate(state->run_cxt, "xxl shard append row",
+											   ALLOCSET_DEFAULT_SIZES);
+		state->current = 0;
+	}
+	else
+		state->run = xxl_sort_run_merge(streams, state->nchildren, state->key, state->desc,
+										state->desc, NULL, &options, report_shards, state);
 	MemoryContextSwitchTo(old);
 	state->started = true;
+}
+
+/*
+ * XxlShardAppend's next row: the current child's, or the next child's once
+ * it has ended; at the end, its figures recorded.
+ */
+static bool
+next_in_order(ShardMergeState *state, Datum *values, bool *isnull)
+{
+	while (state->current < state->nchildren)
+	{
+		MergeChild *c = &state->children[state->current];
+		MemoryContext old;
+		bool		got;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(state->row_cxt);
+		old = MemoryContextSwitchTo(state->row_cxt);
+		got = c->stream != NULL ? foreign_next(c, values, isnull) : local_next(c, values, isnull);
+		MemoryContextSwitchTo(old);
+		if (got)
+		{
+			if ((++state->op->rows_in & 1023) == 0)
+				xxl_progress_publish(state->op, false);
+			state->op->rows_out++;
+			return true;
+		}
+		state->current++;
+		/* (what was read so far, shown while the next child is waited for) */
+		xxl_progress_publish(state->op, true);
+	}
+	if (state->op != NULL)
+	{
+		report_shards(state, state->op);
+		xxl_operator_end(state->op);
+		state->op = NULL;
+	}
+	return false;
 }
 
 static TupleTableSlot *
@@ -285,7 +365,8 @@ exec_shard_merge(CustomScanState *node)
 	if (!state->started)
 		start_merge(state);
 	ExecClearTuple(slot);
-	if (state->run == NULL || !xxl_sort_run_next(state->run, slot->tts_values, slot->tts_isnull))
+	if (state->in_order ? !next_in_order(state, slot->tts_values, slot->tts_isnull) :
+		(state->run == NULL || !xxl_sort_run_next(state->run, slot->tts_values, slot->tts_isnull)))
 		return slot;
 	return ExecStoreVirtualTuple(slot);
 }
@@ -297,6 +378,8 @@ stop_merge(ShardMergeState *state)
 	if (state->run_cxt != NULL)
 		MemoryContextReset(state->run_cxt);
 	state->run = NULL;
+	state->op = NULL;
+	state->row_cxt = NULL;
 	state->started = false;
 	for (int i = 0; i < state->nchildren; i++)
 		state->children[i].stream = NULL;
@@ -324,7 +407,7 @@ rescan_shard_merge(CustomScanState *node)
 }
 
 /*
- * The key; the shards, and under ANALYZE what each sent: its rows, bytes
+ * The key (XxlShardMerge's); the shards, and under ANALYZE what each sent: its rows, bytes
  * and the time to its first row (its sort's).
  */
 static void
@@ -333,8 +416,9 @@ explain_shard_merge(CustomScanState *node, List *ancestors, ExplainState *es)
 	ShardMergeState *state = (ShardMergeState *) node;
 	List	   *shards = NIL;
 
-	ExplainPropertyList("Sort Key", xxl_plan_key_texts(node->ss.ps.plan, &state->keys, ancestors, es),
-						es);
+	if (!state->in_order)
+		ExplainPropertyList("Sort Key",
+							xxl_plan_key_texts(node->ss.ps.plan, &state->keys, ancestors, es), es);
 	for (int i = 0; i < state->nchildren; i++)
 		if (state->children[i].shard != NULL)
 			shards = lappend(shards, state->children[i].shard->server);

@@ -1,6 +1,7 @@
 /*
- * xxl_shard_plan.c — which MergeAppends of a finished plan become
- * XxlShardMerge nodes (xxl.sort_in_plans and xxl.on_shards), and how.
+ * xxl_shard_plan.c — which MergeAppends and Appends of a finished plan
+ * become XxlShardMerge and XxlShardAppend nodes (xxl.sort_in_plans and
+ * xxl.on_shards), and how.
  *
  * PostgreSQL plans ORDER BY over a partitioned table with foreign
  * partitions as a MergeAppend over the partitions' sorted scans:
@@ -11,9 +12,12 @@
  * COPY, and merges what arrives with the local partitions' sorted rows in
  * the engine's merge of sorted streams (xxl_shard_merge_exec.c).  Each
  * shard sorts as its own planner chooses: with pgxxl preloaded there, in an
- * XxlSort.
+ * XxlSort.  Where the order is that of range partitions, PostgreSQL plans
+ * an ordered Append instead, which needs no merge but still runs its
+ * children one after the other; XxlShardAppend starts them at once too and
+ * reads them in the Append's order.
  *
- * A MergeAppend stays PostgreSQL's when a Limit can bound it (the first
+ * A MergeAppend (or ordered Append) stays PostgreSQL's when a Limit can bound it (the first
  * rows of each partition are then all it reads), when its rows are
  * expected to fit in xxl.sort_in_plans_threshold (as a Sort is kept then:
  * each statement's start costs more than the overlap gains), when it prunes partitions
@@ -30,11 +34,14 @@
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "access/table.h"
 #include "catalog/pg_class.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
+#include "utils/rel.h"
 
 #include "pg/runtime/runtime.h"
 #include "pg/plan/plan.h"
@@ -86,36 +93,38 @@ xxl_shard_merge_child_sql(const Plan *child, List *rtable, Oid *relid, const cha
 	return true;
 }
 
+/*
+ * The node of methods in place of plan (a MergeAppend or Append): children
+ * its children, its rows theirs.
+ */
 static Plan *
-make_merge(MergeAppend *ma)
+make_node(Plan *plan, List *children, Bitmapset *relids, List *private,
+		  const CustomScanMethods *methods)
 {
 	CustomScan *cscan = makeNode(CustomScan);
 
-	cscan->scan.plan = ma->plan;
+	cscan->scan.plan = *plan;
 	cscan->scan.plan.type = T_CustomScan;
-	cscan->scan.plan.targetlist = xxl_plan_column_refs(ma->plan.targetlist, INDEX_VAR);
+	cscan->scan.plan.targetlist = xxl_plan_column_refs(plan->targetlist, INDEX_VAR);
 	/* (EXPLAIN resolves the children's columns through the first, as for a MergeAppend) */
-	cscan->scan.plan.lefttree = linitial(ma->mergeplans);
+	cscan->scan.plan.lefttree = linitial(children);
 	cscan->scan.plan.righttree = NULL;
 	cscan->scan.scanrelid = 0;
 	cscan->flags = 0;
-	cscan->custom_plans = ma->mergeplans;
+	cscan->custom_plans = children;
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = xxl_plan_keys_private(ma->numCols, ma->sortColIdx, ma->sortOperators,
-												  ma->collations, ma->nullsFirst);
-	cscan->custom_scan_tlist = xxl_plan_column_refs(ma->plan.targetlist, OUTER_VAR);
-	cscan->custom_relids = ma->apprelids;
-	cscan->methods = &xxl_shard_merge_methods;
+	cscan->custom_private = private;
+	cscan->custom_scan_tlist = xxl_plan_column_refs(plan->targetlist, OUTER_VAR);
+	cscan->custom_relids = relids;
+	cscan->methods = methods;
 	return &cscan->scan.plan;
 }
 
-#define KEPT "XxlShardMerge not used for a MergeAppend: "
-
 /*
- * A foreign table of the statement, other than the MergeAppend's own
- * partitions (mine: their range table indexes), on one of servers: its
- * scan would need the connection while the merge holds it (a join of two
- * sharded tables, a subquery), or NULL.
+ * A foreign table of the statement, other than the node's own partitions
+ * (mine: their range table indexes), on one of servers: its scan would
+ * need the connection while the node holds it (a join of two sharded
+ * tables, a subquery), or NULL.
  */
 static const char *
 server_shared(List *rtable, Bitmapset *mine, List *servers)
@@ -138,21 +147,26 @@ server_shared(List *rtable, Bitmapset *mine, List *servers)
 	return NULL;
 }
 
-static Plan *
-shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
+/*
+ * Whether the foreign children of plan (a MergeAppend or an Append, not
+ * pruned at run time) may all start at once: plain sorted scans of
+ * postgres_fdw, one per server, on servers no other scan of the statement
+ * reads, and enough rows.  kept: the message's start, for *why.
+ */
+static bool
+start_at_once(Plan *plan, List *children, bool prunes, List *rtable, const char *kept,
+			  const char **why)
 {
 	List	   *servers = NIL;
 	Bitmapset  *mine = NULL;
 	ListCell   *lc;
 	const char *shared;
-	const char *refused;
 
-	if (!xxl_on_shards || !xxl_plan_rows_beyond_threshold(&ma->plan) ||
-		ma->part_prune_info != NULL || !bms_is_empty(ma->plan.allParam) ||
-		ma->plan.initPlan != NIL || ma->plan.qual != NIL ||
-		!xxl_plan_tlist_passes_through(ma->plan.targetlist))
-		return &ma->plan;
-	foreach(lc, ma->mergeplans)
+	if (!xxl_on_shards || !xxl_plan_rows_beyond_threshold(plan) || prunes ||
+		!bms_is_empty(plan->allParam) || plan->initPlan != NIL || plan->qual != NIL ||
+		!xxl_plan_tlist_passes_through(plan->targetlist))
+		return false;
+	foreach(lc, children)
 	{
 		Plan	   *child = lfirst(lc);
 		Oid			relid;
@@ -165,40 +179,123 @@ shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
 		if (!xxl_shard_merge_child_sql(child, rtable, &relid, &sql, &retrieved))
 		{
 			if (OidIsValid(relid) && xxl_shard_is_postgres_fdw(relid))
-				*why = psprintf(KEPT "the scan of foreign partition \"%s\" is not a plain sorted scan",
-								get_rel_name(relid));
-			return &ma->plan;
+				*why = psprintf("%sthe scan of foreign partition \"%s\" is not a plain sorted scan",
+								kept, get_rel_name(relid));
+			return false;
 		}
 		shard = xxl_shard_of_partition(relid, InvalidOid);
 		if (list_member_oid(servers, shard->serverid))
 		{
-			*why = psprintf(KEPT "two of its partitions are on server \"%s\"", shard->server);
-			return &ma->plan;
+			*why = psprintf("%stwo of its partitions are on server \"%s\"", kept, shard->server);
+			return false;
 		}
 		servers = lappend_oid(servers, shard->serverid);
 		mine = bms_add_member(mine, (int) ((Scan *) child)->scanrelid);
 	}
 	if (servers == NIL)
-		return &ma->plan;
+		return false;
 	if ((shared = server_shared(rtable, mine, servers)) != NULL)
 	{
-		*why = psprintf(KEPT "server \"%s\" serves another scan of the query too", shared);
-		return &ma->plan;
+		*why = psprintf("%sserver \"%s\" serves another scan of the query too", kept, shared);
+		return false;
 	}
+	return true;
+}
+
+#define KEPT_MERGE "XxlShardMerge not used for a MergeAppend: "
+
+static Plan *
+shard_merge_append(MergeAppend *ma, List *rtable, const char **why)
+{
+	const char *refused;
+
+	if (!start_at_once(&ma->plan, ma->mergeplans, ma->part_prune_info != NULL, rtable,
+					   KEPT_MERGE, why))
+		return &ma->plan;
 	refused = xxl_plan_keys_refused(ma->plan.targetlist, ma->numCols, ma->sortColIdx,
 									ma->sortOperators, ma->collations);
 	if (refused != NULL)
 	{
-		*why = psprintf(KEPT "%s", refused);
+		*why = psprintf(KEPT_MERGE "%s", refused);
 		return &ma->plan;
 	}
-	return make_merge(ma);
+	return make_node(&ma->plan, ma->mergeplans, ma->apprelids,
+					 xxl_plan_keys_private(ma->numCols, ma->sortColIdx, ma->sortOperators,
+										   ma->collations, ma->nullsFirst),
+					 &xxl_shard_merge_methods);
+}
+
+/*
+ * The collations the order of the partitioned table of an ordered Append
+ * (its apprelids) depends on: its partitioning columns' (the query's order
+ * is a prefix of them).
+ */
+static List *
+partitioning_collations(Bitmapset *apprelids, List *rtable)
+{
+	List	   *collations = NIL;
+	RangeTblEntry *rte;
+	Relation	rel;
+	PartitionKey pk;
+
+	if (bms_num_members(apprelids) != 1)
+		return NIL;
+	rte = rt_fetch(bms_singleton_member(apprelids), rtable);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_PARTITIONED_TABLE)
+		return NIL;
+	rel = table_open(rte->relid, NoLock);
+	pk = RelationGetPartitionKey(rel);
+	for (int i = 0; i < pk->partnatts; i++)
+		if (OidIsValid(pk->partcollation[i]))
+			collations = lappend_oid(collations, pk->partcollation[i]);
+	table_close(rel, NoLock);
+	return collations;
+}
+
+/*
+ * An Append whose foreign children are sorted is PostgreSQL's ordered
+ * Append over range partitions: its children one after the other, in
+ * their bounds' order.  XxlShardAppend starts the foreign ones at once
+ * and reads them in the same order.
+ */
+static Plan *
+shard_append(Append *ap, List *rtable, const char **why)
+{
+	ListCell   *lc;
+	bool		sorted = false;
+
+	if (ap->nasyncplans > 0 || ap->first_partial_plan < list_length(ap->appendplans))
+		return &ap->plan;
+	foreach(lc, ap->appendplans)
+	{
+		Oid			relid;
+		const char *sql;
+		List	   *retrieved;
+
+		if (xxl_shard_merge_child_sql(lfirst(lc), rtable, &relid, &sql, &retrieved))
+			sorted = true;
+	}
+	if (!sorted || !start_at_once(&ap->plan, ap->appendplans, ap->part_prune_info != NULL,
+								  rtable, "XxlShardAppend not used for an Append: ", why))
+		return &ap->plan;
+	return make_node(&ap->plan, ap->appendplans, ap->apprelids,
+					 list_make1(partitioning_collations(ap->apprelids, rtable)),
+					 &xxl_shard_append_methods);
+}
+
+static Plan *
+shard_appends(Plan *plan, List *rtable, const char **why)
+{
+	if (IsA(plan, MergeAppend))
+		return shard_merge_append((MergeAppend *) plan, rtable, why);
+	return shard_append((Append *) plan, rtable, why);
 }
 
 void
 xxl_shard_plan_init(void)
 {
 	RegisterCustomScanMethods(&xxl_shard_merge_methods);
+	RegisterCustomScanMethods(&xxl_shard_append_methods);
 	xxl_shard_merge_init();
-	xxl_plan_register_merge_append(shard_merge_append);
+	xxl_plan_register_appends(shard_appends);
 }

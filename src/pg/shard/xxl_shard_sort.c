@@ -5,7 +5,10 @@
  * server (xxl_shard_stream.h), all of them started before anything is
  * read; the local leaves are sorted here, as one input, while they work;
  * then the engine's merge of sorted streams (xxl_sort_run_merge) hands out
- * the rows, holding one row per stream.
+ * the rows, holding one row per stream.  A table partitioned by ranges of
+ * the key needs no merge: its sources (each shard, the local leaves) are
+ * read one after the other in the order of their partitions' bounds
+ * (xxl_sort_run_concat), all of them sorting from the start.
  *
  * The privileges are those of a query of the partitioned table: SELECT on
  * it, and a user mapping for every server.  A table with row security in
@@ -14,6 +17,14 @@
  */
 #include "postgres.h"
 
+#include "access/nbtree.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
+#include "partitioning/partbounds.h"
+#include "partitioning/partdesc.h"
+#include "utils/lsyscache.h"
+#include "utils/partcache.h"
 #include "utils/rel.h"
 
 #include "pg/runtime/runtime.h"
@@ -52,18 +63,100 @@ report_shards(void *arg, XxlOperator *op)
 	}
 }
 
+/*
+ * Whether the first columns of rel's partitioning (all of them, or as many
+ * as key has) are key's first columns: ranges, each column ascending in
+ * its type's default order and in the key's collation.  Rows with equal
+ * key are then in one partition, and the partitions' bounds order the key.
+ */
+static bool
+ranges_of_key(Relation rel, XxlSortKey *key)
+{
+	PartitionKey pk = RelationGetPartitionKey(rel);
+
+	if (pk->strategy != PARTITION_STRATEGY_RANGE)
+		return false;
+	for (int i = 0; i < Min(pk->partnatts, xxl_sortkey_ncols(key)); i++)
+	{
+		Oid			opclass = GetDefaultOpClass(pk->parttypid[i], BTREE_AM_OID);
+		bool		desc,
+					nulls_first;
+		Oid			collation;
+
+		xxl_sortkey_column_order(key, i, &desc, &nulls_first, &collation);
+		if (pk->partattrs[i] == 0 || pk->partattrs[i] != xxl_sortkey_attno(key, i) || desc ||
+			!OidIsValid(opclass) || get_opclass_family(opclass) != pk->partopfamily[i] ||
+			collation != pk->partcollation[i])
+			return false;
+	}
+	return true;
+}
+
+/* The shard in shards that serves partition relid, or NULL (a local one). */
+static XxlShard *
+shard_serving(List *shards, Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, shards)
+	{
+		XxlShard   *shard = lfirst(lc);
+		ListCell   *t;
+
+		foreach(t, shard->tables)
+		{
+			if (((XxlShardTable *) lfirst(t))->relid == relid)
+				return shard;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * When rel's partitions hold ranges of key that follow one another and
+ * each source's partitions are next to each other: the sources in their
+ * partitions' order (an XxlShard, or NULL for the local leaves), else NIL.
+ * A default partition (rows between the bounds) or a partition that is
+ * partitioned again (sorted as one source with others) rules it out.
+ */
+static List *
+sources_in_key_order(Relation rel, XxlSortKey *key, List *shards)
+{
+	PartitionDesc pd = RelationGetPartitionDesc(rel, false);
+	List	   *order = NIL;
+
+	if (!ranges_of_key(rel, key) || partition_bound_has_default(pd->boundinfo))
+		return NIL;
+	for (int i = 0; i < pd->nparts; i++)
+	{
+		XxlShard   *source;
+
+		if (get_rel_relkind(pd->oids[i]) == RELKIND_PARTITIONED_TABLE)
+			return NIL;
+		source = shard_serving(shards, pd->oids[i]);
+		if (order != NIL && llast(order) == source)
+			continue;
+		if (list_member_ptr(order, source))
+			return NIL;			/* its partitions are not next to each other */
+		order = lappend(order, source);
+	}
+	return order;
+}
+
 static XxlSortRun *
 sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 			 const XxlSortRunOptions *options)
 {
 	List	   *local;
 	List	   *servers;
+	List	   *sources;
 	ListCell   *lc;
 	ShardedSort *ss;
 	XxlSortedStream *streams;
 	XxlShardGroup *group;
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			n = 0;
+	bool		in_order;
 
 	if (!xxl_shard_split(rel, &local, &servers))
 		return NULL;
@@ -72,27 +165,42 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	ss = palloc0(sizeof(ShardedSort));
 	ss->shards = palloc(sizeof(XxlShardStream *) * list_length(servers));
 	streams = palloc0(sizeof(XxlSortedStream) * (list_length(servers) + 1));
+	/* in the partitions' order where that is the key's, else shards first */
+	sources = sources_in_key_order(rel, key, servers);
+	in_order = sources != NIL;
+	if (!in_order)
+	{
+		sources = list_copy(servers);
+		if (local != NIL)
+			sources = lappend(sources, NULL);
+	}
 	/* every shard at work before anything is read */
 	group = xxl_shard_group_create();
-	foreach(lc, servers)
+	foreach(lc, sources)
 	{
-		XxlShardStream *s = xxl_shard_stream_start(group, lfirst(lc), desc, key);
+		XxlShardStream *s;
 
+		if (lfirst(lc) == NULL)
+			continue;
+		s = xxl_shard_stream_start(group, lfirst(lc), desc, key);
 		ss->shards[ss->nshards++] = s;
-		streams[n].next = xxl_shard_stream_next;
-		streams[n].arg = s;
-		n++;
+		streams[foreach_current_index(lc)].next = xxl_shard_stream_next;
+		streams[foreach_current_index(lc)].arg = s;
 	}
-	if (local != NIL)
+	foreach(lc, sources)
 	{
 		XxlSortRunOptions lopt = {.memory = options ? options->memory : 0, .name = "sort"};
 
+		n++;
+		if (lfirst(lc) != NULL)
+			continue;
 		ss->local = xxl_sort_run_start(xxl_input_open_leaves(rel, local), key, desc, NULL, NULL,
 									   &lopt);
-		streams[n].next = local_next;
-		streams[n].arg = ss->local;
-		n++;
+		streams[foreach_current_index(lc)].next = local_next;
+		streams[foreach_current_index(lc)].arg = ss->local;
 	}
+	if (in_order)
+		return xxl_sort_run_concat(streams, n, key, desc, out_desc, map, options, report_shards, ss);
 	return xxl_sort_run_merge(streams, n, key, desc, out_desc, map, options, report_shards, ss);
 }
 

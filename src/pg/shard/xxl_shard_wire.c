@@ -370,18 +370,18 @@ shard_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * Dropped without an error while its statement runs (a LIMIT above): stop
- * the statement so that postgres_fdw finds its connection idle.  (During
- * an abort the callback above has done so already.)
+ * Dropped while its statement runs: stop the statement so that
+ * postgres_fdw finds its connection idle.  Without an error (a LIMIT
+ * above) the remote transaction goes on.  In an abort, the portal's memory,
+ * and the stream with it, goes before the transaction callbacks run, so
+ * the stream leaves the live list here, its statement stopped.
  */
 static void
 drop_stream(void *arg)
 {
 	XxlShardStream *s = arg;
 
-	forget_taken(s);
-	if (IsTransactionState())
-		stop_statement(s, true);
+	stop_statement(s, IsTransactionState());
 }
 
 XxlShardGroup *

@@ -101,6 +101,16 @@ extern XxlSortRun *xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, Xx
 									  const XxlSortRunOptions *options,
 									  XxlStreamsReport report, void *report_arg);
 
+/*
+ * The same for streams whose key ranges follow one another (partitions of
+ * a range on the key, in their bounds' order): each stream's rows go out
+ * before the next stream is asked for its first, with no comparison.
+ */
+extern XxlSortRun *xxl_sort_run_concat(XxlSortedStream *streams, int nstreams, XxlSortKey *key,
+									   TupleDesc in_desc, TupleDesc out_desc, AttrNumber *map,
+									   const XxlSortRunOptions *options,
+									   XxlStreamsReport report, void *report_arg);
+
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
 
 /*

@@ -5,8 +5,10 @@
  * the engine's merge of stream heads (core/xxl_heads.h) picks the smallest,
  * and the record goes out through the run's usual paths
  * (xxl_sort_run_output.c): rows one at a time, drained into a table,
- * restored from the key.  Memory: one record per stream, whatever the
- * streams' length.
+ * restored from the key.  Streams whose ranges follow one another
+ * (xxl_sort_run_concat) go out one after the other instead, each read
+ * only once the one before has ended.  Memory: one record per stream,
+ * whatever the streams' length.
  */
 #include "postgres.h"
 
@@ -30,7 +32,8 @@ typedef struct XxlStreamsMerge
 {
 	int			n;
 	StreamHead *heads;
-	xxl_heads  *order;
+	xxl_heads  *order;			/* NULL: concatenated, in stream order */
+	int			current;		/* concatenated: the stream being read */
 	int			out;			/* the stream whose record went out last, or -1 */
 	TupleDesc	in_desc;
 	Datum	   *values;			/* a stream's row */
@@ -66,7 +69,8 @@ advance(XxlSortRun *run, int i)
 	{
 		MemoryContextSwitchTo(old);
 		h->ended = true;
-		xxl_heads_end(m->order, i);
+		if (m->order != NULL)
+			xxl_heads_end(m->order, i);
 		return;
 	}
 	resetStringInfo(&h->key);
@@ -95,14 +99,16 @@ advance(XxlSortRun *run, int i)
 	/* no engine polls here: xxl.progress hears of the rows from the merge itself */
 	if ((++run->op->rows_in & 1023) == 0)
 		xxl_progress_publish(run->op, false);
+	if (m->order == NULL)
+		return;
 	xxl_heads_set(m->order, i, (const unsigned char *) h->key.data,
 				  run->fixed ? (uint32) run->key_size : (uint32) h->key.len);
 }
 
-XxlSortRun *
-xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key, TupleDesc in_desc,
-				   TupleDesc out_desc, AttrNumber *map, const XxlSortRunOptions *options,
-				   XxlStreamsReport report, void *report_arg)
+static XxlSortRun *
+streams_run(XxlSortedStream *streams, int nstreams, bool merge, XxlSortKey *key,
+			TupleDesc in_desc, TupleDesc out_desc, AttrNumber *map,
+			const XxlSortRunOptions *options, XxlStreamsReport report, void *report_arg)
 {
 	XxlSortRun *run = xxl_sort_run_new(key, out_desc, map, NULL, options);
 	MemoryContext old = MemoryContextSwitchTo(run->cxt);
@@ -119,29 +125,66 @@ xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key, Tupl
 	initStringInfo(&m->rowbuf);
 	m->rowcxt = AllocSetContextCreate(run->cxt, "xxl merged row", ALLOCSET_DEFAULT_SIZES);
 	m->heads = palloc0(sizeof(StreamHead) * Max(nstreams, 1));
-	m->order = xxl_heads_create(nstreams, run->fixed ? NULL : xxl_sortkey_compare(key));
-	if (m->order == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	m->free_cb.func = free_order;
-	m->free_cb.arg = m;
-	MemoryContextRegisterResetCallback(run->cxt, &m->free_cb);
+	if (merge)
+	{
+		m->order = xxl_heads_create(nstreams, run->fixed ? NULL : xxl_sortkey_compare(key));
+		if (m->order == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		m->free_cb.func = free_order;
+		m->free_cb.arg = m;
+		MemoryContextRegisterResetCallback(run->cxt, &m->free_cb);
+	}
 
 	run->op = xxl_operator_begin(options && options->name ? options->name : "sort");
 	xxl_operator_describe(run->op, NULL, 0);
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
 	xxl_operator_detail(run->op, "streams", "%d", nstreams);
+	if (!merge)
+		xxl_operator_detail(run->op, "streams_in_order", "true");
 	for (int i = 0; i < nstreams; i++)
 	{
 		m->heads[i].stream = streams[i];
 		initStringInfo(&m->heads[i].key);
 		initStringInfo(&m->heads[i].row);
 	}
-	/* every stream's first row before the first goes out */
-	for (int i = 0; i < nstreams; i++)
+	/* merged: every stream's first row before the first goes out */
+	for (int i = 0; i < (merge ? nstreams : Min(nstreams, 1)); i++)
 		advance(run, i);
 	xxl_operator_phase(run->op, XXL_PHASE_OUTPUT);
 	MemoryContextSwitchTo(old);
 	return run;
+}
+
+XxlSortRun *
+xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key, TupleDesc in_desc,
+				   TupleDesc out_desc, AttrNumber *map, const XxlSortRunOptions *options,
+				   XxlStreamsReport report, void *report_arg)
+{
+	return streams_run(streams, nstreams, true, key, in_desc, out_desc, map, options, report,
+					   report_arg);
+}
+
+XxlSortRun *
+xxl_sort_run_concat(XxlSortedStream *streams, int nstreams, XxlSortKey *key, TupleDesc in_desc,
+					TupleDesc out_desc, AttrNumber *map, const XxlSortRunOptions *options,
+					XxlStreamsReport report, void *report_arg)
+{
+	return streams_run(streams, nstreams, false, key, in_desc, out_desc, map, options, report,
+					   report_arg);
+}
+
+/* Concatenated: the stream whose row goes out next, its first row read on the way, or -1. */
+static int
+current_stream(XxlSortRun *run)
+{
+	XxlStreamsMerge *m = run->streams;
+
+	while (m->current < m->n && m->heads[m->current].ended)
+	{
+		if (++m->current < m->n)
+			advance(run, m->current);
+	}
+	return m->current < m->n ? m->current : -1;
 }
 
 int
@@ -155,7 +198,7 @@ xxl_sort_streams_next(XxlSortRun *run, const void **key, uint32 *klen, const voi
 	/* the record that went out last stays valid until now */
 	if (m->out >= 0)
 		advance(run, m->out);
-	i = xxl_heads_top(m->order);
+	i = m->order != NULL ? xxl_heads_top(m->order) : current_stream(run);
 	m->out = i;
 	if (i < 0)
 		return 0;
