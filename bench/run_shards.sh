@@ -17,6 +17,11 @@
 #   sharded       xxl.sort of the sharded table: every shard sorts at once,
 #                 the engine merges here
 #   local         xxl.sort of the local table (all rows on one server)
+# and sorted by a, the range partitions' key, XxlSort on the shards:
+#   range-stock   PostgreSQL's ordered Append: the shards one after another
+#   range-append  XxlShardAppend in its place: every shard sorts at once,
+#                 read in the partitions' order
+#   range-sharded xxl.sort by a: the shards' rows concatenated, no merge
 # and for EDGES (5M) random edges over NODES (1M) nodes, range-partitioned
 # the same way, connected_components and minimum_spanning_forest:
 #   cc|msf-sharded   each shard reduces its edges (its components, its
@@ -142,6 +147,9 @@ run() {
 		merge) shard_setting on; coord_plans=on; stmt="SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY b OFFSET 0) s" ;;
 		sharded) stmt="SELECT count(*), sum(b) FROM xxl.sort('sharded', 'b') AS s(a bigint, b bigint)" ;;
 		local) stmt="SELECT count(*), sum(b) FROM xxl.sort('flat', 'b') AS s(a bigint, b bigint)" ;;
+		range-stock) shard_setting on; stmt="SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY a OFFSET 0) s" ;;
+		range-append) shard_setting on; coord_plans=on; stmt="SELECT count(*), sum(b) FROM (SELECT * FROM sharded ORDER BY a OFFSET 0) s" ;;
+		range-sharded) stmt="SELECT count(*), sum(b) FROM xxl.sort('sharded', 'a') AS s(a bigint, b bigint)" ;;
 		cc-sharded) stmt="$cc('edges')" ;;
 		cc-fdw) on_shards=off; stmt="$cc('edges')" ;;
 		cc-local) stmt="$cc('eflat')" ;;
@@ -165,8 +173,9 @@ SQL
 }
 
 SORTS=(stock stock+xxl merge sharded local)
+RANGES=(range-stock range-append range-sharded)
 GRAPHS=(cc-sharded cc-fdw cc-local msf-sharded msf-fdw msf-local)
-CONFIGS=("${SORTS[@]}" "${GRAPHS[@]}")
+CONFIGS=("${SORTS[@]}" "${RANGES[@]}" "${GRAPHS[@]}")
 echo "config,round,secs,peak_kb,answer" >"$CSV"
 declare -A TIMES PEAK ANSWER SHARDS
 for r in $(seq "$ROUNDS"); do
@@ -203,6 +212,13 @@ for cfg in "${CONFIGS[@]}"; do MED[$cfg]=$(median "${TIMES[$cfg]}"); done
 	echo " VmHWM less shared memory and mapped files (JIT maps LLVM, ~50 MB, into plans over foreign tables);"
 	echo " answers (count/sum) equal: ${ANSWER[stock]})"
 	echo
+	printf "%-13s %9s %12s %14s  %s\n" config secs "/range-stock" "coord peak MB" "shards (ms to first row read)"
+	for cfg in "${RANGES[@]}"; do
+		printf "%-13s %9.2f %12.2f %14.1f  %s\n" "$cfg" "${MED[$cfg]}" \
+			"$(echo "${MED[$cfg]} / ${MED[range-stock]}" | bc -l)" "$(echo "${PEAK[$cfg]} / 1024" | bc -l)" "${SHARDS[$cfg]:-}"
+	done
+	echo "(ORDER BY a, the range partitions' key; XxlSort on the shards)"
+	echo
 	printf "%-12s %9s %9s %14s  %s\n" config secs "/local" "coord peak MB" "shards (ms to first row / rows sent)"
 	for cfg in "${GRAPHS[@]}"; do
 		printf "%-12s %9.2f %9.2f %14.1f  %s\n" "$cfg" "${MED[$cfg]}" \
@@ -212,7 +228,7 @@ for cfg in "${CONFIGS[@]}"; do MED[$cfg]=$(median "${TIMES[$cfg]}"); done
 } | tee -a "$LOG"
 
 gnuplot <<GP
-set terminal pngcairo size 1000,450
+set terminal pngcairo size 1200,450
 set output '$PNG'
 set title "$ROWS rows sorted, $EDGES edges: 3 postgres_fdw shards, $MEM (median of $ROUNDS)"
 set ylabel 'seconds'
@@ -227,6 +243,9 @@ stock+xxl,${MED[stock+xxl]}
 merge,${MED[merge]}
 sharded,${MED[sharded]}
 local,${MED[local]}
+range-stock,${MED[range-stock]}
+range-append,${MED[range-append]}
+range-sharded,${MED[range-sharded]}
 cc-sharded,${MED[cc-sharded]}
 cc-fdw,${MED[cc-fdw]}
 cc-local,${MED[cc-local]}

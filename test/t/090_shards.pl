@@ -148,6 +148,43 @@ for my $key ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, id', 'k DESC NULLS 
 	is($on, $oracle, "ORDER BY $key of the sharded table through XxlShardMerge: the rows of ORDER BY over one table");
 	is($off, $oracle, "... which PostgreSQL's MergeAppend gives too");
 }
+# a function in the select list that reads a shard's server, called
+# while the node's statement holds that server's connection: the rest of
+# that shard's rows go to a temporary file first, and the connection to the
+# function's query
+$coord->safe_psql('postgres', q{
+	CREATE FUNCTION p1_count() RETURNS bigint LANGUAGE plpgsql STABLE AS $$
+	BEGIN RETURN (SELECT count(*) FROM p1); END $$;
+	GRANT EXECUTE ON FUNCTION p1_count() TO alice;
+	GRANT SELECT ON p1 TO alice});
+my $calls = "SELECT count(*) || ' ' || sum(id) || ' ' || min(c) || ' ' || count(c) || ' ' || md5(string_agg(id::text, ',')) "
+	. "FROM (SELECT id, CASE WHEN id %% 7919 = 0 THEN p1_count() END c FROM %s ORDER BY k, id) s";
+my $calls_plan = $coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (COSTS OFF) @{[ sprintf $calls, 'sharded' ]}});
+my ($calls_rows, $calls_stats, $calls_fn, $calls_oracle) = split /\n/, $coord->safe_psql('postgres', qq{$plan_settings
+	@{[ sprintf $calls, 'sharded' ]};
+	SELECT string_agg(s->>'shard', ' ') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s WHERE s->>'spooled' = 'true';
+	@{[ sprintf $calls, "xxl.sort('sharded', 'k, id') AS x($cols)" ]};
+	@{[ sprintf $calls, 'flat' ]}}, extra_params => [ '-U', 'alice' ]);
+like($calls_plan, qr/XxlShardMerge/, 'a function in the select list that reads shard s1: still XxlShardMerge');
+is($calls_rows, $calls_oracle, '... every row, in order, and the function\'s answers');
+is($calls_stats, 's1', '... s1\'s rows spooled when the function first needed its connection');
+# (a function scan has all of xxl.sort's rows before the select list runs)
+is($calls_fn, $calls_oracle, 'the same over xxl.sort of the sharded table');
+# a function whose own xxl.sort of the sharded table needs every shard's connection
+$coord->safe_psql('postgres', qq{
+	CREATE FUNCTION sorted_count() RETURNS bigint LANGUAGE plpgsql STABLE AS \$\$
+	BEGIN RETURN (SELECT count(*) FROM xxl.sort('sharded', 'id') AS s($cols)); END \$\$;
+	GRANT EXECUTE ON FUNCTION sorted_count() TO alice});
+my $nested = "SELECT count(*) || ' ' || min(c) || ' ' || md5(string_agg(id::text, ',')) "
+	. "FROM (SELECT id, CASE WHEN id = 7919 THEN sorted_count() END c FROM %s ORDER BY k, id) s";
+my ($nested_rows, $nested_stats, $nested_oracle) = split /\n/, $coord->safe_psql('postgres', qq{$plan_settings
+	@{[ sprintf $nested, 'sharded' ]};
+	SELECT string_agg(s->>'shard', ' ' ORDER BY s->>'shard') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s WHERE s->>'spooled' = 'true';
+	@{[ sprintf $nested, 'flat' ]}}, extra_params => [ '-U', 'alice' ]);
+is($nested_rows, $nested_oracle, 'a function that sorts the sharded table itself, called during XxlShardMerge: every row, in order');
+is($nested_stats, 's1 s2 s3', '... the merge\'s streams spooled for its statements');
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', '... and the spool files are gone');
+
 # another scan of a shard's server in the same query (here an initPlan
 # run after the merge started): the MergeAppend stays, since the server's
 # one connection cannot carry two statements at once
@@ -226,33 +263,30 @@ is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coord
 $_->safe_psql('postgres', q{
 	ALTER ROLE fdw_user SET session_preload_libraries = 'pgxxl';
 	ALTER ROLE fdw_user SET xxl.sort_in_plans_threshold = 0}) for @shards;
-# (new connections, which take the settings)
-$bg->query('SELECT postgres_fdw_disconnect_all()');
-# (every column read: the shards' sorts outgrow their 1MB)
-$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY k, id OFFSET 0) s;\n");
-ok(wait_all_held(@shards), 'ORDER BY in a plan: every shard is held inside its sort at the same moment');
-is($coord->safe_psql('postgres', "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"),
-	'XxlShardMerge 0, XxlSort 14999',
+# (new connections, which take the settings: held_order_by disconnects)
+# an ORDER BY query started, every shard held inside its sort at once,
+# xxl.progress meanwhile; then a cancel ends them all, leaving no spill file
+sub held_order_by
+{
+	my ($key, $what, $progress, $progress_what) = @_;
+	$bg->query('SELECT postgres_fdw_disconnect_all()');
+	# (every column read: the shards' sorts outgrow their 1MB)
+	$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY $key OFFSET 0) s;\n");
+	ok(wait_all_held(@shards), "$what: every shard is held inside its sort at the same moment");
+	is($coord->safe_psql('postgres', "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"),
+		$progress, $progress_what);
+	$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
+	  or die 'the coordinator did not end its query';
+	like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
+	ok(shards_idle($_), 'the cancel ended the query on ' . $_->name) for @shards;
+	is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
+}
+held_order_by('k, id', 'ORDER BY in a plan', 'XxlShardMerge 0, XxlSort 14999',
 	'... and xxl.progress shows the merge waiting for them, the local partition sorted below it');
-$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
-  or die 'the coordinator did not end its query';
-like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
-ok(shards_idle($_), 'the cancel ended the query on ' . $_->name) for @shards;
-is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
 # and for the ordered Append of ORDER BY the range key
-$bg->query('SELECT postgres_fdw_disconnect_all()');
-$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY id OFFSET 0) s;\n");
-ok(wait_all_held(@shards), 'ORDER BY the range key: every shard is held inside its sort at the same moment');
-is($coord->safe_psql('postgres', "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"),
-	'XxlShardAppend 14999',
+held_order_by('id', 'ORDER BY the range key', 'XxlShardAppend 14999',
 	'... while XxlShardAppend has read the local partition, the first in order');
-$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
-  or die 'the coordinator did not end its query';
-like($bg->query('SELECT 1'), qr/^1$/m, 'the coordinator session goes on after the cancel');
-ok(shards_idle($_), 'the cancel ended the query on ' . $_->name) for @shards;
-is(spill_files_anywhere($coord, @shards), '0 0 0 0', 'no spill file on the coordinator or any shard');
 $coord->safe_psql('postgres', q{
 	SELECT postgres_fdw_disconnect_all();
 	ALTER TABLE sharded ATTACH PARTITION p4 FOR VALUES FROM (60000) TO (MAXVALUE)});

@@ -6,6 +6,7 @@
 
 #include "pg/shard/shard.h"
 #include "pg/shard/xxl_shard_ops.h"
+#include "pg/shard/xxl_shard_stream.h"
 
 void
 xxl_shard_init(void)
@@ -13,4 +14,5 @@ xxl_shard_init(void)
 	xxl_shard_sort_init();
 	xxl_shard_edges_init();
 	xxl_shard_plan_init();
+	xxl_shard_stream_init();
 }

@@ -260,6 +260,8 @@ xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, con
 		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
 		fmgr_info(recv, &s->recv[i]);
 	}
+	/* (a stream of an enclosing statement on the same server gives its connection back) */
+	xxl_shard_wire_free_server(shard->serverid);
 	s->conn = xxl_shard_connect(shard);
 	return s;
 }
@@ -428,9 +430,10 @@ xxl_shard_streams_report(XxlOperator *op, XxlShardStream **streams, int n)
 		XxlShardStream *s = streams[i];
 
 		appendStringInfo(&buf, "%s{\"shard\": \"%s\", \"partitions\": %d, \"rows\": " UINT64_FORMAT
-						 ", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f}",
+						 ", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f%s}",
 						 i > 0 ? ", " : "", s->shard->server, Max(list_length(s->shard->tables), 1),
-						 s->rows, s->bytes, Max(s->first_row_ms, 0));
+						 s->rows, s->bytes, Max(s->first_row_ms, 0),
+						 s->spool != NULL ? ", \"spooled\": true" : "");
 	}
 	xxl_operator_detail(op, "shards", "[%s]", buf.data);
 }

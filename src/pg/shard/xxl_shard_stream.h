@@ -69,6 +69,14 @@ extern char *xxl_shard_partitions_sql(XxlShard *shard, TupleDesc parent, const b
 /* The next row (XxlSortedStream's next). */
 extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);
 
+/*
+ * At load: a statement that starts while a stream holds the connection of
+ * a server it reads (a function in the select list of a query whose rows
+ * a stream delivers, say) first has the rest of that stream's rows read
+ * into a temporary file, so that the connection is free for it.
+ */
+extern void xxl_shard_stream_init(void);
+
 /* What it received: rows, bytes, ms to its first row (< 0: none yet). */
 extern void xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes,
 									 double *first_row_ms);

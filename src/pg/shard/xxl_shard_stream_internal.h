@@ -8,6 +8,8 @@
 #define XXL_PG_SHARD_STREAM_INTERNAL_H
 
 #include "portability/instr_time.h"
+#include "storage/buffile.h"
+#include "utils/resowner.h"
 
 #include "pg/shard/xxl_shard_stream.h"
 
@@ -40,6 +42,8 @@ struct XxlShardStream
 	instr_time	started;
 	double		first_row_ms;	/* < 0: none yet */
 	bool		busy;			/* a statement is running on conn */
+	BufFile    *spool;			/* the rest of its rows, read here when conn was needed */
+	ResourceOwner owner;		/* the spool's (the statement's that started it) */
 	MemoryContextCallback drop_cb;
 	struct XxlShardStream *next_live;	/* among the streams with a statement running */
 };
@@ -52,11 +56,19 @@ struct XxlShardStream
 extern void xxl_shard_wire_begin(XxlShardStream *s, const char *sql);
 
 /*
- * The next message of the COPY (libpq's memory: PQfreemem it), waited for
- * while every other shard of the call is watched; false once the COPY has
- * ended and the connection is idle again.
+ * The next message of the COPY (libpq's memory, or malloc'd: PQfreemem
+ * it), waited for while every other shard of the call is watched; false
+ * once the COPY has ended and the connection is idle again.  Once another
+ * statement needed the connection, the messages come from the spool.
  */
 extern bool xxl_shard_wire_next(XxlShardStream *s, char **row, int *len);
+
+/*
+ * Before another statement uses a connection to server serverid: the
+ * streams holding one spooled (the rest of their rows read into a
+ * temporary file), so that the connection is idle.
+ */
+extern void xxl_shard_wire_free_server(Oid serverid);
 
 /* One value of a statement run on the shard now (a probe), or NULL. */
 extern char *xxl_shard_wire_value(XxlShardStream *s, const char *sql);

@@ -13,10 +13,19 @@
  * postgres_fdw's (so called before it) cancels and reads every running
  * statement to its end, because postgres_fdw's clean-up does not expect a
  * COPY in progress; postgres_fdw then rolls the remote transaction back.
+ *
+ * A connection carries one statement at a time.  When another statement
+ * starts that reads a server whose connection a stream holds (an
+ * ExecutorStart hook looks at its tables), the rest of the stream's COPY
+ * is read into a temporary file first and the connection goes back to
+ * postgres_fdw; the stream's rows then come from the file.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "executor/executor.h"
+#include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
@@ -382,6 +391,10 @@ drop_stream(void *arg)
 	XxlShardStream *s = arg;
 
 	stop_statement(s, IsTransactionState());
+	/* (in an abort, the resource owner closes the spool) */
+	if (s->spool != NULL && IsTransactionState())
+		BufFileClose(s->spool);
+	s->spool = NULL;
 }
 
 XxlShardGroup *
@@ -415,6 +428,7 @@ xxl_shard_wire_begin(XxlShardStream *s, const char *sql)
 		RegisterXactCallback(shard_xact_callback, NULL);
 		xact_callback_registered = true;
 	}
+	s->owner = CurrentResourceOwner;
 	s->drop_cb.func = drop_stream;
 	s->drop_cb.arg = s;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &s->drop_cb);
@@ -428,8 +442,32 @@ xxl_shard_wire_begin(XxlShardStream *s, const char *sql)
 	live_streams = s;
 }
 
-bool
-xxl_shard_wire_next(XxlShardStream *s, char **row, int *len)
+/* The spool's next message (malloc'd, as libpq's), or false at its end. */
+static bool
+spool_next(XxlShardStream *s, char **row, int *len)
+{
+	size_t		got = BufFileRead(s->spool, len, sizeof(*len));
+
+	if (got == 0)
+		return false;
+	if (got != sizeof(*len) || *len <= 0)
+		ereport(ERROR, (errcode_for_file_access(),
+						errmsg("could not read the spooled rows of shard \"%s\"", s->shard->server)));
+	*row = malloc(*len);
+	if (*row == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (BufFileRead(s->spool, *row, *len) != (size_t) *len)
+	{
+		free(*row);
+		ereport(ERROR, (errcode_for_file_access(),
+						errmsg("could not read the spooled rows of shard \"%s\"", s->shard->server)));
+	}
+	return true;
+}
+
+/* The next message from the connection (xxl_shard_wire_next). */
+static bool
+connection_next(XxlShardStream *s, char **row, int *len)
 {
 	while (s->busy)
 	{
@@ -471,4 +509,99 @@ xxl_shard_wire_next(XxlShardStream *s, char **row, int *len)
 			shard_error(s, NULL, s->sql);
 	}
 	return false;
+}
+
+bool
+xxl_shard_wire_next(XxlShardStream *s, char **row, int *len)
+{
+	if (s->spool != NULL)
+		return spool_next(s, row, len);
+	return connection_next(s, row, len);
+}
+
+/*
+ * The rest of the stream's COPY into a temporary file (in the stream's
+ * memory, under the resource owner of the statement that started it), to
+ * the COPY's end: the connection is then idle, and given back.
+ */
+static void
+spool_stream(XxlShardStream *s)
+{
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(s));
+	ResourceOwner owner = CurrentResourceOwner;
+	char	   *row;
+	int			len;
+
+	CurrentResourceOwner = s->owner;
+	PG_TRY();
+	{
+		BufFile    *file = BufFileCreateTemp(false);
+
+		while (connection_next(s, &row, &len))
+		{
+			BufFileWrite(file, &len, sizeof(len));
+			BufFileWrite(file, row, len);
+			PQfreemem(row);
+		}
+		if (BufFileSeek(file, 0, 0, SEEK_SET) != 0)
+			ereport(ERROR, (errcode_for_file_access(),
+							errmsg("could not rewind the spooled rows of shard \"%s\"",
+								   s->shard->server)));
+		s->spool = file;
+	}
+	PG_FINALLY();
+	{
+		CurrentResourceOwner = owner;
+		MemoryContextSwitchTo(old);
+	}
+	PG_END_TRY();
+}
+
+void
+xxl_shard_wire_free_server(Oid serverid)
+{
+	XxlShardStream *s = live_streams;
+
+	while (s != NULL)
+	{
+		XxlShardStream *next = s->next_live;
+
+		if (s->spool == NULL && s->shard->serverid == serverid)
+			spool_stream(s);	/* (it leaves the live list) */
+		s = next;
+	}
+}
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+
+/*
+ * Before a statement starts: the connections to the servers its foreign
+ * tables are on, freed of any stream.
+ */
+static void
+shard_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (live_streams != NULL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		ListCell   *lc;
+
+		foreach(lc, queryDesc->plannedstmt->rtable)
+		{
+			RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+			if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_FOREIGN_TABLE)
+				xxl_shard_wire_free_server(GetForeignTable(rte->relid)->serverid);
+		}
+	}
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+void
+xxl_shard_stream_init(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = shard_executor_start;
 }
