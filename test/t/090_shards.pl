@@ -198,6 +198,16 @@ my ($other_plan, $other_rows, $other_oracle) = split /\n\n/, $coord->safe_psql('
 like($other_plan, qr/Merge Append.*XxlShardMerge not used for a MergeAppend: server "s1" serves another scan of the query too/s,
 	'another scan of a shard\'s server in the query keeps the MergeAppend, and EXPLAIN VERBOSE says why');
 is($other_rows, $other_oracle, '... and the query gives its rows');
+# the same with xxl.sort of the sharded table, whose rows stream to the
+# query's filter while the initPlan's scan of p1 needs s1's connection:
+# s1's stream is spooled at its first row
+my $fn_other = "SELECT count(*) || ' ' || sum(id) FROM %s WHERE k > (SELECT min(k) FROM p1)";
+my ($fn_rows, $fn_spooled, $fn_oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+	@{[ sprintf $fn_other, "xxl.sort('sharded', 'k, id') AS s($cols)" ]};
+	SELECT string_agg(s->>'shard', ' ') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s WHERE s->>'spooled' = 'true';
+	@{[ sprintf $fn_other, 'flat' ]}});
+is($fn_rows, $fn_oracle, 'xxl.sort of the sharded table in a query whose initPlan reads p1: its rows');
+is($fn_spooled, 's1', '... s1\'s stream spooled, the connection left to the initPlan');
 # a cursor: between its fetches, other statements read the same servers
 # through the same connections, so the node reads its shards through
 # postgres_fdw's cursors

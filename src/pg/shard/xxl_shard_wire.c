@@ -18,7 +18,8 @@
  * starts that reads a server whose connection a stream holds (an
  * ExecutorStart hook looks at its tables), the rest of the stream's COPY
  * is read into a temporary file first and the connection goes back to
- * postgres_fdw; the stream's rows then come from the file.
+ * postgres_fdw; the stream's rows then come from the file.  A stream of a
+ * statement that reads such a server itself is spooled at its first row.
  */
 #include "postgres.h"
 
@@ -511,9 +512,13 @@ connection_next(XxlShardStream *s, char **row, int *len)
 	return false;
 }
 
+static void spool_stream(XxlShardStream *s);
+
 bool
 xxl_shard_wire_next(XxlShardStream *s, char **row, int *len)
 {
+	if (s->spool == NULL && s->spool_at_first && s->busy)
+		spool_stream(s);
 	if (s->spool != NULL)
 		return spool_next(s, row, len);
 	return connection_next(s, row, len);
@@ -572,7 +577,18 @@ xxl_shard_wire_free_server(Oid serverid)
 	}
 }
 
+/* The server of a foreign table the statement reads, or InvalidOid. */
+static Oid
+foreign_server(RangeTblEntry *rte)
+{
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE)
+		return InvalidOid;
+	return GetForeignTable(rte->relid)->serverid;
+}
+
 static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorRun_hook_type prev_executor_run = NULL;
+static QueryDesc *running_query = NULL;	/* the innermost one being run */
 
 /*
  * Before a statement starts: the connections to the servers its foreign
@@ -587,10 +603,10 @@ shard_executor_start(QueryDesc *queryDesc, int eflags)
 
 		foreach(lc, queryDesc->plannedstmt->rtable)
 		{
-			RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+			Oid			server = foreign_server(lfirst_node(RangeTblEntry, lc));
 
-			if (rte->rtekind == RTE_RELATION && rte->relkind == RELKIND_FOREIGN_TABLE)
-				xxl_shard_wire_free_server(GetForeignTable(rte->relid)->serverid);
+			if (OidIsValid(server))
+				xxl_shard_wire_free_server(server);
 		}
 	}
 	if (prev_executor_start)
@@ -599,9 +615,47 @@ shard_executor_start(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
+static void
+shard_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
+				   bool execute_once)
+{
+	QueryDesc  *outer = running_query;
+
+	running_query = queryDesc;
+	PG_TRY();
+	{
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+	}
+	PG_FINALLY();
+	{
+		running_query = outer;
+	}
+	PG_END_TRY();
+}
+
+bool
+xxl_shard_wire_statement_reads(Oid serverid)
+{
+	ListCell   *lc;
+
+	if (running_query == NULL)
+		return false;
+	foreach(lc, running_query->plannedstmt->rtable)
+	{
+		if (foreign_server(lfirst_node(RangeTblEntry, lc)) == serverid)
+			return true;
+	}
+	return false;
+}
+
 void
 xxl_shard_stream_init(void)
 {
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = shard_executor_start;
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = shard_executor_run;
 }
