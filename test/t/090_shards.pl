@@ -200,14 +200,18 @@ like($other_plan, qr/Merge Append.*XxlShardMerge not used for a MergeAppend: ser
 is($other_rows, $other_oracle, '... and the query gives its rows');
 # the same with xxl.sort of the sharded table, whose rows stream to the
 # query's filter while the initPlan's scan of p1 needs s1's connection:
-# s1's stream is spooled at its first row
-my $fn_other = "SELECT count(*) || ' ' || sum(id) FROM %s WHERE k > (SELECT min(k) FROM p1)";
-my ($fn_rows, $fn_spooled, $fn_oracle) = split /\n/, $coord->safe_psql('postgres', qq{
-	@{[ sprintf $fn_other, "xxl.sort('sharded', 'k, id') AS s($cols)" ]};
-	SELECT string_agg(s->>'shard', ' ') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s WHERE s->>'spooled' = 'true';
-	@{[ sprintf $fn_other, 'flat' ]}});
-is($fn_rows, $fn_oracle, 'xxl.sort of the sharded table in a query whose initPlan reads p1: its rows');
-is($fn_spooled, 's1', '... s1\'s stream spooled, the connection left to the initPlan');
+# s1's stream is spooled before the rows go out (merged, or by the range
+# key with the local partition's rows first)
+for my $key ('k, id', 'id')
+{
+	my $fn_other = "SELECT count(*) || ' ' || sum(id) FROM %s WHERE k > (SELECT min(k) FROM p1)";
+	my ($fn_rows, $fn_spooled, $fn_oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+		@{[ sprintf $fn_other, "xxl.sort('sharded', '$key') AS s($cols)" ]};
+		SELECT string_agg(s->>'shard', ' ') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s WHERE s->>'spooled' = 'true';
+		@{[ sprintf $fn_other, 'flat' ]}});
+	is($fn_rows, $fn_oracle, "xxl.sort of the sharded table by $key in a query whose initPlan reads p1: its rows");
+	is($fn_spooled, 's1', '... s1\'s stream spooled, the connection left to the initPlan');
+}
 # a cursor: between its fetches, other statements read the same servers
 # through the same connections, so the node reads its shards through
 # postgres_fdw's cursors

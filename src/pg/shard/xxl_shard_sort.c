@@ -199,6 +199,8 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 		streams[foreach_current_index(lc)].next = local_next;
 		streams[foreach_current_index(lc)].arg = ss->local;
 	}
+	/* (the shards' rows go out while they are read: the statement may scan those servers too) */
+	xxl_shard_streams_free_for_statement(ss->shards, ss->nshards);
 	if (in_order)
 		return xxl_sort_run_concat(streams, n, key, desc, out_desc, map, options, report_shards, ss);
 	return xxl_sort_run_merge(streams, n, key, desc, out_desc, map, options, report_shards, ss);

@@ -273,32 +273,23 @@ xxl_shard_stream_send(XxlShardStream *s, const char *select)
 	xxl_shard_wire_begin(s, psprintf("COPY (%s) TO STDOUT (FORMAT binary)", select));
 }
 
-/*
- * A stream of a pgxxl call over the shard's partitions: spooled at its
- * first row when the statement calling it reads the same server itself.
- */
-static XxlShardStream *
-start_call(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, const char *select,
-		   XxlSortKey *key)
-{
-	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
-
-	xxl_shard_stream_send(s, select != NULL ? select : remote_sort_sql(s, key));
-	s->spool_at_first = xxl_shard_wire_statement_reads(shard->serverid);
-	return s;
-}
-
 XxlShardStream *
 xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, XxlSortKey *key)
 {
-	return start_call(group, shard, desc, NULL, key);
+	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
+
+	xxl_shard_stream_send(s, remote_sort_sql(s, key));
+	return s;
 }
 
 XxlShardStream *
 xxl_shard_stream_start_query(XxlShardGroup *group, XxlShard *shard, TupleDesc desc,
 							 const char *select)
 {
-	return start_call(group, shard, desc, select, NULL);
+	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
+
+	xxl_shard_stream_send(s, select);
+	return s;
 }
 
 static void

@@ -77,6 +77,14 @@ extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);
  */
 extern void xxl_shard_stream_init(void);
 
+/*
+ * The streams on a server that the statement being run reads itself (an
+ * initPlan that scans a foreign partition, say): spooled now, so that the
+ * statement's own scans find those connections free between the streams'
+ * rows.  For a call whose rows go out while its streams are read.
+ */
+extern void xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n);
+
 /* What it received: rows, bytes, ms to its first row (< 0: none yet). */
 extern void xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes,
 									 double *first_row_ms);

@@ -43,7 +43,6 @@ struct XxlShardStream
 	double		first_row_ms;	/* < 0: none yet */
 	bool		busy;			/* a statement is running on conn */
 	BufFile    *spool;			/* the rest of its rows, read here when conn was needed */
-	bool		spool_at_first; /* spooled at its first row: its statement reads the server */
 	ResourceOwner owner;		/* the spool's (the statement's that started it) */
 	MemoryContextCallback drop_cb;
 	struct XxlShardStream *next_live;	/* among the streams with a statement running */
@@ -70,13 +69,6 @@ extern bool xxl_shard_wire_next(XxlShardStream *s, char **row, int *len);
  * temporary file), so that the connection is idle.
  */
 extern void xxl_shard_wire_free_server(Oid serverid);
-
-/*
- * Whether the statement being run reads a foreign table on server
- * serverid: a stream it starts there is spooled at its first row, as the
- * statement's own scan may need the connection between the stream's rows.
- */
-extern bool xxl_shard_wire_statement_reads(Oid serverid);
 
 /* One value of a statement run on the shard now (a probe), or NULL. */
 extern char *xxl_shard_wire_value(XxlShardStream *s, const char *sql);

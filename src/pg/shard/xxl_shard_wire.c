@@ -18,8 +18,9 @@
  * starts that reads a server whose connection a stream holds (an
  * ExecutorStart hook looks at its tables), the rest of the stream's COPY
  * is read into a temporary file first and the connection goes back to
- * postgres_fdw; the stream's rows then come from the file.  A stream of a
- * statement that reads such a server itself is spooled at its first row.
+ * postgres_fdw; the stream's rows then come from the file.  The streams
+ * of a call in a statement that reads such a server itself are spooled
+ * before their rows go out (xxl_shard_streams_free_for_statement).
  */
 #include "postgres.h"
 
@@ -512,13 +513,9 @@ connection_next(XxlShardStream *s, char **row, int *len)
 	return false;
 }
 
-static void spool_stream(XxlShardStream *s);
-
 bool
 xxl_shard_wire_next(XxlShardStream *s, char **row, int *len)
 {
-	if (s->spool == NULL && s->spool_at_first && s->busy)
-		spool_stream(s);
 	if (s->spool != NULL)
 		return spool_next(s, row, len);
 	return connection_next(s, row, len);
@@ -636,8 +633,9 @@ shard_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 	PG_END_TRY();
 }
 
-bool
-xxl_shard_wire_statement_reads(Oid serverid)
+/* Whether the statement being run reads a foreign table on server serverid. */
+static bool
+statement_reads(Oid serverid)
 {
 	ListCell   *lc;
 
@@ -649,6 +647,15 @@ xxl_shard_wire_statement_reads(Oid serverid)
 			return true;
 	}
 	return false;
+}
+
+void
+xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (streams[i]->spool == NULL && streams[i]->busy &&
+			statement_reads(streams[i]->shard->serverid))
+			spool_stream(streams[i]);
 }
 
 void
