@@ -45,7 +45,7 @@ typedef struct ShardedEdges
 	XxlEdgeReduce reduce;
 	int			nshards;
 	XxlShardStream **shards;
-	int			current;		/* the shard being read */
+	bool		ended;			/* every shard's rows read */
 	Datum		values[4];
 	bool		isnull[4];
 } ShardedEdges;
@@ -117,14 +117,15 @@ read_edges(void *sharded, XxlEdge *out, int max)
 	ShardedEdges *se = sharded;
 	int			n = 0;
 
-	while (n < max && se->current < se->nshards)
+	/* (in no order: the operator takes the union of the shards' edges) */
+	while (n < max && !se->ended)
 	{
 		XxlEdge    *e = &out[n];
 		const Datum *v = se->values;
 
-		if (!xxl_shard_stream_next(se->shards[se->current], se->values, se->isnull))
+		if (!xxl_shard_streams_next_any(se->shards, se->nshards, se->values, se->isnull))
 		{
-			se->current++;
+			se->ended = true;
 			continue;
 		}
 		/* (the shards' functions return no NULLs) */

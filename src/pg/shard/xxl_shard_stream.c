@@ -375,6 +375,35 @@ decode_copy_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnu
 	return true;
 }
 
+/* A received message as the next row, or false for the COPY's trailer. */
+static bool
+take_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnull)
+{
+	bool		got;
+
+	PG_TRY();
+	{
+		got = decode_copy_row(s, row, len, values, isnull);
+	}
+	PG_FINALLY();
+	{
+		PQfreemem(row);
+	}
+	PG_END_TRY();
+	if (!got)
+		return false;
+	if (s->first_row_ms < 0)
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, s->started);
+		s->first_row_ms = INSTR_TIME_GET_MILLISEC(now);
+	}
+	s->rows++;
+	return true;
+}
+
 bool
 xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 {
@@ -384,31 +413,40 @@ xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 
 	while (xxl_shard_wire_next(s, &row, &len))
 	{
-		bool		got;
-
-		PG_TRY();
-		{
-			got = decode_copy_row(s, row, len, values, isnull);
-		}
-		PG_FINALLY();
-		{
-			PQfreemem(row);
-		}
-		PG_END_TRY();
-		if (!got)
-			continue;			/* the trailer: the end comes next */
-		if (s->first_row_ms < 0)
-		{
-			instr_time	now;
-
-			INSTR_TIME_SET_CURRENT(now);
-			INSTR_TIME_SUBTRACT(now, s->started);
-			s->first_row_ms = INSTR_TIME_GET_MILLISEC(now);
-		}
-		s->rows++;
-		return true;
+		if (take_row(s, row, len, values, isnull))
+			return true;
 	}
 	return false;
+}
+
+bool
+xxl_shard_streams_next_any(XxlShardStream **streams, int n, Datum *values, bool *isnull)
+{
+	for (;;)
+	{
+		XxlShardStream *waiting = NULL;
+
+		for (int i = 0; i < n; i++)
+		{
+			XxlShardStream *s = streams[i];
+			char	   *row;
+			int			len;
+			int			got;
+
+			while (!s->ended && (got = xxl_shard_wire_poll(s, &row, &len)) != 0)
+			{
+				if (got < 0)
+					s->ended = true;
+				else if (take_row(s, row, len, values, isnull))
+					return true;
+			}
+			if (!s->ended && waiting == NULL)
+				waiting = s;
+		}
+		if (waiting == NULL)
+			return false;
+		xxl_shard_wire_wait(waiting);
+	}
 }
 
 void

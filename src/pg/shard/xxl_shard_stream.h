@@ -70,6 +70,14 @@ extern char *xxl_shard_partitions_sql(XxlShard *shard, TupleDesc parent, const b
 extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);
 
 /*
+ * The next row of any of the streams, in no order: from the first that
+ * has one at hand, waiting only when none has (while one shard's next rows
+ * are on their way, another's are read); false when all have ended.
+ */
+extern bool xxl_shard_streams_next_any(XxlShardStream **streams, int n, Datum *values,
+									   bool *isnull);
+
+/*
  * At load: a statement that starts while a stream holds the connection of
  * a server it reads (a function in the select list of a query whose rows
  * a stream delivers, say) first has the rest of that stream's rows read

@@ -43,6 +43,7 @@ struct XxlShardStream
 	double		first_row_ms;	/* < 0: none yet */
 	bool		busy;			/* a statement is running on conn */
 	BufFile    *spool;			/* the rest of its rows, read here when conn was needed */
+	bool		ended;			/* its last row read (xxl_shard_streams_next_any) */
 	ResourceOwner owner;		/* the spool's (the statement's that started it) */
 	MemoryContextCallback drop_cb;
 	struct XxlShardStream *next_live;	/* among the streams with a statement running */
@@ -62,6 +63,14 @@ extern void xxl_shard_wire_begin(XxlShardStream *s, const char *sql);
  * statement needed the connection, the messages come from the spool.
  */
 extern bool xxl_shard_wire_next(XxlShardStream *s, char **row, int *len);
+
+/*
+ * The same without waiting: 1 with a message, 0 when none has arrived
+ * yet, -1 at the end.  xxl_shard_wire_wait then waits until something
+ * arrives for s or any other running stream of its call.
+ */
+extern int	xxl_shard_wire_poll(XxlShardStream *s, char **row, int *len);
+extern void xxl_shard_wire_wait(XxlShardStream *s);
 
 /*
  * Before another statement uses a connection to server serverid: the

@@ -467,12 +467,23 @@ spool_next(XxlShardStream *s, char **row, int *len)
 	return true;
 }
 
-/* The next message from the connection (xxl_shard_wire_next). */
-static bool
-connection_next(XxlShardStream *s, char **row, int *len)
+/*
+ * The next message from the connection: 1 with it; 0 when none has
+ * arrived yet and wait is false; -1 once the COPY has ended and the
+ * connection is idle.  Waiting watches every shard of the call.
+ */
+static int
+connection_next(XxlShardStream *s, char **row, int *len, bool wait)
 {
 	while (s->busy)
 	{
+		if (!wait && s->state == STREAM_STARTED && s->pending == NULL && PQisBusy(s->conn))
+		{
+			if (!PQconsumeInput(s->conn))
+				shard_error(s, NULL, s->sql);
+			if (PQisBusy(s->conn))
+				return 0;
+		}
 		if (s->state == STREAM_STARTED)
 		{
 			PGresult   *res = next_result(s, s->sql);
@@ -498,11 +509,20 @@ connection_next(XxlShardStream *s, char **row, int *len)
 			*row = s->pending_row;
 			*len = s->pending_len;
 			s->pending_row = NULL;
-			return true;
+			return 1;
 		}
 		*len = PQgetCopyData(s->conn, row, 1);
+		if (*len == 0 && !wait)
+		{
+			/* what the socket has, without waiting for more */
+			if (!PQconsumeInput(s->conn))
+				shard_error(s, NULL, s->sql);
+			*len = PQgetCopyData(s->conn, row, 1);
+			if (*len == 0)
+				return 0;
+		}
 		if (*len > 0)
-			return true;
+			return 1;
 		if (*len == 0)
 			wait_group(s, s->sql);
 		else if (*len == -1)
@@ -510,7 +530,7 @@ connection_next(XxlShardStream *s, char **row, int *len)
 		else
 			shard_error(s, NULL, s->sql);
 	}
-	return false;
+	return -1;
 }
 
 bool
@@ -518,7 +538,21 @@ xxl_shard_wire_next(XxlShardStream *s, char **row, int *len)
 {
 	if (s->spool != NULL)
 		return spool_next(s, row, len);
-	return connection_next(s, row, len);
+	return connection_next(s, row, len, true) > 0;
+}
+
+int
+xxl_shard_wire_poll(XxlShardStream *s, char **row, int *len)
+{
+	if (s->spool != NULL)
+		return spool_next(s, row, len) ? 1 : -1;
+	return connection_next(s, row, len, false);
+}
+
+void
+xxl_shard_wire_wait(XxlShardStream *s)
+{
+	wait_group(s, s->sql);
 }
 
 /*
@@ -539,7 +573,7 @@ spool_stream(XxlShardStream *s)
 	{
 		BufFile    *file = BufFileCreateTemp(false);
 
-		while (connection_next(s, &row, &len))
+		while (connection_next(s, &row, &len, true) > 0)
 		{
 			BufFileWrite(file, &len, sizeof(len));
 			BufFileWrite(file, row, len);
