@@ -14,9 +14,10 @@
  * The engine's merge of sorted streams (xxl_sort_run_merge) then holds one
  * row per child and hands them out in order; XxlShardAppend reads its
  * children one after the other instead, as the Append did, and a shard
- * whose turn has not come holds its sorted rows until it is read.  The foreign children's
- * instrumentation counts their rows and the time spent waiting for them,
- * so that EXPLAIN ANALYZE shows each shard's figures under it.
+ * whose turn has not come holds its sorted rows until it is read.  The
+ * foreign children's instrumentation counts their rows and the time spent
+ * waiting for them, so that EXPLAIN ANALYZE shows each shard's figures
+ * under it.
  *
  * A rescan stops the streams (dropping them cancels what still runs) and
  * starts over; an error or cancel stops them through the transaction.
@@ -194,7 +195,7 @@ begin_shard_merge(CustomScanState *node, EState *estate, int eflags)
 		return;
 	if (!state->in_order)
 		state->key = xxl_sortkey_create_plan(state->desc, state->keys.ncols, state->keys.cols,
-										 state->keys.sortops, state->keys.collations,
+											 state->keys.sortops, state->keys.collations,
 											 state->keys.nulls_first);
 	state->run_cxt = AllocSetContextCreate(estate->es_query_cxt, "xxl shard merge",
 										   ALLOCSET_SMALL_SIZES);
@@ -407,8 +408,8 @@ rescan_shard_merge(CustomScanState *node)
 }
 
 /*
- * The key (XxlShardMerge's); the shards, and under ANALYZE what each sent: its rows, bytes
- * and the time to its first row (its sort's).
+ * The key (XxlShardMerge's); the shards, and under ANALYZE what each
+ * sent: its rows, bytes and the time to its first row (its sort's).
  */
 static void
 explain_shard_merge(CustomScanState *node, List *ancestors, ExplainState *es)

@@ -17,19 +17,21 @@
  * children one after the other; XxlShardAppend starts them at once too and
  * reads them in the Append's order.
  *
- * A MergeAppend (or ordered Append) stays PostgreSQL's when a Limit can bound it (the first
- * rows of each partition are then all it reads), when its rows are
- * expected to fit in xxl.sort_in_plans_threshold (as a Sort is kept then:
- * each statement's start costs more than the overlap gains), when it prunes partitions
- * at run time or depends on parameters, when a key column's type is one
- * the engine does not compare, or when a foreign partition's scan is not
- * a plain sorted scan of postgres_fdw (a join or aggregate pushed down,
- * parameters, a local filter, rows locked).  Two foreign partitions on one
- * server keep it too, as does a server that another scan of the query
- * reads (a join of two sharded tables): one connection per server and
- * user cannot carry two statements at once.  (Statements that run
- * between a query's fetches, as under a cursor, are the executor's to
- * see: xxl_shard_merge_exec.c.)  EXPLAIN VERBOSE then says why, after the plan.
+ * A MergeAppend (or ordered Append) stays PostgreSQL's when a Limit can
+ * bound it (the first rows of each partition are then all it reads), when
+ * its rows are expected to fit in xxl.sort_in_plans_threshold (as a Sort
+ * is kept then: each statement's start costs more than the overlap gains),
+ * when it prunes partitions at run time or depends on parameters, when a
+ * key column's type is one the engine does not compare, or when a foreign
+ * partition's scan is not a plain sorted scan of postgres_fdw (a join or
+ * aggregate pushed down, parameters, a local filter, rows locked).  Two
+ * foreign partitions on one server keep it too, as does a server that
+ * another scan of the query reads (a join of two sharded tables): one
+ * connection per server and user cannot carry two statements at once.
+ * (Statements that run between a query's fetches, as under a cursor, are
+ * the executor's to see: xxl_shard_merge_exec.c; statements started
+ * meanwhile get their connections from spooled streams:
+ * xxl_shard_wire.c.)  EXPLAIN VERBOSE then says why, after the plan.
  */
 #include "postgres.h"
 
