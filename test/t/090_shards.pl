@@ -170,6 +170,12 @@ is($calls_rows, $calls_oracle, '... every row, in order, and the function\'s ans
 is($calls_stats, 's1', '... s1\'s rows spooled when the function first needed its connection');
 # (a function scan has all of xxl.sort's rows before the select list runs)
 is($calls_fn, $calls_oracle, 'the same over xxl.sort of the sharded table');
+# a spool counts under temp_file_limit: 53400, nothing left behind
+my ($spool_ret, $spool_out, $spool_err) = $coord->psql('postgres', qq{$plan_settings SET temp_file_limit = '64kB';
+	@{[ sprintf $calls, 'sharded' ]}}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($spool_err, qr/ERROR:  53400: temporary file size exceeds temp_file_limit/,
+	'a spool beyond temp_file_limit ends the query with 53400');
+is(spill_files_anywhere($coord, @shards), '0 0 0 0', '... leaving no file anywhere');
 # a function whose own xxl.sort of the sharded table needs every shard's connection
 $coord->safe_psql('postgres', qq{
 	CREATE FUNCTION sorted_count() RETURNS bigint LANGUAGE plpgsql STABLE AS \$\$
@@ -224,6 +230,15 @@ is($coord->safe_psql('postgres', qq{$plan_settings
 	COMMIT}), join("\n", $coord->safe_psql('postgres', 'SELECT id FROM flat ORDER BY k, id LIMIT 2'), 15000,
 		$coord->safe_psql('postgres', 'SELECT id FROM flat ORDER BY k, id OFFSET 2 LIMIT 1')),
 	'a cursor over ORDER BY of the sharded table, with other statements on its servers between fetches');
+is($coord->safe_psql('postgres', qq{$plan_settings
+	BEGIN;
+	DECLARE c CURSOR FOR SELECT id FROM sharded ORDER BY id;
+	MOVE 15000 IN c;
+	FETCH 2 FROM c;
+	SELECT count(*) FROM p1;
+	FETCH 1 FROM c;
+	COMMIT}), "15001\n15002\n15000\n15003",
+	'... and over ORDER BY the range key (XxlShardAppend), fetching from a shard between other statements');
 # a PL/pgSQL FOR loop fetches ten rows at a time and runs its body in
 # between: the node reads its shards through postgres_fdw's cursors then
 $coord->safe_psql('postgres', q{
@@ -250,6 +265,11 @@ like($coord->safe_psql('postgres', qq{$plan_settings
 	SELECT operator || ' ' || rows || ' ' || json_array_length(details::json->'shards') FROM xxl.last_stats()}),
 	qr/Shard s1 \(partition "p1"\): 15000 rows, \d+ kB, first row after [\d.]+ ms\n.*Shard s3 \(partition "p3"\): 15000 rows.*\n.*Foreign Scan on p1 sharded_2 \(actual rows=15000 loops=1\).*\nXxlShardMerge 59999 3$/s,
 	'EXPLAIN ANALYZE: each shard\'s rows and time, its scan\'s rows; last_stats per shard');
+like($coord->safe_psql('postgres', qq{$plan_settings
+	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM sharded ORDER BY id;
+	SELECT operator || ' ' || rows || ' ' || json_array_length(details::json->'shards') FROM xxl.last_stats()}),
+	qr/XxlShardAppend\) \(actual rows=59999 loops=1\)\n.*Shard s2 \(partition "p2"\): 15000 rows.*\n.*Foreign Scan on p1 sharded_2 \(actual rows=15000 loops=1\).*\nXxlShardAppend 59999 3$/s,
+	'... and of XxlShardAppend');
 
 # every shard held inside its sort at once; a cancel on the coordinator
 # ends them all, and no server keeps a spill file

@@ -67,7 +67,8 @@ extern bool xxl_shard_wire_next(XxlShardStream *s, char **row, int *len);
 /*
  * The same without waiting: 1 with a message, 0 when none has arrived
  * yet, -1 at the end.  xxl_shard_wire_wait then waits until something
- * arrives for s or any other running stream of its call.
+ * arrives for s or any other running stream of its call (at once when a
+ * stream of the call has something in hand: poll them all again).
  */
 extern int	xxl_shard_wire_poll(XxlShardStream *s, char **row, int *len);
 extern void xxl_shard_wire_wait(XxlShardStream *s);

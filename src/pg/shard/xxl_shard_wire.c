@@ -552,6 +552,20 @@ xxl_shard_wire_poll(XxlShardStream *s, char **row, int *len)
 void
 xxl_shard_wire_wait(XxlShardStream *s)
 {
+	ListCell   *lc;
+
+	/*
+	 * Not when a stream has something in hand already: since it was
+	 * polled, another's wait (the end of its COPY) may have taken the
+	 * stream's next row, and its socket then stays quiet.
+	 */
+	foreach(lc, s->group->streams)
+	{
+		XxlShardStream *o = lfirst(lc);
+
+		if (o->pending != NULL || o->pending_row != NULL || (o->busy && o->state == STREAM_COPIED))
+			return;
+	}
 	wait_group(s, s->sql);
 }
 
