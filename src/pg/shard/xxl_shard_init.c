@@ -14,5 +14,5 @@ xxl_shard_init(void)
 	xxl_shard_sort_init();
 	xxl_shard_edges_init();
 	xxl_shard_plan_init();
-	xxl_shard_stream_init();
+	xxl_shard_statement_init();
 }

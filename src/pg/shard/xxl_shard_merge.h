@@ -21,9 +21,6 @@ extern const CustomScanMethods xxl_shard_merge_methods;
 /* custom_private: the collations the order depends on (an OID list), in a list */
 extern const CustomScanMethods xxl_shard_append_methods;
 
-/* At load: the executor hook that tells whether a query runs to its end in one go. */
-extern void xxl_shard_merge_init(void);
-
 /*
  * Whether child is a plain sorted scan of a postgres_fdw foreign table
  * (rtable: the statement's): then its table, the SQL postgres_fdw sends

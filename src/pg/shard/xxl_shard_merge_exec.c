@@ -24,10 +24,9 @@
  *
  * A statement holds its connection until its last row is read, and a
  * connection carries one statement at a time.  So the streams start only
- * when the query runs to its end in one go (ExecutorRun without a row
- * count, as a simple query, CREATE TABLE AS or an SPI statement run it;
- * execute_once is no sign of it: a simple query's run comes with it false).  A
- * query whose rows are fetched a few at a time, with other statements in
+ * when the query runs to its end in one go (xxl_shard_statement_runs_at_once;
+ * execute_once is no sign of it: a simple query's run comes with it
+ * false).  A query whose rows are fetched a few at a time, with other statements in
  * between (a PL/pgSQL FOR loop fetches ten, a client may ask for a few),
  * runs its foreign children through postgres_fdw's own cursors instead,
  * one after the other, as the MergeAppend would.
@@ -78,38 +77,6 @@ typedef struct ShardMergeState
 	XxlShardStream **shards;	/* the foreign children's streams */
 	bool		started;
 } ShardMergeState;
-
-/* Whether the innermost query being run runs to its end in one go. */
-static bool run_at_once = true;
-static ExecutorRun_hook_type prev_executor_run = NULL;
-
-static void
-shard_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
-				   bool execute_once)
-{
-	bool		outer = run_at_once;
-
-	run_at_once = count == 0;
-	PG_TRY();
-	{
-		if (prev_executor_run)
-			prev_executor_run(queryDesc, direction, count, execute_once);
-		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
-	}
-	PG_FINALLY();
-	{
-		run_at_once = outer;
-	}
-	PG_END_TRY();
-}
-
-void
-xxl_shard_merge_init(void)
-{
-	prev_executor_run = ExecutorRun_hook;
-	ExecutorRun_hook = shard_executor_run;
-}
 
 static Node *create_shard_merge_state(CustomScan *cscan);
 static void begin_shard_merge(CustomScanState *node, EState *estate, int eflags);
@@ -276,6 +243,7 @@ start_merge(ShardMergeState *state)
 	XxlShardGroup *group = xxl_shard_group_create();
 	XxlSortedStream *streams = palloc0(sizeof(XxlSortedStream) * state->nchildren);
 	XxlSortRunOptions options = {.name = XXL_SHARD_MERGE_NAME};
+	bool		at_once = xxl_shard_statement_runs_at_once();
 
 	state->nshards = 0;
 	for (int i = 0; i < state->nchildren; i++)
@@ -286,8 +254,8 @@ start_merge(ShardMergeState *state)
 		ListCell   *lc;
 
 		streams[i].arg = c;
-		streams[i].next = c->shard != NULL && run_at_once ? foreign_next : local_next;
-		if (c->shard == NULL || !run_at_once)
+		streams[i].next = c->shard != NULL && at_once ? foreign_next : local_next;
+		if (c->shard == NULL || !at_once)
 			continue;
 		/* the table's columns, those the SQL returns in their places */
 		desc = ((ScanState *) c->ps)->ss_ScanTupleSlot->tts_tupleDescriptor;

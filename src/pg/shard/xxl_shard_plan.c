@@ -298,6 +298,5 @@ xxl_shard_plan_init(void)
 {
 	RegisterCustomScanMethods(&xxl_shard_merge_methods);
 	RegisterCustomScanMethods(&xxl_shard_append_methods);
-	xxl_shard_merge_init();
 	xxl_plan_register_appends(shard_appends);
 }

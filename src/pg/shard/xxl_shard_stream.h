@@ -78,12 +78,22 @@ extern bool xxl_shard_streams_next_any(XxlShardStream **streams, int n, Datum *v
 									   bool *isnull);
 
 /*
- * At load: a statement that starts while a stream holds the connection of
- * a server it reads (a function in the select list of a query whose rows
- * a stream delivers, say) first has the rest of that stream's rows read
- * into a temporary file, so that the connection is free for it.
+ * At load (xxl_shard_statement.c): the executor hooks that see which
+ * statement runs; a statement that starts while a stream holds the
+ * connection of a server it reads (a function in the select list of a
+ * query whose rows a stream delivers, say) first has the rest of that
+ * stream's rows read into a temporary file, so that the connection is
+ * free for it.
  */
-extern void xxl_shard_stream_init(void);
+extern void xxl_shard_statement_init(void);
+
+/*
+ * Whether the statement being run runs to its end in one go (ExecutorRun
+ * without a row count, as a simple query, CREATE TABLE AS or an SPI
+ * statement run it): a stream's connection is then not wanted between its
+ * rows by the statement's own fetches.
+ */
+extern bool xxl_shard_statement_runs_at_once(void);
 
 /*
  * The streams on a server that the statement being run reads itself (an

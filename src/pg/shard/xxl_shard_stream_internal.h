@@ -74,11 +74,19 @@ extern int	xxl_shard_wire_poll(XxlShardStream *s, char **row, int *len);
 extern void xxl_shard_wire_wait(XxlShardStream *s);
 
 /*
- * Before another statement uses a connection to server serverid: the
- * streams holding one spooled (the rest of their rows read into a
- * temporary file), so that the connection is idle.
+ * The rest of the stream's rows read into a temporary file, its statement
+ * then over and its connection given back to postgres_fdw; later rows
+ * come from the file.
+ */
+extern void xxl_shard_wire_spool(XxlShardStream *s);
+
+/*
+ * Before another statement uses a connection to server serverid: every
+ * stream holding one spooled, so that the connection is idle.  (Whether
+ * any stream holds a connection now: xxl_shard_wire_live.)
  */
 extern void xxl_shard_wire_free_server(Oid serverid);
+extern bool xxl_shard_wire_live(void);
 
 /* One value of a statement run on the shard now (a probe), or NULL. */
 extern char *xxl_shard_wire_value(XxlShardStream *s, const char *sql);

@@ -14,20 +14,14 @@
  * statement to its end, because postgres_fdw's clean-up does not expect a
  * COPY in progress; postgres_fdw then rolls the remote transaction back.
  *
- * A connection carries one statement at a time.  When another statement
- * starts that reads a server whose connection a stream holds (an
- * ExecutorStart hook looks at its tables), the rest of the stream's COPY
- * is read into a temporary file first and the connection goes back to
- * postgres_fdw; the stream's rows then come from the file.  The streams
- * of a call in a statement that reads such a server itself are spooled
- * before their rows go out (xxl_shard_streams_free_for_statement).
+ * A connection carries one statement at a time.  A stream can give its
+ * connection back before its end: the rest of its COPY is read into a
+ * temporary file, and its rows then come from the file (when another
+ * statement needs the connection: xxl_shard_statement.c).
  */
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "catalog/pg_class.h"
-#include "executor/executor.h"
-#include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
@@ -574,8 +568,8 @@ xxl_shard_wire_wait(XxlShardStream *s)
  * memory, under the resource owner of the statement that started it), to
  * the COPY's end: the connection is then idle, and given back.
  */
-static void
-spool_stream(XxlShardStream *s)
+void
+xxl_shard_wire_spool(XxlShardStream *s)
 {
 	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(s));
 	ResourceOwner owner = CurrentResourceOwner;
@@ -607,6 +601,12 @@ spool_stream(XxlShardStream *s)
 	PG_END_TRY();
 }
 
+bool
+xxl_shard_wire_live(void)
+{
+	return live_streams != NULL;
+}
+
 void
 xxl_shard_wire_free_server(Oid serverid)
 {
@@ -617,100 +617,7 @@ xxl_shard_wire_free_server(Oid serverid)
 		XxlShardStream *next = s->next_live;
 
 		if (s->spool == NULL && s->shard->serverid == serverid)
-			spool_stream(s);	/* (it leaves the live list) */
+			xxl_shard_wire_spool(s);	/* (it leaves the live list) */
 		s = next;
 	}
-}
-
-/* The server of a foreign table the statement reads, or InvalidOid. */
-static Oid
-foreign_server(RangeTblEntry *rte)
-{
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE)
-		return InvalidOid;
-	return GetForeignTable(rte->relid)->serverid;
-}
-
-static ExecutorStart_hook_type prev_executor_start = NULL;
-static ExecutorRun_hook_type prev_executor_run = NULL;
-static QueryDesc *running_query = NULL;	/* the innermost one being run */
-
-/*
- * Before a statement starts: the connections to the servers its foreign
- * tables are on, freed of any stream.
- */
-static void
-shard_executor_start(QueryDesc *queryDesc, int eflags)
-{
-	if (live_streams != NULL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
-	{
-		ListCell   *lc;
-
-		foreach(lc, queryDesc->plannedstmt->rtable)
-		{
-			Oid			server = foreign_server(lfirst_node(RangeTblEntry, lc));
-
-			if (OidIsValid(server))
-				xxl_shard_wire_free_server(server);
-		}
-	}
-	if (prev_executor_start)
-		prev_executor_start(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
-}
-
-static void
-shard_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
-				   bool execute_once)
-{
-	QueryDesc  *outer = running_query;
-
-	running_query = queryDesc;
-	PG_TRY();
-	{
-		if (prev_executor_run)
-			prev_executor_run(queryDesc, direction, count, execute_once);
-		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
-	}
-	PG_FINALLY();
-	{
-		running_query = outer;
-	}
-	PG_END_TRY();
-}
-
-/* Whether the statement being run reads a foreign table on server serverid. */
-static bool
-statement_reads(Oid serverid)
-{
-	ListCell   *lc;
-
-	if (running_query == NULL)
-		return false;
-	foreach(lc, running_query->plannedstmt->rtable)
-	{
-		if (foreign_server(lfirst_node(RangeTblEntry, lc)) == serverid)
-			return true;
-	}
-	return false;
-}
-
-void
-xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (streams[i]->spool == NULL && streams[i]->busy &&
-			statement_reads(streams[i]->shard->serverid))
-			spool_stream(streams[i]);
-}
-
-void
-xxl_shard_stream_init(void)
-{
-	prev_executor_start = ExecutorStart_hook;
-	ExecutorStart_hook = shard_executor_start;
-	prev_executor_run = ExecutorRun_hook;
-	ExecutorRun_hook = shard_executor_run;
 }
