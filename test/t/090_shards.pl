@@ -192,18 +192,39 @@ is($nested_stats, 's1 s2 s3', '... the merge\'s streams spooled for its statemen
 is(spill_files_anywhere($coord, @shards), '0 0 0 0', '... and the spool files are gone');
 
 # another scan of a shard's server in the same query (here an initPlan
-# run after the merge started): the MergeAppend stays, since the server's
-# one connection cannot carry two statements at once
-my $other_scan = 'SELECT count(*) FROM (SELECT * FROM %s ORDER BY k, id OFFSET 0) s WHERE s.k > (SELECT min(k) FROM p1)';
-my ($other_plan, $other_rows, $other_oracle) = split /\n\n/, $coord->safe_psql('postgres', qq{$plan_settings
-	EXPLAIN (VERBOSE, COSTS OFF) @{[ sprintf $other_scan, 'sharded' ]};
+# run after the merge started): the node spools that server's stream when
+# it starts, and the initPlan's scan gets the connection; by the range key
+# too (XxlShardAppend)
+for my $key ('k, id', 'id')
+{
+	my $other_scan = "SELECT count(*) FROM (SELECT * FROM %s ORDER BY $key OFFSET 0) s WHERE s.k > (SELECT min(k) FROM p1)";
+	my ($other_plan, $other_rows, $other_spooled, $other_oracle) = split /\n\n/, $coord->safe_psql('postgres', qq{$plan_settings
+		EXPLAIN (VERBOSE, COSTS OFF) @{[ sprintf $other_scan, 'sharded' ]};
+		\\echo
+		@{[ sprintf $other_scan, 'sharded' ]};
+		\\echo
+		SELECT string_agg(s->>'shard', ' ') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s WHERE s->>'spooled' = 'true';
+		\\echo
+		@{[ sprintf $other_scan, 'flat' ]}});
+	like($other_plan, qr/InitPlan.*Foreign Scan on public.p1.*Custom Scan \(XxlShard(Merge|Append)\)/s,
+		"ORDER BY $key with another scan of a shard's server in the query: the node stays");
+	is($other_rows, $other_oracle, '... and the query gives its rows');
+	is($other_spooled, 's1', '... s1\'s stream spooled for the initPlan\'s scan');
+}
+# a join of two sorted reads of the sharded table: two nodes over the
+# same servers, each spooling what the other's scans need
+my $two = 'SELECT count(*) || \' \' || sum(a.k) || \' \' || sum(b.n) FROM '
+	. '(SELECT id, k FROM %s ORDER BY id OFFSET 0) a JOIN (SELECT id, n FROM %s ORDER BY k, id OFFSET 0) b USING (id)';
+my ($two_plan, $two_rows, $two_oracle) = split /\n\n/, $coord->safe_psql('postgres', qq{$plan_settings
+	EXPLAIN (COSTS OFF) @{[ sprintf $two, 'sharded', 'sharded' ]};
 	\\echo
-	@{[ sprintf $other_scan, 'sharded' ]};
+	@{[ sprintf $two, 'sharded', 'sharded' ]};
 	\\echo
-	@{[ sprintf $other_scan, 'flat' ]}});
-like($other_plan, qr/Merge Append.*XxlShardMerge not used for a MergeAppend: server "s1" serves another scan of the query too/s,
-	'another scan of a shard\'s server in the query keeps the MergeAppend, and EXPLAIN VERBOSE says why');
-is($other_rows, $other_oracle, '... and the query gives its rows');
+	@{[ sprintf $two, 'flat', 'flat' ]}});
+like($two_plan, qr/XxlShard(Merge|Append).*XxlShard(Merge|Append)/s,
+	'a join of two sorted reads of the sharded table: a node on each side');
+is($two_rows, $two_oracle, '... and the rows of the same join over the local copy');
+
 # the same with xxl.sort of the sharded table, whose rows stream to the
 # query's filter while the initPlan's scan of p1 needs s1's connection:
 # s1's stream is spooled before the rows go out (merged, or by the range

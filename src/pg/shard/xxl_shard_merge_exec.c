@@ -244,6 +244,7 @@ start_merge(ShardMergeState *state)
 	XxlSortedStream *streams = palloc0(sizeof(XxlSortedStream) * state->nchildren);
 	XxlSortRunOptions options = {.name = XXL_SHARD_MERGE_NAME};
 	bool		at_once = xxl_shard_statement_runs_at_once();
+	Bitmapset  *own = NULL;		/* the streams' partitions (range table indexes) */
 
 	state->nshards = 0;
 	for (int i = 0; i < state->nchildren; i++)
@@ -264,11 +265,14 @@ start_merge(ShardMergeState *state)
 			result_col[a] = -1;
 		foreach(lc, c->retrieved)
 			result_col[lfirst_int(lc) - 1] = foreach_current_index(lc);
+		own = bms_add_member(own, (int) ((Scan *) c->ps->plan)->scanrelid);
 		c->stream = xxl_shard_stream_open(group, c->shard, desc, result_col);
 		xxl_shard_stream_check_collations(c->stream, state->collations, state->ncollations);
 		xxl_shard_stream_send(c->stream, c->sql);
 		state->shards[state->nshards++] = c->stream;
 	}
+	/* (another scan of the statement on one of those servers: given the connection) */
+	xxl_shard_streams_free_for_statement(state->shards, state->nshards, own);
 	if (state->in_order)
 	{
 		state->op = xxl_operator_begin(XXL_SHARD_APPEND_NAME);

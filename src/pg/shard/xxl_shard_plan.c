@@ -25,13 +25,13 @@
  * key column's type is one the engine does not compare, or when a foreign
  * partition's scan is not a plain sorted scan of postgres_fdw (a join or
  * aggregate pushed down, parameters, a local filter, rows locked).  Two
- * foreign partitions on one server keep it too, as does a server that
- * another scan of the query reads (a join of two sharded tables): one
- * connection per server and user cannot carry two statements at once.
- * (Statements that run between a query's fetches, as under a cursor, are
- * the executor's to see: xxl_shard_merge_exec.c; statements started
- * meanwhile get their connections from spooled streams:
- * xxl_shard_wire.c.)  EXPLAIN VERBOSE then says why, after the plan.
+ * foreign partitions on one server keep it too: one connection per server
+ * and user cannot carry two statements at once.  EXPLAIN VERBOSE then says
+ * why, after the plan.  (A server that another scan of the statement
+ * reads has its stream spooled when the node starts, and statements that
+ * start meanwhile get their connections from spooled streams:
+ * xxl_shard_statement.c; statements that run between a query's fetches,
+ * as under a cursor, are the executor's to see: xxl_shard_merge_exec.c.)
  */
 #include "postgres.h"
 
@@ -123,46 +123,17 @@ make_node(Plan *plan, List *children, Bitmapset *relids, List *private,
 }
 
 /*
- * A foreign table of the statement, other than the node's own partitions
- * (mine: their range table indexes), on one of servers: its scan would
- * need the connection while the node holds it (a join of two sharded
- * tables, a subquery), or NULL.
- */
-static const char *
-server_shared(List *rtable, Bitmapset *mine, List *servers)
-{
-	ListCell   *lc;
-
-	foreach(lc, rtable)
-	{
-		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
-		XxlShard   *shard;
-
-		if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE ||
-			bms_is_member(foreach_current_index(lc) + 1, mine) ||
-			!xxl_shard_is_postgres_fdw(rte->relid))
-			continue;
-		shard = xxl_shard_of_partition(rte->relid, InvalidOid);
-		if (list_member_oid(servers, shard->serverid))
-			return shard->server;
-	}
-	return NULL;
-}
-
-/*
  * Whether the foreign children of plan (a MergeAppend or an Append, not
  * pruned at run time) may all start at once: plain sorted scans of
- * postgres_fdw, one per server, on servers no other scan of the statement
- * reads, and enough rows.  kept: the message's start, for *why.
+ * postgres_fdw, one per server, and enough rows.  kept: the message's
+ * start, for *why.
  */
 static bool
 start_at_once(Plan *plan, List *children, bool prunes, List *rtable, const char *kept,
 			  const char **why)
 {
 	List	   *servers = NIL;
-	Bitmapset  *mine = NULL;
 	ListCell   *lc;
-	const char *shared;
 
 	if (!xxl_on_shards || !xxl_plan_rows_beyond_threshold(plan) || prunes ||
 		!bms_is_empty(plan->allParam) || plan->initPlan != NIL || plan->qual != NIL ||
@@ -192,16 +163,8 @@ start_at_once(Plan *plan, List *children, bool prunes, List *rtable, const char 
 			return false;
 		}
 		servers = lappend_oid(servers, shard->serverid);
-		mine = bms_add_member(mine, (int) ((Scan *) child)->scanrelid);
 	}
-	if (servers == NIL)
-		return false;
-	if ((shared = server_shared(rtable, mine, servers)) != NULL)
-	{
-		*why = psprintf("%sserver \"%s\" serves another scan of the query too", kept, shared);
-		return false;
-	}
-	return true;
+	return servers != NIL;
 }
 
 #define KEPT_MERGE "XxlShardMerge not used for a MergeAppend: "

@@ -200,7 +200,7 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 		streams[foreach_current_index(lc)].arg = ss->local;
 	}
 	/* (the shards' rows go out while they are read: the statement may scan those servers too) */
-	xxl_shard_streams_free_for_statement(ss->shards, ss->nshards);
+	xxl_shard_streams_free_for_statement(ss->shards, ss->nshards, NULL);
 	if (in_order)
 		return xxl_sort_run_concat(streams, n, key, desc, out_desc, map, options, report_shards, ss);
 	return xxl_sort_run_merge(streams, n, key, desc, out_desc, map, options, report_shards, ss);

@@ -89,9 +89,12 @@ xxl_shard_statement_runs_at_once(void)
 	return running_at_once;
 }
 
-/* Whether the statement being run reads a foreign table on server serverid. */
+/*
+ * Whether the statement being run reads a foreign table on server
+ * serverid, other than those at range table indexes own.
+ */
 static bool
-statement_reads(Oid serverid)
+statement_reads(Oid serverid, const Bitmapset *own)
 {
 	ListCell   *lc;
 
@@ -99,18 +102,19 @@ statement_reads(Oid serverid)
 		return false;
 	foreach(lc, running_query->plannedstmt->rtable)
 	{
-		if (foreign_server(lfirst_node(RangeTblEntry, lc)) == serverid)
+		if (!bms_is_member(foreach_current_index(lc) + 1, own) &&
+			foreign_server(lfirst_node(RangeTblEntry, lc)) == serverid)
 			return true;
 	}
 	return false;
 }
 
 void
-xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n)
+xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n, const Bitmapset *own)
 {
 	for (int i = 0; i < n; i++)
 		if (streams[i]->spool == NULL && streams[i]->busy &&
-			statement_reads(streams[i]->shard->serverid))
+			statement_reads(streams[i]->shard->serverid, own))
 			xxl_shard_wire_spool(streams[i]);
 }
 

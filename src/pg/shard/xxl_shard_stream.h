@@ -11,6 +11,7 @@
 #define XXL_PG_SHARD_STREAM_H
 
 #include "access/tupdesc.h"
+#include "nodes/bitmapset.h"
 
 #include "pg/sort/sort.h"
 #include "pg/shard/xxl_shard_fdw.h"
@@ -97,11 +98,14 @@ extern bool xxl_shard_statement_runs_at_once(void);
 
 /*
  * The streams on a server that the statement being run reads itself (an
- * initPlan that scans a foreign partition, say): spooled now, so that the
- * statement's own scans find those connections free between the streams'
- * rows.  For a call whose rows go out while its streams are read.
+ * initPlan that scans a foreign partition, say), other than through the
+ * foreign tables at range table indexes own (a plan node's own
+ * partitions; NULL: none): spooled now, so that the statement's scans find
+ * those connections free between the streams' rows.  For a call or node
+ * whose rows go out while its streams are read.
  */
-extern void xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n);
+extern void xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n,
+												 const Bitmapset *own);
 
 /* What it received: rows, bytes, ms to its first row (< 0: none yet). */
 extern void xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes,
