@@ -323,13 +323,16 @@ $_->safe_psql('postgres', q{
 # xxl.progress meanwhile; then a cancel ends them all, leaving no spill file
 sub held_order_by
 {
-	my ($key, $what, $progress, $progress_what) = @_;
+	my ($key, $what, $progress, $progress_what, $filter) = @_;
+	$filter //= '';
 	$bg->query('SELECT postgres_fdw_disconnect_all()');
 	# (every column read: the shards' sorts outgrow their 1MB)
-	$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY $key OFFSET 0) s;\n");
+	$bg->query_until(qr/started/, "\\echo started\n$plan_settings SELECT count(t || u || n) FROM (SELECT * FROM sharded ORDER BY $key OFFSET 0) s $filter;\n");
 	ok(wait_all_held(@shards), "$what: every shard is held inside its sort at the same moment");
-	is($coord->safe_psql('postgres', "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"),
-		$progress, $progress_what);
+	is($coord->safe_psql('postgres', defined $progress
+			? "SELECT string_agg(operator || ' ' || rows_read, ', ' ORDER BY operator) FROM xxl.progress WHERE pid = $pid"
+			: "SELECT wait_event FROM pg_stat_activity WHERE pid = $pid"),
+		$progress // 'Extension', $progress_what);
 	$coord->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	$coord->poll_query_until('postgres', "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $pid")
 	  or die 'the coordinator did not end its query';
@@ -342,6 +345,9 @@ held_order_by('k, id', 'ORDER BY in a plan', 'XxlShardMerge 0, XxlSort 14999',
 # and for the ordered Append of ORDER BY the range key
 held_order_by('id', 'ORDER BY the range key', 'XxlShardAppend 14999',
 	'... while XxlShardAppend has read the local partition, the first in order');
+# and while the node spools s1's stream for an initPlan's scan of p1
+held_order_by('k, id', 'ORDER BY with an initPlan on s1', undef,
+	'... the node waiting to spool s1\'s stream', 'WHERE k > (SELECT min(k) FROM p1)');
 $coord->safe_psql('postgres', q{
 	SELECT postgres_fdw_disconnect_all();
 	ALTER TABLE sharded ATTACH PARTITION p4 FOR VALUES FROM (60000) TO (MAXVALUE)});
