@@ -75,15 +75,7 @@ xxl_plan_register_appends(XxlPlanAppendHook hook)
 	appends_hook = hook;
 }
 
-List *
-xxl_plan_sort_private(const Sort *sort)
-{
-	return xxl_plan_keys_private(sort->numCols, sort->sortColIdx, sort->sortOperators,
-								 sort->collations, sort->nullsFirst);
-}
-
 #define NO_BOUND (-1.0)		/* no Limit reaches the node */
-
 #define SOME_BOUND (-2.0)		/* one does, with a bound the plan does not fix */
 
 /* What the hook puts in plan's place, its reason to keep plan noted for EXPLAIN VERBOSE. */
@@ -188,7 +180,9 @@ make_plan_sort(Sort *sort)
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
-	cscan->custom_private = xxl_plan_sort_private(sort);
+	cscan->custom_private = xxl_plan_keys_private(sort->numCols, sort->sortColIdx,
+												  sort->sortOperators, sort->collations,
+												  sort->nullsFirst);
 	cscan->custom_scan_tlist = xxl_plan_column_refs(sort->plan.targetlist, OUTER_VAR);
 	cscan->custom_relids = NULL;
 	cscan->methods = &xxl_plan_sort_methods;

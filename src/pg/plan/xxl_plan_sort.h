@@ -5,8 +5,8 @@
  * planned a query, replaces each big enough Sort node it can by an XxlSort
  * custom scan over the same child; xxl_plan_sort_exec.c (execution): that
  * node, which pulls the child's rows into the external sorter and streams
- * them back sorted.  What the two share is the node's private list, built by
- * xxl_plan_sort_private and read back by xxl_plan_sort_keys.
+ * them back sorted.  What the two share is the node's private list: its
+ * key (xxl_plan_keys_private, read back by xxl_plan_keys_read).
  */
 #ifndef XXL_PG_PLAN_SORT_H
 #define XXL_PG_PLAN_SORT_H
@@ -17,13 +17,6 @@
 #include "pg/plan/xxl_plan_keys.h"
 
 #define XXL_PLAN_SORT_NAME "XxlSort"
-
-/*
- * custom_private of an XxlSort node made from sort (planning), and its key
- * read back from it (xxl_plan_sort_exec.c).
- */
-extern List *xxl_plan_sort_private(const Sort *sort);
-extern void xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys);
 
 /* The node's executor methods (xxl_plan_sort_exec.c). */
 extern const CustomScanMethods xxl_plan_sort_methods;

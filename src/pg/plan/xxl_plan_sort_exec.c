@@ -86,13 +86,6 @@ xxl_plan_keys_read(List *private, XxlPlanSortKeys *keys)
 	}
 }
 
-/* The node's key from its private list (xxl_plan_sort_private writes it). */
-void
-xxl_plan_sort_keys(const CustomScan *cscan, XxlPlanSortKeys *keys)
-{
-	xxl_plan_keys_read(cscan->custom_private, keys);
-}
-
 #define RANDOM_ACCESS (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)
 
 typedef struct PlanSortState
@@ -153,7 +146,7 @@ create_plan_sort_state(CustomScan *cscan)
 	NodeSetTag(state, T_CustomScanState);
 	state->css.flags = cscan->flags;
 	state->css.methods = &plan_sort_exec_methods;
-	xxl_plan_sort_keys(cscan, &state->keys);
+	xxl_plan_keys_read(cscan->custom_private, &state->keys);
 	return (Node *) state;
 }
 
