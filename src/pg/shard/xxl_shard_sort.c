@@ -8,7 +8,7 @@
  * the rows, holding one row per stream.  A table partitioned by ranges of
  * the key needs no merge: its sources (each shard, the local leaves) are
  * read one after the other in the order of their partitions' bounds
- * (xxl_sort_run_concat), all of them sorting from the start.
+ * (streams_in_order), all of them sorting from the start.
  *
  * The privileges are those of a query of the partitioned table: SELECT on
  * it, and a user mapping for every server.  A table with row security in
@@ -154,9 +154,9 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	ShardedSort *ss;
 	XxlSortedStream *streams;
 	XxlShardGroup *group;
+	XxlSortRunOptions merge = {0};
 	TupleDesc	desc = RelationGetDescr(rel);
-	int			n = 0;
-	bool		in_order;
+	int			local_at = -1;
 
 	if (!xxl_shard_split(rel, &local, &servers))
 		return NULL;
@@ -165,10 +165,12 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	ss = palloc0(sizeof(ShardedSort));
 	ss->shards = palloc(sizeof(XxlShardStream *) * list_length(servers));
 	streams = palloc0(sizeof(XxlSortedStream) * (list_length(servers) + 1));
+	if (options != NULL)
+		merge = *options;
 	/* in the partitions' order where that is the key's, else shards first */
 	sources = sources_in_key_order(rel, key, servers);
-	in_order = sources != NIL;
-	if (!in_order)
+	merge.streams_in_order = sources != NIL;
+	if (!merge.streams_in_order)
 	{
 		sources = list_copy(servers);
 		if (local != NIL)
@@ -178,32 +180,30 @@ sharded_sort(Relation rel, XxlSortKey *key, TupleDesc out_desc, AttrNumber *map,
 	group = xxl_shard_group_create();
 	foreach(lc, sources)
 	{
-		XxlShardStream *s;
+		XxlSortedStream *st = &streams[foreach_current_index(lc)];
 
 		if (lfirst(lc) == NULL)
+		{
+			local_at = foreach_current_index(lc);
 			continue;
-		s = xxl_shard_stream_start(group, lfirst(lc), desc, key);
-		ss->shards[ss->nshards++] = s;
-		streams[foreach_current_index(lc)].next = xxl_shard_stream_next;
-		streams[foreach_current_index(lc)].arg = s;
+		}
+		st->next = xxl_shard_stream_next;
+		st->arg = ss->shards[ss->nshards++] = xxl_shard_stream_start(group, lfirst(lc), desc, key);
 	}
-	foreach(lc, sources)
+	/* the local leaves sorted here meanwhile, as one input */
+	if (local_at >= 0)
 	{
-		XxlSortRunOptions lopt = {.memory = options ? options->memory : 0, .name = "sort"};
+		XxlSortRunOptions lopt = {.memory = merge.memory, .name = "sort"};
 
-		n++;
-		if (lfirst(lc) != NULL)
-			continue;
 		ss->local = xxl_sort_run_start(xxl_input_open_leaves(rel, local), key, desc, NULL, NULL,
 									   &lopt);
-		streams[foreach_current_index(lc)].next = local_next;
-		streams[foreach_current_index(lc)].arg = ss->local;
+		streams[local_at].next = local_next;
+		streams[local_at].arg = ss->local;
 	}
 	/* (the shards' rows go out while they are read: the statement may scan those servers too) */
 	xxl_shard_streams_free_for_statement(ss->shards, ss->nshards, NULL);
-	if (in_order)
-		return xxl_sort_run_concat(streams, n, key, desc, out_desc, map, options, report_shards, ss);
-	return xxl_sort_run_merge(streams, n, key, desc, out_desc, map, options, report_shards, ss);
+	return xxl_sort_run_merge(streams, list_length(sources), key, desc, out_desc, map, &merge,
+							  report_shards, ss);
 }
 
 void

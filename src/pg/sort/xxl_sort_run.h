@@ -61,6 +61,14 @@ typedef struct XxlSortRunOptions
 
 	/* What xxl.progress calls it ("XxlSort", "sort_into"); NULL: "sort". */
 	const char *name;
+
+	/*
+	 * xxl_sort_run_merge only: the streams' key ranges follow one another
+	 * (partitions of a range on the key, in their bounds' order), so each
+	 * stream's rows go out before the next stream is asked for its first,
+	 * with no comparison.
+	 */
+	bool		streams_in_order;
 } XxlSortRunOptions;
 
 extern XxlSortRun *xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc,
@@ -92,7 +100,10 @@ typedef void (*XxlStreamsReport) (void *arg, struct XxlOperator *op);
  * key and laid out as in_desc, handed out as xxl_sort_run_start's: they
  * are never sorted again.  Each stream is asked for its first row here,
  * in order, and then whenever its row has gone out; the merge keeps one
- * record per stream.  Equal keys go out in stream order.  report(arg, op),
+ * record per stream.  Equal keys go out in stream order.  With
+ * options->streams_in_order the streams are read one after the other
+ * instead, each from its first row only once the one before has ended.
+ * report(arg, op),
  * if set, runs when the last row has gone out, before the statistics are
  * recorded.
  */
@@ -100,16 +111,6 @@ extern XxlSortRun *xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, Xx
 									  TupleDesc in_desc, TupleDesc out_desc, AttrNumber *map,
 									  const XxlSortRunOptions *options,
 									  XxlStreamsReport report, void *report_arg);
-
-/*
- * The same for streams whose key ranges follow one another (partitions of
- * a range on the key, in their bounds' order): each stream's rows go out
- * before the next stream is asked for its first, with no comparison.
- */
-extern XxlSortRun *xxl_sort_run_concat(XxlSortedStream *streams, int nstreams, XxlSortKey *key,
-									   TupleDesc in_desc, TupleDesc out_desc, AttrNumber *map,
-									   const XxlSortRunOptions *options,
-									   XxlStreamsReport report, void *report_arg);
 
 extern bool xxl_sort_run_fixed(const XxlSortRun *run);
 

@@ -6,7 +6,7 @@
  * and the record goes out through the run's usual paths
  * (xxl_sort_run_output.c): rows one at a time, drained into a table,
  * restored from the key.  Streams whose ranges follow one another
- * (xxl_sort_run_concat) go out one after the other instead, each read
+ * (options->streams_in_order) go out one after the other instead, each read
  * only once the one before has ended.  Memory: one record per stream,
  * whatever the streams' length.
  */
@@ -105,11 +105,12 @@ advance(XxlSortRun *run, int i)
 				  run->fixed ? (uint32) run->key_size : (uint32) h->key.len);
 }
 
-static XxlSortRun *
-streams_run(XxlSortedStream *streams, int nstreams, bool merge, XxlSortKey *key,
-			TupleDesc in_desc, TupleDesc out_desc, AttrNumber *map,
-			const XxlSortRunOptions *options, XxlStreamsReport report, void *report_arg)
+XxlSortRun *
+xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key, TupleDesc in_desc,
+				   TupleDesc out_desc, AttrNumber *map, const XxlSortRunOptions *options,
+				   XxlStreamsReport report, void *report_arg)
 {
+	bool		merge = options == NULL || !options->streams_in_order;
 	XxlSortRun *run = xxl_sort_run_new(key, out_desc, map, NULL, options);
 	MemoryContext old = MemoryContextSwitchTo(run->cxt);
 	XxlStreamsMerge *m = palloc0(sizeof(XxlStreamsMerge));
@@ -153,24 +154,6 @@ streams_run(XxlSortedStream *streams, int nstreams, bool merge, XxlSortKey *key,
 	xxl_operator_phase(run->op, XXL_PHASE_OUTPUT);
 	MemoryContextSwitchTo(old);
 	return run;
-}
-
-XxlSortRun *
-xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key, TupleDesc in_desc,
-				   TupleDesc out_desc, AttrNumber *map, const XxlSortRunOptions *options,
-				   XxlStreamsReport report, void *report_arg)
-{
-	return streams_run(streams, nstreams, true, key, in_desc, out_desc, map, options, report,
-					   report_arg);
-}
-
-XxlSortRun *
-xxl_sort_run_concat(XxlSortedStream *streams, int nstreams, XxlSortKey *key, TupleDesc in_desc,
-					TupleDesc out_desc, AttrNumber *map, const XxlSortRunOptions *options,
-					XxlStreamsReport report, void *report_arg)
-{
-	return streams_run(streams, nstreams, false, key, in_desc, out_desc, map, options, report,
-					   report_arg);
 }
 
 /* Concatenated: the stream whose row goes out next, its first row read on the way, or -1. */
