@@ -69,6 +69,7 @@ typedef struct ShardMergeState
 	TupleDesc	desc;			/* the children's rows, and the node's */
 	XxlSortKey *key;
 	MemoryContext run_cxt;		/* the merge and its streams, cleared by a rescan */
+	XxlSortedStream *streams;	/* per child: how its rows are read */
 	XxlSortRun *run;			/* XxlShardMerge's merge */
 	XxlOperator *op;			/* XxlShardAppend's figures, until its end */
 	int			current;		/* XxlShardAppend: the child being read */
@@ -241,7 +242,7 @@ start_merge(ShardMergeState *state)
 {
 	MemoryContext old = MemoryContextSwitchTo(state->run_cxt);
 	XxlShardGroup *group = xxl_shard_group_create();
-	XxlSortedStream *streams = palloc0(sizeof(XxlSortedStream) * state->nchildren);
+	XxlSortedStream *streams = state->streams = palloc0(sizeof(XxlSortedStream) * state->nchildren);
 	XxlSortRunOptions options = {.name = XXL_SHARD_MERGE_NAME};
 	bool		at_once = xxl_shard_statement_runs_at_once();
 	Bitmapset  *own = NULL;		/* the streams' partitions (range table indexes) */
@@ -300,14 +301,14 @@ next_in_order(ShardMergeState *state, Datum *values, bool *isnull)
 {
 	while (state->current < state->nchildren)
 	{
-		MergeChild *c = &state->children[state->current];
+		XxlSortedStream *st = &state->streams[state->current];
 		MemoryContext old;
 		bool		got;
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextReset(state->row_cxt);
 		old = MemoryContextSwitchTo(state->row_cxt);
-		got = c->stream != NULL ? foreign_next(c, values, isnull) : local_next(c, values, isnull);
+		got = st->next(st->arg, values, isnull);
 		MemoryContextSwitchTo(old);
 		if (got)
 		{
@@ -351,6 +352,7 @@ stop_merge(ShardMergeState *state)
 	if (state->run_cxt != NULL)
 		MemoryContextReset(state->run_cxt);
 	state->run = NULL;
+	state->streams = NULL;
 	state->op = NULL;
 	state->row_cxt = NULL;
 	state->started = false;

@@ -227,21 +227,26 @@ static Plan *
 shard_append(Append *ap, List *rtable, const char **why)
 {
 	ListCell   *lc;
-	bool		sorted = false;
+	Plan	   *first_foreign = NULL;
+	Oid			relid;
+	const char *sql;
+	List	   *retrieved;
 
 	if (ap->nasyncplans > 0 || ap->first_partial_plan < list_length(ap->appendplans))
 		return &ap->plan;
+	/* an ordered Append when its foreign children are sorted: all are, or none */
 	foreach(lc, ap->appendplans)
 	{
-		Oid			relid;
-		const char *sql;
-		List	   *retrieved;
-
-		if (xxl_shard_merge_child_sql(lfirst(lc), rtable, &relid, &sql, &retrieved))
-			sorted = true;
+		if (IsA(lfirst(lc), ForeignScan))
+		{
+			first_foreign = lfirst(lc);
+			break;
+		}
 	}
-	if (!sorted || !start_at_once(&ap->plan, ap->appendplans, ap->part_prune_info != NULL,
-								  rtable, "XxlShardAppend not used for an Append: ", why))
+	if (first_foreign == NULL ||
+		!xxl_shard_merge_child_sql(first_foreign, rtable, &relid, &sql, &retrieved) ||
+		!start_at_once(&ap->plan, ap->appendplans, ap->part_prune_info != NULL, rtable,
+					   "XxlShardAppend not used for an Append: ", why))
 		return &ap->plan;
 	return make_node(&ap->plan, ap->appendplans, ap->apprelids,
 					 list_make1(partitioning_collations(ap->apprelids, rtable)),
