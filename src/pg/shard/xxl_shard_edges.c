@@ -46,6 +46,7 @@ typedef struct ShardedEdges
 	int			nshards;
 	XxlShardStream **shards;
 	bool		ended;			/* every shard's rows read */
+	int			at;				/* the shard read last */
 	Datum		values[4];
 	bool		isnull[4];
 } ShardedEdges;
@@ -123,7 +124,7 @@ read_edges(void *sharded, XxlEdge *out, int max)
 		XxlEdge    *e = &out[n];
 		const Datum *v = se->values;
 
-		if (!xxl_shard_streams_next_any(se->shards, se->nshards, se->values, se->isnull))
+		if (!xxl_shard_streams_next_any(se->shards, se->nshards, &se->at, se->values, se->isnull))
 		{
 			se->ended = true;
 			continue;

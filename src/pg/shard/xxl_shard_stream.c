@@ -420,15 +420,17 @@ xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 }
 
 bool
-xxl_shard_streams_next_any(XxlShardStream **streams, int n, Datum *values, bool *isnull)
+xxl_shard_streams_next_any(XxlShardStream **streams, int n, int *at, Datum *values,
+						   bool *isnull)
 {
 	for (;;)
 	{
 		XxlShardStream *waiting = NULL;
 
+		/* from the stream that gave the last row: no poll of the others while it has rows */
 		for (int i = 0; i < n; i++)
 		{
-			XxlShardStream *s = streams[i];
+			XxlShardStream *s = streams[(*at + i) % n];
 			char	   *row;
 			int			len;
 			int			got;
@@ -438,7 +440,10 @@ xxl_shard_streams_next_any(XxlShardStream **streams, int n, Datum *values, bool 
 				if (got < 0)
 					s->ended = true;
 				else if (take_row(s, row, len, values, isnull))
+				{
+					*at = (*at + i) % n;
 					return true;
+				}
 			}
 			if (!s->ended && waiting == NULL)
 				waiting = s;

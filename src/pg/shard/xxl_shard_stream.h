@@ -71,12 +71,13 @@ extern char *xxl_shard_partitions_sql(XxlShard *shard, TupleDesc parent, const b
 extern bool xxl_shard_stream_next(void *stream, Datum *values, bool *isnull);
 
 /*
- * The next row of any of the streams, in no order: from the first that
- * has one at hand, waiting only when none has (while one shard's next rows
- * are on their way, another's are read); false when all have ended.
+ * The next row of any of the streams, in no order: from stream *at while
+ * it has one at hand, else from the next that has (*at then names it),
+ * waiting only when none has (while one shard's next rows are on their
+ * way, another's are read); false when all have ended.  *at starts at 0.
  */
-extern bool xxl_shard_streams_next_any(XxlShardStream **streams, int n, Datum *values,
-									   bool *isnull);
+extern bool xxl_shard_streams_next_any(XxlShardStream **streams, int n, int *at,
+									   Datum *values, bool *isnull);
 
 /*
  * At load (xxl_shard_statement.c): the executor hooks that see which
