@@ -126,6 +126,17 @@ SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FR
 -- the view's definition and grant, as a fresh install has them
 SELECT pg_get_viewdef('xxl.progress') = (SELECT v FROM fresh_view) AS same_view,
        has_table_privilege('public', 'xxl.progress', 'SELECT') AS public_may_read;
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.8 (no packed shard reductions yet)
+CREATE EXTENSION pgxxl VERSION '0.8';
+SELECT to_regprocedure('xxl.shard_reduce_edges(text,text)') IS NULL AS no_shard_reduce_in_08;
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 DROP TABLE fresh, updated, fresh_view;
 
 DROP EXTENSION pgxxl;

@@ -7,7 +7,8 @@
 # connected_components, spanning_forest and minimum_spanning_forest (and
 # their _into forms) of the sharded table give the single-server call's
 # answer over the same rows in one local table, as an ordinary role, at a
-# 1MB budget, on both engine paths; every shard is held inside its
+# 1MB budget, on both engine paths, the shards' rows packed (and one by one
+# from a shard whose pgxxl is older); every shard is held inside its
 # reduction at the same moment and a cancel ends all of them with no spill
 # file anywhere; a NULL on a shard, a shard without pgxxl, a user without a
 # user mapping or without SELECT end the call with a clear error.  Run by
@@ -89,6 +90,7 @@ my $shard_stats = q{
 	SELECT json_array_length(details::json->'shards') || ' '
 		|| (SELECT string_agg(s->>'shard', ',') FROM json_array_elements(details::json->'shards') s) || ' '
 		|| (rows = (SELECT sum((s->>'rows')::bigint) FROM json_array_elements(details::json->'shards') s) + 4999)::text
+		|| ' ' || (SELECT string_agg(coalesce(s->>'packed', 'false'), ',') FROM json_array_elements(details::json->'shards') s)
 	FROM xxl.last_stats()};
 
 for my $path ('in-memory', 'external')
@@ -112,7 +114,8 @@ for my $path ('in-memory', 'external')
 		SELECT details::json->>'path' FROM xxl.last_stats();
 	}, @as);
 	is($cc, $oracle, "$path: connected_components of the sharded edges: the single-server answer");
-	is($stats, '3 s1,s2,s3 true', "... every shard sent its components, counted with the local edges");
+	is($stats, '3 s1,s2,s3 true true,true,true',
+		"... every shard sent its components packed, counted with the local edges");
 	is($how, $path, "... on the $path path");
 
 	my ($msf, $weight, $oracle_msf) = split /\n/, $coord->safe_psql('postgres', qq{
@@ -150,6 +153,19 @@ for my $path ('in-memory', 'external')
 		"$path: the _into forms write the same rows and return their count");
 	$_->safe_psql('postgres', q{ALTER ROLE fdw_user RESET xxl.graph_max_semi_nodes}) for @shards;
 }
+
+# a shard whose pgxxl is older (0.8: no packed reduction) sends its rows
+# one by one, the others packed, and the answer is the same
+$shards[1]->safe_psql('postgres', q{DROP EXTENSION pgxxl; CREATE EXTENSION pgxxl VERSION '0.8'});
+my ($cc_mixed, $stats_mixed, $cc_flat, $msf_mixed, $msf_flat) = split /\n/, $coord->safe_psql('postgres', qq{
+	@{[ rows_digest("SELECT * FROM xxl.connected_components('edges')") ]};
+	$shard_stats;
+	@{[ rows_digest("SELECT * FROM xxl.connected_components('flat')") ]};
+	@{[ rows_digest("SELECT * FROM xxl.minimum_spanning_forest('edges')") ]};
+	@{[ rows_digest("SELECT * FROM xxl.minimum_spanning_forest('flat')") ]}});
+is($stats_mixed, '3 s1,s2,s3 true true,false,true', 'a shard with pgxxl 0.8 sends its rows one by one, the others packed');
+is("$cc_mixed $msf_mixed", "$cc_flat $msf_flat", '... and the components and minimum forest are the single-server ones');
+$shards[1]->safe_psql('postgres', q{ALTER EXTENSION pgxxl UPDATE});
 
 is($coord->safe_psql('postgres', qq{
 	SET xxl.on_shards = off;

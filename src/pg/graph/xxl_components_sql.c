@@ -2,7 +2,8 @@
  * xxl_components_sql.c — the SQL functions over components and forests
  * (src/core/graph/xxl_graph.h): xxl.connected_components,
  * xxl.spanning_forest and xxl.minimum_spanning_forest, each returning rows
- * or, as ..._into, writing them straight into a new table.  They run
+ * or, as ..._into, writing them straight into a new table, and what a
+ * shard sends its coordinator for them (xxl.shard_reduce_edges).  They run
  * through the graph driver (xxl_graph_driver.h); only the engine's
  * operation, the columns read and the result's layout differ.
  */
@@ -176,17 +177,37 @@ static const XxlGraphFamily graph_family = {
 
 /* The SQL functions ----------------------------------------------------------- */
 
+/* f over the first argument's edges, its rows to out (made by make_out). */
 static uint64
-graph_call(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
+graph_run_into(FunctionCallInfo fcinfo, const GraphFunction *f,
+			   XxlOutput *(*make_out) (FunctionCallInfo, const GraphFunction *, bool), bool into)
 {
 	XxlGraphCall c = {&graph_family, (void *) f, f->sql_name, f->op_name};
 
 	c.edges = xxl_arg_text(fcinfo, 0, f->sql_name, "edges");
 	c.needs = f->needs;
 	c.reduce = f->reduce;
-	c.out = xxl_graph_output(fcinfo, into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL,
-							 xxl_graph_desc(f->ncols, f->cols, f->types));
+	c.out = make_out(fcinfo, f, into);
 	return xxl_graph_drive(&c);
+}
+
+static XxlOutput *
+rows_or_table(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
+{
+	return xxl_graph_output(fcinfo, into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL,
+							xxl_graph_desc(f->ncols, f->cols, f->types));
+}
+
+static XxlOutput *
+packed(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
+{
+	return xxl_output_packed_to_caller(fcinfo, xxl_graph_desc(f->ncols, f->cols, f->types));
+}
+
+static uint64
+graph_call(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
+{
+	return graph_run_into(fcinfo, f, rows_or_table, into);
 }
 
 /* xxl.connected_components(edges text) RETURNS TABLE(node, component) and _into */
@@ -195,3 +216,32 @@ XXL_GRAPH_FUNCTIONS(xxl_connected_components, graph_call, &graph_cc)
 XXL_GRAPH_FUNCTIONS(xxl_spanning_forest, graph_call, &graph_sf)
 /* xxl.minimum_spanning_forest(edges text) RETURNS TABLE(id, source, target, cost) and _into */
 XXL_GRAPH_FUNCTIONS(xxl_minimum_spanning_forest, graph_call, &graph_msf)
+
+/*
+ * xxl.shard_reduce_edges(edges text, operator text) RETURNS SETOF bytea:
+ * what a shard of a sharded edge table sends its coordinator
+ * (src/pg/shard/xxl_shard_edges.c): the rows of operator
+ * ('connected_components', 'spanning_forest' or 'minimum_spanning_forest')
+ * over edges, packed many to a block (xxl_output_packed_to_caller).
+ */
+PG_FUNCTION_INFO_V1(xxl_shard_reduce_edges);
+Datum
+xxl_shard_reduce_edges(PG_FUNCTION_ARGS)
+{
+	static const GraphFunction *const reducers[] = {&graph_cc, &graph_sf, &graph_msf};
+	const char *name = xxl_arg_text(fcinfo, 1, "xxl.shard_reduce_edges", "operator");
+
+	for (int i = 0; i < lengthof(reducers); i++)
+	{
+		if (strcmp(name, reducers[i]->op_name) == 0)
+		{
+			graph_run_into(fcinfo, reducers[i], packed, false);
+			return (Datum) 0;
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("xxl.shard_reduce_edges: unknown operator \"%s\"", name),
+			 errhint("Use connected_components, spanning_forest or minimum_spanning_forest.")));
+	return (Datum) 0;
+}

@@ -2,7 +2,8 @@
  * xxl_output.c — the output sinks behind one interface (see xxl_output.h):
  * a new table, written by the direct page writer (xxl_heap_pages.c) when
  * it is an empty heap of this transaction and by the table AM's
- * multi-insert otherwise, and the caller's tuplestore.
+ * multi-insert otherwise, and the caller's tuplestore, a row per row or
+ * many rows packed to a bytea for a server that reads them back.
  *
  * The new table is created by running CREATE TABLE through SPI, so event
  * triggers, utility hooks and permission checks see an ordinary statement.
@@ -17,6 +18,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -72,12 +74,18 @@ struct XxlOutput
 	char	   *buf;			/* MAXALIGNed MinimalTuple under construction */
 	size_t		buf_size;
 	bool		all8;			/* every column by value, 8 bytes: rows without NULLs are formed here */
+
+	/* caller, packed */
+	int			packed_cols;	/* of each row */
+	bytea	   *block;			/* under construction */
+	uint32		block_len;		/* its bytes of rows */
 };
 
 static const XxlSink table_pending_sink;
 static const XxlSink pages_sink;
 static const XxlSink insert_sink;
 static const XxlSink caller_sink;
+static const XxlSink packed_sink;
 
 TupleDesc
 xxl_output_caller_desc(FunctionCallInfo fcinfo)
@@ -444,7 +452,7 @@ xxl_output_caller_memory(XxlOutput *out, size_t budget, uint64 held)
 	size_t		kb = Min((budget > held ? budget - held : 0) / 1024, (size_t) MAX_KILOBYTES);
 	MemoryContext old;
 
-	if (out->ops != &caller_sink || out->rows > 0 || kb <= (size_t) work_mem)
+	if ((out->ops != &caller_sink && out->ops != &packed_sink) || out->rows > 0 || kb <= (size_t) work_mem)
 		return;
 	/* (empty: a store with the larger limit replaces it) */
 	tuplestore_end(out->tupstore);
@@ -528,6 +536,80 @@ caller_finish(XxlOutput *out)
 }
 
 static const XxlSink caller_sink = {caller_put_compact, caller_put_values, caller_finish, NULL};
+
+/* To the caller, packed --------------------------------------------------------- */
+
+XxlOutput *
+xxl_output_packed_to_caller(FunctionCallInfo fcinfo, TupleDesc desc)
+{
+	TupleDesc	blocks = CreateTemplateTupleDesc(1);
+	XxlOutput  *out;
+
+	TupleDescInitEntry(blocks, (AttrNumber) 1, "block", BYTEAOID, -1, 0);
+	out = xxl_output_to_caller(fcinfo, blocks);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attbyval || att->attlen != 8 || att->attisdropped)
+			elog(ERROR, "a packed output takes 8-byte columns only");
+	}
+	out->ops = &packed_sink;
+	out->packed_cols = desc->natts;
+	out->block = MemoryContextAlloc(out->cxt, VARHDRSZ + XXL_PACKED_BLOCK_BYTES);
+	out->block_len = 0;
+	return out;
+}
+
+/* The block so far as a row of the store (which copies it). */
+static void
+packed_flush(XxlOutput *out)
+{
+	Datum		d = PointerGetDatum(out->block);
+	bool		isnull = false;
+
+	if (out->block_len == 0)
+		return;
+	SET_VARSIZE(out->block, VARHDRSZ + out->block_len);
+	tuplestore_putvalues(out->tupstore, out->desc, &d, &isnull);
+	out->block_len = 0;
+}
+
+static void
+packed_put_values(XxlOutput *out, Datum *values, bool *isnull)
+{
+	uint32		len = (uint32) out->packed_cols * 8;
+	char	   *p;
+
+	if (out->block_len + len > XXL_PACKED_BLOCK_BYTES)
+		packed_flush(out);
+	p = VARDATA(out->block) + out->block_len;
+	for (int i = 0; i < out->packed_cols; i++)
+	{
+		uint64		v = XXL_PACKED_ORDER((uint64) DatumGetInt64(values[i]));
+
+		if (isnull[i])
+			elog(ERROR, "a packed output takes no NULLs");
+		memcpy(p + i * 8, &v, 8);
+	}
+	out->block_len += len;
+	out->rows++;
+}
+
+static void
+packed_put_compact(XxlOutput *out, const void *row, uint32 len)
+{
+	elog(ERROR, "a packed output takes rows as values");
+}
+
+static void
+packed_finish(XxlOutput *out)
+{
+	packed_flush(out);
+	ExecDropSingleTupleTableSlot(out->slot);
+}
+
+static const XxlSink packed_sink = {packed_put_compact, packed_put_values, packed_finish, NULL};
 
 /* The interface ---------------------------------------------------------------- */
 

@@ -29,6 +29,7 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 #include "fmgr.h"
+#include "port/pg_bswap.h"
 
 typedef struct XxlOutput XxlOutput;
 
@@ -44,6 +45,36 @@ extern XxlOutput *xxl_output_into_table(const char *target, TupleDesc desc);
  * the rows' layout (from xxl_output_caller_desc).
  */
 extern XxlOutput *xxl_output_to_caller(FunctionCallInfo fcinfo, TupleDesc desc);
+
+/*
+ * Rows for another server that reads them back (a shard's reduction for
+ * its coordinator): rows of desc, whose every column is 8 bytes by value
+ * (bigint, double precision) and never NULL, packed many to a bytea, each
+ * block a row of the calling set-returning function (materialize mode,
+ * SETOF bytea).  A row is its columns' values in order, each 8 bytes
+ * little-endian whatever this machine's byte order; rows follow each other
+ * with nothing between, and a block holds whole rows, at most
+ * XXL_PACKED_BLOCK_BYTES.  One message per block instead of one per row
+ * saves both servers most of their per-row work.  xxl_output_finish counts
+ * rows, not blocks.
+ */
+#define XXL_PACKED_BLOCK_BYTES (256 * 1024)
+#ifdef WORDS_BIGENDIAN
+#define XXL_PACKED_ORDER(v) pg_bswap64(v)
+#else
+#define XXL_PACKED_ORDER(v) (v)
+#endif
+extern XxlOutput *xxl_output_packed_to_caller(FunctionCallInfo fcinfo, TupleDesc desc);
+
+/* One value of a packed row (a bigint's or a double's bits), at p. */
+static inline int64
+xxl_packed_get8(const char *p)
+{
+	uint64		v;
+
+	memcpy(&v, p, sizeof(v));
+	return (int64) XXL_PACKED_ORDER(v);
+}
 
 /*
  * The row type the calling query expects (a column definition list, or the

@@ -29,6 +29,7 @@
 #include "utils/rel.h"
 
 #include "pg/graph/graph.h"
+#include "pg/io/io.h"
 #include "pg/shard/xxl_shard_ops.h"
 #include "pg/shard/xxl_shard_fdw.h"
 #include "pg/shard/xxl_shard_stream.h"
@@ -40,18 +41,36 @@ static const char *const remote_call[] = {
 	[XXL_REDUCE_MIN_FOREST] = "SELECT id, source, target, cost FROM xxl.minimum_spanning_forest(%s)",
 };
 
+/*
+ * The same rows packed, from a shard whose pgxxl has the function (0.9
+ * on): a message per block of rows, not per row.
+ */
+static const char *const remote_operator[] = {
+	[XXL_REDUCE_COMPONENTS] = "connected_components",
+	[XXL_REDUCE_FOREST] = "spanning_forest",
+	[XXL_REDUCE_MIN_FOREST] = "minimum_spanning_forest",
+};
+#define PACKED_CALL "SELECT * FROM xxl.shard_reduce_edges(%s, %s)"
+#define PACKED_PROBE \
+	"SELECT pg_catalog.to_regprocedure('xxl.shard_reduce_edges(text,text)') IS NOT NULL"
+
 typedef struct ShardedEdges
 {
 	XxlEdgeReduce reduce;
+	int			ncols;			/* of a row */
 	int			nshards;
 	XxlShardStream **shards;
+	bool	   *packed;			/* per shard: its rows come packed */
 	bool		ended;			/* every shard's rows read */
 	int			at;				/* the shard read last */
 	Datum		values[4];
 	bool		isnull[4];
+	bytea	   *block;			/* packed rows being read, or NULL */
+	const char *pos;			/* the next of them */
+	const char *end;
 } ShardedEdges;
 
-/* The layout of what a shard sends. */
+/* The layout of the rows a shard sends one by one. */
 static TupleDesc
 result_desc(XxlEdgeReduce reduce)
 {
@@ -60,6 +79,16 @@ result_desc(XxlEdgeReduce reduce)
 	for (int i = 0; i < desc->natts; i++)
 		TupleDescInitEntry(desc, (AttrNumber) (i + 1), psprintf("c%d", i + 1),
 						   i == 3 ? FLOAT8OID : INT8OID, -1, 0);
+	return desc;
+}
+
+/* ... and of its packed blocks. */
+static TupleDesc
+packed_desc(void)
+{
+	TupleDesc	desc = CreateTemplateTupleDesc(1);
+
+	TupleDescInitEntry(desc, (AttrNumber) 1, "block", BYTEAOID, -1, 0);
 	return desc;
 }
 
@@ -89,27 +118,86 @@ start(Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local)
 	ListCell   *lc;
 	ShardedEdges *se;
 	XxlShardGroup *group;
-	TupleDesc	desc;
+	TupleDesc	rows = result_desc(reduce);
+	TupleDesc	blocks = packed_desc();
 
 	Assert(reduce > XXL_REDUCE_NONE && reduce < lengthof(remote_call));
 	if (!xxl_shard_split(rel, local, &servers))
 		return NULL;
 	se = palloc0(sizeof(ShardedEdges));
 	se->reduce = reduce;
+	se->ncols = rows->natts;
 	se->shards = palloc(sizeof(XxlShardStream *) * list_length(servers));
-	desc = result_desc(reduce);
+	se->packed = palloc0(sizeof(bool) * list_length(servers));
 	/* every shard at work before anything is read */
 	group = xxl_shard_group_create();
 	foreach(lc, servers)
 	{
 		XxlShard   *shard = lfirst(lc);
-		char	   *edges = edges_there(shard, RelationGetDescr(rel), wanted);
+		char	   *edges = quote_literal_cstr(edges_there(shard, RelationGetDescr(rel), wanted));
+		XxlShardStream *s = xxl_shard_stream_open(group, shard, NULL, NULL);
+		char	   *packs = xxl_shard_stream_probe(s, PACKED_PROBE);
 
-		se->shards[se->nshards++] =
-			xxl_shard_stream_start_query(group, shard, desc,
-										 psprintf(remote_call[reduce], quote_literal_cstr(edges)));
+		se->packed[se->nshards] = packs != NULL && strcmp(packs, "t") == 0;
+		if (se->packed[se->nshards])
+		{
+			xxl_shard_stream_layout(s, blocks, NULL);
+			xxl_shard_stream_send(s, psprintf(PACKED_CALL, edges,
+											  quote_literal_cstr(remote_operator[reduce])));
+		}
+		else
+		{
+			xxl_shard_stream_layout(s, rows, NULL);
+			xxl_shard_stream_send(s, psprintf(remote_call[reduce], edges));
+		}
+		se->shards[se->nshards++] = s;
 	}
 	return se;
+}
+
+/* The next row's values from the block in hand, or false when it is read. */
+static bool
+next_packed(ShardedEdges *se, int64 *v)
+{
+	if (se->block == NULL)
+		return false;
+	if (se->pos >= se->end)
+	{
+		pfree(se->block);
+		se->block = NULL;
+		return false;
+	}
+	for (int i = 0; i < se->ncols; i++)
+		v[i] = xxl_packed_get8(se->pos + i * 8);
+	se->pos += se->ncols * 8;
+	return true;
+}
+
+/* The next row of any shard into v (a double as its bits), or false at the end. */
+static bool
+next_row(ShardedEdges *se, int64 *v)
+{
+	while (!next_packed(se, v))
+	{
+		if (!xxl_shard_streams_next_any(se->shards, se->nshards, &se->at, se->values, se->isnull))
+			return false;
+		/* (the shards' functions return no NULLs) */
+		if (!se->packed[se->at])
+		{
+			for (int i = 0; i < se->ncols; i++)
+				v[i] = DatumGetInt64(se->values[i]);
+			return true;
+		}
+		se->block = DatumGetByteaPP(se->values[0]);
+		se->pos = VARDATA_ANY(se->block);
+		se->end = se->pos + VARSIZE_ANY_EXHDR(se->block);
+		if (se->end == se->pos || (se->end - se->pos) % (se->ncols * 8) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("a shard sent a block of packed rows that is not whole rows")));
+		xxl_shard_stream_packed_rows(se->shards[se->at], (se->end - se->pos) / (se->ncols * 8));
+	}
+	return true;
 }
 
 static int
@@ -117,33 +205,38 @@ read_edges(void *sharded, XxlEdge *out, int max)
 {
 	ShardedEdges *se = sharded;
 	int			n = 0;
+	int64		v[4];
 
 	/* (in no order: the operator takes the union of the shards' edges) */
 	while (n < max && !se->ended)
 	{
 		XxlEdge    *e = &out[n];
-		const Datum *v = se->values;
 
-		if (!xxl_shard_streams_next_any(se->shards, se->nshards, &se->at, se->values, se->isnull))
+		if (!next_row(se, v))
 		{
 			se->ended = true;
 			continue;
 		}
-		/* (the shards' functions return no NULLs) */
 		memset(e, 0, sizeof(*e));
 		e->reverse_cost = -1;
 		e->weight = 1;
 		if (se->reduce == XXL_REDUCE_MIN_FOREST)
 		{
-			e->id = DatumGetInt64(v[0]);
-			e->source = DatumGetInt64(v[1]);
-			e->target = DatumGetInt64(v[2]);
-			e->cost = DatumGetFloat8(v[3]);
+			union
+			{
+				int64		i;
+				double		d;
+			}			cost = {.i = v[3]};
+
+			e->id = v[0];
+			e->source = v[1];
+			e->target = v[2];
+			e->cost = cost.d;
 		}
 		else
 		{
-			e->source = DatumGetInt64(v[0]);
-			e->target = DatumGetInt64(v[1]);
+			e->source = v[0];
+			e->target = v[1];
 		}
 		n++;
 	}

@@ -237,18 +237,13 @@ remote_sort_sql(XxlShardStream *s, XxlSortKey *key)
 					quote_literal_cstr(remote_order_by(s, key)), cols.data);
 }
 
-XxlShardStream *
-xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, const int *result_col)
+void
+xxl_shard_stream_layout(XxlShardStream *s, TupleDesc desc, const int *result_col)
 {
-	XxlShardStream *s = palloc0(sizeof(XxlShardStream));
-
-	s->group = group;
-	s->shard = shard;
 	s->desc = desc;
 	s->result_col = palloc(sizeof(int) * Max(desc->natts, 1));
 	s->recv = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
 	s->ioparam = palloc0(sizeof(Oid) * Max(desc->natts, 1));
-	s->first_row_ms = -1;
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -260,10 +255,29 @@ xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, con
 		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
 		fmgr_info(recv, &s->recv[i]);
 	}
+}
+
+XxlShardStream *
+xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, const int *result_col)
+{
+	XxlShardStream *s = palloc0(sizeof(XxlShardStream));
+
+	s->group = group;
+	s->shard = shard;
+	s->first_row_ms = -1;
+	if (desc != NULL)
+		xxl_shard_stream_layout(s, desc, result_col);
 	/* (a stream of an enclosing statement on the same server gives its connection back) */
 	xxl_shard_wire_free_server(shard->serverid);
 	s->conn = xxl_shard_connect(shard);
 	return s;
+}
+
+char *
+xxl_shard_stream_probe(XxlShardStream *s, const char *sql)
+{
+	Assert(s->state == STREAM_IDLE);
+	return xxl_shard_wire_value(s, sql);
 }
 
 void
@@ -463,6 +477,14 @@ xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes, double 
 }
 
 void
+xxl_shard_stream_packed_rows(XxlShardStream *s, uint64 n)
+{
+	/* (the message was counted as a row) */
+	s->rows += n - 1;
+	s->packed = true;
+}
+
+void
 xxl_shard_streams_report(XxlOperator *op, XxlShardStream **streams, int n)
 {
 	StringInfoData buf;
@@ -473,10 +495,11 @@ xxl_shard_streams_report(XxlOperator *op, XxlShardStream **streams, int n)
 		XxlShardStream *s = streams[i];
 
 		appendStringInfo(&buf, "%s{\"shard\": \"%s\", \"partitions\": %d, \"rows\": " UINT64_FORMAT
-						 ", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f%s}",
+						 ", \"bytes\": " UINT64_FORMAT ", \"first_row_ms\": %.1f%s%s}",
 						 i > 0 ? ", " : "", s->shard->server, Max(list_length(s->shard->tables), 1),
 						 s->rows, s->bytes, Max(s->first_row_ms, 0),
-						 s->spool != NULL ? ", \"spooled\": true" : "");
+						 s->spool != NULL ? ", \"spooled\": true" : "",
+						 s->packed ? ", \"packed\": true" : "");
 	}
 	xxl_operator_detail(op, "shards", "[%s]", buf.data);
 }

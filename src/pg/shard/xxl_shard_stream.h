@@ -45,11 +45,20 @@ extern XxlShardStream *xxl_shard_stream_start_query(XxlShardGroup *group, XxlSha
  * The same in steps: connect, where result_col gives, per column of desc,
  * its place among the statement's columns or -1 (NULL) (NULL: every
  * column, in order); check the collations the order depends on
- * (xxl_shard_stream_check_collations); then send.
+ * (xxl_shard_stream_check_collations); then send.  With desc NULL the
+ * layout is given later, before the send, by xxl_shard_stream_layout
+ * (when it depends on what a probe finds on the shard).
  */
 extern XxlShardStream *xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard,
 											 TupleDesc desc, const int *result_col);
+extern void xxl_shard_stream_layout(XxlShardStream *s, TupleDesc desc, const int *result_col);
 extern void xxl_shard_stream_send(XxlShardStream *s, const char *select);
+
+/*
+ * One value of query sql run on the shard before the stream's statement
+ * is sent (what the shard has, say), as text; NULL for no row or NULL.
+ */
+extern char *xxl_shard_stream_probe(XxlShardStream *s, const char *sql);
 
 /*
  * An error (42P21) unless the shard has each of the n collations as this
@@ -107,6 +116,12 @@ extern bool xxl_shard_statement_runs_at_once(void);
  */
 extern void xxl_shard_streams_free_for_statement(XxlShardStream **streams, int n,
 												 const Bitmapset *own);
+
+/*
+ * The message just read held n rows packed (a block of a packed output):
+ * counted as n rows, and the report says the stream came packed.
+ */
+extern void xxl_shard_stream_packed_rows(XxlShardStream *s, uint64 n);
 
 /* What it received: rows, bytes, ms to its first row (< 0: none yet). */
 extern void xxl_shard_stream_figures(XxlShardStream *s, uint64 *rows, uint64 *bytes,

@@ -44,6 +44,7 @@ struct XxlShardStream
 	bool		busy;			/* a statement is running on conn */
 	BufFile    *spool;			/* the rest of its rows, read here when conn was needed */
 	bool		ended;			/* its last row read (xxl_shard_streams_next_any) */
+	bool		packed;			/* its rows came packed, many to a message */
 	ResourceOwner owner;		/* the spool's (the statement's that started it) */
 	MemoryContextCallback drop_cb;
 	struct XxlShardStream *next_live;	/* among the streams with a statement running */
