@@ -84,7 +84,29 @@ xxl_key_order(const xxl_key_compare *kc, const unsigned char *a, uint32_t alen,
 
 	if (kc != NULL)
 		return xxl_key_compare_keys(kc, a, alen, b, blen);
-	c = common > 0 ? memcmp(a, b, common) : 0;
+	if (common >= 8)
+	{
+		/*
+		 * The first 8 bytes as a big-endian word: most keys differ there
+		 * (a bigint's image, a text's prefix), without a call to memcmp.
+		 */
+		uint64_t	x,
+					y;
+
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+		{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			x = __builtin_bswap64(x);
+			y = __builtin_bswap64(y);
+#endif
+			return x < y ? -1 : 1;
+		}
+		c = memcmp(a + 8, b + 8, common - 8);
+	}
+	else
+		c = common > 0 ? memcmp(a, b, common) : 0;
 	return c != 0 ? c : (alen > blen) - (alen < blen);
 }
 
