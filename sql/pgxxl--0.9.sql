@@ -211,6 +211,18 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION xxl.shard_reduce_edges(text, text) IS
 	'for a coordinator: connected_components, spanning_forest or minimum_spanning_forest of edges, rows packed into blocks';
 
+-- What a shard sends its coordinator for a sorted stream (docs/shards.md):
+-- the query's rows in binary COPY's row format, many to a bytea.  Called in
+-- the select list (a value per call: no tuplestore) by the coordinator's
+-- pgxxl; runs the query with the caller's privileges.
+CREATE FUNCTION xxl.packed_rows(query text)
+RETURNS SETOF bytea
+AS 'MODULE_PATHNAME', 'xxl_packed_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION xxl.packed_rows(text) IS
+	'for a coordinator: the rows of query in binary COPY row format, packed into blocks';
+
 -- Shortest paths and BFS (src/pg/xxl_paths_sql.c) ----------------------------
 -- edges: a table name or a query, pgRouting's edges SQL.  Columns found by
 -- name: id, source, target (integer types), cost and an optional

@@ -170,41 +170,6 @@ RESET xxl.memory;
 RESET work_mem;
 DROP TABLE chain;
 
--- What a shard sends its coordinator: xxl.shard_reduce_edges, the rows of
--- the operator packed, each value 8 bytes little-endian, rows back to back;
--- decoded here and compared with the operator's own rows, in order
-CREATE FUNCTION pg_temp.le8(b bytea, off int) RETURNS bytea LANGUAGE sql AS $$
-	SELECT string_agg(substring(b FROM off + 8 - k FOR 1), ''::bytea ORDER BY k)
-	FROM generate_series(0, 7) k $$;
-CREATE FUNCTION pg_temp.unpack(op text, cols int) RETURNS TABLE(n bigint, v bytea[]) LANGUAGE sql AS $$
-	SELECT row_number() OVER (ORDER BY b.i, r),
-		   ARRAY(SELECT pg_temp.le8(b.block, r * cols * 8 + c * 8) FROM generate_series(0, cols - 1) c ORDER BY c)
-	FROM (SELECT row_number() OVER () i, block FROM xxl.shard_reduce_edges('roads', op) block) b,
-		 generate_series(0, length(b.block) / (cols * 8) - 1) r $$;
-SELECT count(*) AS rows, bool_and(u.v = ARRAY[int8send(c.node), int8send(c.component)]) AS cc_packed_equal
-FROM pg_temp.unpack('connected_components', 2) u
-FULL JOIN (SELECT row_number() OVER () n, * FROM xxl.connected_components('roads')) c USING (n);
-SELECT count(*) AS rows, bool_and(u.v = ARRAY[int8send(f.source), int8send(f.target)]) AS sf_packed_equal
-FROM pg_temp.unpack('spanning_forest', 2) u
-FULL JOIN (SELECT row_number() OVER () n, * FROM xxl.spanning_forest('roads')) f USING (n);
-SELECT count(*) AS rows, bool_and(u.v = ARRAY[int8send(f.id), int8send(f.source), int8send(f.target), float8send(f.cost)])
-	AS msf_packed_equal
-FROM pg_temp.unpack('minimum_spanning_forest', 4) u
-FULL JOIN (SELECT row_number() OVER () n, * FROM xxl.minimum_spanning_forest('roads')) f USING (n);
-SELECT rows_out FROM xxl.last_stats();
-SELECT count(*) AS blocks FROM xxl.shard_reduce_edges('no_edges', 'spanning_forest');
--- many blocks, each of whole rows
-CREATE TABLE ring AS SELECT i AS source, (i + 1) % 40000 AS target FROM generate_series(0, 39999) i;
-SELECT count(*) AS blocks, sum(length(b)) / 16 AS rows, bool_and(length(b) % 16 = 0) AS whole_rows,
-	max(length(b)) <= 256 * 1024 AS within_a_block
-FROM xxl.shard_reduce_edges('ring', 'connected_components') b;
-DROP TABLE ring;
-\set VERBOSITY sqlstate
-SELECT xxl.shard_reduce_edges('roads', 'pagerank');
-SELECT xxl.shard_reduce_edges('roads', NULL);
-\set VERBOSITY default
-SELECT xxl.shard_reduce_edges('roads', 'triangles');
-
 DROP SCHEMA "Graph Data" CASCADE;
 DROP TABLE roads, cc_roomy, sf_roomy, msf_roomy, cc_ext, msf_ext, sf_ext, no_edges, cc_none, typed;
 DROP DOMAIN node_id;

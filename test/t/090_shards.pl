@@ -4,7 +4,8 @@
 # duplicates and text keys in the database's collation, "C" and en_US.
 # xxl.sort and xxl.sort_into of the sharded table give the rows of ORDER BY
 # over the same rows in one local table, at a budget far below them, as an
-# ordinary role, merged, or by the range key read in the partitions' order;
+# ordinary role, merged, or by the range key read in the partitions' order,
+# the shards' rows packed (one by one from a shard whose pgxxl is older);
 # ORDER BY in plans runs through XxlShardMerge and XxlShardAppend; every shard is held inside its sort at the same moment
 # (xxl.test_hold on the shards), and a cancel on the coordinator ends all
 # of them with no spill file anywhere; a shard stopped before or during the
@@ -80,13 +81,14 @@ for my $key (@keys)
 		@{[ digest("SELECT * FROM xxl.sort('sharded', \$k\$$key\$k\$) AS s($cols)") ]};
 		SELECT details::json->'streams' || ' ' || (SELECT sum((s->>'rows')::int) FROM json_array_elements(details::json->'shards') s)
 			|| ' ' || (details::json->>'local_rows') || ' ' || coalesce(details::json->>'streams_in_order', 'merged')
+			|| ' ' || (SELECT string_agg(coalesce(s->>'packed', 'false'), ',') FROM json_array_elements(details::json->'shards') s)
 		FROM xxl.last_stats();
 		@{[ digest("SELECT * FROM flat ORDER BY $key") ]};
 	}, extra_params => [ '-U', 'alice' ]);
 	is($sharded, $oracle, "xxl.sort of the sharded table by $key: the rows of ORDER BY");
 	# (by id, the range partitions' key, their sorted rows follow one another)
-	is($stats, '4 45000 14999 ' . ($key eq 'id' ? 'true' : 'merged'),
-		"... three shards (one statement each) and the local partition, each counted, " .
+	is($stats, '4 45000 14999 ' . ($key eq 'id' ? 'true' : 'merged') . ' true,true,true',
+		"... three shards (one statement each, its rows packed) and the local partition, each counted, " .
 		($key eq 'id' ? 'read in the partitions\' order' : 'merged'));
 }
 my ($into, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
@@ -386,7 +388,16 @@ is($coord->safe_psql('postgres', qq{$plan_settings
 	SELECT (@{[ digest("SELECT * FROM sharded ORDER BY k, id") ]}) = (@{[ digest("SELECT * FROM flat ORDER BY k, id") ]});
 	ALTER TABLE sharded ATTACH PARTITION p4 FOR VALUES FROM (60000) TO (MAXVALUE)}) =~ /XxlShardMerge.*\nt$/s,
 	1, '... while ORDER BY through XxlShardMerge needs no pgxxl on the shards');
-$shards[2]->safe_psql('postgres', 'CREATE EXTENSION pgxxl');
+# a shard whose pgxxl is older (0.8: no packed rows) sends its rows one by
+# one, the others packed, and the order is the same
+$shards[2]->safe_psql('postgres', q{CREATE EXTENSION pgxxl VERSION '0.8'});
+my ($mixed, $mixed_stats) = split /\n/, $coord->safe_psql('postgres', qq{
+	@{[ digest("SELECT * FROM xxl.sort('sharded', 't, id') AS s($cols)") ]};
+	SELECT string_agg(coalesce(s->>'packed', 'false'), ',') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s});
+is($mixed, $coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY t, id')),
+	'a shard with pgxxl 0.8 beside two at 0.9: the rows of ORDER BY');
+is($mixed_stats, 'true,true,false', '... its rows one by one, the others\' packed');
+$shards[2]->safe_psql('postgres', 'ALTER EXTENSION pgxxl UPDATE');
 
 # collations: one a shard lacks, one it defines otherwise, and a shard
 # whose database sorts text otherwise by default

@@ -143,12 +143,12 @@ start(Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local)
 		{
 			xxl_shard_stream_layout(s, blocks, NULL);
 			xxl_shard_stream_send(s, psprintf(PACKED_CALL, edges,
-											  quote_literal_cstr(remote_operator[reduce])));
+											  quote_literal_cstr(remote_operator[reduce])), false);
 		}
 		else
 		{
 			xxl_shard_stream_layout(s, rows, NULL);
-			xxl_shard_stream_send(s, psprintf(remote_call[reduce], edges));
+			xxl_shard_stream_send(s, psprintf(remote_call[reduce], edges), false);
 		}
 		se->shards[se->nshards++] = s;
 	}

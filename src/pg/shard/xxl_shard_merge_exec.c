@@ -269,7 +269,7 @@ start_merge(ShardMergeState *state)
 		own = bms_add_member(own, (int) ((Scan *) c->ps->plan)->scanrelid);
 		c->stream = xxl_shard_stream_open(group, c->shard, desc, result_col);
 		xxl_shard_stream_check_collations(c->stream, state->collations, state->ncollations);
-		xxl_shard_stream_send(c->stream, c->sql);
+		xxl_shard_stream_send(c->stream, c->sql, true);
 		state->shards[state->nshards++] = c->stream;
 	}
 	/* (another scan of the statement on one of those servers: given the connection) */

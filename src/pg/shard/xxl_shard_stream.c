@@ -13,9 +13,13 @@
  * rows in two orders.
  *
  * Other operators send their own statement over the shard's partitions
- * (xxl_shard_stream_start_query).  Rows come as a binary COPY of the statement and are read with the
- * types' receive functions; the connection's side (waiting, errors,
- * stopping early or on an abort) is xxl_shard_wire.c's.
+ * (xxl_shard_stream_open, then _send).  Rows come as a binary COPY of the
+ * statement and are read with the types' receive functions.  Where the
+ * shard's pgxxl has it, the statement is wrapped in xxl.packed_rows
+ * (xxl_shard_packed_rows.c), and a message of the COPY is then a block of
+ * rows in the COPY's row format, read here row by row while it is held.
+ * The connection's side (waiting, errors, stopping early or on an abort)
+ * is xxl_shard_wire.c's.
  */
 #include "postgres.h"
 
@@ -31,6 +35,10 @@
 #include "utils/syscache.h"
 
 #include "pg/shard/xxl_shard_stream_internal.h"
+
+/* Whether the shard's pgxxl packs rows (xxl.packed_rows, 0.9 on). */
+#define PACKED_ROWS_PROBE \
+	"SELECT pg_catalog.to_regprocedure('xxl.packed_rows(text)') IS NOT NULL"
 
 /* The same query here. */
 static char *
@@ -281,8 +289,16 @@ xxl_shard_stream_probe(XxlShardStream *s, const char *sql)
 }
 
 void
-xxl_shard_stream_send(XxlShardStream *s, const char *select)
+xxl_shard_stream_send(XxlShardStream *s, const char *select, bool pack)
 {
+	char	   *packs = pack ? xxl_shard_stream_probe(s, PACKED_ROWS_PROBE) : NULL;
+
+	/* a shard whose pgxxl has it (0.9 on) packs the rows many to a message */
+	if (packs != NULL && strcmp(packs, "t") == 0)
+	{
+		s->packed_rows = true;
+		select = psprintf("SELECT xxl.packed_rows(%s)", quote_literal_cstr(select));
+	}
 	INSTR_TIME_SET_CURRENT(s->started);
 	xxl_shard_wire_begin(s, psprintf("COPY (%s) TO STDOUT (FORMAT binary)", select));
 }
@@ -292,17 +308,7 @@ xxl_shard_stream_start(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, Xx
 {
 	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
 
-	xxl_shard_stream_send(s, remote_sort_sql(s, key));
-	return s;
-}
-
-XxlShardStream *
-xxl_shard_stream_start_query(XxlShardGroup *group, XxlShard *shard, TupleDesc desc,
-							 const char *select)
-{
-	XxlShardStream *s = xxl_shard_stream_open(group, shard, desc, NULL);
-
-	xxl_shard_stream_send(s, select);
+	xxl_shard_stream_send(s, remote_sort_sql(s, key), true);
 	return s;
 }
 
@@ -325,26 +331,18 @@ load32(const char *p)
 }
 
 /*
- * A row of the binary COPY into values and isnull; false for the trailer.
- * The first message carries the header (signature, flags, extension) too.
+ * The fields of the row at row + *pos (of len bytes) into values and
+ * isnull, *pos then past it; false for the COPY's trailer.
  */
 static bool
-decode_copy_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnull)
+decode_fields(XxlShardStream *s, char *row, int *pos_io, int len, Datum *values, bool *isnull)
 {
 	StringInfoData field_buf;
 	char		saved;
-	static const char signature[11] = "PGCOPY\n\377\r\n\0";
-	int			pos = 0;
+	int			pos = *pos_io;
 	int16		nfields;
 	int			field = 0;
 
-	if (!s->header_read)
-	{
-		if (len < 19 || memcmp(row, signature, 11) != 0)
-			bad_copy(s);
-		pos = 19 + (int) load32(row + 15);
-		s->header_read = true;
-	}
 	if (pos + 2 > len)
 		bad_copy(s);
 	nfields = (int16) ((((unsigned char) row[pos]) << 8) | (unsigned char) row[pos + 1]);
@@ -370,7 +368,8 @@ decode_copy_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnu
 		/*
 		 * The field in place, as record_recv reads its fields: the receive
 		 * functions want a StringInfo with a trailing NUL, so the byte after
-		 * the field (libpq ends the message with one) is one for a moment.
+		 * the field (the next field's, or the NUL libpq ends a message with)
+		 * is one for a moment.
 		 */
 		field_buf.data = row + pos;
 		field_buf.len = field_buf.maxlen = flen;
@@ -385,27 +384,29 @@ decode_copy_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnu
 		isnull[i] = false;
 		pos += flen;
 	}
-	s->bytes += len;
+	if (field != nfields)
+		bad_copy(s);
+	*pos_io = pos;
 	return true;
 }
 
-/* A received message as the next row, or false for the COPY's trailer. */
-static bool
-take_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnull)
+/* Past the COPY's binary header (signature, flags, extension) in its first message. */
+static int
+skip_header(XxlShardStream *s, const char *row, int len)
 {
-	bool		got;
+	static const char signature[11] = "PGCOPY\n\377\r\n\0";
 
-	PG_TRY();
-	{
-		got = decode_copy_row(s, row, len, values, isnull);
-	}
-	PG_FINALLY();
-	{
-		PQfreemem(row);
-	}
-	PG_END_TRY();
-	if (!got)
-		return false;
+	if (s->header_read)
+		return 0;
+	if (len < 19 || memcmp(row, signature, 11) != 0)
+		bad_copy(s);
+	s->header_read = true;
+	return 19 + (int) load32(row + 15);
+}
+
+static void
+count_row(XxlShardStream *s)
+{
 	if (s->first_row_ms < 0)
 	{
 		instr_time	now;
@@ -415,7 +416,77 @@ take_row(XxlShardStream *s, char *row, int len, Datum *values, bool *isnull)
 		s->first_row_ms = INSTR_TIME_GET_MILLISEC(now);
 	}
 	s->rows++;
-	return true;
+}
+
+/* The next row of the block in hand, or false (the block given back) when it has none. */
+static bool
+take_held(XxlShardStream *s, Datum *values, bool *isnull)
+{
+	if (s->held == NULL)
+		return false;
+	if (s->held_pos < s->held_end)
+	{
+		if (!decode_fields(s, s->held, &s->held_pos, s->held_end, values, isnull))
+			bad_copy(s);
+		count_row(s);
+		return true;
+	}
+	PQfreemem(s->held);
+	s->held = NULL;
+	return false;
+}
+
+/*
+ * A received message: its row, or with packed rows its block, held (and
+ * freed when read or when the stream is dropped) and its first row taken;
+ * false for the COPY's trailer.
+ */
+static bool
+take_message(XxlShardStream *s, char *row, int len, Datum *values, bool *isnull)
+{
+	bool		got;
+
+	s->bytes += len;
+	if (s->packed_rows)
+	{
+		int			pos;
+		int16		nfields;
+		int32		blen;
+
+		s->held = row;
+		pos = skip_header(s, row, len);
+		if (pos + 2 > len)
+			bad_copy(s);
+		nfields = (int16) ((((unsigned char) row[pos]) << 8) | (unsigned char) row[pos + 1]);
+		if (nfields == -1)
+		{
+			s->held = NULL;
+			PQfreemem(row);
+			return false;
+		}
+		if (nfields != 1 || pos + 6 > len)
+			bad_copy(s);
+		blen = (int32) load32(row + pos + 2);
+		if (blen <= 0 || pos + 6 + blen > len)
+			bad_copy(s);
+		s->held_pos = pos + 6;
+		s->held_end = pos + 6 + blen;
+		return take_held(s, values, isnull);
+	}
+	PG_TRY();
+	{
+		int			pos = skip_header(s, row, len);
+
+		got = decode_fields(s, row, &pos, len, values, isnull);
+	}
+	PG_FINALLY();
+	{
+		PQfreemem(row);
+	}
+	PG_END_TRY();
+	if (got)
+		count_row(s);
+	return got;
 }
 
 bool
@@ -425,9 +496,11 @@ xxl_shard_stream_next(void *stream, Datum *values, bool *isnull)
 	char	   *row;
 	int			len;
 
+	if (take_held(s, values, isnull))
+		return true;
 	while (xxl_shard_wire_next(s, &row, &len))
 	{
-		if (take_row(s, row, len, values, isnull))
+		if (take_message(s, row, len, values, isnull))
 			return true;
 	}
 	return false;
@@ -449,11 +522,16 @@ xxl_shard_streams_next_any(XxlShardStream **streams, int n, int *at, Datum *valu
 			int			len;
 			int			got;
 
+			if (take_held(s, values, isnull))
+			{
+				*at = (*at + i) % n;
+				return true;
+			}
 			while (!s->ended && (got = xxl_shard_wire_poll(s, &row, &len)) != 0)
 			{
 				if (got < 0)
 					s->ended = true;
-				else if (take_row(s, row, len, values, isnull))
+				else if (take_message(s, row, len, values, isnull))
 				{
 					*at = (*at + i) % n;
 					return true;
@@ -499,7 +577,7 @@ xxl_shard_streams_report(XxlOperator *op, XxlShardStream **streams, int n)
 						 i > 0 ? ", " : "", s->shard->server, Max(list_length(s->shard->tables), 1),
 						 s->rows, s->bytes, Max(s->first_row_ms, 0),
 						 s->spool != NULL ? ", \"spooled\": true" : "",
-						 s->packed ? ", \"packed\": true" : "");
+						 s->packed || s->packed_rows ? ", \"packed\": true" : "");
 	}
 	xxl_operator_detail(op, "shards", "[%s]", buf.data);
 }

@@ -34,14 +34,6 @@ extern XxlShardStream *xxl_shard_stream_start(XxlShardGroup *group, XxlShard *sh
 											  TupleDesc desc, XxlSortKey *key);
 
 /*
- * Send the shard select, a statement whose rows are laid out as desc (its
- * every column, in order), e.g. a pgxxl function over the shard's
- * partitions (xxl_shard_partitions_sql).
- */
-extern XxlShardStream *xxl_shard_stream_start_query(XxlShardGroup *group, XxlShard *shard,
-													TupleDesc desc, const char *select);
-
-/*
  * The same in steps: connect, where result_col gives, per column of desc,
  * its place among the statement's columns or -1 (NULL) (NULL: every
  * column, in order); check the collations the order depends on
@@ -52,7 +44,11 @@ extern XxlShardStream *xxl_shard_stream_start_query(XxlShardGroup *group, XxlSha
 extern XxlShardStream *xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard,
 											 TupleDesc desc, const int *result_col);
 extern void xxl_shard_stream_layout(XxlShardStream *s, TupleDesc desc, const int *result_col);
-extern void xxl_shard_stream_send(XxlShardStream *s, const char *select);
+/*
+ * Send select; with pack, wrapped in xxl.packed_rows where the shard has
+ * it, so that its rows come many to a message.
+ */
+extern void xxl_shard_stream_send(XxlShardStream *s, const char *select, bool pack);
 
 /*
  * One value of query sql run on the shard before the stream's statement

@@ -45,6 +45,10 @@ struct XxlShardStream
 	BufFile    *spool;			/* the rest of its rows, read here when conn was needed */
 	bool		ended;			/* its last row read (xxl_shard_streams_next_any) */
 	bool		packed;			/* its rows came packed, many to a message */
+	bool		packed_rows;	/* its statement is wrapped in xxl.packed_rows */
+	char	   *held;			/* a message of packed rows being read (PQfreemem) */
+	int			held_pos;		/* its next row */
+	int			held_end;
 	ResourceOwner owner;		/* the spool's (the statement's that started it) */
 	MemoryContextCallback drop_cb;
 	struct XxlShardStream *next_live;	/* among the streams with a statement running */

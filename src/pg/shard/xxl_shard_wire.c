@@ -386,6 +386,9 @@ drop_stream(void *arg)
 {
 	XxlShardStream *s = arg;
 
+	if (s->held != NULL)
+		PQfreemem(s->held);
+	s->held = NULL;
 	stop_statement(s, IsTransactionState());
 	/* (in an abort, the resource owner closes the spool) */
 	if (s->spool != NULL && IsTransactionState())
