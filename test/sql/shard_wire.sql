@@ -51,6 +51,15 @@ SELECT xxl.shard_reduce_edges('roads', 'triangles');
 -- (-1: NULL) and the type's send form, rows back to back
 SELECT encode(b, 'hex') AS block
 FROM xxl.packed_rows($$SELECT 1::int, NULL::text, 'ab'::text UNION ALL SELECT -2, 'c', NULL$$) b;
+-- booleans, integers and floats are packed without their send functions:
+-- the bytes must be the send functions' all the same
+SELECT b = (SELECT int2send(11::int2) || string_agg(int4send(length(x)) || x, ''::bytea ORDER BY i)
+			FROM (VALUES (1, boolsend(true)), (2, boolsend(false)), (3, int2send('-32768'::int2)),
+						 (4, int4send(-7)), (5, int8send(9223372036854775807)), (6, float4send(1.5::float4)),
+						 (7, float4send('-0'::float4)), (8, float8send(-2.25::float8)), (9, float8send('NaN'::float8)),
+						 (10, float8send('-Infinity'::float8)), (11, textsend('x'))) v(i, x)) AS as_sent
+FROM xxl.packed_rows($$SELECT true, false, '-32768'::int2, -7, 9223372036854775807, 1.5::float4, '-0'::float4,
+	-2.25::float8, 'NaN'::float8, '-Infinity'::float8, 'x'::text$$) b;
 -- many rows: whole rows to a block, every row once, in the query's order
 CREATE TABLE words AS SELECT g AS n, md5(g::text) AS w, CASE WHEN g % 7 = 0 THEN NULL ELSE g * 0.5 END AS x
 FROM generate_series(1, 12000) g;

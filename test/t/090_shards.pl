@@ -102,6 +102,50 @@ is($oracle, $coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY t 
 is($coord->safe_psql('postgres', digest("SELECT * FROM xxl.sort(NULL::sharded, 'k, id')")),
 	$coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY k, id')),
 	'the typed form, with the parent\'s dropped column');
+# booleans, integers and floats are read from the blocks without their
+# receive functions: the rows of ORDER BY, with NULLs, -0, NaN, infinities
+# and the ends of the integers' ranges
+$_->safe_psql('postgres', q{
+	CREATE TABLE tpart (id int, s smallint, f4 real, f8 double precision, b boolean);
+	GRANT SELECT, INSERT ON tpart TO fdw_user;
+}) for @shards;
+$coord->safe_psql('postgres', q{
+	CREATE TABLE typed (id int, s smallint, f4 real, f8 double precision, b boolean) PARTITION BY RANGE (id);
+	CREATE TABLE t0 PARTITION OF typed FOR VALUES FROM (MINVALUE) TO (1000);
+	CREATE FOREIGN TABLE t1 PARTITION OF typed FOR VALUES FROM (1000) TO (2000) SERVER s1 OPTIONS (table_name 'tpart');
+	CREATE FOREIGN TABLE t2 PARTITION OF typed FOR VALUES FROM (2000) TO (3000) SERVER s2 OPTIONS (table_name 'tpart');
+	CREATE FOREIGN TABLE t3 PARTITION OF typed FOR VALUES FROM (3000) TO (MAXVALUE) SERVER s3 OPTIONS (table_name 'tpart');
+	CREATE TABLE tflat AS
+	SELECT CASE WHEN g = 3999 THEN 2147483647 ELSE g END AS id,
+		   CASE g % 7 WHEN 0 THEN NULL WHEN 1 THEN -32768 WHEN 2 THEN 32767 ELSE g % 500 - 250 END::smallint AS s,
+		   CASE g % 6 WHEN 0 THEN NULL WHEN 1 THEN '-0' WHEN 2 THEN 'NaN' WHEN 3 THEN '-Infinity'
+				ELSE ((g % 97) / 7.0)::text END::real AS f4,
+		   CASE g % 5 WHEN 0 THEN NULL WHEN 1 THEN '-0' WHEN 2 THEN 'Infinity' ELSE (g / 3.0 - 600)::text END::float8 AS f8,
+		   CASE g % 3 WHEN 0 THEN NULL ELSE g % 2 = 0 END AS b
+	FROM generate_series(1, 3999) g;
+	INSERT INTO typed SELECT * FROM tflat;
+});
+sub typed_digest
+{
+	my ($from) = @_;
+	return "SELECT count(*) || ' ' || md5(string_agg(concat_ws('|', id, s, f4, f8, b), ',')) FROM ($from) x";
+}
+like($coord->safe_psql('postgres', q{SET xxl.sort_in_plans_threshold = 0;
+	EXPLAIN (COSTS OFF) SELECT * FROM typed ORDER BY f8, id}), qr/XxlShardMerge/,
+	'ORDER BY over the typed shards runs through XxlShardMerge');
+for my $key ('f8, id', 'f4 DESC, s, id', 'b, s DESC, id')
+{
+	my ($sharded, $packed, $planned, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+		@{[ typed_digest("SELECT * FROM xxl.sort('typed', '$key') AS x(id int, s smallint, f4 real, f8 float8, b boolean)") ]};
+		SELECT string_agg(coalesce(s->>'packed', 'false'), ',') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s;
+		SET xxl.sort_in_plans_threshold = 0;
+		@{[ typed_digest("SELECT * FROM typed ORDER BY $key") ]};
+		@{[ typed_digest("SELECT * FROM tflat ORDER BY $key") ]};
+	});
+	is("$sharded $planned $packed", "$oracle $oracle true,true,true",
+		"booleans, integers and floats by $key, packed: xxl.sort and XxlShardMerge give the rows of ORDER BY");
+}
+
 is($coord->safe_psql('postgres', q{
 	SET xxl.on_shards = off;
 	SELECT count(*) FROM xxl.sort('sharded', 'k') AS s(id bigint, k bigint, t text, u text, n numeric);

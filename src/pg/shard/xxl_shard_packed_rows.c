@@ -13,7 +13,9 @@
  * blocks are not kept in a tuplestore: the query runs in a cursor (no
  * scroll, so that no node below keeps its rows for a backward scan), and
  * each call fetches into a receiver that packs rows until the block is
- * full or the query has ended.
+ * full or the query has ended.  Integers, floats and booleans are packed
+ * as their send functions would send them, without calling them
+ * (xxl_shard_fixed.h).
  */
 #include "postgres.h"
 
@@ -26,6 +28,8 @@
 #include "utils/memutils.h"
 #include "utils/portal.h"
 
+#include "pg/shard/xxl_shard_fixed.h"
+
 /* A block is closed once it holds this much (a row never splits). */
 #define BLOCK_BYTES (256 * 1024)
 
@@ -35,6 +39,7 @@ typedef struct PackReceiver
 	StringInfoData block;		/* VARHDRSZ bytes, then rows */
 	int			natts;
 	FmgrInfo   *send;
+	int		   *fixed;			/* per column: xxl_shard_fixed_width, packed here */
 	MemoryContext rowcxt;		/* a row's send forms */
 	uint64		rows;			/* packed into the block */
 } PackReceiver;
@@ -56,11 +61,13 @@ pack_startup(DestReceiver *self, int operation, TupleDesc desc)
 		return;
 	r->natts = desc->natts;
 	r->send = MemoryContextAllocZero(r->rowcxt->parent, sizeof(FmgrInfo) * Max(desc->natts, 1));
+	r->fixed = MemoryContextAllocZero(r->rowcxt->parent, sizeof(int) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Oid			func;
 		bool		varlena;
 
+		r->fixed[i] = xxl_shard_fixed_width(TupleDescAttr(desc, i)->atttypid);
 		getTypeBinaryOutputInfo(TupleDescAttr(desc, i)->atttypid, &func, &varlena);
 		fmgr_info_cxt(func, &r->send[i], r->rowcxt->parent);
 	}
@@ -76,15 +83,34 @@ pack_slot(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	MemoryContextReset(r->rowcxt);
 	old = MemoryContextSwitchTo(r->rowcxt);
+	/* (room for the count and the fixed-width fields, written in place) */
+	enlargeStringInfo(&r->block, 2 + 12 * r->natts);
 	appendBinaryStringInfoNT(&r->block, (char *) &n16, sizeof(n16));
 	for (int i = 0; i < r->natts; i++)
 	{
 		uint32		len;
+		char	   *p = r->block.data + r->block.len;
+		Datum		d = slot->tts_values[i];
 
 		if (slot->tts_isnull[i])
 		{
 			len = pg_hton32((uint32) -1);
-			appendBinaryStringInfoNT(&r->block, (char *) &len, sizeof(len));
+			memcpy(p, &len, 4);
+			r->block.len += 4;
+		}
+		else if (r->fixed[i] > 0)
+		{
+			/* the send form written here: its width, then the value in network order */
+			int			w = r->fixed[i];
+			uint64		v8 = pg_hton64((uint64) DatumGetInt64(d));
+			uint32		v4 = pg_hton32((uint32) DatumGetInt32(d));
+			uint16		v2 = pg_hton16((uint16) DatumGetInt16(d));
+			char		b = DatumGetBool(d) ? 1 : 0;
+
+			len = pg_hton32((uint32) w);
+			memcpy(p, &len, 4);
+			memcpy(p + 4, w == 8 ? (char *) &v8 : w == 4 ? (char *) &v4 : w == 2 ? (char *) &v2 : &b, w);
+			r->block.len += 4 + w;
 		}
 		else
 		{

@@ -34,6 +34,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "pg/shard/xxl_shard_fixed.h"
 #include "pg/shard/xxl_shard_stream_internal.h"
 
 /* Whether the shard's pgxxl packs rows (xxl.packed_rows, 0.9 on). */
@@ -252,6 +253,7 @@ xxl_shard_stream_layout(XxlShardStream *s, TupleDesc desc, const int *result_col
 	s->result_col = palloc(sizeof(int) * Max(desc->natts, 1));
 	s->recv = palloc0(sizeof(FmgrInfo) * Max(desc->natts, 1));
 	s->ioparam = palloc0(sizeof(Oid) * Max(desc->natts, 1));
+	s->fixed = palloc0(sizeof(int) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -260,6 +262,7 @@ xxl_shard_stream_layout(XxlShardStream *s, TupleDesc desc, const int *result_col
 		s->result_col[i] = result_col != NULL ? result_col[i] : i;
 		if (att->attisdropped || s->result_col[i] < 0)
 			continue;
+		s->fixed[i] = xxl_shard_fixed_width(att->atttypid);
 		getTypeBinaryInputInfo(att->atttypid, &recv, &s->ioparam[i]);
 		fmgr_info(recv, &s->recv[i]);
 	}
@@ -365,6 +368,30 @@ decode_fields(XxlShardStream *s, char *row, int *pos_io, int len, Datum *values,
 			continue;
 		if (flen < 0 || pos + flen > len)
 			bad_copy(s);
+		if (s->fixed[i] > 0)
+		{
+			/* the receive function's work, done here (xxl_shard_fixed.h) */
+			const char *f = row + pos;
+
+			if (flen != s->fixed[i])
+				bad_copy(s);
+			if (flen == 8)
+			{
+				uint64		v;
+
+				memcpy(&v, f, 8);
+				values[i] = Int64GetDatum((int64) pg_ntoh64(v));
+			}
+			else if (flen == 4)
+				values[i] = Int32GetDatum((int32) load32(f));
+			else if (flen == 2)
+				values[i] = Int16GetDatum((int16) ((((unsigned char) f[0]) << 8) | (unsigned char) f[1]));
+			else
+				values[i] = BoolGetDatum(f[0] != 0);
+			isnull[i] = false;
+			pos += flen;
+			continue;
+		}
 		/*
 		 * The field in place, as record_recv reads its fields: the receive
 		 * functions want a StringInfo with a trailing NUL, so the byte after

@@ -37,6 +37,7 @@ struct XxlShardStream
 	int		   *result_col;		/* per column of desc: in the result, or -1 */
 	FmgrInfo   *recv;
 	Oid		   *ioparam;
+	int		   *fixed;			/* per column: xxl_shard_fixed_width, read here */
 	uint64		rows;
 	uint64		bytes;
 	instr_time	started;
