@@ -81,6 +81,10 @@ SELECT count(*) AS rows, count(DISTINCT i) > 1 AS several_blocks,
 	   (SELECT array_agg(n ORDER BY w) FROM words) = array_agg(n ORDER BY i, k) AS same_order
 FROM rows WHERE k > 0;
 SELECT count(*) AS blocks FROM xxl.packed_rows('SELECT * FROM words WHERE false');
+-- wide rows: a block goes past its 256 kB by at most about a row
+SELECT count(*) AS blocks, sum(length(b)) = 40 * (2 + 4 + 100000) AS every_row,
+	   max(length(b)) <= 256 * 1024 + 100006 AS within_a_row_of_a_block
+FROM xxl.packed_rows($$SELECT repeat('x', 100000) FROM generate_series(1, 40)$$) b;
 \set VERBOSITY sqlstate
 SELECT xxl.packed_rows('CREATE TABLE nope (a int)');
 SELECT xxl.packed_rows(NULL);

@@ -42,6 +42,8 @@ typedef struct PackReceiver
 	int		   *fixed;			/* per column: xxl_shard_fixed_width, packed here */
 	MemoryContext rowcxt;		/* a row's send forms */
 	uint64		rows;			/* packed into the block */
+	uint64		all_rows;		/* ... and into every block so far */
+	uint64		all_bytes;
 } PackReceiver;
 
 typedef struct PackedRows
@@ -123,6 +125,7 @@ pack_slot(TupleTableSlot *slot, DestReceiver *self)
 	}
 	MemoryContextSwitchTo(old);
 	r->rows++;
+	r->all_rows++;
 	return true;
 }
 
@@ -204,13 +207,18 @@ xxl_packed_rows(PG_FUNCTION_ARGS)
 	p->rcv.rows = 0;
 	while (p->rcv.block.len < BLOCK_BYTES)
 	{
-		/* as many rows as fill the block at the rows' size so far, at least 64 */
-		long		count = 64;
+		/*
+		 * As many rows as fill the block at the rows' mean size so far (one
+		 * row first: a block outgrows its size by one fetch's last rows, so
+		 * a fetch of wide rows must not be long).
+		 */
+		uint64		mean = p->rcv.all_rows > 0 ? p->rcv.all_bytes / p->rcv.all_rows + 1 : 0;
+		long		count = mean == 0 ? 1 : (long) Min((BLOCK_BYTES - p->rcv.block.len) / mean + 1, 65536);
+		int			before = p->rcv.block.len;
+		uint64		got = PortalRunFetch(portal, FETCH_FORWARD, count, &p->rcv.pub);
 
-		if (p->rcv.rows > 0)
-			count = Max(count, (long) ((BLOCK_BYTES - p->rcv.block.len) /
-									   ((p->rcv.block.len - VARHDRSZ) / p->rcv.rows + 1)) + 1);
-		if (PortalRunFetch(portal, FETCH_FORWARD, count, &p->rcv.pub) < (uint64) count)
+		p->rcv.all_bytes += p->rcv.block.len - before;
+		if (got < (uint64) count)
 		{
 			p->done = true;
 			break;

@@ -126,4 +126,11 @@ extern int	xxl_sort_streams_next(XxlSortRun *run, const void **key, uint32 *klen
 /* Before the run records its statistics: the streams' own. */
 extern void xxl_sort_streams_report(XxlSortRun *run);
 
+/*
+ * The record that went out last as the row its stream gave, when the
+ * streams' rows are of by-value columns in fixed records (their values
+ * kept per stream); false otherwise (decode the record).
+ */
+extern bool xxl_sort_streams_values(XxlSortRun *run, Datum *values, bool *isnull);
+
 #endif							/* XXL_PG_SORT_RUN_INTERNAL_H */

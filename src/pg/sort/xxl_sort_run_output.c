@@ -294,6 +294,8 @@ xxl_sort_run_decode(XxlSortRun *run, Datum *values, bool *isnull)
 	uint32		klen = run->cur_klen,
 				plen = run->cur_plen;
 
+	if (run->streams != NULL && xxl_sort_streams_values(run, values, isnull))
+		return;
 	if (run->fixed)
 		decode_fixed(run, payload, values, isnull);
 	else if (run->key_only)
@@ -343,7 +345,8 @@ xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out)
 			break;
 		if (run->fixed)
 		{
-			decode_fixed(run, payload, run->values, run->isnull);
+			if (run->streams == NULL || !xxl_sort_streams_values(run, run->values, run->isnull))
+				decode_fixed(run, payload, run->values, run->isnull);
 			xxl_output_put_values(out, run->values, run->isnull);
 		}
 		else

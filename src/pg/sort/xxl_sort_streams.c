@@ -7,8 +7,9 @@
  * (xxl_sort_run_output.c): rows one at a time, drained into a table,
  * restored from the key.  Streams whose ranges follow one another
  * (options->streams_in_order) go out one after the other instead, each read
- * only once the one before has ended.  Memory: one record per stream,
- * whatever the streams' length.
+ * only once the one before has ended.  Rows of by-value columns go out as
+ * the streams gave them.  Memory: one record per stream, whatever the
+ * streams' length.
  */
 #include "postgres.h"
 
@@ -25,6 +26,8 @@ typedef struct StreamHead
 	XxlSortedStream stream;
 	StringInfoData key;			/* the current record: its key ... */
 	StringInfoData row;			/* ... and its row part (variable records) */
+	Datum	   *values;			/* by_value: the row as the stream gave it */
+	bool	   *isnull;
 	bool		ended;
 } StreamHead;
 
@@ -40,6 +43,7 @@ typedef struct XxlStreamsMerge
 	bool	   *isnull;
 	StringInfoData rowbuf;
 	MemoryContext rowcxt;		/* a stream's per-row allocations */
+	bool		by_value;		/* fixed records of by-value columns: rows go out as read */
 	MemoryContextCallback free_cb;
 	XxlStreamsReport report;
 	void	   *report_arg;
@@ -75,6 +79,11 @@ advance(XxlSortRun *run, int i)
 	}
 	resetStringInfo(&h->key);
 	resetStringInfo(&h->row);
+	if (m->by_value)
+	{
+		memcpy(h->values, m->values, sizeof(Datum) * m->in_desc->natts);
+		memcpy(h->isnull, m->isnull, sizeof(bool) * m->in_desc->natts);
+	}
 	if (run->fixed)
 	{
 		enlargeStringInfo(&h->key, (int) run->record_size);
@@ -142,11 +151,25 @@ xxl_sort_run_merge(XxlSortedStream *streams, int nstreams, XxlSortKey *key, Tupl
 	xxl_operator_detail(run->op, "streams", "%d", nstreams);
 	if (!merge)
 		xxl_operator_detail(run->op, "streams_in_order", "true");
+	/*
+	 * Rows of by-value columns in fixed records go out from the values the
+	 * stream gave, not decoded again from the record (its key is encoded
+	 * for the merge all the same); by-reference values live only until
+	 * the next row of any stream.
+	 */
+	m->by_value = run->fixed;
+	for (int i = 0; i < in_desc->natts; i++)
+		m->by_value &= TupleDescAttr(in_desc, i)->attbyval;
 	for (int i = 0; i < nstreams; i++)
 	{
 		m->heads[i].stream = streams[i];
 		initStringInfo(&m->heads[i].key);
 		initStringInfo(&m->heads[i].row);
+		if (m->by_value)
+		{
+			m->heads[i].values = palloc0(sizeof(Datum) * Max(in_desc->natts, 1));
+			m->heads[i].isnull = palloc0(sizeof(bool) * Max(in_desc->natts, 1));
+		}
 	}
 	/* merged: every stream's first row before the first goes out */
 	for (int i = 0; i < (merge ? nstreams : Min(nstreams, 1)); i++)
@@ -191,6 +214,25 @@ xxl_sort_streams_next(XxlSortRun *run, const void **key, uint32 *klen, const voi
 	*payload = run->fixed ? h->key.data : h->row.data;
 	*plen = run->fixed ? 0 : (uint32) h->row.len;
 	return 1;
+}
+
+bool
+xxl_sort_streams_values(XxlSortRun *run, Datum *values, bool *isnull)
+{
+	XxlStreamsMerge *m = run->streams;
+	StreamHead *h;
+
+	if (m == NULL || !m->by_value || m->out < 0)
+		return false;
+	h = &m->heads[m->out];
+	for (int i = 0; i < run->out_desc->natts; i++)
+	{
+		AttrNumber	a = run->map ? run->map[i] : i + 1;
+
+		values[i] = a > 0 ? h->values[a - 1] : (Datum) 0;
+		isnull[i] = a > 0 ? h->isnull[a - 1] : true;
+	}
+	return true;
 }
 
 void
