@@ -442,6 +442,14 @@ is($mixed, $coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY t, 
 	'a shard with pgxxl 0.8 beside two at 0.9: the rows of ORDER BY');
 is($mixed_stats, 'true,true,false', '... its rows one by one, the others\' packed');
 $shards[2]->safe_psql('postgres', 'ALTER EXTENSION pgxxl UPDATE');
+# ... and so does a shard whose user may not call xxl.packed_rows
+$shards[0]->safe_psql('postgres', q{REVOKE EXECUTE ON FUNCTION xxl.packed_rows(text) FROM PUBLIC});
+($mixed, $mixed_stats) = split /\n/, $coord->safe_psql('postgres', qq{
+	@{[ digest("SELECT * FROM xxl.sort('sharded', 't, id') AS s($cols)") ]};
+	SELECT string_agg(coalesce(s->>'packed', 'false'), ',') FROM xxl.last_stats(), json_array_elements(details::json->'shards') s});
+is("$mixed $mixed_stats", $coord->safe_psql('postgres', digest('SELECT * FROM flat ORDER BY t, id')) . ' false,true,true',
+	'a shard whose user may not execute xxl.packed_rows sends its rows one by one: the rows of ORDER BY');
+$shards[0]->safe_psql('postgres', q{GRANT EXECUTE ON FUNCTION xxl.packed_rows(text) TO PUBLIC});
 
 # collations: one a shard lacks, one it defines otherwise, and a shard
 # whose database sorts text otherwise by default

@@ -166,6 +166,14 @@ my ($cc_mixed, $stats_mixed, $cc_flat, $msf_mixed, $msf_flat) = split /\n/, $coo
 is($stats_mixed, '3 s1,s2,s3 true true,false,true', 'a shard with pgxxl 0.8 sends its rows one by one, the others packed');
 is("$cc_mixed $msf_mixed", "$cc_flat $msf_flat", '... and the components and minimum forest are the single-server ones');
 $shards[1]->safe_psql('postgres', q{ALTER EXTENSION pgxxl UPDATE});
+# ... and so does a shard whose user may not call the packed reduction
+$shards[2]->safe_psql('postgres', q{REVOKE EXECUTE ON FUNCTION xxl.shard_reduce_edges(text, text) FROM PUBLIC});
+($cc_mixed, $stats_mixed) = split /\n/, $coord->safe_psql('postgres', qq{
+	@{[ rows_digest("SELECT * FROM xxl.connected_components('edges')") ]};
+	$shard_stats});
+is("$cc_mixed $stats_mixed", "$cc_flat 3 s1,s2,s3 true true,true,false",
+	'a shard whose user may not execute xxl.shard_reduce_edges sends its rows one by one: the same components');
+$shards[2]->safe_psql('postgres', q{GRANT EXECUTE ON FUNCTION xxl.shard_reduce_edges(text, text) TO PUBLIC});
 
 is($coord->safe_psql('postgres', qq{
 	SET xxl.on_shards = off;

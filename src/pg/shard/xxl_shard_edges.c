@@ -51,8 +51,6 @@ static const char *const remote_operator[] = {
 	[XXL_REDUCE_MIN_FOREST] = "minimum_spanning_forest",
 };
 #define PACKED_CALL "SELECT * FROM xxl.shard_reduce_edges(%s, %s)"
-#define PACKED_PROBE \
-	"SELECT pg_catalog.to_regprocedure('xxl.shard_reduce_edges(text,text)') IS NOT NULL"
 
 typedef struct ShardedEdges
 {
@@ -136,9 +134,8 @@ start(Relation rel, XxlEdgeReduce reduce, const bool *wanted, List **local)
 		XxlShard   *shard = lfirst(lc);
 		char	   *edges = quote_literal_cstr(edges_there(shard, RelationGetDescr(rel), wanted));
 		XxlShardStream *s = xxl_shard_stream_open(group, shard, NULL, NULL);
-		char	   *packs = xxl_shard_stream_probe(s, PACKED_PROBE);
 
-		se->packed[se->nshards] = packs != NULL && strcmp(packs, "t") == 0;
+		se->packed[se->nshards] = xxl_shard_stream_may_call(s, "xxl.shard_reduce_edges(text,text)");
 		if (se->packed[se->nshards])
 		{
 			xxl_shard_stream_layout(s, blocks, NULL);

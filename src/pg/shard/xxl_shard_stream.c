@@ -37,9 +37,6 @@
 #include "pg/shard/xxl_shard_fixed.h"
 #include "pg/shard/xxl_shard_stream_internal.h"
 
-/* Whether the shard's pgxxl packs rows (xxl.packed_rows, 0.9 on). */
-#define PACKED_ROWS_PROBE \
-	"SELECT pg_catalog.to_regprocedure('xxl.packed_rows(text)') IS NOT NULL"
 
 /* The same query here. */
 static char *
@@ -284,20 +281,26 @@ xxl_shard_stream_open(XxlShardGroup *group, XxlShard *shard, TupleDesc desc, con
 	return s;
 }
 
-char *
-xxl_shard_stream_probe(XxlShardStream *s, const char *sql)
+bool
+xxl_shard_stream_may_call(XxlShardStream *s, const char *signature)
 {
+	char	   *yes;
+
 	Assert(s->state == STREAM_IDLE);
-	return xxl_shard_wire_value(s, sql);
+	yes = xxl_shard_wire_value(s, psprintf(
+		"SELECT pg_catalog.has_function_privilege(f, 'EXECUTE') "
+		"AND pg_catalog.has_schema_privilege(n.oid, 'USAGE') "
+		"FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace, "
+		"pg_catalog.to_regprocedure(%s) f WHERE p.oid = f",
+		quote_literal_cstr(signature)));
+	return yes != NULL && strcmp(yes, "t") == 0;
 }
 
 void
 xxl_shard_stream_send(XxlShardStream *s, const char *select, bool pack)
 {
-	char	   *packs = pack ? xxl_shard_stream_probe(s, PACKED_ROWS_PROBE) : NULL;
-
 	/* a shard whose pgxxl has it (0.9 on) packs the rows many to a message */
-	if (packs != NULL && strcmp(packs, "t") == 0)
+	if (pack && xxl_shard_stream_may_call(s, "xxl.packed_rows(text)"))
 	{
 		s->packed_rows = true;
 		select = psprintf("SELECT xxl.packed_rows(%s)", quote_literal_cstr(select));

@@ -51,10 +51,12 @@ extern void xxl_shard_stream_layout(XxlShardStream *s, TupleDesc desc, const int
 extern void xxl_shard_stream_send(XxlShardStream *s, const char *select, bool pack);
 
 /*
- * One value of query sql run on the shard before the stream's statement
- * is sent (what the shard has, say), as text; NULL for no row or NULL.
+ * Whether the shard has function signature ("xxl.packed_rows(text)") and
+ * the stream's user may call it (EXECUTE, and USAGE on its schema): asked
+ * there before the stream's statement is sent, so that a shard whose
+ * pgxxl is older, or whose user may not, is sent what it can run.
  */
-extern char *xxl_shard_stream_probe(XxlShardStream *s, const char *sql);
+extern bool xxl_shard_stream_may_call(XxlShardStream *s, const char *signature);
 
 /*
  * An error (42P21) unless the shard has each of the n collations as this
