@@ -37,7 +37,6 @@
 #include "pg/shard/xxl_shard_fixed.h"
 #include "pg/shard/xxl_shard_stream_internal.h"
 
-
 /* The same query here. */
 static char *
 local_value(const char *sql)
@@ -414,8 +413,19 @@ decode_fields(XxlShardStream *s, char *row, int *pos_io, int len, Datum *values,
 		isnull[i] = false;
 		pos += flen;
 	}
-	if (field != nfields)
-		bad_copy(s);
+	/* (fields after the columns read: skipped, so that a block's next row is found) */
+	for (; field < nfields; field++)
+	{
+		int32		flen;
+
+		if (pos + 4 > len)
+			bad_copy(s);
+		flen = (int32) load32(row + pos);
+		pos += 4;
+		if (flen < -1 || (flen > 0 && pos + flen > len))
+			bad_copy(s);
+		pos += Max(flen, 0);
+	}
 	*pos_io = pos;
 	return true;
 }

@@ -452,7 +452,8 @@ spool_next(XxlShardStream *s, char **row, int *len)
 	if (got != sizeof(*len) || *len <= 0)
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not read the spooled rows of shard \"%s\"", s->shard->server)));
-	*row = malloc(*len);
+	/* (with the NUL libpq ends a message with: the decoder writes there for a moment) */
+	*row = malloc((size_t) *len + 1);
 	if (*row == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	if (BufFileRead(s->spool, *row, *len) != (size_t) *len)
@@ -461,6 +462,7 @@ spool_next(XxlShardStream *s, char **row, int *len)
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not read the spooled rows of shard \"%s\"", s->shard->server)));
 	}
+	(*row)[*len] = '\0';
 	return true;
 }
 
