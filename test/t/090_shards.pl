@@ -194,6 +194,19 @@ for my $key ('k, id', 't, id', 'u DESC NULLS FIRST, id', 'n, id', 'k DESC NULLS 
 	is($on, $oracle, "ORDER BY $key of the sharded table through XxlShardMerge: the rows of ORDER BY over one table");
 	is($off, $oracle, "... which PostgreSQL's MergeAppend gives too");
 }
+# the foreign scans' output computed from the received row (an expression
+# of its columns: their projection runs row by row) or only some of its
+# columns (copied from the row)
+for my $cols_out ('id, k * 2 AS k2, upper(t) AS t', 'u, id')
+{
+	my ($on, $oracle) = split /\n/, $coord->safe_psql('postgres', qq{
+		$plan_settings
+		SELECT md5(string_agg(s::text, ',')) FROM (SELECT $cols_out FROM sharded ORDER BY k, id) s;
+		SET xxl.sort_in_plans = off;
+		SELECT md5(string_agg(s::text, ',')) FROM (SELECT $cols_out FROM flat ORDER BY k, id) s;
+	});
+	is($on, $oracle, "SELECT $cols_out ... ORDER BY k, id through XxlShardMerge: the rows of one table");
+}
 # a function in the select list that reads a shard's server, called
 # while the node's statement holds that server's connection: the rest of
 # that shard's rows go to a temporary file first, and the connection to the

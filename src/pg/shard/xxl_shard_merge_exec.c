@@ -55,6 +55,10 @@ typedef struct MergeChild
 	const char *sql;
 	List	   *retrieved;
 	XxlShardStream *stream;		/* while the merge runs */
+	int			nout;			/* columns of its rows */
+	int		   *project;		/* per column, the scan tuple's it is, or NULL */
+	Datum	   *scan_values;	/* ... and the scan tuple, received */
+	bool	   *scan_isnull;
 } MergeChild;
 
 typedef struct ShardMergeState
@@ -199,6 +203,33 @@ local_next(void *arg, Datum *values, bool *isnull)
 	return true;
 }
 
+/*
+ * Per column of a foreign child's rows, the scan tuple's column it is, when
+ * its projection is only that (plain Vars of the scan tuple, as
+ * postgres_fdw's scans have: the table's row with the columns the SQL
+ * returns); NULL otherwise, and the projection runs row by row.
+ */
+static int *
+simple_projection(PlanState *ps, int scan_natts)
+{
+	List	   *tlist = ps->plan->targetlist;
+	int		   *map;
+	ListCell   *lc;
+
+	if (ps->ps_ProjInfo == NULL || tlist == NIL)
+		return NULL;
+	map = palloc(sizeof(int) * list_length(tlist));
+	foreach(lc, tlist)
+	{
+		Var		   *v = (Var *) ((TargetEntry *) lfirst(lc))->expr;
+
+		if (!IsA(v, Var) || v->varlevelsup != 0 || v->varattno <= 0 || v->varattno > scan_natts)
+			return NULL;
+		map[foreach_current_index(lc)] = v->varattno - 1;
+	}
+	return map;
+}
+
 /* A foreign child's next row: received, then through its scan's projection. */
 static bool
 foreign_next(void *arg, Datum *values, bool *isnull)
@@ -210,6 +241,19 @@ foreign_next(void *arg, Datum *values, bool *isnull)
 
 	if (c->ps->instrument)
 		InstrStartNode(c->ps->instrument);
+	if (c->project != NULL)
+	{
+		/* (the projection's columns taken from the received row directly) */
+		got = xxl_shard_stream_next(c->stream, c->scan_values, c->scan_isnull);
+		for (int i = 0; got && i < c->nout; i++)
+		{
+			values[i] = c->scan_values[c->project[i]];
+			isnull[i] = c->scan_isnull[c->project[i]];
+		}
+		if (c->ps->instrument)
+			InstrStopNode(c->ps->instrument, got ? 1.0 : 0.0);
+		return got;
+	}
 	ExecClearTuple(slot);
 	got = xxl_shard_stream_next(c->stream, slot->tts_values, slot->tts_isnull);
 	if (got)
@@ -267,6 +311,12 @@ start_merge(ShardMergeState *state)
 		foreach(lc, c->retrieved)
 			result_col[lfirst_int(lc) - 1] = foreach_current_index(lc);
 		own = bms_add_member(own, (int) ((Scan *) c->ps->plan)->scanrelid);
+		if ((c->project = simple_projection(c->ps, desc->natts)) != NULL)
+		{
+			c->nout = list_length(c->ps->plan->targetlist);
+			c->scan_values = palloc0(sizeof(Datum) * Max(desc->natts, 1));
+			c->scan_isnull = palloc0(sizeof(bool) * Max(desc->natts, 1));
+		}
 		c->stream = xxl_shard_stream_open(group, c->shard, desc, result_col);
 		xxl_shard_stream_check_collations(c->stream, state->collations, state->ncollations);
 		xxl_shard_stream_send(c->stream, c->sql, true);
