@@ -177,37 +177,25 @@ static const XxlGraphFamily graph_family = {
 
 /* The SQL functions ----------------------------------------------------------- */
 
-/* f over the first argument's edges, its rows to out (made by make_out). */
+/* f over the first argument's edges, its rows to out. */
 static uint64
-graph_run_into(FunctionCallInfo fcinfo, const GraphFunction *f,
-			   XxlOutput *(*make_out) (FunctionCallInfo, const GraphFunction *, bool), bool into)
+run_call(FunctionCallInfo fcinfo, const GraphFunction *f, XxlOutput *out)
 {
 	XxlGraphCall c = {&graph_family, (void *) f, f->sql_name, f->op_name};
 
 	c.edges = xxl_arg_text(fcinfo, 0, f->sql_name, "edges");
 	c.needs = f->needs;
 	c.reduce = f->reduce;
-	c.out = make_out(fcinfo, f, into);
+	c.out = out;
 	return xxl_graph_drive(&c);
-}
-
-static XxlOutput *
-rows_or_table(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
-{
-	return xxl_graph_output(fcinfo, into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL,
-							xxl_graph_desc(f->ncols, f->cols, f->types));
-}
-
-static XxlOutput *
-packed(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
-{
-	return xxl_output_packed_to_caller(fcinfo, xxl_graph_desc(f->ncols, f->cols, f->types));
 }
 
 static uint64
 graph_call(FunctionCallInfo fcinfo, const GraphFunction *f, bool into)
 {
-	return graph_run_into(fcinfo, f, rows_or_table, into);
+	return run_call(fcinfo, f,
+					 xxl_graph_output(fcinfo, into ? xxl_arg_text(fcinfo, 1, f->sql_name, "target") : NULL,
+									  xxl_graph_desc(f->ncols, f->cols, f->types)));
 }
 
 /* xxl.connected_components(edges text) RETURNS TABLE(node, component) and _into */
@@ -235,7 +223,9 @@ xxl_shard_reduce_edges(PG_FUNCTION_ARGS)
 	{
 		if (strcmp(name, reducers[i]->op_name) == 0)
 		{
-			graph_run_into(fcinfo, reducers[i], packed, false);
+			const GraphFunction *f = reducers[i];
+
+			run_call(fcinfo, f, xxl_output_packed_to_caller(fcinfo, xxl_graph_desc(f->ncols, f->cols, f->types)));
 			return (Datum) 0;
 		}
 	}

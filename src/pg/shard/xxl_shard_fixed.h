@@ -11,6 +11,7 @@
 #define XXL_PG_SHARD_FIXED_H
 
 #include "catalog/pg_type.h"
+#include "port/pg_bswap.h"
 
 /* Its send form's width (bool: 1), or 0 for every other type. */
 static inline int
@@ -30,6 +31,70 @@ xxl_shard_fixed_width(Oid type)
 			return 8;
 		default:
 			return 0;
+	}
+}
+
+/* d's send form, w (its type's width) bytes, written at p. */
+static inline void
+xxl_shard_fixed_send(char *p, Datum d, int w)
+{
+	switch (w)
+	{
+		case 8:
+			{
+				uint64		v = pg_hton64((uint64) DatumGetInt64(d));
+
+				memcpy(p, &v, 8);
+				break;
+			}
+		case 4:
+			{
+				uint32		v = pg_hton32((uint32) DatumGetInt32(d));
+
+				memcpy(p, &v, 4);
+				break;
+			}
+		case 2:
+			{
+				uint16		v = pg_hton16((uint16) DatumGetInt16(d));
+
+				memcpy(p, &v, 2);
+				break;
+			}
+		default:
+			*p = DatumGetBool(d) ? 1 : 0;
+	}
+}
+
+/* The value whose send form, w bytes, is at p (what the receive function gives). */
+static inline Datum
+xxl_shard_fixed_recv(const char *p, int w)
+{
+	switch (w)
+	{
+		case 8:
+			{
+				uint64		v;
+
+				memcpy(&v, p, 8);
+				return Int64GetDatum((int64) pg_ntoh64(v));
+			}
+		case 4:
+			{
+				uint32		v;
+
+				memcpy(&v, p, 4);
+				return Int32GetDatum((int32) pg_ntoh32(v));
+			}
+		case 2:
+			{
+				uint16		v;
+
+				memcpy(&v, p, 2);
+				return Int16GetDatum((int16) pg_ntoh16(v));
+			}
+		default:
+			return BoolGetDatum(*p != 0);
 	}
 }
 

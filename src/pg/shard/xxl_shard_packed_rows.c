@@ -104,14 +104,10 @@ pack_slot(TupleTableSlot *slot, DestReceiver *self)
 		{
 			/* the send form written here: its width, then the value in network order */
 			int			w = r->fixed[i];
-			uint64		v8 = pg_hton64((uint64) DatumGetInt64(d));
-			uint32		v4 = pg_hton32((uint32) DatumGetInt32(d));
-			uint16		v2 = pg_hton16((uint16) DatumGetInt16(d));
-			char		b = DatumGetBool(d) ? 1 : 0;
 
 			len = pg_hton32((uint32) w);
 			memcpy(p, &len, 4);
-			memcpy(p + 4, w == 8 ? (char *) &v8 : w == 4 ? (char *) &v4 : w == 2 ? (char *) &v2 : &b, w);
+			xxl_shard_fixed_send(p + 4, d, w);
 			r->block.len += 4 + w;
 		}
 		else

@@ -373,23 +373,9 @@ decode_fields(XxlShardStream *s, char *row, int *pos_io, int len, Datum *values,
 		if (s->fixed[i] > 0)
 		{
 			/* the receive function's work, done here (xxl_shard_fixed.h) */
-			const char *f = row + pos;
-
 			if (flen != s->fixed[i])
 				bad_copy(s);
-			if (flen == 8)
-			{
-				uint64		v;
-
-				memcpy(&v, f, 8);
-				values[i] = Int64GetDatum((int64) pg_ntoh64(v));
-			}
-			else if (flen == 4)
-				values[i] = Int32GetDatum((int32) load32(f));
-			else if (flen == 2)
-				values[i] = Int16GetDatum((int16) ((((unsigned char) f[0]) << 8) | (unsigned char) f[1]));
-			else
-				values[i] = BoolGetDatum(f[0] != 0);
+			values[i] = xxl_shard_fixed_recv(row + pos, flen);
 			isnull[i] = false;
 			pos += flen;
 			continue;
