@@ -148,6 +148,33 @@ FROM xxl.connected_components('SELECT i AS source, i + 1 AS target FROM generate
 SELECT details->'path' AS path, details->'ids' AS ids, details->'id_parts' AS parts,
 	memory_peak <= memory_limit AS within_budget,
 	bytes_written[1] > 0 AS spilled FROM xxl.last_stats();
+
+-- the spanning forest of the same ids, by id in parts: each level joins the
+-- edges between its low ids, passes the others on with the low sets as
+-- single indexes; a spanning forest of input edges, nodes - components of them
+CREATE TABLE paths AS SELECT i AS source, i + 1 AS target FROM generate_series(1, 299999) i
+	WHERE i % 1000 <> 0 ORDER BY hashint4(i);
+ANALYZE paths;
+SELECT count(*) AS forest_edges FROM xxl.spanning_forest('paths');
+SELECT details->'path' AS path, details->'ids' AS ids, (details->>'id_parts')::int > 1 AS parts,
+	memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+SELECT xxl.spanning_forest_into('paths', 'sf_paths');
+SELECT count(*) AS not_input FROM (TABLE sf_paths EXCEPT ALL TABLE paths) d;
+SELECT count(*) AS nodes, count(DISTINCT component) AS components,
+	bool_and(component = (node - 1) / 1000 * 1000 + 1) AS spans_the_paths
+FROM xxl.connected_components('sf_paths');
+-- the same edges as a query (no row estimate): kept in memory first, then in parts
+SELECT count(*) AS forest_edges FROM xxl.spanning_forest('SELECT * FROM paths');
+SELECT details->'path' AS path, (details->>'id_parts')::int > 1 AS parts FROM xxl.last_stats();
+-- low ids that never meet each other (every edge reaches above): the levels
+-- give up and the sorters take the edges
+CREATE TABLE pairs AS SELECT i AS source, i + 150000 AS target FROM generate_series(0, 149999) i;
+ANALYZE pairs;
+SELECT xxl.spanning_forest_into('pairs', 'sf_pairs');
+SELECT details->'path' AS path FROM xxl.last_stats();
+SELECT count(*) AS not_input FROM (TABLE sf_pairs EXCEPT ALL TABLE pairs) d;
+SELECT count(*) AS missing FROM (TABLE pairs EXCEPT ALL TABLE sf_pairs) d;
+DROP TABLE paths, sf_paths, pairs, sf_pairs;
 RESET xxl.memory;
 
 -- rows for the caller stay in memory while the budget leaves room beside the

@@ -204,6 +204,7 @@ typedef enum graph_out
 	OUT_MSF_SEMI,				/* S3 + union-find */
 	OUT_SF_MAPPED,				/* the dense spool + union-find (graph_mapped.c) */
 	OUT_MSF_MAPPED,				/* S3 of the dense spool + union-find */
+	OUT_SF_PARTS,				/* the forest spool of the levels (graph_forest_split.c) */
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
 
@@ -389,6 +390,16 @@ struct xxl_graph
 	bool		direct_frozen;
 	uint8_t    *direct_seen;	/* a bit per direct id seen */
 	size_t		direct_seen_bytes;
+	/*
+	 * the spanning forest by id in parts (graph_forest_split.c): the
+	 * spooled edges' indexes are their ids, which go above what one
+	 * union-find holds
+	 */
+	bool		parts;
+	uint64_t	parts_high;		/* 1 + the largest id */
+	int			parts_levels;	/* the levels that ran */
+	xxl_spool	parts_forest;	/* the forest edges found */
+	uint64_t	parts_m;		/* ... how many */
 	/*
 	 * components by id in parts (graph_split.c): ids below split_base stay
 	 * in the direct array; an edge with an end at or above it goes to
@@ -651,6 +662,15 @@ int			graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t
 /* Whether some ids are their own index. */
 bool		graph_mapped_by_id(const xxl_graph *g);
 void		graph_mapped_release(xxl_graph *g);
+
+/* graph_forest_split.c: the spanning forest by id in parts */
+/* Whether an id may be its own index of the levels. */
+bool		graph_parts_takes(const xxl_graph *g, int64_t id);
+/* The levels over the spool, or (if they give up) the move to the sorters. */
+xxl_status	graph_parts_run(xxl_graph *g);
+int			graph_parts_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
+								  double *cost);
+void		graph_parts_release(xxl_graph *g);
 
 /* graph_external.c: node reduction with the priority queue, and expansion */
 xxl_status	graph_run_external(xxl_graph *g);

@@ -14,9 +14,11 @@
  *
  * Why: the sorting path numbers the ids by two sorts of the endpoints
  * before its union-find, which cost more than the forest itself.  If the
- * ids outgrow the budget after all, the spooled edges are put to the
- * sorting path with their original ids, in input order, and the operator
- * goes on as if it had started there.
+ * ids outgrow the budget after all, the spanning forest goes on by id in
+ * parts (graph_forest_split.c) while they are non-negative and within its
+ * reach, the edges spooled so far rewritten with their ids; otherwise the
+ * spooled edges are put to the sorting path with their original ids, in
+ * input order, and the operator goes on as if it had started there.
  */
 #include "core/graph/graph_internal.h"
 
@@ -84,12 +86,39 @@ index_id(const xxl_graph *g, uint32_t x)
 	return x < d ? (int64_t) x : idmap_id(&g->idm, x - d);
 }
 
+/*
+ * The spanning forest by id in parts from here on (graph_forest_split.c):
+ * every index spooled so far is its id, below high, and so will the later
+ * ones be; no seen bits (the levels count the nodes).
+ */
+static void
+parts_begin(xxl_graph *g, uint64_t high)
+{
+	if (g->direct_seen)
+		xxl_env_free(&g->env, g->direct_seen, g->direct_seen_bytes);
+	g->direct_seen = NULL;
+	g->direct_seen_bytes = 0;
+	g->parts = true;
+	g->parts_high = high;
+	/* every index below direct_end: index_id gives it back as the id */
+	g->direct_base = UINT32_MAX;
+	g->direct_frozen = true;
+}
+
 /* An id's index: IDMAP_NONE when it does not fit (env->err says why, or nothing for the budget). */
 static uint32_t
 id_index(xxl_graph *g, int64_t id)
 {
 	uint32_t	d;
 
+	if (g->parts)
+	{
+		if (!graph_parts_takes(g, id))
+			return IDMAP_NONE;
+		if ((uint64_t) id >= g->parts_high)
+			g->parts_high = (uint64_t) id + 1;
+		return (uint32_t) id;
+	}
 	if (id >= 0 && (uint64_t) id < g->direct_base)
 	{
 		if ((uint64_t) id >= g->direct_top)
@@ -225,14 +254,73 @@ graph_mapped_begin(xxl_graph *g)
 	return XXL_OK;
 }
 
-xxl_status
-graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
+/*
+ * The spanning forest's ids do not fit numbered, but all are within the
+ * levels' reach: by id in parts after all, the edges spooled so far
+ * rewritten with their ids as indexes.  XXL_ENOMEM (no error) if an id is
+ * not.
+ */
+static xxl_status
+parts_from_numbered(xxl_graph *g)
+{
+	uint64_t	high = direct_end(g);
+	xxl_spool	numbered;
+	xxl_spool_reader rd;
+	const unsigned char *r;
+
+	for (uint64_t i = 0; i < g->idm.n; i++)
+	{
+		int64_t		id = idmap_id(&g->idm, i);
+
+		if (!graph_parts_takes(g, id))
+			return XXL_ENOMEM;
+		if ((uint64_t) id >= high)
+			high = (uint64_t) id + 1;
+	}
+	if (g->idm.n > 0)
+	{
+		/* (a finished spool may move; one being written may not) */
+		if (xxl_spool_finish(&g->dense) != XXL_OK)
+			return g->env.err.code;
+		numbered = g->dense;
+		xxl_spool_init(&g->dense, &g->env, XXL_SPOOL_SHARED);
+		if (xxl_spool_reader_open(&rd, &numbered, true) != XXL_OK)
+		{
+			xxl_spool_free(&numbered);
+			return g->env.err.code;
+		}
+		for (uint64_t i = 0; i < g->mapped_m; i++)
+		{
+			mapped_edge e;
+
+			if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
+				break;
+			memcpy(&e, r, sizeof(e));
+			e.u = (uint32_t) index_id(g, e.u);
+			e.v = (uint32_t) index_id(g, e.v);
+			if (xxl_spool_write(&g->dense, &e, sizeof(e)) != XXL_OK ||
+				((i & 4095) == 4095 && poll_canceled(g)))
+				break;
+		}
+		xxl_spool_reader_close(&rd);
+		xxl_spool_free(&numbered);
+		if (g->env.err.code != XXL_OK)
+			return g->env.err.code;
+	}
+	idmap_free(&g->env, &g->idm);
+	idmap_init(&g->idm, g->env.budget.limit);
+	parts_begin(g, high);
+	return XXL_OK;
+}
+
+static xxl_status
+mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 {
 	uint32_t	du,
 				dv;
 
 	/* (direct ids need no room; numbered ones are checked ahead, per stride of edges) */
-	if (g->direct_frozen && g->mapped_m % MAPPED_FIT_STRIDE == 0 &&
+	if (g->direct_frozen && !g->parts && g->mapped_m % MAPPED_FIT_STRIDE == 0 &&
 		!mapped_fits(g, g->idm.n + 2 * MAPPED_FIT_STRIDE, idmap_table_bytes(&g->idm)))
 		return XXL_ENOMEM;
 	if ((du = id_index(g, e->source)) == IDMAP_NONE || (dv = id_index(g, e->target)) == IDMAP_NONE)
@@ -242,6 +330,19 @@ graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 		return g->env.err.code == XXL_OK ? XXL_ENOMEM : g->env.err.code;
 	}
 	return spool_edge(g, du, dv, e->id, e->cost);
+}
+
+xxl_status
+graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
+{
+	xxl_status	rc = mapped_put(g, e);
+
+	/* the spanning forest's ids outgrow the budget: in parts, if they may */
+	if (rc == XXL_ENOMEM && g->env.err.code == XXL_OK && g->op == XXL_GRAPH_SF && !g->parts &&
+		graph_parts_takes(g, e->source) && graph_parts_takes(g, e->target) &&
+		(rc = parts_from_numbered(g)) == XXL_OK)
+		rc = mapped_put(g, e);
+	return rc;
 }
 
 /*
@@ -284,6 +385,7 @@ xxl_status
 graph_mapped_to_sorter(xxl_graph *g)
 {
 	g->mapped = false;
+	g->parts = false;
 	return drain_spool(g, put_sorted);
 }
 
@@ -307,6 +409,8 @@ graph_mapped_run(xxl_graph *g)
 	xxl_env    *env = &g->env;
 	size_t		share;
 
+	if (g->parts)
+		return graph_parts_run(g);
 	g->path = XXL_GRAPH_SEMI_EXTERNAL;
 	g->n = g->idm.n;
 	for (size_t i = 0; i < g->direct_seen_bytes; i++)

@@ -684,6 +684,7 @@ void
 graph_mem_release(xxl_graph *g)
 {
 	graph_mapped_release(g);
+	graph_parts_release(g);
 	graph_split_release(g);
 	idmap_free(&g->env, &g->idm);
 	pvec_free(&g->env, &g->ends);

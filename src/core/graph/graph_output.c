@@ -189,6 +189,12 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 
 			return got == 0 ? finish_output(g) : got;
 		}
+		else if (g->out == OUT_SF_PARTS)
+		{
+			int			got = graph_parts_next_edge(g, id, source, target, cost);
+
+			return got == 0 ? finish_output(g) : got;
+		}
 		else if (g->out == OUT_SF_SEMI)
 		{
 			uint64_t	e,
