@@ -166,6 +166,31 @@ FROM xxl.connected_components('sf_paths');
 -- the same edges as a query (no row estimate): kept in memory first, then in parts
 SELECT count(*) AS forest_edges FROM xxl.spanning_forest('SELECT * FROM paths');
 SELECT details->'path' AS path, (details->>'id_parts')::int > 1 AS parts FROM xxl.last_stats();
+-- the minimum spanning forest in parts: the edges in their strict order,
+-- and a set joins by an edge only while no lighter edge leaves it unjoined
+-- (the cut property); the very rows of the in-memory path
+CREATE TABLE wpaths AS
+SELECT 2 * source AS id, source, target, (hashint4(source) & 65535)::float8 AS cost FROM paths
+UNION ALL
+SELECT 2 * i + 1, i, i + 2, (hashint4(-i) & 65535)::float8 FROM generate_series(1, 299998, 3) i
+WHERE i % 1000 < 998
+ORDER BY 4, 1;
+ANALYZE wpaths;
+SELECT xxl.minimum_spanning_forest_into('wpaths', 'msf_parts');
+SELECT details->'path' AS path, (details->>'id_parts')::int > 1 AS parts,
+	memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+SET xxl.memory = '256MB';
+SELECT xxl.minimum_spanning_forest_into('wpaths', 'msf_roomy_paths');
+SELECT details->'path' AS path FROM xxl.last_stats();
+SELECT count(*) AS differ FROM ((TABLE msf_parts EXCEPT ALL TABLE msf_roomy_paths)
+	UNION ALL (TABLE msf_roomy_paths EXCEPT ALL TABLE msf_parts)) d;
+-- ... in ascending (cost, id) order, as every path returns them
+SELECT bool_and(ordered) AS ordered FROM (SELECT cost >= lag(cost, 1, cost) OVER () AS ordered
+	FROM xxl.minimum_spanning_forest('wpaths')) o;
+SET xxl.memory = '1MB';
+SELECT bool_and(ordered) AS ordered FROM (SELECT cost >= lag(cost, 1, cost) OVER () AS ordered
+	FROM xxl.minimum_spanning_forest('wpaths')) o;
+SELECT details->'path' AS path FROM xxl.last_stats();
 -- low ids that never meet each other (every edge reaches above): the levels
 -- give up and the sorters take the edges
 CREATE TABLE pairs AS SELECT i AS source, i + 150000 AS target FROM generate_series(0, 149999) i;
@@ -174,7 +199,9 @@ SELECT xxl.spanning_forest_into('pairs', 'sf_pairs');
 SELECT details->'path' AS path FROM xxl.last_stats();
 SELECT count(*) AS not_input FROM (TABLE sf_pairs EXCEPT ALL TABLE pairs) d;
 SELECT count(*) AS missing FROM (TABLE pairs EXCEPT ALL TABLE sf_pairs) d;
-DROP TABLE paths, sf_paths, pairs, sf_pairs;
+SELECT count(*) AS msf_edges FROM xxl.minimum_spanning_forest('SELECT source AS id, *, 1.0 AS cost FROM pairs');
+SELECT details->'path' AS path FROM xxl.last_stats();
+DROP TABLE paths, sf_paths, pairs, sf_pairs, wpaths, msf_parts, msf_roomy_paths;
 RESET xxl.memory;
 
 -- rows for the caller stay in memory while the budget leaves room beside the

@@ -1,8 +1,7 @@
 # 031_graph.pl — the graph functions at a scale the regress tests avoid
 # (a random graph of 1M edges over 500k ids): the in-memory paths and, at
-# 2MB, components and the spanning forest by id in parts and the fully
-# external minimum spanning forest give the same components and the same
-# minimum spanning forest; peak backend memory stays within xxl.memory plus 32 MB;
+# 2MB, by id in parts and (with the cap on semi-external nodes) fully
+# external, give the same components and the same minimum spanning forest; peak backend memory stays within xxl.memory plus 32 MB;
 # a cancel or a termination in the middle of the engine's work stops it
 # quickly and leaves no spill file.  Run by `make test` (scripts/test.sh).
 use strict;
@@ -35,9 +34,11 @@ $node->safe_psql('postgres', q{
 
 sub run_into
 {
-	my ($memory, $suffix) = @_;
+	my ($memory, $suffix, $setup) = @_;
+	$setup //= '';
 	return $node->safe_psql('postgres', qq{
 		SET xxl.memory = '$memory';
+		$setup
 		SELECT xxl.connected_components_into('edges', 'cc_$suffix');
 		SELECT details->>'path' FROM xxl.last_stats();
 		SELECT xxl.minimum_spanning_forest_into('edges', 'msf_$suffix');
@@ -48,38 +49,47 @@ sub run_into
 }
 
 my @semi = split /\n/, run_into('256MB', 'semi');
-my @ext = split /\n/, run_into('2MB', 'ext');
+my @parts = split /\n/, run_into('2MB', 'parts');
+# (the cap on semi-external nodes asks for the sorters)
+my @ext = split /\n/, run_into('2MB', 'ext', 'SET xxl.graph_max_semi_nodes = 1000;');
 is_deeply([ @semi[ 1, 3, 5 ] ], [ ('in-memory') x 3 ], 'roomy budget: in memory');
-# components and the spanning forest by id in parts (semi-external); the minimum one fully external
-is_deeply([ @ext[ 1, 3, 5 ] ], [ 'semi-external', 'external', 'semi-external' ],
-	'2MB: components and spanning forest in parts, minimum spanning forest external');
-is($ext[0], $semi[0], 'both paths see the same nodes');
+# by id in parts (semi-external)
+is_deeply([ @parts[ 1, 3, 5 ] ], [ ('semi-external') x 3 ], '2MB: every operator by id in parts');
+is_deeply([ @ext[ 1, 3, 5 ] ], [ ('external') x 3 ], '2MB with the cap: fully external');
+is($parts[0], $semi[0], 'in parts: the same nodes');
+is($ext[0], $semi[0], 'external: the same nodes');
 
-is($node->safe_psql('postgres', q{
-	SELECT count(*) FROM ((TABLE cc_semi EXCEPT ALL TABLE cc_ext)
-		UNION ALL (TABLE cc_ext EXCEPT ALL TABLE cc_semi)) d}),
-	'0', 'components: the paths agree on every node');
-is($node->safe_psql('postgres', q{
-	SELECT count(*) FROM ((TABLE msf_semi EXCEPT ALL TABLE msf_ext)
-		UNION ALL (TABLE msf_ext EXCEPT ALL TABLE msf_semi)) d}),
-	'0', 'minimum spanning forest: the paths agree on every edge');
+for my $t (qw(parts ext))
+{
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM ((TABLE cc_semi EXCEPT ALL TABLE cc_$t)
+			UNION ALL (TABLE cc_$t EXCEPT ALL TABLE cc_semi)) d}),
+		'0', "components ($t): the paths agree on every node");
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM ((TABLE msf_semi EXCEPT ALL TABLE msf_$t)
+			UNION ALL (TABLE msf_$t EXCEPT ALL TABLE msf_semi)) d}),
+		'0', "minimum spanning forest ($t): the paths agree on every edge");
+}
 
 my $components = $node->safe_psql('postgres', 'SELECT count(DISTINCT component) FROM cc_semi');
 cmp_ok($components, '>', 1, "the graph has several components ($components)");
 is($node->safe_psql('postgres', q{
-	SELECT format('%s %s %s', (SELECT count(*) FROM msf_semi), (SELECT count(*) FROM sf_semi),
-		(SELECT count(*) FROM sf_ext))}),
-	join(' ', ($ext[0] - $components) x 3),
+	SELECT format('%s %s %s %s', (SELECT count(*) FROM msf_semi), (SELECT count(*) FROM sf_semi),
+		(SELECT count(*) FROM sf_parts), (SELECT count(*) FROM sf_ext))}),
+	join(' ', ($ext[0] - $components) x 4),
 	'every forest has nodes - components edges');
-# the 2MB spanning forest spans: its components are the graph's
-is($node->safe_psql('postgres', q{
-	SET xxl.memory = '256MB';
-	SELECT count(*) FROM ((SELECT * FROM xxl.connected_components('sf_ext') EXCEPT ALL TABLE cc_semi)) d}),
-	'0', 'the 2MB spanning forest connects exactly the components');
-# input edges only, no duplicates
-is($node->safe_psql('postgres', q{
-	SELECT count(*) FROM (SELECT source, target FROM sf_ext EXCEPT ALL SELECT source, target FROM edges) d}),
-	'0', 'the 2MB spanning forest consists of input edges');
+for my $t (qw(parts ext))
+{
+	# the 2MB spanning forests span: their components are the graph's
+	is($node->safe_psql('postgres', qq{
+		SET xxl.memory = '256MB';
+		SELECT count(*) FROM ((SELECT * FROM xxl.connected_components('sf_$t') EXCEPT ALL TABLE cc_semi)) d}),
+		'0', "the spanning forest ($t) connects exactly the components");
+	# input edges only, no duplicates
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM (SELECT source, target FROM sf_$t EXCEPT ALL SELECT source, target FROM edges) d}),
+		'0', "the spanning forest ($t) consists of input edges");
+}
 
 # --- peak memory ----------------------------------------------------------------
 

@@ -407,7 +407,7 @@ xxl_graph_stats_get(const xxl_graph *g, xxl_graph_stats *st)
 	st->ids_by_id = g->out == OUT_CC_BY_ID || g->out == OUT_CC_SPLIT || g->pairs_by_id ||
 		(st->ids_in_memory && graph_mapped_by_id(g));
 	st->id_parts = g->out == OUT_CC_SPLIT ? graph_split_levels(g) :
-		g->out == OUT_SF_PARTS ? g->parts_levels : st->ids_by_id;
+		g->out == OUT_FOREST_PARTS ? g->parts_levels : st->ids_by_id;
 	st->base_nodes = g->path == XXL_GRAPH_EXTERNAL ? g->base_n : 0;
 	st->contracted_nodes = g->contracted;
 	st->relinked_edges = g->relinked;

@@ -103,9 +103,23 @@ typedef struct level
 	uint32_t   *p;				/* union-find over the low part */
 	size_t		p_bytes;
 	uint64_t   *touch;			/* a bit per low index that the rest reaches */
-	size_t		touch_bytes;
+	uint64_t   *blocked;		/* minimum: a bit per low root that an edge leaves, unresolved */
+	size_t		bits_bytes;
 	uint64_t	rest;			/* edges left to the next level */
+	uint64_t	joined;			/* forest edges found */
 } level;
+
+static inline bool
+bit_get(const uint64_t *b, uint32_t x)
+{
+	return (b[x >> 6] >> (x & 63)) & 1;
+}
+
+static inline void
+bit_set(uint64_t *b, uint32_t x)
+{
+	b[x >> 6] |= UINT64_C(1) << (x & 63);
+}
 
 static void
 level_free(xxl_graph *g, level *lv)
@@ -113,24 +127,28 @@ level_free(xxl_graph *g, level *lv)
 	if (lv->p)
 		xxl_env_free(&g->env, lv->p, lv->p_bytes);
 	if (lv->touch)
-		xxl_env_free(&g->env, lv->touch, lv->touch_bytes);
+		xxl_env_free(&g->env, lv->touch, lv->bits_bytes);
 	lv->p = NULL;
-	lv->touch = NULL;
+	lv->touch = lv->blocked = NULL;
 }
 
+/* The level's arrays: the touch bits and, for the minimum forest, the blocked ones, unless last. */
 static xxl_status
-level_alloc(xxl_graph *g, level *lv, bool last)
+level_alloc(xxl_graph *g, level *lv, bool last, bool minimum)
 {
+	size_t		words = (size_t) (lv->base + 63) / 64 + 1;
+
 	lv->p_bytes = (size_t) (lv->base ? lv->base : 1) * sizeof(uint32_t);
 	if ((lv->p = xxl_env_alloc(&g->env, lv->p_bytes)) == NULL)
 		return g->env.err.code;
 	memset(lv->p, 0xff, lv->p_bytes);	/* IDMAP_NONE: not seen */
 	if (last)
 		return XXL_OK;
-	lv->touch_bytes = (size_t) ((lv->base + 63) / 64 + 1) * sizeof(uint64_t);
-	if ((lv->touch = xxl_env_alloc(&g->env, lv->touch_bytes)) == NULL)
+	lv->bits_bytes = words * sizeof(uint64_t) * (minimum ? 2 : 1);
+	if ((lv->touch = xxl_env_alloc(&g->env, lv->bits_bytes)) == NULL)
 		return g->env.err.code;
-	memset(lv->touch, 0, lv->touch_bytes);
+	memset(lv->touch, 0, lv->bits_bytes);
+	lv->blocked = minimum ? lv->touch + words : NULL;
 	return XXL_OK;
 }
 
@@ -142,22 +160,46 @@ see(uint32_t *p, uint32_t x)
 }
 
 /*
- * One edge of the level: joined in its low part (a forest edge if it joins
- * two sets), or to the rest with its low end touched.
+ * One edge of the level.  Between two low indexes of different sets it
+ * joins them, a forest edge, unless (minimum forest) both sets are
+ * blocked.  Otherwise it goes to the rest, its low ends touched, and
+ * their sets blocked.
+ *
+ * Why blocked: the minimum forest reads its edges in its strict order, so
+ * every edge seen leaving a set so far is lighter than this one.  A set
+ * that no such edge leaves unjoined (none went to the rest) has this edge
+ * as the lightest that leaves it in the whole graph: by the cut property,
+ * a forest edge.  A set that one leaves stays blocked for the level, and
+ * so does any set it joins; two blocked sets never join within a level, so
+ * a deferred edge never closes a cycle there.  An edge within a set closes
+ * a cycle of lighter forest edges: not a forest edge (the cycle property).
  */
 static inline xxl_status
-level_edge(level *lv, const part_edge *e, rec_writer *forest, rec_writer *rest, uint64_t *joined)
+level_edge(level *lv, const part_edge *e, rec_writer *forest, rec_writer *rest)
 {
+	uint32_t   *p = lv->p;
+
 	if (e->a < lv->base && e->b < lv->base)
 	{
-		see(lv->p, e->a);
-		see(lv->p, e->b);
-		if (!uf32_union(lv->p, e->a, e->b))
+		uint32_t	ra,
+					rb;
+
+		see(p, e->a);
+		see(p, e->b);
+		ra = uf32_find(p, e->a);
+		rb = uf32_find(p, e->b);
+		if (ra == rb)
 			return XXL_OK;
-		(*joined)++;
+		if (lv->blocked == NULL || !bit_get(lv->blocked, ra) || !bit_get(lv->blocked, rb))
 		{
+			uint32_t	lo = ra < rb ? ra : rb,
+						hi = ra ^ rb ^ lo;
 			forest_edge f = {e->source, e->target, e->id, e->cost};
 
+			p[hi] = lo;
+			if (lv->blocked && bit_get(lv->blocked, hi))
+				bit_set(lv->blocked, lo);
+			lv->joined++;
 			return rw_put(forest, &f, sizeof(f));
 		}
 	}
@@ -167,8 +209,10 @@ level_edge(level *lv, const part_edge *e, rec_writer *forest, rec_writer *rest, 
 
 		if (x < lv->base)
 		{
-			see(lv->p, x);
-			lv->touch[x >> 6] |= UINT64_C(1) << (x & 63);
+			see(p, x);
+			bit_set(lv->touch, x);
+			if (lv->blocked)
+				bit_set(lv->blocked, uf32_find(p, x));
 		}
 	}
 	lv->rest++;
@@ -176,18 +220,18 @@ level_edge(level *lv, const part_edge *e, rec_writer *forest, rec_writer *rest, 
 }
 
 /*
- * Read a level's edges (the first level's in graph_mapped.c's records,
- * kept; the others' consumed), joining and passing them on.
+ * Read a level's m edges (the first level's as forest_edge records, ids as
+ * indexes), joining and passing them on; the edges are consumed unless
+ * kept.
  */
 static xxl_status
-level_pass(xxl_graph *g, level *lv, xxl_spool *edges, bool first, uint64_t m,
+level_pass(xxl_graph *g, level *lv, xxl_spool *edges, bool first, bool keep, uint64_t m,
 		   rec_writer *forest, rec_writer *rest)
 {
 	xxl_spool_reader rd;
 	const unsigned char *r;
-	uint64_t	joined = 0;
 
-	if (xxl_spool_reader_open(&rd, edges, !first) != XXL_OK)
+	if (xxl_spool_finish(edges) != XXL_OK || xxl_spool_reader_open(&rd, edges, !keep) != XXL_OK)
 		return g->env.err.code;
 	for (uint64_t i = 0; i < m; i++)
 	{
@@ -211,12 +255,11 @@ level_pass(xxl_graph *g, level *lv, xxl_spool *edges, bool first, uint64_t m,
 				break;
 			memcpy(&e, r, sizeof(e));
 		}
-		if (level_edge(lv, &e, forest, rest, &joined) != XXL_OK ||
+		if (level_edge(lv, &e, forest, rest) != XXL_OK ||
 			((i & 4095) == 4095 && poll_canceled(g)))
 			break;
 	}
 	xxl_spool_reader_close(&rd);
-	g->parts_m += joined;
 	return g->env.err.code;
 }
 
@@ -297,19 +340,103 @@ level_rewrite(xxl_graph *g, const level *lv, uint32_t roots, xxl_spool *rest, xx
 	return g->env.err.code;
 }
 
+/* Whether forest edge a comes before b in the minimum forest's order: (cost, id). */
+static inline bool
+forest_before(const forest_edge *a, const forest_edge *b)
+{
+	uint64_t	ca = g_cost_key(a->cost),
+				cb = g_cost_key(b->cost);
+
+	return ca != cb ? ca < cb : g_id_key(a->id) < g_id_key(b->id);
+}
+
 /*
- * The levels over the spooled edges (g->dense, kept): the forest into
+ * The minimum forest's edges so far (na of them) and a level's (nb), each
+ * in the strict order, merged into parts_forest; both consumed.
+ */
+static xxl_status
+merge_forests(xxl_graph *g, xxl_spool *a, uint64_t na, xxl_spool *b, uint64_t nb, rec_writer *w)
+{
+	xxl_spool_reader ra,
+				rb;
+	forest_edge fa,
+				fb;
+	const unsigned char *r;
+	bool		ra_open = false,
+				rb_open = false;
+
+	xxl_spool_init(&g->parts_forest, &g->env, XXL_SPOOL_SHARED);
+	w->sp = &g->parts_forest;
+	w->n = 0;
+	if (xxl_spool_reader_open(&ra, a, true) != XXL_OK)
+		goto done;
+	ra_open = true;
+	if (xxl_spool_reader_open(&rb, b, true) != XXL_OK)
+		goto done;
+	rb_open = true;
+	if (na > 0 && xxl_spool_read(&ra, sizeof(fa), &r) == XXL_OK)
+		memcpy(&fa, r, sizeof(fa));
+	if (nb > 0 && xxl_spool_read(&rb, sizeof(fb), &r) == XXL_OK)
+		memcpy(&fb, r, sizeof(fb));
+	while ((na > 0 || nb > 0) && g->env.err.code == XXL_OK)
+	{
+		bool		take_a = nb == 0 || (na > 0 && forest_before(&fa, &fb));
+
+		if (rw_put(w, take_a ? &fa : &fb, sizeof(fa)) != XXL_OK)
+			break;
+		if (take_a)
+		{
+			if (--na > 0 && xxl_spool_read(&ra, sizeof(fa), &r) == XXL_OK)
+				memcpy(&fa, r, sizeof(fa));
+		}
+		else if (--nb > 0 && xxl_spool_read(&rb, sizeof(fb), &r) == XXL_OK)
+			memcpy(&fb, r, sizeof(fb));
+		if (((na + nb) & 4095) == 0 && poll_canceled(g))
+			break;
+	}
+done:
+	if (ra_open)
+		xxl_spool_reader_close(&ra);
+	if (rb_open)
+		xxl_spool_reader_close(&rb);
+	if (g->env.err.code == XXL_OK && rw_flush(w) == XXL_OK)
+		xxl_spool_finish(&g->parts_forest);
+	return g->env.err.code;
+}
+
+/*
+ * Whether a level that leaves `roots` sets of its low part to the next one
+ * goes on.  The spanning forest joins every edge between low indexes, so
+ * a level that leaves more than half is one whose low ids hardly meet.
+ * The minimum forest joins only what the cut property proves, which on a
+ * random graph leaves about half (and the first level's share predicts
+ * the others').
+ */
+static bool
+level_goes_on(const xxl_graph *g, int k, uint32_t roots, uint32_t base)
+{
+	if (g->op == XXL_GRAPH_SF)
+		return roots <= base / 2;
+	return k == 0 ? (uint64_t) roots * 10 <= (uint64_t) base * 7 : (uint64_t) roots * 8 <= (uint64_t) base * 7;
+}
+
+/*
+ * The levels over the edges (the spanning forest's in input order, the
+ * minimum's in the strict order, kept or consumed): the forest into
  * g->parts_forest.  XXL_ENOMEM with no error set when they give up.
  */
 static xxl_status
-run_levels(xxl_graph *g)
+run_levels(xxl_graph *g, xxl_spool *edges, bool keep)
 {
 	xxl_env    *env = &g->env;
+	bool		minimum = g->op == XXL_GRAPH_MSF;
 	size_t		avail = env->pool > PARTS_FIXED + 2 * sizeof(rec_writer) ?
 		env->pool - PARTS_FIXED - 2 * sizeof(rec_writer) : 0;
 	rec_writer *w = xxl_env_alloc(env, 2 * sizeof(rec_writer));
-	xxl_spool	store[2];
-	xxl_spool  *cur = &g->dense;
+	xxl_spool	store[2],
+				found,
+				merged;
+	xxl_spool  *cur = edges;
 	uint64_t	m = g->mapped_m;
 	uint64_t	space = g->parts_high;
 	uint32_t	carried = 0;
@@ -318,6 +445,9 @@ run_levels(xxl_graph *g)
 	if (w == NULL)
 		return env->err.code;
 	memset(store, 0, sizeof(store));
+	memset(&found, 0, sizeof(found));
+	memset(&merged, 0, sizeof(merged));
+	/* the spanning forest's edges go out in any order: one spool for all levels */
 	xxl_spool_init(&g->parts_forest, env, XXL_SPOOL_SHARED);
 	w[0].sp = &g->parts_forest;
 	w[0].n = 0;
@@ -329,12 +459,14 @@ run_levels(xxl_graph *g)
 		uint64_t	base;
 		bool		last = space * sizeof(uint32_t) <= avail;
 		uint32_t	roots;
+
 		/* the rest in the store that the level does not read, rewritten into the other */
 		xxl_spool  *rest = cur == &store[0] ? &store[1] : &store[0];
 
 		lv.space = space;
 		lv.carried = carried;
-		base = last ? space : (uint64_t) avail * 8 / 33;
+		/* a union-find entry and one or two bits per low index */
+		base = last ? space : (uint64_t) avail * 8 / (minimum ? 34 : 33);
 		if (base > space)
 			base = space;
 		lv.base = (uint32_t) (base < FLAG ? base : FLAG - 1);
@@ -345,25 +477,57 @@ run_levels(xxl_graph *g)
 		}
 		g->parts_levels = k + 1;
 		xxl_spool_init(rest, env, XXL_SPOOL_SHARED);
+		/* the minimum forest's levels each find theirs in order, merged after */
+		if (minimum)
+			xxl_spool_init(&found, env, XXL_SPOOL_SHARED);
+		if (minimum)
+		{
+			w[0].sp = &found;
+			w[0].n = 0;
+		}
 		w[1].sp = rest;
 		w[1].n = 0;
-		if (level_alloc(g, &lv, last) != XXL_OK ||
-			level_pass(g, &lv, cur, k == 0, m, &w[0], &w[1]) != XXL_OK ||
-			rw_flush(&w[1]) != XXL_OK)
+		if (level_alloc(g, &lv, last, minimum) != XXL_OK ||
+			level_pass(g, &lv, cur, k == 0, k == 0 && keep, m, &w[0], &w[1]) != XXL_OK ||
+			rw_flush(&w[1]) != XXL_OK || (minimum && rw_flush(&w[0]) != XXL_OK))
 		{
 			level_free(g, &lv);
 			break;
 		}
-		if (k > 0)
+		if (cur != edges)
 			xxl_spool_free(cur);
+		if (minimum)
+		{
+			/* this level's forest edges into the ones before, in order */
+			if (xxl_spool_finish(&found) != XXL_OK)
+			{
+				level_free(g, &lv);
+				break;
+			}
+			if (k == 0)
+			{
+				/* (a finished spool may move) */
+				xxl_spool_free(&g->parts_forest);
+				g->parts_forest = found;
+				memset(&found, 0, sizeof(found));
+			}
+			else
+			{
+				merged = g->parts_forest;
+				memset(&g->parts_forest, 0, sizeof(g->parts_forest));
+				merge_forests(g, &merged, g->parts_m, &found, lv.joined, &w[0]);
+				xxl_spool_free(&merged);
+				xxl_spool_free(&found);
+			}
+		}
+		g->parts_m += lv.joined;
 		roots = level_settle(g, &lv);
-		if (last)
+		if (last || env->err.code != XXL_OK)
 		{
 			level_free(g, &lv);
 			break;
 		}
-		/* a level must settle at least half its low part */
-		if (roots > lv.base / 2)
+		if (!level_goes_on(g, k, roots, lv.base))
 		{
 			level_free(g, &lv);
 			rc = XXL_ENOMEM;
@@ -378,28 +542,70 @@ run_levels(xxl_graph *g)
 		space = roots + (lv.space - lv.base);
 		carried = roots;
 	}
-	if (rc == XXL_OK && env->err.code == XXL_OK && rw_flush(&w[0]) == XXL_OK)
+	if (rc == XXL_OK && env->err.code == XXL_OK && (minimum || rw_flush(&w[0]) == XXL_OK))
 		xxl_spool_finish(&g->parts_forest);
 	for (int i = 0; i < 2; i++)
 		xxl_spool_free(&store[i]);
+	xxl_spool_free(&found);
+	xxl_spool_free(&merged);
 	xxl_env_free(env, w, 2 * sizeof(rec_writer));
 	return env->err.code != XXL_OK ? env->err.code : rc;
+}
+
+/*
+ * The minimum forest's edges in its strict order (cost, id, input
+ * position), ids as indexes, sorted with the whole pool from the spool
+ * (kept, for a move to the sorters) into `ranked`.
+ */
+static xxl_status
+rank_edges(xxl_graph *g, xxl_spool *ranked)
+{
+	xxl_env    *env = &g->env;
+	rec_writer *w;
+	forest_edge f;
+	int			got = 0;
+	uint64_t	i = 0;
+
+	if (graph_mapped_sort(g, env->pool - PARTS_FIXED - sizeof(rec_writer), true) != XXL_OK)
+		return env->err.code;
+	if ((w = xxl_env_alloc(env, sizeof(rec_writer))) == NULL)
+		return env->err.code;
+	w->sp = ranked;
+	w->n = 0;
+	while ((got = graph_mapped_sorted_next(g, &f.id, &f.cost, &f.source, &f.target)) > 0)
+		if (rw_put(w, &f, sizeof(f)) != XXL_OK || ((++i & 4095) == 0 && poll_canceled(g)))
+			break;
+	if (got == 0 && env->err.code == XXL_OK && rw_flush(w) == XXL_OK)
+		xxl_spool_finish(ranked);
+	xxl_env_free(env, w, sizeof(rec_writer));
+	xxl_env_sort_close(env, &g->s3, NULL, NULL);
+	return env->err.code != XXL_OK ? env->err.code : got < 0 ? XXL_EIO : XXL_OK;
 }
 
 xxl_status
 graph_parts_run(xxl_graph *g)
 {
 	xxl_env    *env = &g->env;
+	xxl_spool	ranked;
 	xxl_status	rc;
 
 	g->path = XXL_GRAPH_SEMI_EXTERNAL;
 	if (xxl_spool_finish(&g->dense) != XXL_OK)
 		return env->err.code;
-	rc = run_levels(g);
+	if (g->op == XXL_GRAPH_MSF)
+	{
+		xxl_spool_init(&ranked, env, XXL_SPOOL_SHARED);
+		rc = rank_edges(g, &ranked);
+		if (rc == XXL_OK)
+			rc = run_levels(g, &ranked, false);
+		xxl_spool_free(&ranked);
+	}
+	else
+		rc = run_levels(g, &g->dense, true);
 	if (rc == XXL_OK)
 	{
 		xxl_spool_free(&g->dense);
-		g->out = OUT_SF_PARTS;
+		g->out = OUT_FOREST_PARTS;
 		g->out_pos = 0;
 		return xxl_spool_reader_open(&g->rd_in, &g->parts_forest, true);
 	}
@@ -410,6 +616,7 @@ graph_parts_run(xxl_graph *g)
 	g->parts = false;
 	g->in_memory = false;
 	g->n = 0;
+	g->parts_m = 0;
 	if (graph_open_endpoints(g) != XXL_OK)
 		return env->err.code;
 	return graph_mapped_to_sorter(g);

@@ -204,7 +204,7 @@ typedef enum graph_out
 	OUT_MSF_SEMI,				/* S3 + union-find */
 	OUT_SF_MAPPED,				/* the dense spool + union-find (graph_mapped.c) */
 	OUT_MSF_MAPPED,				/* S3 of the dense spool + union-find */
-	OUT_SF_PARTS,				/* the forest spool of the levels (graph_forest_split.c) */
+	OUT_FOREST_PARTS,				/* the forest spool of the levels (graph_forest_split.c) */
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
 
@@ -659,6 +659,13 @@ xxl_status	graph_mapped_to_sorter(xxl_graph *g);
 xxl_status	graph_mapped_run(xxl_graph *g);
 int			graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target,
 								   double *cost);
+/*
+ * Sort the spooled edges (kept or consumed) into S3 by (cost, id, input
+ * position) with a sorter of `share` bytes; then read them in that order.
+ */
+xxl_status	graph_mapped_sort(xxl_graph *g, size_t share, bool keep);
+int			graph_mapped_sorted_next(xxl_graph *g, int64_t *id, double *cost, uint32_t *u,
+									 uint32_t *v);
 /* Whether some ids are their own index. */
 bool		graph_mapped_by_id(const xxl_graph *g);
 void		graph_mapped_release(xxl_graph *g);

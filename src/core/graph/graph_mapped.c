@@ -337,8 +337,8 @@ graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 {
 	xxl_status	rc = mapped_put(g, e);
 
-	/* the spanning forest's ids outgrow the budget: in parts, if they may */
-	if (rc == XXL_ENOMEM && g->env.err.code == XXL_OK && g->op == XXL_GRAPH_SF && !g->parts &&
+	/* the forests' ids outgrow the budget: in parts, if they may */
+	if (rc == XXL_ENOMEM && g->env.err.code == XXL_OK && !g->parts &&
 		graph_parts_takes(g, e->source) && graph_parts_takes(g, e->target) &&
 		(rc = parts_from_numbered(g)) == XXL_OK)
 		rc = mapped_put(g, e);
@@ -346,18 +346,19 @@ graph_mapped_put(xxl_graph *g, const xxl_graph_edge *e)
 }
 
 /*
- * Each spooled edge i in input order to fn, the spool consumed and freed;
- * stops at the first error.
+ * Each spooled edge i in input order to fn, the spool consumed and freed
+ * unless kept; stops at the first error.
  */
 static xxl_status
-drain_spool(xxl_graph *g, xxl_status (*fn) (xxl_graph *g, uint64_t i, const mapped_edge *e))
+drain_spool(xxl_graph *g, xxl_status (*fn) (xxl_graph *g, uint64_t i, const mapped_edge *e),
+			bool keep)
 {
 	xxl_env    *env = &g->env;
 	xxl_spool_reader rd;
 	const unsigned char *r;
 
 	if (xxl_spool_finish(&g->dense) != XXL_OK ||
-		xxl_spool_reader_open(&rd, &g->dense, true) != XXL_OK)
+		xxl_spool_reader_open(&rd, &g->dense, !keep) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->mapped_m; i++)
 	{
@@ -370,7 +371,8 @@ drain_spool(xxl_graph *g, xxl_status (*fn) (xxl_graph *g, uint64_t i, const mapp
 			break;
 	}
 	xxl_spool_reader_close(&rd);
-	xxl_spool_free(&g->dense);
+	if (!keep)
+		xxl_spool_free(&g->dense);
 	return env->err.code;
 }
 
@@ -386,7 +388,7 @@ graph_mapped_to_sorter(xxl_graph *g)
 {
 	g->mapped = false;
 	g->parts = false;
-	return drain_spool(g, put_sorted);
+	return drain_spool(g, put_sorted, false);
 }
 
 /* Edge i's Kruskal record into S3. */
@@ -401,6 +403,34 @@ put_kruskal(xxl_graph *g, uint64_t i, const mapped_edge *e)
 	memcpy(k + 24, &e->u, 4);
 	memcpy(k + 28, &e->v, 4);
 	return xxl_env_sort_put(&g->env, &g->s3, k);
+}
+
+xxl_status
+graph_mapped_sort(xxl_graph *g, size_t share, bool keep)
+{
+	xxl_env    *env = &g->env;
+
+	share -= share % XXL_ALIGN;
+	if (xxl_env_sort_open(env, &g->s3, share, 0, KR_REC, KR_KEY, g->mapped_m,
+						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		drain_spool(g, put_kruskal, keep) != XXL_OK)
+		return env->err.code;
+	return xxl_env_sort_sort(env, &g->s3);
+}
+
+int
+graph_mapped_sorted_next(xxl_graph *g, int64_t *id, double *cost, uint32_t *u, uint32_t *v)
+{
+	const unsigned char *r;
+	int			got = xxl_env_sort_next(&g->env, &g->s3, &r);
+
+	if (got <= 0)
+		return got;
+	*cost = g_key_cost(g_get_be(r));
+	*id = g_key_id(g_get_be(r + 8));
+	memcpy(u, r + 24, 4);
+	memcpy(v, r + 28, 4);
+	return 1;
 }
 
 xxl_status
@@ -428,13 +458,8 @@ graph_mapped_run(xxl_graph *g)
 	/* the rest of the pool sorts the edges by (cost, id, input position) */
 	share = env->pool - pvec_bytes(&g->idm.ids, g->idm.n) - g->parent_bytes - MAPPED_FIXED -
 		g->direct_seen_bytes;
-	share -= share % XXL_ALIGN;
-	if (xxl_env_sort_open(env, &g->s3, share, 0, KR_REC, KR_KEY, g->mapped_m,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
-		drain_spool(g, put_kruskal) != XXL_OK)
-		return env->err.code;
 	g->out = OUT_MSF_MAPPED;
-	return xxl_env_sort_sort(env, &g->s3);
+	return graph_mapped_sort(g, share, false);
 }
 
 int
@@ -463,14 +488,10 @@ graph_mapped_next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *targ
 		}
 		else
 		{
-			int			got = xxl_env_sort_next(&g->env, &g->s3, &r);
+			int			got = graph_mapped_sorted_next(g, id, cost, &u, &v);
 
 			if (got <= 0)
 				return got;
-			*cost = g_key_cost(g_get_be(r));
-			*id = g_key_id(g_get_be(r + 8));
-			memcpy(&u, r + 24, 4);
-			memcpy(&v, r + 28, 4);
 		}
 		g->out_pos++;
 		if (uf32_union((uint32_t *) g->parent, u, v))

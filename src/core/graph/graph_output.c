@@ -189,7 +189,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 
 			return got == 0 ? finish_output(g) : got;
 		}
-		else if (g->out == OUT_SF_PARTS)
+		else if (g->out == OUT_FOREST_PARTS)
 		{
 			int			got = graph_parts_next_edge(g, id, source, target, cost);
 
