@@ -1,10 +1,11 @@
 # 034_graph_smallest_budget.pl — every graph operator at the smallest
 # budget users can set (xxl.memory = 1MB) on a table of random edges two
 # hundred times larger (3.6M edges over 900k ids, with costs): each completes on
-# its external path (components and the spanning forest by id in parts), within the budget, with the answers of its in-memory
+# its external path (components and the forests by id in parts), within the budget, with the answers of its in-memory
 # path at 512MB (which the regress and other TAP tests check against
-# independent oracles), and writes a bounded multiple of its edges.  Run by
-# `make test` (scripts/test.sh).
+# independent oracles), and writes a bounded multiple of its edges; and
+# components and the forests of a 1300 x 1300 grid at 1MB, by id in more
+# than 8 parts.  Run by `make test` (scripts/test.sh).
 use strict;
 use warnings;
 
@@ -102,6 +103,52 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM (SELECT source, target FROM sf_tiny EXCEPT ALL SELECT source, target FROM edges) d}),
 	'0', '1MB spanning forest: input edges only');
+
+# A grid of 1300 x 1300 (1.69M ids, 3.4M edges in a hashed order): more
+# ids than 8 pools' worth of union-find at 1MB, which the row estimate
+# says no numbered map would hold either, so components and the forests go
+# on by id in parts (up to 32 pools' worth) rather than to the sorters.
+$node->safe_psql('postgres', q{
+	CREATE TABLE grid AS
+	SELECT (2 * (r * 1300 + c) + k)::bigint AS id, (r * 1300 + c)::bigint AS source,
+		CASE k WHEN 0 THEN r * 1300 + c + 1 ELSE (r + 1) * 1300 + c END::bigint AS target,
+		(1 + (r * 7 + c * 13 + k) % 9)::float8 AS cost
+	FROM generate_series(0, 1299) r, generate_series(0, 1299) c, generate_series(0, 1) k
+	WHERE (k = 0 AND c < 1299) OR (k = 1 AND r < 1299)
+	ORDER BY hashint4(r * 1300 + c + k);
+	VACUUM ANALYZE grid;
+});
+for my $case (
+	[ 'connected_components', 'component', 'SELECT count(DISTINCT component) FROM %s' ],
+	[ 'spanning_forest', 'forest', 'SELECT count(*) FROM %s' ],
+	[ 'minimum_spanning_forest', 'forest', 'SELECT count(*), sum(cost) FROM %s' ])
+{
+	my ($op, $what, $sum) = @$case;
+	my $out = $node->safe_psql('postgres', qq{
+		SET xxl.memory = '1MB';
+		SELECT xxl.${op}_into('grid', 'grid_${op}_tiny');
+		SELECT concat_ws(' ', details->>'path', (details->>'id_parts')::int > 8, memory_peak <= memory_limit)
+		FROM xxl.last_stats();
+		SET xxl.memory = '512MB';
+		SELECT xxl.${op}_into('grid', 'grid_${op}_mem');
+	});
+	is((split /\n/, $out)[1], 'semi-external t t', "grid: $op at 1MB by id in more than 8 parts, within the budget");
+	is($node->safe_psql('postgres', sprintf($sum, "grid_${op}_tiny")),
+		$node->safe_psql('postgres', sprintf($sum, "grid_${op}_mem")), "grid: $op at 1MB as in memory");
+}
+is($node->safe_psql('postgres', q{
+	SELECT format('%s %s %s',
+		(SELECT count(*) FROM (TABLE grid_connected_components_tiny
+			EXCEPT ALL TABLE grid_connected_components_mem) d),
+		(SELECT count(*) FROM (TABLE grid_minimum_spanning_forest_tiny
+			EXCEPT ALL TABLE grid_minimum_spanning_forest_mem) d),
+		(SELECT count(*) FROM (SELECT source, target FROM grid_spanning_forest_tiny
+			EXCEPT ALL SELECT source, target FROM grid) d))}),
+	'0 0 0', 'grid at 1MB: the same components and minimum spanning forest, a forest of input edges');
+is($node->safe_psql('postgres', q{
+	SET xxl.memory = '256MB';
+	SELECT count(DISTINCT component) FROM xxl.connected_components('grid_spanning_forest_tiny')}),
+	'1', 'grid at 1MB: the spanning forest connects the grid');
 
 # dijkstra to the farthest node: the same cost
 my $far = $node->safe_psql('postgres', 'SELECT node FROM sp_mem ORDER BY distance DESC, node LIMIT 1');

@@ -83,8 +83,11 @@ rw_put(rec_writer *w, const void *rec, size_t len)
 	return XXL_OK;
 }
 
-/* Ids up to this many pools' worth of union-find go by levels. */
-#define PARTS_ROOMS 8
+/*
+ * Ids up to this many pools' worth of union-find go by levels (the
+ * forests' other way is the sorters: their ids did not fit numbered).
+ */
+#define PARTS_ROOMS 32
 
 bool
 graph_parts_takes(const xxl_graph *g, int64_t id)
@@ -410,14 +413,22 @@ done:
  * a level that leaves more than half is one whose low ids hardly meet.
  * The minimum forest joins only what the cut property proves, which on a
  * random graph leaves about half (and the first level's share predicts
- * the others').
+ * the others').  Levels that could not end within SPLIT_MAX_LEVELS at the
+ * pace of this one give up now rather than after the passes.
  */
 static bool
-level_goes_on(const xxl_graph *g, int k, uint32_t roots, uint32_t base)
+level_goes_on(const xxl_graph *g, int k, uint32_t roots, uint32_t base, uint64_t next_space,
+			  size_t avail)
 {
-	if (g->op == XXL_GRAPH_SF)
-		return roots <= base / 2;
-	return k == 0 ? (uint64_t) roots * 10 <= (uint64_t) base * 7 : (uint64_t) roots * 8 <= (uint64_t) base * 7;
+	uint64_t	next_base = (uint64_t) avail * 8 / 34;
+
+	if (g->op == XXL_GRAPH_SF ? roots > base / 2 :
+		k == 0 ? (uint64_t) roots * 10 > (uint64_t) base * 7 : (uint64_t) roots * 8 > (uint64_t) base * 7)
+		return false;
+	/* and the levels at this pace end in time */
+	if (next_space * sizeof(uint32_t) <= avail || next_space <= next_base)
+		return true;
+	return k + 2 + (next_space - next_base) / (base - roots) < SPLIT_MAX_LEVELS;
 }
 
 /*
@@ -527,7 +538,7 @@ run_levels(xxl_graph *g, xxl_spool *edges, bool keep)
 			level_free(g, &lv);
 			break;
 		}
-		if (!level_goes_on(g, k, roots, lv.base))
+		if (!level_goes_on(g, k, roots, lv.base, roots + (lv.space - lv.base), avail))
 		{
 			level_free(g, &lv);
 			rc = XXL_ENOMEM;

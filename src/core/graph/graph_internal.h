@@ -408,6 +408,7 @@ struct xxl_graph
 	bool		split;
 	uint32_t	split_base;
 	uint64_t	split_high;		/* 1 + the largest id (the first level's space) */
+	uint64_t	split_cap;		/* ... at most this (graph_split_begin) */
 	xxl_spool	split_edges;	/* (uint32 source, uint32 target), kept to the end */
 	uint32_t	split_buf[SPLIT_BUF];	/* ... the last pairs, not yet written */
 	size_t		split_nbuf;

@@ -28,8 +28,16 @@
 
 /* A touched low root (while a level is written) or a next-level index (in its labels). */
 #define SPLIT_FLAG (UINT32_C(1) << 31)
-/* Ids up to this many pools' worth of union-find go by levels. */
+/*
+ * Ids up to this many pools' worth of union-find go by levels, and up to
+ * SPLIT_ROOMS_DENSE when the row estimate says that the numbered map
+ * would not fit them either (a grid's ids at 1MB, say); sparse ids go to
+ * the numbered map, which serves them better while it fits.
+ */
 #define SPLIT_ROOMS 8
+#define SPLIT_ROOMS_DENSE 32
+/* What the numbered map takes per id at least (its id, table slot and union-find entry). */
+#define SPLIT_NUMBERED_BYTES 16
 
 /* Whether the second part numbers id (by its distance from the base). */
 static inline bool
@@ -190,8 +198,10 @@ graph_split_begin(xxl_graph *g, const xxl_graph_edge *e)
 	 * Only ids that a few levels of the pool's size could hold: the
 	 * others are sparse, and the numbered map serves them better.
 	 */
-	if (!split_takes(e->source) || !split_takes(e->target) ||
-		(uint64_t) top >= SPLIT_ROOMS * (uint64_t) room)
+	g->split_cap = (g->expected_edges > 0 &&
+					2 * g->expected_edges * SPLIT_NUMBERED_BYTES > g->env.pool ?
+					SPLIT_ROOMS_DENSE : SPLIT_ROOMS) * (uint64_t) room;
+	if (!split_takes(e->source) || !split_takes(e->target) || (uint64_t) top >= g->split_cap)
 		return false;
 	/* the low part as large as the pool lets it be */
 	grown = room - room / 16;
@@ -698,9 +708,14 @@ graph_split_settle(xxl_graph *g)
 			(env->pool - held_next) / sizeof(uint32_t) - room / 16 : 0;
 		if (base > space)
 			base = space;
-		/* a level must join at least half its low part among itself, and the next go further */
-		if (lv->roots > lv->base / 2 || (!last && (base <= lv->roots || k + 2 == SPLIT_MAX_LEVELS)) ||
-			(k == 0 && g->split_high > SPLIT_ROOMS * (uint64_t) room))
+		/*
+		 * a level must join at least half its low part among itself, the
+		 * next go further, and the levels at this pace end in time
+		 */
+		if (lv->roots > lv->base / 2 ||
+			(!last && (base <= lv->roots ||
+					   k + 2 + (space - base) / (lv->base - lv->roots) >= SPLIT_MAX_LEVELS)) ||
+			(k == 0 && g->split_high > g->split_cap))
 		{
 			if (k > 0)
 			{
