@@ -158,6 +158,12 @@ ANALYZE paths;
 SELECT count(*) AS forest_edges FROM xxl.spanning_forest('paths');
 SELECT details->'path' AS path, details->'ids' AS ids, (details->>'id_parts')::int > 1 AS parts,
 	memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+-- I/O per input byte: an edge counts as a pair of 8-byte ids
+SELECT (details->>'input_bytes')::bigint = 16 * (details->>'edges')::bigint AS input_is_pairs,
+	(details->>'written_per_input')::float8 = round(bytes_written[1]::numeric / (details->>'input_bytes')::bigint, 2)::float8
+		AS written_is_ratio,
+	(details->>'written_per_input')::float8 > 1 AS spooled
+FROM xxl.last_stats();
 SELECT xxl.spanning_forest_into('paths', 'sf_paths');
 SELECT count(*) AS not_input FROM (TABLE sf_paths EXCEPT ALL TABLE paths) d;
 SELECT count(*) AS nodes, count(DISTINCT component) AS components,

@@ -1,8 +1,8 @@
 -- sort_memory.sql — xxl.memory is a cap, not an allocation: a budget far
 -- beyond the input (as users on large servers set it) sorts a few rows
 -- without asking the system for the whole budget, and memory_peak reports
--- what the sort used, not what it may use.  The graph and text operators
--- at the end, the same.  A LIMIT that stops the
+-- what the sort used, not what it may use; its I/O per input byte.  The
+-- graph and text operators at the end, the same.  A LIMIT that stops the
 -- streaming scan early leaves rows_out at the rows handed out.
 \i test/include/begin.sql
 SET xxl.memory = '100GB';
@@ -19,6 +19,15 @@ SELECT memory_peak < 32 * 1024 * 1024 AS peak_is_small, runs FROM xxl.last_stats
 SET xxl.memory = '2MB';
 SELECT count(*) FROM xxl.sort('SELECT g, md5(g::text) AS m FROM generate_series(1, 300000) g', 'm') AS s(g int, m text);
 SELECT runs > 1 AS external, memory_peak <= memory_limit AS within, memory_peak > memory_limit / 4 AS used
+FROM xxl.last_stats();
+-- its I/O per byte of input (the records it sorted): the runs written once,
+-- read back by the merge
+SELECT (details->>'input_bytes')::bigint > 300000 * 32 AS input_counted,
+	(details->>'written_per_input')::float8 BETWEEN 0.9 AND 3 AS written_per_input,
+	(details->>'written_per_input')::float8 = round(bytes_written[1]::numeric / (details->>'input_bytes')::bigint, 2)::float8
+		AS written_is_ratio,
+	(details->>'read_per_input')::float8 = round(bytes_read[1]::numeric / (details->>'input_bytes')::bigint, 2)::float8
+		AS read_is_ratio
 FROM xxl.last_stats();
 -- a LIMIT stops the scan: rows_out counts what went out
 SET xxl.memory = '64MB';

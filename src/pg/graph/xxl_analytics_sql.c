@@ -73,7 +73,8 @@ an_collect(void *core, XxlStats *st)
 	xxl_an_stats s;
 
 	xxl_an_stats_get((xxl_an *) core, &s);
-	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
+	xxl_stats_engine(st, s.edges, XXL_GRAPH_INPUT_BYTES(s.edges), s.memory_peak, s.memory_limit,
+					 &s.io);
 
 	xxl_stats_detail(st, "path", "\"%s\"", s.path);
 	xxl_stats_detail(st, "edges", UINT64_FORMAT, s.edges);

@@ -75,7 +75,8 @@ graph_collect(void *core, XxlStats *st)
 	xxl_graph_stats s;
 
 	xxl_graph_stats_get((const xxl_graph *) core, &s);
-	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
+	xxl_stats_engine(st, s.edges, XXL_GRAPH_INPUT_BYTES(s.edges), s.memory_peak, s.memory_limit,
+					 &s.io);
 	st->runs = s.sort_runs;
 	st->merge_passes = s.sort_passes_max;
 

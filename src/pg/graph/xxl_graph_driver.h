@@ -18,6 +18,12 @@
 #include "pg/io/io.h"
 #include "pg/runtime/runtime.h"
 
+/*
+ * A graph operator's input as last_stats() counts it (its I/O per input
+ * byte): an edge is a pair of 8-byte ids, whatever else it carries.
+ */
+#define XXL_GRAPH_INPUT_BYTES(edges) ((uint64) (edges) * 16)
+
 /* The most columns a graph function's result has. */
 #define XXL_GRAPH_MAX_COLS 6
 

@@ -143,7 +143,8 @@ paths_collect(void *core, XxlStats *st)
 	xxl_paths_stats s;
 
 	xxl_paths_stats_get((xxl_paths *) core, &s);
-	xxl_stats_engine(st, s.edges, s.sorted_bytes, s.memory_peak, s.memory_limit, &s.io);
+	xxl_stats_engine(st, s.edges, XXL_GRAPH_INPUT_BYTES(s.edges), s.memory_peak, s.memory_limit,
+					 &s.io);
 
 	xxl_stats_detail(st, "path", "\"%s\"", xxl_paths_path_name(s.path));
 	xxl_stats_detail(st, "edges", UINT64_FORMAT, s.edges);

@@ -92,6 +92,22 @@ xxl_operator_stats(XxlOperator *op, bool completed, XxlStats *st)
 		op->collect(op->core, st);
 	/* the operator's spill space as a whole, over all its disk sets */
 	st->io.spill_bytes_peak = op->disk.account.peak;
+	/* its I/O per byte of input, comparable between operators and budgets */
+	if (st->record_bytes > 0)
+	{
+		uint64		read = 0,
+					written = 0;
+
+		for (int i = 0; i < st->io.ndisks; i++)
+		{
+			read += st->io.disk[i].bytes_read;
+			written += st->io.disk[i].bytes_written;
+		}
+		xxl_stats_detail(st, "input_bytes", UINT64_FORMAT, st->record_bytes);
+		xxl_stats_detail(st, "read_per_input", "%.2f", (double) read / (double) st->record_bytes);
+		xxl_stats_detail(st, "written_per_input", "%.2f",
+						 (double) written / (double) st->record_bytes);
+	}
 	memcpy(st->phase_ns, op->phase_ns, sizeof(st->phase_ns));
 	st->total_ns = xxl_now_ns() - op->t_start;
 }

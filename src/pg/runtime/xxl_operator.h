@@ -44,7 +44,10 @@ typedef struct XxlStats
 	bool		completed;		/* false: ended by an error or cancel */
 	uint64		rows_in;
 	uint64		rows_out;
-	uint64		record_bytes;	/* bytes handed to the engine */
+	uint64		record_bytes;	/* bytes handed to the engine: its input, which
+								 * "read_per_input" and "written_per_input" are per
+								 * (sorters: their records; text: its bytes; graphs:
+								 * 16 per edge, a pair of ids) */
 	uint64		runs;
 	int			merge_passes;
 	int			fan_in;
