@@ -13,7 +13,6 @@
 #define LINK_REC IO_REC
 #define ARC_REC 40
 #define MM_ARC_REC 56
-#define ADJ_REC 32
 
 /* Input -------------------------------------------------------------------- */
 
@@ -288,12 +287,60 @@ see_id(xxl_paths *p, int64_t id, bool *found)
 
 /*
  * By id an arc needs no head id (it is the head's number + id_min), and a
- * BFS's no cost: (tail, head, edge id[, cost]).
+ * BFS's no cost: (tail, head, edge id[, cost]); with fewer than 2^32
+ * nodes, tail and head of 4 bytes (the tail a 4-byte key).
  */
 static size_t
 arc_by_id_rec(const xxl_paths *p)
 {
-	return p->op == XXL_PATHS_BFS ? 24 : 32;
+	return (p->narrow_arcs ? 8 : 16) + 8 + (p->op == XXL_PATHS_BFS ? 0 : 8);
+}
+
+static size_t
+arc_by_id_key(const xxl_paths *p)
+{
+	return p->narrow_arcs ? 4 : 8;
+}
+
+/* An arc by id: its tail, head and the rest (edge id[, cost]) from a sorted record. */
+static inline const unsigned char *
+arc_by_id_get(const xxl_paths *p, const unsigned char *r, uint64_t *tail, uint64_t *head)
+{
+	uint32_t	v;
+
+	if (!p->narrow_arcs)
+	{
+		*tail = g_get_be(r);
+		*head = g_get_u64(r + 8);
+		return r + 16;
+	}
+	memcpy(&v, r, 4);
+	*tail = __builtin_bswap32(v);
+	memcpy(&v, r + 4, 4);
+	*head = v;
+	return r + 8;
+}
+
+static inline void
+arc_by_id_put(const xxl_paths *p, unsigned char *a, uint64_t tail, uint64_t head,
+			  const unsigned char *rest)
+{
+	size_t		ends = p->narrow_arcs ? 8 : 16;
+
+	if (p->narrow_arcs)
+	{
+		uint32_t	t = __builtin_bswap32((uint32_t) tail),
+					h = (uint32_t) head;
+
+		memcpy(a, &t, 4);
+		memcpy(a + 4, &h, 4);
+	}
+	else
+	{
+		g_put_be(a, tail);
+		g_put_u64(a + 8, head);
+	}
+	memcpy(a + ends, rest, arc_by_id_rec(p) - ends);
 }
 
 /* By id: links -> S3, the arcs with their ends' numbers, by tail. */
@@ -310,11 +357,12 @@ fill_arcs_by_id(xxl_paths *p)
 
 	p->by_id = true;
 	p->n = (uint64_t) p->id_max - (uint64_t) p->id_min + 1;
+	p->narrow_arcs = p->n <= UINT32_MAX;
 	if (alloc_found_sources(p) != XXL_OK || (found = xxl_env_alloc(env, ns)) == NULL)
 		return env->err.code;
 	memset(found, 0, ns);
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
-		xxl_env_sort_open(env, &p->s3, paths_part_share(p, 4) * 3, 0, rec, 8,
+		xxl_env_sort_open(env, &p->s3, paths_part_share(p, 4) * 3, 0, rec, arc_by_id_key(p),
 						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
@@ -333,9 +381,8 @@ fill_arcs_by_id(xxl_paths *p)
 		}
 		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
 		{
-			g_put_be(a, d[dir]);
-			g_put_u64(a + 8, d[1 - dir]);
-			memcpy(a + 16, l + 16, rec - 16);	/* edge id (and cost) */
+			/* with the edge id (and cost) */
+			arc_by_id_put(p, a, d[dir], d[1 - dir], l + 16);
 			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
 				break;
 		}
@@ -367,29 +414,31 @@ write_adjacency(xxl_paths *p)
 	uint64_t	arc = 0,
 				node = 0;
 	int			got;
-	/* by id, the cost the sorted arcs carry (none for BFS) */
-	size_t		cost_bytes = p->by_id ? arc_by_id_rec(p) - 24 : 0;
-	unsigned char whole[ADJ_REC] = {0};
+	size_t		adj_rec = paths_adj_rec(p->by_id, p->op == XXL_PATHS_BFS);
+	unsigned char whole[PATHS_ADJ_REC];
 
-	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), ADJ_REC) != XXL_OK ||
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), adj_rec) != XXL_OK ||
 		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
 	{
-		uint64_t	from = g_get_be(r);
+		uint64_t	from;
 		const unsigned char *rec = r + 8;
 
+		if (p->by_id)
+		{
+			uint64_t	head;
+
+			/* (head, edge id[, cost]) as the arcs were sorted, the head widened */
+			memcpy(whole + 8, arc_by_id_get(p, r, &from, &head), adj_rec - 8);
+			g_put_u64(whole, head);
+			rec = whole;
+		}
+		else
+			from = g_get_be(r);
 		for (; node <= from; node++)
 			if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
 				return env->err.code;
-		if (p->by_id)
-		{
-			/* (head, head's id, edge id, cost) from (head, edge id[, cost]) */
-			memcpy(whole, r + 8, 8);
-			g_put_u64(whole + 8, g_get_u64(r + 8) + (uint64_t) p->id_min);
-			memcpy(whole + 16, r + 16, 8 + cost_bytes);
-			rec = whole;
-		}
 		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))
 			return env->err.code;
 		arc++;

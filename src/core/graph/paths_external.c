@@ -182,12 +182,12 @@ dijkstra(xxl_paths *p, size_t rest)
 			if (xxl_pagefile_get(&p->adj, a, &r) != XXL_OK)
 				return env->err.code;
 			p->relaxed++;
-			to = g_get_u64(r);
+			to = paths_adj_head(r);
 			if (bit_get(p->visited, to))
 				continue;
-			memcpy(&w, r + 24, 8);
-			if (push_entry(p, d + w, to, (int64_t) g_get_u64(r + 8), x, orig,
-						   (int64_t) g_get_u64(r + 16), w) != XXL_OK)
+			w = paths_adj_cost(p, r);
+			if (push_entry(p, d + w, to, paths_adj_orig(p, r), x, orig, paths_adj_edge(p, r),
+						   w) != XXL_OK)
 				return env->err.code;
 		}
 		if (xxl_env_poll(env))
@@ -277,15 +277,14 @@ bfs(xxl_paths *p, size_t rest)
 				if (xxl_pagefile_get(&p->adj, a, &ar) != XXL_OK)
 					return env->err.code;
 				p->relaxed++;
-				to = g_get_u64(ar);
+				to = paths_adj_head(ar);
 				if (bit_get(p->visited, to))
 					continue;
 				bit_set(p->visited, to);
 				p->pushes++;
-				if (paths_ext_emit(p, (int64_t) g_get_u64(ar + 8), (double) (depth + 1), orig,
-						 (int64_t) g_get_u64(ar + 16)) != XXL_OK ||
-					level_put(p, next, to, (int64_t) g_get_u64(ar + 8), orig,
-							  (int64_t) g_get_u64(ar + 16)) != XXL_OK)
+				if (paths_ext_emit(p, paths_adj_orig(p, ar), (double) (depth + 1), orig,
+								   paths_adj_edge(p, ar)) != XXL_OK ||
+					level_put(p, next, to, paths_adj_orig(p, ar), orig, paths_adj_edge(p, ar)) != XXL_OK)
 					return env->err.code;
 			}
 			if (xxl_env_poll(env))

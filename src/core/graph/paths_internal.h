@@ -130,6 +130,28 @@ typedef struct plink_in
 #define P_PIPE_LINKS (XXL_PIPE_STAGE_BYTES / sizeof(plink_in))
 
 #define PATHS_MM_ADJ_REC 48
+
+/*
+ * An arc of the external adjacency (not clustered): [head][head's
+ * id][edge id][cost], each 8 bytes; by id [head][edge id], and the cost for
+ * shortest paths (the head's id is head + id_min, a BFS has no cost).
+ */
+#define PATHS_ADJ_REC 32
+
+static inline size_t
+paths_adj_rec(bool by_id, bool bfs)
+{
+	return by_id ? (bfs ? 16 : 24) : PATHS_ADJ_REC;
+}
+
+static inline uint64_t
+paths_adj_head(const unsigned char *r)
+{
+	uint64_t	v;
+
+	memcpy(&v, r, 8);
+	return v;
+}
 #define PATHS_NO_CLUSTER UINT64_MAX
 
 #define P_UNSEEN IDMAP_NONE
@@ -197,6 +219,7 @@ struct xxl_paths
 	int64_t		id_min,			/* external: the links' smallest and largest ids */
 				id_max;
 	bool		by_id;			/* external: a node's number is its id - id_min */
+	bool		narrow_arcs;	/* ... and below 2^32: the arcs sorted with 4-byte ends */
 	uint64_t	reached;
 	uint64_t	levels;
 	uint64_t	level_spills;	/* BFS levels (or MM loads) too big for their buffer */
@@ -299,6 +322,31 @@ struct xxl_paths
 				level_copy;
 	plevel		fresh;			/* the arcs of the clusters a level loads, by tail */
 };
+
+/* Arc r of the external adjacency (paths_adj_rec): the head's id, the edge id, the cost. */
+static inline int64_t
+paths_adj_orig(const xxl_paths *p, const unsigned char *r)
+{
+	return p->by_id ? (int64_t) (paths_adj_head(r) + (uint64_t) p->id_min) : (int64_t) g_get_u64(r + 8);
+}
+
+static inline int64_t
+paths_adj_edge(const xxl_paths *p, const unsigned char *r)
+{
+	return (int64_t) g_get_u64(r + (p->by_id ? 8 : 16));
+}
+
+static inline double
+paths_adj_cost(const xxl_paths *p, const unsigned char *r)
+{
+	double		w = 1;
+
+	if (!p->by_id)
+		memcpy(&w, r + 24, 8);
+	else if (p->op != XXL_PATHS_BFS)
+		memcpy(&w, r + 16, 8);
+	return w;
+}
 
 /* A share of the pool for one part: 1 / parts, aligned. */
 static inline size_t
