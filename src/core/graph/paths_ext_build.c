@@ -165,7 +165,7 @@ fill_arcs(xxl_paths *p)
 
 	if (xxl_env_sort_open(env, &p->s3, paths_part_share(p, 2), 0, mm ? MM_ARC_REC : ARC_REC,
 						  mm ? 16 : 8,
-						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_BOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < p->nlinks; i++)
@@ -363,7 +363,7 @@ fill_arcs_by_id(xxl_paths *p)
 	memset(found, 0, ns);
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
 		xxl_env_sort_open(env, &p->s3, paths_part_share(p, 4) * 3, 0, rec, arc_by_id_key(p),
-						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_BOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < p->nlinks; i++)
