@@ -66,7 +66,7 @@ degree_pass(xxl_an *a)
 	a->group = xxl_env_alloc(&a->env, a->group_bytes);
 	if (a->group == NULL ||
 		xxl_env_sort_open(&a->env, &a->t, an_sort_share(a), 0, 24, 16, 2 * a->m,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+						  XXL_INPUT_BOUNDED) != XXL_OK ||
 		an_cursor_start(a) != XXL_OK)
 		return an_fail(a);
 	while (a->cur.has)

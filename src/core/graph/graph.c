@@ -210,7 +210,7 @@ fill_endpoints(xxl_graph *g)
 	xxl_status	rc = XXL_OK;
 
 	if (xxl_env_sort_open(env, &g->s1, half_share(g), 0, 16, 8, 2 * g->sorted_m,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+						  XXL_INPUT_BOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &g->input, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t e = 0; e < g->sorted_m && rc == XXL_OK; e++)
@@ -304,7 +304,7 @@ graph_fill_kruskal_sorter(xxl_graph *g)
 	int			got;
 
 	if (xxl_env_sort_open(env, &g->s3, half_share(g), 0, graph_kruskal_rec(g), 16,
-							  g->m, XXL_INPUT_UNBOUNDED) != XXL_OK ||
+							  g->sorted_m, XXL_INPUT_BOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_in, &g->input, false) != XXL_OK)
 		return env->err.code;
 	while ((got = graph_next_pair(g, &e, &du, &dv)) == 1)

@@ -39,7 +39,7 @@ graph_number_ids(xxl_env *env, xxl_env_sorter *s1, xxl_env_sorter *s2, size_t sh
 	*n = 0;
 	if (xxl_env_sort_sort(env, s1) != XXL_OK ||
 		xxl_env_sort_open(env, s2, share, 0, with_attr ? 24 : 16, 8, endpoints,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK)
+						  XXL_INPUT_BOUNDED) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, s1, &r)) == 1)
 	{
