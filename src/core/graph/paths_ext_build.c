@@ -88,7 +88,7 @@ fill_endpoints(xxl_paths *p)
 
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
 		xxl_env_sort_open(env, &p->s1, numbering_share(p), 0, 16, 8, 2 * p->nlinks,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+						  XXL_INPUT_BOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < p->nlinks; i++)
