@@ -1,6 +1,6 @@
 /*
- * graph_forest_split.c — the spanning forest by id in parts, for ids that
- * a union-find entry each (4 bytes) would take more than the pool for.
+ * graph_forest_split.c — the forests by id in parts, for ids that a
+ * union-find entry each (4 bytes) would take more than the pool for.
  *
  * The mapped path (graph_mapped.c) spools the edges with ids as their own
  * indexes; when an id comes that its union-find could not hold, and every
@@ -17,14 +17,23 @@
  * takes all its indexes in one union-find.  Each edge carries its original
  * ends, id and cost, so a forest edge goes out as it came in.
  *
- * The edges that join over all levels are a spanning forest of the input
- * (each level's are one of the graph whose low sets are contracted), but
- * not the greedy one in input order of the other semi-external paths: an
- * edge between low ids is taken before earlier edges that reach above.
+ * The spanning forest reads the edges in input order.  The edges that join
+ * over all levels are a spanning forest of the input (each level's are one
+ * of the graph whose low sets are contracted), but not the greedy one in
+ * input order of the other semi-external paths: an edge between low ids is
+ * taken before earlier edges that reach above.
  *
- * A level that leaves more than half its low part to the next (its low
- * ids hardly meet each other) gives up: the sorters take the spooled
- * edges, which are kept for this until the levels are done.
+ * The minimum spanning forest reads them in its strict order (sorted
+ * first) and joins two sets only by an edge the cut property proves
+ * (level_edge); the rest and the deferred edges stay in that order for the
+ * next level, and each level's forest edges are merged into the ones
+ * before, so the rows and their order are the other paths'.
+ *
+ * A level that leaves too much of its low part to the next (its low ids
+ * hardly meet each other, or, for the minimum forest, are blocked by
+ * lighter edges that reach above), or whose pace would not end the levels
+ * in time, gives up: the sorters take the spooled edges, which are kept
+ * for this until the levels are done.
  */
 #include "core/graph/graph_internal.h"
 

@@ -204,7 +204,7 @@ typedef enum graph_out
 	OUT_MSF_SEMI,				/* S3 + union-find */
 	OUT_SF_MAPPED,				/* the dense spool + union-find (graph_mapped.c) */
 	OUT_MSF_MAPPED,				/* S3 of the dense spool + union-find */
-	OUT_FOREST_PARTS,				/* the forest spool of the levels (graph_forest_split.c) */
+	OUT_FOREST_PARTS,			/* the forest spool of the levels (graph_forest_split.c) */
 	OUT_FOREST_EXT				/* sorted forest edge numbers + input/info */
 } graph_out;
 
@@ -391,7 +391,7 @@ struct xxl_graph
 	uint8_t    *direct_seen;	/* a bit per direct id seen */
 	size_t		direct_seen_bytes;
 	/*
-	 * the spanning forest by id in parts (graph_forest_split.c): the
+	 * the forests by id in parts (graph_forest_split.c): the
 	 * spooled edges' indexes are their ids, which go above what one
 	 * union-find holds
 	 */
@@ -671,7 +671,7 @@ int			graph_mapped_sorted_next(xxl_graph *g, int64_t *id, double *cost, uint32_t
 bool		graph_mapped_by_id(const xxl_graph *g);
 void		graph_mapped_release(xxl_graph *g);
 
-/* graph_forest_split.c: the spanning forest by id in parts */
+/* graph_forest_split.c: the forests by id in parts */
 /* Whether an id may be its own index of the levels. */
 bool		graph_parts_takes(const xxl_graph *g, int64_t id);
 /* The levels over the spool, or (if they give up) the move to the sorters. */

@@ -87,7 +87,7 @@ index_id(const xxl_graph *g, uint32_t x)
 }
 
 /*
- * The spanning forest by id in parts from here on (graph_forest_split.c):
+ * The forest by id in parts from here on (graph_forest_split.c):
  * every index spooled so far is its id, below high, and so will the later
  * ones be; no seen bits (the levels count the nodes).
  */
@@ -255,7 +255,7 @@ graph_mapped_begin(xxl_graph *g)
 }
 
 /*
- * The spanning forest's ids do not fit numbered, but all are within the
+ * The forest's ids do not fit numbered, but all are within the
  * levels' reach: by id in parts after all, the edges spooled so far
  * rewritten with their ids as indexes.  XXL_ENOMEM (no error) if an id is
  * not.

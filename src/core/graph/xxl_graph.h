@@ -114,8 +114,9 @@ typedef struct xxl_graph_stats
 								 * (components in memory; the semi-external forests),
 								 * or the forests' ids their dense numbers on the
 								 * sorting path, without sorts */
-	int			id_parts;		/* by id: 1, or the levels of components in parts
-								 * (semi-external, graph_split.c); 0 otherwise */
+	int			id_parts;		/* by id: 1, or the levels of components or forests in
+								 * parts (semi-external, graph_split.c,
+								 * graph_forest_split.c); 0 otherwise */
 	uint64_t	base_nodes;		/* external: nodes left to the semi-external base (n') */
 	uint64_t	contracted_nodes;	/* external: nodes removed by contraction */
 	uint64_t	relinked_edges; /* external: edges re-inserted by contraction */
