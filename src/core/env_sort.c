@@ -117,6 +117,15 @@ xxl_env_sort_plan_stride(xxl_env *env, size_t memory, size_t output_memory, size
 }
 
 bool
+xxl_env_sort_distributes(xxl_env *env, size_t memory, size_t output_memory, size_t rec_size,
+						 size_t key_size, uint64_t records)
+{
+	if (output_memory == 0 || output_memory > memory)
+		output_memory = memory;
+	return dsort_usable(env, memory, output_memory, rec_size, key_size, records, false);
+}
+
+bool
 xxl_env_sort_fits(xxl_env *env, size_t memory, size_t output_memory, size_t rec_size,
 				  size_t key_size, uint64_t records)
 {

@@ -291,6 +291,12 @@ xxl_status	xxl_env_sort_block(xxl_env *env, size_t memory, size_t rec_size, uint
  */
 uint64_t	xxl_env_sort_plan_stride(xxl_env *env, size_t memory, size_t output_memory,
 									 size_t rec_size, size_t key_size, uint64_t records);
+/*
+ * Whether xxl_env_sort_open with these figures (bounded) would take a
+ * distribution sort (no merge) rather than the merge sort.
+ */
+bool		xxl_env_sort_distributes(xxl_env *env, size_t memory, size_t output_memory,
+									 size_t rec_size, size_t key_size, uint64_t records);
 /* Whether xxl_env_sort_open with these figures (bounded) would succeed. */
 bool		xxl_env_sort_fits(xxl_env *env, size_t memory, size_t output_memory,
 							  size_t rec_size, size_t key_size, uint64_t records);

@@ -150,6 +150,20 @@ is($node->safe_psql('postgres', q{
 	SELECT count(DISTINCT component) FROM xxl.connected_components('grid_spanning_forest_tiny')}),
 	'1', 'grid at 1MB: the spanning forest connects the grid');
 
+# BFS at 2MB: its arcs by id take a distribution sort a range of tails at
+# a time (at 1MB none fits them, and the merge sort takes them all)
+my @ranged = split /\n/, $node->safe_psql('postgres', qq{
+	SET xxl.memory = '2MB';
+	SELECT xxl.bfs_into('edges', $src, 'bfs_ranged', false);
+	SELECT concat_ws(' ', details->>'path', details->>'ids', (details->>'arc_ranges')::int > 1)
+	FROM xxl.last_stats();
+});
+is($ranged[1], 'external by id t', 'bfs at 2MB: the arcs sorted in ranges of tails');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM ((SELECT node, depth FROM bfs_mem EXCEPT ALL SELECT node, depth FROM bfs_ranged)
+		UNION ALL (SELECT node, depth FROM bfs_ranged EXCEPT ALL SELECT node, depth FROM bfs_mem)) d}),
+	'0', 'bfs at 2MB: the in-memory depths');
+
 # dijkstra to the farthest node: the same cost
 my $far = $node->safe_psql('postgres', 'SELECT node FROM sp_mem ORDER BY distance DESC, node LIMIT 1');
 my @cost = map {

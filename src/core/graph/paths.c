@@ -359,6 +359,7 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 	st->arcs = p->narcs;
 	st->nodes = p->n;
 	st->ids_by_id = p->by_id;
+	st->arc_ranges = p->arc_ranges;
 	st->reached = p->reached;
 	st->levels = p->levels;
 	st->level_spills = p->level_spills;

@@ -343,83 +343,36 @@ arc_by_id_put(const xxl_paths *p, unsigned char *a, uint64_t tail, uint64_t head
 	memcpy(a + ends, rest, arc_by_id_rec(p) - ends);
 }
 
-/* By id: links -> S3, the arcs with their ends' numbers, by tail. */
+/* The adjacency being written: the arcs so far and the nodes indexed. */
+typedef struct adj_writer
+{
+	uint64_t	arc,
+				node;
+} adj_writer;
+
 static xxl_status
-fill_arcs_by_id(xxl_paths *p)
+adj_open(xxl_paths *p, adj_writer *w)
 {
 	xxl_env    *env = &p->env;
-	size_t		ns = p->nsources ? p->nsources : 1;
-	xxl_spool_reader rd;
-	const unsigned char *l;
-	unsigned char a[ARC_REC];
-	size_t		rec = arc_by_id_rec(p);
-	bool	   *found;
 
-	p->by_id = true;
-	p->n = (uint64_t) p->id_max - (uint64_t) p->id_min + 1;
-	p->narrow_arcs = p->n <= UINT32_MAX;
-	if (alloc_found_sources(p) != XXL_OK || (found = xxl_env_alloc(env, ns)) == NULL)
+	w->arc = w->node = 0;
+	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096),
+						  paths_adj_rec(p->by_id, p->op == XXL_PATHS_BFS)) != XXL_OK ||
+		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
 		return env->err.code;
-	memset(found, 0, ns);
-	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
-		xxl_env_sort_open(env, &p->s3, paths_part_share(p, 4) * 3, 0, rec, arc_by_id_key(p),
-						  p->directed ? p->nlinks : 2 * p->nlinks, XXL_INPUT_BOUNDED) != XXL_OK ||
-		xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
-		return env->err.code;
-	for (uint64_t i = 0; i < p->nlinks; i++)
-	{
-		uint64_t	d[2];
-
-		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
-			break;
-		for (int side = 0; side < 2; side++)
-		{
-			int64_t		id = (int64_t) g_get_u64(l + 8 * side);
-
-			see_id(p, id, found);
-			d[side] = (uint64_t) id - (uint64_t) p->id_min;
-		}
-		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
-		{
-			/* with the edge id (and cost) */
-			arc_by_id_put(p, a, d[dir], d[1 - dir], l + 16);
-			if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
-				break;
-		}
-		if (env->err.code != XXL_OK || xxl_env_poll(env))
-			break;
-	}
-	xxl_spool_reader_close(&rd);
-	if (env->err.code != XXL_OK)
-		return env->err.code;
-	for (size_t i = 0; i < p->nsources; i++)
-		if (found[i])
-		{
-			p->src_dense[p->nsrc_dense] = (uint64_t) p->sources[i] - (uint64_t) p->id_min;
-			p->src_orig[p->nsrc_dense] = p->sources[i];
-			p->src_cluster[p->nsrc_dense++] = 0;
-		}
-	xxl_env_free(env, found, ns);
-	xxl_spool_free(&p->linkspool);
-	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
-	return xxl_env_sort_sort(env, &p->s3);
+	return XXL_OK;
 }
 
-/* S3 -> the adjacency pagefile and its index of n + 1 offsets. */
+/* S3's arcs (sorted by tail, after those appended before) appended; S3 closed. */
 static xxl_status
-write_adjacency(xxl_paths *p)
+adj_append(xxl_paths *p, adj_writer *w)
 {
 	xxl_env    *env = &p->env;
 	const unsigned char *r;
-	uint64_t	arc = 0,
-				node = 0;
 	int			got;
 	size_t		adj_rec = paths_adj_rec(p->by_id, p->op == XXL_PATHS_BFS);
 	unsigned char whole[PATHS_ADJ_REC];
 
-	if (xxl_pagefile_open(&p->adj, env, xxl_pagefile_page_for(env, 4096), adj_rec) != XXL_OK ||
-		xxl_pagefile_open(&p->idx, env, xxl_pagefile_page_for(env, 4096), 8) != XXL_OK)
-		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &p->s3, &r)) == 1)
 	{
 		uint64_t	from;
@@ -436,19 +389,171 @@ write_adjacency(xxl_paths *p)
 		}
 		else
 			from = g_get_be(r);
-		for (; node <= from; node++)
-			if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
+		for (; w->node <= from; w->node++)
+			if (xxl_pagefile_append(&p->idx, &w->arc) != XXL_OK)
 				return env->err.code;
 		if (xxl_pagefile_append(&p->adj, rec) != XXL_OK || xxl_env_poll(env))
 			return env->err.code;
-		arc++;
+		w->arc++;
 	}
 	if (got < 0)
 		return env->err.code;
-	for (; node <= p->n; node++)
-		if (xxl_pagefile_append(&p->idx, &arc) != XXL_OK)
-			return env->err.code;
 	xxl_env_sort_close(env, &p->s3, NULL, NULL);
+	return XXL_OK;
+}
+
+/* The index's last entries: n + 1 offsets in all. */
+static xxl_status
+adj_close(xxl_paths *p, adj_writer *w)
+{
+	for (; w->node <= p->n; w->node++)
+		if (xxl_pagefile_append(&p->idx, &w->arc) != XXL_OK)
+			return p->env.err.code;
+	return XXL_OK;
+}
+
+/* S3 -> the adjacency pagefile and its index of n + 1 offsets. */
+static xxl_status
+write_adjacency(xxl_paths *p)
+{
+	adj_writer	w;
+
+	if (adj_open(p, &w) != XXL_OK || adj_append(p, &w) != XXL_OK)
+		return p->env.err.code;
+	return adj_close(p, &w);
+}
+
+/*
+ * By id, the arcs go to the adjacency in ranges of tails when a
+ * distribution sort cannot take them all but can take a range (a sort of
+ * all of them would merge); at most this many ranges, each a pass over the
+ * links.
+ */
+#define ARC_RANGES_MAX 4
+
+/* How many ranges of tails the arcs by id are sorted in: 1, or where a range fits a distribution sort. */
+static unsigned
+arc_ranges(xxl_paths *p, size_t share, uint64_t narcs)
+{
+	size_t		rec = arc_by_id_rec(p),
+				key = arc_by_id_key(p);
+
+	if (xxl_env_sort_distributes(&p->env, share, 0, rec, key, narcs))
+		return 1;
+	/* (a range of a skewed graph may hold more than its share: half again as many allowed) */
+	for (unsigned r = 2; r <= ARC_RANGES_MAX; r *= 2)
+		if (xxl_env_sort_distributes(&p->env, share, 0, rec, key, narcs / r + narcs / (2 * r) + 1))
+			return r;
+	return 1;
+}
+
+/* The range of tails that tail is in. */
+static inline unsigned
+arc_range_of(const xxl_paths *p, unsigned ranges, uint64_t tail)
+{
+	return ranges == 1 ? 0 : (unsigned) ((unsigned __int128) tail * ranges / p->n);
+}
+
+/*
+ * One pass over the links by id: every id seen (count: each arc counted
+ * in its range's counts; else each arc of the range `range` into S3).
+ */
+static xxl_status
+arcs_by_id_pass(xxl_paths *p, bool *found, unsigned ranges, unsigned range, uint64_t *counts)
+{
+	xxl_env    *env = &p->env;
+	xxl_spool_reader rd;
+	const unsigned char *l;
+	unsigned char a[ARC_REC];
+
+	if (xxl_spool_reader_open(&rd, &p->linkspool, false) != XXL_OK)
+		return env->err.code;
+	for (uint64_t i = 0; i < p->nlinks; i++)
+	{
+		uint64_t	d[2];
+
+		if (xxl_spool_read(&rd, LINK_REC, &l) != XXL_OK)
+			break;
+		for (int side = 0; side < 2; side++)
+		{
+			int64_t		id = (int64_t) g_get_u64(l + 8 * side);
+
+			if (found)
+				see_id(p, id, found);
+			d[side] = (uint64_t) id - (uint64_t) p->id_min;
+		}
+		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
+		{
+			unsigned	r = arc_range_of(p, ranges, d[dir]);
+
+			if (counts)
+				counts[r]++;
+			else if (r == range)
+			{
+				/* with the edge id (and cost) */
+				arc_by_id_put(p, a, d[dir], d[1 - dir], l + 16);
+				if (xxl_env_sort_put(env, &p->s3, a) != XXL_OK)
+					break;
+			}
+		}
+		if (env->err.code != XXL_OK || ((i & 4095) == 0 && xxl_env_poll(env)))
+			break;
+	}
+	xxl_spool_reader_close(&rd);
+	return env->err.code;
+}
+
+/*
+ * By id: links -> the adjacency, the arcs with their ends' numbers sorted
+ * by tail (in ranges of tails, each with its own sort, if a distribution
+ * sort then takes them where it would not take them all).
+ */
+static xxl_status
+fill_arcs_by_id(xxl_paths *p)
+{
+	xxl_env    *env = &p->env;
+	size_t		ns = p->nsources ? p->nsources : 1;
+	size_t		share = paths_part_share(p, 4) * 3;
+	uint64_t	counts[ARC_RANGES_MAX] = {0};
+	unsigned	ranges;
+	adj_writer	w;
+	bool	   *found;
+
+	p->by_id = true;
+	p->n = (uint64_t) p->id_max - (uint64_t) p->id_min + 1;
+	p->narrow_arcs = p->n <= UINT32_MAX;
+	p->narcs = p->directed ? p->nlinks : 2 * p->nlinks;
+	if (alloc_found_sources(p) != XXL_OK || (found = xxl_env_alloc(env, ns)) == NULL)
+		return env->err.code;
+	memset(found, 0, ns);
+	p->arc_ranges = ranges = arc_ranges(p, share, p->narcs);
+	counts[0] = p->narcs;
+	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
+		(ranges > 1 && arcs_by_id_pass(p, found, ranges, 0, counts) != XXL_OK) ||
+		adj_open(p, &w) != XXL_OK)
+		return env->err.code;
+	for (unsigned r = 0; r < ranges; r++)
+	{
+		if (counts[r] == 0)
+			continue;
+		if (xxl_env_sort_open(env, &p->s3, share, 0, arc_by_id_rec(p), arc_by_id_key(p), counts[r],
+							  XXL_INPUT_BOUNDED) != XXL_OK ||
+			arcs_by_id_pass(p, ranges == 1 ? found : NULL, ranges, r, NULL) != XXL_OK ||
+			xxl_env_sort_sort(env, &p->s3) != XXL_OK ||
+			adj_append(p, &w) != XXL_OK)
+			return env->err.code;
+	}
+	if (adj_close(p, &w) != XXL_OK)
+		return env->err.code;
+	for (size_t i = 0; i < p->nsources; i++)
+		if (found[i])
+		{
+			p->src_dense[p->nsrc_dense] = (uint64_t) p->sources[i] - (uint64_t) p->id_min;
+			p->src_orig[p->nsrc_dense] = p->sources[i];
+			p->src_cluster[p->nsrc_dense++] = 0;
+		}
+	xxl_env_free(env, found, ns);
+	xxl_spool_free(&p->linkspool);
 	return XXL_OK;
 }
 
@@ -504,7 +609,9 @@ write_cluster_adjacency(xxl_paths *p)
 xxl_status
 paths_ext_build(xxl_paths *p)
 {
-	if ((ids_by_id(p) ? fill_arcs_by_id(p) : fill_numbered_arcs(p)) != XXL_OK ||
+	if (ids_by_id(p))
+		return fill_arcs_by_id(p);
+	if (fill_numbered_arcs(p) != XXL_OK ||
 		(p->clustered ? write_cluster_adjacency(p) : write_adjacency(p)) != XXL_OK)
 		return p->env.err.code;
 	return XXL_OK;

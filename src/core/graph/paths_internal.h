@@ -220,6 +220,7 @@ struct xxl_paths
 				id_max;
 	bool		by_id;			/* external: a node's number is its id - id_min */
 	bool		narrow_arcs;	/* ... and below 2^32: the arcs sorted with 4-byte ends */
+	unsigned	arc_ranges;		/* ... in this many ranges of tails, each sort its own */
 	uint64_t	reached;
 	uint64_t	levels;
 	uint64_t	level_spills;	/* BFS levels (or MM loads) too big for their buffer */

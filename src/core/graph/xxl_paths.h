@@ -137,6 +137,7 @@ typedef struct xxl_paths_stats
 	uint64_t	nodes;			/* distinct ids; by id, their range */
 	bool		ids_by_id;		/* external: the ids less the smallest numbered the
 								 * nodes, without sorts */
+	unsigned	arc_ranges;		/* external by id: ranges of tails the arcs were sorted in */
 	uint64_t	reached;		/* tree rows */
 	uint64_t	levels;			/* BFS: levels expanded */
 	uint64_t	level_spills;	/* BFS: levels (MM: cluster loads) sorted by a sorter */

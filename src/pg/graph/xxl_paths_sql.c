@@ -154,6 +154,8 @@ paths_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "reached", UINT64_FORMAT, s.reached);
 	xxl_stats_detail(st, "levels", UINT64_FORMAT, s.levels);
 	xxl_stats_detail(st, "level_spills", UINT64_FORMAT, s.level_spills);
+	if (s.arc_ranges > 0)
+		xxl_stats_detail(st, "arc_ranges", "%u", s.arc_ranges);
 	xxl_stats_detail(st, "relaxed", UINT64_FORMAT, s.relaxed);
 	xxl_stats_detail(st, "pq_pushes", UINT64_FORMAT, s.pq_pushes);
 	xxl_stats_detail(st, "pq_merges", UINT64_FORMAT, s.pq_merges);
