@@ -267,15 +267,16 @@ SELECT id, source * 1000003 AS source, target * 1000003 AS target, cost FROM gra
 SELECT c.* FROM graph_test.check('graph_test.spread5k') c WHERE c.fn <> 'connected_components';
 SELECT details->>'path' AS path, details->>'ids' AS ids FROM xxl.last_stats();
 
--- External by the budget alone: 60000 edges over 70000 spread ids at 1MB ----------
+-- External by the budget alone: 120000 edges over 150000 spread ids at 1MB --------
+-- (more nodes than the forests' 4-byte union-find holds in half of 1MB)
 
 RESET xxl.graph_max_semi_nodes;
-CREATE TABLE graph_test.random70k AS
-SELECT i::bigint AS id, (random() * 70000)::bigint * 1000003 AS source,
-	(random() * 70000)::bigint * 1000003 AS target,
+CREATE TABLE graph_test.random150k AS
+SELECT i::bigint AS id, (random() * 150000)::bigint * 1000003 AS source,
+	(random() * 150000)::bigint * 1000003 AS target,
 	round((random() * 100)::numeric)::float8 AS cost
-FROM generate_series(1, 60000) i;
-SELECT c.* FROM graph_test.check('graph_test.random70k') c;
+FROM generate_series(1, 120000) i;
+SELECT c.* FROM graph_test.check('graph_test.random150k') c;
 SELECT (details->>'semi_nodes_max')::bigint < (details->>'nodes')::bigint AS budget_forced_external,
 	(details->>'contracted_nodes')::bigint > 0 AS contracted,
 	(details->>'base_nodes')::bigint <= (details->>'semi_nodes_max')::bigint AS base_fits,

@@ -62,7 +62,9 @@ xxl_graph_create(const xxl_graph_config *config, xxl_graph_op op, xxl_error *err
 	xxl_spool_init(&g->forest, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->special, &g->env, XXL_SPOOL_SHARED);
 	xxl_spool_init(&g->basereps, &g->env, XXL_SPOOL_SHARED);
-	g->semi_max = (half_share(g) - XXL_ALIGN) / sizeof(uint64_t);
+	g->semi_max = (half_share(g) - XXL_ALIGN) / graph_uf_entry(g);
+	if (g->semi_max > UINT32_MAX)
+		g->semi_max = UINT32_MAX;
 	if (g->max_semi_nodes > 0 && g->max_semi_nodes < g->semi_max)
 		g->semi_max = g->max_semi_nodes;
 	if (!g->in_memory && graph_open_endpoints(g) != XXL_OK)
@@ -368,13 +370,13 @@ graph_run_semi(xxl_graph *g)
 			break;
 		case XXL_GRAPH_SF:
 			/* the union-find pass is the output scan */
-			if (uf_alloc(g, g->n) != XXL_OK ||
+			if (graph_uf_alloc(g, g->n) != XXL_OK ||
 				xxl_spool_reader_open(&g->rd_in, &g->input, false) != XXL_OK)
 				return env->err.code;
 			g->out = OUT_SF_SEMI;
 			break;
 		case XXL_GRAPH_MSF:
-			if (graph_fill_kruskal_sorter(g) != XXL_OK || uf_alloc(g, g->n) != XXL_OK)
+			if (graph_fill_kruskal_sorter(g) != XXL_OK || graph_uf_alloc(g, g->n) != XXL_OK)
 				return env->err.code;
 			g->out = OUT_MSF_SEMI;
 			break;

@@ -373,7 +373,7 @@ solve_base(xxl_graph *g)
 
 	if (g->op != XXL_GRAPH_MSF)
 	{
-		if (uf_alloc(g, g->base_n) != XXL_OK)
+		if (graph_uf_alloc(g, g->base_n) != XXL_OK)
 			return env->err.code;
 		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
 		{
@@ -382,7 +382,7 @@ solve_base(xxl_graph *g)
 						edge;
 
 			get_queue_rec(g, r, &hi, &lo, &edge);
-			if (uf_union(g->parent, hi, lo) && g->op == XXL_GRAPH_SF)
+			if (graph_uf_union(g, hi, lo) && g->op == XXL_GRAPH_SF)
 			{
 				if (xxl_spool_write(&g->forest, &edge, 8) != XXL_OK)
 					return env->err.code;
@@ -402,7 +402,7 @@ solve_base(xxl_graph *g)
 
 			if (xxl_spool_read(&g->rd_aux, g->op == XXL_GRAPH_CC ? 16 : 24, &p) != XXL_OK)
 				return env->err.code;
-			if (uf_union(g->parent, g_get_u64(p), g_get_u64(p + 8)) && g->op == XXL_GRAPH_SF)
+			if (graph_uf_union(g, g_get_u64(p), g_get_u64(p + 8)) && g->op == XXL_GRAPH_SF)
 			{
 				if (xxl_spool_write(&g->forest, p + 16, 8) != XXL_OK)
 					return env->err.code;
@@ -482,11 +482,11 @@ solve_base(xxl_graph *g)
 		}
 		xxl_spool_reader_close(&g->rd_aux);
 		xxl_spool_free(&g->special);
-		if (xxl_env_sort_sort(env, &g->s4) != XXL_OK || uf_alloc(g, g->base_n) != XXL_OK)
+		if (xxl_env_sort_sort(env, &g->s4) != XXL_OK || graph_uf_alloc(g, g->base_n) != XXL_OK)
 			return env->err.code;
 		while ((got = xxl_env_sort_next(env, &g->s4, &s)) == 1)
 		{
-			if (uf_union(g->parent, g_get_u64(s + 8), g_get_u64(s + 16)))
+			if (graph_uf_union(g, g_get_u64(s + 8), g_get_u64(s + 16)))
 			{
 				uint64_t	rank = g_get_be(s);
 

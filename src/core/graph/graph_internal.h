@@ -179,8 +179,9 @@ uint64_t	gperm_invert(const gperm *p, uint64_t y);
  * Memory: the pool of the environment is shared so that at most two big
  * consumers (sorters, queues, the union-find array) live at once with half
  * of it each, except in the CC expansion (three thirds) and in the final
- * sorts (all of it).  The union-find array takes 8 bytes per node, so the
- * semi-external path takes n <= (pool/2 - 4 KB) / 8 nodes, and the external
+ * sorts (all of it).  The union-find array takes 8 bytes per node for
+ * components, 4 for the forests (graph_uf_entry), so the semi-external
+ * path takes n <= (pool/2 - 4 KB) / 8 (or / 4) nodes, and the external
  * path reduces to that many.
  */
 typedef enum graph_state
@@ -564,6 +565,32 @@ uf32_alloc(xxl_graph *g, uint64_t n)
 	for (uint64_t i = 0; i < n; i++)
 		p[i] = (uint32_t) i;
 	return XXL_OK;
+}
+
+/*
+ * The sorting path's union-find over the dense ids: 8-byte parents for
+ * components (their output keeps the original ids there), 4-byte ones for
+ * the forests (only joined, and the dense ids of a semi-external path fit
+ * 32 bits), so that the forests' semi-external path takes twice the nodes.
+ */
+static inline size_t
+graph_uf_entry(const xxl_graph *g)
+{
+	return g->op == XXL_GRAPH_CC ? sizeof(uint64_t) : sizeof(uint32_t);
+}
+
+static inline xxl_status
+graph_uf_alloc(xxl_graph *g, uint64_t n)
+{
+	return g->op == XXL_GRAPH_CC ? uf_alloc(g, n) : uf32_alloc(g, n);
+}
+
+static inline bool
+graph_uf_union(xxl_graph *g, uint64_t a, uint64_t b)
+{
+	if (g->op == XXL_GRAPH_CC)
+		return uf_union(g->parent, a, b);
+	return uf32_union((uint32_t *) g->parent, (uint32_t) a, (uint32_t) b);
 }
 
 static inline void

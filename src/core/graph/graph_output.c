@@ -207,7 +207,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 				return got < 0 ? -1 : finish_output(g);
 			if (xxl_spool_read(&g->rd_in, IO_REC, &io) != XXL_OK)
 				return -1;
-			if (uf_union(g->parent, du, dv))
+			if (graph_uf_union(g, du, dv))
 			{
 				g_get_edge_rec(io, source, target, id, cost);
 				return 1;
@@ -220,7 +220,7 @@ next_edge(xxl_graph *g, int64_t *id, int64_t *source, int64_t *target, double *c
 
 			if (got <= 0)
 				return got < 0 ? -1 : finish_output(g);
-			if (uf_union(g->parent, g_get_u64(s + 16), g_get_u64(s + 24)))
+			if (graph_uf_union(g, g_get_u64(s + 16), g_get_u64(s + 24)))
 			{
 				*cost = g_key_cost(g_get_be(s));
 				*id = g_key_id(g_get_be(s + 8));
