@@ -207,7 +207,20 @@ SELECT count(*) AS not_input FROM (TABLE sf_pairs EXCEPT ALL TABLE pairs) d;
 SELECT count(*) AS missing FROM (TABLE pairs EXCEPT ALL TABLE sf_pairs) d;
 SELECT count(*) AS msf_edges FROM xxl.minimum_spanning_forest('SELECT source AS id, *, 1.0 AS cost FROM pairs');
 SELECT details->'path' AS path FROM xxl.last_stats();
-DROP TABLE paths, sf_paths, pairs, sf_pairs, wpaths, msf_parts, msf_roomy_paths;
+-- the minimum forest's low ids that do meet each other, each by a heavier
+-- edge than its lightest, which reaches above: every low set blocked from
+-- its first edge, the first level defers nearly all, and gives up
+CREATE TABLE hubs AS
+SELECT 2 * i AS id, i AS source, i + 1 AS target, 10.0::float8 AS cost FROM generate_series(0, 149998) i
+UNION ALL
+SELECT 2 * i + 1, i, 200000 + i % 1000, 1.0 FROM generate_series(0, 149999) i;
+ANALYZE hubs;
+SELECT count(*) AS msf_edges, sum(cost) AS weight FROM xxl.minimum_spanning_forest('hubs');
+SELECT details->'path' AS path FROM xxl.last_stats();
+SET xxl.memory = '256MB';
+SELECT count(*) AS msf_edges, sum(cost) AS weight FROM xxl.minimum_spanning_forest('hubs');
+SET xxl.memory = '1MB';
+DROP TABLE paths, sf_paths, pairs, sf_pairs, wpaths, msf_parts, msf_roomy_paths, hubs;
 RESET xxl.memory;
 
 -- rows for the caller stay in memory while the budget leaves room beside the
