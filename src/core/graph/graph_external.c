@@ -431,7 +431,7 @@ solve_base(xxl_graph *g)
 
 		/* Kruskal: the remaining edges by rank, less the heavier parallels */
 		if (xxl_env_sort_open(env, &g->s4, half_share(g), 0, 24, 8,
-								  xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_BOUNDED) != XXL_OK ||
+								  xxl_pq_size(g->pq.q) + g->special_count, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 			seen_open(g, &g->seen) != XXL_OK)
 			return env->err.code;
 		while ((got = xxl_env_queue_pop(env, &g->pq, r)) == 1)
@@ -515,7 +515,7 @@ sort_forest(xxl_graph *g)
 
 	if (xxl_spool_finish(&g->forest) != XXL_OK ||
 		xxl_env_sort_open(env, &g->fsort, share(g, 1), 0, 8, 8,
-								  g->forest_count, XXL_INPUT_BOUNDED) != XXL_OK ||
+								  g->forest_count, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &g->forest, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->forest_count && rc == XXL_OK; i++)
@@ -572,7 +572,7 @@ expand_cc(xxl_graph *g)
 	/* contraction records by parent */
 	if (xxl_spool_finish(&g->log) != XXL_OK ||
 		xxl_env_sort_open(env, &g->lsort, share(g, 3), 0, 16, 16,
-								  g->contracted, XXL_INPUT_BOUNDED) != XXL_OK ||
+								  g->contracted, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&rd, &g->log, false) != XXL_OK)
 		return env->err.code;
 	for (uint64_t i = 0; i < g->contracted && rc == XXL_OK; i++)
@@ -594,7 +594,7 @@ expand_cc(xxl_graph *g)
 	if (xxl_env_sort_sort(env, &g->lsort) != XXL_OK ||
 		xxl_env_queue_open(env, &g->msg, share(g, 3), 16, 8) != XXL_OK ||
 		xxl_env_sort_open(env, &g->f1, share(g, 3), 0, 16, 16,
-								  g->n, XXL_INPUT_BOUNDED) != XXL_OK ||
+								  g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_aux, &g->basereps, false) != XXL_OK)
 		return env->err.code;
 	lgot = xxl_env_sort_next(env, &g->lsort, &l);
@@ -648,7 +648,7 @@ expand_cc(xxl_graph *g)
 
 	/* smallest dense id of each representative's component */
 	if (xxl_env_sort_sort(env, &g->f1) != XXL_OK ||
-		xxl_env_sort_open(env, &g->f2, share(g, 2), 0, 16, 16, g->n, XXL_INPUT_BOUNDED) != XXL_OK)
+		xxl_env_sort_open(env, &g->f2, share(g, 2), 0, 16, 16, g->n, XXL_INPUT_UNBOUNDED) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &g->f1, &s)) == 1)
 	{
@@ -674,7 +674,7 @@ expand_cc(xxl_graph *g)
 	/* the original id of each minimum, then back in node order */
 	if (xxl_env_sort_sort(env, &g->f2) != XXL_OK ||
 		xxl_env_sort_open(env, &g->f3, share(g, 2), 0, 16, 8,
-								  g->n, XXL_INPUT_BOUNDED) != XXL_OK ||
+								  g->n, XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		xxl_spool_reader_open(&g->rd_map, &g->map, false) != XXL_OK)
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, &g->f2, &s)) == 1)
