@@ -412,7 +412,7 @@ graph_mapped_sort(xxl_graph *g, size_t share, bool keep)
 
 	share -= share % XXL_ALIGN;
 	if (xxl_env_sort_open(env, &g->s3, share, 0, KR_REC, KR_KEY, g->mapped_m,
-						  XXL_INPUT_BOUNDED) != XXL_OK ||
+						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
 		drain_spool(g, put_kruskal, keep) != XXL_OK)
 		return env->err.code;
 	return xxl_env_sort_sort(env, &g->s3);
