@@ -14,8 +14,8 @@
  *
  * Why: the sorting path numbers the ids by two sorts of the endpoints
  * before its union-find, which cost more than the forest itself.  If the
- * ids outgrow the budget after all, the spanning forest goes on by id in
- * parts (graph_forest_split.c) while they are non-negative and within its
+ * ids outgrow the budget after all, the forest goes on by id in parts
+ * (graph_forest_split.c) while they are non-negative and within its
  * reach, the edges spooled so far rewritten with their ids; otherwise the
  * spooled edges are put to the sorting path with their original ids, in
  * input order, and the operator goes on as if it had started there.
