@@ -39,8 +39,6 @@
 
 #include <string.h>
 
-/* A touched low root's next-level index (the level's array holds it). */
-#define FLAG (UINT32_C(1) << 31)
 /* Room left beside a level's array and touch bitmap (buffers and spools' bookkeeping). */
 #define PARTS_FIXED (64 * 1024)
 
@@ -103,7 +101,7 @@ graph_parts_takes(const xxl_graph *g, int64_t id)
 {
 	uint64_t	cap = PARTS_ROOMS * (uint64_t) (g->env.pool / sizeof(uint32_t));
 
-	return id >= 0 && (uint64_t) id < (cap < FLAG ? cap : FLAG);
+	return id >= 0 && (uint64_t) id < (cap < SPLIT_FLAG ? cap : SPLIT_FLAG);
 }
 
 /* The level's state while its edges are read. */
@@ -120,18 +118,6 @@ typedef struct level
 	uint64_t	rest;			/* edges left to the next level */
 	uint64_t	joined;			/* forest edges found */
 } level;
-
-static inline bool
-bit_get(const uint64_t *b, uint32_t x)
-{
-	return (b[x >> 6] >> (x & 63)) & 1;
-}
-
-static inline void
-bit_set(uint64_t *b, uint32_t x)
-{
-	b[x >> 6] |= UINT64_C(1) << (x & 63);
-}
 
 static void
 level_free(xxl_graph *g, level *lv)
@@ -299,27 +285,14 @@ level_settle(xxl_graph *g, level *lv)
 	for (uint32_t w = 0; w < (lv->base + 63) / 64; w++)
 		for (uint64_t bits = lv->touch[w]; bits; bits &= bits - 1)
 		{
-			uint32_t	r = p[w * 64 + (uint32_t) __builtin_ctzll(bits)] & ~FLAG;
+			uint32_t	r = p[w * 64 + (uint32_t) __builtin_ctzll(bits)] & ~SPLIT_FLAG;
 
-			p[r] |= FLAG;
+			p[r] |= SPLIT_FLAG;
 		}
 	for (uint32_t x = 0; x < lv->base; x++)
-		if (p[x] != IDMAP_NONE && (p[x] & FLAG) && (p[x] & ~FLAG) == x)
-			p[x] = roots++ | FLAG;
+		if (p[x] != IDMAP_NONE && (p[x] & SPLIT_FLAG) && (p[x] & ~SPLIT_FLAG) == x)
+			p[x] = roots++ | SPLIT_FLAG;
 	return roots;
-}
-
-/* Where the next level has index x of this one (an end of its rest). */
-static inline uint32_t
-next_index(const level *lv, uint32_t roots, uint32_t x)
-{
-	uint32_t	v;
-
-	if (x >= lv->base)
-		return roots + (x - lv->base);
-	v = lv->p[x];
-	/* a touched root holds its next index; any other low end, its root */
-	return (v & FLAG ? v : lv->p[v]) & ~FLAG;
 }
 
 /* The rest rewritten onto the next level's indexes (consumed). */
@@ -341,8 +314,8 @@ level_rewrite(xxl_graph *g, const level *lv, uint32_t roots, xxl_spool *rest, xx
 		if (xxl_spool_read(&rd, sizeof(e), &r) != XXL_OK)
 			break;
 		memcpy(&e, r, sizeof(e));
-		e.a = next_index(lv, roots, e.a);
-		e.b = next_index(lv, roots, e.b);
+		e.a = split_next_index(lv->p, lv->base, roots, e.a);
+		e.b = split_next_index(lv->p, lv->base, roots, e.b);
 		if (rw_put(w, &e, sizeof(e)) != XXL_OK || ((i & 4095) == 4095 && poll_canceled(g)))
 			break;
 	}
@@ -536,7 +509,7 @@ run_levels(xxl_graph *g, xxl_spool *edges, bool keep)
 		base = last ? space : (uint64_t) avail * 8 / (minimum ? 34 : 33);
 		if (base > space)
 			base = space;
-		lv.base = (uint32_t) (base < FLAG ? base : FLAG - 1);
+		lv.base = (uint32_t) (base < SPLIT_FLAG ? base : SPLIT_FLAG - 1);
 		if (lv.base == 0 || k == SPLIT_MAX_LEVELS)
 		{
 			rc = XXL_ENOMEM;

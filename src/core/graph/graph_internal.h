@@ -100,6 +100,19 @@ g_get_edge_rec(const unsigned char *r, int64_t *source, int64_t *target, int64_t
 	memcpy(cost, r + 24, 8);
 }
 
+/* Bitmaps of 64-bit words. */
+static inline bool
+bit_get(const uint64_t *b, uint64_t i)
+{
+	return (b[i >> 6] >> (i & 63)) & 1;
+}
+
+static inline void
+bit_set(uint64_t *b, uint64_t i)
+{
+	b[i >> 6] |= UINT64_C(1) << (i & 63);
+}
+
 /* Numbering ids with two sorts (relabel.c) --------------------------------- */
 
 /*
@@ -271,6 +284,26 @@ typedef struct graph_kedge
  * roots that edges above touch are the next level's first indexes.
  */
 #define SPLIT_MAX_LEVELS 32
+/* A touched low root's entry: its next-level index, flagged. */
+#define SPLIT_FLAG (UINT32_C(1) << 31)
+
+/*
+ * Where the next level has index x of a level whose low part [0, base)
+ * union-find p holds, after the roots the next level carries were
+ * numbered (roots of them): above the low part, shifted past them; a
+ * touched root, the index its entry holds; any other low index, its
+ * root's.
+ */
+static inline uint32_t
+split_next_index(const uint32_t *p, uint32_t base, uint32_t roots, uint32_t x)
+{
+	uint32_t	v;
+
+	if (x >= base)
+		return roots + (x - base);
+	v = p[x];
+	return (v & SPLIT_FLAG ? v : p[v]) & ~SPLIT_FLAG;
+}
 #define SPLIT_BUF 1024			/* values of the spooled edges buffered */
 typedef struct split_level
 {

@@ -26,8 +26,6 @@
  */
 #include "core/graph/graph_internal.h"
 
-/* A touched low root (while a level is written) or a next-level index (in its labels). */
-#define SPLIT_FLAG (UINT32_C(1) << 31)
 /*
  * Ids up to this many pools' worth of union-find go by levels, and up to
  * SPLIT_ROOMS_DENSE when the row estimate says that the numbered map
@@ -387,19 +385,6 @@ touch_roots(xxl_graph *g, uint32_t *p, uint32_t base, xxl_spool *edges)
 	return touched;
 }
 
-/* Where the next level has level lv's index x (an edge's end). */
-static inline uint32_t
-next_index(const split_level *lv, const uint32_t *p, uint32_t x)
-{
-	uint32_t	v;
-
-	if (x >= lv->base)
-		return lv->roots + (x - lv->base);
-	v = p[x];
-	/* a touched root holds its next index; any other low end, its root */
-	return (v & SPLIT_FLAG ? v : p[v]) & ~SPLIT_FLAG;
-}
-
 /*
  * Level k, its roots touched: each root's next index in its entry, the
  * roots' indexes into roots, each low index's label into the level's
@@ -435,8 +420,8 @@ write_level(xxl_graph *g, int k, uint32_t *p, xxl_spool *edges, bool consume, ui
 						b;
 			u32_writer *to;
 
-			a = next_index(lv, p, e[0]);
-			b = next_index(lv, p, e[1]);
+			a = split_next_index(p, lv->base, lv->roots, e[0]);
+			b = split_next_index(p, lv->base, lv->roots, e[1]);
 			to = &w[a < next_base && b < next_base ? 0 : 1];
 			if (to == &w[1])
 			{

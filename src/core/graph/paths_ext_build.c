@@ -447,19 +447,15 @@ arc_ranges(xxl_paths *p, size_t share, uint64_t narcs)
 	return 1;
 }
 
-/* The range of tails that tail is in. */
-static inline unsigned
-arc_range_of(const xxl_paths *p, unsigned ranges, uint64_t tail)
-{
-	return ranges == 1 ? 0 : (unsigned) ((unsigned __int128) tail * ranges / p->n);
-}
-
 /*
- * One pass over the links by id: every id seen (count: each arc counted
- * in its range's counts; else each arc of the range `range` into S3).
+ * One pass over the links by id, range r of the tails being [bound[r],
+ * bound[r + 1]): every id seen (into found, if given), and with counts each
+ * arc counted in its range's, else each arc of the range `range` into S3.
+ * (Compared with the bounds, not divided: this runs per arc, per pass.)
  */
 static xxl_status
-arcs_by_id_pass(xxl_paths *p, bool *found, unsigned ranges, unsigned range, uint64_t *counts)
+arcs_by_id_pass(xxl_paths *p, bool *found, const uint64_t *bound, unsigned ranges, unsigned range,
+				uint64_t *counts)
 {
 	xxl_env    *env = &p->env;
 	xxl_spool_reader rd;
@@ -484,11 +480,17 @@ arcs_by_id_pass(xxl_paths *p, bool *found, unsigned ranges, unsigned range, uint
 		}
 		for (int dir = 0; dir < (p->directed ? 1 : 2); dir++)
 		{
-			unsigned	r = arc_range_of(p, ranges, d[dir]);
+			uint64_t	tail = d[dir];
 
 			if (counts)
+			{
+				unsigned	r = 0;
+
+				for (unsigned k = 1; k < ranges; k++)
+					r += tail >= bound[k];
 				counts[r]++;
-			else if (r == range)
+			}
+			else if (tail >= bound[range] && tail < bound[range + 1])
 			{
 				/* with the edge id (and cost) */
 				arc_by_id_put(p, a, d[dir], d[1 - dir], l + 16);
@@ -514,7 +516,8 @@ fill_arcs_by_id(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	size_t		ns = p->nsources ? p->nsources : 1;
 	size_t		share = paths_part_share(p, 4) * 3;
-	uint64_t	counts[ARC_RANGES_MAX] = {0};
+	uint64_t	counts[ARC_RANGES_MAX] = {0},
+				bound[ARC_RANGES_MAX + 1];
 	unsigned	ranges;
 	adj_writer	w;
 	bool	   *found;
@@ -527,9 +530,11 @@ fill_arcs_by_id(xxl_paths *p)
 		return env->err.code;
 	memset(found, 0, ns);
 	p->arc_ranges = ranges = arc_ranges(p, share, p->narcs);
+	for (unsigned r = 0; r <= ranges; r++)
+		bound[r] = r == ranges ? p->n : (p->n + ranges - 1) / ranges * r;
 	counts[0] = p->narcs;
 	if (xxl_spool_finish(&p->linkspool) != XXL_OK ||
-		(ranges > 1 && arcs_by_id_pass(p, found, ranges, 0, counts) != XXL_OK) ||
+		(ranges > 1 && arcs_by_id_pass(p, found, bound, ranges, 0, counts) != XXL_OK) ||
 		adj_open(p, &w) != XXL_OK)
 		return env->err.code;
 	for (unsigned r = 0; r < ranges; r++)
@@ -538,7 +543,7 @@ fill_arcs_by_id(xxl_paths *p)
 			continue;
 		if (xxl_env_sort_open(env, &p->s3, share, 0, arc_by_id_rec(p), arc_by_id_key(p), counts[r],
 							  XXL_INPUT_BOUNDED) != XXL_OK ||
-			arcs_by_id_pass(p, ranges == 1 ? found : NULL, ranges, r, NULL) != XXL_OK ||
+			arcs_by_id_pass(p, ranges == 1 ? found : NULL, bound, ranges, r, NULL) != XXL_OK ||
 			xxl_env_sort_sort(env, &p->s3) != XXL_OK ||
 			adj_append(p, &w) != XXL_OK)
 			return env->err.code;

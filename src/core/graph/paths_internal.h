@@ -379,18 +379,6 @@ pfail(xxl_paths *p)
 	return p->env.err.code;
 }
 
-static inline bool
-bit_get(const uint64_t *b, uint64_t i)
-{
-	return (b[i >> 6] >> (i & 63)) & 1;
-}
-
-static inline void
-bit_set(uint64_t *b, uint64_t i)
-{
-	b[i >> 6] |= UINT64_C(1) << (i & 63);
-}
-
 /*
  * The in-memory heap, shared by the in-memory and semi-external searches.
  * It holds its keys: sifting compares neighbouring entries instead of
