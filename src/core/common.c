@@ -57,6 +57,8 @@ xxl_status_name(xxl_status code)
 			return "invalid argument";
 		case XXL_ECANCELED:
 			return "canceled";
+		case XXL_ERANGE:
+			return "value out of range";
 	}
 	return "unknown error";
 }

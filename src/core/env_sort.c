@@ -152,7 +152,8 @@ xxl_env_sort_error(xxl_env *env, xxl_env_sorter *ts)
 /* rec_size 0: variable-length records of about avg_size bytes. */
 static xxl_status
 open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_size,
-				 size_t key_size, uint64_t records, size_t avg_size)
+				 size_t key_size, uint64_t records, size_t avg_size,
+				 void (*combine) (void *, const void *, void *), void *combine_arg)
 {
 	xxl_sort_config c;
 	size_t		block;
@@ -179,6 +180,8 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	c.res.disk.try_direct &= xxl_direct_pays(block);
 	c.res.cancel = env->cancel;
 	c.res.cancel_arg = env->cancel_arg;
+	c.combine = combine;
+	c.combine_arg = combine_arg;
 	ts->s = xxl_sorter_create(&c, &env->err);
 	if (ts->s == NULL)
 	{
@@ -198,7 +201,17 @@ xxl_env_sort_open_var(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t av
 					  uint64_t records)
 {
 	memset(ts, 0, sizeof(*ts));
-	return open_core_sorter(env, ts, memory, 0, 0, records, avg_size);
+	return open_core_sorter(env, ts, memory, 0, 0, records, avg_size, NULL, NULL);
+}
+
+xxl_status
+xxl_env_sort_open_combined(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_size,
+						   size_t key_size, uint64_t records,
+						   void (*combine) (void *, const void *, void *), void *combine_arg)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->rec_size = rec_size;
+	return open_core_sorter(env, ts, memory, rec_size, key_size, records, 0, combine, combine_arg);
 }
 
 xxl_status
@@ -252,7 +265,7 @@ xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output
 		if (free < output_memory && free >= xxl_sort_min_memory(XXL_ALIGN))
 			output_memory = free;
 	}
-	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records, 0);
+	return open_core_sorter(env, ts, output_memory, rec_size, key_size, records, 0, NULL, NULL);
 }
 
 xxl_status

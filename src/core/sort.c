@@ -156,6 +156,11 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 					  block_size, XXL_ALIGN);
 		return NULL;
 	}
+	if (config->combine != NULL && config->record_size == 0)
+	{
+		xxl_error_set(err, XXL_EINVAL, 0, "only fixed records can be combined");
+		return NULL;
+	}
 	if (config->res.memory < xxl_sort_min_memory(block_size))
 	{
 		xxl_error_set(err, XXL_EINVAL, 0,
@@ -187,7 +192,8 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	 */
 	s->region_size = config->res.memory - s->part.budget.used - SLACK_FOR(config->res.memory)
 		- (s->fixed ? 0 : WRITE_BUFFERS * block_size);
-	s->async_runs = config->async_runs;
+	/* (a load's keys are folded once it is sorted, which the worker's streaming of blocks is not) */
+	s->async_runs = config->async_runs && config->combine == NULL;
 	if (s->async_runs && s->fixed)
 	{
 		size_t		scratch = s->region_size / 32;
@@ -368,8 +374,12 @@ void
 sort_load(xxl_sorter *s)
 {
 	if (s->fixed)
+	{
 		xxl_radix_sort_fixed(s->region, sort_fixed_sorted(s), s->nloaded, s->rec_size, s->key_size,
 							 s->threads, true);
+		if (s->cfg.combine != NULL)
+			s->nloaded = sort_combine_sorted(s, sort_fixed_sorted(s), s->nloaded);
+	}
 	else
 		sort_var_load(s, s->load, s->load_size, s->nloaded, s->threads);
 }
@@ -754,6 +764,8 @@ xxl_sorter_destroy(xxl_sorter *s)
 	}
 	xxl_part_free(&s->part, s->run_writes, s->run_writes_capacity * sizeof(xxl_io_request));
 	xxl_part_free(&s->part, s->runs, s->runs_capacity * sizeof(xxl_run));
+	if (s->fold)
+		xxl_part_free(&s->part, s->fold, 2 * s->rec_size);
 	if (s->logs_open)
 	{
 		xxl_run_log_close(&s->blocks_log);

@@ -123,6 +123,10 @@ struct xxl_sorter
 	/* output */
 	size_t		out_index;
 	xxl_merger *final;
+	/* with combine, the final merge's records folded (sort_combine.c) */
+	unsigned char *fold;		/* the key being folded, then the one handed out */
+	bool		fold_held;		/* fold holds a record read from the merge */
+	bool		fold_end;		/* the merge has no more */
 
 	/* statistics */
 	xxl_sort_stats stats;
@@ -230,6 +234,22 @@ xxl_status sort_write_var_load(const char *load, const xxl_sort_entry *entries, 
 
 bool sort_check_input_phase(xxl_sorter *s);
 xxl_status sort_flush_run(xxl_sorter *s, bool last);
+
+/* sort_combine.c: equal keys folded into one (xxl_sort_config.combine) */
+size_t		sort_combine_sorted(xxl_sorter *s, char *recs, size_t n);
+typedef struct sort_fold
+{
+	unsigned char rec[XXL_SORT_MAX_FIXED_RECORD];
+	bool		held;
+} sort_fold;
+/*
+ * Fold rec into f: the record f held before, when rec's key differs from
+ * its, is copied to done and true returned (done then is the next record
+ * out); false while rec was folded or was the first.
+ */
+bool		sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec, void *done);
+xxl_status	sort_combine_output_start(xxl_sorter *s);
+int			sort_combine_next(xxl_sorter *s, const void **rec);
 
 /* sort_async.c: asynchronous run formation */
 void sort_end_runs_worker(xxl_sorter *s);

@@ -81,6 +81,8 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	uint64_t	n = 0;
 	size_t		nblocks = 0;
 	int			got;
+	sort_fold	fold = {.held = false};
+	unsigned char done[XXL_SORT_MAX_FIXED_RECORD];
 
 	for (int i = 0; i < k; i++)
 		nblocks += group[i].nblocks;
@@ -97,13 +99,25 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	}
 	while ((got = xxl_merger_next(m, &rec)) > 0)
 	{
-		xxl_bwriter_begin_record(w, rec.prefix);
-		if (s->fixed)
+		if (s->cfg.combine != NULL)
+		{
+			/* the record before, once rec's key is another */
+			if (sort_fold_next(s, &fold, rec.key, done))
+			{
+				xxl_bwriter_begin_record(w, xxl_key_prefix(done, s->key_size));
+				rc = xxl_bwriter_write(w, done, s->rec_size);
+			}
+		}
+		else if (s->fixed)
+		{
+			xxl_bwriter_begin_record(w, rec.prefix);
 			rc = xxl_bwriter_write(w, rec.key, s->rec_size);
+		}
 		else
 		{
 			uint32_t	hdr[2] = {rec.key_len, rec.payload_len};
 
+			xxl_bwriter_begin_record(w, rec.prefix);
 			rc = xxl_bwriter_write(w, hdr, VAR_HEADER);
 			if (rc == XXL_OK)
 				rc = xxl_bwriter_write(w, rec.key, (size_t) rec.key_len + rec.payload_len);
@@ -123,6 +137,11 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	}
 	if (got < 0)
 		rc = s->part.err.code;
+	if (rc == XXL_OK && fold.held)
+	{
+		xxl_bwriter_begin_record(w, xxl_key_prefix(fold.rec, s->key_size));
+		rc = xxl_bwriter_write(w, fold.rec, s->rec_size);
+	}
 	if (rc == XXL_OK)
 		rc = xxl_bwriter_finish(w);
 	if (rc != XXL_OK && s->part.err.code == XXL_OK)
@@ -392,6 +411,8 @@ xxl_sorter_sort(xxl_sorter *s)
 		if (s->final == NULL)
 			return xxl_part_fail(&s->part);
 		if (use_async_merge(s) && xxl_merger_start_async(s->final) != XXL_OK)
+			return xxl_part_fail(&s->part);
+		if (s->cfg.combine != NULL && sort_combine_output_start(s) != XXL_OK)
 			return xxl_part_fail(&s->part);
 	}
 	if ((int) s->nruns > s->stats.fan_in)

@@ -103,6 +103,15 @@ xxl_sorter_next_many(xxl_sorter *s, const void **recs, size_t max, size_t *n)
 		*n = s->nloaded - s->out_index < max ? s->nloaded - s->out_index : max;
 		s->out_index += *n;
 	}
+	else if (s->phase == PHASE_MERGE_OUTPUT && s->cfg.combine != NULL)
+	{
+		/* folded records come one at a time */
+		int			rc = sort_combine_next(s, recs);
+
+		if (rc == 1)
+			*n = 1;
+		return rc;
+	}
 	else if (s->phase == PHASE_MERGE_OUTPUT)
 	{
 		const unsigned char *p;
@@ -150,6 +159,8 @@ xxl_sorter_next(xxl_sorter *s, const void **rec)
 		xxl_error_set(&s->part.err, XXL_EINVAL, 0, "xxl_sorter_next needs fixed-size records");
 		return -xxl_part_fail(&s->part);
 	}
+	if (s->phase == PHASE_MERGE_OUTPUT && s->cfg.combine != NULL && !s->part.failed)
+		return sort_combine_next(s, rec);
 	rc = next_record(s, &key, &key_len, &payload, &payload_len);
 	if (rc == 1)
 		*rec = key;

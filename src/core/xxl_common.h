@@ -26,7 +26,8 @@ typedef enum xxl_status
 	XXL_ELIMIT,		/* the spill-size limit (temp_file_limit) is exceeded */
 	XXL_EOPEN,		/* a spill file could not be created */
 	XXL_EINVAL,		/* bad argument or configuration */
-	XXL_ECANCELED	/* the caller's cancel hook asked to stop */
+	XXL_ECANCELED,	/* the caller's cancel hook asked to stop */
+	XXL_ERANGE		/* a result out of its type's range (an integer sum, say) */
 } xxl_status;
 
 typedef struct xxl_error

@@ -279,6 +279,15 @@ xxl_status	xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory,
 xxl_status	xxl_env_sort_open_var(xxl_env *env, xxl_env_sorter *ts, size_t memory,
 								  size_t avg_size, uint64_t records);
 /*
+ * An aggregating sort (xxl_sort_config.combine): the core sorter with
+ * memory for its whole life, records of equal keys folded by combine into
+ * one as it goes (on the owner thread).
+ */
+xxl_status	xxl_env_sort_open_combined(xxl_env *env, xxl_env_sorter *ts, size_t memory,
+									   size_t rec_size, size_t key_size, uint64_t records,
+									   void (*combine) (void *acc, const void *rec, void *arg),
+									   void *combine_arg);
+/*
  * The block size for a core sorter of the given memory that will take
  * records records; XXL_ENOMEM if no block size lets the core sorter take
  * them.

@@ -60,12 +60,24 @@ typedef struct xxl_sort_config
 	 * by comparisons.  NULL: memcmp.  Must outlive the sorter.
 	 */
 	const xxl_key_compare *compare;
+	/*
+	 * Fixed records only: records with equal keys become one, combine(acc,
+	 * rec, arg) folding rec into acc (a sum, say), as each load is sorted,
+	 * as runs are merged and as records are handed out, so that no run
+	 * holds a key twice and the output holds each key once (an aggregating
+	 * sort: its runs shrink as keys repeat).  The order in which equal keys
+	 * are folded is not defined.  Called on the caller's thread only; turns
+	 * async_runs off.  NULL: records are kept as they are.
+	 */
+	void		(*combine) (void *acc, const void *rec, void *arg);
+	void	   *combine_arg;
 } xxl_sort_config;
 
 typedef struct xxl_sort_stats
 {
 	uint64_t	records;
 	uint64_t	bytes;			/* record bytes put (variable: key + payload) */
+	uint64_t	combined;		/* with combine: records folded into another */
 	uint64_t	runs;			/* runs formed (0 when sorted in memory) */
 	int			merge_passes;	/* including the final one; 0 if in memory */
 	int			fan_in;			/* largest number of runs merged at once */

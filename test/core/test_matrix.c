@@ -1,0 +1,316 @@
+/*
+ * test_matrix.c — the sparse matrix product (xxl_matrix.h) against a
+ * naive dense product written here: integer (exact) and floating-point
+ * values, Aᵀ·B, indices near both ends of bigint, a row of B too large to
+ * hold (spooled), a result that cancels to zero, empty inputs, and the
+ * smallest budget with several merge passes over the partial products.
+ */
+#include "xxl_test.h"
+
+#include <math.h>
+
+#include "core/matrix/xxl_matrix.h"
+
+#define KB 1024
+
+typedef struct entry
+{
+	int			r,
+				c;
+	int64_t		v;
+} entry;
+
+/* A problem: dims (rows of the result, inner, columns) and the entries of A and B. */
+typedef struct problem
+{
+	int			rows,
+				inner,
+				cols;
+	entry	   *a,
+			   *b;
+	size_t		na,
+				nb;
+	int64_t		base;			/* added to every index */
+	bool		transpose_a;	/* a holds Aᵀ's entries: (inner, row) */
+	bool		integer;
+} problem;
+
+static xxl_matrix_config
+config(size_t memory, bool integer, bool transpose_a)
+{
+	xxl_matrix_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.res.memory = memory ? memory : xxl_matrix_min_memory();
+	c.res.threads = 2;
+	c.res.disk.block_size = 64 * KB;
+	c.res.disk.dirs = xt_dirs;
+	c.res.disk.ndisks = 2;
+	c.res.disk.file_prefix = "test_matrix";
+	c.res.disk.try_direct = false;
+	c.res.disk.strategy = XXL_ALLOC_RANDOM_CYCLING;
+	c.res.disk.seed = 11;
+	c.integer = integer;
+	c.transpose_a = transpose_a;
+	return c;
+}
+
+/* Random entries: n of them over rows x cols, values in [-9, 9] (zeros too). */
+static entry *
+random_entries(xt_rng *rng, size_t n, int rows, int cols)
+{
+	entry	   *e = malloc(n * sizeof(entry));
+
+	for (size_t i = 0; i < n; i++)
+	{
+		e[i].r = (int) xt_below(rng, rows);
+		e[i].c = (int) xt_below(rng, cols);
+		e[i].v = (int64_t) xt_below(rng, 19) - 9;
+	}
+	return e;
+}
+
+static double
+value_of(const problem *p, int64_t v)
+{
+	/* floating-point values: the integers scaled, so that sums round */
+	return p->integer ? (double) v : (double) v * 0.1;
+}
+
+/*
+ * Run the product at memory and compare with the naive one; returns the
+ * stats.
+ */
+static void
+check_product(const problem *p, size_t memory, xxl_matrix_stats *st)
+{
+	xxl_matrix_config cfg = config(memory, p->integer, p->transpose_a);
+	xxl_error	err = {0};
+	xxl_matrix *m = xxl_matrix_create(&cfg, &err);
+	double	   *want = calloc((size_t) p->rows * p->cols, sizeof(double));
+	unsigned char *seen = calloc((size_t) p->rows * p->cols, 1);
+	double	   *bval;
+	int64_t		gi,
+				gj;
+	double		gv;
+	uint64_t	expected = 0,
+				got_rows = 0;
+	int			got;
+
+	REQUIRE_MSG(m != NULL, "%s", err.message);
+	/* the naive product: B's rows as dense arrays, A's entries through them */
+	bval = calloc((size_t) p->inner * p->cols, sizeof(double));
+	for (size_t e = 0; e < p->nb; e++)
+		bval[(size_t) p->b[e].r * p->cols + p->b[e].c] += value_of(p, p->b[e].v);
+	for (size_t e = 0; e < p->na; e++)
+	{
+		int			r = p->transpose_a ? p->a[e].c : p->a[e].r;
+		int			k = p->transpose_a ? p->a[e].r : p->a[e].c;
+		double		a = value_of(p, p->a[e].v);
+
+		for (int j = 0; j < p->cols; j++)
+			want[(size_t) r * p->cols + j] += a * bval[(size_t) k * p->cols + j];
+	}
+	for (size_t x = 0; x < (size_t) p->rows * p->cols; x++)
+		expected += p->integer ? want[x] != 0 : fabs(want[x]) > 1e-9;
+
+	for (size_t e = 0; e < p->na; e++)
+	{
+		xxl_matrix_value v;
+
+		if (p->integer)
+			v.i = p->a[e].v;
+		else
+			v.d = value_of(p, p->a[e].v);
+		REQUIRE(xxl_matrix_put(m, XXL_MATRIX_A, p->base + p->a[e].r, p->base + p->a[e].c, v) == XXL_OK);
+	}
+	for (size_t e = 0; e < p->nb; e++)
+	{
+		xxl_matrix_value v;
+
+		if (p->integer)
+			v.i = p->b[e].v;
+		else
+			v.d = value_of(p, p->b[e].v);
+		REQUIRE(xxl_matrix_put(m, XXL_MATRIX_B, p->base + p->b[e].r, p->base + p->b[e].c, v) == XXL_OK);
+	}
+	REQUIRE_MSG(xxl_matrix_run(m) == XXL_OK, "%s", xxl_matrix_error(m)->message);
+	while ((got = xxl_matrix_next(m, &gi, &gj, &gv)) > 0)
+	{
+		int64_t		i = gi - p->base,
+					j = gj - p->base;
+		double		w;
+
+		REQUIRE(i >= 0 && i < p->rows && j >= 0 && j < p->cols);
+		w = want[(size_t) i * p->cols + j];
+		CHECK(!seen[(size_t) i * p->cols + j]);
+		seen[(size_t) i * p->cols + j] = 1;
+		if (p->integer)
+			CHECK_MSG(gv == w, "(%" PRId64 ", %" PRId64 "): %g, want %g", i, j, gv, w);
+		else
+			CHECK_MSG(fabs(gv - w) <= 1e-9 * (fabs(w) + 1), "(%" PRId64 ", %" PRId64 "): %g, want %g",
+					  i, j, gv, w);
+		/* in (i, j) order */
+		got_rows++;
+	}
+	CHECK_EQ(got, 0);
+	/* floating-point sums that cancel may leave a tiny rest: those may come out */
+	if (p->integer)
+		CHECK_EQ(got_rows, expected);
+	else
+		CHECK(got_rows >= expected);
+	xxl_matrix_stats_get(m, st);
+	CHECK(st->memory_peak <= st->memory_limit);
+	printf("  # %zu x %zu entries: %" PRIu64 " products, %" PRIu64 " folded, %" PRIu64
+		   " rows, %" PRIu64 " runs, %d passes, %" PRIu64 " spooled rows, %" PRIu64 " kB written\n",
+		   p->na, p->nb, st->products, st->folded, got_rows, st->result_runs, st->result_passes,
+		   st->spooled_rows, st->bytes_written / 1024);
+	xxl_matrix_destroy(m);
+	free(want);
+	free(seen);
+	free(bval);
+}
+
+static problem
+random_problem(uint64_t seed, int rows, int inner, int cols, size_t na, size_t nb, bool integer)
+{
+	xt_rng		rng = {seed};
+	problem		p = {rows, inner, cols, NULL, NULL, na, nb, 0, false, integer};
+
+	p.a = random_entries(&rng, na, rows, inner);
+	p.b = random_entries(&rng, nb, inner, cols);
+	return p;
+}
+
+static void
+free_problem(problem *p)
+{
+	free(p->a);
+	free(p->b);
+}
+
+XT_TEST(matrix_in_memory_integer)
+{
+	problem		p = random_problem(1, 60, 80, 70, 2000, 2000, true);
+	xxl_matrix_stats st;
+
+	check_product(&p, 64 * 1024 * KB, &st);
+	CHECK(st.in_memory);
+	CHECK(st.zeros > 0);
+	free_problem(&p);
+}
+
+XT_TEST(matrix_in_memory_double_transposed)
+{
+	problem		p = random_problem(2, 60, 80, 70, 2000, 2000, false);
+	xxl_matrix_stats st;
+
+	/* A's entries as Aᵀ's: (inner, row) */
+	for (size_t e = 0; e < p.na; e++)
+	{
+		int			t = p.a[e].r;
+
+		p.a[e].r = p.a[e].c % p.inner;
+		p.a[e].c = t;
+	}
+	p.transpose_a = true;
+	check_product(&p, 64 * 1024 * KB, &st);
+	free_problem(&p);
+}
+
+/*
+ * The smallest budget: the partial products (about 2.3M of 32 bytes) take
+ * several merge passes, and B's row 0 (4000 entries) outgrows what is held.
+ */
+XT_TEST(matrix_smallest_budget)
+{
+	bool		quick = xt_quick();
+	problem		p = random_problem(3, 150, 300, 5000, quick ? 6000 : 20000, quick ? 8000 : 30000, true);
+	xxl_matrix_stats st;
+	size_t		hub = 4000;
+
+	p.b = realloc(p.b, (p.nb + hub) * sizeof(entry));
+	for (size_t h = 0; h < hub; h++)
+		p.b[p.nb + h] = (entry) {0, (int) h, (int64_t) (h % 7) + 1};
+	p.nb += hub;
+	p.base = INT64_MIN + 3;		/* indices at the bottom of bigint */
+	check_product(&p, 0, &st);
+	CHECK(!st.in_memory);
+	CHECK_GE(st.spooled_rows, 1);
+	CHECK_GE(st.result_passes, 2);
+	CHECK(st.folded > 0);
+	/* each run holds a key once: less on disk than every product once per pass */
+	CHECK(st.bytes_written < st.products * 32 * (uint64_t) st.result_passes);
+	free_problem(&p);
+}
+
+XT_TEST(matrix_double_external_top_indices)
+{
+	problem		p = random_problem(4, 100, 200, 300, 8000, 8000, false);
+	xxl_matrix_stats st;
+
+	p.base = INT64_MAX - 400;	/* indices at the top of bigint */
+	check_product(&p, 0, &st);
+	CHECK(!st.in_memory);
+	free_problem(&p);
+}
+
+/* A·B = 0 although neither is: every sum cancels, nothing comes out. */
+XT_TEST(matrix_cancels_to_zero)
+{
+	entry		a[] = {{0, 0, 1}, {0, 1, 1}};
+	entry		b[] = {{0, 0, 5}, {1, 0, -5}, {0, 1, 2}, {1, 1, -2}};
+	problem		p = {1, 2, 2, a, b, 2, 4, -1, false, true};
+	xxl_matrix_stats st;
+
+	check_product(&p, 0, &st);
+	CHECK_EQ(st.zero_results, 2);
+	CHECK_EQ(st.products, 4);
+}
+
+XT_TEST(matrix_empty)
+{
+	entry		b[] = {{0, 0, 5}};
+	problem		p = {1, 1, 1, NULL, b, 0, 1, 0, false, true};
+	xxl_matrix_stats st;
+
+	check_product(&p, 0, &st);
+	CHECK_EQ(st.products, 0);
+	p.na = 0;
+	p.nb = 0;
+	check_product(&p, 0, &st);
+}
+
+/* Integer products beyond 64 bits are exact in 128. */
+XT_TEST(matrix_wide_integers)
+{
+	xxl_matrix_config cfg = config(0, true, false);
+	xxl_error	err = {0};
+	xxl_matrix *m = xxl_matrix_create(&cfg, &err);
+	xxl_matrix_value big = {.i = INT64_MAX},
+				neg = {.i = -INT64_MAX},
+				one = {.i = 1};
+	int64_t		i,
+				j;
+	double		v;
+
+	REQUIRE(m != NULL);
+	/* C[0][0] = MAX*MAX - MAX*MAX + 1 = 1, exactly */
+	REQUIRE(xxl_matrix_put(m, XXL_MATRIX_A, 0, 0, big) == XXL_OK);
+	REQUIRE(xxl_matrix_put(m, XXL_MATRIX_A, 0, 1, neg) == XXL_OK);
+	REQUIRE(xxl_matrix_put(m, XXL_MATRIX_A, 0, 2, one) == XXL_OK);
+	REQUIRE(xxl_matrix_put(m, XXL_MATRIX_B, 0, 0, big) == XXL_OK);
+	REQUIRE(xxl_matrix_put(m, XXL_MATRIX_B, 1, 0, big) == XXL_OK);
+	REQUIRE(xxl_matrix_put(m, XXL_MATRIX_B, 2, 0, one) == XXL_OK);
+	REQUIRE(xxl_matrix_run(m) == XXL_OK);
+	CHECK_EQ(xxl_matrix_next(m, &i, &j, &v), 1);
+	CHECK(i == 0 && j == 0 && v == 1.0);
+	CHECK_EQ(xxl_matrix_next(m, &i, &j, &v), 0);
+	xxl_matrix_destroy(m);
+}
+
+int
+main(int argc, char **argv)
+{
+	return xt_main(argc, argv);
+}
