@@ -137,6 +137,17 @@ CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
 SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
 UNION ALL
 SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
+DROP TABLE updated;
+DROP EXTENSION pgxxl;
+-- and from 0.9 (no matrix products yet)
+CREATE EXTENSION pgxxl VERSION '0.9';
+SELECT to_regprocedure('xxl.matmul(text,text,boolean)') IS NULL AS no_matmul_in_09;
+ALTER EXTENSION pgxxl UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgxxl';
+CREATE TEMP TABLE updated AS SELECT * FROM pg_temp.xxl_members() m;
+SELECT 'only after update' AS side, m FROM (SELECT * FROM updated EXCEPT SELECT * FROM fresh) x(m)
+UNION ALL
+SELECT 'only in a fresh install', m FROM (SELECT * FROM fresh EXCEPT SELECT * FROM updated) x(m);
 DROP TABLE fresh, updated, fresh_view;
 
 DROP EXTENSION pgxxl;

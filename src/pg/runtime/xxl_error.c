@@ -91,6 +91,11 @@ xxl_raise_error(const xxl_error *err, const char *what)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: %s", what, msg)));
 			break;
+		case XXL_ERANGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("%s: %s", what, msg)));
+			break;
 		case XXL_OK:
 		default:
 			ereport(ERROR,
