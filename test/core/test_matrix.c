@@ -89,7 +89,6 @@ check_product(const problem *p, size_t memory, xxl_matrix_stats *st)
 	xxl_matrix *m = xxl_matrix_create(&cfg, &err);
 	double	   *want = calloc((size_t) p->rows * p->cols, sizeof(double));
 	unsigned char *seen = calloc((size_t) p->rows * p->cols, 1);
-	double	   *bval;
 	int64_t		gi,
 				gj;
 	double		gv;
@@ -98,18 +97,32 @@ check_product(const problem *p, size_t memory, xxl_matrix_stats *st)
 	int			got;
 
 	REQUIRE_MSG(m != NULL, "%s", err.message);
-	/* the naive product: B's rows as dense arrays, A's entries through them */
-	bval = calloc((size_t) p->inner * p->cols, sizeof(double));
-	for (size_t e = 0; e < p->nb; e++)
-		bval[(size_t) p->b[e].r * p->cols + p->b[e].c] += value_of(p, p->b[e].v);
-	for (size_t e = 0; e < p->na; e++)
+	/* the naive product: B's entries listed by row, A's entries through them */
 	{
-		int			r = p->transpose_a ? p->a[e].c : p->a[e].r;
-		int			k = p->transpose_a ? p->a[e].r : p->a[e].c;
-		double		a = value_of(p, p->a[e].v);
+		size_t	   *start = calloc(p->inner + 1, sizeof(size_t));
+		size_t	   *at;
+		entry	   *by_row = malloc((p->nb + 1) * sizeof(entry));
 
-		for (int j = 0; j < p->cols; j++)
-			want[(size_t) r * p->cols + j] += a * bval[(size_t) k * p->cols + j];
+		for (size_t e = 0; e < p->nb; e++)
+			start[p->b[e].r + 1]++;
+		for (int k = 0; k < p->inner; k++)
+			start[k + 1] += start[k];
+		at = malloc((p->inner + 1) * sizeof(size_t));
+		memcpy(at, start, (p->inner + 1) * sizeof(size_t));
+		for (size_t e = 0; e < p->nb; e++)
+			by_row[at[p->b[e].r]++] = p->b[e];
+		for (size_t e = 0; e < p->na; e++)
+		{
+			int			r = p->transpose_a ? p->a[e].c : p->a[e].r;
+			int			k = p->transpose_a ? p->a[e].r : p->a[e].c;
+			double		a = value_of(p, p->a[e].v);
+
+			for (size_t x = start[k]; x < start[k + 1]; x++)
+				want[(size_t) r * p->cols + by_row[x].c] += a * value_of(p, by_row[x].v);
+		}
+		free(start);
+		free(at);
+		free(by_row);
 	}
 	for (size_t x = 0; x < (size_t) p->rows * p->cols; x++)
 		expected += p->integer ? want[x] != 0 : fabs(want[x]) > 1e-9;
@@ -161,14 +174,13 @@ check_product(const problem *p, size_t memory, xxl_matrix_stats *st)
 		CHECK(got_rows >= expected);
 	xxl_matrix_stats_get(m, st);
 	CHECK(st->memory_peak <= st->memory_limit);
-	printf("  # %zu x %zu entries: %" PRIu64 " products, %" PRIu64 " folded, %" PRIu64
-		   " rows, %" PRIu64 " runs, %d passes, %" PRIu64 " spooled rows, %" PRIu64 " kB written\n",
-		   p->na, p->nb, st->products, st->folded, got_rows, st->result_runs, st->result_passes,
-		   st->spooled_rows, st->bytes_written / 1024);
+	printf("  # %zu x %zu entries: %s, %" PRIu64 " pieces, %" PRIu64 " products, %" PRIu64
+		   " folded, %" PRIu64 " rows, %" PRIu64 " runs, %d passes, %" PRIu64 " spooled rows, %"
+		   PRIu64 " kB written\n", p->na, p->nb, st->path, st->pieces, st->products, st->folded,
+		   got_rows, st->result_runs, st->result_passes, st->spooled_rows, st->bytes_written / 1024);
 	xxl_matrix_destroy(m);
 	free(want);
 	free(seen);
-	free(bval);
 }
 
 static problem
@@ -197,6 +209,7 @@ XT_TEST(matrix_in_memory_integer)
 	check_product(&p, 64 * 1024 * KB, &st);
 	CHECK(st.in_memory);
 	CHECK(st.zeros > 0);
+	CHECK(strcmp(st.path, "rows") == 0);
 	free_problem(&p);
 }
 
@@ -219,15 +232,15 @@ XT_TEST(matrix_in_memory_double_transposed)
 }
 
 /*
- * The smallest budget: the partial products (about 2.3M of 32 bytes) take
- * several merge passes, and B's row 0 (4000 entries) outgrows what is held.
+ * The smallest budget: B in many pieces whose sums take several merge
+ * passes, and B's row 0 (30000 entries) outgrows a piece.
  */
 XT_TEST(matrix_smallest_budget)
 {
 	bool		quick = xt_quick();
-	problem		p = random_problem(3, 150, 300, 5000, quick ? 6000 : 20000, quick ? 8000 : 30000, true);
+	problem		p = random_problem(3, 150, 300, 30000, quick ? 6000 : 20000, quick ? 8000 : 30000, true);
 	xxl_matrix_stats st;
-	size_t		hub = 4000;
+	size_t		hub = 30000;
 
 	p.b = realloc(p.b, (p.nb + hub) * sizeof(entry));
 	for (size_t h = 0; h < hub; h++)
@@ -237,6 +250,7 @@ XT_TEST(matrix_smallest_budget)
 	check_product(&p, 0, &st);
 	CHECK(!st.in_memory);
 	CHECK_GE(st.spooled_rows, 1);
+	CHECK_GE(st.pieces, 3);
 	CHECK_GE(st.result_passes, 2);
 	CHECK(st.folded > 0);
 	/* each run holds a key once: less on disk than every product once per pass */

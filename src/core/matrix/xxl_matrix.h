@@ -54,7 +54,8 @@ typedef enum xxl_matrix_side
 
 typedef struct xxl_matrix_stats
 {
-	const char *path;			/* "sparse" */
+	const char *path;			/* "rows" (B in one piece: no sort of the sums) or
+								 * "pieces" (the pieces' sums sorted) */
 	bool		in_memory;		/* nothing spilled */
 	uint64_t	entries_a;		/* entries put, zeros included */
 	uint64_t	entries_b;
@@ -64,7 +65,8 @@ typedef struct xxl_matrix_stats
 	uint64_t	folded;			/* partial products added into another */
 	uint64_t	zero_results;	/* sums of exactly 0, left out */
 	uint64_t	largest_row;	/* the most entries of B at one inner index */
-	uint64_t	spooled_rows;	/* rows of B beyond their share, spooled */
+	uint64_t	spooled_rows;	/* rows of B beyond a piece, spooled */
+	uint64_t	pieces;			/* pieces of B's rows held in turn */
 	uint64_t	result_runs;	/* runs of the products' sort */
 	int			result_passes;	/* its merge passes */
 	uint64_t	sorts;

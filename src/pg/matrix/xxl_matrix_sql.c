@@ -47,6 +47,7 @@ matrix_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "folded", UINT64_FORMAT, s.folded);
 	xxl_stats_detail(st, "zero_results", UINT64_FORMAT, s.zero_results);
 	xxl_stats_detail(st, "largest_row_of_b", UINT64_FORMAT, s.largest_row);
+	xxl_stats_detail(st, "pieces", UINT64_FORMAT, s.pieces);
 	xxl_stats_detail(st, "spooled_rows", UINT64_FORMAT, s.spooled_rows);
 	xxl_stats_detail(st, "sorts", UINT64_FORMAT, s.sorts);
 	xxl_stats_detail(st, "bytes_read", UINT64_FORMAT, s.bytes_read);
