@@ -13,6 +13,9 @@
 
 #define KB 1024
 
+/* The path the next products are forced to take (auto: by density). */
+static xxl_matrix_method t_method = XXL_MATRIX_AUTO;
+
 typedef struct entry
 {
 	int			r,
@@ -52,6 +55,7 @@ config(size_t memory, bool integer, bool transpose_a)
 	c.res.disk.seed = 11;
 	c.integer = integer;
 	c.transpose_a = transpose_a;
+	c.method = t_method;
 	return c;
 }
 
@@ -174,9 +178,9 @@ check_product(const problem *p, size_t memory, xxl_matrix_stats *st)
 		CHECK(got_rows >= expected);
 	xxl_matrix_stats_get(m, st);
 	CHECK(st->memory_peak <= st->memory_limit);
-	printf("  # %zu x %zu entries: %s, %" PRIu64 " pieces, %" PRIu64 " products, %" PRIu64
+	printf("  # %zu x %zu entries: %s (tile %" PRIu64 ", %" PRIu64 " tile products), %" PRIu64 " pieces, %" PRIu64 " products, %" PRIu64
 		   " folded, %" PRIu64 " rows, %" PRIu64 " runs, %d passes, %" PRIu64 " spooled rows, %"
-		   PRIu64 " kB written\n", p->na, p->nb, st->path, st->pieces, st->products, st->folded,
+		   PRIu64 " kB written\n", p->na, p->nb, st->path, st->tile, st->tiles, st->pieces, st->products, st->folded,
 		   got_rows, st->result_runs, st->result_passes, st->spooled_rows, st->bytes_written / 1024);
 	xxl_matrix_destroy(m);
 	free(want);
@@ -250,7 +254,7 @@ XT_TEST(matrix_smallest_budget)
 	check_product(&p, 0, &st);
 	CHECK(!st.in_memory);
 	CHECK_GE(st.spooled_rows, 1);
-	CHECK_GE(st.pieces, 3);
+	CHECK_GE(st.pieces, quick ? 2 : 3);
 	CHECK_GE(st.result_passes, 2);
 	CHECK(st.folded > 0);
 	/* each run holds a key once: less on disk than every product once per pass */
@@ -321,6 +325,60 @@ XT_TEST(matrix_wide_integers)
 	CHECK(i == 0 && j == 0 && v == 1.0);
 	CHECK_EQ(xxl_matrix_next(m, &i, &j, &v), 0);
 	xxl_matrix_destroy(m);
+}
+
+/* Dense matrices: auto takes the tiles; the sparse path gives the same. */
+XT_TEST(matrix_dense_auto_and_forced)
+{
+	xt_rng		rng = {5};
+	problem		p = {300, 200, 250, NULL, NULL, 0, 0, -100, false, true};
+	xxl_matrix_stats st;
+
+	/* three quarters of every cell (repeats add up), values with zeros */
+	p.na = 300 * 200;
+	p.nb = 200 * 250;
+	p.a = random_entries(&rng, p.na, p.rows, p.inner);
+	p.b = random_entries(&rng, p.nb, p.inner, p.cols);
+	for (int integer = 1; integer >= 0; integer--)
+	{
+		p.integer = integer;
+		check_product(&p, 64 * 1024 * KB, &st);
+		CHECK(strcmp(st.path, "dense") == 0);
+		CHECK(st.tile >= 64);
+		t_method = XXL_MATRIX_SPARSE;
+		check_product(&p, 64 * 1024 * KB, &st);
+		CHECK(strcmp(st.path, "dense") != 0);
+		t_method = XXL_MATRIX_AUTO;
+	}
+	/* the smallest budget: small tiles, many of them, on disk */
+	check_product(&p, 0, &st);
+	CHECK(strcmp(st.path, "dense") == 0);
+	CHECK(st.tiles >= 27);
+	CHECK(!st.in_memory);
+	free_problem(&p);
+}
+
+/* Forced onto sparse input, the dense path gives the same answer. */
+XT_TEST(matrix_dense_forced_sparse_input)
+{
+	problem		p = random_problem(6, 100, 150, 120, 3000, 3000, false);
+	xxl_matrix_stats st;
+
+	t_method = XXL_MATRIX_DENSE;
+	p.base = INT64_MAX - 200;
+	check_product(&p, 0, &st);
+	CHECK(strcmp(st.path, "dense") == 0);
+	p.transpose_a = true;
+	for (size_t e = 0; e < p.na; e++)
+	{
+		int			t = p.a[e].r;
+
+		p.a[e].r = p.a[e].c % p.inner;
+		p.a[e].c = t;
+	}
+	check_product(&p, 0, &st);
+	t_method = XXL_MATRIX_AUTO;
+	free_problem(&p);
 }
 
 int

@@ -103,6 +103,12 @@ xxl_matrix_create(const xxl_matrix_config *config, xxl_error *err)
 		return NULL;
 	m->integer = config->integer;
 	m->transpose_a = config->transpose_a;
+	m->method = config->method;
+	for (int b = 0; b < 4; b++)
+	{
+		m->lo[b] = INT64_MAX;
+		m->hi[b] = INT64_MIN;
+	}
 	m->product_rec = PRODUCT_KEY + (m->integer ? 16 : 8);
 	m->state = M_INPUT;
 	share = mx_share(m, MX_SHARE_INPUT);
@@ -138,6 +144,7 @@ xxl_matrix_put(xxl_matrix *m, xxl_matrix_side side, int64_t row, int64_t col, xx
 	if (m->integer ? v.i == 0 : v.d == 0)
 	{
 		m->zeros++;				/* (adds nothing to any sum) */
+		m->zeros_of[side]++;
 		return xxl_env_poll(&m->env) ? fail(m) : XXL_OK;
 	}
 	/* the inner index first: A's column (its row for Aᵀ), B's row */
@@ -147,6 +154,27 @@ xxl_matrix_put(xxl_matrix *m, xxl_matrix_side side, int64_t row, int64_t col, xx
 		k = row, other = col;
 	else
 		k = row, other = col;
+	/* the bounding boxes (A: rows 0, inner 1; B: inner 2, columns 3) */
+	{
+		int			bk = side == XXL_MATRIX_A ? 1 : 2,
+					bo = side == XXL_MATRIX_A ? 0 : 3;
+
+		if (k < m->lo[bk])
+			m->lo[bk] = k;
+		if (k > m->hi[bk])
+			m->hi[bk] = k;
+		if (other < m->lo[bo])
+			m->lo[bo] = other;
+		if (other > m->hi[bo])
+			m->hi[bo] = other;
+		if (m->integer)
+		{
+			uint64_t	mag = v.i < 0 ? (uint64_t) 0 - (uint64_t) v.i : (uint64_t) v.i;
+
+			if (mag > m->max_abs[side])
+				m->max_abs[side] = mag;
+		}
+	}
 	r = xxl_env_sort_room(ts, local);
 	mx_put_be(r, mx_index_key(k));
 	mx_put_be(r + 8, mx_index_key(other));
@@ -229,6 +257,15 @@ xxl_matrix_run(xxl_matrix *m)
 		return m->state == M_FAILED ? m->env.err.code : XXL_OK;
 	if (xxl_env_sort_sort(env, &m->sa) != XXL_OK || xxl_env_sort_sort(env, &m->sb) != XXL_OK)
 		return fail(m);
+	if (mx_dense_wanted(m))
+	{
+		xxl_env_step(env, "tiles", 1, 2);
+		if (mx_dense_build(m) != XXL_OK)
+			return fail(m);
+		m->join_ns = m->run_ns = xxl_now_ns() - t0;
+		xxl_env_step(env, "tile products", 2, 2);
+		return XXL_OK;
+	}
 	xxl_env_step(env, "products", 1, 2);
 	if (mx_rows_open(m) != XXL_OK || pass(m) != XXL_OK)
 		return fail(m);
@@ -292,6 +329,12 @@ xxl_matrix_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 
 	if (m->state == M_STREAM)
 		return next_streamed(m, i, j, v);
+	if (m->state == M_DENSE)
+	{
+		if ((got = mx_dense_next(m, i, j, v)) < 0)
+			fail(m);
+		return got > 0 && m->overflow ? range_error(m) : got;
+	}
 	if (m->state != M_SORTED)
 	{
 		if (m->state == M_INPUT)
@@ -359,7 +402,10 @@ xxl_matrix_stats_get(xxl_matrix *m, xxl_matrix_stats *st)
 	bool		direct;
 
 	memset(st, 0, sizeof(*st));
-	st->path = m->state == M_STREAM || (m->pieces <= 1 && m->sc.s == NULL) ? "rows" : "pieces";
+	st->path = m->ta != NULL || m->state == M_DENSE ? "dense" :
+		m->state == M_STREAM || (m->pieces <= 1 && m->sc.s == NULL) ? "rows" : "pieces";
+	st->tile = m->tile;
+	st->tiles = m->tiles;
 	st->entries_a = m->entries[XXL_MATRIX_A];
 	st->entries_b = m->entries[XXL_MATRIX_B];
 	st->zeros = m->zeros;
@@ -387,6 +433,19 @@ xxl_matrix_stats_get(xxl_matrix *m, xxl_matrix_stats *st)
 	xxl_env_sort_io(&m->sb, &open_io);
 	xxl_env_sort_io(&m->sc, &open_io);
 	xxl_env_sort_io(&m->sp, &open_io);
+	/* the dense path's tile files, while open */
+	for (int f = 0; f < 2; f++)
+	{
+		const xxl_pagefile *pf = f == 0 ? &m->pa : &m->pb;
+
+		if (pf->disks != NULL)
+		{
+			xxl_io_stats io;
+
+			xxl_disks_stats(pf->disks, &io);
+			xxl_io_fold(&open_io, &io);
+		}
+	}
 	for (int d = 0; d < open_io.ndisks; d++)
 	{
 		st->bytes_read += open_io.disk[d].bytes_read;
@@ -410,6 +469,7 @@ xxl_matrix_destroy(xxl_matrix *m)
 		return;
 	xxl_spool_free(&m->rest);
 	mx_rows_close(m);
+	mx_dense_close(m);
 	xxl_env_sort_close(&m->env, &m->sa, NULL, NULL);
 	xxl_env_sort_close(&m->env, &m->sb, NULL, NULL);
 	xxl_env_sort_close(&m->env, &m->sc, NULL, NULL);

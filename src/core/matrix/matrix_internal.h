@@ -2,15 +2,16 @@
  * matrix_internal.h — the state of the matrix product (xxl_matrix.h) and
  * what its files share: matrix.c (budget, input, run, output),
  * matrix_rows.c (B's rows in pieces held in memory, A's entries of a piece
- * by row, each row of the result accumulated) and matrix_product.c (an
- * inner index whose row of B outgrows a piece: its partial products one by
- * one into the sums' sort).
+ * by row, each row of the result accumulated), matrix_product.c (an inner
+ * index whose row of B outgrows a piece: its partial products one by one
+ * into the sums' sort) and matrix_dense.c (the dense path's tiles).
  */
 #ifndef XXL_MATRIX_INTERNAL_H
 #define XXL_MATRIX_INTERNAL_H
 
 #include "core/matrix/xxl_matrix.h"
 #include "core/xxl_env.h"
+#include "core/xxl_pagefile.h"
 
 #include <stddef.h>
 
@@ -34,6 +35,7 @@ typedef enum matrix_state
 	M_INPUT,
 	M_STREAM,					/* one piece: rows accumulated as they are pulled */
 	M_SORTED,					/* the sums come from their sort */
+	M_DENSE,					/* C's tiles computed as they are pulled */
 	M_FAILED
 } matrix_state;
 
@@ -43,6 +45,11 @@ struct xxl_matrix
 	matrix_state state;
 	bool		integer;
 	bool		transpose_a;
+	xxl_matrix_method method;
+	/* bounding boxes of the nonzero entries: A's rows and inner, B's inner and columns */
+	int64_t		lo[4],
+				hi[4];
+	uint64_t	max_abs[2];		/* integers: the largest magnitude of each matrix */
 	size_t		product_rec;
 	xxl_env_sorter sa,			/* A's entries by inner index */
 				sb,				/* B's */
@@ -86,8 +93,30 @@ struct xxl_matrix
 	uint64_t	nrest;
 	bool		overflow;		/* an integer sum left int128 */
 
+	/* the dense path (matrix_dense.c) */
+	uint64_t	tile,			/* T */
+				nti,			/* tiles along i, k and j */
+				ntk,
+				ntj,
+				ti,				/* C's tile being handed out, and where in it */
+				tj,
+				li,
+				lj;
+	int64_t		i0,				/* the boxes' corners: index of tile 0's row/column 0 */
+				k0,
+				j0;
+	xxl_pagefile pa,			/* A's tiles, a row of a tile per record */
+				pb;
+	unsigned char *ta,			/* a tile of A, of B (8 bytes a cell), of C (8 or 16) */
+			   *tb,
+			   *tc;
+	size_t		tiles_bytes;
+	bool		tile_ready;
+	uint64_t	tiles;
+
 	/* statistics */
 	uint64_t	entries[2],
+				zeros_of[2],
 				zeros,
 				inner,
 				products,
@@ -166,5 +195,14 @@ void		mx_rows_close(xxl_matrix *m);
 
 /* matrix_product.c: B's row at the current inner index, entries of A past it */
 xxl_status	mx_big_row(xxl_matrix *m);
+
+/* matrix_dense.c */
+/* Whether the dense path takes this product (the boxes known, the input over). */
+bool		mx_dense_wanted(const xxl_matrix *m);
+/* A and B (sorted by inner index) into tiles on disk. */
+xxl_status	mx_dense_build(xxl_matrix *m);
+/* The next nonzero cell of C, computing its tile when needed: 1, 0 at the end, -1. */
+int			mx_dense_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v);
+void		mx_dense_close(xxl_matrix *m);
 
 #endif							/* XXL_MATRIX_INTERNAL_H */

@@ -4,23 +4,33 @@
  * memory budget (LEDA-SM's last chapter, made sparse).
  *
  * Sparse path: A's entries are sorted by their inner index k (A's column,
- * or its row for Aᵀ), B's by theirs (B's row); one merge of the two meets,
- * for every k, A's column k with B's row k, and each pair gives a partial
- * product (i, j, a·b).  The partial products go into an aggregating sort
- * (xxl_sort_config.combine) keyed by (i, j), which adds up equal keys as
- * it forms its runs and merges them, so that the intermediate result is
- * never on disk at its full size: each run holds a key once.  The sums
- * come out in (i, j) order; a sum of exactly 0 is left out.
+ * or its row for Aᵀ), B's by theirs (B's row), and one pass over both
+ * holds B's rows a piece at a time (as many as fit) while A's entries
+ * that meet the piece, sorted by row, multiply them row by row
+ * (Gustavson): each row i of the result is accumulated per column in
+ * memory.  With B in one piece the rows go out as they are made, in (i, j)
+ * order, and nothing is sorted but the inputs; with more, each piece's
+ * sums go into an aggregating sort (xxl_sort_config.combine) keyed by (i,
+ * j), which adds up equal keys as it forms and merges its runs, so the
+ * sums are never on disk once per piece in full.  A row of B too large for
+ * a piece alone multiplies each of A's entries at its k one product at a
+ * time into that sort.  A sum of exactly 0 is left out.
  *
  * Values: integers (both inputs integer-typed) are multiplied and added
  * exactly, in 128 bits; anything else in double precision.  Entries of
  * value 0 are dropped on input (they add nothing); duplicate (i, j)
  * entries of an input add up, as if that input were their sum.
  *
- * Memory: three sorters (A, B and the products) hold shares of the budget
- * and one inner index's row of B is held while its column of A streams
- * past; a row of B larger than its share goes on to a spool and is read
- * again per entry of A.  Nothing else grows with the input.
+ * Dense path (LEDA-SM's tiling): matrices that fill their bounding boxes
+ * are sorted into square tiles of T x T (T from the budget), written as
+ * dense tiles to random-access files, and C's tiles computed one at a
+ * time, each the sum over the inner tiles of A's tile times B's, with
+ * OpenMP over the tile's rows: O(n³/(T·B)) I/Os.  Its rows come tile by
+ * tile (row-major within a tile), not in (i, j) order.
+ *
+ * Memory: sorters for A and B, a piece of B's rows and the sorts of a
+ * piece's rows and of the sums hold shares of the budget; the dense path
+ * three tiles and the files' caches.  Nothing else grows with the input.
  * Use: create, put every entry of A and of B (in any order), run, pull the
  * rows, destroy (which removes every spill file, also after an error or a
  * cancel).  Only the caller's thread calls the cancel hook.
@@ -30,9 +40,24 @@
 
 #include "core/xxl_io.h"
 
+/* Which path: chosen by density (auto), or forced. */
+typedef enum xxl_matrix_method
+{
+	XXL_MATRIX_AUTO,
+	XXL_MATRIX_SPARSE,
+	XXL_MATRIX_DENSE
+} xxl_matrix_method;
+
+/*
+ * Auto takes the dense path when both matrices fill at least this share
+ * of their bounding boxes (and the boxes are at least a tile wide).
+ */
+#define XXL_MATRIX_DENSE_FILL 0.25
+
 typedef struct xxl_matrix_config
 {
 	xxl_resources res;
+	xxl_matrix_method method;
 	bool		integer;		/* both inputs' values are integers: exact sums */
 	bool		transpose_a;	/* C = Aᵀ·B */
 	uint64_t	expected_a;		/* entries expected, 0: unknown (sizes blocks) */
@@ -54,8 +79,11 @@ typedef enum xxl_matrix_side
 
 typedef struct xxl_matrix_stats
 {
-	const char *path;			/* "rows" (B in one piece: no sort of the sums) or
-								 * "pieces" (the pieces' sums sorted) */
+	const char *path;			/* "rows" (B in one piece: no sort of the sums),
+								 * "pieces" (the pieces' sums sorted) or "dense"
+								 * (tiles) */
+	uint64_t	tile;			/* dense: the tiles' side */
+	uint64_t	tiles;			/* dense: tile products multiplied */
 	bool		in_memory;		/* nothing spilled */
 	uint64_t	entries_a;		/* entries put, zeros included */
 	uint64_t	entries_b;
