@@ -27,7 +27,8 @@ BEGIN
 END $$;
 
 -- How many entries of xxl.matmul's result and the oracle's differ (by more
--- than a relative 1e-9 where values are not integers), and how many rows.
+-- than a relative 1e-9, or 1e-9 for sums below 1, where values are not
+-- integers), and how many rows.
 -- Floating-point sums that cancel may leave a rounding residue where the
 -- exact sum is 0: such an entry may be on one side only if it is below
 -- 1e-9.
@@ -38,7 +39,7 @@ RETURNS TABLE(rows bigint, differ bigint) LANGUAGE sql AS $$
 	SELECT (SELECT count(*) FROM x),
 	       (SELECT count(*) FROM x FULL JOIN o USING (i, j)
 	        WHERE (x.v IS NULL AND abs(o.v) > 1e-9) OR (o.v IS NULL AND abs(x.v) > 1e-9)
-	           OR abs(x.v::numeric - o.v) > 1e-9 * abs(o.v))
+	           OR abs(x.v::numeric - o.v) > 1e-9 * greatest(abs(o.v), 1))
 $$;
 
 SELECT setseed(0.5);
@@ -70,7 +71,25 @@ SELECT * FROM compare('af', 'bn');
 SELECT * FROM compare('a', 'bn');
 SELECT * FROM compare('d', 'd', true);
 SELECT * FROM compare('SELECT j AS i, i AS j, v FROM d', 'd');
--- rows come in (i, j) order
+-- dense matrices (three quarters of their cells) take the tiles; forced
+-- either way, the answers are the same
+CREATE TABLE da AS SELECT (random() * 199)::int AS i, (random() * 149)::int AS j,
+	(random() * 10 - 5)::int AS v FROM generate_series(1, 30000);
+CREATE TABLE db AS SELECT (random() * 149)::int AS i, (random() * 179)::int AS j,
+	(random() * 10 - 5)::int AS v FROM generate_series(1, 27000);
+CREATE TABLE dbf AS SELECT i, j, v / 3.0::float8 AS v FROM db;
+SELECT * FROM compare('da', 'db');
+SELECT details->'path' AS path, details->'tile' AS tile FROM xxl.last_stats();
+SELECT * FROM compare('da', 'dbf');
+SET xxl.matmul_method = 'sparse';
+SELECT * FROM compare('da', 'dbf');
+SELECT details->'path' AS path FROM xxl.last_stats();
+SET xxl.matmul_method = 'dense';
+SELECT * FROM compare('a', 'b');
+SELECT * FROM compare('SELECT j AS i, i AS j, v FROM d', 'd');
+SELECT details->'path' AS path FROM xxl.last_stats();
+RESET xxl.matmul_method;
+-- rows come in (i, j) order (but on the dense path)
 SELECT bool_and(ok) AS ordered FROM (
 	SELECT (i, j) > lag((i, j)) OVER () OR lag(i) OVER () IS NULL AS ok FROM xxl.matmul('a', 'b')) s;
 
@@ -94,7 +113,8 @@ SELECT * FROM xxl.matmul('SELECT -3 AS i, -1 AS j, 2.5 AS v', 'SELECT -1 AS i, -
 SET xxl.memory = '1MB';
 -- 1000 x 100 times 100 x 1000, 31000 entries each, none 0: about 9.6M
 -- partial products (over 200 times the budget, as 24-byte triples), about
--- 1M results
+-- 1M results; the sparse path (auto takes the tiles: they fill a third)
+SET xxl.matmul_method = 'sparse';
 CREATE TABLE big_a AS SELECT (random() * 999)::int AS i, (random() * 99)::int AS j,
 	(1 + (random() * 2)::int) * (1 - 2 * (random() < 0.5)::int) AS v FROM generate_series(1, 31000);
 CREATE TABLE big_b AS SELECT (random() * 99)::int AS i, (random() * 999)::int AS j,
@@ -110,8 +130,12 @@ SELECT count(*) AS differ FROM big_c c
 	FULL JOIN (SELECT x.i, y.j, sum(x.v * y.v) AS v FROM big_a x JOIN big_b y ON x.j = y.i
 	           GROUP BY 1, 2 HAVING sum(x.v * y.v) <> 0) o USING (i, j)
 WHERE c.v IS DISTINCT FROM o.v;
+RESET xxl.matmul_method;
 SELECT * FROM compare('af', 'bn');
 SELECT * FROM compare('d', 'd', true);
+SELECT * FROM compare('da', 'dbf');
+SELECT details->'path' AS path, details->'tile' AS tile, (details->>'tile_products')::int > 1 AS tiles
+FROM xxl.last_stats();
 RESET xxl.memory;
 
 -- Errors ----------------------------------------------------------------------

@@ -48,6 +48,11 @@ matrix_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "zero_results", UINT64_FORMAT, s.zero_results);
 	xxl_stats_detail(st, "largest_row_of_b", UINT64_FORMAT, s.largest_row);
 	xxl_stats_detail(st, "pieces", UINT64_FORMAT, s.pieces);
+	if (s.tile > 0)
+	{
+		xxl_stats_detail(st, "tile", UINT64_FORMAT, s.tile);
+		xxl_stats_detail(st, "tile_products", UINT64_FORMAT, s.tiles);
+	}
 	xxl_stats_detail(st, "spooled_rows", UINT64_FORMAT, s.spooled_rows);
 	xxl_stats_detail(st, "sorts", UINT64_FORMAT, s.sorts);
 	xxl_stats_detail(st, "bytes_read", UINT64_FORMAT, s.bytes_read);
@@ -133,6 +138,7 @@ run_matmul(FunctionCallInfo fcinfo, bool into)
 	xxl_arg_not_null(fcinfo, targ, fname, "transpose_a");
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.transpose_a = PG_GETARG_BOOL(targ);
+	cfg.method = (xxl_matrix_method) xxl_matmul_method;
 
 	/* the target first: a name taken is said before any work is done */
 	desc = CreateTemplateTupleDesc(3);

@@ -15,6 +15,7 @@
 #include "utils/varlena.h"
 
 #include "core/graph/xxl_paths.h"
+#include "core/matrix/xxl_matrix.h"
 #include "pg/runtime/xxl_guc.h"
 
 int			xxl_memory_kb = -1;
@@ -39,6 +40,7 @@ bool		xxl_on_shards = true;
 bool		xxl_text_force_external = false;
 int			xxl_bfs_algorithm = XXL_PATHS_BFS_AUTO;
 int			xxl_sssp_algorithm = XXL_PATHS_SSSP_AUTO;
+int			xxl_matmul_method = XXL_MATRIX_AUTO;
 
 static const struct config_enum_entry hold_options[] = {
 	{"none", XXL_HOLD_NONE, false},
@@ -59,6 +61,13 @@ static const struct config_enum_entry sssp_options[] = {
 	{"auto", XXL_PATHS_SSSP_AUTO, false},
 	{"dijkstra", XXL_PATHS_SSSP_DIJKSTRA, false},
 	{"mo", XXL_PATHS_SSSP_MO, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry matmul_options[] = {
+	{"auto", XXL_MATRIX_AUTO, false},
+	{"sparse", XXL_MATRIX_SPARSE, false},
+	{"dense", XXL_MATRIX_DENSE, false},
 	{NULL, 0, false}
 };
 
@@ -324,6 +333,16 @@ xxl_define_gucs(void)
 							 "budget cannot hold its spanning forest.",
 							 &xxl_sssp_algorithm,
 							 XXL_PATHS_SSSP_AUTO, sssp_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("xxl.matmul_method",
+							 "The path of xxl.matmul: sparse (row by row over pieces of B) "
+							 "or dense (tiles) or auto.",
+							 "auto takes dense when both matrices fill at least a quarter "
+							 "of their bounding boxes and the product takes at least 4M "
+							 "multiplications (docs/matrix.md).",
+							 &xxl_matmul_method,
+							 XXL_MATRIX_AUTO, matmul_options,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	/* last: every xxl.* setting is defined, the rest of the prefix is an error */

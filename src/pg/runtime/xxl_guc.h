@@ -24,6 +24,7 @@ extern int	xxl_debug_fail_writes_after_kb;	/* tests: simulate a full disk */
 extern int	xxl_graph_max_semi_nodes;	/* tests: force the external graph path */
 extern int	xxl_bfs_algorithm;	/* xxl_paths_bfs: the external BFS */
 extern int	xxl_sssp_algorithm; /* xxl_paths_sssp: the external shortest paths */
+extern int	xxl_matmul_method;	/* xxl_matrix_method: the path of xxl.matmul */
 extern bool xxl_text_force_external;	/* tests: suffix arrays and LCP external */
 extern bool xxl_on_shards;	/* operators over sharded tables work on the shards */
 extern bool xxl_graph_force_external;	/* tests: BFS / shortest paths / PageRank never in memory */
