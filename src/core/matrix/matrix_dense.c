@@ -86,7 +86,8 @@ append_tile(xxl_matrix *m, xxl_pagefile *f, const unsigned char *tile)
 	for (uint64_t r = 0; r < m->tile; r++)
 		if (xxl_pagefile_append(f, tile + r * m->tile * 8) != XXL_OK)
 			return m->env.err.code;
-	return xxl_env_poll(&m->env) ? m->env.err.code : XXL_OK;
+	/* (a tile is much work: the host is asked at every one) */
+	return xxl_env_canceled(&m->env) ? m->env.err.code : XXL_OK;
 }
 
 /*
@@ -328,7 +329,7 @@ compute_tile(xxl_matrix *m)
 							m->env.threads);
 		m->tiles++;
 		m->products += T * T * T;
-		if (xxl_env_poll(&m->env))
+		if (xxl_env_canceled(&m->env))
 			return m->env.err.code;
 	}
 	m->li = m->lj = 0;
