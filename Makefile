@@ -163,7 +163,7 @@ bench-core:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench-core
 
-bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge bench-shards:
+bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge bench-shards bench-matrix:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) $@
 
@@ -171,7 +171,7 @@ bench:
 	bash scripts/deps.sh --bench
 	@$(BENCH_MAKE) bench
 
-.PHONY: bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge bench-shards
+.PHONY: bench-scale bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress bench-graph bench-graph-analytics bench-suffix bench-text-lcp bench-table bench-table-merge bench-shards bench-matrix
 
 EXTRA_CLEAN = $(BUILD) tmp_check
 

@@ -22,10 +22,7 @@ own_block_for(size_t memory, size_t max_block)
 	return b;
 }
 
-/*
- * Twentieths of the pool: A's and B's sorters 4 each, a piece of B's rows
- * 5, the sort of A's entries of a piece 3, the sums' sort 4.
- */
+/* Twentieths of the pool (MX_SHARE_*: matrix_internal.h). */
 static size_t
 twentieths(size_t pool, int n)
 {

@@ -84,6 +84,16 @@ struct xxl_matrix
 	uint32_t	row_no,
 				ntouched,
 				emitted;		/* of touched, handed out so far */
+	/*
+	 * A row's sums while it touches few columns: a small open-addressing
+	 * table (in the cache, where the per-column arrays above are not), the
+	 * arrays once it touches more than half of it
+	 */
+	uint32_t   *hkeys;			/* dense column, or UINT32_MAX */
+	unsigned char *hvals;		/* 16 bytes each */
+	uint32_t	hcap;			/* slots, a power of two */
+	int			hshift;			/* 32 - log2(hcap) */
+	bool		row_hashed;		/* the row's sums are in the table */
 	uint64_t	cur_i;			/* the row's key */
 	const unsigned char *rp;	/* the next record of sp */
 	int			got_p;
@@ -173,10 +183,10 @@ mx_next_b(xxl_matrix *m)
 }
 
 /* matrix.c: the pool's twentieths each part has */
-#define MX_SHARE_INPUT 4		/* A's and B's sorters, each */
-#define MX_SHARE_PIECE 5		/* a piece of B's rows */
+#define MX_SHARE_INPUT 3		/* A's and B's sorters, each */
+#define MX_SHARE_PIECE 8		/* a piece of B's rows: B in one piece needs no sums' sort */
 #define MX_SHARE_PIECE_ROWS 3	/* the sort of A's entries of a piece */
-#define MX_SHARE_SUMS 4			/* the sums' sort */
+#define MX_SHARE_SUMS 3			/* the sums' sort */
 size_t		mx_share(const xxl_matrix *m, int twentieths);
 /* One sum (i, j keys) into the sums' sort, which is opened at the first. */
 xxl_status	mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum);

@@ -17,14 +17,23 @@
 
 /* Numbering the columns: [column key, big-endian][entry u32][pad]. */
 #define NUMBER_REC 16
+/* A row's table of sums: at most this many slots, a sixteenth of the piece. */
+#define HASH_MAX 16384
+#define HASH_MIN 64
+#define HASH_SLOT (4 + 16)
+#define EMPTY UINT32_MAX
 
 xxl_status
 mx_rows_open(xxl_matrix *m)
 {
 	size_t		bytes = mx_share(m, MX_SHARE_PIECE),
-				cap = bytes / PIECE_ENTRY_BYTES;
+				cap;
+	uint32_t	h = HASH_MIN;
 	unsigned char *p;
 
+	while (h * 2 <= HASH_MAX && (size_t) h * 2 * HASH_SLOT <= bytes / 16)
+		h *= 2;
+	cap = (bytes - (size_t) h * HASH_SLOT) / PIECE_ENTRY_BYTES;
 	if (cap > UINT32_MAX - 1)
 		cap = UINT32_MAX - 1;
 	m->piece = xxl_env_alloc(&m->env, bytes);
@@ -32,7 +41,15 @@ mx_rows_open(xxl_matrix *m)
 		return m->env.err.code;
 	m->piece_bytes = bytes;
 	m->cap = cap;
+	m->hcap = h;
+	m->hshift = 32 - __builtin_ctz(h);
 	p = m->piece;
+	m->hvals = p;
+	p += (size_t) h * 16;
+	m->hkeys = (uint32_t *) p;
+	p += (size_t) h * 4;
+	memset(m->hkeys, 0xff, (size_t) h * 4);
+	m->row_hashed = false;
 	m->bj = (uint64_t *) p;
 	p += cap * 8;
 	m->bv = (xxl_matrix_value *) p;
@@ -100,11 +117,17 @@ number_columns(xxl_matrix *m)
 	m->row_no = 0;
 }
 
+static void clear_table(xxl_matrix *m);
+
 xxl_status
 mx_piece_load(xxl_matrix *m, bool *big)
 {
 	size_t		carry = m->loaded - m->nent;
 
+	/* the last piece's last row leaves the table (its list of keys is about to go) */
+	clear_table(m);
+	m->row_hashed = false;
+	m->ntouched = 0;
 	*big = false;
 	/* the row left incomplete by the last piece starts this one */
 	if (carry > 0)
@@ -223,12 +246,32 @@ cmp_u32(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* A column's slot in the row's table. */
+static inline uint32_t
+slot_of(const xxl_matrix *m, uint32_t c)
+{
+	uint32_t	h = (c * UINT32_C(0x9E3779B1)) >> m->hshift;
+
+	while (m->hkeys[h] != c && m->hkeys[h] != EMPTY)
+		h = (h + 1) & (m->hcap - 1);
+	return h;
+}
+
+/* Where the row's sum of column c is (a column it touched). */
+static inline unsigned char *
+sum_of(xxl_matrix *m, uint32_t c)
+{
+	if (m->row_hashed)
+		return m->hvals + (size_t) slot_of(m, c) * 16;
+	return m->acc + (size_t) c * 16;
+}
+
 /* The columns the row touched, in column order. */
 static void
 order_touched(xxl_matrix *m)
 {
 	/* many of them: a scan of the stamps is cheaper than a sort */
-	if ((size_t) m->ntouched * 16 > m->ncols)
+	if (!m->row_hashed && (size_t) m->ntouched * 16 > m->ncols)
 	{
 		uint32_t	n = 0;
 
@@ -240,12 +283,64 @@ order_touched(xxl_matrix *m)
 	qsort(m->touched, m->ntouched, sizeof(uint32_t), cmp_u32);
 }
 
+static inline void
+add_to(xxl_matrix *m, unsigned char *acc, xxl_matrix_value a, xxl_matrix_value b)
+{
+	if (m->integer)
+	{
+		__int128	s;
+
+		memcpy(&s, acc, 16);
+		if (__builtin_add_overflow(s, (__int128) a.i * b.i, &s))
+			m->overflow = true;
+		memcpy(acc, &s, 16);
+	}
+	else
+		*(double *) acc += a.d * b.d;
+}
+
+/* The row's table outgrew half its slots: its sums move to the per-column arrays. */
+static void
+leave_table(xxl_matrix *m)
+{
+	/* (every key looked up before any is cleared: clearing breaks the probe chains) */
+	for (uint32_t t = 0; t < m->ntouched; t++)
+	{
+		uint32_t	c = m->touched[t];
+
+		memcpy(m->acc + (size_t) c * 16, m->hvals + (size_t) slot_of(m, c) * 16, 16);
+		m->stamp[c] = m->row_no;
+	}
+	memset(m->hkeys, 0xff, (size_t) m->hcap * sizeof(uint32_t));
+	m->row_hashed = false;
+}
+
+/* Empty the table of the last row: its slots found first, then cleared. */
+static void
+clear_table(xxl_matrix *m)
+{
+	uint32_t	slots[HASH_MAX / 16];
+
+	if (!m->row_hashed || m->ntouched == 0)
+		return;
+	if (m->ntouched > m->hcap / 16)
+	{
+		memset(m->hkeys, 0xff, (size_t) m->hcap * sizeof(uint32_t));
+		return;
+	}
+	for (uint32_t t = 0; t < m->ntouched; t++)
+		slots[t] = slot_of(m, m->touched[t]);
+	for (uint32_t t = 0; t < m->ntouched; t++)
+		m->hkeys[slots[t]] = EMPTY;
+}
+
 /* Accumulate A's entries of the next row i times the piece's rows. */
 static void
 accumulate(xxl_matrix *m)
 {
 	uint64_t	i = mx_get_be(m->rp);
 
+	clear_table(m);
 	if (++m->row_no == 0)
 	{
 		memset(m->stamp, 0, m->ncols * sizeof(uint32_t));
@@ -254,6 +349,8 @@ accumulate(xxl_matrix *m)
 	m->ntouched = 0;
 	m->emitted = 0;
 	m->cur_i = i;
+	/* (columns few enough that their arrays stay in the cache need no table) */
+	m->row_hashed = m->ncols > (size_t) 4 * m->hcap;
 	while (m->got_p > 0 && mx_get_be(m->rp) == i)
 	{
 		uint32_t	r;
@@ -264,25 +361,35 @@ accumulate(xxl_matrix *m)
 		for (uint32_t e = m->roff[r]; e < m->roff[r + 1]; e++)
 		{
 			uint32_t	c = m->col[e];
-			unsigned char *acc = m->acc + (size_t) c * 16;
+			unsigned char *acc;
 
+			if (m->row_hashed)
+			{
+				uint32_t	h = slot_of(m, c);
+
+				if (m->hkeys[h] == EMPTY)
+				{
+					if (m->ntouched + 1 > m->hcap / 2)
+					{
+						leave_table(m);
+						goto per_column;
+					}
+					m->hkeys[h] = c;
+					memset(m->hvals + (size_t) h * 16, 0, 16);
+					m->touched[m->ntouched++] = c;
+				}
+				add_to(m, m->hvals + (size_t) h * 16, a, m->bv[e]);
+				continue;
+			}
+	per_column:
+			acc = m->acc + (size_t) c * 16;
 			if (m->stamp[c] != m->row_no)
 			{
 				m->stamp[c] = m->row_no;
 				memset(acc, 0, 16);
 				m->touched[m->ntouched++] = c;
 			}
-			if (m->integer)
-			{
-				__int128	s;
-
-				memcpy(&s, acc, 16);
-				if (__builtin_add_overflow(s, (__int128) a.i * m->bv[e].i, &s))
-					m->overflow = true;
-				memcpy(acc, &s, 16);
-			}
-			else
-				*(double *) acc += a.d * m->bv[e].d;
+			add_to(m, acc, a, m->bv[e]);
 		}
 		m->products += m->roff[r + 1] - m->roff[r];
 		m->got_p = xxl_env_sort_next(&m->env, &m->sp, &m->rp);
@@ -316,7 +423,7 @@ mx_piece_row(xxl_matrix *m)
 	for (uint32_t t = 0; t < m->ntouched; t++)
 	{
 		uint32_t	c = m->touched[t];
-		const unsigned char *acc = m->acc + (size_t) c * 16;
+		const unsigned char *acc = sum_of(m, c);
 
 		/* a piece's 0 adds nothing to the other pieces' sums */
 		if (!sum_is_zero(m, acc) && mx_push_sum(m, m->cur_i, m->ckey[c], acc) != XXL_OK)
@@ -331,7 +438,7 @@ mx_row_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 	while (m->emitted < m->ntouched)
 	{
 		uint32_t	c = m->touched[m->emitted++];
-		const unsigned char *acc = m->acc + (size_t) c * 16;
+		const unsigned char *acc = sum_of(m, c);
 
 		if (sum_is_zero(m, acc))
 		{
