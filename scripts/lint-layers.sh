@@ -2,7 +2,7 @@
 # lint-layers.sh — the layers' include rule (docs/engine.md), checked on the
 # source: src/core includes no PostgreSQL or glue header, and a folder of
 # src/pg includes only headers of its own folder or of a folder before it
-# in runtime < io < sort < plan < graph, text, table < shard (pgxxl.c, on top, may
+# in runtime < io < sort < plan < graph, matrix, text, table < shard (pgxxl.c, on top, may
 # include any), and from another folder only through its public header
 # (pg/<folder>/<folder>.h); in table/, a file of the storage level
 # includes no writers' or nodes' header, a writer no nodes' header.
@@ -15,7 +15,7 @@ rank() {
 	io) echo 1 ;;
 	sort) echo 2 ;;
 	plan) echo 3 ;;
-	graph | text | table) echo 4 ;;
+	graph | matrix | text | table) echo 4 ;;
 	shard) echo 5 ;;
 	*) echo -1 ;;
 	esac

@@ -12,6 +12,16 @@
 #include <string.h>
 
 size_t
+xxl_env_stream_block(size_t memory, size_t max_block)
+{
+	size_t		b = XXL_ALIGN;
+
+	while (b * 2 <= max_block && b * 2 <= memory / 128)
+		b *= 2;
+	return b;
+}
+
+size_t
 xxl_env_pool_for(size_t memory, size_t block, int own_buffers)
 {
 	size_t		fixed = (size_t) own_buffers * block + XXL_ENV_SLACK + memory / 32 + memory / 16;

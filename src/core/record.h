@@ -30,6 +30,26 @@ xxl_load_be64(const void *p)
 	return __builtin_bswap64(v);
 }
 
+static inline void
+xxl_store_be64(void *p, uint64_t v)
+{
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
+}
+
+/* int64 -> uint64 of the same order (sign bit flipped), and back. */
+static inline uint64_t
+xxl_signed_key(int64_t x)
+{
+	return (uint64_t) x ^ (UINT64_C(1) << 63);
+}
+
+static inline int64_t
+xxl_key_signed(uint64_t k)
+{
+	return (int64_t) (k ^ (UINT64_C(1) << 63));
+}
+
 static inline uint32_t
 xxl_load_be32(const void *p)
 {

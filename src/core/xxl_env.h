@@ -119,6 +119,12 @@ typedef struct xxl_env
  * (memory / 16) and the pool (the rest).
  */
 size_t		xxl_env_pool_for(size_t memory, size_t block, int own_buffers);
+/*
+ * A block for an operator's own sequential streams, which need no large
+ * blocks: the largest power of two (from a page) within max_block and
+ * 1/128 of the budget.
+ */
+size_t		xxl_env_stream_block(size_t memory, size_t max_block);
 size_t		xxl_env_slack(const xxl_env *env);
 
 /* How an operator family splits its budget (graph_layout.c, text_layout.c). */

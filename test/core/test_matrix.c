@@ -81,6 +81,22 @@ value_of(const problem *p, int64_t v)
 	return p->integer ? (double) v : (double) v * 0.1;
 }
 
+/* The entries of one side into the product, their indices moved by base. */
+static void
+put_entries(xxl_matrix *m, const problem *p, xxl_matrix_side side, const entry *e, size_t n)
+{
+	for (size_t x = 0; x < n; x++)
+	{
+		xxl_matrix_value v;
+
+		if (p->integer)
+			v.i = e[x].v;
+		else
+			v.d = value_of(p, e[x].v);
+		REQUIRE(xxl_matrix_put(m, side, p->base + e[x].r, p->base + e[x].c, v) == XXL_OK);
+	}
+}
+
 /*
  * Run the product at memory and compare with the naive one; returns the
  * stats.
@@ -131,26 +147,8 @@ check_product(const problem *p, size_t memory, xxl_matrix_stats *st)
 	for (size_t x = 0; x < (size_t) p->rows * p->cols; x++)
 		expected += p->integer ? want[x] != 0 : fabs(want[x]) > 1e-9;
 
-	for (size_t e = 0; e < p->na; e++)
-	{
-		xxl_matrix_value v;
-
-		if (p->integer)
-			v.i = p->a[e].v;
-		else
-			v.d = value_of(p, p->a[e].v);
-		REQUIRE(xxl_matrix_put(m, XXL_MATRIX_A, p->base + p->a[e].r, p->base + p->a[e].c, v) == XXL_OK);
-	}
-	for (size_t e = 0; e < p->nb; e++)
-	{
-		xxl_matrix_value v;
-
-		if (p->integer)
-			v.i = p->b[e].v;
-		else
-			v.d = value_of(p, p->b[e].v);
-		REQUIRE(xxl_matrix_put(m, XXL_MATRIX_B, p->base + p->b[e].r, p->base + p->b[e].c, v) == XXL_OK);
-	}
+	put_entries(m, p, XXL_MATRIX_A, p->a, p->na);
+	put_entries(m, p, XXL_MATRIX_B, p->b, p->nb);
 	REQUIRE_MSG(xxl_matrix_run(m) == XXL_OK, "%s", xxl_matrix_error(m)->message);
 	while ((got = xxl_matrix_next(m, &gi, &gj, &gv)) > 0)
 	{

@@ -9,25 +9,22 @@
 
 #include "core/graph/idmap.h"
 #include "core/graph/xxl_graph.h"
+#include "core/record.h"
 #include "core/xxl_env.h"
 
 #include <string.h>
 
-/* Big-endian 64-bit fields: memcmp order is numeric order. */
+/* Big-endian 64-bit fields: memcmp order is numeric order (record.h). */
 static inline void
 g_put_be(unsigned char *p, uint64_t v)
 {
-	v = __builtin_bswap64(v);
-	memcpy(p, &v, 8);
+	xxl_store_be64(p, v);
 }
 
 static inline uint64_t
 g_get_be(const unsigned char *p)
 {
-	uint64_t	v;
-
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
+	return xxl_load_be64(p);
 }
 
 static inline void
@@ -49,13 +46,13 @@ g_get_u64(const unsigned char *p)
 static inline uint64_t
 g_id_key(int64_t id)
 {
-	return (uint64_t) id ^ (UINT64_C(1) << 63);
+	return xxl_signed_key(id);
 }
 
 static inline int64_t
 g_key_id(uint64_t key)
 {
-	return (int64_t) (key ^ (UINT64_C(1) << 63));
+	return xxl_key_signed(key);
 }
 
 /* double -> uint64 preserving order (not for NaN); -0.0 < +0.0. */

@@ -9,15 +9,6 @@
 /* own streams open at once, two buffers each */
 #define OWN_BUFFERS (4 * 2)
 
-static size_t
-own_block_for(size_t memory, size_t max_block)
-{
-	size_t		b = XXL_ALIGN;
-
-	while (b * 2 <= max_block && b * 2 <= memory / 128)
-		b *= 2;
-	return b;
-}
 
 /* Half the pool must take a sorter and a queue of the smallest block size. */
 static size_t
@@ -34,10 +25,10 @@ xxl_graph_min_memory(void)
 {
 	size_t		m = 256 * 1024;
 
-	while (xxl_env_pool_for(m, own_block_for(m, XXL_ENV_DEFAULT_BLOCK), OWN_BUFFERS) / 3 <
+	while (xxl_env_pool_for(m, xxl_env_stream_block(m, XXL_ENV_DEFAULT_BLOCK), OWN_BUFFERS) / 3 <
 		   half_pool_min())
 		m += 16 * 1024;
 	return m;
 }
 
-const xxl_env_plan graph_plan = {"graph", OWN_BUFFERS, xxl_graph_min_memory, own_block_for};
+const xxl_env_plan graph_plan = {"graph", OWN_BUFFERS, xxl_graph_min_memory, xxl_env_stream_block};

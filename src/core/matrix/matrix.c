@@ -12,15 +12,6 @@
 
 /* The budget ----------------------------------------------------------------- */
 
-static size_t
-own_block_for(size_t memory, size_t max_block)
-{
-	size_t		b = XXL_ALIGN;
-
-	while (b * 2 <= max_block && b * 2 <= memory / 128)
-		b *= 2;
-	return b;
-}
 
 /* Twentieths of the pool (MX_SHARE_*: matrix_internal.h). */
 static size_t
@@ -42,14 +33,14 @@ xxl_matrix_min_memory(void)
 {
 	size_t		m = 256 * 1024;
 
-	while (twentieths(xxl_env_pool_for(m, own_block_for(m, XXL_ENV_DEFAULT_BLOCK), OWN_BUFFERS),
+	while (twentieths(xxl_env_pool_for(m, xxl_env_stream_block(m, XXL_ENV_DEFAULT_BLOCK), OWN_BUFFERS),
 					  MX_SHARE_PIECE_ROWS) <
 		   xxl_sort_min_memory(XXL_ALIGN) + XXL_ALIGN)
 		m += 16 * 1024;
 	return m;
 }
 
-static const xxl_env_plan matrix_plan = {"matrix", OWN_BUFFERS, xxl_matrix_min_memory, own_block_for};
+static const xxl_env_plan matrix_plan = {"matrix", OWN_BUFFERS, xxl_matrix_min_memory, xxl_env_stream_block};
 
 /* The partial products' sums ---------------------------------------------------- */
 
@@ -173,8 +164,8 @@ xxl_matrix_put(xxl_matrix *m, xxl_matrix_side side, int64_t row, int64_t col, xx
 		}
 	}
 	r = xxl_env_sort_room(ts, local);
-	mx_put_be(r, mx_index_key(k));
-	mx_put_be(r + 8, mx_index_key(other));
+	xxl_store_be64(r, xxl_signed_key(k));
+	xxl_store_be64(r + 8, xxl_signed_key(other));
 	memcpy(r + 16, &v, 8);
 	if (xxl_env_sort_push(&m->env, ts, r) != XXL_OK || xxl_env_poll(&m->env))
 		return fail(m);
@@ -194,8 +185,8 @@ mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum)
 								   m->integer ? sum_int128 : sum_double, m) != XXL_OK)
 		return m->env.err.code;
 	r = xxl_env_sort_room(&m->sc, local);
-	mx_put_be(r, i);
-	mx_put_be(r + 8, j);
+	xxl_store_be64(r, i);
+	xxl_store_be64(r + 8, j);
 	memcpy(r + PRODUCT_KEY, sum, m->product_rec - PRODUCT_KEY);
 	return xxl_env_sort_push(&m->env, &m->sc, r);
 }
@@ -367,8 +358,8 @@ xxl_matrix_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 				continue;
 			}
 		}
-		*i = mx_key_index(mx_get_be(r));
-		*j = mx_key_index(mx_get_be(r + 8));
+		*i = xxl_key_signed(xxl_load_be64(r));
+		*j = xxl_key_signed(xxl_load_be64(r + 8));
 		return 1;
 	}
 	if (got < 0)

@@ -113,8 +113,8 @@ build_side(xxl_matrix *m, xxl_env_sorter *ts, size_t row_at, size_t col_at, int6
 		return env->err.code;
 	while ((got = xxl_env_sort_next(env, ts, &rec)) > 0)
 	{
-		uint64_t	r = (uint64_t) mx_key_index(mx_get_be(rec + row_at)) - (uint64_t) r0,
-					c = (uint64_t) mx_key_index(mx_get_be(rec + col_at)) - (uint64_t) c0;
+		uint64_t	r = (uint64_t) xxl_key_signed(xxl_load_be64(rec + row_at)) - (uint64_t) r0,
+					c = (uint64_t) xxl_key_signed(xxl_load_be64(rec + col_at)) - (uint64_t) c0;
 		uint32_t	tr = (uint32_t) (r / T),
 					tc = (uint32_t) (c / T),
 					lr = (uint32_t) (r % T),

@@ -10,6 +10,7 @@
 #define XXL_MATRIX_INTERNAL_H
 
 #include "core/matrix/xxl_matrix.h"
+#include "core/record.h"
 #include "core/xxl_env.h"
 #include "core/xxl_pagefile.h"
 
@@ -139,35 +140,6 @@ struct xxl_matrix
 	uint64_t	join_ns,
 				run_ns;
 };
-
-static inline void
-mx_put_be(unsigned char *p, uint64_t v)
-{
-	v = __builtin_bswap64(v);
-	memcpy(p, &v, 8);
-}
-
-static inline uint64_t
-mx_get_be(const unsigned char *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
-}
-
-/* Signed indices as unsigned keys of the same order. */
-static inline uint64_t
-mx_index_key(int64_t x)
-{
-	return (uint64_t) x ^ (UINT64_C(1) << 63);
-}
-
-static inline int64_t
-mx_key_index(uint64_t k)
-{
-	return (int64_t) (k ^ (UINT64_C(1) << 63));
-}
 
 /* The next entry of A's or B's sorted stream. */
 static inline void

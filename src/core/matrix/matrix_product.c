@@ -52,7 +52,7 @@ multiply(xxl_matrix *m, uint64_t i, xxl_matrix_value a)
 		if ((rc = xxl_spool_read(&rd, 16, &p)) != XXL_OK)
 			break;
 		memcpy(&b, p + 8, 8);
-		rc = emit(m, i, a, mx_get_be(p), b);
+		rc = emit(m, i, a, xxl_load_be64(p), b);
 		if (rc == XXL_OK && xxl_env_poll(&m->env))
 			rc = m->env.err.code;
 	}
@@ -69,7 +69,7 @@ mx_big_row(xxl_matrix *m)
 
 	m->nrest = 0;
 	xxl_spool_init(&m->rest, env, XXL_SPOOL_SHARED);
-	for (; m->got_b > 0 && mx_get_be(m->rb) == k; mx_next_b(m))
+	for (; m->got_b > 0 && xxl_load_be64(m->rb) == k; mx_next_b(m))
 	{
 		if (xxl_spool_write(&m->rest, m->rb + 8, 16) != XXL_OK)
 			return env->err.code;
@@ -80,15 +80,15 @@ mx_big_row(xxl_matrix *m)
 	m->spooled_rows++;
 	if (m->loaded + m->nrest > m->largest_row)
 		m->largest_row = m->loaded + m->nrest;
-	for (; m->got_a > 0 && mx_get_be(m->ra) <= k; mx_next_a(m))
+	for (; m->got_a > 0 && xxl_load_be64(m->ra) <= k; mx_next_a(m))
 	{
 		xxl_matrix_value a;
 
-		if (mx_get_be(m->ra) < k)
+		if (xxl_load_be64(m->ra) < k)
 			continue;			/* no row of B there */
 		met = true;
 		memcpy(&a, m->ra + 16, 8);
-		if (multiply(m, mx_get_be(m->ra + 8), a) != XXL_OK)
+		if (multiply(m, xxl_load_be64(m->ra + 8), a) != XXL_OK)
 			return env->err.code;
 	}
 	m->inner += met;

@@ -92,7 +92,7 @@ number_columns(xxl_matrix *m)
 	{
 		uint32_t	idx = (uint32_t) e;
 
-		mx_put_be(recs + e * NUMBER_REC, m->bj[e]);
+		xxl_store_be64(recs + e * NUMBER_REC, m->bj[e]);
 		memcpy(recs + e * NUMBER_REC + 8, &idx, 4);
 	}
 	xxl_radix_sort_fixed((char *) recs, (char *) sorted, n, NUMBER_REC, 8, m->env.threads, true);
@@ -100,7 +100,7 @@ number_columns(xxl_matrix *m)
 	for (size_t e = 0; e < n; e++)
 	{
 		const unsigned char *r = sorted + e * NUMBER_REC;
-		uint64_t	j = mx_get_be(r);
+		uint64_t	j = xxl_load_be64(r);
 		uint32_t	idx;
 
 		if (ncols == 0 || ckey[ncols - 1] != j)
@@ -144,7 +144,7 @@ mx_piece_load(xxl_matrix *m, bool *big)
 	m->nent = 0;
 	while (m->got_b > 0)
 	{
-		uint64_t	k = mx_get_be(m->rb);
+		uint64_t	k = xxl_load_be64(m->rb);
 
 		if (m->nrows == 0 || k != m->rk[m->nrows - 1])
 		{
@@ -165,7 +165,7 @@ mx_piece_load(xxl_matrix *m, bool *big)
 			m->carry_k = m->rk[m->nrows];
 			break;
 		}
-		m->bj[m->loaded] = mx_get_be(m->rb + 8);
+		m->bj[m->loaded] = xxl_load_be64(m->rb + 8);
 		memcpy(&m->bv[m->loaded], m->rb + 16, 8);
 		m->loaded++;
 		mx_next_b(m);
@@ -204,7 +204,7 @@ mx_piece_pass(xxl_matrix *m, bool alone)
 		return env->err.code;
 	for (; m->got_a > 0; mx_next_a(m))
 	{
-		uint64_t	k = mx_get_be(m->ra);
+		uint64_t	k = xxl_load_be64(m->ra);
 		unsigned char local[PIECE_REC],
 				   *p;
 		uint32_t	row;
@@ -338,7 +338,7 @@ clear_table(xxl_matrix *m)
 static void
 accumulate(xxl_matrix *m)
 {
-	uint64_t	i = mx_get_be(m->rp);
+	uint64_t	i = xxl_load_be64(m->rp);
 
 	clear_table(m);
 	if (++m->row_no == 0)
@@ -351,7 +351,7 @@ accumulate(xxl_matrix *m)
 	m->cur_i = i;
 	/* (columns few enough that their arrays stay in the cache need no table) */
 	m->row_hashed = m->ncols > (size_t) 4 * m->hcap;
-	while (m->got_p > 0 && mx_get_be(m->rp) == i)
+	while (m->got_p > 0 && xxl_load_be64(m->rp) == i)
 	{
 		uint32_t	r;
 		xxl_matrix_value a;
@@ -454,8 +454,8 @@ mx_row_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 		}
 		else
 			*v = *(const double *) acc;
-		*i = mx_key_index(m->cur_i);
-		*j = mx_key_index(m->ckey[c]);
+		*i = xxl_key_signed(m->cur_i);
+		*j = xxl_key_signed(m->ckey[c]);
 		return 1;
 	}
 	return 0;

@@ -21,11 +21,9 @@
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
 #include "utils/builtins.h"
-#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/regproc.h"
 #include "utils/varlena.h"
@@ -300,32 +298,15 @@ plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc)
 static double
 cost_value(XxlEdgeReader *r, EdgeColumn c, Datum d)
 {
-	switch (r->type[c])
-	{
-		case FLOAT8OID:
-			return DatumGetFloat8(d);
-		case FLOAT4OID:
-			return (double) DatumGetFloat4(d);
-		case NUMERICOID:
-			{
-				MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
-				Numeric		num = DatumGetNumeric(d);
-				double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-																  NumericGetDatum(num)));
-				bool		overflow = isinf(v) && !numeric_is_inf(num);
+	bool		overflow;
+	double		v = xxl_float_datum(d, r->type[c], r->rowcxt, &overflow);
 
-				MemoryContextSwitchTo(old);
-				MemoryContextReset(r->rowcxt);
-				if (overflow)
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("%s: column \"%s\" of the edges is out of range for double precision in row " UINT64_FORMAT,
-									r->fname, column_names[c], edges_count(r))));
-				return v;
-			}
-		default:
-			return (double) xxl_int_datum(d, r->type[c]);
-	}
+	if (overflow)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s: column \"%s\" of the edges is out of range for double precision in row " UINT64_FORMAT,
+						r->fname, column_names[c], edges_count(r))));
+	return v;
 }
 
 static void

@@ -27,18 +27,6 @@ xxl_graph_output(FunctionCallInfo fcinfo, const char *target, TupleDesc desc)
 	return xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo));
 }
 
-/* Error (22023, with the setting to use) when memory is below what the engine accepts. */
-static void
-check_memory(const char *fname, size_t memory, size_t min_memory)
-{
-	if (memory < min_memory)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs xxl.memory of at least %zu kB", fname,
-						(min_memory + 1023) / 1024),
-				 errhint("SET xxl.memory = '%zukB';", (min_memory + 1023) / 1024)));
-}
-
 uint64
 xxl_graph_drive(const XxlGraphCall *c)
 {
@@ -54,7 +42,7 @@ xxl_graph_drive(const XxlGraphCall *c)
 	bool		isnull[XXL_GRAPH_MAX_COLS] = {false};
 	uint64		n = 0;
 
-	check_memory(c->fname, res.memory, f->min_memory());
+	xxl_operator_check_memory(op, c->fname, f->min_memory());
 	xxl_error_clear(&err);
 	core = f->create(c->config, &res, xxl_edges_estimate(reader), &err);
 	if (core == NULL)

@@ -5,11 +5,16 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/detoast.h"
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
 
 #include "pg/io/xxl_rowcodec.h"
 
@@ -181,5 +186,32 @@ xxl_int_datum(Datum d, Oid type)
 			return DatumGetInt32(d);
 		default:
 			return DatumGetInt64(d);
+	}
+}
+
+double
+xxl_float_datum(Datum d, Oid type, MemoryContext scratch, bool *overflow)
+{
+	*overflow = false;
+	switch (type)
+	{
+		case FLOAT8OID:
+			return DatumGetFloat8(d);
+		case FLOAT4OID:
+			return (double) DatumGetFloat4(d);
+		case NUMERICOID:
+			{
+				MemoryContext old = MemoryContextSwitchTo(scratch);
+				Numeric		num = DatumGetNumeric(d);
+				double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																  NumericGetDatum(num)));
+
+				*overflow = isinf(v) && !numeric_is_inf(num);
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(scratch);
+				return v;
+			}
+		default:
+			return (double) xxl_int_datum(d, type);
 	}
 }

@@ -115,5 +115,11 @@ xxl_fetch_byval(const void *src, int len)
 extern bool xxl_is_int_type(Oid type);
 /* A value of one of those types as int64. */
 extern int64 xxl_int_datum(Datum d, Oid type);
+/*
+ * A value of those types, real, double precision or numeric as double
+ * precision; a numeric is converted in scratch (reset after), and one
+ * beyond double's range sets *overflow (the value is then infinite).
+ */
+extern double xxl_float_datum(Datum d, Oid type, MemoryContext scratch, bool *overflow);
 
 #endif							/* XXL_PG_ROWCODEC_H */

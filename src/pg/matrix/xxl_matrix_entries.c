@@ -14,10 +14,8 @@
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
 #include "utils/builtins.h"
-#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/numeric.h"
 #include "utils/rel.h"
 
 #include "pg/io/io.h"
@@ -150,30 +148,15 @@ xxl_entries_estimate(XxlEntryReader *r)
 static double
 double_value(XxlEntryReader *r, Datum d)
 {
-	switch (r->type[COL_V])
-	{
-		case FLOAT8OID:
-			return DatumGetFloat8(d);
-		case FLOAT4OID:
-			return (double) DatumGetFloat4(d);
-		default:
-			{
-				MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
-				Numeric		num = DatumGetNumeric(d);
-				double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-																  NumericGetDatum(num)));
-				bool		overflow = isinf(v) && !numeric_is_inf(num);
+	bool		overflow;
+	double		v = xxl_float_datum(d, r->type[COL_V], r->rowcxt, &overflow);
 
-				MemoryContextSwitchTo(old);
-				MemoryContextReset(r->rowcxt);
-				if (overflow)
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("%s: column \"v\" of matrix %s is out of range for double precision in row " UINT64_FORMAT,
-									r->fname, r->name, xxl_input_rows(r->in))));
-				return v;
-			}
-	}
+	if (overflow)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s: column \"v\" of matrix %s is out of range for double precision in row " UINT64_FORMAT,
+						r->fname, r->name, xxl_input_rows(r->in))));
+	return v;
 }
 
 int

@@ -61,19 +61,6 @@ matrix_collect(void *core, XxlStats *st)
 	xxl_stats_detail(st, "run_ms", "%.3f", s.run_ns / 1e6);
 }
 
-/* Error (22023, with the setting to use) when memory is below what the engine accepts. */
-static void
-check_memory(const char *fname, size_t memory)
-{
-	size_t		min_memory = xxl_matrix_min_memory();
-
-	if (memory < min_memory)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s needs xxl.memory of at least %zu kB", fname, (min_memory + 1023) / 1024),
-				 errhint("SET xxl.memory = '%zukB';", (min_memory + 1023) / 1024)));
-}
-
 /* Whether matrix b's values are of an integer type (its source opened just to see). */
 static bool
 values_integer(const char *source, const char *fname, const char *name)
@@ -149,7 +136,7 @@ run_matmul(FunctionCallInfo fcinfo, bool into)
 		xxl_output_to_caller(fcinfo, xxl_output_caller_desc(fcinfo));
 
 	op = xxl_operator_begin("matmul");
-	check_memory(fname, xxl_operator_resources(op).memory);
+	xxl_operator_check_memory(op, fname, xxl_matrix_min_memory());
 	/* integer values multiply exactly when both matrices have them */
 	cfg.integer = values_integer(b, fname, "b");
 	ra = xxl_entries_open(a, fname, "a");

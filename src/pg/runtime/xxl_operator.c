@@ -305,6 +305,16 @@ xxl_arg_not_null(FunctionCallInfo fcinfo, int n, const char *fname, const char *
 				 : errmsg("%s must not be null", name)));
 }
 
+void
+xxl_operator_check_memory(XxlOperator *op, const char *fname, size_t min_memory)
+{
+	if (op->memory < min_memory)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s needs xxl.memory of at least %zu kB", fname, (min_memory + 1023) / 1024),
+				 errhint("SET xxl.memory = '%zukB';", (min_memory + 1023) / 1024)));
+}
+
 char *
 xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name)
 {

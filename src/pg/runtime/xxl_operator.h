@@ -143,6 +143,12 @@ extern void xxl_arg_not_null(FunctionCallInfo fcinfo, int n, const char *fname, 
 /* Argument n as a C string; a NULL is an error (as xxl_arg_not_null). */
 extern char *xxl_arg_text(FunctionCallInfo fcinfo, int n, const char *fname, const char *name);
 
+/*
+ * The operator's budget must be at least what its engine accepts: an error
+ * (22023) naming function fname and the setting to use.
+ */
+extern void xxl_operator_check_memory(XxlOperator *op, const char *fname, size_t min_memory);
+
 extern void xxl_operator_phase(XxlOperator *op, XxlPhase phase);
 
 /*
