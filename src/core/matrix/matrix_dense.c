@@ -264,19 +264,23 @@ load_tile(xxl_matrix *m, xxl_pagefile *f, uint64_t idx, unsigned char *buf)
 	return XXL_OK;
 }
 
+/* Rows of B a block of the product takes at a time: 64 x T cells stay in L2. */
+#define K_BLOCK 64
+
 /*
- * One row of C += A·B: c (T cells) += the row a (T cells) times B (T x T),
- * four rows of B at a time, so that each cell of c is loaded and stored
+ * One row of C += A·B over B's rows k0..k1: c (T cells) += a[k0..k1) times
+ * those rows, four at a time, so that each cell of c is loaded and stored
  * once per four multiply-adds.  Compiled for AVX-512, AVX2 with FMA and
  * the baseline, the best the CPU has chosen at load time.
  */
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 static void
-row_times_tile(double *restrict c, const double *restrict a, const double *restrict b, size_t T)
+row_times_rows(double *restrict c, const double *restrict a, const double *restrict b, size_t T,
+			   size_t k0, size_t k1)
 {
-	size_t		k = 0;
+	size_t		k = k0;
 
-	for (; k + 4 <= T; k += 4)
+	for (; k + 4 <= k1; k += 4)
 	{
 		double		x0 = a[k],
 					x1 = a[k + 1],
@@ -292,19 +296,28 @@ row_times_tile(double *restrict c, const double *restrict a, const double *restr
 		for (size_t j = 0; j < T; j++)
 			c[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j];
 	}
-	for (; k < T; k++)
+	for (; k < k1; k++)
 		for (size_t j = 0; j < T; j++)
 			c[j] += a[k] * b[k * T + j];
 }
 
-/* C += A·B over one tile each, rows of C on the threads. */
+/*
+ * C += A·B over one tile each: B's rows a block at a time (kept in the
+ * cache while every row of C passes), rows of C on the threads.
+ */
 static void
 multiply_double(double *restrict c, const double *restrict a, const double *restrict b, size_t T,
 				int threads)
 {
-	XXL_OMP_PARALLEL(for schedule(static) num_threads(threads))
-	for (size_t i = 0; i < T; i++)
-		row_times_tile(c + i * T, a + i * T, b, T);
+	XXL_OMP_PARALLEL(num_threads(threads))
+	for (size_t k0 = 0; k0 < T; k0 += K_BLOCK)
+	{
+		size_t		k1 = k0 + K_BLOCK < T ? k0 + K_BLOCK : T;
+
+#pragma omp for schedule(static)
+		for (size_t i = 0; i < T; i++)
+			row_times_rows(c + i * T, a + i * T, b, T, k0, k1);
+	}
 }
 
 static void
