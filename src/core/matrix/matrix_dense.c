@@ -64,7 +64,7 @@ c_cell(const xxl_matrix *m)
 	return m->integer ? 16 : 8;
 }
 
-/* The largest tile whose three tiles fit half the pool and whose rows fit a page. */
+/* The largest tile whose three tiles and files' pages fit half the pool and whose rows fit a page. */
 static uint64_t
 tile_for(xxl_matrix *m, uint64_t longest)
 {
@@ -72,8 +72,9 @@ tile_for(xxl_matrix *m, uint64_t longest)
 	uint64_t	t = TILE_MIN;
 
 	/* (no larger than the longest side needs) */
+	/* (three tiles, and two files each caching four pages and writing one, a page a tile's row) */
 	while (t * 2 <= TILE_MAX && t < longest &&
-		   (t * 2) * (t * 2) * (16 + c_cell(m)) + 2 * 8 * (t * 2) * 2 <= room &&
+		   (t * 2) * (t * 2) * (16 + c_cell(m)) + 2 * 5 * 8 * (t * 2) <= room &&
 		   xxl_pagefile_page_for(&m->env, 8 * t * 2) >= 8 * t * 2)
 		t *= 2;
 	return t;
