@@ -379,6 +379,55 @@ XT_TEST(matrix_dense_forced_sparse_input)
 	free_problem(&p);
 }
 
+/*
+ * Inputs 200 times the smallest budget (7M entries of 24 bytes): the
+ * sorts of A and B take several merge passes and B about a thousand
+ * pieces; A·B of a permutation-like pattern against its closed form.
+ */
+XT_TEST(matrix_inputs_200x_budget)
+{
+	xxl_matrix_config cfg = config(0, true, false);
+	xxl_error	err = {0};
+	xxl_matrix *m = xxl_matrix_create(&cfg, &err);
+	uint64_t	n = xt_quick() ? 300000 : 3500000,
+				got_rows = 0;
+	xxl_matrix_stats st;
+	int64_t		i,
+				j;
+	double		v;
+	int			got;
+
+	REQUIRE(m != NULL);
+	/* A: (x, x) = x % 5 + 1; B: (x, 7x mod n) = 2 - x % 3 (so 0 for some) */
+	for (uint64_t x = 0; x < n; x++)
+	{
+		xxl_matrix_value a = {.i = (int64_t) (x % 5) + 1},
+					b = {.i = 2 - (int64_t) (x % 3)};
+
+		REQUIRE(xxl_matrix_put(m, XXL_MATRIX_A, (int64_t) x, (int64_t) x, a) == XXL_OK);
+		REQUIRE(xxl_matrix_put(m, XXL_MATRIX_B, (int64_t) x, (int64_t) (x * 7 % n), b) == XXL_OK);
+	}
+	REQUIRE_MSG(xxl_matrix_run(m) == XXL_OK, "%s", xxl_matrix_error(m)->message);
+	while ((got = xxl_matrix_next(m, &i, &j, &v)) > 0)
+	{
+		REQUIRE(i >= 0 && (uint64_t) i < n);
+		CHECK_EQ(j, (int64_t) ((uint64_t) i * 7 % n));
+		CHECK(v == (double) (((i % 5) + 1) * (2 - i % 3)));
+		got_rows++;
+	}
+	CHECK_EQ(got, 0);
+	/* every x but those with x % 3 == 2 (B's value 0) */
+	CHECK_EQ(got_rows, n - (n + 0) / 3);
+	xxl_matrix_stats_get(m, &st);
+	CHECK((st.entries_a + st.entries_b) * 24 >= 200 * st.memory_limit / (xt_quick() ? 12 : 1));
+	CHECK(st.memory_peak <= st.memory_limit);
+	CHECK_GE(st.pieces, 100);
+	printf("  # %" PRIu64 " + %" PRIu64 " entries at %" PRIu64 " kB: %s, %" PRIu64 " pieces, %" PRIu64
+		   " MB written\n", st.entries_a, st.entries_b, st.memory_limit / 1024, st.path, st.pieces,
+		   st.bytes_written >> 20);
+	xxl_matrix_destroy(m);
+}
+
 int
 main(int argc, char **argv)
 {
