@@ -421,7 +421,7 @@ XT_TEST(matrix_inputs_200x_budget)
 	xxl_matrix_stats_get(m, &st);
 	CHECK((st.entries_a + st.entries_b) * 24 >= 200 * st.memory_limit / (xt_quick() ? 12 : 1));
 	CHECK(st.memory_peak <= st.memory_limit);
-	CHECK_GE(st.pieces, 100);
+	CHECK_GE(st.pieces, xt_quick() ? 20 : 100);
 	printf("  # %" PRIu64 " + %" PRIu64 " entries at %" PRIu64 " kB: %s, %" PRIu64 " pieces, %" PRIu64
 		   " MB written\n", st.entries_a, st.entries_b, st.memory_limit / 1024, st.path, st.pieces,
 		   st.bytes_written >> 20);
