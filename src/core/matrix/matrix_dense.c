@@ -265,47 +265,47 @@ load_tile(xxl_matrix *m, xxl_pagefile *f, uint64_t idx, unsigned char *buf)
 	return XXL_OK;
 }
 
-/* Rows of B a block of the product takes at a time: 64 x T cells stay in L2. */
-#define K_BLOCK 64
-
 /*
- * One row of C += A·B over B's rows k0..k1: c (T cells) += a[k0..k1) times
- * those rows, four at a time, so that each cell of c is loaded and stored
- * once per four multiply-adds.  Compiled for AVX-512, AVX2 with FMA and
- * the baseline, the best the CPU has chosen at load time.
+ * The double tile product in blocks of C of MR x NR cells held in
+ * registers (4 x 32: sixteen AVX-512 registers) while K_BLOCK rows of B
+ * pass (256 x 32 cells of B, 64 kB, stay in L1/L2 for the next block of
+ * rows of C): each cell of B loaded once per MR multiply-adds, each cell
+ * of C once per K_BLOCK.  T is a power of two from 32, a multiple of both.
  */
+#define MR 4
+#define NR 32
+#define K_BLOCK 256
+_Static_assert(TILE_MIN % MR == 0 && TILE_MIN % NR == 0, "a tile is whole blocks");
+
+/* C[0..MR) x [0..NR) += A[0..MR) x [k0..k1) times B[k0..k1) x [0..NR) (row strides T). */
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 static void
-row_times_rows(double *restrict c, const double *restrict a, const double *restrict b, size_t T,
-			   size_t k0, size_t k1)
+block_product(double *restrict c, const double *restrict a, const double *restrict b, size_t T,
+			  size_t k0, size_t k1)
 {
-	size_t		k = k0;
+	double		acc[MR][NR];
 
-	for (; k + 4 <= k1; k += 4)
+	for (int r = 0; r < MR; r++)
+		for (int j = 0; j < NR; j++)
+			acc[r][j] = c[r * T + j];
+	for (size_t k = k0; k < k1; k++)
 	{
-		double		x0 = a[k],
-					x1 = a[k + 1],
-					x2 = a[k + 2],
-					x3 = a[k + 3];
-		const double *b0 = b + k * T,
-				   *b1 = b0 + T,
-				   *b2 = b1 + T,
-				   *b3 = b2 + T;
+		const double *bk = b + k * T;
 
-		if (x0 == 0 && x1 == 0 && x2 == 0 && x3 == 0)
-			continue;
-		for (size_t j = 0; j < T; j++)
-			c[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j];
+		for (int r = 0; r < MR; r++)
+		{
+			double		x = a[r * T + k];
+
+			for (int j = 0; j < NR; j++)
+				acc[r][j] += x * bk[j];
+		}
 	}
-	for (; k < k1; k++)
-		for (size_t j = 0; j < T; j++)
-			c[j] += a[k] * b[k * T + j];
+	for (int r = 0; r < MR; r++)
+		for (int j = 0; j < NR; j++)
+			c[r * T + j] = acc[r][j];
 }
 
-/*
- * C += A·B over one tile each: B's rows a block at a time (kept in the
- * cache while every row of C passes), rows of C on the threads.
- */
+/* C += A·B over one tile each, blocks of rows of C on the threads. */
 static void
 multiply_double(double *restrict c, const double *restrict a, const double *restrict b, size_t T,
 				int threads)
@@ -316,8 +316,9 @@ multiply_double(double *restrict c, const double *restrict a, const double *rest
 		size_t		k1 = k0 + K_BLOCK < T ? k0 + K_BLOCK : T;
 
 #pragma omp for schedule(static)
-		for (size_t i = 0; i < T; i++)
-			row_times_rows(c + i * T, a + i * T, b, T, k0, k1);
+		for (size_t i = 0; i < T; i += MR)
+			for (size_t j = 0; j < T; j += NR)
+				block_product(c + i * T + j, a + i * T, b + j, T, k0, k1);
 	}
 }
 
