@@ -197,6 +197,23 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 }
 
 xxl_status
+xxl_env_sort_put_sorted(xxl_env *env, xxl_env_sorter *ts, const void *rec)
+{
+	ts->pushed++;
+	if (xxl_sorter_put_sorted(ts->s, rec) != XXL_OK)
+		return xxl_env_sort_error(env, ts);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_env_sort_end_sorted(xxl_env *env, xxl_env_sorter *ts)
+{
+	if (xxl_sorter_end_sorted(ts->s) != XXL_OK)
+		return xxl_env_sort_error(env, ts);
+	return XXL_OK;
+}
+
+xxl_status
 xxl_env_sort_open_var(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t avg_size,
 					  uint64_t records)
 {

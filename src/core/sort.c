@@ -766,6 +766,7 @@ xxl_sorter_destroy(xxl_sorter *s)
 	xxl_part_free(&s->part, s->runs, s->runs_capacity * sizeof(xxl_run));
 	if (s->fold)
 		xxl_part_free(&s->part, s->fold, 2 * s->rec_size);
+	sort_presorted_free(s);
 	if (s->logs_open)
 	{
 		xxl_run_log_close(&s->blocks_log);

@@ -120,6 +120,14 @@ struct xxl_sorter
 	xxl_run    *runs;
 	size_t		runs_capacity;
 
+	/* a run of records put in key order (sort_presorted.c) */
+	bool		pre_open;
+	xxl_run    *pre_run;
+	int			pre_half;		/* the region's half being filled: 0 or 1 */
+	size_t		pre_n,			/* records in it */
+				pre_cap;		/* records a chunk of whole blocks holds, 0: puts */
+	void	   *pre_fold;		/* with combine: a sort_fold */
+
 	/* output */
 	size_t		out_index;
 	xxl_merger *final;
@@ -250,6 +258,9 @@ typedef struct sort_fold
 bool		sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec, void *done);
 xxl_status	sort_combine_output_start(xxl_sorter *s);
 int			sort_combine_next(xxl_sorter *s, const void **rec);
+
+/* sort_presorted.c */
+void		sort_presorted_free(xxl_sorter *s);
 
 /* sort_async.c: asynchronous run formation */
 void sort_end_runs_worker(xxl_sorter *s);

@@ -376,7 +376,7 @@ load_final_runs(xxl_sorter *s)
 xxl_status
 xxl_sorter_sort(xxl_sorter *s)
 {
-	if (!sort_check_input_phase(s))
+	if (!sort_check_input_phase(s) || xxl_sorter_end_sorted(s) != XXL_OK)
 		return s->part.err.code;
 	sort_report(s);
 	if (s->nruns == 0)

@@ -293,6 +293,9 @@ xxl_status	xxl_env_sort_open_combined(xxl_env *env, xxl_env_sorter *ts, size_t m
 									   size_t rec_size, size_t key_size, uint64_t records,
 									   void (*combine) (void *acc, const void *rec, void *arg),
 									   void *combine_arg);
+/* A core sorter's runs put in key order (xxl_sorter_put_sorted). */
+xxl_status	xxl_env_sort_put_sorted(xxl_env *env, xxl_env_sorter *ts, const void *rec);
+xxl_status	xxl_env_sort_end_sorted(xxl_env *env, xxl_env_sorter *ts);
 /*
  * The block size for a core sorter of the given memory that will take
  * records records; XXL_ENOMEM if no block size lets the core sorter take

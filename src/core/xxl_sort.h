@@ -107,6 +107,18 @@ xxl_status	xxl_sorter_put(xxl_sorter *s, const void *rec);
  */
 void	   *xxl_sorter_reserve(xxl_sorter *s, size_t *n);
 xxl_status	xxl_sorter_commit(xxl_sorter *s, size_t n);
+/*
+ * Fixed records already in key order: each a run as it comes, written
+ * without a sort (with combine, equal neighbours folded), ended by
+ * xxl_sorter_end_sorted; the merge takes it with the others.  A producer
+ * whose output is sorted in pieces (the matrix product's pieces) saves
+ * run formation and most merge passes: one run per piece.  Records put
+ * before it (a load) become a run of their own first.  Not with
+ * async_runs.  A budget whose region cannot hold two chunks of whole
+ * blocks takes the records as ordinary puts.
+ */
+xxl_status	xxl_sorter_put_sorted(xxl_sorter *s, const void *rec);
+xxl_status	xxl_sorter_end_sorted(xxl_sorter *s);
 /* Variable-length records. */
 xxl_status	xxl_sorter_put_var(xxl_sorter *s, const void *key, uint32_t key_len,
 							   const void *payload, uint32_t payload_len);

@@ -145,6 +145,124 @@ XT_TEST(combine_one_key)
 	run_combine(300000, 1, 0, 4 * KB, 0, &st);
 }
 
+/*
+ * Runs put in key order (xxl_sorter_put_sorted): `pieces` pieces, each the
+ * records of a random slice of the keys sorted, with repeats, between
+ * ordinary puts; with combine every key's sum once, without every record.
+ */
+static int
+cmp_key(const void *x, const void *y)
+{
+	return memcmp(x, y, KEY);
+}
+
+static void
+run_presorted(size_t memory, size_t block, int pieces, size_t per_piece, bool combine)
+{
+	uint64_t	calls = 0;
+	xxl_sort_config cfg = combine_config(memory, block, &calls);
+	xxl_error	err = {0};
+	xxl_sorter *s;
+	uint64_t	keys = per_piece,
+				n = 0,
+				out = 0,
+				distinct = 0,
+				last = 0;
+	int64_t    *sums = calloc(keys, sizeof(int64_t));
+	uint64_t   *count = calloc(keys, sizeof(uint64_t));
+	unsigned char *piece = malloc(per_piece * REC);
+	xt_rng		rng = {99};
+	xxl_sort_stats st;
+	const void *rec;
+	int			got;
+
+	if (!combine)
+	{
+		cfg.combine = NULL;
+		cfg.async_runs = false;	/* (runs put sorted need the loads' halves) */
+	}
+	s = xxl_sorter_create(&cfg, &err);
+	REQUIRE(s != NULL && sums != NULL && count != NULL && piece != NULL);
+	for (int p = 0; p < pieces; p++)
+	{
+		for (size_t x = 0; x < per_piece; x++)
+		{
+			uint64_t	k = xt_below(&rng, keys);
+			int64_t		v = (int64_t) xt_below(&rng, 201) - 100;
+			unsigned char *r = piece + x * REC;
+
+			xt_put_be64(r, k / 1000);
+			xt_put_be64(r + 8, k % 1000);
+			memcpy(r + KEY, &v, 8);
+			sums[k] += v;
+			count[k]++;
+		}
+		n += per_piece;
+		/* every third piece goes in unsorted, as ordinary puts */
+		if (p % 3 == 2)
+		{
+			for (size_t x = 0; x < per_piece; x++)
+				REQUIRE(xxl_sorter_put(s, piece + x * REC) == XXL_OK);
+			continue;
+		}
+		qsort(piece, per_piece, REC, cmp_key);
+		for (size_t x = 0; x < per_piece; x++)
+			REQUIRE(xxl_sorter_put_sorted(s, piece + x * REC) == XXL_OK);
+		REQUIRE(xxl_sorter_end_sorted(s) == XXL_OK);
+	}
+	for (uint64_t k = 0; k < keys; k++)
+		distinct += count[k] > 0;
+	REQUIRE(xxl_sorter_sort(s) == XXL_OK);
+	while ((got = xxl_sorter_next(s, &rec)) > 0)
+	{
+		uint64_t	k = xt_get_be64(rec) * 1000 + xt_get_be64((const unsigned char *) rec + 8);
+		int64_t		v;
+
+		memcpy(&v, (const char *) rec + KEY, 8);
+		REQUIRE(k < keys);
+		CHECK(out == 0 || k >= last);
+		if (combine)
+		{
+			CHECK(out == 0 || k > last);
+			CHECK_EQ(v, sums[k]);
+		}
+		else
+		{
+			REQUIRE(count[k] > 0);
+			count[k]--;
+			sums[k] -= v;
+		}
+		last = k;
+		out++;
+	}
+	CHECK_EQ(got, 0);
+	CHECK_EQ(out, combine ? distinct : n);
+	if (!combine)
+		for (uint64_t k = 0; k < keys; k++)
+			CHECK(count[k] == 0 && sums[k] == 0);
+	xxl_sorter_stats(s, &st);
+	CHECK_EQ(st.records, n);
+	CHECK(st.memory_peak <= st.memory_limit);
+	printf("  # %d pieces of %zu%s: %" PRIu64 " runs, %d passes, %" PRIu64 " folded\n", pieces,
+		   per_piece, combine ? ", combined" : "", st.runs, st.merge_passes, st.combined);
+	xxl_sorter_destroy(s);
+	free(sums);
+	free(count);
+	free(piece);
+}
+
+XT_TEST(presorted_runs)
+{
+	/* roomy: one run per piece */
+	run_presorted(16 * 1024 * KB, 64 * KB, 9, 200000, true);
+	run_presorted(16 * 1024 * KB, 64 * KB, 9, 200000, false);
+	/* the smallest budget: chunks of a few blocks, many passes */
+	run_presorted(0, 4 * KB, 7, xt_quick() ? 20000 : 100000, true);
+	run_presorted(0, 4 * KB, 7, xt_quick() ? 20000 : 100000, false);
+	/* 64 kB blocks at the least budget for them: too little room for chunks, ordinary puts */
+	run_presorted(0, 64 * KB, 4, 30000, true);
+}
+
 int
 main(int argc, char **argv)
 {

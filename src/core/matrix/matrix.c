@@ -175,7 +175,7 @@ xxl_matrix_put(xxl_matrix *m, xxl_matrix_side side, int64_t row, int64_t col, xx
 /* The pass ------------------------------------------------------------------------ */
 
 xxl_status
-mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum)
+mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum, bool in_order)
 {
 	unsigned char local[PRODUCT_KEY + 16],
 			   *r;
@@ -188,6 +188,8 @@ mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum)
 	xxl_store_be64(r, i);
 	xxl_store_be64(r + 8, j);
 	memcpy(r + PRODUCT_KEY, sum, m->product_rec - PRODUCT_KEY);
+	if (in_order)
+		return xxl_env_sort_put_sorted(&m->env, &m->sc, r);
 	return xxl_env_sort_push(&m->env, &m->sc, r);
 }
 
@@ -227,6 +229,9 @@ pass(xxl_matrix *m)
 		for (int got; (got = mx_piece_row(m)) != 0;)
 			if (got < 0)
 				return env->err.code;
+		/* the piece's sums came in (i, j) order: one run of the sums' sort */
+		if (m->sc.s != NULL && xxl_env_sort_end_sorted(env, &m->sc) != XXL_OK)
+			return env->err.code;
 		xxl_env_sort_close(env, &m->sp, NULL, NULL);
 	}
 	if (m->got_a < 0 || m->got_b < 0)

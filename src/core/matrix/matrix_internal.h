@@ -160,8 +160,12 @@ mx_next_b(xxl_matrix *m)
 #define MX_SHARE_PIECE_ROWS 3	/* the sort of A's entries of a piece */
 #define MX_SHARE_SUMS 3			/* the sums' sort */
 size_t		mx_share(const xxl_matrix *m, int twentieths);
-/* One sum (i, j keys) into the sums' sort, which is opened at the first. */
-xxl_status	mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum);
+/*
+ * One sum (i, j keys) into the sums' sort, which is opened at the first;
+ * in_order: it comes after the last in (i, j) order (a piece's run).
+ */
+xxl_status	mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum,
+						bool in_order);
 
 /* matrix_rows.c */
 xxl_status	mx_rows_open(xxl_matrix *m);

@@ -26,7 +26,7 @@ emit(xxl_matrix *m, uint64_t i, xxl_matrix_value a, uint64_t j, xxl_matrix_value
 
 		memcpy(sum, &p, 8);
 	}
-	return mx_push_sum(m, i, j, sum);
+	return mx_push_sum(m, i, j, sum, false);
 }
 
 /* A's entry at k times every entry of B's row k, held and spooled. */

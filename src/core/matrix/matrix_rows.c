@@ -426,7 +426,7 @@ mx_piece_row(xxl_matrix *m)
 		const unsigned char *acc = sum_of(m, c);
 
 		/* a piece's 0 adds nothing to the other pieces' sums */
-		if (!sum_is_zero(m, acc) && mx_push_sum(m, m->cur_i, m->ckey[c], acc) != XXL_OK)
+		if (!sum_is_zero(m, acc) && mx_push_sum(m, m->cur_i, m->ckey[c], acc, true) != XXL_OK)
 			return -1;
 	}
 	return 1;
