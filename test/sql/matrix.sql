@@ -120,8 +120,9 @@ CREATE TABLE big_a AS SELECT (random() * 999)::int AS i, (random() * 99)::int AS
 CREATE TABLE big_b AS SELECT (random() * 99)::int AS i, (random() * 999)::int AS j,
 	(1 + (random() * 2)::int) * (1 - 2 * (random() < 0.5)::int) AS v FROM generate_series(1, 31000);
 SELECT xxl.matmul_into('big_a', 'big_b', 'big_c') > 800000 AS many_rows;
+-- (each piece's sums one run, merged with their sums folded)
 SELECT details->'path' AS path, (details->>'pieces')::int > 2 AS pieces, details->'spilled' AS spilled,
-	merge_passes >= 2 AS several_passes,
+	runs = (details->>'pieces')::int AND merge_passes >= 1 AS runs_merged,
 	(details->>'partial_products')::bigint > 200 * memory_limit / 24 AS products_200x_budget,
 	(details->>'folded')::bigint > 0 AS folded, memory_peak <= memory_limit AS within_budget,
 	written_per_input > 0 AS wrote
