@@ -325,6 +325,26 @@ XT_TEST(matrix_wide_integers)
 	xxl_matrix_destroy(m);
 }
 
+/*
+ * Many columns (more than the rows' tables hold four times over) and rows
+ * of the result touching about a hundred of them per piece: sums in the
+ * table, sorted by radix, in three pieces at 4MB.
+ */
+XT_TEST(matrix_rows_in_tables)
+{
+	xt_rng		rng = {8};
+	problem		p = {300, 2000, 100000, NULL, NULL, 3000, 60000, 0, false, false};
+	xxl_matrix_stats st;
+
+	p.a = random_entries(&rng, p.na, p.rows, p.inner);
+	p.b = random_entries(&rng, p.nb, p.inner, p.cols);
+	check_product(&p, 4 * 1024 * KB, &st);
+	CHECK(strcmp(st.path, "pieces") == 0 || strcmp(st.path, "rows") == 0);
+	p.integer = true;
+	check_product(&p, 64 * 1024 * KB, &st);
+	free_problem(&p);
+}
+
 /* Dense matrices: auto takes the tiles; the sparse path gives the same. */
 XT_TEST(matrix_dense_auto_and_forced)
 {

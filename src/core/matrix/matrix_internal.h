@@ -92,6 +92,8 @@ struct xxl_matrix
 	 */
 	uint32_t   *hkeys;			/* dense column, or UINT32_MAX */
 	unsigned char *hvals;		/* 16 bytes each */
+	uint64_t   *hj;				/* the column's key */
+	uint32_t   *tscratch;		/* hcap / 2: sorting a row's columns */
 	uint32_t	hcap;			/* slots, a power of two */
 	int			hshift;			/* 32 - log2(hcap) */
 	bool		row_hashed;		/* the row's sums are in the table */

@@ -20,7 +20,8 @@
 /* A row's table of sums: at most this many slots, a sixteenth of the piece. */
 #define HASH_MAX 16384
 #define HASH_MIN 64
-#define HASH_SLOT (4 + 16)
+/* a slot: its column (4), sum (16) and column key (8); and a radix scratch entry (4) per two */
+#define HASH_SLOT (4 + 16 + 8 + 2)
 #define EMPTY UINT32_MAX
 
 xxl_status
@@ -46,8 +47,12 @@ mx_rows_open(xxl_matrix *m)
 	p = m->piece;
 	m->hvals = p;
 	p += (size_t) h * 16;
+	m->hj = (uint64_t *) p;
+	p += (size_t) h * 8;
 	m->hkeys = (uint32_t *) p;
 	p += (size_t) h * 4;
+	m->tscratch = (uint32_t *) p;
+	p += (size_t) h / 2 * 4;
 	memset(m->hkeys, 0xff, (size_t) h * 4);
 	m->row_hashed = false;
 	m->bj = (uint64_t *) p;
@@ -257,6 +262,15 @@ slot_of(const xxl_matrix *m, uint32_t c)
 	return h;
 }
 
+/* The key of column c the row touched. */
+static inline uint64_t
+key_of(xxl_matrix *m, uint32_t c)
+{
+	if (m->row_hashed)
+		return m->hj[slot_of(m, c)];
+	return m->ckey[c];
+}
+
 /* Where the row's sum of column c is (a column it touched). */
 static inline unsigned char *
 sum_of(xxl_matrix *m, uint32_t c)
@@ -264,6 +278,56 @@ sum_of(xxl_matrix *m, uint32_t c)
 	if (m->row_hashed)
 		return m->hvals + (size_t) slot_of(m, c) * 16;
 	return m->acc + (size_t) c * 16;
+}
+
+/*
+ * Sort n columns below ncols (at most the table's half, scratch as many):
+ * insertion for a few, else an LSD radix sort of the 8-bit digits ncols
+ * needs.
+ */
+static void
+sort_small_u32(uint32_t *v, uint32_t *scratch, uint32_t n, size_t ncols)
+{
+	uint32_t	cnt[256];
+	int			passes = 1;
+
+	if (n <= 64)
+	{
+		for (uint32_t x = 1; x < n; x++)
+		{
+			uint32_t	t = v[x],
+						y = x;
+
+			for (; y > 0 && v[y - 1] > t; y--)
+				v[y] = v[y - 1];
+			v[y] = t;
+		}
+		return;
+	}
+	while (passes < 4 && (ncols - 1) >> (8 * passes) != 0)
+		passes++;
+	for (int pass = 0; pass < passes; pass++)
+	{
+		uint32_t   *src = pass % 2 == 0 ? v : scratch,
+				   *dst = pass % 2 == 0 ? scratch : v;
+		uint32_t	sum = 0;
+		int			shift = pass * 8;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (uint32_t x = 0; x < n; x++)
+			cnt[(src[x] >> shift) & 255]++;
+		for (int d = 0; d < 256; d++)
+		{
+			uint32_t	c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (uint32_t x = 0; x < n; x++)
+			dst[cnt[(src[x] >> shift) & 255]++] = src[x];
+	}
+	if (passes % 2 == 1)
+		memcpy(v, scratch, n * sizeof(uint32_t));
 }
 
 /* The columns the row touched, in column order. */
@@ -280,7 +344,10 @@ order_touched(xxl_matrix *m)
 				m->touched[n++] = c;
 		return;
 	}
-	qsort(m->touched, m->ntouched, sizeof(uint32_t), cmp_u32);
+	if (m->row_hashed)
+		sort_small_u32(m->touched, m->tscratch, m->ntouched, m->ncols);
+	else
+		qsort(m->touched, m->ntouched, sizeof(uint32_t), cmp_u32);
 }
 
 static inline void
@@ -375,6 +442,8 @@ accumulate(xxl_matrix *m)
 						goto per_column;
 					}
 					m->hkeys[h] = c;
+					/* (the key beside the sum: the per-column keys are a cache miss each) */
+					m->hj[h] = m->bj[e];
 					memset(m->hvals + (size_t) h * 16, 0, 16);
 					m->touched[m->ntouched++] = c;
 				}
@@ -426,7 +495,7 @@ mx_piece_row(xxl_matrix *m)
 		const unsigned char *acc = sum_of(m, c);
 
 		/* a piece's 0 adds nothing to the other pieces' sums */
-		if (!sum_is_zero(m, acc) && mx_push_sum(m, m->cur_i, m->ckey[c], acc, true) != XXL_OK)
+		if (!sum_is_zero(m, acc) && mx_push_sum(m, m->cur_i, key_of(m, c), acc, true) != XXL_OK)
 			return -1;
 	}
 	return 1;
@@ -455,7 +524,7 @@ mx_row_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 		else
 			*v = *(const double *) acc;
 		*i = xxl_key_signed(m->cur_i);
-		*j = xxl_key_signed(m->ckey[c]);
+		*j = xxl_key_signed(key_of(m, c));
 		return 1;
 	}
 	return 0;

@@ -262,36 +262,20 @@ xxl_edges_report(XxlEdgeReader *r, XxlOperator *op)
 		sharded_edges->report(r->sharded, op);
 }
 
-/*
- * Heap tuples without NULLs have the columns before a varlena at fixed
- * offsets (the descriptor's alignment, as heap_deform_tuple walks them):
- * when every column up to the last needed one has a fixed width, they are
- * read in place.
- */
+/* The needed columns' offsets in heap tuples without NULLs, where they are fixed. */
 static void
 plan_heap_in_place(XxlEdgeReader *r, TupleDesc desc)
 {
-	int			off = 0;
+	int		   *offs = palloc(sizeof(int) * Max(r->maxatt, 1));
 
-	r->heap_in_place = true;
-	for (int i = 0; i < r->maxatt; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (att->attlen <= 0)
+	r->heap_in_place = xxl_heap_fixed_offsets(desc, r->maxatt, offs);
+	for (int c = 0; r->heap_in_place && c < NUM_COLS; c++)
+		if (r->attno[c] >= 0)
 		{
-			r->heap_in_place = false;
-			break;
+			r->off[c] = offs[r->attno[c]];
+			r->len[c] = TupleDescAttr(desc, r->attno[c])->attlen;
 		}
-		off = att_align_nominal(off, att->attalign);
-		for (int c = 0; c < NUM_COLS; c++)
-			if (r->attno[c] == i)
-			{
-				r->off[c] = off;
-				r->len[c] = att->attlen;
-			}
-		off += att->attlen;
-	}
+	pfree(offs);
 	r->slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
 }
 
@@ -384,27 +368,6 @@ plan_in_place(XxlEdgeReader *r)
 	}
 }
 
-static inline int64
-int_at(const char *p, int len)
-{
-	int64		v64;
-	int32		v32;
-	int16		v16;
-
-	switch (len)
-	{
-		case 2:
-			memcpy(&v16, p, 2);
-			return v16;
-		case 4:
-			memcpy(&v32, p, 4);
-			return v32;
-		default:
-			memcpy(&v64, p, 8);
-			return v64;
-	}
-}
-
 /*
  * A row without NULLs whose columns sit at r->off, read in place; false
  * when the general way must say why it is wrong (NaN).
@@ -412,9 +375,9 @@ int_at(const char *p, int len)
 static pg_attribute_always_inline bool
 edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
 {
-	e->source = int_at(row + r->off[COL_SOURCE], r->len[COL_SOURCE]);
-	e->target = int_at(row + r->off[COL_TARGET], r->len[COL_TARGET]);
-	e->id = r->attno[COL_ID] >= 0 ? int_at(row + r->off[COL_ID], r->len[COL_ID]) : 0;
+	e->source = xxl_int_at(row + r->off[COL_SOURCE], r->len[COL_SOURCE]);
+	e->target = xxl_int_at(row + r->off[COL_TARGET], r->len[COL_TARGET]);
+	e->id = r->attno[COL_ID] >= 0 ? xxl_int_at(row + r->off[COL_ID], r->len[COL_ID]) : 0;
 	e->cost = 0;
 	e->reverse_cost = -1;
 	e->weight = 1;
@@ -424,17 +387,7 @@ edge_in_place(XxlEdgeReader *r, const char *row, XxlEdge *e)
 
 		if (r->attno[c] < 0)
 			continue;
-		if (r->type[c] == FLOAT8OID)
-			memcpy(&v, row + r->off[c], sizeof(double));
-		else if (r->type[c] == FLOAT4OID)
-		{
-			float		f;
-
-			memcpy(&f, row + r->off[c], sizeof(float));
-			v = f;
-		}
-		else
-			v = (double) int_at(row + r->off[c], r->len[c]);
+		v = xxl_float_at(row + r->off[c], r->type[c], r->len[c]);
 		if (isnan(v))
 			return false;
 		if (c == COL_COST)

@@ -215,3 +215,21 @@ xxl_float_datum(Datum d, Oid type, MemoryContext scratch, bool *overflow)
 			return (double) xxl_int_datum(d, type);
 	}
 }
+
+bool
+xxl_heap_fixed_offsets(TupleDesc desc, int natts, int *off)
+{
+	int			at = 0;
+
+	for (int i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attlen <= 0)
+			return false;
+		at = att_align_nominal(at, att->attalign);
+		off[i] = at;
+		at += att->attlen;
+	}
+	return true;
+}

@@ -13,6 +13,7 @@
 #include "access/htup.h"
 #include "access/htup_details.h"
 #include "access/tupdesc.h"
+#include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 
 /* Bytes of a heap tuple header that compact rows leave out. */
@@ -109,6 +110,56 @@ xxl_fetch_byval(const void *src, int len)
 				return v;
 			}
 	}
+}
+
+/*
+ * Heap tuples without NULLs have the columns before a varlena at fixed
+ * offsets (the descriptor's alignment, as heap_deform_tuple walks them):
+ * when columns 0..natts-1 all have a fixed width, their offsets from the
+ * tuple's data go to off[] (natts of them) and the answer is true.
+ */
+extern bool xxl_heap_fixed_offsets(TupleDesc desc, int natts, int *off);
+
+/* A smallint, integer or bigint of len bytes at p (in place, unaligned). */
+static inline int64
+xxl_int_at(const char *p, int len)
+{
+	int64		v64;
+	int32		v32;
+	int16		v16;
+
+	switch (len)
+	{
+		case 2:
+			memcpy(&v16, p, 2);
+			return v16;
+		case 4:
+			memcpy(&v32, p, 4);
+			return v32;
+		default:
+			memcpy(&v64, p, 8);
+			return v64;
+	}
+}
+
+/* A real or double precision (else an integer of len bytes) at p, as double. */
+static inline double
+xxl_float_at(const char *p, Oid type, int len)
+{
+	double		d;
+	float		f;
+
+	if (type == FLOAT8OID)
+	{
+		memcpy(&d, p, sizeof(double));
+		return d;
+	}
+	if (type == FLOAT4OID)
+	{
+		memcpy(&f, p, sizeof(float));
+		return f;
+	}
+	return (double) xxl_int_at(p, len);
 }
 
 /* smallint, integer or bigint */

@@ -1,8 +1,9 @@
 /*
  * xxl_matrix_entries.c — the matrix functions' entry reader (matrix.h): a
  * table read directly or a query through an SPI cursor (io/xxl_input.h),
- * columns i, j and v found by name and checked, rows deformed as far as
- * the last of them.
+ * columns i, j and v found by name and checked; heap rows without NULLs
+ * whose columns up to those have fixed widths read in place, other rows
+ * deformed as far as the last of them.
  */
 #include "postgres.h"
 
@@ -42,6 +43,12 @@ struct XxlEntryReader
 	MemoryContext rowcxt;		/* numeric values allocate while converting */
 	ErrorContextCallback errcb;
 	bool		errcb_pushed;
+	/* a heap read a page at a time: tuples without NULLs read in place */
+	bool		heap_tuples;
+	bool		in_place;
+	int			off[NUM_COLS];
+	int			len[NUM_COLS];
+	TupleTableSlot *slot;		/* heap tuples read the general way */
 };
 
 static void
@@ -122,6 +129,21 @@ xxl_entries_open(const char *source, const char *fname, const char *name)
 	if (r->type[COL_V] == NUMERICOID)
 		r->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl matrix numeric value",
 										  ALLOCSET_SMALL_SIZES);
+	if (xxl_input_has_tuples(r->in))
+	{
+		TupleDesc	desc = xxl_input_desc(r->in);
+		int		   *offs = palloc(sizeof(int) * r->maxatt);
+
+		r->heap_tuples = true;
+		r->in_place = xxl_heap_fixed_offsets(desc, r->maxatt, offs);
+		for (int c = 0; r->in_place && c < NUM_COLS; c++)
+		{
+			r->off[c] = offs[r->attno[c]];
+			r->len[c] = TupleDescAttr(desc, r->attno[c])->attlen;
+		}
+		pfree(offs);
+		r->slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
+	}
 	return r;
 }
 
@@ -159,49 +181,84 @@ double_value(XxlEntryReader *r, Datum d)
 	return v;
 }
 
+/* An entry from one row's columns (deformed as far as the last needed). */
+static void
+entry_from(XxlEntryReader *r, const Datum *values, const bool *isnull, XxlMatrixEntry *e)
+{
+	for (int c = 0; c < NUM_COLS; c++)
+		if (isnull[r->attno[c]])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: column \"%s\" of matrix %s is null in row " UINT64_FORMAT,
+							r->fname, column_names[c], r->name, xxl_input_rows(r->in)),
+					 errhint("Leave such entries out, e.g. WHERE %s IS NOT NULL, or use "
+							 "coalesce(%s, 0) for a missing value.", column_names[c],
+							 column_names[c])));
+	e->i = xxl_int_datum(values[r->attno[COL_I]], r->type[COL_I]);
+	e->j = xxl_int_datum(values[r->attno[COL_J]], r->type[COL_J]);
+	if (xxl_entries_integer(r))
+		e->vi = xxl_int_datum(values[r->attno[COL_V]], r->type[COL_V]);
+	else
+		e->vd = double_value(r, values[r->attno[COL_V]]);
+}
+
+/* The next row of the source as an entry; false at the end. */
+static bool
+next_entry(XxlEntryReader *r, XxlMatrixEntry *e)
+{
+	TupleTableSlot *slot;
+
+	if (r->heap_tuples)
+	{
+		HeapTuple	tuple = xxl_input_next_tuple(r->in);
+
+		if (tuple == NULL)
+			return false;
+		if (r->in_place && !HeapTupleHasNulls(tuple) &&
+			HeapTupleHeaderGetNatts(tuple->t_data) >= r->maxatt)
+		{
+			const char *row = (const char *) tuple->t_data + tuple->t_data->t_hoff;
+
+			e->i = xxl_int_at(row + r->off[COL_I], r->len[COL_I]);
+			e->j = xxl_int_at(row + r->off[COL_J], r->len[COL_J]);
+			if (xxl_entries_integer(r))
+				e->vi = xxl_int_at(row + r->off[COL_V], r->len[COL_V]);
+			else
+				e->vd = xxl_float_at(row + r->off[COL_V], r->type[COL_V], r->len[COL_V]);
+			return true;
+		}
+		ExecStoreHeapTuple(tuple, r->slot, false);
+		slot = r->slot;
+	}
+	else if ((slot = xxl_input_next(r->in)) == NULL)
+		return false;
+	slot_getsomeattrs(slot, r->maxatt);
+	entry_from(r, slot->tts_values, slot->tts_isnull, e);
+	return true;
+}
+
 int
 xxl_entries_read(XxlEntryReader *r, XxlMatrixEntry *out, int max)
 {
 	int			n = 0;
-	bool		integer = xxl_entries_integer(r);
-	TupleTableSlot *slot;
 
 	CHECK_FOR_INTERRUPTS();
-	while (n < max && (slot = xxl_input_next(r->in)) != NULL)
-	{
-		XxlMatrixEntry *e = &out[n++];
-
-		slot_getsomeattrs(slot, r->maxatt);
-		for (int c = 0; c < NUM_COLS; c++)
-			if (slot->tts_isnull[r->attno[c]])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s: column \"%s\" of matrix %s is null in row " UINT64_FORMAT,
-								r->fname, column_names[c], r->name, xxl_input_rows(r->in)),
-						 errhint("Leave such entries out, e.g. WHERE %s IS NOT NULL, or use "
-								 "coalesce(%s, 0) for a missing value.", column_names[c],
-								 column_names[c])));
-		e->i = xxl_int_datum(slot->tts_values[r->attno[COL_I]], r->type[COL_I]);
-		e->j = xxl_int_datum(slot->tts_values[r->attno[COL_J]], r->type[COL_J]);
-		if (integer)
-			e->vi = xxl_int_datum(slot->tts_values[r->attno[COL_V]], r->type[COL_V]);
-		else
-		{
-			e->vd = double_value(r, slot->tts_values[r->attno[COL_V]]);
-			if (isnan(e->vd))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("%s: column \"v\" of matrix %s is NaN in row " UINT64_FORMAT,
-								r->fname, r->name, xxl_input_rows(r->in)),
-						 errhint("Leave such entries out with WHERE v <> 'NaN'.")));
-		}
-	}
+	for (; n < max && next_entry(r, &out[n]); n++)
+		if (!xxl_entries_integer(r) && isnan(out[n].vd))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: column \"v\" of matrix %s is NaN in row " UINT64_FORMAT,
+							r->fname, r->name, xxl_input_rows(r->in)),
+					 errhint("Leave such entries out with WHERE v <> 'NaN'.")));
 	return n;
 }
 
 void
 xxl_entries_close(XxlEntryReader *r)
 {
+	if (r->slot != NULL)
+		ExecDropSingleTupleTableSlot(r->slot);
+	r->slot = NULL;
 	xxl_input_close(r->in);
 	if (r->rowcxt)
 		MemoryContextDelete(r->rowcxt);
