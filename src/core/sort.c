@@ -600,11 +600,10 @@ sort_check_input_phase(xxl_sorter *s)
 	return false;
 }
 
-/* n more records of bytes in all are loaded; polls every POLL_EVERY records */
-static xxl_status
-count_puts(xxl_sorter *s, size_t n, size_t bytes)
+/* n more records of bytes in all were put: counted, the host asked every POLL_EVERY */
+xxl_status
+sort_note_puts(xxl_sorter *s, size_t n, size_t bytes)
 {
-	s->nloaded += n;
 	s->stats.records += n;
 	s->stats.bytes += bytes;
 	s->puts_since_poll += n;
@@ -616,6 +615,14 @@ count_puts(xxl_sorter *s, size_t n, size_t bytes)
 			return xxl_part_fail(&s->part);
 	}
 	return XXL_OK;
+}
+
+/* n more records of bytes in all are loaded */
+static xxl_status
+count_puts(xxl_sorter *s, size_t n, size_t bytes)
+{
+	s->nloaded += n;
+	return sort_note_puts(s, n, bytes);
 }
 
 xxl_status

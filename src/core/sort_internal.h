@@ -241,6 +241,7 @@ xxl_status sort_write_var_load(const char *load, const xxl_sort_entry *entries, 
 							   xxl_error *err);
 
 bool sort_check_input_phase(xxl_sorter *s);
+xxl_status	sort_note_puts(xxl_sorter *s, size_t n, size_t bytes);
 xxl_status sort_flush_run(xxl_sorter *s, bool last);
 
 /* sort_combine.c: equal keys folded into one (xxl_sort_config.combine) */

@@ -124,8 +124,6 @@ xxl_sorter_put_sorted(xxl_sorter *s, const void *rec)
 		return xxl_part_fail(&s->part);
 	if (s->pre_cap == 0)
 		return xxl_sorter_put(s, rec);	/* (no room for chunks: ordinary puts) */
-	s->stats.records++;
-	s->stats.bytes += s->rec_size;
 	if (s->pre_fold != NULL)
 	{
 		unsigned char done[XXL_SORT_MAX_FIXED_RECORD];
@@ -135,14 +133,7 @@ xxl_sorter_put_sorted(xxl_sorter *s, const void *rec)
 	}
 	else if (append(s, rec) != XXL_OK)
 		return xxl_part_fail(&s->part);
-	if (++s->puts_since_poll >= POLL_EVERY)
-	{
-		s->puts_since_poll = 0;
-		sort_report(s);
-		if (xxl_part_canceled(&s->part))
-			return xxl_part_fail(&s->part);
-	}
-	return XXL_OK;
+	return sort_note_puts(s, 1, s->rec_size);
 }
 
 xxl_status

@@ -27,6 +27,23 @@ sum_into(void *acc, const void *rec, void *arg)
 	(*(uint64_t *) arg)++;
 }
 
+/* Record r of key k (as the words k / 1000, k % 1000) and value v. */
+static void
+make_rec(unsigned char *r, uint64_t k, int64_t v)
+{
+	xt_put_be64(r, k / 1000);
+	xt_put_be64(r + 8, k % 1000);
+	memcpy(r + KEY, &v, 8);
+}
+
+/* The key of record r (as make_rec made it), its value in *v. */
+static uint64_t
+rec_key(const void *r, int64_t *v)
+{
+	memcpy(v, (const char *) r + KEY, 8);
+	return xt_get_be64(r) * 1000 + xt_get_be64((const unsigned char *) r + 8);
+}
+
 static xxl_sort_config
 combine_config(size_t memory, size_t block_size, uint64_t *calls)
 {
@@ -78,9 +95,7 @@ run_combine(uint64_t n, uint64_t keys, size_t memory, size_t block, int min_pass
 		uint64_t	k = (i % 4 == 0) ? xt_below(&rng, keys / 100 + 1) : xt_below(&rng, keys);
 		int64_t		v = (int64_t) xt_below(&rng, 2001) - 1000;
 
-		xt_put_be64(r, k / 1000);
-		xt_put_be64(r + 8, k % 1000);
-		memcpy(r + KEY, &v, 8);
+		make_rec(r, k, v);
 		REQUIRE(xxl_sorter_put(s, r) == XXL_OK);
 		sums[k] += v;
 		distinct += !seen[k];
@@ -89,10 +104,9 @@ run_combine(uint64_t n, uint64_t keys, size_t memory, size_t block, int min_pass
 	REQUIRE(xxl_sorter_sort(s) == XXL_OK);
 	while ((got = xxl_sorter_next(s, &rec)) > 0)
 	{
-		uint64_t	k = xt_get_be64(rec) * 1000 + xt_get_be64((const unsigned char *) rec + 8);
 		int64_t		v;
+		uint64_t	k = rec_key(rec, &v);
 
-		memcpy(&v, (const char *) rec + KEY, 8);
 		REQUIRE(k < keys);
 		CHECK(out == 0 || k > last);	/* each key once, in order */
 		CHECK(seen[k] == 1);
@@ -191,9 +205,7 @@ run_presorted(size_t memory, size_t block, int pieces, size_t per_piece, bool co
 			int64_t		v = (int64_t) xt_below(&rng, 201) - 100;
 			unsigned char *r = piece + x * REC;
 
-			xt_put_be64(r, k / 1000);
-			xt_put_be64(r + 8, k % 1000);
-			memcpy(r + KEY, &v, 8);
+			make_rec(r, k, v);
 			sums[k] += v;
 			count[k]++;
 		}
@@ -215,10 +227,9 @@ run_presorted(size_t memory, size_t block, int pieces, size_t per_piece, bool co
 	REQUIRE(xxl_sorter_sort(s) == XXL_OK);
 	while ((got = xxl_sorter_next(s, &rec)) > 0)
 	{
-		uint64_t	k = xt_get_be64(rec) * 1000 + xt_get_be64((const unsigned char *) rec + 8);
 		int64_t		v;
+		uint64_t	k = rec_key(rec, &v);
 
-		memcpy(&v, (const char *) rec + KEY, 8);
 		REQUIRE(k < keys);
 		CHECK(out == 0 || k >= last);
 		if (combine)
