@@ -92,6 +92,7 @@ for my $case (
 	[ 'input',  '2MB', "SELECT xxl.matmul_into('sp', 'sp', 'sp_canceled', true)" ],
 	[ 'merge',  '2MB', "SELECT xxl.matmul_into('sp', 'sp', 'sp_canceled', true)" ],
 	[ 'output', '2MB', "SELECT xxl.matmul_into('sp', 'sp', 'sp_canceled', true)" ],
+	[ 'input',  '4MB', "SELECT count(*) FROM xxl.matmul('dn', 'dn')" ],
 	[ 'merge',  '4MB', "SELECT count(*) FROM xxl.matmul('dn', 'dn')" ],
 	[ 'output', '4MB', "SELECT count(*) FROM xxl.matmul('dn', 'dn')" ],
 	[ 'merge',  '2MB', "SELECT count(*) FROM xxl.matmul('sp', 'sp', true)", 'mm_user' ])
