@@ -772,7 +772,7 @@ xxl_sorter_destroy(xxl_sorter *s)
 	xxl_part_free(&s->part, s->run_writes, s->run_writes_capacity * sizeof(xxl_io_request));
 	xxl_part_free(&s->part, s->runs, s->runs_capacity * sizeof(xxl_run));
 	if (s->fold)
-		xxl_part_free(&s->part, s->fold, 2 * s->rec_size);
+		xxl_part_free(&s->part, s->fold, sizeof(sort_fold));
 	sort_presorted_free(s);
 	if (s->logs_open)
 	{

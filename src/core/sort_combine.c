@@ -42,7 +42,7 @@ sort_combine_sorted(xxl_sorter *s, char *recs, size_t n)
 }
 
 bool
-sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec, void *done)
+sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec)
 {
 	if (f->held && same_key(s, f->rec, rec))
 	{
@@ -56,74 +56,59 @@ sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec, void *done)
 		f->held = true;
 		return false;
 	}
-	memcpy(done, f->rec, s->rec_size);
+	memcpy(f->done, f->rec, s->rec_size);
 	memcpy(f->rec, rec, s->rec_size);
 	return true;
 }
 
-/* The final merge's fold: a record being folded and the one handed out. */
+bool
+sort_fold_end(sort_fold *f, size_t rec_size)
+{
+	if (!f->held)
+		return false;
+	memcpy(f->done, f->rec, rec_size);
+	f->held = false;
+	return true;
+}
+
+/* The final merge's fold. */
 xxl_status
 sort_combine_output_start(xxl_sorter *s)
 {
-	s->fold = xxl_part_alloc(&s->part, 2 * s->rec_size);
-	s->fold_held = false;
+	s->fold = xxl_part_alloc(&s->part, sizeof(sort_fold));
+	if (s->fold == NULL)
+		return s->part.err.code;
+	s->fold->held = false;
 	s->fold_end = false;
-	return s->fold == NULL ? s->part.err.code : XXL_OK;
+	return XXL_OK;
 }
 
 /*
  * The next record of the final merge with equal keys folded: returns as
- * xxl_sorter_next.  The record handed out is the fold's second half.
+ * xxl_sorter_next.  The record handed out is the fold's done.
  */
 int
 sort_combine_next(xxl_sorter *s, const void **out)
 {
-	unsigned char *acc = s->fold,
-			   *done = s->fold + s->rec_size;
-
-	for (;;)
+	*out = s->fold->done;
+	while (!s->fold_end)
 	{
 		xxl_merge_record rec;
-		int			got;
+		int			got = xxl_merger_next(s->final, &rec);
 
-		if (s->fold_end)
-		{
-			if (!s->fold_held)
-			{
-				s->phase = PHASE_DONE;
-				s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
-				return 0;
-			}
-			memcpy(done, acc, s->rec_size);
-			s->fold_held = false;
-			*out = done;
-			return 1;
-		}
-		got = xxl_merger_next(s->final, &rec);
 		if (got < 0)
 			return -xxl_part_fail(&s->part);
 		if (got == 0)
-		{
-			s->fold_end = true;
-			continue;
-		}
+			break;
 		if ((++s->out_index & (POLL_EVERY - 1)) == 0 && xxl_part_canceled(&s->part))
 			return -xxl_part_fail(&s->part);
-		if (s->fold_held && same_key(s, acc, rec.key))
-		{
-			s->cfg.combine(acc, rec.key, s->cfg.combine_arg);
-			s->stats.combined++;
-			continue;
-		}
-		if (!s->fold_held)
-		{
-			memcpy(acc, rec.key, s->rec_size);
-			s->fold_held = true;
-			continue;
-		}
-		memcpy(done, acc, s->rec_size);
-		memcpy(acc, rec.key, s->rec_size);
-		*out = done;
-		return 1;
+		if (sort_fold_next(s, s->fold, rec.key))
+			return 1;
 	}
+	s->fold_end = true;
+	if (sort_fold_end(s->fold, s->rec_size))
+		return 1;
+	s->phase = PHASE_DONE;
+	s->stats.merge_ns = xxl_now_ns() - s->t_merge_start;
+	return 0;
 }

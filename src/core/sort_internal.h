@@ -65,6 +65,17 @@ typedef struct run_worker
 	xxl_error	err;			/* the worker's error, taken over at the next hand-off */
 } run_worker;
 
+/*
+ * Records of equal keys being folded into one (xxl_sort_config.combine,
+ * sort_combine.c): the record held, and the one handed on when a key ends.
+ */
+typedef struct sort_fold
+{
+	unsigned char rec[XXL_SORT_MAX_FIXED_RECORD];
+	unsigned char done[XXL_SORT_MAX_FIXED_RECORD];
+	bool		held;
+} sort_fold;
+
 struct xxl_sorter
 {
 	xxl_sort_config cfg;
@@ -126,14 +137,13 @@ struct xxl_sorter
 	int			pre_half;		/* the region's half being filled: 0 or 1 */
 	size_t		pre_n,			/* records in it */
 				pre_cap;		/* records a chunk of whole blocks holds, 0: puts */
-	void	   *pre_fold;		/* with combine: a sort_fold */
+	sort_fold  *pre_fold;		/* with combine */
 
 	/* output */
 	size_t		out_index;
 	xxl_merger *final;
 	/* with combine, the final merge's records folded (sort_combine.c) */
-	unsigned char *fold;		/* the key being folded, then the one handed out */
-	bool		fold_held;		/* fold holds a record read from the merge */
+	sort_fold  *fold;
 	bool		fold_end;		/* the merge has no more */
 
 	/* statistics */
@@ -246,17 +256,14 @@ xxl_status sort_flush_run(xxl_sorter *s, bool last);
 
 /* sort_combine.c: equal keys folded into one (xxl_sort_config.combine) */
 size_t		sort_combine_sorted(xxl_sorter *s, char *recs, size_t n);
-typedef struct sort_fold
-{
-	unsigned char rec[XXL_SORT_MAX_FIXED_RECORD];
-	bool		held;
-} sort_fold;
 /*
  * Fold rec into f: the record f held before, when rec's key differs from
- * its, is copied to done and true returned (done then is the next record
- * out); false while rec was folded or was the first.
+ * its, is copied to f->done and true returned (f->done then is the next
+ * record out); false while rec was folded or was the first.
  */
-bool		sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec, void *done);
+bool		sort_fold_next(xxl_sorter *s, sort_fold *f, const void *rec);
+/* The record f still holds, into f->done (the end of its input): false if none. */
+bool		sort_fold_end(sort_fold *f, size_t rec_size);
 xxl_status	sort_combine_output_start(xxl_sorter *s);
 int			sort_combine_next(xxl_sorter *s, const void **rec);
 

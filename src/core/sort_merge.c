@@ -81,9 +81,9 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	uint64_t	n = 0;
 	size_t		nblocks = 0;
 	int			got;
-	sort_fold	fold = {.held = false};
-	unsigned char done[XXL_SORT_MAX_FIXED_RECORD];
+	sort_fold	fold;				/* with combine */
 
+	fold.held = false;
 	for (int i = 0; i < k; i++)
 		nblocks += group[i].nblocks;
 	if (xxl_run_reserve(out, nblocks, &s->part.budget, &s->part.err) != XXL_OK)
@@ -102,10 +102,10 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 		if (s->cfg.combine != NULL)
 		{
 			/* the record before, once rec's key is another */
-			if (sort_fold_next(s, &fold, rec.key, done))
+			if (sort_fold_next(s, &fold, rec.key))
 			{
-				xxl_bwriter_begin_record(w, xxl_key_prefix(done, s->key_size));
-				rc = xxl_bwriter_write(w, done, s->rec_size);
+				xxl_bwriter_begin_record(w, xxl_key_prefix(fold.done, s->key_size));
+				rc = xxl_bwriter_write(w, fold.done, s->rec_size);
 			}
 		}
 		else if (s->fixed)
@@ -137,10 +137,10 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
 	}
 	if (got < 0)
 		rc = s->part.err.code;
-	if (rc == XXL_OK && fold.held)
+	if (rc == XXL_OK && s->cfg.combine != NULL && sort_fold_end(&fold, s->rec_size))
 	{
-		xxl_bwriter_begin_record(w, xxl_key_prefix(fold.rec, s->key_size));
-		rc = xxl_bwriter_write(w, fold.rec, s->rec_size);
+		xxl_bwriter_begin_record(w, xxl_key_prefix(fold.done, s->key_size));
+		rc = xxl_bwriter_write(w, fold.done, s->rec_size);
 	}
 	if (rc == XXL_OK)
 		rc = xxl_bwriter_finish(w);

@@ -103,7 +103,7 @@ open_presorted(xxl_sorter *s)
 			return s->part.err.code;
 	}
 	if (s->pre_fold)
-		((sort_fold *) s->pre_fold)->held = false;
+		s->pre_fold->held = false;
 	s->pre_half = 0;
 	s->pre_n = 0;
 	s->pre_open = true;
@@ -126,9 +126,7 @@ xxl_sorter_put_sorted(xxl_sorter *s, const void *rec)
 		return xxl_sorter_put(s, rec);	/* (no room for chunks: ordinary puts) */
 	if (s->pre_fold != NULL)
 	{
-		unsigned char done[XXL_SORT_MAX_FIXED_RECORD];
-
-		if (sort_fold_next(s, s->pre_fold, rec, done) && append(s, done) != XXL_OK)
+		if (sort_fold_next(s, s->pre_fold, rec) && append(s, s->pre_fold->done) != XXL_OK)
 			return xxl_part_fail(&s->part);
 	}
 	else if (append(s, rec) != XXL_OK)
@@ -144,14 +142,9 @@ xxl_sorter_end_sorted(xxl_sorter *s)
 		s->pre_cap = 0;
 		return s->part.failed ? s->part.err.code : XXL_OK;
 	}
-	if (s->pre_fold != NULL && ((sort_fold *) s->pre_fold)->held)
-	{
-		sort_fold  *f = s->pre_fold;
-
-		f->held = false;
-		if (append(s, f->rec) != XXL_OK)
-			return xxl_part_fail(&s->part);
-	}
+	if (s->pre_fold != NULL && sort_fold_end(s->pre_fold, s->rec_size) &&
+		append(s, s->pre_fold->done) != XXL_OK)
+		return xxl_part_fail(&s->part);
 	/* the run is complete once its writes are: the region is the loads' again */
 	if (post_chunk(s) != XXL_OK || sort_wait_run_writes(s) != XXL_OK)
 		return xxl_part_fail(&s->part);
