@@ -44,30 +44,11 @@ static const xxl_env_plan matrix_plan = {"matrix", OWN_BUFFERS, xxl_matrix_min_m
 
 /* The partial products' sums ---------------------------------------------------- */
 
+/* The sums' sort's combine: two sums of one key added. */
 static void
-sum_double(void *acc, const void *rec, void *arg)
+add_sums(void *acc, const void *rec, void *arg)
 {
-	double		a,
-				b;
-
-	(void) arg;
-	memcpy(&a, (char *) acc + PRODUCT_KEY, 8);
-	memcpy(&b, (const char *) rec + PRODUCT_KEY, 8);
-	a += b;
-	memcpy((char *) acc + PRODUCT_KEY, &a, 8);
-}
-
-static void
-sum_int128(void *acc, const void *rec, void *arg)
-{
-	__int128	a,
-				b;
-
-	memcpy(&a, (char *) acc + PRODUCT_KEY, 16);
-	memcpy(&b, (const char *) rec + PRODUCT_KEY, 16);
-	if (__builtin_add_overflow(a, b, &a))
-		((xxl_matrix *) arg)->overflow = true;
-	memcpy((char *) acc + PRODUCT_KEY, &a, 16);
+	mx_add_sum(arg, (unsigned char *) acc + PRODUCT_KEY, (const unsigned char *) rec + PRODUCT_KEY);
 }
 
 /* Creation and input --------------------------------------------------------------- */
@@ -121,6 +102,7 @@ xxl_matrix_put(xxl_matrix *m, xxl_matrix_side side, int64_t row, int64_t col, xx
 			   *r;
 	int64_t		k,
 				other;
+	bool		by_col;
 
 	if (m->state != M_INPUT)
 	{
@@ -131,17 +113,13 @@ xxl_matrix_put(xxl_matrix *m, xxl_matrix_side side, int64_t row, int64_t col, xx
 	m->entries[side]++;
 	if (m->integer ? v.i == 0 : v.d == 0)
 	{
-		m->zeros++;				/* (adds nothing to any sum) */
-		m->zeros_of[side]++;
+		m->zeros[side]++;		/* (adds nothing to any sum) */
 		return xxl_env_poll(&m->env) ? fail(m) : XXL_OK;
 	}
 	/* the inner index first: A's column (its row for Aᵀ), B's row */
-	if (side == XXL_MATRIX_A && !m->transpose_a)
-		k = col, other = row;
-	else if (side == XXL_MATRIX_A)
-		k = row, other = col;
-	else
-		k = row, other = col;
+	by_col = side == XXL_MATRIX_A && !m->transpose_a;
+	k = by_col ? col : row;
+	other = by_col ? row : col;
 	/* the bounding boxes (A: rows 0, inner 1; B: inner 2, columns 3) */
 	{
 		int			bk = side == XXL_MATRIX_A ? 1 : 2,
@@ -182,7 +160,7 @@ mx_push_sum(xxl_matrix *m, uint64_t i, uint64_t j, const unsigned char *sum, boo
 
 	if (m->sc.s == NULL &&
 		xxl_env_sort_open_combined(&m->env, &m->sc, mx_share(m, MX_SHARE_SUMS), m->product_rec, PRODUCT_KEY, 0,
-								   m->integer ? sum_int128 : sum_double, m) != XXL_OK)
+								   add_sums, m) != XXL_OK)
 		return m->env.err.code;
 	r = xxl_env_sort_room(&m->sc, local);
 	xxl_store_be64(r, i);
@@ -270,16 +248,8 @@ xxl_matrix_run(xxl_matrix *m)
 	{
 		mx_rows_close(m);
 		xxl_env_step(env, "sums", 2, 2);
-		if (m->sc.s != NULL)
-		{
-			xxl_sort_stats st;
-
-			if (xxl_env_sort_sort(env, &m->sc) != XXL_OK)
-				return fail(m);
-			xxl_sorter_stats(m->sc.s, &st);
-			m->result_runs = st.runs;
-			m->result_passes = st.merge_passes;
-		}
+		if (m->sc.s != NULL && xxl_env_sort_sort(env, &m->sc) != XXL_OK)
+			return fail(m);
 	}
 	m->run_ns = xxl_now_ns() - t0;
 	return XXL_OK;
@@ -342,26 +312,10 @@ xxl_matrix_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 		/* (the sums are folded as they come out: a key's overflow shows by its row) */
 		if (m->overflow)
 			return range_error(m);
-		if (m->integer)
+		if (!mx_sum_value(m, r + PRODUCT_KEY, v))
 		{
-			__int128	s;
-
-			memcpy(&s, r + PRODUCT_KEY, 16);
-			if (s == 0)
-			{
-				m->zero_results++;
-				continue;
-			}
-			*v = (double) s;
-		}
-		else
-		{
-			memcpy(v, r + PRODUCT_KEY, 8);
-			if (*v == 0)
-			{
-				m->zero_results++;
-				continue;
-			}
+			m->zero_results++;
+			continue;
 		}
 		*i = xxl_key_signed(xxl_load_be64(r));
 		*j = xxl_key_signed(xxl_load_be64(r + 8));
@@ -395,27 +349,27 @@ xxl_matrix_stats_get(xxl_matrix *m, xxl_matrix_stats *st)
 	bool		direct;
 
 	memset(st, 0, sizeof(*st));
-	st->path = m->ta != NULL || m->state == M_DENSE ? "dense" :
+	st->path = m->tile > 0 ? "dense" :
 		m->state == M_STREAM || (m->pieces <= 1 && m->sc.s == NULL) ? "rows" : "pieces";
 	st->tile = m->tile;
 	st->tiles = m->tiles;
 	st->entries_a = m->entries[XXL_MATRIX_A];
 	st->entries_b = m->entries[XXL_MATRIX_B];
-	st->zeros = m->zeros;
+	st->zeros = m->zeros[XXL_MATRIX_A] + m->zeros[XXL_MATRIX_B];
 	st->inner = m->inner;
 	st->products = m->products;
 	st->zero_results = m->zero_results;
 	st->largest_row = m->largest_row;
 	st->spooled_rows = m->spooled_rows;
 	st->pieces = m->pieces;
-	st->result_runs = m->result_runs;
-	st->result_passes = m->result_passes;
 	if (m->sc.s != NULL)
 	{
 		xxl_sort_stats ss;
 
 		xxl_sorter_stats(m->sc.s, &ss);
 		st->folded = ss.combined;
+		st->result_runs = ss.runs;
+		st->result_passes = ss.merge_passes;
 	}
 	st->sorts = env->done.sorts;
 	st->sorted_bytes = env->done.sorted_bytes;

@@ -39,8 +39,8 @@ side(int64_t lo, int64_t hi)
 bool
 mx_dense_wanted(const xxl_matrix *m)
 {
-	double		na = (double) (m->entries[XXL_MATRIX_A] - m->zeros_of[XXL_MATRIX_A]),
-				nb = (double) (m->entries[XXL_MATRIX_B] - m->zeros_of[XXL_MATRIX_B]);
+	double		na = (double) (m->entries[XXL_MATRIX_A] - m->zeros[XXL_MATRIX_A]),
+				nb = (double) (m->entries[XXL_MATRIX_B] - m->zeros[XXL_MATRIX_B]);
 	double		ni,
 				nk,
 				nj;
@@ -391,21 +391,8 @@ mx_dense_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 			while (m->lj < T && m->tj * T + m->lj < nj)
 			{
 				size_t		cell = m->li * T + m->lj++;
-				bool		zero;
 
-				if (m->integer)
-				{
-					__int128	s = ((const __int128 *) m->tc)[cell];
-
-					zero = s == 0;
-					*v = (double) s;
-				}
-				else
-				{
-					*v = ((const double *) m->tc)[cell];
-					zero = *v == 0;
-				}
-				if (zero)
+				if (!mx_sum_value(m, m->tc + cell * c_cell(m), v))
 					continue;
 				*i = (int64_t) ((uint64_t) m->i0 + m->ti * T + m->li);
 				*j = (int64_t) ((uint64_t) m->j0 + m->tj * T + m->lj - 1);

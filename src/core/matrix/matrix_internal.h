@@ -129,19 +129,84 @@ struct xxl_matrix
 
 	/* statistics */
 	uint64_t	entries[2],
-				zeros_of[2],
-				zeros,
+				zeros[2],
 				inner,
 				products,
 				zero_results,
 				largest_row,
 				spooled_rows,
-				pieces,
-				result_runs;
-	int			result_passes;
+				pieces;
 	uint64_t	join_ns,
 				run_ns;
 };
+
+/*
+ * A sum as the product keeps it: int128 for integer matrices, double
+ * otherwise (16 bytes of room either way).  acc += a·b (an int128 overflow
+ * is flagged), a + b into acc, and its value: false when it is 0.
+ */
+static inline void
+mx_add_product(xxl_matrix *m, unsigned char *acc, xxl_matrix_value a, xxl_matrix_value b)
+{
+	if (m->integer)
+	{
+		__int128	s;
+
+		memcpy(&s, acc, 16);
+		if (__builtin_add_overflow(s, (__int128) a.i * b.i, &s))
+			m->overflow = true;
+		memcpy(acc, &s, 16);
+	}
+	else
+	{
+		double		s;
+
+		memcpy(&s, acc, 8);
+		s += a.d * b.d;
+		memcpy(acc, &s, 8);
+	}
+}
+
+static inline void
+mx_add_sum(xxl_matrix *m, unsigned char *acc, const unsigned char *sum)
+{
+	if (m->integer)
+	{
+		__int128	x,
+					y;
+
+		memcpy(&x, acc, 16);
+		memcpy(&y, sum, 16);
+		if (__builtin_add_overflow(x, y, &x))
+			m->overflow = true;
+		memcpy(acc, &x, 16);
+	}
+	else
+	{
+		double		x,
+					y;
+
+		memcpy(&x, acc, 8);
+		memcpy(&y, sum, 8);
+		x += y;
+		memcpy(acc, &x, 8);
+	}
+}
+
+static inline bool
+mx_sum_value(const xxl_matrix *m, const unsigned char *sum, double *v)
+{
+	if (m->integer)
+	{
+		__int128	s;
+
+		memcpy(&s, sum, 16);
+		*v = (double) s;
+		return s != 0;
+	}
+	memcpy(v, sum, 8);
+	return *v != 0;
+}
 
 /* The next entry of A's or B's sorted stream. */
 static inline void

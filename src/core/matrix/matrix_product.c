@@ -12,20 +12,9 @@
 static inline xxl_status
 emit(xxl_matrix *m, uint64_t i, xxl_matrix_value a, uint64_t j, xxl_matrix_value b)
 {
-	unsigned char sum[16];
+	unsigned char sum[16] = {0};
 
-	if (m->integer)
-	{
-		__int128	p = (__int128) a.i * b.i;
-
-		memcpy(sum, &p, 16);
-	}
-	else
-	{
-		double		p = a.d * b.d;
-
-		memcpy(sum, &p, 8);
-	}
+	mx_add_product(m, sum, a, b);
 	return mx_push_sum(m, i, j, sum, false);
 }
 

@@ -350,22 +350,6 @@ order_touched(xxl_matrix *m)
 		qsort(m->touched, m->ntouched, sizeof(uint32_t), cmp_u32);
 }
 
-static inline void
-add_to(xxl_matrix *m, unsigned char *acc, xxl_matrix_value a, xxl_matrix_value b)
-{
-	if (m->integer)
-	{
-		__int128	s;
-
-		memcpy(&s, acc, 16);
-		if (__builtin_add_overflow(s, (__int128) a.i * b.i, &s))
-			m->overflow = true;
-		memcpy(acc, &s, 16);
-	}
-	else
-		*(double *) acc += a.d * b.d;
-}
-
 /* The row's table outgrew half its slots: its sums move to the per-column arrays. */
 static void
 leave_table(xxl_matrix *m)
@@ -447,7 +431,7 @@ accumulate(xxl_matrix *m)
 					memset(m->hvals + (size_t) h * 16, 0, 16);
 					m->touched[m->ntouched++] = c;
 				}
-				add_to(m, m->hvals + (size_t) h * 16, a, m->bv[e]);
+				mx_add_product(m, m->hvals + (size_t) h * 16, a, m->bv[e]);
 				continue;
 			}
 	per_column:
@@ -458,25 +442,12 @@ accumulate(xxl_matrix *m)
 				memset(acc, 0, 16);
 				m->touched[m->ntouched++] = c;
 			}
-			add_to(m, acc, a, m->bv[e]);
+			mx_add_product(m, acc, a, m->bv[e]);
 		}
 		m->products += m->roff[r + 1] - m->roff[r];
 		m->got_p = xxl_env_sort_next(&m->env, &m->sp, &m->rp);
 	}
 	order_touched(m);
-}
-
-static bool
-sum_is_zero(const xxl_matrix *m, const unsigned char *acc)
-{
-	if (m->integer)
-	{
-		__int128	s;
-
-		memcpy(&s, acc, 16);
-		return s == 0;
-	}
-	return *(const double *) acc == 0;
 }
 
 int
@@ -493,9 +464,10 @@ mx_piece_row(xxl_matrix *m)
 	{
 		uint32_t	c = m->touched[t];
 		const unsigned char *acc = sum_of(m, c);
+		double		v;
 
 		/* a piece's 0 adds nothing to the other pieces' sums */
-		if (!sum_is_zero(m, acc) && mx_push_sum(m, m->cur_i, key_of(m, c), acc, true) != XXL_OK)
+		if (mx_sum_value(m, acc, &v) && mx_push_sum(m, m->cur_i, key_of(m, c), acc, true) != XXL_OK)
 			return -1;
 	}
 	return 1;
@@ -507,22 +479,12 @@ mx_row_next(xxl_matrix *m, int64_t *i, int64_t *j, double *v)
 	while (m->emitted < m->ntouched)
 	{
 		uint32_t	c = m->touched[m->emitted++];
-		const unsigned char *acc = sum_of(m, c);
 
-		if (sum_is_zero(m, acc))
+		if (!mx_sum_value(m, sum_of(m, c), v))
 		{
 			m->zero_results++;
 			continue;
 		}
-		if (m->integer)
-		{
-			__int128	s;
-
-			memcpy(&s, acc, 16);
-			*v = (double) s;
-		}
-		else
-			*v = *(const double *) acc;
 		*i = xxl_key_signed(m->cur_i);
 		*j = xxl_key_signed(key_of(m, c));
 		return 1;
