@@ -89,8 +89,9 @@ open_presorted(xxl_sorter *s)
 
 	/* (a chunk's writes fit run_writes, half / block + 1 of them) */
 	s->pre_cap = chunk / s->rec_size;
+	s->pre_open = true;
 	if (s->pre_cap == 0)
-		return XXL_OK;
+		return XXL_OK;			/* the records go as ordinary puts until the end */
 	if (s->nloaded > 0 && sort_flush_run(s, false) != XXL_OK)
 		return s->part.err.code;
 	if (sort_ensure_disks(s) != XXL_OK || sort_wait_run_writes(s) != XXL_OK ||
@@ -106,7 +107,6 @@ open_presorted(xxl_sorter *s)
 		s->pre_fold->held = false;
 	s->pre_half = 0;
 	s->pre_n = 0;
-	s->pre_open = true;
 	return XXL_OK;
 }
 
@@ -137,9 +137,9 @@ xxl_sorter_put_sorted(xxl_sorter *s, const void *rec)
 xxl_status
 xxl_sorter_end_sorted(xxl_sorter *s)
 {
-	if (!s->pre_open)
+	if (!s->pre_open || s->pre_cap == 0)
 	{
-		s->pre_cap = 0;
+		s->pre_open = false;
 		return s->part.failed ? s->part.err.code : XXL_OK;
 	}
 	if (s->pre_fold != NULL && sort_fold_end(s->pre_fold, s->rec_size) &&
@@ -150,7 +150,6 @@ xxl_sorter_end_sorted(xxl_sorter *s)
 		return xxl_part_fail(&s->part);
 	s->stats.runs++;
 	s->pre_open = false;
-	s->pre_cap = 0;
 	return XXL_OK;
 }
 
