@@ -2,7 +2,8 @@
 # against ORDER BY and CREATE TABLE AS ... ORDER BY on the same table and
 # budget, in one run, on a throwaway server; then ordinary sorting queries
 # with xxl.sort_in_plans on and off (bench/run_sort_plans.sh, alone:
-# bench-sort-plans).  Included by bench/bench.mk.
+# bench-sort-plans), and sorting into a new table against DuckDB
+# (bench/run_sort_duckdb.sh, alone: bench-sort-duckdb).  Included by bench/bench.mk.
 #
 #   make bench-sort-sql                       # from the repository root
 #   make -f bench/bench.mk bench-sort-sql ROWS=5000000 MEM=64
@@ -12,16 +13,22 @@
 
 ROWS ?= 50000000
 
-.PHONY: bench-sort-sql bench-sort-plans bench-sort-shapes bench-progress
+.PHONY: bench-sort-sql bench-sort-plans bench-sort-duckdb bench-sort-shapes bench-progress
 
 bench: bench-sort-sql
 
 bench-sort-sql:
 	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_sql.sh
 	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_plans.sh
+	@ROWS="$(ROWS)" bash bench/run_sort_duckdb.sh
 
 bench-sort-plans:
 	@ROWS="$(ROWS)" MEM="$(MEM)" bash bench/run_sort_plans.sh
+
+# sorting into a new table against DuckDB at 16MB to 1GB (issue 50;
+# bench/run_sort_duckdb.sh, DuckDB from npm for the benchmark only)
+bench-sort-duckdb:
+	@ROWS="$(ROWS)" bash bench/run_sort_duckdb.sh
 
 # what the progress view costs the 50M-row sort_into (bench/run_progress.sh)
 bench-progress:
