@@ -605,6 +605,8 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 						+ sizeof(struct tree_node) + 2 * MERGE_TREE_NODE_MAX + sizeof(size_t)
 						+ 2 * sizeof(segment));
 	nframes = avail > reserve ? (int) ((avail - reserve) / (read_unit(s) + sizeof(merge_frame))) : 0;
+	if (nframes > k + MERGE_PREFETCH_MAX(k))
+		nframes = k + MERGE_PREFETCH_MAX(k);
 	if (nframes < k + 1)
 		nframes = k + 1;		/* max_fan_in() made sure this fits */
 

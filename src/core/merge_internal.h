@@ -157,6 +157,7 @@ run_window_records(const xxl_merger *m, const merge_source *src)
  * key words and the run), for planning; merge_batch.c checks it.
  */
 #define MERGE_TREE_NODE_MAX 24
+#define MERGE_PREFETCH_MAX(k) ((k) + 16)
 
 /* merge.c: the loser tree, frames and prefetching */
 xxl_status merge_ensure_scratch(xxl_merger *m, merge_source *src, size_t len);

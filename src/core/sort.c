@@ -135,6 +135,27 @@ xxl_sort_max_block(size_t memory)
 
 /* Creation ------------------------------------------------------------- */
 
+/*
+ * The region of fixed records sorted on the worker: input expected beyond
+ * one load runs in loads of at most FIXED_LOAD_CAP while their runs still
+ * fit one merge (a quarter of the frames the budget holds).  A large load
+ * costs more than the runs it saves: its radix sort leaves the caches, and
+ * the last one, which nothing overlaps, is sorted while the caller
+ * waits.  An input expected to fit one load keeps the whole region, and stays in
+ * memory.
+ */
+static size_t
+fixed_region_cap(const xxl_sort_config *config, size_t region, size_t block_size)
+{
+	uint64_t	frames = config->res.memory / block_size,
+				half_for_one_merge = config->expected_bytes / (frames / 4 > 0 ? frames / 4 : 1),
+				half = half_for_one_merge > FIXED_LOAD_CAP ? half_for_one_merge : FIXED_LOAD_CAP;
+
+	if (config->expected_bytes <= region / 2 || 2 * half >= region)
+		return region;
+	return (size_t) (2 * half);
+}
+
 xxl_sorter *
 xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 {
@@ -192,6 +213,8 @@ xxl_sorter_create(const xxl_sort_config *config, xxl_error *err)
 	 */
 	s->region_size = config->res.memory - s->part.budget.used - SLACK_FOR(config->res.memory)
 		- (s->fixed ? 0 : WRITE_BUFFERS * block_size);
+	if (s->fixed && config->async_runs && config->combine == NULL)
+		s->region_size = fixed_region_cap(config, s->region_size, block_size);
 	/* (a load's keys are folded once it is sorted, which the worker's streaming of blocks is not) */
 	s->async_runs = config->async_runs && config->combine == NULL;
 	if (s->async_runs && s->fixed)

@@ -29,6 +29,8 @@
 #define BUCKET_SCRATCH_MIN XXL_ALIGN
 #define BUCKET_SCRATCH_MAX (4 * 1024 * 1024)
 #define SLACK_FOR(memory) xxl_sort_slack(memory)
+/* the largest load (half region) of fixed records expected to outgrow one (sort.c) */
+#define FIXED_LOAD_CAP ((uint64_t) 64 * 1024 * 1024)
 
 _Static_assert(XXL_SORT_MAX_FIXED_RECORD == XXL_RADIX_MAX_FIXED,
 			   "the public record limit is the radix sort's");

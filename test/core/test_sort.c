@@ -148,6 +148,13 @@ typedef struct fixed_case
 	int			async_merge;	/* as in xxl_sort_config */
 } fixed_case;
 
+/* What some cases set beyond a fixed_case: as in xxl_sort_config. */
+typedef struct fixed_extra
+{
+	bool		async_runs;
+	uint64_t	expected_bytes;
+} fixed_extra;
+
 /* xxl_sort.h: the final merge runs on a worker from a 4 MiB budget on */
 #define ASYNC_MERGE_MIN_MEMORY (4 * MB)
 
@@ -263,9 +270,9 @@ label_fixed(const fixed_case *fc, char *buf, size_t len)
 			 (fc->block_size ? fc->block_size : BS) / KB, fc->ndisks ? fc->ndisks : 1);
 }
 
-/* Sort one case and check everything about the output. */
+/* Sort one case and check everything about the output (extra: NULL, or what it sets). */
 static void
-run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
+run_fixed_case_extra(const fixed_case *fc, const fixed_extra *extra, xxl_sort_stats *stats_out)
 {
 	size_t		bs = fc->block_size ? fc->block_size : BS;
 	xxl_sort_config cfg = sort_config(fc->memory, bs, fc->ndisks ? fc->ndisks : 1,
@@ -288,6 +295,11 @@ run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
 	label_fixed(fc, label, sizeof(label));
 	cfg.res.threads = fc->threads;
 	cfg.async_merge = fc->async_merge;
+	if (extra)
+	{
+		cfg.async_runs = extra->async_runs;
+		cfg.expected_bytes = extra->expected_bytes;
+	}
 	cfg.res.disk.try_direct = fc->direct;
 	cfg.res.disk.strategy = fc->strategy;
 	s = xxl_sorter_create(&cfg, &err);
@@ -372,6 +384,12 @@ run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
 }
 
 static void
+run_fixed_case(const fixed_case *fc, xxl_sort_stats *stats_out)
+{
+	run_fixed_case_extra(fc, NULL, stats_out);
+}
+
+static void
 run_all_patterns(size_t rec_size, size_t key_size, uint64_t n, size_t memory, int expect_passes)
 {
 	static const pattern pats[] = {P_RANDOM, P_EQUAL, P_SORTED, P_REVERSE, P_FEW, P_SMALLRANGE};
@@ -394,6 +412,41 @@ XT_TEST(fixed16_in_memory_patterns)
 {
 	thread_baseline();			/* later tests check that no thread outlives a sorter */
 	run_all_patterns(16, 8, xt_quick() ? 20000 : 200000, 64 * MB, 0);
+}
+
+/*
+ * A large budget (256MB) and fixed records sorted on the run worker: an
+ * input expected beyond one load goes in loads of at most FIXED_LOAD_CAP
+ * (64MB halves), within half the budget; not expected, in loads of half
+ * the region, which its peak shows.
+ */
+XT_TEST(fixed_large_budget_caps_loads)
+{
+	fixed_case	fc = {0};
+	fixed_extra extra = {true, 0};
+	xxl_sort_stats st;
+
+	if (xt_quick())
+	{
+		printf("  (skipped in quick mode: the cap needs 150MB of input)\n");
+		return;
+	}
+	fc.rec_size = 16;
+	fc.key_size = 8;
+	fc.pat = P_RANDOM;
+	fc.n = 9 * 1000 * 1000;
+	fc.memory = 256 * MB;
+	fc.expect_passes = 1;
+	extra.expected_bytes = fc.n * fc.rec_size;
+	run_fixed_case_extra(&fc, &extra, &st);
+	CHECK_EQ(st.runs, 3);
+	CHECK_EQ(st.merge_passes, 1);
+	CHECK_LE(st.memory_peak, 160 * MB);
+
+	extra.expected_bytes = 0;
+	run_fixed_case_extra(&fc, &extra, &st);
+	CHECK_EQ(st.runs, 2);
+	CHECK_GE(st.memory_peak, 200 * MB);
 }
 
 XT_TEST(fixed16_external_patterns)

@@ -391,6 +391,7 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 				   const bool *needed, const XxlSortRunOptions *options)
 {
 	size_t		memory = options ? options->memory : 0;
+	double		expected;
 	XxlSortRun *run = xxl_sort_run_new(key, out_desc, map, needed, options);
 	MemoryContext old = MemoryContextSwitchTo(run->cxt);
 
@@ -405,9 +406,10 @@ xxl_sort_run_start(XxlInput *in, XxlSortKey *key, TupleDesc out_desc, AttrNumber
 	}
 
 	run->op = memory > 0 ? xxl_operator_begin_budget("sort", memory) : xxl_operator_begin("sort");
-	if (options && options->expected_bytes > 0)
-		run->op->expected_bytes = options->expected_bytes < (double) PG_UINT64_MAX ?
-			(uint64) options->expected_bytes : PG_UINT64_MAX;
+	expected = options && options->expected_bytes > 0 ? options->expected_bytes :
+		run->fixed ? xxl_input_expected_rows(in) * run->record_size : 0;
+	if (expected > 0)
+		run->op->expected_bytes = expected < (double) PG_UINT64_MAX ? (uint64) expected : PG_UINT64_MAX;
 	run->op->output_per_input = !(options && options->distinct);
 	xxl_operator_describe(run->op, options ? options->name : NULL, xxl_input_expected_rows(in));
 	xxl_operator_detail(run->op, "records", run->fixed ? "\"fixed\"" : "\"variable\"");
