@@ -189,7 +189,7 @@ for mem in $MEMS; do
 	done
 	base=$(pick "$mem" duckdb 6)
 	[ -n "$base" ] && printf '%-6s (DuckDB held %.0f MB before the statement)\n' "$mem" "$(echo "$base / 1024" | bc -l)"
-	printf '"%s" %s %s %s\n' "$mem" "${d:-NaN}" "$(pick "$mem" ctas 4)" "$(pick "$mem" sort_into 4)" >>"$DAT"
+	printf '"%s" %s %s %s\n' "$mem" "${d:-0}" "$(pick "$mem" ctas 4)" "$(pick "$mem" sort_into 4)" >>"$DAT"
 done
 
 if command -v gnuplot >/dev/null; then
