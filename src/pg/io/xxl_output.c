@@ -325,6 +325,29 @@ pages_put_compact_many(XxlOutput *out, const char *rows, uint32 len, int n)
 static const XxlSink pages_sink = {pages_put_compact, pages_put_values, pages_finish,
 pages_put_compact_many};
 
+/* Pages of a table its owner closes: finishing writes the pages out, no more. */
+static void
+borrowed_pages_finish(XxlOutput *out)
+{
+	out->rows = xxl_heap_pages_finish(out->pages);
+	out->pages = NULL;
+}
+
+static const XxlSink borrowed_pages_sink = {pages_put_compact, pages_put_values,
+	borrowed_pages_finish, pages_put_compact_many};
+
+XxlOutput *
+xxl_output_into_pages(XxlHeapPages *pages, TupleDesc desc)
+{
+	XxlOutput  *out = palloc0(sizeof(XxlOutput));
+
+	out->cxt = CurrentMemoryContext;
+	out->desc = desc;
+	out->pages = pages;
+	out->ops = &borrowed_pages_sink;
+	return out;
+}
+
 /* Multi-insert ------------------------------------------------------------- */
 
 static void

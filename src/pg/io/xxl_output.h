@@ -41,6 +41,14 @@ typedef struct XxlOutput XxlOutput;
 extern XxlOutput *xxl_output_into_table(const char *target, TupleDesc desc);
 
 /*
+ * Rows into pages begun by another owner of the table (CREATE TABLE AS's
+ * receiver, xxl_plan_ctas.c), laid out as desc: xxl_output_finish finishes
+ * the pages (xxl_heap_pages_finish, which frees them) and closes nothing.
+ */
+struct XxlHeapPages;
+extern XxlOutput *xxl_output_into_pages(struct XxlHeapPages *pages, TupleDesc desc);
+
+/*
  * Rows to the calling set-returning function in materialize mode; desc is
  * the rows' layout (from xxl_output_caller_desc).
  */

@@ -53,6 +53,16 @@ typedef struct PageReceiver
 	DestReceiver pub;
 	DestReceiver *into;			/* PostgreSQL's, which owns the table */
 	XxlHeapPages *pages;		/* NULL: rows go to PostgreSQL's receiver */
+	XxlOutput  *out;			/* the rows' way into pages */
+	uint64		received;		/* rows that came through the executor */
+	/*
+	 * The statement's top node when it is an XxlSort whose rows are the
+	 * table's as they stand: after its first row, the rest go from its run
+	 * to the pages directly (xxl_plan_sort_drain), as sort_into's do
+	 */
+	PlanState  *sort;
+	EState	   *estate;
+	bool		drained;
 } PageReceiver;
 
 static ExecutorRun_hook_type prev_executor_run = NULL;
@@ -72,6 +82,7 @@ pages_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 		!xxl_heap_pages_allowed(rel))
 		return;
 	r->pages = xxl_heap_pages_begin(rel, into->output_cid);
+	r->out = xxl_output_into_pages(r->pages, typeinfo);
 	elog(DEBUG1, "xxl: rows of \"%s\" go to its pages directly", RelationGetRelationName(rel));
 }
 
@@ -79,11 +90,28 @@ static bool
 pages_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	PageReceiver *r = (PageReceiver *) self;
+	int64		drained;
 
+	if (r->drained)
+		elog(ERROR, "XxlSort handed out a row after its last");
 	if (r->pages == NULL)
 		return r->into->receiveSlot(slot, r->into);
 	slot_getallattrs(slot);
-	xxl_heap_pages_put_values(r->pages, slot->tts_values, slot->tts_isnull);
+	xxl_output_put_values(r->out, slot->tts_values, slot->tts_isnull);
+	r->received++;
+	if (r->sort == NULL)
+		return true;
+	/* the first row came through the executor; the others need not */
+	drained = xxl_plan_sort_drain(r->sort, r->out, r->received);
+	r->sort = NULL;
+	if (drained >= 0)
+	{
+		/* (the pages are finished; the statement counts the rows it reports) */
+		r->estate->es_processed += (uint64) drained;
+		r->pages = NULL;
+		r->out = NULL;
+		r->drained = true;
+	}
 	return true;
 }
 
@@ -92,8 +120,9 @@ pages_shutdown(DestReceiver *self)
 {
 	PageReceiver *r = (PageReceiver *) self;
 
-	if (r->pages != NULL)
-		(void) xxl_heap_pages_finish(r->pages);
+	if (r->out != NULL)
+		(void) xxl_output_finish(r->out);
+	r->out = NULL;
 	r->pages = NULL;
 	r->into->rShutdown(r->into);
 }
@@ -136,6 +165,15 @@ ctas_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count, b
 		r->pub.rDestroy = pages_destroy;
 		r->pub.mydest = DestIntoRel;
 		r->into = dest;
+		/* the top node's rows are the table's as they stand: no junk to filter, no limit */
+		if (IsA(queryDesc->planstate->plan, CustomScan) &&
+			((CustomScan *) queryDesc->planstate->plan)->methods == &xxl_plan_sort_methods &&
+			queryDesc->estate->es_junkFilter == NULL && count == 0 &&
+			ScanDirectionIsForward(direction))
+		{
+			r->sort = queryDesc->planstate;
+			r->estate = queryDesc->estate;
+		}
 		queryDesc->dest = &r->pub;
 	}
 	if (prev_executor_run)

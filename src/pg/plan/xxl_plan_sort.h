@@ -11,6 +11,7 @@
 #ifndef XXL_PG_PLAN_SORT_H
 #define XXL_PG_PLAN_SORT_H
 
+#include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 
@@ -20,6 +21,18 @@
 
 /* The node's executor methods (xxl_plan_sort_exec.c). */
 extern const CustomScanMethods xxl_plan_sort_methods;
+
+/*
+ * CREATE TABLE AS over an XxlSort (xxl_plan_ctas.c): the rows the node
+ * would hand out next go into out (which holds `held` rows already),
+ * finished, not through the executor, and the node is at its end.  Returns
+ * how many went in, or -1 (nothing done)
+ * where they cannot go so: the node projects, keeps rows for marks or
+ * backward fetches, or has not handed out its first row.  The node's
+ * instrumentation counts them.
+ */
+struct XxlOutput;
+extern int64 xxl_plan_sort_drain(PlanState *ps, struct XxlOutput *out, uint64 held);
 
 /* Called from _PG_init: the planner hook and the node's methods. */
 extern void xxl_plan_sort_init(void);

@@ -110,6 +110,7 @@ typedef struct PlanSortState
 	bool		have_stats;
 	bool		fixed;
 	bool		direct;			/* the child Seq Scan was read directly */
+	bool		drained;		/* the rows after the first went to a new table's pages */
 	XxlStats	stats;
 } PlanSortState;
 
@@ -352,6 +353,29 @@ next_from_run(PlanSortState *state, TupleTableSlot *slot)
 		ExecStoreVirtualTuple(slot);
 	}
 	return true;
+}
+
+int64
+xxl_plan_sort_drain(PlanState *ps, XxlOutput *out, uint64 held)
+{
+	PlanSortState *state = (PlanSortState *) ps;
+	int64		n;
+
+	if (!IsA(ps, CustomScanState) ||
+		((CustomScanState *) ps)->methods != &plan_sort_exec_methods ||
+		ps->ps_ProjInfo != NULL || ps->qual != NULL || state->eflags != 0 ||
+		!state->sorted || state->eof_underlying || state->run == NULL)
+		return -1;
+	if (ps->instrument)
+		InstrStartNode(ps->instrument);
+	n = (int64) (xxl_sort_run_drain(state->run, out) - held);
+	state->eof_underlying = true;
+	state->drained = true;
+	keep_stats(state);
+	ExecClearTuple(state->out);
+	if (ps->instrument)
+		InstrStopNode(ps->instrument, (double) n);
+	return n;
 }
 
 static Tuplestorestate *
@@ -618,6 +642,8 @@ explain_plan_sort(CustomScanState *node, List *ancestors, ExplainState *es)
 			keep_stats(state);	/* stopped early: what it did so far */
 		if (state->direct)
 			ExplainPropertyText("Input", "table pages read directly", es);
+		if (state->drained)
+			ExplainPropertyText("Output", "new table's pages written from the run", es);
 		if (state->have_stats)
 			xxl_sort_run_explain(&state->stats, state->fixed, es);
 		if (state->eflags == EXEC_FLAG_MARK)

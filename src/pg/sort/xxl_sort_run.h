@@ -144,7 +144,7 @@ extern bool xxl_sort_run_replaying(const XxlSortRun *run);
 extern size_t xxl_sort_run_marked_bytes(const XxlSortRun *run, size_t *peak);
 extern void xxl_sort_run_unmark(XxlSortRun *run);
 
-/* Every remaining row into out, finished; returns the rows written. */
+/* Every remaining row into out, finished; returns the rows out holds. */
 extern uint64 xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out);
 
 /* The operator's statistics: so far, or final once the last row is out. */

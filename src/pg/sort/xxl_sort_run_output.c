@@ -349,12 +349,18 @@ xxl_sort_run_drain(XxlSortRun *run, XxlOutput *out)
 				decode_fixed(run, payload, run->values, run->isnull);
 			xxl_output_put_values(out, run->values, run->isnull);
 		}
-		else
+		else if (run->restore != NULL)
 		{
-			/* rows restored from keys go out by xxl_sort_run_next only */
-			Assert(run->restore == NULL);
-			xxl_output_put_compact(out, payload, plen);
+			/* columns the key holds come back from it (XxlSort's rows) */
+			run->cur_key = key;
+			run->cur_klen = klen;
+			run->cur_payload = payload;
+			run->cur_plen = plen;
+			xxl_sort_run_decode(run, run->values, run->isnull);
+			xxl_output_put_values(out, run->values, run->isnull);
 		}
+		else
+			xxl_output_put_compact(out, payload, plen);
 	}
 	/* the table is complete before the operator reports itself done */
 	n = xxl_output_finish(out);
