@@ -412,6 +412,21 @@ RESET ROLE;
 DROP TABLE sp_vis;
 SELECT pg_temp.xt_drop_role('regress_sp_reader');
 
+-- with no qual and no projection (SELECT * of fixed-width columns) the
+-- child's tuples are deformed straight from its pages: the rows the
+-- snapshot sees, and not the rows the statement inserts
+CREATE TABLE sp_fix AS SELECT g AS id, g % 100 AS k, g * 3::bigint AS v FROM generate_series(1, 20000) g;
+BEGIN;
+DELETE FROM sp_fix WHERE id % 7 = 0;
+UPDATE sp_fix SET k = k + 1000 WHERE id % 11 = 0;
+SELECT explain_masked('SELECT * FROM sp_fix ORDER BY k, id');
+SELECT same('SELECT * FROM sp_fix ORDER BY k, id') AS whole_rows;
+SET LOCAL xxl.sort_in_plans = on;	-- (same() set it locally)
+INSERT INTO sp_fix SELECT * FROM sp_fix ORDER BY k, id;
+SELECT count(*), count(DISTINCT id), sum(v) FROM sp_fix;
+ROLLBACK;
+DROP TABLE sp_fix;
+
 -- rescans with changed parameters: a SubPlan sorting per outer row
 SELECT same($$SELECT id, (SELECT string_agg(t, ',') FROM (SELECT t FROM sp s2 WHERE s2.k = s1.k ORDER BY t DESC) x)
                 FROM sp s1 WHERE id < 40 ORDER BY id$$) AS subplan_rescans;

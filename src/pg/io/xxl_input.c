@@ -506,9 +506,17 @@ next_plan_scan_row(XxlInput *in)
 	return result;
 }
 
+/*
+ * A Seq Scan child read directly hands out its table's tuples as they are
+ * when it has no qual to test and no projection to make (its rows are the
+ * table's: SELECT *), and no EXPLAIN ANALYZE counts its rows one by one.
+ */
 bool
 xxl_input_has_tuples(XxlInput *in)
 {
+	if (in->kind == INPUT_PLAN)
+		return in->pagewise && in->qual == NULL && in->proj == NULL &&
+			in->child->instrument == NULL;
 	return in->kind == INPUT_TABLE && in->pagewise;
 }
 

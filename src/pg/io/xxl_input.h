@@ -99,9 +99,11 @@ extern const char *xxl_input_describe(XxlInput *in);
 extern TupleTableSlot *xxl_input_next(XxlInput *in);
 
 /*
- * Heap tables can hand out their rows as tuples on the pinned page, without
- * a slot: xxl_input_next_tuple() then replaces xxl_input_next() (never mix
- * the two); the tuple is valid until the next call, NULL at the end.
+ * Heap tables (and Seq Scan children read directly with no qual, no
+ * projection and no EXPLAIN ANALYZE) can hand out their rows as tuples on
+ * the pinned page, without a slot: xxl_input_next_tuple() then replaces
+ * xxl_input_next() (never mix the two); the tuple is valid until the next
+ * call, NULL at the end.
  */
 extern bool xxl_input_has_tuples(XxlInput *in);
 extern HeapTuple xxl_input_next_tuple(XxlInput *in);
