@@ -412,15 +412,17 @@ RESET ROLE;
 DROP TABLE sp_vis;
 SELECT pg_temp.xt_drop_role('regress_sp_reader');
 
--- with no qual and no projection (SELECT * of fixed-width columns) the
--- child's tuples are deformed straight from its pages: the rows the
--- snapshot sees, and not the rows the statement inserts
+-- with no qual and no projection (SELECT * of fixed-width columns), or
+-- one that only picks columns, the child's tuples are deformed straight
+-- from its pages: the rows the snapshot sees, and not the rows the
+-- statement inserts
 CREATE TABLE sp_fix AS SELECT g AS id, g % 100 AS k, g * 3::bigint AS v FROM generate_series(1, 20000) g;
 BEGIN;
 DELETE FROM sp_fix WHERE id % 7 = 0;
 UPDATE sp_fix SET k = k + 1000 WHERE id % 11 = 0;
 SELECT explain_masked('SELECT * FROM sp_fix ORDER BY k, id');
-SELECT same('SELECT * FROM sp_fix ORDER BY k, id') AS whole_rows;
+SELECT same('SELECT * FROM sp_fix ORDER BY k, id') AS whole_rows,
+       same('SELECT v, id FROM sp_fix ORDER BY v DESC, id') AS columns_picked;
 SET LOCAL xxl.sort_in_plans = on;	-- (same() set it locally)
 INSERT INTO sp_fix SELECT * FROM sp_fix ORDER BY k, id;
 SELECT count(*), count(DISTINCT id), sum(v) FROM sp_fix;

@@ -86,6 +86,8 @@ struct XxlInput
 	ExprState  *qual;
 	ProjectionInfo *proj;
 	ExprContext *econtext;
+	/* a projection of the table's columns only: output column i is attno tuple_map[i] */
+	AttrNumber *tuple_map;
 
 	/* leaves: those still to read, the one being read and its conversion */
 	List	   *leaves;
@@ -385,6 +387,38 @@ next_leaf_row(XxlInput *in)
  * workers share its blocks), another table AM or a snapshot that is not
  * MVCC (no page mode).
  */
+/*
+ * A Seq Scan's projection that picks columns of its table and computes
+ * nothing: for each output column its attribute number; NULL otherwise
+ * (an expression, a system column, a whole-row Var).
+ */
+static AttrNumber *
+columns_of_scan(PlanState *child, int natts)
+{
+	Index		scanrelid = ((Scan *) child->plan)->scanrelid;
+	AttrNumber *map;
+	int			i = 0;
+	ListCell   *lc;
+
+	if (list_length(child->plan->targetlist) != natts)
+		return NULL;
+	map = palloc(sizeof(AttrNumber) * Max(natts, 1));
+	foreach(lc, child->plan->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != scanrelid || var->varlevelsup != 0 ||
+			var->varattno <= 0)
+		{
+			pfree(map);
+			return NULL;
+		}
+		map[i++] = var->varattno;
+	}
+	return map;
+}
+
 static bool
 open_plan_scan(XxlInput *in, PlanState *child)
 {
@@ -409,6 +443,8 @@ open_plan_scan(XxlInput *in, PlanState *child)
 	in->qual = child->qual;
 	in->proj = child->ps_ProjInfo;
 	in->econtext = child->ps_ExprContext;
+	if (in->proj != NULL)
+		in->tuple_map = columns_of_scan(child, in->desc->natts);
 	return true;
 }
 
@@ -508,16 +544,24 @@ next_plan_scan_row(XxlInput *in)
 
 /*
  * A Seq Scan child read directly hands out its table's tuples as they are
- * when it has no qual to test and no projection to make (its rows are the
- * table's: SELECT *), and no EXPLAIN ANALYZE counts its rows one by one.
+ * when it has no qual to test and its projection, if any, only picks
+ * columns (xxl_input_tuple_desc), and no EXPLAIN ANALYZE counts its rows
+ * one by one.
  */
 bool
 xxl_input_has_tuples(XxlInput *in)
 {
 	if (in->kind == INPUT_PLAN)
-		return in->pagewise && in->qual == NULL && in->proj == NULL &&
+		return in->pagewise && in->qual == NULL && (in->proj == NULL || in->tuple_map != NULL) &&
 			in->child->instrument == NULL;
 	return in->kind == INPUT_TABLE && in->pagewise;
+}
+
+TupleDesc
+xxl_input_tuple_desc(XxlInput *in, const AttrNumber **map)
+{
+	*map = in->kind == INPUT_PLAN && in->proj != NULL ? in->tuple_map : NULL;
+	return in->kind == INPUT_PLAN ? RelationGetDescr(in->rel) : in->desc;
 }
 
 HeapTuple

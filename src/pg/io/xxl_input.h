@@ -100,13 +100,19 @@ extern TupleTableSlot *xxl_input_next(XxlInput *in);
 
 /*
  * Heap tables (and Seq Scan children read directly with no qual, no
- * projection and no EXPLAIN ANALYZE) can hand out their rows as tuples on
+ * projection but one that picks columns, and no EXPLAIN ANALYZE) can hand out their rows as tuples on
  * the pinned page, without a slot: xxl_input_next_tuple() then replaces
  * xxl_input_next() (never mix the two); the tuple is valid until the next
  * call, NULL at the end.
  */
 extern bool xxl_input_has_tuples(XxlInput *in);
 extern HeapTuple xxl_input_next_tuple(XxlInput *in);
+/*
+ * What the tuples are laid out as (the table's descriptor), and where the
+ * rows' columns are in them: *map NULL when they are the rows as
+ * xxl_input_desc() describes them, else column i is attribute map[i].
+ */
+extern TupleDesc xxl_input_tuple_desc(XxlInput *in, const AttrNumber **map);
 
 /*
  * A table access method that stores packed rows (io/xxl_packed_row.h, the

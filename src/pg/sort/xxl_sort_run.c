@@ -146,11 +146,16 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 	 */
 	bool		tuples = xxl_input_has_tuples(in);
 	TupleDesc	in_desc = xxl_input_desc(in);
+	const AttrNumber *tuple_map = NULL;
+	TupleDesc	tuple_desc = tuples ? xxl_input_tuple_desc(in, &tuple_map) : in_desc;
 	bool		runs = !tuples && xxl_input_runs_byval(in);
 	XxlRowRun	run_rows = {0};
 	int			run_next = 0;
 	Datum	   *values = palloc(sizeof(Datum) * Max(in_desc->natts, 1));
 	bool	   *isnull = palloc(sizeof(bool) * Max(in_desc->natts, 1));
+	/* a Seq Scan's columns picked from its tuples: deformed whole, then picked */
+	Datum	   *tvalues = tuple_map ? palloc(sizeof(Datum) * Max(tuple_desc->natts, 1)) : values;
+	bool	   *tisnull = tuple_map ? palloc(sizeof(bool) * Max(tuple_desc->natts, 1)) : isnull;
 	bool		more = true;
 
 	while (more)
@@ -172,7 +177,13 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 
 				if (tuple == NULL)
 					break;
-				heap_deform_tuple(tuple, in_desc, values, isnull);
+				heap_deform_tuple(tuple, tuple_desc, tvalues, tisnull);
+				if (tuple_map)
+					for (int i = 0; i < run->max_in_attno; i++)
+					{
+						values[i] = tvalues[tuple_map[i] - 1];
+						isnull[i] = tisnull[tuple_map[i] - 1];
+					}
 				xxl_sort_run_encode_fixed(run, values, isnull, rec);
 			}
 			else if (runs)
@@ -202,6 +213,11 @@ read_fixed(XxlSortRun *run, XxlInput *in)
 		more = filled == room;
 		if (xxl_sorter_commit(run->sorter, filled) != XXL_OK)
 			put_failed(run);
+	}
+	if (tuple_map)
+	{
+		pfree(tvalues);
+		pfree(tisnull);
 	}
 	pfree(values);
 	pfree(isnull);
