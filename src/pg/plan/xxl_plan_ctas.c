@@ -14,7 +14,11 @@
  *
  * How: an ExecutorRun hook wraps the statement's DestIntoRel receiver.
  * PostgreSQL's receiver still creates and opens the table (its startup) and
- * closes it (its shutdown); only the rows bypass it.  Its fields are private
+ * closes it (its shutdown); only the rows bypass it.  Where the XxlSort is
+ * the top node and its rows are the table's as they stand, only the first
+ * row comes through the executor: the receiver then has the node drain its
+ * run into the pages (xxl_plan_sort_drain) and counts those rows in the
+ * statement's.  Its fields are private
  * to createas.c, so their PostgreSQL 15 layout is mirrored here and checked
  * against each other before use; anything unexpected (WITH NO DATA, a
  * materialized view, a table AM other than heap, logical decoding, a
