@@ -251,24 +251,62 @@ read_variable(XxlSortRun *run, XxlInput *in)
 	AttrNumber	maxkey = xxl_sortkey_max_attno(run->key);
 	StringInfoData rowbuf;
 
+	/*
+	 * Heap rows (of a table, or of a Seq Scan child that computes nothing)
+	 * are deformed straight from their page, without a slot; a scan's
+	 * picked columns are then taken from the deformed tuple
+	 */
+	bool		tuples = xxl_input_has_tuples(in);
+	const AttrNumber *tuple_map = NULL;
+	TupleDesc	tuple_desc = tuples ? xxl_input_tuple_desc(in, &tuple_map) : NULL;
+	int			in_natts = xxl_input_desc(in)->natts;
+	Datum	   *tvalues = tuples ? palloc(sizeof(Datum) * Max(tuple_desc->natts, 1)) : NULL;
+	bool	   *tisnull = tuples ? palloc(sizeof(bool) * Max(tuple_desc->natts, 1)) : NULL;
+	Datum	   *pvalues = tuple_map ? palloc(sizeof(Datum) * Max(in_natts, 1)) : NULL;
+	bool	   *pisnull = tuple_map ? palloc(sizeof(bool) * Max(in_natts, 1)) : NULL;
+
 	initStringInfo(&rowbuf);
 	for (;;)
 	{
-		TupleTableSlot *slot;
+		TupleTableSlot *slot = NULL;
+		HeapTuple	tuple = NULL;
+		Datum	   *values;
+		bool	   *isnull;
 		const unsigned char *k;
 		uint32		klen;
 		const char *row = NULL;
 		uint32		rlen;
-		HeapTuple	tuple;
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextReset(rowcxt);
 		MemoryContextSwitchTo(rowcxt);
-		slot = xxl_input_next(in);
-		if (slot == NULL)
-			break;
-		slot_getsomeattrs(slot, maxkey);
-		k = xxl_sortkey_encode(run->key, slot->tts_values, slot->tts_isnull, &klen);
+		if (tuples)
+		{
+			if ((tuple = xxl_input_next_tuple(in)) == NULL)
+				break;
+			heap_deform_tuple(tuple, tuple_desc, tvalues, tisnull);
+			values = tvalues;
+			isnull = tisnull;
+			if (tuple_map)
+			{
+				for (int i = 0; i < in_natts; i++)
+				{
+					pvalues[i] = tvalues[tuple_map[i] - 1];
+					pisnull[i] = tisnull[tuple_map[i] - 1];
+				}
+				values = pvalues;
+				isnull = pisnull;
+			}
+		}
+		else
+		{
+			if ((slot = xxl_input_next(in)) == NULL)
+				break;
+			slot_getsomeattrs(slot, maxkey);
+			values = slot->tts_values;
+			isnull = slot->tts_isnull;
+		}
+		k = xxl_sortkey_encode(run->key, values, isnull, &klen);
 		if (run->filter && xxl_key_filter_seen(run->filter, k, klen))
 		{
 			MemoryContextSwitchTo(cxt);
@@ -284,13 +322,22 @@ read_variable(XxlSortRun *run, XxlInput *in)
 		}
 
 		/* a heap row whose bytes can be taken as they are is not re-formed */
-		if (run->map == NULL && run->restore == NULL &&
-			(tuple = xxl_input_heap_tuple(in)) != NULL)
-			row = xxl_compact_from_heap(tuple, out_desc, &rlen);
+		if (run->map == NULL && run->restore == NULL)
+		{
+			HeapTuple	whole = tuples ? (tuple_map ? NULL : tuple) : xxl_input_heap_tuple(in);
+
+			if (whole != NULL)
+				row = xxl_compact_from_heap(whole, out_desc, &rlen);
+		}
 		if (row == NULL)
 		{
-			slot_getallattrs(slot);
-			row = xxl_sort_run_form_row(run, &rowbuf, slot->tts_values, slot->tts_isnull, &rlen);
+			if (slot != NULL)
+			{
+				slot_getallattrs(slot);
+				values = slot->tts_values;
+				isnull = slot->tts_isnull;
+			}
+			row = xxl_sort_run_form_row(run, &rowbuf, values, isnull, &rlen);
 		}
 		if (xxl_sorter_put_var(run->sorter, k, klen, row, rlen) != XXL_OK)
 			put_failed(run);
@@ -299,6 +346,16 @@ read_variable(XxlSortRun *run, XxlInput *in)
 	MemoryContextSwitchTo(cxt);
 	MemoryContextDelete(rowcxt);
 	pfree(rowbuf.data);
+	if (tuples)
+	{
+		pfree(tvalues);
+		pfree(tisnull);
+	}
+	if (tuple_map)
+	{
+		pfree(pvalues);
+		pfree(pisnull);
+	}
 }
 
 /*
