@@ -140,8 +140,8 @@ xxl_sort_max_block(size_t memory)
  * one load runs in loads of at most FIXED_LOAD_CAP while their runs still
  * fit one merge (a quarter of the frames the budget holds).  A large load
  * costs more than the runs it saves: its radix sort leaves the caches, and
- * the last one, which nothing overlaps, is sorted while the caller
- * waits.  An input expected to fit one load keeps the whole region, and stays in
+ * the last one, which nothing overlaps, is sorted while the caller waits.
+ * An input expected to fit one load keeps the whole region, and stays in
  * memory.
  */
 static size_t

@@ -377,17 +377,6 @@ next_leaf_row(XxlInput *in)
 }
 
 /*
- * A Seq Scan child is read directly: its heap a page at a time, as a table
- * input reads it (next_page_tuple), its qual and projection evaluated as
- * ExecScan evaluates them, in its expression context.  That saves the node
- * call, the buffer slot and the scan's per-row steps, which cost as much
- * as a tenth of a big sort's time.  The node itself is never run (EXPLAIN
- * ANALYZE's counts are kept for it).  Not under EvalPlanQual (ExecScan
- * substitutes the row being rechecked), for a parallel-aware scan (the
- * workers share its blocks), another table AM or a snapshot that is not
- * MVCC (no page mode).
- */
-/*
  * A Seq Scan's projection that picks columns of its table and computes
  * nothing: for each output column its attribute number; NULL otherwise
  * (an expression, a system column, a whole-row Var).
@@ -419,6 +408,17 @@ columns_of_scan(PlanState *child, int natts)
 	return map;
 }
 
+/*
+ * A Seq Scan child is read directly: its heap a page at a time, as a table
+ * input reads it (next_page_tuple), its qual and projection evaluated as
+ * ExecScan evaluates them, in its expression context.  That saves the node
+ * call, the buffer slot and the scan's per-row steps, which cost as much
+ * as a tenth of a big sort's time.  The node itself is never run (EXPLAIN
+ * ANALYZE's counts are kept for it).  Not under EvalPlanQual (ExecScan
+ * substitutes the row being rechecked), for a parallel-aware scan (the
+ * workers share its blocks), another table AM or a snapshot that is not
+ * MVCC (no page mode).
+ */
 static bool
 open_plan_scan(XxlInput *in, PlanState *child)
 {
