@@ -464,14 +464,16 @@ sort_write_var_load(const char *load, const xxl_sort_entry *entries, size_t n, x
 
 
 /*
- * Post the write of block b of a sorted fixed-record load of bytes bytes,
- * straight from the sorted half.  (On the run worker too: the block's
- * entry goes to the block log, which allocates nothing.)
+ * Post the write of block b of bytes bytes of fixed records in key order at
+ * data (the sorted half, or a presorted chunk) as the run's next block,
+ * straight from where they are; the block's padding is zeroed.  (On the
+ * run worker too: the block's entry goes to the block log, which
+ * allocates nothing.)
  */
 xxl_status
-sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err)
+sort_post_run_block(xxl_sorter *s, xxl_run *run, const unsigned char *data, size_t bytes,
+					size_t b, xxl_error *err)
 {
-	const unsigned char *data = (unsigned char *) sort_fixed_sorted(s);
 	size_t		start = b * s->block_size;
 	size_t		len = bytes - start < s->block_size ? bytes - start : s->block_size;
 	const unsigned char *first = data + (start / s->rec_size) * s->rec_size;
@@ -485,7 +487,7 @@ sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_err
 	req->bid = bid;
 	req->buf = (void *) (data + start);
 	req->len = XXL_ROUND_UP(len, XXL_ALIGN);
-	/* the sorted half has room to the page: pad with zeros, not stale bytes */
+	/* the half has room to the page: pad with zeros, not stale bytes */
 	memset((char *) data + start + len, 0, req->len - len);
 	req->is_write = true;
 	xxl_io_post(s->disks, req);
@@ -519,7 +521,8 @@ sort_write_fixed_run(xxl_sorter *s, xxl_run *run)
 	size_t		nblocks = (bytes + s->block_size - 1) / s->block_size;
 
 	for (size_t b = 0; b < nblocks; b++)
-		if (sort_post_run_block(s, run, bytes, b, &s->part.err) != XXL_OK)
+		if (sort_post_run_block(s, run, (unsigned char *) sort_fixed_sorted(s), bytes, b,
+								&s->part.err) != XXL_OK)
 			return s->part.err.code;
 	s->stats.runs++;
 	sort_note_load(s);

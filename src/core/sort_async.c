@@ -72,11 +72,11 @@ finish_load(xxl_sorter *s, run_worker *rw)
 		if (hi - lo > 1 && (hi - lo) * R <= s->bucket_scratch_size)
 			xxl_radix_sort_bucket(data + lo * R, rw->scratch, hi - lo, R, s->key_size, rw->depth);
 		while (next < nblocks && (next + 1) * s->block_size <= hi * R)
-			if (sort_post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
+			if (sort_post_run_block(s, rw->run, (unsigned char *) data, bytes, next++, &rw->err) != XXL_OK)
 				return;
 	}
 	while (next < nblocks && !runs_stopping(rw))
-		if (sort_post_run_block(s, rw->run, bytes, next++, &rw->err) != XXL_OK)
+		if (sort_post_run_block(s, rw->run, (unsigned char *) data, bytes, next++, &rw->err) != XXL_OK)
 			return;
 }
 

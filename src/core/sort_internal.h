@@ -240,7 +240,8 @@ xxl_status sort_ensure_disks(xxl_sorter *s);
 void sort_note_load(xxl_sorter *s);
 /* Copy what the host shows of the sorter into its progress (if it has one). */
 void		sort_report(xxl_sorter *s);
-xxl_status sort_post_run_block(xxl_sorter *s, xxl_run *run, size_t bytes, size_t b, xxl_error *err);
+xxl_status sort_post_run_block(xxl_sorter *s, xxl_run *run, const unsigned char *data, size_t bytes,
+							   size_t b, xxl_error *err);
 uint64_t sort_touched_peak(const xxl_sorter *s);
 xxl_status sort_wait_run_writes(xxl_sorter *s);
 xxl_status sort_write_fixed_run(xxl_sorter *s, xxl_run *run);

@@ -43,26 +43,8 @@ post_chunk(xxl_sorter *s)
 	if (sort_wait_run_writes(s) != XXL_OK)
 		return s->part.err.code;
 	for (size_t b = 0; b < nblocks; b++)
-	{
-		size_t		start = b * s->block_size,
-					len = bytes - start < s->block_size ? bytes - start : s->block_size;
-		const unsigned char *first = data + (start / s->rec_size) * s->rec_size;
-		xxl_io_request *req = &s->run_writes[s->nrun_writes];
-		xxl_bid		bid;
-
-		if (xxl_block_alloc(s->disks, &bid, &s->part.err) != XXL_OK ||
-			xxl_run_append_block(s->pre_run, s->disks, bid, xxl_key_prefix(first, s->key_size),
-								 &s->part.budget, &s->part.err) != XXL_OK)
+		if (sort_post_run_block(s, s->pre_run, data, bytes, b, &s->part.err) != XXL_OK)
 			return s->part.err.code;
-		req->bid = bid;
-		req->buf = (void *) (data + start);
-		req->len = XXL_ROUND_UP(len, XXL_ALIGN);
-		/* (a chunk is whole blocks but for the run's last: its padding is zeros) */
-		memset((char *) data + start + len, 0, req->len - len);
-		req->is_write = true;
-		xxl_io_post(s->disks, req);
-		s->nrun_writes++;
-	}
 	s->pre_run->nbytes += bytes;
 	s->pre_run->nrecords += s->pre_n;
 	s->pre_n = 0;
