@@ -13,7 +13,6 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "optimizer/plancat.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -156,15 +155,7 @@ xxl_entries_integer(XxlEntryReader *r)
 uint64
 xxl_entries_estimate(XxlEntryReader *r)
 {
-	Relation	rel = xxl_input_relation(r->in);
-	BlockNumber pages;
-	double		tuples = 0,
-				allvisfrac;
-
-	if (rel == NULL)
-		return 0;
-	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
-	return tuples > 0 ? (uint64) tuples : 0;
+	return xxl_input_expected_rows(r->in);
 }
 
 static double
