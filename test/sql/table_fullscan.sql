@@ -1,8 +1,9 @@
 -- table_fullscan.sql — the full scan node for whole xxl tables
--- (xxl_table_fullscan.c): where the planner uses it and where it must not
--- (a condition, a row lock, UPDATE and DELETE targets, TABLESAMPLE, system
--- columns, whole-row references, xxl.full_scan off), and the same rows with
--- it on and off: types, NULLs, TOASTed values, dropped and added columns,
+-- (xxl_table_fullscan.c): where the planner uses it (conditions too, on
+-- columns the plan does not return) and where it must not (a row lock,
+-- UPDATE and DELETE targets, TABLESAMPLE, system columns, whole-row
+-- references in the plan or a condition, xxl.full_scan off), and the same
+-- rows with it on and off: types, NULLs, TOASTed values, dropped and added columns,
 -- deleted rows, an aborted insert, an empty table, projections, rescans in
 -- a nested loop, a scroll cursor and parallel plans.
 \i test/include/begin.sql
@@ -39,8 +40,16 @@ EXPLAIN (COSTS OFF, VERBOSE) SELECT b, a FROM tfs;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT a + b FROM tfs;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tfs;
 EXPLAIN (COSTS OFF) SELECT * FROM tfs t JOIN tfs u ON t.b = u.a;
--- where it must not
+-- conditions: filtered in the node, their columns read with the plan's
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tfs WHERE b > 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT a FROM tfs WHERE b > 5 AND a + b < 900;
+SELECT fs_same('SELECT a FROM tfs WHERE b > 5 AND a + b < 900');
+SELECT fs_same('SELECT b FROM tfs WHERE a IS NULL OR b IS NULL');
+SELECT fs_same('SELECT a, b FROM tfs WHERE b IN (SELECT a FROM tfs WHERE a < 20)');
+
+-- where it must not
+EXPLAIN (COSTS OFF) SELECT a FROM tfs t WHERE t IS NOT NULL;
+EXPLAIN (COSTS OFF) SELECT a FROM tfs WHERE ctid > '(1,1)';
 EXPLAIN (COSTS OFF) SELECT ctid, a FROM tfs;
 EXPLAIN (COSTS OFF) SELECT t FROM tfs t;
 EXPLAIN (COSTS OFF) SELECT * FROM tfs FOR UPDATE;

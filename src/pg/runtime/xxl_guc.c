@@ -27,6 +27,7 @@ bool		xxl_direct_io = true;
 bool		xxl_sort_scan = true;
 bool		xxl_ordered_scan = true;
 bool		xxl_full_scan = true;
+bool		xxl_table_compression = true;
 bool		xxl_sort_in_plans = true;
 bool		xxl_window_in_plans = true;
 bool		xxl_group_in_plans = true;
@@ -215,6 +216,15 @@ xxl_define_gucs(void)
 							 "Used where a query reads every row of an xxl table with no condition on it "
 							 "and locks none.  Off: PostgreSQL's sequential scan.",
 							 &xxl_full_scan,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("xxl.table_compression",
+							 "Let xxl table writers pack pages column by column, integers in the bits they need.",
+							 "Pages of rows of a fixed width, whose columns shrink so (integers, dates, "
+							 "timestamps: frame of reference or delta), hold more rows packed.  Pages already "
+							 "written keep their form.  Off: plain rows.",
+							 &xxl_table_compression,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

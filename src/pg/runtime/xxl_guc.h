@@ -16,6 +16,7 @@ extern bool xxl_direct_io;
 extern bool xxl_sort_scan;	/* xxl.sort() in FROM as a custom scan */
 extern bool xxl_ordered_scan;	/* ORDER BY an xxl table's key: merged segments */
 extern bool xxl_full_scan;	/* whole xxl tables: the full scan node */
+extern bool xxl_table_compression;	/* xxl table writers pack pages */
 extern bool xxl_sort_in_plans;	/* big Sorts of query plans become XxlSort nodes */
 extern bool xxl_group_in_plans;	/* sorted GROUP BY Aggs become XxlAgg */
 extern bool xxl_window_in_plans;	/* ranking WindowAggs become XxlWindow */

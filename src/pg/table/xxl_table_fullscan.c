@@ -11,13 +11,21 @@
  * fills its scan slot, which holds exactly the needed columns, and returns
  * it: no projection, no reset, no qual.
  *
- * Where: a table that is an xxl table (a partition too), with no restriction (a
- * condition goes to the sequential scan, or to the ordered scan on key
- * bounds), no row mark (not the target of UPDATE or DELETE, not locked,
- * so EvalPlanQual never asks this node for a row), no TABLESAMPLE, and
- * only plain columns of it wanted.  The path costs a sequential scan with
- * half its per-row CPU, so it wins over it.  It projects as a sequential
- * scan does, then through ExecScan.  It is not parallel-aware
+ * Where: a table that is an xxl table (a partition too), with no row mark
+ * (not the target of UPDATE or DELETE, not locked, so EvalPlanQual never
+ * asks this node for a row), no TABLESAMPLE, and only plain columns of it
+ * wanted, by the plan and by its conditions.  The path costs a sequential
+ * scan with half its per-row CPU, so it wins over it (the ordered scan's
+ * key bounds, costed at their selectivity, win over both).  It projects
+ * and filters as a sequential scan does, then through ExecScan.
+ *
+ * Page ranges: conditions "integer column op value" (xxl_column_bounds;
+ * smallint, integer, bigint, date, time, timestamp, timestamptz: types
+ * whose order is their integer's) bound the column; a packed page whose
+ * least and greatest value of the column both lie on one side of the
+ * range is skipped unread.  The conditions stay in the qual.
+ *
+ * It is not parallel-aware
  * (Parallel Seq Scan stays for parallel plans), cannot mark, restore or
  * scan backwards (the planner adds a Material node where that is needed).
  * xxl.full_scan = off turns it off.
@@ -25,7 +33,10 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/nbtree.h"
 #include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
 #include "executor/executor.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -34,6 +45,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/prep.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
 #include "utils/rel.h"
 
 #include "pg/table/xxl_table_nodes.h"
@@ -50,6 +62,11 @@ typedef struct FullScanState
 	int			ncols;
 	Oid			relid;
 	bool		direct;			/* no projection, no qual: the scan slot is the result */
+	/* page ranges: the bounded columns and strategies, their values' states */
+	List	   *range_attnos;
+	List	   *range_strategies;
+	List	   *range_states;
+	bool		ranges_set;		/* this scan's values evaluated */
 } FullScanState;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
@@ -61,6 +78,8 @@ static void begin_full(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *exec_full(CustomScanState *node);
 static void end_full(CustomScanState *node);
 static void rescan_full(CustomScanState *node);
+static void explain_full(CustomScanState *node, List *ancestors, ExplainState *es);
+static List *page_ranges(RelOptInfo *rel, Oid relid);
 
 static const CustomPathMethods full_path_methods = {
 	.CustomName = SCAN_NAME,
@@ -78,6 +97,7 @@ static const CustomExecMethods full_exec_methods = {
 	.ExecCustomScan = exec_full,
 	.EndCustomScan = end_full,
 	.ReScanCustomScan = rescan_full,
+	.ExplainCustomScan = explain_full,
 };
 
 /* Planning ----------------------------------------------------------------------------- */
@@ -93,7 +113,7 @@ wanted(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 	if (!xxl_full_scan || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
 		rte->inh || rte->tablesample != NULL ||
 		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
-		IS_DUMMY_REL(rel) || rel->baserestrictinfo != NIL ||
+		IS_DUMMY_REL(rel) ||
 		rti == (Index) root->parse->resultRelation || bms_is_member(rti, root->all_result_relids) ||
 		get_plan_rowmark(root->rowMarks, rti) != NULL)
 		return false;
@@ -103,6 +123,21 @@ wanted(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 
 		if (!IsA(v, Var) || v->varno != (int) rti || v->varattno <= 0 || v->varlevelsup != 0)
 			return false;
+	}
+	/* the conditions' columns join the scan tuple: plain columns only */
+	foreach(lc, rel->baserestrictinfo)
+	{
+		List	   *vars = pull_var_clause((Node *) lfirst_node(RestrictInfo, lc)->clause,
+										   PVC_RECURSE_PLACEHOLDERS);
+		ListCell   *lv;
+
+		foreach(lv, vars)
+		{
+			Var		   *v = lfirst(lv);
+
+			if (!IsA(v, Var) || v->varno != (int) rti || v->varattno <= 0 || v->varlevelsup != 0)
+				return false;
+		}
 	}
 	r = table_open(rte->relid, NoLock);
 	is_xxl = xxl_is_table(r);
@@ -123,9 +158,67 @@ full_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	cpath = xxl_custom_path(rel, &full_path_methods);
 	cpath->path.startup_cost = seq->startup_cost;
 	cpath->path.total_cost = seq->total_cost - 0.5 * cpu_tuple_cost * rel->tuples;
+	cpath->custom_private = page_ranges(rel, rte->relid);
 	/* a projection above it runs in it (through ExecScan), as a sequential scan's does */
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	add_path(rel, &cpath->path);
+}
+
+/* Whether rows of type hold it as an integer whose order is the type's (packed pages' least and greatest). */
+static bool
+integer_ordered(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID || type == DATEOID ||
+		type == TIMEOID || type == TIMESTAMPOID || type == TIMESTAMPTZOID;
+}
+
+/* The path's page ranges: (attribute numbers, strategies, value expressions) of the bounds. */
+static List *
+page_ranges(RelOptInfo *rel, Oid relid)
+{
+	Relation	r;
+	TupleDesc	desc;
+	List	   *attnos = NIL,
+			   *strategies = NIL,
+			   *exprs = NIL;
+
+	if (rel->baserestrictinfo == NIL)
+		return NIL;
+	r = table_open(relid, NoLock);
+	desc = RelationGetDescr(r);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		int			before = list_length(strategies);
+
+		if (att->attisdropped || !integer_ordered(att->atttypid))
+			continue;
+		xxl_column_bounds(rel, i + 1, att, &strategies, &exprs, NULL);
+		for (int k = before; k < list_length(strategies); k++)
+			attnos = lappend_int(attnos, i + 1);
+	}
+	table_close(r, NoLock);
+	if (attnos == NIL)
+		return NIL;
+	return list_make3(attnos, strategies, exprs);
+}
+
+/* Add the plain columns clauses use to tlist (scan tuple entries), if not there. */
+static List *
+add_clause_columns(List *tlist, List *clauses)
+{
+	List	   *vars = pull_var_clause((Node *) clauses, PVC_RECURSE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (tlist_member((Expr *) v, tlist) == NULL)
+			tlist = lappend(tlist, makeTargetEntry((Expr *) copyObject(v), list_length(tlist) + 1,
+												   NULL, false));
+	}
+	return tlist;
 }
 
 /*
@@ -158,7 +251,17 @@ plan_full_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 														   NULL, false));
 	}
 	cscan->scan.plan.targetlist = tlist != NIL ? tlist : copyObject(cscan->custom_scan_tlist);
+	/* the conditions read their columns from the scan tuple too */
+	cscan->custom_scan_tlist = add_clause_columns(cscan->custom_scan_tlist,
+												  cscan->scan.plan.qual);
 	cscan->custom_private = NIL;
+	if (best_path->custom_private != NIL)
+	{
+		/* the ranges' values, so that setrefs resolves their parameters */
+		cscan->custom_private = list_make2(copyObject(linitial(best_path->custom_private)),
+										   copyObject(lsecond(best_path->custom_private)));
+		cscan->custom_exprs = copyObject(lthird(best_path->custom_private));
+	}
 	cscan->methods = &full_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -178,6 +281,11 @@ create_full_state(CustomScan *cscan)
 	st->cols = palloc(sizeof(AttrNumber) * Max(list_length(cscan->custom_scan_tlist), 1));
 	foreach(lc, cscan->custom_scan_tlist)
 		st->cols[st->ncols++] = castNode(Var, lfirst_node(TargetEntry, lc)->expr)->varattno;
+	if (cscan->custom_private != NIL)
+	{
+		st->range_attnos = linitial(cscan->custom_private);
+		st->range_strategies = lsecond(cscan->custom_private);
+	}
 	return (Node *) st;
 }
 
@@ -190,9 +298,107 @@ begin_full(CustomScanState *node, EState *estate, int eflags)
 	st->relid = RelationGetRelid(rel);
 	/* no columns asked for: the scan slot has the table's row type, left unfilled */
 	st->direct = node->ss.ps.ps_ProjInfo == NULL && node->ss.ps.qual == NULL;
+	if (st->range_attnos != NIL)
+		st->range_states = ExecInitExprList(((CustomScan *) node->ss.ps.plan)->custom_exprs,
+											&node->ss.ps);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	st->scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
+}
+
+/* A bound's value as the integer packed pages compare (by the column's width). */
+static int64
+bound_int(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+		case DATEOID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/*
+ * The ranges' values for this scan, given to the table's scan: each
+ * bounded column's [lo, hi], empty when a value is NULL (no row compares
+ * true with NULL) or the bounds contradict each other.
+ */
+static void
+set_ranges(FullScanState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
+	int			n = list_length(st->range_attnos);
+	XxlColumnRange *ranges = palloc(sizeof(XxlColumnRange) * Max(n, 1));
+	int			nranges = 0;
+	bool		empty = false;
+	ListCell   *la,
+			   *ls,
+			   *le;
+
+	st->ranges_set = true;
+	if (n == 0 || st->scan == NULL)
+		return;
+	forthree(la, st->range_attnos, ls, st->range_strategies, le, st->range_states)
+	{
+		AttrNumber	attno = lfirst_int(la);
+		int			strategy = intVal(lfirst(ls));
+		bool		isnull;
+		Datum		d = ExecEvalExprSwitchContext(lfirst(le), econtext, &isnull);
+		XxlColumnRange *r = NULL;
+		int64		v;
+
+		if (isnull)
+		{
+			empty = true;
+			break;
+		}
+		v = bound_int(d, TupleDescAttr(desc, attno - 1)->atttypid);
+		for (int k = 0; k < nranges; k++)
+			if (ranges[k].attno == attno)
+				r = &ranges[k];
+		if (r == NULL)
+		{
+			r = &ranges[nranges++];
+			r->attno = attno;
+			r->lo = PG_INT64_MIN;
+			r->hi = PG_INT64_MAX;
+		}
+		switch (strategy)
+		{
+			case BTLessStrategyNumber:
+				if (v == PG_INT64_MIN)
+					empty = true;
+				else
+					r->hi = Min(r->hi, v - 1);
+				break;
+			case BTLessEqualStrategyNumber:
+				r->hi = Min(r->hi, v);
+				break;
+			case BTEqualStrategyNumber:
+				r->lo = Max(r->lo, v);
+				r->hi = Min(r->hi, v);
+				break;
+			case BTGreaterEqualStrategyNumber:
+				r->lo = Max(r->lo, v);
+				break;
+			case BTGreaterStrategyNumber:
+				if (v == PG_INT64_MAX)
+					empty = true;
+				else
+					r->lo = Max(r->lo, v + 1);
+				break;
+		}
+		if (r->lo > r->hi)
+			empty = true;
+	}
+	ResetExprContext(econtext);
+	xxl_scan_set_ranges(st->scan, ranges, empty ? -1 : nranges);
+	pfree(ranges);
 }
 
 /* The next row into the scan slot, or the slot cleared at the end. */
@@ -228,6 +434,8 @@ exec_full(CustomScanState *node)
 {
 	FullScanState *st = (FullScanState *) node;
 
+	if (unlikely(!st->ranges_set))
+		set_ranges(st);
 	/* (ExecCustomScan has checked for interrupts) */
 	if (st->direct)
 		return next_row(st);
@@ -251,6 +459,20 @@ rescan_full(CustomScanState *node)
 
 	if (st->scan)
 		table_rescan(st->scan, NULL);
+	/* parameters may have changed */
+	st->ranges_set = false;
+}
+
+static void
+explain_full(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	FullScanState *st = (FullScanState *) node;
+
+	if (st->range_attnos == NIL)
+		return;
+	ExplainPropertyInteger("Page Bounds", NULL, list_length(st->range_attnos), es);
+	if (es->analyze && st->scan)
+		ExplainPropertyInteger("Pages Skipped", NULL, (int64) xxl_scan_pages_skipped(st->scan), es);
 }
 
 void

@@ -102,6 +102,7 @@ typedef struct XxlIndexFetch
 	XxlDeleted	dels;			/* of every delete segment not aborted then */
 	bool		loaded;
 	Buffer		buf;			/* the page of the row last fetched, pinned */
+	XxlPageBuf	pbuf;			/* a packed page's row, decoded */
 	XxlRowFormat fmt;
 	MemoryContext cxt;			/* lives as long as the fetch (calls come in shorter ones) */
 	MemoryContext rowcxt;
@@ -118,6 +119,7 @@ xxl_index_fetch_begin(Relation rel)
 	f->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl index fetch row",
 									  ALLOCSET_SMALL_SIZES);
 	xxl_row_format_init(&f->fmt, RelationGetDescr(rel), RelationGetDescr(rel)->natts);
+	xxl_page_buf_init(&f->pbuf, f->cxt);
 	return &f->base;
 }
 
@@ -138,6 +140,7 @@ xxl_index_fetch_end(IndexFetchTableData *data)
 
 	xxl_index_fetch_reset(data);
 	MemoryContextDelete(f->rowcxt);
+	xxl_page_buf_free(&f->pbuf);
 	if (f->dir.segs)
 		pfree(f->dir.segs);
 	xxl_deleted_free(&f->dels);
@@ -187,7 +190,7 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	LockBuffer(f->buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(f->buf);
 	op = XXL_OPAQUE(page);
-	if (!xxl_page_is(page, XXL_PAGE_DATA) || rowno >= op->nrows)
+	if (!xxl_page_is_data(page) || rowno >= op->nrows)
 	{
 		LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
 		return false;
@@ -195,7 +198,7 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 	segno = op->segno;
 	if (op->natts != f->fmt.natts)
 		xxl_row_format_init(&f->fmt, RelationGetDescr(rel), op->natts);
-	row = xxl_page_row(page, rowno, &len);
+	row = xxl_page_row_at(page, rowno, &f->pbuf, &len);
 	LockBuffer(f->buf, BUFFER_LOCK_UNLOCK);
 
 	/* a segment appended since the directory was read: read it again */

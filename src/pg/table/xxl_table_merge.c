@@ -208,6 +208,8 @@ index_rows(Relation rel, BlockRange r)
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	XxlRowFormat fmt;
+	XxlPageBuf	pbuf;
+	XxlRowRun	run;
 	int			i = 0;
 	ListCell   *lc;
 
@@ -222,6 +224,7 @@ index_rows(Relation rel, BlockRange r)
 	}
 	econtext->ecxt_scantuple = slot;
 	xxl_row_format_init(&fmt, desc, desc->natts);
+	xxl_page_buf_init(&pbuf, CurrentMemoryContext);
 	for (BlockNumber b = r.lo; b < r.hi; b++)
 	{
 		Buffer		buf = ReadBuffer(rel, b);
@@ -233,13 +236,14 @@ index_rows(Relation rel, BlockRange r)
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		if (op->natts != fmt.natts)
 			xxl_row_format_init(&fmt, desc, op->natts);
+		xxl_page_open(page, &pbuf, &run);
 		for (int row = 0; row < op->nrows; row++)
 		{
 			MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 			uint32		len;
 
 			ExecClearTuple(slot);
-			xxl_row_unpack(&fmt, xxl_page_row(page, row, &len), slot->tts_values,
+			xxl_row_unpack(&fmt, xxl_run_row(&run, row, &len), slot->tts_values,
 						   slot->tts_isnull);
 			ExecStoreVirtualTuple(slot);
 			xxl_tid_set(&slot->tts_tid, b, row);
@@ -262,6 +266,7 @@ index_rows(Relation rel, BlockRange r)
 	}
 	for (int k = 0; k < nindexes; k++)
 		index_close(indexes[k], NoLock);
+	xxl_page_buf_free(&pbuf);
 done:
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);

@@ -24,6 +24,17 @@ extern AttrNumber xxl_ordered_item_attno(TupleDesc desc, const struct XxlSortIte
 /* The full scan (xxl_table_fullscan.c). */
 extern void xxl_table_fullscan_init(void);
 
+/*
+ * The restrictions of rel that bound column attno (att): "column op
+ * value", op in the default btree family of its type with its collation,
+ * value a Const or a Param (an integer of a narrower type widened).
+ * Appends their strategies (Integer, the column on the left), value
+ * expressions and clauses (clauses may be NULL) (xxl_table_bounds.c).
+ */
+struct RelOptInfo;
+extern void xxl_column_bounds(struct RelOptInfo *rel, AttrNumber attno, Form_pg_attribute att,
+							  List **strategies, List **exprs, List **clauses);
+
 
 /* Statements refused at parse analysis (xxl_table_analyze.c). */
 extern void xxl_table_analyze_init(void);

@@ -94,27 +94,6 @@ key_pathkeys(PlannerInfo *root, RelOptInfo *rel, TupleDesc desc, const char *ord
 	return pathkeys;
 }
 
-static int
-int_width(Oid type)
-{
-	return type == INT2OID ? 2 : type == INT4OID ? 4 : type == INT8OID ? 8 : 0;
-}
-
-/* Whether a value of type from converts exactly to type to (integers only). */
-static bool
-widens(Oid from, Oid to)
-{
-	return int_width(from) > 0 && int_width(to) > int_width(from);
-}
-
-static Oid
-widening_func(Oid from, Oid to)
-{
-	if (to == INT8OID)
-		return from == INT2OID ? F_INT8_INT2 : F_INT8_INT4;
-	return F_INT4_INT2;
-}
-
 /*
  * Restrictions on the leading key column that bound it: their strategies
  * (the column on the left), value expressions and clauses.
@@ -126,8 +105,6 @@ key_bounds(RelOptInfo *rel, TupleDesc desc, const char *order_by, List **strateg
 	XxlSortItem *first = linitial(xxl_parse_order_by(order_by));
 	AttrNumber	attno = xxl_ordered_item_attno(desc, first);
 	Form_pg_attribute att;
-	TypeCacheEntry *tc;
-	ListCell   *lc;
 
 	*strategies = *exprs = *clauses = NIL;
 	if (attno == InvalidAttrNumber)
@@ -135,58 +112,7 @@ key_bounds(RelOptInfo *rel, TupleDesc desc, const char *order_by, List **strateg
 	att = TupleDescAttr(desc, attno - 1);
 	if (OidIsValid(first->collation) && first->collation != att->attcollation)
 		return;
-	tc = lookup_type_cache(att->atttypid, TYPECACHE_BTREE_OPFAMILY);
-	if (!OidIsValid(tc->btree_opf))
-		return;
-	foreach(lc, rel->baserestrictinfo)
-	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		OpExpr	   *op = (OpExpr *) ri->clause;
-		Node	   *left,
-				   *right,
-				   *value;
-		bool		commuted;
-		int			strategy;
-
-		if (!IsA(op, OpExpr) || list_length(op->args) != 2 ||
-			op->inputcollid != att->attcollation)
-			continue;
-		left = strip_implicit_coercions(linitial(op->args));
-		right = strip_implicit_coercions(lsecond(op->args));
-		if (IsA(left, Var) && ((Var *) left)->varno == rel->relid &&
-			((Var *) left)->varattno == attno)
-		{
-			value = lsecond(op->args);
-			commuted = false;
-		}
-		else if (IsA(right, Var) && ((Var *) right)->varno == rel->relid &&
-				 ((Var *) right)->varattno == attno)
-		{
-			value = linitial(op->args);
-			commuted = true;
-		}
-		else
-			continue;
-		if (!(IsA(value, Const) || IsA(value, Param)))
-			continue;
-		if (exprType(value) != att->atttypid)
-		{
-			/* an integer literal against a wider integer column: widened exactly */
-			if (!widens(exprType(value), att->atttypid))
-				continue;
-			value = (Node *) makeFuncExpr(widening_func(exprType(value), att->atttypid),
-										  att->atttypid, list_make1(value), InvalidOid,
-										  InvalidOid, COERCE_IMPLICIT_CAST);
-		}
-		strategy = get_op_opfamily_strategy(op->opno, tc->btree_opf);
-		if (strategy == 0)
-			continue;
-		if (commuted)
-			strategy = BTCommuteStrategyNumber(strategy);
-		*strategies = lappend(*strategies, makeInteger(strategy));
-		*exprs = lappend(*exprs, value);
-		*clauses = lappend(*clauses, ri);
-	}
+	xxl_column_bounds(rel, attno, att, strategies, exprs, clauses);
 }
 
 static CustomPath *

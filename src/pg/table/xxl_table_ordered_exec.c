@@ -38,6 +38,8 @@ typedef struct Cursor
 				end_block;
 	uint32		segno;
 	Buffer		buf;
+	XxlRowRun	run;			/* the pinned page's rows */
+	XxlPageBuf	pbuf;			/* where a packed page's are decoded */
 	int			row,
 				nrows;
 	int			del_k,			/* deleted rows: as a sequential scan skips them */
@@ -318,7 +320,7 @@ segment_next(OrderedScanState *st, Cursor *cur)
 
 		if (BufferIsValid(cur->buf) && cur->row < cur->stop)
 		{
-			cur->rowp = xxl_page_row(BufferGetPage(cur->buf), cur->row++, &cur->rowlen);
+			cur->rowp = xxl_run_row(&cur->run, cur->row++, &cur->rowlen);
 			return true;
 		}
 		if (BufferIsValid(cur->buf) && cur->row < cur->nrows)
@@ -340,14 +342,14 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		page = BufferGetPage(cur->buf);
 		op = XXL_OPAQUE(page);
 		if (cur->scattered &&
-			!(xxl_page_is(page, XXL_PAGE_DATA) && op->segno < cur->naccept && cur->accept[op->segno] &&
+			!(xxl_page_is_data(page) && op->segno < cur->naccept && cur->accept[op->segno] &&
 			  xxl_segment_holds(&cur->segs[op->segno], cur->next_block - 1)))
 		{
 			UnlockReleaseBuffer(cur->buf);
 			cur->buf = InvalidBuffer;
 			continue;
 		}
-		if (!cur->scattered && !(xxl_page_is(page, XXL_PAGE_DATA) && op->segno == cur->segno))
+		if (!cur->scattered && !(xxl_page_is_data(page) && op->segno == cur->segno))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("block %u of xxl table \"%s\" is not a page of segment %u",
@@ -359,6 +361,7 @@ segment_next(OrderedScanState *st, Cursor *cur)
 		if (cur->fmt.natts != op->natts)
 			xxl_row_format_init(&cur->fmt, RelationGetDescr(rel), op->natts);
 		LockBuffer(cur->buf, BUFFER_LOCK_UNLOCK);
+		xxl_page_open(page, &cur->pbuf, &cur->run);
 	}
 }
 
@@ -503,6 +506,7 @@ sort_rest(OrderedScanState *st, const XxlDirectory *dir, const bool *rest)
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(rowcxt);
 		}
+		xxl_page_buf_free(&tmp.pbuf);
 	}
 	pfree(scattered);
 	MemoryContextDelete(rowcxt);
@@ -533,6 +537,7 @@ first_page_in_range(OrderedScanState *st, const XxlSegment *seg, uint32 segno)
 		Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, mid, RBM_NORMAL, NULL);
 		Page		page;
 		XxlRowFormat fmt;
+		XxlPageBuf	pbuf;
 		uint32		len;
 		int			where;
 		MemoryContext old;
@@ -545,7 +550,8 @@ first_page_in_range(OrderedScanState *st, const XxlSegment *seg, uint32 segno)
 				 mid, RelationGetRelationName(rel), segno);
 		xxl_row_format_init(&fmt, RelationGetDescr(rel), XXL_OPAQUE(page)->natts);
 		old = MemoryContextSwitchTo(cxt);
-		where = against_range(st, &fmt, xxl_page_row(page, 0, &len));
+		xxl_page_buf_init(&pbuf, cxt);
+		where = against_range(st, &fmt, xxl_page_row_at(page, 0, &pbuf, &len));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(cxt);
 		UnlockReleaseBuffer(buf);
@@ -614,6 +620,7 @@ start(OrderedScanState *st)
 			cur->next_block = st->has_start ? first_page_in_range(st, seg, s) : seg->first_block;
 			cur->end_block = seg->first_block + seg->npages;
 			cur->buf = InvalidBuffer;
+			xxl_page_buf_init(&cur->pbuf, CurrentMemoryContext);
 			cur->cxt = AllocSetContextCreate(CurrentMemoryContext, "xxl ordered scan cursor",
 											 ALLOCSET_SMALL_SIZES);
 			initStringInfo(&cur->keybuf);
@@ -714,6 +721,7 @@ release(OrderedScanState *st)
 		if (cur->cxt)
 			MemoryContextDelete(cur->cxt);
 		cur->cxt = NULL;
+		xxl_page_buf_free(&cur->pbuf);
 	}
 	if (st->op != NULL)
 	{

@@ -50,6 +50,9 @@ typedef struct XxlScanDescData
 	BlockNumber next_block;
 	Buffer		buf;			/* the page being read, pinned */
 	BlockNumber block;
+	XxlRowRun	run;			/* its rows, once opened (open_page) */
+	bool		opened;
+	XxlPageBuf	pbuf;			/* where a packed page's rows are decoded */
 	Oid			relid;
 	int			row;
 	int			nrows;
@@ -63,6 +66,20 @@ typedef struct XxlScanDescData
 	/* xxl_scan_next_columns: a whole row of another layout, unpacked */
 	Datum	   *all_values;
 	bool	   *all_isnull;
+	/*
+	 * xxl_scan_next_columns: the columns it asks for, and, on a packed
+	 * page whose columns those are all bit-packed integers, their values
+	 * decoded column by column (col_page), no rows formed.
+	 */
+	AttrNumber *want_cols;
+	int			want_n;
+	Datum	   *col_values;
+	bool	   *col_nulls;
+	bool		col_page;
+	/* xxl_scan_set_ranges: packed pages outside them are skipped */
+	XxlColumnRange *ranges;
+	int			nranges;		/* -1: every page */
+	uint64		pages_skipped;
 	BufferAccessStrategy strategy;
 	MemoryContext rowcxt;
 	bool		parallel_started;
@@ -118,6 +135,7 @@ scan_make(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
 	scan->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "xxl scan row",
 										 ALLOCSET_SMALL_SIZES);
+	xxl_page_buf_init(&scan->pbuf, CurrentMemoryContext);
 	return scan;
 }
 
@@ -144,6 +162,8 @@ drop_page(XxlScanDesc scan)
 	scan->buf = InvalidBuffer;
 	scan->row = scan->nrows = 0;
 	scan->rows8 = NULL;
+	scan->opened = false;
+	scan->col_page = false;
 }
 
 void
@@ -155,6 +175,7 @@ xxl_scan_end(TableScanDesc sscan)
 	if (scan->strategy)
 		FreeAccessStrategy(scan->strategy);
 	MemoryContextDelete(scan->rowcxt);
+	xxl_page_buf_free(&scan->pbuf);
 	RelationDecrementReferenceCount(scan->base.rs_rd);
 	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
 		UnregisterSnapshot(scan->base.rs_snapshot);
@@ -210,7 +231,7 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = XXL_OPAQUE(page);
-	if (xxl_page_is(page, XXL_PAGE_DATA) && op->segno < scan->dir.nsegments &&
+	if (xxl_page_is_data(page) && op->segno < scan->dir.nsegments &&
 		xxl_segment_holds(&scan->dir.segs[op->segno], block))
 	{
 		segno = op->segno;
@@ -228,15 +249,37 @@ take_page(XxlScanDesc scan, BlockNumber block, BufferAccessStrategy strategy)
 	scan->buf = buf;
 	scan->block = block;
 	scan->rows8 = NULL;
-	if (scan->fmt.all8 && scan->fmt.natts <= 8 && scan->fmt.bitmap_bytes == 1 &&
-		op->row_width == 1 + scan->fmt.natts * sizeof(Datum))
-	{
-		scan->rows8 = (const char *) page + SizeOfPageHeaderData;
-		scan->width8 = op->row_width;
-	}
+	scan->opened = false;
+	scan->col_page = false;
 	scan->row = xxl_deleted_page_start(&scan->dels, &scan->del_k, xxl_row_pos(block, 0),
 									   scan->nrows, &scan->stop);
 	return segno;
+}
+
+/*
+ * The current page's rows made readable: a plain page's where they lie, a
+ * packed page's decoded (only once the scan knows it reads the page).
+ */
+static void
+open_page(XxlScanDesc scan)
+{
+	if (scan->opened)
+		return;
+	scan->opened = true;
+	if (scan->want_cols &&
+		xxl_packed_columns(BufferGetPage(scan->buf), scan->want_cols, scan->want_n,
+						   scan->col_values, scan->col_nulls))
+	{
+		scan->col_page = true;
+		return;
+	}
+	xxl_page_open(BufferGetPage(scan->buf), &scan->pbuf, &scan->run);
+	if (scan->fmt.all8 && scan->fmt.natts <= 8 && scan->fmt.bitmap_bytes == 1 &&
+		scan->run.row_width == 1 + scan->fmt.natts * sizeof(Datum))
+	{
+		scan->rows8 = scan->run.rows;
+		scan->width8 = scan->run.row_width;
+	}
 }
 
 /*
@@ -272,7 +315,7 @@ static void
 unpack_row(XxlScanDesc scan, int i, Datum *values, bool *isnull)
 {
 	uint32		len;
-	const char *row = xxl_page_row(BufferGetPage(scan->buf), i, &len);
+	const char *row = xxl_run_row(&scan->run, i, &len);
 
 	if (scan->fmt.may_alloc)
 	{
@@ -303,7 +346,7 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 		{
 			uint32		len;
 
-			xxl_row_unpack_byval(&scan->fmt, xxl_page_row(BufferGetPage(scan->buf), i, &len),
+			xxl_row_unpack_byval(&scan->fmt, xxl_run_row(&scan->run, i, &len),
 								 slot->tts_values, slot->tts_isnull);
 		}
 		slot->tts_flags &= ~TTS_FLAG_EMPTY;
@@ -317,6 +360,57 @@ store_row(XxlScanDesc scan, int i, TupleTableSlot *slot)
 	ExecStoreVirtualTuple(slot);
 	xxl_tid_set(&slot->tts_tid, scan->block, i);
 	slot->tts_tableOid = scan->relid;
+}
+
+/* Whether the current page holds no row within the scan's ranges (as its packing tells). */
+static bool
+outside_ranges(XxlScanDesc scan)
+{
+	Page		page = BufferGetPage(scan->buf);
+	XxlPageOpaque *op = XXL_OPAQUE(page);
+
+	if (scan->nranges < 0)
+		return true;
+	if (op->kind != XXL_PAGE_PACKED)
+		return false;
+	for (int k = 0; k < scan->nranges; k++)
+	{
+		const XxlColumnRange *r = &scan->ranges[k];
+		const XxlPackedCol *pc;
+
+		/* a column added after the page: its rows hold the default, not known here */
+		if (r->attno > op->natts)
+			continue;
+		pc = (const XxlPackedCol *) ((const char *) page + SizeOfPageHeaderData) + (r->attno - 1);
+		if (pc->enc == XXL_PACKED_RAW)
+			continue;
+		/* (every row NULL: min > max, outside any range) */
+		if (pc->max < r->lo || pc->min > r->hi || pc->min > pc->max)
+			return true;
+	}
+	return false;
+}
+
+void
+xxl_scan_set_ranges(TableScanDesc sscan, const XxlColumnRange *ranges, int n)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+
+	if (scan->ranges)
+		pfree(scan->ranges);
+	scan->ranges = NULL;
+	scan->nranges = n;
+	if (n > 0)
+	{
+		scan->ranges = MemoryContextAlloc(GetMemoryChunkContext(scan), sizeof(XxlColumnRange) * n);
+		memcpy(scan->ranges, ranges, sizeof(XxlColumnRange) * n);
+	}
+}
+
+uint64
+xxl_scan_pages_skipped(TableScanDesc sscan)
+{
+	return ((XxlScanDesc) sscan)->pages_skipped;
 }
 
 /*
@@ -352,6 +446,13 @@ next_rows(XxlScanDesc scan)
 		segno = take_page(scan, block, scan->strategy);
 		if (segno >= 0 && !scan->visible[segno])
 			drop_page(scan);
+		else if (segno >= 0 && scan->nranges != 0 && outside_ranges(scan))
+		{
+			scan->pages_skipped++;
+			drop_page(scan);
+		}
+		else if (segno >= 0)
+			open_page(scan);
 	}
 }
 
@@ -394,7 +495,7 @@ xxl_scan_next_run(TableScanDesc sscan, XxlRowRun *run)
 
 	if (!next_rows(scan))
 		return false;
-	xxl_page_rows(BufferGetPage(scan->buf), run);
+	*run = scan->run;
 	run->first = scan->row;
 	run->n = scan->stop - scan->row;
 	run->fmt = &scan->fmt;
@@ -409,10 +510,30 @@ xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Da
 	XxlScanDesc scan = (XxlScanDesc) sscan;
 	int			i;
 
+	if (unlikely(scan->want_cols == NULL))
+	{
+		/* the first call: packed pages are decoded for these columns alone */
+		MemoryContext cxt = GetMemoryChunkContext(scan);
+
+		scan->want_cols = MemoryContextAlloc(cxt, sizeof(AttrNumber) * Max(ncols, 1));
+		memcpy(scan->want_cols, cols, sizeof(AttrNumber) * ncols);
+		scan->want_n = ncols;
+		scan->col_values = MemoryContextAlloc(cxt, sizeof(Datum) * XXL_PAGE_ROWS * Max(ncols, 1));
+		scan->col_nulls = MemoryContextAlloc(cxt, sizeof(bool) * XXL_PAGE_ROWS * Max(ncols, 1));
+	}
 	if (!((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan)))
 		return false;
 	i = scan->row++;
 	xxl_tid_set(tid, scan->block, i);
+	if (scan->col_page)
+	{
+		for (int k = 0; k < ncols; k++)
+		{
+			values[k] = scan->col_values[k * XXL_PAGE_ROWS + i];
+			isnull[k] = scan->col_nulls[k * XXL_PAGE_ROWS + i];
+		}
+		return true;
+	}
 	if (fetch_row8(scan, i, cols, ncols, values, isnull))
 		return true;
 	/* the whole row, then the columns asked for */
@@ -462,6 +583,7 @@ xxl_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 			drop_page(scan);
 			return false;
 		}
+		open_page(scan);
 	}
 	scan->bm_first = first;
 	scan->row = first;
@@ -522,7 +644,8 @@ xxl_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	drop_page(scan);
 	if (blockno == XXL_META_BLOCK || blockno >= scan->nblocks)
 		return false;
-	(void) take_page(scan, blockno, bstrategy);
+	if (take_page(scan, blockno, bstrategy) >= 0)
+		open_page(scan);
 	return true;
 }
 
@@ -624,6 +747,7 @@ xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTab
 
 	if (found)
 	{
+		open_page(scan);
 		store_row(scan, xxl_tid_row(tid), slot);
 		/* the values must outlive the page's pin and the scan's memory */
 		ExecMaterializeSlot(slot);

@@ -45,7 +45,8 @@ typedef enum XxlPageKind
 	XXL_PAGE_META = 1,
 	XXL_PAGE_DIR = 2,
 	XXL_PAGE_DATA = 3,
-	XXL_PAGE_DELS = 4			/* a delete segment's: runs of deleted rows */
+	XXL_PAGE_DELS = 4,			/* a delete segment's: runs of deleted rows */
+	XXL_PAGE_PACKED = 5			/* data, column by column, integers bit-packed */
 } XxlPageKind;
 
 /* The special space of every page. */
@@ -117,6 +118,37 @@ xxl_page_is(Page page, XxlPageKind kind)
 	return !PageIsNew(page) && PageGetSpecialSize(page) == MAXALIGN(sizeof(XxlPageOpaque)) &&
 		XXL_OPAQUE(page)->magic == XXL_TABLE_MAGIC && XXL_OPAQUE(page)->kind == kind;
 }
+
+/* Whether page is a data page, plain or packed. */
+static inline bool
+xxl_page_is_data(Page page)
+{
+	return xxl_page_is(page, XXL_PAGE_DATA) || xxl_page_is(page, XXL_PAGE_PACKED);
+}
+
+/*
+ * A packed data page (xxl_table_packed.c) holds rows of a fixed width
+ * column by column: after the page header one XxlPackedCol per column
+ * (the special space's natts), then each column's NULL bitmap, if it has
+ * NULLs (a bit per row), and its values: an integer column's (by value,
+ * 1, 2, 4 or 8 bytes) bit-packed by frame of reference or delta
+ * (core/xxl_colpack.h; a NULL takes the base), any other column's bytes
+ * back to back.  nrows, row_width and natts in the special space are as
+ * on a plain page, and a row's position is its index, as there.
+ */
+#define XXL_PACKED_RAW 0
+typedef struct XxlPackedCol
+{
+	uint8		enc;			/* XXL_PACKED_RAW or an xxl_colpack_enc */
+	uint8		bits;
+	uint16		width;			/* the column's bytes in a plain row */
+	uint16		data;			/* where its values start on the page */
+	uint16		nulls;			/* where its NULL bitmap starts (0: no NULLs) */
+	int64		base;
+	int64		step;
+	int64		min;			/* integer columns: the least and greatest non-null */
+	int64		max;			/* value, sign-extended (min > max: none) */
+} XxlPackedCol;
 
 /* Segment flags */
 #define XXL_SEG_SORTED 0x0001	/* rows in the order of the key it was written with */
@@ -293,6 +325,53 @@ xxl_page_row(Page page, int i, uint32 *len)
 	xxl_page_rows(page, &run);
 	return xxl_run_row(&run, i, len);
 }
+
+/* Packed pages (xxl_table_packed.c) ----------------------------------------- */
+
+/*
+ * A segment writer's page in the making: rows added one by one until
+ * neither a packed nor a plain page holds the next (false: write the page
+ * with xxl_packer_finish, then add the row again).  NULL from begin: rows
+ * of this format are never packed (variable width, too wide, too many
+ * columns, or compression off).
+ */
+typedef struct XxlPacker XxlPacker;
+extern XxlPacker *xxl_packer_begin(const XxlRowFormat *fmt);
+extern bool xxl_packer_add(XxlPacker *pk, const char *row);
+extern int	xxl_packer_rows(const XxlPacker *pk);
+extern void xxl_packer_finish(XxlPacker *pk, Page page, const XxlRowFormat *fmt, uint32 segno);
+extern void xxl_packer_end(XxlPacker *pk);
+
+/* Where a reader decodes packed pages: rows, or one column's values. */
+typedef struct XxlPageBuf
+{
+	char	   *data;
+	Size		size;
+	int64	   *vals;
+	MemoryContext cxt;			/* where they are allocated (NULL: the current context) */
+} XxlPageBuf;
+
+extern void xxl_page_buf_init(XxlPageBuf *buf, MemoryContext cxt);
+extern void xxl_page_buf_free(XxlPageBuf *buf);
+
+/*
+ * A data page's rows as a run (first, n and fmt left to the caller): the
+ * page's own, or a packed page's decoded into buf (valid until buf's
+ * next use).
+ */
+extern void xxl_page_open(Page page, XxlPageBuf *buf, XxlRowRun *run);
+
+/* Row i of a data page and its length; a packed page's alone decoded into buf. */
+extern const char *xxl_page_row_at(Page page, int i, XxlPageBuf *buf, uint32 *len);
+
+/*
+ * The columns cols (attribute numbers) of every row of a packed page, as
+ * Datums: column k's at values[k * XXL_PAGE_ROWS + row], its NULLs in
+ * isnull likewise.  false (nothing done) when the page is plain or some
+ * column is not a bit-packed integer on it: read rows instead.
+ */
+extern bool xxl_packed_columns(Page page, const AttrNumber *cols, int ncols, Datum *values,
+							   bool *isnull);
 
 /* Settings (xxl_table_options.c) --------------------------------------------- */
 
@@ -519,6 +598,23 @@ extern bool xxl_scan_next_run(TableScanDesc scan, XxlRowRun *run);
  */
 extern bool xxl_scan_next_columns(TableScanDesc scan, const AttrNumber *cols, int ncols,
 								  Datum *values, bool *isnull, ItemPointer tid);
+
+/*
+ * Where a sequential scan's rows must lie: integer column attno's values
+ * in [lo, hi] (as packed pages hold them, sign-extended).  A packed page
+ * whose least and greatest value of such a column both lie outside is
+ * skipped unread (so is one where the column is NULL in every row).
+ * n = -1: no row qualifies, every page is skipped.  The caller still
+ * checks its conditions on every row returned.
+ */
+typedef struct XxlColumnRange
+{
+	AttrNumber	attno;
+	int64		lo;
+	int64		hi;
+} XxlColumnRange;
+extern void xxl_scan_set_ranges(TableScanDesc scan, const XxlColumnRange *ranges, int n);
+extern uint64 xxl_scan_pages_skipped(TableScanDesc scan);
 
 extern bool xxl_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
 extern bool xxl_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,

@@ -429,6 +429,7 @@ write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
 	int			got;
 	xxl_sort_stats sst;
 	XxlRelFile *file = NULL;	/* a large segment's pages go to the file */
+	XxlPacker  *packer;			/* NULL: plain pages */
 	char	   *page;
 
 	memset(seg, 0, sizeof(*seg));
@@ -443,6 +444,7 @@ write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
 	if (sst.bytes >= BULK_SEGMENT_MIN && rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
 		file = xxl_relfile_begin(rel, seg->first_block, false);
 	page = file ? xxl_relfile_page(file, NULL) : pb->data;
+	packer = xxl_packer_begin(&ws->fmt);
 	xxl_page_init(page, &ws->fmt, segno);
 	for (;;)
 	{
@@ -470,7 +472,19 @@ write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
 			}
 			else
 				row = recs;
-			if (!xxl_page_add(page, row, len))
+			if (packer)
+			{
+				if (!xxl_packer_add(packer, row))
+				{
+					CHECK_FOR_INTERRUPTS();
+					xxl_packer_finish(packer, page, &ws->fmt, segno);
+					page = segment_page_done(rel, file, pb, strategy);
+					seg->npages++;
+					if (!xxl_packer_add(packer, row))
+						elog(ERROR, "row of %u bytes does not fit an empty page", len);
+				}
+			}
+			else if (!xxl_page_add(page, row, len))
 			{
 				CHECK_FOR_INTERRUPTS();
 				page = segment_page_done(rel, file, pb, strategy);
@@ -482,11 +496,15 @@ write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
 			seg->nrows++;
 		}
 	}
+	if (packer && xxl_packer_rows(packer) > 0)
+		xxl_packer_finish(packer, page, &ws->fmt, segno);
 	if (XXL_OPAQUE(page)->nrows > 0)
 	{
 		(void) segment_page_done(rel, file, pb, strategy);
 		seg->npages++;
 	}
+	if (packer)
+		xxl_packer_end(packer);
 	/* synced where it must be: on disk before the entry that makes them count */
 	if (file)
 		xxl_relfile_end(file);
