@@ -18,4 +18,5 @@ xxl_table_init(void)
 	xxl_table_analyze_init();
 	xxl_table_ordered_init();
 	xxl_table_fullscan_init();
+	xxl_table_aggscan_init();
 }

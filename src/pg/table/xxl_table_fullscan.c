@@ -103,8 +103,8 @@ static const CustomExecMethods full_exec_methods = {
 /* Planning ----------------------------------------------------------------------------- */
 
 /* Whether rel is a whole xxl table this node may read (see the head comment). */
-static bool
-wanted(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+bool
+xxl_full_scan_allowed(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
 	ListCell   *lc;
 	Relation	r;
@@ -153,7 +153,7 @@ full_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
-	if (!wanted(root, rel, rti, rte) || (seq = xxl_seqscan_path(rel)) == NULL)
+	if (!xxl_full_scan_allowed(root, rel, rti, rte) || (seq = xxl_seqscan_path(rel)) == NULL)
 		return;
 	cpath = xxl_custom_path(rel, &full_path_methods);
 	cpath->path.startup_cost = seq->startup_cost;

@@ -9,6 +9,9 @@
 
 #include "pg/table/xxl_table_writers.h"
 
+struct PlannerInfo;
+struct RelOptInfo;
+
 /*
  * The ordered scan: its paths and plans (xxl_table_ordered.c), its
  * execution (xxl_table_ordered_exec.c).  The plan's private list: the
@@ -23,6 +26,16 @@ struct XxlSortItem;
 extern AttrNumber xxl_ordered_item_attno(TupleDesc desc, const struct XxlSortItem *item);
 /* The full scan (xxl_table_fullscan.c). */
 extern void xxl_table_fullscan_init(void);
+/*
+ * Whether the full scan may read base relation rel (range table entry
+ * rti): an xxl table, no row mark, no TABLESAMPLE, only plain columns
+ * wanted by the plan and by its conditions.
+ */
+extern bool xxl_full_scan_allowed(struct PlannerInfo *root, struct RelOptInfo *rel, Index rti,
+								  RangeTblEntry *rte);
+
+/* The aggregate scan (xxl_table_aggscan.c). */
+extern void xxl_table_aggscan_init(void);
 
 /*
  * The restrictions of rel that bound column attno (att): "column op
@@ -31,7 +44,6 @@ extern void xxl_table_fullscan_init(void);
  * Appends their strategies (Integer, the column on the left), value
  * expressions and clauses (clauses may be NULL) (xxl_table_bounds.c).
  */
-struct RelOptInfo;
 extern void xxl_column_bounds(struct RelOptInfo *rel, AttrNumber attno, Form_pg_attribute att,
 							  List **strategies, List **exprs, List **clauses);
 

@@ -503,6 +503,19 @@ xxl_scan_next_run(TableScanDesc sscan, XxlRowRun *run)
 	return true;
 }
 
+/* The columns a scan reads by xxl_scan_next_columns: packed pages are decoded for them alone. */
+static pg_noinline void
+want_columns(XxlScanDesc scan, const AttrNumber *cols, int ncols)
+{
+	MemoryContext cxt = GetMemoryChunkContext(scan);
+
+	scan->want_cols = MemoryContextAlloc(cxt, sizeof(AttrNumber) * Max(ncols, 1));
+	memcpy(scan->want_cols, cols, sizeof(AttrNumber) * ncols);
+	scan->want_n = ncols;
+	scan->col_values = MemoryContextAlloc(cxt, sizeof(Datum) * XXL_PAGE_ROWS * Max(ncols, 1));
+	scan->col_nulls = MemoryContextAlloc(cxt, sizeof(bool) * XXL_PAGE_ROWS * Max(ncols, 1));
+}
+
 bool
 xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Datum *values,
 					  bool *isnull, ItemPointer tid)
@@ -511,16 +524,7 @@ xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Da
 	int			i;
 
 	if (unlikely(scan->want_cols == NULL))
-	{
-		/* the first call: packed pages are decoded for these columns alone */
-		MemoryContext cxt = GetMemoryChunkContext(scan);
-
-		scan->want_cols = MemoryContextAlloc(cxt, sizeof(AttrNumber) * Max(ncols, 1));
-		memcpy(scan->want_cols, cols, sizeof(AttrNumber) * ncols);
-		scan->want_n = ncols;
-		scan->col_values = MemoryContextAlloc(cxt, sizeof(Datum) * XXL_PAGE_ROWS * Max(ncols, 1));
-		scan->col_nulls = MemoryContextAlloc(cxt, sizeof(bool) * XXL_PAGE_ROWS * Max(ncols, 1));
-	}
+		want_columns(scan, cols, ncols);
 	if (!((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan)))
 		return false;
 	i = scan->row++;
@@ -550,6 +554,44 @@ xxl_scan_next_columns(TableScanDesc sscan, const AttrNumber *cols, int ncols, Da
 		values[c] = scan->all_values[cols[c] - 1];
 		isnull[c] = scan->all_isnull[cols[c] - 1];
 	}
+	return true;
+}
+
+bool
+xxl_scan_next_column_run(TableScanDesc sscan, const AttrNumber *cols, int ncols,
+						 Datum **values, bool **isnull, int *first, int *n)
+{
+	XxlScanDesc scan = (XxlScanDesc) sscan;
+	int			i;
+	ItemPointerData tid;
+
+	if (unlikely(scan->want_cols == NULL))
+		want_columns(scan, cols, ncols);
+	if (!((BufferIsValid(scan->buf) && scan->row < scan->stop) || next_rows(scan)))
+		return false;
+	*values = scan->col_values;
+	*isnull = scan->col_nulls;
+	*first = scan->row;
+	*n = scan->stop - scan->row;
+	if (!scan->col_page)
+	{
+		/* rows of a plain page, into the same arrays, by the row path */
+		for (i = scan->row; i < scan->stop; i++)
+		{
+			Datum		v[XXL_BYVAL_MAX_COLS];
+			bool		nl[XXL_BYVAL_MAX_COLS];
+
+			Assert(ncols <= XXL_BYVAL_MAX_COLS);
+			scan->row = i;
+			(void) xxl_scan_next_columns(sscan, cols, ncols, v, nl, &tid);
+			for (int k = 0; k < ncols; k++)
+			{
+				scan->col_values[k * XXL_PAGE_ROWS + i] = v[k];
+				scan->col_nulls[k * XXL_PAGE_ROWS + i] = nl[k];
+			}
+		}
+	}
+	scan->row = scan->stop;
 	return true;
 }
 

@@ -600,6 +600,18 @@ extern bool xxl_scan_next_columns(TableScanDesc scan, const AttrNumber *cols, in
 								  Datum *values, bool *isnull, ItemPointer tid);
 
 /*
+ * The next rows of a sequential scan as columns: n rows of one page, column
+ * k's at (*values)[k * XXL_PAGE_ROWS + first .. + n), its NULLs in *isnull
+ * likewise; a packed page's straight from its decoded columns.  For
+ * consumers that work a column at a time (the aggregate scan).  ncols at
+ * most XXL_BYVAL_MAX_COLS, by-value columns only; valid until the next
+ * call; false at the end.  Not to be mixed with the other ways of reading
+ * one scan, but xxl_scan_next_columns with the same columns.
+ */
+extern bool xxl_scan_next_column_run(TableScanDesc scan, const AttrNumber *cols, int ncols,
+									 Datum **values, bool **isnull, int *first, int *n);
+
+/*
  * Where a sequential scan's rows must lie: integer column attno's values
  * in [lo, hi] (as packed pages hold them, sign-extended).  A packed page
  * whose least and greatest value of such a column both lie outside is
