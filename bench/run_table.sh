@@ -11,9 +11,10 @@
 # step runs in a fresh connection, timed by the server's clock:
 #   load by COPY, into an existing empty table       heap | xxl (sorted by a)
 #   load by INSERT ... SELECT from generate_series    heap | xxl
-#   size (pg_total_relation_size)
-#   full scan: count(*), sum(b), one process          heap | xxl
+#   size (pg_total_relation_size), and the xxl table's with packing off
+#   full scan: count(*), sum(b), one process          heap | xxl (aggregate scan)
 #   the same with the kernel's page cache dropped first (as root)
+#   full scan into an Aggregate: sum(b + 0)           heap | xxl (full scan node)
 #   ORDER BY a, every row (OFFSET past the end)      heap + Sort | xxl merged
 #   ORDER BY a in a window (row_number() over it)     heap + Sort | xxl merged
 #   ORDER BY a LIMIT 10                                heap top-N | xxl
@@ -21,6 +22,11 @@
 #   btree index build on a (heap only)
 #   DELETE 1% scattered, DELETE a 10% key range, UPDATE 1% (key changed)
 #   full scan and ORDER BY a after them, then VACUUM FULL | xxl.compact, size
+# then compression by column type: (k bigint, v T) tables keyed by k with
+# TABLE_ROWS / 10 rows, packed, plain and heap, v's bytes per row (the
+# table's size less a (k) table's); and a day's range of a timestamp that
+# rises with the key (full scan, packed pages skipped by their least and
+# greatest value) against the heap and plain pages;
 # and connected components over TABLE_EDGES (5M) random edges
 # (id, source, target, cost) stored in each (xxl.connected_components at
 # TABLE_MEM, 256MB): counted and their distinct components counted, and
@@ -116,6 +122,10 @@ psql_ -c "VACUUM ANALYZE th" -c "VACUUM ANALYZE tx" -c "CHECKPOINT" >>"$LOG"
 hb=$(psql_ -c "SELECT pg_total_relation_size('th')")
 xb=$(psql_ -c "SELECT pg_total_relation_size('tx')")
 row "size (bytes; ratio of sizes)" "$hb" "$xb" "$hb" "$xb"
+psql_ -c "CREATE TABLE txp (a bigint, b bigint) USING xxl" -c "SELECT xxl.alter_table_set('txp', 'a')" \
+	-c "SET xxl.table_compression = off" -c "INSERT INTO txp SELECT * FROM tx" -c "VACUUM ANALYZE txp" >>"$LOG"
+pb=$(psql_ -c "SELECT pg_total_relation_size('txp')")
+row "size, xxl packing off" "$hb" "$pb" "$hb" "$pb"
 restart_server
 
 q_scan="SELECT count(*), sum(b) FROM %s"
@@ -125,6 +135,11 @@ cold() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; restart_ser
 if [ -w /proc/sys/vm/drop_caches ]; then
 	row "full scan from disk" "$(cold "$(printf "$q_scan" th)")" "$(cold "$(printf "$q_scan" tx)")"
 fi
+row "full scan, packing off" "$(timed "$(printf "$q_scan" th)")" "$(timed "$(printf "$q_scan" txp)")"
+# an aggregate the aggregate scan does not take: the full scan node's rows into Aggregate
+q_scan0="SELECT count(*), sum(b + 0) FROM %s"
+row "full scan into Aggregate" "$(timed "$(printf "$q_scan0" th)")" "$(timed "$(printf "$q_scan0" tx)")"
+psql_ -c "DROP TABLE txp" >>"$LOG"
 # every row in key order, handed to a Limit that discards them (no client transfer)
 q_order="SELECT * FROM %s ORDER BY a OFFSET $ROWS"
 row "ORDER BY a: all rows" "$(timed "$(printf "$q_order" th)")" "$(timed "$(printf "$q_order" tx)")"
@@ -183,6 +198,77 @@ row "rewrite: VACUUM FULL | compact" "$(timed "VACUUM FULL th")" "$(timed "SELEC
 hb=$(psql_ -c "SELECT pg_total_relation_size('th')")
 xb=$(psql_ -c "SELECT pg_total_relation_size('tx')")
 row "size after rewrite (bytes)" "$hb" "$xb" "$hb" "$xb"
+
+# compression by column type: v's bytes per row in (k, v) tables keyed by k
+CROWS=$(( ROWS / 10 ))
+echo "compression by column type ($CROWS rows of (k bigint, v), keyed by k; v's bytes per row):"
+printf '   %-34s %8s %8s %8s %8s\n' "v" "heap" "plain" "packed" "packed/heap"
+echo "step,heap_bytes,plain_bytes,packed_bytes" >"$OUT/table_types.csv"
+kexpr="(hashint8(g) & 1099511627775)"
+ctype() {
+	local name=$1 type=$2 expr=$3 sizes=()
+	for kind in heap plain packed; do
+		local am="" set="SET xxl.table_compression = on"
+		[ $kind = heap ] || am="USING xxl"
+		[ $kind = plain ] && set="SET xxl.table_compression = off"
+		psql_ -c "DROP TABLE IF EXISTS ct" -c "CREATE TABLE ct (k bigint $( [ -n "$type" ] && echo ", v $type")) $am" \
+			-c "$( [ $kind = heap ] && echo "SELECT 1" || echo "SELECT xxl.alter_table_set('ct', 'k')")" \
+			-c "$set" -c "INSERT INTO ct SELECT $kexpr $( [ -n "$type" ] && echo ", $expr") FROM generate_series(1, $CROWS) g" \
+			-c "VACUUM ct" >>"$LOG"
+		sizes+=("$(psql_ -c "SELECT pg_relation_size('ct')")")
+	done
+	echo "${sizes[*]}"
+}
+read -r kh kp kx < <(ctype "k alone" "" "")
+for spec in "bigint rising with k|bigint|$kexpr * 3 + 7" \
+	"bigint random|bigint|hashint8(-g)" \
+	"integer in 0..999|integer|(hashint8(g * 7) & 1023)::int % 1000" \
+	"timestamptz rising with k|timestamptz|timestamptz '2024-01-01' + $kexpr * interval '1 microsecond'" \
+	"date in ten years|date|date '2015-01-01' + (hashint8(g * 3) & 4095)::int % 3650" \
+	"boolean|boolean|g % 3 = 0" \
+	"double precision random|float8|hashint8(g * 5) / 1e9" \
+	"uuid random|uuid|md5(g::text)::uuid"; do
+	IFS='|' read -r name type expr <<<"$spec"
+	read -r h p x < <(ctype "$name" "$type" "$expr")
+	vh=$(awk -v a="$h" -v b="$kh" -v n="$CROWS" 'BEGIN { printf "%.2f", (a - b) / n }')
+	vp=$(awk -v a="$p" -v b="$kp" -v n="$CROWS" 'BEGIN { printf "%.2f", (a - b) / n }')
+	vx=$(awk -v a="$x" -v b="$kx" -v n="$CROWS" 'BEGIN { printf "%.2f", (a - b) / n }')
+	printf '   %-34s %8s %8s %8s %8s\n' "$name" "$vh" "$vp" "$vx" \
+		"$(awk -v a="$vx" -v b="$vh" 'BEGIN { printf "%.2f", a / b }')"
+	echo "v $name,$vh,$vp,$vx" >>"$OUT/table_types.csv"
+done
+printf '   %-34s %8s %8s %8s\n' "(k bigint alone, whole row)" \
+	"$(awk -v a="$kh" -v n="$CROWS" 'BEGIN { printf "%.2f", a / n }')" \
+	"$(awk -v a="$kp" -v n="$CROWS" 'BEGIN { printf "%.2f", a / n }')" \
+	"$(awk -v a="$kx" -v n="$CROWS" 'BEGIN { printf "%.2f", a / n }')"
+
+# a filter on a column that is not the key: a day of a timestamp rising with it
+psql_ >>"$LOG" <<SQL
+DROP TABLE IF EXISTS ct;
+CREATE TABLE tt_x (k bigint, t timestamptz, v bigint) USING xxl;
+SELECT xxl.alter_table_set('tt_x', 'k');
+INSERT INTO tt_x SELECT g, timestamptz '2024-01-01' + g * interval '1 second', hashint8(g) FROM generate_series(1, $ROWS) g;
+CREATE TABLE tt_p (LIKE tt_x) USING xxl;
+SELECT xxl.alter_table_set('tt_p', 'k');
+SET xxl.table_compression = off;
+INSERT INTO tt_p SELECT * FROM tt_x;
+RESET xxl.table_compression;
+CREATE TABLE tt_h AS SELECT * FROM tt_x;
+VACUUM ANALYZE tt_x;
+VACUUM ANALYZE tt_p;
+VACUUM ANALYZE tt_h;
+SQL
+q_day="SELECT count(*), sum(v) FROM %s WHERE t >= '2024-01-20' AND t < '2024-01-21'"
+row "a day of t (not the key), packed" "$(timed "$(printf "$q_day" tt_h)")" "$(timed "$(printf "$q_day" tt_x)")"
+row "the same, packing off" "$(timed "$(printf "$q_day" tt_h)")" "$(timed "$(printf "$q_day" tt_p)")"
+skipped=$(psql_ -c "SET max_parallel_workers_per_gather = 0" -c "EXPLAIN (ANALYZE, FORMAT JSON) $(printf "$q_day" tt_x)" |
+	grep -o '"Pages Skipped": [0-9]*' | grep -o '[0-9]*$' || true)
+echo "   the packed scan skipped ${skipped:-?} of $(psql_ -c "SELECT pg_relation_size('tt_x') / 8192") pages"
+for t in tt_x tt_p; do
+	[ "$(answer "$(printf "$q_day" tt_h)")" = "$(answer "$(printf "$q_day" $t)")" ] ||
+		{ echo "bench-table: the day's answers differ ($t)" >&2; fail=1; }
+done
+psql_ -c "DROP TABLE tt_x, tt_p, tt_h" >>"$LOG"
 
 # connected components over an edge table of each kind
 psql_ <<SQL

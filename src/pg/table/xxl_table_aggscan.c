@@ -225,13 +225,7 @@ agg_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_re
 	/* (the scan's column runs take that many) */
 	if (bms_num_members(cols) > XXL_BYVAL_MAX_COLS)
 		return;
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = output_rel;
-	cpath->path.pathtarget = output_rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
+	cpath = xxl_custom_path(output_rel, &agg_path_methods);
 	cpath->path.rows = 1;
 	/*
 	 * The cheapest scan's cost (the full scan's: a sequential scan with
@@ -241,9 +235,7 @@ agg_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_re
 	 */
 	cpath->path.startup_cost = cpath->path.total_cost =
 		scan->total_cost - 0.3 * cpu_tuple_cost * input_rel->tuples;
-	cpath->flags = 0;
 	cpath->custom_private = list_make2(makeInteger(input_rel->relid), aggs);
-	cpath->methods = &agg_path_methods;
 	add_path(output_rel, &cpath->path);
 }
 
@@ -385,17 +377,12 @@ accumulate(AggScanState *st, const Datum *values, const bool *isnull, int first,
 				}
 				break;
 			case AGG_MIN:
+			case AGG_MAX:
+				/* (both kept: the result takes its own) */
 				for (int i = 0; i < n; i++)
 					if (!nl[i])
 					{
 						acc->min = Min(acc->min, (int64) v[i]);
-						acc->count++;
-					}
-				break;
-			case AGG_MAX:
-				for (int i = 0; i < n; i++)
-					if (!nl[i])
-					{
 						acc->max = Max(acc->max, (int64) v[i]);
 						acc->count++;
 					}
