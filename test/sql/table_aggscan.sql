@@ -3,7 +3,9 @@
 -- must not, and the same answers as PostgreSQL's own aggregates (the node
 -- off, and a heap copy): every aggregate it takes over every integer width,
 -- dates and timestamps, NULLs, sums past bigint, empty tables and all-NULL
--- columns, deleted rows, plain pages (rows of variable width), a column
+-- columns, conditions that bound integer-ordered columns (applied a column
+-- at a time, packed pages skipped) and ones it leaves to the Aggregate,
+-- deleted rows, plain pages (rows of variable width), a column
 -- added later (its default), rescans with new parameters, and the rights of
 -- an ordinary role.
 \i test/include/begin.sql
@@ -46,9 +48,51 @@ SELECT ag_same('SELECT min(d), max(d), min(ts), max(ts), min(tz), max(tz), min(t
 SELECT ag_same('SELECT sum(i4) * 2 + count(*), sum(i4), 7 AS seven, max(k) - min(k) FROM %I');
 EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*), sum(i8) / 2 FROM ag_x;
 
--- where it must not: a condition, GROUP BY, HAVING, DISTINCT, FILTER, ORDER BY
--- in the aggregate, another aggregate, an expression as the argument, a cast
-EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x WHERE k > 5;
+-- conditions that bound integer-ordered columns: filtered here, a column at a time
+SELECT ag_same('SELECT count(*), sum(i4), min(ts), max(i8) FROM %I WHERE k BETWEEN 1000 AND 2999');
+SELECT ag_same('SELECT count(*), sum(i2), avg(i4) FROM %I WHERE i4 >= -20000 AND i4 < -100 AND 5 < k');
+-- (a wider literal against a narrower column is no bound: the Aggregate filters)
+SELECT ag_same('SELECT count(*), sum(i2) FROM %I WHERE i2 > -100');
+SELECT ag_same($$SELECT count(*), count(ts), max(tz) FROM %I WHERE d = '2010-06-01' OR FALSE$$);
+SELECT ag_same($$SELECT count(*), sum(i4) FROM %I WHERE ts >= '2002-01-01' AND ts < '2002-02-01' AND t > '01:00'$$);
+SELECT ag_same('SELECT count(*), sum(i4) FROM %I WHERE i8 = 9223372036854775807');
+SELECT ag_same('SELECT count(*), sum(i4), max(k) FROM %I WHERE k > 10 AND k < 5');
+SELECT ag_same('SELECT count(*), sum(i4) FROM %I WHERE i8 > 9223372036854775807');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT count(*) FROM ag_x WHERE k BETWEEN 1000 AND 2999;
+-- packed pages outside the bounds are skipped (ag_x's text column keeps its pages
+-- plain); a bound on the key goes to the ordered scan, which reads less
+CREATE TABLE ag_k (k int, v bigint) USING xxl;
+SELECT xxl.alter_table_set('ag_k', order_by => 'k');
+INSERT INTO ag_k SELECT g, g * 3 FROM generate_series(1, 50000) g;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT count(*), sum(k) FROM ag_k WHERE v BETWEEN 60000 AND 60300;
+SELECT count(*), sum(k) FROM ag_k WHERE v BETWEEN 60000 AND 60300;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_k WHERE k BETWEEN 20000 AND 20100;
+SET xxl.full_scan = off;
+SELECT count(*), sum(k) FROM ag_k WHERE v BETWEEN 60000 AND 60300;
+RESET xxl.full_scan;
+DROP TABLE ag_k;
+PREPARE ag_b(int, int) AS SELECT count(*), sum(k) FROM ag_x WHERE i4 >= $1 AND i4 < $2;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE ag_b(1, 2);
+EXECUTE ag_b(-200, -100);
+EXECUTE ag_b(NULL, 200);
+EXECUTE ag_b(-29000, 2147483647);
+SELECT count(*), sum(k) FROM ag_h WHERE i4 >= -29000 AND i4 < 2147483647;
+SELECT g, (SELECT count(*) FROM ag_x WHERE i4 < -g * 1000) AS x,
+       (SELECT count(*) FROM ag_h WHERE i4 < -g * 1000) AS h
+FROM generate_series(1, 3) g;
+RESET plan_cache_mode;
+DEALLOCATE ag_b;
+
+-- where it must not: a condition that is not such a bound, GROUP BY, HAVING,
+-- DISTINCT, FILTER, ORDER BY in the aggregate, another aggregate, an
+-- expression as the argument, a cast
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x WHERE k > 5 AND k % 2 = 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x WHERE i4 > i2;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x WHERE note IS NULL;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x WHERE k > 5 OR k < 2;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x GROUP BY i2 % 3;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ag_x HAVING count(*) > 1;
 EXPLAIN (COSTS OFF) SELECT count(DISTINCT i4) FROM ag_x;

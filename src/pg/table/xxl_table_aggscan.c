@@ -12,8 +12,10 @@
  * scan alone cannot make such a query much faster.
  *
  * Where: the grouping stage of a query over one xxl table that the full
- * scan may read (xxl_full_scan_allowed), with no condition, no GROUP BY,
- * grouping sets or HAVING, whose aggregates are all of: count(*),
+ * scan may read (xxl_full_scan_allowed), whose conditions are all bounds
+ * on integer-ordered columns (xxl_page_ranges: they skip packed pages and
+ * filter the rows a column at a time), with no GROUP BY, grouping sets or
+ * HAVING, and whose aggregates are all of: count(*),
  * count(column) of any column, sum and avg of smallint, integer and
  * bigint, min and max of those, date, time, timestamp and timestamptz,
  * without DISTINCT, ORDER BY or FILTER.  Results are those of
@@ -33,6 +35,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/cost.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
@@ -80,6 +83,14 @@ typedef struct AggScanState
 	int			naccs;
 	bool		done;
 	int64		rows;
+	/* the conditions' bounds: columns, strategies, values' states; scan column of each range */
+	List	   *range_attnos;
+	List	   *range_strategies;
+	List	   *range_states;
+	XxlColumnRange *ranges;
+	int			nranges;		/* -1: no row qualifies */
+	int		   *range_cols;
+	bool	   *sel;			/* the rows of a run the bounds keep */
 } AggScanState;
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;
@@ -194,20 +205,25 @@ agg_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_re
 	ListCell   *lc;
 	RangeTblEntry *rte;
 	CustomPath *cpath;
-	Path	   *scan;
 	Bitmapset  *cols = NULL;
+	List	   *ranges,
+			   *clauses;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 	if (stage != UPPERREL_GROUP_AGG || !xxl_full_scan || !parse->hasAggs ||
 		parse->groupClause != NIL || parse->groupingSets != NIL || parse->havingQual != NULL ||
 		parse->hasTargetSRFs || input_rel->reloptkind != RELOPT_BASEREL ||
-		input_rel->baserestrictinfo != NIL || bms_membership(input_rel->relids) != BMS_SINGLETON)
+		bms_membership(input_rel->relids) != BMS_SINGLETON)
 		return;
 	rte = root->simple_rte_array[input_rel->relid];
-	if (!xxl_full_scan_allowed(root, input_rel, input_rel->relid, rte) ||
-		(scan = input_rel->cheapest_total_path) == NULL)
+	if (!xxl_full_scan_allowed(root, input_rel, input_rel->relid, rte))
 		return;
+	/* every condition a bound this node applies itself */
+	ranges = xxl_page_ranges(input_rel, rte->relid, &clauses);
+	foreach(lc, input_rel->baserestrictinfo)
+		if (!list_member_ptr(clauses, lfirst(lc)))
+			return;
 	/* every aggregate one this node computes, no column outside them */
 	aggs = pull_var_clause((Node *) output_rel->reltarget->exprs,
 						   PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS);
@@ -222,20 +238,30 @@ agg_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_re
 		if (attno > 0)
 			cols = bms_add_member(cols, attno);
 	}
+	if (ranges != NIL)
+		foreach(lc, (List *) linitial(ranges))
+			cols = bms_add_member(cols, lfirst_int(lc));
 	/* (the scan's column runs take that many) */
 	if (bms_num_members(cols) > XXL_BYVAL_MAX_COLS)
 		return;
 	cpath = xxl_custom_path(output_rel, &agg_path_methods);
 	cpath->path.rows = 1;
 	/*
-	 * The cheapest scan's cost (the full scan's: a sequential scan with
-	 * half its per-row CPU) less most of what is left of that CPU, and one
-	 * row at the end.  (The sequential scan's path may be gone by now:
-	 * the full scan's dominates it.)
+	 * Every page read (the pages the bounds skip are not known here), and a
+	 * fifth of a row's CPU for each row, its aggregates and bounds: the
+	 * arrays are worked a page at a time.  Paths that read less (the
+	 * ordered scan's key bounds, an index) cost less when the bounds are
+	 * narrow, and keep the Aggregate above them.
 	 */
 	cpath->path.startup_cost = cpath->path.total_cost =
-		scan->total_cost - 0.3 * cpu_tuple_cost * input_rel->tuples;
-	cpath->custom_private = list_make2(makeInteger(input_rel->relid), aggs);
+		input_rel->pages * seq_page_cost +
+		input_rel->tuples * 0.2 * (cpu_tuple_cost +
+								   cpu_operator_cost * (list_length(aggs) +
+														(ranges ? list_length(linitial(ranges)) : 0)));
+	/* it reads the table as a sequential scan does: enable_seqscan = off holds for it too */
+	if (!enable_seqscan)
+		cpath->path.startup_cost = cpath->path.total_cost += disable_cost;
+	cpath->custom_private = list_make3(makeInteger(input_rel->relid), aggs, ranges);
 	add_path(output_rel, &cpath->path);
 }
 
@@ -251,6 +277,7 @@ plan_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *t
 			  List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
+	List	   *ranges = lthird(best_path->custom_private);
 	ListCell   *lc;
 
 	cscan->scan.plan.targetlist = tlist;
@@ -260,7 +287,15 @@ plan_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *t
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
 	cscan->custom_private =
-		list_make1_oid(planner_rt_fetch(intVal(linitial(best_path->custom_private)), root)->relid);
+		list_make1(list_make1_oid(planner_rt_fetch(intVal(linitial(best_path->custom_private)),
+												   root)->relid));
+	if (ranges != NIL)
+	{
+		/* the bounds' values in custom_exprs, so that setrefs resolves their parameters */
+		cscan->custom_private = lappend(cscan->custom_private, copyObject(linitial(ranges)));
+		cscan->custom_private = lappend(cscan->custom_private, copyObject(lsecond(ranges)));
+		cscan->custom_exprs = copyObject(lthird(ranges));
+	}
 	foreach(lc, (List *) lsecond(best_path->custom_private))
 		cscan->custom_scan_tlist = lappend(cscan->custom_scan_tlist,
 										   makeTargetEntry(copyObject(lfirst(lc)),
@@ -271,6 +306,17 @@ plan_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *t
 }
 
 /* Execution ----------------------------------------------------------------------------- */
+
+/* The scan column that reads table column attno, added if none does. */
+static int
+scan_column(AggScanState *st, AttrNumber attno)
+{
+	for (int k = 0; k < st->ncols; k++)
+		if (st->cols[k] == attno)
+			return k;
+	st->cols[st->ncols] = attno;
+	return st->ncols++;
+}
 
 static Node *
 create_agg_state(CustomScan *cscan)
@@ -283,7 +329,10 @@ create_agg_state(CustomScan *cscan)
 	st->css.flags = cscan->flags;
 	st->css.methods = &agg_exec_methods;
 	st->accs = palloc0(sizeof(AggAcc) * Max(n, 1));
-	st->cols = palloc(sizeof(AttrNumber) * Max(n, 1));
+	/* (columns of the aggregates and of the bounds) */
+	st->cols = palloc(sizeof(AttrNumber) *
+					  (Max(n, 1) + (list_length(cscan->custom_private) > 1 ?
+									list_length(lsecond(cscan->custom_private)) : 0)));
 	foreach(lc, cscan->custom_scan_tlist)
 	{
 		Aggref	   *agg = (Aggref *) lfirst_node(TargetEntry, lc)->expr;
@@ -294,16 +343,14 @@ create_agg_state(CustomScan *cscan)
 		acc->result = agg->aggtype;
 		acc->col = -1;
 		if (attno > 0)
-		{
-			for (int k = 0; k < st->ncols; k++)
-				if (st->cols[k] == attno)
-					acc->col = k;
-			if (acc->col < 0)
-			{
-				acc->col = st->ncols;
-				st->cols[st->ncols++] = attno;
-			}
-		}
+			acc->col = scan_column(st, attno);
+	}
+	if (list_length(cscan->custom_private) > 1)
+	{
+		st->range_attnos = lsecond(cscan->custom_private);
+		st->range_strategies = lthird(cscan->custom_private);
+		st->range_cols = palloc(sizeof(int) * list_length(st->range_attnos));
+		st->sel = palloc(sizeof(bool) * XXL_PAGE_ROWS);
 	}
 	return (Node *) st;
 }
@@ -328,18 +375,52 @@ begin_agg(CustomScanState *node, EState *estate, int eflags)
 	AggScanState *st = (AggScanState *) node;
 
 	/* (locked by the executor's start, as every relation of the range table) */
-	st->rel = table_open(linitial_oid(((CustomScan *) node->ss.ps.plan)->custom_private), NoLock);
+	st->rel = table_open(linitial_oid(linitial(((CustomScan *) node->ss.ps.plan)->custom_private)),
+						 NoLock);
 	reset_accs(st);
+	if (st->range_attnos != NIL)
+		st->range_states = ExecInitExprList(((CustomScan *) node->ss.ps.plan)->custom_exprs,
+											&node->ss.ps);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	st->scan = table_beginscan(st->rel, estate->es_snapshot, 0, NULL);
 }
 
-/* One run of rows into every aggregate. */
+/*
+ * Which rows of a run the bounds keep, into st->sel (a row whose bounded
+ * column is NULL compares true with nothing); how many.
+ */
+static int
+select_rows(AggScanState *st, const Datum *values, const bool *isnull, int first, int n)
+{
+	int			kept = 0;
+
+	memset(st->sel, true, n);
+	for (int r = 0; r < st->nranges; r++)
+	{
+		const Datum *v = values + (Size) st->range_cols[r] * XXL_PAGE_ROWS + first;
+		const bool *nl = isnull + (Size) st->range_cols[r] * XXL_PAGE_ROWS + first;
+		int64		lo = st->ranges[r].lo,
+					hi = st->ranges[r].hi;
+
+		for (int i = 0; i < n; i++)
+			st->sel[i] &= !nl[i] && (int64) v[i] >= lo && (int64) v[i] <= hi;
+	}
+	for (int i = 0; i < n; i++)
+		kept += st->sel[i];
+	return kept;
+}
+
+/* One run of rows into every aggregate (with bounds, only the rows they keep). */
 static void
 accumulate(AggScanState *st, const Datum *values, const bool *isnull, int first, int n)
 {
-	st->rows += n;
+	int			kept = n;
+	bool		nulls[XXL_PAGE_ROWS];
+
+	if (st->nranges > 0)
+		kept = select_rows(st, values, isnull, first, n);
+	st->rows += kept;
 	for (int a = 0; a < st->naccs; a++)
 	{
 		AggAcc	   *acc = &st->accs[a];
@@ -348,11 +429,18 @@ accumulate(AggScanState *st, const Datum *values, const bool *isnull, int first,
 
 		if (acc->kind == AGG_COUNT_STAR)
 		{
-			acc->count += n;
+			acc->count += kept;
 			continue;
 		}
 		v = values + (Size) acc->col * XXL_PAGE_ROWS + first;
 		nl = isnull + (Size) acc->col * XXL_PAGE_ROWS + first;
+		if (st->nranges > 0)
+		{
+			/* rows the bounds drop count as NULLs */
+			for (int i = 0; i < n; i++)
+				nulls[i] = nl[i] || !st->sel[i];
+			nl = nulls;
+		}
 		switch (acc->kind)
 		{
 			case AGG_COUNT:
@@ -469,6 +557,16 @@ exec_agg(CustomScanState *node)
 
 	if (st->done)
 		return ExecClearTuple(slot);
+	if (st->range_attnos != NIL && st->ranges == NULL)
+	{
+		st->nranges = xxl_ranges_evaluate(st->range_attnos, st->range_strategies,
+										  st->range_states, node->ss.ps.ps_ExprContext,
+										  RelationGetDescr(st->rel), &st->ranges);
+		/* (every page skipped when no row qualifies) */
+		xxl_scan_set_ranges(st->scan, st->ranges, st->nranges);
+		for (int r = 0; r < st->nranges; r++)
+			st->range_cols[r] = scan_column(st, st->ranges[r].attno);
+	}
 	while (xxl_scan_next_column_run(st->scan, st->cols, st->ncols, &values, &isnull, &first, &n))
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -509,6 +607,10 @@ rescan_agg(CustomScanState *node)
 	if (st->scan)
 		table_rescan(st->scan, NULL);
 	reset_accs(st);
+	/* parameters may have changed */
+	if (st->ranges)
+		pfree(st->ranges);
+	st->ranges = NULL;
 }
 
 static void
@@ -517,8 +619,15 @@ explain_agg(CustomScanState *node, List *ancestors, ExplainState *es)
 	AggScanState *st = (AggScanState *) node;
 
 	ExplainPropertyText("Table", RelationGetRelationName(st->rel), es);
+	if (st->range_attnos != NIL)
+		ExplainPropertyInteger("Bounds", NULL, list_length(st->range_attnos), es);
 	if (es->analyze)
+	{
 		ExplainPropertyInteger("Rows Aggregated", NULL, st->rows, es);
+		if (st->range_attnos != NIL && st->scan)
+			ExplainPropertyInteger("Pages Skipped", NULL,
+								   (int64) xxl_scan_pages_skipped(st->scan), es);
+	}
 }
 
 void

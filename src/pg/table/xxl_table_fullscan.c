@@ -79,7 +79,6 @@ static TupleTableSlot *exec_full(CustomScanState *node);
 static void end_full(CustomScanState *node);
 static void rescan_full(CustomScanState *node);
 static void explain_full(CustomScanState *node, List *ancestors, ExplainState *es);
-static List *page_ranges(RelOptInfo *rel, Oid relid);
 
 static const CustomPathMethods full_path_methods = {
 	.CustomName = SCAN_NAME,
@@ -158,49 +157,10 @@ full_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEnt
 	cpath = xxl_custom_path(rel, &full_path_methods);
 	cpath->path.startup_cost = seq->startup_cost;
 	cpath->path.total_cost = seq->total_cost - 0.5 * cpu_tuple_cost * rel->tuples;
-	cpath->custom_private = page_ranges(rel, rte->relid);
+	cpath->custom_private = xxl_page_ranges(rel, rte->relid, NULL);
 	/* a projection above it runs in it (through ExecScan), as a sequential scan's does */
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	add_path(rel, &cpath->path);
-}
-
-/* Whether rows of type hold it as an integer whose order is the type's (packed pages' least and greatest). */
-static bool
-integer_ordered(Oid type)
-{
-	return type == INT2OID || type == INT4OID || type == INT8OID || type == DATEOID ||
-		type == TIMEOID || type == TIMESTAMPOID || type == TIMESTAMPTZOID;
-}
-
-/* The path's page ranges: (attribute numbers, strategies, value expressions) of the bounds. */
-static List *
-page_ranges(RelOptInfo *rel, Oid relid)
-{
-	Relation	r;
-	TupleDesc	desc;
-	List	   *attnos = NIL,
-			   *strategies = NIL,
-			   *exprs = NIL;
-
-	if (rel->baserestrictinfo == NIL)
-		return NIL;
-	r = table_open(relid, NoLock);
-	desc = RelationGetDescr(r);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		int			before = list_length(strategies);
-
-		if (att->attisdropped || !integer_ordered(att->atttypid))
-			continue;
-		xxl_column_bounds(rel, i + 1, att, &strategies, &exprs, NULL);
-		for (int k = before; k < list_length(strategies); k++)
-			attnos = lappend_int(attnos, i + 1);
-	}
-	table_close(r, NoLock);
-	if (attnos == NIL)
-		return NIL;
-	return list_make3(attnos, strategies, exprs);
 }
 
 /* Add the plain columns clauses use to tlist (scan tuple entries), if not there. */
@@ -306,99 +266,20 @@ begin_full(CustomScanState *node, EState *estate, int eflags)
 	st->scan = table_beginscan(rel, estate->es_snapshot, 0, NULL);
 }
 
-/* A bound's value as the integer packed pages compare (by the column's width). */
-static int64
-bound_int(Datum d, Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-		case DATEOID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
-}
-
-/*
- * The ranges' values for this scan, given to the table's scan: each
- * bounded column's [lo, hi], empty when a value is NULL (no row compares
- * true with NULL) or the bounds contradict each other.
- */
+/* The ranges' values for this scan, given to the table's scan. */
 static void
 set_ranges(FullScanState *st)
 {
-	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-	TupleDesc	desc = RelationGetDescr(st->css.ss.ss_currentRelation);
-	int			n = list_length(st->range_attnos);
-	XxlColumnRange *ranges = palloc(sizeof(XxlColumnRange) * Max(n, 1));
-	int			nranges = 0;
-	bool		empty = false;
-	ListCell   *la,
-			   *ls,
-			   *le;
+	XxlColumnRange *ranges;
+	int			n;
 
 	st->ranges_set = true;
-	if (n == 0 || st->scan == NULL)
+	if (st->range_attnos == NIL || st->scan == NULL)
 		return;
-	forthree(la, st->range_attnos, ls, st->range_strategies, le, st->range_states)
-	{
-		AttrNumber	attno = lfirst_int(la);
-		int			strategy = intVal(lfirst(ls));
-		bool		isnull;
-		Datum		d = ExecEvalExprSwitchContext(lfirst(le), econtext, &isnull);
-		XxlColumnRange *r = NULL;
-		int64		v;
-
-		if (isnull)
-		{
-			empty = true;
-			break;
-		}
-		v = bound_int(d, TupleDescAttr(desc, attno - 1)->atttypid);
-		for (int k = 0; k < nranges; k++)
-			if (ranges[k].attno == attno)
-				r = &ranges[k];
-		if (r == NULL)
-		{
-			r = &ranges[nranges++];
-			r->attno = attno;
-			r->lo = PG_INT64_MIN;
-			r->hi = PG_INT64_MAX;
-		}
-		switch (strategy)
-		{
-			case BTLessStrategyNumber:
-				if (v == PG_INT64_MIN)
-					empty = true;
-				else
-					r->hi = Min(r->hi, v - 1);
-				break;
-			case BTLessEqualStrategyNumber:
-				r->hi = Min(r->hi, v);
-				break;
-			case BTEqualStrategyNumber:
-				r->lo = Max(r->lo, v);
-				r->hi = Min(r->hi, v);
-				break;
-			case BTGreaterEqualStrategyNumber:
-				r->lo = Max(r->lo, v);
-				break;
-			case BTGreaterStrategyNumber:
-				if (v == PG_INT64_MAX)
-					empty = true;
-				else
-					r->lo = Max(r->lo, v + 1);
-				break;
-		}
-		if (r->lo > r->hi)
-			empty = true;
-	}
-	ResetExprContext(econtext);
-	xxl_scan_set_ranges(st->scan, ranges, empty ? -1 : nranges);
-	pfree(ranges);
+	n = xxl_ranges_evaluate(st->range_attnos, st->range_strategies, st->range_states,
+							st->css.ss.ps.ps_ExprContext,
+							RelationGetDescr(st->css.ss.ss_currentRelation), &ranges);
+	xxl_scan_set_ranges(st->scan, ranges, n);
 }
 
 /* The next row into the scan slot, or the slot cleared at the end. */

@@ -47,6 +47,27 @@ extern void xxl_table_aggscan_init(void);
 extern void xxl_column_bounds(struct RelOptInfo *rel, AttrNumber attno, Form_pg_attribute att,
 							  List **strategies, List **exprs, List **clauses);
 
+/* Whether a type's values are integers whose order is the type's (smallint .. timestamptz). */
+extern bool xxl_integer_ordered(Oid type);
+
+/*
+ * The bounds of rel's restrictions on its integer-ordered columns, for
+ * packed pages' least and greatest values: (attribute numbers, strategies,
+ * value expressions), NIL if none; the clauses they came from into
+ * *clauses (if given).
+ */
+extern List *xxl_page_ranges(struct RelOptInfo *rel, Oid relid, List **clauses);
+
+/*
+ * The bounds' values (their ExprStates) as each bounded column's [lo, hi]
+ * into *ranges (palloc'd); their number, or -1 when no row qualifies (a
+ * NULL value, contradicting bounds).
+ */
+struct ExprContext;
+extern int	xxl_ranges_evaluate(List *attnos, List *strategies, List *states,
+								struct ExprContext *econtext, TupleDesc desc,
+								XxlColumnRange **ranges);
+
 
 /* Statements refused at parse analysis (xxl_table_analyze.c). */
 extern void xxl_table_analyze_init(void);
