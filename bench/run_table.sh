@@ -238,10 +238,11 @@ colbytes() {
 	psql_ <<SQL
 CREATE OR REPLACE FUNCTION pg_temp.u16(p bytea, o int) RETURNS int LANGUAGE sql IMMUTABLE
   AS 'SELECT get_byte(p, o) + 256 * get_byte(p, o + 1)';
-SELECT round(sum(CASE WHEN kind = 5 THEN lower - vstart ELSE nrows * (width - 9) END)::numeric / sum(nrows), 2),
+SELECT round(sum(CASE WHEN kind = 5 THEN lower - vstart WHEN width > 0 THEN nrows * (width - 9)
+                      ELSE sp - upper - 9 * nrows END)::numeric / sum(nrows), 2),
        round(sum(CASE WHEN kind = 5 THEN vstart - kstart ELSE nrows * 8 END)::numeric / sum(nrows), 2)
 FROM (SELECT pg_temp.u16(p, sp + 4) AS kind, pg_temp.u16(p, sp + 6) AS nrows,
-             pg_temp.u16(p, sp + 12) AS width, pg_temp.u16(p, 12) AS lower,
+             pg_temp.u16(p, sp + 12) AS width, pg_temp.u16(p, 12) AS lower, pg_temp.u16(p, 14) AS upper, sp,
              coalesce(nullif(pg_temp.u16(p, 24 + 6), 0), pg_temp.u16(p, 24 + 4)) AS kstart,
              coalesce(nullif(pg_temp.u16(p, 64 + 6), 0), pg_temp.u16(p, 64 + 4)) AS vstart
       FROM (SELECT p, pg_temp.u16(p, 16) AS sp
@@ -262,7 +263,7 @@ INSERT INTO cx SELECT $kexpr $( [ -n "$type" ] && echo ", $expr") FROM generate_
 INSERT INTO ch SELECT * FROM cx;
 VACUUM ch;
 SQL
-	echo "$(psql_ -c "SELECT pg_relation_size('ch')") $(psql_ -c "SELECT coalesce(sum(attlen), 0) FROM pg_attribute WHERE attrelid = 'cx'::regclass AND attname = 'v'") $(colbytes cx | tr '|' ' ')"
+	echo "$(psql_ -c "SELECT pg_relation_size('ch')") $(psql_ -c "SELECT coalesce(nullif(sum(attlen), -1)::text, 'var') FROM pg_attribute WHERE attrelid = 'cx'::regclass AND attname = 'v'") $(colbytes cx | tr '|' ' ')"
 }
 read -r kh _ < <(ctype "" "")
 for spec in "bigint rising with k|bigint|$kexpr * 3 + 7" \
@@ -272,7 +273,10 @@ for spec in "bigint rising with k|bigint|$kexpr * 3 + 7" \
 	"date in ten years|date|date '2015-01-01' + (hashint8(g * 3) & 4095)::int % 3650" \
 	"boolean|boolean|g % 3 = 0" \
 	"double precision random|float8|hashint8(g * 5) / 1e9" \
-	"uuid random|uuid|md5(g::text)::uuid"; do
+	"uuid random|uuid|md5(g::text)::uuid" \
+	"text of 4 values|text|(ARRAY['new', 'paid', 'shipped', 'returned'])[1 + (hashint8(g) & 3)]" \
+	"text, c and a number below 5000|text|concat('c', (hashint8(g * 13) & 8191) % 5000)" \
+	"text, md5 (32 characters)|text|md5(g::text)"; do
 	IFS='|' read -r name type expr <<<"$spec"
 	read -r h w vx kx < <(ctype "$type" "$expr")
 	vh=$(awk -v a="$h" -v b="$kh" -v n="$CROWS" 'BEGIN { printf "%.2f", (a - b) / n }')

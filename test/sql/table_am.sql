@@ -168,6 +168,8 @@ INSERT INTO tam_ord VALUES (NULL, 'null key', 0);
 CREATE FUNCTION tam_ordered(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE merged text; sorted text;
 BEGIN
+  -- (the ordered scan against PostgreSQL's Sort: no full or aggregate scan)
+  SET LOCAL xxl.full_scan = off;
   SET LOCAL xxl.ordered_scan = on;
   EXECUTE format('SELECT md5(string_agg(x::text, '','')) FROM (%s) x', q) INTO merged;
   SET LOCAL xxl.ordered_scan = off;
@@ -210,6 +212,8 @@ INSERT INTO tam_rng_desc SELECT * FROM tam_rng;
 CREATE TABLE tam_rng_text (LIKE tam_rng) USING xxl;
 SELECT xxl.alter_table_set('tam_rng_text', 's');
 INSERT INTO tam_rng_text SELECT * FROM tam_rng;
+-- (the ordered scan's bounds: no aggregate scan, which would skip packed pages instead)
+SET xxl.full_scan = off;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM tam_rng WHERE a BETWEEN 1000 AND 1019;
 SELECT tam_ordered('SELECT count(*), sum(b) FROM tam_rng WHERE a BETWEEN 1000 AND 1019') AS between_,
@@ -243,6 +247,7 @@ EXECUTE tam_rng_p(NULL);
 SELECT count(*) FROM tam_rng WHERE a >= 990 AND a < 1000 AND b IS NOT NULL;
 DEALLOCATE tam_rng_p;
 RESET plan_cache_mode;
+RESET xxl.full_scan;
 
 -- with default_table_access_method = xxl the _into functions create xxl tables
 SET default_table_access_method = xxl;

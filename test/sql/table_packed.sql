@@ -189,6 +189,92 @@ SELECT xt_differ('SELECT * FROM xxl.connected_components(''pk_e'')',
        xt_differ('SELECT * FROM xxl.shortest_paths(''pk_e'', 1)',
                  'SELECT * FROM xxl.shortest_paths(''pk_eh'', 1)') AS paths;
 
+-- rows of variable width: text of few distinct values (a dictionary per
+-- page), text of many (back to back), numeric, jsonb, arrays, NULLs, values
+-- TOASTed, a dropped and an added text column; every reader as above
+CREATE TABLE pk_v (k int, city text, note text, amount numeric, doc jsonb, tags int[],
+                   big text) USING xxl;
+SELECT xxl.alter_table_set('pk_v', order_by => 'k');
+CREATE TABLE pk_vp (LIKE pk_v) USING xxl;
+SELECT xxl.alter_table_set('pk_vp', order_by => 'k');
+CREATE TABLE pk_vh (LIKE pk_v);
+CREATE FUNCTION pk_vrows(n int) RETURNS SETOF pk_vh LANGUAGE sql AS $$
+  SELECT g, (ARRAY['Berlin', 'Paris', 'Rome', NULL, 'Zürich', ''])[1 + g % 6],
+         CASE WHEN g % 4 = 0 THEN NULL ELSE 'note ' || md5(g::text) END,
+         CASE WHEN g % 5 = 0 THEN NULL ELSE g * 1.25 END,
+         CASE WHEN g % 3 = 0 THEN NULL ELSE jsonb_build_object('g', g, 'odd', g % 2 = 1) END,
+         ARRAY[g, g % 7],
+         CASE WHEN g % 1000 = 1 THEN repeat(md5(g::text), 200) ELSE NULL END
+  FROM generate_series(1, n) g
+$$;
+INSERT INTO pk_v SELECT * FROM pk_vrows(20000);
+SET xxl.table_compression = off;
+INSERT INTO pk_vp SELECT * FROM pk_vrows(20000);
+RESET xxl.table_compression;
+INSERT INTO pk_vh SELECT * FROM pk_vrows(20000);
+-- (these rows are mostly distinct strings, numerics and documents: about as
+-- large packed as plain; the page takes the form that holds more rows)
+SELECT pg_relation_size('pk_v') <= pg_relation_size('pk_vp') AS never_larger;
+-- a status of four values (a dictionary), short codes of thousands (back to
+-- back), integers (bits); whole pages, and one row at a time through an index
+CREATE TABLE pk_s (k bigint, status text, code text, ts timestamptz, amount int) USING xxl;
+CREATE TABLE pk_sp (LIKE pk_s) USING xxl;
+INSERT INTO pk_s SELECT g, (ARRAY['new', 'paid', 'shipped', 'returned'])[1 + hashint4(g) & 3],
+  CASE WHEN g % 9 = 0 THEN NULL ELSE 'c' || g % 5000 END,
+  timestamptz '2024-01-01' + g * interval '1 s', g % 1000 FROM generate_series(1, 50000) g;
+SET xxl.table_compression = off;
+INSERT INTO pk_sp SELECT * FROM pk_s;
+RESET xxl.table_compression;
+SELECT pg_relation_size('pk_s') * 3 < pg_relation_size('pk_sp') AS dictionary_pays,
+       xt_differ('pk_s', 'pk_sp') AS dictionary_rows;
+CREATE INDEX pk_s_amount ON pk_s (amount);
+SET enable_seqscan = off;
+SET xxl.full_scan = off;
+SET xxl.ordered_scan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM pk_s WHERE amount = 77;
+SELECT xt_differ('SELECT * FROM pk_s WHERE amount IN (77, 501)',
+                 'SELECT * FROM pk_sp WHERE amount IN (77, 501)') AS by_index;
+RESET enable_seqscan;
+RESET xxl.full_scan;
+RESET xxl.ordered_scan;
+RESET enable_bitmapscan;
+SELECT xt_differ('pk_v', 'pk_vh') AS full_scan, xt_differ('pk_vp', 'pk_vh') AS plain;
+SET xxl.full_scan = off;
+SELECT xt_differ('pk_v', 'pk_vh') AS seq_scan;
+RESET xxl.full_scan;
+SELECT md5(string_agg(x::text, ',' ORDER BY x.k)) = (SELECT md5(string_agg(h::text, ',' ORDER BY h.k)) FROM pk_vh h) AS ordered
+FROM (SELECT * FROM pk_v ORDER BY k) x;
+SELECT xt_differ('SELECT city, count(*), sum(amount) FROM pk_v GROUP BY city',
+                 'SELECT city, count(*), sum(amount) FROM pk_vh GROUP BY city') AS grouped,
+       xt_differ('SELECT * FROM pk_v WHERE k BETWEEN 700 AND 1300',
+                 'SELECT * FROM pk_vh WHERE k BETWEEN 700 AND 1300') AS key_range;
+-- one row by TID (an index on the dictionary column), a bitmap scan
+CREATE INDEX pk_v_city ON pk_v (city);
+SET enable_seqscan = off;
+SET xxl.full_scan = off;
+SET xxl.ordered_scan = off;
+SELECT xt_differ($$SELECT * FROM pk_v WHERE city = 'Zürich'$$,
+                 $$SELECT * FROM pk_vh WHERE city = 'Zürich'$$) AS by_index;
+RESET enable_seqscan;
+RESET xxl.full_scan;
+RESET xxl.ordered_scan;
+-- DML, a dropped and an added column, compaction
+DELETE FROM pk_v WHERE k % 7 = 0;
+DELETE FROM pk_vh WHERE k % 7 = 0;
+UPDATE pk_v SET city = 'Oslo', note = NULL WHERE k % 11 = 0;
+UPDATE pk_vh SET city = 'Oslo', note = NULL WHERE k % 11 = 0;
+ALTER TABLE pk_v DROP COLUMN note;
+ALTER TABLE pk_vh DROP COLUMN note;
+ALTER TABLE pk_v ADD COLUMN extra text DEFAULT 'x';
+ALTER TABLE pk_vh ADD COLUMN extra text DEFAULT 'x';
+INSERT INTO pk_v (k, city, extra) SELECT g, 'Rome', 'y' || g % 3 FROM generate_series(20001, 21000) g;
+INSERT INTO pk_vh (k, city, extra) SELECT g, 'Rome', 'y' || g % 3 FROM generate_series(20001, 21000) g;
+SELECT xt_differ('pk_v', 'pk_vh') AS after_dml;
+SELECT xxl.compact('pk_v') > 0 AS compacted;
+SELECT xt_differ('pk_v', 'pk_vh') AS after_compaction;
+SELECT count(*), count(big), sum(length(big)) FROM pk_v;
+
 -- columns that do not shrink (random floats) give plain pages: no more pages than off
 CREATE TABLE pk_r (f float8, g float8) USING xxl;
 CREATE TABLE pk_rp (f float8, g float8) USING xxl;
@@ -199,6 +285,6 @@ RESET xxl.table_compression;
 SELECT pg_relation_size('pk_r') <= pg_relation_size('pk_rp') AS never_larger;
 SELECT xt_differ('pk_r', 'pk_rp') AS floats;
 
-DROP TABLE pk_x, pk_p, pk_h, pk_t, pk_th, pk_e, pk_eh, pk_r, pk_rp;
-DROP FUNCTION xt_try, xt_differ, xt_leftovers, pk_rows(int), pk_skipped(text);
+DROP TABLE pk_x, pk_p, pk_h, pk_t, pk_th, pk_e, pk_eh, pk_r, pk_rp, pk_v, pk_vp, pk_vh, pk_s, pk_sp;
+DROP FUNCTION xt_try, xt_differ, xt_leftovers, pk_rows(int), pk_vrows(int), pk_skipped(text);
 \i test/include/end.sql

@@ -127,21 +127,34 @@ xxl_page_is_data(Page page)
 }
 
 /*
- * A packed data page (xxl_table_packed.c) holds rows of a fixed width
- * column by column: after the page header one XxlPackedCol per column
- * (the special space's natts), then each column's NULL bitmap, if it has
- * NULLs (a bit per row), and its values: an integer column's (by value,
- * 1, 2, 4 or 8 bytes) bit-packed by frame of reference or delta
- * (core/xxl_colpack.h; a NULL takes the base), any other column's bytes
- * back to back.  nrows, row_width and natts in the special space are as
- * on a plain page, and a row's position is its index, as there.
+ * A packed data page (xxl_table_packer.c writes it, xxl_table_packed.c
+ * reads it) holds rows column by column: after the page header one
+ * XxlPackedCol per column (the special space's natts), then each column's
+ * NULL bitmap, if it has NULLs (a bit per row), and its values:
+ *  - an integer column's (by value, 1, 2, 4 or 8 bytes) bit-packed by
+ *    frame of reference or delta (core/xxl_colpack.h; a NULL takes the
+ *    base);
+ *  - another fixed-width column's bytes back to back (XXL_PACKED_RAW; a
+ *    NULL's zeroed);
+ *  - a column of variable width (varlenas as rows hold them, cstrings)
+ *    either back to back with a 16-bit offset per row and one past the
+ *    last (XXL_PACKED_VAR), or as a dictionary (XXL_PACKED_DICT): base
+ *    entries with a 16-bit offset each and one past the last, then, from
+ *    data + step, a code per row bit-packed in bits (a NULL's is 0).
+ * nrows, row_width (0: rows of variable width) and natts in the special
+ * space are as on a plain page, and a row's position is its index, as
+ * there.  Decoded, a page of variable rows takes at most
+ * XXL_PACKED_DECODED_MAX bytes (rows and a 16-bit offset each).
  */
 #define XXL_PACKED_RAW 0
+#define XXL_PACKED_VAR 3
+#define XXL_PACKED_DICT 4
+#define XXL_PACKED_DECODED_MAX 65000
 typedef struct XxlPackedCol
 {
-	uint8		enc;			/* XXL_PACKED_RAW or an xxl_colpack_enc */
+	uint8		enc;			/* XXL_PACKED_* or an xxl_colpack_enc */
 	uint8		bits;
-	uint16		width;			/* the column's bytes in a plain row */
+	uint16		width;			/* the column's bytes in a plain row (0: variable) */
 	uint16		data;			/* where its values start on the page */
 	uint16		nulls;			/* where its NULL bitmap starts (0: no NULLs) */
 	int64		base;
@@ -149,6 +162,13 @@ typedef struct XxlPackedCol
 	int64		min;			/* integer columns: the least and greatest non-null */
 	int64		max;			/* value, sign-extended (min > max: none) */
 } XxlPackedCol;
+
+/* Whether a packed column's values are bit-packed integers. */
+static inline bool
+xxl_packed_is_int(const XxlPackedCol *pc)
+{
+	return pc->enc == 1 || pc->enc == 2;	/* XXL_COLPACK_FOR, XXL_COLPACK_DELTA */
+}
 
 /* Segment flags */
 #define XXL_SEG_SORTED 0x0001	/* rows in the order of the key it was written with */
@@ -329,25 +349,27 @@ xxl_page_row(Page page, int i, uint32 *len)
 /* Packed pages (xxl_table_packed.c) ----------------------------------------- */
 
 /*
- * A segment writer's page in the making: rows added one by one until
- * neither a packed nor a plain page holds the next (false: write the page
- * with xxl_packer_finish, then add the row again).  NULL from begin: rows
- * of this format are never packed (variable width, too wide, too many
- * columns, or compression off).
+ * A segment writer's page in the making (xxl_table_packer.c): rows added
+ * one by one until neither a packed nor a plain page holds the next
+ * (false: write the page with xxl_packer_finish, then add the row again).
+ * NULL from begin: rows of this format are never packed (fixed rows too
+ * wide, too many columns, or compression off).  fmt must outlive it.
  */
 typedef struct XxlPacker XxlPacker;
 extern XxlPacker *xxl_packer_begin(const XxlRowFormat *fmt);
-extern bool xxl_packer_add(XxlPacker *pk, const char *row);
+extern bool xxl_packer_add(XxlPacker *pk, const char *row, uint32 len);
 extern int	xxl_packer_rows(const XxlPacker *pk);
-extern void xxl_packer_finish(XxlPacker *pk, Page page, const XxlRowFormat *fmt, uint32 segno);
+extern void xxl_packer_finish(XxlPacker *pk, Page page, uint32 segno);
+extern void xxl_packer_reset(XxlPacker *pk);
 extern void xxl_packer_end(XxlPacker *pk);
 
 /* Where a reader decodes packed pages: rows, or one column's values. */
 typedef struct XxlPageBuf
 {
-	char	   *data;
+	char	   *data;			/* rows */
 	Size		size;
-	int64	   *vals;
+	int64	   *vals;			/* the integer columns, XXL_PAGE_ROWS values each */
+	int			nvals;			/* columns vals has room for */
 	MemoryContext cxt;			/* where they are allocated (NULL: the current context) */
 } XxlPageBuf;
 

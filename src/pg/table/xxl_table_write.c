@@ -474,13 +474,13 @@ write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
 				row = recs;
 			if (packer)
 			{
-				if (!xxl_packer_add(packer, row))
+				if (!xxl_packer_add(packer, row, len))
 				{
 					CHECK_FOR_INTERRUPTS();
-					xxl_packer_finish(packer, page, &ws->fmt, segno);
+					xxl_packer_finish(packer, page, segno);
 					page = segment_page_done(rel, file, pb, strategy);
 					seg->npages++;
-					if (!xxl_packer_add(packer, row))
+					if (!xxl_packer_add(packer, row, len))
 						elog(ERROR, "row of %u bytes does not fit an empty page", len);
 				}
 			}
@@ -497,7 +497,7 @@ write_segment(WriteState *ws, Relation rel, uint32 segno, XxlSegment *seg)
 		}
 	}
 	if (packer && xxl_packer_rows(packer) > 0)
-		xxl_packer_finish(packer, page, &ws->fmt, segno);
+		xxl_packer_finish(packer, page, segno);
 	if (XXL_OPAQUE(page)->nrows > 0)
 	{
 		(void) segment_page_done(rel, file, pb, strategy);
