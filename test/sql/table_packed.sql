@@ -285,6 +285,6 @@ RESET xxl.table_compression;
 SELECT pg_relation_size('pk_r') <= pg_relation_size('pk_rp') AS never_larger;
 SELECT xt_differ('pk_r', 'pk_rp') AS floats;
 
-DROP TABLE pk_x, pk_p, pk_h, pk_t, pk_th, pk_e, pk_eh, pk_r, pk_rp, pk_v, pk_vp, pk_vh, pk_s, pk_sp;
 DROP FUNCTION xt_try, xt_differ, xt_leftovers, pk_rows(int), pk_vrows(int), pk_skipped(text);
+DROP TABLE pk_x, pk_p, pk_h, pk_t, pk_th, pk_e, pk_eh, pk_r, pk_rp, pk_v, pk_vp, pk_vh, pk_s, pk_sp;
 \i test/include/end.sql
