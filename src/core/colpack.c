@@ -54,12 +54,9 @@ xxl_colpack_bytes(const xxl_colpack *pack, size_t n)
 	return xxl_bitpack_bytes(n, pack->bits);
 }
 
-void
-xxl_bitpack(const uint64_t *v, size_t n, int bits, uint8_t *out)
+static inline __attribute__((always_inline)) void
+pack_bits(const uint64_t *v, size_t n, const int bits, uint8_t *out)
 {
-	if (bits == 0)
-		return;
-	memset(out, 0, xxl_bitpack_bytes(n, bits));
 	for (size_t i = 0; i < n; i++)
 	{
 		size_t		bit = i * (size_t) bits;
@@ -70,8 +67,26 @@ xxl_bitpack(const uint64_t *v, size_t n, int bits, uint8_t *out)
 		memcpy(&lo, p, 8);
 		lo |= v[i] << shift;
 		memcpy(p, &lo, 8);
-		if (shift + bits > 64)
+		if (bits > 56 && shift + bits > 64)
 			p[8] |= (uint8_t) (v[i] >> (64 - shift));
+	}
+}
+
+void
+xxl_bitpack(const uint64_t *v, size_t n, int bits, uint8_t *out)
+{
+	if (bits == 0)
+		return;
+	memset(out, 0, xxl_bitpack_bytes(n, bits));
+	switch (bits)
+	{
+#define B(k) case k: pack_bits(v, n, k, out); return;
+			B(1) B(2) B(3) B(4) B(5) B(6) B(7) B(8) B(9) B(10) B(11) B(12) B(13) B(14) B(15) B(16)
+			B(17) B(18) B(19) B(20) B(21) B(22) B(23) B(24) B(25) B(26) B(27) B(28) B(29) B(30)
+			B(31) B(32) B(33) B(34) B(35) B(36) B(37) B(38) B(39) B(40) B(41) B(42) B(43) B(44)
+			B(45) B(46) B(47) B(48) B(49) B(50) B(51) B(52) B(53) B(54) B(55) B(56) B(57) B(58)
+			B(59) B(60) B(61) B(62) B(63) B(64)
+#undef B
 	}
 }
 

@@ -104,6 +104,8 @@ struct XxlPacker
 	int64	   *vals;
 	const char **vp;			/* one row's values, and their lengths */
 	uint32	   *vl;
+	const char **all_vp;		/* finish: every row's, column c's at c * XXL_PAGE_ROWS */
+	uint32	   *all_vl;
 };
 
 /* The value of an integer column of width bytes, sign-extended. */
@@ -200,6 +202,8 @@ xxl_packer_begin(const XxlRowFormat *fmt)
 	pk->vals = palloc(sizeof(int64) * XXL_PAGE_ROWS);
 	pk->vp = palloc(sizeof(char *) * fmt->natts);
 	pk->vl = palloc(sizeof(uint32) * fmt->natts);
+	pk->all_vp = palloc(sizeof(char *) * XXL_PAGE_ROWS * fmt->natts);
+	pk->all_vl = palloc(sizeof(uint32) * XXL_PAGE_ROWS * fmt->natts);
 	offset = fmt->bitmap_bytes;
 	for (int c = 0; c < fmt->natts; c++)
 	{
@@ -267,6 +271,8 @@ xxl_packer_end(XxlPacker *pk)
 	pfree(pk->vals);
 	pfree(pk->vp);
 	pfree(pk->vl);
+	pfree(pk->all_vp);
+	pfree(pk->all_vl);
 	pfree(pk);
 }
 
@@ -488,18 +494,17 @@ put_var_column(XxlPacker *pk, int c, Page page, Size at, bool dict, XxlPackedCol
 		pc->step = (int64) (entries + off);	/* where the codes start, from data */
 		for (int i = 0; i < n; i++)
 		{
-			const char *row = pk->arena + pk->row_at[i];
+			const char *v = pk->all_vp[c * XXL_PAGE_ROWS + i];
+			uint32		len = pk->all_vl[c * XXL_PAGE_ROWS + i];
 			bool		found;
 			int			s;
 
-			row_values(pk, row, pk->vp, pk->vl);
-			if (pk->vp[c] == NULL)
+			if (v == NULL)
 			{
 				pk->vals[i] = 0;
 				continue;
 			}
-			s = dict_slot(col, pk->arena, pk->vp[c], pk->vl[c],
-						  hash_bytes((const unsigned char *) pk->vp[c], pk->vl[c]), &found);
+			s = dict_slot(col, pk->arena, v, len, hash_bytes((const unsigned char *) v, len), &found);
 			Assert(found);
 			pk->vals[i] = col->slots[s];
 		}
@@ -514,12 +519,13 @@ put_var_column(XxlPacker *pk, int c, Page page, Size at, bool dict, XxlPackedCol
 		pc->enc = XXL_PACKED_VAR;
 		for (int i = 0; i < n; i++)
 		{
-			row_values(pk, pk->arena + pk->row_at[i], pk->vp, pk->vl);
+			const char *v = pk->all_vp[c * XXL_PAGE_ROWS + i];
+
 			memcpy(base + sizeof(uint16) * i, &off, sizeof(uint16));
-			if (pk->vp[c] != NULL)
+			if (v != NULL)
 			{
-				memcpy(base + offsets + off, pk->vp[c], pk->vl[c]);
-				off += pk->vl[c];
+				memcpy(base + offsets + off, v, pk->all_vl[c * XXL_PAGE_ROWS + i]);
+				off += pk->all_vl[c * XXL_PAGE_ROWS + i];
 			}
 		}
 		memcpy(base + sizeof(uint16) * n, &off, sizeof(uint16));
@@ -539,8 +545,20 @@ finish_packed(XxlPacker *pk, Page page, uint32 segno)
 	op->row_width = (uint16) pk->row_width;
 	op->natts = (uint16) pk->natts;
 	op->nrows = (uint16) n;
+	/* each row parsed once into its columns */
+	for (int i = 0; i < n; i++)
+	{
+		row_values(pk, pk->arena + pk->row_at[i], pk->vp, pk->vl);
+		for (int c = 0; c < pk->natts; c++)
+		{
+			pk->all_vp[c * XXL_PAGE_ROWS + i] = pk->vp[c];
+			pk->all_vl[c * XXL_PAGE_ROWS + i] = pk->vl[c];
+		}
+	}
 	for (int c = 0; c < pk->natts; c++)
 	{
+		const char **vp = pk->all_vp + c * XXL_PAGE_ROWS;
+
 		PackCol    *col = &pk->cols[c];
 		XxlPackedCol *pc = &pcs[c];
 		xxl_colpack pack;
@@ -575,21 +593,17 @@ finish_packed(XxlPacker *pk, Page page, uint32 segno)
 			pc->enc = XXL_PACKED_RAW;
 			for (int i = 0; i < n; i++)
 			{
-				row_values(pk, pk->arena + pk->row_at[i], pk->vp, pk->vl);
-				if (pk->vp[c])
-					memcpy((char *) page + at + (Size) i * col->width, pk->vp[c], col->width);
+				if (vp[i])
+					memcpy((char *) page + at + (Size) i * col->width, vp[i], col->width);
 				else
 					memset((char *) page + at + (Size) i * col->width, 0, col->width);
 			}
 			at += (Size) n * col->width;
 			continue;
 		}
+		/* NULLs take the base: nothing in their bits */
 		for (int i = 0; i < n; i++)
-		{
-			row_values(pk, pk->arena + pk->row_at[i], pk->vp, pk->vl);
-			/* NULLs take the base: nothing in their bits */
-			pk->vals[i] = pk->vp[c] ? read_int(pk->vp[c], col->width) : col->stats.min;
-		}
+			pk->vals[i] = vp[i] ? read_int(vp[i], col->width) : col->stats.min;
 		if (col->stats.n == 0)
 			pack.base = 0;
 		else if (pack.enc == XXL_COLPACK_DELTA)
