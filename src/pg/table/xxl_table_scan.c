@@ -414,6 +414,28 @@ xxl_scan_pages_skipped(TableScanDesc sscan)
 }
 
 /*
+ * Row i of the current page into slot, decoded alone when the page is
+ * packed (a few rows of it wanted: fetches, sparse bitmaps); valid until
+ * the next row.
+ */
+static void
+store_one(XxlScanDesc scan, int i, TupleTableSlot *slot)
+{
+	uint32		len;
+	const char *row = xxl_page_row_at(BufferGetPage(scan->buf), i, &scan->pbuf, &len);
+	MemoryContext old;
+
+	ExecClearTuple(slot);
+	MemoryContextReset(scan->rowcxt);
+	old = MemoryContextSwitchTo(scan->rowcxt);
+	xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(slot);
+	xxl_tid_set(&slot->tts_tid, scan->block, i);
+	slot->tts_tableOid = scan->relid;
+}
+
+/*
  * Move the scan to its next rows: [row, stop) of the pinned page, past runs
  * of deleted rows and the pages it does not see; false at the end.
  */
@@ -625,8 +647,13 @@ xxl_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 			drop_page(scan);
 			return false;
 		}
-		open_page(scan);
+		/* a few rows of a packed page: each decoded alone (store_one), not the page */
+		if (!(XXL_OPAQUE(BufferGetPage(scan->buf))->kind == XXL_PAGE_PACKED &&
+			  tbmres->ntuples >= 0 && tbmres->ntuples * 16 < scan->nrows))
+			open_page(scan);
 	}
+	else if (!scan->opened && tbmres->ntuples < 0)
+		open_page(scan);
 	scan->bm_first = first;
 	scan->row = first;
 	scan->bm_next = 0;
@@ -656,6 +683,8 @@ xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleT
 				scan->row++;
 				continue;
 			}
+			if (!scan->opened)
+				open_page(scan);
 			store_row(scan, scan->row++, slot);
 			return true;
 		}
@@ -668,7 +697,10 @@ xxl_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres, TupleT
 		if (off >= 1 && off <= XXL_TID_ROWS && scan->bm_first + off - 1 < scan->nrows &&
 			!deleted(scan, scan->bm_first + off - 1))
 		{
-			store_row(scan, scan->bm_first + off - 1, slot);
+			if (scan->opened)
+				store_row(scan, scan->bm_first + off - 1, slot);
+			else
+				store_one(scan, scan->bm_first + off - 1, slot);
 			return true;
 		}
 	}
@@ -789,8 +821,11 @@ xxl_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTab
 
 	if (found)
 	{
-		open_page(scan);
-		store_row(scan, xxl_tid_row(tid), slot);
+		/*
+		 * The one row, decoded alone (UPDATE fetches every row it changes:
+		 * a packed page decoded whole per row was most of its time).
+		 */
+		store_one(scan, xxl_tid_row(tid), slot);
 		/* the values must outlive the page's pin and the scan's memory */
 		ExecMaterializeSlot(slot);
 	}
