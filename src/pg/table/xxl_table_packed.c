@@ -222,10 +222,47 @@ xxl_page_open(Page page, XxlPageBuf *buf, XxlRowRun *run)
 	vals = decode_ints(page, buf, op->natts, n);
 	if (width > 0)
 	{
-		/* fixed rows, back to back */
+		/* fixed rows, back to back, filled a column at a time */
+		int			bitmap_bytes = (op->natts + 7) / 8,
+					offset = bitmap_bytes;
+
 		rows = page_buf(buf, (Size) XXL_PAGE_ROWS * width);
 		for (int i = 0; i < n; i++)
-			(void) form_row(page, i, vals, rows + (Size) i * width);
+			memset(rows + (Size) i * width, 0, bitmap_bytes);
+		for (int c = 0; c < op->natts; c++)
+		{
+			XxlPackedCol *pc = packed_col(page, c);
+			int			w = pc->width;
+			char	   *dst = rows + offset;
+
+			if (xxl_packed_is_int(pc))
+			{
+				const int64 *v = vals + (Size) c * XXL_PAGE_ROWS;
+
+				/* little-endian: a value's low bytes are its bytes in the row */
+				if (w == 8)
+					for (int i = 0; i < n; i++)
+						memcpy(dst + (Size) i * width, &v[i], 8);
+				else
+					for (int i = 0; i < n; i++)
+						memcpy(dst + (Size) i * width, &v[i], w);
+			}
+			else
+			{
+				const char *src = (const char *) page + pc->data;
+
+				for (int i = 0; i < n; i++)
+					memcpy(dst + (Size) i * width, src + (Size) i * w, w);
+			}
+			if (pc->nulls)
+				for (int i = 0; i < n; i++)
+					if (col_null(page, pc, i))
+					{
+						rows[(Size) i * width + c / 8] |= 1 << (c % 8);
+						memset(dst + (Size) i * width, 0, w);
+					}
+			offset += w;
+		}
 		run->base = rows;
 		run->rows = rows;
 		run->row_width = width;
