@@ -8,6 +8,14 @@
 
 #include <string.h>
 
+/* B(k) for every bit width: the switches that give each width its own loop */
+#define EACH_WIDTH(B) \
+	B(1) B(2) B(3) B(4) B(5) B(6) B(7) B(8) B(9) B(10) B(11) B(12) B(13) B(14) B(15) B(16) \
+	B(17) B(18) B(19) B(20) B(21) B(22) B(23) B(24) B(25) B(26) B(27) B(28) B(29) B(30) \
+	B(31) B(32) B(33) B(34) B(35) B(36) B(37) B(38) B(39) B(40) B(41) B(42) B(43) B(44) \
+	B(45) B(46) B(47) B(48) B(49) B(50) B(51) B(52) B(53) B(54) B(55) B(56) B(57) B(58) \
+	B(59) B(60) B(61) B(62) B(63) B(64)
+
 size_t
 xxl_colpack_choose(const xxl_colstats *s, size_t rows, bool delta_ok, xxl_colpack *pack)
 {
@@ -81,11 +89,7 @@ xxl_bitpack(const uint64_t *v, size_t n, int bits, uint8_t *out)
 	switch (bits)
 	{
 #define B(k) case k: pack_bits(v, n, k, out); return;
-			B(1) B(2) B(3) B(4) B(5) B(6) B(7) B(8) B(9) B(10) B(11) B(12) B(13) B(14) B(15) B(16)
-			B(17) B(18) B(19) B(20) B(21) B(22) B(23) B(24) B(25) B(26) B(27) B(28) B(29) B(30)
-			B(31) B(32) B(33) B(34) B(35) B(36) B(37) B(38) B(39) B(40) B(41) B(42) B(43) B(44)
-			B(45) B(46) B(47) B(48) B(49) B(50) B(51) B(52) B(53) B(54) B(55) B(56) B(57) B(58)
-			B(59) B(60) B(61) B(62) B(63) B(64)
+			EACH_WIDTH(B)
 #undef B
 	}
 }
@@ -115,11 +119,7 @@ xxl_bitunpack(const uint8_t *in, size_t n, int bits, uint64_t *v)
 	switch (bits)
 	{
 #define B(k) case k: unpack_bits(in, n, k, v); return;
-			B(1) B(2) B(3) B(4) B(5) B(6) B(7) B(8) B(9) B(10) B(11) B(12) B(13) B(14) B(15) B(16)
-			B(17) B(18) B(19) B(20) B(21) B(22) B(23) B(24) B(25) B(26) B(27) B(28) B(29) B(30)
-			B(31) B(32) B(33) B(34) B(35) B(36) B(37) B(38) B(39) B(40) B(41) B(42) B(43) B(44)
-			B(45) B(46) B(47) B(48) B(49) B(50) B(51) B(52) B(53) B(54) B(55) B(56) B(57) B(58)
-			B(59) B(60) B(61) B(62) B(63) B(64)
+			EACH_WIDTH(B)
 #undef B
 		default:
 			memset(v, 0, n * sizeof(uint64_t));

@@ -208,15 +208,8 @@ xxl_index_fetch_tuple(IndexFetchTableData *data, ItemPointer tid, Snapshot snaps
 		xxl_segment_visible(&f->dir.segs[segno], snapshot) &&
 		!xxl_row_deleted(rel, &f->dels, &f->dir, xxl_row_pos(block, rowno), snapshot))
 	{
-		MemoryContext old;
-
-		ExecClearTuple(slot);
-		MemoryContextReset(f->rowcxt);
-		old = MemoryContextSwitchTo(f->rowcxt);
 		/* rows are only ever appended: this one stays where it is while the page is pinned */
-		xxl_row_unpack(&f->fmt, row, slot->tts_values, slot->tts_isnull);
-		MemoryContextSwitchTo(old);
-		ExecStoreVirtualTuple(slot);
+		xxl_slot_store_row(slot, &f->fmt, row, f->rowcxt);
 		slot->tts_tid = *tid;
 		slot->tts_tableOid = RelationGetRelid(rel);
 		found = true;

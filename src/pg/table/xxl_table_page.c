@@ -2,7 +2,8 @@
  * xxl_table_page.c — how an xxl table's data pages hold its packed rows
  * (xxl_table_storage.h; the rows: io/xxl_packed_row.h).  Rows of fixed width sit
  * back to back; variable rows are placed downwards from the special space
- * with a 2-byte offset each, in order from the page header.
+ * with a 2-byte offset each, in order from the page header.  Also the
+ * store of one such row into a slot, which fetches share.
  */
 #include "postgres.h"
 
@@ -12,7 +13,9 @@
 #include "access/toast_internals.h"
 #include "catalog/pg_type.h"
 #include "access/tupmacs.h"
+#include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "utils/memutils.h"
 #include "utils/expandeddatum.h"
 
 #include "pg/table/xxl_table_storage.h"
@@ -84,4 +87,18 @@ xxl_page_add(Page page, const char *row, uint32 len)
 		ph->pd_upper = at;
 	}
 	return ++op->nrows;
+}
+
+void
+xxl_slot_store_row(TupleTableSlot *slot, const XxlRowFormat *fmt, const char *row,
+				   MemoryContext rowcxt)
+{
+	MemoryContext old;
+
+	ExecClearTuple(slot);
+	MemoryContextReset(rowcxt);
+	old = MemoryContextSwitchTo(rowcxt);
+	xxl_row_unpack(fmt, row, slot->tts_values, slot->tts_isnull);
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(slot);
 }

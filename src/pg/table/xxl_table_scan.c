@@ -422,15 +422,10 @@ static void
 store_one(XxlScanDesc scan, int i, TupleTableSlot *slot)
 {
 	uint32		len;
-	const char *row = xxl_page_row_at(BufferGetPage(scan->buf), i, &scan->pbuf, &len);
-	MemoryContext old;
 
-	ExecClearTuple(slot);
-	MemoryContextReset(scan->rowcxt);
-	old = MemoryContextSwitchTo(scan->rowcxt);
-	xxl_row_unpack(&scan->fmt, row, slot->tts_values, slot->tts_isnull);
-	MemoryContextSwitchTo(old);
-	ExecStoreVirtualTuple(slot);
+	xxl_slot_store_row(slot, &scan->fmt,
+					   xxl_page_row_at(BufferGetPage(scan->buf), i, &scan->pbuf, &len),
+					   scan->rowcxt);
 	xxl_tid_set(&slot->tts_tid, scan->block, i);
 	slot->tts_tableOid = scan->relid;
 }

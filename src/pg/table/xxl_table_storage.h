@@ -336,6 +336,13 @@ xxl_page_rows(Page page, XxlRowRun *run)
 	run->end0 = ((PageHeader) page)->pd_special;
 }
 
+/*
+ * A packed row into a virtual slot, by-reference values copied where
+ * they must be into rowcxt (reset first): what fetches of one row share.
+ */
+extern void xxl_slot_store_row(TupleTableSlot *slot, const XxlRowFormat *fmt, const char *row,
+							   MemoryContext rowcxt);
+
 /* Row i (0-based) of a data page, and its length (inline: the scans' per-row path). */
 static inline const char *
 xxl_page_row(Page page, int i, uint32 *len)
