@@ -97,7 +97,9 @@ start_bench_server bench-text-lcp "shared_buffers = 16MB"
 TMPDIR_PG=$CLUSTER_DIR/data/base/pgsql_tmp
 psql_() { "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 psql_ -c "CREATE EXTENSION pgxxl" >>"$LOG" 2>&1
-echo "bench-text-lcp: $(psql_ -c 'SELECT xxl.version()'), $(nproc) cores; n = $N bytes per corpus; xxl.memory = $TEXT_MEM (n/8)"
+# the budget as a fraction of n (TEXT_MEM may be given in another unit)
+mem_bytes=$(psql_ -c "SELECT pg_size_bytes('$TEXT_MEM')")
+echo "bench-text-lcp: $(psql_ -c 'SELECT xxl.version()'), $(nproc) cores; n = $N bytes per corpus; xxl.memory = $TEXT_MEM (n/$(awk -v n="$N" -v m="$mem_bytes" 'BEGIN { printf "%.3g", n / m }'))"
 
 echo "corpus,run,secs,peak_kb,shmem_kb,disk_peak,io_bytes,levels,lcp_ms,extra" >"$CSV"
 
