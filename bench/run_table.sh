@@ -290,7 +290,7 @@ psql_ -c "DROP TABLE IF EXISTS ch, cx" >>"$LOG"
 psql_ >>"$LOG" <<SQL
 CREATE TABLE tt_x (k bigint, t timestamptz, v bigint) USING xxl;
 SELECT xxl.alter_table_set('tt_x', 'k');
-INSERT INTO tt_x SELECT g, timestamptz '2024-01-01' + g * interval '1 second', hashint8(g) FROM generate_series(1, $ROWS) g;
+INSERT INTO tt_x SELECT g, timestamptz '2024-01-01' + g * interval '00:00:01', hashint8(g) FROM generate_series(1, $ROWS) g;
 CREATE TABLE tt_p (LIKE tt_x) USING xxl;
 SELECT xxl.alter_table_set('tt_p', 'k');
 SET xxl.table_compression = off;

@@ -22,7 +22,7 @@ INSERT INTO ag_x SELECT g,
   date '1999-12-31' + g % 9000,
   CASE WHEN g % 13 = 0 THEN NULL ELSE timestamp '2001-02-03 04:05:06' + g * interval '1 hour' END,
   timestamptz '1970-01-01 00:00+00' - g * interval '1 day',
-  time '00:00:01' + g * interval '1 second',
+  time '00:00:01' + g * interval '00:00:01',
   NULL
 FROM generate_series(1, 30000) g;
 CREATE TABLE ag_h AS SELECT * FROM ag_x;

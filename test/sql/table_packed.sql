@@ -24,7 +24,7 @@ LANGUAGE sql AS $$
          CASE WHEN g % 17 = 0 THEN -9223372036854775808 WHEN g % 19 = 0 THEN 9223372036854775807
               WHEN g % 89 = 0 THEN NULL ELSE g::bigint * g END,
          date '2000-01-01' + g % 5000,
-         timestamp '2020-01-01' + g * interval '1 second',
+         timestamp '2020-01-01' + g * interval '00:00:01',
          CASE WHEN g % 23 = 0 THEN NULL ELSE timestamptz '2020-01-01 00:00+00' - g * interval '1 minute' END,
          CASE WHEN g % 3 = 0 THEN NULL ELSE g % 2 = 0 END,
          CASE WHEN g % 29 = 0 THEN 'NaN'::float8 ELSE g / 7.0 END,
@@ -221,7 +221,7 @@ CREATE TABLE pk_s (k bigint, status text, code text, ts timestamptz, amount int)
 CREATE TABLE pk_sp (LIKE pk_s) USING xxl;
 INSERT INTO pk_s SELECT g, (ARRAY['new', 'paid', 'shipped', 'returned'])[1 + hashint4(g) & 3],
   CASE WHEN g % 9 = 0 THEN NULL ELSE 'c' || g % 5000 END,
-  timestamptz '2024-01-01' + g * interval '1 s', g % 1000 FROM generate_series(1, 50000) g;
+  timestamptz '2024-01-01' + g * interval '00:00:01', g % 1000 FROM generate_series(1, 50000) g;
 SET xxl.table_compression = off;
 INSERT INTO pk_sp SELECT * FROM pk_s;
 RESET xxl.table_compression;
