@@ -91,6 +91,7 @@ typedef struct AggScanState
 	int			nranges;		/* -1: no row qualifies */
 	int		   *range_cols;
 	bool	   *sel;			/* the rows of a run the bounds keep */
+	bool	   *kept_nulls;		/* each scan column's NULLs, the rows the bounds drop among them */
 } AggScanState;
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;
@@ -411,15 +412,28 @@ select_rows(AggScanState *st, const Datum *values, const bool *isnull, int first
 	return kept;
 }
 
-/* One run of rows into every aggregate (with bounds, only the rows they keep). */
+/*
+ * One run of rows into every aggregate.  With bounds, the rows they drop
+ * count as NULLs: each column's flags are formed once per run, whatever
+ * the number of aggregates over it.
+ */
 static void
 accumulate(AggScanState *st, const Datum *values, const bool *isnull, int first, int n)
 {
 	int			kept = n;
-	bool		nulls[XXL_PAGE_ROWS];
 
 	if (st->nranges > 0)
+	{
 		kept = select_rows(st, values, isnull, first, n);
+		for (int k = 0; k < st->ncols; k++)
+		{
+			const bool *nl = isnull + (Size) k * XXL_PAGE_ROWS + first;
+			bool	   *out = st->kept_nulls + (Size) k * XXL_PAGE_ROWS;
+
+			for (int i = 0; i < n; i++)
+				out[i] = nl[i] || !st->sel[i];
+		}
+	}
 	st->rows += kept;
 	for (int a = 0; a < st->naccs; a++)
 	{
@@ -433,14 +447,8 @@ accumulate(AggScanState *st, const Datum *values, const bool *isnull, int first,
 			continue;
 		}
 		v = values + (Size) acc->col * XXL_PAGE_ROWS + first;
-		nl = isnull + (Size) acc->col * XXL_PAGE_ROWS + first;
-		if (st->nranges > 0)
-		{
-			/* rows the bounds drop count as NULLs */
-			for (int i = 0; i < n; i++)
-				nulls[i] = nl[i] || !st->sel[i];
-			nl = nulls;
-		}
+		nl = st->nranges > 0 ? st->kept_nulls + (Size) acc->col * XXL_PAGE_ROWS :
+			isnull + (Size) acc->col * XXL_PAGE_ROWS + first;
 		switch (acc->kind)
 		{
 			case AGG_COUNT:
@@ -566,6 +574,8 @@ exec_agg(CustomScanState *node)
 		xxl_scan_set_ranges(st->scan, st->ranges, st->nranges);
 		for (int r = 0; r < st->nranges; r++)
 			st->range_cols[r] = scan_column(st, st->ranges[r].attno);
+		if (st->kept_nulls == NULL)
+			st->kept_nulls = palloc(sizeof(bool) * XXL_PAGE_ROWS * Max(st->ncols, 1));
 	}
 	while (xxl_scan_next_column_run(st->scan, st->cols, st->ncols, &values, &isnull, &first, &n))
 	{

@@ -280,6 +280,8 @@ set_ranges(FullScanState *st)
 							st->css.ss.ps.ps_ExprContext,
 							RelationGetDescr(st->css.ss.ss_currentRelation), &ranges);
 	xxl_scan_set_ranges(st->scan, ranges, n);
+	/* (the scan keeps its own copy; a rescan evaluates them again) */
+	pfree(ranges);
 }
 
 /* The next row into the scan slot, or the slot cleared at the end. */

@@ -180,6 +180,8 @@ row_values(const XxlPacker *pk, const char *row, const char **vp, uint32 *vl)
 	}
 }
 
+static void reset(XxlPacker *pk);
+
 XxlPacker *
 xxl_packer_begin(const XxlRowFormat *fmt)
 {
@@ -228,12 +230,13 @@ xxl_packer_begin(const XxlRowFormat *fmt)
 	pk->plain_room = xxl_page_max_row(fmt->row_width);
 	pk->packed_room = BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(XxlPageOpaque)) -
 		sizeof(XxlPackedCol) * fmt->natts;
-	xxl_packer_reset(pk);
+	reset(pk);
 	return pk;
 }
 
-void
-xxl_packer_reset(XxlPacker *pk)
+/* An empty page in the making. */
+static void
+reset(XxlPacker *pk)
 {
 	pk->n = 0;
 	pk->arena_used = 0;
@@ -630,5 +633,5 @@ xxl_packer_finish(XxlPacker *pk, Page page, uint32 segno)
 		finish_packed(pk, page, segno);
 	else
 		finish_plain(pk, page, segno);
-	xxl_packer_reset(pk);
+	reset(pk);
 }

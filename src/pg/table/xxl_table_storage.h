@@ -367,7 +367,6 @@ extern XxlPacker *xxl_packer_begin(const XxlRowFormat *fmt);
 extern bool xxl_packer_add(XxlPacker *pk, const char *row, uint32 len);
 extern int	xxl_packer_rows(const XxlPacker *pk);
 extern void xxl_packer_finish(XxlPacker *pk, Page page, uint32 segno);
-extern void xxl_packer_reset(XxlPacker *pk);
 extern void xxl_packer_end(XxlPacker *pk);
 
 /* Where a reader decodes packed pages: rows, or one column's values. */
@@ -633,8 +632,9 @@ extern bool xxl_scan_next_columns(TableScanDesc scan, const AttrNumber *cols, in
  * k's at (*values)[k * XXL_PAGE_ROWS + first .. + n), its NULLs in *isnull
  * likewise; a packed page's straight from its decoded columns.  For
  * consumers that work a column at a time (the aggregate scan).  ncols at
- * most XXL_BYVAL_MAX_COLS, by-value columns only; valid until the next
- * call; false at the end.  Not to be mixed with the other ways of reading
+ * most XXL_BYVAL_MAX_COLS; a by-reference column's values are good for
+ * their NULL flags only (they point into rows already gone).  Valid until
+ * the next call; false at the end.  Not to be mixed with the other ways of reading
  * one scan, but xxl_scan_next_columns with the same columns.
  */
 extern bool xxl_scan_next_column_run(TableScanDesc scan, const AttrNumber *cols, int ncols,
