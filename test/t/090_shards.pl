@@ -207,6 +207,15 @@ for my $cols_out ('id, k * 2 AS k2, upper(t) AS t', 'u, id')
 	});
 	is($on, $oracle, "SELECT $cols_out ... ORDER BY k, id through XxlShardMerge: the rows of one table");
 }
+# columns the query does not use: the planner puts NULL constants in the
+# foreign scans' output, which the merge fills in without a projection
+my $unused = 'SELECT count(*) || \' \' || md5(string_agg(k || \'|\' || id, \',\')) FROM (SELECT * FROM %s ORDER BY k, id OFFSET 0) s';
+like($coord->safe_psql('postgres', qq{$plan_settings EXPLAIN (VERBOSE, COSTS OFF) @{[ sprintf($unused, 'sharded') ]}}),
+	qr/XxlShardMerge.*Foreign Scan on public\.p1 .*\n\s+Output: sharded_\d+\.id, sharded_\d+\.k, NULL::text/s,
+	'a foreign scan whose output holds NULL constants for the unused columns');
+is($coord->safe_psql('postgres', qq{$plan_settings @{[ sprintf($unused, 'sharded') ]}}),
+	$coord->safe_psql('postgres', sprintf($unused, 'flat')),
+	'... merged through XxlShardMerge: the rows of one table');
 # a function in the select list that reads a shard's server, called
 # while the node's statement holds that server's connection: the rest of
 # that shard's rows go to a temporary file first, and the connection to the

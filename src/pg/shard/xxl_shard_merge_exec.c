@@ -56,7 +56,10 @@ typedef struct MergeChild
 	List	   *retrieved;
 	XxlShardStream *stream;		/* while the merge runs */
 	int			nout;			/* columns of its rows */
-	int		   *project;		/* per column, the scan tuple's it is, or NULL */
+	int		   *project;		/* per column, the scan tuple's it is (-1: a constant), or NULL */
+	Datum	   *consts;			/* ... the constants' values */
+	bool	   *const_null;
+	bool		identity;		/* ... every column the scan tuple's, in its place */
 	Datum	   *scan_values;	/* ... and the scan tuple, received */
 	bool	   *scan_isnull;
 } MergeChild;
@@ -204,30 +207,60 @@ local_next(void *arg, Datum *values, bool *isnull)
 }
 
 /*
- * Per column of a foreign child's rows, the scan tuple's column it is, when
- * its projection is only that (plain Vars of the scan tuple, as
- * postgres_fdw's scans have: the table's row with the columns the SQL
- * returns); NULL otherwise, and the projection runs row by row.
+ * Per column of a foreign child's rows, the scan tuple's column it is, or
+ * -1 for a constant (the planner's NULL in place of a column the query
+ * does not use), when its projection is only that (plain Vars of the scan
+ * tuple and constants, as postgres_fdw's scans have: the table's row with
+ * the columns the SQL returns); false otherwise, and the projection runs
+ * row by row.
  */
-static int *
-simple_projection(PlanState *ps, int scan_natts)
+static bool
+simple_projection(MergeChild *c, int scan_natts)
 {
+	PlanState  *ps = c->ps;
 	List	   *tlist = ps->plan->targetlist;
-	int		   *map;
+	int			n = list_length(tlist);
 	ListCell   *lc;
 
-	if (ps->ps_ProjInfo == NULL || tlist == NIL)
-		return NULL;
-	map = palloc(sizeof(int) * list_length(tlist));
+	c->identity = false;
+	if (ps->ps_ProjInfo == NULL)
+	{
+		/* no projection: the scan tuple is the row */
+		c->identity = true;
+		c->nout = scan_natts;
+		return true;
+	}
+	if (tlist == NIL)
+		return false;
+	c->project = palloc(sizeof(int) * n);
+	c->consts = palloc0(sizeof(Datum) * n);
+	c->const_null = palloc0(sizeof(bool) * n);
+	c->identity = n == scan_natts;
 	foreach(lc, tlist)
 	{
-		Var		   *v = (Var *) ((TargetEntry *) lfirst(lc))->expr;
+		Node	   *e = (Node *) ((TargetEntry *) lfirst(lc))->expr;
+		int			i = foreach_current_index(lc);
 
-		if (!IsA(v, Var) || v->varlevelsup != 0 || v->varattno <= 0 || v->varattno > scan_natts)
-			return NULL;
-		map[foreach_current_index(lc)] = v->varattno - 1;
+		if (IsA(e, Const))
+		{
+			c->project[i] = -1;
+			c->consts[i] = ((Const *) e)->constvalue;
+			c->const_null[i] = ((Const *) e)->constisnull;
+			c->identity = false;
+			continue;
+		}
+		if (!IsA(e, Var) || ((Var *) e)->varlevelsup != 0 || ((Var *) e)->varattno <= 0 ||
+			((Var *) e)->varattno > scan_natts)
+		{
+			c->project = NULL;
+			c->identity = false;
+			return false;
+		}
+		c->project[i] = ((Var *) e)->varattno - 1;
+		c->identity &= c->project[i] == i;
 	}
-	return map;
+	c->nout = n;
+	return true;
 }
 
 /* A foreign child's next row: received, then through its scan's projection. */
@@ -241,14 +274,24 @@ foreign_next(void *arg, Datum *values, bool *isnull)
 
 	if (c->ps->instrument)
 		InstrStartNode(c->ps->instrument);
+	if (c->identity)
+	{
+		/* (the received row is the child's row) */
+		got = xxl_shard_stream_next(c->stream, values, isnull);
+		if (c->ps->instrument)
+			InstrStopNode(c->ps->instrument, got ? 1.0 : 0.0);
+		return got;
+	}
 	if (c->project != NULL)
 	{
 		/* (the projection's columns taken from the received row directly) */
 		got = xxl_shard_stream_next(c->stream, c->scan_values, c->scan_isnull);
 		for (int i = 0; got && i < c->nout; i++)
 		{
-			values[i] = c->scan_values[c->project[i]];
-			isnull[i] = c->scan_isnull[c->project[i]];
+			int			a = c->project[i];
+
+			values[i] = a >= 0 ? c->scan_values[a] : c->consts[i];
+			isnull[i] = a >= 0 ? c->scan_isnull[a] : c->const_null[i];
 		}
 		if (c->ps->instrument)
 			InstrStopNode(c->ps->instrument, got ? 1.0 : 0.0);
@@ -311,9 +354,8 @@ start_merge(ShardMergeState *state)
 		foreach(lc, c->retrieved)
 			result_col[lfirst_int(lc) - 1] = foreach_current_index(lc);
 		own = bms_add_member(own, (int) ((Scan *) c->ps->plan)->scanrelid);
-		if ((c->project = simple_projection(c->ps, desc->natts)) != NULL)
+		if (simple_projection(c, desc->natts))
 		{
-			c->nout = list_length(c->ps->plan->targetlist);
 			c->scan_values = palloc0(sizeof(Datum) * Max(desc->natts, 1));
 			c->scan_isnull = palloc0(sizeof(bool) * Max(desc->natts, 1));
 		}

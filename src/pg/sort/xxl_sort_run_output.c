@@ -190,6 +190,9 @@ next_out(XxlSortRun *run, const void **key, uint32 *klen, const void **payload, 
 void
 xxl_sort_run_mark(XxlSortRun *run)
 {
+	/* a merge of streams hands out its rows from the streams' heads, which a replay no longer has */
+	if (run->streams != NULL)
+		elog(ERROR, "a merge of sorted streams cannot mark its position");
 	if (run->marks == NULL)
 		run->marks = xxl_mark_buffer_create(run->cxt);
 	xxl_mark_buffer_mark(run->marks);

@@ -65,11 +65,15 @@ advance(XxlSortRun *run, int i)
 	XxlStreamsMerge *m = run->streams;
 	StreamHead *h = &m->heads[i];
 	MemoryContext old;
+	/* rows of by-value columns are read straight into the stream's head */
+	Datum	   *values = m->by_value ? h->values : m->values;
+	bool	   *isnull = m->by_value ? h->isnull : m->isnull;
 
 	CHECK_FOR_INTERRUPTS();
-	MemoryContextReset(m->rowcxt);
+	if (!m->rowcxt->isReset)
+		MemoryContextReset(m->rowcxt);
 	old = MemoryContextSwitchTo(m->rowcxt);
-	if (h->ended || !h->stream.next(h->stream.arg, m->values, m->isnull))
+	if (h->ended || !h->stream.next(h->stream.arg, values, isnull))
 	{
 		MemoryContextSwitchTo(old);
 		h->ended = true;
@@ -81,10 +85,12 @@ advance(XxlSortRun *run, int i)
 	resetStringInfo(&h->row);
 	if (m->by_value)
 	{
-		memcpy(h->values, m->values, sizeof(Datum) * m->in_desc->natts);
-		memcpy(h->isnull, m->isnull, sizeof(bool) * m->in_desc->natts);
+		/* the row goes out from its values: only its key is encoded, for the merge */
+		enlargeStringInfo(&h->key, (int) run->key_size);
+		xxl_sortkey_encode_fixed(run->key, values, isnull, (unsigned char *) h->key.data);
+		h->key.len = (int) run->key_size;
 	}
-	if (run->fixed)
+	else if (run->fixed)
 	{
 		enlargeStringInfo(&h->key, (int) run->record_size);
 		xxl_sort_run_encode_fixed(run, m->values, m->isnull, (unsigned char *) h->key.data);
