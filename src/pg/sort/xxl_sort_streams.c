@@ -70,8 +70,7 @@ advance(XxlSortRun *run, int i)
 	bool	   *isnull = m->by_value ? h->isnull : m->isnull;
 
 	CHECK_FOR_INTERRUPTS();
-	if (!m->rowcxt->isReset)
-		MemoryContextReset(m->rowcxt);
+	MemoryContextReset(m->rowcxt);
 	old = MemoryContextSwitchTo(m->rowcxt);
 	if (h->ended || !h->stream.next(h->stream.arg, values, isnull))
 	{
