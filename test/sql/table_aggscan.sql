@@ -83,6 +83,12 @@ SELECT count(*), sum(k) FROM ag_h WHERE i4 >= -29000 AND i4 < 2147483647;
 SELECT g, (SELECT count(*) FROM ag_x WHERE i4 < -g * 1000) AS x,
        (SELECT count(*) FROM ag_h WHERE i4 < -g * 1000) AS h
 FROM generate_series(1, 3) g;
+-- a rescan whose first values are NULL (no row qualifies, no bound kept) and later ones not
+EXPLAIN (COSTS OFF) SELECT (SELECT count(*) || ' ' || coalesce(sum(i2), 0) FROM ag_x WHERE k > y AND i4 < x)
+FROM (VALUES (NULL::int, NULL::int), (-1000, 1000)) v(x, y);
+SELECT x, y, (SELECT count(*) || ' ' || coalesce(sum(i2), 0) FROM ag_x WHERE k > y AND i4 < x) AS x_,
+       (SELECT count(*) || ' ' || coalesce(sum(i2), 0) FROM ag_h WHERE k > y AND i4 < x) AS h
+FROM (VALUES (NULL::int, NULL::int), (-1000, 1000), (-20000, NULL), (-20000, 5)) v(x, y);
 RESET plan_cache_mode;
 DEALLOCATE ag_b;
 

@@ -308,7 +308,7 @@ plan_agg_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *t
 
 /* Execution ----------------------------------------------------------------------------- */
 
-/* The scan column that reads table column attno, added if none does. */
+/* The scan column that reads table column attno, added if none does (at the node's creation). */
 static int
 scan_column(AggScanState *st, AttrNumber attno)
 {
@@ -348,10 +348,16 @@ create_agg_state(CustomScan *cscan)
 	}
 	if (list_length(cscan->custom_private) > 1)
 	{
+		ListCell   *la;
+
 		st->range_attnos = lsecond(cscan->custom_private);
 		st->range_strategies = lthird(cscan->custom_private);
 		st->range_cols = palloc(sizeof(int) * list_length(st->range_attnos));
+		/* every bounded column read, whichever bounds a rescan's values leave */
+		foreach(la, st->range_attnos)
+			(void) scan_column(st, lfirst_int(la));
 		st->sel = palloc(sizeof(bool) * XXL_PAGE_ROWS);
+		st->kept_nulls = palloc(sizeof(bool) * XXL_PAGE_ROWS * st->ncols);
 	}
 	return (Node *) st;
 }
@@ -574,8 +580,6 @@ exec_agg(CustomScanState *node)
 		xxl_scan_set_ranges(st->scan, st->ranges, st->nranges);
 		for (int r = 0; r < st->nranges; r++)
 			st->range_cols[r] = scan_column(st, st->ranges[r].attno);
-		if (st->kept_nulls == NULL)
-			st->kept_nulls = palloc(sizeof(bool) * XXL_PAGE_ROWS * Max(st->ncols, 1));
 	}
 	while (xxl_scan_next_column_run(st->scan, st->cols, st->ncols, &values, &isnull, &first, &n))
 	{
