@@ -66,6 +66,7 @@ typedef struct PackCol
 	Size		dict_bytes;
 	DictEntry  *dict;
 	int16	   *slots;			/* open addressing into dict (-1: empty) */
+	uint8	   *codes;			/* each row's entry (NULL: 0), while the dictionary holds */
 } PackCol;
 
 /* What a column would be with the next row (before it is kept). */
@@ -104,7 +105,8 @@ struct XxlPacker
 	int64	   *vals;
 	const char **vp;			/* one row's values, and their lengths */
 	uint32	   *vl;
-	const char **all_vp;		/* finish: every row's, column c's at c * XXL_PAGE_ROWS */
+	/* every kept row's, in the arena, column c's at c * XXL_PAGE_ROWS (while packing goes on) */
+	const char **all_vp;
 	uint32	   *all_vl;
 };
 
@@ -219,6 +221,7 @@ xxl_packer_begin(const XxlRowFormat *fmt)
 			col->kind = PACK_VAR;
 			col->dict = palloc(sizeof(DictEntry) * DICT_MAX);
 			col->slots = palloc(sizeof(int16) * DICT_SLOTS);
+			col->codes = palloc(XXL_PAGE_ROWS);
 		}
 		else if (att->attbyval && (att->attlen == 1 || att->attlen == 2 ||
 								   att->attlen == 4 || att->attlen == 8))
@@ -265,6 +268,7 @@ xxl_packer_end(XxlPacker *pk)
 		{
 			pfree(pk->cols[c].dict);
 			pfree(pk->cols[c].slots);
+			pfree(pk->cols[c].codes);
 		}
 	pfree(pk->cols);
 	pfree(pk->trial);
@@ -419,7 +423,11 @@ xxl_packer_add(XxlPacker *pk, const char *row, uint32 len)
 	}
 	if (pk->packed_full && pk->plain_full)
 		return false;
-	/* the row is kept: into the arena, and into the columns' state while packing goes on */
+	/*
+	 * The row is kept: into the arena, and while packing goes on, its
+	 * values (where they lie in the arena) and the columns' state, so that
+	 * a packed page is written without parsing or hashing its rows again.
+	 */
 	pk->row_at[pk->n] = pk->arena_used;
 	pk->row_len[pk->n] = len;
 	memcpy(pk->arena + pk->arena_used, row, len);
@@ -428,7 +436,10 @@ xxl_packer_add(XxlPacker *pk, const char *row, uint32 len)
 		{
 			PackCol    *col = &pk->cols[c];
 			ColTrial   *t = &pk->trial[c];
+			Size		at = (Size) c * XXL_PAGE_ROWS + pk->n;
 
+			pk->all_vp[at] = t->null ? NULL : pk->arena + pk->arena_used + (t->value - row);
+			pk->all_vl[at] = t->len;
 			col->hasnull |= t->null;
 			if (col->kind == PACK_INT)
 				col->stats = t->stats;
@@ -445,13 +456,16 @@ xxl_packer_add(XxlPacker *pk, const char *row, uint32 len)
 
 						e->hash = t->hash;
 						e->len = t->len;
-						/* the value's place in the row just copied */
-						e->at = pk->arena_used + (uint32) (t->value - row);
+						e->at = (uint32) (pk->all_vp[at] - pk->arena);
 						col->slots[t->slot] = (int16) col->ndict++;
 						col->dict_bytes += t->len;
 					}
 				}
+				if (!col->dict_over)
+					col->codes[pk->n] = (uint8) col->slots[t->slot];
 			}
+			else if (col->kind == PACK_VAR)
+				col->codes[pk->n] = 0;
 		}
 	pk->arena_used += len;
 	pk->plain_bytes += len + (pk->row_width > 0 ? 0 : sizeof(uint16));
@@ -496,21 +510,7 @@ put_var_column(XxlPacker *pk, int c, Page page, Size at, bool dict, XxlPackedCol
 		memcpy(base + sizeof(uint16) * col->ndict, &off, sizeof(uint16));
 		pc->step = (int64) (entries + off);	/* where the codes start, from data */
 		for (int i = 0; i < n; i++)
-		{
-			const char *v = pk->all_vp[c * XXL_PAGE_ROWS + i];
-			uint32		len = pk->all_vl[c * XXL_PAGE_ROWS + i];
-			bool		found;
-			int			s;
-
-			if (v == NULL)
-			{
-				pk->vals[i] = 0;
-				continue;
-			}
-			s = dict_slot(col, pk->arena, v, len, hash_bytes((const unsigned char *) v, len), &found);
-			Assert(found);
-			pk->vals[i] = col->slots[s];
-		}
+			pk->vals[i] = col->codes[i];
 		xxl_colpack_encode(&pack, pk->vals, n, (uint8 *) base + entries + off);
 		return entries + off + xxl_colpack_bytes(&pack, n);
 	}
@@ -548,16 +548,6 @@ finish_packed(XxlPacker *pk, Page page, uint32 segno)
 	op->row_width = (uint16) pk->row_width;
 	op->natts = (uint16) pk->natts;
 	op->nrows = (uint16) n;
-	/* each row parsed once into its columns */
-	for (int i = 0; i < n; i++)
-	{
-		row_values(pk, pk->arena + pk->row_at[i], pk->vp, pk->vl);
-		for (int c = 0; c < pk->natts; c++)
-		{
-			pk->all_vp[c * XXL_PAGE_ROWS + i] = pk->vp[c];
-			pk->all_vl[c * XXL_PAGE_ROWS + i] = pk->vl[c];
-		}
-	}
 	for (int c = 0; c < pk->natts; c++)
 	{
 		const char **vp = pk->all_vp + c * XXL_PAGE_ROWS;
@@ -581,7 +571,7 @@ finish_packed(XxlPacker *pk, Page page, uint32 segno)
 			pc->nulls = (uint16) at;
 			memset(bits, 0, (n + 7) / 8);
 			for (int i = 0; i < n; i++)
-				if (row_col_null(pk->arena + pk->row_at[i], c))
+				if (vp[i] == NULL)
 					bits[i / 8] |= 1 << (i % 8);
 			at += (n + 7) / 8;
 		}
