@@ -17,9 +17,6 @@
 #include "core/xxl_colpack.h"
 #include "pg/table/xxl_table_storage.h"
 
-StaticAssertDecl(XXL_COLPACK_FOR == 1 && XXL_COLPACK_DELTA == 2,
-				 "xxl_packed_is_int knows the encodings' numbers");
-
 static inline XxlPackedCol *
 packed_col(Page page, int c)
 {
@@ -267,7 +264,6 @@ xxl_page_open(Page page, XxlPageBuf *buf, XxlRowRun *run)
 		run->rows = rows;
 		run->row_width = width;
 		run->end0 = 0;
-		return;
 	}
 	else
 	{

@@ -32,6 +32,7 @@
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
+#include "core/xxl_colpack.h"
 #include "pg/table/table.h"
 #include "pg/io/io.h"
 
@@ -167,7 +168,7 @@ typedef struct XxlPackedCol
 static inline bool
 xxl_packed_is_int(const XxlPackedCol *pc)
 {
-	return pc->enc == 1 || pc->enc == 2;	/* XXL_COLPACK_FOR, XXL_COLPACK_DELTA */
+	return pc->enc == XXL_COLPACK_FOR || pc->enc == XXL_COLPACK_DELTA;
 }
 
 /* Segment flags */
