@@ -569,7 +569,12 @@ per_source_bytes(const xxl_merge_env *env)
 int
 xxl_merge_max_fan_in(const xxl_merge_env *env, size_t reserve_bytes)
 {
-	size_t		avail = xxl_budget_available(env->budget);
+	return xxl_merge_fan_in_of(env, xxl_budget_available(env->budget), reserve_bytes);
+}
+
+int
+xxl_merge_fan_in_of(const xxl_merge_env *env, size_t avail, size_t reserve_bytes)
+{
 	/* at least one prefetch frame, and the base key of offset-value codes */
 	size_t		reserve = reserve_bytes + read_unit(env) + XXL_ROUND_UP(env->max_record, XXL_ALIGN);
 

@@ -55,6 +55,8 @@ size_t		xxl_merge_output_bytes(const xxl_merge_env *env);
 
 /* Largest number of runs one merge can take with reserve_bytes set aside. */
 int			xxl_merge_max_fan_in(const xxl_merge_env *env, size_t reserve_bytes);
+/* ... were avail bytes of the budget free (an estimate before they are). */
+int			xxl_merge_fan_in_of(const xxl_merge_env *env, size_t avail, size_t reserve_bytes);
 
 /*
  * Merge runs[0..k).  release_blocks returns consumed blocks to the block

@@ -24,12 +24,14 @@
  *     and written by the caller, so an input that fits the budget stays in
  *     memory as before (unless the caller expects more than twice the
  *     region: then the first load is a half too).  After it, loads
- *     alternate between the region's two
- *     halves: the worker sorts a full half's entries (one thread, or all of
- *     them for compared keys) and writes
- *     its records in key order through the sorter's block writer, which
- *     the caller aims at the run, while the caller fills the other half.
- *     Runs are half as long; the merge takes twice as many.
+ *     alternate between the region's two halves: the worker sorts a full
+ *     half's entries (one thread, or all of them for compared keys) and
+ *     writes its records in key order through the sorter's block writer,
+ *     which the caller aims at the run, while the caller fills the other
+ *     half.  Runs are half as long; the merge takes twice as many.  Where
+ *     that is more than one merge takes (the input expected over the first
+ *     load's bytes), loads keep the whole region and the caller sorts each:
+ *     the wait costs less than a merge pass over most of the data.
  * At the next full load the caller waits for the worker and the writes, as
  * it waits for the writes alone in synchronous mode.  During a job the
  * worker owns its load, the run being written, its writes and the block
@@ -564,6 +566,26 @@ loads_alternate(const xxl_sorter *s)
 	return s->load_size < s->region_size;
 }
 
+/*
+ * Variable records, at the end of the first load (async_runs): whether
+ * loads of half the region would make more runs than the final merge
+ * takes.  Then loads keep the whole region and the caller sorts each:
+ * the time the input waits costs less than a merge pass over most of the
+ * data, which is what halves would add.
+ */
+static bool
+halves_need_a_pass(xxl_sorter *s)
+{
+	size_t		half_load = loads_alternate(s) ? s->arena_used : s->arena_used / 2;
+	size_t		held = s->region_size + (s->var_writer != NULL ? WRITE_BUFFERS * s->block_size : 0);
+	uint64_t	half_runs;
+
+	if (s->cfg.expected_bytes == 0 || half_load == 0)
+		return false;
+	half_runs = s->cfg.expected_bytes / half_load + 1;
+	return half_runs > (uint64_t) sort_final_fan_in_estimate(s, held);
+}
+
 static bool
 caller_canceled(void *arg)
 {
@@ -584,7 +606,9 @@ sort_flush_run(xxl_sorter *s, bool last)
 
 	if (s->nloaded == 0)
 		return XXL_OK;
-	if (s->async_runs && !last && (s->fixed || loads_alternate(s)))
+	if (s->async_runs && !last && !s->fixed && s->nruns == 0)
+		s->whole_loads = halves_need_a_pass(s);
+	if (s->async_runs && !last && (s->fixed || (loads_alternate(s) && !s->whole_loads)))
 		return sort_flush_run_async(s);
 	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||
 		sort_wait_run_writes(s) != XXL_OK)
@@ -607,12 +631,14 @@ sort_flush_run(xxl_sorter *s, bool last)
 	sort_note_load(s);
 	s->nloaded = 0;
 	s->arena_used = 0;
-	if (s->async_runs && !last)
+	s->load = s->region;
+	if (s->async_runs && !last && !s->whole_loads)
 	{
 		/* from now on loads alternate between the halves */
-		s->load = s->region;
 		s->load_size = (s->region_size / 2) & ~(size_t) 63;
 	}
+	else
+		s->load_size = s->region_size;
 	return rc;
 }
 

@@ -115,6 +115,8 @@ struct xxl_sorter
 
 	/* asynchronous run formation (see the head of sort.c) */
 	bool		async_runs;
+	bool		whole_loads;	/* variable: loads keep the whole region, as half
+								 * loads would make more runs than one merge takes */
 	size_t		bucket_scratch_size;
 	struct run_worker *rw;		/* while loads are formed */
 
@@ -256,6 +258,9 @@ xxl_status sort_write_var_load(const char *load, const xxl_sort_entry *entries, 
 bool sort_check_input_phase(xxl_sorter *s);
 xxl_status	sort_note_puts(xxl_sorter *s, size_t n, size_t bytes);
 xxl_status sort_flush_run(xxl_sorter *s, bool last);
+
+/* sort_merge.c */
+int			sort_final_fan_in_estimate(xxl_sorter *s, size_t held);
 
 /* sort_combine.c: equal keys folded into one (xxl_sort_config.combine) */
 size_t		sort_combine_sorted(xxl_sorter *s, char *recs, size_t n);

@@ -201,16 +201,39 @@ fitting_read_size(xxl_sorter *s, size_t k, size_t reserve)
 	}
 }
 
-/* The most runs one merge takes with reserve bytes set aside, at the frames set. */
+/* The most runs one merge takes with reserve bytes set aside, at the frames set, were avail bytes free. */
+static int
+fan_in_of(xxl_sorter *s, size_t avail, size_t reserve)
+{
+	xxl_merge_env env = merge_env(s);
+	int			k = xxl_merge_fan_in_of(&env, avail, reserve + runs_bytes(0));
+
+	/* the runs' own bytes take a little from what frames would have */
+	while (k > 0 && xxl_merge_fan_in_of(&env, avail, reserve + runs_bytes((size_t) k)) < k)
+		k--;
+	return k;
+}
+
 static int
 fan_in_with(xxl_sorter *s, size_t reserve)
 {
-	xxl_merge_env env = merge_env(s);
-	int			k = xxl_merge_max_fan_in(&env, reserve + runs_bytes(0));
+	return fan_in_of(s, xxl_budget_available(&s->part.budget), reserve);
+}
 
-	/* the runs' own bytes take a little from what frames would have */
-	while (k > 0 && xxl_merge_max_fan_in(&env, reserve + runs_bytes((size_t) k)) < k)
-		k--;
+/*
+ * During run formation: about how many runs the final merge will take, at
+ * the smallest frames, once the held bytes (what run formation has and
+ * merging gets back) are free.  For the choice of loads' size.
+ */
+int
+sort_final_fan_in_estimate(xxl_sorter *s, size_t held)
+{
+	size_t		read_size = s->read_size;
+	int			k;
+
+	s->read_size = min_read_size(s);
+	k = fan_in_of(s, xxl_budget_available(&s->part.budget) + held, final_reserve(s));
+	s->read_size = read_size;
 	return k;
 }
 

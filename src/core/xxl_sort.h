@@ -53,7 +53,9 @@ typedef struct xxl_sort_config
 								 * records expected beyond twice the load region
 								 * alternate halves from the first load: it would
 								 * not have stayed in memory, and the caller need
-								 * not wait for its sort */
+								 * not wait for its sort; expected to make more
+								 * half runs than one merge takes, they keep
+								 * whole loads instead */
 	/*
 	 * Variable-length records whose keys are not byte images: compare them
 	 * with this (xxl_keycmp.h) instead of memcmp; run formation then sorts

@@ -1396,7 +1396,8 @@ XT_TEST(var_async_runs)
 			xxl_sort_stats exp_st;
 			var_run_opts e = o;
 
-			e.expected_bytes = async_st.records * 300;
+			/* beyond twice the region, and few enough halves for one merge */
+			e.expected_bytes = 2 * async_st.bytes > 3 * o.memory ? 2 * async_st.bytes : 3 * o.memory;
 			run_var_case("var async runs, expected large", recs, mixed.n, &e, &exp_st);
 			CHECK_GE(exp_st.runs, async_st.runs);
 			CHECK_LE(exp_st.runs, async_st.runs + 2);
@@ -1410,7 +1411,24 @@ XT_TEST(var_async_runs)
 			CHECK_GE(exp_st.runs, 1);
 		}
 		o.memory = 0;			/* the minimum: many runs, more merge passes */
-		run_var_case("var async runs, minimum budget", recs, mixed.n, &o, NULL);
+		run_var_case("var async runs, minimum budget", recs, mixed.n, &o, &async_st);
+		/*
+		 * ... where halves make more runs than one merge takes, an input
+		 * expected so keeps whole loads: the runs of synchronous loads
+		 */
+		o.async_runs = false;
+		run_var_case("var sync runs, minimum budget", recs, mixed.n, &o, &sync_st);
+		o.async_runs = true;
+		o.expected_bytes = async_st.bytes;
+		{
+			xxl_sort_stats whole_st;
+
+			run_var_case("var async runs, minimum budget, expected", recs, mixed.n, &o, &whole_st);
+			CHECK_LE(whole_st.runs, sync_st.runs + 1);
+			CHECK_LE(whole_st.runs, async_st.runs * 2 / 3);
+			CHECK_LE(whole_st.merge_passes, async_st.merge_passes);
+		}
+		o.expected_bytes = 0;
 	}
 	free_var_records(recs, mixed.n);
 
