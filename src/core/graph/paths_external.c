@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #define PQ_REC 56
-#define LEVEL_REC 32
+#define LEVEL_REC 16
 #define RESULT_REC 32
 #define LOG_REC 48
 #define STEP_REC 32
@@ -199,16 +199,18 @@ dijkstra(xxl_paths *p, size_t rest)
 	return XXL_OK;
 }
 
+/*
+ * A node of the next MR level: its number (the sort key) and its id, the
+ * predecessor its children's rows name.  Its own row went out when it was
+ * reached.
+ */
 static xxl_status
-level_put(xxl_paths *p, plevel *s, uint64_t node, int64_t orig, int64_t pred_orig,
-		  int64_t edge)
+level_put(xxl_paths *p, plevel *s, uint64_t node, int64_t orig)
 {
 	unsigned char r[LEVEL_REC];
 
 	g_put_be(r, node);
 	g_put_u64(r + 8, (uint64_t) orig);
-	g_put_u64(r + 16, (uint64_t) pred_orig);
-	g_put_u64(r + 24, (uint64_t) edge);
 	return plevel_put(p, s, r);
 }
 
@@ -234,7 +236,7 @@ paths_ext_seed(xxl_paths *p, plevel *level, paths_seed_fn put)
 static xxl_status
 seed_put(xxl_paths *p, plevel *level, size_t i)
 {
-	return level_put(p, level, p->src_dense[i], p->src_orig[i], p->src_orig[i], -1);
+	return level_put(p, level, p->src_dense[i], p->src_orig[i]);
 }
 
 static xxl_status
@@ -284,7 +286,7 @@ bfs(xxl_paths *p, size_t rest)
 				p->pushes++;
 				if (paths_ext_emit(p, paths_adj_orig(p, ar), (double) (depth + 1), orig,
 								   paths_adj_edge(p, ar)) != XXL_OK ||
-					level_put(p, next, to, paths_adj_orig(p, ar), orig, paths_adj_edge(p, ar)) != XXL_OK)
+					level_put(p, next, to, paths_adj_orig(p, ar)) != XXL_OK)
 					return env->err.code;
 			}
 			if (xxl_env_poll(env))
