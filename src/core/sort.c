@@ -29,9 +29,10 @@
  *     writes its records in key order through the sorter's block writer,
  *     which the caller aims at the run, while the caller fills the other
  *     half.  Runs are half as long; the merge takes twice as many.  Where
- *     that is more than one merge takes (the input expected over the first
- *     load's bytes), loads keep the whole region and the caller sorts each:
- *     the wait costs less than a merge pass over most of the data.
+ *     that is more than one merge takes and whole loads' runs would spare
+ *     an intermediate pass much of the data (the input expected over the
+ *     first load's bytes), loads keep the whole region and the caller
+ *     sorts each: the wait costs less than that part of a pass.
  * At the next full load the caller waits for the worker and the writes, as
  * it waits for the writes alone in synchronous mode.  During a job the
  * worker owns its load, the run being written, its writes and the block
@@ -567,23 +568,46 @@ loads_alternate(const xxl_sorter *s)
 }
 
 /*
+ * The share of the data, in thousandths, that one intermediate pass
+ * merges before a final merge of fan_in can take runs runs (consecutive
+ * groups, each merge of g runs leaving one); above a thousand where one
+ * pass does not do.
+ */
+static uint64_t
+pass_share(uint64_t runs, uint64_t fan_in)
+{
+	if (runs <= fan_in)
+		return 0;
+	if (runs / fan_in > fan_in)
+		return 1000 + pass_share(runs / fan_in, fan_in);
+	return (runs - fan_in) * 1000 / runs;
+}
+
+/*
  * Variable records, at the end of the first load (async_runs): whether
- * loads of half the region would make more runs than the final merge
- * takes.  Then loads keep the whole region and the caller sorts each:
- * the time the input waits costs less than a merge pass over most of the
- * data, which is what halves would add.
+ * whole loads would spare at least a quarter of the data an intermediate
+ * pass over half loads' runs would merge.  Then loads keep the whole
+ * region and the caller sorts each: the time the input waits costs less
+ * than that share of a merge pass.  Where whole loads save less (both
+ * need passes over most of the data), the overlap of halves is worth
+ * more.
  */
 static bool
 halves_need_a_pass(xxl_sorter *s)
 {
 	size_t		half_load = loads_alternate(s) ? s->arena_used : s->arena_used / 2;
 	size_t		held = s->region_size + (s->var_writer != NULL ? WRITE_BUFFERS * s->block_size : 0);
-	uint64_t	half_runs;
+	uint64_t	half_runs,
+				whole_runs,
+				fan_in;
 
 	if (s->cfg.expected_bytes == 0 || half_load == 0)
 		return false;
 	half_runs = s->cfg.expected_bytes / half_load + 1;
-	return half_runs > (uint64_t) sort_final_fan_in_estimate(s, held);
+	whole_runs = half_runs / 2 + 1;
+	fan_in = (uint64_t) sort_final_fan_in_estimate(s, held);
+	return fan_in >= 2 && whole_runs <= fan_in * fan_in &&
+		pass_share(half_runs, fan_in) >= pass_share(whole_runs, fan_in) + 250;
 }
 
 static bool

@@ -54,8 +54,9 @@ typedef struct xxl_sort_config
 								 * alternate halves from the first load: it would
 								 * not have stayed in memory, and the caller need
 								 * not wait for its sort; expected to make more
-								 * half runs than one merge takes, they keep
-								 * whole loads instead */
+								 * half runs than one merge takes where whole
+								 * loads spare a pass much of the data, they
+								 * keep whole loads */
 	/*
 	 * Variable-length records whose keys are not byte images: compare them
 	 * with this (xxl_keycmp.h) instead of memcmp; run formation then sorts

@@ -1411,24 +1411,38 @@ XT_TEST(var_async_runs)
 			CHECK_GE(exp_st.runs, 1);
 		}
 		o.memory = 0;			/* the minimum: many runs, more merge passes */
-		run_var_case("var async runs, minimum budget", recs, mixed.n, &o, &async_st);
+		run_var_case("var async runs, minimum budget", recs, mixed.n, &o, NULL);
 		/*
-		 * ... where halves make more runs than one merge takes, an input
-		 * expected so keeps whole loads: the runs of synchronous loads
+		 * Expected to make more half runs than one merge takes (some 55
+		 * frames at 4 MB in 64 kB blocks), where whole loads spare the
+		 * intermediate pass a quarter of the data or more, an input keeps
+		 * whole loads: the runs of synchronous loads.  Expected fewer, or
+		 * so many that a pass merges most of the data either way, it
+		 * alternates halves.
 		 */
-		o.async_runs = false;
-		run_var_case("var sync runs, minimum budget", recs, mixed.n, &o, &sync_st);
-		o.async_runs = true;
-		o.expected_bytes = async_st.bytes;
 		{
-			xxl_sort_stats whole_st;
+			var_run_opts w = o;
+			xxl_sort_stats base_sync;
+			bool		whole_seen = false;
 
-			run_var_case("var async runs, minimum budget, expected", recs, mixed.n, &o, &whole_st);
-			CHECK_LE(whole_st.runs, sync_st.runs + 1);
-			CHECK_LE(whole_st.runs, async_st.runs * 2 / 3);
-			CHECK_LE(whole_st.merge_passes, async_st.merge_passes);
+			w.memory = 4 * MB;
+			w.block_size = BS;
+			w.async_runs = false;
+			run_var_case("var sync runs, 64 kB blocks", recs, mixed.n, &w, &base_sync);
+			w.async_runs = true;
+			for (uint64_t k = 1; k <= 64; k *= 2)
+			{
+				xxl_sort_stats st;
+
+				w.expected_bytes = k * base_sync.bytes;
+				run_var_case("var async runs, expected k times", recs, mixed.n, &w, &st);
+				if (k == 1 || k == 64)
+					CHECK_GE(st.runs, 2 * base_sync.runs - 2);
+				if (st.runs <= base_sync.runs + 1)
+					whole_seen = true;
+			}
+			CHECK(whole_seen);
 		}
-		o.expected_bytes = 0;
 	}
 	free_var_records(recs, mixed.n);
 
