@@ -593,7 +593,7 @@ pass_share(uint64_t runs, uint64_t fan_in)
  * more.
  */
 static bool
-halves_need_a_pass(xxl_sorter *s)
+whole_loads_spare_a_pass(xxl_sorter *s)
 {
 	size_t		half_load = loads_alternate(s) ? s->arena_used : s->arena_used / 2;
 	size_t		held = s->region_size + (s->var_writer != NULL ? WRITE_BUFFERS * s->block_size : 0);
@@ -631,7 +631,7 @@ sort_flush_run(xxl_sorter *s, bool last)
 	if (s->nloaded == 0)
 		return XXL_OK;
 	if (s->async_runs && !last && !s->fixed && s->nruns == 0)
-		s->whole_loads = halves_need_a_pass(s);
+		s->whole_loads = whole_loads_spare_a_pass(s);
 	if (s->async_runs && !last && (s->fixed || (loads_alternate(s) && !s->whole_loads)))
 		return sort_flush_run_async(s);
 	if (xxl_part_canceled(&s->part) || sort_ensure_disks(s) != XXL_OK || sort_wait_runs_worker(s) != XXL_OK ||

@@ -115,8 +115,8 @@ struct xxl_sorter
 
 	/* asynchronous run formation (see the head of sort.c) */
 	bool		async_runs;
-	bool		whole_loads;	/* variable: loads keep the whole region, as half
-								 * loads would make more runs than one merge takes */
+	bool		whole_loads;	/* variable: loads keep the whole region, as their
+								 * runs spare a merge pass much of the data */
 	size_t		bucket_scratch_size;
 	struct run_worker *rw;		/* while loads are formed */
 
