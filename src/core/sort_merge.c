@@ -201,23 +201,25 @@ fitting_read_size(xxl_sorter *s, size_t k, size_t reserve)
 	}
 }
 
-/* The most runs one merge takes with reserve bytes set aside, at the frames set, were avail bytes free. */
+/* The most runs one merge in env takes with reserve bytes set aside, were avail bytes free. */
 static int
-fan_in_of(xxl_sorter *s, size_t avail, size_t reserve)
+fan_in_of(const xxl_merge_env *env, size_t avail, size_t reserve)
 {
-	xxl_merge_env env = merge_env(s);
-	int			k = xxl_merge_fan_in_of(&env, avail, reserve + runs_bytes(0));
+	int			k = xxl_merge_fan_in_of(env, avail, reserve + runs_bytes(0));
 
 	/* the runs' own bytes take a little from what frames would have */
-	while (k > 0 && xxl_merge_fan_in_of(&env, avail, reserve + runs_bytes((size_t) k)) < k)
+	while (k > 0 && xxl_merge_fan_in_of(env, avail, reserve + runs_bytes((size_t) k)) < k)
 		k--;
 	return k;
 }
 
+/* ... at the frames set, with the budget as it is. */
 static int
 fan_in_with(xxl_sorter *s, size_t reserve)
 {
-	return fan_in_of(s, xxl_budget_available(&s->part.budget), reserve);
+	xxl_merge_env env = merge_env(s);
+
+	return fan_in_of(&env, xxl_budget_available(&s->part.budget), reserve);
 }
 
 /*
@@ -228,13 +230,10 @@ fan_in_with(xxl_sorter *s, size_t reserve)
 int
 sort_final_fan_in_estimate(xxl_sorter *s, size_t held)
 {
-	size_t		read_size = s->read_size;
-	int			k;
+	xxl_merge_env env = merge_env(s);
 
-	s->read_size = min_read_size(s);
-	k = fan_in_of(s, xxl_budget_available(&s->part.budget) + held, final_reserve(s));
-	s->read_size = read_size;
-	return k;
+	env.read_size = min_read_size(s);
+	return fan_in_of(&env, xxl_budget_available(&s->part.budget) + held, final_reserve(s));
 }
 
 /* Read the next n runs of the log into runs[0..n). */
