@@ -10,8 +10,8 @@
  * Frames may read less than a block (env.read_size, a power-of-two
  * fraction): a run's bytes are then read as consecutive "units", each
  * inside one block, and a merge can take several times more runs in the
- * same memory.  A unit's prediction key is its block's first key, a lower
- * bound of its own, which keeps the prefetch order safe.  Smaller frames
+ * same memory.  A unit's prediction key is interpolated between its
+ * block's first key and the next block's (seek_issue).  Smaller frames
  * make batches smaller, so the sorter uses them only when full blocks
  * would cost a merge pass.
  *
@@ -70,10 +70,59 @@ unit_ends_block(const xxl_merger *m, const merge_source *src, size_t u)
 }
 
 /*
- * Post unit next_unissued of source r into frame f and read the block
- * table on to the next unit's block (its key is what the prefetch order
- * compares).
+ * Read the block table on to the block of unit next_unissued and set the
+ * unit's prediction key, which the prefetch order compares.  A whole
+ * block's is its first key.  A unit further into a block has no key of
+ * its own in the table: its block's first key would be a lower bound, but
+ * one every later unit of the block shares, so the prefetch would spend
+ * the spare frames on the rest of whichever block a run has just begun,
+ * however far off those units are, and the runs that need a block next
+ * would wait.  It gets the key interpolated between its block's first key
+ * and the next block's instead (in a run's last block, one as wide as the
+ * block before it).  Prefetching out of order only costs time: a run that
+ * needs a unit not prefetched reads it into the frame it has just emptied.
  */
+static xxl_status
+seek_issue(xxl_merger *m, merge_source *src)
+{
+	size_t		u = src->next_unissued;
+	size_t		b = unit_block(m, u);
+	uint64_t	off = unit_offset_in_block(m, u);
+
+	if (off == 0)
+	{
+		uint64_t	before = src->issue_first;
+
+		if (xxl_run_cursor_seek(&src->blocks, b, &src->issue, m->env.err) != XXL_OK)
+			return m->env.err->code;
+		src->issue_first = src->issue_limit = src->issue.key;
+		if (read_unit(&m->env) == m->env.block_size)
+			return XXL_OK;
+		if (b + 1 < src->run->nblocks)
+		{
+			xxl_run_block next;
+
+			if (xxl_run_cursor_seek(&src->blocks, b + 1, &next, m->env.err) != XXL_OK)
+				return m->env.err->code;
+			if (next.key > src->issue_first)
+				src->issue_limit = next.key;
+		}
+		else if (b > 0 && src->issue_first > before)
+		{
+			/* the run's last block: as wide as the block before it */
+			uint64_t	span = src->issue_first - before;
+
+			src->issue_limit = span <= UINT64_MAX - src->issue_first ?
+				src->issue_first + span : UINT64_MAX;
+		}
+	}
+	src->issue.key = src->issue_first +
+		(uint64_t) ((unsigned __int128) (src->issue_limit - src->issue_first) * off /
+					m->env.block_size);
+	return XXL_OK;
+}
+
+/* Post unit next_unissued of source r into frame f; seek the next one's. */
 static xxl_status
 issue_unit(xxl_merger *m, int f, int r)
 {
@@ -89,8 +138,7 @@ issue_unit(xxl_merger *m, int f, int r)
 	fr->req.is_write = false;
 	xxl_io_post(m->env.disks, &fr->req);
 	if (src->next_unissued < src->nunits)
-		return xxl_run_cursor_seek(&src->blocks, unit_block(m, src->next_unissued), &src->issue,
-								   m->env.err);
+		return seek_issue(m, src);
 	return XXL_OK;
 }
 
@@ -169,6 +217,7 @@ merge_next_block(xxl_merger *m, merge_source *src)
 	int			r = (int) (src - m->src);
 
 	merge_release_current(m, src);
+	__atomic_add_fetch(&m->units_read, 1, __ATOMIC_RELAXED);
 	if (src->pend_head >= 0)
 	{
 		f = src->pend_head;
@@ -179,6 +228,7 @@ merge_next_block(xxl_merger *m, merge_source *src)
 	else
 	{
 		/* not prefetched: read it into the frame just released */
+		__atomic_add_fetch(&m->units_unprefetched, 1, __ATOMIC_RELAXED);
 		f = pop_free(m);
 		if (issue_unit(m, f, r) != XXL_OK)
 		{
@@ -556,11 +606,19 @@ tree_replay(xxl_merger *m, int leaf)
 	t[0].code = wkey;
 }
 
-/* Bytes a merge needs per run beyond its share of prefetch frames. */
+/*
+ * Bytes a merge needs per run: its frame and state, and from direct files
+ * its share of prefetch frames (MERGE_PREFETCH_SHARE).
+ */
 static size_t
 per_source_bytes(const xxl_merge_env *env)
 {
-	return read_unit(env) + XXL_ROUND_UP(env->max_record, XXL_ALIGN) + XXL_RUN_LOG_CURSOR
+	size_t		prefetch = 0;
+
+	if (env->disks != NULL && xxl_disks_direct(env->disks))
+		prefetch = (read_unit(env) + sizeof(merge_frame)) / MERGE_PREFETCH_SHARE;
+	return read_unit(env) + prefetch
+		+ XXL_ROUND_UP(env->max_record, XXL_ALIGN) + XXL_RUN_LOG_CURSOR
 		+ sizeof(merge_source)
 		+ sizeof(merge_frame) + sizeof(struct tree_node) + 2 * MERGE_TREE_NODE_MAX
 		+ sizeof(size_t) + 2 * sizeof(segment);
@@ -654,7 +712,7 @@ xxl_merger_create(const xxl_merge_env *env, xxl_run *runs, int k, bool release_b
 		src->remaining = runs[r].nbytes;
 		src->nunits = (size_t) ((runs[r].nbytes + read_unit(s) - 1) / read_unit(s));
 		if (xxl_run_cursor_open(&src->blocks, &runs[r], s->budget, s->err) != XXL_OK ||
-			(src->nunits > 0 && xxl_run_cursor_seek(&src->blocks, 0, &src->issue, s->err) != XXL_OK))
+			(src->nunits > 0 && seek_issue(m, src) != XXL_OK))
 		{
 			xxl_merger_destroy(m);
 			return NULL;
@@ -876,6 +934,13 @@ xxl_merger_next_many(xxl_merger *m, const unsigned char **recs, size_t max, size
 	}
 	*n = 1 + more;
 	return 1;
+}
+
+void
+xxl_merger_units(const xxl_merger *m, uint64_t *read, uint64_t *unprefetched)
+{
+	*read = m != NULL ? __atomic_load_n(&m->units_read, __ATOMIC_RELAXED) : 0;
+	*unprefetched = m != NULL ? __atomic_load_n(&m->units_unprefetched, __ATOMIC_RELAXED) : 0;
 }
 
 void

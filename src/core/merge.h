@@ -84,6 +84,13 @@ int			xxl_merger_next(xxl_merger *m, xxl_merge_record *rec);
 int			xxl_merger_next_many(xxl_merger *m, const unsigned char **recs, size_t max,
 								 size_t *n);
 
+/*
+ * Units (frames' reads) the merge has read so far, and how many of them a
+ * run needed before the prefetch had read them, which the merge then
+ * waited for.  Safe while a worker merges.
+ */
+void		xxl_merger_units(const xxl_merger *m, uint64_t *read, uint64_t *unprefetched);
+
 /* Stops the worker, waits for reads in flight and frees every buffer. */
 void		xxl_merger_destroy(xxl_merger *m);
 

@@ -45,7 +45,10 @@ typedef struct merge_source
 {
 	xxl_run    *run;
 	xxl_run_cursor blocks;		/* the run's block table, read as units are posted */
-	xxl_run_block issue;		/* the block of next_unissued: its id and first key */
+	xxl_run_block issue;		/* the block of next_unissued: its id, and the
+								 * unit's prediction key (merge.c, seek_issue) */
+	uint64_t	issue_first;	/* that block's first key */
+	uint64_t	issue_limit;	/* the next block's first key (the last block: its own) */
 	size_t		next_unissued;	/* first unit not yet posted */
 	size_t		nunits;			/* units of the run (blocks, with full-size reads) */
 	int			cur_frame;		/* frame holding the current unit, or -1 */
@@ -78,6 +81,8 @@ struct xxl_merger
 	int			frame_capacity;
 	merge_frame *frames;
 	int			free_head;
+	uint64_t	units_read;		/* xxl_merger_units (atomic: a worker may merge) */
+	uint64_t	units_unprefetched;
 	/* loser tree: node 0 is the winner, nodes 1..k-1 hold losers with their code */
 	struct tree_node
 	{
@@ -158,6 +163,14 @@ run_window_records(const xxl_merger *m, const merge_source *src)
  */
 #define MERGE_TREE_NODE_MAX 24
 #define MERGE_PREFETCH_MAX(k) ((k) + 16)
+/*
+ * A merge of direct files plans a prefetch frame for every this many runs
+ * (merge.c, per_source_bytes): with one spare frame, a 116-way final merge
+ * of 20M rows at 16MB found 82 % of its units not prefetched and waited
+ * for each (docs/engine.md).  Buffered files need none: their small reads
+ * are copies done when posted, and the kernel reads ahead.
+ */
+#define MERGE_PREFETCH_SHARE 4
 
 /* merge.c: the loser tree, frames and prefetching */
 xxl_status merge_ensure_scratch(xxl_merger *m, merge_source *src, size_t len);

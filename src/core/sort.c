@@ -816,6 +816,15 @@ xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats)
 	stats->memory_limit = s->cfg.res.memory;
 	if (s->phase == PHASE_MERGE_OUTPUT || s->phase == PHASE_MEMORY_OUTPUT)
 		stats->merge_ns = xxl_now_ns() - s->t_merge_start;
+	if (s->final != NULL)
+	{
+		uint64_t	read,
+					unprefetched;
+
+		xxl_merger_units(s->final, &read, &unprefetched);
+		stats->merge_units += read;
+		stats->merge_unprefetched += unprefetched;
+	}
 	if (s->disks)
 		xxl_disks_stats(s->disks, &stats->io);
 	else

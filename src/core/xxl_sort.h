@@ -86,6 +86,9 @@ typedef struct xxl_sort_stats
 	int			fan_in;			/* largest number of runs merged at once */
 	size_t		read_size;		/* bytes a frame of the last merge reads (a block, or
 								 * a fraction of one where that saves a pass) */
+	uint64_t	merge_units;	/* frames' reads of every merge so far */
+	uint64_t	merge_unprefetched; /* ... those a run needed before they were
+									 * prefetched (xxl_merger_units) */
 	uint64_t	run_formation_ns;
 	uint64_t	merge_ns;		/* intermediate passes + final merge so far */
 	uint64_t	memory_peak;

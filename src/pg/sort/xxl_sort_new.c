@@ -29,6 +29,12 @@ sorter_collect(void *core, XxlStats *st)
 	st->fan_in = s.fan_in;
 	if (s.read_size > 0 && s.read_size < st->block_size)
 		xxl_stats_detail(st, "merge_read_bytes", "%zu", s.read_size);
+	if (s.merge_units > 0)
+	{
+		/* frames the merges read, and those a run waited for unprefetched */
+		xxl_stats_detail(st, "merge_reads", UINT64_FORMAT, s.merge_units);
+		xxl_stats_detail(st, "merge_reads_unprefetched", UINT64_FORMAT, s.merge_unprefetched);
+	}
 	st->memory_peak = s.memory_peak;
 	st->memory_limit = s.memory_limit;
 	st->io = s.io;
