@@ -221,6 +221,7 @@ typedef struct result
 
 static int	t_threads;		/* 0: the default */
 static uint64_t t_range_nodes;	/* PageRank's targets per range (0: the default) */
+static uint64_t t_chunk_lists;	/* the external triangle count's lists per chunk (0: the default) */
 
 static xxl_an_config
 config(xxl_an_op op, size_t memory)
@@ -232,6 +233,7 @@ config(xxl_an_op op, size_t memory)
 	c.res.memory = memory;
 	c.res.threads = t_threads;
 	c.rank_range_nodes = t_range_nodes;
+	c.tri_chunk_lists = t_chunk_lists;
 	c.res.disk.dirs = xt_dirs;
 	c.res.disk.ndisks = 2;
 	c.res.disk.file_prefix = "test_analytics";
@@ -299,10 +301,14 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 	if (r.rc != XXL_OK)
 		return;
 	CHECK_LE(r.st.memory_peak, memory);
-	/* (a forced external run of a small graph that spilled nothing says "in-memory") */
+	/*
+	 * (a forced external run of a small graph that spilled nothing says
+	 * "in-memory"; so may the chunked count, which sorts no queries)
+	 */
 	if (op != XXL_AN_PAGERANK && (force || memory == ROOMY))
 		CHECK_MSG(strcmp(r.st.path, force ? "external" : "in-memory") == 0 ||
-				  (force && g->m < 5000 && strcmp(r.st.path, "semi-external") != 0),
+				  (force && (g->m < 5000 || (op == XXL_AN_TRIANGLE_COUNT && t_chunk_lists != UINT64_MAX)) &&
+				   strcmp(r.st.path, "semi-external") != 0),
 				  "%s op %d: path %s", what, (int) op, r.st.path);
 	switch (op)
 	{
@@ -321,6 +327,13 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 		case XXL_AN_TRIANGLE_COUNT:
 			CHECK_EQ(r.n, 1);
 			CHECK_EQ((uint64_t) r.rows[0].v[0], o->triangles);
+			/* forced external: by chunks of out-lists (their count), or queries */
+			if (force && t_chunk_lists == UINT64_MAX)
+				CHECK_EQ(r.st.ranges, 0);
+			else if (force && t_chunk_lists != 0 && r.st.links > 0)
+				CHECK_MSG(r.st.queries == 0 && r.st.ranges >= 2,
+						  "%s: %lu chunks, %lu queries", what,
+						  (unsigned long) r.st.ranges, (unsigned long) r.st.queries);
 			break;
 		case XXL_AN_NODE_TRIANGLES:
 			CHECK_EQ(r.n, (size_t) g->n);
@@ -416,6 +429,18 @@ check_all(const graph *g, const char *what)
 	check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
 	check_op(g, &o, XXL_AN_PAGERANK, xxl_an_min_memory(), true, what);
 	t_range_nodes = 0;
+	/* the external count by queries, and by chunks of a few lists (one: every node a chunk) */
+	t_chunk_lists = UINT64_MAX;
+	check_op(g, &o, XXL_AN_TRIANGLE_COUNT, xxl_an_min_memory(), true, what);
+	if (g->n > 2)
+	{
+		t_chunk_lists = (uint64_t) g->n / 7 + 1;
+		check_op(g, &o, XXL_AN_TRIANGLE_COUNT, ROOMY, true, what);
+		check_op(g, &o, XXL_AN_TRIANGLE_COUNT, xxl_an_min_memory(), true, what);
+		t_chunk_lists = 1;
+		check_op(g, &o, XXL_AN_TRIANGLE_COUNT, xxl_an_min_memory(), true, what);
+	}
+	t_chunk_lists = 0;
 }
 
 XT_TEST(analytics_random)

@@ -37,6 +37,7 @@ xxl_an_create(const xxl_an_config *config, xxl_error *err)
 	a->max_iterations = config->max_iterations;
 	a->force_external = config->force_external;
 	a->rank_range_nodes = config->rank_range_nodes;
+	a->tri_chunk_lists = config->tri_chunk_lists;
 	a->t_start = xxl_now_ns();
 	xxl_spool_init(&a->deg, &a->env, an_spool_share(a));
 	xxl_spool_init(&a->edges, &a->env, an_spool_share(a));

@@ -12,6 +12,8 @@
  *   C   triangle counts   [node BE][count u64]         key 8
  *   deg spool             [node key u64][deg u64]      node order
  *   edge spool            [a BE][b BE]                 (a, b) order, a < b
+ *                         or, for the chunked count: [v key u64][k u64]
+ *                         [k out-neighbour keys u64, ascending], v order
  *   PageRank: see analytics_rank.c.
  *
  * Memory: the pool is split so that two sorters (3/8 each) and the spools
@@ -121,7 +123,11 @@ struct xxl_an
 	bool		rank_streamed;	/* ... with links past them streaming from a spool */
 	uint64_t	rank_range_nodes;	/* config: targets per range (tests) */
 	uint64_t	rank_ranges;	/* the iterations summed this many target ranges (0: sorted) */
-	uint64_t	tri_ranges;		/* triangles: out-lists built and counted in this many ranges */
+	uint64_t	tri_ranges;		/* triangles: out-lists built and counted in this many ranges
+								 * (or chunks, analytics_tri_chunked.c) */
+	uint64_t	tri_chunk_lists;	/* config: lists per chunk (tests; UINT64_MAX: queries) */
+	bool		tri_chunked;	/* the external count scans chunks of out-lists */
+	uint64_t	tri_wedges;		/* the queries the degrees suggest (the choice of the two) */
 	bool		stream_lists;	/* MIS, coloring: neighbours from a->s, not from lists */
 	bool		semi;			/* ids numbered in memory, links spooled (PageRank) */
 	struct an_rank *rank;
@@ -228,6 +234,16 @@ int			an_tfp_next(xxl_an *a, xxl_an_row *row);
 
 /* analytics_tri.c: triangles */
 xxl_status	an_tri_run(xxl_an *a);
+/* Room for k out-neighbours in a->list. */
+xxl_status	an_tri_list_reserve(xxl_an *a, size_t k);
+
+/* analytics_tri_chunked.c: the external count by chunks of out-lists */
+/* Whether the count takes chunks (after the degree pass: a->n, a->links). */
+bool		an_tri_chunked_choose(xxl_an *a);
+/* v's out-list, a->list[0, k), to the edge spool. */
+xxl_status	an_tri_chunked_put(xxl_an *a, uint64_t vkey, size_t k);
+/* The lists' triangles into a->triangles, a->tri_ranges the chunks. */
+xxl_status	an_tri_chunked_count(xxl_an *a);
 int			an_tri_next(xxl_an *a, xxl_an_row *row);
 void		an_tri_release(xxl_an *a);
 

@@ -20,6 +20,9 @@
  *     into the sorter C (the merge's first node's count is summed as it
  *     goes), and the output merges C with the degree spool so that every
  *     node has a row.
+ * The count takes no queries while the out-lists fit in a few chunks:
+ * pass 2 writes them to the edge spool, and analytics_tri_chunked.c
+ * counts their shared entries instead of pass 3.
  */
 #include "core/graph/analytics_internal.h"
 
@@ -106,6 +109,8 @@ degree_pass(xxl_an *a)
 		a->n++;
 		if (deg > a->max_degree)
 			a->max_degree = deg;
+		/* about half the neighbours are out-neighbours: a node's queries */
+		a->tri_wedges += (deg / 2) * (deg / 2 - (deg >= 2)) / 2;
 		g_put_u64(dr, ukey);
 		g_put_u64(dr + 8, deg);
 		if (xxl_spool_write(&a->deg, dr, 16) != XXL_OK)
@@ -155,19 +160,31 @@ next_deg(xxl_an *a, uint64_t *key, uint64_t *deg)
 	return XXL_OK;
 }
 
-static xxl_status
-list_push(xxl_an *a, size_t k, uint64_t ukey)
+/* (analytics_internal.h) */
+xxl_status
+an_tri_list_reserve(xxl_an *a, size_t k)
 {
-	if ((k + 1) * sizeof(int64_t) > a->list_bytes)
+	if (k * sizeof(int64_t) > a->list_bytes)
 	{
 		size_t		want = a->list_bytes ? a->list_bytes * 2 : 4096;
-		int64_t    *p = xxl_env_realloc(&a->env, a->list, a->list_bytes, want);
+		int64_t    *p;
 
+		while (want < k * sizeof(int64_t))
+			want *= 2;
+		p = xxl_env_realloc(&a->env, a->list, a->list_bytes, want);
 		if (p == NULL)
 			return an_fail(a);
 		a->list = p;
 		a->list_bytes = want;
 	}
+	return XXL_OK;
+}
+
+static xxl_status
+list_push(xxl_an *a, size_t k, uint64_t ukey)
+{
+	if (an_tri_list_reserve(a, k + 1) != XXL_OK)
+		return an_fail(a);
 	a->list[k] = (int64_t) ukey;
 	return XXL_OK;
 }
@@ -210,10 +227,12 @@ orient_pass(xxl_an *a)
 				dkey = 0,
 				ddeg = 0;
 	size_t		k = 0;
+	bool		chunked = an_tri_chunked_choose(a);
 
+	a->tri_chunked = chunked;
 	if (xxl_env_sort_sort(&a->env, &a->t) != XXL_OK ||
-		xxl_env_sort_open(&a->env, &a->q, an_sort_share(a), 0, 24, 16, 0,
-						  XXL_INPUT_UNBOUNDED) != XXL_OK ||
+		(!chunked && xxl_env_sort_open(&a->env, &a->q, an_sort_share(a), 0, 24, 16, 0,
+									   XXL_INPUT_UNBOUNDED) != XXL_OK) ||
 		xxl_spool_reader_open(&a->rd_deg, &a->deg, false) != XXL_OK)
 		return an_fail(a);
 	a->rd_deg_open = true;
@@ -225,7 +244,7 @@ orient_pass(xxl_an *a)
 
 		if (!have || k1 != vkey)
 		{
-			if (have && put_queries(a, vkey, k) != XXL_OK)
+			if (have && (chunked ? an_tri_chunked_put(a, vkey, k) : put_queries(a, vkey, k)) != XXL_OK)
 				return an_fail(a);
 			have = true;
 			vkey = k1;
@@ -243,7 +262,7 @@ orient_pass(xxl_an *a)
 			if (list_push(a, k++, ukey) != XXL_OK)
 				return an_fail(a);
 		}
-		if (vkey < ukey)
+		if (!chunked && vkey < ukey)
 		{
 			unsigned char e[16];
 
@@ -257,7 +276,7 @@ orient_pass(xxl_an *a)
 	}
 	if (got < 0)
 		return an_fail(a);
-	if (have && put_queries(a, vkey, k) != XXL_OK)
+	if (have && (chunked ? an_tri_chunked_put(a, vkey, k) : put_queries(a, vkey, k)) != XXL_OK)
 		return an_fail(a);
 	xxl_spool_reader_close(&a->rd_deg);
 	a->rd_deg_open = false;
@@ -266,6 +285,8 @@ orient_pass(xxl_an *a)
 		xxl_env_free(&a->env, a->list, a->list_bytes);
 	a->list = NULL;
 	a->list_bytes = 0;
+	if (chunked)
+		return XXL_OK;			/* the lists are in the edge spool */
 	if (xxl_spool_finish(&a->edges) != XXL_OK ||
 		xxl_env_sort_sort(&a->env, &a->q) != XXL_OK ||
 		xxl_spool_reader_open(&a->rd_edges, &a->edges, true) != XXL_OK)
@@ -379,6 +400,8 @@ an_tri_run(xxl_an *a)
 {
 	if (degree_pass(a) != XXL_OK || orient_pass(a) != XXL_OK)
 		return an_fail(a);
+	if (a->tri_chunked)
+		return an_tri_chunked_count(a);
 	if (a->op == XXL_AN_TRIANGLE_COUNT)
 	{
 		uint64_t	ka,

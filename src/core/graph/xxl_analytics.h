@@ -76,6 +76,13 @@ typedef struct xxl_an_config
 	 * contributions (UINT64_MAX)
 	 */
 	uint64_t	rank_range_nodes;
+
+	/*
+	 * tests: the external triangle count takes chunks of at most this many
+	 * out-lists (0: as many as half the budget holds, while they are few),
+	 * or sorts queries (UINT64_MAX)
+	 */
+	uint64_t	tri_chunk_lists;
 } xxl_an_config;
 
 /* A result row; which fields mean what: see xxl_an_op. */
