@@ -303,11 +303,11 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 	CHECK_LE(r.st.memory_peak, memory);
 	/*
 	 * (a forced external run of a small graph that spilled nothing says
-	 * "in-memory"; so may the chunked count, which sorts no queries)
+	 * "in-memory"; so may triangles by chunks, which sort no queries)
 	 */
 	if (op != XXL_AN_PAGERANK && (force || memory == ROOMY))
 		CHECK_MSG(strcmp(r.st.path, force ? "external" : "in-memory") == 0 ||
-				  (force && (g->m < 5000 || (op == XXL_AN_TRIANGLE_COUNT && t_chunk_lists != UINT64_MAX)) &&
+				  (force && (g->m < 5000 || (op <= XXL_AN_NODE_TRIANGLES && t_chunk_lists != UINT64_MAX)) &&
 				   strcmp(r.st.path, "semi-external") != 0),
 				  "%s op %d: path %s", what, (int) op, r.st.path);
 	switch (op)
@@ -327,13 +327,6 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 		case XXL_AN_TRIANGLE_COUNT:
 			CHECK_EQ(r.n, 1);
 			CHECK_EQ((uint64_t) r.rows[0].v[0], o->triangles);
-			/* forced external: by chunks of out-lists (their count), or queries */
-			if (force && t_chunk_lists == UINT64_MAX)
-				CHECK_EQ(r.st.ranges, 0);
-			else if (force && t_chunk_lists != 0 && r.st.links > 0)
-				CHECK_MSG(r.st.queries == 0 && r.st.ranges >= 2,
-						  "%s: %lu chunks, %lu queries", what,
-						  (unsigned long) r.st.ranges, (unsigned long) r.st.queries);
 			break;
 		case XXL_AN_NODE_TRIANGLES:
 			CHECK_EQ(r.n, (size_t) g->n);
@@ -397,6 +390,16 @@ check_op(const graph *g, const oracle *o, xxl_an_op op, size_t memory, bool forc
 			}
 			break;
 	}
+	/* triangles forced external: by chunks of out-lists (their count), or by queries */
+	if ((op == XXL_AN_TRIANGLES || op == XXL_AN_TRIANGLE_COUNT || op == XXL_AN_NODE_TRIANGLES) && force)
+	{
+		CHECK_EQ(r.st.triangles, o->triangles);
+		if (t_chunk_lists == UINT64_MAX)
+			CHECK_EQ(r.st.ranges, 0);
+		else if (t_chunk_lists != 0 && r.st.links > 0)
+			CHECK_MSG(r.st.queries == 0 && r.st.ranges >= 2, "%s op %d: %lu chunks, %lu queries", what,
+					  (int) op, (unsigned long) r.st.ranges, (unsigned long) r.st.queries);
+	}
 	free(r.rows);
 }
 
@@ -429,16 +432,19 @@ check_all(const graph *g, const char *what)
 	check_op(g, &o, XXL_AN_PAGERANK, ROOMY, true, what);
 	check_op(g, &o, XXL_AN_PAGERANK, xxl_an_min_memory(), true, what);
 	t_range_nodes = 0;
-	/* the external count by queries, and by chunks of a few lists (one: every node a chunk) */
-	t_chunk_lists = UINT64_MAX;
-	check_op(g, &o, XXL_AN_TRIANGLE_COUNT, xxl_an_min_memory(), true, what);
-	if (g->n > 2)
+	/* external triangles by queries, and by chunks of a few lists (one: every node a chunk) */
+	for (int t = 0; t < 3; t++)
 	{
-		t_chunk_lists = (uint64_t) g->n / 7 + 1;
-		check_op(g, &o, XXL_AN_TRIANGLE_COUNT, ROOMY, true, what);
-		check_op(g, &o, XXL_AN_TRIANGLE_COUNT, xxl_an_min_memory(), true, what);
-		t_chunk_lists = 1;
-		check_op(g, &o, XXL_AN_TRIANGLE_COUNT, xxl_an_min_memory(), true, what);
+		t_chunk_lists = UINT64_MAX;
+		check_op(g, &o, ops[t], xxl_an_min_memory(), true, what);
+		if (g->n > 2)
+		{
+			t_chunk_lists = (uint64_t) g->n / 7 + 1;
+			check_op(g, &o, ops[t], ROOMY, true, what);
+			check_op(g, &o, ops[t], xxl_an_min_memory(), true, what);
+			t_chunk_lists = 1;
+			check_op(g, &o, ops[t], xxl_an_min_memory(), true, what);
+		}
 	}
 	t_chunk_lists = 0;
 }

@@ -306,14 +306,18 @@ SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS ranged,
 SELECT xt_differ('SELECT * FROM xxl.node_triangles(''dense'')', 'dense_nt') AS nt_differ;
 SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS ranged,
 	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
--- ... and external at 1MB: the count by chunks of out-lists, no queries
--- (analytics_tri_chunked.c), the listing and node counts by queries
+-- ... and external at 1MB: by chunks of out-lists, no queries
+-- (analytics_tri_chunked.c)
 SET xxl.graph_force_external = on;
 SELECT xxl.triangle_count('dense') = (SELECT count(*) FROM dense_tri) AS count_agrees;
 SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS chunks, details->>'queries' AS queries,
 	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
 SELECT xt_differ('SELECT * FROM xxl.triangles(''dense'')', 'dense_tri') AS tri_differ;
-SELECT details->>'path' AS path, (details->>'queries')::int > 0 AS queried FROM xxl.last_stats();
+SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS chunks, details->>'queries' AS queries,
+	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
+SELECT xt_differ('SELECT * FROM xxl.node_triangles(''dense'')', 'dense_nt') AS nt_differ;
+SELECT details->>'path' AS path, (details->>'ranges')::int > 1 AS chunks, details->>'queries' AS queries,
+	   memory_peak <= memory_limit AS within_budget FROM xxl.last_stats();
 RESET xxl.graph_force_external;
 RESET xxl.memory;
 

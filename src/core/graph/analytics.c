@@ -41,6 +41,7 @@ xxl_an_create(const xxl_an_config *config, xxl_error *err)
 	a->t_start = xxl_now_ns();
 	xxl_spool_init(&a->deg, &a->env, an_spool_share(a));
 	xxl_spool_init(&a->edges, &a->env, an_spool_share(a));
+	xxl_spool_init(&a->tris, &a->env, an_spool_share(a));
 
 	if ((an_mem_wanted(a) ? an_mem_start(a) :
 		 config->op == XXL_AN_PAGERANK ? an_rank_open(a) : an_open_sym(a)) != XXL_OK)

@@ -92,11 +92,14 @@ struct xxl_an
 				c;
 	xxl_env_queue pq;
 	xxl_spool	deg,
-				edges;
+				edges,
+				tris;			/* the chunked listing's triangles */
 	xxl_spool_reader rd_deg,
-				rd_edges;
+				rd_edges,
+				rd_tris;
 	bool		rd_deg_open,
-				rd_edges_open;
+				rd_edges_open,
+				rd_tris_open;
 	xxl_spool	hub;			/* the neighbours of a node with very many */
 	xxl_spool_reader rd_hub;
 	bool		hub_live,
@@ -237,13 +240,21 @@ xxl_status	an_tri_run(xxl_an *a);
 /* Room for k out-neighbours in a->list. */
 xxl_status	an_tri_list_reserve(xxl_an *a, size_t k);
 
-/* analytics_tri_chunked.c: the external count by chunks of out-lists */
-/* Whether the count takes chunks (after the degree pass: a->n, a->links). */
+/* (node key, count) into the sorter C. */
+xxl_status	an_tri_put_count(xxl_an *a, uint64_t key, uint64_t count);
+
+/* analytics_tri_chunked.c: external triangles by chunks of out-lists */
+/* Whether chunks are taken (after the degree pass: a->n, a->links). */
 bool		an_tri_chunked_choose(xxl_an *a);
 /* v's out-list, a->list[0, k), to the edge spool. */
 xxl_status	an_tri_chunked_put(xxl_an *a, uint64_t vkey, size_t k);
-/* The lists' triangles into a->triangles, a->tri_ranges the chunks. */
+/*
+ * The lists' triangles: counted into a->triangles (a->tri_ranges the
+ * chunks), and for the listing spooled, for node triangles counted in C.
+ */
 xxl_status	an_tri_chunked_count(xxl_an *a);
+/* The listing's next row: 1, 0 at the end, -1 on an error. */
+int			an_tri_chunked_next(xxl_an *a, xxl_an_row *row);
 int			an_tri_next(xxl_an *a, xxl_an_row *row);
 void		an_tri_release(xxl_an *a);
 

@@ -20,9 +20,9 @@
  *     into the sorter C (the merge's first node's count is summed as it
  *     goes), and the output merges C with the degree spool so that every
  *     node has a row.
- * The count takes no queries while the out-lists fit in a few chunks:
- * pass 2 writes them to the edge spool, and analytics_tri_chunked.c
- * counts their shared entries instead of pass 3.
+ * No queries while the out-lists fit in a few chunks: pass 2 writes them
+ * to the edge spool, and analytics_tri_chunked.c finds their shared
+ * entries instead of pass 3.
  */
 #include "core/graph/analytics_internal.h"
 
@@ -341,8 +341,9 @@ next_triangle(xxl_an *a, uint64_t *ka, uint64_t *kb, uint64_t *kc)
 	return got;
 }
 
-static xxl_status
-put_count(xxl_an *a, uint64_t key, uint64_t count)
+/* (analytics_internal.h) */
+xxl_status
+an_tri_put_count(xxl_an *a, uint64_t key, uint64_t count)
 {
 	unsigned char local[16];
 	unsigned char *r = xxl_env_sort_room(&a->c, local);
@@ -370,18 +371,18 @@ count_nodes(xxl_an *a)
 	{
 		if (cnt > 0 && ka != cur)
 		{
-			if (put_count(a, cur, cnt) != XXL_OK)
+			if (an_tri_put_count(a, cur, cnt) != XXL_OK)
 				return an_fail(a);
 			cnt = 0;
 		}
 		cur = ka;
 		cnt++;
-		if (put_count(a, kb, 1) != XXL_OK || put_count(a, kc, 1) != XXL_OK)
+		if (an_tri_put_count(a, kb, 1) != XXL_OK || an_tri_put_count(a, kc, 1) != XXL_OK)
 			return an_fail(a);
 	}
 	if (got < 0)
 		return an_fail(a);
-	if (cnt > 0 && put_count(a, cur, cnt) != XXL_OK)
+	if (cnt > 0 && an_tri_put_count(a, cur, cnt) != XXL_OK)
 		return an_fail(a);
 	xxl_env_sort_close(&a->env, &a->q, NULL, NULL);
 	if (a->rd_edges_open)
@@ -476,7 +477,11 @@ an_tri_next(xxl_an *a, xxl_an_row *row)
 				uint64_t	ka,
 							kb,
 							kc;
-				int			got = next_triangle(a, &ka, &kb, &kc);
+				int			got;
+
+				if (a->tri_chunked)
+					return an_tri_chunked_next(a, row);
+				got = next_triangle(a, &ka, &kb, &kc);
 
 				if (got <= 0)
 					return got;
@@ -497,9 +502,12 @@ an_tri_release(xxl_an *a)
 		xxl_spool_reader_close(&a->rd_deg);
 	if (a->rd_edges_open)
 		xxl_spool_reader_close(&a->rd_edges);
-	a->rd_deg_open = a->rd_edges_open = false;
+	if (a->rd_tris_open)
+		xxl_spool_reader_close(&a->rd_tris);
+	a->rd_deg_open = a->rd_edges_open = a->rd_tris_open = false;
 	xxl_spool_free(&a->deg);
 	xxl_spool_free(&a->edges);
+	xxl_spool_free(&a->tris);
 	xxl_env_sort_close(&a->env, &a->t, NULL, NULL);
 	xxl_env_sort_close(&a->env, &a->q, NULL, NULL);
 	xxl_env_sort_close(&a->env, &a->c, NULL, NULL);

@@ -1,5 +1,5 @@
 /*
- * analytics_tri_chunked.c — the external triangle count without queries
+ * analytics_tri_chunked.c — external triangles without queries
  * (analytics_internal.h; the chunked node iterator of Hu, Tao and Chung's
  * "Massive Graph Triangulation", SIGMOD 2013).
  *
@@ -17,8 +17,13 @@
  * and a comparison per entry; the queries' sort writes and reads 24 bytes
  * per pair of out-neighbours, on 5M random edges over 1M ids several times
  * the edges, so while the chunks are few the scans cost less
- * (AN_TRI_SCAN_PER_QUERY).  Memory: the chunk (half the pool), the scanned
- * node's list, and the spools (a tenth each).
+ * (AN_TRI_SCAN_PER_QUERY).  Memory: the chunk (half the pool; a quarter
+ * for the listing and the node counts), the scanned node's list, and the
+ * spools (a tenth each).
+ *
+ * The listing writes its triangles (three id keys) to a spool and hands
+ * them out from it; the node counts put each corner's count into the
+ * sorter C, which the output merges with the degrees as after queries.
  */
 #include "core/graph/analytics_internal.h"
 
@@ -43,11 +48,21 @@ typedef struct chunk_node
 	uint32_t	len;
 } chunk_node;
 
-/* The chunk's parts for the count's arrays (entries, nodes), as an_tri_chunked_choose sized them. */
+/*
+ * The chunk's bytes: half the pool for the count; a quarter beside the
+ * node counts' sorter (3/8) or the listing's spool.
+ */
+static size_t
+chunk_bytes(const xxl_an *a)
+{
+	return a->op == XXL_AN_TRIANGLE_COUNT ? a->env.pool / 2 : a->env.pool / 4;
+}
+
+/* The chunk's parts (entries, nodes), as an_tri_chunked_choose sized them. */
 static void
 chunk_caps(const xxl_an *a, size_t *entries, size_t *nodes)
 {
-	size_t		bytes = a->env.pool / 2;
+	size_t		bytes = chunk_bytes(a);
 	double		E = (double) (a->links / 2),
 				N = (double) (a->n > 0 ? a->n : 1),
 				/* a list is at most sqrt(2m) long (analytics_tri.c's orientation) */
@@ -72,10 +87,10 @@ an_tri_chunked_choose(xxl_an *a)
 				nodes;
 	double		chunks;
 
-	if (a->op != XXL_AN_TRIANGLE_COUNT || a->tri_chunk_lists == UINT64_MAX)
+	if (a->tri_chunk_lists == UINT64_MAX)
 		return false;
 	chunk_caps(a, &entries, &nodes);
-	if (nodes == 0 || (double) entries * 8 + (double) nodes * sizeof(chunk_node) > (double) a->env.pool / 2)
+	if (nodes == 0 || (double) entries * 8 + (double) nodes * sizeof(chunk_node) > (double) chunk_bytes(a))
 		return false;
 	chunks = ceil(fmax((double) (a->links / 2) / (double) entries, (double) a->n / (double) nodes));
 	return a->tri_chunk_lists != 0 ||
@@ -97,6 +112,25 @@ an_tri_chunked_put(xxl_an *a, uint64_t vkey, size_t k)
 	return XXL_OK;
 }
 
+/*
+ * The next entry two ascending lists share, from x[*i] and y[*j] on (left
+ * there); false when either runs out.
+ */
+static inline bool
+next_shared(const uint64_t *x, size_t nx, const uint64_t *y, size_t ny, size_t *i, size_t *j)
+{
+	while (*i < nx && *j < ny)
+	{
+		if (x[*i] < y[*j])
+			(*i)++;
+		else if (x[*i] > y[*j])
+			(*j)++;
+		else
+			return true;
+	}
+	return false;
+}
+
 /* Entries two ascending lists share. */
 static uint64_t
 shared_entries(const uint64_t *x, size_t nx, const uint64_t *y, size_t ny)
@@ -105,16 +139,37 @@ shared_entries(const uint64_t *x, size_t nx, const uint64_t *y, size_t ny)
 	size_t		i = 0,
 				j = 0;
 
-	while (i < nx && j < ny)
-	{
-		if (x[i] < y[j])
-			i++;
-		else if (x[i] > y[j])
-			j++;
-		else
-			c++, i++, j++;
-	}
+	for (; next_shared(x, nx, y, ny, &i, &j); i++, j++)
+		c++;
 	return c;
+}
+
+/*
+ * The listing's and the node counts' triangles of v through u: the
+ * entries w their lists share, each to the listing's spool, or the count
+ * of each corner to the sorter C (v's and u's once for all their w).
+ */
+static xxl_status
+emit_shared(xxl_an *a, uint64_t vkey, uint64_t ukey, const uint64_t *x, size_t nx, const uint64_t *y,
+			size_t ny)
+{
+	uint64_t	c = 0;
+	size_t		i = 0,
+				j = 0;
+
+	for (; next_shared(x, nx, y, ny, &i, &j); i++, j++, c++)
+	{
+		uint64_t	t[3] = {vkey, ukey, x[i]};
+
+		if ((a->op == XXL_AN_TRIANGLES ? xxl_spool_write(&a->tris, t, sizeof(t)) :
+			 an_tri_put_count(a, x[i], 1)) != XXL_OK)
+			return an_fail(a);
+	}
+	a->triangles += c;
+	if (c > 0 && a->op == XXL_AN_NODE_TRIANGLES &&
+		(an_tri_put_count(a, vkey, c) != XXL_OK || an_tri_put_count(a, ukey, c) != XXL_OK))
+		return an_fail(a);
+	return XXL_OK;
 }
 
 /*
@@ -203,7 +258,7 @@ cursor_gather(list_cursor *c, unsigned char *dst, size_t len)
 
 /* The next list: 1, 0 at the end, -1 on an error (a->env.err). */
 static int
-cursor_next(xxl_an *a, list_cursor *c, const uint64_t **list, uint64_t *k)
+cursor_next(xxl_an *a, list_cursor *c, const uint64_t **list, uint64_t *key, uint64_t *k)
 {
 	uint64_t	hdr[2];
 	size_t		bytes;
@@ -222,6 +277,7 @@ cursor_next(xxl_an *a, list_cursor *c, const uint64_t **list, uint64_t *k)
 		if (c->avail - sizeof(hdr) >= bytes)
 		{
 			*list = (const uint64_t *) (c->p + sizeof(hdr));
+			*key = hdr[0];
 			*k = hdr[1];
 			c->p += sizeof(hdr) + bytes;
 			c->avail -= sizeof(hdr) + bytes;
@@ -237,6 +293,7 @@ cursor_next(xxl_an *a, list_cursor *c, const uint64_t **list, uint64_t *k)
 		return -1;
 	}
 	*list = (const uint64_t *) a->list;
+	*key = hdr[0];
 	*k = hdr[1];
 	return 1;
 }
@@ -248,14 +305,15 @@ scan_lists(xxl_an *a, const chunk_node *nodes, size_t nn, const uint64_t *entrie
 	list_cursor c = {0};
 	uint64_t	lo = nodes[0].key,
 				hi = nodes[nn - 1].key,
-				seen = 0;
+				seen = 0,
+				vkey = 0;
 	const uint64_t *l;
 	uint64_t	k;
 	int			got;
 
 	if (xxl_spool_reader_open(&c.rd, &a->edges, false) != XXL_OK)
 		return an_fail(a);
-	while ((got = cursor_next(a, &c, &l, &k)) == 1)
+	while ((got = cursor_next(a, &c, &l, &vkey, &k)) == 1)
 	{
 		uint64_t	i = 0;
 
@@ -273,9 +331,19 @@ scan_lists(xxl_an *a, const chunk_node *nodes, size_t nn, const uint64_t *entrie
 			for (; i < k && l[i] <= hi && nf < FOUND_BATCH; i++)
 				if (l[i] >= lo && (found[nf] = find_node(nodes, nn, l[i])) != NULL)
 					__builtin_prefetch(entries + found[nf++]->off);
-			for (int f = 0; f < nf; f++)
-				a->triangles += shared_entries(l, k, entries + found[f]->off, found[f]->len);
+			for (int f = 0; f < nf && got == 1; f++)
+			{
+				if (a->op == XXL_AN_TRIANGLE_COUNT)
+					a->triangles += shared_entries(l, k, entries + found[f]->off, found[f]->len);
+				else if (emit_shared(a, vkey, found[f]->key, l, k, entries + found[f]->off,
+									 found[f]->len) != XXL_OK)
+					got = -1;
+			}
+			if (got < 0)
+				break;
 		}
+		if (got < 0)
+			break;
 		if ((++seen & 4095) == 0 && xxl_env_poll(&a->env))
 		{
 			got = -1;
@@ -307,8 +375,13 @@ an_tri_chunked_count(xxl_an *a)
 	nodes_bytes = cap_nodes * sizeof(chunk_node);
 	entries = an_alloc(a, entries_bytes, &entries_bytes);
 	nodes = entries ? an_alloc(a, nodes_bytes, &nodes_bytes) : NULL;
-	if (nodes == NULL || xxl_spool_reader_open(&rd, &a->edges, false) != XXL_OK)
+	/* (the sorter C, once open, is an_tri_release's to close) */
+	if (nodes == NULL ||
+		(a->op == XXL_AN_NODE_TRIANGLES &&
+		 xxl_env_sort_open(&a->env, &a->c, an_sort_share(a), 0, 16, 8, 0, XXL_INPUT_UNBOUNDED) != XXL_OK) ||
+		xxl_spool_reader_open(&rd, &a->edges, false) != XXL_OK)
 	{
+		an_free(a, (void **) &nodes, &nodes_bytes);
 		an_free(a, (void **) &entries, &entries_bytes);
 		return an_fail(a);
 	}
@@ -348,5 +421,38 @@ an_tri_chunked_count(xxl_an *a)
 	xxl_spool_reader_close(&rd);
 	an_free(a, (void **) &nodes, &nodes_bytes);
 	an_free(a, (void **) &entries, &entries_bytes);
-	return rc == XXL_OK ? XXL_OK : an_fail(a);
+	if (rc != XXL_OK)
+		return an_fail(a);
+	/* the rows: the listing's spool, or the counts merged with the degrees */
+	xxl_spool_free(&a->edges);
+	if (a->op == XXL_AN_TRIANGLES &&
+		(xxl_spool_finish(&a->tris) != XXL_OK || xxl_spool_reader_open(&a->rd_tris, &a->tris, true) != XXL_OK))
+		return an_fail(a);
+	a->rd_tris_open = a->op == XXL_AN_TRIANGLES;
+	if (a->op == XXL_AN_NODE_TRIANGLES &&
+		(xxl_env_sort_sort(&a->env, &a->c) != XXL_OK ||
+		 xxl_spool_reader_open(&a->rd_deg, &a->deg, true) != XXL_OK))
+		return an_fail(a);
+	a->rd_deg_open = a->op == XXL_AN_NODE_TRIANGLES;
+	return XXL_OK;
+}
+
+int
+an_tri_chunked_next(xxl_an *a, xxl_an_row *row)
+{
+	const unsigned char *p;
+	uint64_t	t[3];
+
+	if (a->rd_tris.left == 0 && a->rd_tris.avail == 0)
+		return 0;
+	if (xxl_spool_read(&a->rd_tris, sizeof(t), &p) != XXL_OK)
+	{
+		an_fail(a);
+		return -1;
+	}
+	memcpy(t, p, sizeof(t));
+	for (int i = 0; i < 3; i++)
+		row->v[i] = g_key_id(t[i]);
+	an_sort3(row->v);
+	return 1;
 }
