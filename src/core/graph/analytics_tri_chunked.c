@@ -445,6 +445,9 @@ an_tri_chunked_next(xxl_an *a, xxl_an_row *row)
 
 	if (a->rd_tris.left == 0 && a->rd_tris.avail == 0)
 		return 0;
+	/* (the host is asked as rows go out, as the queries' merge asks it) */
+	if (xxl_env_poll(&a->env))
+		return -1;
 	if (xxl_spool_read(&a->rd_tris, sizeof(t), &p) != XXL_OK)
 	{
 		an_fail(a);
