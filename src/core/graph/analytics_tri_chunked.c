@@ -30,9 +30,6 @@
 #include <math.h>
 #include <string.h>
 
-/* A scanned list's nodes in the chunk whose lists are fetched ahead together. */
-#define FOUND_BATCH 16
-
 /*
  * A scan costs about 12 ns per entry of the lists, a query about 290 ns
  * through its sort and merge (5M random edges over 1M ids at 4MB-16MB):
@@ -90,8 +87,8 @@ an_tri_chunked_choose(xxl_an *a)
 	if (a->tri_chunk_lists == UINT64_MAX)
 		return false;
 	chunk_caps(a, &entries, &nodes);
-	if (nodes == 0 || (double) entries * 8 + (double) nodes * sizeof(chunk_node) > (double) chunk_bytes(a))
-		return false;
+	if (nodes == 0)
+		return false;			/* the longest list fills the chunk */
 	chunks = ceil(fmax((double) (a->links / 2) / (double) entries, (double) a->n / (double) nodes));
 	return a->tri_chunk_lists != 0 ||
 		chunks * (double) (a->links / 2 + a->n) <= AN_TRI_SCAN_PER_QUERY * (double) a->tri_wedges;
@@ -315,32 +312,22 @@ scan_lists(xxl_an *a, const chunk_node *nodes, size_t nn, const uint64_t *entrie
 		return an_fail(a);
 	while ((got = cursor_next(a, &c, &l, &vkey, &k)) == 1)
 	{
-		uint64_t	i = 0;
-
 		/*
 		 * (a list ascends: its entries within the chunk's keys lie
-		 * together).  The lists of its entries found in the chunk are
-		 * fetched ahead, a batch at a time, then compared with all of v's
-		 * (keys do not follow the orientation).
+		 * together).  The list of each one the chunk holds is compared
+		 * with all of v's: keys do not follow the orientation.  A list
+		 * of one entry closes no triangle.
 		 */
-		while (k >= 2 && i < k && l[i] <= hi)
+		for (uint64_t i = 0; k >= 2 && i < k && l[i] <= hi && got == 1; i++)
 		{
-			const chunk_node *found[FOUND_BATCH];
-			int			nf = 0;
+			const chunk_node *u;
 
-			for (; i < k && l[i] <= hi && nf < FOUND_BATCH; i++)
-				if (l[i] >= lo && (found[nf] = find_node(nodes, nn, l[i])) != NULL)
-					__builtin_prefetch(entries + found[nf++]->off);
-			for (int f = 0; f < nf && got == 1; f++)
-			{
-				if (a->op == XXL_AN_TRIANGLE_COUNT)
-					a->triangles += shared_entries(l, k, entries + found[f]->off, found[f]->len);
-				else if (emit_shared(a, vkey, found[f]->key, l, k, entries + found[f]->off,
-									 found[f]->len) != XXL_OK)
-					got = -1;
-			}
-			if (got < 0)
-				break;
+			if (l[i] < lo || (u = find_node(nodes, nn, l[i])) == NULL)
+				continue;
+			if (a->op == XXL_AN_TRIANGLE_COUNT)
+				a->triangles += shared_entries(l, k, entries + u->off, u->len);
+			else if (emit_shared(a, vkey, u->key, l, k, entries + u->off, u->len) != XXL_OK)
+				got = -1;
 		}
 		if (got < 0)
 			break;
