@@ -87,13 +87,13 @@ xxl_key_compare_keys(const xxl_key_compare *kc, const unsigned char *a, uint32_t
 			 * varstr_cmp spares it), which halved a sort of 3M rows of
 			 * 1024 values
 			 */
-			if (la == lb && memcmp(a, b, la) == 0)
+			if (la == lb && a[0] == b[0] && memcmp(a, b, la) == 0)
 				r = 0;
 			else if (la < pre || lb < pre)
 				r = (la > lb) - (la < lb);	/* cut short: never made by the glue */
 			else
 			{
-				r = memcmp(a, b, pre);
+				r = pre > 0 ? memcmp(a, b, pre) : 0;
 				if (r == 0)
 					r = col->collate(col->collator, (const char *) a + pre, (const char *) b + pre);
 				if (r == 0)
