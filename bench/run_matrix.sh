@@ -114,7 +114,7 @@ SQL
 	) || { printf '%s\n' "$out" >>"$LOG"; echo "bench-matrix: $who $case at $mem failed; see $LOG" >&2; exit 1; }
 	printf '== %s %s %s\n%s\n' "$who" "$case" "$mem" "$out" >>"$LOG"
 	local tb0 tb1
-	tb0=$(printf '%s\n' "$out" | head -1)
+	tb0=$(printf '%s\n' "$out" | sed -n 1p)
 	tb1=$(psql_ -c "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()")
 	answer=$(printf '%s\n' "$out" | sed -n '/^ANSWER$/{n;p;q}')
 	secs=$(printf '%s\n' "$out" | sed -n '/^STATS$/{n;p;q}')

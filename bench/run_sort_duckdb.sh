@@ -138,7 +138,7 @@ duck_sort() {
 		answer=$(printf '%s\n' "$out" | sed -n 's/^ANSWER //p')
 		echo "$mem,duckdb,$round,$secs,$vm,$base,$wr,$answer" >>"$CSV"
 	else
-		echo "bench-sort-duckdb: DuckDB at $mem: $(printf '%s\n' "$out" | sed -n 's/^FAILED //p' | head -1)" | tee -a "$LOG"
+		echo "bench-sort-duckdb: DuckDB at $mem: $(printf '%s\n' "$out" | sed -n 's/^FAILED //p' | sed -n 1p)" | tee -a "$LOG"
 		echo "$mem,duckdb,$round,failed,,,,failed" >>"$CSV"
 	fi
 }

@@ -82,7 +82,7 @@ measure() {
 	local rows=$1 mem=$2 db=$3 shape=$4 mode=$5 out line secs answer node
 	local stmt="SELECT count(*), sum(hashtext(v) % 1000) FROM (SELECT * FROM t ORDER BY ${SHAPE[$shape]} OFFSET 0) s"
 	node=$(psql_ "$db" -c "SET work_mem = '$mem'" -c "SET max_parallel_workers_per_gather = 0" \
-		-c "SET xxl.sort_in_plans = $mode" -c "EXPLAIN (COSTS OFF) $stmt" | grep -oE 'XxlSort|Sort' | head -1)
+		-c "SET xxl.sort_in_plans = $mode" -c "EXPLAIN (COSTS OFF) $stmt" | grep -oE 'XxlSort|Sort' | sed -n 1p)
 	out=$(psql_ "$db" 2>&1 <<SQL
 SET work_mem = '$mem';
 SET xxl.memory = '$mem';
@@ -118,7 +118,7 @@ for rows in $ROWS; do
 					'$1 == r && $2 == m && $3 == d && $4 == s && $5 == o {print $'"$2"'}' "$CSV"; }
 				on=$(pick on 7 | median)
 				off=$(pick off 7 | median)
-				node=$(pick on 6 | head -1)
+				node=$(pick on 6 | sed -n 1p)
 				answers=$(awk -F, -v r="$rows" -v m="$mem" -v d="$db" -v s="$shape" \
 					'$1 == r && $2 == m && $3 == d && $4 == s {print $8}' "$CSV" | sort -u | wc -l)
 				[ "$answers" = 1 ] || { echo "bench-sort-shapes: answers differ for ${SHAPE[$shape]} in $db" >&2; exit 1; }

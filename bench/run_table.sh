@@ -110,7 +110,7 @@ row() {
 	local ratio= hm=(- - -) xm=(- - -)
 	[ -n "$h" ] && [ -n "$x" ] && ratio=$(awk -v h="$h" -v x="$x" 'BEGIN { if (h > 0) printf "%.3f", x / h }')
 	if [ "${mem:-}" = 1 ]; then
-		read -r -a hm < <(tail -n 2 "$MEMLOG" | head -n 1)
+		read -r -a hm < <(tail -n 2 "$MEMLOG" | sed -n 1p)
 		read -r -a xm < <(tail -n 1 "$MEMLOG")
 	fi
 	echo "$step,$h,$x,$ratio,$hb,$xb,${hm[0]},${xm[0]},${hm[1]},${xm[1]},${hm[2]},${xm[2]}" >>"$CSV"
@@ -189,7 +189,7 @@ psql_ -c "ANALYZE th" -c "ANALYZE tx" >>"$LOG"
 q_look="SELECT count(*), sum(a) FROM %s WHERE b = ANY (ARRAY(SELECT 1 + (hashint8(g) & 2147483647) %% $ROWS FROM generate_series(1, 10000) g))"
 read -r h x < <(paired 3 "$(printf "$q_look" th)" "$(printf "$q_look" tx)")
 row "10 000 index lookups on b" "$h" "$x"
-plan=$(psql_ -c "SET max_parallel_workers_per_gather = 0" -c "EXPLAIN $(printf "$q_look" tx)" | grep -o 'Index Scan\|Bitmap Index Scan' | head -n 1)
+plan=$(psql_ -c "SET max_parallel_workers_per_gather = 0" -c "EXPLAIN $(printf "$q_look" tx)" | grep -o 'Index Scan\|Bitmap Index Scan' | sed -n 1p)
 echo "   the xxl lookups' plan: ${plan:-no index scan}"
 
 # the answers must agree
