@@ -22,7 +22,9 @@
 # Environment: ROWS (2000000; several: "2000000 20000000"), MEMS ("16MB
 # 64MB"), DBS ("c c_utf8 en_us icu"), SHAPES (indexes into the list above,
 # 1-6), ROUNDS (3), SEED, KEEP_CLUSTER=1.
-set -euo pipefail
+set -Eeuo pipefail
+# which command stopped the run, should one (a 141 once came without a word)
+trap 'echo "bench-sort-shapes: line $LINENO: $BASH_COMMAND exited $?" >&2' ERR
 
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 require_root "$@"
@@ -96,7 +98,7 @@ SQL
 	) || { printf '%s\n' "$out" >>"$LOG"; echo "bench-sort-shapes: ${SHAPE[$shape]} ($mode, $db) failed; see $LOG" >&2; exit 1; }
 	printf '== %s %s %s %s %s\n%s\n' "$rows" "$mem" "$db" "${SHAPE[$shape]}" "$mode" "$out" >>"$LOG"
 	line=$(printf '%s\n' "$out" | grep '^RESULT ')
-	answer=$(printf '%s\n' "$out" | sed -n '/^ANSWER$/{n;p;q}' | tr '|' ' ')
+	answer=$(printf '%s\n' "$out" | sed -n '/^ANSWER$/{n;p}' | tr '|' ' ')
 	secs=${line#*secs=}
 	echo "$rows,$mem,$db,$shape,$mode,$node,$secs,$answer" >>"$CSV"
 }
