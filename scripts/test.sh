@@ -24,6 +24,9 @@ add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); }
 
 finish() {
 	trap - EXIT
+	# engine unit tests still running beside an aborted run go with it
+	[ -n "${CORE_PID:-}" ] && kill "$CORE_PID" 2>/dev/null
+	rm -f "${CORE_LOG:-}"
 	stop_cluster
 	echo
 	echo "$PASSED passed, $FAILED failed"
@@ -74,8 +77,7 @@ suite() { [[ $SUITES == *" $1 "* ]]; }
 
 # --- engine unit tests ---------------------------------------------------
 # They need no server and keep about one core busy, as the pg_regress runs
-# do: they are built here and run beside those (their report follows them),
-# which took some four minutes off the CI run.
+# do: they are built here and run beside those (their report follows them).
 CORE_LOG=$(mktemp)
 CORE_PID=
 if suite core; then
@@ -107,6 +109,7 @@ core_report() {
 		echo "engine unit tests did not run"
 		add 0 1
 	fi
+	rm -f "$CORE_LOG"
 }
 
 # --- pg_regress ----------------------------------------------------------
