@@ -145,6 +145,16 @@ struct xxl_sorter
 
 	/* output */
 	size_t		out_index;
+	/*
+	 * Variable records sorted in memory go out through a batch they are
+	 * gathered into, in key order, in a tight loop (sort_output.c); the
+	 * batch is the sorted load's free space below its entries.
+	 */
+	char	   *gather;
+	size_t		gather_size;
+	size_t		gather_used;
+	size_t		gather_pos;
+	size_t		gathered;		/* entries gathered so far */
 	xxl_merger *final;
 	/* with combine, the final merge's records folded (sort_combine.c) */
 	sort_fold  *fold;
@@ -221,6 +231,23 @@ var_fetch_ahead(const char *load, const xxl_sort_entry *e)
 	__builtin_prefetch(rec + 64);
 }
 
+/* Bytes of a variable record as on disk: header, key and payload. */
+static inline size_t
+var_record_len(const char *rec)
+{
+	uint32_t	hdr[2];
+
+	memcpy(hdr, rec, sizeof(hdr));
+	return VAR_HEADER + (size_t) hdr[0] + hdr[1];
+}
+
+/*
+ * The batch a variable load sorted in memory is gathered into for output
+ * (sort_output.c): about an L2 cache; none below the minimum.
+ */
+#define GATHER_BATCH (256 * 1024)
+#define GATHER_BATCH_MIN (4 * 1024)
+
 /* The record of entry e of a variable load: its bytes as on disk. */
 static inline const char *
 var_record(const char *load, const xxl_sort_entry *e, size_t *len, uint64_t *prefix)
@@ -233,6 +260,9 @@ var_record(const char *load, const xxl_sort_entry *e, size_t *len, uint64_t *pre
 	*prefix = xxl_key_prefix((const unsigned char *) rec + VAR_HEADER, hdr[0]);
 	return rec;
 }
+
+/* sort_output.c */
+void		sort_gather_start(xxl_sorter *s);
 
 /* sort.c: creation, run formation, output */
 xxl_status sort_add_load_run(xxl_sorter *s, xxl_run **run);

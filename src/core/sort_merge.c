@@ -420,6 +420,8 @@ xxl_sorter_sort(xxl_sorter *s)
 	{
 		/* everything fits: sort in memory, never touch a disk */
 		sort_load(s);
+		if (!s->fixed)
+			sort_gather_start(s);
 		s->stats.run_formation_ns = xxl_now_ns() - s->t_start;
 		s->t_merge_start = xxl_now_ns();
 		s->out_index = 0;

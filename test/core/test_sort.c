@@ -1243,6 +1243,21 @@ XT_TEST(var_in_memory_mixed)
 	free_var_records(recs, vs.n);
 }
 
+/*
+ * Records about as large as the batch the output gathers sorted records
+ * into (256 kB), beside small ones: batches that end early, records
+ * handed out from the arena as they do not fit one.
+ */
+XT_TEST(var_in_memory_records_near_the_gather_batch)
+{
+	var_spec	vs = {K_MIXED, xt_quick() ? 600 : 3000, 64, 300 * KB, 25, 12};
+	var_rec    *recs = gen_var_records(&vs);
+	var_run_opts o = {512 * MB, BS, 1, 0, 0, 0, 0, false, 0, false};
+
+	run_var_case("var in memory, records near the gather batch", recs, vs.n, &o, NULL);
+	free_var_records(recs, vs.n);
+}
+
 /* The records of vs sorted in memory (64MB, threads) and externally (striped on 2 disks). */
 static void
 run_var_memory_and_external(const var_spec *vs, const char *name)
