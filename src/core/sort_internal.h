@@ -119,6 +119,8 @@ struct xxl_sorter
 								 * runs spare a merge pass much of the data */
 	size_t		bucket_scratch_size;
 	struct run_worker *rw;		/* while loads are formed */
+	struct sort_toucher *toucher;	/* backs the first load's pages ahead (sort_touch.c) */
+	bool		touch_refused;	/* no helper could be had: none is tried again */
 
 	/*
 	 * Runs on disk: their block tables in blocks_log, the runs themselves in
@@ -260,6 +262,12 @@ var_record(const char *load, const xxl_sort_entry *e, size_t *len, uint64_t *pre
 	*prefix = xxl_key_prefix((const unsigned char *) rec + VAR_HEADER, hdr[0]);
 	return rec;
 }
+
+/* sort_touch.c */
+typedef struct sort_toucher sort_toucher;
+void		sort_touch_ahead(xxl_sorter *s);
+size_t		sort_touch_end(xxl_sorter *s);
+void		sort_end_touch(xxl_sorter *s);
 
 /* sort_output.c */
 void		sort_gather_start(xxl_sorter *s);

@@ -415,6 +415,7 @@ xxl_sorter_sort(xxl_sorter *s)
 {
 	if (!sort_check_input_phase(s) || xxl_sorter_end_sorted(s) != XXL_OK)
 		return s->part.err.code;
+	sort_end_touch(s);
 	sort_report(s);
 	if (s->nruns == 0)
 	{

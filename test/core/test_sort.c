@@ -1258,6 +1258,29 @@ XT_TEST(var_in_memory_records_near_the_gather_batch)
 	free_var_records(recs, vs.n);
 }
 
+/*
+ * Inputs past 16MB in a region of 256MB or more: a helper backs the load's
+ * pages ahead of its fronts while it fills (sort_touch.c).  The output is
+ * still the oracle's, the sort still in memory, the peak within budget.
+ */
+XT_TEST(in_memory_loads_backed_ahead)
+{
+	var_spec	vs = {K_MIXED, xt_quick() ? 300000 : 1200000, 24, 40, 0, 13};
+	var_rec    *recs = gen_var_records(&vs);
+	var_run_opts o = {512 * MB, BS, 1, 2, 0, 0, 0, true, 0, false};
+	fixed_case	fc = {.rec_size = 16, .key_size = 8, .pat = P_RANDOM,
+	.n = xt_quick() ? 1500000 : 3000000, .memory = 512 * MB, .threads = 2};
+	xxl_sort_stats st;
+
+	run_var_case("var in memory, pages backed ahead", recs, vs.n, &o, &st);
+	CHECK_EQ(st.runs, 0);
+	CHECK(st.memory_peak <= 512 * MB);
+	free_var_records(recs, vs.n);
+	run_fixed_case(&fc, &st);
+	CHECK_EQ(st.runs, 0);
+	CHECK(st.memory_peak <= 512 * MB);
+}
+
 /* The records of vs sorted in memory (64MB, threads) and externally (striped on 2 disks). */
 static void
 run_var_memory_and_external(const var_spec *vs, const char *name)
