@@ -177,7 +177,7 @@ open_core_sorter(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t rec_siz
 	c.res.threads = memory >= PARALLEL_SORTER_MIN ? env->threads : 1;
 	c.res.disk = env->disk;
 	c.res.disk.block_size = block;
-	c.res.disk.try_direct &= xxl_direct_pays(block);
+	c.res.disk.try_direct &= xxl_sort_direct_pays(block);
 	c.res.cancel = env->cancel;
 	c.res.cancel_arg = env->cancel_arg;
 	c.combine = combine;

@@ -25,6 +25,7 @@
 #define MERGE_SLACK (8 * 1024)	/* merger, writer and batch structs */
 #define ASYNC_MERGE_MIN_MEMORY (4 * 1024 * 1024)
 #define MIN_READ_SIZE (64 * 1024)	/* merges read frames of at least this */
+#define SORT_DIRECT_READ_MIN (128 * 1024)	/* direct files: frames of at least this */
 /* the run worker's bucket scratch: region / 32 within these bounds */
 #define BUCKET_SCRATCH_MIN XXL_ALIGN
 #define BUCKET_SCRATCH_MAX (4 * 1024 * 1024)

@@ -173,13 +173,33 @@ merge_group(xxl_sorter *s, xxl_run *group, int k, xxl_run *out)
  * needed a pass over some of them first.
  */
 static size_t
-min_read_size(const xxl_sorter *s)
+block_min_read_size(size_t block)
 {
-	size_t		u = s->block_size;
+	size_t		u = block;
 
-	while (u > s->block_size / 16 && u / 2 >= MIN_READ_SIZE && (u / 2) % XXL_ALIGN == 0)
+	while (u > block / 16 && u / 2 >= MIN_READ_SIZE && (u / 2) % XXL_ALIGN == 0)
 		u /= 2;
 	return u;
+}
+
+static size_t
+min_read_size(const xxl_sorter *s)
+{
+	return block_min_read_size(s->block_size);
+}
+
+/*
+ * Direct spill files pay for blocks of a megabyte and more (xxl_io.h), but
+ * a sorter's merges may read frames of a sixteenth of a block, and direct
+ * requests that small are latency-bound: 50M rows of (bigint, md5) at
+ * 16MB, whose merges read 64 kB frames of 1 MB blocks, took 22.4 s direct
+ * against 15.3 s buffered; at 32MB (2 MB blocks, 128 kB frames) 13.5
+ * against 13.7 s; at 64MB (256 kB frames) 10.7 against 13.7 s.
+ */
+bool
+xxl_sort_direct_pays(size_t block)
+{
+	return xxl_direct_pays(block) && block_min_read_size(block) >= SORT_DIRECT_READ_MIN;
 }
 
 /*

@@ -154,6 +154,14 @@ void		xxl_sorter_stats(const xxl_sorter *s, xxl_sort_stats *stats);
 /* Joins threads, removes spill files, frees all memory.  Safe at any point. */
 void		xxl_sorter_destroy(xxl_sorter *s);
 
+/*
+ * Whether a sorter of this block size should spill to O_DIRECT files:
+ * xxl_direct_pays, and every frame its merges may read (down to a
+ * sixteenth of a block) large enough for a direct request to pay.
+ * Callers clear try_direct otherwise, as with xxl_direct_pays.
+ */
+bool		xxl_sort_direct_pays(size_t block);
+
 /* The smallest budget the sorter accepts for a given block size. */
 size_t		xxl_sort_min_memory(size_t block_size);
 

@@ -1521,6 +1521,19 @@ XT_TEST(var_async_runs)
  * unprefetched, and 82 % of a 116-way final merge of 20M rows at 16MB.
  * Counts, not times: the prefetch order is the same on any machine.
  */
+/*
+ * Direct files only where every frame a merge may read is 128 kB or more:
+ * a sixteenth of a block, so from 2 MB blocks on; below 1 MB never.
+ */
+XT_TEST(direct_files_only_for_large_frames)
+{
+	CHECK(!xxl_sort_direct_pays(256 * KB));
+	CHECK(!xxl_sort_direct_pays(512 * KB));
+	CHECK(!xxl_sort_direct_pays(1 * MB));
+	CHECK(xxl_sort_direct_pays(2 * MB));
+	CHECK(xxl_sort_direct_pays(8 * MB));
+}
+
 XT_TEST(var_direct_merge_prefetches)
 {
 	static const size_t sizes[] = {300000, 700000};

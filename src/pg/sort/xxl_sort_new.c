@@ -51,7 +51,7 @@ xxl_sort_new(XxlOperator *op, size_t record_size, size_t key_size,
 	memset(&cfg, 0, sizeof(cfg));
 	xxl_error_clear(&err);
 	cfg.res = xxl_operator_resources(op);
-	cfg.res.disk.try_direct &= xxl_direct_pays(op->block_size);
+	cfg.res.disk.try_direct &= xxl_sort_direct_pays(op->block_size);
 	cfg.record_size = record_size;
 	cfg.key_size = key_size;
 	cfg.compare = compare;
