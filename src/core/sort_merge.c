@@ -377,6 +377,9 @@ passes_left(size_t nruns, int fan_in, int final_fan_in)
 	return passes;
 }
 
+/* Run log pages a merge pass may leave in memory: the blocks' and the runs' */
+#define PASS_LOG_PAGES 2
+
 /*
  * Intermediate passes until one final merge can take every run, reading
  * the smallest frames, which take the most runs at once.  Leaves read_size
@@ -397,7 +400,13 @@ reduce_runs(xxl_sorter *s)
 			return XXL_OK;
 		}
 		s->read_size = min_read_size(s);
-		final_fan_in = fan_in_with(s, final_reserve(s));
+		/*
+		 * The pass leaves each run log a page more in memory than now: a
+		 * final fan-in planned without them came out a run short (225
+		 * runs left for a final merge that then took 224), and a second
+		 * pass merged the first's large run again.
+		 */
+		final_fan_in = fan_in_with(s, final_reserve(s) + PASS_LOG_PAGES * XXL_RUN_LOG_PAGE);
 		fan_in = fan_in_with(s, writer_reserve(s));
 		if (fan_in < 2 || final_fan_in < 1)
 			return xxl_error_set(&s->part.err, XXL_ENOMEM, 0,

@@ -1332,6 +1332,42 @@ XT_TEST(var_three_merge_passes)
 	free_var_records(recs, vs.n);
 }
 
+/*
+ * Inputs just past what one final merge takes need one intermediate pass,
+ * never two: the pass must leave as many runs as the final merge can take
+ * once the pass is over (a run log's page more in memory had made it a
+ * run short, and a second pass merged the first's large run again).  About
+ * 57 runs against a final fan-in of about 47, at budgets a page apart: the
+ * fault showed at one of these eight.
+ */
+XT_TEST(one_intermediate_pass_where_one_does)
+{
+	var_spec	vs = {K_MIXED, 600000, 24, 40, 0, 17};
+	var_rec    *recs;
+
+	if (xt_quick())
+	{
+		printf("  (skipped in quick mode: the block logs must outgrow a page)\n");
+		return;
+	}
+	recs = gen_var_records(&vs);
+	/* the fan-in's rounding against the budget: budgets a page apart */
+	for (int m = 0; m < 8; m++)
+	{
+		var_run_opts o = {1024 * KB + (size_t) m * 4 * KB, 16 * KB, 1, 0, 0, 2, 0, false, 0, false};
+		xxl_sort_stats st;
+		char		label[80];
+
+		memset(&st, 0, sizeof(st));
+		snprintf(label, sizeof(label), "one pass where one does, %zu bytes", o.memory);
+		run_var_case(label, recs, vs.n, &o, &st);
+		printf("  %zu bytes: %" PRIu64 " runs, %d merge passes, fan-in %d\n", o.memory, st.runs,
+			   st.merge_passes, st.fan_in);
+		CHECK_EQ(st.merge_passes, 2);
+	}
+	free_var_records(recs, vs.n);
+}
+
 /* Variable records: thousands of runs at a budget hundreds of times below the input. */
 XT_TEST(var_thousands_of_runs_at_small_budget)
 {
