@@ -352,16 +352,6 @@ load_touched(const xxl_sorter *s)
 	return t < s->region_size ? t : s->region_size;
 }
 
-/* Stop backing the first load's pages ahead; what was backed counts as touched. */
-void
-sort_end_touch(xxl_sorter *s)
-{
-	size_t		backed = sort_touch_end(s);
-
-	if (backed > s->region_touched)
-		s->region_touched = backed < s->region_size ? backed : s->region_size;
-}
-
 void
 sort_note_load(xxl_sorter *s)
 {
@@ -640,7 +630,7 @@ sort_flush_run(xxl_sorter *s, bool last)
 
 	if (s->nloaded == 0)
 		return XXL_OK;
-	sort_end_touch(s);
+	sort_touch_end(s);
 	if (s->async_runs && !last && !s->fixed && s->nruns == 0)
 		s->whole_loads = whole_loads_spare_a_pass(s);
 	if (s->async_runs && !last && (s->fixed || (loads_alternate(s) && !s->whole_loads)))
@@ -697,8 +687,7 @@ sort_note_puts(xxl_sorter *s, size_t n, size_t bytes)
 	if (s->puts_since_poll >= POLL_EVERY)
 	{
 		s->puts_since_poll = 0;
-		if (s->nruns == 0)
-			sort_touch_ahead(s);
+		sort_touch_ahead(s);
 		sort_report(s);
 		if (xxl_part_canceled(&s->part))
 			return xxl_part_fail(&s->part);
@@ -857,7 +846,7 @@ xxl_sorter_destroy(xxl_sorter *s)
 
 	if (s == NULL)
 		return;
-	sort_end_touch(s);
+	sort_touch_end(s);
 	sort_end_runs_worker(s);			/* before the writes it posted are waited for */
 	sort_end_var_writer(s);
 	xxl_merger_destroy(s->final);

@@ -267,8 +267,7 @@ var_record(const char *load, const xxl_sort_entry *e, size_t *len, uint64_t *pre
 /* sort_touch.c */
 typedef struct sort_toucher sort_toucher;
 void		sort_touch_ahead(xxl_sorter *s);
-size_t		sort_touch_end(xxl_sorter *s);
-void		sort_end_touch(xxl_sorter *s);
+void		sort_touch_end(xxl_sorter *s);
 
 /* sort_output.c */
 void		sort_gather_start(xxl_sorter *s);

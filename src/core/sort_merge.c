@@ -377,7 +377,11 @@ passes_left(size_t nruns, int fan_in, int final_fan_in)
 	return passes;
 }
 
-/* Run log pages a merge pass may leave in memory: the blocks' and the runs' */
+/*
+ * Run log pages a merge pass may leave in memory: the blocks' log and the
+ * runs' each take a page for reading at their first read (run_log.c,
+ * page_at), which the first pass makes.
+ */
 #define PASS_LOG_PAGES 2
 
 /*
@@ -401,10 +405,10 @@ reduce_runs(xxl_sorter *s)
 		}
 		s->read_size = min_read_size(s);
 		/*
-		 * The pass leaves each run log a page more in memory than now: a
-		 * final fan-in planned without them came out a run short (225
-		 * runs left for a final merge that then took 224), and a second
-		 * pass merged the first's large run again.
+		 * The pass may leave each run log a page more in memory than now
+		 * (PASS_LOG_PAGES): a final fan-in planned without them came out a
+		 * run short (225 runs left for a final merge that then took 224),
+		 * and a second pass merged the first's large run again.
 		 */
 		final_fan_in = fan_in_with(s, final_reserve(s) + PASS_LOG_PAGES * XXL_RUN_LOG_PAGE);
 		fan_in = fan_in_with(s, writer_reserve(s));
@@ -444,7 +448,7 @@ xxl_sorter_sort(xxl_sorter *s)
 {
 	if (!sort_check_input_phase(s) || xxl_sorter_end_sorted(s) != XXL_OK)
 		return s->part.err.code;
-	sort_end_touch(s);
+	sort_touch_end(s);
 	sort_report(s);
 	if (s->nruns == 0)
 	{

@@ -35,6 +35,8 @@
 /* Regions from this size get a helper once their first load passes TOUCH_START. */
 #define TOUCH_MIN_REGION (256 * 1024 * 1024)
 #define TOUCH_START (16 * 1024 * 1024)
+/* The kernel backs whole pages: a range is cut inwards to them. */
+#define TOUCH_PAGE 4096
 
 typedef struct touch_front
 {
@@ -58,8 +60,8 @@ struct sort_toucher
 static bool
 populate(char *start, size_t len)
 {
-	uintptr_t	lo = XXL_ROUND_UP((uintptr_t) start, 4096);
-	uintptr_t	hi = ((uintptr_t) start + len) & ~(uintptr_t) 4095;
+	uintptr_t	lo = XXL_ROUND_UP((uintptr_t) start, TOUCH_PAGE);
+	uintptr_t	hi = ((uintptr_t) start + len) & ~(uintptr_t) (TOUCH_PAGE - 1);
 
 	if (hi <= lo)
 		return true;
@@ -121,6 +123,7 @@ sort_touch_ahead(xxl_sorter *s)
 	size_t		low,
 				high;
 
+	/* the first load only (no run yet, on disk or with the worker) */
 	if (s->nruns != 0 || s->stats.runs != 0 || s->region_size < TOUCH_MIN_REGION)
 		return;
 	low = s->fixed ? s->nloaded * s->rec_size : s->arena_used;
@@ -193,22 +196,23 @@ sort_touch_ahead(xxl_sorter *s)
 }
 
 /*
- * Stop the helper and free it; what it backed stays backed.  Returns the
- * bytes of the region it backed, for the peak the sorter reports.
+ * Stop the helper, if there is one, and free it; what it backed stays
+ * backed and counts as touched in the peak the sorter reports.
  */
-size_t
+void
 sort_touch_end(xxl_sorter *s)
 {
 	sort_toucher *t = s->toucher;
 	size_t		backed;
 
 	if (t == NULL)
-		return 0;
+		return;
 	xxl_thread_stop(t->thread, &t->lock, &t->changed, &t->stop);
 	backed = t->front[0].done + t->front[1].done;
+	if (backed > s->region_touched)
+		s->region_touched = backed < s->region_size ? backed : s->region_size;
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->changed);
 	xxl_part_free(&s->part, t, sizeof(*t));
 	s->toucher = NULL;
-	return backed;
 }
