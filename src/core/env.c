@@ -35,6 +35,15 @@ xxl_env_slack(const xxl_env *env)
 	return XXL_ENV_SLACK + env->budget.limit / 32;
 }
 
+size_t
+xxl_env_pool_free(const xxl_env *env)
+{
+	size_t		reserve = env->budget.limit - env->pool,
+				avail = xxl_budget_available(&env->budget);
+
+	return avail > reserve ? avail - reserve : 0;
+}
+
 /* The hook the environment's parts poll (see xxl_env.cancel). */
 static bool
 env_cancel(void *arg)

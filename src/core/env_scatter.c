@@ -56,6 +56,27 @@ xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 	return xxl_scatter_fits(&c, NULL);
 }
 
+size_t
+xxl_env_scat_least(xxl_env *env, size_t rec_size, uint64_t slots, size_t most)
+{
+	size_t		lo = XXL_ALIGN,
+				hi = most - most % XXL_ALIGN;
+
+	if (hi < lo || !xxl_env_scat_fits(env, hi, rec_size, slots))
+		return 0;
+	/* a scatter that fits in some memory fits in more */
+	while (hi - lo > XXL_ALIGN)
+	{
+		size_t		mid = (lo + (hi - lo) / 2) & ~(size_t) (XXL_ALIGN - 1);
+
+		if (xxl_env_scat_fits(env, mid, rec_size, slots))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
 xxl_status
 xxl_env_scat_error(xxl_env *env, xxl_env_scatter *ts)
 {

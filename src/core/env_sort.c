@@ -275,9 +275,7 @@ xxl_env_sort_open(xxl_env *env, xxl_env_sorter *ts, size_t memory, size_t output
 		 * holds its memory from now on, so no more than the pool has free
 		 * beside the own streams' reserve (DC3's S0 opens beside ISA).
 		 */
-		size_t		reserve = env->budget.limit - env->pool,
-					avail = xxl_budget_available(&env->budget),
-					free = avail > reserve ? avail - reserve : 0;
+		size_t		free = xxl_env_pool_free(env);
 
 		if (free < output_memory && free >= xxl_sort_min_memory(XXL_ALIGN))
 			output_memory = free;

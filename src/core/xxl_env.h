@@ -126,6 +126,8 @@ size_t		xxl_env_pool_for(size_t memory, size_t block, int own_buffers);
  */
 size_t		xxl_env_stream_block(size_t memory, size_t max_block);
 size_t		xxl_env_slack(const xxl_env *env);
+/* What the pool has free now: the budget's free bytes beside its non-pool reserve. */
+size_t		xxl_env_pool_free(const xxl_env *env);
 
 /* How an operator family splits its budget (graph_layout.c, text_layout.c). */
 typedef struct xxl_env_plan
@@ -428,6 +430,8 @@ typedef struct xxl_env_scatter
 
 /* Whether a scatter (not the sort that stands in) of the given share can take slots records. */
 bool		xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots);
+/* The least share (at most most) in which a scatter fits; 0: none. */
+size_t		xxl_env_scat_least(xxl_env *env, size_t rec_size, uint64_t slots, size_t most);
 xxl_status	xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory,
 							  size_t rec_size, uint64_t slots);
 xxl_status	xxl_env_scat_error(xxl_env *env, xxl_env_scatter *ts);

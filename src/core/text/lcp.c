@@ -176,6 +176,24 @@ lcp_set_shares(xxl_lcp *l, size_t avail)
 	l->share_round = avail / 4;
 }
 
+/*
+ * A permutation's share: share_perm, or more where that lets a scatter (one
+ * write and one read of its records) stand where a sort by slot (two
+ * passes or more) would, leaving `keep` of the pool's free bytes to the
+ * parts that open beside it (a scatter takes only what its plan needs).
+ */
+static size_t
+perm_share(xxl_lcp *l, size_t rec_size, size_t keep)
+{
+	size_t		free = xxl_env_pool_free(&l->env),
+				least;
+
+	if (xxl_env_scat_fits(&l->env, l->share_perm, rec_size, l->n) || free <= keep + l->share_perm)
+		return l->share_perm;
+	least = xxl_env_scat_least(&l->env, rec_size, l->n, free - keep);
+	return least > l->share_perm ? least : l->share_perm;
+}
+
 static size_t
 d_size(const xxl_lcp *l)
 {
@@ -249,7 +267,8 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 xxl_status
 lcp_open_rank_order(xxl_lcp *l)
 {
-	if (xxl_env_scat_open(&l->env, &l->D, l->share_perm, d_size(l), l->n) != XXL_OK)
+	if (xxl_env_scat_open(&l->env, &l->D, perm_share(l, d_size(l), 2 * xxl_sort_min_memory(XXL_ALIGN)),
+						  d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->D_open = true;
 	if (!l->direct && lcp_resolve_open(l) != XXL_OK)
@@ -262,27 +281,17 @@ static xxl_status
 text_order(xxl_lcp *l)
 {
 	xxl_env    *env = &l->env;
-	const unsigned char *rec,
-			   *ans = NULL;
+	const unsigned char *rec;
 	int			w = l->pw;
 	uint64_t	prev_l = 0,
 				doc = 0;
-	bool		have_ans = false;
 
 	if (xxl_env_scat_finish(env, &l->D) != XXL_OK)
 		return lcp_fail(l);
-	if (l->RS_open)
-	{
-		int			got;
-
-		if (xxl_env_sort_sort(env, &l->RS) != XXL_OK)
-			return lcp_fail(l);
-		got = xxl_env_sort_next(env, &l->RS, &ans);
-		if (got < 0)
-			return lcp_fail(l);
-		have_ans = got > 0;
-	}
-	if (xxl_env_scat_open(env, &l->E, l->share_perm, (size_t) (2 * w), l->n) != XXL_OK)
+	if (lcp_answers_open(l) != XXL_OK)
+		return l->env.err.code;
+	if (xxl_env_scat_open(env, &l->E, perm_share(l, (size_t) (2 * w), 0), (size_t) (2 * w),
+						  l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->E_open = true;
 	for (uint64_t i = 0; i < l->n; i++)
@@ -292,6 +301,7 @@ text_order(xxl_lcp *l)
 					v = 0;
 		int			flag;
 		uint64_t	end;
+		bool		found = false;
 		bool		start = lcp_walk_doc(l, &doc, i, &end);
 		unsigned char *p;
 
@@ -320,17 +330,9 @@ text_order(xxl_lcp *l)
 					return l->env.err.code;
 				v = h + m;
 			}
-			else if (have_ans && get_be(ans, w) == i)
-			{
-				int			got;
-
-				v = get_be(ans + w, w);
-				got = xxl_env_sort_next(env, &l->RS, &ans);
-				if (got < 0)
-					return lcp_fail(l);
-				have_ans = got > 0;
-			}
-			else if (flag == LCP_REDUCIBLE)
+			else if (lcp_answer_for(l, i, &found, &v) != XXL_OK)
+				return l->env.err.code;
+			else if (!found && flag == LCP_REDUCIBLE)
 			{
 				xxl_error_set(&env->err, XXL_EINVAL, 0, "the suffix array is not the suffix array of the text");
 				return lcp_fail(l);
@@ -355,11 +357,7 @@ text_order(xxl_lcp *l)
 		xxl_env_free(env, l->mem_text, (size_t) l->n + 8);
 		l->mem_text = NULL;
 	}
-	if (l->RS_open)
-	{
-		xxl_env_sort_close(env, &l->RS, NULL, NULL);
-		l->RS_open = false;
-	}
+	lcp_answers_close(l);
 	if (xxl_env_scat_finish(env, &l->E) != XXL_OK)
 		return lcp_fail(l);
 	return XXL_OK;
@@ -576,8 +574,7 @@ xxl_lcp_destroy(xxl_lcp *l)
 		xxl_env_scat_close(&l->env, &l->E, NULL, NULL);
 	if (l->Q_open)
 		xxl_spool_free(&l->Q);
-	if (l->RS_open)
-		xxl_env_sort_close(&l->env, &l->RS, NULL, NULL);
+	lcp_answers_close(l);
 	if (l->W_open)
 		xxl_env_sort_close(&l->env, &l->W, NULL, NULL);
 	if (l->mem_text)

@@ -66,8 +66,18 @@ struct xxl_lcp
 	xxl_spool	Q;				/* requests of the first round */
 	bool		Q_open;
 	uint64_t	Q_count;
-	xxl_env_sorter RS;			/* answers, by position */
-	bool		RS_open;
+	/*
+	 * Answers (i, LCP), a spool per round: a round's requests share one
+	 * base and leave its second sort by i + base, so each spool is in
+	 * position order, and text order merges them as it goes.
+	 */
+	xxl_spool	ans[XXL_LCP_ROUNDS];
+	uint64_t	ans_left[XXL_LCP_ROUNDS];	/* written, then not yet read */
+	int			nans;			/* spools opened */
+	xxl_spool_reader ans_rd[XXL_LCP_ROUNDS];
+	int			nans_rd;		/* readers opened */
+	uint64_t	ans_i[XXL_LCP_ROUNDS],	/* each reader's next answer */
+				ans_v[XXL_LCP_ROUNDS];
 
 	/* output */
 	xxl_env_scatter E;			/* by rank: position, LCP */
@@ -147,12 +157,16 @@ xxl_status	lcp_derive_prev(xxl_lcp *l);
 xxl_status	lcp_fail(xxl_lcp *l);
 xxl_status	lcp_store_fail(xxl_lcp *l);
 
-/* Open the answers' sorter and the first round's requests (lcp_resolve.c). */
+/* Open the first round's requests (lcp_resolve.c). */
 xxl_status	lcp_resolve_open(xxl_lcp *l);
 /* Request the common prefix of i and j, at most limit (> 0) bytes. */
 xxl_status	lcp_request(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit);
-/* Answer every request; RS is then sorted and ready. */
+/* Answer every request into the rounds' answer spools. */
 xxl_status	lcp_resolve(xxl_lcp *l);
+/* Read the answers back in position order: open, the one for i, close. */
+xxl_status	lcp_answers_open(xxl_lcp *l);
+xxl_status	lcp_answer_for(xxl_lcp *l, uint64_t i, bool *found, uint64_t *v);
+void		lcp_answers_close(xxl_lcp *l);
 
 /* Turn the rank-order output into the repeats' ranges (lcp_repeats.c). */
 xxl_status	lcp_repeats_build(xxl_lcp *l);

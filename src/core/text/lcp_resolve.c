@@ -26,34 +26,51 @@
  */
 static const size_t round_chunk[XXL_LCP_ROUNDS] = {16, 48, 96};
 
-/* spooled requests: i, j, base, limit */
+/*
+ * Every request of a round has compared the same number of bytes: the
+ * chunks of the rounds before (a pair goes on only when it agreed over
+ * the whole chunk, and one whose limit ends within the chunk is answered).
+ * So the base is the round's, not the record's.
+ */
+static uint64_t
+round_base(int round)
+{
+	uint64_t	base = 0;
+
+	for (int r = 0; r < round; r++)
+		base += round_chunk[r];
+	return base;
+}
+
+/* spooled requests: i, j, limit */
 static size_t
 request_size(const xxl_lcp *l)
 {
-	return (size_t) (4 * l->pw);
+	return (size_t) (3 * l->pw);
 }
 
-/* sorted by the far side: key = j + base, i, base, limit */
+/* sorted by the far side: key = j + base, i, limit */
 #define far_size request_size
 
-/* with their chunk: key = i + base, i, j, base, limit, length, chunk */
+/*
+ * with their chunk: key = i + base, j, limit, the chunk (its length is
+ * limit − base or the round's chunk, whichever is less)
+ */
 static size_t
 chunked_size(const xxl_lcp *l, int round)
 {
-	return (size_t) (5 * l->pw + 2) + round_chunk[round];
+	return (size_t) (3 * l->pw) + round_chunk[round];
 }
 
 static xxl_status
-spool_request(xxl_lcp *l, xxl_spool *sp, uint64_t *count, uint64_t i, uint64_t j, uint64_t base,
-			  uint64_t limit)
+spool_request(xxl_lcp *l, xxl_spool *sp, uint64_t *count, uint64_t i, uint64_t j, uint64_t limit)
 {
 	unsigned char rec[32];
 	int			w = l->pw;
 
 	put_be(rec, i, w);
 	put_be(rec + w, j, w);
-	put_be(rec + 2 * w, base, w);
-	put_be(rec + 3 * w, limit, w);
+	put_be(rec + 2 * w, limit, w);
 	(*count)++;
 	return xxl_spool_write(sp, rec, request_size(l));
 }
@@ -70,26 +87,52 @@ lcp_resolve_open(xxl_lcp *l)
 xxl_status
 lcp_request(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit)
 {
-	return spool_request(l, &l->Q, &l->Q_count, i, j, 0, limit);
+	return spool_request(l, &l->Q, &l->Q_count, i, j, limit);
 }
 
+/* i's LCP, found by the round: its spool stays in position order */
 static xxl_status
-answer(xxl_lcp *l, uint64_t i, uint64_t v)
+answer(xxl_lcp *l, int round, uint64_t i, uint64_t v)
 {
-	return lcp_push_pair(l, &l->RS, i, v);
-}
+	unsigned char rec[16];
 
-/* A bounded sort of count records: a distribution sort where it fits. */
-static xxl_status
-open_bounded(xxl_lcp *l, xxl_env_sorter *s, size_t memory, size_t output, size_t rec_size,
-			 uint64_t count)
-{
-	return xxl_env_sort_open(&l->env, s, memory, output, rec_size, (size_t) l->pw,
-							 count > 0 ? count : 1, XXL_INPUT_BOUNDED);
+	put_be(rec, i, l->pw);
+	put_be(rec + l->pw, v, l->pw);
+	l->ans_left[round]++;
+	return xxl_spool_write(&l->ans[round], rec, (size_t) (2 * l->pw));
 }
 
 /*
- * One round: the requests in src (count of them) answered into RS, or
+ * A round's sort of count records: a distribution sort where it fits, half
+ * the parts' share while it distributes and a quarter while it hands out
+ * (the far side's hands out while the chunked one takes records).  Where
+ * the merge sort stands in, it holds its memory for its whole life, and
+ * the two live together while the far side's hands out: the first takes
+ * half of what the pool has free, the second the rest (at 1MB, a third
+ * more than a quarter of the shares: a merge pass fewer).
+ */
+static xxl_status
+open_round_sort(xxl_lcp *l, xxl_env_sorter *s, size_t rec_size, uint64_t count, bool first)
+{
+	size_t		memory = l->share_round * 2,
+				output = l->share_round;
+
+	if (count == 0)
+		count = 1;
+	if (!xxl_env_sort_distributes(&l->env, memory, output, rec_size, (size_t) l->pw, count))
+	{
+		size_t		free = xxl_env_pool_free(&l->env),
+					want = first ? free / 2 : free;
+
+		if (want > output)
+			memory = output = want;
+	}
+	return xxl_env_sort_open(&l->env, s, memory, output, rec_size, (size_t) l->pw, count,
+							 XXL_INPUT_BOUNDED);
+}
+
+/*
+ * One round: the requests in src (count of them) answered into its spool, or
  * spooled into *next for the next round (NULL: compared at random).
  */
 static xxl_status
@@ -102,6 +145,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	xxl_spool_reader rd;
 	size_t		c = round_chunk[round],
 				rec_size = chunked_size(l, round);
+	uint64_t	base = round_base(round);
 	int			w = l->pw,
 				got;
 	const unsigned char *rec;
@@ -110,7 +154,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	xxl_status	rc = XXL_OK;
 
 	/* the requests, by the far side */
-	if (open_bounded(l, &R, l->share_round * 2, l->share_round, far_size(l), count) != XXL_OK ||
+	if (open_round_sort(l, &R, far_size(l), count, true) != XXL_OK ||
 		xxl_spool_finish(src) != XXL_OK || xxl_spool_reader_open(&rd, src, true) != XXL_OK)
 		goto fail;
 	for (uint64_t k = 0; k < count; k++)
@@ -124,9 +168,9 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 			goto fail;
 		}
 		p = xxl_env_sort_room(&R, local);
-		put_be(p, get_be(q + w, w) + get_be(q + 2 * w, w), w);	/* j + base */
+		put_be(p, get_be(q + w, w) + base, w);	/* j + base */
 		memcpy(p + w, q, (size_t) w);	/* i */
-		memcpy(p + 2 * w, q + 2 * w, (size_t) (2 * w));	/* base, limit */
+		memcpy(p + 2 * w, q + 2 * w, (size_t) w);	/* limit */
 		if (xxl_env_sort_push(env, &R, p) != XXL_OK)
 		{
 			xxl_spool_reader_close(&rd);
@@ -136,7 +180,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	xxl_spool_reader_close(&rd);
 	xxl_spool_free(src);
 	if (xxl_env_sort_sort(env, &R) != XXL_OK ||
-		open_bounded(l, &SB, l->share_round * 2, l->share_round, rec_size, count) != XXL_OK)
+		open_round_sort(l, &SB, rec_size, count, false) != XXL_OK)
 		goto fail;
 
 	/* pass 1: the chunk at j + base */
@@ -144,23 +188,25 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	{
 		uint64_t	at = get_be(rec, w),
 					i = get_be(rec + w, w),
-					base = get_be(rec + 2 * w, w),
-					limit = get_be(rec + 3 * w, w);
+					limit = get_be(rec + 2 * w, w);
 		size_t		want = limit - base < c ? (size_t) (limit - base) : c,
 					have;
 		unsigned char *p = xxl_env_sort_room(&SB, local);
 
 		put_be(p, i + base, w);
-		put_be(p + w, i, w);
-		put_be(p + 2 * w, at - base, w);
-		put_be(p + 3 * w, base, w);
-		put_be(p + 4 * w, limit, w);
-		if (xxl_text_store_read(l->store, at, p + 5 * w + 2, want, &have) != XXL_OK)
+		put_be(p + w, at - base, w);
+		put_be(p + 2 * w, limit, w);
+		if (xxl_text_store_read(l->store, at, p + 3 * w, want, &have) != XXL_OK)
 		{
 			rc = lcp_store_fail(l);
 			goto out;
 		}
-		put_be(p + 5 * w, have, 2);
+		if (have != want)
+		{
+			xxl_error_set(&env->err, XXL_EIO, 0, "the text store gave %zu bytes at %llu, not %zu",
+						  have, (unsigned long long) at, want);
+			goto fail;
+		}
 		if (xxl_env_sort_push(env, &SB, p) != XXL_OK || xxl_env_poll(env))
 			goto fail;
 	}
@@ -174,14 +220,13 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	while ((got = xxl_env_sort_next(env, &SB, &rec)) > 0)
 	{
 		uint64_t	at = get_be(rec, w),
-					i = get_be(rec + w, w),
-					j = get_be(rec + 2 * w, w),
-					base = get_be(rec + 3 * w, w),
-					limit = get_be(rec + 4 * w, w);
-		size_t		len = (size_t) get_be(rec + 5 * w, 2),
+					i = at - base,
+					j = get_be(rec + w, w),
+					limit = get_be(rec + 2 * w, w);
+		size_t		len = limit - base < c ? (size_t) (limit - base) : c,
 					have,
 					m;
-		const unsigned char *chunk = rec + 5 * w + 2;
+		const unsigned char *chunk = rec + 3 * w;
 
 		if (xxl_text_store_read(l->store, at, here, len, &have) != XXL_OK)
 		{
@@ -192,12 +237,13 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 		if (m < len || base + m >= limit)
 		{
 			l->st.round_resolved[round]++;
-			if (answer(l, i, base + m) != XXL_OK)
+			if (answer(l, round, i, base + m) != XXL_OK)
 				goto fail;
 		}
 		else if (next != NULL)
 		{
-			if (spool_request(l, next, next_count, i, j, base + len, limit) != XXL_OK)
+			/* agreed over the whole chunk, short of the limit: base + c next */
+			if (spool_request(l, next, next_count, i, j, limit) != XXL_OK)
 				goto fail;
 		}
 		else
@@ -211,7 +257,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 				goto out;
 			}
 			l->st.random_resolved++;
-			if (answer(l, i, base + len + more) != XXL_OK)
+			if (answer(l, round, i, base + len + more) != XXL_OK)
 				goto fail;
 		}
 		if (xxl_env_poll(env))
@@ -235,10 +281,6 @@ lcp_resolve(xxl_lcp *l)
 	uint64_t	count = l->Q_count;
 	int			cur = 0;
 
-	/* the answers: one per request at most; they wait while the rounds run */
-	if (open_bounded(l, &l->RS, l->share_round * 2, l->share_small, (size_t) (2 * l->pw), count) != XXL_OK)
-		return l->env.err.code;
-	l->RS_open = true;
 	spools[0] = l->Q;
 	l->Q_open = false;
 	for (int round = 0; round < XXL_LCP_ROUNDS; round++)
@@ -248,6 +290,9 @@ lcp_resolve(xxl_lcp *l)
 
 		if (!last)
 			xxl_spool_init(&spools[1 - cur], &l->env, XXL_SPOOL_SHARED);
+		xxl_spool_init(&l->ans[round], &l->env, XXL_SPOOL_SHARED);
+		l->ans_left[round] = 0;
+		l->nans = round + 1;
 		l->st.rounds++;
 		xxl_env_step(&l->env, "round", (uint32_t) round + 1, XXL_LCP_ROUNDS);
 		if (run_round(l, round, &spools[cur], count, last ? NULL : &spools[1 - cur], &next_count) != XXL_OK)
@@ -264,4 +309,68 @@ lcp_resolve(xxl_lcp *l)
 		count = next_count;
 	}
 	return XXL_OK;
+}
+
+/* The next answer of reader k, if it has one left. */
+static xxl_status
+answer_advance(xxl_lcp *l, int k)
+{
+	const unsigned char *p;
+	int			w = l->pw;
+
+	if (l->ans_left[k] == 0)
+	{
+		l->ans_i[k] = UINT64_MAX;
+		return XXL_OK;
+	}
+	if (xxl_spool_read(&l->ans_rd[k], (size_t) (2 * w), &p) != XXL_OK)
+		return lcp_fail(l);
+	l->ans_i[k] = get_be(p, w);
+	l->ans_v[k] = get_be(p + w, w);
+	l->ans_left[k]--;
+	return XXL_OK;
+}
+
+xxl_status
+lcp_answers_open(xxl_lcp *l)
+{
+	for (int k = 0; k < l->nans; k++)
+	{
+		if (xxl_spool_finish(&l->ans[k]) != XXL_OK ||
+			xxl_spool_reader_open(&l->ans_rd[k], &l->ans[k], true) != XXL_OK)
+			return lcp_fail(l);
+		l->nans_rd = k + 1;
+		if (answer_advance(l, k) != XXL_OK)
+			return l->env.err.code;
+	}
+	return XXL_OK;
+}
+
+/*
+ * The answer for i, asked in ascending i: at most one reader's next answer
+ * is i's, since each request is answered once.
+ */
+xxl_status
+lcp_answer_for(xxl_lcp *l, uint64_t i, bool *found, uint64_t *v)
+{
+	*found = false;
+	for (int k = 0; k < l->nans_rd; k++)
+		if (l->ans_i[k] == i)
+		{
+			*found = true;
+			*v = l->ans_v[k];
+			return answer_advance(l, k);
+		}
+	return XXL_OK;
+}
+
+void
+lcp_answers_close(xxl_lcp *l)
+{
+	for (int k = 0; k < l->nans_rd; k++)
+		xxl_spool_reader_close(&l->ans_rd[k]);
+	l->nans_rd = 0;
+	for (int k = 0; k < l->nans; k++)
+		xxl_spool_free(&l->ans[k]);
+	l->nans = 0;
 }
