@@ -40,7 +40,11 @@ my @sa = split /\n/, $node->safe_psql('postgres', qq{
 	SET xxl.memory = '1MB';
 	SELECT xxl.suffix_array_into('$src', 'sa_tiny');
 	SELECT concat_ws(' ', completed, memory_peak <= 1048576, runs > 0) FROM xxl.last_stats();
+	SELECT format('%s ms, peak %s bytes, %s levels, written %s bytes a text byte, read %s',
+				  round(total_ms), memory_peak, details->>'levels', details->>'written_per_input',
+				  details->>'read_per_input') FROM xxl.last_stats();
 });
+note("suffix array at 1MB: $sa[2]");
 is($sa[0], $n, 'suffix_array_into at 1MB: one suffix per byte');
 is($sa[1], 't t t', 'completed, within 1MB, on the external path');
 is($node->safe_psql('postgres', qq{

@@ -168,22 +168,16 @@ lcp_text_done(xxl_lcp *l)
 void
 lcp_set_shares(xxl_lcp *l, size_t avail)
 {
-	size_t		least = xxl_sort_min_memory(XXL_ALIGN);
+	size_t		least = xxl_sort_min_memory(XXL_ALIGN),
+				small = avail / 10 > least ? avail / 10 : least;
 
-	/* the answers' output is the one share a small budget takes below a sorter's least */
-	l->share_small = avail / 10 > least ? avail / 10 : least;
-	l->share_perm = avail > l->share_small ? (avail - l->share_small) / 9 * 4 : 0;
+	/* a tenth (a sorter's least at a small budget) is left to the streams beside them */
+	l->share_perm = avail > small ? (avail - small) / 9 * 4 : 0;
 	l->share_round = avail / 4;
 }
 
-/*
- * A permutation's share: share_perm, or more where that lets a scatter (one
- * write and one read of its records) stand where a sort by slot (two
- * passes or more) would, leaving `keep` of the pool's free bytes to the
- * parts that open beside it (a scatter takes only what its plan needs).
- */
-static size_t
-perm_share(xxl_lcp *l, size_t rec_size, size_t keep)
+size_t
+lcp_perm_share(xxl_lcp *l, size_t rec_size, size_t keep)
 {
 	size_t		free = xxl_env_pool_free(&l->env),
 				least;
@@ -267,7 +261,7 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 xxl_status
 lcp_open_rank_order(xxl_lcp *l)
 {
-	if (xxl_env_scat_open(&l->env, &l->D, perm_share(l, d_size(l), 2 * xxl_sort_min_memory(XXL_ALIGN)),
+	if (xxl_env_scat_open(&l->env, &l->D, lcp_perm_share(l, d_size(l), 2 * xxl_sort_min_memory(XXL_ALIGN)),
 						  d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->D_open = true;
@@ -290,7 +284,7 @@ text_order(xxl_lcp *l)
 		return lcp_fail(l);
 	if (lcp_answers_open(l) != XXL_OK)
 		return l->env.err.code;
-	if (xxl_env_scat_open(env, &l->E, perm_share(l, (size_t) (2 * w), 0), (size_t) (2 * w),
+	if (xxl_env_scat_open(env, &l->E, lcp_perm_share(l, (size_t) (2 * w), 0), (size_t) (2 * w),
 						  l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->E_open = true;

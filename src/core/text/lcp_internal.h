@@ -45,13 +45,12 @@ struct xxl_lcp
 	bool		direct;
 	/*
 	 * Parts' memory: the permutations (A, B, C, D, E) two fifths, of which
-	 * two live at once; the rounds' sorts (distribution sorts: little while
-	 * they take records) half while they distribute and a quarter while
-	 * they hand out, the answers' sort a tenth then; the windows' sort a
-	 * quarter.
+	 * two live at once (or what a scatter fits in, lcp_perm_share); the
+	 * rounds' sorts (distribution sorts: little while they take records)
+	 * half while they distribute and a quarter while they hand out; the
+	 * windows' sort a quarter.
 	 */
 	size_t		share_perm,
-				share_small,
 				share_round;
 
 	/* rank order */
@@ -145,6 +144,13 @@ lcp_push_pair(xxl_lcp *l, xxl_env_sorter *s, uint64_t a, uint64_t b)
 xxl_status	lcp_text_done(xxl_lcp *l);
 /* The parts' shares of avail bytes of the pool (see share_perm). */
 void		lcp_set_shares(xxl_lcp *l, size_t avail);
+/*
+ * A permutation's share: share_perm, or more where that lets a scatter (one
+ * write and one read of its records) stand where a sort by slot (two
+ * passes or more) would, leaving `keep` of the pool's free bytes to the
+ * parts that open beside it (a scatter takes only what its plan needs).
+ */
+size_t		lcp_perm_share(xxl_lcp *l, size_t rec_size, size_t keep);
 /* lcp.c: open D (and the requests' spool): the rank-order step can begin */
 xxl_status	lcp_open_rank_order(xxl_lcp *l);
 /* lcp.c: the next suffix in rank order with its preceding byte (-1: unknown) */
