@@ -22,8 +22,7 @@
 #include <string.h>
 
 #define POLL_EVERY 65536
-#define READ_BUFFERS 2
-#define WRITE_BUFFERS 2
+#define STREAM_BUFFERS 2		/* a run's reader or writer, where I/O can overlap */
 #define SLACK_MIN (32 * 1024)
 #define MIN_RUNS 4
 #define RUN_OVERHEAD 512		/* reader and run structs, head record, heap slot */
@@ -58,6 +57,7 @@ struct xxl_pq
 	int			nruns;
 	int			max_runs;		/* slots: as many of the cheapest readers as fit */
 	size_t		run_area;		/* readers' memory, less one writer's */
+	int			bufs;			/* buffers of each reader and writer */
 	size_t		runs_mem;		/* what the open readers are charged */
 	pq_run	  **sel;			/* merge work array */
 
@@ -66,11 +66,26 @@ struct xxl_pq
 	xxl_pq_stats stats;
 };
 
+/*
+ * Buffers of a run's reader or writer.  Requests for blocks below
+ * XXL_INLINE_IO_MAX to buffered files are copies the caller makes when it
+ * posts them (xxl_io.h): a second buffer would read ahead, not overlap,
+ * and a reader a block cheaper lets the queue keep more runs open, so a
+ * record takes part in fewer merges.
+ */
+static int
+stream_buffers(const xxl_disk_config *disk)
+{
+	size_t		inline_below = disk->inline_below ? disk->inline_below : XXL_INLINE_IO_MAX;
+
+	return !disk->try_direct && disk->block_size < inline_below ? 1 : STREAM_BUFFERS;
+}
+
 /* A run being read: its buffers, structs and block list. */
 static size_t
-reader_bytes(size_t block, size_t rec)
+reader_bytes(size_t block, int bufs, size_t rec)
 {
-	return READ_BUFFERS * block + RUN_OVERHEAD + rec + xxl_run_read_bound();
+	return (size_t) bufs * block + RUN_OVERHEAD + rec + xxl_run_read_bound();
 }
 
 /*
@@ -84,21 +99,21 @@ run_reader_bytes(const xxl_pq *pq, uint64_t records)
 	size_t		list = nblocks > XXL_RUN_MEMORY_BLOCKS ? xxl_run_read_bound() :
 		2 * xxl_budget_charge((size_t) nblocks * sizeof(uint64_t));
 
-	return READ_BUFFERS * pq->block + RUN_OVERHEAD + pq->rec + list;
+	return (size_t) pq->bufs * pq->block + RUN_OVERHEAD + pq->rec + list;
 }
 
 /* The merge's writer: its buffers and the list of the run it writes. */
 static size_t
-writer_bytes(size_t block)
+writer_bytes(size_t block, int bufs)
 {
-	return WRITE_BUFFERS * block + RUN_OVERHEAD + xxl_run_table_bound(UINT64_MAX);
+	return (size_t) bufs * block + RUN_OVERHEAD + xxl_run_table_bound(UINT64_MAX);
 }
 
 size_t
 xxl_pq_min_memory(size_t block_size)
 {
-	size_t		runs = MIN_RUNS * reader_bytes(block_size, XXL_RADIX_MAX_FIXED) +
-		writer_bytes(block_size);
+	size_t		runs = MIN_RUNS * reader_bytes(block_size, STREAM_BUFFERS, XXL_RADIX_MAX_FIXED) +
+		writer_bytes(block_size, STREAM_BUFFERS);
 
 	/* runs take half of what the slack leaves: heap + scratch the other half */
 	return XXL_ROUND_UP((2 * runs + 2 * XXL_ALIGN) * 8 / 7 + SLACK_MIN, XXL_ALIGN);
@@ -184,12 +199,13 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 	slack = config->memory / 8 > SLACK_MIN ? config->memory / 8 : SLACK_MIN;
 	avail = config->memory - slack;
 	run_area = avail / 2;
-	pq->run_area = run_area > writer_bytes(block) ? run_area - writer_bytes(block) : 0;
+	pq->bufs = stream_buffers(&config->disk);
+	pq->run_area = run_area > writer_bytes(block, pq->bufs) ? run_area - writer_bytes(block, pq->bufs) : 0;
 	pq->heap_bytes = (avail - run_area) / 2;
 	pq->heap_bytes -= pq->heap_bytes % XXL_ALIGN;
 	pq->heap_cap = pq->heap_bytes / pq->rec;
 	pq->max_runs = (int) (pq->run_area / run_reader_bytes(pq, 1));
-	if (pq->run_area / reader_bytes(block, pq->rec) < MIN_RUNS || pq->heap_cap < 2)
+	if (pq->run_area / reader_bytes(block, pq->bufs, pq->rec) < MIN_RUNS || pq->heap_cap < 2)
 	{
 		xxl_error_set(err, XXL_EINVAL, 0, "memory budget of %zu bytes is too small for a priority queue",
 					  config->memory);
@@ -206,7 +222,7 @@ xxl_pq_create(const xxl_pq_config *config, xxl_error *err)
 		xxl_pq_destroy(pq);
 		return NULL;
 	}
-	pq->stats.max_runs = (int) (pq->run_area / reader_bytes(block, pq->rec));
+	pq->stats.max_runs = (int) (pq->run_area / reader_bytes(block, pq->bufs, pq->rec));
 	pq->stats.heap_capacity = pq->heap_cap;
 	pq->stats.memory_limit = config->memory;
 	return pq;
@@ -336,7 +352,7 @@ run_open(xxl_pq *pq, pq_run *run)
 	run->left = run->run.nrecords;
 	run->mem = run_reader_bytes(pq, run->run.nrecords);
 	pq->runs_mem += run->mem;
-	run->r = xxl_breader_create(pq->disks, &pq->part.budget, READ_BUFFERS, &run->run, &pq->part.err);
+	run->r = xxl_breader_create(pq->disks, &pq->part.budget, pq->bufs, &run->run, &pq->part.err);
 	if (run->r == NULL)
 		return NULL;
 	/* blocks the reader has moved past go back to the block manager */
@@ -437,7 +453,7 @@ merge_runs(xxl_pq *pq)
 	out = run_new(pq, total);
 	if (out == NULL)
 		return pq->part.err.code;
-	w = xxl_bwriter_create(pq->disks, &pq->part.budget, WRITE_BUFFERS, &out->run, &pq->part.err);
+	w = xxl_bwriter_create(pq->disks, &pq->part.budget, pq->bufs, &out->run, &pq->part.err);
 	if (w == NULL)
 	{
 		run_free(pq, out);
@@ -528,7 +544,7 @@ flush_heap(xxl_pq *pq)
 	run = run_new(pq, pq->heap_n);
 	if (run == NULL)
 		return pq->part.err.code;
-	w = xxl_bwriter_create(pq->disks, &pq->part.budget, WRITE_BUFFERS, &run->run, &pq->part.err);
+	w = xxl_bwriter_create(pq->disks, &pq->part.budget, pq->bufs, &run->run, &pq->part.err);
 	if (w == NULL)
 	{
 		run_free(pq, run);
