@@ -400,19 +400,22 @@ writer_error(xxl_pq *pq, xxl_bwriter *w)
 
 /*
  * Merge the runs with the fewest records left into one: the two smallest,
- * and each next one while the merged run would be at least a fraction of
- * it (a half; a quarter when the budget holds fewer than eight runs).  Run
- * sizes stay about geometric, so a record takes part in a few merges
- * however many runs the heap writes.  (Merging a fixed half of the runs, as
- * this queue once did, merges a record a number of times that grows
- * linearly with the runs written when few runs fit.)
+ * and each next one while the merged run would be at least as large as it
+ * (a quarter of it when the budget holds fewer than eight runs).  Run
+ * sizes stay about geometric, with a ratio near the number of runs merged
+ * at once, so a record takes part in a few merges however many runs the
+ * heap writes.  (Merging a fixed half of the runs, as this queue once did,
+ * merges a record a number of times that grows linearly with the runs
+ * written when few runs fit; taking the next run while the merged one is
+ * only half of it, as it did next, merged a large run again with each
+ * batch of small ones: 4.1 merges a record where this takes fewer.)
  */
 static int
 runs_to_merge(const xxl_pq *pq)
 {
 	pq_run	  **r = pq->sel;
 	int			n = pq->nruns;
-	int			div = n < 8 ? 4 : 2;
+	int			div = n < 8 ? 4 : 1;
 	uint64_t	total = r[0]->left + r[1]->left;
 	int			k = 2;
 
