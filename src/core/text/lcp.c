@@ -261,8 +261,12 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 xxl_status
 lcp_open_rank_order(xxl_lcp *l)
 {
-	if (xxl_env_scat_open(&l->env, &l->D, lcp_perm_share(l, d_size(l), 2 * xxl_sort_min_memory(XXL_ALIGN)),
-						  d_size(l), l->n) != XXL_OK)
+	size_t		keep = l->share_perm;
+
+	/* beside D: E's share, which opens as D is read, and before that the rounds */
+	if (!l->direct && lcp_rounds_need(l) > keep)
+		keep = lcp_rounds_need(l);
+	if (xxl_env_scat_open(&l->env, &l->D, lcp_perm_share(l, d_size(l), keep), d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->D_open = true;
 	if (!l->direct && lcp_resolve_open(l) != XXL_OK)

@@ -143,7 +143,7 @@ xxl_lcp_put_ranked(xxl_lcp *l, uint64_t rank, uint64_t pos)
 	{
 		if (lcp_text_done(l) != XXL_OK)
 			return l->env.err.code;
-		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, lcp_perm_share(l, (size_t) (2 * l->pw), xxl_sort_min_memory(XXL_ALIGN)),
+		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, lcp_perm_share(l, (size_t) (2 * l->pw), l->share_perm),
 									  (size_t) (2 * l->pw), l->n) != XXL_OK)
 			return lcp_fail(l);
 		l->A_open = l->n > 0;
@@ -200,7 +200,7 @@ lcp_derive_prev(xxl_lcp *l)
 		return lcp_fail(l);
 	}
 	if (xxl_env_scat_finish(env, &l->A) != XXL_OK ||
-		xxl_env_scat_open(env, &B, lcp_perm_share(l, (size_t) w, xxl_sort_min_memory(XXL_ALIGN)), (size_t) w, l->n) != XXL_OK)
+		xxl_env_scat_open(env, &B, lcp_perm_share(l, (size_t) w, l->share_perm), (size_t) w, l->n) != XXL_OK)
 		return lcp_fail(l);
 	while ((got = xxl_env_scat_next(env, &l->A, &rec)) > 0)
 	{
@@ -216,7 +216,7 @@ lcp_derive_prev(xxl_lcp *l)
 	xxl_env_scat_close(env, &l->A, NULL, NULL);
 	l->A_open = false;
 	if (xxl_env_scat_finish(env, &B) != XXL_OK ||
-		xxl_env_scat_open(env, &C, lcp_perm_share(l, (size_t) (w + 2), xxl_sort_min_memory(XXL_ALIGN)),
+		xxl_env_scat_open(env, &C, lcp_perm_share(l, (size_t) (w + 2), l->share_perm),
 						  (size_t) (w + 2), l->n) != XXL_OK)
 		goto fail;
 	for (uint64_t i = 0; i < l->n; i++)

@@ -148,7 +148,8 @@ void		lcp_set_shares(xxl_lcp *l, size_t avail);
  * A permutation's share: share_perm, or more where that lets a scatter (one
  * write and one read of its records) stand where a sort by slot (two
  * passes or more) would, leaving `keep` of the pool's free bytes to the
- * parts that open beside it (a scatter takes only what its plan needs).
+ * parts that open beside it (the next permutation's share_perm at least;
+ * a scatter takes only what its plan needs).
  */
 size_t		lcp_perm_share(xxl_lcp *l, size_t rec_size, size_t keep);
 /* lcp.c: open D (and the requests' spool): the rank-order step can begin */
@@ -167,6 +168,12 @@ xxl_status	lcp_store_fail(xxl_lcp *l);
 xxl_status	lcp_resolve_open(xxl_lcp *l);
 /* Request the common prefix of i and j, at most limit (> 0) bytes. */
 xxl_status	lcp_request(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit);
+/*
+ * What the rounds' sorts need of the pool beside D: a distribution sort's
+ * memory while it distributes, where one could take them, else two
+ * sorters' least.
+ */
+size_t		lcp_rounds_need(xxl_lcp *l);
 /* Answer every request into the rounds' answer spools. */
 xxl_status	lcp_resolve(xxl_lcp *l);
 /* Read the answers back in position order: open, the one for i, close. */

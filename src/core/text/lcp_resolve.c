@@ -105,30 +105,45 @@ answer(xxl_lcp *l, int round, uint64_t i, uint64_t v)
 /*
  * A round's sort of count records: a distribution sort where it fits, half
  * the parts' share while it distributes and a quarter while it hands out
- * (the far side's hands out while the chunked one takes records).  Where
- * the merge sort stands in, it holds its memory for its whole life, and
- * the two live together while the far side's hands out: the first takes
- * half of what the pool has free, the second the rest (at 1MB, a third
- * more than a quarter of the shares: a merge pass fewer).
+ * (the far side's hands out while the chunked one takes records, and is
+ * gone when that one distributes: `other`).  Where it does not fit, or the
+ * pool would not have its half then (a permutation beside it took more
+ * than its share), the first takes half of what the pool has free and the
+ * second the rest, for its whole life where the merge sort stands in (at
+ * 1MB, a third more than a quarter of the shares: a merge pass fewer).
  */
 static xxl_status
-open_round_sort(xxl_lcp *l, xxl_env_sorter *s, size_t rec_size, uint64_t count, bool first)
+open_round_sort(xxl_lcp *l, xxl_env_sorter *s, size_t rec_size, uint64_t count,
+				const xxl_env_sorter *other)
 {
 	size_t		memory = l->share_round * 2,
-				output = l->share_round;
+				output = l->share_round,
+				free = xxl_env_pool_free(&l->env);
 
 	if (count == 0)
 		count = 1;
-	if (!xxl_env_sort_distributes(&l->env, memory, output, rec_size, (size_t) l->pw, count))
+	if (!xxl_env_sort_distributes(&l->env, memory, output, rec_size, (size_t) l->pw, count) ||
+		free + (other ? other->memory : 0) < memory)
 	{
-		size_t		free = xxl_env_pool_free(&l->env),
-					want = first ? free / 2 : free;
+		size_t		want = other ? free : free / 2;
 
-		if (want > output)
+		if (want >= xxl_sort_min_memory(XXL_ALIGN))
 			memory = output = want;
 	}
 	return xxl_env_sort_open(&l->env, s, memory, output, rec_size, (size_t) l->pw, count,
 							 XXL_INPUT_BOUNDED);
+}
+
+size_t
+lcp_rounds_need(xxl_lcp *l)
+{
+	size_t		least = xxl_sort_min_memory(XXL_ALIGN);
+
+	/* a distribution sort that takes a request at every position takes fewer */
+	if (xxl_env_sort_distributes(&l->env, l->share_round * 2, l->share_round, chunked_size(l, 0),
+								 (size_t) l->pw, l->n > 0 ? l->n : 1))
+		return l->share_round * 2 > 2 * least ? l->share_round * 2 : 2 * least;
+	return 2 * least;
 }
 
 /*
@@ -154,7 +169,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	xxl_status	rc = XXL_OK;
 
 	/* the requests, by the far side */
-	if (open_round_sort(l, &R, far_size(l), count, true) != XXL_OK ||
+	if (open_round_sort(l, &R, far_size(l), count, NULL) != XXL_OK ||
 		xxl_spool_finish(src) != XXL_OK || xxl_spool_reader_open(&rd, src, true) != XXL_OK)
 		goto fail;
 	for (uint64_t k = 0; k < count; k++)
@@ -180,7 +195,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 	xxl_spool_reader_close(&rd);
 	xxl_spool_free(src);
 	if (xxl_env_sort_sort(env, &R) != XXL_OK ||
-		open_round_sort(l, &SB, rec_size, count, false) != XXL_OK)
+		open_round_sort(l, &SB, rec_size, count, &R) != XXL_OK)
 		goto fail;
 
 	/* pass 1: the chunk at j + base */
