@@ -261,11 +261,10 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 xxl_status
 lcp_open_rank_order(xxl_lcp *l)
 {
-	size_t		keep = l->share_perm;
-
 	/* beside D: E's share, which opens as D is read, and before that the rounds */
-	if (!l->direct && lcp_rounds_need(l) > keep)
-		keep = lcp_rounds_need(l);
+	size_t		rounds = l->direct ? 0 : lcp_rounds_need(l),
+				keep = rounds > l->share_perm ? rounds : l->share_perm;
+
 	if (xxl_env_scat_open(&l->env, &l->D, lcp_perm_share(l, d_size(l), keep), d_size(l), l->n) != XXL_OK)
 		return lcp_fail(l);
 	l->D_open = true;

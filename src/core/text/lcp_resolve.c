@@ -42,6 +42,13 @@ round_base(int round)
 	return base;
 }
 
+/* Bytes compared in a round from base on: its chunk, or up to the limit. */
+static inline size_t
+chunk_len(uint64_t base, uint64_t limit, size_t chunk)
+{
+	return limit - base < chunk ? (size_t) (limit - base) : chunk;
+}
+
 /* spooled requests: i, j, limit */
 static size_t
 request_size(const xxl_lcp *l)
@@ -204,7 +211,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 		uint64_t	at = get_be(rec, w),
 					i = get_be(rec + w, w),
 					limit = get_be(rec + 2 * w, w);
-		size_t		want = limit - base < c ? (size_t) (limit - base) : c,
+		size_t		want = chunk_len(base, limit, c),
 					have;
 		unsigned char *p = xxl_env_sort_room(&SB, local);
 
@@ -238,7 +245,7 @@ run_round(xxl_lcp *l, int round, xxl_spool *src, uint64_t count, xxl_spool *next
 					i = at - base,
 					j = get_be(rec + w, w),
 					limit = get_be(rec + 2 * w, w);
-		size_t		len = limit - base < c ? (size_t) (limit - base) : c,
+		size_t		len = chunk_len(base, limit, c),
 					have,
 					m;
 		const unsigned char *chunk = rec + 3 * w;
