@@ -1105,7 +1105,7 @@ XT_TEST(semi_external_between_the_paths)
 				paged = 0,
 				chunks = 0;
 
-	random_graph(&g, 10000, 40000, 0, 1);
+	random_graph(&g, 2000, 150000, 0, 1);
 	for (size_t kb = 16384, last = 0; !last; kb = kb * 2 / 3)
 		for (int op = 0; op < 2; op++)
 		{

@@ -4,7 +4,7 @@
 -- directions) and on random graphs (zero costs, absent directions,
 -- multi-edges, self loops): every source, directed and undirected, on the
 -- in-memory path (roomy budget) and the external path (the smallest budget,
--- forced), plus graphs that go external by their budget alone, and one
+-- forced), plus graphs that go external by their budget alone, and some
 -- whose nodes fit but links do not (the semi-external path, arcs paged).
 --
 -- Checks: the reached nodes and their distances / depths equal pgRouting's
@@ -233,15 +233,40 @@ SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 1)], true)
 SELECT details->>'path' AS path, (details->>'pq_pushes')::bigint > 0 AS pushed,
 	details->>'ids' AS ids FROM x_last;
 SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
--- semi-external: the nodes fit, the links do not, and most arcs are paged,
--- placed in two passes
+-- semi-external: the nodes fit, the links do not; an arc is a head and a
+-- one-byte cost code (ten costs here; a head alone for BFS) ...
 SET xxl.memory = '1400kB';
 SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 1)], true);
-SELECT details->>'path' AS path, (details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint AS paged,
-	(details->>'link_passes')::bigint >= 2 AS passes FROM x_last;
+SELECT details->>'path' AS path, details->>'arc_bytes' AS arc_bytes FROM x_last;
 SELECT * FROM compare('big', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
-SELECT details->>'path' AS path, (details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint AS paged
-FROM x_last;
+SELECT count(*) > 1000 AS reached FROM xxl.shortest_paths('big', (SELECT source FROM big WHERE id = 1));
+SELECT details->>'path' AS path, details->>'arc_bytes' AS arc_bytes FROM xxl.last_stats();
+-- ... or, with more costs than codes, the head and the double (exact
+-- fractions: pgRouting's sums are ours)
+CREATE TABLE bigw AS SELECT id, source, target, cost + (id % 997) / 1024.0 AS cost, reverse_cost FROM big;
+SELECT * FROM compare('bigw', ARRAY[(SELECT source FROM big WHERE id = 1)], true);
+SELECT * FROM compare('bigw', ARRAY[(SELECT source FROM big WHERE id = 2)], false);
+SELECT count(*) > 1000 AS reached FROM xxl.shortest_paths('bigw', (SELECT source FROM big WHERE id = 1));
+SELECT details->>'path' AS path, details->>'arc_bytes' AS arc_bytes,
+	(details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint AS paged FROM xxl.last_stats();
+-- a denser graph (150000 edges over 2000 ids): arcs are paged (most of
+-- them for shortest paths), placed in several passes over the links
+SELECT setseed(0.25);
+CREATE TABLE dense AS
+SELECT i::bigint AS id, (random() * 2000)::bigint * 3 - 3000 AS source,
+	(random() * 2000)::bigint * 3 - 3000 AS target,
+	floor(random() * 10) AS cost, floor(random() * 10) - 2 AS reverse_cost
+FROM generate_series(1, 150000) i;
+SET xxl.memory = '1200kB';
+SELECT * FROM compare('dense', ARRAY[(SELECT source FROM dense WHERE id = 1)], true);
+SELECT details->>'path' AS path, (details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint AS paged,
+	(details->>'link_passes')::bigint >= 3 AS passes FROM x_last;
+SELECT * FROM compare('dense', ARRAY[(SELECT source FROM dense WHERE id = 2)], false);
+SELECT count(*) > 1000 AS reached FROM xxl.shortest_paths('dense', (SELECT source FROM dense WHERE id = 1), false);
+SELECT details->>'path' AS path, details->>'arc_bytes' AS arc_bytes,
+	(details->>'arcs_in_memory')::bigint < (details->>'arcs')::bigint / 2 AS paged,
+	(details->>'link_passes')::bigint >= 3 AS passes FROM xxl.last_stats();
+SET xxl.memory = '1400kB';
 SELECT count(*) > 2 AS big_path_rows, max(agg_cost) = (SELECT agg_cost FROM pgr_dijkstra(
 	'SELECT * FROM big', (SELECT source FROM big WHERE id = 3), (SELECT target FROM big WHERE id = 7))
 	ORDER BY seq DESC LIMIT 1) AS same_total

@@ -99,6 +99,21 @@ for my $cmp ([ 'sp', 'semi' ], [ 'spu', 'semi' ], [ 'bfs', 'semi' ], [ 'bfsu', '
 		'0', "$t: in memory and $other give every node the same $col");
 }
 
+# Dijkstra, semi-externally, settles every node from the same predecessor
+# over the same link as in memory (the links are found again after the
+# search, by predecessor and distance)
+for my $t ('sp', 'spu')
+{
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FROM (
+			(SELECT node, distance, pred, edge FROM ${t}_mem
+			 EXCEPT ALL SELECT node, distance, pred, edge FROM ${t}_semi)
+			UNION ALL
+			(SELECT node, distance, pred, edge FROM ${t}_semi
+			 EXCEPT ALL SELECT node, distance, pred, edge FROM ${t}_mem)) d}),
+		'0', "$t: in memory and semi-external give every node the same predecessor and link");
+}
+
 # --- peak memory --------------------------------------------------------------------
 
 for my $case ([ '64MB', 64 ], [ '12MB', 12 ], [ '8MB', 8 ])

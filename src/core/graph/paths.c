@@ -370,6 +370,7 @@ xxl_paths_stats_get(xxl_paths *p, xxl_paths_stats *st)
 	st->arcs_in_memory = p->path == XXL_PATHS_SEMI_EXTERNAL ? p->mem_arcs :
 		p->path == XXL_PATHS_IN_MEMORY ? p->narcs : 0;
 	st->link_passes = p->link_passes;
+	st->arc_bytes = p->path == XXL_PATHS_SEMI_EXTERNAL ? paths_semi_arc_bytes(p) : 0;
 	st->cache_hits = p->cache_hits + p->adj.hits + p->idx.hits;
 	st->cache_misses = p->cache_misses + p->adj.misses + p->idx.misses;
 	st->bfs = p->bfs_ran;

@@ -95,13 +95,24 @@ typedef struct plink_semi
 	int64_t		eid;
 } plink_semi;
 
-/* A paged arc of the semi-external shortest paths: its cost beside it. */
-typedef struct psarc
+/*
+ * The semi-external path's costs as codes: while the links' costs take at
+ * most PCOST_CODES values (unit or small integer costs, the common case),
+ * an arc keeps a one-byte code in place of its double, 5 bytes with its
+ * head instead of 12, so that a graph at half the in-memory path's budget
+ * keeps most or all of its arcs in memory.  Costs are told apart by their
+ * bits; the table is an open-addressed hash of their codes.
+ */
+#define PCOST_CODES 256
+#define PCOST_SLOTS (2 * PCOST_CODES)
+
+typedef struct pcost_dict
 {
-	uint32_t	to;
-	uint32_t	link;
-	double		w;
-} psarc;
+	double		cost[PCOST_CODES];
+	uint16_t	slot[PCOST_SLOTS];	/* code + 1, 0 empty */
+	unsigned	n;
+	bool		wide;			/* more values than codes: arcs keep their doubles */
+} pcost_dict;
 
 /* An entry of the in-memory heap: its key and node. */
 typedef struct pheap_entry
@@ -239,7 +250,7 @@ struct xxl_paths
 	uint32_t   *off;			/* CSR: n + 1 */
 	parc	   *arcs;
 	pnode	   *node;			/* distance, heap position, pred */
-	uint32_t   *plinkv;			/* link to pred (P_UNSEEN for a source) */
+	uint32_t   *plinkv;			/* link to pred (P_UNSEEN for a source; semi-external: found or not) */
 	pheap_entry *hent;			/* the heap (BFS: unused) */
 	uint32_t   *order;			/* settled nodes in order */
 	uint32_t   *steps;			/* path, target first */
@@ -260,8 +271,11 @@ struct xxl_paths
 	/* semi-external (also off, node, plinkv, hent, order and the map above) */
 	xxl_spool	semispool;		/* plink_semi, in link order */
 	pvec		semi_deg;		/* uint32_t arcs per node, counted as the links come */
-	uint64_t	mem_arcs;		/* arcs [0, mem_arcs) in arcs / warc, the rest in adj */
-	double	   *warc;			/* SSSP: the cost of each arc in memory */
+	uint64_t	mem_arcs;		/* arcs [0, mem_arcs) in sto / swc / warc, the rest in adj */
+	uint32_t   *sto;			/* the head of each arc in memory */
+	uint8_t    *swc;			/* SSSP: its cost's code, or */
+	double	   *warc;			/* its cost (costs.wide) */
+	pcost_dict	costs;			/* SSSP: the links' costs */
 	int64_t    *eidn;			/* the edge id of each reached node's link, after the search */
 	double	   *wn;				/* with a target: the cost of that link */
 	uint32_t   *semi_steps;		/* with a target: room for the path (n) */
@@ -483,6 +497,7 @@ xxl_status	paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, doubl
 xxl_status	paths_semi_hand_over(xxl_paths *p);
 xxl_status	paths_semi_run(xxl_paths *p);
 void		paths_semi_release(xxl_paths *p);
+size_t		paths_semi_arc_bytes(const xxl_paths *p);
 
 /* paths_ext_build.c */
 xxl_status	paths_ext_begin(xxl_paths *p);

@@ -19,9 +19,13 @@
  * list, as in memory, so Dijkstra settles the same nodes from the same
  * predecessors (BFS: see semi_bfs).
  *
- * The arcs hold no edge ids (8 bytes per arc less): after the search one
- * more pass over the links gives each reached node the id (and, for a
- * target's path, the cost) of the link it was reached by.
+ * An arc is its head and, for shortest paths, its cost's one-byte code
+ * (pcost_dict; the double where the costs take more values): no link, so
+ * 4 or 5 bytes instead of the in-memory path's 8 and 16.  After the search
+ * one more pass over the links finds each reached node's link: the first
+ * in link order from its predecessor whose cost gives its distance, the
+ * one the search took (a list holds its arcs in link order, and a
+ * relaxation takes only a strictly shorter distance).
  */
 #include "core/graph/paths_internal.h"
 #include "core/radix.h"
@@ -42,18 +46,46 @@
  */
 #define SEMI_FIT_STRIDE 1024
 
-/* Bytes of a paged arc: costs beside it for shortest paths only. */
-static size_t
-disk_arc_bytes(const xxl_paths *p)
+/* plinkv of a reached node other than a source: its link not yet found, found */
+#define LINK_PENDING 0
+#define LINK_FOUND 1
+
+/* Bytes of an arc, in memory or paged: its head, its cost's code or cost. */
+size_t
+paths_semi_arc_bytes(const xxl_paths *p)
 {
-	return p->op == XXL_PATHS_SSSP ? sizeof(psarc) : sizeof(parc);
+	if (p->op != XXL_PATHS_SSSP)
+		return 4;
+	return p->costs.wide ? 4 + sizeof(double) : 5;
 }
 
-/* Bytes of an arc in memory: the arc and, for shortest paths, its cost. */
-static size_t
-mem_arc_bytes(const xxl_paths *p)
+/*
+ * The code of cost w, added if it is new and add (-1: not there, or no
+ * room: the costs are then wide).
+ */
+static int
+cost_code(pcost_dict *d, double w, bool add)
 {
-	return p->op == XXL_PATHS_SSSP ? sizeof(parc) + sizeof(double) : sizeof(parc);
+	uint64_t	bits;
+	size_t		h;
+
+	memcpy(&bits, &w, sizeof(bits));
+	h = (size_t) ((bits * UINT64_C(0x9E3779B97F4A7C15)) >> 40) % PCOST_SLOTS;
+	for (;; h = (h + 1) % PCOST_SLOTS)
+	{
+		unsigned	c = d->slot[h];
+
+		if (c == 0)
+		{
+			if (!add || d->n == PCOST_CODES)
+				return -1;
+			d->cost[d->n] = w;
+			d->slot[h] = (uint16_t) ++d->n;
+			return (int) d->n - 1;
+		}
+		if (memcmp(&d->cost[c - 1], &w, sizeof(w)) == 0)
+			return (int) c - 1;
+	}
 }
 
 static size_t
@@ -125,6 +157,8 @@ spool_link(xxl_paths *p, uint32_t u, uint32_t v, double w, int64_t eid)
 	(*(uint32_t *) pvec_at(&p->semi_deg, u))++;
 	if (!p->directed)
 		(*(uint32_t *) pvec_at(&p->semi_deg, v))++;
+	if (p->op == XXL_PATHS_SSSP && !p->costs.wide && cost_code(&p->costs, w, true) < 0)
+		p->costs.wide = true;
 	if (xxl_spool_write(&p->semispool, &l, SEMI_REC) != XXL_OK)
 		return p->env.err.code;
 	p->nlinks++;
@@ -176,8 +210,8 @@ paths_semi_add(xxl_paths *p, int64_t u, int64_t v, int64_t eid, double w)
 	return XXL_OK;
 }
 
-/* What a pass does with spooled link i. */
-typedef xxl_status (*link_fn) (xxl_paths *p, uint32_t i, const plink_semi *l, void *arg);
+/* What a pass does with a spooled link. */
+typedef xxl_status (*link_fn) (xxl_paths *p, const plink_semi *l, void *arg);
 
 /*
  * Each of the first `links` spooled links in order, to fn; stops at the
@@ -202,7 +236,7 @@ each_link(xxl_paths *p, uint64_t links, bool hand_over, link_fn fn, void *arg)
 		if (xxl_spool_read(&rd, SEMI_REC, &r) != XXL_OK)
 			break;
 		memcpy(&l, r, SEMI_REC);
-		if (fn(p, (uint32_t) i, &l, arg) != XXL_OK)
+		if (fn(p, &l, arg) != XXL_OK)
 			break;
 		if (!hand_over && (i & 4095) == 4095 && xxl_env_poll(env))
 			break;
@@ -213,9 +247,8 @@ each_link(xxl_paths *p, uint64_t links, bool hand_over, link_fn fn, void *arg)
 }
 
 static xxl_status
-hand_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+hand_link(xxl_paths *p, const plink_semi *l, void *arg)
 {
-	(void) i;
 	(void) arg;
 	return paths_ext_add(p, idmap_id(&p->map, l->u), idmap_id(&p->map, l->v), l->eid, l->w);
 }
@@ -229,6 +262,43 @@ paths_semi_hand_over(xxl_paths *p)
 	p->nlinks = 0;
 	p->semi = false;
 	return each_link(p, links, true, hand_link, NULL);
+}
+
+/* The arcs in memory (fewer than the in-memory path's: mem_arcs): heads, and codes or costs. */
+static size_t
+mem_slots(const xxl_paths *p)
+{
+	return p->mem_arcs ? p->mem_arcs : 1;
+}
+
+static xxl_status
+alloc_arcs(xxl_paths *p)
+{
+	size_t		m = mem_slots(p);
+
+	if ((p->sto = xxl_env_alloc(&p->env, 4 * m)) == NULL ||
+		(p->op == XXL_PATHS_SSSP && p->costs.wide &&
+		 (p->warc = xxl_env_alloc(&p->env, sizeof(double) * m)) == NULL) ||
+		(p->op == XXL_PATHS_SSSP && !p->costs.wide &&
+		 (p->swc = xxl_env_alloc(&p->env, m)) == NULL))
+		return p->env.err.code;
+	return XXL_OK;
+}
+
+static void
+free_arcs(xxl_paths *p)
+{
+	size_t		m = mem_slots(p);
+
+	if (p->sto)
+		xxl_env_free(&p->env, p->sto, 4 * m);
+	p->sto = NULL;
+	if (p->warc)
+		xxl_env_free(&p->env, p->warc, sizeof(double) * m);
+	p->warc = NULL;
+	if (p->swc)
+		xxl_env_free(&p->env, p->swc, m);
+	p->swc = NULL;
 }
 
 /* Building the adjacency -------------------------------------------------------- */
@@ -251,7 +321,7 @@ typedef struct place_pass
 } place_pass;
 
 static inline void
-place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, uint32_t link, double w)
+place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, double w)
 {
 	uint64_t	a;
 
@@ -263,29 +333,34 @@ place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, uint32_t link,
 	{
 		if (!pp->memory)
 			return;
-		p->arcs[a] = (parc) {head, link};
+		p->sto[a] = head;
 		if (p->warc)
 			p->warc[a] = w;
+		else if (p->swc)
+			p->swc[a] = (uint8_t) cost_code(&p->costs, w, false);
 	}
 	else if (a >= pp->from && a < pp->to)
 	{
-		unsigned char *r = pp->chunk + (a - pp->from) * disk_arc_bytes(p);
+		unsigned char *r = pp->chunk + (a - pp->from) * paths_semi_arc_bytes(p);
 
-		if (p->op == XXL_PATHS_SSSP)
-			memcpy(r, &(psarc) {head, link, w}, sizeof(psarc));
+		memcpy(r, &head, 4);
+		if (p->op != XXL_PATHS_SSSP)
+			return;
+		if (p->costs.wide)
+			memcpy(r + 4, &w, sizeof(w));
 		else
-			memcpy(r, &(parc) {head, link}, sizeof(parc));
+			r[4] = (uint8_t) cost_code(&p->costs, w, false);
 	}
 }
 
 static xxl_status
-place_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+place_link(xxl_paths *p, const plink_semi *l, void *arg)
 {
 	place_pass *pp = arg;
 
-	place(p, pp, l->u, l->v, i, l->w);
+	place(p, pp, l->u, l->v, l->w);
 	if (!p->directed)
-		place(p, pp, l->v, l->u, i, l->w);
+		place(p, pp, l->v, l->u, l->w);
 	return XXL_OK;
 }
 
@@ -312,7 +387,7 @@ tail_of(const xxl_paths *p, uint64_t a)
 static xxl_status
 place_pass_run(xxl_paths *p, place_pass *pp, uint64_t from, uint64_t to, bool memory)
 {
-	size_t		rec = disk_arc_bytes(p);
+	size_t		rec = paths_semi_arc_bytes(p);
 	uint64_t	last = memory && p->mem_arcs > to ? p->mem_arcs : to;
 
 	pp->from = from;
@@ -343,7 +418,7 @@ build_adjacency(xxl_paths *p)
 	xxl_env    *env = &p->env;
 	size_t		search = search_bytes(p, p->n),
 				reserve;
-	size_t		rec = disk_arc_bytes(p);
+	size_t		rec = paths_semi_arc_bytes(p);
 	size_t		min_arcs = page_bytes(p) / rec;
 	size_t		held,
 				mem_bytes;
@@ -372,13 +447,13 @@ build_adjacency(xxl_paths *p)
 	 * read at all.
 	 */
 	reserve = search;
-	if (search < env->pool && (env->pool - search) / mem_arc_bytes(p) < p->narcs)
+	if (search < env->pool && (env->pool - search) / rec < p->narcs)
 		reserve += (env->pool - search) /
-			((env->pool - search) / mem_arc_bytes(p) < p->narcs / 2 ? 2 : CACHE_PART);
-	p->mem_arcs = reserve < env->pool ? (env->pool - reserve) / mem_arc_bytes(p) : 0;
+			((env->pool - search) / rec < p->narcs / 2 ? 2 : CACHE_PART);
+	p->mem_arcs = reserve < env->pool ? (env->pool - reserve) / rec : 0;
 	if (p->mem_arcs > p->narcs)
 		p->mem_arcs = p->narcs;
-	mem_bytes = mem_arc_bytes(p) * p->mem_arcs;
+	mem_bytes = rec * p->mem_arcs;
 	/* beside every chunk: the ids, the offsets, the cursors, the page being written */
 	held = pvec_bytes(&p->map.ids, p->n) + 4 * (p->n + 1) + 4 * p->n + page_bytes(p) + SEMI_FIXED;
 	full = env->pool > held ? (env->pool - held) / rec : 0;
@@ -407,9 +482,7 @@ build_adjacency(xxl_paths *p)
 	}
 	/* the last chunk and the memory part */
 	if (rc == XXL_OK &&
-		((p->arcs = xxl_env_alloc(env, sizeof(parc) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL ||
-		 (p->op == XXL_PATHS_SSSP &&
-		  (p->warc = xxl_env_alloc(env, sizeof(double) * (p->mem_arcs ? p->mem_arcs : 1))) == NULL) ||
+		(alloc_arcs(p) != XXL_OK ||
 		 (last > 0 && (pp.chunk = xxl_env_alloc(env, last * rec)) == NULL)))
 		rc = env->err.code;
 	if (rc == XXL_OK)
@@ -426,59 +499,33 @@ build_adjacency(xxl_paths *p)
 							   env->pool - held : min_cache_bytes(p));
 }
 
-/* The arcs in memory (fewer than the in-memory path's: mem_arcs). */
-static void
-free_arcs(xxl_paths *p)
-{
-	size_t		m = p->mem_arcs ? p->mem_arcs : 1;
-
-	if (p->arcs)
-		xxl_env_free(&p->env, p->arcs, sizeof(parc) * m);
-	p->arcs = NULL;
-	if (p->warc)
-		xxl_env_free(&p->env, p->warc, sizeof(double) * m);
-	p->warc = NULL;
-}
-
 /* Search ---------------------------------------------------------------------------- */
 
 /* Arc a: in memory, or read through the page cache. */
 static inline xxl_status
-arc_at(xxl_paths *p, uint64_t a, uint32_t *to, uint32_t *link, double *w)
+arc_at(xxl_paths *p, uint64_t a, uint32_t *to, double *w)
 {
 	const unsigned char *r;
 
 	if (a < p->mem_arcs)
 	{
-		*to = p->arcs[a].to;
-		*link = p->arcs[a].link;
-		*w = p->warc ? p->warc[a] : 1;
+		*to = p->sto[a];
+		*w = p->swc ? p->costs.cost[p->swc[a]] : p->warc ? p->warc[a] : 1;
 		return XXL_OK;
 	}
 	if (xxl_pagefile_get(&p->adj, a - p->mem_arcs, &r) != XXL_OK)
 	{
-		*to = *link = 0;
+		*to = 0;
 		*w = 0;
 		return p->env.err.code;
 	}
-	if (p->op == XXL_PATHS_SSSP)
-	{
-		psarc		x;
-
-		memcpy(&x, r, sizeof(x));
-		*to = x.to;
-		*link = x.link;
-		*w = x.w;
-	}
-	else
-	{
-		parc		x;
-
-		memcpy(&x, r, sizeof(x));
-		*to = x.to;
-		*link = x.link;
+	memcpy(to, r, 4);
+	if (p->op != XXL_PATHS_SSSP)
 		*w = 1;
-	}
+	else if (p->costs.wide)
+		memcpy(w, r + 4, sizeof(*w));
+	else
+		*w = p->costs.cost[r[4]];
 	return XXL_OK;
 }
 
@@ -491,8 +538,7 @@ arc_at(xxl_paths *p, uint64_t a, uint32_t *to, uint32_t *link, double *w)
 
 typedef struct arc_batch
 {
-	uint32_t	to[ARC_BATCH],
-				link[ARC_BATCH];
+	uint32_t	to[ARC_BATCH];
 	double		w[ARC_BATCH];
 } arc_batch;
 
@@ -504,7 +550,7 @@ gather(xxl_paths *p, uint64_t a, uint64_t end, arc_batch *b)
 
 	for (int i = 0; i < k; i++)
 	{
-		if (arc_at(p, a + i, &b->to[i], &b->link[i], &b->w[i]) != XXL_OK)
+		if (arc_at(p, a + i, &b->to[i], &b->w[i]) != XXL_OK)
 			return -1;
 		__builtin_prefetch(&p->node[b->to[i]]);
 	}
@@ -525,16 +571,15 @@ prefetch_next(const xxl_paths *p, uint32_t size)
 
 	if (a < p->mem_arcs)
 	{
-		__builtin_prefetch(&p->arcs[a]);
-		__builtin_prefetch(&p->warc[a]);
+		__builtin_prefetch(&p->sto[a]);
+		__builtin_prefetch(p->swc ? (const void *) &p->swc[a] : (const void *) &p->warc[a]);
 	}
 	if (size > 1)
 		__builtin_prefetch(&p->off[heap_second(p, size)]);
 }
 
-/* What a search does with arc u -> v (link, cost w) of a node it settles. */
-typedef void (*relax_fn) (xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w,
-						  void *arg);
+/* What a search does with arc u -> v (cost w) of a node it settles. */
+typedef void (*relax_fn) (xxl_paths *p, uint32_t u, uint32_t v, double w, void *arg);
 
 /* Each arc of u, to relax (a constant at every call: inlined). */
 static inline xxl_status
@@ -549,14 +594,14 @@ scan_arcs(xxl_paths *p, uint32_t u, relax_fn relax, void *arg)
 			return p->env.err.code;
 		a += k;
 		for (int i = 0; i < k; i++)
-			relax(p, u, b.to[i], b.link[i], b.w[i], arg);
+			relax(p, u, b.to[i], b.w[i], arg);
 	}
 	return XXL_OK;
 }
 
 /* Dijkstra's relaxation; arg: the heap's size. */
 static inline void
-relax_dijkstra(xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w, void *arg)
+relax_dijkstra(xxl_paths *p, uint32_t u, uint32_t v, double w, void *arg)
 {
 	uint32_t   *size = arg;
 	double		nd = p->node[u].d + w;
@@ -566,27 +611,27 @@ relax_dijkstra(xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w, vo
 	p->relaxed++;
 	if (p->node[v].pos == P_UNSEEN)
 	{
-		reach(p, v, nd, u, link);
+		reach(p, v, nd, u, LINK_PENDING);
 		heap_up(p, (*size)++, (pheap_entry) {nd, v});
 		p->pushes++;
 	}
 	else if (nd < p->node[v].d)
 	{
-		reach(p, v, nd, u, link);
+		reach(p, v, nd, u, LINK_PENDING);
 		heap_up(p, p->node[v].pos, (pheap_entry) {nd, v});
 	}
 }
 
 /* BFS's: an unseen head is the next level's. */
 static inline void
-relax_bfs(xxl_paths *p, uint32_t u, uint32_t v, uint32_t link, double w, void *arg)
+relax_bfs(xxl_paths *p, uint32_t u, uint32_t v, double w, void *arg)
 {
 	(void) w;
 	(void) arg;
 	p->relaxed++;
 	if (p->node[v].pos != P_UNSEEN)
 		return;
-	reach(p, v, p->node[u].d + 1, u, link);
+	reach(p, v, p->node[u].d + 1, u, LINK_PENDING);
 	p->node[v].pos = P_SETTLED;
 	p->order[p->reached++] = v;
 	p->pushes++;
@@ -699,23 +744,32 @@ semi_bfs(xxl_paths *p)
 	return XXL_OK;
 }
 
+/*
+ * Whether link l (u -> v) is the one v was reached by, its link not found
+ * yet: from v's predecessor and, for shortest paths, giving v's distance
+ * (the same sum of the same doubles as the relaxation's).  If so, its id
+ * (and cost).
+ */
+static inline void
+note_arc(xxl_paths *p, uint32_t u, uint32_t v, const plink_semi *l)
+{
+	if (p->plinkv[v] != LINK_PENDING || p->node[v].pred != u ||
+		(p->op == XXL_PATHS_SSSP && p->node[u].d + l->w != p->node[v].d))
+		return;
+	p->plinkv[v] = LINK_FOUND;
+	p->eidn[v] = l->eid;
+	if (p->wn)
+		p->wn[v] = l->w;
+}
+
 /* The edge id (and cost) of the links the reached nodes were reached by. */
 static xxl_status
-note_tree_link(xxl_paths *p, uint32_t i, const plink_semi *l, void *arg)
+note_tree_link(xxl_paths *p, const plink_semi *l, void *arg)
 {
 	(void) arg;
-	if (p->plinkv[l->v] == i)
-	{
-		p->eidn[l->v] = l->eid;
-		if (p->wn)
-			p->wn[l->v] = l->w;
-	}
-	if (!p->directed && p->plinkv[l->u] == i)
-	{
-		p->eidn[l->u] = l->eid;
-		if (p->wn)
-			p->wn[l->u] = l->w;
-	}
+	note_arc(p, l->u, l->v, l);
+	if (!p->directed)
+		note_arc(p, l->v, l->u, l);
 	return XXL_OK;
 }
 

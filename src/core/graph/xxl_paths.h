@@ -147,6 +147,7 @@ typedef struct xxl_paths_stats
 	uint64_t	pq_bytes;		/* external queue: spill I/O, both ways */
 	uint64_t	arcs_in_memory;	/* semi-external: arcs held in memory (the rest paged) */
 	uint64_t	link_passes;	/* semi-external: reads of the spooled links */
+	uint32_t	arc_bytes;		/* semi-external: bytes an arc (5: a cost's code, 12: the cost) */
 	uint64_t	cache_hits;		/* external: adjacency and index page reads */
 	uint64_t	cache_misses;
 	xxl_paths_bfs bfs;			/* external BFS: MR or MM (AUTO: none ran) */

@@ -164,6 +164,7 @@ paths_collect(void *core, XxlStats *st)
 	{
 		xxl_stats_detail(st, "arcs_in_memory", UINT64_FORMAT, s.arcs_in_memory);
 		xxl_stats_detail(st, "link_passes", UINT64_FORMAT, s.link_passes);
+		xxl_stats_detail(st, "arc_bytes", "%u", s.arc_bytes);
 	}
 	xxl_stats_detail(st, "cache_hits", UINT64_FORMAT, s.cache_hits);
 	xxl_stats_detail(st, "cache_misses", UINT64_FORMAT, s.cache_misses);
