@@ -1,14 +1,16 @@
 /*
  * env_scatter.c — the environment's scatter (xxl_env.h): an external
  * permutation charged to the operator's budget with the memory its plan
- * needs, fed in batches and read record by record; or, for a permutation
- * too large for its share, a sort by slot that stands in for it.
+ * needs (for both phases, or for each phase while it lasts), fed in batches
+ * and read record by record; or, for a permutation too large for its
+ * share, a sort by slot that stands in for it.
  */
 #include "core/xxl_env.h"
 
 #include <string.h>
 
 #define SLOTS_BYTES (XXL_ENV_BATCH_BYTES / 4 * sizeof(uint64_t))
+#define BATCH_CHARGE (xxl_budget_charge(SLOTS_BYTES) + xxl_budget_charge(XXL_ENV_BATCH_BYTES))
 
 static int
 read_scatter(void *part, const void **recs, size_t *count)
@@ -17,13 +19,17 @@ read_scatter(void *part, const void **recs, size_t *count)
 }
 
 static xxl_scatter_config
-scatter_config(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
+scatter_config(xxl_env *env, size_t memory, size_t read_memory, size_t rec_size, uint64_t slots)
 {
 	xxl_scatter_config c;
 	size_t		block = 0;
 
 	memset(&c, 0, sizeof(c));
+	/* split: the distribution's share holds the batch too */
+	if (read_memory > 0)
+		memory = memory > BATCH_CHARGE ? memory - BATCH_CHARGE : 0;
 	c.memory = memory - memory % XXL_ALIGN;
+	c.read_memory = read_memory - read_memory % XXL_ALIGN;
 	c.record_size = rec_size;
 	c.slots = slots;
 	/* as the sorts': the second core places the records */
@@ -51,9 +57,40 @@ scatter_config(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 bool
 xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 {
-	xxl_scatter_config c = scatter_config(env, memory, rec_size, slots);
+	xxl_scatter_config c = scatter_config(env, memory, 0, rec_size, slots);
 
 	return xxl_scatter_fits(&c, NULL);
+}
+
+bool
+xxl_env_scat_fits_split(xxl_env *env, size_t write_memory, size_t read_memory, size_t rec_size,
+						uint64_t slots)
+{
+	xxl_scatter_config c = scatter_config(env, write_memory, read_memory, rec_size, slots);
+
+	return c.read_memory > 0 && xxl_scatter_fits(&c, NULL);
+}
+
+size_t
+xxl_env_scat_least_read(xxl_env *env, size_t rec_size, uint64_t slots, size_t write_memory,
+						size_t most)
+{
+	size_t		lo = XXL_ALIGN,
+				hi = most - most % XXL_ALIGN;
+
+	if (hi < lo || !xxl_env_scat_fits_split(env, write_memory, hi, rec_size, slots))
+		return 0;
+	/* more read memory: larger buckets, fewer write buffers */
+	while (hi - lo > XXL_ALIGN)
+	{
+		size_t		mid = (lo + (hi - lo) / 2) & ~(size_t) (XXL_ALIGN - 1);
+
+		if (xxl_env_scat_fits_split(env, write_memory, mid, rec_size, slots))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
 }
 
 size_t
@@ -221,17 +258,20 @@ xxl_env_scat_sorted_push(xxl_env *env, xxl_env_scatter *ts, uint64_t slot)
 	return xxl_env_sort_push(env, &ss->sorter, r);
 }
 
-xxl_status
-xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_size,
-				  uint64_t slots)
+/* A scatter of memory (and read_memory, if not 0: split), or the sort by slot. */
+static xxl_status
+open_scatter(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t read_memory,
+			 size_t rec_size, uint64_t slots)
 {
-	xxl_scatter_config c = scatter_config(env, memory, rec_size, slots);
+	xxl_scatter_config c = scatter_config(env, memory, read_memory, rec_size, slots);
 	xxl_scatter_stats st;
-	size_t		need;
+	size_t		need,
+				read_need;
 
 	memset(ts, 0, sizeof(*ts));
 	if (!xxl_scatter_fits(&c, NULL))
-		return open_sorted(env, ts, c.memory, rec_size, slots);
+		return open_sorted(env, ts, c.read_memory && c.read_memory < c.memory ? c.read_memory : c.memory,
+						   rec_size, slots);
 	ts->s = xxl_scatter_create(&c, &env->err);
 	if (ts->s == NULL)
 		return env->err.code;
@@ -239,6 +279,18 @@ xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_s
 	ts->batch_slots = xxl_env_alloc(env, SLOTS_BYTES);
 	ts->batch_recs = ts->batch_slots ? xxl_env_alloc(env, XXL_ENV_BATCH_BYTES) : NULL;
 	need = XXL_ROUND_UP(xxl_scatter_memory(ts->s), XXL_ALIGN);
+	if (c.read_memory > 0)
+	{
+		size_t		write_need = XXL_ROUND_UP(xxl_scatter_phase_memory(ts->s, false), XXL_ALIGN);
+
+		read_need = XXL_ROUND_UP(xxl_scatter_phase_memory(ts->s, true), XXL_ALIGN);
+		ts->split = write_need != read_need;
+		if (ts->split)
+		{
+			need = write_need;
+			ts->read_need = read_need;
+		}
+	}
 	if (ts->batch_recs == NULL || xxl_env_reserve(env, need, "permutation") != XXL_OK)
 	{
 		free_batch(env, ts);
@@ -255,6 +307,33 @@ xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_s
 	if (st.block_size > env->largest_block)
 		env->largest_block = st.block_size;
 	xxl_batch_init(&ts->out, read_scatter, ts->s, rec_size);
+	return XXL_OK;
+}
+
+xxl_status
+xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t rec_size,
+				  uint64_t slots)
+{
+	return open_scatter(env, ts, memory, 0, rec_size, slots);
+}
+
+xxl_status
+xxl_env_scat_open_split(xxl_env *env, xxl_env_scatter *ts, size_t write_memory, size_t read_memory,
+						size_t rec_size, uint64_t slots)
+{
+	return open_scatter(env, ts, write_memory, read_memory ? read_memory : XXL_ALIGN, rec_size,
+						slots);
+}
+
+xxl_status
+xxl_env_scat_begin_read(xxl_env *env, xxl_env_scatter *ts)
+{
+	if (!ts->split || ts->reading)
+		return XXL_OK;
+	if (xxl_env_reserve(env, ts->read_need, "permutation") != XXL_OK)
+		return env->err.code;
+	ts->memory = ts->read_need;
+	ts->reading = true;
 	return XXL_OK;
 }
 
@@ -284,6 +363,13 @@ xxl_env_scat_finish(xxl_env *env, xxl_env_scatter *ts)
 		return env->err.code;
 	if (xxl_scatter_finish(ts->s) != XXL_OK)
 		return xxl_env_scat_error(env, ts);
+	/* the distribution is over: its batch, and a split scatter's whole reservation, go back */
+	free_batch(env, ts);
+	if (ts->split)
+	{
+		xxl_env_release(env, ts->memory);
+		ts->memory = 0;
+	}
 	return XXL_OK;
 }
 

@@ -19,7 +19,8 @@
  * Memory: the distribution phase holds nb (+ spares) write buffers, the
  * reading phase one chunk of C records, its fill bitmap and two read buffers;
  * the phases never overlap, and the plan takes the largest write buffer that
- * keeps both within the budget.
+ * keeps both within their budgets (one for both, or one each: then the
+ * reading phase's memory is taken at the first read).
  */
 #include "core/scatter_internal.h"
 
@@ -50,23 +51,34 @@ chunk_charge(uint64_t C, size_t rec)
 	return xxl_budget_charge((size_t) (C * rec)) + xxl_budget_charge(bitmap_bytes(C));
 }
 
+/*
+ * The plan for memory while distributing and read_memory (0: memory) while
+ * reading: the chunk is what the reading phase holds, the write buffers
+ * what the distribution holds beside the pipe.
+ */
 static bool
-make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool direct, bool async,
-		  sc_plan *p)
+make_plan(size_t memory, size_t read_memory, size_t rec, uint64_t slots, size_t max_block,
+		  bool direct, bool async, sc_plan *p)
 {
-	size_t		avail;
+	size_t		avail,
+				ravail;
 	int			spares = direct ? SPARE_BUFFERS : 0;
 
 	memset(p, 0, sizeof(*p));
-	if (memory <= OVERHEAD || rec == 0)
+	if (read_memory == 0)
+		read_memory = memory;
+	if (memory <= OVERHEAD || read_memory <= OVERHEAD || rec == 0)
 		return false;
 	avail = memory - OVERHEAD;
+	ravail = read_memory - OVERHEAD;
 	/* a pipe pays where its batches are a small part of the memory */
 	p->pipe_batch = async ? xxl_pipe_batch_for(avail) : 0;
 	if (p->pipe_batch < rec + 8 || slots <= avail / rec)
 		p->pipe_batch = 0;
 	avail -= XXL_PIPE_BATCHES * p->pipe_batch;
-	if (!p->pipe_batch && slots <= avail / rec && chunk_charge(slots, rec) <= avail)
+	/* (in memory, the chunk is held from the first record to the last read) */
+	if (!p->pipe_batch && slots <= avail / rec && chunk_charge(slots, rec) <= avail &&
+		chunk_charge(slots, rec) <= ravail)
 	{
 		p->in_memory = true;
 		p->chunk = slots;
@@ -94,15 +106,15 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 					write_mem,
 					read_mem;
 
-		while (piece > B && 2 * piece > avail / 8)
+		while (piece > B && 2 * piece > ravail / 8)
 			piece -= B;
-		if (2 * piece >= avail)
+		if (2 * piece >= ravail)
 			continue;
 		/* the chunk: one bit of bitmap per slot besides the record */
-		C = (uint64_t) (avail - 2 * piece) * 8 / (8 * rec + 1);
+		C = (uint64_t) (ravail - 2 * piece) * 8 / (8 * rec + 1);
 		while (C > 1 && chunk_charge(C, rec) + 2 * piece +
 			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(sc_bucket))) +
-			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(xxl_bid))) > avail)
+			   xxl_budget_charge((size_t) ((slots + C - 1) / C * sizeof(xxl_bid))) > ravail)
 			C -= C / 64 + 1;
 		if (C < 2)
 			continue;
@@ -127,10 +139,10 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 			write_mem = xxl_budget_charge(nbufs * B) + xxl_budget_charge(nbufs * sizeof(sc_buffer)) +
 				2 * xxl_budget_charge(nbufs * sizeof(uint32_t)) + buckets;
 			read_mem = chunk_charge(C, rec) + xxl_budget_charge(2 * piece) + buckets;
-			if (write_mem <= avail && read_mem <= avail)
+			if (write_mem <= avail && read_mem <= ravail)
 				break;
 		}
-		if (write_mem > avail || read_mem > avail)
+		if (write_mem > avail || read_mem > ravail)
 			continue;
 		p->chunk = C;
 		p->nb = nb;
@@ -148,13 +160,24 @@ make_plan(size_t memory, size_t rec, uint64_t slots, size_t max_block, bool dire
 }
 
 static size_t
+plan_write_memory(const sc_plan *p)
+{
+	return p->write_mem + XXL_PIPE_BATCHES * p->pipe_batch + OVERHEAD;
+}
+
+static size_t
+plan_read_memory(const sc_plan *p)
+{
+	return p->read_mem + OVERHEAD;
+}
+
+static size_t
 plan_memory(const sc_plan *p)
 {
-	size_t		m = p->write_mem + XXL_PIPE_BATCHES * p->pipe_batch;
+	size_t		w = plan_write_memory(p),
+				r = plan_read_memory(p);
 
-	if (p->read_mem > m)
-		m = p->read_mem;
-	return m + OVERHEAD;
+	return w > r ? w : r;
 }
 
 bool
@@ -162,8 +185,8 @@ xxl_scatter_fits(const xxl_scatter_config *config, size_t *block)
 {
 	sc_plan		p;
 
-	if (!make_plan(config->memory, config->record_size, config->slots, config->disk.block_size,
-				   config->disk.try_direct, config->async, &p))
+	if (!make_plan(config->memory, config->read_memory, config->record_size, config->slots,
+				   config->disk.block_size, config->disk.try_direct, config->async, &p))
 		return false;
 	if (block)
 		*block = p.in_memory ? 0 : p.block;
@@ -244,8 +267,8 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 					  XXL_SCATTER_MAX_RECORD, config->record_size);
 		return NULL;
 	}
-	if (!make_plan(config->memory, config->record_size, config->slots, config->disk.block_size,
-				   config->disk.try_direct, config->async, &p))
+	if (!make_plan(config->memory, config->read_memory, config->record_size, config->slots,
+				   config->disk.block_size, config->disk.try_direct, config->async, &p))
 	{
 		xxl_error_set(err, XXL_ENOMEM, 0,
 					  "memory budget of %zu bytes is too small to permute %llu records of %zu bytes",
@@ -264,7 +287,9 @@ xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err)
 	s->p = p;
 	s->prefetched = UINT64_MAX;
 	s->next_poll = POLL_EVERY;
-	xxl_part_init(&s->part, "permutation", config->memory, config->cancel, config->cancel_arg);
+	xxl_part_init(&s->part, "permutation",
+				  config->read_memory > config->memory ? config->read_memory : config->memory,
+				  config->cancel, config->cancel_arg);
 	if (p.in_memory)
 	{
 		if (alloc_chunk(s) != XXL_OK)
@@ -299,6 +324,29 @@ size_t
 xxl_scatter_memory(const xxl_scatter *s)
 {
 	return plan_memory(&s->p);
+}
+
+size_t
+xxl_scatter_phase_memory(const xxl_scatter *s, bool reading)
+{
+	if (s->p.in_memory)
+		return plan_memory(&s->p);
+	return reading ? plan_read_memory(&s->p) : plan_write_memory(&s->p);
+}
+
+/* The reading phase's chunk and read buffers (at finish, or at the first read: read_memory). */
+xxl_status
+sc_alloc_reading(xxl_scatter *s)
+{
+	if (s->p.in_memory || s->rd[0].data != NULL)
+		return XXL_OK;
+	if (alloc_chunk(s) != XXL_OK)
+		return s->part.err.code;
+	s->rd[0].data = xxl_part_alloc(&s->part, 2 * s->p.piece);
+	if (s->rd[0].data == NULL)
+		return s->part.err.code;
+	s->rd[1].data = s->rd[0].data + s->p.piece;
+	return XXL_OK;
 }
 
 /* Distribution ------------------------------------------------------------ */
@@ -573,12 +621,8 @@ xxl_scatter_finish(xxl_scatter *s)
 			if (reclaim_oldest(s, &s->part.err) != XXL_OK)
 				return xxl_part_fail(&s->part);
 		free_distribution(s);
-		if (alloc_chunk(s) != XXL_OK)
+		if (s->cfg.read_memory == 0 && sc_alloc_reading(s) != XXL_OK)
 			return xxl_part_fail(&s->part);
-		s->rd[0].data = xxl_part_alloc(&s->part, 2 * s->p.piece);
-		if (s->rd[0].data == NULL)
-			return xxl_part_fail(&s->part);
-		s->rd[1].data = s->rd[0].data + s->p.piece;
 	}
 	s->phase = SC_READ;
 	s->next_bucket = 0;

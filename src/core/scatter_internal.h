@@ -143,6 +143,7 @@ get_offset(const unsigned char *p, int ow, size_t entry)
 
 /* The slots of bucket b (the last one may be short). */
 uint64_t	sc_bucket_slots(const xxl_scatter *s, uint64_t b);
+xxl_status	sc_alloc_reading(xxl_scatter *s);
 
 /*
  * Start a transfer.  Buffered files are written and read in the calling

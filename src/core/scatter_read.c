@@ -137,7 +137,7 @@ xxl_scatter_read(xxl_scatter *s, const void **recs, size_t *count)
 	}
 	if (s->next_bucket >= s->p.nb)
 		return 0;
-	if (place_bucket(s, s->next_bucket) != XXL_OK)
+	if (sc_alloc_reading(s) != XXL_OK || place_bucket(s, s->next_bucket) != XXL_OK)
 		return -(int) xxl_part_fail(&s->part);
 	if (s->cfg.consume)
 		for (uint64_t e = 0; e < s->p.extents; e++)

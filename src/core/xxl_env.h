@@ -419,7 +419,10 @@ typedef struct xxl_env_scatter
 	xxl_scatter *s;				/* the scatter, or */
 	xxl_env_scat_sorted *sorted;	/* the sort by slot that stands in */
 	xxl_batch	out;
-	size_t		memory;
+	size_t		memory;			/* reserved now */
+	size_t		read_need;		/* split: what reading will reserve */
+	bool		split,			/* reading and distributing reserve apart */
+				reading;		/* split: reading has reserved */
 	size_t		rec_size;
 	uint64_t	pushed;
 	size_t		batch,			/* records collected, and room for that many */
@@ -434,6 +437,27 @@ bool		xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t s
 size_t		xxl_env_scat_least(xxl_env *env, size_t rec_size, uint64_t slots, size_t most);
 xxl_status	xxl_env_scat_open(xxl_env *env, xxl_env_scatter *ts, size_t memory,
 							  size_t rec_size, uint64_t slots);
+
+/*
+ * A scatter whose two phases are charged apart: write_memory from the open
+ * to xxl_env_scat_finish, read_memory from the first read (or
+ * xxl_env_scat_begin_read) to the close, nothing in between.  For an
+ * operator whose permutation is written while one part of it runs and read
+ * while another does: the smallest budget of a scatter is
+ * write x read >= about slots x record x block, so a large write share
+ * buys a small read share.  The caller leaves read_memory free for the
+ * reading; where the scatter does not fit, the sort by slot stands in with
+ * the smaller of the two.
+ */
+bool		xxl_env_scat_fits_split(xxl_env *env, size_t write_memory, size_t read_memory,
+									size_t rec_size, uint64_t slots);
+/* The least read_memory (at most most) with which a scatter fits beside write_memory; 0: none. */
+size_t		xxl_env_scat_least_read(xxl_env *env, size_t rec_size, uint64_t slots,
+									size_t write_memory, size_t most);
+xxl_status	xxl_env_scat_open_split(xxl_env *env, xxl_env_scatter *ts, size_t write_memory,
+									size_t read_memory, size_t rec_size, uint64_t slots);
+/* A split scatter's reading memory, reserved (the first read does it otherwise: owner thread). */
+xxl_status	xxl_env_scat_begin_read(xxl_env *env, xxl_env_scatter *ts);
 xxl_status	xxl_env_scat_error(xxl_env *env, xxl_env_scatter *ts);
 xxl_status	xxl_env_scat_flush(xxl_env *env, xxl_env_scatter *ts);
 unsigned char *xxl_env_scat_sorted_room(xxl_env_scatter *ts);
@@ -474,7 +498,11 @@ xxl_env_scat_is_open(const xxl_env_scatter *ts)
 static inline int
 xxl_env_scat_next(xxl_env *env, xxl_env_scatter *ts, const unsigned char **rec)
 {
-	int			got = xxl_batch_next(&ts->out, rec);
+	int			got;
+
+	if (ts->split && !ts->reading && xxl_env_scat_begin_read(env, ts) != XXL_OK)
+		return -1;
+	got = xxl_batch_next(&ts->out, rec);
 
 	if (got < 0)
 		xxl_env_scat_error(env, ts);

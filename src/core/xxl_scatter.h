@@ -28,6 +28,11 @@
 typedef struct xxl_scatter_config
 {
 	size_t		memory;			/* budget in bytes for every buffer */
+	size_t		read_memory;	/* if not 0: the reading phase's budget, memory
+								 * then the distribution's; the reading memory
+								 * is taken at the first read, not at finish,
+								 * so that between the two the scatter holds
+								 * nothing but its bucket table */
 	size_t		record_size;	/* 1..XXL_SCATTER_MAX_RECORD */
 	uint64_t	slots;			/* records to come, one per slot */
 	xxl_disk_config disk;		/* block_size: the largest write buffer
@@ -63,6 +68,8 @@ xxl_scatter *xxl_scatter_create(const xxl_scatter_config *config, xxl_error *err
 
 /* The most memory this scatter will use (at most config.memory). */
 size_t		xxl_scatter_memory(const xxl_scatter *s);
+/* ... while it distributes (reading false) or while it is read. */
+size_t		xxl_scatter_phase_memory(const xxl_scatter *s, bool reading);
 
 xxl_status	xxl_scatter_put(xxl_scatter *s, uint64_t slot, const void *rec);
 /* n records at once (recs holds them back to back): one call, one check. */

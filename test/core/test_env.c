@@ -772,6 +772,86 @@ XT_TEST(env_scatter_too_large_sorts)
 	close_checked(&env);
 }
 
+/*
+ * A scatter charged by phase: a share too small for a scatter of both
+ * phases is enough for the reading when the distribution has more; the
+ * distribution's reservation is held from the open to the finish, nothing
+ * till the first read, then the reading's; the output is the permutation.
+ */
+XT_TEST(env_scatter_split_phases)
+{
+	xxl_env		env;
+	xxl_resources res = resources(8 * MB);
+	xxl_env_scatter sc;
+	uint64_t	n = xt_quick() ? 500000 : 2000000;
+	size_t		sym,
+				wr,
+				rd;
+	const unsigned char *rec;
+	uint64_t	bad = 0,
+				i = 0;
+	int			rc;
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	sym = xxl_env_scat_least(&env, 12, n, env.pool);
+	REQUIRE(sym > 0);
+	wr = 2 * sym;
+	rd = xxl_env_scat_least_read(&env, 12, n, wr, env.pool);
+	printf("  # %llu records of 12 bytes: %zu kB for both phases, or %zu kB and then %zu kB\n",
+		   (unsigned long long) n, sym / KB, wr / KB, rd / KB);
+	REQUIRE(rd > 0);
+	CHECK_MSG(rd < sym * 3 / 4, "reading %zu kB beside writing %zu kB, %zu kB for both",
+			  rd / KB, wr / KB, sym / KB);
+	CHECK(!xxl_env_scat_fits(&env, rd, 12, n));
+	CHECK(xxl_env_scat_fits_split(&env, wr, rd, 12, n));
+	CHECK(!xxl_env_scat_fits_split(&env, wr, rd - XXL_ALIGN, 12, n));
+
+	REQUIRE(xxl_env_scat_open_split(&env, &sc, wr, rd, 12, n) == XXL_OK);
+	REQUIRE(sc.s != NULL);
+	CHECK(sc.split);
+	CHECK_LE(sc.memory, wr);
+	CHECK_LE(sc.read_need, rd);
+	for (uint64_t k = 0; k < n; k++)
+	{
+		unsigned char *r = xxl_env_scat_room(&sc);
+		uint32_t	tag = (uint32_t) (k * 2654435761u);
+
+		memcpy(r, &k, 8);
+		memcpy(r + 8, &tag, 4);
+		REQUIRE(xxl_env_scat_push(&env, &sc, (k * 7919) % n) == XXL_OK);
+	}
+	CHECK_GE(env.budget.used, sc.memory);
+	REQUIRE(xxl_env_scat_finish(&env, &sc) == XXL_OK);
+	/* between the phases: nothing reserved, the batch given back */
+	CHECK_EQ(sc.memory, 0);
+	CHECK_EQ(env.budget.used, 0);
+	while ((rc = xxl_env_scat_next(&env, &sc, &rec)) > 0)
+	{
+		uint64_t	v;
+		uint32_t	tag;
+
+		if (i == 0)
+			CHECK_EQ(env.budget.used, sc.read_need);
+		memcpy(&v, rec, 8);
+		memcpy(&tag, rec + 8, 4);
+		bad += (v * 7919) % n != i || tag != (uint32_t) (v * 2654435761u);
+		i++;
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(i, n);
+	CHECK_EQ(bad, 0);
+	CHECK_LE(env.budget.peak, res.memory);
+	xxl_env_scat_close(&env, &sc, NULL, NULL);
+	CHECK_EQ(env.budget.used, 0);
+
+	/* a split too small for a scatter: the sort by slot, with the smaller share */
+	REQUIRE(xxl_env_scat_open_split(&env, &sc, rd, rd, 12, n) == XXL_OK);
+	CHECK(sc.sorted != NULL);
+	xxl_env_scat_close(&env, &sc, NULL, NULL);
+	CHECK_EQ(env.budget.used, 0);
+	close_checked(&env);
+}
+
 int
 main(int argc, char **argv)
 {
