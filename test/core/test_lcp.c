@@ -1006,6 +1006,63 @@ XT_TEST(lcp_output_ahead)
 	free_corpus(&c);
 }
 
+/*
+ * The permutations to text order and back at budgets where a scatter of
+ * their share does not fit: charged by phase (their distributions take
+ * most of the pool while little else runs, their readings little), then,
+ * lower, sorted by slot; every value Kasai's at every budget.  The suffix
+ * array comes from divsufsort, so that only the LCP part runs.
+ */
+XT_TEST(lcp_permutations_by_phase)
+{
+	xt_rng		rng = {47};
+	corpus		c = make_corpus("prose", 4 * MB, 0);
+	uint64_t   *osa = malloc((c.n + 1) * 8),
+			   *olcp = malloc((c.n + 1) * 8);
+	int			split_scattered = 0,
+				sorted_below = 0;
+
+	prose(&c, &rng);
+	oracle(&c, osa, olcp);
+	for (size_t m = xxl_lcp_min_memory(); m <= 3 * MB / 2; m += m / 6)
+	{
+		xxl_lcp_config cfg;
+		xxl_lcp    *l;
+		xxl_lcp_stats st;
+		uint64_t	pos,
+					v,
+					r = 0,
+					bad = 0;
+		int			got;
+
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.res = resources(m, "test_lcp_phase");
+		cfg.internal_max = 1;
+		l = ahead_run(&c, &cfg);
+		while ((got = xxl_lcp_next(l, &pos, &v)) > 0 && r < c.n)
+		{
+			bad += pos != osa[r] || v != olcp[r];
+			r++;
+		}
+		CHECK_EQ(got, 0);
+		CHECK_EQ(r, c.n);
+		CHECK_MSG(bad == 0, "%llu values wrong at %zu bytes", (unsigned long long) bad, m);
+		xxl_lcp_stats_get(l, &st);
+		CHECK_LE(st.memory_peak, m);
+		printf("  # %zu kB: %d permutations split, %d sorted, %.1f bytes of I/O a byte\n", m / KB,
+			   st.perms_split, st.perms_sorted, (double) (st.bytes_read + st.bytes_written) / c.n);
+		/* a budget where a scatter fits only split, above one where it did not fit at all */
+		split_scattered += sorted_below > 0 && st.perms_split > 0 && st.perms_sorted == 0;
+		sorted_below += st.perms_sorted;
+		xxl_lcp_destroy(l);
+		CHECK_EQ(xt_spill_files(), 0);
+	}
+	CHECK(split_scattered >= 1);
+	free(osa);
+	free(olcp);
+	free_corpus(&c);
+}
+
 int
 main(int argc, char **argv)
 {

@@ -146,6 +146,7 @@ xxl_lcp_put_ranked(xxl_lcp *l, uint64_t rank, uint64_t pos)
 		if (l->n > 0 && xxl_env_scat_open(&l->env, &l->A, lcp_perm_share(l, (size_t) (2 * l->pw), l->share_perm),
 									  (size_t) (2 * l->pw), l->n) != XXL_OK)
 			return lcp_fail(l);
+		lcp_count_perm(l, &l->A);
 		l->A_open = l->n > 0;
 		l->phase = LCP_RANKED;
 	}
@@ -202,6 +203,7 @@ lcp_derive_prev(xxl_lcp *l)
 	if (xxl_env_scat_finish(env, &l->A) != XXL_OK ||
 		xxl_env_scat_open(env, &B, lcp_perm_share(l, (size_t) w, l->share_perm), (size_t) w, l->n) != XXL_OK)
 		return lcp_fail(l);
+	lcp_count_perm(l, &B);
 	while ((got = xxl_env_scat_next(env, &l->A, &rec)) > 0)
 	{
 		uint64_t	pos = get_be(rec, w);
@@ -219,6 +221,7 @@ lcp_derive_prev(xxl_lcp *l)
 		xxl_env_scat_open(env, &C, lcp_perm_share(l, (size_t) (w + 2), l->share_perm),
 						  (size_t) (w + 2), l->n) != XXL_OK)
 		goto fail;
+	lcp_count_perm(l, &C);
 	for (uint64_t i = 0; i < l->n; i++)
 	{
 		unsigned char *p;

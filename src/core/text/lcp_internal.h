@@ -152,6 +152,8 @@ void		lcp_set_shares(xxl_lcp *l, size_t avail);
  * a scatter takes only what its plan needs).
  */
 size_t		lcp_perm_share(xxl_lcp *l, size_t rec_size, size_t keep);
+/* A permutation opened: into the statistics, if split or sorted. */
+void		lcp_count_perm(xxl_lcp *l, const xxl_env_scatter *ts);
 /* lcp.c: open D (and the requests' spool): the rank-order step can begin */
 xxl_status	lcp_open_rank_order(xxl_lcp *l);
 /* lcp.c: the next suffix in rank order with its preceding byte (-1: unknown) */

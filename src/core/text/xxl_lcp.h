@@ -79,6 +79,8 @@ typedef struct xxl_lcp_stats
 	uint64_t	random_resolved;	/* ... by random reads after them */
 	bool		derived_prev;	/* a stored suffix array: preceding bytes derived */
 	int			output_slots;	/* batches the output's worker reads ahead (0: none) */
+	int			perms_split;	/* permutations (to text order and back) charged by phase */
+	int			perms_sorted;	/* ... sorted by slot: too large for a scatter */
 	uint64_t	repeat_groups;	/* runs of at least min_count suffixes */
 	uint64_t	repeat_windows;
 	uint64_t	repeat_ranges;

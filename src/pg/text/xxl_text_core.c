@@ -217,6 +217,9 @@ lcp_collect(const xxl_lcp_stats *s, XxlStats *st)
 		xxl_stats_detail(st, "lcp_derived_prev", "true");
 	if (s->output_slots > 0)
 		xxl_stats_detail(st, "lcp_output_slots", "%d", s->output_slots);
+	/* the permutations to text order and back: scatters, charged by phase or not, or sorts */
+	xxl_stats_detail(st, "lcp_perms_split", "%d", s->perms_split);
+	xxl_stats_detail(st, "lcp_perms_sorted", "%d", s->perms_sorted);
 	if (s->repeat_windows > 0 || s->repeat_groups > 0)
 	{
 		xxl_stats_detail(st, "repeat_groups", UINT64_FORMAT, s->repeat_groups);
