@@ -703,37 +703,37 @@ XT_TEST(env_pagefile_memory_stays_flat)
  * comes out in slot order all the same, within the budget, and a slot put
  * twice, out of range or left empty is still an error.
  */
-XT_TEST(env_scatter_too_large_sorts)
+/* Record k (k and a tag of it) put at slot k * 7919 mod n: n coprime to 7919. */
+static void
+put_tagged(xxl_env *env, xxl_env_scatter *sc, uint64_t n)
 {
-	xxl_env		env;
-	xxl_resources res = resources(4 * MB);
-	xxl_env_scatter sc;
-	uint64_t	n = xt_quick() ? 500000 : 2000000;
-	size_t		share = 160 * KB;
+	for (uint64_t k = 0; k < n; k++)
+	{
+		unsigned char *r = xxl_env_scat_room(sc);
+		uint32_t	tag = (uint32_t) (k * 2654435761u);
+
+		memcpy(r, &k, 8);
+		memcpy(r + 8, &tag, 4);
+		REQUIRE(xxl_env_scat_push(env, sc, (k * 7919) % n) == XXL_OK);
+	}
+}
+
+/* The permutation read back, every slot's record checked; *used: the budget in use at the first. */
+static void
+read_tagged(xxl_env *env, xxl_env_scatter *sc, uint64_t n, size_t *used)
+{
 	const unsigned char *rec;
 	uint64_t	bad = 0,
 				i = 0;
 	int			rc;
 
-	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
-	CHECK(!xxl_env_scat_fits(&env, share, 12, n));
-	REQUIRE(xxl_env_scat_open(&env, &sc, share, 12, n) == XXL_OK);
-	CHECK(sc.sorted != NULL);
-	for (uint64_t k = 0; k < n; k++)
-	{
-		unsigned char *r = xxl_env_scat_room(&sc);
-		uint32_t	tag = (uint32_t) (k * 2654435761u);
-
-		memcpy(r, &k, 8);
-		memcpy(r + 8, &tag, 4);
-		REQUIRE(xxl_env_scat_push(&env, &sc, (k * 7919) % n) == XXL_OK);
-	}
-	REQUIRE(xxl_env_scat_finish(&env, &sc) == XXL_OK);
-	while ((rc = xxl_env_scat_next(&env, &sc, &rec)) > 0)
+	while ((rc = xxl_env_scat_next(env, sc, &rec)) > 0)
 	{
 		uint64_t	v;
 		uint32_t	tag;
 
+		if (i == 0 && used)
+			*used = env->budget.used;
 		memcpy(&v, rec, 8);
 		memcpy(&tag, rec + 8, 4);
 		bad += (v * 7919) % n != i || tag != (uint32_t) (v * 2654435761u);
@@ -742,6 +742,26 @@ XT_TEST(env_scatter_too_large_sorts)
 	CHECK_EQ(rc, 0);
 	CHECK_EQ(i, n);
 	CHECK_EQ(bad, 0);
+}
+
+XT_TEST(env_scatter_too_large_sorts)
+{
+	xxl_env		env;
+	xxl_resources res = resources(4 * MB);
+	xxl_env_scatter sc;
+	uint64_t	n = xt_quick() ? 500000 : 2000000;
+	size_t		share = 160 * KB;
+	const unsigned char *rec;
+	uint64_t	i = 0;
+	int			rc;
+
+	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
+	CHECK(!xxl_env_scat_fits(&env, share, 12, n));
+	REQUIRE(xxl_env_scat_open(&env, &sc, share, 12, n) == XXL_OK);
+	CHECK(sc.sorted != NULL);
+	put_tagged(&env, &sc, n);
+	REQUIRE(xxl_env_scat_finish(&env, &sc) == XXL_OK);
+	read_tagged(&env, &sc, n, NULL);
 	CHECK_LE(env.budget.peak, res.memory);
 	xxl_env_scat_close(&env, &sc, NULL, NULL);
 	CHECK_EQ(env.done.scattered_bytes, n * 12);
@@ -786,11 +806,8 @@ XT_TEST(env_scatter_split_phases)
 	uint64_t	n = xt_quick() ? 500000 : 2000000;
 	size_t		sym,
 				wr,
-				rd;
-	const unsigned char *rec;
-	uint64_t	bad = 0,
-				i = 0;
-	int			rc;
+				rd,
+				used = 0;
 
 	REQUIRE(xxl_env_open(&env, &res, &test_plan) == XXL_OK);
 	sym = xxl_env_scat_least(&env, 12, n, env.pool);
@@ -811,35 +828,14 @@ XT_TEST(env_scatter_split_phases)
 	CHECK(sc.split);
 	CHECK_LE(sc.memory, wr);
 	CHECK_LE(sc.read_need, rd);
-	for (uint64_t k = 0; k < n; k++)
-	{
-		unsigned char *r = xxl_env_scat_room(&sc);
-		uint32_t	tag = (uint32_t) (k * 2654435761u);
-
-		memcpy(r, &k, 8);
-		memcpy(r + 8, &tag, 4);
-		REQUIRE(xxl_env_scat_push(&env, &sc, (k * 7919) % n) == XXL_OK);
-	}
+	put_tagged(&env, &sc, n);
 	CHECK_GE(env.budget.used, sc.memory);
 	REQUIRE(xxl_env_scat_finish(&env, &sc) == XXL_OK);
 	/* between the phases: nothing reserved, the batch given back */
 	CHECK_EQ(sc.memory, 0);
 	CHECK_EQ(env.budget.used, 0);
-	while ((rc = xxl_env_scat_next(&env, &sc, &rec)) > 0)
-	{
-		uint64_t	v;
-		uint32_t	tag;
-
-		if (i == 0)
-			CHECK_EQ(env.budget.used, sc.read_need);
-		memcpy(&v, rec, 8);
-		memcpy(&tag, rec + 8, 4);
-		bad += (v * 7919) % n != i || tag != (uint32_t) (v * 2654435761u);
-		i++;
-	}
-	CHECK_EQ(rc, 0);
-	CHECK_EQ(i, n);
-	CHECK_EQ(bad, 0);
+	read_tagged(&env, &sc, n, &used);
+	CHECK_EQ(used, sc.read_need);
 	CHECK_LE(env.budget.peak, res.memory);
 	xxl_env_scat_close(&env, &sc, NULL, NULL);
 	CHECK_EQ(env.budget.used, 0);
