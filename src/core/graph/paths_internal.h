@@ -276,6 +276,7 @@ struct xxl_paths
 	uint8_t    *swc;			/* SSSP: its cost's code, or */
 	double	   *warc;			/* its cost (costs.wide) */
 	pcost_dict	costs;			/* SSSP: the links' costs */
+	uint32_t   *level_tmp;		/* BFS: the level sort's scratch (n) */
 	int64_t    *eidn;			/* the edge id of each reached node's link, after the search */
 	double	   *wn;				/* with a target: the cost of that link */
 	uint32_t   *semi_steps;		/* with a target: room for the path (n) */

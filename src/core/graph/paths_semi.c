@@ -97,13 +97,14 @@ page_bytes(const xxl_paths *p)
 /*
  * What the search holds per node beside the ids and offsets: its entry,
  * its link, its place in the order, and the heap (shortest paths) or the
- * edge ids found afterwards (BFS; shortest paths put them, and a path's
- * costs, where the heap was); with a target, room for the path.
+ * level sort's scratch (BFS); with a target, room for the path.  After
+ * the search the edge ids (and a path's costs) take the heap's room, or
+ * the scratch's and the offsets'.
  */
 static size_t
 node_bytes(const xxl_paths *p)
 {
-	return sizeof(pnode) + 4 + 4 + (p->op == XXL_PATHS_SSSP ? sizeof(pheap_entry) : 8) +
+	return sizeof(pnode) + 4 + 4 + (p->op == XXL_PATHS_SSSP ? sizeof(pheap_entry) : 4) +
 		(p->has_target ? 4 : 0);
 }
 
@@ -728,8 +729,7 @@ semi_bfs(xxl_paths *p)
 			depth_end = p->reached;
 			if (p->mem_arcs < p->narcs)
 			{
-				/* the edge ids' room is free until the search ends */
-				sort_level(p->order + head, depth_end - head, (uint32_t *) p->eidn);
+				sort_level(p->order + head, depth_end - head, p->level_tmp);
 				u = p->order[head];
 			}
 		}
@@ -773,6 +773,23 @@ note_tree_link(xxl_paths *p, const plink_semi *l, void *arg)
 	return XXL_OK;
 }
 
+/* What only the search needs: the offsets, the heap, BFS's level scratch. */
+static void
+free_search(xxl_paths *p)
+{
+	size_t		n = p->n ? p->n : 1;
+
+	if (p->off)
+		xxl_env_free(&p->env, p->off, 4 * (p->n + 1));
+	p->off = NULL;
+	if (p->hent)
+		xxl_env_free(&p->env, p->hent, sizeof(pheap_entry) * n);
+	p->hent = NULL;
+	if (p->level_tmp)
+		xxl_env_free(&p->env, p->level_tmp, 4 * n);
+	p->level_tmp = NULL;
+}
+
 xxl_status
 paths_semi_run(xxl_paths *p)
 {
@@ -787,21 +804,18 @@ paths_semi_run(xxl_paths *p)
 		return env->err.code;
 	p->build_ns = xxl_now_ns() - t0;
 	t0 = xxl_now_ns();
-	/* BFS: the edge ids' room first, the level sort's buffer */
-	if (p->op == XXL_PATHS_BFS && (p->eidn = xxl_env_alloc(env, sizeof(int64_t) * n)) == NULL)
+	if (p->op == XXL_PATHS_BFS && (p->level_tmp = xxl_env_alloc(env, 4 * n)) == NULL)
 		return env->err.code;
 	rc = p->op == XXL_PATHS_SSSP ? semi_dijkstra(p) : semi_bfs(p);
 	if (rc != XXL_OK)
 		return rc;
-	/* the adjacency and the heap are done with: their room takes the edge ids */
+	/* the adjacency, the offsets and the heap or scratch are done with: their room takes the edge ids */
 	p->cache_hits += p->adj.hits;
 	p->cache_misses += p->adj.misses;
 	xxl_pagefile_close(&p->adj);
 	free_arcs(p);
-	if (p->hent)
-		xxl_env_free(env, p->hent, sizeof(pheap_entry) * n);
-	p->hent = NULL;
-	if ((p->eidn == NULL && (p->eidn = xxl_env_alloc(env, sizeof(int64_t) * n)) == NULL) ||
+	free_search(p);
+	if ((p->eidn = xxl_env_alloc(env, sizeof(int64_t) * n)) == NULL ||
 		(p->has_target && (p->wn = xxl_env_alloc(env, sizeof(double) * n)) == NULL) ||
 		(p->has_target && (p->semi_steps = xxl_env_alloc(env, 4 * n)) == NULL) ||
 		each_link(p, p->nlinks, false, note_tree_link, NULL) != XXL_OK)
@@ -821,6 +835,7 @@ paths_semi_release(xxl_paths *p)
 	if (p->path == XXL_PATHS_SEMI_EXTERNAL)
 	{
 		free_arcs(p);
+		free_search(p);
 		xxl_pagefile_close(&p->adj);
 	}
 	if (p->eidn)
