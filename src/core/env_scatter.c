@@ -54,64 +54,66 @@ scatter_config(xxl_env *env, size_t memory, size_t read_memory, size_t rec_size,
 	return c;
 }
 
+/* A scatter of memory fits; split (write_memory > 0): memory for its reading beside that. */
+static bool
+fits(xxl_env *env, size_t write_memory, size_t memory, size_t rec_size, uint64_t slots)
+{
+	xxl_scatter_config c = write_memory > 0 ?
+		scatter_config(env, write_memory, memory, rec_size, slots) :
+		scatter_config(env, memory, 0, rec_size, slots);
+
+	return (write_memory == 0 || c.read_memory > 0) && xxl_scatter_fits(&c, NULL);
+}
+
+/*
+ * The least memory (at most most) with which a scatter fits, for both
+ * phases or (write_memory > 0) for its reading; 0: none.  A scatter that
+ * fits in some memory fits in more.
+ */
+static size_t
+least(xxl_env *env, size_t write_memory, size_t rec_size, uint64_t slots, size_t most)
+{
+	size_t		lo = XXL_ALIGN,
+				hi = most - most % XXL_ALIGN;
+
+	if (hi < lo || !fits(env, write_memory, hi, rec_size, slots))
+		return 0;
+	while (hi - lo > XXL_ALIGN)
+	{
+		size_t		mid = (lo + (hi - lo) / 2) & ~(size_t) (XXL_ALIGN - 1);
+
+		if (fits(env, write_memory, mid, rec_size, slots))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
 bool
 xxl_env_scat_fits(xxl_env *env, size_t memory, size_t rec_size, uint64_t slots)
 {
-	xxl_scatter_config c = scatter_config(env, memory, 0, rec_size, slots);
-
-	return xxl_scatter_fits(&c, NULL);
+	return fits(env, 0, memory, rec_size, slots);
 }
 
 bool
 xxl_env_scat_fits_split(xxl_env *env, size_t write_memory, size_t read_memory, size_t rec_size,
 						uint64_t slots)
 {
-	xxl_scatter_config c = scatter_config(env, write_memory, read_memory, rec_size, slots);
+	return write_memory > 0 && fits(env, write_memory, read_memory, rec_size, slots);
+}
 
-	return c.read_memory > 0 && xxl_scatter_fits(&c, NULL);
+size_t
+xxl_env_scat_least(xxl_env *env, size_t rec_size, uint64_t slots, size_t most)
+{
+	return least(env, 0, rec_size, slots, most);
 }
 
 size_t
 xxl_env_scat_least_read(xxl_env *env, size_t rec_size, uint64_t slots, size_t write_memory,
 						size_t most)
 {
-	size_t		lo = XXL_ALIGN,
-				hi = most - most % XXL_ALIGN;
-
-	if (hi < lo || !xxl_env_scat_fits_split(env, write_memory, hi, rec_size, slots))
-		return 0;
-	/* more read memory: larger buckets, fewer write buffers */
-	while (hi - lo > XXL_ALIGN)
-	{
-		size_t		mid = (lo + (hi - lo) / 2) & ~(size_t) (XXL_ALIGN - 1);
-
-		if (xxl_env_scat_fits_split(env, write_memory, mid, rec_size, slots))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
-}
-
-size_t
-xxl_env_scat_least(xxl_env *env, size_t rec_size, uint64_t slots, size_t most)
-{
-	size_t		lo = XXL_ALIGN,
-				hi = most - most % XXL_ALIGN;
-
-	if (hi < lo || !xxl_env_scat_fits(env, hi, rec_size, slots))
-		return 0;
-	/* a scatter that fits in some memory fits in more */
-	while (hi - lo > XXL_ALIGN)
-	{
-		size_t		mid = (lo + (hi - lo) / 2) & ~(size_t) (XXL_ALIGN - 1);
-
-		if (xxl_env_scat_fits(env, mid, rec_size, slots))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	return write_memory > 0 ? least(env, write_memory, rec_size, slots, most) : 0;
 }
 
 xxl_status
@@ -265,8 +267,7 @@ open_scatter(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t read_memor
 {
 	xxl_scatter_config c = scatter_config(env, memory, read_memory, rec_size, slots);
 	xxl_scatter_stats st;
-	size_t		need,
-				read_need;
+	size_t		need;
 
 	memset(ts, 0, sizeof(*ts));
 	if (!xxl_scatter_fits(&c, NULL))
@@ -281,9 +282,9 @@ open_scatter(xxl_env *env, xxl_env_scatter *ts, size_t memory, size_t read_memor
 	need = XXL_ROUND_UP(xxl_scatter_memory(ts->s), XXL_ALIGN);
 	if (c.read_memory > 0)
 	{
-		size_t		write_need = XXL_ROUND_UP(xxl_scatter_phase_memory(ts->s, false), XXL_ALIGN);
+		size_t		write_need = XXL_ROUND_UP(xxl_scatter_phase_memory(ts->s, false), XXL_ALIGN),
+					read_need = XXL_ROUND_UP(xxl_scatter_phase_memory(ts->s, true), XXL_ALIGN);
 
-		read_need = XXL_ROUND_UP(xxl_scatter_phase_memory(ts->s, true), XXL_ALIGN);
 		ts->split = write_need != read_need;
 		if (ts->split)
 		{
@@ -321,8 +322,7 @@ xxl_status
 xxl_env_scat_open_split(xxl_env *env, xxl_env_scatter *ts, size_t write_memory, size_t read_memory,
 						size_t rec_size, uint64_t slots)
 {
-	return open_scatter(env, ts, write_memory, read_memory ? read_memory : XXL_ALIGN, rec_size,
-						slots);
+	return open_scatter(env, ts, write_memory, read_memory, rec_size, slots);
 }
 
 xxl_status

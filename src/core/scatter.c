@@ -19,8 +19,9 @@
  * Memory: the distribution phase holds nb (+ spares) write buffers, the
  * reading phase one chunk of C records, its fill bitmap and two read buffers;
  * the phases never overlap, and the plan takes the largest write buffer that
- * keeps both within their budgets (one for both, or one each: then the
- * reading phase's memory is taken at the first read).
+ * keeps both within their budgets (one for both, or one each).  The
+ * reading phase's memory is taken at the first read, so that between the
+ * phases the permutation holds nothing but its bucket table.
  */
 #include "core/scatter_internal.h"
 
@@ -334,7 +335,7 @@ xxl_scatter_phase_memory(const xxl_scatter *s, bool reading)
 	return reading ? plan_read_memory(&s->p) : plan_write_memory(&s->p);
 }
 
-/* The reading phase's chunk and read buffers (at finish, or at the first read: read_memory). */
+/* The reading phase's chunk and read buffers, at the first read. */
 xxl_status
 sc_alloc_reading(xxl_scatter *s)
 {
@@ -621,8 +622,6 @@ xxl_scatter_finish(xxl_scatter *s)
 			if (reclaim_oldest(s, &s->part.err) != XXL_OK)
 				return xxl_part_fail(&s->part);
 		free_distribution(s);
-		if (s->cfg.read_memory == 0 && sc_alloc_reading(s) != XXL_OK)
-			return xxl_part_fail(&s->part);
 	}
 	s->phase = SC_READ;
 	s->next_bucket = 0;

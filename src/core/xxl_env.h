@@ -454,6 +454,7 @@ bool		xxl_env_scat_fits_split(xxl_env *env, size_t write_memory, size_t read_mem
 /* The least read_memory (at most most) with which a scatter fits beside write_memory; 0: none. */
 size_t		xxl_env_scat_least_read(xxl_env *env, size_t rec_size, uint64_t slots,
 									size_t write_memory, size_t most);
+/* (read_memory > 0; 0 opens a scatter of write_memory for both phases) */
 xxl_status	xxl_env_scat_open_split(xxl_env *env, xxl_env_scatter *ts, size_t write_memory,
 									size_t read_memory, size_t rec_size, uint64_t slots);
 /* A split scatter's reading memory, reserved (the first read does it otherwise: owner thread). */
@@ -500,7 +501,8 @@ xxl_env_scat_next(xxl_env *env, xxl_env_scatter *ts, const unsigned char **rec)
 {
 	int			got;
 
-	if (ts->split && !ts->reading && xxl_env_scat_begin_read(env, ts) != XXL_OK)
+	/* (a split scatter's first batch: its reading reserved) */
+	if (ts->out.left == 0 && ts->split && !ts->reading && xxl_env_scat_begin_read(env, ts) != XXL_OK)
 		return -1;
 	got = xxl_batch_next(&ts->out, rec);
 

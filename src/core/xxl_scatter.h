@@ -29,10 +29,8 @@ typedef struct xxl_scatter_config
 {
 	size_t		memory;			/* budget in bytes for every buffer */
 	size_t		read_memory;	/* if not 0: the reading phase's budget, memory
-								 * then the distribution's; the reading memory
-								 * is taken at the first read, not at finish,
-								 * so that between the two the scatter holds
-								 * nothing but its bucket table */
+								 * then the distribution's (the reading's
+								 * memory is taken at the first read) */
 	size_t		record_size;	/* 1..XXL_SCATTER_MAX_RECORD */
 	uint64_t	slots;			/* records to come, one per slot */
 	xxl_disk_config disk;		/* block_size: the largest write buffer
