@@ -318,11 +318,13 @@ typedef struct place_pass
 	uint32_t	lo,
 				hi;
 	unsigned char *chunk;
+	size_t		rec;			/* bytes of a paged arc */
 	bool		memory;			/* this pass fills the memory part too */
 } place_pass;
 
+/* Arc tail -> head of cost w (code: its code, where the costs have codes). */
 static inline void
-place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, double w)
+place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, double w, uint8_t code)
 {
 	uint64_t	a;
 
@@ -338,11 +340,11 @@ place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, double w)
 		if (p->warc)
 			p->warc[a] = w;
 		else if (p->swc)
-			p->swc[a] = (uint8_t) cost_code(&p->costs, w, false);
+			p->swc[a] = code;
 	}
 	else if (a >= pp->from && a < pp->to)
 	{
-		unsigned char *r = pp->chunk + (a - pp->from) * paths_semi_arc_bytes(p);
+		unsigned char *r = pp->chunk + (a - pp->from) * pp->rec;
 
 		memcpy(r, &head, 4);
 		if (p->op != XXL_PATHS_SSSP)
@@ -350,7 +352,7 @@ place(xxl_paths *p, place_pass *pp, uint32_t tail, uint32_t head, double w)
 		if (p->costs.wide)
 			memcpy(r + 4, &w, sizeof(w));
 		else
-			r[4] = (uint8_t) cost_code(&p->costs, w, false);
+			r[4] = code;
 	}
 }
 
@@ -358,10 +360,16 @@ static xxl_status
 place_link(xxl_paths *p, const plink_semi *l, void *arg)
 {
 	place_pass *pp = arg;
+	uint8_t		code = 0;
 
-	place(p, pp, l->u, l->v, l->w);
+	if ((l->u < pp->lo || l->u > pp->hi) && (p->directed || l->v < pp->lo || l->v > pp->hi))
+		return XXL_OK;
+	/* the cost's code once for both arcs */
+	if (p->op == XXL_PATHS_SSSP && !p->costs.wide)
+		code = (uint8_t) cost_code(&p->costs, l->w, false);
+	place(p, pp, l->u, l->v, l->w, code);
 	if (!p->directed)
-		place(p, pp, l->v, l->u, l->w);
+		place(p, pp, l->v, l->u, l->w, code);
 	return XXL_OK;
 }
 
@@ -393,6 +401,7 @@ place_pass_run(xxl_paths *p, place_pass *pp, uint64_t from, uint64_t to, bool me
 
 	pp->from = from;
 	pp->to = to;
+	pp->rec = rec;
 	pp->memory = memory;
 	pp->lo = memory ? 0 : tail_of(p, from);
 	pp->hi = last > 0 ? tail_of(p, last - 1) : 0;

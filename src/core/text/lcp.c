@@ -258,31 +258,6 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 	return XXL_OK;
 }
 
-/*
- * A permutation too large for a scatter of its share, charged by phase
- * instead (xxl_env_scat_open_split) where that fits: the distribution
- * takes what the pool has free but `keep`, so that the reading, which comes
- * when the other parts have given back theirs, needs as little as it can;
- * the reading must fit in `read_most`.  False: it does not fit so either.
- */
-static bool
-open_split(xxl_lcp *l, xxl_env_scatter *ts, size_t rec_size, size_t keep, size_t read_most,
-		   xxl_status *rc)
-{
-	size_t		free = xxl_env_pool_free(&l->env),
-				wr,
-				rd;
-
-	if (free <= keep)
-		return false;
-	wr = free - keep;
-	rd = xxl_env_scat_least_read(&l->env, rec_size, l->n, wr, read_most);
-	if (rd == 0)
-		return false;
-	*rc = xxl_env_scat_open_split(&l->env, ts, wr, rd, rec_size, l->n);
-	return true;
-}
-
 void
 lcp_count_perm(xxl_lcp *l, const xxl_env_scatter *ts)
 {
@@ -297,32 +272,50 @@ split_keep(void)
 	return 2 * xxl_sort_min_memory(XXL_ALIGN);
 }
 
+/*
+ * D or E: a scatter of its share; where that does not fit, one charged by
+ * phase (xxl_env_scat_open_split) where that fits: its distribution takes
+ * what the pool has free but keep, so that its reading, which comes when
+ * other parts have given back theirs, needs as little as it can, at most
+ * read_most; else the sort by slot in its share.
+ */
+static xxl_status
+open_perm(xxl_lcp *l, xxl_env_scatter *ts, size_t rec_size, size_t share, size_t keep,
+		  size_t read_most)
+{
+	size_t		free = xxl_env_pool_free(&l->env),
+				rd = 0;
+	xxl_status	rc;
+
+	if (!xxl_env_scat_fits(&l->env, share, rec_size, l->n) && free > keep)
+		rd = xxl_env_scat_least_read(&l->env, rec_size, l->n, free - keep, read_most);
+	rc = rd > 0 ? xxl_env_scat_open_split(&l->env, ts, free - keep, rd, rec_size, l->n) :
+		xxl_env_scat_open(&l->env, ts, share, rec_size, l->n);
+	if (rc == XXL_OK)
+		lcp_count_perm(l, ts);
+	return rc;
+}
+
 xxl_status
 lcp_open_rank_order(xxl_lcp *l)
 {
 	/* beside D: E's share, which opens as D is read, and before that the rounds */
 	size_t		rounds = l->direct ? 0 : lcp_rounds_need(l),
 				keep = rounds > l->share_perm ? rounds : l->share_perm,
-				share = lcp_perm_share(l, d_size(l), keep);
-	xxl_status	rc = XXL_OK;
-
-	size_t		free = xxl_env_pool_free(&l->env),
+				free = xxl_env_pool_free(&l->env),
 				beside = 4 * split_keep();
 
 	/*
-	 * Too large for a scatter of its share: D distributes while only the
-	 * requests' spool is written beside it, and is finished before the
-	 * rounds, so that its distribution may take most of the pool and its
-	 * reading little.  The reading shares the text-order pass with E (a
-	 * scatter split too where it fits in what D's reading leaves, else a
-	 * sort by slot: beside is its least and the answers' readers).
+	 * Split, D distributes while only the requests' spool is written beside
+	 * it, and is finished before the rounds, so its distribution may take
+	 * most of the pool and its reading little.  The reading shares the
+	 * text-order pass with E (split too where it fits in what D's reading
+	 * leaves, else a sort by slot: beside is its least and the answers'
+	 * readers).
 	 */
-	if (xxl_env_scat_fits(&l->env, share, d_size(l), l->n) || free <= beside ||
-		!open_split(l, &l->D, d_size(l), split_keep(), free - beside, &rc))
-		rc = xxl_env_scat_open(&l->env, &l->D, share, d_size(l), l->n);
-	if (rc != XXL_OK)
+	if (open_perm(l, &l->D, d_size(l), lcp_perm_share(l, d_size(l), keep), split_keep(),
+				  free > beside ? free - beside : 0) != XXL_OK)
 		return lcp_fail(l);
-	lcp_count_perm(l, &l->D);
 	l->D_open = true;
 	if (!l->direct && lcp_resolve_open(l) != XXL_OK)
 		return lcp_fail(l);
@@ -341,19 +334,10 @@ text_order(xxl_lcp *l)
 
 	if (xxl_env_scat_begin_read(env, &l->D) != XXL_OK || lcp_answers_open(l) != XXL_OK)
 		return lcp_fail(l);
-	/* E as D: split where a scatter of its share does not fit; it is read when D is gone */
-	{
-		size_t		share = lcp_perm_share(l, (size_t) (2 * w), 0);
-		xxl_status	rc = XXL_OK;
-
-		if (xxl_env_scat_fits(env, share, (size_t) (2 * w), l->n) ||
-			!open_split(l, &l->E, (size_t) (2 * w), 0,
-						xxl_env_pool_free(env) + l->D.memory, &rc))
-			rc = xxl_env_scat_open(env, &l->E, share, (size_t) (2 * w), l->n);
-		if (rc != XXL_OK)
-			return lcp_fail(l);
-		lcp_count_perm(l, &l->E);
-	}
+	/* E, split, is read when D is gone: its reading may take what D's holds */
+	if (open_perm(l, &l->E, (size_t) (2 * w), lcp_perm_share(l, (size_t) (2 * w), 0), 0,
+				  xxl_env_pool_free(env) + l->D.memory) != XXL_OK)
+		return lcp_fail(l);
 	l->E_open = true;
 	for (uint64_t i = 0; i < l->n; i++)
 	{
