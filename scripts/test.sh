@@ -217,7 +217,7 @@ TAP_LANG=C
 [ -d /usr/lib/locale/C.utf8 ] && TAP_LANG=C.UTF-8
 shopt -s nullglob
 # the longest first, so that the others fill the other cores beside them
-TAP_SLOW="034_graph_smallest_budget 043_text_smallest_budget 050_output_pages"
+TAP_SLOW="043_text_smallest_budget 044_text_lcp_smallest_budget 034_graph_smallest_budget 050_output_pages"
 taps=()
 for s in $TAP_SLOW; do
 	[ -f "$REPO/test/t/$s.pl" ] && taps+=("$REPO/test/t/$s.pl")

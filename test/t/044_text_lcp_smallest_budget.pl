@@ -1,0 +1,82 @@
+# 044_text_lcp_smallest_budget.pl — LCP values and repeats at the smallest
+# budget users can set (xxl.memory = 1MB) on a corpus of documents twenty
+# times larger (the tightest split: the documents' map takes an eighth):
+# both complete within the budget and equal the in-memory path's, sampled
+# LCP values equal the common prefixes SQL finds, every repeated word is
+# found, and the LCP operator's I/O stays within a bound.  Run by
+# `make test` (scripts/test.sh).
+#
+# PGXXL_LCP_TIMES (default 20) sets the corpus to that many times the
+# budget: at 200 the two calls at 1MB take some ten minutes here, more than
+# `make test` can give them, so that run is by hand:
+#   PGXXL_LCP_TIMES=200 prove ... test/t/044_text_lcp_smallest_budget.pl
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('text_lcp_smallest_budget');
+$node->init;
+$node->start;
+
+my $times = $ENV{PGXXL_LCP_TIMES} // 20;
+# 300 md5 words of 33 bytes a document, a quarter of them drawn from 300
+# words that recur across documents: 100 documents a budget
+my $docs = 100 * $times;
+$node->safe_psql('postgres', qq{
+	CREATE EXTENSION pgxxl;
+	CREATE TABLE docs AS
+	SELECT g AS id, string_agg(md5(CASE WHEN i % 4 = 0 THEN ((g * 7 + i) % 300)::text
+									   ELSE (g * 1000 + i)::text END), ' ' ORDER BY i) AS body
+	FROM generate_series(1, $docs) g, generate_series(1, 300) i GROUP BY g;
+});
+my $n = $node->safe_psql('postgres', q{SELECT sum(octet_length(body)) FROM docs});
+cmp_ok($n, '>=', $times * 950_000, "the corpus has $n bytes, $times times the budget");
+my $dsrc = 'SELECT id, body FROM docs ORDER BY id';
+my @lcp = split /\n/, $node->safe_psql('postgres', qq{
+	SET xxl.memory = '1MB';
+	SELECT xxl.suffix_array_into('$dsrc', 'lcp_tiny', lcp => true);
+	SELECT concat_ws(' ', completed, memory_peak <= 1048576) FROM xxl.last_stats();
+	SELECT (details->>'lcp_io_bytes')::bigint / rows_out FROM xxl.last_stats();
+	SELECT xxl.repeats_into('$dsrc', 'rep_tiny', 30);
+	SELECT concat_ws(' ', completed, memory_peak <= 1048576) FROM xxl.last_stats();
+	SET xxl.memory = '256MB';
+	SELECT xxl.suffix_array_into('$dsrc', 'lcp_roomy', lcp => true);
+	SELECT xxl.repeats_into('$dsrc', 'rep_roomy', 30);
+});
+# the LCP operator's I/O a text byte at 1MB: two permutations of n records
+# (a scatter each, or a sort by slot where one does not fit) and the
+# rounds' two sorts of the irreducible pairs, in the merge passes a 1MB
+# sorter needs for them
+my $lcp_io = splice(@lcp, 2, 1);
+cmp_ok($lcp_io, '<=', 560, "the LCP operator reads and writes $lcp_io bytes a text byte at 1MB");
+# every one of a document's 75 words drawn from the recurring ones is a
+# repeat of its 32 characters (they stand between unique words)
+is_deeply(\@lcp, [$n, 't t', 75 * $docs, 't t', $n, 75 * $docs],
+	'LCP values and repeats at 1MB: every suffix and repeat, within the budget');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM lcp_tiny t FULL JOIN lcp_roomy r USING (rank)
+	WHERE row(t.*) IS DISTINCT FROM row(r.*)}), '0',
+	'the suffix array with LCP values at 1MB equals the in-memory one');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM ((TABLE rep_tiny EXCEPT ALL TABLE rep_roomy)
+						  UNION ALL (TABLE rep_roomy EXCEPT ALL TABLE rep_tiny)) d}), '0',
+	'the repeats at 1MB equal the in-memory ones');
+# the oracle: a rank's LCP is the longest common prefix of its suffix and the
+# previous rank's, within their documents (every value here is below 64)
+is($node->safe_psql('postgres', q{
+	WITH s AS (
+		SELECT rank, doc_id, doc_offset, lcp,
+			   lag(doc_id) OVER (ORDER BY rank) AS pid, lag(doc_offset) OVER (ORDER BY rank) AS poff
+		FROM lcp_tiny)
+	SELECT count(*) FILTER (WHERE s.lcp <> (
+			   SELECT coalesce(max(k), 0) FROM generate_series(1, 64) k
+			   WHERE octet_length(substr(a.body, s.doc_offset::int, k)) = k
+				 AND substr(a.body, s.doc_offset::int, k) = substr(b.body, s.poff::int, k)))
+		   || ' of ' || count(*)
+	FROM s JOIN docs a ON a.id = s.doc_id JOIN docs b ON b.id = s.pid
+	WHERE s.rank % 9973 = 0}), '0 of ' . int($n / 9973), 'sampled LCP values equal the common prefixes SQL finds');
+
+done_testing();
