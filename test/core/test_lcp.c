@@ -571,6 +571,87 @@ XT_TEST(docs_lookup)
 	xxl_docs_destroy(d);
 }
 
+/*
+ * A map of 60000 documents (a fifth empty, the rest up to 40 bytes) in a
+ * limit of 64 kB pages past it: every lookup, in both position spaces,
+ * equals the in-memory map's, read at random positions and in order, and
+ * its files go with it.
+ */
+XT_TEST(docs_paged_past_the_limit)
+{
+	enum
+	{
+		NDOCS = 60000
+	};
+	xt_rng		rng = {7};
+	xxl_error	err;
+	xxl_resources res = resources(64 * KB, "docs");
+	xxl_docs   *mem = xxl_docs_create(64 * MB, &err),
+			   *pg = xxl_docs_create_paging(64 * KB, &res, &err);
+	uint64_t	n,
+				nsep;
+
+	CHECK(mem != NULL && pg != NULL);
+	for (int k = 0; k < NDOCS; k++)
+	{
+		uint64_t	len = xt_below(&rng, 5) == 0 ? 0 : 1 + xt_below(&rng, 40);
+		int64_t		id = (int64_t) xt_below(&rng, 1000000) - 500000;
+
+		CHECK_STATUS(xxl_docs_add(mem, id, len), XXL_OK);
+		CHECK_STATUS(xxl_docs_add(pg, id, len), XXL_OK);
+	}
+	CHECK_STATUS(xxl_docs_finish(mem), XXL_OK);
+	CHECK_STATUS(xxl_docs_finish(pg), XXL_OK);
+	CHECK(!xxl_docs_paged(mem));
+	CHECK(xxl_docs_paged(pg));
+	CHECK(xt_spill_files() > 0);
+	CHECK(xxl_docs_memory(pg) <= 64 * KB);
+	n = xxl_docs_bytes(pg);
+	nsep = n + NDOCS;
+	CHECK_EQ(n, xxl_docs_bytes(mem));
+	CHECK_EQ(xxl_docs_count(pg), (uint64_t) NDOCS);
+	for (uint64_t k = 0; k < NDOCS; k++)
+	{
+		CHECK_EQ(xxl_docs_start(pg, k), xxl_docs_start(mem, k));
+		CHECK_EQ(xxl_docs_end(pg, k), xxl_docs_end(mem, k));
+		CHECK_EQ(xxl_docs_id(pg, k), xxl_docs_id(mem, k));
+	}
+	for (int round = 0; round < 2; round++)
+	{
+		for (uint64_t i = 0; i < nsep; i++)
+		{
+			/* in order, then at random */
+			uint64_t	q = round == 0 ? i : xt_below(&rng, nsep),
+						p = q < n ? q : xt_below(&rng, n),
+						b1,
+						d1,
+						b2,
+						d2;
+			bool		s1 = xxl_docs_from_separated(mem, q, &b1, &d1),
+						s2 = xxl_docs_from_separated(pg, q, &b2, &d2);
+
+			CHECK_EQ(xxl_docs_find(pg, p), xxl_docs_find(mem, p));
+			CHECK_EQ((int) s2, (int) s1);
+			CHECK_EQ(d2, d1);
+			if (s1)
+				CHECK_EQ(b2, b1);
+		}
+	}
+	CHECK(!xxl_docs_failed(pg));
+	{
+		uint64_t	rd,
+					wr,
+					misses;
+
+		xxl_docs_io(pg, &rd, &wr, &misses);
+		CHECK(misses > 0);
+		CHECK(wr >= (uint64_t) NDOCS * 16);
+	}
+	xxl_docs_destroy(mem);
+	xxl_docs_destroy(pg);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
 static void
 run_single_texts(run_mode mode)
 {

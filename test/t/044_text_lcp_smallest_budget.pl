@@ -3,8 +3,10 @@
 # times larger (the tightest split: the documents' map takes an eighth):
 # both complete within the budget and equal the in-memory path's, sampled
 # LCP values equal the common prefixes SQL finds, every repeated word is
-# found, and the LCP operator's I/O stays within a bound.  Run by
-# `make test` (scripts/test.sh).
+# found, and the LCP operator's I/O stays within a bound.  Then 20000 short
+# documents, more than the document map holds at 1MB: it pages, and the
+# suffix array with LCP values, repeats and locate equal the in-memory
+# map's.  Run by `make test` (scripts/test.sh).
 #
 # PGXXL_LCP_TIMES (default 20) sets the corpus to that many times the
 # budget: at 200 the two calls at 1MB take some ten minutes here, more than
@@ -22,15 +24,18 @@ $node->init;
 $node->start;
 
 my $times = $ENV{PGXXL_LCP_TIMES} // 20;
-# 300 md5 words of 33 bytes a document, a quarter of them drawn from 300
-# words that recur across documents: 100 documents a budget
-my $docs = 100 * $times;
+# md5 words of 33 bytes, a quarter of them drawn from 300 words that recur
+# across documents: 300 words a document and 100 documents a budget, up to
+# 2000 documents (which the document map holds in memory at 1MB), then
+# longer documents
+my $docs = 100 * ($times < 20 ? $times : 20);
+my $words = 30_000 * $times / $docs;
 $node->safe_psql('postgres', qq{
 	CREATE EXTENSION pgxxl;
 	CREATE TABLE docs AS
 	SELECT g AS id, string_agg(md5(CASE WHEN i % 4 = 0 THEN ((g * 7 + i) % 300)::text
 									   ELSE (g * 1000 + i)::text END), ' ' ORDER BY i) AS body
-	FROM generate_series(1, $docs) g, generate_series(1, 300) i GROUP BY g;
+	FROM generate_series(1, $docs) g, generate_series(1, $words) i GROUP BY g;
 });
 my $n = $node->safe_psql('postgres', q{SELECT sum(octet_length(body)) FROM docs});
 cmp_ok($n, '>=', $times * 950_000, "the corpus has $n bytes, $times times the budget");
@@ -52,9 +57,10 @@ my @lcp = split /\n/, $node->safe_psql('postgres', qq{
 # sorter needs for them
 my $lcp_io = splice(@lcp, 2, 1);
 cmp_ok($lcp_io, '<=', 560, "the LCP operator reads and writes $lcp_io bytes a text byte at 1MB");
-# every one of a document's 75 words drawn from the recurring ones is a
-# repeat of its 32 characters (they stand between unique words)
-is_deeply(\@lcp, [$n, 't t', 75 * $docs, 't t', $n, 75 * $docs],
+# every one of a document's words drawn from the recurring ones (a quarter)
+# is a repeat of its 32 characters (they stand between unique words)
+my $recurring = $words / 4 * $docs;
+is_deeply(\@lcp, [$n, 't t', $recurring, 't t', $n, $recurring],
 	'LCP values and repeats at 1MB: every suffix and repeat, within the budget');
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM lcp_tiny t FULL JOIN lcp_roomy r USING (rank)
@@ -78,5 +84,53 @@ is($node->safe_psql('postgres', q{
 		   || ' of ' || count(*)
 	FROM s JOIN docs a ON a.id = s.doc_id JOIN docs b ON b.id = s.pid
 	WHERE s.rank % 9973 = 0}), '0 of ' . int($n / 9973), 'sampled LCP values equal the common prefixes SQL finds');
+
+# Many short documents: at 1MB the document map (an eighth of the budget)
+# holds some 5400 of them, and past that it pages.  Suffix array with LCP
+# values, repeats and locate at 1MB equal the in-memory map's at 256MB.
+$node->safe_psql('postgres', q{
+	CREATE TABLE many AS
+	SELECT g AS id, md5(g::text) || ' ' || md5((g % 977)::text) || ' ' || md5((g * 3)::text) AS body
+	FROM generate_series(1, 20000) g;
+});
+my $msrc = 'SELECT id, body FROM many ORDER BY id';
+my $pattern = q{convert_to(md5('5') || ' ', 'UTF8')};
+my @many = split /\n/, $node->safe_psql('postgres', qq{
+	SET xxl.memory = '1MB';
+	SELECT xxl.suffix_array_into('$msrc', 'many_tiny', lcp => true);
+	SELECT concat_ws(' ', completed, memory_peak <= 1048576, details->>'documents',
+					 details->>'documents_paged', (details->>'documents_page_reads')::bigint > 0)
+	FROM xxl.last_stats();
+	SELECT xxl.repeats_into('$msrc', 'many_rep_tiny', 30);
+	SELECT concat_ws(' ', completed, memory_peak <= 1048576, details->>'documents_paged') FROM xxl.last_stats();
+	CREATE TABLE many_loc_tiny AS SELECT * FROM xxl.locate('$msrc', 'many_tiny', $pattern);
+	SELECT details->>'documents_paged' FROM xxl.last_stats();
+	SET xxl.memory = '256MB';
+	SELECT xxl.suffix_array_into('$msrc', 'many_roomy', lcp => true);
+	SELECT details->>'documents_paged' FROM xxl.last_stats();
+	SELECT xxl.repeats_into('$msrc', 'many_rep_roomy', 30);
+	CREATE TABLE many_loc_roomy AS SELECT * FROM xxl.locate('$msrc', 'many_roomy', $pattern);
+});
+my $mn = $node->safe_psql('postgres', q{SELECT sum(octet_length(body)) FROM many});
+# repeats: every document's middle word recurs, and a third word 3g is the
+# first word of document 3g
+cmp_ok($many[7], '>', 20000, "$many[7] repeats in 20000 documents");
+is_deeply(\@many, [$mn, 't t 20000 true t', $many[7], 't t true', 'true', $mn, 'false', $many[7]],
+	'20000 documents at 1MB: the map pages, within the budget, every suffix and repeat');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM many_tiny t FULL JOIN many_roomy r USING (rank)
+	WHERE row(t.*) IS DISTINCT FROM row(r.*)}), '0',
+	'suffix array, documents and LCP values through the paged map equal the in-memory one');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM ((TABLE many_rep_tiny EXCEPT ALL TABLE many_rep_roomy)
+						  UNION ALL (TABLE many_rep_roomy EXCEPT ALL TABLE many_rep_tiny)) d}), '0',
+	'repeats through the paged map equal the in-memory ones');
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM many_loc_tiny) || ' ' || count(*) FROM (
+		(TABLE many_loc_tiny EXCEPT ALL TABLE many_loc_roomy)
+		UNION ALL (TABLE many_loc_roomy EXCEPT ALL TABLE many_loc_tiny)) d}),
+	$node->safe_psql('postgres', q{
+		SELECT sum((length(body) - length(replace(body, md5('5') || ' ', ''))) / 33) || ' 0' FROM many}),
+	'locate through the paged map: every match SQL finds, equal to the in-memory map\'s');
 
 done_testing();

@@ -9,22 +9,39 @@
  *   at start(k) + k + len(k).
  * Lookups are O(1) expected: a directory of one entry per bucket of about
  * the mean document length points into the start array, and a binary search
- * finishes within the bucket.  Memory: 24 bytes per document, bounded by
- * the limit given at creation (XXL_ENOMEM past it).
+ * finishes within the bucket.  Memory: 24 bytes per document while they fit
+ * the limit given at creation.  Past it, a map made with resources moves its
+ * entries (16 bytes a document) and directories (8 bytes a bucket) to page
+ * files in the resources' spill directories, read through caches within
+ * the limit: a lookup then costs a page read or two where the caches miss.
+ * One made without resources fails with XXL_ENOMEM past the limit.
+ *
+ * A paged read that fails does not stop a lookup: it answers harmless
+ * values, and every user checks xxl_docs_failed before it hands out what
+ * it found.  Lookups come from the owner thread only.
  */
 #ifndef XXL_DOCS_H
 #define XXL_DOCS_H
 
 #include "core/xxl_common.h"
+#include "core/xxl_io.h"
 
 typedef struct xxl_docs xxl_docs;
 
+/* Within the limit only. */
 xxl_docs   *xxl_docs_create(size_t limit, xxl_error *err);
+/* Paged past the limit (at least 128 kB; below, as xxl_docs_create). */
+xxl_docs   *xxl_docs_create_paging(size_t limit, const xxl_resources *res, xxl_error *err);
 /* Append the next document: its id and body length in bytes. */
 xxl_status	xxl_docs_add(xxl_docs *d, int64_t id, uint64_t len);
 /* No more documents: build the lookup directories. */
 xxl_status	xxl_docs_finish(xxl_docs *d);
 const xxl_error *xxl_docs_error(const xxl_docs *d);
+/* Whether a paged read failed (the error in xxl_docs_error). */
+bool		xxl_docs_failed(const xxl_docs *d);
+bool		xxl_docs_paged(const xxl_docs *d);
+/* Paged: bytes read (pages missed) and written, and the caches' misses. */
+void		xxl_docs_io(const xxl_docs *d, uint64_t *read, uint64_t *written, uint64_t *misses);
 void		xxl_docs_destroy(xxl_docs *d);
 
 uint64_t	xxl_docs_count(const xxl_docs *d);

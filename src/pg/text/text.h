@@ -137,9 +137,18 @@ extern void xxl_text_core_build(XxlOperator *op, XxlTextCore *c);
 extern void xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset);
 /*
  * A document map for a corpus with ids: an eighth of memory, which is
- * returned less that.  The caller destroys *docs (with its engine object).
+ * returned less that; past it, paged to the operator's spill directories.
+ * The caller destroys *docs (with its engine object).
  */
 extern size_t xxl_text_docs_open(XxlOperator *op, xxl_docs **docs, size_t memory);
+/* Raise the map's error if a paged read failed: before anything found with it is handed out. */
+extern void xxl_text_docs_check(XxlOperator *op, const xxl_docs *docs);
+/*
+ * The map (if any) into last_stats(): its memory into memory_peak, its
+ * pages' bytes into *read and *written, and the details documents,
+ * documents_paged and documents_page_reads.
+ */
+extern void xxl_text_docs_stats(const xxl_docs *docs, XxlStats *st, uint64 *read, uint64 *written);
 /*
  * Drain the core into out as (rank, pos[, doc_id, doc_offset][, lcp]) rows,
  * 1-based (doc columns NULL for a corpus without ids), and end the

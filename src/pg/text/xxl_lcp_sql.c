@@ -125,6 +125,7 @@ repeats_run(const char *source, int32 min_length, int32 min_count, const char *t
 	}
 	if (got < 0)
 		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
+	xxl_text_docs_check(op, c->docs);
 	xxl_int8_writer_flush(&w);
 	op->rows_out = xxl_output_finish(out);
 	xxl_operator_end(op);

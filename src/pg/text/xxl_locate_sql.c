@@ -36,15 +36,20 @@ locate_core_collect(void *core, XxlStats *st)
 {
 	LocateCore *c = (LocateCore *) core;
 	xxl_text_store_stats s;
+	uint64		read,
+				written;
 
 	if (c->store == NULL)
 		return;					/* failed before the text store existed */
 	xxl_text_store_stats_get(c->store, &s);
 	st->record_bytes = s.n;
-	st->memory_peak = s.memory_peak + (c->docs ? xxl_docs_memory(c->docs) : 0);
+	st->memory_peak = s.memory_peak;
 	st->memory_limit = s.memory_limit;
-	xxl_text_spread_io(st, s.bytes_read, s.bytes_written);
+	read = s.bytes_read;
+	written = s.bytes_written;
 	xxl_stats_detail(st, "n", UINT64_FORMAT, s.n);
+	xxl_text_docs_stats(c->docs, st, &read, &written);
+	xxl_text_spread_io(st, read, written);
 	xxl_stats_detail(st, "pattern_length", UINT64_FORMAT, c->pattern_len);
 	xxl_stats_detail(st, "occurrences", UINT64_FORMAT, c->occurrences);
 	xxl_stats_detail(st, "probes", UINT64_FORMAT, c->probes);
@@ -88,6 +93,8 @@ probe(XxlOperator *op, LocateCore *c, uint64 k, const unsigned char *p, size_t l
 	{
 		uint64		at = (uint64) pos - 1;
 		uint64		rem = xxl_docs_end(c->docs, xxl_docs_find(c->docs, at)) - at;
+
+		xxl_text_docs_check(op, c->docs);
 
 		if (rem < len)
 		{
@@ -215,6 +222,7 @@ xxl_locate(PG_FUNCTION_ARGS)
 		if ((c->occurrences & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	xxl_text_docs_check(op, c->docs);
 	xxl_int8_writer_flush(&w);
 	op->rows_out = xxl_output_finish(out);
 	xxl_rank_table_close(sa);

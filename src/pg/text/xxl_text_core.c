@@ -15,6 +15,12 @@
 /* the document map's share of the budget */
 #define DOCS_DIVISOR 8
 
+static size_t
+docs_share(size_t memory)
+{
+	return memory / DOCS_DIVISOR;
+}
+
 /* The engine's configuration under the operator's settings. */
 xxl_sa_config
 xxl_text_config(XxlOperator *op, xxl_sa_mode mode)
@@ -70,6 +76,25 @@ xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset)
 }
 
 
+void
+xxl_text_docs_stats(const xxl_docs *docs, XxlStats *st, uint64 *read, uint64 *written)
+{
+	uint64		r,
+				w,
+				misses;
+
+	if (docs == NULL)
+		return;
+	xxl_docs_io(docs, &r, &w, &misses);
+	*read += r;
+	*written += w;
+	st->memory_peak += xxl_docs_memory(docs);
+	xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(docs));
+	xxl_stats_detail(st, "documents_paged", "%s", xxl_docs_paged(docs) ? "true" : "false");
+	if (xxl_docs_paged(docs))
+		xxl_stats_detail(st, "documents_page_reads", UINT64_FORMAT, misses);
+}
+
 /* The budget that leaves m after the document map's share, for documents. */
 static size_t
 with_docs_share(size_t m, bool ids)
@@ -81,12 +106,20 @@ size_t
 xxl_text_docs_open(XxlOperator *op, xxl_docs **docs, size_t memory)
 {
 	xxl_error	err;
+	xxl_resources res = xxl_operator_resources(op);
 
 	xxl_error_clear(&err);
-	*docs = xxl_docs_create(memory / DOCS_DIVISOR, &err);
+	*docs = xxl_docs_create_paging(docs_share(memory), &res, &err);
 	if (*docs == NULL)
 		xxl_raise_error(&err, op->name);
-	return memory - memory / DOCS_DIVISOR;
+	return memory - docs_share(memory);
+}
+
+void
+xxl_text_docs_check(XxlOperator *op, const xxl_docs *docs)
+{
+	if (docs && xxl_docs_failed(docs))
+		xxl_raise_error(xxl_docs_error(docs), op->name);
 }
 
 uint64
@@ -141,6 +174,7 @@ xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, b
 	}
 	if (got < 0)
 		xxl_raise_error(c->lcp ? xxl_lcp_error(c->lcp) : xxl_sa_error(c->sa), op->name);
+	xxl_text_docs_check(op, c->docs);
 	xxl_int8_writer_flush(&w);
 	op->rows_out = xxl_output_finish(out);
 	xxl_operator_end(op);
@@ -308,13 +342,9 @@ text_core_collect(void *core, XxlStats *st)
 		written += ls.bytes_written;
 	}
 	st->memory_limit = c->memory;
-	if (c->docs)
-		st->memory_peak += xxl_docs_memory(c->docs);
-	xxl_text_spread_io(st, read, written);
-
 	xxl_stats_detail(st, "n", UINT64_FORMAT, have_sa ? s.n : ls.n);
-	if (c->docs)
-		xxl_stats_detail(st, "documents", UINT64_FORMAT, xxl_docs_count(c->docs));
+	xxl_text_docs_stats(c->docs, st, &read, &written);
+	xxl_text_spread_io(st, read, written);
 	if (have_sa)
 		sa_collect(c, &s, st);
 	if (c->lcp)
@@ -348,6 +378,7 @@ drain_into_lcp(XxlOperator *op, XxlTextCore *c)
 	}
 	if (got < 0)
 		xxl_raise_error(xxl_sa_error(c->sa), op->name);
+	xxl_text_docs_check(op, c->docs);
 	/* the builder's spill files and memory go before the LCP work */
 	xxl_sa_stats_get(c->sa, &c->sa_stats);
 	c->have_sa_stats = true;
@@ -355,6 +386,7 @@ drain_into_lcp(XxlOperator *op, XxlTextCore *c)
 	c->sa = NULL;
 	if (xxl_lcp_run(c->lcp) != XXL_OK)
 		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
+	xxl_text_docs_check(op, c->docs);
 }
 
 XxlTextCore *
