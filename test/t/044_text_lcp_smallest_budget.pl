@@ -1,6 +1,6 @@
 # 044_text_lcp_smallest_budget.pl — LCP values and repeats at the smallest
 # budget users can set (xxl.memory = 1MB) on a corpus of documents twenty
-# times larger (the tightest split: the documents' map takes an eighth):
+# times larger (the tightest split: the documents' map takes a sixteenth):
 # both complete within the budget and equal the in-memory path's, sampled
 # LCP values equal the common prefixes SQL finds, every repeated word is
 # found, and the LCP operator's I/O stays within a bound.  Then 20000 short
@@ -85,8 +85,8 @@ is($node->safe_psql('postgres', q{
 	FROM s JOIN docs a ON a.id = s.doc_id JOIN docs b ON b.id = s.pid
 	WHERE s.rank % 9973 = 0}), '0 of ' . int($n / 9973), 'sampled LCP values equal the common prefixes SQL finds');
 
-# Many short documents: at 1MB the document map (an eighth of the budget)
-# holds some 5400 of them, and past that it pages.  Suffix array with LCP
+# Many short documents: at 1MB the document map (a sixteenth of the budget)
+# holds some 2700 of them, and past that it pages.  Suffix array with LCP
 # values, repeats and locate at 1MB equal the in-memory map's at 256MB.
 $node->safe_psql('postgres', q{
 	CREATE TABLE many AS

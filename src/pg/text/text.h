@@ -96,7 +96,8 @@ typedef struct XxlTextWants
 /*
  * The suffix sorter, and for a corpus of documents the document map, for
  * LCP values or repeats the LCP operator.  The budget is split: an eighth
- * for the documents, three eighths of the rest for the LCP operator.
+ * for the documents (a sixteenth below 2MB), three eighths of the rest for
+ * the LCP operator.
  */
 typedef struct XxlTextCore
 {
@@ -136,7 +137,8 @@ extern void xxl_text_core_build(XxlOperator *op, XxlTextCore *c);
 /* The document of a body position: its id and 1-based offset. */
 extern void xxl_text_doc_of(const xxl_docs *docs, uint64 pos, int64 *id, int64 *offset);
 /*
- * A document map for a corpus with ids: an eighth of memory, which is
+ * A document map for a corpus with ids: an eighth of memory (a sixteenth
+ * below 2MB), which is
  * returned less that; past it, paged to the operator's spill directories.
  * The caller destroys *docs (with its engine object).
  */

@@ -12,13 +12,20 @@
 #include "pg/runtime/runtime.h"
 #include "pg/text/text.h"
 
-/* the document map's share of the budget */
+/*
+ * The document map's share of the budget: an eighth, and below 2MB a
+ * sixteenth (64 kB at 1MB), which leaves a long text's suffix sorter
+ * beside the LCP operator's held text and spool what it needs (the map
+ * pages past its share).
+ */
 #define DOCS_DIVISOR 8
+#define DOCS_SMALL_DIVISOR 16
+#define DOCS_SMALL_BELOW (2 * 1024 * 1024)
 
 static size_t
 docs_share(size_t memory)
 {
-	return memory / DOCS_DIVISOR;
+	return memory / (memory < DOCS_SMALL_BELOW ? DOCS_SMALL_DIVISOR : DOCS_DIVISOR);
 }
 
 /* The engine's configuration under the operator's settings. */
@@ -99,7 +106,11 @@ xxl_text_docs_stats(const xxl_docs *docs, XxlStats *st, uint64 *read, uint64 *wr
 static size_t
 with_docs_share(size_t m, bool ids)
 {
-	return ids ? m * DOCS_DIVISOR / (DOCS_DIVISOR - 1) : m;
+	size_t		small = m * DOCS_SMALL_DIVISOR / (DOCS_SMALL_DIVISOR - 1);
+
+	if (!ids)
+		return m;
+	return small < DOCS_SMALL_BELOW ? small : m * DOCS_DIVISOR / (DOCS_DIVISOR - 1);
 }
 
 size_t
