@@ -11,9 +11,10 @@
  * the mean document length points into the start array, and a binary search
  * finishes within the bucket.  Memory: 24 bytes per document while they fit
  * the limit given at creation.  Past it, a map made with resources moves its
- * entries (16 bytes a document) and directories (8 bytes a bucket) to page
- * files in the resources' spill directories, read through caches within
- * the limit: a lookup then costs a page read or two where the caches miss.
+ * entries (16 bytes a document) to page files in the resources' spill
+ * directories, with an index of their pages' starts (docs_paged.c), read
+ * through caches within the limit: a lookup then costs a page read where
+ * the entries' cache misses.
  * One made without resources fails with XXL_ENOMEM past the limit.
  *
  * A paged read that fails does not stop a lookup: it answers harmless
