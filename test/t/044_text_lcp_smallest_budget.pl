@@ -42,7 +42,7 @@ sub same_rows
 
 my $times = $ENV{PGXXL_LCP_TIMES} // 20;
 # md5 words of 33 bytes, a quarter of them drawn from 300 words that recur
-# across documents: 300 words a document and 100 documents a budget, up to
+# across documents, the others unique (g * 100000 + i): 300 words a document and 100 documents a budget, up to
 # 2000 documents (which the document map holds in memory at 1MB), then
 # longer documents
 my $docs = 100 * ($times < 20 ? $times : 20);
@@ -51,7 +51,7 @@ $node->safe_psql('postgres', qq{
 	CREATE EXTENSION pgxxl;
 	CREATE TABLE docs AS
 	SELECT g AS id, string_agg(md5(CASE WHEN i % 4 = 0 THEN ((g * 7 + i) % 300)::text
-									   ELSE (g * 1000 + i)::text END), ' ' ORDER BY i) AS body
+									   ELSE (g * 100000 + i)::text END), ' ' ORDER BY i) AS body
 	FROM generate_series(1, $docs) g, generate_series(1, $words) i GROUP BY g;
 });
 my $n = $node->safe_psql('postgres', q{SELECT sum(octet_length(body)) FROM docs});
