@@ -652,6 +652,113 @@ XT_TEST(docs_paged_past_the_limit)
 	CHECK_EQ(xt_spill_files(), 0);
 }
 
+/*
+ * The resolver hands out, in the order the positions came, every document
+ * suffix with the body position, offset, remaining length, id and preceding
+ * byte the in-memory map gives, the separators' left out: positions in a
+ * random order through a paged map, with run budgets from the text plan's
+ * least (permutations sorted by slot or scattered by phase) to roomy; its
+ * spill files go with it, and a short input is refused.
+ */
+XT_TEST(docs_resolver_equals_lookups)
+{
+	enum
+	{
+		NDOCS = 40000
+	};
+	xt_rng		rng = {11};
+	xxl_error	err;
+	xxl_resources res = resources(64 * KB, "docs");
+	xxl_docs   *mem = xxl_docs_create(64 * MB, &err),
+			   *pg = xxl_docs_create_paging(64 * KB, &res, &err);
+	uint64_t	nsep,
+			   *perm;
+	size_t		budgets[] = {xxl_sa_min_memory(), 2 * xxl_sa_min_memory(), 64 * MB};
+
+	CHECK(mem != NULL && pg != NULL);
+	for (int k = 0; k < NDOCS; k++)
+	{
+		uint64_t	len = xt_below(&rng, 7) == 0 ? 0 : 1 + xt_below(&rng, 60);
+		int64_t		id = (int64_t) xt_below(&rng, 1000000) - 500000;
+
+		CHECK_STATUS(xxl_docs_add(mem, id, len), XXL_OK);
+		CHECK_STATUS(xxl_docs_add(pg, id, len), XXL_OK);
+	}
+	CHECK_STATUS(xxl_docs_finish(mem), XXL_OK);
+	CHECK_STATUS(xxl_docs_finish(pg), XXL_OK);
+	CHECK(xxl_docs_paged(pg));
+	CHECK(xxl_docs_spare(pg) >= xxl_docs_resolver_min_spool());
+	nsep = xxl_docs_bytes(mem) + NDOCS;
+	perm = malloc(nsep * sizeof(uint64_t));
+	CHECK(perm != NULL);
+	for (uint64_t i = 0; i < nsep; i++)
+		perm[i] = i;
+	for (uint64_t i = nsep - 1; i > 0; i--)
+	{
+		uint64_t	j = xt_below(&rng, i + 1),
+					t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+	{
+		xxl_resources run = resources(budgets[b], "resolve");
+		xxl_docs_resolver *r = xxl_docs_resolver_create(pg, &run, xxl_docs_spare(pg), &err);
+		uint64_t	at = 0,
+					got_n = 0,
+					rd,
+					wr;
+		size_t		peak;
+		xxl_docs_suffix s;
+		int			got;
+
+		CHECK(r != NULL);
+		for (uint64_t i = 0; i < nsep; i++)
+			CHECK_STATUS(xxl_docs_resolver_put(r, perm[i], (int) (perm[i] % 257) - 1), XXL_OK);
+		if (xxl_docs_resolver_run(r) != XXL_OK)
+			printf("# %s\n", xxl_docs_resolver_error(r)->message);
+		CHECK(!xxl_docs_resolver_error(r)->code);
+		while ((got = xxl_docs_resolver_next(r, &s)) > 0)
+		{
+			uint64_t	body,
+						doc;
+
+			/* the next document suffix in the order put */
+			while (!xxl_docs_from_separated(mem, perm[at], &body, &doc))
+				at++;
+			CHECK_EQ(s.body, body);
+			CHECK_EQ(s.offset, body - xxl_docs_start(mem, doc));
+			CHECK_EQ(s.rem, xxl_docs_end(mem, doc) - body);
+			CHECK_EQ(s.id, xxl_docs_id(mem, doc));
+			CHECK_EQ(s.prev, perm[at] % 257 <= 1 ? -1 : (int) (perm[at] % 257) - 1);
+			at++;
+			got_n++;
+		}
+		CHECK_EQ(got, 0);
+		CHECK_EQ(got_n, xxl_docs_bytes(mem));
+		xxl_docs_resolver_io(r, &rd, &wr, &peak);
+		CHECK(peak <= budgets[b] + xxl_docs_spare(pg));
+		if (budgets[b] < 64 * MB)
+			CHECK(wr > nsep);
+		xxl_docs_resolver_destroy(r);
+	}
+	{
+		xxl_resources run = resources(xxl_sa_min_memory(), "resolve");
+		xxl_docs_resolver *r = xxl_docs_resolver_create(pg, &run, xxl_docs_spare(pg), &err);
+
+		CHECK(r != NULL);
+		CHECK_STATUS(xxl_docs_resolver_put(r, 0, -1), XXL_OK);
+		CHECK_STATUS(xxl_docs_resolver_run(r), XXL_EINVAL);
+		xxl_docs_resolver_destroy(r);
+	}
+	CHECK(!xxl_docs_failed(pg));
+	free(perm);
+	xxl_docs_destroy(mem);
+	xxl_docs_destroy(pg);
+	CHECK_EQ(xt_spill_files(), 0);
+}
+
 static void
 run_single_texts(run_mode mode)
 {

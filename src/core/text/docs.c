@@ -212,6 +212,15 @@ xxl_docs_memory(const xxl_docs *d)
 					 (d->body.buckets + d->sep.buckets) * sizeof(uint32_t));
 }
 
+size_t
+xxl_docs_spare(const xxl_docs *d)
+{
+	/* what it holds now: its caches (the arrays it paged out from are gone) */
+	size_t		used = d->paged ? d->env.budget.used : 0;
+
+	return d->paged && d->limit > used ? d->limit - used : 0;
+}
+
 uint64_t
 xxl_docs_start(const xxl_docs *d, uint64_t k)
 {

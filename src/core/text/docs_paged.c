@@ -136,24 +136,27 @@ cache_bytes(xxl_docs *d, size_t keep, size_t parts)
 /*
  * The sentinel, then the caches: each index level as many pages as it has
  * within an eighth of what is free (the upper levels are a page or a few),
- * the entries the rest.
+ * the entries the rest, all within half the limit: the other half is left
+ * to a resolver's spool (xxl_docs_spare), whose map is read in order.
  */
 xxl_status
 docs_paged_finish(xxl_docs *d)
 {
+	size_t		spare = d->limit / 2;
+
 	if (append_entry(d, d->bytes, 0) != XXL_OK)
 		return d->err.code;
 	for (int l = d->nlevels; l >= 1; l--)
 	{
 		xxl_pagefile *f = &d->levels[l];
 		/* the pages still being written: this level's and those below */
-		size_t		want = cache_bytes(d, (size_t) (l + 1) * XXL_ALIGN, 8),
+		size_t		want = cache_bytes(d, spare + (size_t) (l + 1) * XXL_ALIGN, 8),
 					all = pages_of(f) * (f->page + sizeof(uint64_t));
 
 		if (xxl_pagefile_finish(f, all < want ? all : want) != XXL_OK)
 			return env_failed(d);
 	}
-	if (xxl_pagefile_finish(&d->entries, cache_bytes(d, XXL_ALIGN, 1)) != XXL_OK)
+	if (xxl_pagefile_finish(&d->entries, cache_bytes(d, spare + XXL_ALIGN, 1)) != XXL_OK)
 		return env_failed(d);
 	if (d->env.budget.peak > d->peak)
 		d->peak = d->env.budget.peak;

@@ -65,4 +65,40 @@ uint64_t	xxl_docs_find(const xxl_docs *d, uint64_t p);
 bool		xxl_docs_from_separated(const xxl_docs *d, uint64_t q, uint64_t *body,
 									uint64_t *doc);
 
+/*
+ * A suffix array's positions resolved to documents in rank order
+ * (docs_resolve.c), for a paged map: two permutations instead of a random
+ * lookup a suffix.  The positions (separated space, every one of them,
+ * separators' too) come in rank order with their preceding bytes, into a
+ * spool of spool_memory (at least xxl_docs_resolver_min_spool(), from the
+ * map's spare: the suffix sorter still holds its budget then); run takes
+ * run->memory; next hands out the documents' suffixes in rank order.
+ */
+typedef struct xxl_docs_resolver xxl_docs_resolver;
+
+typedef struct xxl_docs_suffix
+{
+	uint64_t	body;			/* body position */
+	uint64_t	offset;			/* from its document's start */
+	uint64_t	rem;			/* bytes from it to its document's end (> 0) */
+	int64_t		id;				/* its document's id */
+	int			prev;			/* as put (xxl_sa_next_prev's), 0 as -1 */
+} xxl_docs_suffix;
+
+xxl_docs_resolver *xxl_docs_resolver_create(const xxl_docs *d, const xxl_resources *run,
+											size_t spool_memory, xxl_error *err);
+size_t		xxl_docs_resolver_min_spool(void);
+xxl_status	xxl_docs_resolver_put(xxl_docs_resolver *r, uint64_t q, int prev);
+xxl_status	xxl_docs_resolver_run(xxl_docs_resolver *r);
+/* 1 with *s, 0 at the end, -1 on error. */
+int			xxl_docs_resolver_next(xxl_docs_resolver *r, xxl_docs_suffix *s);
+const xxl_error *xxl_docs_resolver_error(const xxl_docs_resolver *r);
+/* Spill bytes so far, and the high-water mark of its memory (spool and run). */
+void		xxl_docs_resolver_io(const xxl_docs_resolver *r, uint64_t *read, uint64_t *written,
+								 size_t *peak);
+void		xxl_docs_resolver_destroy(xxl_docs_resolver *r);
+
+/* Of a paged map's limit, what its caches leave free (for a resolver's spool). */
+size_t		xxl_docs_spare(const xxl_docs *d);
+
 #endif							/* XXL_DOCS_H */
