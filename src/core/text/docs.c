@@ -215,10 +215,10 @@ xxl_docs_memory(const xxl_docs *d)
 size_t
 xxl_docs_spare(const xxl_docs *d)
 {
-	/* what it holds now: its caches (the arrays it paged out from are gone) */
-	size_t		used = d->paged ? d->env.budget.used : 0;
+	/* what it holds now: paged, its caches (the arrays it paged out from are gone) */
+	size_t		used = d->paged ? d->env.budget.used : xxl_docs_memory(d);
 
-	return d->paged && d->limit > used ? d->limit - used : 0;
+	return d->limit > used ? d->limit - used : 0;
 }
 
 uint64_t

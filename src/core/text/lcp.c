@@ -188,10 +188,21 @@ lcp_perm_share(xxl_lcp *l, size_t rec_size, size_t keep)
 	return least > l->share_perm ? least : l->share_perm;
 }
 
+/*
+ * D: rank, the previous suffix's position, flag; comparing in memory over
+ * documents, also the previous suffix's remaining length, which the
+ * text-order pass would otherwise look up in the map at random.
+ */
+static bool
+d_carries_rem(const xxl_lcp *l)
+{
+	return l->direct && l->cfg.docs != NULL;
+}
+
 static size_t
 d_size(const xxl_lcp *l)
 {
-	return (size_t) (2 * l->pw + 1);
+	return (size_t) ((d_carries_rem(l) ? 3 : 2) * l->pw + 1);
 }
 
 /* Length of the common prefix of T[i..] and T[j..], at most limit bytes. */
@@ -208,9 +219,13 @@ lcp_common_at(xxl_lcp *l, uint64_t i, uint64_t j, uint64_t limit, uint64_t *m)
 	return XXL_OK;
 }
 
-/* Rank order: the next suffix with its preceding byte into D (step 1). */
+/*
+ * Rank order: the next suffix with its preceding byte into D (step 1); rem,
+ * the bytes from pos to its document's end, or LCP_REM_UNKNOWN for a
+ * lookup in the map.
+ */
 xxl_status
-lcp_take(xxl_lcp *l, uint64_t pos, int prev)
+lcp_take(xxl_lcp *l, uint64_t pos, int prev, uint64_t rem)
 {
 	xxl_env    *env = &l->env;
 	unsigned char *p;
@@ -233,17 +248,19 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 		flag = LCP_IRREDUCIBLE;
 	else
 		flag = LCP_REDUCIBLE;
+	if (rem == LCP_REM_UNKNOWN)
+		rem = lcp_rem(l, pos);
 	p = xxl_env_scat_room(&l->D);
 	put_be(p, l->r, w);
 	put_be(p + w, l->r ? l->last_pos : 0, w);
 	p[2 * w] = (unsigned char) flag;
+	if (d_carries_rem(l))
+		put_be(p + 2 * w + 1, l->r ? l->last_rem : 0, w);
 	if (xxl_env_scat_push(env, &l->D, pos) != XXL_OK)
 		return lcp_fail(l);
 	if (flag == LCP_IRREDUCIBLE)
 	{
-		uint64_t	ri = lcp_rem(l, pos),
-					rj = lcp_rem(l, l->last_pos);
-		uint64_t	limit = ri < rj ? ri : rj;
+		uint64_t	limit = rem < l->last_rem ? rem : l->last_rem;
 
 		l->st.irreducible++;
 		if (!l->direct && limit > 0 && lcp_request(l, pos, l->last_pos, limit) != XXL_OK)
@@ -251,6 +268,7 @@ lcp_take(xxl_lcp *l, uint64_t pos, int prev)
 	}
 	l->pos_sum += pos;
 	l->last_pos = pos;
+	l->last_rem = rem;
 	l->last_prev = prev;
 	l->r++;
 	if (xxl_env_poll(env))
@@ -322,6 +340,23 @@ lcp_open_rank_order(xxl_lcp *l)
 	return XXL_OK;
 }
 
+/*
+ * E: position, LCP; over a paged map, for the output, also its document's
+ * id and the offset in it, which the text-order pass has from its walk
+ * through the map in order and the output would look up at random.
+ */
+static bool
+e_carries_docs(const xxl_lcp *l)
+{
+	return l->cfg.docs != NULL && xxl_docs_paged(l->cfg.docs) && l->cfg.min_length == 0;
+}
+
+static size_t
+e_size(const xxl_lcp *l)
+{
+	return (size_t) (e_carries_docs(l) ? 3 * l->pw + 8 : 2 * l->pw);
+}
+
 /* Text order: PLCP from D, the answers and the reducible rule, into E (step 3). */
 static xxl_status
 text_order(xxl_lcp *l)
@@ -330,15 +365,18 @@ text_order(xxl_lcp *l)
 	const unsigned char *rec;
 	int			w = l->pw;
 	uint64_t	prev_l = 0,
-				doc = 0;
+				e_doc = UINT64_MAX;
+	int64_t		e_id = 0;
+	lcp_doc_walk walk;
 
 	if (xxl_env_scat_begin_read(env, &l->D) != XXL_OK || lcp_answers_open(l) != XXL_OK)
 		return lcp_fail(l);
 	/* E, split, is read when D is gone: its reading may take what D's holds */
-	if (open_perm(l, &l->E, (size_t) (2 * w), lcp_perm_share(l, (size_t) (2 * w), 0), 0,
+	if (open_perm(l, &l->E, e_size(l), lcp_perm_share(l, e_size(l), 0), 0,
 				  xxl_env_pool_free(env) + l->D.memory) != XXL_OK)
 		return lcp_fail(l);
 	l->E_open = true;
+	lcp_walk_init(l, &walk);
 	for (uint64_t i = 0; i < l->n; i++)
 	{
 		uint64_t	r,
@@ -347,7 +385,7 @@ text_order(xxl_lcp *l)
 		int			flag;
 		uint64_t	end;
 		bool		found = false;
-		bool		start = lcp_walk_doc(l, &doc, i, &end);
+		bool		start = lcp_walk_doc(l, &walk, i, &end);
 		unsigned char *p;
 
 		if (xxl_env_scat_next(env, &l->D, &rec) <= 0)
@@ -364,7 +402,7 @@ text_order(xxl_lcp *l)
 			if (l->direct)
 			{
 				uint64_t	ri = end - i,
-							rj = lcp_rem(l, j),
+							rj = d_carries_rem(l) ? get_be(rec + 2 * w + 1, w) : lcp_rem(l, j),
 							limit = ri < rj ? ri : rj,
 							h = !start && prev_l > 1 ? prev_l - 1 : 0,
 							m;
@@ -392,6 +430,16 @@ text_order(xxl_lcp *l)
 		p = xxl_env_scat_room(&l->E);
 		put_be(p, i, w);
 		put_be(p + w, v, w);
+		if (e_carries_docs(l))
+		{
+			if (walk.doc != e_doc)
+			{
+				e_doc = walk.doc;
+				e_id = xxl_docs_id(l->cfg.docs, walk.doc);
+			}
+			put_be(p + 2 * w, i - walk.start, w);
+			memcpy(p + 3 * w, &e_id, 8);
+		}
 		if (xxl_env_scat_push(env, &l->E, r) != XXL_OK || xxl_env_poll(env))
 			return lcp_fail(l);
 	}
@@ -416,11 +464,24 @@ text_order(xxl_lcp *l)
  */
 #define OUT_BATCH 16384
 
+/* An E record into the output's fields: position, LCP, and where E carries them offset and id. */
+static inline void
+out_fields(const xxl_lcp *l, const unsigned char *rec, uint64_t *f)
+{
+	f[0] = get_be(rec, l->pw);
+	f[1] = get_be(rec + l->pw, l->pw);
+	if (l->out_stride > 2)
+	{
+		f[2] = get_be(rec + 2 * l->pw, l->pw);
+		memcpy(&f[3], rec + 3 * l->pw, 8);
+	}
+}
+
 static int64_t
 fill_output(void *arg, void *slot)
 {
 	xxl_lcp    *l = arg;
-	uint64_t   *pair = slot;
+	uint64_t   *out = slot;
 	int64_t		k = 0;
 
 	while (k < OUT_BATCH)
@@ -432,8 +493,7 @@ fill_output(void *arg, void *slot)
 			return -1;
 		if (got == 0)
 			break;
-		pair[2 * k] = get_be(rec, l->pw);
-		pair[2 * k + 1] = get_be(rec + l->pw, l->pw);
+		out_fields(l, rec, out + k * l->out_stride);
 		k++;
 	}
 	return k;
@@ -481,9 +541,10 @@ xxl_lcp_run(xxl_lcp *l)
 		return lcp_fail(l);
 	l->phase = LCP_OUTPUT;
 	l->st.lcp_ns = xxl_now_ns() - l->t_start;
+	l->out_stride = e_carries_docs(l) ? 4 : 2;
 	if (l->cfg.min_length == 0)
-		l->ahead = xxl_ahead_start(&l->env, OUT_BATCH * 2 * sizeof(uint64_t), XXL_AHEAD_SLOTS_MAX,
-								   fill_output, l);
+		l->ahead = xxl_ahead_start(&l->env, OUT_BATCH * l->out_stride * sizeof(uint64_t),
+								   XXL_AHEAD_SLOTS_MAX, fill_output, l);
 	l->st.output_slots = xxl_ahead_slots(l->ahead);
 	return XXL_OK;
 }
@@ -500,8 +561,36 @@ output_end(xxl_lcp *l)
 	return 0;
 }
 
+static int	lcp_next_fields(xxl_lcp *l, uint64_t *f);
+
 int
 xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp)
+{
+	uint64_t	f[4];
+	int			got = lcp_next_fields(l, f);
+
+	*pos = f[0];
+	*lcp = f[1];
+	return got;
+}
+
+int
+xxl_lcp_next_doc(xxl_lcp *l, uint64_t *pos, uint64_t *lcp, bool *have_doc, uint64_t *offset,
+				 int64_t *id)
+{
+	uint64_t	f[4];
+	int			got = lcp_next_fields(l, f);
+
+	*pos = f[0];
+	*lcp = f[1];
+	*have_doc = l->out_stride > 2;
+	*offset = f[2];
+	*id = (int64_t) f[3];
+	return got;
+}
+
+static int
+lcp_next_fields(xxl_lcp *l, uint64_t *f)
 {
 	const unsigned char *rec;
 	int			got;
@@ -536,8 +625,7 @@ xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp)
 			l->out_n = n;
 			l->out_at = 0;
 		}
-		*pos = l->out[2 * l->out_at];
-		*lcp = l->out[2 * l->out_at + 1];
+		memcpy(f, l->out + l->out_stride * l->out_at, l->out_stride * sizeof(uint64_t));
 		l->out_at++;
 		return 1;
 	}
@@ -546,8 +634,7 @@ xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp)
 		return -(int) lcp_fail(l);
 	if (got == 0)
 		return output_end(l);
-	*pos = get_be(rec, l->pw);
-	*lcp = get_be(rec + l->pw, l->pw);
+	out_fields(l, rec, f);
 	return 1;
 }
 

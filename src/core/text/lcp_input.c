@@ -58,8 +58,21 @@ defer_flush(xxl_lcp *l)
 	return XXL_OK;
 }
 
+/* Deferred records: position, preceding byte + 1, and over documents the remaining length. */
+static size_t
+defer_rec(const xxl_lcp *l)
+{
+	return (size_t) ((l->cfg.docs ? 2 : 1) * l->pw + 1);
+}
+
 xxl_status
 xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
+{
+	return xxl_lcp_put_sa_rem(l, pos, prev, LCP_REM_UNKNOWN);
+}
+
+xxl_status
+xxl_lcp_put_sa_rem(xxl_lcp *l, uint64_t pos, int prev, uint64_t rem)
 {
 	if (l->phase == LCP_TEXT)
 	{
@@ -71,17 +84,24 @@ xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
 		return l->phase == LCP_FAILED ? l->env.err.code
 			: xxl_error_set(&l->env.err, XXL_EINVAL, 0, "suffix array entries come before xxl_lcp_run, in one form");
 	if (!l->cfg.defer)
-		return lcp_take(l, pos, prev);
+		return lcp_take(l, pos, prev, rem);
 	/*
 	 * deferred: (position, preceding byte + 1 mod 256) to the spool, taken
 	 * at run; 0 stands for unknown and for 0xFF alike, which only makes a
 	 * position after a 0xFF byte irreducible (compared, not derived)
 	 */
-	if (l->dfill + (size_t) l->pw + 1 > DEFER_BUFFER && defer_flush(l) != XXL_OK)
+	if (l->dfill + defer_rec(l) > DEFER_BUFFER && defer_flush(l) != XXL_OK)
 		return l->env.err.code;
 	put_be(l->dbuf + l->dfill, pos, l->pw);
 	l->dbuf[l->dfill + l->pw] = (unsigned char) (prev + 1);
-	l->dfill += (size_t) l->pw + 1;
+	if (l->cfg.docs)
+	{
+		/* what the map would say, looked up here if the caller does not know */
+		if (rem == LCP_REM_UNKNOWN)
+			rem = lcp_rem(l, pos);
+		put_be(l->dbuf + l->dfill + l->pw + 1, rem, l->pw);
+	}
+	l->dfill += defer_rec(l);
 	l->r++;
 	return XXL_OK;
 }
@@ -90,7 +110,7 @@ xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev)
 xxl_status
 lcp_take_deferred(xxl_lcp *l)
 {
-	size_t		rec = (size_t) l->pw + 1,
+	size_t		rec = defer_rec(l),
 				per = DEFER_BUFFER / rec * rec;
 	uint64_t	total = l->r,
 				at = 0;
@@ -115,7 +135,8 @@ lcp_take_deferred(xxl_lcp *l)
 			return lcp_fail(l);
 		}
 		for (size_t k = 0; k < got; k += rec)
-			if (lcp_take(l, get_be(l->dbuf + k, l->pw), (int) l->dbuf[k + l->pw] - 1) != XXL_OK)
+			if (lcp_take(l, get_be(l->dbuf + k, l->pw), (int) l->dbuf[k + l->pw] - 1,
+						 l->cfg.docs ? get_be(l->dbuf + k + l->pw + 1, l->pw) : LCP_REM_UNKNOWN) != XXL_OK)
 				return l->env.err.code;
 		at += got;
 		/* what is read is room for D */
@@ -186,8 +207,8 @@ lcp_derive_prev(xxl_lcp *l)
 	const unsigned char *rec;
 	int			w = l->pw,
 				got;
-	uint64_t	r = 0,
-				doc = 0;
+	uint64_t	r = 0;
+	lcp_doc_walk walk;
 	int			prev_byte = -1;
 	unsigned char slice[4096];	/* the text, read a slice at a time */
 	size_t		have;
@@ -222,11 +243,12 @@ lcp_derive_prev(xxl_lcp *l)
 						  (size_t) (w + 2), l->n) != XXL_OK)
 		goto fail;
 	lcp_count_perm(l, &C);
+	lcp_walk_init(l, &walk);
 	for (uint64_t i = 0; i < l->n; i++)
 	{
 		unsigned char *p;
 		uint64_t	end;
-		bool		start = lcp_walk_doc(l, &doc, i, &end);
+		bool		start = lcp_walk_doc(l, &walk, i, &end);
 
 		if (i % sizeof(slice) == 0 &&
 			xxl_text_store_read(l->store, i, slice, sizeof(slice), &have) != XXL_OK)
@@ -253,7 +275,7 @@ lcp_derive_prev(xxl_lcp *l)
 	{
 		uint64_t	v = get_be(rec + w, 2);
 
-		if (lcp_take(l, get_be(rec, w), v == 0xFFFF ? -1 : (int) v) != XXL_OK)
+		if (lcp_take(l, get_be(rec, w), v == 0xFFFF ? -1 : (int) v, LCP_REM_UNKNOWN) != XXL_OK)
 			goto fail;
 	}
 	if (got < 0)

@@ -56,6 +56,7 @@ struct xxl_lcp
 	/* rank order */
 	uint64_t	r;				/* suffixes taken */
 	uint64_t	last_pos;
+	uint64_t	last_rem;		/* last_pos's bytes to its document's end */
 	int			last_prev;
 	uint64_t	pos_sum;		/* sum of positions: a permutation check */
 	xxl_env_scatter D;			/* by position: rank, Φ, flag, position */
@@ -85,6 +86,7 @@ struct xxl_lcp
 	const uint64_t *out;		/* the batch being handed out */
 	int64_t		out_n,
 				out_at;
+	int			out_stride;		/* fields a suffix: position, LCP (, offset, id) */
 
 	/* repeats */
 	xxl_env_sorter W;			/* windows, by position: position, count */
@@ -108,21 +110,37 @@ lcp_rem(const xxl_lcp *l, uint64_t pos)
 }
 
 /*
- * Walking the text in order (i = 0, 1, ...): whether i starts its document
- * (or the text), and where that ends; *doc follows along.
+ * Walking the text in order (i = 0, 1, ...): the document holding i, its
+ * start and end, read from the map once a document (a paged map's two
+ * pages at a boundary may share a cache frame).
  */
-static inline bool
-lcp_walk_doc(const xxl_lcp *l, uint64_t *doc, uint64_t i, uint64_t *end)
+typedef struct lcp_doc_walk
 {
-	if (l->cfg.docs == NULL)
+	uint64_t	doc,
+				start,
+				end;
+} lcp_doc_walk;
+
+static inline void
+lcp_walk_init(const xxl_lcp *l, lcp_doc_walk *dw)
+{
+	dw->doc = 0;
+	dw->start = 0;
+	dw->end = l->cfg.docs ? xxl_docs_end(l->cfg.docs, 0) : l->n;
+}
+
+/* Whether i starts its document (or the text); *end: where that ends. */
+static inline bool
+lcp_walk_doc(const xxl_lcp *l, lcp_doc_walk *dw, uint64_t i, uint64_t *end)
+{
+	while (dw->end <= i && l->cfg.docs)
 	{
-		*end = l->n;
-		return i == 0;
+		dw->doc++;
+		dw->start = dw->end;
+		dw->end = xxl_docs_end(l->cfg.docs, dw->doc);
 	}
-	while (xxl_docs_end(l->cfg.docs, *doc) <= i)
-		(*doc)++;
-	*end = xxl_docs_end(l->cfg.docs, *doc);
-	return xxl_docs_start(l->cfg.docs, *doc) == i;
+	*end = dw->end;
+	return dw->start == i;
 }
 
 /* Push the record (a, b), two positions wide, into a sort keyed by a. */
@@ -157,7 +175,8 @@ void		lcp_count_perm(xxl_lcp *l, const xxl_env_scatter *ts);
 /* lcp.c: open D (and the requests' spool): the rank-order step can begin */
 xxl_status	lcp_open_rank_order(xxl_lcp *l);
 /* lcp.c: the next suffix in rank order with its preceding byte (-1: unknown) */
-xxl_status	lcp_take(xxl_lcp *l, uint64_t pos, int prev);
+#define LCP_REM_UNKNOWN UINT64_MAX
+xxl_status	lcp_take(xxl_lcp *l, uint64_t pos, int prev, uint64_t rem);
 /* lcp_input.c: the deferred suffix array into D; a ranked one into rank order */
 xxl_status	lcp_take_deferred(xxl_lcp *l);
 xxl_status	lcp_derive_prev(xxl_lcp *l);

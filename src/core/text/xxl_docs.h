@@ -98,7 +98,7 @@ void		xxl_docs_resolver_io(const xxl_docs_resolver *r, uint64_t *read, uint64_t 
 								 size_t *peak);
 void		xxl_docs_resolver_destroy(xxl_docs_resolver *r);
 
-/* Of a paged map's limit, what its caches leave free (for a resolver's spool). */
+/* Of the map's limit, what it leaves free (for a resolver's spool). */
 size_t		xxl_docs_spare(const xxl_docs *d);
 
 #endif							/* XXL_DOCS_H */

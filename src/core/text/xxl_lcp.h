@@ -107,12 +107,20 @@ xxl_status	xxl_lcp_put_text(xxl_lcp *l, const void *bytes, size_t len);
  * 0-based.  Do not mix the two.
  */
 xxl_status	xxl_lcp_put_sa(xxl_lcp *l, uint64_t pos, int prev);
+/* The same with rem, the bytes from pos to its document's end: no lookup in the map. */
+xxl_status	xxl_lcp_put_sa_rem(xxl_lcp *l, uint64_t pos, int prev, uint64_t rem);
 xxl_status	xxl_lcp_put_ranked(xxl_lcp *l, uint64_t rank, uint64_t pos);
 /* Compute (the repeats too, in repeats mode). */
 xxl_status	xxl_lcp_run(xxl_lcp *l);
 
 /* Rank order: the next suffix's position and LCP; 1, 0 at the end, < 0 on error. */
 int			xxl_lcp_next(xxl_lcp *l, uint64_t *pos, uint64_t *lcp);
+/*
+ * The same, and over a paged document map also the suffix's document id
+ * and offset in it (*have_doc; else the caller looks them up).
+ */
+int			xxl_lcp_next_doc(xxl_lcp *l, uint64_t *pos, uint64_t *lcp, bool *have_doc,
+							 uint64_t *offset, int64_t *id);
 /* Repeats mode, text order: the next range; 1, 0 at the end, < 0 on error. */
 int			xxl_lcp_next_repeat(xxl_lcp *l, uint64_t *start, uint64_t *length,
 								uint64_t *occurrences);

@@ -105,6 +105,13 @@ typedef struct XxlTextCore
 	xxl_sa_mode mode;
 	bool		built;
 	xxl_docs   *docs;
+	/* a paged map's documents resolved in rank order, and its figures once gone */
+	xxl_docs_resolver *resolver;
+	bool		resolved;
+	uint64		resolve_read,
+				resolve_written;
+	size_t		resolve_peak;
+	size_t		sa_memory;		/* the suffix sorter's budget, the resolver's after it */
 	xxl_lcp    *lcp;
 	XxlTextWants wants;
 	xxl_sa_stats sa_stats;		/* kept when sa is gone */

@@ -133,6 +133,52 @@ xxl_text_docs_check(XxlOperator *op, const xxl_docs *docs)
 		xxl_raise_error(xxl_docs_error(docs), op->name);
 }
 
+/*
+ * The suffix sorter's next suffix in rank order over documents, the
+ * separators' left out: from the resolver where the map is paged, else
+ * looked up in the map.  prev is the body's preceding byte, or -1.
+ */
+static int
+next_suffix(XxlTextCore *c, xxl_docs_suffix *s)
+{
+	uint64		q,
+				doc;
+	int			got;
+
+	if (c->resolver)
+	{
+		got = xxl_docs_resolver_next(c->resolver, s);
+		if (got > 0)
+			s->prev = s->prev <= 0 ? -1 : s->prev - 1;
+		return got;
+	}
+	for (;;)
+	{
+		s->prev = -1;
+		got = c->lcp ? xxl_sa_next_prev(c->sa, &q, &s->prev) : xxl_sa_next(c->sa, &q);
+		if (got <= 0)
+			return got;
+		if (xxl_docs_from_separated(c->docs, q, &s->body, &doc))
+			break;
+	}
+	/* the separated alphabet is the body's shifted by one, 0 the separator */
+	s->prev = s->prev <= 0 ? -1 : s->prev - 1;
+	s->rem = xxl_docs_end(c->docs, doc) - s->body;
+	s->offset = s->body - xxl_docs_start(c->docs, doc);
+	s->id = xxl_docs_id(c->docs, doc);
+	return 1;
+}
+
+static void
+raise_suffix_error(XxlOperator *op, XxlTextCore *c)
+{
+	if (c->lcp && c->sa == NULL && c->resolver == NULL)
+		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
+	if (c->resolver)
+		xxl_raise_error(xxl_docs_resolver_error(c->resolver), op->name);
+	xxl_raise_error(xxl_sa_error(c->sa), op->name);
+}
+
 uint64
 xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, bool doc_cols,
 			  bool lcp_col)
@@ -141,8 +187,7 @@ xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, b
 	int64		v[XXL_INT8_ROW_MAX];
 	bool		nulls[XXL_INT8_ROW_MAX] = {false};
 	uint64		pos,
-				lcp = 0,
-				doc = 0;
+				lcp = 0;
 	int64		rank = 0;
 	int			got;
 
@@ -152,29 +197,39 @@ xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, b
 	for (;;)
 	{
 		int			k = 2;
-		bool		have_doc = false;
+		int64		id = 0,
+					offset = 0;
 
 		if (c->lcp)
-			got = xxl_lcp_next(c->lcp, &pos, &lcp);
-		else
 		{
-			got = xxl_sa_next(c->sa, &pos);
-			/* a separated text: body positions, the separators' suffixes left out */
-			if (got > 0 && c->docs)
-			{
-				if (!xxl_docs_from_separated(c->docs, pos, &pos, &doc))
-					continue;
-				have_doc = true;
-			}
+			bool		have_doc;
+			uint64		off;
+
+			got = xxl_lcp_next_doc(c->lcp, &pos, &lcp, &have_doc, &off, &id);
+			if (got > 0 && have_doc)
+				offset = (int64) off + 1;
+			else if (got > 0 && c->docs)
+				xxl_text_doc_of(c->docs, pos, &id, &offset);
 		}
+		else if (c->docs)
+		{
+			xxl_docs_suffix s;
+
+			got = next_suffix(c, &s);
+			pos = s.body;
+			id = s.id;
+			offset = (int64) s.offset + 1;
+		}
+		else
+			got = xxl_sa_next(c->sa, &pos);
 		if (got <= 0)
 			break;
 		v[0] = ++rank;
 		v[1] = (int64) pos + 1;
 		if (doc_cols)
 		{
-			if (c->docs)
-				doc_fill(c->docs, have_doc ? doc : xxl_docs_find(c->docs, pos), pos, &v[2], &v[3]);
+			v[2] = id;
+			v[3] = offset;
 			k = 4;
 		}
 		if (lcp_col)
@@ -184,7 +239,7 @@ xxl_text_emit(XxlOperator *op, XxlTextCore *c, XxlOutput *out, TupleDesc desc, b
 			CHECK_FOR_INTERRUPTS();
 	}
 	if (got < 0)
-		xxl_raise_error(c->lcp ? xxl_lcp_error(c->lcp) : xxl_sa_error(c->sa), op->name);
+		raise_suffix_error(op, c);
 	xxl_text_docs_check(op, c->docs);
 	xxl_int8_writer_flush(&w);
 	op->rows_out = xxl_output_finish(out);
@@ -204,6 +259,8 @@ text_core_destroy(void *core)
 	c->sa = NULL;
 	xxl_lcp_destroy(c->lcp);
 	c->lcp = NULL;
+	xxl_docs_resolver_destroy(c->resolver);
+	c->resolver = NULL;
 	xxl_docs_destroy(c->docs);
 	c->docs = NULL;
 }
@@ -355,11 +412,85 @@ text_core_collect(void *core, XxlStats *st)
 	st->memory_limit = c->memory;
 	xxl_stats_detail(st, "n", UINT64_FORMAT, have_sa ? s.n : ls.n);
 	xxl_text_docs_stats(c->docs, st, &read, &written);
+	if (c->resolved)
+	{
+		uint64		rr = c->resolve_read,
+					rw = c->resolve_written;
+		size_t		rp = c->resolve_peak;
+
+		if (c->resolver)
+			xxl_docs_resolver_io(c->resolver, &rr, &rw, &rp);
+		read += rr;
+		written += rw;
+		/* after the sorter, before the LCP work: the larger of its and theirs */
+		st->memory_peak = Max(st->memory_peak, rp + xxl_docs_memory(c->docs));
+		xxl_stats_detail(st, "documents_resolved", "true");
+		xxl_stats_detail(st, "documents_resolve_io_bytes", UINT64_FORMAT, rr + rw);
+	}
 	xxl_text_spread_io(st, read, written);
 	if (have_sa)
 		sa_collect(c, &s, st);
 	if (c->lcp)
 		lcp_collect(&ls, st);
+}
+
+/* The suffix sorter's figures kept, its spill files and memory given back. */
+static void
+sa_retire(XxlTextCore *c)
+{
+	xxl_sa_stats_get(c->sa, &c->sa_stats);
+	c->have_sa_stats = true;
+	xxl_sa_destroy(c->sa);
+	c->sa = NULL;
+}
+
+/* The resolver's figures kept, its spill files and memory given back. */
+static void
+resolver_retire(XxlTextCore *c)
+{
+	xxl_docs_resolver_io(c->resolver, &c->resolve_read, &c->resolve_written, &c->resolve_peak);
+	xxl_docs_resolver_destroy(c->resolver);
+	c->resolver = NULL;
+}
+
+/*
+ * A paged map: the suffixes' positions to the resolver while the sorter
+ * hands them out, then, the sorter gone, their documents resolved with its
+ * budget (two permutations instead of a page read a suffix).  A map that
+ * leaves too little spare for the resolver's spool is looked up instead.
+ */
+static void
+resolve_documents(XxlOperator *op, XxlTextCore *c)
+{
+	xxl_resources run = xxl_operator_resources(op);
+	xxl_error	err;
+	uint64		q,
+				k = 0;
+	int			prev = -1,
+				got;
+
+	if (c->docs == NULL || !xxl_docs_paged(c->docs) ||
+		xxl_docs_spare(c->docs) < xxl_docs_resolver_min_spool())
+		return;
+	xxl_error_clear(&err);
+	run.memory = c->sa_memory;
+	c->resolver = xxl_docs_resolver_create(c->docs, &run, xxl_docs_spare(c->docs), &err);
+	if (c->resolver == NULL)
+		xxl_raise_error(&err, op->name);
+	c->resolved = true;
+	while ((got = c->lcp ? xxl_sa_next_prev(c->sa, &q, &prev) : xxl_sa_next(c->sa, &q)) > 0)
+	{
+		if (xxl_docs_resolver_put(c->resolver, q, prev) != XXL_OK)
+			xxl_raise_error(xxl_docs_resolver_error(c->resolver), op->name);
+		if ((++k & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (got < 0)
+		xxl_raise_error(xxl_sa_error(c->sa), op->name);
+	sa_retire(c);
+	if (xxl_docs_resolver_run(c->resolver) != XXL_OK)
+		xxl_raise_error(xxl_docs_resolver_error(c->resolver), op->name);
+	xxl_text_docs_check(op, c->docs);
 }
 
 /* The builder's suffixes, as body positions with their preceding bytes, into the LCP operator. */
@@ -371,30 +502,34 @@ drain_into_lcp(XxlOperator *op, XxlTextCore *c)
 	int			prev,
 				got;
 
-	while ((got = xxl_sa_next_prev(c->sa, &pos, &prev)) > 0)
+	if (c->docs)
 	{
-		uint64		body = pos,
-					doc;
+		xxl_docs_suffix s;
 
-		if (c->docs)
+		while ((got = next_suffix(c, &s)) > 0)
 		{
-			if (!xxl_docs_from_separated(c->docs, pos, &body, &doc))
-				continue;		/* a separator's suffix */
-			prev = prev <= 0 ? -1 : prev - 1;
+			if (xxl_lcp_put_sa_rem(c->lcp, s.body, s.prev, s.rem) != XXL_OK)
+				xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
+			if ((++k & 0xffff) == 0)
+				CHECK_FOR_INTERRUPTS();
 		}
-		if (xxl_lcp_put_sa(c->lcp, body, prev) != XXL_OK)
-			xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
-		if ((++k & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
 	}
+	else
+		while ((got = xxl_sa_next_prev(c->sa, &pos, &prev)) > 0)
+		{
+			if (xxl_lcp_put_sa(c->lcp, pos, prev) != XXL_OK)
+				xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
+			if ((++k & 0xffff) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
 	if (got < 0)
-		xxl_raise_error(xxl_sa_error(c->sa), op->name);
+		raise_suffix_error(op, c);
 	xxl_text_docs_check(op, c->docs);
-	/* the builder's spill files and memory go before the LCP work */
-	xxl_sa_stats_get(c->sa, &c->sa_stats);
-	c->have_sa_stats = true;
-	xxl_sa_destroy(c->sa);
-	c->sa = NULL;
+	/* the builder's (or the resolver's) spill files and memory go before the LCP work */
+	if (c->resolver)
+		resolver_retire(c);
+	else
+		sa_retire(c);
 	if (xxl_lcp_run(c->lcp) != XXL_OK)
 		xxl_raise_error(xxl_lcp_error(c->lcp), op->name);
 	xxl_text_docs_check(op, c->docs);
@@ -469,6 +604,7 @@ xxl_text_core_open(XxlOperator *op, xxl_sa_mode mode, const char *source, bytea 
 		memory -= held;
 	}
 	cfg.res.memory = memory;
+	c->sa_memory = memory;
 	cfg.separated = ids;
 	c->sa = xxl_sa_create(&cfg, &err);
 	if (c->sa == NULL)
@@ -503,6 +639,7 @@ xxl_text_core_build(XxlOperator *op, XxlTextCore *c)
 	if (xxl_sa_build(c->sa) != XXL_OK)
 		xxl_raise_error(xxl_sa_error(c->sa), op->name);
 	c->built = true;
+	resolve_documents(op, c);
 	if (c->lcp)
 		drain_into_lcp(op, c);
 	xxl_operator_phase(op, XXL_PHASE_OUTPUT);
