@@ -77,31 +77,6 @@ dc3_reserve_lists(xxl_sa *sa, uint64_t n)
 }
 
 /*
- * Fail fast if the budget cannot carry an external level: check its sorters
- * and permutations before any work is done.
- */
-/* The least memory a scatter of these records needs (0 if none is enough). */
-static size_t
-scatter_need(xxl_env *env, size_t rec_size, uint64_t slots)
-{
-	size_t		lo = XXL_ALIGN,
-				hi = env->pool;
-
-	if (!xxl_env_scat_fits(env, hi, rec_size, slots))
-		return 0;
-	while (hi - lo > XXL_ALIGN)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (xxl_env_scat_fits(env, mid, rec_size, slots))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
-}
-
-/*
  * A scatter's share: a little more than its least, so that its blocks are
  * not all minimal, where the pool has that beside the others' shares; else
  * the base share, in which a permutation whose buckets the pool cannot give
@@ -172,8 +147,9 @@ xxl_status
 dc3_plan_level(xxl_sa *sa, dc3_level *lv)
 {
 	xxl_env   *env = &sa->env;
-	size_t		need_a = scatter_need(env, lv->rw, lv->n12),
-				need_12 = scatter_need(env, s12_size(lv), lv->n - lv->n0);
+	/* the least memory a scatter of these records needs (0 if none is enough) */
+	size_t		need_a = xxl_env_scat_least(env, lv->rw, lv->n12, env->pool),
+				need_12 = xxl_env_scat_least(env, s12_size(lv), lv->n - lv->n0, env->pool);
 
 	size_t		base_a = env->pool / 100 * SHARE_A_PCT,
 				base_12 = env->pool / 100 * SHARE_S12_PCT;
