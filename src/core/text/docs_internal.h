@@ -41,6 +41,7 @@ struct xxl_docs
 	xxl_pagefile entries;		/* start, id per document, and the sentinel */
 	/* level l (1..nlevels): the body start of every page of level l - 1 */
 	xxl_pagefile levels[DOCS_MAX_LEVELS + 1];
+	uint64_t	span[DOCS_MAX_LEVELS + 1];	/* the documents a record of level l stands for */
 	int			nlevels;
 	size_t		peak;
 };

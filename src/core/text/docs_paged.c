@@ -158,6 +158,9 @@ docs_paged_finish(xxl_docs *d)
 	}
 	if (xxl_pagefile_finish(&d->entries, cache_bytes(d, spare + XXL_ALIGN, 1)) != XXL_OK)
 		return env_failed(d);
+	d->span[0] = 1;
+	for (int l = 1; l <= d->nlevels; l++)
+		d->span[l] = d->span[l - 1] * level_file(d, l - 1)->per_page;
 	if (d->env.budget.peak > d->peak)
 		d->peak = d->env.budget.peak;
 	return XXL_OK;
@@ -216,13 +219,8 @@ uint64_t
 docs_paged_lookup(const xxl_docs *cd, uint64_t p, bool sep)
 {
 	xxl_docs   *d = (xxl_docs *) cd;
-	uint64_t	span[DOCS_MAX_LEVELS + 1],
-				page = 0;
+	uint64_t	page = 0;
 
-	/* the documents a record of each level stands for */
-	span[0] = 1;
-	for (int l = 1; l <= d->nlevels; l++)
-		span[l] = span[l - 1] * level_file(d, l - 1)->per_page;
 	for (int l = d->nlevels; l >= 0; l--)
 	{
 		xxl_pagefile *f = level_file(d, l);
@@ -239,7 +237,7 @@ docs_paged_lookup(const xxl_docs *cd, uint64_t p, bool sep)
 
 			if (!read_u64(d, l, mid, 0, &key))
 				return 0;
-			if (key + (sep ? mid * span[l] : 0) <= p)
+			if (key + (sep ? mid * d->span[l] : 0) <= p)
 				lo = mid;
 			else
 				hi = mid;
