@@ -572,6 +572,34 @@ XT_TEST(docs_lookup)
 }
 
 /*
+ * The same ndocs documents (one in empty_one_in empty, the rest 1 to
+ * max_len bytes, random ids) into an in-memory map and one paged past 64 kB.
+ */
+static void
+map_pair(int ndocs, uint64_t seed, int empty_one_in, int max_len, xxl_docs **mem, xxl_docs **pg)
+{
+	xt_rng		rng = {seed};
+	xxl_error	err;
+	xxl_resources res = resources(64 * KB, "docs");
+
+	*mem = xxl_docs_create(64 * MB, &err);
+	*pg = xxl_docs_create_paging(64 * KB, &res, &err);
+	CHECK(*mem != NULL && *pg != NULL);
+	for (int k = 0; k < ndocs; k++)
+	{
+		uint64_t	len = xt_below(&rng, empty_one_in) == 0 ? 0 : 1 + xt_below(&rng, max_len);
+		int64_t		id = (int64_t) xt_below(&rng, 1000000) - 500000;
+
+		CHECK_STATUS(xxl_docs_add(*mem, id, len), XXL_OK);
+		CHECK_STATUS(xxl_docs_add(*pg, id, len), XXL_OK);
+	}
+	CHECK_STATUS(xxl_docs_finish(*mem), XXL_OK);
+	CHECK_STATUS(xxl_docs_finish(*pg), XXL_OK);
+	CHECK(!xxl_docs_paged(*mem));
+	CHECK(xxl_docs_paged(*pg));
+}
+
+/*
  * A map of 140000 documents (a fifth empty, the rest up to 40 bytes) in a
  * limit of 64 kB pages past it (547 pages of entries: two index levels):
  * every lookup, in both position spaces, equals the in-memory map's, read
@@ -584,26 +612,12 @@ XT_TEST(docs_paged_past_the_limit)
 		NDOCS = 140000
 	};
 	xt_rng		rng = {7};
-	xxl_error	err;
-	xxl_resources res = resources(64 * KB, "docs");
-	xxl_docs   *mem = xxl_docs_create(64 * MB, &err),
-			   *pg = xxl_docs_create_paging(64 * KB, &res, &err);
+	xxl_docs   *mem,
+			   *pg;
 	uint64_t	n,
 				nsep;
 
-	CHECK(mem != NULL && pg != NULL);
-	for (int k = 0; k < NDOCS; k++)
-	{
-		uint64_t	len = xt_below(&rng, 5) == 0 ? 0 : 1 + xt_below(&rng, 40);
-		int64_t		id = (int64_t) xt_below(&rng, 1000000) - 500000;
-
-		CHECK_STATUS(xxl_docs_add(mem, id, len), XXL_OK);
-		CHECK_STATUS(xxl_docs_add(pg, id, len), XXL_OK);
-	}
-	CHECK_STATUS(xxl_docs_finish(mem), XXL_OK);
-	CHECK_STATUS(xxl_docs_finish(pg), XXL_OK);
-	CHECK(!xxl_docs_paged(mem));
-	CHECK(xxl_docs_paged(pg));
+	map_pair(NDOCS, 7, 5, 40, &mem, &pg);
 	CHECK(xt_spill_files() > 0);
 	CHECK(xxl_docs_memory(pg) <= 64 * KB);
 	n = xxl_docs_bytes(pg);
@@ -666,27 +680,15 @@ XT_TEST(docs_resolver_equals_lookups)
 	{
 		NDOCS = 40000
 	};
-	xt_rng		rng = {11};
+	xt_rng		rng = {12};
 	xxl_error	err;
-	xxl_resources res = resources(64 * KB, "docs");
-	xxl_docs   *mem = xxl_docs_create(64 * MB, &err),
-			   *pg = xxl_docs_create_paging(64 * KB, &res, &err);
+	xxl_docs   *mem,
+			   *pg;
 	uint64_t	nsep,
 			   *perm;
 	size_t		budgets[] = {xxl_sa_min_memory(), 2 * xxl_sa_min_memory(), 64 * MB};
 
-	CHECK(mem != NULL && pg != NULL);
-	for (int k = 0; k < NDOCS; k++)
-	{
-		uint64_t	len = xt_below(&rng, 7) == 0 ? 0 : 1 + xt_below(&rng, 60);
-		int64_t		id = (int64_t) xt_below(&rng, 1000000) - 500000;
-
-		CHECK_STATUS(xxl_docs_add(mem, id, len), XXL_OK);
-		CHECK_STATUS(xxl_docs_add(pg, id, len), XXL_OK);
-	}
-	CHECK_STATUS(xxl_docs_finish(mem), XXL_OK);
-	CHECK_STATUS(xxl_docs_finish(pg), XXL_OK);
-	CHECK(xxl_docs_paged(pg));
+	map_pair(NDOCS, 11, 7, 60, &mem, &pg);
 	CHECK(xxl_docs_spare(pg) >= xxl_docs_resolver_min_spool());
 	nsep = xxl_docs_bytes(mem) + NDOCS;
 	perm = malloc(nsep * sizeof(uint64_t));
